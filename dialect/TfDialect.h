@@ -1,0 +1,30 @@
+//===- TfDialect.h - the tf dialect: ops, attributes, interfaces ----------===//
+#ifndef TFC_DIALECT_TFDIALECT_H
+#define TFC_DIALECT_TFDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialect/TfDialect.h.inc"
+#include "dialect/TfEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/TfAttrs.h.inc"
+
+#include "dialect/TfInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialect/TfOps.h.inc"
+
+namespace tfc::tf {
+/// "[4, 8]" for tensor<4x8xf32>: shapes in diagnostics read like the DSL.
+std::string formatShape(mlir::Type type);
+} // namespace tfc::tf
+
+#endif // TFC_DIALECT_TFDIALECT_H

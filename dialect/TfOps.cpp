@@ -1,0 +1,698 @@
+//===- TfOps.cpp - shape rules, verifiers and syntax of the tf ops --------===//
+//
+// Each op's shape rule is its inferReturnTypes: the C++ DSL asks it before
+// building an op, and the verifier re-checks it, so a malformed op is
+// rejected with the same message wherever it comes from.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/TfDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace tfc::tf;
+
+namespace {
+/// Emits inference failures (only when a location is known: the DSL passes
+/// one, the parser and verifier always do) prefixed with the op's name.
+struct ShapeRule {
+  std::optional<Location> loc;
+  StringRef opName;
+
+  template <typename... Args>
+  LogicalResult fail(Args &&...args) const {
+    return emitOptionalError(loc, "'tf.", opName, "' ",
+                             std::forward<Args>(args)...);
+  }
+
+  /// The value's type as a static ranked tensor, or a diagnostic.
+  FailureOr<RankedTensorType> tensor(Value v, StringRef what) const {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    if (!t || !t.hasStaticShape()) {
+      (void)fail(what, " must be a tensor with a static shape, got ",
+                 v.getType());
+      return failure();
+    }
+    return t;
+  }
+
+  LogicalResult axisInRange(int64_t axis, int64_t rank, StringRef what,
+                            Type type) const {
+    if (axis < 0 || axis >= rank)
+      return fail(what, " ", axis, " is out of range for ", type,
+                  " (rank ", rank, "; the IR takes non-negative axes)");
+    return success();
+  }
+
+  /// Inference runs before the verifier checks required attributes.
+  LogicalResult present(Attribute attr, StringRef name) const {
+    if (!attr)
+      return fail("requires attribute '", name, "'");
+    return success();
+  }
+
+  LogicalResult sameType(Value lhs, Value rhs, StringRef lhsName,
+                         StringRef rhsName) const {
+    if (lhs.getType() != rhs.getType())
+      return fail("operands differ: ", lhsName, " is ", lhs.getType(),
+                  " but ", rhsName, " is ", rhs.getType(),
+                  " (elementwise ops take identical shapes; broadcast "
+                  "explicitly with tf.broadcast_in_dim)");
+    return success();
+  }
+};
+
+RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+Type f32Scalar(MLIRContext *ctx) {
+  return RankedTensorType::get({}, Float32Type::get(ctx));
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// custom<OperandTypes>: one type when both operands share it, else both
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseOperandTypes(OpAsmParser &parser, Type &lhs,
+                                     Type &rhs) {
+  if (parser.parseType(lhs))
+    return failure();
+  if (succeeded(parser.parseOptionalComma()))
+    return parser.parseType(rhs);
+  rhs = lhs;
+  return success();
+}
+
+static void printOperandTypes(OpAsmPrinter &printer, Operation *, Type lhs,
+                              Type rhs) {
+  printer << lhs;
+  if (lhs != rhs)
+    printer << ", " << rhs;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "constant"};
+  if (failed(rule.present(adaptor.getValueAttr(), "value")))
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(adaptor.getValue().getShapedType());
+  if (!type || !type.hasStaticShape())
+    return rule.fail("value must be a tensor with a static shape");
+  Type elem = type.getElementType();
+  if (!elem.isF32() && !elem.isInteger(32) && !elem.isInteger(1))
+    return rule.fail("element type must be f32, i32 or i1, got ", elem);
+  types.push_back(type);
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+template <typename Adaptor>
+static LogicalResult inferUnary(std::optional<Location> loc, StringRef name,
+                                Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, name};
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x))
+    return failure();
+  types.push_back(*x);
+  return success();
+}
+
+template <typename Adaptor>
+static LogicalResult inferBinary(std::optional<Location> loc, StringRef name,
+                                 Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, name};
+  auto lhs = rule.tensor(adaptor.getLhs(), "lhs");
+  if (failed(lhs) || failed(rule.tensor(adaptor.getRhs(), "rhs")) ||
+      failed(rule.sameType(adaptor.getLhs(), adaptor.getRhs(), "lhs", "rhs")))
+    return failure();
+  types.push_back(*lhs);
+  return success();
+}
+
+#define TF_INFER_UNARY(OP, NAME)                                               \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferUnary(loc, NAME, adaptor, types);                              \
+  }
+#define TF_INFER_BINARY(OP, NAME)                                              \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBinary(loc, NAME, adaptor, types);                             \
+  }
+
+TF_INFER_UNARY(NegOp, "neg")
+TF_INFER_UNARY(ExpOp, "exp")
+TF_INFER_UNARY(LogOp, "log")
+TF_INFER_UNARY(SqrtOp, "sqrt")
+TF_INFER_UNARY(RsqrtOp, "rsqrt")
+TF_INFER_UNARY(TanhOp, "tanh")
+TF_INFER_UNARY(ReluOp, "relu")
+TF_INFER_UNARY(GeluOp, "gelu")
+TF_INFER_UNARY(NotOp, "not")
+TF_INFER_BINARY(AddOp, "add")
+TF_INFER_BINARY(SubOp, "sub")
+TF_INFER_BINARY(MulOp, "mul")
+TF_INFER_BINARY(DivOp, "div")
+TF_INFER_BINARY(MaxOp, "max")
+TF_INFER_BINARY(MinOp, "min")
+TF_INFER_BINARY(AndOp, "and")
+TF_INFER_BINARY(OrOp, "or")
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *ctx,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "compare"};
+  if (failed(rule.present(adaptor.getPredicateAttr(), "predicate")))
+    return failure();
+  auto lhs = rule.tensor(adaptor.getLhs(), "lhs");
+  if (failed(lhs) || failed(rule.tensor(adaptor.getRhs(), "rhs")) ||
+      failed(rule.sameType(adaptor.getLhs(), adaptor.getRhs(), "lhs", "rhs")))
+    return failure();
+  ComparePredicate pred = adaptor.getPredicate();
+  if (lhs->getElementType().isInteger(1) && pred != ComparePredicate::eq &&
+      pred != ComparePredicate::ne)
+    return rule.fail("predicate '", stringifyComparePredicate(pred),
+                     "' is not defined on i1 operands (only eq and ne)");
+  types.push_back(withShape(*lhs, lhs->getShape()).clone(IntegerType::get(ctx, 1)));
+  return success();
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "select"};
+  auto cond = rule.tensor(adaptor.getCond(), "condition");
+  auto onTrue = rule.tensor(adaptor.getOnTrue(), "on_true");
+  if (failed(cond) || failed(onTrue) ||
+      failed(rule.tensor(adaptor.getOnFalse(), "on_false")) ||
+      failed(rule.sameType(adaptor.getOnTrue(), adaptor.getOnFalse(),
+                           "on_true", "on_false")))
+    return failure();
+  if (cond->getShape() != onTrue->getShape())
+    return rule.fail("condition shape ", formatShape(*cond),
+                     " differs from the value shape ", formatShape(*onTrue));
+  types.push_back(*onTrue);
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  auto in = cast<ShapedType>(getX().getType());
+  auto out = cast<ShapedType>(getResult().getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("changes the shape from ")
+           << formatShape(in) << " to " << formatShape(out)
+           << "; a cast only converts the element type";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult BroadcastInDimOp::verify() {
+  auto in = cast<RankedTensorType>(getX().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  ArrayRef<int64_t> dims = getDims();
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("changes the element type from ")
+           << in.getElementType() << " to " << out.getElementType();
+  if (static_cast<int64_t>(dims.size()) != in.getRank())
+    return emitOpError("has ") << dims.size() << " dims for an operand of rank "
+                               << in.getRank() << " (" << in << ")";
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= out.getRank())
+      return emitOpError("dims[") << i << "] = " << d
+                                  << " is out of range for the result " << out;
+    if (i > 0 && d <= dims[i - 1])
+      return emitOpError("dims must be strictly increasing, got [")
+             << dims << "]";
+    int64_t inDim = in.getDimSize(i), outDim = out.getDimSize(d);
+    if (inDim != 1 && inDim != outDim)
+      return emitOpError("cannot broadcast operand shape ")
+             << formatShape(in) << " to " << formatShape(out)
+             << ": operand dim " << i << " (" << inDim << ") maps to result dim "
+             << d << " (" << outDim << ")";
+  }
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getX().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("changes the element type from ")
+           << in.getElementType() << " to " << out.getElementType();
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ")
+           << formatShape(in) << " (" << in.getNumElements() << " elements) to "
+           << formatShape(out) << " (" << out.getNumElements() << " elements)";
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "transpose"};
+  if (failed(rule.present(adaptor.getPermAttr(), "perm")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> perm = adaptor.getPerm();
+  if (static_cast<int64_t>(perm.size()) != x->getRank())
+    return rule.fail("permutation [", perm, "] has ", perm.size(),
+                     " entries for ", *x, " of rank ", x->getRank());
+  SmallVector<bool> seen(perm.size(), false);
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= x->getRank() || seen[p])
+      return rule.fail("[", perm, "] is not a permutation of the dimensions of ",
+                       *x);
+    seen[p] = true;
+    shape.push_back(x->getDimSize(p));
+  }
+  types.push_back(withShape(*x, shape));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "slice"};
+  if (failed(rule.present(adaptor.getStartAttr(), "start")) ||
+      failed(rule.present(adaptor.getLimitAttr(), "limit")) ||
+      failed(rule.present(adaptor.getStrideAttr(), "stride")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> start = adaptor.getStart(), limit = adaptor.getLimit(),
+                    stride = adaptor.getStride();
+  size_t rank = x->getRank();
+  if (start.size() != rank || limit.size() != rank || stride.size() != rank)
+    return rule.fail("start, limit and stride need ", rank, " entries each for ",
+                     *x, ", got ", start.size(), ", ", limit.size(), " and ",
+                     stride.size());
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < rank; ++i) {
+    if (stride[i] < 1)
+      return rule.fail("stride ", stride[i], " in dim ", i, " must be positive");
+    if (start[i] < 0 || start[i] >= limit[i] || limit[i] > x->getDimSize(i))
+      return rule.fail("range [", start[i], ", ", limit[i], ") in dim ", i,
+                       " is empty or outside ", formatShape(*x));
+    shape.push_back((limit[i] - start[i] + stride[i] - 1) / stride[i]);
+  }
+  types.push_back(withShape(*x, shape));
+  return success();
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "concat"};
+  if (failed(rule.present(adaptor.getAxisAttr(), "axis")))
+    return failure();
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return rule.fail("needs at least one input");
+  auto first = rule.tensor(inputs.front(), "input #0");
+  if (failed(first))
+    return failure();
+  int64_t axis = adaptor.getAxisAttr().getInt();
+  if (failed(rule.axisInRange(axis, first->getRank(), "axis", *first)))
+    return failure();
+  SmallVector<int64_t> shape(first->getShape());
+  for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
+    auto t = rule.tensor(v, "input");
+    if (failed(t))
+      return failure();
+    bool compatible = t->getRank() == first->getRank() &&
+                      t->getElementType() == first->getElementType();
+    for (int64_t d = 0; compatible && d < t->getRank(); ++d)
+      compatible = d == axis || t->getDimSize(d) == first->getDimSize(d);
+    if (!compatible)
+      return rule.fail("input #", i + 1, " ", *t,
+                       " does not match input #0 ", *first,
+                       " outside the concatenation axis ", axis);
+    shape[axis] += t->getDimSize(axis);
+  }
+  types.push_back(withShape(*first, shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename Adaptor>
+static LogicalResult inferReduce(std::optional<Location> loc, StringRef name,
+                                 Adaptor adaptor, SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, name};
+  if (failed(rule.present(adaptor.getAxesAttr(), "axes")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  if (axes.empty())
+    return rule.fail("needs at least one axis");
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (failed(rule.axisInRange(a, x->getRank(), "axis", *x)))
+      return failure();
+    if (i > 0 && a <= axes[i - 1])
+      return rule.fail("axes must be sorted and unique, got [", axes, "]");
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < x->getRank(); ++d)
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(x->getDimSize(d));
+  types.push_back(withShape(*x, shape));
+  return success();
+}
+
+#define TF_INFER_REDUCE(OP, NAME)                                              \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferReduce(loc, NAME, adaptor, types);                             \
+  }
+TF_INFER_REDUCE(ReduceSumOp, "reduce_sum")
+TF_INFER_REDUCE(ReduceMaxOp, "reduce_max")
+TF_INFER_REDUCE(ReduceMeanOp, "reduce_mean")
+
+LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "argmax"};
+  if (failed(rule.present(adaptor.getAxisAttr(), "axis")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x))
+    return failure();
+  int64_t axis = adaptor.getAxisAttr().getInt();
+  if (failed(rule.axisInRange(axis, x->getRank(), "axis", *x)))
+    return failure();
+  SmallVector<int64_t> shape(x->getShape());
+  shape.erase(shape.begin() + axis);
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 32)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and neural-network ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "matmul"};
+  auto lhs = rule.tensor(adaptor.getLhs(), "lhs");
+  auto rhs = rule.tensor(adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  int64_t rank = lhs->getRank();
+  if (rank < 2 || rhs->getRank() != rank)
+    return rule.fail("needs operands of equal rank >= 2, got ", *lhs, " and ",
+                     *rhs);
+  if (lhs->getShape().drop_back(2) != rhs->getShape().drop_back(2))
+    return rule.fail("batch dimensions differ: ", *lhs, " and ", *rhs,
+                     " (broadcast explicitly)");
+  int64_t m = lhs->getDimSize(rank - 2), kl = lhs->getDimSize(rank - 1);
+  if (adaptor.getTransposeLhs())
+    std::swap(m, kl);
+  int64_t kr = rhs->getDimSize(rank - 2), n = rhs->getDimSize(rank - 1);
+  if (adaptor.getTransposeRhs())
+    std::swap(kr, n);
+  if (kl != kr)
+    return rule.fail("contraction dimensions differ: lhs ", *lhs,
+                     adaptor.getTransposeLhs() ? " (transposed)" : "",
+                     " has K = ", kl, ", rhs ", *rhs,
+                     adaptor.getTransposeRhs() ? " (transposed)" : "",
+                     " has K = ", kr);
+  SmallVector<int64_t> shape(lhs->getShape().drop_back(2));
+  shape.append({m, n});
+  types.push_back(withShape(*lhs, shape));
+  return success();
+}
+
+template <typename Adaptor>
+static LogicalResult inferSoftmaxLike(std::optional<Location> loc,
+                                      StringRef name, Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, name};
+  if (failed(rule.present(adaptor.getAxisAttr(), "axis")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x) || failed(rule.axisInRange(adaptor.getAxisAttr().getInt(),
+                                           x->getRank(), "axis", *x)))
+    return failure();
+  types.push_back(*x);
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferSoftmaxLike(loc, "softmax", adaptor, types);
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  return inferSoftmaxLike(loc, "log_softmax", adaptor, types);
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "layer_norm"};
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  auto gamma = rule.tensor(adaptor.getGamma(), "gamma");
+  auto beta = rule.tensor(adaptor.getBeta(), "beta");
+  if (failed(x) || failed(gamma) || failed(beta))
+    return failure();
+  if (x->getRank() < 1)
+    return rule.fail("needs an operand of rank >= 1, got ", *x);
+  int64_t d = x->getShape().back();
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"gamma", *gamma},
+                         {"beta", *beta}})
+    if (t.getRank() != 1 || t.getDimSize(0) != d)
+      return rule.fail(name, " ", t, " must be [", d,
+                       "] to normalise the last dimension of ", *x);
+  // epsilon has a default, so it may be absent here.
+  if (FloatAttr eps = adaptor.getEpsilonAttr();
+      eps && eps.getValueAsDouble() <= 0.0)
+    return rule.fail("epsilon must be positive");
+  types.push_back(*x);
+  return success();
+}
+
+LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "dropout"};
+  if (failed(rule.present(adaptor.getRateAttr(), "rate")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  if (failed(x))
+    return failure();
+  float rate = adaptor.getRate().convertToFloat();
+  if (!(rate >= 0.0f && rate < 1.0f))
+    return rule.fail("rate ", rate, " must be in [0, 1)");
+  types.push_back(*x);
+  return success();
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "attention"};
+  if (failed(rule.present(adaptor.getScaleAttr(), "scale")))
+    return failure();
+  auto q = rule.tensor(adaptor.getQ(), "q");
+  auto k = rule.tensor(adaptor.getK(), "k");
+  auto v = rule.tensor(adaptor.getV(), "v");
+  if (failed(q) || failed(k) || failed(v))
+    return failure();
+  int64_t rank = q->getRank();
+  if (rank < 2 || k->getRank() != rank || v->getRank() != rank)
+    return rule.fail("needs q, k, v of equal rank >= 2, got ", *q, ", ", *k,
+                     ", ", *v);
+  ArrayRef<int64_t> batch = q->getShape().drop_back(2);
+  if (k->getShape().drop_back(2) != batch || v->getShape().drop_back(2) != batch)
+    return rule.fail("batch dimensions differ: q ", *q, ", k ", *k, ", v ", *v);
+  int64_t tq = q->getDimSize(rank - 2), tk = k->getDimSize(rank - 2);
+  if (q->getDimSize(rank - 1) != k->getDimSize(rank - 1))
+    return rule.fail("q ", *q, " and k ", *k,
+                     " differ in their feature dimension");
+  if (v->getDimSize(rank - 2) != tk)
+    return rule.fail("k ", *k, " and v ", *v, " differ in sequence length");
+  SmallVector<int64_t> weightShape(batch);
+  weightShape.append({tq, tk});
+  if (Value mask = adaptor.getMask()) {
+    auto m = rule.tensor(mask, "mask");
+    if (failed(m))
+      return failure();
+    if (m->getShape() != ArrayRef<int64_t>(weightShape))
+      return rule.fail("mask ", *m, " must have the shape of the weights ",
+                       formatShape(RankedTensorType::get(weightShape,
+                                                         q->getElementType())),
+                       " (broadcast it explicitly)");
+  }
+  SmallVector<int64_t> valueShape(batch);
+  valueShape.append({tq, v->getDimSize(rank - 1)});
+  types.push_back(withShape(*q, valueShape));
+  if (adaptor.getWithWeights())
+    types.push_back(withShape(*q, weightShape));
+  return success();
+}
+
+LogicalResult Conv1dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "conv1d"};
+  if (failed(rule.present(adaptor.getPaddingAttr(), "padding")))
+    return failure();
+  auto x = rule.tensor(adaptor.getX(), "input");
+  auto w = rule.tensor(adaptor.getWeight(), "weight");
+  if (failed(x) || failed(w))
+    return failure();
+  if (x->getRank() != 3 || w->getRank() != 3)
+    return rule.fail("needs input [N, Cin, W] and weight [Cout, Cin, K], got ",
+                     *x, " and ", *w);
+  if (x->getDimSize(1) != w->getDimSize(1))
+    return rule.fail("input ", *x, " has ", x->getDimSize(1),
+                     " channels but weight ", *w, " expects ",
+                     w->getDimSize(1));
+  if (Value bias = adaptor.getBias()) {
+    auto b = rule.tensor(bias, "bias");
+    if (failed(b))
+      return failure();
+    if (b->getRank() != 1 || b->getDimSize(0) != w->getDimSize(0))
+      return rule.fail("bias ", *b, " must be [", w->getDimSize(0), "]");
+  }
+  int64_t pad = adaptor.getPaddingAttr().getInt();
+  if (pad < 0)
+    return rule.fail("padding ", pad, " must not be negative");
+  int64_t width = x->getDimSize(2) + 2 * pad - w->getDimSize(2) + 1;
+  if (width < 1)
+    return rule.fail("kernel ", w->getDimSize(2), " is wider than the input ",
+                     *x, " padded by ", pad);
+  types.push_back(withShape(*x, {x->getDimSize(0), w->getDimSize(0), width}));
+  return success();
+}
+
+LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "one_hot"};
+  if (failed(rule.present(adaptor.getDepthAttr(), "depth")))
+    return failure();
+  auto ids = rule.tensor(adaptor.getIds(), "ids");
+  if (failed(ids))
+    return failure();
+  int64_t depth = adaptor.getDepthAttr().getInt();
+  if (depth < 1)
+    return rule.fail("depth ", depth, " must be positive");
+  SmallVector<int64_t> shape(ids->getShape());
+  shape.push_back(depth);
+  types.push_back(RankedTensorType::get(shape, Float32Type::get(ctx)));
+  return success();
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "gather"};
+  auto table = rule.tensor(adaptor.getTable(), "table");
+  auto ids = rule.tensor(adaptor.getIds(), "ids");
+  if (failed(table) || failed(ids))
+    return failure();
+  if (table->getRank() != 2)
+    return rule.fail("table must be [rows, dim], got ", *table);
+  SmallVector<int64_t> shape(ids->getShape());
+  shape.push_back(table->getDimSize(1));
+  types.push_back(withShape(*table, shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "cross_entropy"};
+  if (failed(rule.present(adaptor.getAxisAttr(), "axis")))
+    return failure();
+  auto logits = rule.tensor(adaptor.getLogits(), "logits");
+  auto labels = rule.tensor(adaptor.getLabels(), "labels");
+  if (failed(logits) || failed(labels))
+    return failure();
+  int64_t axis = adaptor.getAxisAttr().getInt();
+  if (failed(rule.axisInRange(axis, logits->getRank(), "class axis", *logits)))
+    return failure();
+  SmallVector<int64_t> expected(logits->getShape());
+  expected.erase(expected.begin() + axis);
+  if (labels->getShape() != ArrayRef<int64_t>(expected))
+    return rule.fail("labels ", *labels, " must have the logits' shape ",
+                     formatShape(*logits), " without the class axis ", axis,
+                     ": ", formatShape(withShape(*logits, expected)));
+  types.push_back(f32Scalar(ctx));
+  return success();
+}
+
+LogicalResult MseOp::inferReturnTypes(MLIRContext *ctx,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "mse"};
+  if (failed(rule.tensor(adaptor.getLhs(), "lhs")) ||
+      failed(rule.tensor(adaptor.getRhs(), "rhs")) ||
+      failed(rule.sameType(adaptor.getLhs(), adaptor.getRhs(), "lhs", "rhs")))
+    return failure();
+  types.push_back(f32Scalar(ctx));
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialect/TfOps.cpp.inc"

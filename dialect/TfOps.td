@@ -1,0 +1,381 @@
+//===- TfOps.td - the ops of the tf dialect -------------------------------===//
+//
+// Every op infers its result types from its operands and attributes
+// (InferTypeOpAdaptor), so the C++ DSL never spells a shape twice and each
+// shape rule lives in exactly one place: the op's inferReturnTypes, which
+// names the offending shapes when it rejects an op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_DIALECT_TFOPS_TD
+#define TFC_DIALECT_TFOPS_TD
+
+include "dialect/TfBase.td"
+include "dialect/TfInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class TF_Op<string mnemonic, list<Trait> traits = []>
+    : Op<TF_Dialect, mnemonic, traits>;
+
+// An op whose result types follow from its operands and attributes.
+class TF_InferredOp<string mnemonic, list<Trait> traits = []>
+    : TF_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def TF_ConstantOp : TF_InferredOp<"constant", [ConstantLike]> {
+  let summary = "a constant tensor";
+  let description = [{
+    ```mlir
+    %pe = tf.constant dense<0.0> : tensor<16x32xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops (operands of identical shape)
+//===----------------------------------------------------------------------===//
+
+class TF_UnaryFloatOp<string mnemonic, string summ>
+    : TF_InferredOp<mnemonic, [Elementwise]> {
+  let summary = summ;
+  let arguments = (ins TF_FloatTensor:$x);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def TF_NegOp : TF_UnaryFloatOp<"neg", "elementwise negation">;
+def TF_ExpOp : TF_UnaryFloatOp<"exp", "elementwise e^x">;
+def TF_LogOp : TF_UnaryFloatOp<"log", "elementwise natural logarithm">;
+def TF_SqrtOp : TF_UnaryFloatOp<"sqrt", "elementwise square root">;
+def TF_RsqrtOp : TF_UnaryFloatOp<"rsqrt", "elementwise 1/sqrt(x)">;
+def TF_TanhOp : TF_UnaryFloatOp<"tanh", "elementwise hyperbolic tangent">;
+def TF_ReluOp : TF_UnaryFloatOp<"relu", "elementwise max(x, 0)">;
+def TF_GeluOp : TF_UnaryFloatOp<"gelu",
+    "elementwise x * Phi(x) with the exact erf form (PyTorch's default)">;
+
+class TF_BinaryFloatOp<string mnemonic, string summ>
+    : TF_InferredOp<mnemonic, [Elementwise]> {
+  let summary = summ;
+  let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` custom<OperandTypes>(type($lhs), type($rhs))
+  }];
+}
+
+def TF_AddOp : TF_BinaryFloatOp<"add", "elementwise addition">;
+def TF_SubOp : TF_BinaryFloatOp<"sub", "elementwise subtraction">;
+def TF_MulOp : TF_BinaryFloatOp<"mul", "elementwise multiplication">;
+def TF_DivOp : TF_BinaryFloatOp<"div", "elementwise division">;
+def TF_MaxOp : TF_BinaryFloatOp<"max", "elementwise maximum">;
+def TF_MinOp : TF_BinaryFloatOp<"min", "elementwise minimum">;
+
+def TF_CompareOp : TF_InferredOp<"compare", [Elementwise]> {
+  let summary = "elementwise comparison, giving i1";
+  let description = [{
+    ```mlir
+    %eq = tf.compare eq, %pred, %labels : tensor<128x16xi32>
+    ```
+    Operands share one type (f32, i32 or i1); eq and ne are the only
+    predicates on i1.
+  }];
+  let arguments = (ins TF_ComparePredicate:$predicate, TF_Tensor:$lhs,
+                       TF_Tensor:$rhs);
+  let results = (outs TF_BoolTensor:$result);
+  let assemblyFormat = [{
+    $predicate `,` $lhs `,` $rhs attr-dict `:`
+    custom<OperandTypes>(type($lhs), type($rhs))
+  }];
+}
+
+class TF_LogicalBinaryOp<string mnemonic, string summ>
+    : TF_InferredOp<mnemonic, [Elementwise]> {
+  let summary = summ;
+  let arguments = (ins TF_BoolTensor:$lhs, TF_BoolTensor:$rhs);
+  let results = (outs TF_BoolTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` custom<OperandTypes>(type($lhs), type($rhs))
+  }];
+}
+def TF_AndOp : TF_LogicalBinaryOp<"and", "elementwise logical and">;
+def TF_OrOp : TF_LogicalBinaryOp<"or", "elementwise logical or">;
+
+def TF_NotOp : TF_InferredOp<"not", [Elementwise]> {
+  let summary = "elementwise logical not";
+  let arguments = (ins TF_BoolTensor:$x);
+  let results = (outs TF_BoolTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
+def TF_SelectOp : TF_InferredOp<"select", [Elementwise]> {
+  let summary = "elementwise choice: cond ? on_true : on_false";
+  let arguments = (ins TF_BoolTensor:$cond, TF_Tensor:$on_true,
+                       TF_Tensor:$on_false);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $on_true `,` $on_false attr-dict `:` type($cond) `,`
+    custom<OperandTypes>(type($on_true), type($on_false))
+  }];
+}
+
+def TF_CastOp : TF_Op<"cast", [Pure, Elementwise]> {
+  let summary = "elementwise element-type conversion";
+  let description = [{
+    f32 -> i32 truncates toward zero; i1 -> f32/i32 gives 0 or 1; anything
+    -> i1 is `x != 0`.
+    ```mlir
+    %f = tf.cast %hits : tensor<128x16xi1> to tensor<128x16xf32>
+    ```
+  }];
+  let arguments = (ins TF_Tensor:$x);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim", [Pure]> {
+  let summary = "explicit broadcast (StableHLO semantics, no transposition)";
+  let description = [{
+    Operand dimension `i` maps to result dimension `dims[i]`; `dims` is
+    strictly increasing, and each operand dimension is 1 or equals the result
+    dimension it maps to.
+    ```mlir
+    %b = tf.broadcast_in_dim %bias [1] : tensor<32xf32> to tensor<16x32xf32>
+    ```
+  }];
+  let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$dims);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = "$x $dims attr-dict `:` type($x) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def TF_ReshapeOp : TF_Op<"reshape", [Pure]> {
+  let summary = "row-major reshape to a type with the same element count";
+  let arguments = (ins TF_Tensor:$x);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def TF_TransposeOp : TF_InferredOp<"transpose"> {
+  let summary = "dimension permutation: result dim i is operand dim perm[i]";
+  let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$perm);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = "$x $perm attr-dict `:` type($x) `->` type($result)";
+}
+
+def TF_SliceOp : TF_InferredOp<"slice"> {
+  let summary = "static strided slice [start, limit) by stride per dimension";
+  let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$stride);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = [{
+    $x `start` $start `limit` $limit `stride` $stride attr-dict `:` type($x)
+    `->` type($result)
+  }];
+}
+
+def TF_ConcatOp : TF_InferredOp<"concat"> {
+  let summary = "concatenation along one axis";
+  let arguments = (ins Variadic<TF_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs TF_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class TF_ReduceOp<string mnemonic, string summ> : TF_InferredOp<mnemonic> {
+  let summary = summ;
+  let description = [{
+    Reduces the listed axes (sorted, unique) away; the result has the
+    operand's rank minus their count.
+  }];
+  let arguments = (ins TF_FloatTensor:$x, DenseI64ArrayAttr:$axes);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = "$x $axes attr-dict `:` type($x) `->` type($result)";
+}
+def TF_ReduceSumOp : TF_ReduceOp<"reduce_sum", "sum over axes">;
+def TF_ReduceMaxOp : TF_ReduceOp<"reduce_max", "maximum over axes">;
+def TF_ReduceMeanOp : TF_ReduceOp<"reduce_mean", "mean over axes">;
+
+def TF_ArgmaxOp : TF_InferredOp<"argmax"> {
+  let summary = "index of the largest element along an axis (first on ties)";
+  let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs TF_IntTensor:$result);
+  let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and neural-network ops
+//===----------------------------------------------------------------------===//
+
+def TF_MatmulOp : TF_InferredOp<"matmul"> {
+  let summary = "batched matrix product";
+  let description = [{
+    lhs `[..., M, K]` times rhs `[..., K, N]` gives `[..., M, N]`; the batch
+    dimensions `...` are identical on both sides (the front end broadcasts).
+    `transpose_lhs`/`transpose_rhs` read an operand's last two dimensions
+    swapped, so `x @ W^T` needs no transpose op.
+    ```mlir
+    %y = tf.matmul %x, %w transpose_rhs : tensor<2048x32xf32>, tensor<10x32xf32> -> tensor<2048x10xf32>
+    ```
+  }];
+  let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)?
+    (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,`
+    type($rhs) `->` type($result)
+  }];
+}
+
+def TF_SoftmaxOp : TF_InferredOp<"softmax"> {
+  let summary = "softmax along one axis";
+  let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x)";
+}
+
+def TF_LogSoftmaxOp : TF_InferredOp<"log_softmax"> {
+  let summary = "log of the softmax along one axis";
+  let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x)";
+}
+
+def TF_LayerNormOp : TF_InferredOp<"layer_norm"> {
+  let summary = "layer normalisation over the last dimension";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * gamma + beta`, with the biased
+    variance over the last dimension (PyTorch's `nn.LayerNorm(D)`).
+  }];
+  let arguments = (ins TF_FloatTensor:$x, TF_FloatTensor:$gamma,
+                       TF_FloatTensor:$beta,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $gamma `,` $beta attr-dict `:` type($x) `,`
+    custom<OperandTypes>(type($gamma), type($beta))
+  }];
+}
+
+def TF_DropoutOp : TF_InferredOp<"dropout"> {
+  let summary = "inverted dropout, keyed by a seed and a per-op key";
+  let description = [{
+    In training mode, zeroes each element with probability `rate` and scales
+    the rest by `1 / (1 - rate)`; the mask is a counter-based random function
+    of (`seed`, `key`, element index), so runs are reproducible. Without
+    `training` it is the identity.
+    ```mlir
+    %y = tf.dropout %x, %seed rate 1.000000e-01 key 3 training : tensor<64x10x256xf32>
+    ```
+  }];
+  let arguments = (ins TF_FloatTensor:$x, TF_ScalarInt:$seed, F32Attr:$rate,
+                       I64Attr:$key, UnitAttr:$training);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $seed `rate` $rate `key` $key (`training` $training^)? attr-dict
+    `:` type($x)
+  }];
+}
+
+def TF_AttentionOp : TF_InferredOp<"attention"> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    `weights = softmax(scale * q @ k^T)` over the last axis, where logits
+    with a false `mask` entry are replaced by -9e15 (the tutorials'
+    `masked_fill`); `values = weights @ v`. q is `[..., Tq, D]`, k is
+    `[..., Tk, D]`, v is `[..., Tk, Dv]`, the mask (i1) is `[..., Tq, Tk]`,
+    all with identical batch dimensions. The weights are a second result only
+    with `with_weights`, so a fused kernel need not materialise them.
+  }];
+  let arguments = (ins TF_FloatTensor:$q, TF_FloatTensor:$k, TF_FloatTensor:$v,
+                       Optional<TF_BoolTensor>:$mask, F32Attr:$scale,
+                       UnitAttr:$with_weights);
+  let results = (outs TF_FloatTensor:$values, Optional<TF_FloatTensor>:$weights);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`mask` $mask^)? `scale` $scale
+    (`with_weights` $with_weights^)? attr-dict `:` type($q) `,` type($k) `,`
+    type($v) (`,` type($mask)^)? `->` type(results)
+  }];
+}
+
+def TF_Conv1dOp : TF_InferredOp<"conv1d"> {
+  let summary = "1-d convolution in PyTorch's NCW layout, stride 1";
+  let description = [{
+    x `[N, Cin, W]`, weight `[Cout, Cin, K]`, optional bias `[Cout]`, zero
+    padding of `padding` on both sides: result `[N, Cout, W + 2p - K + 1]`.
+  }];
+  let arguments = (ins TF_FloatTensor:$x, TF_FloatTensor:$weight,
+                       Optional<TF_FloatTensor>:$bias, I64Attr:$padding);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $x `,` $weight (`,` $bias^)? `padding` $padding attr-dict `:` type($x) `,`
+    type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+}
+
+def TF_OneHotOp : TF_InferredOp<"one_hot"> {
+  let summary = "one-hot f32 encoding of i32 indices";
+  let arguments = (ins TF_IntTensor:$ids, I64Attr:$depth);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = "$ids `depth` $depth attr-dict `:` type($ids) `->` type($result)";
+}
+
+def TF_GatherOp : TF_InferredOp<"gather"> {
+  let summary = "row lookup (embedding): table[V, D] at ids[...] -> [..., D]";
+  let arguments = (ins TF_FloatTensor:$table, TF_IntTensor:$ids);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy"> {
+  let summary = "mean softmax cross-entropy with integer labels";
+  let description = [{
+    `axis` of logits holds the classes; labels have the logits' shape without
+    that axis. The result is the mean over all label positions of
+    `-log_softmax(logits)[label]`.
+  }];
+  let arguments = (ins TF_FloatTensor:$logits, TF_IntTensor:$labels,
+                       I64Attr:$axis);
+  let results = (outs TF_ScalarFloat:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `axis` $axis attr-dict `:` type($logits) `,` type($labels)
+  }];
+}
+
+def TF_MseOp : TF_InferredOp<"mse"> {
+  let summary = "mean squared error over all elements";
+  let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
+  let results = (outs TF_ScalarFloat:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` custom<OperandTypes>(type($lhs), type($rhs))
+  }];
+}
+
+#endif // TFC_DIALECT_TFOPS_TD

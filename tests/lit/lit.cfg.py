@@ -1,0 +1,20 @@
+# lit configuration for tfc: tf-opt and tfc tests checked with FileCheck.
+import os
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tfc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".tf"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tfc_obj_root, "tests", "lit")
+config.substitutions.append(("%models", os.path.join(config.tfc_src_root, "models")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tools = ["tf-opt"]
+if os.path.exists(os.path.join(config.tfc_tools_dir, "tfc")):
+    tools.append("tfc")
+llvm_config.add_tool_substitutions(tools, [config.tfc_tools_dir])
