@@ -1,0 +1,825 @@
+//===- Builder.cpp - the DSL's builder, tensors and functions -------------===//
+
+#include "compiler/dsl/DSL.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+
+namespace tfc {
+
+static std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+static const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::f32:
+    return "f32";
+  case DType::i32:
+    return "i32";
+  case DType::boolean:
+    return "bool";
+  }
+  return "?";
+}
+
+static Type elementType(MLIRContext &ctx, DType t) {
+  switch (t) {
+  case DType::f32:
+    return Float32Type::get(&ctx);
+  case DType::i32:
+    return IntegerType::get(&ctx, 32);
+  case DType::boolean:
+    return IntegerType::get(&ctx, 1);
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+RankedTensorType Tensor::type() const {
+  return cast<RankedTensorType>(value_.getType());
+}
+ArrayRef<int64_t> Tensor::shape() const { return type().getShape(); }
+int64_t Tensor::rank() const { return type().getRank(); }
+int64_t Tensor::dim(int64_t i) const {
+  return shape()[i < 0 ? i + rank() : i];
+}
+DType Tensor::dtype() const {
+  Type e = type().getElementType();
+  if (e.isF32())
+    return DType::f32;
+  return e.isInteger(1) ? DType::boolean : DType::i32;
+}
+
+//===----------------------------------------------------------------------===//
+// Builder
+//===----------------------------------------------------------------------===//
+
+Builder::Builder(MLIRContext &context, StringRef modelName,
+                 ModelOptions options)
+    : context_(context), options_(options), ops_(&context),
+      loc_(UnknownLoc::get(&context)) {
+  context.loadDialect<tf::TFDialect, func::FuncDialect>();
+  module_ = ModuleOp::create(loc_);
+  ops_.setInsertionPointToEnd(module_->getBody());
+  func_ = ops_.create<func::FuncOp>(loc_, modelName,
+                                    ops_.getFunctionType({}, {}));
+  ops_.setInsertionPointToEnd(func_.addEntryBlock());
+}
+
+Builder::~Builder() = default;
+
+Builder::Scope::Scope(Builder &builder, StringRef name) : builder_(builder) {
+  builder_.scopes_.push_back(name.str());
+}
+Builder::Scope::~Scope() { builder_.scopes_.pop_back(); }
+
+std::string Builder::qualified(StringRef name) const {
+  std::string s;
+  for (const std::string &scope : scopes_)
+    s += scope + ".";
+  s += name.str();
+  return s;
+}
+
+std::string Builder::layerName(StringRef kind, StringRef explicitName) {
+  if (!explicitName.empty())
+    return explicitName.str();
+  int n = layerCounts_[qualified(kind)]++;
+  return n == 0 ? kind.str() : (kind + "_" + Twine(n)).str();
+}
+
+Tensor Builder::error(const Twine &message) {
+  emitError(loc_) << message;
+  failed_ = true;
+  return {};
+}
+
+bool Builder::allValid(ArrayRef<Tensor> tensors) {
+  return llvm::all_of(tensors, [](const Tensor &t) { return t.valid(); });
+}
+
+std::vector<Tensor> Builder::createImpl(StringRef opName, InferFn infer,
+                                        ArrayRef<Tensor> operands,
+                                        ArrayRef<NamedAttribute> attrs) {
+  if (!allValid(operands)) {
+    if (!failed_)
+      error("'" + opName + "' got an undefined tensor");
+    return {};
+  }
+  SmallVector<Value> values;
+  for (const Tensor &t : operands)
+    values.push_back(t.value());
+  SmallVector<Type> types;
+  if (mlir::failed(infer(&context_, loc_, values,
+                   DictionaryAttr::get(&context_, attrs),
+                   OpaqueProperties(nullptr), {}, types))) {
+    failed_ = true;
+    return {};
+  }
+  OperationState state(loc_, opName);
+  state.addOperands(values);
+  state.addAttributes(attrs);
+  state.addTypes(types);
+  Operation *op = ops_.create(state);
+  std::vector<Tensor> results;
+  for (Value v : op->getResults())
+    results.emplace_back(this, v);
+  return results;
+}
+
+Tensor Builder::createTyped(StringRef opName, Type resultType,
+                            ArrayRef<Tensor> operands,
+                            ArrayRef<NamedAttribute> attrs) {
+  if (!allValid(operands)) {
+    if (!failed_)
+      error("'" + opName + "' got an undefined tensor");
+    return {};
+  }
+  OperationState state(loc_, opName);
+  for (const Tensor &t : operands)
+    state.addOperands(t.value());
+  state.addAttributes(attrs);
+  state.addTypes(resultType);
+  Operation *op = ops_.create(state);
+  if (mlir::failed(mlir::verify(op))) {
+    op->erase();
+    failed_ = true;
+    return {};
+  }
+  return Tensor(this, op->getResult(0));
+}
+
+Tensor Builder::constant(DenseElementsAttr value) {
+  auto r = create<tf::ConstantOp>({}, {ops_.getNamedAttr("value", value)});
+  return r.empty() ? Tensor() : r[0];
+}
+
+Tensor Builder::fill(double value, ArrayRef<int64_t> shape) {
+  auto scalarType = RankedTensorType::get({}, ops_.getF32Type());
+  Tensor scalar = constant(
+      DenseElementsAttr::get(scalarType, static_cast<float>(value)));
+  return broadcast_to(scalar, shape);
+}
+
+Tensor Builder::addArgument(Type type, ArrayRef<NamedAttribute> attrs) {
+  Block &entry = func_.getBody().front();
+  BlockArgument arg = entry.addArgument(type, loc_);
+  // Attributes are attached in finish(): the function's attribute arrays
+  // must match its final signature.
+  argAttrs_.push_back(DictionaryAttr::get(&context_, attrs));
+  return Tensor(this, arg);
+}
+
+Tensor Builder::input(StringRef name, DType dtype, ArrayRef<int64_t> shape) {
+  for (int64_t d : shape)
+    if (d <= 0)
+      return error("input '" + name + "' has a non-positive dimension in " +
+                   shapeStr(shape));
+  if (!inputNames_.insert(name).second)
+    return error("input '" + name + "' is declared twice");
+  auto type = RankedTensorType::get(shape, elementType(context_, dtype));
+  return addArgument(
+      type, {ops_.getNamedAttr(tf::TFDialect::kInputAttr, ops_.getStringAttr(name))});
+}
+
+Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape,
+                      tf::InitKind init, double scale) {
+  std::string full = qualified(name);
+  if (!paramNames_.insert(full).second)
+    return error("parameter '" + full +
+                 "' is defined twice (give one of the layers a different "
+                 "name:)");
+  for (int64_t d : shape)
+    if (d <= 0)
+      return error("parameter '" + full + "' has a non-positive dimension in " +
+                   shapeStr(shape));
+  auto type = RankedTensorType::get(shape, ops_.getF32Type());
+  auto initAttr = tf::InitAttr::get(&context_, init, llvm::APFloat(scale));
+  return addArgument(
+      type, {ops_.getNamedAttr(tf::TFDialect::kParamAttr, ops_.getStringAttr(full)),
+             ops_.getNamedAttr(tf::TFDialect::kInitAttr, initAttr)});
+}
+
+Tensor Builder::seed() {
+  if (!seed_)
+    seed_ = addArgument(RankedTensorType::get({}, ops_.getI32Type()),
+                        {ops_.getNamedAttr(tf::TFDialect::kSeedAttr,
+                                           ops_.getUnitAttr())});
+  return seed_;
+}
+
+void Builder::addResult(Tensor value, NamedAttribute attr) {
+  if (!value.valid()) {
+    if (!failed_)
+      error("result '" + attr.getName().getValue() + "' is undefined");
+    return;
+  }
+  results_.push_back(value.value());
+  resultAttrs_.push_back(DictionaryAttr::get(&context_, {attr}));
+}
+
+void Builder::output(StringRef name, Tensor value) {
+  if (!resultNames_.insert(name).second) {
+    error("'" + name + "' is already an output, metric or loss");
+    return;
+  }
+  addResult(value, ops_.getNamedAttr(tf::TFDialect::kOutputAttr,
+                                     ops_.getStringAttr(name)));
+}
+
+void Builder::loss(Tensor value) {
+  if (hasLoss_) {
+    error("a model has one loss");
+    return;
+  }
+  hasLoss_ = true;
+  if (value.valid() && (value.rank() != 0 || value.dtype() != DType::f32)) {
+    error("the loss must be an f32 scalar, got " +
+          Twine(dtypeName(value.dtype())) + " " + shapeStr(value.shape()));
+    return;
+  }
+  resultNames_.insert("loss");
+  addResult(value, ops_.getNamedAttr(tf::TFDialect::kLossAttr, ops_.getUnitAttr()));
+}
+
+void Builder::metric(StringRef name, Tensor value) {
+  if (!resultNames_.insert(name).second) {
+    error("'" + name + "' is already an output, metric or loss");
+    return;
+  }
+  if (value.valid() && (value.rank() != 0 || value.dtype() != DType::f32)) {
+    error("metric '" + name + "' must be an f32 scalar, got " +
+          Twine(dtypeName(value.dtype())) + " " + shapeStr(value.shape()) +
+          " (reduce it with mean or sum)");
+    return;
+  }
+  addResult(value, ops_.getNamedAttr(tf::TFDialect::kMetricAttr,
+                                     ops_.getStringAttr(name)));
+}
+
+void Builder::attentionMap(StringRef name, Tensor weights) {
+  addResult(weights, ops_.getNamedAttr(tf::TFDialect::kAttentionAttr,
+                                       ops_.getStringAttr(name)));
+}
+
+OwningOpRef<ModuleOp> Builder::finish() {
+  if (finished_ || failed_)
+    return nullptr;
+  finished_ = true;
+  OpBuilder::InsertionGuard guard(ops_);
+  ops_.setInsertionPointToEnd(&func_.getBody().front());
+  ops_.create<func::ReturnOp>(loc_, results_);
+  SmallVector<Type> resultTypes;
+  for (Value v : results_)
+    resultTypes.push_back(v.getType());
+  func_.setFunctionType(ops_.getFunctionType(
+      func_.getBody().front().getArgumentTypes(), resultTypes));
+  func_.setAllArgAttrs(argAttrs_);
+  func_.setAllResultAttrs(resultAttrs_);
+  if (mlir::failed(mlir::verify(*module_)))
+    return nullptr;
+  return std::move(module_);
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting and elementwise functions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The builder of the first valid tensor, or null (an earlier error).
+Builder *builderOf(std::initializer_list<const Tensor *> tensors) {
+  for (const Tensor *t : tensors)
+    if (!t->valid())
+      return nullptr;
+  return &(*tensors.begin())->builder();
+}
+
+NamedAttribute attr(Builder &b, StringRef name, Attribute value) {
+  return b.ops().getNamedAttr(name, value);
+}
+NamedAttribute i64Attr(Builder &b, StringRef name, int64_t value) {
+  return attr(b, name, b.ops().getI64IntegerAttr(value));
+}
+NamedAttribute arrayAttr(Builder &b, StringRef name, ArrayRef<int64_t> value) {
+  return attr(b, name, b.ops().getDenseI64ArrayAttr(value));
+}
+
+Tensor first(std::vector<Tensor> results) {
+  return results.empty() ? Tensor() : results.front();
+}
+
+/// Normalises a possibly negative axis against `rank`; reports and returns
+/// nullopt when out of range.
+std::optional<int64_t> normalizeAxis(Builder &b, int64_t axis, int64_t rank,
+                                     StringRef what) {
+  int64_t n = axis < 0 ? axis + rank : axis;
+  if (n < 0 || n >= rank) {
+    b.error(what + ": axis " + Twine(axis) + " is out of range for a tensor of rank " +
+            Twine(rank));
+    return std::nullopt;
+  }
+  return n;
+}
+
+bool requireDType(Tensor t, DType dtype, StringRef what) {
+  if (t.dtype() == dtype)
+    return true;
+  std::string hint = dtype == DType::f32 && t.dtype() != DType::f32
+                         ? " (integer and bool tensors enter arithmetic only "
+                           "through float(), one_hot() or embedding())"
+                         : "";
+  t.builder().error(what + " needs " + dtypeName(dtype) + " operands, got " +
+                    dtypeName(t.dtype()) + " " + shapeStr(t.shape()) + hint);
+  return false;
+}
+
+/// numpy's broadcast of two shapes, or a diagnostic naming both.
+std::optional<SmallVector<int64_t>> broadcastShape(Builder &b, ArrayRef<int64_t> x,
+                                                   ArrayRef<int64_t> y,
+                                                   StringRef what) {
+  size_t rank = std::max(x.size(), y.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t dx = i < rank - x.size() ? 1 : x[i - (rank - x.size())];
+    int64_t dy = i < rank - y.size() ? 1 : y[i - (rank - y.size())];
+    if (dx != dy && dx != 1 && dy != 1) {
+      b.error(what + ": shapes " + shapeStr(x) + " and " + shapeStr(y) +
+              " cannot be broadcast together");
+      return std::nullopt;
+    }
+    out[i] = dx == 1 ? dy : dx;
+  }
+  return out;
+}
+
+template <typename OpT>
+Tensor binaryFloat(Tensor a, Tensor b, StringRef what) {
+  Builder *builder = builderOf({&a, &b});
+  if (!builder || !requireDType(a, DType::f32, what) ||
+      !requireDType(b, DType::f32, what))
+    return {};
+  auto shape = broadcastShape(*builder, a.shape(), b.shape(), what);
+  if (!shape)
+    return {};
+  return first(builder->create<OpT>(
+      {broadcast_to(a, *shape), broadcast_to(b, *shape)}));
+}
+
+Tensor compare(Tensor a, Tensor b, tf::ComparePredicate pred, StringRef what) {
+  Builder *builder = builderOf({&a, &b});
+  if (!builder)
+    return {};
+  if (a.dtype() != b.dtype())
+    return builder->error(what + " compares " + dtypeName(a.dtype()) + " " +
+                          shapeStr(a.shape()) + " with " + dtypeName(b.dtype()) +
+                          " " + shapeStr(b.shape()) +
+                          " (no implicit conversions: use float())");
+  auto shape = broadcastShape(*builder, a.shape(), b.shape(), what);
+  if (!shape)
+    return {};
+  return first(builder->create<tf::CompareOp>(
+      {broadcast_to(a, *shape), broadcast_to(b, *shape)},
+      {attr(*builder, "predicate",
+            tf::ComparePredicateAttr::get(&builder->context(), pred))}));
+}
+
+template <typename OpT>
+Tensor unaryFloat(Tensor x, StringRef what) {
+  if (!x.valid() || !requireDType(x, DType::f32, what))
+    return {};
+  return first(x.builder().create<OpT>({x}));
+}
+
+template <typename OpT>
+Tensor logical(Tensor a, Tensor b, StringRef what) {
+  Builder *builder = builderOf({&a, &b});
+  if (!builder || !requireDType(a, DType::boolean, what) ||
+      !requireDType(b, DType::boolean, what))
+    return {};
+  auto shape = broadcastShape(*builder, a.shape(), b.shape(), what);
+  if (!shape)
+    return {};
+  return first(
+      builder->create<OpT>({broadcast_to(a, *shape), broadcast_to(b, *shape)}));
+}
+} // namespace
+
+Tensor broadcast_to(Tensor x, ArrayRef<int64_t> shape) {
+  if (!x.valid())
+    return {};
+  if (x.shape() == shape)
+    return x;
+  Builder &b = x.builder();
+  if (x.rank() > static_cast<int64_t>(shape.size()))
+    return b.error("cannot broadcast " + shapeStr(x.shape()) + " to " +
+                   shapeStr(shape) + ": too many dimensions");
+  int64_t offset = shape.size() - x.rank();
+  SmallVector<int64_t> dims;
+  for (int64_t i = 0; i < x.rank(); ++i) {
+    if (x.dim(i) != 1 && x.dim(i) != shape[offset + i])
+      return b.error("cannot broadcast " + shapeStr(x.shape()) + " to " +
+                     shapeStr(shape));
+    dims.push_back(offset + i);
+  }
+  return b.createTyped(tf::BroadcastInDimOp::getOperationName(),
+                       RankedTensorType::get(shape, x.type().getElementType()),
+                       {x}, {arrayAttr(b, "dims", dims)});
+}
+
+Tensor operator+(Tensor a, Tensor b) { return binaryFloat<tf::AddOp>(a, b, "'+'"); }
+Tensor operator-(Tensor a, Tensor b) { return binaryFloat<tf::SubOp>(a, b, "'-'"); }
+Tensor operator*(Tensor a, Tensor b) { return binaryFloat<tf::MulOp>(a, b, "'*'"); }
+Tensor operator/(Tensor a, Tensor b) { return binaryFloat<tf::DivOp>(a, b, "'/'"); }
+Tensor maximum(Tensor a, Tensor b) { return binaryFloat<tf::MaxOp>(a, b, "maximum"); }
+Tensor minimum(Tensor a, Tensor b) { return binaryFloat<tf::MinOp>(a, b, "minimum"); }
+
+static Tensor scalarLike(Tensor like, double v) {
+  return like.valid() ? like.builder().fill(v, {}) : Tensor();
+}
+Tensor operator+(Tensor a, double b) { return a + scalarLike(a, b); }
+Tensor operator-(Tensor a, double b) { return a - scalarLike(a, b); }
+Tensor operator*(Tensor a, double b) { return a * scalarLike(a, b); }
+Tensor operator/(Tensor a, double b) { return a / scalarLike(a, b); }
+Tensor operator+(double a, Tensor b) { return scalarLike(b, a) + b; }
+Tensor operator-(double a, Tensor b) { return scalarLike(b, a) - b; }
+Tensor operator*(double a, Tensor b) { return scalarLike(b, a) * b; }
+Tensor operator/(double a, Tensor b) { return scalarLike(b, a) / b; }
+Tensor operator-(Tensor a) { return unaryFloat<tf::NegOp>(a, "unary '-'"); }
+
+Tensor operator==(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::eq, "'=='"); }
+Tensor operator!=(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::ne, "'!='"); }
+Tensor operator<(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::lt, "'<'"); }
+Tensor operator<=(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::le, "'<='"); }
+Tensor operator>(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::gt, "'>'"); }
+Tensor operator>=(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::ge, "'>='"); }
+Tensor logical_and(Tensor a, Tensor b) { return logical<tf::AndOp>(a, b, "logical_and"); }
+Tensor logical_or(Tensor a, Tensor b) { return logical<tf::OrOp>(a, b, "logical_or"); }
+Tensor logical_not(Tensor a) {
+  if (!a.valid() || !requireDType(a, DType::boolean, "logical_not"))
+    return {};
+  return first(a.builder().create<tf::NotOp>({a}));
+}
+
+Tensor where(Tensor cond, Tensor a, Tensor b) {
+  Builder *builder = builderOf({&cond, &a, &b});
+  if (!builder || !requireDType(cond, DType::boolean, "where"))
+    return {};
+  if (a.dtype() != b.dtype())
+    return builder->error(Twine("where: branches differ in type: ") +
+                          dtypeName(a.dtype()) + " and " + dtypeName(b.dtype()));
+  auto ab = broadcastShape(*builder, a.shape(), b.shape(), "where");
+  if (!ab)
+    return {};
+  auto shape = broadcastShape(*builder, cond.shape(), *ab, "where");
+  if (!shape)
+    return {};
+  return first(builder->create<tf::SelectOp>({broadcast_to(cond, *shape),
+                                              broadcast_to(a, *shape),
+                                              broadcast_to(b, *shape)}));
+}
+
+Tensor relu(Tensor x) { return unaryFloat<tf::ReluOp>(x, "relu"); }
+Tensor gelu(Tensor x) { return unaryFloat<tf::GeluOp>(x, "gelu"); }
+Tensor tanh(Tensor x) { return unaryFloat<tf::TanhOp>(x, "tanh"); }
+Tensor exp(Tensor x) { return unaryFloat<tf::ExpOp>(x, "exp"); }
+Tensor log(Tensor x) { return unaryFloat<tf::LogOp>(x, "log"); }
+Tensor sqrt(Tensor x) { return unaryFloat<tf::SqrtOp>(x, "sqrt"); }
+Tensor rsqrt(Tensor x) { return unaryFloat<tf::RsqrtOp>(x, "rsqrt"); }
+
+//===----------------------------------------------------------------------===//
+// Shape functions
+//===----------------------------------------------------------------------===//
+
+Tensor matmul(Tensor a, Tensor b) {
+  Builder *builder = builderOf({&a, &b});
+  if (!builder || !requireDType(a, DType::f32, "'@'") ||
+      !requireDType(b, DType::f32, "'@'"))
+    return {};
+  if (a.rank() < 2 || b.rank() < 2)
+    return builder->error("'@' needs operands of rank >= 2, got " +
+                          shapeStr(a.shape()) + " and " + shapeStr(b.shape()) +
+                          " (use unsqueeze)");
+  if (a.dim(-1) != b.dim(-2))
+    return builder->error("'@' contracts " + shapeStr(a.shape()) + " with " +
+                          shapeStr(b.shape()) + ": " + Twine(a.dim(-1)) +
+                          " != " + Twine(b.dim(-2)));
+  // x[..., M, K] @ W[K, N]: fold the batch into M instead of broadcasting W.
+  if (b.rank() == 2 && a.rank() > 2) {
+    SmallVector<int64_t> outShape(a.shape().drop_back());
+    outShape.push_back(b.dim(-1));
+    Tensor flat = reshape(a, {-1, a.dim(-1)});
+    return reshape(first(builder->create<tf::MatmulOp>({flat, b})), outShape);
+  }
+  auto batch = broadcastShape(*builder, a.shape().drop_back(2),
+                              b.shape().drop_back(2), "'@' batch dimensions");
+  if (!batch)
+    return {};
+  SmallVector<int64_t> aShape(*batch), bShape(*batch);
+  aShape.append({a.dim(-2), a.dim(-1)});
+  bShape.append({b.dim(-2), b.dim(-1)});
+  return first(builder->create<tf::MatmulOp>(
+      {broadcast_to(a, aShape), broadcast_to(b, bShape)}));
+}
+
+Tensor softmax(Tensor x, int64_t axis) {
+  if (!x.valid() || !requireDType(x, DType::f32, "softmax"))
+    return {};
+  auto a = normalizeAxis(x.builder(), axis, x.rank(), "softmax");
+  if (!a)
+    return {};
+  return first(x.builder().create<tf::SoftmaxOp>({x}, {i64Attr(x.builder(), "axis", *a)}));
+}
+
+Tensor log_softmax(Tensor x, int64_t axis) {
+  if (!x.valid() || !requireDType(x, DType::f32, "log_softmax"))
+    return {};
+  auto a = normalizeAxis(x.builder(), axis, x.rank(), "log_softmax");
+  if (!a)
+    return {};
+  return first(
+      x.builder().create<tf::LogSoftmaxOp>({x}, {i64Attr(x.builder(), "axis", *a)}));
+}
+
+/// Sorted, unique, non-negative axes (all of them when `axes` is empty).
+static std::optional<SmallVector<int64_t>>
+reductionAxes(Tensor x, ArrayRef<int64_t> axes, StringRef what) {
+  SmallVector<int64_t> out;
+  if (axes.empty()) {
+    out.resize(x.rank());
+    std::iota(out.begin(), out.end(), 0);
+    return out;
+  }
+  for (int64_t a : axes) {
+    auto n = normalizeAxis(x.builder(), a, x.rank(), what);
+    if (!n)
+      return std::nullopt;
+    out.push_back(*n);
+  }
+  llvm::sort(out);
+  if (std::adjacent_find(out.begin(), out.end()) != out.end()) {
+    x.builder().error(what + ": an axis is listed twice");
+    return std::nullopt;
+  }
+  return out;
+}
+
+template <typename OpT>
+static Tensor reduce(Tensor x, ArrayRef<int64_t> axes, StringRef what,
+                     bool countsBools) {
+  if (!x.valid())
+    return {};
+  if (countsBools && x.dtype() == DType::boolean)
+    x = to_float(x);
+  if (!requireDType(x, DType::f32, what))
+    return {};
+  auto a = reductionAxes(x, axes, what);
+  if (!a)
+    return {};
+  if (a->empty()) // a scalar reduces to itself
+    return x;
+  return first(x.builder().create<OpT>({x}, {arrayAttr(x.builder(), "axes", *a)}));
+}
+
+Tensor sum(Tensor x, ArrayRef<int64_t> axes) {
+  return reduce<tf::ReduceSumOp>(x, axes, "sum", true);
+}
+Tensor mean(Tensor x, ArrayRef<int64_t> axes) {
+  return reduce<tf::ReduceMeanOp>(x, axes, "mean", true);
+}
+Tensor max(Tensor x, ArrayRef<int64_t> axes) {
+  return reduce<tf::ReduceMaxOp>(x, axes, "max", false);
+}
+
+Tensor argmax(Tensor x, int64_t axis) {
+  if (!x.valid() || !requireDType(x, DType::f32, "argmax"))
+    return {};
+  auto a = normalizeAxis(x.builder(), axis, x.rank(), "argmax");
+  if (!a)
+    return {};
+  return first(x.builder().create<tf::ArgmaxOp>({x}, {i64Attr(x.builder(), "axis", *a)}));
+}
+
+Tensor transpose(Tensor x, ArrayRef<int64_t> perm) {
+  if (!x.valid())
+    return {};
+  SmallVector<int64_t> p;
+  for (int64_t d : perm) {
+    auto n = normalizeAxis(x.builder(), d, x.rank(), "transpose");
+    if (!n)
+      return {};
+    p.push_back(*n);
+  }
+  return first(x.builder().create<tf::TransposeOp>({x}, {arrayAttr(x.builder(), "perm", p)}));
+}
+
+Tensor reshape(Tensor x, ArrayRef<int64_t> shape) {
+  if (!x.valid())
+    return {};
+  Builder &b = x.builder();
+  SmallVector<int64_t> out(shape);
+  int64_t known = 1, inferred = -1;
+  for (auto [i, d] : llvm::enumerate(out)) {
+    if (d == -1 && inferred < 0) {
+      inferred = i;
+      continue;
+    }
+    if (d <= 0)
+      return b.error("reshape to " + shapeStr(shape) +
+                     ": dimensions must be positive (one may be -1)");
+    known *= d;
+  }
+  int64_t count = x.type().getNumElements();
+  if (inferred >= 0) {
+    if (count % known != 0)
+      return b.error("cannot reshape " + shapeStr(x.shape()) + " to " +
+                     shapeStr(shape));
+    out[inferred] = count / known;
+    known *= out[inferred];
+  }
+  if (known != count)
+    return b.error("cannot reshape " + shapeStr(x.shape()) + " (" +
+                   Twine(count) + " elements) to " + shapeStr(shape) + " (" +
+                   Twine(known) + " elements)");
+  if (ArrayRef<int64_t>(out) == x.shape())
+    return x;
+  return b.createTyped(tf::ReshapeOp::getOperationName(),
+                       RankedTensorType::get(out, x.type().getElementType()), {x});
+}
+
+Tensor squeeze(Tensor x, int64_t axis) {
+  if (!x.valid())
+    return {};
+  auto a = normalizeAxis(x.builder(), axis, x.rank(), "squeeze");
+  if (!a)
+    return {};
+  if (x.dim(*a) != 1)
+    return x.builder().error("squeeze: dimension " + Twine(axis) + " of " +
+                             shapeStr(x.shape()) + " is not 1");
+  SmallVector<int64_t> shape(x.shape());
+  shape.erase(shape.begin() + *a);
+  return reshape(x, shape);
+}
+
+Tensor unsqueeze(Tensor x, int64_t axis) {
+  if (!x.valid())
+    return {};
+  auto a = normalizeAxis(x.builder(), axis, x.rank() + 1, "unsqueeze");
+  if (!a)
+    return {};
+  SmallVector<int64_t> shape(x.shape());
+  shape.insert(shape.begin() + *a, 1);
+  return reshape(x, shape);
+}
+
+Tensor concat(ArrayRef<Tensor> tensors, int64_t axis) {
+  if (tensors.empty() || !Builder::allValid(tensors))
+    return {};
+  Builder &b = tensors.front().builder();
+  auto a = normalizeAxis(b, axis, tensors.front().rank(), "concat");
+  if (!a)
+    return {};
+  if (tensors.size() == 1)
+    return tensors.front();
+  return first(b.create<tf::ConcatOp>(tensors, {i64Attr(b, "axis", *a)}));
+}
+
+Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit) {
+  if (!x.valid())
+    return {};
+  auto a = normalizeAxis(x.builder(), axis, x.rank(), "slice");
+  if (!a)
+    return {};
+  SmallVector<int64_t> starts(x.rank(), 0), limits(x.shape()), strides(x.rank(), 1);
+  starts[*a] = start;
+  limits[*a] = limit;
+  Builder &b = x.builder();
+  return first(b.create<tf::SliceOp>({x}, {arrayAttr(b, "start", starts),
+                                           arrayAttr(b, "limit", limits),
+                                           arrayAttr(b, "stride", strides)}));
+}
+
+Tensor to_float(Tensor x) {
+  if (!x.valid() || x.dtype() == DType::f32)
+    return x;
+  return x.builder().createTyped(
+      tf::CastOp::getOperationName(),
+      RankedTensorType::get(x.shape(), x.builder().ops().getF32Type()), {x});
+}
+
+Tensor one_hot(Tensor ids, int64_t classes) {
+  if (!ids.valid() || !requireDType(ids, DType::i32, "one_hot"))
+    return {};
+  return first(ids.builder().create<tf::OneHotOp>(
+      {ids}, {i64Attr(ids.builder(), "depth", classes)}));
+}
+
+Tensor dropout(Tensor x, double rate) {
+  if (!x.valid() || !requireDType(x, DType::f32, "dropout"))
+    return {};
+  Builder &b = x.builder();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return b.error("dropout rate " + llvm::formatv("{0}", rate).str() + " must be in [0, 1)");
+  if (rate == 0.0 || !b.options().training)
+    return x;
+  SmallVector<NamedAttribute> attrs = {
+      attr(b, "rate", b.ops().getF32FloatAttr(rate)),
+      i64Attr(b, "key", b.nextDropoutKey()),
+      attr(b, "training", b.ops().getUnitAttr())};
+  return first(b.create<tf::DropoutOp>({x, b.seed()}, attrs));
+}
+
+Tensor positional_encoding(Builder &b, int64_t len, int64_t dim) {
+  if (len <= 0 || dim <= 0 || dim % 2 != 0)
+    return b.error("positional_encoding(" + Twine(len) + ", " + Twine(dim) +
+                   ") needs a positive length and a positive even dimension");
+  // PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i),
+  // w_i = exp(-2i * ln(10000) / dim), as the UvA tutorial computes it.
+  std::vector<float> pe(len * dim);
+  for (int64_t pos = 0; pos < len; ++pos)
+    for (int64_t i = 0; i < dim; i += 2) {
+      double w = std::exp(static_cast<double>(i) * (-std::log(10000.0) / dim));
+      pe[pos * dim + i] = static_cast<float>(std::sin(pos * w));
+      pe[pos * dim + i + 1] = static_cast<float>(std::cos(pos * w));
+    }
+  auto type = RankedTensorType::get({len, dim}, b.ops().getF32Type());
+  return b.constant(DenseElementsAttr::get(type, ArrayRef<float>(pe)));
+}
+
+Tensor causal_mask(Builder &b, int64_t n) {
+  if (n <= 0)
+    return b.error("causal_mask(" + Twine(n) + ") needs a positive size");
+  SmallVector<bool> mask(n * n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      mask[i * n + j] = j <= i;
+  auto type = RankedTensorType::get({n, n}, b.ops().getI1Type());
+  return b.constant(DenseElementsAttr::get(type, ArrayRef<bool>(mask)));
+}
+
+Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask,
+                             bool withWeights) {
+  Builder *builder = builderOf({&q, &k, &v});
+  if (!builder)
+    return {};
+  Builder &b = *builder;
+  for (Tensor t : {q, k, v})
+    if (!requireDType(t, DType::f32, "scaled_dot_product"))
+      return {};
+  if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
+    return {b.error("scaled_dot_product needs q, k, v of one rank >= 2, got " +
+                    shapeStr(q.shape()) + ", " + shapeStr(k.shape()) + ", " +
+                    shapeStr(v.shape())),
+            {}};
+  SmallVector<NamedAttribute> attrs = {
+      attr(b, "scale", b.ops().getF32FloatAttr(1.0 / std::sqrt(double(q.dim(-1)))))};
+  if (withWeights)
+    attrs.push_back(attr(b, "with_weights", b.ops().getUnitAttr()));
+  std::vector<Tensor> operands = {q, k, v};
+  if (mask.valid()) {
+    if (!requireDType(mask, DType::boolean, "attention mask"))
+      return {};
+    SmallVector<int64_t> weightShape(q.shape().drop_back());
+    weightShape.push_back(k.dim(-2));
+    operands.push_back(broadcast_to(mask, weightShape));
+  }
+  std::vector<Tensor> r = b.create<tf::AttentionOp>(operands, attrs);
+  if (r.empty())
+    return {};
+  return {r[0], withWeights ? r[1] : Tensor()};
+}
+
+Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis) {
+  Builder *builder = builderOf({&logits, &labels});
+  if (!builder || !requireDType(logits, DType::f32, "cross_entropy logits") ||
+      !requireDType(labels, DType::i32, "cross_entropy labels"))
+    return {};
+  auto a = normalizeAxis(*builder, axis, logits.rank(), "cross_entropy");
+  if (!a)
+    return {};
+  return first(builder->create<tf::CrossEntropyOp>(
+      {logits, labels}, {i64Attr(*builder, "axis", *a)}));
+}
+
+Tensor mse(Tensor a, Tensor b) {
+  Builder *builder = builderOf({&a, &b});
+  if (!builder || !requireDType(a, DType::f32, "mse") ||
+      !requireDType(b, DType::f32, "mse"))
+    return {};
+  return first(builder->create<tf::MseOp>({a, b}));
+}
+
+} // namespace tfc

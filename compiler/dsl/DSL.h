@@ -1,0 +1,343 @@
+//===- DSL.h - tfc's C++ graph DSL: one builder API under both front ends -===//
+//
+// A model is a function built with this API: tensors are values, operators
+// broadcast as numpy does (inserting explicit tf.broadcast_in_dim), and the
+// composites (linear, layer_norm, multi_head_attention, encoder, ...) are
+// defined once, here. The `.tf` parser only turns syntax into these calls.
+//
+// Errors never abort: a failing call emits an MLIR diagnostic at the current
+// location and returns an invalid Tensor; every call on an invalid tensor
+// returns another one silently, so only the first error is reported.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_COMPILER_DSL_DSL_H
+#define TFC_COMPILER_DSL_DSL_H
+
+#include "dialect/TfDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tfc {
+
+class Builder;
+
+enum class DType { f32, i32, boolean };
+
+/// A value of the graph under construction.
+class Tensor {
+public:
+  Tensor() = default;
+  Tensor(Builder *builder, mlir::Value value) : builder_(builder), value_(value) {}
+
+  bool valid() const { return builder_ && value_; }
+  explicit operator bool() const { return valid(); }
+  mlir::Value value() const { return value_; }
+  Builder &builder() const { return *builder_; }
+  mlir::RankedTensorType type() const;
+  llvm::ArrayRef<int64_t> shape() const;
+  int64_t rank() const;
+  /// Dimension `i`, negative counting from the end.
+  int64_t dim(int64_t i) const;
+  DType dtype() const;
+
+private:
+  Builder *builder_ = nullptr;
+  mlir::Value value_;
+};
+
+struct ModelOptions {
+  int64_t batch = 1;
+  /// Build dropout in training mode (eval mode makes it the identity).
+  bool training = true;
+  /// Return every multi-head attention's weights as a `tf.attention` result
+  /// named by the layer (e.g. "encoder.0.self_attn").
+  bool recordAttention = false;
+};
+
+/// Builds one model function in a module. Parameters and inputs become
+/// function arguments, in creation order; outputs, loss and metrics become
+/// results.
+class Builder {
+public:
+  Builder(mlir::MLIRContext &context, llvm::StringRef modelName,
+          ModelOptions options = {});
+  ~Builder();
+
+  mlir::MLIRContext &context() { return context_; }
+  mlir::OpBuilder &ops() { return ops_; }
+  const ModelOptions &options() const { return options_; }
+  int64_t batch() const { return options_.batch; }
+
+  /// Location of the ops created next (the .tf front end sets the source
+  /// position of each expression; C++ models may leave it unknown).
+  void setLoc(mlir::Location loc) { loc_ = loc; }
+  mlir::Location loc() const { return loc_; }
+
+  // Model interface ---------------------------------------------------------
+  Tensor input(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> shape);
+  /// A parameter named `<scope>.<name>` (see Scope) with its initialiser.
+  Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+               tf::InitKind init, double scale = 0.0);
+  void output(llvm::StringRef name, Tensor value);
+  void loss(Tensor value);
+  void metric(llvm::StringRef name, Tensor value);
+  void attentionMap(llvm::StringRef name, Tensor weights);
+
+  /// Finishes the function (return op, signature, result attributes) and
+  /// verifies the module. Null after any error.
+  mlir::OwningOpRef<mlir::ModuleOp> finish();
+
+  // Naming ------------------------------------------------------------------
+  /// RAII: parameters created while it lives are named under `name`
+  /// ("encoder" then "0" then "self_attn" gives "encoder.0.self_attn.*").
+  class Scope {
+  public:
+    Scope(Builder &builder, llvm::StringRef name);
+    ~Scope();
+    Scope(const Scope &) = delete;
+    Scope &operator=(const Scope &) = delete;
+
+  private:
+    Builder &builder_;
+  };
+  /// `explicitName` if given, else a fresh name for an unnamed layer of
+  /// `kind` in the current scope: "linear", "linear_1", ...
+  std::string layerName(llvm::StringRef kind, llvm::StringRef explicitName);
+  /// The current scope joined with `name` ("encoder.0.self_attn").
+  std::string qualified(llvm::StringRef name) const;
+
+  // Errors ------------------------------------------------------------------
+  /// Emits an error at the current location and marks the build failed.
+  Tensor error(const llvm::Twine &message);
+  bool failed() const { return failed_; }
+  /// All tensors valid; if not, the build has already failed.
+  static bool allValid(llvm::ArrayRef<Tensor> tensors);
+
+  // Low-level construction ---------------------------------------------------
+  /// Creates a tf op after asking it to infer its result types: a shape
+  /// error becomes a diagnostic, never an abort. Returns the results (empty
+  /// on error).
+  template <typename OpT>
+  std::vector<Tensor> create(llvm::ArrayRef<Tensor> operands,
+                             llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    return createImpl(OpT::getOperationName(), &OpT::inferReturnTypes,
+                      operands, attrs);
+  }
+  /// Ops whose result type is given (reshape, broadcast_in_dim, cast).
+  Tensor createTyped(llvm::StringRef opName, mlir::Type resultType,
+                     llvm::ArrayRef<Tensor> operands,
+                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  Tensor constant(mlir::DenseElementsAttr value);
+  /// A scalar f32 constant broadcast to `shape`.
+  Tensor fill(double value, llvm::ArrayRef<int64_t> shape);
+  /// The tensor<i32> argument dropout reads its seed from (made on first use).
+  Tensor seed();
+  /// A per-op key for dropout's random stream: 0, 1, 2, ... in build order.
+  int64_t nextDropoutKey() { return dropoutKeys_++; }
+
+  mlir::func::FuncOp function() { return func_; }
+
+private:
+  using InferFn = llvm::LogicalResult (*)(
+      mlir::MLIRContext *, std::optional<mlir::Location>, mlir::ValueRange,
+      mlir::DictionaryAttr, mlir::OpaqueProperties, mlir::RegionRange,
+      llvm::SmallVectorImpl<mlir::Type> &);
+  std::vector<Tensor> createImpl(llvm::StringRef opName, InferFn infer,
+                                 llvm::ArrayRef<Tensor> operands,
+                                 llvm::ArrayRef<mlir::NamedAttribute> attrs);
+  Tensor addArgument(mlir::Type type, llvm::ArrayRef<mlir::NamedAttribute> attrs);
+  void addResult(Tensor value, mlir::NamedAttribute attr);
+
+  mlir::MLIRContext &context_;
+  ModelOptions options_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  mlir::func::FuncOp func_;
+  mlir::OpBuilder ops_;
+  mlir::Location loc_;
+  std::vector<std::string> scopes_;
+  llvm::StringMap<int> layerCounts_; // per scope + kind
+  llvm::StringSet<> paramNames_;
+  llvm::StringSet<> inputNames_;
+  std::vector<mlir::DictionaryAttr> argAttrs_;
+  llvm::StringSet<> resultNames_;
+  std::vector<mlir::Value> results_;
+  std::vector<mlir::DictionaryAttr> resultAttrs_;
+  bool hasLoss_ = false;
+  Tensor seed_;
+  int64_t dropoutKeys_ = 0;
+  bool failed_ = false;
+  bool finished_ = false;
+};
+
+//===----------------------------------------------------------------------===//
+// Functions (no parameters). Axes may be negative, counting from the end.
+//===----------------------------------------------------------------------===//
+
+// numpy-broadcasting arithmetic on f32 tensors, and with scalars.
+Tensor operator+(Tensor a, Tensor b);
+Tensor operator-(Tensor a, Tensor b);
+Tensor operator*(Tensor a, Tensor b);
+Tensor operator/(Tensor a, Tensor b);
+Tensor operator+(Tensor a, double b);
+Tensor operator-(Tensor a, double b);
+Tensor operator*(Tensor a, double b);
+Tensor operator/(Tensor a, double b);
+Tensor operator+(double a, Tensor b);
+Tensor operator-(double a, Tensor b);
+Tensor operator*(double a, Tensor b);
+Tensor operator/(double a, Tensor b);
+Tensor operator-(Tensor a);
+Tensor maximum(Tensor a, Tensor b);
+Tensor minimum(Tensor a, Tensor b);
+// Comparisons (broadcasting; operands of one dtype) give bool tensors.
+Tensor operator==(Tensor a, Tensor b);
+Tensor operator!=(Tensor a, Tensor b);
+Tensor operator<(Tensor a, Tensor b);
+Tensor operator<=(Tensor a, Tensor b);
+Tensor operator>(Tensor a, Tensor b);
+Tensor operator>=(Tensor a, Tensor b);
+Tensor logical_and(Tensor a, Tensor b);
+Tensor logical_or(Tensor a, Tensor b);
+Tensor logical_not(Tensor a);
+/// cond ? a : b, broadcasting all three.
+Tensor where(Tensor cond, Tensor a, Tensor b);
+/// Batched matrix product with numpy's matmul broadcasting of batch dims
+/// (1-d operands are not supported: use unsqueeze).
+Tensor matmul(Tensor a, Tensor b);
+Tensor broadcast_to(Tensor x, llvm::ArrayRef<int64_t> shape);
+
+Tensor relu(Tensor x);
+Tensor gelu(Tensor x);
+Tensor tanh(Tensor x);
+Tensor exp(Tensor x);
+Tensor log(Tensor x);
+Tensor sqrt(Tensor x);
+Tensor rsqrt(Tensor x);
+Tensor softmax(Tensor x, int64_t axis = -1);
+Tensor log_softmax(Tensor x, int64_t axis = -1);
+/// Reductions over `axes` (all axes when empty). A bool tensor counts its
+/// trues (sum) or their fraction (mean).
+Tensor sum(Tensor x, llvm::ArrayRef<int64_t> axes = {});
+Tensor mean(Tensor x, llvm::ArrayRef<int64_t> axes = {});
+Tensor max(Tensor x, llvm::ArrayRef<int64_t> axes = {});
+Tensor argmax(Tensor x, int64_t axis = -1);
+Tensor transpose(Tensor x, llvm::ArrayRef<int64_t> perm);
+/// One entry may be -1 (inferred), as in PyTorch.
+Tensor reshape(Tensor x, llvm::ArrayRef<int64_t> shape);
+Tensor squeeze(Tensor x, int64_t axis);
+Tensor unsqueeze(Tensor x, int64_t axis);
+Tensor concat(llvm::ArrayRef<Tensor> tensors, int64_t axis);
+Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit);
+/// `float()` of the .tf language: i32/bool to f32.
+Tensor to_float(Tensor x);
+Tensor one_hot(Tensor ids, int64_t classes);
+Tensor dropout(Tensor x, double rate);
+/// The sinusoidal encoding of the UvA tutorial, [len, dim], as a constant.
+Tensor positional_encoding(Builder &b, int64_t len, int64_t dim);
+/// True on and below the diagonal, [n, n].
+Tensor causal_mask(Builder &b, int64_t n);
+
+struct Attention {
+  Tensor values;
+  Tensor weights; // invalid unless requested
+};
+/// softmax(q k^T / sqrt(d)) v; `mask` (bool, true = attend) broadcasts to the
+/// weights' shape.
+Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask = {},
+                             bool withWeights = true);
+
+Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis = -1);
+Tensor mse(Tensor a, Tensor b);
+
+//===----------------------------------------------------------------------===//
+// Layers (own parameters, PyTorch-style names and initialisers)
+//===----------------------------------------------------------------------===//
+
+struct LinearOptions {
+  bool bias = true;
+  std::string name;
+};
+/// x @ W^T + b over the last dim; W [out, in] and b with PyTorch's default
+/// init: uniform(+-1/sqrt(in)).
+Tensor linear(Tensor x, int64_t out, const LinearOptions &options = {});
+
+struct LayerNormOptions {
+  double epsilon = 1e-5;
+  std::string name;
+};
+/// Over the last dim; weight ones, bias zeros.
+Tensor layer_norm(Tensor x, const LayerNormOptions &options = {});
+
+struct Conv1dOptions {
+  int64_t kernel = 1;
+  int64_t padding = 0;
+  bool bias = true;
+  std::string name;
+};
+/// NCW; weight [out, in, kernel], PyTorch's default init.
+Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options = {});
+
+struct EmbeddingOptions {
+  std::string name;
+};
+/// Table [vocab, dim] drawn from N(0, 1) as nn.Embedding.
+Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
+                 const EmbeddingOptions &options = {});
+
+struct AttentionOptions {
+  int64_t heads = 1;
+  Tensor memory;  // keys and values from here (cross-attention) when valid
+  Tensor mask;    // bool, 2-d [Tq, Tk], 3-d [B, Tq, Tk] or 4-d [B, H, Tq, Tk]
+  std::string name;
+  Tensor *weights = nullptr; // receives [B, H, Tq, Tk] when non-null
+};
+/// The tutorial's MultiheadAttention: one fused qkv projection (q and a
+/// fused kv projection for cross-attention), heads chunk the projections,
+/// xavier-uniform weights and zero biases, output projection "out".
+Tensor multi_head_attention(Tensor x, const AttentionOptions &options);
+
+enum class NormPlacement { post, pre };
+
+struct EncoderOptions {
+  int64_t layers = 1;
+  int64_t heads = 1;
+  int64_t ffn = 0; // hidden width of the feed-forward net; 0 means 2 * dim
+  double dropout = 0.0;
+  NormPlacement norm = NormPlacement::post;
+  Tensor mask;
+  std::string name;
+};
+/// N blocks of self-attention + feed-forward with residuals; `post` is the
+/// UvA tutorial's LayerNorm(x + f(x)), `pre` is x + f(LayerNorm(x)) with a
+/// final norm. Parameters: NAME.i.{self_attn,linear1,linear2,norm1,norm2},
+/// NAME.norm for pre.
+Tensor encoder(Tensor x, const EncoderOptions &options);
+
+struct DecoderOptions {
+  int64_t layers = 1;
+  int64_t heads = 1;
+  int64_t ffn = 0;
+  double dropout = 0.0;
+  NormPlacement norm = NormPlacement::post;
+  Tensor mask;        // self-attention mask (e.g. causal_mask)
+  Tensor memoryMask;  // cross-attention mask
+  std::string name;
+};
+/// N blocks of masked self-attention, cross-attention to `memory` and
+/// feed-forward. Parameters: NAME.i.{self_attn,cross_attn,linear1,linear2,
+/// norm1,norm2,norm3}, NAME.norm for pre.
+Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options);
+
+} // namespace tfc
+
+#endif // TFC_COMPILER_DSL_DSL_H
