@@ -43,10 +43,13 @@ def TF_ConstantOp : TF_InferredOp<"constant", [ConstantLike]> {
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops (operands of identical shape)
+//
+// They do not carry MLIR's `Elementwise` trait: its verifier runs before the
+// shape rules and rejects a mismatch without naming the shapes.
 //===----------------------------------------------------------------------===//
 
 class TF_UnaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [Elementwise]> {
+    : TF_InferredOp<mnemonic> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$x);
   let results = (outs TF_FloatTensor:$result);
@@ -64,7 +67,7 @@ def TF_GeluOp : TF_UnaryFloatOp<"gelu",
     "elementwise x * Phi(x) with the exact erf form (PyTorch's default)">;
 
 class TF_BinaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [Elementwise]> {
+    : TF_InferredOp<mnemonic> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
   let results = (outs TF_FloatTensor:$result);
@@ -80,7 +83,7 @@ def TF_DivOp : TF_BinaryFloatOp<"div", "elementwise division">;
 def TF_MaxOp : TF_BinaryFloatOp<"max", "elementwise maximum">;
 def TF_MinOp : TF_BinaryFloatOp<"min", "elementwise minimum">;
 
-def TF_CompareOp : TF_InferredOp<"compare", [Elementwise]> {
+def TF_CompareOp : TF_InferredOp<"compare"> {
   let summary = "elementwise comparison, giving i1";
   let description = [{
     ```mlir
@@ -99,7 +102,7 @@ def TF_CompareOp : TF_InferredOp<"compare", [Elementwise]> {
 }
 
 class TF_LogicalBinaryOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [Elementwise]> {
+    : TF_InferredOp<mnemonic> {
   let summary = summ;
   let arguments = (ins TF_BoolTensor:$lhs, TF_BoolTensor:$rhs);
   let results = (outs TF_BoolTensor:$result);
@@ -110,14 +113,14 @@ class TF_LogicalBinaryOp<string mnemonic, string summ>
 def TF_AndOp : TF_LogicalBinaryOp<"and", "elementwise logical and">;
 def TF_OrOp : TF_LogicalBinaryOp<"or", "elementwise logical or">;
 
-def TF_NotOp : TF_InferredOp<"not", [Elementwise]> {
+def TF_NotOp : TF_InferredOp<"not"> {
   let summary = "elementwise logical not";
   let arguments = (ins TF_BoolTensor:$x);
   let results = (outs TF_BoolTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def TF_SelectOp : TF_InferredOp<"select", [Elementwise]> {
+def TF_SelectOp : TF_InferredOp<"select"> {
   let summary = "elementwise choice: cond ? on_true : on_false";
   let arguments = (ins TF_BoolTensor:$cond, TF_Tensor:$on_true,
                        TF_Tensor:$on_false);
@@ -128,7 +131,7 @@ def TF_SelectOp : TF_InferredOp<"select", [Elementwise]> {
   }];
 }
 
-def TF_CastOp : TF_Op<"cast", [Pure, Elementwise]> {
+def TF_CastOp : TF_Op<"cast", [Pure]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     f32 -> i32 truncates toward zero; i1 -> f32/i32 gives 0 or 1; anything
