@@ -703,6 +703,8 @@ Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit) {
   auto a = normalizeAxis(x.builder(), axis, x.rank(), "slice");
   if (!a)
     return {};
+  if (start == 0 && limit == x.dim(*a))
+    return x;
   SmallVector<int64_t> starts(x.rank(), 0), limits(x.shape()), strides(x.rank(), 1);
   starts[*a] = start;
   limits[*a] = limit;

@@ -14,7 +14,6 @@ config.substitutions.append(("%models", os.path.join(config.tfc_src_root, "model
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-tools = ["tf-opt"]
-if os.path.exists(os.path.join(config.tfc_tools_dir, "tfc")):
-    tools.append("tfc")
+tools = [t for t in ["tf-opt", "tfc", "tfc-models", "tfc-dsl-examples"]
+         if os.path.exists(os.path.join(config.tfc_tools_dir, t))]
 llvm_config.add_tool_substitutions(tools, [config.tfc_tools_dir])
