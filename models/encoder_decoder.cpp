@@ -21,21 +21,21 @@ TFC_MODEL(encoder_decoder, 16) {
   Tensor shifted = concat({slice(source, 1, points - 1, points),
                            slice(target, 1, 0, points - 1)},
                           1);
-  Tensor pe = positional_encoding(b, points, dim);
-  auto embed = [&](Tensor seq) {
-    return linear(seq, dim, {.name = "proj"}) * std::sqrt(double(dim)) + pe;
-  };
-  // Both sequences share the projection: build it once, apply it twice.
-  Tensor both = embed(concat({source, shifted}, 0));
-  Tensor src = slice(both, 0, 0, b.batch());
+  // One projection for both sequences (the book's self.proj): project them
+  // stacked along the batch, then split.
+  Tensor projected = linear(concat({source, shifted}, 0), dim, {.name = "proj"}) *
+                     std::sqrt(double(dim));
+  Tensor both = projected + positional_encoding(b, points, dim);
+  // Statement order follows models/encoder_decoder.tf, so the twins build
+  // identical IR.
+  Tensor memory = encoder(slice(both, 0, 0, b.batch()),
+                          {.layers = 2, .heads = 3, .ffn = 10, .dropout = 0.1,
+                           .norm = NormPlacement::pre});
   Tensor tgt = slice(both, 0, b.batch(), 2 * b.batch());
-
-  Tensor memory = encoder(src, {.layers = 2, .heads = 3, .ffn = 10,
-                                .dropout = 0.1, .norm = NormPlacement::pre});
+  Tensor causal = causal_mask(b, points);
   Tensor states = decoder(tgt, memory,
                           {.layers = 2, .heads = 3, .ffn = 10, .dropout = 0.1,
-                           .norm = NormPlacement::pre,
-                           .mask = causal_mask(b, points)});
+                           .norm = NormPlacement::pre, .mask = causal});
   Tensor prediction = linear(states, features, {.name = "linear"});
 
   b.loss(mse(prediction, target));
