@@ -45,6 +45,20 @@ static Type elementType(MLIRContext &ctx, DType t) {
   return {};
 }
 
+/// The element count of `shape` if every dimension is positive and the count
+/// stays within kMaxElements (2^31: 8 GiB of f32), else nullopt. Shapes come
+/// from user input, so the product is computed without overflow.
+static constexpr int64_t kMaxElements = int64_t(1) << 31;
+static std::optional<int64_t> checkedCount(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d <= 0 || d > kMaxElements / count)
+      return std::nullopt;
+    count *= d;
+  }
+  return count;
+}
+
 //===----------------------------------------------------------------------===//
 // Tensor
 //===----------------------------------------------------------------------===//
@@ -103,6 +117,9 @@ std::string Builder::layerName(StringRef kind, StringRef explicitName) {
 }
 
 Tensor Builder::error(const Twine &message) {
+  // Only the first error is reported: later ones are usually its echoes.
+  if (failed_)
+    return {};
   emitError(loc_) << message;
   failed_ = true;
   return {};
@@ -185,10 +202,10 @@ Tensor Builder::addArgument(Type type, ArrayRef<NamedAttribute> attrs) {
 }
 
 Tensor Builder::input(StringRef name, DType dtype, ArrayRef<int64_t> shape) {
-  for (int64_t d : shape)
-    if (d <= 0)
-      return error("input '" + name + "' has a non-positive dimension in " +
-                   shapeStr(shape));
+  if (!checkedCount(shape))
+    return error("input '" + name + "' has shape " + shapeStr(shape) +
+                 ": dimensions must be positive and the size at most 2^31 "
+                 "elements");
   if (!inputNames_.insert(name).second)
     return error("input '" + name + "' is declared twice");
   auto type = RankedTensorType::get(shape, elementType(context_, dtype));
@@ -203,10 +220,10 @@ Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape,
     return error("parameter '" + full +
                  "' is defined twice (give one of the layers a different "
                  "name:)");
-  for (int64_t d : shape)
-    if (d <= 0)
-      return error("parameter '" + full + "' has a non-positive dimension in " +
-                   shapeStr(shape));
+  if (!checkedCount(shape))
+    return error("parameter '" + full + "' has shape " + shapeStr(shape) +
+                 ": dimensions must be positive and the size at most 2^31 "
+                 "elements");
   auto type = RankedTensorType::get(shape, ops_.getF32Type());
   auto initAttr = tf::InitAttr::get(&context_, init, llvm::APFloat(scale));
   return addArgument(
@@ -637,9 +654,10 @@ Tensor reshape(Tensor x, ArrayRef<int64_t> shape) {
       inferred = i;
       continue;
     }
-    if (d <= 0)
+    if (d <= 0 || d > kMaxElements / known)
       return b.error("reshape to " + shapeStr(shape) +
-                     ": dimensions must be positive (one may be -1)");
+                     ": dimensions must be positive (one may be -1) and the "
+                     "size at most 2^31 elements");
     known *= d;
   }
   int64_t count = x.type().getNumElements();
@@ -745,9 +763,11 @@ Tensor dropout(Tensor x, double rate) {
 }
 
 Tensor positional_encoding(Builder &b, int64_t len, int64_t dim) {
-  if (len <= 0 || dim <= 0 || dim % 2 != 0)
+  if (len <= 0 || dim <= 0 || dim % 2 != 0 || !checkedCount({len, dim}) ||
+      len * dim > (int64_t(1) << 26))
     return b.error("positional_encoding(" + Twine(len) + ", " + Twine(dim) +
-                   ") needs a positive length and a positive even dimension");
+                   ") needs a positive length and a positive even dimension, "
+                   "at most 2^26 values in all");
   // PE[pos, 2i] = sin(pos * w_i), PE[pos, 2i+1] = cos(pos * w_i),
   // w_i = exp(-2i * ln(10000) / dim), as the UvA tutorial computes it.
   std::vector<float> pe(len * dim);
@@ -762,8 +782,8 @@ Tensor positional_encoding(Builder &b, int64_t len, int64_t dim) {
 }
 
 Tensor causal_mask(Builder &b, int64_t n) {
-  if (n <= 0)
-    return b.error("causal_mask(" + Twine(n) + ") needs a positive size");
+  if (n <= 0 || n > (int64_t(1) << 13))
+    return b.error("causal_mask(" + Twine(n) + ") needs a size in [1, 8192]");
   SmallVector<bool> mask(n * n);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j)

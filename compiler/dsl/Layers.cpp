@@ -69,6 +69,8 @@ Tensor xavierLinear(Tensor x, int64_t out, StringRef name) {
 /// [B, T, H * parts * hd] -> `parts` tensors [B, H, T, hd]: each head owns a
 /// contiguous chunk of the projection (the tutorial's reshape + chunk).
 std::vector<Tensor> splitHeads(Tensor x, int64_t heads, int64_t parts) {
+  if (!x.valid())
+    return std::vector<Tensor>(parts);
   int64_t hd = x.dim(-1) / (heads * parts);
   Tensor t = transpose(reshape(x, {x.dim(0), x.dim(1), heads, parts * hd}),
                        {0, 2, 1, 3});
@@ -79,12 +81,27 @@ std::vector<Tensor> splitHeads(Tensor x, int64_t heads, int64_t parts) {
 }
 
 Tensor feedForward(Tensor x, int64_t hidden, double rate) {
+  if (!x.valid())
+    return {};
   Tensor h = linear(x, hidden, {.bias = true, .name = "linear1"});
   h = relu(dropout(h, rate));
   return linear(h, x.dim(-1), {.bias = true, .name = "linear2"});
 }
 
-std::optional<int64_t> ffnWidth(Tensor x, int64_t ffn, StringRef layer) {
+/// A block's feed-forward width, after checking the block's input and size.
+std::optional<int64_t> ffnWidth(Tensor x, int64_t ffn, int64_t layers,
+                                StringRef layer) {
+  if (x.rank() != 3) {
+    x.builder().error(layer + " needs an input [batch, seq, dim], got " +
+                      shapeStr(x.shape()));
+    return std::nullopt;
+  }
+  // A bound, so a typo cannot make the compiler build for hours.
+  if (layers <= 0 || layers > 1024) {
+    x.builder().error(layer + ": " + Twine(layers) +
+                      " layers is outside [1, 1024]");
+    return std::nullopt;
+  }
   if (ffn == 0)
     return 2 * x.dim(-1);
   if (ffn < 0) {
@@ -237,9 +254,7 @@ Tensor encoder(Tensor x, const EncoderOptions &options) {
   if (!x.valid() || !requireFloat(x, "encoder"))
     return {};
   Builder &b = x.builder();
-  if (options.layers <= 0)
-    return b.error("encoder needs at least one layer");
-  auto ffn = ffnWidth(x, options.ffn, "encoder");
+  auto ffn = ffnWidth(x, options.ffn, options.layers, "encoder");
   if (!ffn)
     return {};
   Builder::Scope scope(b, b.layerName("encoder", options.name));
@@ -264,9 +279,7 @@ Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options) {
   if (!x.valid() || !memory.valid() || !requireFloat(x, "decoder"))
     return {};
   Builder &b = x.builder();
-  if (options.layers <= 0)
-    return b.error("decoder needs at least one layer");
-  auto ffn = ffnWidth(x, options.ffn, "decoder");
+  auto ffn = ffnWidth(x, options.ffn, options.layers, "decoder");
   if (!ffn)
     return {};
   Builder::Scope scope(b, b.layerName("decoder", options.name));

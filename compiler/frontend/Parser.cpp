@@ -1,0 +1,2185 @@
+//===- Parser.cpp - the .tf language, turned into DSL calls ---------------===//
+//
+// Two passes over one token vector:
+//  1. check: the whole file's syntax; records each def (its parameters and
+//     the token where its body starts), each model and each train block
+//     (train blocks are constants and are evaluated here);
+//  2. build: the chosen model's statements again, now evaluated through the
+//     DSL. A call of a def re-reads the def's body tokens in a fresh frame
+//     under a Builder::Scope: that is the inlining.
+// Values are constants (folded here), lists, tensors (DSL handles) or the
+// tuple a call like scaled_dot_product returns.
+//
+// Any input ends in a module or in one diagnostic: nesting is bounded
+// (kMaxNesting), recursion through defs is reported as a cycle, and the
+// work a model may expand to through def calls is bounded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/frontend/Parser.h"
+#include "compiler/dsl/DSL.h"
+#include "compiler/frontend/Lexer.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+using namespace mlir;
+using llvm::SmallVector;
+using llvm::StringRef;
+using llvm::Twine;
+
+namespace tfc {
+namespace {
+
+/// Deepest nesting of expressions (parentheses, lists, call arguments) and
+/// of def calls within one another. At the limit the parser uses about 1 MB
+/// of stack (3 MB under ASan), well within a main thread's 8 MB.
+constexpr int kMaxNesting = 256;
+/// Statements a model may expand to through def calls (guards against
+/// exponential inlining, e.g. each def calling the next one twice).
+constexpr int64_t kMaxStatements = 200000;
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+struct Value {
+  enum class Kind { Unknown, Int, Float, Bool, Str, Tensor, List, Tuple };
+  Kind kind = Kind::Unknown; // Unknown: while only checking syntax
+  int64_t i = 0;
+  double f = 0.0;
+  bool b = false;
+  std::string s;
+  Tensor t;
+  /// List and Tuple elements; shared, so copying a value is cheap.
+  std::shared_ptr<const std::vector<Value>> elemsPtr;
+  const std::vector<Value> &elems() const {
+    static const std::vector<Value> none;
+    return elemsPtr ? *elemsPtr : none;
+  }
+
+  static Value integer(int64_t v) {
+    Value r;
+    r.kind = Kind::Int;
+    r.i = v;
+    return r;
+  }
+  static Value number(double v) {
+    Value r;
+    r.kind = Kind::Float;
+    r.f = v;
+    return r;
+  }
+  static Value boolean(bool v) {
+    Value r;
+    r.kind = Kind::Bool;
+    r.b = v;
+    return r;
+  }
+  static Value string(std::string v) {
+    Value r;
+    r.kind = Kind::Str;
+    r.s = std::move(v);
+    return r;
+  }
+  static Value tensor(Tensor v) {
+    Value r;
+    r.kind = Kind::Tensor;
+    r.t = v;
+    return r;
+  }
+  static Value list(std::vector<Value> v, Kind kind = Kind::List) {
+    Value r;
+    r.kind = kind;
+    r.elemsPtr = std::make_shared<const std::vector<Value>>(std::move(v));
+    return r;
+  }
+
+  bool is(Kind k) const { return kind == k; }
+  bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
+  bool isConstant() const {
+    return kind == Kind::Int || kind == Kind::Float || kind == Kind::Bool ||
+           kind == Kind::Str;
+  }
+  double asDouble() const { return kind == Kind::Int ? static_cast<double>(i) : f; }
+};
+using VK = Value::Kind;
+
+std::string shapeStr(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::f32:
+    return "f32";
+  case DType::i32:
+    return "i32";
+  case DType::boolean:
+    return "bool";
+  }
+  return "?";
+}
+
+/// A name as it appears in a message, cut short if huge.
+std::string quote(StringRef name) {
+  if (name.size() > 64)
+    return ("'" + name.take_front(60) + "...'").str();
+  return ("'" + name + "'").str();
+}
+
+std::string describe(const Value &v) {
+  switch (v.kind) {
+  case VK::Unknown:
+    return "an unknown value";
+  case VK::Int:
+    return "the integer " + std::to_string(v.i);
+  case VK::Float:
+  {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v.f);
+    return std::string("the number ") + text;
+  }
+  case VK::Bool:
+    return v.b ? "true" : "false";
+  case VK::Str:
+    return "a string";
+  case VK::Tensor:
+    if (!v.t.valid())
+      return "an undefined tensor";
+    return std::string("a tensor ") + dtypeName(v.t.dtype()) + shapeStr(v.t.shape());
+  case VK::List:
+    return "a list";
+  case VK::Tuple:
+    return std::to_string(v.elems().size()) + " values";
+  }
+  return "a value";
+}
+
+/// "; did you mean 'x'?" for the closest candidate, or "".
+std::string suggest(StringRef name, const std::vector<std::string> &candidates) {
+  // Typos are short; the cost of edit_distance grows with both lengths.
+  constexpr size_t kMaxLength = 64;
+  if (name.size() > kMaxLength)
+    return "";
+  unsigned maxDist = std::clamp<unsigned>((name.size() + 2) / 3, 1, 3);
+  unsigned best = maxDist + 1;
+  StringRef bestName;
+  for (const std::string &c : candidates) {
+    StringRef cand(c);
+    if (cand == name || cand.size() > kMaxLength ||
+        (cand.size() > name.size() ? cand.size() - name.size()
+                                   : name.size() - cand.size()) > maxDist)
+      continue;
+    unsigned d = name.edit_distance(cand, /*AllowReplacements=*/true, maxDist);
+    if (d < best) {
+      best = d;
+      bestName = cand;
+    }
+  }
+  return bestName.empty() ? "" : "; did you mean " + quote(bestName) + "?";
+}
+
+//===----------------------------------------------------------------------===//
+// Built-ins: one entry per DSL function, with its arguments
+//===----------------------------------------------------------------------===//
+
+enum class ArgKind {
+  Tensor,    // a tensor (a number or bool constant becomes a scalar tensor)
+  OptTensor, // as Tensor, absent by default
+  Int,
+  Number, // int or float
+  Bool,
+  String,
+  Norm,    // "post" or "pre"
+  Ints,    // an integer or a list of integers (axes)
+  IntList, // a list of integers (perm, shape)
+  Tensors, // a list of tensors
+};
+
+struct ParamSpec {
+  const char *name;
+  ArgKind kind = ArgKind::Tensor;
+  bool required = false;
+};
+
+struct CallArgs;
+using BuildFn = Value (*)(Builder &, const CallArgs &);
+
+struct BuiltinSpec {
+  const char *name;
+  std::vector<ParamSpec> params; // `name` is keyword-only, the rest positional too
+  BuildFn build;
+};
+
+/// The arguments of one built-in call, converted to the kinds it declares.
+struct CallArgs {
+  const BuiltinSpec *spec;
+  std::vector<std::optional<Value>> values;
+
+  const Value *get(StringRef name) const {
+    for (auto [i, p] : llvm::enumerate(spec->params))
+      if (name == p.name)
+        return values[i] ? &*values[i] : nullptr;
+    return nullptr;
+  }
+  Tensor tensor(StringRef name) const {
+    const Value *v = get(name);
+    return v ? v->t : Tensor();
+  }
+  int64_t integer(StringRef name, int64_t otherwise = 0) const {
+    const Value *v = get(name);
+    return v ? v->i : otherwise;
+  }
+  double number(StringRef name, double otherwise) const {
+    const Value *v = get(name);
+    return v ? v->f : otherwise;
+  }
+  bool boolean(StringRef name, bool otherwise) const {
+    const Value *v = get(name);
+    return v ? v->b : otherwise;
+  }
+  std::string str(StringRef name, StringRef otherwise = "") const {
+    const Value *v = get(name);
+    return v ? v->s : otherwise.str();
+  }
+  SmallVector<int64_t> ints(StringRef name) const {
+    SmallVector<int64_t> out;
+    if (const Value *v = get(name))
+      for (const Value &e : v->elems())
+        out.push_back(e.i);
+    return out;
+  }
+  std::vector<Tensor> tensors(StringRef name) const {
+    std::vector<Tensor> out;
+    if (const Value *v = get(name))
+      for (const Value &e : v->elems())
+        out.push_back(e.t);
+    return out;
+  }
+  NormPlacement norm() const {
+    return str("norm", "post") == "pre" ? NormPlacement::pre : NormPlacement::post;
+  }
+};
+
+Value tensorValue(Tensor t) { return Value::tensor(t); }
+
+#define TFC_UNARY(NAME)                                                        \
+  {#NAME, {{"x", ArgKind::Tensor, true}},                                      \
+   [](Builder &, const CallArgs &a) { return tensorValue(NAME(a.tensor("x"))); }}
+#define TFC_BINARY(NAME)                                                       \
+  {#NAME, {{"a", ArgKind::Tensor, true}, {"b", ArgKind::Tensor, true}},        \
+   [](Builder &, const CallArgs &a) {                                          \
+     return tensorValue(NAME(a.tensor("a"), a.tensor("b")));                   \
+   }}
+#define TFC_REDUCE(NAME)                                                       \
+  {#NAME, {{"x", ArgKind::Tensor, true}, {"axis", ArgKind::Ints}},             \
+   [](Builder &, const CallArgs &a) {                                          \
+     return tensorValue(NAME(a.tensor("x"), a.ints("axis")));                  \
+   }}
+
+const std::vector<BuiltinSpec> &builtins() {
+  using K = ArgKind;
+  static const std::vector<BuiltinSpec> table = {
+      // Layers that own weights.
+      {"linear",
+       {{"x", K::Tensor, true}, {"out", K::Int, true}, {"bias", K::Bool}, {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         LinearOptions o;
+         o.bias = a.boolean("bias", true);
+         o.name = a.str("name");
+         return tensorValue(linear(a.tensor("x"), a.integer("out"), o));
+       }},
+      {"layer_norm",
+       {{"x", K::Tensor, true}, {"eps", K::Number}, {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         LayerNormOptions o;
+         o.epsilon = a.number("eps", o.epsilon);
+         o.name = a.str("name");
+         return tensorValue(layer_norm(a.tensor("x"), o));
+       }},
+      {"conv1d",
+       {{"x", K::Tensor, true},
+        {"out", K::Int, true},
+        {"kernel", K::Int},
+        {"padding", K::Int},
+        {"bias", K::Bool},
+        {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         Conv1dOptions o;
+         o.kernel = a.integer("kernel", o.kernel);
+         o.padding = a.integer("padding", o.padding);
+         o.bias = a.boolean("bias", true);
+         o.name = a.str("name");
+         return tensorValue(conv1d(a.tensor("x"), a.integer("out"), o));
+       }},
+      {"embedding",
+       {{"ids", K::Tensor, true},
+        {"vocab", K::Int, true},
+        {"dim", K::Int, true},
+        {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         EmbeddingOptions o;
+         o.name = a.str("name");
+         return tensorValue(
+             embedding(a.tensor("ids"), a.integer("vocab"), a.integer("dim"), o));
+       }},
+      {"multi_head_attention",
+       {{"x", K::Tensor, true},
+        {"heads", K::Int},
+        {"memory", K::OptTensor},
+        {"mask", K::OptTensor},
+        {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         AttentionOptions o;
+         o.heads = a.integer("heads", o.heads);
+         o.memory = a.tensor("memory");
+         o.mask = a.tensor("mask");
+         o.name = a.str("name");
+         return tensorValue(multi_head_attention(a.tensor("x"), o));
+       }},
+      {"encoder",
+       {{"x", K::Tensor, true},
+        {"layers", K::Int},
+        {"heads", K::Int},
+        {"ffn", K::Int},
+        {"dropout", K::Number},
+        {"norm", K::Norm},
+        {"mask", K::OptTensor},
+        {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         EncoderOptions o;
+         o.layers = a.integer("layers", o.layers);
+         o.heads = a.integer("heads", o.heads);
+         o.ffn = a.integer("ffn", o.ffn);
+         o.dropout = a.number("dropout", o.dropout);
+         o.norm = a.norm();
+         o.mask = a.tensor("mask");
+         o.name = a.str("name");
+         return tensorValue(encoder(a.tensor("x"), o));
+       }},
+      {"decoder",
+       {{"x", K::Tensor, true},
+        {"memory", K::Tensor, true},
+        {"layers", K::Int},
+        {"heads", K::Int},
+        {"ffn", K::Int},
+        {"dropout", K::Number},
+        {"norm", K::Norm},
+        {"mask", K::OptTensor},
+        {"memory_mask", K::OptTensor},
+        {"name", K::String}},
+       [](Builder &, const CallArgs &a) {
+         DecoderOptions o;
+         o.layers = a.integer("layers", o.layers);
+         o.heads = a.integer("heads", o.heads);
+         o.ffn = a.integer("ffn", o.ffn);
+         o.dropout = a.number("dropout", o.dropout);
+         o.norm = a.norm();
+         o.mask = a.tensor("mask");
+         o.memoryMask = a.tensor("memory_mask");
+         o.name = a.str("name");
+         return tensorValue(decoder(a.tensor("x"), a.tensor("memory"), o));
+       }},
+      // Functions.
+      {"one_hot",
+       {{"ids", K::Tensor, true}, {"n", K::Int, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(one_hot(a.tensor("ids"), a.integer("n")));
+       }},
+      {"positional_encoding",
+       {{"len", K::Int, true}, {"dim", K::Int, true}},
+       [](Builder &b, const CallArgs &a) {
+         return tensorValue(positional_encoding(b, a.integer("len"), a.integer("dim")));
+       }},
+      {"causal_mask",
+       {{"n", K::Int, true}},
+       [](Builder &b, const CallArgs &a) {
+         return tensorValue(causal_mask(b, a.integer("n")));
+       }},
+      {"scaled_dot_product",
+       {{"q", K::Tensor, true},
+        {"k", K::Tensor, true},
+        {"v", K::Tensor, true},
+        {"mask", K::OptTensor}},
+       [](Builder &, const CallArgs &a) {
+         Attention r = scaled_dot_product(a.tensor("q"), a.tensor("k"),
+                                          a.tensor("v"), a.tensor("mask"));
+         return Value::list({tensorValue(r.values), tensorValue(r.weights)},
+                            VK::Tuple);
+       }},
+      {"dropout",
+       {{"x", K::Tensor, true}, {"p", K::Number, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(dropout(a.tensor("x"), a.number("p", 0.0)));
+       }},
+      TFC_UNARY(relu),
+      TFC_UNARY(gelu),
+      TFC_UNARY(tanh),
+      TFC_UNARY(exp),
+      TFC_UNARY(log),
+      TFC_UNARY(sqrt),
+      TFC_UNARY(rsqrt),
+      {"softmax",
+       {{"x", K::Tensor, true}, {"axis", K::Int}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(softmax(a.tensor("x"), a.integer("axis", -1)));
+       }},
+      {"log_softmax",
+       {{"x", K::Tensor, true}, {"axis", K::Int}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(log_softmax(a.tensor("x"), a.integer("axis", -1)));
+       }},
+      TFC_REDUCE(sum),
+      TFC_REDUCE(mean),
+      TFC_REDUCE(max),
+      {"argmax",
+       {{"x", K::Tensor, true}, {"axis", K::Int}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(argmax(a.tensor("x"), a.integer("axis", -1)));
+       }},
+      {"transpose",
+       {{"x", K::Tensor, true}, {"perm", K::IntList, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(transpose(a.tensor("x"), a.ints("perm")));
+       }},
+      {"reshape",
+       {{"x", K::Tensor, true}, {"shape", K::IntList, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(reshape(a.tensor("x"), a.ints("shape")));
+       }},
+      {"squeeze",
+       {{"x", K::Tensor, true}, {"axis", K::Int, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(squeeze(a.tensor("x"), a.integer("axis")));
+       }},
+      {"unsqueeze",
+       {{"x", K::Tensor, true}, {"axis", K::Int, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(unsqueeze(a.tensor("x"), a.integer("axis")));
+       }},
+      {"concat",
+       {{"tensors", K::Tensors, true}, {"axis", K::Int}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(concat(a.tensors("tensors"), a.integer("axis", 0)));
+       }},
+      {"slice",
+       {{"x", K::Tensor, true},
+        {"axis", K::Int, true},
+        {"start", K::Int, true},
+        {"limit", K::Int, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(slice(a.tensor("x"), a.integer("axis"),
+                                  a.integer("start"), a.integer("limit")));
+       }},
+      {"float",
+       {{"x", K::Tensor, true}},
+       [](Builder &, const CallArgs &a) { return tensorValue(to_float(a.tensor("x"))); }},
+      {"cross_entropy",
+       {{"logits", K::Tensor, true}, {"labels", K::Tensor, true}, {"axis", K::Int}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(cross_entropy(a.tensor("logits"), a.tensor("labels"),
+                                          a.integer("axis", -1)));
+       }},
+      TFC_BINARY(mse),
+      TFC_BINARY(maximum),
+      TFC_BINARY(minimum),
+      TFC_BINARY(logical_and),
+      TFC_BINARY(logical_or),
+      TFC_UNARY(logical_not),
+      {"where",
+       {{"cond", K::Tensor, true}, {"a", K::Tensor, true}, {"b", K::Tensor, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(where(a.tensor("cond"), a.tensor("a"), a.tensor("b")));
+       }},
+  };
+  return table;
+}
+#undef TFC_UNARY
+#undef TFC_BINARY
+#undef TFC_REDUCE
+
+const BuiltinSpec *findBuiltin(StringRef name) {
+  for (const BuiltinSpec &b : builtins())
+    if (name == b.name)
+      return &b;
+  return nullptr;
+}
+
+/// " (arguments: x, out, bias, name)"
+std::string signature(const BuiltinSpec &spec) {
+  std::string s = " (arguments: ";
+  for (auto [i, p] : llvm::enumerate(spec.params))
+    s += (i ? ", " : "") + std::string(p.name);
+  return s + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// Train blocks: the keys, and the names their calls may use
+//===----------------------------------------------------------------------===//
+
+struct TrainCallKind {
+  const char *name;
+  std::vector<const char *> args; // empty with anyArgs: checked where it runs
+  bool anyArgs = false;
+};
+
+const std::vector<TrainCallKind> &trainDatasets() {
+  static const std::vector<TrainCallKind> v = {
+      {"reverse_sequences", {}, true}, {"set_anomaly", {}, true},
+      {"fleuret_sequences", {}, true}, {"square_corners", {}, true},
+      {"npy", {"dir"}, false}};
+  return v;
+}
+const std::vector<TrainCallKind> &trainOptimizers() {
+  static const std::vector<TrainCallKind> v = {
+      {"adam", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
+      {"adamw", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
+      {"sgd", {"lr", "momentum", "weight_decay"}}};
+  return v;
+}
+const std::vector<TrainCallKind> &trainSchedules() {
+  static const std::vector<TrainCallKind> v = {
+      {"constant", {}},
+      {"cosine", {"max_iters"}},
+      {"cosine_warmup", {"warmup", "max_iters"}},
+      {"linear_warmup", {"warmup"}}};
+  return v;
+}
+const char *const kTrainKeys[] = {"data",     "batch",    "epochs",
+                                  "optimizer", "schedule", "clip_grad_norm",
+                                  "seed"};
+
+//===----------------------------------------------------------------------===//
+// The parser
+//===----------------------------------------------------------------------===//
+
+struct DefInfo {
+  std::string name;
+  size_t nameTok;
+  std::vector<std::pair<std::string, size_t>> params; // name, token
+  size_t openTok, bodyTok;
+};
+
+struct ModelInfo {
+  std::string name;
+  size_t nameTok, openTok, bodyTok;
+};
+
+struct Binding {
+  enum class Kind { Param, Let, Input, Argument };
+  Value value;
+  Kind kind;
+  size_t tok;
+};
+
+/// The variables of the model or of one inlined def call.
+struct Frame {
+  llvm::StringMap<Binding> vars;
+  std::string defName; // empty for the model
+  std::optional<Location> callerLoc;
+};
+
+struct CallArg {
+  std::string keyword; // empty when positional
+  size_t tok;
+  Value value;
+};
+
+class Parser {
+public:
+  Parser(StringRef source, StringRef filename, MLIRContext &context,
+         const FrontendOptions &options)
+      : source_(source), context_(context), options_(options),
+        filename_(StringAttr::get(&context, filename)) {}
+
+  FrontendResult run();
+
+private:
+  enum class Mode { Check, Constant, Build };
+  enum class BlockKind { Model, Def };
+
+  // Tokens ------------------------------------------------------------------
+  const Token &tok() const { return toks_[pos_]; }
+  const Token &peek(size_t n = 1) const {
+    return toks_[std::min(pos_ + n, toks_.size() - 1)];
+  }
+  void consume() {
+    if (pos_ + 1 < toks_.size())
+      ++pos_;
+  }
+  /// A keyword argument's name: a name, or a keyword (`train: 50000`).
+  bool atKeywordArg() const {
+    TokenKind k = tok().kind;
+    bool word = k == TokenKind::Identifier || k == TokenKind::KwDef ||
+                k == TokenKind::KwModel || k == TokenKind::KwTrain ||
+                k == TokenKind::KwLet || k == TokenKind::KwReturn;
+    return word && peek().is(TokenKind::Colon);
+  }
+  bool consumeIf(TokenKind k) {
+    if (!tok().is(k))
+      return false;
+    consume();
+    return true;
+  }
+  void skipNewlines() {
+    while (tok().is(TokenKind::Newline))
+      consume();
+  }
+  LogicalResult expect(TokenKind k, const Twine &context);
+  LogicalResult expectStatementEnd();
+  std::string where(size_t t) const {
+    return std::to_string(toks_[t].line) + ":" + std::to_string(toks_[t].col);
+  }
+
+  // Diagnostics ---------------------------------------------------------------
+  Location loc(size_t t) const;
+  LogicalResult error(size_t t, const Twine &message);
+  LogicalResult errorWithNote(size_t t, const Twine &message, size_t noteTok,
+                              const Twine &note);
+
+  // Pass 1: the file ----------------------------------------------------------
+  LogicalResult parseFile();
+  LogicalResult parseDef();
+  LogicalResult parseModel();
+  LogicalResult parseTrain();
+  FailureOr<TrainCall> parseTrainCall(const std::vector<TrainCallKind> &kinds,
+                                      StringRef what);
+  FailureOr<Value> parseConstant();
+
+  // Statements ----------------------------------------------------------------
+  LogicalResult parseBlockBody(BlockKind kind, size_t openTok, StringRef name,
+                               Value *result);
+  LogicalResult parseStatement(BlockKind kind);
+  LogicalResult parseLet();
+  LogicalResult parseRebind();
+  LogicalResult parseParam();
+  LogicalResult parseInput();
+  LogicalResult parseLoss();
+  LogicalResult parseMetric();
+  LogicalResult parseOutput();
+  FailureOr<Value> parseReturn();
+  LogicalResult bindNames(llvm::ArrayRef<size_t> names, const Value &value,
+                          size_t valueTok, bool isLet);
+
+  // Expressions ---------------------------------------------------------------
+  FailureOr<Value> parseExpr();
+  FailureOr<Value> parseComparison();
+  FailureOr<Value> parseAdditive();
+  FailureOr<Value> parseMultiplicative();
+  FailureOr<Value> parseMatmul();
+  FailureOr<Value> parseUnary();
+  FailureOr<Value> parsePrimary();
+  FailureOr<Value> parseList();
+  FailureOr<Value> parseCall();
+  FailureOr<Value> lookup(size_t t);
+
+  // Evaluation ----------------------------------------------------------------
+  FailureOr<Value> applyBinary(TokenKind op, const Value &l, const Value &r, size_t at);
+  FailureOr<Value> foldBinary(TokenKind op, const Value &l, const Value &r, size_t at);
+  FailureOr<Value> applyNeg(const Value &v, size_t at);
+  FailureOr<Value> callBuiltin(const BuiltinSpec &spec, std::vector<CallArg> &args,
+                               size_t calleeTok);
+  FailureOr<Value> callDef(const DefInfo &def, std::vector<CallArg> &args,
+                           size_t calleeTok);
+  FailureOr<Value> convertArg(const BuiltinSpec &spec, const ParamSpec &param,
+                              const Value &v, size_t at);
+  FailureOr<Tensor> requireTensor(const Value &v, size_t at, const Twine &what);
+  Tensor scalarTensor(const Value &v, std::optional<DType> like, size_t at);
+  LogicalResult tupleError(const Value &v, size_t at);
+  LogicalResult checkBuilder();
+  Frame &frame() { return *frames_.back(); }
+  bool isFunction(StringRef name) const {
+    return defs_.count(name) || findBuiltin(name);
+  }
+  std::vector<std::string> functionNames() const;
+
+  StringRef source_;
+  MLIRContext &context_;
+  const FrontendOptions &options_;
+  StringAttr filename_;
+
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  Mode mode_ = Mode::Check;
+  int depth_ = 0;
+  int64_t statements_ = 0;
+  bool errored_ = false;
+
+  llvm::StringMap<DefInfo> defs_;
+  std::vector<ModelInfo> models_;                      // in file order
+  llvm::StringMap<size_t> modelIndex_;                 // name -> models_ index
+  std::vector<std::pair<TrainConfig, size_t>> trains_; // config, name token
+  llvm::StringMap<size_t> trainIndex_;                 // model -> trains_ index
+
+  Builder *builder_ = nullptr;
+  int64_t batch_ = 1;
+  bool defaultBatch_ = false; // neither a train block nor --batch set it
+  bool usedBatch_ = false;
+  std::vector<std::unique_ptr<Frame>> frames_;
+};
+
+//===----------------------------------------------------------------------===//
+// Diagnostics and token helpers
+//===----------------------------------------------------------------------===//
+
+Location Parser::loc(size_t t) const {
+  Location l = FileLineColLoc::get(filename_, toks_[t].line, toks_[t].col);
+  if (!frames_.empty() && frames_.back()->callerLoc)
+    return CallSiteLoc::get(l, *frames_.back()->callerLoc);
+  return l;
+}
+
+LogicalResult Parser::error(size_t t, const Twine &message) {
+  if (!errored_)
+    emitError(loc(t)) << message;
+  errored_ = true;
+  return failure();
+}
+
+LogicalResult Parser::errorWithNote(size_t t, const Twine &message,
+                                    size_t noteTok, const Twine &note) {
+  if (!errored_) {
+    InFlightDiagnostic diag = emitError(loc(t)) << message;
+    diag.attachNote(loc(noteTok)) << note;
+  }
+  errored_ = true;
+  return failure();
+}
+
+LogicalResult Parser::expect(TokenKind k, const Twine &context) {
+  if (consumeIf(k))
+    return success();
+  return error(pos_, "expected " + spell(k) + " " + context + ", got " +
+                         spell(tok().kind));
+}
+
+LogicalResult Parser::expectStatementEnd() {
+  if (consumeIf(TokenKind::Newline) || tok().is(TokenKind::RBrace) ||
+      tok().is(TokenKind::Eof))
+    return success();
+  return error(pos_, "expected the end of the line after the statement, got " +
+                         spell(tok().kind));
+}
+
+LogicalResult Parser::checkBuilder() {
+  if (builder_ && builder_->failed()) {
+    errored_ = true; // the DSL has reported it
+    return failure();
+  }
+  return success();
+}
+
+std::vector<std::string> Parser::functionNames() const {
+  std::vector<std::string> names;
+  for (const BuiltinSpec &b : builtins())
+    names.push_back(b.name);
+  for (const auto &d : defs_)
+    names.push_back(d.getKey().str());
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// Pass 1: the file
+//===----------------------------------------------------------------------===//
+
+LogicalResult Parser::parseFile() {
+  skipNewlines();
+  while (!tok().is(TokenKind::Eof)) {
+    LogicalResult r = failure();
+    switch (tok().kind) {
+    case TokenKind::KwDef:
+      r = parseDef();
+      break;
+    case TokenKind::KwModel:
+      r = parseModel();
+      break;
+    case TokenKind::KwTrain:
+      r = parseTrain();
+      break;
+    default: {
+      std::string hint;
+      if (tok().is(TokenKind::Identifier))
+        hint = suggest(tok().text, {"def", "model", "train"});
+      return error(pos_, "expected 'def', 'model' or 'train' at the top level, got " +
+                             spell(tok().kind) + hint);
+    }
+    }
+    if (failed(r))
+      return failure();
+    skipNewlines();
+  }
+  return success();
+}
+
+LogicalResult Parser::parseDef() {
+  consume(); // def
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the def, got " + spell(tok().kind));
+  DefInfo def;
+  def.name = tok().text.str();
+  def.nameTok = pos_;
+  if (auto it = defs_.find(def.name); it != defs_.end())
+    return errorWithNote(pos_, "def " + quote(def.name) + " is defined twice",
+                         it->second.nameTok, "the first definition is here");
+  if (findBuiltin(def.name))
+    return error(pos_, quote(def.name) +
+                           " is a built-in function; give the def another name");
+  consume();
+  if (failed(expect(TokenKind::LParen, "after the def's name")))
+    return failure();
+  llvm::StringSet<> seenParams;
+  while (!tok().is(TokenKind::RParen)) {
+    if (!tok().is(TokenKind::Identifier))
+      return error(pos_, "expected a parameter name or ')', got " + spell(tok().kind));
+    StringRef param = tok().text;
+    if (param == "name")
+      return error(pos_, "'name' is reserved: a def's call takes `name:` to "
+                         "name its parameters' scope");
+    if (!seenParams.insert(param).second)
+      return error(pos_, "parameter " + quote(param) + " is listed twice");
+    def.params.emplace_back(param.str(), pos_);
+    consume();
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  if (failed(expect(TokenKind::RParen, "to close the parameters of " + quote(def.name))))
+    return failure();
+  def.openTok = pos_;
+  if (failed(expect(TokenKind::LBrace, "to open the body of " + quote(def.name))))
+    return failure();
+  def.bodyTok = pos_;
+  if (failed(parseBlockBody(BlockKind::Def, def.openTok, def.name, nullptr)))
+    return failure();
+  std::string name = def.name;
+  defs_[name] = std::move(def);
+  return success();
+}
+
+LogicalResult Parser::parseModel() {
+  consume(); // model
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the model, got " + spell(tok().kind));
+  ModelInfo model;
+  model.name = tok().text.str();
+  model.nameTok = pos_;
+  if (auto it = modelIndex_.find(model.name); it != modelIndex_.end())
+    return errorWithNote(pos_, "model " + quote(model.name) + " is defined twice",
+                         models_[it->second].nameTok, "the first definition is here");
+  consume();
+  model.openTok = pos_;
+  if (failed(expect(TokenKind::LBrace, "after the model's name")))
+    return failure();
+  model.bodyTok = pos_;
+  if (failed(parseBlockBody(BlockKind::Model, model.openTok, model.name, nullptr)))
+    return failure();
+  modelIndex_[model.name] = models_.size();
+  models_.push_back(std::move(model));
+  return success();
+}
+
+FailureOr<Value> Parser::parseConstant() {
+  Mode saved = mode_;
+  mode_ = Mode::Constant;
+  size_t at = pos_;
+  FailureOr<Value> v = parseExpr();
+  mode_ = saved;
+  if (failed(v))
+    return failure();
+  if (!v->isConstant())
+    return error(at, "expected a constant, got " + describe(*v));
+  return v;
+}
+
+static TrainValue toTrainValue(const Value &v) {
+  switch (v.kind) {
+  case VK::Int:
+    return v.i;
+  case VK::Float:
+    return v.f;
+  case VK::Bool:
+    return v.b;
+  default:
+    return v.s;
+  }
+}
+
+FailureOr<TrainCall> Parser::parseTrainCall(const std::vector<TrainCallKind> &kinds,
+                                            StringRef what) {
+  std::vector<std::string> names;
+  for (const TrainCallKind &k : kinds)
+    names.push_back(k.name);
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the " + what + ", got " +
+                           spell(tok().kind));
+  const TrainCallKind *kind = nullptr;
+  for (const TrainCallKind &k : kinds)
+    if (tok().text == k.name)
+      kind = &k;
+  if (!kind)
+    return error(pos_, "unknown " + what + " " + quote(tok().text) +
+                           suggest(tok().text, names) + " (known: " +
+                           llvm::join(names, ", ") + ")");
+  TrainCall call;
+  call.name = kind->name;
+  size_t nameTok = pos_;
+  consume();
+  if (!consumeIf(TokenKind::LParen))
+    return call; // `schedule constant`: no arguments
+  llvm::StringSet<> seenKeys;
+  while (!tok().is(TokenKind::RParen)) {
+    if (!atKeywordArg())
+      return error(pos_, "expected a setting of " + quote(call.name) +
+                             " as `key: value`, got " + spell(tok().kind));
+    StringRef key = tok().text;
+    if (!kind->anyArgs && !llvm::is_contained(kind->args, key)) {
+      std::vector<std::string> known(kind->args.begin(), kind->args.end());
+      return error(pos_, quote(call.name) + " has no setting " + quote(key) +
+                             suggest(key, known) +
+                             (known.empty() ? std::string(" (it takes none)")
+                                            : " (known: " + llvm::join(known, ", ") + ")"));
+    }
+    if (!seenKeys.insert(key).second)
+      return error(pos_, "setting " + quote(key) + " is given twice");
+    consume();
+    consume(); // :
+    FailureOr<Value> v = parseConstant();
+    if (failed(v))
+      return failure();
+    call.args.emplace_back(key.str(), toTrainValue(*v));
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  if (failed(expect(TokenKind::RParen, "to close the settings of " + quote(call.name))))
+    return failure();
+  if (call.name == "npy" && !call.get("dir"))
+    return error(nameTok, "npy needs the directory of its arrays: npy(dir: \"DIR\")");
+  return call;
+}
+
+LogicalResult Parser::parseTrain() {
+  consume(); // train
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the model to train, got " +
+                           spell(tok().kind));
+  TrainConfig config;
+  config.model = tok().text.str();
+  size_t nameTok = pos_;
+  if (auto it = trainIndex_.find(config.model); it != trainIndex_.end())
+    return errorWithNote(pos_, "model " + quote(config.model) + " has two train blocks",
+                         trains_[it->second].second, "the first one is here");
+  consume();
+  size_t openTok = pos_;
+  if (failed(expect(TokenKind::LBrace, "after the train block's model name")))
+    return failure();
+  std::vector<std::string> keys(std::begin(kTrainKeys), std::end(kTrainKeys));
+  llvm::StringMap<size_t> seen;
+  skipNewlines();
+  while (!tok().is(TokenKind::RBrace)) {
+    if (tok().is(TokenKind::Eof))
+      return error(pos_, "expected '}' to close the train block opened at " +
+                             where(openTok));
+    if (!tok().is(TokenKind::Identifier))
+      return error(pos_, "expected a train setting (" + llvm::join(keys, ", ") +
+                             "), got " + spell(tok().kind));
+    StringRef key = tok().text;
+    if (!llvm::is_contained(keys, key))
+      return error(pos_, "unknown train setting " + quote(key) + suggest(key, keys) +
+                             " (known: " + llvm::join(keys, ", ") + ")");
+    if (auto it = seen.find(key); it != seen.end())
+      return errorWithNote(pos_, "train setting " + quote(key) + " is given twice",
+                           it->second, "the first one is here");
+    seen[key] = pos_;
+    consume();
+
+    auto positiveInt = [&](StringRef what, bool allowZero) -> FailureOr<int64_t> {
+      size_t at = pos_;
+      FailureOr<Value> v = parseConstant();
+      if (failed(v))
+        return failure();
+      if (!v->is(VK::Int) || v->i < 0 || (!allowZero && v->i == 0))
+        return error(at, what + " must be a " + (allowZero ? "non-negative" : "positive") +
+                             " integer, got " + describe(*v));
+      return v->i;
+    };
+    if (key == "data" || key == "optimizer" || key == "schedule") {
+      FailureOr<TrainCall> call =
+          key == "data" ? parseTrainCall(trainDatasets(), "dataset")
+          : key == "optimizer" ? parseTrainCall(trainOptimizers(), "optimizer")
+                               : parseTrainCall(trainSchedules(), "schedule");
+      if (failed(call))
+        return failure();
+      (key == "data" ? config.data
+       : key == "optimizer" ? config.optimizer
+                            : config.schedule) = std::move(*call);
+    } else if (key == "batch" || key == "epochs" || key == "seed") {
+      FailureOr<int64_t> n = positiveInt(key, key == "seed");
+      if (failed(n))
+        return failure();
+      (key == "batch" ? config.batch : key == "epochs" ? config.epochs : config.seed) = *n;
+    } else { // clip_grad_norm
+      size_t at = pos_;
+      FailureOr<Value> v = parseConstant();
+      if (failed(v))
+        return failure();
+      if (!v->isNumber() || !(v->asDouble() > 0))
+        return error(at, "clip_grad_norm must be a positive number, got " + describe(*v));
+      config.clipGradNorm = v->asDouble();
+    }
+    if (failed(expectStatementEnd()))
+      return failure();
+    skipNewlines();
+  }
+  consume(); // }
+  trainIndex_[config.model] = trains_.size();
+  trains_.emplace_back(std::move(config), nameTok);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+LogicalResult Parser::parseBlockBody(BlockKind kind, size_t openTok, StringRef name,
+                                     Value *result) {
+  StringRef what = kind == BlockKind::Def ? "def" : "model";
+  bool returned = false;
+  skipNewlines();
+  while (!tok().is(TokenKind::RBrace)) {
+    if (tok().is(TokenKind::Eof))
+      return error(pos_, "expected '}' to close " + what + " " + quote(name) +
+                             " opened at " + where(openTok));
+    if (returned)
+      return error(pos_, "'return' must be the last statement of a def");
+    if (mode_ == Mode::Build && ++statements_ > kMaxStatements)
+      return error(pos_, "the model expands to more than " + Twine(kMaxStatements) +
+                             " statements through def calls");
+    if (tok().is(TokenKind::KwReturn)) {
+      if (kind != BlockKind::Def)
+        return error(pos_, "'return' is only allowed in a def");
+      FailureOr<Value> v = parseReturn();
+      if (failed(v))
+        return failure();
+      if (result)
+        *result = std::move(*v);
+      returned = true;
+    } else if (failed(parseStatement(kind))) {
+      return failure();
+    }
+    if (failed(expectStatementEnd()))
+      return failure();
+    skipNewlines();
+  }
+  if (kind == BlockKind::Def && !returned)
+    return error(pos_, "def " + quote(name) + " ends without a 'return'");
+  consume(); // }
+  return success();
+}
+
+LogicalResult Parser::parseStatement(BlockKind kind) {
+  if (tok().is(TokenKind::KwLet))
+    return parseLet();
+  static const char *const modelStatements[] = {"param", "input", "loss", "metric",
+                                                "output"};
+  if (tok().is(TokenKind::Identifier)) {
+    if (peek().is(TokenKind::Equal) || peek().is(TokenKind::Comma))
+      return parseRebind();
+    StringRef word = tok().text;
+    if (llvm::is_contained(modelStatements, word)) {
+      if (kind == BlockKind::Def)
+        return error(pos_, quote(word) + " belongs in a model, not in a def");
+      if (word == "param")
+        return parseParam();
+      if (word == "input")
+        return parseInput();
+      if (word == "loss")
+        return parseLoss();
+      if (word == "metric")
+        return parseMetric();
+      return parseOutput();
+    }
+    std::vector<std::string> words(std::begin(modelStatements),
+                                   std::end(modelStatements));
+    words.push_back("let");
+    std::string hint = suggest(word, words);
+    if (hint.empty())
+      hint = " (to compute a value, bind it: 'let x = ...')";
+    return error(pos_, "expected a statement, got the name " + quote(word) + hint);
+  }
+  return error(pos_, "expected a statement ('let', 'NAME = ...', 'param', 'input', "
+                     "'loss', 'metric', 'output' or 'return'), got " +
+                         spell(tok().kind));
+}
+
+LogicalResult Parser::bindNames(llvm::ArrayRef<size_t> names, const Value &value,
+                                size_t valueTok, bool isLet) {
+  if (mode_ != Mode::Build)
+    return success();
+  std::vector<Value> values;
+  if (names.size() == 1) {
+    if (value.is(VK::Tuple))
+      return error(valueTok, "this gives " + Twine(value.elems().size()) +
+                                 " values; bind them with 'let a, b = ...'");
+    values.push_back(value);
+  } else {
+    if (!value.is(VK::Tuple) || value.elems().size() != names.size())
+      return error(valueTok, Twine(names.size()) + " names are bound, but this gives " +
+                                 (value.is(VK::Tuple) ? describe(value)
+                                                      : "one value (" + describe(value) + ")"));
+    values = value.elems();
+  }
+  for (auto [t, v] : llvm::zip(names, values)) {
+    StringRef name = toks_[t].text;
+    if (name == "batch")
+      return error(t, "'batch' is reserved: it is the batch size");
+    auto it = frame().vars.find(name);
+    if (isLet) {
+      if (it != frame().vars.end())
+        return errorWithNote(t, quote(name) + " is already bound; rebind it with '" +
+                                    name + " = ...'",
+                             it->second.tok, "it is bound here");
+      frame().vars[name] = Binding{v, Binding::Kind::Let, t};
+      continue;
+    }
+    if (it == frame().vars.end()) {
+      std::vector<std::string> vars;
+      for (const auto &var : frame().vars)
+        vars.push_back(var.getKey().str());
+      return error(t, "cannot rebind " + quote(name) + ": it is not bound" +
+                          suggest(name, vars) + " (bind it first with 'let " + name +
+                          " = ...')");
+    }
+    if (it->second.kind == Binding::Kind::Param)
+      return errorWithNote(t, quote(name) + " is a param, a constant: it cannot be rebound",
+                           it->second.tok, "it is defined here");
+    it->second.value = v;
+  }
+  return success();
+}
+
+LogicalResult Parser::parseLet() {
+  consume(); // let
+  SmallVector<size_t> names;
+  llvm::StringSet<> seen;
+  do {
+    if (!tok().is(TokenKind::Identifier))
+      return error(pos_, "expected a name to bind, got " + spell(tok().kind));
+    if (!seen.insert(tok().text).second)
+      return error(pos_, quote(tok().text) + " is bound twice in one 'let'");
+    names.push_back(pos_);
+    consume();
+  } while (consumeIf(TokenKind::Comma));
+  if (failed(expect(TokenKind::Equal, "after the names of a 'let'")))
+    return failure();
+  size_t valueTok = pos_;
+  FailureOr<Value> v = parseExpr();
+  if (failed(v))
+    return failure();
+  return bindNames(names, *v, valueTok, /*isLet=*/true);
+}
+
+LogicalResult Parser::parseRebind() {
+  SmallVector<size_t> names;
+  do {
+    if (!tok().is(TokenKind::Identifier))
+      return error(pos_, "expected a name to rebind, got " + spell(tok().kind));
+    names.push_back(pos_);
+    consume();
+  } while (consumeIf(TokenKind::Comma));
+  if (failed(expect(TokenKind::Equal, "after the names to rebind")))
+    return failure();
+  size_t valueTok = pos_;
+  FailureOr<Value> v = parseExpr();
+  if (failed(v))
+    return failure();
+  return bindNames(names, *v, valueTok, /*isLet=*/false);
+}
+
+LogicalResult Parser::parseParam() {
+  consume(); // param
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the param, got " + spell(tok().kind));
+  size_t nameTok = pos_;
+  StringRef name = tok().text;
+  consume();
+  if (failed(expect(TokenKind::Equal, "after the param's name")))
+    return failure();
+  size_t valueTok = pos_;
+  FailureOr<Value> v = parseExpr();
+  if (failed(v) || mode_ != Mode::Build)
+    return failure(failed(v));
+  if (name == "batch")
+    return error(nameTok, "'batch' is set by the train block or --batch, not by a param");
+  if (auto it = frame().vars.find(name); it != frame().vars.end())
+    return errorWithNote(nameTok,
+                         (it->second.kind == Binding::Kind::Param ? "param " : "name ") +
+                             quote(name) + " is already defined",
+                         it->second.tok, "the first definition is here");
+  if (!v->isConstant())
+    return error(valueTok, "a param is a constant (an integer, number, bool or "
+                           "string), got " + describe(*v));
+  frame().vars[name] = Binding{*v, Binding::Kind::Param, nameTok};
+  return success();
+}
+
+LogicalResult Parser::parseInput() {
+  consume(); // input
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the input, got " + spell(tok().kind));
+  size_t nameTok = pos_;
+  StringRef name = tok().text;
+  consume();
+  if (failed(expect(TokenKind::Colon, "after the input's name (as in 'input x: f32[batch, 8]')")))
+    return failure();
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the input's dtype (f32, i32 or bool), got " +
+                           spell(tok().kind));
+  StringRef dtypeName = tok().text;
+  std::optional<DType> dtype;
+  if (dtypeName == "f32")
+    dtype = DType::f32;
+  else if (dtypeName == "i32")
+    dtype = DType::i32;
+  else if (dtypeName == "bool")
+    dtype = DType::boolean;
+  else
+    return error(pos_, "unknown dtype " + quote(dtypeName) +
+                           suggest(dtypeName, {"f32", "i32", "bool"}) +
+                           " (inputs are f32, i32 or bool)");
+  consume();
+  SmallVector<int64_t> shape;
+  if (consumeIf(TokenKind::LBracket)) {
+    while (!tok().is(TokenKind::RBracket)) {
+      size_t dimTok = pos_;
+      FailureOr<Value> d = parseExpr();
+      if (failed(d))
+        return failure();
+      if (mode_ == Mode::Build) {
+        if (!d->is(VK::Int))
+          return error(dimTok, "a dimension must be an integer, got " + describe(*d));
+        shape.push_back(d->i);
+      }
+      if (!consumeIf(TokenKind::Comma))
+        break;
+    }
+    if (failed(expect(TokenKind::RBracket, "to close the input's dimensions")))
+      return failure();
+  }
+  if (mode_ != Mode::Build)
+    return success();
+  if (auto it = frame().vars.find(name); it != frame().vars.end())
+    return errorWithNote(nameTok, quote(name) + " is already defined", it->second.tok,
+                         "the first definition is here");
+  if (name == "batch")
+    return error(nameTok, "'batch' is reserved: it is the batch size");
+  builder_->setLoc(loc(nameTok));
+  Tensor t = builder_->input(name, *dtype, shape);
+  if (failed(checkBuilder()))
+    return failure();
+  frame().vars[name] = Binding{Value::tensor(t), Binding::Kind::Input, nameTok};
+  return success();
+}
+
+LogicalResult Parser::parseLoss() {
+  size_t kwTok = pos_;
+  consume(); // loss
+  size_t valueTok = pos_;
+  FailureOr<Value> v = parseExpr();
+  if (failed(v) || mode_ != Mode::Build)
+    return failure(failed(v));
+  FailureOr<Tensor> t = requireTensor(*v, valueTok, "the loss");
+  if (failed(t))
+    return failure();
+  builder_->setLoc(loc(kwTok));
+  builder_->loss(*t);
+  return checkBuilder();
+}
+
+LogicalResult Parser::parseMetric() {
+  consume(); // metric
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the metric, got " + spell(tok().kind));
+  size_t nameTok = pos_;
+  StringRef name = tok().text;
+  consume();
+  if (failed(expect(TokenKind::Equal, "after the metric's name")))
+    return failure();
+  size_t valueTok = pos_;
+  FailureOr<Value> v = parseExpr();
+  if (failed(v) || mode_ != Mode::Build)
+    return failure(failed(v));
+  FailureOr<Tensor> t = requireTensor(*v, valueTok, "metric " + quote(name));
+  if (failed(t))
+    return failure();
+  builder_->setLoc(loc(nameTok));
+  builder_->metric(name, *t);
+  return checkBuilder();
+}
+
+LogicalResult Parser::parseOutput() {
+  consume(); // output
+  if (!tok().is(TokenKind::Identifier))
+    return error(pos_, "expected the name of the output, got " + spell(tok().kind));
+  size_t nameTok = pos_;
+  StringRef name = tok().text;
+  consume();
+  Value value;
+  size_t valueTok = nameTok;
+  bool inline_ = consumeIf(TokenKind::Equal);
+  if (inline_) {
+    valueTok = pos_;
+    FailureOr<Value> v = parseExpr();
+    if (failed(v))
+      return failure();
+    value = std::move(*v);
+  }
+  if (mode_ != Mode::Build)
+    return success();
+  if (!inline_) {
+    FailureOr<Value> v = lookup(nameTok);
+    if (failed(v))
+      return failure();
+    value = std::move(*v);
+  }
+  FailureOr<Tensor> t = requireTensor(value, valueTok, "output " + quote(name));
+  if (failed(t))
+    return failure();
+  builder_->setLoc(loc(nameTok));
+  builder_->output(name, *t);
+  if (failed(checkBuilder()))
+    return failure();
+  if (inline_ && !frame().vars.count(name))
+    frame().vars[name] = Binding{value, Binding::Kind::Let, nameTok};
+  return success();
+}
+
+FailureOr<Value> Parser::parseReturn() {
+  consume(); // return
+  size_t firstTok = pos_;
+  std::vector<Value> values;
+  do {
+    FailureOr<Value> v = parseExpr();
+    if (failed(v))
+      return failure();
+    if (v->is(VK::Tuple))
+      return tupleError(*v, firstTok);
+    values.push_back(std::move(*v));
+  } while (consumeIf(TokenKind::Comma));
+  if (values.size() == 1)
+    return std::move(values.front());
+  return Value::list(std::move(values), VK::Tuple);
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions: unary > '@' > '* /' > '+ -' > comparisons
+//===----------------------------------------------------------------------===//
+
+FailureOr<Value> Parser::parseExpr() {
+  if (depth_ >= kMaxNesting)
+    return error(pos_, "expressions and def calls nest deeper than " +
+                           Twine(kMaxNesting) + " levels");
+  ++depth_;
+  FailureOr<Value> v = parseComparison();
+  --depth_;
+  return v;
+}
+
+static bool isComparison(TokenKind k) {
+  return k == TokenKind::EqEq || k == TokenKind::NotEq || k == TokenKind::Less ||
+         k == TokenKind::LessEq || k == TokenKind::Greater ||
+         k == TokenKind::GreaterEq;
+}
+
+FailureOr<Value> Parser::parseComparison() {
+  FailureOr<Value> lhs = parseAdditive();
+  if (failed(lhs) || !isComparison(tok().kind))
+    return lhs;
+  size_t opTok = pos_;
+  TokenKind op = tok().kind;
+  consume();
+  skipNewlines();
+  FailureOr<Value> rhs = parseAdditive();
+  if (failed(rhs))
+    return failure();
+  if (isComparison(tok().kind))
+    return error(pos_, "comparisons do not chain; add parentheses");
+  return applyBinary(op, *lhs, *rhs, opTok);
+}
+
+FailureOr<Value> Parser::parseAdditive() {
+  FailureOr<Value> lhs = parseMultiplicative();
+  while (succeeded(lhs) && (tok().is(TokenKind::Plus) || tok().is(TokenKind::Minus))) {
+    size_t opTok = pos_;
+    TokenKind op = tok().kind;
+    consume();
+    skipNewlines();
+    FailureOr<Value> rhs = parseMultiplicative();
+    if (failed(rhs))
+      return failure();
+    lhs = applyBinary(op, *lhs, *rhs, opTok);
+  }
+  return lhs;
+}
+
+FailureOr<Value> Parser::parseMultiplicative() {
+  FailureOr<Value> lhs = parseMatmul();
+  while (succeeded(lhs) && (tok().is(TokenKind::Star) || tok().is(TokenKind::Slash))) {
+    size_t opTok = pos_;
+    TokenKind op = tok().kind;
+    consume();
+    skipNewlines();
+    FailureOr<Value> rhs = parseMatmul();
+    if (failed(rhs))
+      return failure();
+    lhs = applyBinary(op, *lhs, *rhs, opTok);
+  }
+  return lhs;
+}
+
+FailureOr<Value> Parser::parseMatmul() {
+  FailureOr<Value> lhs = parseUnary();
+  while (succeeded(lhs) && tok().is(TokenKind::At)) {
+    size_t opTok = pos_;
+    consume();
+    skipNewlines();
+    FailureOr<Value> rhs = parseUnary();
+    if (failed(rhs))
+      return failure();
+    lhs = applyBinary(TokenKind::At, *lhs, *rhs, opTok);
+  }
+  return lhs;
+}
+
+FailureOr<Value> Parser::parseUnary() {
+  // Iterative, so a long run of '-' cannot exhaust the stack.
+  SmallVector<size_t> minuses;
+  while (tok().is(TokenKind::Minus)) {
+    minuses.push_back(pos_);
+    consume();
+  }
+  FailureOr<Value> v = parsePrimary();
+  for (size_t i = minuses.size(); i-- > 0 && succeeded(v);)
+    v = applyNeg(*v, minuses[i]);
+  return v;
+}
+
+FailureOr<Value> Parser::parsePrimary() {
+  const Token &t = tok();
+  switch (t.kind) {
+  case TokenKind::Integer: {
+    Value v = Value::integer(t.integer);
+    consume();
+    return v;
+  }
+  case TokenKind::Float: {
+    Value v = Value::number(t.number);
+    consume();
+    return v;
+  }
+  case TokenKind::String: {
+    Value v = Value::string(t.string);
+    consume();
+    return v;
+  }
+  case TokenKind::KwTrue:
+  case TokenKind::KwFalse: {
+    Value v = Value::boolean(t.is(TokenKind::KwTrue));
+    consume();
+    return v;
+  }
+  case TokenKind::LParen: {
+    size_t openTok = pos_;
+    consume();
+    FailureOr<Value> v = parseExpr();
+    if (failed(v))
+      return failure();
+    if (failed(expect(TokenKind::RParen, "to close the '(' at " + where(openTok))))
+      return failure();
+    return v;
+  }
+  case TokenKind::LBracket:
+    return parseList();
+  case TokenKind::Identifier:
+    if (peek().is(TokenKind::LParen))
+      return parseCall();
+    {
+      size_t at = pos_;
+      consume();
+      return lookup(at);
+    }
+  default:
+    return error(pos_, "expected an expression, got " + spell(t.kind));
+  }
+}
+
+FailureOr<Value> Parser::parseList() {
+  size_t openTok = pos_;
+  consume(); // [
+  std::vector<Value> elems;
+  while (!tok().is(TokenKind::RBracket)) {
+    FailureOr<Value> v = parseExpr();
+    if (failed(v))
+      return failure();
+    if (v->is(VK::Tuple))
+      return tupleError(*v, openTok);
+    elems.push_back(std::move(*v));
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  if (failed(expect(TokenKind::RBracket, "to close the list opened at " + where(openTok))))
+    return failure();
+  return Value::list(std::move(elems));
+}
+
+FailureOr<Value> Parser::lookup(size_t t) {
+  StringRef name = toks_[t].text;
+  if (mode_ == Mode::Check)
+    return Value();
+  if (mode_ == Mode::Constant)
+    return error(t, "expected a constant, got the name " + quote(name));
+  auto it = frame().vars.find(name);
+  if (it != frame().vars.end())
+    return it->second.value;
+  if (name == "batch") {
+    usedBatch_ = true;
+    return Value::integer(batch_);
+  }
+  if (isFunction(name))
+    return error(t, quote(name) + " is a function; call it: " + name + "(...)");
+  std::vector<std::string> vars = {"batch"};
+  for (const auto &var : frame().vars)
+    vars.push_back(var.getKey().str());
+  return error(t, "unknown name " + quote(name) + suggest(name, vars));
+}
+
+FailureOr<Value> Parser::parseCall() {
+  size_t calleeTok = pos_;
+  StringRef name = tok().text;
+  consume();
+  consume(); // (
+  std::vector<CallArg> args;
+  llvm::StringSet<> keywords;
+  bool sawKeyword = false;
+  while (!tok().is(TokenKind::RParen)) {
+    CallArg arg;
+    if (atKeywordArg()) {
+      arg.keyword = tok().text.str();
+      if (!keywords.insert(arg.keyword).second)
+        return error(pos_, "argument " + quote(arg.keyword) + " is given twice");
+      sawKeyword = true;
+      consume();
+      consume(); // :
+    } else if (sawKeyword) {
+      return error(pos_, "positional argument after keyword arguments");
+    }
+    arg.tok = pos_;
+    FailureOr<Value> v = parseExpr();
+    if (failed(v))
+      return failure();
+    arg.value = std::move(*v);
+    args.push_back(std::move(arg));
+    if (!consumeIf(TokenKind::Comma))
+      break;
+  }
+  if (failed(expect(TokenKind::RParen,
+                    "or ',' in the arguments of " + quote(name) + " (opened at " +
+                        where(calleeTok + 1) + ")")))
+    return failure();
+
+  if (mode_ == Mode::Check)
+    return Value();
+  if (mode_ == Mode::Constant)
+    return error(calleeTok, "expected a constant, got a call of " + quote(name));
+  if (auto it = defs_.find(name); it != defs_.end())
+    return callDef(it->second, args, calleeTok);
+  if (const BuiltinSpec *spec = findBuiltin(name))
+    return callBuiltin(*spec, args, calleeTok);
+  if (frame().vars.count(name))
+    return error(calleeTok, quote(name) + " is a value, not a function");
+  return error(calleeTok, "unknown function " + quote(name) +
+                              suggest(name, functionNames()));
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+LogicalResult Parser::tupleError(const Value &v, size_t at) {
+  return error(at, "this gives " + Twine(v.elems().size()) +
+                       " values; bind them first with 'let a, b = ...'");
+}
+
+FailureOr<Tensor> Parser::requireTensor(const Value &v, size_t at, const Twine &what) {
+  if (v.is(VK::Tuple))
+    return tupleError(v, at);
+  if (!v.is(VK::Tensor))
+    return error(at, what + " must be a tensor, got " + describe(v));
+  return v.t;
+}
+
+/// A scalar constant tensor for a literal next to a tensor: of the tensor's
+/// dtype when the literal fits it (so `labels == 0` compares i32 with i32),
+/// else of the literal's own, and the DSL reports the mismatch.
+Tensor Parser::scalarTensor(const Value &v, std::optional<DType> like, size_t at) {
+  builder_->setLoc(loc(at));
+  auto scalar = [&](Type element) { return RankedTensorType::get({}, element); };
+  OpBuilder &ops = builder_->ops();
+  if (v.is(VK::Bool))
+    return builder_->constant(DenseElementsAttr::get(scalar(ops.getI1Type()), v.b));
+  if (v.is(VK::Int) && like == DType::i32 && v.i >= INT32_MIN && v.i <= INT32_MAX)
+    return builder_->constant(DenseElementsAttr::get(
+        scalar(ops.getI32Type()), llvm::ArrayRef<int32_t>(static_cast<int32_t>(v.i))));
+  return builder_->fill(v.asDouble(), {});
+}
+
+FailureOr<Value> Parser::foldBinary(TokenKind op, const Value &l, const Value &r,
+                                    size_t at) {
+  std::string opName = spell(op).str();
+  if (op == TokenKind::At)
+    return error(at, "'@' multiplies tensors, got " + describe(l) + " and " + describe(r));
+  if (l.isNumber() && r.isNumber()) {
+    if (l.is(VK::Int) && r.is(VK::Int)) {
+      int64_t a = l.i, b = r.i, out = 0;
+      bool overflow = false;
+      switch (op) {
+      case TokenKind::Plus:
+        overflow = __builtin_add_overflow(a, b, &out);
+        break;
+      case TokenKind::Minus:
+        overflow = __builtin_sub_overflow(a, b, &out);
+        break;
+      case TokenKind::Star:
+        overflow = __builtin_mul_overflow(a, b, &out);
+        break;
+      case TokenKind::Slash:
+        if (b == 0)
+          return error(at, "division by zero");
+        if (a == INT64_MIN && b == -1)
+          return error(at, "integer overflow in " + opName);
+        // An exact quotient stays an integer (`dim / heads`), else a number.
+        if (a % b == 0)
+          return Value::integer(a / b);
+        return Value::number(static_cast<double>(a) / static_cast<double>(b));
+      case TokenKind::EqEq: return Value::boolean(a == b);
+      case TokenKind::NotEq: return Value::boolean(a != b);
+      case TokenKind::Less: return Value::boolean(a < b);
+      case TokenKind::LessEq: return Value::boolean(a <= b);
+      case TokenKind::Greater: return Value::boolean(a > b);
+      case TokenKind::GreaterEq: return Value::boolean(a >= b);
+      default:
+        break;
+      }
+      if (overflow)
+        return error(at, "integer overflow in " + opName + " (" + Twine(a) + " " +
+                             spell(op).trim('\'') + " " + Twine(b) + ")");
+      return Value::integer(out);
+    }
+    double a = l.asDouble(), b = r.asDouble(), out = 0;
+    switch (op) {
+    case TokenKind::Plus: out = a + b; break;
+    case TokenKind::Minus: out = a - b; break;
+    case TokenKind::Star: out = a * b; break;
+    case TokenKind::Slash:
+      if (b == 0)
+        return error(at, "division by zero");
+      out = a / b;
+      break;
+    case TokenKind::EqEq: return Value::boolean(a == b);
+    case TokenKind::NotEq: return Value::boolean(a != b);
+    case TokenKind::Less: return Value::boolean(a < b);
+    case TokenKind::LessEq: return Value::boolean(a <= b);
+    case TokenKind::Greater: return Value::boolean(a > b);
+    case TokenKind::GreaterEq: return Value::boolean(a >= b);
+    default: break;
+    }
+    if (!std::isfinite(out))
+      return error(at, "the result of " + opName + " is out of range");
+    return Value::number(out);
+  }
+  bool sameKind = l.kind == r.kind;
+  if (sameKind && (l.is(VK::Bool) || l.is(VK::Str)) &&
+      (op == TokenKind::EqEq || op == TokenKind::NotEq)) {
+    bool eq = l.is(VK::Bool) ? l.b == r.b : l.s == r.s;
+    return Value::boolean(op == TokenKind::EqEq ? eq : !eq);
+  }
+  return error(at, "cannot apply " + opName + " to " + describe(l) + " and " + describe(r));
+}
+
+FailureOr<Value> Parser::applyBinary(TokenKind op, const Value &l, const Value &r,
+                                     size_t at) {
+  if (l.is(VK::Unknown) || r.is(VK::Unknown))
+    return Value();
+  if (l.is(VK::Tuple))
+    return tupleError(l, at);
+  if (r.is(VK::Tuple))
+    return tupleError(r, at);
+  if (l.is(VK::List) || r.is(VK::List))
+    return error(at, "cannot apply " + spell(op) +
+                         " to a list (lists are arguments, as in transpose(x, [0, 2, 1]))");
+  if (l.isConstant() && r.isConstant())
+    return foldBinary(op, l, r, at);
+
+  // At least one tensor: the DSL does the rest.
+  bool comparison = isComparison(op);
+  if (!comparison) {
+    const Value &other = l.is(VK::Tensor) ? r : l;
+    if (!other.is(VK::Tensor) && !other.isNumber())
+      return error(at, "cannot apply " + spell(op) + " to " + describe(l) + " and " +
+                           describe(r));
+    if (op == TokenKind::At && !other.is(VK::Tensor))
+      return error(at, "'@' multiplies two tensors, got " + describe(l) + " and " +
+                           describe(r));
+  }
+  builder_->setLoc(loc(at));
+  Tensor result;
+  if (l.is(VK::Tensor) && r.is(VK::Tensor)) {
+    Tensor a = l.t, b = r.t;
+    switch (op) {
+    case TokenKind::Plus: result = a + b; break;
+    case TokenKind::Minus: result = a - b; break;
+    case TokenKind::Star: result = a * b; break;
+    case TokenKind::Slash: result = a / b; break;
+    case TokenKind::At: result = matmul(a, b); break;
+    case TokenKind::EqEq: result = a == b; break;
+    case TokenKind::NotEq: result = a != b; break;
+    case TokenKind::Less: result = a < b; break;
+    case TokenKind::LessEq: result = a <= b; break;
+    case TokenKind::Greater: result = a > b; break;
+    case TokenKind::GreaterEq: result = a >= b; break;
+    default: break;
+    }
+  } else if (comparison) {
+    Tensor a = l.is(VK::Tensor) ? l.t : scalarTensor(l, r.t.dtype(), at);
+    Tensor b = r.is(VK::Tensor) ? r.t : scalarTensor(r, l.t.dtype(), at);
+    builder_->setLoc(loc(at));
+    switch (op) {
+    case TokenKind::EqEq: result = a == b; break;
+    case TokenKind::NotEq: result = a != b; break;
+    case TokenKind::Less: result = a < b; break;
+    case TokenKind::LessEq: result = a <= b; break;
+    case TokenKind::Greater: result = a > b; break;
+    default: result = a >= b; break;
+    }
+  } else if (l.is(VK::Tensor)) {
+    double b = r.asDouble();
+    switch (op) {
+    case TokenKind::Plus: result = l.t + b; break;
+    case TokenKind::Minus: result = l.t - b; break;
+    case TokenKind::Star: result = l.t * b; break;
+    default: result = l.t / b; break;
+    }
+  } else {
+    double a = l.asDouble();
+    switch (op) {
+    case TokenKind::Plus: result = a + r.t; break;
+    case TokenKind::Minus: result = a - r.t; break;
+    case TokenKind::Star: result = a * r.t; break;
+    default: result = a / r.t; break;
+    }
+  }
+  if (failed(checkBuilder()))
+    return failure();
+  if (!result.valid())
+    return error(at, "internal error: " + spell(op) + " gave no tensor");
+  return Value::tensor(result);
+}
+
+FailureOr<Value> Parser::applyNeg(const Value &v, size_t at) {
+  switch (v.kind) {
+  case VK::Unknown:
+    return Value();
+  case VK::Int:
+    if (v.i == INT64_MIN)
+      return error(at, "integer overflow in unary '-'");
+    return Value::integer(-v.i);
+  case VK::Float:
+    return Value::number(-v.f);
+  case VK::Tensor: {
+    builder_->setLoc(loc(at));
+    Tensor r = -v.t;
+    if (failed(checkBuilder()))
+      return failure();
+    return Value::tensor(r);
+  }
+  case VK::Tuple:
+    return tupleError(v, at);
+  default:
+    return error(at, "cannot negate " + describe(v));
+  }
+}
+
+FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &param,
+                                    const Value &v, size_t at) {
+  auto bad = [&](const Twine &expected) -> FailureOr<Value> {
+    return error(at, "argument " + quote(param.name) + " of " + quote(spec.name) +
+                         " must be " + expected + ", got " + describe(v));
+  };
+  if (v.is(VK::Tuple))
+    return tupleError(v, at);
+  auto asTensor = [&](const Value &e) -> std::optional<Value> {
+    if (e.is(VK::Tensor))
+      return e;
+    if (e.isNumber() || e.is(VK::Bool)) {
+      Tensor t = scalarTensor(e, std::nullopt, at);
+      return t.valid() ? std::optional<Value>(Value::tensor(t)) : std::nullopt;
+    }
+    return std::nullopt;
+  };
+  switch (param.kind) {
+  case ArgKind::Tensor:
+  case ArgKind::OptTensor:
+    if (auto t = asTensor(v))
+      return *t;
+    return bad("a tensor");
+  case ArgKind::Int:
+    if (v.is(VK::Int))
+      return v;
+    return bad("an integer");
+  case ArgKind::Number:
+    if (v.isNumber())
+      return Value::number(v.asDouble());
+    return bad("a number");
+  case ArgKind::Bool:
+    if (v.is(VK::Bool))
+      return v;
+    return bad("true or false");
+  case ArgKind::String:
+    if (v.is(VK::Str) && !v.s.empty())
+      return v;
+    return bad("a non-empty string");
+  case ArgKind::Norm:
+    if (v.is(VK::Str) && (v.s == "post" || v.s == "pre"))
+      return v;
+    return bad("\"post\" or \"pre\"");
+  case ArgKind::Ints:
+    if (v.is(VK::Int))
+      return Value::list({v});
+    [[fallthrough]];
+  case ArgKind::IntList:
+    if (v.is(VK::List) && llvm::all_of(v.elems(), [](const Value &e) { return e.is(VK::Int); }))
+      return v;
+    return bad(param.kind == ArgKind::Ints ? "an integer or a list of integers"
+                                           : "a list of integers, as [0, 2, 1]");
+  case ArgKind::Tensors: {
+    if (!v.is(VK::List) || v.elems().empty())
+      return bad("a non-empty list of tensors, as [a, b]");
+    std::vector<Value> out;
+    for (const Value &e : v.elems()) {
+      std::optional<Value> t = asTensor(e);
+      if (!t)
+        return bad("a list of tensors");
+      out.push_back(std::move(*t));
+    }
+    return Value::list(std::move(out));
+  }
+  }
+  return bad("something else");
+}
+
+FailureOr<Value> Parser::callBuiltin(const BuiltinSpec &spec, std::vector<CallArg> &args,
+                                     size_t calleeTok) {
+  // float() of a constant folds: `param half = float(dim) / 2`.
+  if (StringRef(spec.name) == "float" && args.size() == 1 && args[0].keyword.empty() &&
+      (args[0].value.isNumber() || args[0].value.is(VK::Bool)))
+    return Value::number(args[0].value.is(VK::Bool) ? double(args[0].value.b)
+                                                    : args[0].value.asDouble());
+
+  std::vector<size_t> positional;
+  for (auto [i, p] : llvm::enumerate(spec.params))
+    if (StringRef(p.name) != "name")
+      positional.push_back(i);
+  size_t numPositional = llvm::count_if(args, [](const CallArg &a) { return a.keyword.empty(); });
+
+  CallArgs bound{&spec, std::vector<std::optional<Value>>(spec.params.size())};
+  size_t nextPositional = 0;
+  for (CallArg &arg : args) {
+    size_t index;
+    if (arg.keyword.empty()) {
+      if (nextPositional >= positional.size())
+        return error(arg.tok, quote(spec.name) + " takes " + Twine(positional.size()) +
+                                  " positional argument" +
+                                  (positional.size() == 1 ? "" : "s") + ", got " +
+                                  Twine(numPositional) + signature(spec));
+      index = positional[nextPositional++];
+    } else {
+      auto it = llvm::find_if(spec.params,
+                              [&](const ParamSpec &p) { return arg.keyword == p.name; });
+      if (it == spec.params.end()) {
+        std::vector<std::string> names;
+        for (const ParamSpec &p : spec.params)
+          names.push_back(p.name);
+        return error(arg.tok - 2, quote(spec.name) + " has no argument " +
+                                      quote(arg.keyword) + suggest(arg.keyword, names) +
+                                      signature(spec));
+      }
+      index = it - spec.params.begin();
+    }
+    if (bound.values[index])
+      return error(arg.tok, "argument " + quote(spec.params[index].name) + " of " +
+                                quote(spec.name) + " is given twice");
+    FailureOr<Value> v = convertArg(spec, spec.params[index], arg.value, arg.tok);
+    if (failed(v) || failed(checkBuilder()))
+      return failure();
+    bound.values[index] = std::move(*v);
+  }
+  for (auto [i, p] : llvm::enumerate(spec.params))
+    if (p.required && !bound.values[i])
+      return error(calleeTok, quote(spec.name) + " is missing its argument " +
+                                  quote(p.name) + signature(spec));
+
+  builder_->setLoc(loc(calleeTok));
+  Value result = spec.build(*builder_, bound);
+  if (failed(checkBuilder()))
+    return failure();
+  if (result.is(VK::Tensor) && !result.t.valid())
+    return error(calleeTok, "internal error: " + quote(spec.name) + " gave no tensor");
+  return result;
+}
+
+FailureOr<Value> Parser::callDef(const DefInfo &def, std::vector<CallArg> &args,
+                                 size_t calleeTok) {
+  for (size_t i = 0; i < frames_.size(); ++i) {
+    if (frames_[i]->defName != def.name)
+      continue;
+    std::string cycle;
+    for (size_t j = i; j < frames_.size(); ++j)
+      cycle += quote(frames_[j]->defName) + " -> ";
+    cycle += quote(def.name);
+    return error(calleeTok, "recursive call: " + cycle +
+                                " (defs are inlined, so they cannot call themselves)");
+  }
+
+  auto frame = std::make_unique<Frame>();
+  frame->defName = def.name;
+  frame->callerLoc = loc(calleeTok);
+  std::string explicitName;
+  size_t nextPositional = 0;
+  size_t numPositional = llvm::count_if(args, [](const CallArg &a) { return a.keyword.empty(); });
+  std::string sig = " (arguments: ";
+  for (auto [i, p] : llvm::enumerate(def.params))
+    sig += (i ? ", " : "") + p.first;
+  sig += def.params.empty() ? "none)" : ")";
+  for (CallArg &arg : args) {
+    size_t index;
+    if (arg.keyword == "name") {
+      if (!arg.value.is(VK::Str) || arg.value.s.empty())
+        return error(arg.tok, "name: must be a non-empty string, got " +
+                                  describe(arg.value));
+      explicitName = arg.value.s;
+      continue;
+    }
+    if (arg.keyword.empty()) {
+      if (nextPositional >= def.params.size())
+        return errorWithNote(arg.tok,
+                             quote(def.name) + " takes " + Twine(def.params.size()) +
+                                 " argument" + (def.params.size() == 1 ? "" : "s") +
+                                 ", got " + Twine(numPositional) + sig,
+                             def.nameTok, "the def is here");
+      index = nextPositional++;
+    } else {
+      auto it = llvm::find_if(def.params, [&](const auto &p) { return p.first == arg.keyword; });
+      if (it == def.params.end()) {
+        std::vector<std::string> names = {"name"};
+        for (const auto &p : def.params)
+          names.push_back(p.first);
+        return errorWithNote(arg.tok - 2,
+                             quote(def.name) + " has no parameter " + quote(arg.keyword) +
+                                 suggest(arg.keyword, names) + sig,
+                             def.nameTok, "the def is here");
+      }
+      index = it - def.params.begin();
+    }
+    const auto &[paramName, paramTok] = def.params[index];
+    if (frame->vars.count(paramName))
+      return error(arg.tok, "argument " + quote(paramName) + " of " + quote(def.name) +
+                                " is given twice");
+    if (arg.value.is(VK::Tuple))
+      return tupleError(arg.value, arg.tok);
+    frame->vars[paramName] = Binding{arg.value, Binding::Kind::Argument, paramTok};
+  }
+  for (const auto &[paramName, paramTok] : def.params)
+    if (!frame->vars.count(paramName))
+      return errorWithNote(calleeTok, quote(def.name) + " is missing its argument " +
+                                          quote(paramName) + sig,
+                           def.nameTok, "the def is here");
+
+  Builder::Scope scope(*builder_, builder_->layerName(def.name, explicitName));
+  frames_.push_back(std::move(frame));
+  size_t saved = pos_;
+  pos_ = def.bodyTok;
+  ++depth_; // a def's body counts as one more level of nesting
+  Value result;
+  LogicalResult r = depth_ > kMaxNesting
+                        ? error(calleeTok, "expressions and def calls nest deeper than " +
+                                               Twine(kMaxNesting) + " levels")
+                        : parseBlockBody(BlockKind::Def, def.openTok, def.name, &result);
+  --depth_;
+  pos_ = saved;
+  frames_.pop_back();
+  if (failed(r))
+    return failure();
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+FrontendResult Parser::run() {
+  FrontendResult result;
+  Lexer lexer(source_);
+  while (true) {
+    toks_.push_back(lexer.next());
+    if (toks_.back().is(TokenKind::Error)) {
+      pos_ = toks_.size() - 1;
+      (void)error(pos_, toks_.back().string);
+      return result;
+    }
+    if (toks_.back().is(TokenKind::Eof))
+      break;
+  }
+
+  if (failed(parseFile()))
+    return result;
+  for (const auto &[config, nameTok] : trains_) {
+    if (modelIndex_.count(config.model))
+      continue;
+    std::vector<std::string> names;
+    for (const ModelInfo &m : models_)
+      names.push_back(m.name);
+    (void)error(nameTok, "train block for an unknown model " + quote(config.model) +
+                             suggest(config.model, names));
+    return result;
+  }
+  if (models_.empty()) {
+    (void)error(pos_, "expected a 'model' block before the end of the file: the file has none");
+    return result;
+  }
+  const ModelInfo *model = &models_.front();
+  if (!options_.model.empty()) {
+    auto it = modelIndex_.find(options_.model);
+    if (it == modelIndex_.end()) {
+      std::vector<std::string> names;
+      for (const ModelInfo &m : models_)
+        names.push_back(m.name);
+      (void)error(models_.front().nameTok,
+                  "no model named " + quote(options_.model) + " in this file" +
+                      suggest(options_.model, names) +
+                      " (models: " + llvm::join(llvm::ArrayRef(names).take_front(8), ", ") +
+                      (names.size() > 8 ? ", ...)" : ")"));
+      return result;
+    }
+    model = &models_[it->second];
+  }
+  if (auto it = trainIndex_.find(model->name); it != trainIndex_.end())
+    result.train = trains_[it->second].first;
+
+  if (options_.batch > 0) {
+    batch_ = options_.batch;
+  } else if (result.train && result.train->batch) {
+    batch_ = *result.train->batch;
+  } else {
+    batch_ = 1;
+    defaultBatch_ = true;
+  }
+  result.batch = batch_;
+
+  ModelOptions modelOptions;
+  modelOptions.batch = batch_;
+  modelOptions.training = options_.training;
+  modelOptions.recordAttention = options_.recordAttention;
+  Builder builder(context_, model->name, modelOptions);
+  builder_ = &builder;
+  frames_.push_back(std::make_unique<Frame>());
+  mode_ = Mode::Build;
+  pos_ = model->bodyTok;
+  LogicalResult built = parseBlockBody(BlockKind::Model, model->openTok, model->name, nullptr);
+  frames_.clear();
+  builder_ = nullptr;
+  if (failed(built))
+    return result;
+  builder.setLoc(loc(model->nameTok));
+  result.module = builder.finish();
+  if (!result.module)
+    return result;
+  if (defaultBatch_ && usedBatch_)
+    context_.getDiagEngine().emit(loc(model->nameTok), DiagnosticSeverity::Note)
+        << "batch is 1 for model " << quote(model->name)
+        << ": no train block sets 'batch' and no --batch is given";
+  if (result.train)
+    (*result.module)->setAttr(kTrainAttrName,
+                              trainConfigAttr(context_, *result.train, batch_));
+  return result;
+}
+
+} // namespace
+
+FrontendResult parseTfSource(StringRef source, StringRef filename,
+                             MLIRContext &context, const FrontendOptions &options) {
+  // Every failure must say why: count the errors that reach the engine.
+  int errors = 0;
+  ScopedDiagnosticHandler counter(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      ++errors;
+    return failure(); // pass it on to the printing handler
+  });
+  Parser parser(source, filename, context, options);
+  FrontendResult result = parser.run();
+  if (!result.module && errors == 0)
+    emitError(FileLineColLoc::get(&context, filename, 1, 1))
+        << "internal error: the model could not be built, and nothing said why";
+  return result;
+}
+
+DictionaryAttr trainConfigAttr(MLIRContext &context, const TrainConfig &config,
+                               int64_t batch) {
+  OpBuilder b(&context);
+  auto value = [&](const TrainValue &v) -> Attribute {
+    if (auto *i = std::get_if<int64_t>(&v))
+      return b.getI64IntegerAttr(*i);
+    if (auto *d = std::get_if<double>(&v))
+      return b.getF64FloatAttr(*d);
+    if (auto *flag = std::get_if<bool>(&v))
+      return b.getBoolAttr(*flag);
+    return b.getStringAttr(std::get<std::string>(v));
+  };
+  auto call = [&](const TrainCall &c) -> Attribute {
+    SmallVector<NamedAttribute> args;
+    for (const auto &[k, v] : c.args)
+      args.push_back(b.getNamedAttr(k, value(v)));
+    return b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(c.name)),
+                                b.getNamedAttr("args", b.getDictionaryAttr(args))});
+  };
+  SmallVector<NamedAttribute> attrs;
+  attrs.push_back(b.getNamedAttr("model", b.getStringAttr(config.model)));
+  attrs.push_back(b.getNamedAttr("batch", b.getI64IntegerAttr(batch)));
+  if (config.data)
+    attrs.push_back(b.getNamedAttr("data", call(*config.data)));
+  if (config.epochs)
+    attrs.push_back(b.getNamedAttr("epochs", b.getI64IntegerAttr(*config.epochs)));
+  if (config.optimizer)
+    attrs.push_back(b.getNamedAttr("optimizer", call(*config.optimizer)));
+  if (config.schedule)
+    attrs.push_back(b.getNamedAttr("schedule", call(*config.schedule)));
+  if (config.clipGradNorm)
+    attrs.push_back(b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(*config.clipGradNorm)));
+  if (config.seed)
+    attrs.push_back(b.getNamedAttr("seed", b.getI64IntegerAttr(*config.seed)));
+  return b.getDictionaryAttr(attrs);
+}
+
+} // namespace tfc

@@ -1,0 +1,75 @@
+//===- Parser.h - the .tf language, turned into DSL calls -----------------===//
+//
+// A .tf file holds `def`, `model` and `train` blocks (DESIGN.md, "The .tf
+// language"). The parser has no AST and no op semantics: it checks the
+// syntax of the whole file, then evaluates the chosen model by calling the
+// C++ DSL (compiler/dsl/DSL.h) statement by statement, and inlines `def`s by
+// re-reading their tokens under a parameter scope. Only constant arithmetic
+// (`2 * dim`) is folded here; every tensor operation is a DSL call.
+//
+// Errors are MLIR diagnostics at FileLineColLoc(file, line, col) (inside an
+// inlined def: a CallSiteLoc, printed with "called from" notes), so with a
+// SourceMgrDiagnosticHandler they read `file.tf:3:7: error: ...` with the
+// source line and a caret, as do the DSL's and the ops' own diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_COMPILER_FRONTEND_PARSER_H
+#define TFC_COMPILER_FRONTEND_PARSER_H
+
+#include "compiler/frontend/TrainConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+class MLIRContext;
+class DictionaryAttr;
+} // namespace mlir
+
+namespace tfc {
+
+struct FrontendOptions {
+  /// The model to build (`--model`); empty: the first model of the file.
+  std::string model;
+  /// `--batch`: when > 0, overrides the train block's batch.
+  int64_t batch = 0;
+  /// Build dropout in training mode.
+  bool training = true;
+  /// Return each attention layer's weights as a result (ModelOptions).
+  bool recordAttention = false;
+};
+
+struct FrontendResult {
+  /// The chosen model as one func.func in a verified module, with the
+  /// `tf.train` attribute when the file has a train block for it; null after
+  /// an error (already reported as a diagnostic).
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::optional<TrainConfig> train;
+  /// The batch the model was built with.
+  int64_t batch = 1;
+};
+
+/// Name of the module attribute that carries the train block.
+inline constexpr llvm::StringLiteral kTrainAttrName = "tf.train";
+
+/// Parses `source` (named `filename` in diagnostics, which must match the
+/// buffer's identifier in the SourceMgr of a SourceMgrDiagnosticHandler for
+/// the source line and caret to print) and builds the chosen model.
+FrontendResult parseTfSource(llvm::StringRef source, llvm::StringRef filename,
+                             mlir::MLIRContext &context,
+                             const FrontendOptions &options = {});
+
+/// The `tf.train` dictionary: {model, data = {name, args}, batch, epochs,
+/// optimizer = {name, args}, schedule = {name, args}, clip_grad_norm, seed},
+/// unset keys left out, `batch` the one the model was built with.
+mlir::DictionaryAttr trainConfigAttr(mlir::MLIRContext &context,
+                                     const TrainConfig &config, int64_t batch);
+
+} // namespace tfc
+
+#endif // TFC_COMPILER_FRONTEND_PARSER_H
