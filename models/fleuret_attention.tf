@@ -26,7 +26,10 @@ model fleuret_attention {
 }
 
 train fleuret_attention {
-  data fleuret_sequences(train: 25000, val: 1000, test: 1000)
+  # 25,000 generated sequences, 20% of them held out for validation (the
+  # blog's RandomSplitter), 1,000 for test; normalised by the training mean
+  # and standard deviation.
+  data fleuret_sequences(train: 20000, val: 5000, test: 1000)
   batch 128
   epochs 50
   optimizer adam(lr: 1e-3)

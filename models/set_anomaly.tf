@@ -20,7 +20,9 @@ model set_anomaly {
 }
 
 train set_anomaly {
-  data set_anomaly(classes: 100, features: 512, set: 10)
+  # CIFAR-100 has 45,000 training images after the tutorial moves 10% of each
+  # class to validation, and 10,000 test images: one set per image.
+  data set_anomaly(classes: 100, features: 512, set: 10, train: 45000, val: 5000, test: 10000)
   batch 64
   epochs 100
   optimizer adam(lr: 5e-4)
