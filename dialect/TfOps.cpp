@@ -259,6 +259,25 @@ LogicalResult BroadcastInDimOp::verify() {
   return success();
 }
 
+// A reshape to the same type is the identity; a reshape of a reshape reads
+// the original tensor (row-major order is preserved by both).
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getX().getType() == getType())
+    return getX();
+  if (auto inner = getX().getDefiningOp<ReshapeOp>()) {
+    getXMutable().assign(inner.getX());
+    return getX().getType() == getType() ? getX() : Value(getResult());
+  }
+  return {};
+}
+
+// Broadcasting to the operand's own type is the identity.
+OpFoldResult BroadcastInDimOp::fold(FoldAdaptor) {
+  if (getX().getType() == getType())
+    return getX();
+  return {};
+}
+
 LogicalResult ReshapeOp::verify() {
   auto in = cast<RankedTensorType>(getX().getType());
   auto out = cast<RankedTensorType>(getResult().getType());
@@ -297,6 +316,14 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
   }
   types.push_back(withShape(*x, shape));
   return success();
+}
+
+// The identity permutation.
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  for (auto [i, p] : llvm::enumerate(getPerm()))
+    if (static_cast<int64_t>(i) != p)
+      return {};
+  return getX();
 }
 
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,

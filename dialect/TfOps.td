@@ -164,6 +164,7 @@ def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim", [Pure]> {
   let results = (outs TF_Tensor:$result);
   let assemblyFormat = "$x $dims attr-dict `:` type($x) `to` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def TF_ReshapeOp : TF_Op<"reshape", [Pure]> {
@@ -172,6 +173,7 @@ def TF_ReshapeOp : TF_Op<"reshape", [Pure]> {
   let results = (outs TF_Tensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x) `to` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def TF_TransposeOp : TF_InferredOp<"transpose"> {
@@ -179,6 +181,7 @@ def TF_TransposeOp : TF_InferredOp<"transpose"> {
   let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs TF_Tensor:$result);
   let assemblyFormat = "$x $perm attr-dict `:` type($x) `->` type($result)";
+  let hasFolder = 1;
 }
 
 def TF_SliceOp : TF_InferredOp<"slice"> {

@@ -12,6 +12,8 @@
 #include "compiler/interpreter/Interpreter.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <gtest/gtest.h>
 
@@ -297,6 +299,30 @@ TEST(ModelsTest, FleuretCnnParameterCountMatchesTheBlog) {
     if (func.getArgAttr(i, tf::TFDialect::kParamAttr))
       count += mlir::cast<mlir::RankedTensorType>(func.getArgumentTypes()[i]).getNumElements();
   EXPECT_EQ(count, 384 + 3 * 20544 + 321);
+}
+
+// Canonicalization (the dialect's folders) never changes a model's results.
+TEST(ModelsTest, CanonicalizationPreservesResults) {
+  auto context = makeContext();
+  std::mt19937 rng(99);
+  for (const ModelDef &model : registeredModels()) {
+    SCOPED_TRACE(model.name);
+    auto module = buildModel(*context, model, /*batch=*/2);
+    ASSERT_TRUE(module);
+    mlir::func::FuncOp func = modelFunction(*module);
+    std::vector<HostTensor> args = randomArguments(func, rng, integerRange(func));
+    std::string error;
+    auto before = interpret(func, args, &error);
+    ASSERT_TRUE(mlir::succeeded(before)) << error;
+    mlir::PassManager pm(context.get());
+    pm.addPass(mlir::createCanonicalizerPass());
+    ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
+    auto after = interpret(modelFunction(*module), args, &error);
+    ASSERT_TRUE(mlir::succeeded(after)) << error;
+    ASSERT_EQ(before->size(), after->size());
+    for (size_t i = 0; i < before->size(); ++i)
+      EXPECT_EQ((*before)[i].data, (*after)[i].data) << "result " << i;
+  }
 }
 
 } // namespace
