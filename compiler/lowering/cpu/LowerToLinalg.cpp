@@ -1,0 +1,359 @@
+//===- LowerToLinalg.cpp - tf ops to linalg/tensor/arith/math -------------===//
+//
+// One pattern per op family. Everything becomes a linalg.generic on tensors
+// (bufferization and tiling come later), so each op's semantics is written
+// once here as a scalar body plus indexing maps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialect/TfDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+
+namespace tfc {
+#define GEN_PASS_DEF_TFLOWERTOLINALG
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+using namespace tfc;
+
+namespace {
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// A linalg.generic writing a fresh tensor of `resultType` from `inputs`
+/// read through `inputMaps`, with `iterators` over the loop dims and the
+/// scalar `body`. The output map is the identity on the parallel dims.
+Value buildGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                   AffineMap outputMap, Value init,
+                   ArrayRef<utils::IteratorType> iterators, BodyFn body) {
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(outputMap);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, resultType, inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        nb.create<linalg::YieldOp>(nl, body(nb, nl, args));
+      });
+  return generic.getResult(0);
+}
+
+Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+}
+
+/// An elementwise op over operands of the result's shape.
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange inputs, BodyFn body) {
+  AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
+  SmallVector<AffineMap> maps(inputs.size(), id);
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  return buildGeneric(b, loc, resultType, inputs, maps, id,
+                      emptyLike(b, loc, resultType), iterators, body);
+}
+
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
+}
+
+/// Rewrites an op with one result into an elementwise generic whose scalar
+/// body is `Body(builder, loc, op, args)`.
+template <typename OpT, typename Body>
+struct ElementwisePattern : OpRewritePattern<OpT> {
+  ElementwisePattern(MLIRContext *ctx, Body body)
+      : OpRewritePattern<OpT>(ctx), body(body) {}
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    Value result = elementwise(rewriter, op.getLoc(), type, op->getOperands(),
+                               [&](OpBuilder &b, Location loc, ValueRange args) {
+                                 return body(b, loc, op, args);
+                               });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+  Body body;
+};
+
+template <typename OpT, typename Body>
+void addElementwise(RewritePatternSet &patterns, Body body) {
+  patterns.add(std::make_unique<ElementwisePattern<OpT, Body>>(
+      patterns.getContext(), body));
+}
+
+template <typename OpT, typename ArithOp>
+void addBinaryArith(RewritePatternSet &patterns) {
+  addElementwise<OpT>(patterns, [](OpBuilder &b, Location loc, OpT, ValueRange a) {
+    return b.create<ArithOp>(loc, a[0], a[1]).getResult();
+  });
+}
+
+template <typename OpT, typename MathOp>
+void addUnaryMath(RewritePatternSet &patterns) {
+  addElementwise<OpT>(patterns, [](OpBuilder &b, Location loc, OpT, ValueRange a) {
+    return b.create<MathOp>(loc, a[0]).getResult();
+  });
+}
+
+Value compareScalars(OpBuilder &b, Location loc, tf::ComparePredicate pred,
+                     Value lhs, Value rhs) {
+  using P = tf::ComparePredicate;
+  if (isa<FloatType>(lhs.getType())) {
+    // Ordered predicates, so a NaN compares false (as PyTorch); ne is
+    // unordered so NaN != NaN holds.
+    arith::CmpFPredicate fp;
+    switch (pred) {
+    case P::eq: fp = arith::CmpFPredicate::OEQ; break;
+    case P::ne: fp = arith::CmpFPredicate::UNE; break;
+    case P::lt: fp = arith::CmpFPredicate::OLT; break;
+    case P::le: fp = arith::CmpFPredicate::OLE; break;
+    case P::gt: fp = arith::CmpFPredicate::OGT; break;
+    case P::ge: fp = arith::CmpFPredicate::OGE; break;
+    }
+    return b.create<arith::CmpFOp>(loc, fp, lhs, rhs);
+  }
+  arith::CmpIPredicate ip;
+  switch (pred) {
+  case P::eq: ip = arith::CmpIPredicate::eq; break;
+  case P::ne: ip = arith::CmpIPredicate::ne; break;
+  case P::lt: ip = arith::CmpIPredicate::slt; break;
+  case P::le: ip = arith::CmpIPredicate::sle; break;
+  case P::gt: ip = arith::CmpIPredicate::sgt; break;
+  case P::ge: ip = arith::CmpIPredicate::sge; break;
+  }
+  return b.create<arith::CmpIOp>(loc, ip, lhs, rhs);
+}
+
+/// The interpreter's cast rules: f32 -> i32 truncates toward zero, i1 is
+/// 0 or 1, and anything -> i1 is x != 0.
+Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (to.isInteger(1)) {
+    Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(from));
+    return isa<FloatType>(from)
+               ? b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x, zero).getResult()
+               : b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x, zero).getResult();
+  }
+  if (from.isInteger(1))
+    return isa<FloatType>(to) ? b.create<arith::UIToFPOp>(loc, to, x).getResult()
+                              : b.create<arith::ExtUIOp>(loc, to, x).getResult();
+  if (isa<FloatType>(to))
+    return b.create<arith::SIToFPOp>(loc, to, x);
+  return b.create<arith::FPToSIOp>(loc, to, x);
+}
+
+struct ConstantLowering : OpRewritePattern<tf::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::ConstantOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+struct BroadcastLowering : OpRewritePattern<tf::BroadcastInDimOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::BroadcastInDimOp op, PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getX().getType());
+    auto out = cast<RankedTensorType>(op.getType());
+    // Operand dim i reads loop dim dims[i], or 0 where it is a broadcast 1.
+    SmallVector<AffineExpr> exprs;
+    for (auto [i, d] : llvm::enumerate(op.getDims()))
+      exprs.push_back(in.getDimSize(i) == 1 && out.getDimSize(d) != 1
+                          ? rewriter.getAffineConstantExpr(0)
+                          : rewriter.getAffineDimExpr(d));
+    AffineMap inMap = AffineMap::get(out.getRank(), 0, exprs, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(out.getRank(), utils::IteratorType::parallel);
+    Value result = buildGeneric(
+        rewriter, op.getLoc(), out, op.getX(), inMap,
+        rewriter.getMultiDimIdentityMap(out.getRank()), emptyLike(rewriter, op.getLoc(), out),
+        iterators, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TransposeLowering : OpRewritePattern<tf::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::TransposeOp op, PatternRewriter &rewriter) const override {
+    auto out = cast<RankedTensorType>(op.getType());
+    // Result dim i is operand dim perm[i]: operand dim j is read at the loop
+    // dim i with perm[i] == j.
+    ArrayRef<int64_t> perm = op.getPerm();
+    SmallVector<AffineExpr> exprs(perm.size());
+    for (auto [i, p] : llvm::enumerate(perm))
+      exprs[p] = rewriter.getAffineDimExpr(i);
+    AffineMap inMap = AffineMap::get(out.getRank(), 0, exprs, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(out.getRank(), utils::IteratorType::parallel);
+    Value result = buildGeneric(
+        rewriter, op.getLoc(), out, op.getX(), inMap,
+        rewriter.getMultiDimIdentityMap(out.getRank()), emptyLike(rewriter, op.getLoc(), out),
+        iterators, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ReshapeLowering : OpRewritePattern<tf::ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::ReshapeOp op, PatternRewriter &rewriter) const override {
+    auto out = cast<RankedTensorType>(op.getType());
+    auto shapeType = RankedTensorType::get({out.getRank()}, rewriter.getI64Type());
+    Value shape = rewriter.create<arith::ConstantOp>(
+        op.getLoc(), DenseIntElementsAttr::get(shapeType, out.getShape()));
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, out, op.getX(), shape);
+    return success();
+  }
+};
+
+/// Reductions: loop over the operand's dims, the reduced ones as reduction
+/// iterators, accumulating into an init filled with the identity.
+template <typename OpT>
+struct ReduceLowering : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(op.getX().getType());
+    auto out = cast<RankedTensorType>(op.getType());
+    ArrayRef<int64_t> axes = op.getAxes();
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      bool reduced = llvm::is_contained(axes, d);
+      iterators.push_back(reduced ? utils::IteratorType::reduction
+                                  : utils::IteratorType::parallel);
+      if (!reduced)
+        outExprs.push_back(rewriter.getAffineDimExpr(d));
+    }
+    bool isMax = std::is_same_v<OpT, tf::ReduceMaxOp>;
+    Value identity = f32Const(rewriter, loc, isMax ? -INFINITY : 0.0);
+    Value init = rewriter.create<linalg::FillOp>(loc, identity, emptyLike(rewriter, loc, out))
+                     .getResult(0);
+    AffineMap outMap = AffineMap::get(in.getRank(), 0, outExprs, rewriter.getContext());
+    Value result = buildGeneric(
+        rewriter, loc, out, op.getX(), rewriter.getMultiDimIdentityMap(in.getRank()),
+        outMap, init, iterators, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          if (isMax)
+            return b.create<arith::MaximumFOp>(l, a[0], a[1]);
+          return b.create<arith::AddFOp>(l, a[0], a[1]);
+        });
+    if (std::is_same_v<OpT, tf::ReduceMeanOp>) {
+      // Divide (not multiply by a rounded 1/n) to stay closest to the oracle.
+      int64_t count = in.getNumElements() / std::max<int64_t>(out.getNumElements(), 1);
+      result = elementwise(rewriter, loc, out, result,
+                           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return b.create<arith::DivFOp>(l, a[0], f32Const(b, l, double(count)));
+                           });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// C[..., m, n] += A[..., m, k] * B[..., k, n] with the transposes folded
+/// into the indexing maps.
+struct MatmulLowering : OpRewritePattern<tf::MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::MatmulOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t batch = out.getRank() - 2, loops = out.getRank() + 1;
+    auto dim = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
+    SmallVector<AffineExpr> lhs, rhs, res;
+    for (int64_t i = 0; i < batch; ++i) {
+      lhs.push_back(dim(i));
+      rhs.push_back(dim(i));
+      res.push_back(dim(i));
+    }
+    AffineExpr m = dim(batch), n = dim(batch + 1), k = dim(batch + 2);
+    lhs.append(op.getTransposeLhs() ? SmallVector<AffineExpr>{k, m} : SmallVector<AffineExpr>{m, k});
+    rhs.append(op.getTransposeRhs() ? SmallVector<AffineExpr>{n, k} : SmallVector<AffineExpr>{k, n});
+    res.append({m, n});
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<utils::IteratorType> iterators(loops - 1, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    Value init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
+                                                 emptyLike(rewriter, loc, out))
+                     .getResult(0);
+    Value result = buildGeneric(
+        rewriter, loc, out, {op.getLhs(), op.getRhs()},
+        {AffineMap::get(loops, 0, lhs, ctx), AffineMap::get(loops, 0, rhs, ctx)},
+        AffineMap::get(loops, 0, res, ctx), init, iterators,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value prod = b.create<arith::MulFOp>(l, a[0], a[1]);
+          return b.create<arith::AddFOp>(l, a[2], prod);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    addBinaryArith<tf::AddOp, arith::AddFOp>(patterns);
+    addBinaryArith<tf::SubOp, arith::SubFOp>(patterns);
+    addBinaryArith<tf::MulOp, arith::MulFOp>(patterns);
+    addBinaryArith<tf::DivOp, arith::DivFOp>(patterns);
+    addBinaryArith<tf::MaxOp, arith::MaximumFOp>(patterns);
+    addBinaryArith<tf::MinOp, arith::MinimumFOp>(patterns);
+    addBinaryArith<tf::AndOp, arith::AndIOp>(patterns);
+    addBinaryArith<tf::OrOp, arith::OrIOp>(patterns);
+    addUnaryMath<tf::NegOp, arith::NegFOp>(patterns);
+    addUnaryMath<tf::ExpOp, math::ExpOp>(patterns);
+    addUnaryMath<tf::LogOp, math::LogOp>(patterns);
+    addUnaryMath<tf::SqrtOp, math::SqrtOp>(patterns);
+    addUnaryMath<tf::RsqrtOp, math::RsqrtOp>(patterns);
+    addUnaryMath<tf::TanhOp, math::TanhOp>(patterns);
+    addElementwise<tf::ReluOp>(patterns, [](OpBuilder &b, Location l, tf::ReluOp, ValueRange a) {
+      return b.create<arith::MaximumFOp>(l, a[0], f32Const(b, l, 0.0)).getResult();
+    });
+    addElementwise<tf::GeluOp>(patterns, [](OpBuilder &b, Location l, tf::GeluOp, ValueRange a) {
+      // x * 0.5 * (1 + erf(x / sqrt 2)), the exact form.
+      Value scaled = b.create<arith::MulFOp>(l, a[0], f32Const(b, l, M_SQRT1_2));
+      Value cdf = b.create<arith::AddFOp>(l, f32Const(b, l, 1.0),
+                                          b.create<math::ErfOp>(l, scaled));
+      Value half = b.create<arith::MulFOp>(l, a[0], f32Const(b, l, 0.5));
+      return b.create<arith::MulFOp>(l, half, cdf).getResult();
+    });
+    addElementwise<tf::NotOp>(patterns, [](OpBuilder &b, Location l, tf::NotOp, ValueRange a) {
+      Value one = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+      return b.create<arith::XOrIOp>(l, a[0], one).getResult();
+    });
+    addElementwise<tf::CompareOp>(patterns, [](OpBuilder &b, Location l, tf::CompareOp op,
+                                               ValueRange a) {
+      return compareScalars(b, l, op.getPredicate(), a[0], a[1]);
+    });
+    addElementwise<tf::SelectOp>(patterns, [](OpBuilder &b, Location l, tf::SelectOp,
+                                              ValueRange a) {
+      return b.create<arith::SelectOp>(l, a[0], a[1], a[2]).getResult();
+    });
+    addElementwise<tf::CastOp>(patterns, [](OpBuilder &b, Location l, tf::CastOp op,
+                                            ValueRange a) {
+      return castScalar(b, l, a[0], getElementTypeOrSelf(op.getType()));
+    });
+    patterns.add<ConstantLowering, BroadcastLowering, TransposeLowering, ReshapeLowering,
+                 ReduceLowering<tf::ReduceSumOp>, ReduceLowering<tf::ReduceMaxOp>,
+                 ReduceLowering<tf::ReduceMeanOp>, MatmulLowering>(ctx);
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<tf::TFDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
+                           tensor::TensorDialect, func::FuncDialect>();
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,163 @@
+// RUN: tf-opt %s --split-input-file --tf-lower-to-linalg --verify-diagnostics | FileCheck %s
+
+// CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @broadcast_add
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3xf32>, %[[B:.+]]: tensor<3xf32>)
+func.func @broadcast_add(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: %[[E0:.+]] = tensor.empty() : tensor<2x3xf32>
+  // CHECK: %[[BB:.+]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[B]] : tensor<3xf32>) outs(%[[E0]] : tensor<2x3xf32>)
+  // CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+  // CHECK-NEXT: linalg.yield %[[IN]] : f32
+  // CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[ID2]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[A]], %[[BB]] : tensor<2x3xf32>, tensor<2x3xf32>)
+  // CHECK: arith.addf
+  %0 = tf.broadcast_in_dim %b [1] : tensor<3xf32> to tensor<2x3xf32>
+  %1 = tf.add %a, %0 : tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// A size-1 operand dim that broadcasts reads index 0.
+// CHECK-DAG: #[[ZERO:.+]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-LABEL: func.func @broadcast_size_one
+func.func @broadcast_size_one(%a: tensor<2x1xf32>) -> tensor<2x3xf32> {
+  // CHECK: linalg.generic {indexing_maps = [#[[ZERO]], #{{.+}}]
+  %0 = tf.broadcast_in_dim %a [0, 1] : tensor<2x1xf32> to tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @unary
+func.func @unary(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: arith.negf
+  // CHECK: math.exp
+  // CHECK: math.log
+  // CHECK: math.sqrt
+  // CHECK: math.rsqrt
+  // CHECK: math.tanh
+  // CHECK: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NEXT: arith.maximumf %{{.+}}, %[[Z]] : f32
+  // CHECK: %[[S:.+]] = arith.constant 0.707106769 : f32
+  // CHECK-NEXT: %[[XS:.+]] = arith.mulf %{{.+}}, %[[S]] : f32
+  // CHECK-NEXT: math.erf %[[XS]] : f32
+  %0 = tf.neg %x : tensor<4xf32>
+  %1 = tf.exp %0 : tensor<4xf32>
+  %2 = tf.log %1 : tensor<4xf32>
+  %3 = tf.sqrt %2 : tensor<4xf32>
+  %4 = tf.rsqrt %3 : tensor<4xf32>
+  %5 = tf.tanh %4 : tensor<4xf32>
+  %6 = tf.relu %5 : tensor<4xf32>
+  %7 = tf.gelu %6 : tensor<4xf32>
+  return %5, %6, %7 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: arith.subf
+  // CHECK: arith.mulf
+  // CHECK: arith.divf
+  // CHECK: arith.maximumf
+  // CHECK: arith.minimumf
+  %0 = tf.sub %a, %b : tensor<4xf32>
+  %1 = tf.mul %0, %b : tensor<4xf32>
+  %2 = tf.div %1, %b : tensor<4xf32>
+  %3 = tf.max %2, %b : tensor<4xf32>
+  %4 = tf.min %3, %b : tensor<4xf32>
+  return %4 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @compare_select_cast
+func.func @compare_select_cast(%a: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xi32>, tensor<4xi1>) {
+  // CHECK: arith.cmpf olt
+  // CHECK: arith.cmpi eq
+  // CHECK: arith.cmpf une
+  // CHECK: arith.andi
+  // CHECK: arith.ori
+  // CHECK: %[[T:.+]] = arith.constant true
+  // CHECK-NEXT: arith.xori %{{.+}}, %[[T]] : i1
+  // CHECK: arith.select
+  // CHECK: arith.uitofp %{{.+}} : i1 to f32
+  // CHECK: arith.fptosi %{{.+}} : f32 to i32
+  // CHECK: arith.cmpi ne
+  %lt = tf.compare lt, %a, %a : tensor<4xf32>
+  %eq = tf.compare eq, %i, %i : tensor<4xi32>
+  %ne = tf.compare ne, %a, %a : tensor<4xf32>
+  %and = tf.and %lt, %eq : tensor<4xi1>
+  %or = tf.or %and, %ne : tensor<4xi1>
+  %not = tf.not %or : tensor<4xi1>
+  %s = tf.select %not, %a, %a : tensor<4xi1>, tensor<4xf32>
+  %f = tf.cast %not : tensor<4xi1> to tensor<4xf32>
+  %t = tf.cast %s : tensor<4xf32> to tensor<4xi32>
+  %b = tf.cast %i : tensor<4xi32> to tensor<4xi1>
+  return %s, %not, %f, %t, %b : tensor<4xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xi32>, tensor<4xi1>
+}
+
+// -----
+
+// CHECK-DAG: #[[T:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+// CHECK-LABEL: func.func @transpose_reshape_constant
+func.func @transpose_reshape_constant(%x: tensor<2x3x4xf32>) -> (tensor<3x4x2xf32>, tensor<6x4xf32>, tensor<2xf32>) {
+  // CHECK: linalg.generic {indexing_maps = [#[[T]], #{{.+}}]
+  // CHECK: %[[SHAPE:.+]] = arith.constant dense<[6, 4]> : tensor<2xi64>
+  // CHECK: tensor.reshape %{{.+}}(%[[SHAPE]]) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  // CHECK: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+  %0 = tf.transpose %x [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %1 = tf.reshape %x : tensor<2x3x4xf32> to tensor<6x4xf32>
+  %2 = tf.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %0, %1, %2 : tensor<3x4x2xf32>, tensor<6x4xf32>, tensor<2xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  // CHECK: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+  // CHECK: %[[I0:.+]] = linalg.fill ins(%[[Z]] : f32)
+  // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["reduction", "parallel", "reduction"]} ins(%{{.+}} : tensor<2x3x4xf32>) outs(%[[I0]] : tensor<3xf32>)
+  // CHECK: arith.addf
+  // CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+  // CHECK: linalg.fill ins(%[[NINF]] : f32)
+  // CHECK: arith.maximumf
+  // CHECK: arith.addf
+  // CHECK: %[[N:.+]] = arith.constant 8.000000e+00 : f32
+  // CHECK-NEXT: arith.divf %{{.+}}, %[[N]] : f32
+  %0 = tf.reduce_sum %x [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+  %1 = tf.reduce_max %x [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+  %2 = tf.reduce_mean %x [0, 2] : tensor<2x3x4xf32> -> tensor<3xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// The transposes live in the indexing maps: A^T is read as (k, m).
+// CHECK-DAG: #[[A:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
+// CHECK-DAG: #[[B:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @batched_matmul
+func.func @batched_matmul(%a: tensor<5x3x2xf32>, %b: tensor<5x3x4xf32>) -> tensor<5x2x4xf32> {
+  // CHECK: %[[INIT:.+]] = linalg.fill
+  // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.+}}, %{{.+}} : tensor<5x3x2xf32>, tensor<5x3x4xf32>) outs(%[[INIT]] : tensor<5x2x4xf32>)
+  // CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %[[Y:.+]]: f32, %[[ACC:.+]]: f32):
+  // CHECK-NEXT: %[[P:.+]] = arith.mulf %[[X]], %[[Y]] : f32
+  // CHECK-NEXT: %[[S:.+]] = arith.addf %[[ACC]], %[[P]] : f32
+  // CHECK-NEXT: linalg.yield %[[S]] : f32
+  %0 = tf.matmul %a, %b transpose_lhs : tensor<5x3x2xf32>, tensor<5x3x4xf32> -> tensor<5x2x4xf32>
+  return %0 : tensor<5x2x4xf32>
+}
+
+// -----
+
+// Ops without a lowering yet make the pass fail, naming them.
+func.func @not_yet(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{failed to legalize operation 'tf.softmax'}}
+  %0 = tf.softmax %x axis 1 : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
