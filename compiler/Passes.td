@@ -11,8 +11,10 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     The first step of CPU code generation. Elementwise ops, broadcasts and
     transposes become parallel `linalg.generic`s; reductions and `tf.matmul`
     become `linalg.generic`s with reduction iterators over an init filled
-    with the reduction's identity; reshapes become `tensor.reshape`;
-    constants become `arith.constant`.
+    with the reduction's identity (argmax carries the best value and its
+    index); reshapes become `tensor.reshape`, slices and concatenations
+    `tensor.extract_slice`/`insert_slice`; one_hot and gather read the
+    loop index (`linalg.index`); constants become `arith.constant`.
 
     ```mlir
     %0 = tf.add %a, %b : tensor<4xf32>
@@ -27,8 +29,8 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     } -> tensor<4xf32>
     ```
 
-    The high-level ops (softmax, layer_norm, attention, conv1d, the losses,
-    ...) are not lowered yet: the pass fails on them, naming the op.
+    softmax, log_softmax, layer_norm, dropout, attention, conv1d and
+    cross_entropy are not lowered yet: the pass fails on them, naming the op.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

@@ -298,6 +298,159 @@ struct MatmulLowering : OpRewritePattern<tf::MatmulOp> {
   }
 };
 
+struct SliceLowering : OpRewritePattern<tf::SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::SliceOp op, PatternRewriter &rewriter) const override {
+    auto out = cast<RankedTensorType>(op.getType());
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, out, op.getX(), ValueRange{}, ValueRange{}, ValueRange{}, op.getStart(),
+        out.getShape(), op.getStride());
+    return success();
+  }
+};
+
+/// Each input is inserted at its offset along the axis of a fresh tensor.
+struct ConcatLowering : OpRewritePattern<tf::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::ConcatOp op, PatternRewriter &rewriter) const override {
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t axis = op.getAxisAttr().getInt();
+    Value result = emptyLike(rewriter, op.getLoc(), out);
+    int64_t offset = 0;
+    for (Value input : op.getInputs()) {
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<int64_t> offsets(out.getRank(), 0), strides(out.getRank(), 1);
+      offsets[axis] = offset;
+      result = rewriter.create<tensor::InsertSliceOp>(
+          op.getLoc(), input, result, ValueRange{}, ValueRange{}, ValueRange{}, offsets,
+          type.getShape(), strides);
+      offset += type.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// out[..., c] = (ids[...] == c) ? 1 : 0.
+struct OneHotLowering : OpRewritePattern<tf::OneHotOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::OneHotOp op, PatternRewriter &rewriter) const override {
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t rank = out.getRank();
+    SmallVector<AffineExpr> idsExprs;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      idsExprs.push_back(rewriter.getAffineDimExpr(d));
+    AffineMap idsMap = AffineMap::get(rank, 0, idsExprs, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    Value result = buildGeneric(
+        rewriter, op.getLoc(), out, op.getIds(), idsMap, rewriter.getMultiDimIdentityMap(rank),
+        emptyLike(rewriter, op.getLoc(), out), iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value c = b.create<arith::IndexCastOp>(l, b.getI32Type(),
+                                                 b.create<linalg::IndexOp>(l, rank - 1));
+          Value hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, a[0], c);
+          return b.create<arith::UIToFPOp>(l, b.getF32Type(), hit);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// out[..., d] = table[ids[...], d], the row read with tensor.extract.
+struct GatherLowering : OpRewritePattern<tf::GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::GatherOp op, PatternRewriter &rewriter) const override {
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t rank = out.getRank();
+    SmallVector<AffineExpr> idsExprs;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      idsExprs.push_back(rewriter.getAffineDimExpr(d));
+    AffineMap idsMap = AffineMap::get(rank, 0, idsExprs, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    Value table = op.getTable();
+    Value result = buildGeneric(
+        rewriter, op.getLoc(), out, op.getIds(), idsMap, rewriter.getMultiDimIdentityMap(rank),
+        emptyLike(rewriter, op.getLoc(), out), iterators,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
+          Value col = b.create<linalg::IndexOp>(l, rank - 1);
+          return b.create<tensor::ExtractOp>(l, table, ValueRange{row, col});
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// A reduction carrying (best value, its index); a strict '>' keeps the
+/// first maximum, as the interpreter and PyTorch.
+struct ArgmaxLowering : OpRewritePattern<tf::ArgmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::ArgmaxOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(op.getX().getType());
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t axis = op.getAxisAttr().getInt();
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < in.getRank(); ++d) {
+      iterators.push_back(d == axis ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      if (d != axis)
+        outExprs.push_back(rewriter.getAffineDimExpr(d));
+    }
+    AffineMap outMap = AffineMap::get(in.getRank(), 0, outExprs, rewriter.getContext());
+    auto valueType = RankedTensorType::get(out.getShape(), rewriter.getF32Type());
+    Value bestInit = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, -INFINITY),
+                                                     emptyLike(rewriter, loc, valueType))
+                         .getResult(0);
+    Value zero = rewriter.create<arith::ConstantOp>(loc, rewriter.getI32IntegerAttr(0));
+    Value indexInit = rewriter.create<linalg::FillOp>(loc, zero, emptyLike(rewriter, loc, out))
+                          .getResult(0);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{valueType, out}, op.getX(), ValueRange{bestInit, indexInit},
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(in.getRank()), outMap, outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value i = b.create<arith::IndexCastOp>(l, b.getI32Type(),
+                                                 b.create<linalg::IndexOp>(l, axis));
+          Value better = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, a[0], a[1]);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, better, a[0], a[1]),
+                            b.create<arith::SelectOp>(l, better, i, a[2])});
+        });
+    rewriter.replaceOp(op, generic.getResult(1));
+    return success();
+  }
+};
+
+/// mean((a - b)^2) over all elements: a full reduction into a scalar.
+struct MseLowering : OpRewritePattern<tf::MseOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::MseOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(op.getLhs().getType());
+    auto out = cast<RankedTensorType>(op.getType());
+    AffineMap id = rewriter.getMultiDimIdentityMap(in.getRank());
+    AffineMap scalar = AffineMap::get(in.getRank(), 0, {}, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(in.getRank(), utils::IteratorType::reduction);
+    Value init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
+                                                 emptyLike(rewriter, loc, out))
+                     .getResult(0);
+    Value sum = buildGeneric(rewriter, loc, out, {op.getLhs(), op.getRhs()}, {id, id}, scalar,
+                             init, iterators, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                               Value d = b.create<arith::SubFOp>(l, a[0], a[1]);
+                               Value sq = b.create<arith::MulFOp>(l, d, d);
+                               return b.create<arith::AddFOp>(l, a[2], sq);
+                             });
+    double count = static_cast<double>(in.getNumElements());
+    Value result = elementwise(rewriter, loc, out, sum,
+                               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                 return b.create<arith::DivFOp>(l, a[0], f32Const(b, l, count));
+                               });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -345,7 +498,9 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     });
     patterns.add<ConstantLowering, BroadcastLowering, TransposeLowering, ReshapeLowering,
                  ReduceLowering<tf::ReduceSumOp>, ReduceLowering<tf::ReduceMaxOp>,
-                 ReduceLowering<tf::ReduceMeanOp>, MatmulLowering>(ctx);
+                 ReduceLowering<tf::ReduceMeanOp>, MatmulLowering, SliceLowering,
+                 ConcatLowering, OneHotLowering, GatherLowering, ArgmaxLowering,
+                 MseLowering>(ctx);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<tf::TFDialect>();

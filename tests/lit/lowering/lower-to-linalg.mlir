@@ -155,6 +155,58 @@ func.func @batched_matmul(%a: tensor<5x3x2xf32>, %b: tensor<5x3x4xf32>) -> tenso
 
 // -----
 
+// CHECK-LABEL: func.func @slice_concat
+// CHECK-SAME: (%[[X:.+]]: tensor<2x6xf32>)
+func.func @slice_concat(%x: tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x12xf32>) {
+  // CHECK: tensor.extract_slice %[[X]][0, 1] [2, 2] [1, 2] : tensor<2x6xf32> to tensor<2x2xf32>
+  // CHECK: %[[E:.+]] = tensor.empty() : tensor<2x12xf32>
+  // CHECK: %[[S0:.+]] = tensor.insert_slice %[[X]] into %[[E]][0, 0] [2, 6] [1, 1]
+  // CHECK: tensor.insert_slice %[[X]] into %[[S0]][0, 6] [2, 6] [1, 1]
+  %0 = tf.slice %x start [0, 1] limit [2, 5] stride [1, 2] : tensor<2x6xf32> -> tensor<2x2xf32>
+  %1 = tf.concat %x, %x axis 1 : tensor<2x6xf32>, tensor<2x6xf32> -> tensor<2x12xf32>
+  return %0, %1 : tensor<2x2xf32>, tensor<2x12xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @one_hot_gather
+// CHECK-SAME: (%[[IDS:.+]]: tensor<2x3xi32>, %[[T:.+]]: tensor<10x4xf32>)
+func.func @one_hot_gather(%ids: tensor<2x3xi32>, %t: tensor<10x4xf32>) -> (tensor<2x3x10xf32>, tensor<2x3x4xf32>) {
+  // CHECK: ins(%[[IDS]] : tensor<2x3xi32>) outs(%{{.+}} : tensor<2x3x10xf32>)
+  // CHECK: %[[C:.+]] = linalg.index 2 : index
+  // CHECK: %[[CI:.+]] = arith.index_cast %[[C]] : index to i32
+  // CHECK: %[[HIT:.+]] = arith.cmpi eq, %{{.+}}, %[[CI]] : i32
+  // CHECK: arith.uitofp %[[HIT]] : i1 to f32
+  // CHECK: ins(%[[IDS]] : tensor<2x3xi32>) outs(%{{.+}} : tensor<2x3x4xf32>)
+  // CHECK: %[[ROW:.+]] = arith.index_cast %{{.+}} : i32 to index
+  // CHECK: %[[COL:.+]] = linalg.index 2 : index
+  // CHECK: tensor.extract %[[T]][%[[ROW]], %[[COL]]] : tensor<10x4xf32>
+  %0 = tf.one_hot %ids depth 10 : tensor<2x3xi32> -> tensor<2x3x10xf32>
+  %1 = tf.gather %t, %ids : tensor<10x4xf32>, tensor<2x3xi32> -> tensor<2x3x4xf32>
+  return %0, %1 : tensor<2x3x10xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// argmax carries (best, index); a strict ogt keeps the first maximum.
+// CHECK-LABEL: func.func @argmax_mse
+func.func @argmax_mse(%x: tensor<2x6xf32>, %y: tensor<2x6xf32>) -> (tensor<2xi32>, tensor<f32>) {
+  // CHECK: %[[R:.+]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+  // CHECK: %[[BETTER:.+]] = arith.cmpf ogt
+  // CHECK: arith.select %[[BETTER]]
+  // CHECK: arith.select %[[BETTER]]
+  // CHECK: iterator_types = ["reduction", "reduction"]
+  // CHECK: arith.subf
+  // CHECK: %[[N:.+]] = arith.constant 1.200000e+01 : f32
+  // CHECK-NEXT: arith.divf %{{.+}}, %[[N]] : f32
+  // CHECK: return %[[R]]#1
+  %0 = tf.argmax %x axis 1 : tensor<2x6xf32> -> tensor<2xi32>
+  %1 = tf.mse %x, %y : tensor<2x6xf32>
+  return %0, %1 : tensor<2xi32>, tensor<f32>
+}
+
+// -----
+
 // Ops without a lowering yet make the pass fail, naming them.
 func.func @not_yet(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{failed to legalize operation 'tf.softmax'}}
