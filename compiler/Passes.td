@@ -29,8 +29,11 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     } -> tensor<4xf32>
     ```
 
-    softmax, log_softmax, layer_norm, dropout, attention, conv1d and
-    cross_entropy are not lowered yet: the pass fails on them, naming the op.
+    softmax and log_softmax are three passes (max, sum of exponentials,
+    normalisation), layer_norm three (sum, squared deviations, affine);
+    attention decomposes into tf ops (q k^T, scale, mask fill, softmax,
+    weights v) that are lowered in turn. dropout, conv1d and cross_entropy
+    are not lowered yet: the pass fails on them, naming the op.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

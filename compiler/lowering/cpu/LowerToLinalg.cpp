@@ -451,6 +451,137 @@ struct MseLowering : OpRewritePattern<tf::MseOp> {
   }
 };
 
+/// The map from a rank-`rank` loop nest to a tensor without dim `axis`.
+AffineMap dropDim(OpBuilder &b, int64_t rank, int64_t axis) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      exprs.push_back(b.getAffineDimExpr(d));
+  return AffineMap::get(rank, 0, exprs, b.getContext());
+}
+
+/// Reduces `inputs` (read with `maps`) over `axis` of a rank-`rank` loop
+/// nest into a tensor without that axis, starting from `identity`.
+Value reduceAlong(OpBuilder &b, Location loc, RankedTensorType reducedType,
+                  ValueRange inputs, ArrayRef<AffineMap> maps, int64_t rank,
+                  int64_t axis, double identity, BodyFn body) {
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators[axis] = utils::IteratorType::reduction;
+  Value init = b.create<linalg::FillOp>(loc, f32Const(b, loc, identity),
+                                        emptyLike(b, loc, reducedType))
+                   .getResult(0);
+  return buildGeneric(b, loc, reducedType, inputs, maps, dropDim(b, rank, axis), init,
+                      iterators, body);
+}
+
+/// softmax(x) = exp(x - max) / sum(exp(x - max)), or its log; three passes
+/// (max, sum, normalise) that fusion will later merge.
+template <typename OpT, bool IsLog>
+struct SoftmaxLowering : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rank = type.getRank(), axis = op.getAxisAttr().getInt();
+    SmallVector<int64_t> reducedShape(type.getShape());
+    reducedShape.erase(reducedShape.begin() + axis);
+    auto reducedType = RankedTensorType::get(reducedShape, type.getElementType());
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap reduced = dropDim(rewriter, rank, axis);
+    Value x = op.getX();
+    Value max = reduceAlong(rewriter, loc, reducedType, x, id, rank, axis, -INFINITY,
+                            [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                              return b.create<arith::MaximumFOp>(l, a[0], a[1]);
+                            });
+    Value sum = reduceAlong(rewriter, loc, reducedType, {x, max}, {id, reduced}, rank, axis,
+                            0.0, [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                              Value e = b.create<math::ExpOp>(l, b.create<arith::SubFOp>(l, a[0], a[1]));
+                              return b.create<arith::AddFOp>(l, a[2], e);
+                            });
+    SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+    Value result = buildGeneric(
+        rewriter, loc, type, {x, max, sum}, {id, reduced, reduced}, id,
+        emptyLike(rewriter, loc, type), parallel,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value shifted = b.create<arith::SubFOp>(l, a[0], a[1]);
+          if (IsLog)
+            return b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, a[2]));
+          return b.create<arith::DivFOp>(l, b.create<math::ExpOp>(l, shifted), a[2]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// (x - mean) * rsqrt(var + eps) * gamma + beta over the last dim, with the
+/// biased variance.
+struct LayerNormLowering : OpRewritePattern<tf::LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::LayerNormOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rank = type.getRank(), axis = rank - 1;
+    double d = static_cast<double>(type.getDimSize(axis));
+    double eps = op.getEpsilon().convertToDouble();
+    auto rowsType = RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap row = dropDim(rewriter, rank, axis);
+    AffineMap feature = AffineMap::get(rank, 0, rewriter.getAffineDimExpr(axis),
+                                       rewriter.getContext());
+    Value x = op.getX();
+    Value sum = reduceAlong(rewriter, loc, rowsType, x, id, rank, axis, 0.0,
+                            [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                              return b.create<arith::AddFOp>(l, a[1], a[0]);
+                            });
+    Value sq = reduceAlong(rewriter, loc, rowsType, {x, sum}, {id, row}, rank, axis, 0.0,
+                           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             Value mean = b.create<arith::DivFOp>(l, a[1], f32Const(b, l, d));
+                             Value c = b.create<arith::SubFOp>(l, a[0], mean);
+                             return b.create<arith::AddFOp>(l, a[2], b.create<arith::MulFOp>(l, c, c));
+                           });
+    SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+    Value result = buildGeneric(
+        rewriter, loc, type, {x, sum, sq, op.getGamma(), op.getBeta()},
+        {id, row, row, feature, feature}, id, emptyLike(rewriter, loc, type), parallel,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value mean = b.create<arith::DivFOp>(l, a[1], f32Const(b, l, d));
+          Value var = b.create<arith::DivFOp>(l, a[2], f32Const(b, l, d));
+          Value inv = b.create<math::RsqrtOp>(l, b.create<arith::AddFOp>(l, var, f32Const(b, l, eps)));
+          Value norm = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, a[0], mean), inv);
+          return b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, norm, a[3]), a[4]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Attention as tf ops (q k^T, scale, mask fill, softmax, weights v), which
+/// the conversion then lowers further. The fused kernel is tf-fuse's job.
+struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::AttentionOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value logits = rewriter.create<tf::MatmulOp>(loc, op.getQ(), op.getK(), UnitAttr(),
+                                                 rewriter.getUnitAttr());
+    auto type = cast<RankedTensorType>(logits.getType());
+    auto splat = [&](double v) -> Value {
+      return rewriter.create<tf::ConstantOp>(
+          loc, DenseElementsAttr::get(type, rewriter.getF32FloatAttr(v).getValue()));
+    };
+    Value scaled = rewriter.create<tf::MulOp>(loc, logits,
+                                              splat(op.getScale().convertToDouble()));
+    if (Value mask = op.getMask())
+      scaled = rewriter.create<tf::SelectOp>(loc, mask, scaled, splat(-9e15)); // the tutorials' fill
+    Value weights = rewriter.create<tf::SoftmaxOp>(loc, scaled, type.getRank() - 1);
+    Value values = rewriter.create<tf::MatmulOp>(loc, weights, op.getV(), UnitAttr(), UnitAttr());
+    SmallVector<Value> results = {values};
+    if (op.getWeights())
+      results.push_back(weights);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -500,7 +631,9 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  ReduceLowering<tf::ReduceSumOp>, ReduceLowering<tf::ReduceMaxOp>,
                  ReduceLowering<tf::ReduceMeanOp>, MatmulLowering, SliceLowering,
                  ConcatLowering, OneHotLowering, GatherLowering, ArgmaxLowering,
-                 MseLowering>(ctx);
+                 MseLowering, SoftmaxLowering<tf::SoftmaxOp, false>,
+                 SoftmaxLowering<tf::LogSoftmaxOp, true>, LayerNormLowering,
+                 AttentionDecomposition>(ctx);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<tf::TFDialect>();

@@ -207,9 +207,66 @@ func.func @argmax_mse(%x: tensor<2x6xf32>, %y: tensor<2x6xf32>) -> (tensor<2xi32
 
 // -----
 
-// Ops without a lowering yet make the pass fail, naming them.
-func.func @not_yet(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{failed to legalize operation 'tf.softmax'}}
+// softmax: max, then the sum of exp(x - max), then the normalisation.
+// CHECK-DAG: #[[SID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[SROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @softmax(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[SID]], #[[SROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<2x3xf32>)
+  // CHECK: arith.maximumf
+  // CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[SID]], #[[SROW]], #[[SROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : tensor<2x3xf32>, tensor<2xf32>)
+  // CHECK: math.exp
+  // CHECK: linalg.generic {indexing_maps = [#[[SID]], #[[SROW]], #[[SROW]], #[[SID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<2x3xf32>, tensor<2xf32>, tensor<2xf32>)
+  // CHECK: %[[E:.+]] = math.exp
+  // CHECK-NEXT: arith.divf %[[E]]
+  // The log form subtracts log(sum) instead.
+  // CHECK: %[[LOGSUM:.+]] = math.log
+  // CHECK-NEXT: arith.subf %{{.+}}, %[[LOGSUM]]
   %0 = tf.softmax %x axis 1 : tensor<2x3xf32>
-  return %0 : tensor<2x3xf32>
+  %1 = tf.log_softmax %x axis 1 : tensor<2x3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[FEAT:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @layer_norm
+func.func @layer_norm(%x: tensor<2x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  // CHECK: iterator_types = ["parallel", "reduction"]
+  // CHECK: iterator_types = ["parallel", "reduction"]
+  // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}, #[[FEAT]], #[[FEAT]], #{{.+}}], iterator_types = ["parallel", "parallel"]}
+  // CHECK: %[[EPS:.+]] = arith.constant 9.99999974E-6 : f32
+  // CHECK: math.rsqrt
+  %0 = tf.layer_norm %x, %g, %b : tensor<2x4xf32>, tensor<4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Attention decomposes into q k^T, the scale, the mask fill (-9e15),
+// softmax and weights v, all lowered in turn.
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3x4xf32>, tensor<2x3x3xf32>) {
+  // CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+  // CHECK: arith.constant dense<5.000000e-01> : tensor<2x3x3xf32>
+  // CHECK: arith.mulf
+  // CHECK: arith.constant dense<-9.000000e+15> : tensor<2x3x3xf32>
+  // CHECK: arith.select
+  // CHECK: math.exp
+  // CHECK: %[[W:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]
+  // CHECK: %[[V:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %{{.+}} : tensor<2x3x3xf32>, tensor<2x3x4xf32>)
+  // CHECK: return %[[V]], %[[W]]
+  // CHECK-NOT: tf.
+  %0:2 = tf.attention %q, %q, %q mask %m scale 0.5 with_weights : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x3xi1> -> tensor<2x3x4xf32>, tensor<2x3x3xf32>
+  return %0#0, %0#1 : tensor<2x3x4xf32>, tensor<2x3x3xf32>
+}
+
+// -----
+
+// Ops without a lowering yet make the pass fail, naming them.
+func.func @not_yet(%x: tensor<1x2x3xf32>, %w: tensor<2x2x1xf32>) -> tensor<1x2x3xf32> {
+  // expected-error @+1 {{failed to legalize operation 'tf.conv1d'}}
+  %0 = tf.conv1d %x, %w padding 0 : tensor<1x2x3xf32>, tensor<2x2x1xf32> -> tensor<1x2x3xf32>
+  return %0 : tensor<1x2x3xf32>
 }
