@@ -32,8 +32,10 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     softmax and log_softmax are three passes (max, sum of exponentials,
     normalisation), layer_norm three (sum, squared deviations, affine);
     attention decomposes into tf ops (q k^T, scale, mask fill, softmax,
-    weights v) that are lowered in turn. dropout, conv1d and cross_entropy
-    are not lowered yet: the pass fails on them, naming the op.
+    weights v) that are lowered in turn; conv1d pads with tensor.pad and
+    accumulates into its bias; cross_entropy reads the labelled class of a
+    log-softmax; dropout computes runtime/Philox.h's stream in the loop body
+    (bitwise the interpreter's mask).
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

@@ -582,6 +582,154 @@ struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   }
 };
 
+/// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j], the
+/// input zero-padded by tensor.pad.
+struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::Conv1dOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto out = cast<RankedTensorType>(op.getType());
+    auto in = cast<RankedTensorType>(op.getX().getType());
+    int64_t pad = op.getPaddingAttr().getInt();
+    Value x = op.getX();
+    if (pad > 0) {
+      auto padded = RankedTensorType::get(
+          {in.getDimSize(0), in.getDimSize(1), in.getDimSize(2) + 2 * pad}, in.getElementType());
+      SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
+                                       rewriter.getIndexAttr(pad)};
+      x = rewriter.create<tensor::PadOp>(loc, padded, x, low, low,
+                                         f32Const(rewriter, loc, 0.0));
+    }
+    MLIRContext *ctx = rewriter.getContext();
+    auto d = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
+    // Loops (n, o, t, c, j).
+    AffineMap xMap = AffineMap::get(5, 0, {d(0), d(3), d(2) + d(4)}, ctx);
+    AffineMap wMap = AffineMap::get(5, 0, {d(1), d(3), d(4)}, ctx);
+    AffineMap outMap = AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx);
+    Value init;
+    if (Value bias = op.getBias()) {
+      SmallVector<utils::IteratorType> parallel(3, utils::IteratorType::parallel);
+      init = buildGeneric(rewriter, loc, out, bias, AffineMap::get(3, 0, {d(1)}, ctx),
+                          rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
+                          parallel, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    } else {
+      init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
+                                             emptyLike(rewriter, loc, out))
+                 .getResult(0);
+    }
+    SmallVector<utils::IteratorType> iterators = {
+        utils::IteratorType::parallel, utils::IteratorType::parallel,
+        utils::IteratorType::parallel, utils::IteratorType::reduction,
+        utils::IteratorType::reduction};
+    Value result = buildGeneric(rewriter, loc, out, {x, op.getWeight()}, {xMap, wMap}, outMap,
+                                init, iterators,
+                                [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                  Value prod = b.create<arith::MulFOp>(l, a[0], a[1]);
+                                  return b.create<arith::AddFOp>(l, a[2], prod);
+                                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// -mean(log_softmax(logits)[label]): the log-softmax as a tf op (lowered in
+/// turn), then a full reduction over the label positions that reads the
+/// labelled class with tensor.extract.
+struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::CrossEntropyOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxisAttr().getInt();
+    Value logp = rewriter.create<tf::LogSoftmaxOp>(loc, op.getLogits(), axis);
+    auto labels = cast<RankedTensorType>(op.getLabels().getType());
+    auto out = cast<RankedTensorType>(op.getType());
+    int64_t rank = labels.getRank();
+    AffineMap scalar = AffineMap::get(rank, 0, {}, rewriter.getContext());
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::reduction);
+    Value init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
+                                                 emptyLike(rewriter, loc, out))
+                     .getResult(0);
+    Value sum = buildGeneric(
+        rewriter, loc, out, op.getLabels(), rewriter.getMultiDimIdentityMap(rank), scalar, init,
+        iterators, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          SmallVector<Value> indices;
+          for (int64_t d = 0; d < rank; ++d)
+            indices.push_back(b.create<linalg::IndexOp>(l, d));
+          indices.insert(indices.begin() + axis,
+                         b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]));
+          Value picked = b.create<tensor::ExtractOp>(l, logp, indices);
+          return b.create<arith::SubFOp>(l, a[1], picked);
+        });
+    double count = static_cast<double>(labels.getNumElements());
+    Value result = elementwise(rewriter, loc, out, sum,
+                               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                 return b.create<arith::DivFOp>(l, a[0], f32Const(b, l, count));
+                               });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// runtime/Philox.h's dropoutUniform in IR: Philox4x32-10 on counter
+/// {index, 0, 0, 0} and key {seed, key}; word 0 decides. An element is
+/// dropped when word0 * 2^-32 < rate, i.e. when word0 < ceil(rate * 2^32),
+/// compared as integers so compiled code and the interpreter agree bitwise
+/// on the mask. (Element counts stay below 2^31 and keys below 2^32, so the
+/// high counter words are zero.)
+struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::DropoutOp op, PatternRewriter &rewriter) const override {
+    if (!op.getTraining()) {
+      rewriter.replaceOp(op, op.getX());
+      return success();
+    }
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t rank = type.getRank();
+    double rate = op.getRate().convertToDouble();
+    auto threshold = static_cast<uint32_t>(std::ceil(rate * 4294967296.0));
+    auto keyLo = static_cast<uint32_t>(op.getKeyAttr().getInt());
+    Value seed = rewriter.create<tensor::ExtractOp>(loc, op.getSeed(), ValueRange{});
+    std::vector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+    Value result = elementwise(
+        rewriter, loc, type, op.getX(), [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          auto i32 = [&](uint32_t v) -> Value {
+            return b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(v)));
+          };
+          Value index = b.create<arith::ConstantIndexOp>(l, 0);
+          for (int64_t d = 0; d < rank; ++d)
+            index = b.create<arith::AddIOp>(
+                l, index,
+                b.create<arith::MulIOp>(l, b.create<linalg::IndexOp>(l, d),
+                                        b.create<arith::ConstantIndexOp>(l, strides[d])));
+          Value c0 = b.create<arith::IndexCastUIOp>(l, b.getI32Type(), index);
+          Value c1 = i32(0), c2 = i32(0), c3 = i32(0);
+          Value k0 = seed, k1 = i32(keyLo);
+          for (int round = 0; round < 10; ++round) {
+            auto p0 = b.create<arith::MulUIExtendedOp>(l, i32(0xD2511F53u), c0);
+            auto p1 = b.create<arith::MulUIExtendedOp>(l, i32(0xCD9E8D57u), c2);
+            Value n0 = b.create<arith::XOrIOp>(
+                l, b.create<arith::XOrIOp>(l, p1.getHigh(), c1), k0);
+            Value n2 = b.create<arith::XOrIOp>(
+                l, b.create<arith::XOrIOp>(l, p0.getHigh(), c3), k1);
+            c0 = n0;
+            c1 = p1.getLow();
+            c2 = n2;
+            c3 = p0.getLow();
+            k0 = b.create<arith::AddIOp>(l, k0, i32(0x9E3779B9u));
+            k1 = b.create<arith::AddIOp>(l, k1, i32(0xBB67AE85u));
+          }
+          Value drop = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, c0, i32(threshold));
+          Value kept = b.create<arith::DivFOp>(l, a[0], f32Const(b, l, 1.0 - rate));
+          return b.create<arith::SelectOp>(l, drop, f32Const(b, l, 0.0), kept);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -633,7 +781,8 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  ConcatLowering, OneHotLowering, GatherLowering, ArgmaxLowering,
                  MseLowering, SoftmaxLowering<tf::SoftmaxOp, false>,
                  SoftmaxLowering<tf::LogSoftmaxOp, true>, LayerNormLowering,
-                 AttentionDecomposition>(ctx);
+                 AttentionDecomposition, Conv1dLowering, CrossEntropyLowering,
+                 DropoutLowering>(ctx);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<tf::TFDialect>();

@@ -264,9 +264,56 @@ func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3
 
 // -----
 
-// Ops without a lowering yet make the pass fail, naming them.
-func.func @not_yet(%x: tensor<1x2x3xf32>, %w: tensor<2x2x1xf32>) -> tensor<1x2x3xf32> {
-  // expected-error @+1 {{failed to legalize operation 'tf.conv1d'}}
-  %0 = tf.conv1d %x, %w padding 0 : tensor<1x2x3xf32>, tensor<2x2x1xf32> -> tensor<1x2x3xf32>
-  return %0 : tensor<1x2x3xf32>
+// conv1d: zero padding by tensor.pad, the bias as the accumulator's init,
+// loops (n, o, t, c, j) reading x at (n, c, t + j).
+// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2 + d4)>
+// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+// CHECK-LABEL: func.func @conv1d
+func.func @conv1d(%x: tensor<1x2x5xf32>, %w: tensor<4x2x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x5xf32> {
+  // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1] high[0, 0, 1]
+  // CHECK: tensor<1x2x5xf32> to tensor<1x2x7xf32>
+  // CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>)
+  // CHECK: linalg.generic {indexing_maps = [#[[X]], #[[W]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P]], %{{.+}} : tensor<1x2x7xf32>, tensor<4x2x3xf32>) outs(%[[INIT]] : tensor<1x4x5xf32>)
+  %0 = tf.conv1d %x, %w, %b padding 1 : tensor<1x2x5xf32>, tensor<4x2x3xf32>, tensor<4xf32> -> tensor<1x4x5xf32>
+  return %0 : tensor<1x4x5xf32>
+}
+
+// -----
+
+// cross_entropy: log_softmax, then a full reduction over the label positions
+// reading the labelled class.
+// CHECK-LABEL: func.func @cross_entropy
+// CHECK-SAME: (%[[L:.+]]: tensor<2x3x5xf32>, %[[Y:.+]]: tensor<2x5xi32>)
+func.func @cross_entropy(%logits: tensor<2x3x5xf32>, %labels: tensor<2x5xi32>) -> tensor<f32> {
+  // CHECK: %[[LOGP:.+]] = linalg.generic {{.*}}outs(%{{.+}} : tensor<2x3x5xf32>)
+  // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]} ins(%[[Y]] : tensor<2x5xi32>)
+  // CHECK: %[[I0:.+]] = linalg.index 0 : index
+  // CHECK: %[[I1:.+]] = linalg.index 1 : index
+  // CHECK: %[[C:.+]] = arith.index_cast %{{.+}} : i32 to index
+  // CHECK: tensor.extract %[[LOGP]][%[[I0]], %[[C]], %[[I1]]] : tensor<2x3x5xf32>
+  // CHECK: arith.subf
+  // CHECK: arith.constant 1.000000e+01 : f32
+  %0 = tf.cross_entropy %logits, %labels axis 1 : tensor<2x3x5xf32>, tensor<2x5xi32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// dropout: runtime/Philox.h's stream in IR (10 rounds of mului_extended), an
+// integer threshold ceil(0.25 * 2^32) = 1073741824, and 1/(1 - rate) scaling;
+// without `training` it is the identity.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<i32>)
+func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK: %[[SEED:.+]] = tensor.extract %[[S]][] : tensor<i32>
+  // CHECK: %[[R:.+]] = linalg.generic
+  // CHECK-COUNT-20: arith.mului_extended
+  // CHECK: %[[T:.+]] = arith.constant 1073741824 : i32
+  // CHECK-NEXT: %[[DROP:.+]] = arith.cmpi ult, %{{.+}}, %[[T]] : i32
+  // CHECK: arith.constant 7.500000e-01 : f32
+  // CHECK: arith.select %[[DROP]]
+  // CHECK: return %[[R]], %[[X]]
+  %0 = tf.dropout %x, %s rate 0.25 key 3 training : tensor<4x8xf32>
+  %1 = tf.dropout %x, %s rate 0.25 key 4 : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
