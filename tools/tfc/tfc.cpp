@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Passes.h"
 #include "compiler/Registration.h"
 #include "compiler/frontend/Parser.h"
 
@@ -23,6 +24,7 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -53,12 +55,15 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout)"
 
 /// The stages of the pipeline, in order; `--emit=X` runs every stage up to X.
 enum Stage {
-  EmitMLIR, // the tf dialect, as the front end built it
-  // Later stages append here: EmitGrad, EmitFused, EmitLinalg, EmitLLVM, EmitObj.
+  EmitMLIR,   // the tf dialect, as the front end built it
+  // EmitGrad and EmitFused (autodiff, fusion) will go here.
+  EmitLinalg, // linalg/tensor/arith/math on tensors
+  // Later stages append here: EmitLLVM, EmitObj.
 };
 static cl::opt<Stage> emit(
     "emit", cl::desc("The stage to stop after and emit"),
-    cl::values(clEnumValN(EmitMLIR, "mlir", "the tf dialect, as parsed")),
+    cl::values(clEnumValN(EmitMLIR, "mlir", "the tf dialect, as parsed"),
+               clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)")),
     cl::init(EmitMLIR), cl::sub(compileCommand), cl::cat(tfcCategory));
 
 static cl::opt<std::string> dumpDir(
@@ -120,8 +125,10 @@ private:
 
 /// The passes of every stage up to `emit`.
 void buildPipeline(PassManager &pm) {
-  (void)pm;
-  // if (emit >= EmitGrad) pm.addPass(...);
+  if (emit >= EmitLinalg) {
+    pm.addPass(tfc::createTfLowerToLinalg());
+    pm.addPass(createCanonicalizerPass());
+  }
 }
 
 OwningOpRef<ModuleOp> loadModule(llvm::SourceMgr &sourceMgr, MLIRContext &context) {
@@ -189,6 +196,7 @@ int compile() {
   }
   switch (emit) {
   case EmitMLIR:
+  case EmitLinalg:
     module->print(output->os());
     break;
   }
@@ -208,7 +216,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "tfc: a static-graph compiler for transformer models\n\n"
-      "  tfc compile model.tf --emit=mlir       the tf dialect of the model\n");
+      "  tfc compile model.tf --emit=mlir       the tf dialect of the model\n"
+      "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n");
   if (compileCommand)
     return compile();
   llvm::errs() << "tfc: error: no command given (try 'tfc compile FILE' or 'tfc --help')\n";

@@ -1,0 +1,18 @@
+# --emit=linalg lowers the model to linalg on tensors; --dump-ir writes the
+# front end's module, then one file per pass.
+# RUN: tfc compile %s --emit=linalg | FileCheck %s
+# RUN: rm -rf %t && tfc compile %s --emit=linalg --dump-ir=%t -o %t.out
+# RUN: FileCheck %s --check-prefix=MLIR --input-file=%t/00-mlir.mlir
+# RUN: FileCheck %s --input-file=%t/01-tf-lower-to-linalg.mlir
+# RUN: diff %t/02-canonicalize.mlir %t.out
+
+# MLIR: tf.exp
+# CHECK-LABEL: func.func @m
+# CHECK-NOT: tf.exp
+# CHECK: linalg.generic
+# CHECK: math.exp
+
+model m {
+  input x: f32[4, 2]
+  output y = exp(x)
+}
