@@ -17,7 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace tfc;
@@ -89,6 +91,8 @@ int64_t integerRange(mlir::func::FuncOp func) {
 }
 
 TEST(ModelsTest, EverySeedModelIsRegistered) {
+  // reverse, set_anomaly, fleuret_cnn, fleuret_attention, encoder_decoder.
+  EXPECT_GE(registeredModels().size(), 5u);
   std::vector<std::string> names;
   for (const ModelDef &m : registeredModels())
     names.push_back(m.name);
@@ -246,59 +250,180 @@ TEST(ModelsTest, TutorialScaledDotProductThroughTheDSL) {
     EXPECT_NEAR((*r)[1].data[i], weights[i], 1.5e-4);
 }
 
-// The reverse model's parameters are the tutorial's TransformerPredictor's,
-// under tfc's names (PyTorch's nn.TransformerEncoderLayer vocabulary).
+/// A model's parameters as (name, shape), in argument order.
+std::vector<std::pair<std::string, std::vector<int64_t>>>
+parameters(mlir::func::FuncOp func) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> params;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto name = func.getArgAttrOfType<mlir::StringAttr>(i, tf::TFDialect::kParamAttr)) {
+      auto type = mlir::cast<mlir::RankedTensorType>(func.getArgumentTypes()[i]);
+      params.push_back({name.str(), std::vector<int64_t>(type.getShape())});
+    }
+  return params;
+}
+
+int64_t parameterCount(mlir::func::FuncOp func) {
+  int64_t count = 0;
+  for (const auto &[name, shape] : parameters(func)) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    count += n;
+  }
+  return count;
+}
+
+// The reverse model's parameters are the tutorial's ReversePredictor's
+// (input_dim=10, model_dim=32, num_heads=1, num_layers=1), one for one and
+// shape for shape, under tfc's names. The tutorial's qkv_proj output is
+// reshaped to [B, T, H, 3 * hd] and chunked, as tfc's qkv, so its weights
+// load unchanged.
 TEST(ModelsTest, ReverseParametersMatchTheTutorial) {
   auto context = makeContext();
   auto module = buildModel(*context, *findModel("reverse"));
   ASSERT_TRUE(module);
   mlir::func::FuncOp func = modelFunction(*module);
-  std::vector<std::pair<std::string, std::vector<int64_t>>> params;
-  int64_t count = 0;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto name = func.getArgAttrOfType<mlir::StringAttr>(i, tf::TFDialect::kParamAttr)) {
-      auto type = mlir::cast<mlir::RankedTensorType>(func.getArgumentTypes()[i]);
-      params.push_back({name.str(), std::vector<int64_t>(type.getShape())});
-      count += type.getNumElements();
-    }
-  std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
-      {"input_net.weight", {32, 10}},
-      {"input_net.bias", {32}},
-      {"encoder.0.self_attn.qkv.weight", {96, 32}},
-      {"encoder.0.self_attn.qkv.bias", {96}},
-      {"encoder.0.self_attn.out.weight", {32, 32}},
-      {"encoder.0.self_attn.out.bias", {32}},
-      {"encoder.0.norm1.weight", {32}},
-      {"encoder.0.norm1.bias", {32}},
-      {"encoder.0.linear1.weight", {64, 32}},
-      {"encoder.0.linear1.bias", {64}},
-      {"encoder.0.linear2.weight", {32, 64}},
-      {"encoder.0.linear2.bias", {32}},
-      {"encoder.0.norm2.weight", {32}},
-      {"encoder.0.norm2.bias", {32}},
-      {"linear.weight", {32, 32}},
-      {"linear.bias", {32}},
-      {"layer_norm.weight", {32}},
-      {"layer_norm.bias", {32}},
-      {"output.weight", {10, 32}},
-      {"output.bias", {10}}};
-  EXPECT_EQ(params, expected);
-  // What sum(p.numel() for p in model.parameters()) gives for the tutorial's
-  // ReversePredictor(input_dim=10, model_dim=32, num_heads=1, num_layers=1).
-  EXPECT_EQ(count, 10346);
+  struct Expected {
+    const char *tfc;      // tfc's name, in argument (creation) order
+    const char *pytorch;  // the key in the tutorial model's state_dict()
+    std::vector<int64_t> shape;
+  };
+  std::vector<Expected> expected = {
+      {"input_net.weight", "input_net.1.weight", {32, 10}},
+      {"input_net.bias", "input_net.1.bias", {32}},
+      {"encoder.0.self_attn.qkv.weight", "transformer.layers.0.self_attn.qkv_proj.weight", {96, 32}},
+      {"encoder.0.self_attn.qkv.bias", "transformer.layers.0.self_attn.qkv_proj.bias", {96}},
+      {"encoder.0.self_attn.out.weight", "transformer.layers.0.self_attn.o_proj.weight", {32, 32}},
+      {"encoder.0.self_attn.out.bias", "transformer.layers.0.self_attn.o_proj.bias", {32}},
+      {"encoder.0.norm1.weight", "transformer.layers.0.norm1.weight", {32}},
+      {"encoder.0.norm1.bias", "transformer.layers.0.norm1.bias", {32}},
+      {"encoder.0.linear1.weight", "transformer.layers.0.linear_net.0.weight", {64, 32}},
+      {"encoder.0.linear1.bias", "transformer.layers.0.linear_net.0.bias", {64}},
+      {"encoder.0.linear2.weight", "transformer.layers.0.linear_net.3.weight", {32, 64}},
+      {"encoder.0.linear2.bias", "transformer.layers.0.linear_net.3.bias", {32}},
+      {"encoder.0.norm2.weight", "transformer.layers.0.norm2.weight", {32}},
+      {"encoder.0.norm2.bias", "transformer.layers.0.norm2.bias", {32}},
+      {"linear.weight", "output_net.0.weight", {32, 32}},
+      {"linear.bias", "output_net.0.bias", {32}},
+      {"layer_norm.weight", "output_net.1.weight", {32}},
+      {"layer_norm.bias", "output_net.1.bias", {32}},
+      {"output.weight", "output_net.4.weight", {10, 32}},
+      {"output.bias", "output_net.4.bias", {10}}};
+  auto params = parameters(func);
+  ASSERT_EQ(params.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(expected[i].pytorch);
+    EXPECT_EQ(params[i].first, expected[i].tfc);
+    EXPECT_EQ(params[i].second, expected[i].shape);
+  }
+  // sum(p.numel() for p in model.parameters()) of the tutorial's model.
+  EXPECT_EQ(parameterCount(func), 10346);
 }
 
-// The blog's learn_cnn.summary(): 384 + 3 x 20,544 + 321 parameters.
-TEST(ModelsTest, FleuretCnnParameterCountMatchesTheBlog) {
+// Every model's parameter count is its seed's: printed by the blog's
+// learn.summary(), or summed over the seed's modules.
+TEST(ModelsTest, ParameterCountsMatchTheSeeds) {
+  struct Expected {
+    const char *model;
+    int64_t count;
+  };
+  std::vector<Expected> expected = {
+      // ReversePredictor: Linear(10,32) 352, qkv 3168, o 1056, linear_net
+      // 2112 + 2080, norms 128, output_net 1056 + 64 + 330.
+      {"reverse", 10346},
+      // AnomalyPredictor(input_dim=512, model_dim=256, heads 4, layers 4,
+      // num_classes=1): input_net 131,328; per layer qkv 197,376, o 65,792,
+      // linear_net 131,584 + 131,328, norms 1,024; output_net 65,792 + 512 + 257.
+      {"set_anomaly", 131328 + 4 * 527104 + 66561},
+      // The blog: "Total params: 62,337" and "Total params: 58,177".
+      {"fleuret_cnn", 62337},
+      {"fleuret_attention", 58177},
+      // The book's Transformer (d_model 6, ff 10): proj 18; per encoder layer
+      // Q/K/V 126, linear_layer 42, ffn 70 + 66, norms 24; per decoder layer
+      // two attentions 336, ffn 136, norms 36; a final norm each 12 + 12;
+      // linear 14.
+      {"encoder_decoder", 18 + 2 * 328 + 12 + 2 * 508 + 12 + 14},
+  };
   auto context = makeContext();
-  auto module = buildModel(*context, *findModel("fleuret_cnn"));
+  for (const Expected &e : expected) {
+    SCOPED_TRACE(e.model);
+    const ModelDef *model = findModel(e.model);
+    ASSERT_NE(model, nullptr);
+    auto module = buildModel(*context, *model);
+    ASSERT_TRUE(module);
+    EXPECT_EQ(parameterCount(modelFunction(*module)), e.count);
+  }
+}
+
+// The blog's AttentionLayer: conv_Q, conv_K [96, 64, 1] and conv_V [64, 64, 1],
+// no biases, between the second and third 5-wide convolutions.
+TEST(ModelsTest, FleuretAttentionLayerIsTheBlogs) {
+  auto context = makeContext();
+  auto module = buildModel(*context, *findModel("fleuret_attention"));
+  ASSERT_TRUE(module);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expected = {
+      {"conv1d.weight", {64, 1, 5}},                    // 0
+      {"conv1d.bias", {64}},
+      {"conv1d_1.weight", {64, 64, 5}},                 // 2
+      {"conv1d_1.bias", {64}},
+      {"attention_layer.conv1d.weight", {96, 64, 1}},   // 4.conv_Q
+      {"attention_layer.conv1d_1.weight", {96, 64, 1}}, // 4.conv_K
+      {"attention_layer.conv1d_2.weight", {64, 64, 1}}, // 4.conv_V
+      {"conv1d_2.weight", {64, 64, 5}},                 // 6
+      {"conv1d_2.bias", {64}},
+      {"conv1d_3.weight", {1, 64, 5}},                  // 8
+      {"conv1d_3.bias", {1}}};
+  EXPECT_EQ(parameters(modelFunction(*module)), expected);
+}
+
+// The book's teacher forcing under the causal mask: the decoder reads the
+// last source corner and the first target corner, so the prediction never
+// sees the second target corner, and its first row never sees the first.
+TEST(ModelsTest, EncoderDecoderPredictionIsCausal) {
+  auto context = makeContext();
+  auto module = buildModel(*context, *findModel("encoder_decoder"), 2, {.training = false});
   ASSERT_TRUE(module);
   mlir::func::FuncOp func = modelFunction(*module);
-  int64_t count = 0;
+  unsigned target = 0, prediction = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (func.getArgAttr(i, tf::TFDialect::kParamAttr))
-      count += mlir::cast<mlir::RankedTensorType>(func.getArgumentTypes()[i]).getNumElements();
-  EXPECT_EQ(count, 384 + 3 * 20544 + 321);
+    if (auto name = func.getArgAttrOfType<mlir::StringAttr>(i, tf::TFDialect::kInputAttr);
+        name && name.getValue() == "target")
+      target = i;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (func.getResultAttr(i, tf::TFDialect::kOutputAttr))
+      prediction = i;
+  ASSERT_GT(target, 0u);
+  std::mt19937 rng(5);
+  std::vector<HostTensor> args = randomArguments(func, rng, 1);
+  std::string error;
+  auto run = [&](const std::vector<HostTensor> &a) {
+    auto r = interpret(func, a, &error);
+    EXPECT_TRUE(mlir::succeeded(r)) << error;
+    return mlir::succeeded(r) ? (*r)[prediction] : HostTensor{};
+  };
+  HostTensor base = run(args);
+  ASSERT_EQ(base.shape, (std::vector<int64_t>{2, 2, 2}));
+  // target [b, point, xy] at flat index (b * 2 + point) * 2 + xy.
+  auto perturbed = [&](int64_t point) {
+    std::vector<HostTensor> a = args;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t xy = 0; xy < 2; ++xy)
+        a[target].data[(b * 2 + point) * 2 + xy] += 0.75;
+    return run(a);
+  };
+  HostTensor second = perturbed(1);
+  HostTensor first = perturbed(0);
+  double firstRowDiff = 0, secondRowDiff = 0;
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t xy = 0; xy < 2; ++xy) {
+      int64_t row0 = (b * 2 + 0) * 2 + xy, row1 = (b * 2 + 1) * 2 + xy;
+      EXPECT_EQ(second.data[row0], base.data[row0]);
+      EXPECT_EQ(second.data[row1], base.data[row1]);
+      firstRowDiff = std::max(firstRowDiff, std::abs(first.data[row0] - base.data[row0]));
+      secondRowDiff = std::max(secondRowDiff, std::abs(first.data[row1] - base.data[row1]));
+    }
+  EXPECT_LT(firstRowDiff, 1e-12);
+  EXPECT_GT(secondRowDiff, 1e-6);
 }
 
 // Canonicalization (the dialect's folders) never changes a model's results.

@@ -51,6 +51,11 @@ TFC_MODEL(mha_self, 2) {
   b.output("weights", weights);
 }
 
+TFC_MODEL(mha_self_causal, 2) {
+  Tensor x = b.input("x", DType::f32, {b.batch(), 4, 8});
+  b.output("y", multi_head_attention(x, {.heads = 2, .mask = causal_mask(b, 4)}));
+}
+
 TFC_MODEL(mha_cross_masks, 2) {
   Tensor x = b.input("x", DType::f32, {b.batch(), 3, 8});
   Tensor m = b.input("m", DType::f32, {b.batch(), 5, 8});
@@ -59,7 +64,10 @@ TFC_MODEL(mha_cross_masks, 2) {
   Tensor mask4 = b.input("mask4", DType::boolean, {b.batch(), 1, 3, 5});
   b.output("y2", multi_head_attention(x, {.heads = 2, .memory = m, .mask = mask2, .name = "a2"}));
   b.output("y3", multi_head_attention(x, {.heads = 2, .memory = m, .mask = mask3, .name = "a3"}));
-  b.output("y4", multi_head_attention(x, {.heads = 2, .memory = m, .mask = mask4, .name = "a4"}));
+  Tensor weights;
+  b.output("y4", multi_head_attention(x, {.heads = 2, .memory = m, .mask = mask4, .name = "a4",
+                                          .weights = &weights}));
+  b.output("weights", weights);
 }
 
 TFC_MODEL(encoder_post, 2) {
@@ -78,6 +86,18 @@ TFC_MODEL(decoder, 2) {
   Tensor m = b.input("memory", DType::f32, {b.batch(), 6, 8});
   b.output("y", decoder(x, m, {.layers = 1, .heads = 2, .ffn = 16,
                                .mask = causal_mask(b, 4)}));
+}
+
+TFC_MODEL(causal_mask, 1) {
+  Tensor x = b.input("x", DType::f32, {b.batch(), 3, 3});
+  b.output("mask", causal_mask(b, 3));
+  b.output("masked", where(causal_mask(b, 3), x, b.fill(0.0, {3, 3})));
+}
+
+TFC_MODEL(dropout, 2) {
+  Tensor x = b.input("x", DType::f32, {b.batch(), 6});
+  b.output("y", dropout(dropout(x, 0.25), 0.5));
+  b.output("same", dropout(x, 0.0));
 }
 
 TFC_MODEL(functions, 2) {

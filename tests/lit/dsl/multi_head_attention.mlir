@@ -1,4 +1,5 @@
 // RUN: tfc-dsl-examples --model mha_self | FileCheck %s
+// RUN: tfc-dsl-examples --model mha_self_causal | FileCheck %s --check-prefix=CAUSAL
 // RUN: tfc-dsl-examples --model mha_cross_masks | FileCheck %s --check-prefix=CROSS
 
 // One fused qkv projection (xavier-uniform: sqrt(6 / (8 + 24)) = 0.433,
@@ -21,6 +22,15 @@
 // CHECK: tf.matmul %{{.+}}, %{{.+}} transpose_rhs : tensor<10x8xf32>, tensor<8x8xf32> -> tensor<10x8xf32>
 // CHECK: return %{{.+}}, %[[W]] : tensor<2x5x8xf32>, tensor<2x2x5x5xf32>
 
+// Self-attention under a 2-d causal mask: broadcast over batch and heads;
+// no weights asked for, so none are returned.
+// CAUSAL-LABEL: func.func @mha_self_causal
+// CAUSAL: %[[C:.+]] = tf.constant dense<{{\[\[}}true, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]> : tensor<4x4xi1>
+// CAUSAL: %[[CB:.+]] = tf.broadcast_in_dim %[[C]] [2, 3] : tensor<4x4xi1> to tensor<2x2x4x4xi1>
+// CAUSAL: tf.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[CB]] scale 5.000000e-01 : {{.*}} -> tensor<2x2x4x4xf32>
+// CAUSAL-NOT: with_weights
+// CAUSAL: return %{{.+}} : tensor<2x4x8xf32>
+
 // Cross-attention: q from x, a fused kv projection of the memory; masks of
 // 2, 3 (over heads, at dim 1) and 4 dims broadcast to [B, H, Tq, Tk].
 // CROSS-LABEL: func.func @mha_cross_masks
@@ -37,4 +47,5 @@
 // CROSS: %[[B3:.+]] = tf.broadcast_in_dim %[[U3]] [0, 1, 2, 3] : tensor<2x1x3x5xi1> to tensor<2x2x3x5xi1>
 // CROSS: tf.attention %{{.+}} mask %[[B3]]
 // CROSS: %[[B4:.+]] = tf.broadcast_in_dim %[[MASK4]] [0, 1, 2, 3] : tensor<2x1x3x5xi1> to tensor<2x2x3x5xi1>
-// CROSS: tf.attention %{{.+}} mask %[[B4]]
+// CROSS: %{{.+}}, %[[W4:.+]] = tf.attention %{{.+}} mask %[[B4]] scale 5.000000e-01 with_weights : {{.*}} -> tensor<2x2x3x4xf32>, tensor<2x2x3x5xf32>
+// CROSS: return %{{.+}}, %{{.+}}, %{{.+}}, %[[W4]] : tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>, tensor<2x2x3x5xf32>

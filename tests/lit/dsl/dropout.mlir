@@ -1,0 +1,12 @@
+// RUN: tfc-dsl-examples --model dropout | FileCheck %s
+
+// Dropout in training mode: one tf.dropout per call, reading the model's one
+// seed argument (tf.seed, made on first use) with its own key, 0, 1, ... in
+// build order; a rate of 0 is the identity and builds no op.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x6xf32> {tf.input = "x"}
+// CHECK-SAME: %[[SEED:[a-z0-9]+]]: tensor<i32> {tf.seed}
+// CHECK: %[[D0:.+]] = tf.dropout %[[X]], %[[SEED]] rate 2.500000e-01 key 0 training : tensor<2x6xf32>
+// CHECK: %[[D1:.+]] = tf.dropout %[[D0]], %[[SEED]] rate 5.000000e-01 key 1 training : tensor<2x6xf32>
+// CHECK-NOT: tf.dropout
+// CHECK: return %[[D1]], %[[X]]
