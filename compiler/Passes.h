@@ -2,6 +2,7 @@
 #ifndef TFC_COMPILER_PASSES_H
 #define TFC_COMPILER_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -14,12 +15,28 @@ class LinalgDialect;
 namespace math {
 class MathDialect;
 }
+namespace memref {
+class MemRefDialect;
+}
+namespace func {
+class FuncDialect;
+class FuncOp;
+}
+namespace LLVM {
+class LLVMDialect;
+}
 namespace tensor {
 class TensorDialect;
 }
 } // namespace mlir
 
 namespace tfc {
+/// Attributes the CPU pipeline passes between its passes.
+inline constexpr llvm::StringLiteral kEntryAttr = "tfc.entry";   // an entry's name
+inline constexpr llvm::StringLiteral kAbiAttr = "tfc.abi";       // what its args/results are
+inline constexpr llvm::StringLiteral kArenaBytesAttr = "tfc.arena_bytes";
+inline constexpr llvm::StringLiteral kMatmulAttr = "tfc.matmul"; // a tf.matmul's generic
+
 #define GEN_PASS_DECL
 #include "compiler/Passes.h.inc"
 

@@ -43,4 +43,70 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {
+  let summary = "Build the compiled binary's entry functions from the model function";
+  let description = [{
+    The model function (the one carrying `tf.batch`) computes every declared
+    result from every declared argument. This pass replaces it with the
+    functions a compiled binary calls:
+
+    - `predict`: the `tf.output` and `tf.attention` results, in eval mode
+      (dropout is the identity), reading only the arguments they need (no
+      labels, no seed).
+
+    Each entry carries `tfc.entry` (its name) and `tfc.abi`, a dictionary
+    with `args` and `results`, lists of `{kind, name}` describing its
+    arguments (kind `input`, `param` or `seed`) and results (`output`,
+    `attention`, `loss`, `metric`), and loses the tf argument and result
+    attributes. The module gets `tfc.model`, `tfc.batch`, `tfc.params`
+    (name, type and initialiser of every parameter) and `tfc.inputs`.
+  }];
+}
+
+def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Call the runtime's GEMM for every matmul on buffers";
+  let description = [{
+    After bufferization, a `linalg.generic` marked `tfc.matmul` (the lowering
+    of `tf.matmul`) becomes one call of `tfc_sgemm`, the runtime's GEMM entry
+    point, with the operands' base pointers, leading dimensions, batch
+    strides and transpose flags read from their static layouts. The
+    zero-fill of its output is dropped (the GEMM overwrites). A marked op
+    whose layout the GEMM cannot express (a non-unit innermost stride, batch
+    dims that do not collapse) stays a loop nest.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def TfPlanMemory : Pass<"tf-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place every intermediate buffer of each entry in one arena";
+  let description = [{
+    Each `memref.alloc` of an entry function (all static, all in its
+    top-level block after bufferization) gets a live range: from the alloc
+    to the last top-level op that uses it or any view of it. Buffers are
+    placed greedily, largest first, at the lowest 64-byte-aligned offset
+    that overlaps no placed buffer whose range intersects its own. Each
+    alloc becomes a `memref.view` of a new last argument, the arena
+    (`memref<?xi8>`), and the entry records its size as `tfc.arena_bytes`.
+    Buffers whose lifetimes overlap never share bytes; buffers that are
+    never live together do.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
+def TfPackEntryAbi : Pass<"tf-pack-entry-abi", "mlir::ModuleOp"> {
+  let summary = "Give each entry a C ABI and embed the model's manifest";
+  let description = [{
+    For each entry function `E` (on buffers, results already out-params,
+    arena last), adds `void tfc_entry_E(void **buffers)`: it builds a
+    memref descriptor from each pointer of `buffers` (arguments, then
+    results, then the arena) and calls `E`, which becomes private. Then
+    writes `tfc_manifest`, a NUL-terminated JSON string constant describing
+    the model (name, batch, parameters with initialisers, inputs) and each
+    entry (arguments and results with kind, name, dtype and shape; arena
+    bytes): everything the runtime needs, in one place.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
+}
+
 #endif // TFC_COMPILER_PASSES_TD

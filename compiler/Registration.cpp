@@ -1,6 +1,7 @@
 //===- Registration.cpp - every dialect and pass tfc uses -----------------===//
 #include "compiler/Registration.h"
 #include "compiler/Passes.h"
+#include "compiler/lowering/cpu/Pipeline.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,6 +17,7 @@ void tfc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<tf::TFDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
                   mlir::tensor::TensorDialect>();
+  registerCpuCodegen(registry);
 }
 
 void tfc::registerAllPasses() {

@@ -39,6 +39,9 @@ def TF_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLossAttr = "tf.loss";
     static constexpr ::llvm::StringLiteral kMetricAttr = "tf.metric";
     static constexpr ::llvm::StringLiteral kAttentionAttr = "tf.attention";
+    // On a model function: the compiled batch size (an i64), the leading
+    // dimension of every input and output that has one.
+    static constexpr ::llvm::StringLiteral kBatchAttr = "tf.batch";
   }];
 }
 

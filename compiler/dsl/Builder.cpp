@@ -307,6 +307,7 @@ OwningOpRef<ModuleOp> Builder::finish() {
       func_.getBody().front().getArgumentTypes(), resultTypes));
   func_.setAllArgAttrs(argAttrs_);
   func_.setAllResultAttrs(resultAttrs_);
+  func_->setAttr(tf::TFDialect::kBatchAttr, ops_.getI64IntegerAttr(options_.batch));
   if (mlir::failed(mlir::verify(*module_)))
     return nullptr;
   return std::move(module_);

@@ -1,7 +1,11 @@
 //===- tfc.cpp - the tfc compiler driver ----------------------------------===//
 //
 //   tfc compile FILE [-o OUT] [--emit=STAGE] [--dump-ir=DIR] [--batch N]
-//                    [--model NAME]
+//                    [--model NAME] [-v]
+//
+// Without --emit, tfc links a native executable (the model's name, or -o):
+// the object file generated through MLIR and LLVM plus the runtime library,
+// found beside tfc (../lib/libtfc_runtime.a, in the build tree and installed).
 //
 // FILE is a .tf model file (parsed by compiler/frontend) or a .mlir file in
 // the tf dialect (parsed and verified); both go through the same pipeline.
@@ -14,6 +18,15 @@
 #include "compiler/Passes.h"
 #include "compiler/Registration.h"
 #include "compiler/frontend/Parser.h"
+#include "compiler/lowering/cpu/Pipeline.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -49,22 +62,34 @@ static cl::SubCommand compileCommand(
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<model.tf | file.mlir>"),
                                       cl::sub(compileCommand), cl::cat(tfcCategory));
-static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout)"),
-                                       cl::value_desc("file"), cl::init("-"),
+static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout; default: "
+                                                    "stdout for IR, the model's name for "
+                                                    "an executable, NAME.o for an object)"),
+                                       cl::value_desc("file"),
                                        cl::sub(compileCommand), cl::cat(tfcCategory));
 
 /// The stages of the pipeline, in order; `--emit=X` runs every stage up to X.
 enum Stage {
-  EmitMLIR,   // the tf dialect, as the front end built it
+  EmitMLIR,    // the tf dialect, as the front end built it
   // EmitGrad and EmitFused (autodiff, fusion) will go here.
-  EmitLinalg, // linalg/tensor/arith/math on tensors
-  // Later stages append here: EmitLLVM, EmitObj.
+  EmitLinalg,  // entry functions; linalg/tensor/arith/math on tensors
+  EmitBuffers, // bufferized: GEMM calls, the memory plan, the entries' C ABI
+  EmitLLVM,    // LLVM IR after LLVM's O3 for the host CPU
+  EmitObj,     // an object file
+  EmitExe,     // an executable linked with the runtime (the default)
 };
 static cl::opt<Stage> emit(
-    "emit", cl::desc("The stage to stop after and emit"),
+    "emit", cl::desc("The stage to stop after and emit (default: exe)"),
     cl::values(clEnumValN(EmitMLIR, "mlir", "the tf dialect, as parsed"),
-               clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)")),
-    cl::init(EmitMLIR), cl::sub(compileCommand), cl::cat(tfcCategory));
+               clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)"),
+               clEnumValN(EmitBuffers, "buffers",
+                          "on buffers, with the memory plan and the entries' C ABI"),
+               clEnumValN(EmitLLVM, "llvm", "LLVM IR, optimised for this CPU"),
+               clEnumValN(EmitObj, "obj", "an object file for this CPU"),
+               clEnumValN(EmitExe, "exe", "a native executable (the runtime linked in)")),
+    cl::init(EmitExe), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<bool> verbose("v", cl::desc("Say what each stage did (entries, peak memory)"),
+                             cl::sub(compileCommand), cl::cat(tfcCategory));
 
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
@@ -80,6 +105,8 @@ static cl::opt<bool> attentionMaps(
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
 namespace {
+
+const char *argv0_ = "tfc";
 
 /// Writes DIR/NN-NAME.mlir: first the front end's module, then the module
 /// after each pass (PassManager IR printing with a file per pass).
@@ -123,12 +150,71 @@ private:
   int index_ = 0;
 };
 
-/// The passes of every stage up to `emit`.
+/// The passes of every stage up to `emit` (the MLIR part of the pipeline).
 void buildPipeline(PassManager &pm) {
-  if (emit >= EmitLinalg) {
-    pm.addPass(tfc::createTfLowerToLinalg());
-    pm.addPass(createCanonicalizerPass());
+  if (emit >= EmitLinalg)
+    tfc::addCpuLinalgPasses(pm);
+  if (emit >= EmitBuffers)
+    tfc::addCpuBufferPasses(pm);
+  if (emit >= EmitLLVM)
+    tfc::addCpuLLVMDialectPasses(pm);
+}
+
+/// The runtime library beside this executable: BIN/../lib/libtfc_runtime.a.
+std::string findRuntimeLibrary(const char *argv0) {
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+  llvm::sys::path::append(path, "lib", "libtfc_runtime.a");
+  return std::string(path);
+}
+
+/// Links `object` with the runtime into `output` with the system's C++
+/// compiler driver (it knows the platform's crt files and libstdc++).
+bool linkExecutable(StringRef object, StringRef output, const char *argv0) {
+  std::string runtime = findRuntimeLibrary(argv0);
+  if (!llvm::sys::fs::exists(runtime)) {
+    llvm::errs() << "tfc: error: the runtime library is missing: '" << runtime
+                 << "' (build the tfc_runtime target, or reinstall)\n";
+    return false;
   }
+  const char *cxx = std::getenv("CXX");
+  auto driver = llvm::sys::findProgramByName(cxx && *cxx ? cxx : "c++");
+  if (!driver) {
+    llvm::errs() << "tfc: error: no C++ compiler driver to link with ('c++' not found; "
+                    "set CXX)\n";
+    return false;
+  }
+  SmallVector<StringRef> args = {*driver, object, runtime, "-o", output, "-lpthread", "-lm"};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &message);
+  if (rc != 0) {
+    llvm::errs() << "tfc: error: linking '" << output << "' failed"
+                 << (message.empty() ? "" : ": " + message) << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Prints each entry's planned arena (the peak bytes of its buffers), read
+/// back from the manifest the pipeline embedded.
+void reportEntries(ModuleOp module) {
+  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_manifest");
+  auto value = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull()) : StringAttr();
+  if (!value)
+    return;
+  auto manifest = llvm::json::parse(value.getValue().drop_back());
+  if (!manifest) {
+    llvm::consumeError(manifest.takeError());
+    return;
+  }
+  if (auto *entries = manifest->getAsObject()->getArray("entries"))
+    for (const llvm::json::Value &entry : *entries) {
+      const llvm::json::Object *e = entry.getAsObject();
+      llvm::errs() << "tfc: entry '" << e->getString("name").value_or("?")
+                   << "': peak memory " << e->getInteger("arena_bytes").value_or(0)
+                   << " bytes of intermediate buffers\n";
+    }
 }
 
 OwningOpRef<ModuleOp> loadModule(llvm::SourceMgr &sourceMgr, MLIRContext &context) {
@@ -189,18 +275,87 @@ int compile() {
   if (pm.size() > 0 && failed(pm.run(*module)))
     return 1;
 
-  auto output = openOutputFile(outputFile, &errorMessage);
-  if (!output) {
+  if (verbose && emit >= EmitLLVM)
+    reportEntries(*module);
+  if (emit <= EmitBuffers) {
+    auto output = openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &errorMessage);
+    if (!output) {
+      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      return 1;
+    }
+    module->print(output->os());
+    output->keep();
+    return 0;
+  }
+
+  std::unique_ptr<llvm::TargetMachine> machine = tfc::createHostTargetMachine(errorMessage);
+  if (!machine) {
     llvm::errs() << "tfc: error: " << errorMessage << "\n";
     return 1;
   }
-  switch (emit) {
-  case EmitMLIR:
-  case EmitLinalg:
-    module->print(output->os());
-    break;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      tfc::translateAndOptimize(*module, llvmContext, *machine, errorMessage);
+  if (!llvmModule) {
+    llvm::errs() << "tfc: error: " << errorMessage << "\n";
+    return 1;
   }
-  output->keep();
+  if (!dumpDir.empty()) {
+    llvm::SmallString<128> path(dumpDir);
+    llvm::sys::path::append(path, "llvm-o3.ll");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec)
+      llvmModule->print(os, nullptr);
+  }
+  if (emit == EmitLLVM) {
+    auto output = openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &errorMessage);
+    if (!output) {
+      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      return 1;
+    }
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+
+  std::string stem = llvm::sys::path::stem(inputFile).str();
+  if (emit == EmitObj) {
+    std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
+    auto output = openOutputFile(path, &errorMessage);
+    if (!output || !tfc::emitObjectFile(*llvmModule, *machine, output->os(), errorMessage)) {
+      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      return 1;
+    }
+    output->keep();
+    return 0;
+  }
+
+  // An executable: a temporary object, linked with the runtime; the output
+  // appears only when the link succeeded.
+  std::string path = outputFile.empty() ? stem : std::string(outputFile);
+  if (path == "-") {
+    llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
+    return 1;
+  }
+  llvm::SmallString<128> object;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tfc-" + stem, "o", fd, object)) {
+    llvm::errs() << "tfc: error: cannot create a temporary object file: " << ec.message() << "\n";
+    return 1;
+  }
+  llvm::FileRemover removeObject(object);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    if (!tfc::emitObjectFile(*llvmModule, *machine, os, errorMessage)) {
+      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      return 1;
+    }
+  }
+  if (!linkExecutable(object, path, argv0_))
+    return 1;
+  if (verbose)
+    llvm::errs() << "tfc: wrote executable '" << path << "'\n";
   return 0;
 }
 
@@ -208,6 +363,7 @@ int compile() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  argv0_ = argv[0];
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tfc " << TFC_VERSION << " (LLVM/MLIR " << LLVM_VERSION_STRING << ")\n";
   });
@@ -217,7 +373,10 @@ int main(int argc, char **argv) {
       argc, argv,
       "tfc: a static-graph compiler for transformer models\n\n"
       "  tfc compile model.tf --emit=mlir       the tf dialect of the model\n"
-      "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n");
+      "  tfc compile model.tf -o model          a native executable (run ./model --help)\n"
+      "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n"
+      "  tfc compile model.tf --emit=buffers    bufferized, with the memory plan\n"
+      "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU\n");
   if (compileCommand)
     return compile();
   llvm::errs() << "tfc: error: no command given (try 'tfc compile FILE' or 'tfc --help')\n";

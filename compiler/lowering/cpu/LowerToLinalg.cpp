@@ -293,6 +293,9 @@ struct MatmulLowering : OpRewritePattern<tf::MatmulOp> {
           Value prod = b.create<arith::MulFOp>(l, a[0], a[1]);
           return b.create<arith::AddFOp>(l, a[2], prod);
         });
+    // tf-gemm-to-runtime turns marked contractions into the GEMM entry point
+    // once they are on buffers; unmarked ones stay loops.
+    result.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
     rewriter.replaceOp(op, result);
     return success();
   }

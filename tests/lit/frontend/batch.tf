@@ -1,8 +1,8 @@
 # `batch` comes from --batch, else the train block, else 1 with a note.
-# RUN: tfc compile %s 2>&1 | FileCheck %s --check-prefix=DEFAULT
-# RUN: tfc compile %s --batch 8 2>&1 | FileCheck %s --check-prefix=FLAG
-# RUN: tfc compile %s --model with_train 2>&1 | FileCheck %s --check-prefix=TRAIN
-# RUN: tfc compile %s --model with_train --batch=3 2>&1 | FileCheck %s --check-prefix=BOTH
+# RUN: tfc compile %s --emit=mlir 2>&1 | FileCheck %s --check-prefix=DEFAULT
+# RUN: tfc compile %s --emit=mlir --batch 8 2>&1 | FileCheck %s --check-prefix=FLAG
+# RUN: tfc compile %s --emit=mlir --model with_train 2>&1 | FileCheck %s --check-prefix=TRAIN
+# RUN: tfc compile %s --emit=mlir --model with_train --batch=3 2>&1 | FileCheck %s --check-prefix=BOTH
 
 # DEFAULT: batch.tf:[[@LINE+4]]:7: note: batch is 1 for model 'no_train': no train block sets 'batch' and no --batch is given
 # DEFAULT: func.func @no_train(%{{.*}}: tensor<1x4xf32> {tf.input = "x"}) -> (tensor<1x4x2xf32> {tf.output = "y"})

@@ -1,5 +1,5 @@
 # let, rebinding, tuple binding, and `output NAME = expr`.
-# RUN: tfc compile %s | FileCheck %s
+# RUN: tfc compile %s --emit=mlir | FileCheck %s
 
 # CHECK: func.func @bindings(%[[Q:.*]]: tensor<2x4x8xf32> {tf.input = "q"})
 # CHECK-SAME: -> (tensor<2x4x8xf32> {tf.output = "values"}, tensor<2x4x4xf32> {tf.output = "weights"}, tensor<2x4x8xf32> {tf.output = "z"}, tensor<f32> {tf.metric = "m"})

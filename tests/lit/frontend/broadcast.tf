@@ -1,6 +1,6 @@
 # Operators broadcast as numpy does, with explicit tf.broadcast_in_dim, and
 # literals next to tensors become scalars of the tensor's dtype.
-# RUN: tfc compile %s | FileCheck %s
+# RUN: tfc compile %s --emit=mlir | FileCheck %s
 
 # CHECK: func.func @broadcast(%[[X:.*]]: tensor<3x4xf32> {tf.input = "x"}, %[[B:.*]]: tensor<4xf32> {tf.input = "b"}, %[[L:.*]]: tensor<3xi32> {tf.input = "labels"}, %[[C:.*]]: tensor<3x1xf32> {tf.input = "c"})
 # CHECK: %[[BB:.*]] = tf.broadcast_in_dim %[[B]] [1] : tensor<4xf32> to tensor<3x4xf32>

@@ -1,5 +1,5 @@
 # Every built-in once, mapped 1:1 to the DSL; the IR must verify in tf-opt.
-# RUN: tfc compile %s --batch 2 | tf-opt | FileCheck %s
+# RUN: tfc compile %s --emit=mlir --batch 2 | tf-opt | FileCheck %s
 
 # CHECK: tf.param = "embedding.weight"
 # CHECK-SAME: tf.param = "enc.0.self_attn.qkv.weight"

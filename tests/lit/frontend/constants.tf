@@ -1,6 +1,6 @@
 # Constant arithmetic on params, with the usual precedence; the values show
 # up as the input shapes.
-# RUN: tfc compile %s | FileCheck %s
+# RUN: tfc compile %s --emit=mlir | FileCheck %s
 
 # CHECK: func.func @constants(%{{.*}}: tensor<7x1x9x4x16x2x3x5xf32> {tf.input = "x"}
 # CHECK-SAME: tensor<4x2xf32> {tf.input = "y"}

@@ -1,7 +1,7 @@
 # A def call is inlined under a parameter scope named after the def (then
 # def_1, def_2, ...) or its name: argument; defs may call defs.
-# RUN: tfc compile %s --batch 2 | FileCheck %s
-# RUN: tfc compile %s --batch 2 | tf-opt | FileCheck %s
+# RUN: tfc compile %s --emit=mlir --batch 2 | FileCheck %s
+# RUN: tfc compile %s --emit=mlir --batch 2 | tf-opt | FileCheck %s
 
 # CHECK-LABEL: func.func @fleuret(
 # CHECK-SAME: tf.param = "conv1d.weight"

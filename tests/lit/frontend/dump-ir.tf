@@ -1,5 +1,5 @@
 # --dump-ir writes one numbered file per stage and pass.
-# RUN: rm -rf %t && tfc compile %s --dump-ir=%t -o %t.out
+# RUN: rm -rf %t && tfc compile %s --emit=mlir --dump-ir=%t -o %t.out
 # RUN: FileCheck %s --input-file=%t/00-mlir.mlir
 # RUN: diff %t/00-mlir.mlir %t.out
 

@@ -12,5 +12,5 @@
 # RUN: not tfc compile %t.bin.tf 2>&1 | FileCheck %s --check-prefix=BINARY
 # BINARY: bin.tf:1:1: error: unexpected character byte 0x00
 # RUN: %python -c "print('model m {\n  param x = ' + '-' * 500000 + '1\n}')" > %t.minus.tf
-# RUN: tfc compile %t.minus.tf | FileCheck %s --check-prefix=MINUS
+# RUN: tfc compile %t.minus.tf --emit=mlir | FileCheck %s --check-prefix=MINUS
 # MINUS: func.func @m()

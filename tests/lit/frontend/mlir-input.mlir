@@ -1,5 +1,5 @@
-// RUN: tfc compile %s | FileCheck %s
-// RUN: tfc compile %s --dump-ir=%t && FileCheck %s --input-file=%t/00-mlir.mlir
+// RUN: tfc compile %s --emit=mlir | FileCheck %s
+// RUN: tfc compile %s --emit=mlir --dump-ir=%t && FileCheck %s --input-file=%t/00-mlir.mlir
 // A .mlir input in the tf dialect is parsed, verified and goes through the
 // same pipeline.
 

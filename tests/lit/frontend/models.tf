@@ -1,6 +1,6 @@
 # A file may hold several models: the first is the default, --model picks.
-# RUN: tfc compile %s --batch 1 | FileCheck %s --check-prefix=FIRST
-# RUN: tfc compile %s --batch 1 --model second | FileCheck %s --check-prefix=SECOND
+# RUN: tfc compile %s --emit=mlir --batch 1 | FileCheck %s --check-prefix=FIRST
+# RUN: tfc compile %s --emit=mlir --batch 1 --model second | FileCheck %s --check-prefix=SECOND
 
 # FIRST: func.func @first(
 # FIRST-NOT: func.func

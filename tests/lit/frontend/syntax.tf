@@ -1,7 +1,7 @@
 # Lexical and layout details: comments anywhere, calls and lists spanning
 # lines, a line continued after an operator, keywords as argument names,
 # trailing commas, string escapes, floats in all forms.
-# RUN: tfc compile %s | FileCheck %s
+# RUN: tfc compile %s --emit=mlir | FileCheck %s
 
 # CHECK: tf.train = {batch = 1 : i64, data = {args = {def = 2 : i64, let = 3 : i64, model = 1 : i64, train = 10 : i64}, name = "reverse_sequences"}, model = "syntax"}
 # CHECK: func.func @syntax(%{{.*}}: tensor<2x3xf32> {tf.input = "x"}, {{.*}} {{{.*}}tf.param = "proj.weight"}

@@ -1,6 +1,6 @@
 # The train block, attached to the module as the tf.train dictionary.
-# RUN: tfc compile %s | FileCheck %s
-# RUN: tfc compile %s | tf-opt | FileCheck %s
+# RUN: tfc compile %s --emit=mlir | FileCheck %s
+# RUN: tfc compile %s --emit=mlir | tf-opt | FileCheck %s
 
 # CHECK: module attributes {tf.train = {batch = 32 : i64, clip_grad_norm = 1.000000e+00 : f64,
 # CHECK-SAME: data = {args = {dir = "data/sets"}, name = "npy"}, epochs = 3 : i64, model = "m",

@@ -1,0 +1,56 @@
+//===- Pipeline.h - the CPU code generation pipeline ----------------------===//
+//
+// The stages after the tf dialect, as `tfc compile --emit=` exposes them:
+//   linalg   entry points, tf ops to linalg on tensors
+//   buffers  one-shot bufferization, GEMM calls, the memory plan, entry ABI
+//   llvm     the LLVM dialect, LLVM IR, LLVM's O3 for the host CPU
+//   obj      an object file; the driver links it with the runtime
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_COMPILER_LOWERING_CPU_PIPELINE_H
+#define TFC_COMPILER_LOWERING_CPU_PIPELINE_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace tfc {
+
+/// Dialects, bufferization models and LLVM translations the CPU stages use.
+void registerCpuCodegen(mlir::DialectRegistry &registry);
+
+/// tf → entry functions → linalg/tensor/arith/math on tensors.
+void addCpuLinalgPasses(mlir::OpPassManager &pm);
+/// linalg on tensors → buffers: GEMM calls, one planned arena, C entry ABI.
+void addCpuBufferPasses(mlir::OpPassManager &pm);
+/// buffers → the LLVM dialect.
+void addCpuLLVMDialectPasses(mlir::OpPassManager &pm);
+
+/// The host CPU's target machine (its own features: AVX2, AVX-512 where
+/// present), PIC, optimising; null with `error` set when LLVM has no target.
+std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(std::string &error);
+
+/// Translates a module in the LLVM dialect to LLVM IR and runs LLVM's O3
+/// pipeline for `machine`; null with `error` set on failure.
+std::unique_ptr<llvm::Module> translateAndOptimize(mlir::ModuleOp module,
+                                                   llvm::LLVMContext &context,
+                                                   llvm::TargetMachine &machine,
+                                                   std::string &error);
+
+/// Emits `module` as an object file for `machine`.
+bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
+                    llvm::raw_pwrite_stream &os, std::string &error);
+
+} // namespace tfc
+
+#endif // TFC_COMPILER_LOWERING_CPU_PIPELINE_H

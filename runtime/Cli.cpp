@@ -1,0 +1,338 @@
+//===- Cli.cpp - the command line of every compiled model -----------------===//
+//
+//   MODEL info
+//   MODEL init --seed N --out params.safetensors
+//   MODEL predict [--params P.safetensors] --input NAME=FILE.npy ... --output-dir DIR
+//
+// Every failure prints one line naming what is wrong (the file, both shapes)
+// and exits 1; nothing is written unless the whole command succeeded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/ThreadPool.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tfc::rt {
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+std::string bytesString(int64_t bytes) {
+  char buf[64];
+  if (bytes >= (1 << 20))
+    std::snprintf(buf, sizeof buf, " (%.1f MiB)", bytes / 1048576.0);
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof buf, " (%.1f KiB)", bytes / 1024.0);
+  else
+    buf[0] = 0;
+  return withThousands(bytes) + " bytes" + buf;
+}
+
+std::string specString(DType dtype, const std::vector<int64_t> &shape) {
+  return std::string(dtypeName(dtype)) + shapeString(shape);
+}
+
+int info(Model &model) {
+  const Manifest &m = model.manifest();
+  std::printf("model %s, compiled for batch %lld\n", m.model.c_str(), (long long)m.batch);
+  std::printf("\ninputs:\n");
+  for (const TensorSpec &i : m.inputs)
+    std::printf("  %-24s %s\n", i.name.c_str(), specString(i.dtype, i.shape).c_str());
+  if (const EntrySpec *predict = m.entry("predict")) {
+    std::printf("\noutputs:\n");
+    for (const TensorSpec &r : predict->results)
+      std::printf("  %-24s %s%s\n", r.name.c_str(), specString(r.dtype, r.shape).c_str(),
+                  r.kind == "attention" ? "  (attention map)" : "");
+  }
+  // Parameters grouped by layer: everything before the last '.'.
+  std::printf("\nparameters:\n");
+  int64_t total = 0, paramBytes = 0;
+  std::vector<std::pair<std::string, std::vector<const ParamSpec *>>> layers;
+  for (const ParamSpec &p : m.params) {
+    size_t dot = p.name.rfind('.');
+    std::string layer = dot == std::string::npos ? p.name : p.name.substr(0, dot);
+    if (layers.empty() || layers.back().first != layer)
+      layers.push_back({layer, {}});
+    layers.back().second.push_back(&p);
+    total += p.numel();
+    paramBytes += p.numel() * int64_t(dtypeSize(p.dtype));
+  }
+  for (auto &[layer, params] : layers) {
+    std::string shapes;
+    int64_t count = 0;
+    for (const ParamSpec *p : params) {
+      size_t dot = p->name.rfind('.');
+      shapes += (shapes.empty() ? "" : "  ") +
+                (dot == std::string::npos ? p->name : p->name.substr(dot + 1)) +
+                shapeString(p->shape);
+      count += p->numel();
+    }
+    std::printf("  %-36s %-40s %12s\n", layer.c_str(), shapes.c_str(),
+                withThousands(count).c_str());
+  }
+  std::printf("  %-36s %-40s %12s\n", "total", "", withThousands(total).c_str());
+  std::printf("\nmemory:\n  parameters %s\n", bytesString(paramBytes).c_str());
+  for (const EntrySpec &e : m.entries)
+    std::printf("  %s: peak of intermediate buffers %s (planned at compile time)\n",
+                e.name.c_str(), bytesString(e.arenaBytes).c_str());
+  return 0;
+}
+
+int init(Model &model, uint64_t seed, const std::string &out) {
+  model.initParams(seed);
+  std::string error;
+  if (!model.saveParams(out, error))
+    return fail(error);
+  std::printf("wrote %zu parameters (seed %llu) to %s\n", model.params().size(),
+              (unsigned long long)seed, out.c_str());
+  return 0;
+}
+
+bool makeDirectories(const std::string &dir, std::string &error) {
+  std::string path;
+  for (size_t i = 0; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') {
+      if (!path.empty() && ::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
+        error = "cannot create directory '" + path + "': " + std::strerror(errno);
+        return false;
+      }
+    }
+    if (i < dir.size())
+      path.push_back(dir[i]);
+  }
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    error = "'" + dir + "' is not a directory";
+    return false;
+  }
+  return true;
+}
+
+/// Copies rows [begin, begin + count) of `src` (batch-leading) into the
+/// first rows of `dst`; the rest of `dst` stays zero (padding).
+void copyRows(const Tensor &src, int64_t begin, int64_t count, Tensor &dst) {
+  size_t rowBytes = src.shape.empty() || src.shape[0] == 0
+                        ? 0
+                        : src.bytes.size() / size_t(src.shape[0]);
+  std::memset(dst.bytes.data(), 0, dst.bytes.size());
+  std::memcpy(dst.bytes.data(), src.bytes.data() + size_t(begin) * rowBytes,
+              size_t(count) * rowBytes);
+}
+
+int predict(Model &model, const std::string &paramsPath, const std::vector<std::string> &inputArgs,
+            const std::string &outputDir) {
+  const Manifest &m = model.manifest();
+  const EntrySpec *entry = m.entry("predict");
+  if (!entry || entry->results.empty())
+    return fail("model '" + m.model + "' declares no output to predict");
+  std::string error;
+  if (paramsPath.empty()) {
+    std::fprintf(stderr, "note: no --params given; using freshly initialised parameters "
+                         "(seed 0)\n");
+    model.initParams(0);
+  } else if (!model.loadParams(paramsPath, error)) {
+    return fail(error);
+  }
+
+  // NAME=FILE pairs, each naming one input the entry reads.
+  std::map<std::string, Tensor> files;
+  for (const std::string &arg : inputArgs) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+      return fail("--input expects NAME=FILE.npy, got '" + arg + "'");
+    std::string name = arg.substr(0, eq), path = arg.substr(eq + 1);
+    bool known = false;
+    for (const TensorSpec &a : entry->args)
+      known |= a.kind == "input" && a.name == name;
+    if (!known) {
+      std::string expected;
+      for (const TensorSpec &a : entry->args)
+        if (a.kind == "input")
+          expected += (expected.empty() ? "" : ", ") + a.name;
+      return fail("predict has no input '" + name + "' (it reads: " +
+                  (expected.empty() ? "nothing" : expected) + ")");
+    }
+    if (files.count(name))
+      return fail("input '" + name + "' is given twice");
+    Tensor t;
+    if (!readNpy(path, t, error))
+      return fail(error);
+    files[name] = std::move(t);
+  }
+
+  // Every input: same dtype; batch-leading ones any number of samples N.
+  const int64_t batch = m.batch;
+  int64_t samples = -1;
+  std::string firstBatched;
+  auto batched = [&](const std::vector<int64_t> &shape) {
+    return !shape.empty() && shape[0] == batch;
+  };
+  for (const TensorSpec &a : entry->args) {
+    if (a.kind != "input")
+      continue;
+    auto it = files.find(a.name);
+    if (it == files.end())
+      return fail("missing --input " + a.name + "=FILE.npy (" +
+                  specString(a.dtype, a.shape) + ")");
+    const Tensor &t = it->second;
+    std::vector<int64_t> expected = a.shape;
+    if (batched(a.shape) && !t.shape.empty())
+      expected[0] = t.shape[0];
+    if (t.dtype != a.dtype || t.shape != expected) {
+      std::string want = specString(a.dtype, a.shape);
+      if (batched(a.shape)) // any number of samples: "i32[N, 16]"
+        want = std::string(dtypeName(a.dtype)) + "[N" +
+               (a.shape.size() > 1 ? ", " + shapeString(std::vector<int64_t>(
+                                                 a.shape.begin() + 1, a.shape.end()))
+                                                 .substr(1)
+                                   : std::string("]"));
+      return fail("input '" + a.name + "' is " + specString(t.dtype, t.shape) +
+                  "; the model expects " + want);
+    }
+    if (batched(a.shape)) {
+      if (samples >= 0 && t.shape[0] != samples)
+        return fail("inputs '" + firstBatched + "' and '" + a.name +
+                    "' hold different numbers of samples (" + std::to_string(samples) +
+                    " and " + std::to_string(t.shape[0]) + ")");
+      if (samples < 0) {
+        samples = t.shape[0];
+        firstBatched = a.name;
+      }
+    }
+  }
+  if (samples == 0)
+    return fail("the inputs hold no samples");
+  if (samples < 0)
+    samples = batch;
+  for (const TensorSpec &r : entry->results)
+    if (!batched(r.shape) && samples != batch)
+      return fail("output '" + r.name + "' has no batch dimension, so predict needs exactly " +
+                  std::to_string(batch) + " samples (got " + std::to_string(samples) + ")");
+
+  // Run compiled batches; the last partial one is zero-padded.
+  std::vector<Tensor> outputs;
+  for (const TensorSpec &r : entry->results) {
+    std::vector<int64_t> shape = r.shape;
+    if (batched(shape))
+      shape[0] = samples;
+    outputs.emplace_back(r.dtype, shape);
+  }
+  std::map<std::string, Tensor> chunks;
+  for (const TensorSpec &a : entry->args)
+    if (a.kind == "input")
+      chunks[a.name] = Tensor(a.dtype, a.shape);
+  std::vector<Tensor> results;
+  for (int64_t begin = 0; begin < samples; begin += batch) {
+    int64_t count = std::min(batch, samples - begin);
+    std::map<std::string, const Tensor *> feeds;
+    for (const TensorSpec &a : entry->args) {
+      if (a.kind != "input")
+        continue;
+      if (batched(a.shape)) {
+        copyRows(files[a.name], begin, count, chunks[a.name]);
+        feeds[a.name] = &chunks[a.name];
+      } else {
+        feeds[a.name] = &files[a.name];
+      }
+    }
+    if (!model.run(*entry, feeds, results, error))
+      return fail(error);
+    for (size_t i = 0; i < results.size(); ++i) {
+      Tensor &out = outputs[i];
+      if (!batched(entry->results[i].shape)) {
+        out = results[i];
+        continue;
+      }
+      size_t rowBytes = results[i].bytes.size() / size_t(batch);
+      std::memcpy(out.bytes.data() + size_t(begin) * rowBytes, results[i].bytes.data(),
+                  size_t(count) * rowBytes);
+    }
+  }
+
+  // Write everything to temporaries first, then rename: all or nothing.
+  if (!makeDirectories(outputDir, error))
+    return fail(error);
+  std::vector<std::pair<std::string, std::string>> renames;
+  auto cleanup = [&] {
+    for (auto &[tmp, final] : renames)
+      std::remove(tmp.c_str());
+  };
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string final = outputDir + "/" + entry->results[i].name + ".npy";
+    std::string tmp = outputDir + "/." + entry->results[i].name + ".npy.partial";
+    if (!writeNpy(tmp, outputs[i], error)) {
+      cleanup();
+      return fail(error);
+    }
+    renames.push_back({tmp, final});
+  }
+  for (auto &[tmp, final] : renames)
+    if (std::rename(tmp.c_str(), final.c_str()) != 0) {
+      std::string message = "cannot write '" + final + "': " + std::strerror(errno);
+      cleanup();
+      return fail(message);
+    }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::printf("wrote %s/%s.npy %s\n", outputDir.c_str(), entry->results[i].name.c_str(),
+                specString(outputs[i].dtype, outputs[i].shape).c_str());
+  return 0;
+}
+
+} // namespace
+} // namespace tfc::rt
+
+int main(int argc, char **argv) {
+  using namespace tfc::rt;
+  Model model;
+  std::string error;
+  if (!model.load(error))
+    return fail(error);
+  const Manifest &m = model.manifest();
+
+  CLI::App app{"The compiled model '" + m.model + "' (tfc). Run a command with --help for its options."};
+  app.require_subcommand(1);
+  int threads = 0;
+  app.add_option("--threads", threads, "Worker threads (default: every core)")
+      ->check(CLI::NonNegativeNumber);
+
+  CLI::App *infoCmd = app.add_subcommand("info", "Inputs, outputs, parameters and peak memory");
+
+  CLI::App *initCmd = app.add_subcommand("init", "Write freshly initialised parameters");
+  uint64_t seed = 0;
+  std::string out;
+  initCmd->add_option("--seed", seed, "Random seed")->capture_default_str();
+  initCmd->add_option("--out", out, "The safetensors file to write")->required();
+
+  CLI::App *predictCmd = app.add_subcommand("predict", "Run the model on .npy inputs");
+  std::string params, outputDir;
+  std::vector<std::string> inputs;
+  predictCmd->add_option("--params", params, "Parameters (safetensors; default: init seed 0)");
+  predictCmd->add_option("--input", inputs, "NAME=FILE.npy, once per input")->required();
+  predictCmd->add_option("--output-dir", outputDir, "Where OUTPUT.npy files go")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    return app.exit(e);
+  }
+  setNumThreads(threads);
+  if (*infoCmd)
+    return info(model);
+  if (*initCmd)
+    return init(model, seed, out);
+  if (*predictCmd)
+    return predict(model, params, inputs, outputDir);
+  return 1;
+}

@@ -1,0 +1,25 @@
+//===- Gemm.h - the GEMM entry point generated code calls -----------------===//
+//
+// tf-gemm-to-runtime lowers every tf.matmul to one call of tfc_sgemm, so the
+// GEMM can be tuned (micro-kernels, packing, threads) without touching code
+// generation. Row-major; every argument is an index (pointers included) as
+// generated code passes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_GEMM_H
+#define TFC_RUNTIME_GEMM_H
+
+#include <cstdint>
+
+extern "C" {
+/// For b < batch: C[b] = op(A[b]) op(B[b]) (+ C[b] when `accumulate`), where
+/// op(X) is X or X^T by the trans flags, op(A) is M x K, op(B) K x N, C is
+/// M x N; X[b] starts at X + b * strideX; ldX is the row pitch of X as stored.
+void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+               intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+               intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+               intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate);
+}
+
+#endif // TFC_RUNTIME_GEMM_H

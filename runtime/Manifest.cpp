@@ -1,0 +1,131 @@
+//===- Manifest.cpp - parsing the embedded model description --------------===//
+
+#include "runtime/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+using nlohmann::json;
+
+namespace tfc::rt {
+
+static int64_t product(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+int64_t TensorSpec::numel() const { return product(shape); }
+int64_t ParamSpec::numel() const { return product(shape); }
+
+const EntrySpec *Manifest::entry(const std::string &name) const {
+  for (const EntrySpec &e : entries)
+    if (e.name == name)
+      return &e;
+  return nullptr;
+}
+
+const ParamSpec *Manifest::param(const std::string &name) const {
+  for (const ParamSpec &p : params)
+    if (p.name == name)
+      return &p;
+  return nullptr;
+}
+
+static bool parseDType(const json &j, DType &out) {
+  if (!j.is_string())
+    return false;
+  std::string s = j.get<std::string>();
+  if (s == "f32")
+    out = DType::F32;
+  else if (s == "i32")
+    out = DType::I32;
+  else if (s == "bool")
+    out = DType::Bool;
+  else
+    return false;
+  return true;
+}
+
+static bool parseShape(const json &j, std::vector<int64_t> &out) {
+  if (!j.is_array())
+    return false;
+  for (const json &d : j) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0)
+      return false;
+    out.push_back(d.get<int64_t>());
+  }
+  return true;
+}
+
+static bool parseTensor(const json &j, TensorSpec &out) {
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() ||
+      !j.contains("dtype") || !j.contains("shape"))
+    return false;
+  out.name = j["name"].get<std::string>();
+  if (j.contains("kind") && j["kind"].is_string())
+    out.kind = j["kind"].get<std::string>();
+  return parseDType(j["dtype"], out.dtype) && parseShape(j["shape"], out.shape);
+}
+
+bool parseManifest(const char *text, Manifest &out, std::string &error) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto fail = [&](const std::string &what) {
+    error = "the model's embedded manifest is malformed (" + what +
+            "); recompile the model with this version of tfc";
+    return false;
+  };
+  if (j.is_discarded() || !j.is_object())
+    return fail("not a JSON object");
+  if (j.value("version", 0) != 1)
+    return fail("unknown version");
+  out.model = j.value("model", std::string("model"));
+  out.batch = j.value("batch", int64_t(1));
+  if (j.contains("params") && j["params"].is_array())
+    for (const json &p : j["params"]) {
+      ParamSpec param;
+      TensorSpec spec;
+      if (!parseTensor(p, spec))
+        return fail("a parameter");
+      param.name = spec.name;
+      param.dtype = spec.dtype;
+      param.shape = spec.shape;
+      if (p.contains("init") && p["init"].is_object()) {
+        param.init.kind = p["init"].value("kind", std::string("zeros"));
+        param.init.scale = p["init"].value("scale", 0.0);
+      }
+      out.params.push_back(std::move(param));
+    }
+  if (j.contains("inputs") && j["inputs"].is_array())
+    for (const json &i : j["inputs"]) {
+      TensorSpec spec;
+      if (!parseTensor(i, spec))
+        return fail("an input");
+      spec.kind = "input";
+      out.inputs.push_back(std::move(spec));
+    }
+  if (j.contains("entries") && j["entries"].is_array())
+    for (const json &e : j["entries"]) {
+      EntrySpec entry;
+      if (!e.is_object() || !e.contains("name") || !e["name"].is_string() ||
+          !e.contains("symbol") || !e["symbol"].is_string())
+        return fail("an entry");
+      entry.name = e["name"].get<std::string>();
+      entry.symbol = e["symbol"].get<std::string>();
+      entry.arenaBytes = e.value("arena_bytes", int64_t(0));
+      for (const char *list : {"args", "results"}) {
+        if (!e.contains(list) || !e[list].is_array())
+          return fail("entry '" + entry.name + "'");
+        for (const json &t : e[list]) {
+          TensorSpec spec;
+          if (!parseTensor(t, spec))
+            return fail("entry '" + entry.name + "'");
+          (std::string(list) == "args" ? entry.args : entry.results).push_back(spec);
+        }
+      }
+      out.entries.push_back(std::move(entry));
+    }
+  return true;
+}
+
+} // namespace tfc::rt

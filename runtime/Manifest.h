@@ -1,0 +1,64 @@
+//===- Manifest.h - what a compiled model says about itself ---------------===//
+//
+// tf-pack-entry-abi embeds `tfc_manifest`, a JSON string, in every compiled
+// model: the model's name and batch, its parameters (with initialisers), its
+// inputs, and for each entry its C symbol, arguments, results and arena size.
+// The runtime is generic; this is all it knows of a model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_MANIFEST_H
+#define TFC_RUNTIME_MANIFEST_H
+
+#include "runtime/Tensor.h"
+
+#include <string>
+#include <vector>
+
+namespace tfc::rt {
+
+struct TensorSpec {
+  std::string kind; // input|param|seed (arguments), output|attention|loss|metric (results)
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  int64_t numel() const;
+};
+
+struct InitSpec {
+  std::string kind = "zeros"; // zeros|ones|uniform|normal
+  double scale = 0;           // uniform(-scale, scale), normal(0, scale)
+};
+
+struct ParamSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  InitSpec init;
+  int64_t numel() const;
+};
+
+struct EntrySpec {
+  std::string name, symbol;
+  int64_t arenaBytes = 0;
+  std::vector<TensorSpec> args, results;
+};
+
+struct Manifest {
+  std::string model;
+  int64_t batch = 1;
+  std::vector<ParamSpec> params;
+  std::vector<TensorSpec> inputs;
+  std::vector<EntrySpec> entries;
+
+  const EntrySpec *entry(const std::string &name) const;
+  const ParamSpec *param(const std::string &name) const;
+};
+
+/// Parses the embedded manifest; false with `error` set when it is malformed
+/// (a compiler/runtime mismatch, never a user error).
+bool parseManifest(const char *json, Manifest &out, std::string &error);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_MANIFEST_H

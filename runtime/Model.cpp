@@ -1,0 +1,165 @@
+//===- Model.cpp - binding a compiled model's entries to tensors ----------===//
+
+#include "runtime/Model.h"
+#include "runtime/Philox.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+// Defined by the generated object; weak so that the runtime's own tests link.
+extern "C" const char tfc_manifest[] __attribute__((weak));
+extern "C" void tfc_entry_predict(void **) __attribute__((weak));
+
+namespace tfc::rt {
+
+static EntryFn findEntry(const std::string &symbol) {
+  if (symbol == "tfc_entry_predict")
+    return tfc_entry_predict;
+  return nullptr;
+}
+
+std::string withThousands(int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0)
+      out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+bool Model::load(std::string &error) {
+  if (!tfc_manifest) {
+    error = "this binary holds no compiled model (no tfc_manifest)";
+    return false;
+  }
+  if (!parseManifest(tfc_manifest, manifest_, error))
+    return false;
+  params_.clear();
+  for (const ParamSpec &p : manifest_.params)
+    params_.emplace_back(p.dtype, p.shape);
+  return true;
+}
+
+/// FNV-1a: a stable 64-bit key per parameter name.
+static uint64_t nameKey(const std::string &name) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : name)
+    h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+void Model::initParams(uint64_t seed) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamSpec &spec = manifest_.params[i];
+    Tensor &t = params_[i];
+    uint64_t key = nameKey(spec.name);
+    float *data = t.f32();
+    for (int64_t e = 0; e < t.numel(); ++e) {
+      auto r = philox4x32({uint32_t(e), uint32_t(uint64_t(e) >> 32), uint32_t(seed >> 32), 0u},
+                          {uint32_t(seed) ^ uint32_t(key >> 32), uint32_t(key)});
+      // Uniforms in (0, 1): never 0, so the log below is finite.
+      double u0 = (r[0] + 0.5) * (1.0 / 4294967296.0);
+      double u1 = (r[1] + 0.5) * (1.0 / 4294967296.0);
+      double v = 0;
+      if (spec.init.kind == "ones")
+        v = 1;
+      else if (spec.init.kind == "uniform")
+        v = (2 * u0 - 1) * spec.init.scale;
+      else if (spec.init.kind == "normal")
+        v = std::sqrt(-2 * std::log(u0)) * std::cos(2 * M_PI * u1) * spec.init.scale;
+      data[e] = float(v);
+    }
+  }
+}
+
+bool Model::loadParams(const std::string &path, std::string &error) {
+  std::vector<std::pair<std::string, Tensor>> file;
+  if (!readSafetensors(path, file, error))
+    return false;
+  std::map<std::string, Tensor *> byName;
+  for (auto &[name, tensor] : file)
+    byName[name] = &tensor;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const ParamSpec &spec = manifest_.params[i];
+    auto it = byName.find(spec.name);
+    if (it == byName.end()) {
+      error = "'" + path + "' has no parameter '" + spec.name + "' (the model expects " +
+              dtypeName(spec.dtype) + shapeString(spec.shape) + ")";
+      return false;
+    }
+    const Tensor &t = *it->second;
+    if (t.dtype != spec.dtype || t.shape != spec.shape) {
+      error = "parameter '" + spec.name + "' in '" + path + "' is " + dtypeName(t.dtype) +
+              shapeString(t.shape) + "; the model expects " + dtypeName(spec.dtype) +
+              shapeString(spec.shape);
+      return false;
+    }
+  }
+  for (size_t i = 0; i < params_.size(); ++i)
+    params_[i] = std::move(*byName[manifest_.params[i].name]);
+  return true;
+}
+
+bool Model::saveParams(const std::string &path, std::string &error) const {
+  std::vector<std::pair<std::string, const Tensor *>> tensors;
+  for (size_t i = 0; i < params_.size(); ++i)
+    tensors.push_back({manifest_.params[i].name, &params_[i]});
+  return writeSafetensors(path, tensors, error);
+}
+
+bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                std::vector<Tensor> &results, std::string &error) {
+  EntryFn fn = findEntry(entry.symbol);
+  if (!fn) {
+    error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
+    return false;
+  }
+  std::vector<void *> buffers;
+  for (const TensorSpec &arg : entry.args) {
+    const Tensor *t = nullptr;
+    if (arg.kind == "param") {
+      const ParamSpec *spec = manifest_.param(arg.name);
+      if (spec)
+        t = &params_[size_t(spec - manifest_.params.data())];
+    } else {
+      auto it = feeds.find(arg.name);
+      if (it != feeds.end())
+        t = it->second;
+    }
+    if (!t) {
+      error = "no value for " + arg.kind + " '" + arg.name + "'";
+      return false;
+    }
+    if (t->dtype != arg.dtype || t->shape != arg.shape) {
+      error = arg.kind + " '" + arg.name + "' is " + dtypeName(t->dtype) +
+              shapeString(t->shape) + "; entry '" + entry.name + "' expects " +
+              dtypeName(arg.dtype) + shapeString(arg.shape);
+      return false;
+    }
+    buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
+  }
+  results.clear();
+  for (const TensorSpec &r : entry.results)
+    results.emplace_back(r.dtype, r.shape);
+  for (Tensor &r : results)
+    buffers.push_back(r.bytes.data());
+
+  auto &arena = arenas_[entry.name];
+  size_t bytes = size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
+  if (!arena.first) {
+    arena.first = std::aligned_alloc(64, bytes);
+    arena.second = bytes;
+    if (!arena.first) {
+      error = "cannot allocate the " + withThousands(int64_t(bytes)) + "-byte arena of entry '" +
+              entry.name + "'";
+      return false;
+    }
+  }
+  buffers.push_back(arena.first);
+  fn(buffers.data());
+  return true;
+}
+
+} // namespace tfc::rt

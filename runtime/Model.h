@@ -1,0 +1,58 @@
+//===- Model.h - a compiled model: its manifest, parameters and entries ---===//
+//
+// The generated object defines `tfc_manifest` and one `tfc_entry_E(void **)`
+// per entry; this class binds them to tensors. Every shape is checked here,
+// once, so generated code can trust its static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_MODEL_H
+#define TFC_RUNTIME_MODEL_H
+
+#include "runtime/Manifest.h"
+#include "runtime/Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tfc::rt {
+
+using EntryFn = void (*)(void **);
+
+class Model {
+public:
+  /// Reads the manifest linked into this binary.
+  bool load(std::string &error);
+  const Manifest &manifest() const { return manifest_; }
+
+  /// Parameters in manifest order.
+  std::vector<Tensor> &params() { return params_; }
+  /// Draws every parameter with its initialiser: a pure function of the
+  /// seed and the parameter's name (Philox4x32), so adding a layer does not
+  /// change the others' draws.
+  void initParams(uint64_t seed);
+  /// Loads every parameter by name; a missing name, a wrong dtype or shape
+  /// is an error naming it. Tensors the model does not use are ignored.
+  bool loadParams(const std::string &path, std::string &error);
+  bool saveParams(const std::string &path, std::string &error) const;
+
+  /// Runs `entry` on exactly one compiled batch. `feeds` holds the entry's
+  /// input and seed arguments by name (shapes already checked against the
+  /// entry); parameters come from params(). Results are in entry order.
+  bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+           std::vector<Tensor> &results, std::string &error);
+
+private:
+  Manifest manifest_;
+  std::vector<Tensor> params_;
+  std::map<std::string, std::pair<void *, size_t>> arenas_; // per entry, 64-byte aligned
+};
+
+/// "1,234,567".
+std::string withThousands(int64_t n);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_MODEL_H

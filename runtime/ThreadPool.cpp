@@ -1,0 +1,174 @@
+//===- ThreadPool.cpp - the runtime's worker threads ----------------------===//
+//
+// numThreads() - 1 persistent workers sleep on a condition variable. A
+// parallelFor publishes a Job and bumps a generation counter; workers and
+// the caller then claim chunks from the job's atomic counter until none are
+// left. The caller returns once every worker that joined the job has left
+// it, so a slow-waking worker can never touch a finished job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tfc::rt {
+namespace {
+
+struct Job {
+  const std::function<void(int64_t, int64_t)> *body;
+  int64_t n, chunks;
+  std::atomic<int64_t> next{0};
+  int workersInside = 0; // guarded by Pool::mutex
+};
+
+/// True on pool workers and on a caller while it runs chunks: a nested
+/// parallelFor then runs inline instead of deadlocking on the pool.
+thread_local bool insideParallel = false;
+
+int hardwareThreads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+/// Runs chunks of `job` until none are left. Chunk c covers
+/// [c*base + min(c, rem), ...) so sizes differ by at most one and nothing
+/// overflows for any n.
+void runChunks(Job &job) {
+  int64_t base = job.n / job.chunks, rem = job.n % job.chunks;
+  for (int64_t c; (c = job.next.fetch_add(1)) < job.chunks;) {
+    int64_t begin = c * base + std::min(c, rem);
+    int64_t end = begin + base + (c < rem ? 1 : 0);
+    (*job.body)(begin, end);
+  }
+}
+
+class Pool {
+public:
+  ~Pool() { stop(); }
+
+  void setThreads(int threads) {
+    requested.store(threads <= 0 ? hardwareThreads() : threads);
+  }
+  int threads() const { return requested.load(); }
+
+  void run(int64_t n, int64_t grain,
+           const std::function<void(int64_t, int64_t)> &body) {
+    if (n <= 0)
+      return;
+    if (grain < 1)
+      grain = 1;
+    int threadCount = threads();
+    int64_t chunks = std::min<int64_t>(threadCount, n / grain);
+    if (chunks <= 1 || insideParallel) {
+      body(0, n);
+      return;
+    }
+
+    // One job at a time: concurrent top-level callers take turns.
+    std::lock_guard<std::mutex> submitLock(submitMutex);
+    ensureWorkers(threadCount - 1);
+    Job job;
+    job.body = &body;
+    job.n = n;
+    job.chunks = chunks;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      current = &job;
+      ++generation;
+    }
+    wake.notify_all();
+
+    insideParallel = true;
+    runChunks(job);
+    insideParallel = false;
+
+    // Every chunk is claimed; those claimed by workers are done once the
+    // workers have left the job.
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return job.workersInside == 0; });
+    current = nullptr;
+  }
+
+private:
+  std::atomic<int> requested{hardwareThreads()};
+  std::mutex submitMutex; // serializes run() and worker restarts
+
+  std::mutex mutex; // guards everything below
+  std::condition_variable wake, done;
+  std::vector<std::thread> workers;
+  Job *current = nullptr;
+  uint64_t generation = 0;
+  bool stopping = false;
+
+  /// Starts the workers lazily, restarting them if setNumThreads changed the
+  /// count. Called with submitMutex held, so no job is in flight.
+  void ensureWorkers(int count) {
+    if (static_cast<int>(workers.size()) == count)
+      return;
+    stop();
+    stopping = false;
+    for (int i = 0; i < count; ++i)
+      workers.emplace_back([this, g = generation] { workerLoop(g); });
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+    workers.clear();
+  }
+
+  /// `seen` is the generation at spawn, so a worker that starts running
+  /// only after the first job is published still joins it.
+  void workerLoop(uint64_t seen) {
+    insideParallel = true;
+    for (;;) {
+      Job *job;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || generation != seen; });
+        if (stopping)
+          return;
+        seen = generation;
+        job = current;
+        if (!job) // woke after the job was already finished
+          continue;
+        ++job->workersInside;
+      }
+      runChunks(*job);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (--job->workersInside == 0)
+          done.notify_all();
+      }
+    }
+  }
+};
+
+Pool &pool() {
+  static Pool instance;
+  return instance;
+}
+
+} // namespace
+
+void setNumThreads(int threads) { pool().setThreads(threads); }
+
+int numThreads() { return pool().threads(); }
+
+void parallelFor(int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &body) {
+  pool().run(n, grain, body);
+}
+
+} // namespace tfc::rt

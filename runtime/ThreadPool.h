@@ -1,0 +1,30 @@
+//===- ThreadPool.h - the runtime's worker threads ------------------------===//
+//
+// One pool per process, sized to the machine's cores unless --threads says
+// otherwise. parallelFor splits [0, n) into contiguous chunks, one per
+// thread; the calling thread works too, so a pool of 1 runs inline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_THREADPOOL_H
+#define TFC_RUNTIME_THREADPOOL_H
+
+#include <cstdint>
+#include <functional>
+
+namespace tfc::rt {
+
+/// Sets the number of threads (>= 1) before the first parallelFor; 0 means
+/// the machine's hardware concurrency.
+void setNumThreads(int threads);
+int numThreads();
+
+/// Calls body(begin, end) on disjoint chunks covering [0, n) and returns when
+/// every chunk is done. Chunks smaller than `grain` are not split further.
+/// Nested calls run inline.
+void parallelFor(int64_t n, int64_t grain,
+                 const std::function<void(int64_t, int64_t)> &body);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_THREADPOOL_H

@@ -1,0 +1,822 @@
+//===- RuntimeIOTest.cpp - .npy, safetensors, atomic writes, threads ------===//
+//
+// Round trips, files built byte by byte as numpy and the safetensors
+// reference writer lay them out, every error the readers promise, every
+// truncation of a valid file, and parallelFor's coverage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Tensor.h"
+#include "runtime/ThreadPool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace tfc::rt;
+using ::testing::HasSubstr;
+
+namespace {
+
+/// A fresh directory per test, removed (with its files) afterwards.
+class RuntimeIOTest : public ::testing::Test {
+protected:
+  std::string dir;
+
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "tfc_rtio_XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    ASSERT_NE(::mkdtemp(buf.data()), nullptr);
+    dir = buf.data();
+  }
+  void TearDown() override {
+    ::chmod(dir.c_str(), 0700);
+    for (const std::string &name : listDir())
+      ::unlink((dir + "/" + name).c_str());
+    ::rmdir(dir.c_str());
+  }
+
+  std::string file(const std::string &name) const { return dir + "/" + name; }
+
+  std::vector<std::string> listDir() const {
+    std::vector<std::string> names;
+    if (DIR *d = ::opendir(dir.c_str())) {
+      while (dirent *e = ::readdir(d))
+        if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
+          names.push_back(e->d_name);
+      ::closedir(d);
+    }
+    return names;
+  }
+
+  void writeRaw(const std::string &path, const std::string &bytes) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    ASSERT_TRUE(f.good());
+  }
+  std::string readRaw(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+};
+
+Tensor makeF32(std::vector<int64_t> shape) {
+  Tensor t(DType::F32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.f32()[i] = 0.5f * static_cast<float>(i) - 3.25f;
+  return t;
+}
+Tensor makeI32(std::vector<int64_t> shape) {
+  Tensor t(DType::I32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.i32()[i] = static_cast<int32_t>(i * 7919 - 100000);
+  return t;
+}
+Tensor makeBool(std::vector<int64_t> shape) {
+  Tensor t(DType::Bool, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.bytes[i] = (i % 3) == 0;
+  return t;
+}
+
+void expectSame(const Tensor &a, const Tensor &b) {
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.shape, b.shape);
+  EXPECT_EQ(a.bytes, b.bytes); // bitwise
+}
+
+template <typename T> std::string le(T v) {
+  std::string s(sizeof(T), '\0');
+  std::memcpy(s.data(), &v, sizeof(T));
+  return s;
+}
+
+/// A .npy file as numpy writes it: version 1.0 (or `major`), the dict padded
+/// with spaces to a 64-byte boundary and '\n', then `data`.
+std::string npyBytes(const std::string &dict, const std::string &data,
+                     int major = 1) {
+  size_t prefix = major == 1 ? 10 : 12;
+  size_t total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  std::string header =
+      dict + std::string(total - prefix - dict.size() - 1, ' ') + "\n";
+  std::string s = "\x93NUMPY";
+  s += static_cast<char>(major);
+  s += '\0';
+  if (major == 1)
+    s += le<uint16_t>(static_cast<uint16_t>(header.size()));
+  else
+    s += le<uint32_t>(static_cast<uint32_t>(header.size()));
+  return s + header + data;
+}
+
+/// A safetensors file from a raw header text and data.
+std::string stBytes(const std::string &header, const std::string &data) {
+  return le<uint64_t>(header.size()) + header + data;
+}
+
+//===----------------------------------------------------------------------===//
+// Basics
+//===----------------------------------------------------------------------===//
+
+TEST(RuntimeTensor, DTypeHelpersAndNumel) {
+  EXPECT_EQ(dtypeSize(DType::F32), 4u);
+  EXPECT_EQ(dtypeSize(DType::I32), 4u);
+  EXPECT_EQ(dtypeSize(DType::Bool), 1u);
+  EXPECT_STREQ(dtypeName(DType::F32), "f32");
+  EXPECT_STREQ(dtypeName(DType::I32), "i32");
+  EXPECT_STREQ(dtypeName(DType::Bool), "bool");
+  EXPECT_EQ(shapeString({128, 16}), "[128, 16]");
+  EXPECT_EQ(shapeString({}), "[]");
+  Tensor scalar(DType::F32, {});
+  EXPECT_EQ(scalar.numel(), 1);
+  EXPECT_EQ(scalar.bytes.size(), 4u);
+  Tensor t(DType::Bool, {2, 3, 4});
+  EXPECT_EQ(t.numel(), 24);
+  EXPECT_EQ(t.bytes, std::vector<uint8_t>(24, 0));
+  EXPECT_EQ(Tensor(DType::I32, {5, 0}).bytes.size(), 0u);
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeIOTest, NpyRoundTrip) {
+  std::vector<Tensor> tensors = {
+      makeF32({2, 3}),     makeF32({}),        makeF32({2, 3, 4}), makeI32({7}),
+      makeI32({}),         makeI32({3, 1, 2}), makeBool({5}),      makeBool({}),
+      makeBool({2, 2, 3}), makeF32({0}),       makeI32({4, 0, 2}),
+  };
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    SCOPED_TRACE(i);
+    std::string path = file("t" + std::to_string(i) + ".npy");
+    std::string error;
+    ASSERT_TRUE(writeNpy(path, tensors[i], error)) << error;
+    std::string bytes = readRaw(path);
+    ASSERT_GE(bytes.size(), 10u);
+    size_t headerLen =
+        static_cast<uint8_t>(bytes[8]) | static_cast<uint8_t>(bytes[9]) << 8;
+    EXPECT_EQ((10 + headerLen) % 64, 0u);
+    EXPECT_EQ(bytes[9 + headerLen], '\n');
+    EXPECT_EQ(bytes.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
+    Tensor back;
+    ASSERT_TRUE(readNpy(path, back, error)) << error;
+    expectSame(tensors[i], back);
+  }
+  EXPECT_EQ(listDir().size(), tensors.size()); // no temp files left
+}
+
+TEST_F(RuntimeIOTest, NpyHeaderTextMatchesNumpy) {
+  std::string error;
+  ASSERT_TRUE(writeNpy(file("v.npy"), makeF32({5}), error));
+  ASSERT_TRUE(writeNpy(file("s.npy"), makeI32({}), error));
+  ASSERT_TRUE(writeNpy(file("m.npy"), makeBool({2, 3}), error));
+  EXPECT_THAT(
+      readRaw(file("v.npy")),
+      HasSubstr("{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }"));
+  EXPECT_THAT(
+      readRaw(file("s.npy")),
+      HasSubstr("{'descr': '<i4', 'fortran_order': False, 'shape': (), }"));
+  EXPECT_THAT(
+      readRaw(file("m.npy")),
+      HasSubstr("{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }"));
+}
+
+TEST_F(RuntimeIOTest, NpyReadsNumpyLayouts) {
+  std::string error;
+  Tensor t;
+
+  // '<i8' converts to i32 when every value fits.
+  std::string i8 = le<int64_t>(-5) + le<int64_t>(0) + le<int64_t>(2147483647) +
+                   le<int64_t>(-2147483648LL);
+  writeRaw(
+      file("i8.npy"),
+      npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2, 2), }",
+               i8));
+  ASSERT_TRUE(readNpy(file("i8.npy"), t, error)) << error;
+  EXPECT_EQ(t.dtype, DType::I32);
+  EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(std::vector<int32_t>(t.i32(), t.i32() + 4),
+            (std::vector<int32_t>{-5, 0, 2147483647, -2147483647 - 1}));
+
+  // '<f8' converts to f32.
+  writeRaw(file("f8.npy"),
+           npyBytes("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }",
+                    le<double>(1.5) + le<double>(-2.0) + le<double>(0.1)));
+  ASSERT_TRUE(readNpy(file("f8.npy"), t, error)) << error;
+  EXPECT_EQ(t.dtype, DType::F32);
+  EXPECT_EQ(t.f32()[0], 1.5f);
+  EXPECT_EQ(t.f32()[1], -2.0f);
+  EXPECT_EQ(t.f32()[2], 0.1f);
+
+  // '|i1', '<i2', '|u1' widen to i32.
+  writeRaw(file("i1.npy"),
+           npyBytes("{'descr': '|i1', 'fortran_order': False, 'shape': (2,), }",
+                    std::string("\xff\x7f", 2)));
+  ASSERT_TRUE(readNpy(file("i1.npy"), t, error)) << error;
+  EXPECT_EQ(t.i32()[0], -1);
+  EXPECT_EQ(t.i32()[1], 127);
+  writeRaw(file("i2.npy"),
+           npyBytes("{'descr': '<i2', 'fortran_order': False, 'shape': (1,), }",
+                    le<int16_t>(-300)));
+  ASSERT_TRUE(readNpy(file("i2.npy"), t, error)) << error;
+  EXPECT_EQ(t.i32()[0], -300);
+  writeRaw(file("u1.npy"),
+           npyBytes("{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }",
+                    std::string("\xff", 1)));
+  ASSERT_TRUE(readNpy(file("u1.npy"), t, error)) << error;
+  EXPECT_EQ(t.dtype, DType::I32);
+  EXPECT_EQ(t.i32()[0], 255);
+
+  // '|b1' scalar; version 2.0 and 3.0 headers; double quotes, no trailing
+  // comma, odd spacing, key order shuffled, Python 2's long suffix.
+  writeRaw(file("b.npy"),
+           npyBytes("{'descr': '|b1', 'fortran_order': False, 'shape': (), }",
+                    std::string("\x01", 1)));
+  ASSERT_TRUE(readNpy(file("b.npy"), t, error)) << error;
+  EXPECT_EQ(t.dtype, DType::Bool);
+  EXPECT_TRUE(t.shape.empty());
+  EXPECT_EQ(t.bytes, std::vector<uint8_t>{1});
+  for (int major : {2, 3}) {
+    writeRaw(file("v2.npy"),
+             npyBytes("{\"shape\":(2L,1),\"fortran_order\" : False ,"
+                      "  \"descr\":\"<f4\"}",
+                      le<float>(1) + le<float>(2), major));
+    ASSERT_TRUE(readNpy(file("v2.npy"), t, error)) << error;
+    EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 1}));
+    EXPECT_EQ(t.f32()[1], 2.0f);
+  }
+}
+
+TEST_F(RuntimeIOTest, NpyErrors) {
+  std::string error;
+  Tensor t;
+  auto expectError = [&](const std::string &name, const std::string &bytes,
+                         std::vector<std::string> words) {
+    SCOPED_TRACE(name);
+    writeRaw(file(name), bytes);
+    error.clear();
+    EXPECT_FALSE(readNpy(file(name), t, error));
+    EXPECT_THAT(error, HasSubstr("'" + file(name) + "'"));
+    for (const std::string &w : words)
+      EXPECT_THAT(error, HasSubstr(w));
+  };
+  const std::string f4x6(24, '\0');
+
+  EXPECT_FALSE(readNpy(file("missing.npy"), t, error));
+  EXPECT_EQ(error, "cannot open '" + file("missing.npy") +
+                       "': No such file or directory");
+  EXPECT_FALSE(readNpy(dir, t, error));
+  EXPECT_THAT(error, HasSubstr("Is a directory"));
+
+  expectError("magic.npy", "PK\x03\x04 this is a zip", {"is not a .npy file"});
+  expectError("empty.npy", "", {"is not a .npy file"});
+  expectError("version.npy",
+              std::string("\x93NUMPY\x04\x00", 8) + std::string(60, ' '),
+              {"version 4.0"});
+  expectError(
+      "trunc.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+               f4x6.substr(0, 20)),
+      {"is truncated: expected 24 bytes of data, found 20"});
+  expectError(
+      "extra.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }",
+               f4x6 + "xx"),
+      {"expected 24 bytes of data, found 26"});
+  expectError(
+      "c8.npy",
+      npyBytes("{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }",
+               f4x6),
+      {"holds dtype '<c8'; expected f32, i32 or bool"});
+  expectError(
+      "u4.npy",
+      npyBytes("{'descr': '<u4', 'fortran_order': False, 'shape': (6,), }",
+               f4x6),
+      {"holds dtype '<u4'"});
+  expectError(
+      "struct.npy",
+      npyBytes(
+          "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }",
+          f4x6),
+      {"structured"});
+  expectError(
+      "fortran.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",
+               f4x6),
+      {"Fortran order"});
+  expectError(
+      "big.npy",
+      npyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }",
+               f4x6),
+      {"big-endian"});
+  expectError(
+      "range.npy",
+      npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }",
+               le<int64_t>(1) + le<int64_t>(int64_t(1) << 40)),
+      {"1099511627776", "out of i32 range"});
+  expectError(
+      "rangeneg.npy",
+      npyBytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }",
+               le<int64_t>(-2147483649LL)),
+      {"out of i32 range"});
+  // Shapes whose product overflows, or merely exceeds the file.
+  expectError("overflow.npy",
+              npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                       "'shape': (4294967296, 4294967296, 16), }",
+                       f4x6),
+              {"too large"});
+  expectError("overflow2.npy",
+              npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                       "'shape': (99999999999999999999,), }",
+                       f4x6),
+              {"too large"});
+  expectError("huge.npy",
+              npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                       "'shape': (1000000, 1000000), }",
+                       f4x6),
+              {"is truncated: expected 4000000000000 bytes of data, found 24"});
+  // Header corruptions.
+  expectError("hdrlen.npy", std::string("\x93NUMPY\x01\x00\xff\xff", 10) + "{}",
+              {"truncated"});
+  expectError("nodict.npy", npyBytes("descr", ""), {"corrupt header"});
+  expectError("nokey.npy",
+              npyBytes("{'descr': '<f4', 'shape': (2, 3), }", f4x6),
+              {"corrupt header"});
+  expectError(
+      "negdim.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
+               f4x6),
+      {"corrupt header"});
+  expectError(
+      "notuple.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (6), }",
+               f4x6),
+      {"corrupt header"});
+  expectError(
+      "unterminated.npy",
+      npyBytes("{'descr': '<f4, 'fortran_order': False, 'shape': (6,), }",
+               f4x6),
+      {"corrupt header"});
+  expectError(
+      "badbool.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': 0, 'shape': (6,), }", f4x6),
+      {"corrupt header"});
+  expectError(
+      "trailing.npy",
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (6,), } x",
+               f4x6),
+      {"corrupt header"});
+
+  // A failed read leaves the output alone.
+  Tensor keep = makeI32({2});
+  EXPECT_FALSE(readNpy(file("trunc.npy"), keep, error));
+  expectSame(keep, makeI32({2}));
+}
+
+TEST_F(RuntimeIOTest, NpyEveryTruncationErrors) {
+  for (const Tensor &t : {makeF32({2, 3}), makeBool({3}), makeI32({})}) {
+    std::string error;
+    ASSERT_TRUE(writeNpy(file("full.npy"), t, error)) << error;
+    std::string full = readRaw(file("full.npy"));
+    for (size_t len = 0; len < full.size(); ++len) {
+      SCOPED_TRACE(len);
+      writeRaw(file("cut.npy"), full.substr(0, len));
+      Tensor out;
+      error.clear();
+      EXPECT_FALSE(readNpy(file("cut.npy"), out, error));
+      EXPECT_FALSE(error.empty());
+      EXPECT_THAT(error, HasSubstr(file("cut.npy")));
+    }
+  }
+}
+
+TEST_F(RuntimeIOTest, NpyCorruptBytesNeverCrash) {
+  // Flip each header byte through a few values: any result is fine as long
+  // as it is a clean true/false (run under ASan for the real check).
+  std::string error;
+  ASSERT_TRUE(writeNpy(file("full.npy"), makeF32({2, 3}), error));
+  std::string full = readRaw(file("full.npy"));
+  for (size_t i = 0; i < 80; ++i) {
+    for (char c : {'\0', '(', ')', ',', '\'', '9', '\xff', '}'}) {
+      std::string bad = full;
+      bad[i] = c;
+      writeRaw(file("bad.npy"), bad);
+      Tensor out;
+      if (readNpy(file("bad.npy"), out, error)) {
+        EXPECT_EQ(out.bytes.size(), out.numel() * dtypeSize(out.dtype));
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeIOTest, NpyWriteRejectsInconsistentTensor) {
+  Tensor t = makeF32({2, 3});
+  t.bytes.pop_back();
+  std::string error;
+  EXPECT_FALSE(writeNpy(file("x.npy"), t, error));
+  EXPECT_THAT(error, HasSubstr(file("x.npy")));
+  EXPECT_TRUE(listDir().empty());
+}
+
+//===----------------------------------------------------------------------===//
+// safetensors
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeIOTest, SafetensorsRoundTrip) {
+  Tensor a = makeF32({2, 3, 4}), b = makeI32({5}), c = makeBool({}),
+         d = makeI32({0, 3}), e = makeBool({3, 1});
+  std::vector<std::pair<std::string, const Tensor *>> in = {
+      {"z.weight", &a},
+      {"a.index", &b},
+      {"m.mask", &c},
+      {"empty", &d},
+      {"\xc3\xa9t\xc3\xa9", &e}};
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(file("m.safetensors"), in, error)) << error;
+  EXPECT_EQ(listDir().size(), 1u);
+
+  std::string bytes = readRaw(file("m.safetensors"));
+  uint64_t n;
+  std::memcpy(&n, bytes.data(), 8);
+  EXPECT_EQ(n % 8, 0u);
+  EXPECT_EQ(bytes[8], '{');
+  EXPECT_EQ(bytes.size(), 8 + n + 96 + 20 + 1 + 0 + 3);
+
+  std::vector<std::pair<std::string, Tensor>> out;
+  ASSERT_TRUE(readSafetensors(file("m.safetensors"), out, error)) << error;
+  ASSERT_EQ(out.size(), in.size());
+  std::map<std::string, const Tensor *> byName;
+  for (auto &[name, t] : out)
+    byName[name] = &t;
+  for (auto &[name, t] : in) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(byName.count(name));
+    expectSame(*t, *byName[name]);
+  }
+}
+
+TEST_F(RuntimeIOTest, SafetensorsReadsReferenceLayout) {
+  // As the Python reference writes it: sorted keys, metadata, padding.
+  std::string header =
+      R"({"__metadata__":{"format":"pt"},"b":{"dtype":"I32","shape":[2],"data_offsets":[0,8]},)"
+      R"("a":{"dtype":"F32","shape":[],"data_offsets":[8,12]}})";
+  header.append((8 - header.size() % 8) % 8, ' ');
+  writeRaw(file("ref.safetensors"),
+           stBytes(header, le<int32_t>(-1) + le<int32_t>(7) + le<float>(2.5f)));
+  std::vector<std::pair<std::string, Tensor>> out;
+  std::string error;
+  ASSERT_TRUE(readSafetensors(file("ref.safetensors"), out, error)) << error;
+  ASSERT_EQ(out.size(), 2u);
+  // File order is data order.
+  EXPECT_EQ(out[0].first, "b");
+  EXPECT_EQ(out[0].second.i32()[1], 7);
+  EXPECT_EQ(out[1].first, "a");
+  EXPECT_TRUE(out[1].second.shape.empty());
+  EXPECT_EQ(out[1].second.f32()[0], 2.5f);
+
+  writeRaw(file("none.safetensors"), stBytes("{}      ", ""));
+  ASSERT_TRUE(readSafetensors(file("none.safetensors"), out, error)) << error;
+  EXPECT_TRUE(out.empty());
+}
+
+TEST_F(RuntimeIOTest, SafetensorsErrors) {
+  std::string error;
+  std::vector<std::pair<std::string, Tensor>> out;
+  auto expectError = [&](const std::string &name, const std::string &bytes,
+                         std::vector<std::string> words) {
+    SCOPED_TRACE(name);
+    writeRaw(file(name), bytes);
+    error.clear();
+    EXPECT_FALSE(readSafetensors(file(name), out, error));
+    EXPECT_THAT(error, HasSubstr("'" + file(name) + "'"));
+    for (const std::string &w : words)
+      EXPECT_THAT(error, HasSubstr(w));
+  };
+  auto one = [](const std::string &entry) {
+    return std::string(R"({"x.weight":)") + entry + "}";
+  };
+  const std::string data8(8, '\0');
+  const std::string goodEntry =
+      R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+
+  EXPECT_FALSE(readSafetensors(file("missing.safetensors"), out, error));
+  EXPECT_THAT(error, HasSubstr("No such file or directory"));
+
+  expectError("short", "abc", {"too short"});
+  expectError("bign", le<uint64_t>(1000) + "{}", {"header length 1000"});
+  expectError("hugen", le<uint64_t>(~uint64_t(0)) + "{}", {"header length"});
+  expectError("json", stBytes("{\"x\": [1, 2", ""), {"not valid JSON"});
+  expectError("array", stBytes("[1, 2]", ""), {"not a JSON object"});
+  expectError("binary", stBytes(std::string("\xff\xfe\x00", 3), ""),
+              {"not valid JSON"});
+  expectError("entry", stBytes(one("3"), data8), {"x.weight", "JSON object"});
+  expectError("nodtype",
+              stBytes(one(R"({"shape":[2],"data_offsets":[0,8]})"), data8),
+              {"x.weight", "lacks"});
+  expectError(
+      "dtypetype",
+      stBytes(one(R"({"dtype":1,"shape":[2],"data_offsets":[0,8]})"), data8),
+      {"'dtype' that is not a string"});
+  expectError(
+      "f16",
+      stBytes(one(R"({"dtype":"F16","shape":[4],"data_offsets":[0,8]})"),
+              data8),
+      {"tensor 'x.weight' has dtype F16; expected F32, I32 or BOOL"});
+  expectError(
+      "shapetype",
+      stBytes(one(R"({"dtype":"F32","shape":"2","data_offsets":[0,8]})"),
+              data8),
+      {"'shape'"});
+  expectError(
+      "shapeneg",
+      stBytes(one(R"({"dtype":"F32","shape":[-2],"data_offsets":[0,8]})"),
+              data8),
+      {"non-negative"});
+  expectError(
+      "shapefloat",
+      stBytes(one(R"({"dtype":"F32","shape":[2.0],"data_offsets":[0,8]})"),
+              data8),
+      {"non-negative"});
+  expectError(
+      "offsetscount",
+      stBytes(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0]})"), data8),
+      {"data_offsets"});
+  expectError(
+      "offsetsneg",
+      stBytes(one(R"({"dtype":"F32","shape":[2],"data_offsets":[-8,0]})"),
+              data8),
+      {"data_offsets"});
+  expectError(
+      "backwards",
+      stBytes(one(R"({"dtype":"F32","shape":[2],"data_offsets":[8,0]})"),
+              data8),
+      {"end before they begin"});
+  expectError(
+      "beyond",
+      stBytes(one(R"({"dtype":"F32","shape":[4],"data_offsets":[0,16]})"),
+              data8),
+      {"beyond the 8 bytes of data"});
+  expectError(
+      "beyondhuge",
+      stBytes(
+          one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,18446744073709551615]})"),
+          data8),
+      {"beyond"});
+  expectError(
+      "size",
+      stBytes(one(R"({"dtype":"F32","shape":[3],"data_offsets":[0,8]})"),
+              data8),
+      {"has 8 bytes of data but its shape [3]", "need 12"});
+  expectError(
+      "overflow",
+      stBytes(
+          one(R"({"dtype":"F32","shape":[4294967296,4294967296,16],"data_offsets":[0,8]})"),
+          data8),
+      {"more than 2^64"});
+  expectError(
+      "gap",
+      stBytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+              data8),
+      {"gap of 4 bytes"});
+  expectError(
+      "overlap",
+      stBytes(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+              data8),
+      {"overlaps"});
+  expectError("tail", stBytes(one(goodEntry), data8 + "xx"),
+              {"2 bytes after the last tensor"});
+  expectError(
+      "metadata",
+      stBytes(R"({"__metadata__":{"k":1},"x.weight":)" + goodEntry + "}",
+              data8),
+      {"__metadata__"});
+}
+
+TEST_F(RuntimeIOTest, SafetensorsEveryTruncationErrors) {
+  Tensor a = makeF32({2}), b = makeBool({3});
+  std::string error;
+  ASSERT_TRUE(
+      writeSafetensors(file("full.safetensors"), {{"a", &a}, {"b", &b}}, error))
+      << error;
+  std::string full = readRaw(file("full.safetensors"));
+  for (size_t len = 0; len < full.size(); ++len) {
+    SCOPED_TRACE(len);
+    writeRaw(file("cut.safetensors"), full.substr(0, len));
+    std::vector<std::pair<std::string, Tensor>> out;
+    error.clear();
+    EXPECT_FALSE(readSafetensors(file("cut.safetensors"), out, error));
+    EXPECT_THAT(error, HasSubstr(file("cut.safetensors")));
+  }
+}
+
+TEST_F(RuntimeIOTest, SafetensorsCorruptBytesNeverCrash) {
+  Tensor a = makeF32({2}), b = makeI32({1, 2});
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(file("full.safetensors"), {{"a", &a}, {"b", &b}},
+                               error));
+  std::string full = readRaw(file("full.safetensors"));
+  for (size_t i = 0; i < full.size(); ++i) {
+    for (char c : {'\0', '"', '9', '\xff'}) {
+      std::string bad = full;
+      bad[i] = c;
+      writeRaw(file("bad.safetensors"), bad);
+      std::vector<std::pair<std::string, Tensor>> out;
+      if (readSafetensors(file("bad.safetensors"), out, error)) {
+        for (auto &[name, t] : out)
+          EXPECT_EQ(t.bytes.size(), t.numel() * dtypeSize(t.dtype));
+      }
+    }
+  }
+}
+
+TEST_F(RuntimeIOTest, SafetensorsWriteRejects) {
+  Tensor a = makeF32({2});
+  std::string error;
+  EXPECT_FALSE(
+      writeSafetensors(file("d.safetensors"), {{"a", &a}, {"a", &a}}, error));
+  EXPECT_THAT(error, HasSubstr("'a'"));
+  EXPECT_FALSE(
+      writeSafetensors(file("m.safetensors"), {{"__metadata__", &a}}, error));
+  EXPECT_FALSE(writeSafetensors(file("u.safetensors"), {{"\xff", &a}}, error));
+  EXPECT_THAT(error, HasSubstr("UTF-8"));
+  Tensor bad = makeF32({2});
+  bad.bytes.resize(3);
+  EXPECT_FALSE(writeSafetensors(file("b.safetensors"), {{"bad", &bad}}, error));
+  EXPECT_THAT(error, HasSubstr("'bad'"));
+  EXPECT_TRUE(listDir().empty());
+}
+
+//===----------------------------------------------------------------------===//
+// writeFileAtomically
+//===----------------------------------------------------------------------===//
+
+TEST_F(RuntimeIOTest, AtomicWrite) {
+  std::string path = file("out.bin"), error;
+  ASSERT_TRUE(writeFileAtomically(path, "first", error)) << error;
+  ASSERT_TRUE(writeFileAtomically(path, std::string("sec\0nd", 6), error))
+      << error;
+  EXPECT_EQ(readRaw(path), std::string("sec\0nd", 6));
+  EXPECT_EQ(listDir(), std::vector<std::string>{"out.bin"});
+
+  // A missing directory: an error naming the path and the reason.
+  EXPECT_FALSE(writeFileAtomically(file("no/such/dir/x"), "x", error));
+  EXPECT_THAT(error, HasSubstr(file("no/such/dir/x")));
+  EXPECT_THAT(error, HasSubstr("No such file or directory"));
+
+  // The rename fails (the target is a non-empty directory): the temp file is
+  // removed and the directory untouched, even for root.
+  std::string sub = file("sub");
+  ASSERT_EQ(::mkdir(sub.c_str(), 0700), 0);
+  ASSERT_TRUE(writeFileAtomically(sub + "/keep", "k", error));
+  EXPECT_FALSE(writeFileAtomically(sub, "data", error));
+  EXPECT_THAT(error, HasSubstr("'" + sub + "'"));
+  EXPECT_THAT(error, HasSubstr("Is a directory"));
+  struct stat st;
+  ASSERT_EQ(::stat(sub.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(readRaw(sub + "/keep"), "k");
+  ::unlink((sub + "/keep").c_str());
+  ::rmdir(sub.c_str());
+  EXPECT_EQ(listDir(), std::vector<std::string>{"out.bin"});
+
+  // An unwritable directory leaves the existing file alone. Root writes
+  // anywhere, so this part only means something for other users.
+  if (::geteuid() != 0) {
+    ASSERT_EQ(::chmod(dir.c_str(), 0500), 0);
+    EXPECT_FALSE(writeFileAtomically(path, "third", error));
+    EXPECT_THAT(error, HasSubstr(path));
+    EXPECT_THAT(error, HasSubstr("Permission denied"));
+    ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+    EXPECT_EQ(readRaw(path), std::string("sec\0nd", 6));
+    EXPECT_EQ(listDir(), std::vector<std::string>{"out.bin"});
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// parallelFor
+//===----------------------------------------------------------------------===//
+
+class ThreadPoolTest : public ::testing::Test {
+protected:
+  void TearDown() override { setNumThreads(0); }
+};
+
+TEST_F(ThreadPoolTest, CoversEveryIndexOnce) {
+  for (int threads : {1, 3, 2, 3}) { // 3 after 2 restarts the pool again
+    setNumThreads(threads);
+    EXPECT_EQ(numThreads(), threads);
+    for (int64_t n : {0, 1, 7, 1000}) {
+      for (int64_t grain : {1, 4, 2000}) {
+        SCOPED_TRACE("threads " + std::to_string(threads) + " n " +
+                     std::to_string(n) + " grain " + std::to_string(grain));
+        std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+        std::atomic<int> calls{0};
+        std::atomic<bool> smallChunk{false};
+        parallelFor(n, grain, [&](int64_t begin, int64_t end) {
+          ++calls;
+          if (end - begin < grain && end - begin < n)
+            smallChunk = true;
+          for (int64_t i = begin; i < end; ++i)
+            ++hits[static_cast<size_t>(i)];
+        });
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "index " << i;
+        EXPECT_FALSE(smallChunk);
+        EXPECT_LE(calls.load(), threads);
+        if (n == 0) {
+          EXPECT_EQ(calls.load(), 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(ThreadPoolTest, UsesSeveralThreadsAndTheCaller) {
+  setNumThreads(3);
+  std::mutex m;
+  std::vector<std::thread::id> ids;
+  // Each chunk waits until three chunks have started, so all three must
+  // run concurrently: the caller plus two workers.
+  std::atomic<int> started{0};
+  parallelFor(3, 1, [&](int64_t, int64_t) {
+    ++started;
+    while (started.load() < 3)
+      std::this_thread::yield();
+    std::lock_guard<std::mutex> lock(m);
+    ids.push_back(std::this_thread::get_id());
+  });
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_NE(ids[0], ids[1]);
+  EXPECT_NE(ids[1], ids[2]);
+  EXPECT_NE(ids[0], ids[2]);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), std::this_thread::get_id()),
+            ids.end());
+}
+
+TEST_F(ThreadPoolTest, NestedRunsInline) {
+  for (int threads : {1, 3}) {
+    setNumThreads(threads);
+    const int64_t outer = 10, inner = 50;
+    std::vector<std::atomic<int>> hits(outer * inner);
+    parallelFor(outer, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        std::thread::id self = std::this_thread::get_id();
+        parallelFor(inner, 1, [&](int64_t b2, int64_t e2) {
+          EXPECT_EQ(std::this_thread::get_id(), self); // inline
+          for (int64_t j = b2; j < e2; ++j)
+            ++hits[static_cast<size_t>(i * inner + j)];
+        });
+      }
+    });
+    for (auto &h : hits)
+      ASSERT_EQ(h.load(), 1);
+  }
+}
+
+TEST_F(ThreadPoolTest, ManyJobsAndConcurrentCallers) {
+  setNumThreads(3);
+  // Many short jobs back to back exercise the generation hand-off.
+  std::atomic<int64_t> sum{0};
+  for (int rep = 0; rep < 2000; ++rep)
+    parallelFor(16, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        sum += i;
+    });
+  EXPECT_EQ(sum.load(), 2000 * 120);
+  // Two threads calling parallelFor at once take turns.
+  std::atomic<int64_t> total{0};
+  auto caller = [&] {
+    for (int rep = 0; rep < 200; ++rep)
+      parallelFor(100, 1, [&](int64_t b, int64_t e) { total += e - b; });
+  };
+  std::thread t1(caller), t2(caller);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(total.load(), 2 * 200 * 100);
+}
+
+TEST_F(ThreadPoolTest, DefaultIsHardwareConcurrency) {
+  setNumThreads(0);
+  unsigned hw = std::thread::hardware_concurrency();
+  EXPECT_EQ(numThreads(), hw == 0 ? 1 : static_cast<int>(hw));
+  EXPECT_GE(numThreads(), 1);
+}
+
+} // namespace
