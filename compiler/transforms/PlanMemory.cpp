@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFPLANMEMORY
@@ -145,6 +146,30 @@ LogicalResult planEntry(func::FuncOp func) {
                                                 offset, ValueRange{});
     b.alloc.replaceAllUsesWith(view);
     b.alloc.erase();
+  }
+  // A pointer taken from a planned buffer or a view of it (a GEMM operand)
+  // is the arena's plus the buffer's offset: views other than memref.view
+  // keep their source's aligned pointer. Computed here because MLIR 19 folds
+  // extract_aligned_pointer_as_index(memref.view) to the view's source
+  // pointer, dropping the view's byte shift.
+  SmallVector<memref::ExtractAlignedPointerAsIndexOp> pointers;
+  func.walk([&](memref::ExtractAlignedPointerAsIndexOp op) { pointers.push_back(op); });
+  for (auto pointer : pointers) {
+    Value source = pointer.getSource();
+    while (Operation *def = source.getDefiningOp()) {
+      auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+      if (!viewLike || isa<memref::ViewOp>(def))
+        break;
+      source = viewLike.getViewSource();
+    }
+    auto view = source.getDefiningOp<memref::ViewOp>();
+    if (!view || view.getSource() != arena)
+      continue;
+    OpBuilder at(pointer);
+    Value base = at.create<memref::ExtractAlignedPointerAsIndexOp>(pointer.getLoc(), arena);
+    Value shifted = at.create<arith::AddIOp>(pointer.getLoc(), base, view.getByteShift());
+    pointer.replaceAllUsesWith(shifted);
+    pointer.erase();
   }
   func->setAttr(kArenaBytesAttr, IntegerAttr::get(IntegerType::get(ctx, 64), arenaBytes));
   return success();

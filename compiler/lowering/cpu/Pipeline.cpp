@@ -37,7 +37,6 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -45,6 +44,7 @@
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -82,9 +82,10 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
   options.bufferizeFunctionBoundaries = true;
   options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(options));
-  bufferization::BufferResultsToOutParamsOpts outParams;
-  outParams.hoistStaticAllocs = true; // write results in place, no copy
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Results become out-params, each filled by a copy. (The pass's
+  // hoistStaticAllocs option would save the copy but crashes in MLIR 19 when
+  // an entry returns an argument, e.g. eval-mode dropout of an input.)
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass({}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createTfGemmToRuntime());
   pm.addPass(createTfPlanMemory());
@@ -137,11 +138,24 @@ std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
   }
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple().getTriple());
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &machine);
-  if (llvm::Error e = optimize(llvmModule.get())) {
-    error = llvm::toString(std::move(e));
-    return nullptr;
-  }
+  // O3 without loop unrolling: every trip count is a small constant here, so
+  // full unrolling turns a model into megabytes of straight-line code (and
+  // seconds of codegen) for no gain; the vectorisers still interleave.
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgsccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgsccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*llvmModule, modules);
   return llvmModule;
 }
 
