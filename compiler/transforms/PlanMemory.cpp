@@ -41,7 +41,7 @@ int64_t byteSize(MemRefType type) {
 }
 
 /// The last position in `block` of an op that uses `root` or a value derived
-/// from it (a view, a reshape, a cast: any memref result of a user).
+/// from it (a view, a reshape, a pointer: any result of a user).
 int64_t lastUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &position) {
   int64_t last = -1;
   SmallVector<Value> worklist = {root};
@@ -54,9 +54,11 @@ int64_t lastUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &
       Operation *top = block.findAncestorOpInBlock(*user);
       if (top)
         last = std::max(last, position.lookup(top));
+      // Every result, not only views: a pointer taken from the buffer
+      // (extract_aligned_pointer_as_index, then arithmetic) keeps it alive
+      // until the call that reads or writes through it.
       for (Value result : user->getResults())
-        if (isa<BaseMemRefType>(result.getType()))
-          worklist.push_back(result);
+        worklist.push_back(result);
     }
   }
   return last;

@@ -1,0 +1,80 @@
+// RUN: tf-opt %s --tf-gemm-to-runtime --canonicalize --split-input-file | FileCheck %s
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhsT = affine_map<(m, n, k) -> (n, k)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// x[8, 3] @ w[4, 3]^T: B transposed; the adjacent zero fill is dropped and
+// the GEMM overwrites C.
+// CHECK-LABEL: func.func private @tfc_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @linear
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: call @tfc_sgemm(%[[C1]], %[[C8]], %[[C4]], %[[C3]], %{{.*}}, %[[C3]], %[[C0]], %[[C0]], %{{.*}}, %[[C3]], %[[C0]], %[[C1]], %{{.*}}, %[[C4]], %[[C0]], %[[C0]])
+// CHECK-NOT: linalg.generic
+func.func @linear(%x: memref<8x3xf32>, %w: memref<4x3xf32>, %y: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<8x4xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhsT, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x3xf32>, memref<4x3xf32>) outs(%y : memref<8x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A batched product reading a column slice of a wider buffer (the q/k/v
+// split of a fused projection): the slice's offset and row pitch become the
+// pointer offset (32 floats = 128 bytes) and lda; no fill, so C accumulates.
+// CHECK-LABEL: func.func @sliced
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C96:.*]] = arith.constant 96 : index
+// CHECK-DAG: %[[C1536:.*]] = arith.constant 1536 : index
+// CHECK: %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<2x16x32xf32, strided<[1536, 96, 1], offset: 32>>
+// CHECK: %[[A:.*]] = arith.addi %[[BASE]], %[[C128]]
+// CHECK: call @tfc_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[A]], %[[C96]], %[[C1536]], %{{.*}}, {{.*}}, %[[C1]])
+func.func @sliced(%qkv: memref<2x16x96xf32>, %v: memref<2x32x8xf32>, %out: memref<2x16x8xf32>) {
+  %q = memref.subview %qkv[0, 0, 32] [2, 16, 32] [1, 1, 1] : memref<2x16x96xf32> to memref<2x16x32xf32, strided<[1536, 96, 1], offset: 32>>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %v : memref<2x16x32xf32, strided<[1536, 96, 1], offset: 32>>, memref<2x32x8xf32>) outs(%out : memref<2x16x8xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Unmarked contractions, and marked ones on tensors, stay as they are.
+// CHECK-LABEL: func.func @unmarked
+// CHECK-NOT: call @tfc_sgemm
+// CHECK: linalg.generic
+func.func @unmarked(%x: memref<8x3xf32>, %w: memref<3x4xf32>, %y: memref<8x4xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x3xf32>, memref<3x4xf32>) outs(%y : memref<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
