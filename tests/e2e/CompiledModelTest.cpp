@@ -36,6 +36,7 @@ namespace {
 
 const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
+const std::string kCppModels = TFC_CPP_MODELS_DIR; // tfc_add_model's binaries
 
 struct CommandResult {
   int status = -1;
@@ -492,6 +493,41 @@ TEST_F(Compiled, InfoDescribesTheModel) {
   EXPECT_THAT(r.output, HasSubstr("encoder.0.self_attn.qkv"));
   EXPECT_THAT(r.output, HasSubstr("10,346"));
   EXPECT_THAT(r.output, HasSubstr("predict: peak of intermediate buffers"));
+}
+
+// The C++ twins, built by tfc_add_model, are the same programs as the .tf
+// files compiled by tfc: same description, bitwise the same predictions.
+TEST_F(Compiled, CppModelsBuildLikeTfFiles) {
+  for (const char *model : {"reverse", "set_anomaly", "fleuret_cnn", "fleuret_attention",
+                            "encoder_decoder"}) {
+    SCOPED_TRACE(model);
+    ASSERT_TRUE(compile(std::string("models/") + model + ".tf"));
+    std::string twin = kCppModels + "/" + model;
+    CommandResult tfInfo = run(binary + " info"), cppInfo = run(twin + " info");
+    ASSERT_EQ(cppInfo.status, 0) << cppInfo.output;
+    EXPECT_EQ(tfInfo.output, cppInfo.output);
+
+    ASSERT_EQ(run(binary + " init --seed 4 --out " + dir + "/p.safetensors").status, 0);
+    PredictEntry entry = buildPredict(kSource + "/models/" + model + ".tf", "", 0);
+    ASSERT_TRUE(entry.func);
+    auto type = mlir::cast<mlir::RankedTensorType>(entry.func.getArgumentTypes()[0]);
+    int64_t batch = type.getShape()[0];
+    std::string inputArgs;
+    for (auto &[name, tensor] : randomInputs(entry, batch, batch, 3)) {
+      ASSERT_TRUE(write(name + ".npy", tensor));
+      inputArgs += " --input " + name + "=" + dir + "/" + name + ".npy";
+    }
+    for (const std::string &program : {binary, twin}) {
+      CommandResult r = run(program + " predict --params " + dir + "/p.safetensors" + inputArgs +
+                            " --output-dir " + dir + "/" + (program == binary ? "tf" : "cpp"));
+      ASSERT_EQ(r.status, 0) << r.output;
+    }
+    for (const std::string &output : entry.resultNames) {
+      rt::Tensor a = read("tf/" + output + ".npy"), b = read("cpp/" + output + ".npy");
+      EXPECT_EQ(a.shape, b.shape);
+      EXPECT_TRUE(a.bytes == b.bytes) << output;
+    }
+  }
 }
 
 } // namespace

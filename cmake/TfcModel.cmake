@@ -1,0 +1,54 @@
+# tfc_add_model(NAME SOURCES model.cpp... [MODEL name] [BATCH n] [TFC_FLAGS ...])
+#
+# Builds a C++ DSL model the way `tfc compile model.tf -o NAME` builds a .tf
+# file, as Halide builds its generators: the sources (each defining models
+# with TFC_MODEL) are linked with the DSL into a generator program NAME-gen,
+# which runs at build time and prints the model's tf IR (NAME.mlir); tfc then
+# compiles that IR through the same pipeline into the executable NAME (in
+# CMAKE_RUNTIME_OUTPUT_DIRECTORY or the current binary dir), with the same
+# command line as every compiled model (info, init, predict, ...).
+#
+# MODEL picks one model when the sources define several (default: the only
+# one); BATCH overrides the model's batch size; TFC_FLAGS go to `tfc compile`
+# (e.g. --attention-maps). Use it from a project that has tfc as a
+# subdirectory (add_subdirectory or FetchContent).
+function(tfc_add_model name)
+  cmake_parse_arguments(ARG "" "MODEL;BATCH" "SOURCES;TFC_FLAGS" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "tfc_add_model(${name}): SOURCES is required")
+  endif()
+  add_executable(${name}-gen ${ARG_SOURCES} ${TFC_SOURCE_DIR}/compiler/dsl/ModelMain.cpp)
+  target_link_libraries(${name}-gen PRIVATE TfcDSL TfcRegistration MLIR)
+  set_target_properties(${name}-gen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/generators)
+  target_include_directories(${name}-gen PRIVATE ${TFC_SOURCE_DIR} ${TFC_BINARY_DIR})
+  add_dependencies(${name}-gen TfOpsIncGen)
+
+  set(gen_args)
+  if(ARG_MODEL)
+    list(APPEND gen_args --model ${ARG_MODEL})
+  endif()
+  if(ARG_BATCH)
+    list(APPEND gen_args --batch ${ARG_BATCH})
+  endif()
+  if("--attention-maps" IN_LIST ARG_TFC_FLAGS)
+    list(APPEND gen_args --attention-maps)
+    list(REMOVE_ITEM ARG_TFC_FLAGS --attention-maps)
+  endif()
+  if(CMAKE_RUNTIME_OUTPUT_DIRECTORY)
+    set(out_dir ${CMAKE_RUNTIME_OUTPUT_DIRECTORY})
+  else()
+    set(out_dir ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+  set(ir ${CMAKE_CURRENT_BINARY_DIR}/${name}.mlir)
+  set(binary ${out_dir}/${name})
+  add_custom_command(OUTPUT ${ir}
+    COMMAND $<TARGET_FILE:${name}-gen> ${gen_args} > ${ir}.partial
+    COMMAND ${CMAKE_COMMAND} -E rename ${ir}.partial ${ir}
+    DEPENDS ${name}-gen
+    COMMENT "Building the tf IR of model ${name}")
+  add_custom_command(OUTPUT ${binary}
+    COMMAND $<TARGET_FILE:tfc> compile ${ir} ${ARG_TFC_FLAGS} -o ${binary}
+    DEPENDS ${ir} tfc tfc_runtime
+    COMMENT "Compiling model ${name} with tfc")
+  add_custom_target(${name} ALL DEPENDS ${binary})
+endfunction()
