@@ -17,9 +17,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace tfc::rt {
 namespace {
@@ -101,23 +100,13 @@ int init(Model &model, uint64_t seed, const std::string &out) {
 }
 
 bool makeDirectories(const std::string &dir, std::string &error) {
-  std::string path;
-  for (size_t i = 0; i <= dir.size(); ++i) {
-    if (i == dir.size() || dir[i] == '/') {
-      if (!path.empty() && ::mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
-        error = "cannot create directory '" + path + "': " + std::strerror(errno);
-        return false;
-      }
-    }
-    if (i < dir.size())
-      path.push_back(dir[i]);
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    error = "'" + dir + "' is not a directory";
-    return false;
-  }
-  return true;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (ec)
+    error = "cannot create directory '" + dir + "': " + ec.message();
+  return !ec;
 }
 
 /// Copies rows [begin, begin + count) of `src` (batch-leading) into the

@@ -16,19 +16,12 @@
 
 #include <unistd.h>
 
+#include "runtime/FileIO.h"
+
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the runtime's file formats assume a little-endian host");
 
 namespace tfc::rt {
-namespace detail {
-// Defined in Tensor.cpp.
-std::string quote(const std::string &path);
-bool openForRead(const std::string &path, int &fd, uint64_t &size,
-                 std::string &error);
-bool readAt(int fd, uint64_t offset, void *buffer, size_t n,
-            const std::string &path, std::string &error);
-} // namespace detail
-
 namespace {
 
 using detail::quote;

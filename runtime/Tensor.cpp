@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Tensor.h"
+#include "runtime/FileIO.h"
 
 #include <cerrno>
 #include <cstring>

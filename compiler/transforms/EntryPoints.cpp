@@ -35,13 +35,16 @@ bool isModelFunction(func::FuncOp func) {
          !func->hasAttr(kEntryAttr);
 }
 
+/// {kind = KIND, name = NAME}: one entry argument or result in tfc.abi.
+DictionaryAttr describe(Builder &b, StringRef kind, Attribute name) {
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("kind", b.getStringAttr(kind)), b.getNamedAttr("name", name)});
+}
+
 /// {kind = "input"|"param"|"seed", name = ...} for each argument.
 DictionaryAttr describeArgument(func::FuncOp func, unsigned i) {
   Builder b(func.getContext());
-  auto named = [&](StringRef kind, Attribute name) {
-    return b.getDictionaryAttr(
-        {b.getNamedAttr("kind", b.getStringAttr(kind)), b.getNamedAttr("name", name)});
-  };
+  auto named = [&](StringRef kind, Attribute name) { return describe(b, kind, name); };
   if (Attribute name = func.getArgAttr(i, tf::TFDialect::kInputAttr))
     return named("input", name);
   if (Attribute name = func.getArgAttr(i, tf::TFDialect::kParamAttr))
@@ -54,10 +57,7 @@ DictionaryAttr describeArgument(func::FuncOp func, unsigned i) {
 /// {kind = "output"|"attention"|"loss"|"metric", name = ...} for a result.
 DictionaryAttr describeResult(func::FuncOp func, unsigned i) {
   Builder b(func.getContext());
-  auto named = [&](StringRef kind, Attribute name) {
-    return b.getDictionaryAttr(
-        {b.getNamedAttr("kind", b.getStringAttr(kind)), b.getNamedAttr("name", name)});
-  };
+  auto named = [&](StringRef kind, Attribute name) { return describe(b, kind, name); };
   if (Attribute name = func.getResultAttr(i, tf::TFDialect::kOutputAttr))
     return named("output", name);
   if (Attribute name = func.getResultAttr(i, tf::TFDialect::kAttentionAttr))

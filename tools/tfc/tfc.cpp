@@ -277,16 +277,20 @@ int compile() {
 
   if (verbose && emit >= EmitLLVM)
     reportEntries(*module);
-  if (emit <= EmitBuffers) {
-    auto output = openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &errorMessage);
+  // Text stages go to -o, or stdout.
+  auto writeText = [&](llvm::function_ref<void(raw_ostream &)> print) {
+    auto output = openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile),
+                                 &errorMessage);
     if (!output) {
       llvm::errs() << "tfc: error: " << errorMessage << "\n";
       return 1;
     }
-    module->print(output->os());
+    print(output->os());
     output->keep();
     return 0;
-  }
+  };
+  if (emit <= EmitBuffers)
+    return writeText([&](raw_ostream &os) { module->print(os); });
 
   std::unique_ptr<llvm::TargetMachine> machine = tfc::createHostTargetMachine(errorMessage);
   if (!machine) {
@@ -308,16 +312,8 @@ int compile() {
     if (!ec)
       llvmModule->print(os, nullptr);
   }
-  if (emit == EmitLLVM) {
-    auto output = openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile), &errorMessage);
-    if (!output) {
-      llvm::errs() << "tfc: error: " << errorMessage << "\n";
-      return 1;
-    }
-    llvmModule->print(output->os(), nullptr);
-    output->keep();
-    return 0;
-  }
+  if (emit == EmitLLVM)
+    return writeText([&](raw_ostream &os) { llvmModule->print(os, nullptr); });
 
   std::string stem = llvm::sys::path::stem(inputFile).str();
   if (emit == EmitObj) {
