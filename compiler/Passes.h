@@ -25,6 +25,9 @@ class FuncOp;
 namespace LLVM {
 class LLVMDialect;
 }
+namespace scf {
+class SCFDialect;
+}
 namespace tensor {
 class TensorDialect;
 }

@@ -78,6 +78,31 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TfParallelLoopsToRuntime : Pass<"tf-parallel-loops-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Run outermost parallel loops on the runtime's thread pool";
+  let description = [{
+    Each outermost `scf.parallel` (no reductions, constant bounds) whose
+    estimated work reaches `min-work` operations becomes a call of
+    `tfc_parallel_for(body, ctx, n, grain)`. `body(ctx, begin, end)` is a new
+    private function running flat iterations [begin, end) of the loop's
+    outer dims (all but the innermost, which stays a serial loop inside each
+    iteration so it vectorises; a 1-d loop is split along its one dim). `ctx`
+    points at a stack struct of the values the loop captures (memref
+    descriptors, indices as i64, scalars); constants and globals are
+    recreated in the body instead. `grain` keeps each chunk at about
+    `min-chunk-work` operations. Iterations write disjoint outputs, so the
+    result is the same for every thread count.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Loops with less estimated work stay serial">,
+    Option<"minChunkWork", "min-chunk-work", "int64_t", /*default=*/"8192",
+           "Estimated work below which a chunk is not split further">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
 def TfPlanMemory : Pass<"tf-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place every intermediate buffer of each entry in one arena";
   let description = [{

@@ -292,6 +292,7 @@ int main(int argc, char **argv) {
 
   CLI::App app{"The compiled model '" + m.model + "' (tfc). Run a command with --help for its options."};
   app.require_subcommand(1);
+  app.fallthrough(); // `MODEL predict --threads 1 ...` works as well as before the command
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: every core)")
       ->check(CLI::NonNegativeNumber);

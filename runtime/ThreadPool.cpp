@@ -172,3 +172,8 @@ void parallelFor(int64_t n, int64_t grain,
 }
 
 } // namespace tfc::rt
+
+extern "C" void tfc_parallel_for(void (*body)(void *, int64_t, int64_t), void *ctx, int64_t n,
+                                 int64_t grain) {
+  tfc::rt::parallelFor(n, grain, [=](int64_t begin, int64_t end) { body(ctx, begin, end); });
+}

@@ -27,4 +27,12 @@ void parallelFor(int64_t n, int64_t grain,
 
 } // namespace tfc::rt
 
+extern "C" {
+/// What generated code calls for a parallel loop (tf-parallel-loops-to-runtime):
+/// body(ctx, begin, end) over chunks of [0, n), at least `grain` iterations
+/// each, on the same pool as parallelFor.
+void tfc_parallel_for(void (*body)(void *, int64_t, int64_t), void *ctx, int64_t n,
+                      int64_t grain);
+}
+
 #endif // TFC_RUNTIME_THREADPOOL_H

@@ -497,6 +497,46 @@ TEST_F(Compiled, InfoDescribesTheModel) {
 
 // The C++ twins, built by tfc_add_model, are the same programs as the .tf
 // files compiled by tfc: same description, bitwise the same predictions.
+// Generated loops and GEMMs share the runtime's pool; every iteration
+// writes its own outputs, so the thread count never changes a bit.
+TEST_F(Compiled, ThreadCountDoesNotChangeResults) {
+  for (const char *model : {"reverse", "set_anomaly", "fleuret_attention"}) {
+    SCOPED_TRACE(model);
+    std::string file = std::string("models/") + model + ".tf";
+    ASSERT_TRUE(compile(file));
+    // The test means something only if loops do run on the pool.
+    CommandResult llvm = run(kTfc + " compile " + kSource + "/" + file + " --emit=llvm");
+    ASSERT_EQ(llvm.status, 0);
+    EXPECT_THAT(llvm.output, HasSubstr("call void @tfc_parallel_for"));
+
+    ASSERT_EQ(run(binary + " init --seed 2 --out " + dir + "/p.safetensors").status, 0);
+    PredictEntry entry = buildPredict(kSource + "/" + file, "", 0);
+    ASSERT_TRUE(entry.func);
+    int64_t batch = mlir::cast<mlir::RankedTensorType>(entry.func.getArgumentTypes()[0]).getShape()[0];
+    std::string inputArgs;
+    for (auto &[name, tensor] : randomInputs(entry, batch, 2 * batch + 1, 9)) {
+      ASSERT_TRUE(write(name + ".npy", tensor));
+      inputArgs += " --input " + name + "=" + dir + "/" + name + ".npy";
+    }
+    for (const char *threads : {"1", "2", "3"}) {
+      CommandResult r = run(binary + " --threads " + threads + " predict --params " + dir +
+                            "/p.safetensors" + inputArgs + " --output-dir " + dir + "/t" + threads);
+      ASSERT_EQ(r.status, 0) << r.output;
+    }
+    for (const std::string &output : entry.resultNames) {
+      rt::Tensor one = read("t1/" + output + ".npy");
+      for (const char *threads : {"2", "3"}) {
+        rt::Tensor many = read(std::string("t") + threads + "/" + output + ".npy");
+        EXPECT_EQ(one.shape, many.shape);
+        EXPECT_TRUE(one.bytes == many.bytes) << output << " with " << threads << " threads";
+      }
+    }
+  }
+  // The flag also follows the command.
+  CommandResult after = run(binary + " info --threads 1");
+  EXPECT_EQ(after.status, 0) << after.output;
+}
+
 TEST_F(Compiled, CppModelsBuildLikeTfFiles) {
   for (const char *model : {"reverse", "set_anomaly", "fleuret_cnn", "fleuret_attention",
                             "encoder_decoder"}) {

@@ -93,7 +93,9 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
 }
 
 void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
-  pm.addPass(createConvertLinalgToLoopsPass());
+  // Parallel dims become scf.parallel, and the big ones run on the pool.
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createTfParallelLoopsToRuntime());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -1,0 +1,259 @@
+//===- ParallelLoopsToRuntime.cpp - parallel loops run on the runtime pool ===//
+//
+// Generated loops share the runtime's thread pool with the GEMM, so the two
+// never oversubscribe the cores and `--threads` governs both. An outermost
+// `scf.parallel` with enough work becomes
+//
+//   tfc_parallel_for(@body, ctx, n, grain)
+//
+// where `@body(ctx, begin, end)` runs iterations [begin, end) of the loop's
+// outer dims (flattened; the innermost dim stays a serial loop inside, for
+// the vectoriser) and `ctx` is a stack struct holding every value the loop
+// captures: memref descriptors, indices as i64, scalars as themselves.
+// Each iteration writes its own outputs, so results do not depend on how
+// the range is split: any thread count gives bitwise identical results.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace tfc {
+#define GEN_PASS_DEF_TFPARALLELLOOPSTORUNTIME
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+using namespace tfc;
+
+namespace {
+
+constexpr StringLiteral kParallelForSymbol = "tfc_parallel_for";
+
+std::optional<int64_t> constantTripCount(Value lb, Value ub, Value step) {
+  std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+                         s = getConstantIntValue(step);
+  if (!l || !u || !s || *s <= 0)
+    return std::nullopt;
+  return *u > *l ? (*u - *l + *s - 1) / *s : 0;
+}
+
+/// A static estimate of the operations one execution of `block` performs
+/// (loops multiply by their trip counts; unknown trip counts count once).
+int64_t estimateWork(Block &block) {
+  int64_t work = 0;
+  for (Operation &op : block) {
+    int64_t trips = 1;
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      trips = constantTripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())
+                  .value_or(1);
+    } else if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+      for (auto [l, u, s] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+        trips *= constantTripCount(l, u, s).value_or(1);
+    }
+    int64_t inner = 0;
+    for (Region &region : op.getRegions())
+      for (Block &b : region)
+        inner += estimateWork(b);
+    work += 1 + trips * inner;
+  }
+  return work;
+}
+
+/// True for values cheaper to recreate in the body than to pass.
+bool isSinkable(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
+         (def->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(def));
+}
+
+struct TfParallelLoopsToRuntimePass
+    : tfc::impl::TfParallelLoopsToRuntimeBase<TfParallelLoopsToRuntimePass> {
+  using TfParallelLoopsToRuntimeBase::TfParallelLoopsToRuntimeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    LLVMTypeConverter converter(&getContext());
+    SmallVector<scf::ParallelOp> loops;
+    module.walk([&](scf::ParallelOp loop) {
+      if (!loop->getParentOfType<scf::ParallelOp>())
+        loops.push_back(loop);
+    });
+    llvm::DenseMap<func::FuncOp, int> outlinedPerFunc;
+    for (scf::ParallelOp loop : loops) {
+      auto parent = loop->getParentOfType<func::FuncOp>();
+      if (parent)
+        outline(loop, parent, outlinedPerFunc[parent], converter);
+    }
+  }
+
+  /// Replaces `loop` by a call of the runtime's parallel for, when it is
+  /// worth it and its shape allows (constant bounds, no reductions, captured
+  /// values of types the context can hold); otherwise leaves it serial.
+  void outline(scf::ParallelOp loop, func::FuncOp parent, int &counter,
+               const LLVMTypeConverter &converter) {
+    if (loop.getNumResults() != 0)
+      return;
+    int64_t rank = loop.getNumLoops();
+    SmallVector<int64_t> trips, lbs, ubs, steps;
+    for (auto [l, u, s] : llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      std::optional<int64_t> trip = constantTripCount(l, u, s);
+      if (!trip)
+        return;
+      trips.push_back(*trip);
+      lbs.push_back(*getConstantIntValue(l));
+      ubs.push_back(*getConstantIntValue(u));
+      steps.push_back(*getConstantIntValue(s));
+    }
+    // Threads share the flattened outer dims; the innermost dim of a nest
+    // stays whole in each iteration so it vectorises.
+    int64_t outerDims = rank >= 2 ? rank - 1 : 1;
+    int64_t n = 1;
+    for (int64_t d = 0; d < outerDims; ++d)
+      n *= trips[d];
+    int64_t perIteration = estimateWork(*loop.getBody()) * (rank >= 2 ? trips.back() : 1);
+    if (n < 2 || n * perIteration < minWork)
+      return;
+    int64_t grain = std::max<int64_t>(1, minChunkWork / std::max<int64_t>(perIteration, 1));
+
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(loop.getRegion(), captured);
+    SmallVector<Value> passed, sunk;
+    SmallVector<Type> fields;
+    for (Value v : captured) {
+      if (isSinkable(v)) {
+        sunk.push_back(v);
+        continue;
+      }
+      Type type = v.getType();
+      if (isa<MemRefType>(type))
+        fields.push_back(converter.convertType(type));
+      else if (type.isIndex())
+        fields.push_back(converter.getIndexType());
+      else if (type.isIntOrFloat())
+        fields.push_back(type);
+      else
+        return; // a value the context cannot hold: stay serial
+      if (!fields.back())
+        return;
+      passed.push_back(v);
+    }
+
+    MLIRContext *ctx = loop.getContext();
+    Location loc = loop.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(ctx);
+    auto i64 = IntegerType::get(ctx, 64);
+    auto contextType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+    auto bodyType = FunctionType::get(ctx, {ptrType, i64, i64}, {});
+    auto module = parent->getParentOfType<ModuleOp>();
+    func::FuncOp runtime = getOrDeclareParallelFor(module, bodyType);
+
+    // The body function, after the parent.
+    OpBuilder b(ctx);
+    b.setInsertionPointAfter(parent);
+    std::string name = (parent.getSymName() + "_parallel" + Twine(counter++)).str();
+    auto body = b.create<func::FuncOp>(loc, name, bodyType);
+    body.setPrivate();
+    Block *entry = body.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    IRMapping mapping;
+    Value context = b.create<LLVM::LoadOp>(loc, contextType, entry->getArgument(0));
+    for (auto [i, v] : llvm::enumerate(passed)) {
+      Value field = b.create<LLVM::ExtractValueOp>(loc, context, int64_t(i));
+      if (isa<MemRefType>(v.getType()))
+        field = b.create<UnrealizedConversionCastOp>(loc, v.getType(), field).getResult(0);
+      else if (v.getType().isIndex())
+        field = b.create<arith::IndexCastOp>(loc, v.getType(), field);
+      mapping.map(v, field);
+    }
+    for (Value v : sunk)
+      mapping.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    // Constants go at the top of the body, once each.
+    llvm::DenseMap<int64_t, Value> constants;
+    auto index = [&](int64_t c) {
+      Value &value = constants[c];
+      if (!value) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(entry);
+        value = b.create<arith::ConstantIndexOp>(loc, c);
+      }
+      return value;
+    };
+    Value begin = b.create<arith::IndexCastOp>(loc, b.getIndexType(), entry->getArgument(1));
+    Value end = b.create<arith::IndexCastOp>(loc, b.getIndexType(), entry->getArgument(2));
+    auto flat = b.create<scf::ForOp>(loc, begin, end, index(1));
+    b.setInsertionPointToStart(flat.getBody());
+    // Delinearise the flat index into the outer dims, innermost fastest.
+    Value rest = flat.getInductionVar();
+    SmallVector<Value> ivs(rank);
+    for (int64_t d = outerDims - 1; d >= 0; --d) {
+      Value i = rest;
+      if (d > 0) {
+        i = b.create<arith::RemUIOp>(loc, rest, index(trips[d]));
+        rest = b.create<arith::DivUIOp>(loc, rest, index(trips[d]));
+      }
+      if (steps[d] != 1)
+        i = b.create<arith::MulIOp>(loc, i, index(steps[d]));
+      if (lbs[d] != 0)
+        i = b.create<arith::AddIOp>(loc, i, index(lbs[d]));
+      ivs[d] = i;
+    }
+    if (rank >= 2) {
+      auto inner = b.create<scf::ForOp>(loc, index(lbs.back()), index(ubs.back()),
+                                        index(steps.back()));
+      ivs[rank - 1] = inner.getInductionVar();
+      b.setInsertionPointToStart(inner.getBody());
+    }
+    for (auto [old, now] : llvm::zip(loop.getInductionVars(), ivs))
+      mapping.map(old, now);
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, mapping);
+    b.setInsertionPointToEnd(entry);
+    b.create<func::ReturnOp>(loc);
+
+    // The call site: fill the context on the stack, hand the range to the pool.
+    OpBuilder top = OpBuilder::atBlockBegin(&parent.getBody().front());
+    Value one = top.create<LLVM::ConstantOp>(loc, i64, top.getI64IntegerAttr(1));
+    Value slot = top.create<LLVM::AllocaOp>(loc, ptrType, contextType, one);
+    b.setInsertionPoint(loop);
+    Value packed = b.create<LLVM::UndefOp>(loc, contextType);
+    for (auto [i, v] : llvm::enumerate(passed)) {
+      Value field = v;
+      if (isa<MemRefType>(v.getType()))
+        field = b.create<UnrealizedConversionCastOp>(loc, fields[i], v).getResult(0);
+      else if (v.getType().isIndex())
+        field = b.create<arith::IndexCastOp>(loc, i64, v);
+      packed = b.create<LLVM::InsertValueOp>(loc, packed, field, int64_t(i));
+    }
+    b.create<LLVM::StoreOp>(loc, packed, slot);
+    Value function = b.create<func::ConstantOp>(loc, bodyType, SymbolRefAttr::get(body));
+    Value count = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(n));
+    Value grainValue = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(grain));
+    b.create<func::CallOp>(loc, runtime, ValueRange{function, slot, count, grainValue});
+    loop.erase();
+  }
+
+  func::FuncOp getOrDeclareParallelFor(ModuleOp module, FunctionType bodyType) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(kParallelForSymbol))
+      return existing;
+    MLIRContext *ctx = module.getContext();
+    auto i64 = IntegerType::get(ctx, 64);
+    auto type = FunctionType::get(ctx, {bodyType, LLVM::LLVMPointerType::get(ctx), i64, i64}, {});
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto decl = b.create<func::FuncOp>(module.getLoc(), kParallelForSymbol, type);
+    decl.setPrivate();
+    return decl;
+  }
+};
+
+} // namespace

@@ -1,0 +1,159 @@
+// RUN: tf-opt %s --tf-parallel-loops-to-runtime --split-input-file | FileCheck %s
+// RUN: tf-opt %s --tf-parallel-loops-to-runtime="min-work=0 min-chunk-work=0" --split-input-file | FileCheck %s --check-prefix=FORCED
+
+// Both dims parallel: threads share the outer dim, the inner one stays a
+// serial loop in each iteration. The captured buffers travel in a stack
+// struct; the constant is recreated in the body.
+// CHECK-LABEL: func.func @relu_2d
+// CHECK-SAME: (%[[IN:[a-z0-9]+]]: memref<256x128xf32>, %[[OUT:[a-z0-9]+]]: memref<256x128xf32>)
+// CHECK: %[[SLOT:.*]] = llvm.alloca
+// CHECK: %[[IN_D:.*]] = builtin.unrealized_conversion_cast %[[IN]] : memref<256x128xf32> to !llvm.struct
+// CHECK: %[[CTX0:.*]] = llvm.insertvalue %[[IN_D]], %{{.*}}[0]
+// CHECK: %[[OUT_D:.*]] = builtin.unrealized_conversion_cast %[[OUT]]
+// CHECK: %[[CTX1:.*]] = llvm.insertvalue %[[OUT_D]], %[[CTX0]][1]
+// CHECK: llvm.store %[[CTX1]], %[[SLOT]]
+// CHECK: %[[F:.*]] = constant @relu_2d_parallel0 : (!llvm.ptr, i64, i64) -> ()
+// CHECK-DAG: %[[N:.*]] = arith.constant 256 : i64
+// CHECK-DAG: %[[GRAIN:.*]] = arith.constant 16 : i64
+// CHECK: call @tfc_parallel_for(%[[F]], %[[SLOT]], %[[N]], %[[GRAIN]])
+// CHECK-NOT: scf.parallel
+// CHECK: return
+// CHECK-LABEL: func.func private @relu_2d_parallel0
+// CHECK-SAME: (%[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[BEGIN:[a-z0-9]+]]: i64, %[[END:[a-z0-9]+]]: i64)
+// CHECK: %[[FIELDS:.*]] = llvm.load %[[CTX]]
+// CHECK: %[[A:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<256x128xf32>
+// CHECK: %[[B:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<256x128xf32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[LO:.*]] = arith.index_cast %[[BEGIN]] : i64 to index
+// CHECK-DAG: %[[HI:.*]] = arith.index_cast %[[END]] : i64 to index
+// CHECK: scf.for %[[I:.*]] = %[[LO]] to %[[HI]]
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}}
+// CHECK: %[[X:.*]] = memref.load %[[A]][%[[I]], %[[J]]]
+// CHECK: %[[Y:.*]] = arith.maximumf %[[X]], %[[ZERO]]
+// CHECK: memref.store %[[Y]], %[[B]][%[[I]], %[[J]]]
+// CHECK-LABEL: func.func private @tfc_parallel_for((!llvm.ptr, i64, i64) -> (), !llvm.ptr, i64, i64)
+func.func @relu_2d(%in: memref<256x128xf32>, %out: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %in[%i, %j] : memref<256x128xf32>
+    %y = arith.maximumf %x, %zero : f32
+    memref.store %y, %out[%i, %j] : memref<256x128xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 3-d nest: the two outer dims flatten into one range of 8 * 64 and are
+// recovered by div/rem; a captured f32 travels as itself.
+// CHECK-LABEL: func.func @scale_3d
+// CHECK: llvm.insertvalue %{{.*}}[1] : !llvm.struct<(struct<{{.*}}>, f32, struct<{{.*}}>)>
+// CHECK: %[[N3:.*]] = arith.constant 512 : i64
+// CHECK: call @tfc_parallel_for(%{{.*}}, %{{.*}}, %[[N3]], %{{.*}})
+// CHECK-LABEL: func.func private @scale_3d_parallel0
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[S:.*]] = llvm.extractvalue %{{.*}}[1]
+// CHECK: scf.for %[[FLAT:.*]] =
+// CHECK-DAG: %[[I:.*]] = arith.remui %[[FLAT]], %[[C64]]
+// CHECK-DAG: %[[B:.*]] = arith.divui %[[FLAT]], %[[C64]]
+// CHECK: scf.for %[[J:.*]] =
+// CHECK: %[[X:.*]] = memref.load %{{.*}}[%[[B]], %[[I]], %[[J]]]
+// CHECK: arith.mulf %[[X]], %[[S]]
+func.func @scale_3d(%in: memref<8x64x64xf32>, %s: f32, %out: memref<8x64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%b, %i, %j) = (%c0, %c0, %c0) to (%c8, %c64, %c64) step (%c1, %c1, %c1) {
+    %x = memref.load %in[%b, %i, %j] : memref<8x64x64xf32>
+    %y = arith.mulf %x, %s : f32
+    memref.store %y, %out[%b, %i, %j] : memref<8x64x64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A parallel loop inside a serial one (a reduction dim outermost): the
+// serial loop's index is captured as an i64; the stack slot is made once,
+// at the top of the function, not per iteration.
+// CHECK-LABEL: func.func @column_sums
+// CHECK: llvm.alloca
+// CHECK: scf.for %[[K:.*]] =
+// CHECK-NOT: llvm.alloca
+// CHECK: %[[K64:.*]] = arith.index_cast %[[K]] : index to i64
+// CHECK: llvm.insertvalue %[[K64]]
+// CHECK: call @tfc_parallel_for
+// CHECK-LABEL: func.func private @column_sums_parallel0
+// CHECK: %[[K_FIELD:[0-9]+]] = llvm.extractvalue %{{[0-9]+}}[1]
+// CHECK: arith.index_cast %[[K_FIELD]] : i64 to index
+func.func @column_sums(%in: memref<64x8192xf32>, %out: memref<8192xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c8192 = arith.constant 8192 : index
+  scf.for %k = %c0 to %c64 step %c1 {
+    scf.parallel (%j) = (%c0) to (%c8192) step (%c1) {
+      %x = memref.load %in[%k, %j] : memref<64x8192xf32>
+      %acc = memref.load %out[%j] : memref<8192xf32>
+      %sum = arith.addf %acc, %x : f32
+      memref.store %sum, %out[%j] : memref<8192xf32>
+      scf.reduce
+    }
+  }
+  return
+}
+
+// -----
+
+// Too little work to be worth waking the pool: stays serial by default;
+// min-work=0 outlines it.
+// CHECK-LABEL: func.func @small
+// CHECK: scf.parallel
+// CHECK-NOT: tfc_parallel_for
+// FORCED-LABEL: func.func @small
+// FORCED-NOT: scf.parallel
+// FORCED: call @tfc_parallel_for
+func.func @small(%in: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+    %x = memref.load %in[%i, %j] : memref<4x8xf32>
+    memref.store %x, %out[%i, %j] : memref<4x8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop with a reduction result is left alone (it would need a combine).
+// CHECK-LABEL: func.func @total
+// CHECK: scf.parallel
+// CHECK-NOT: tfc_parallel_for
+// FORCED-LABEL: func.func @total
+// FORCED: scf.parallel
+// FORCED-NOT: tfc_parallel_for
+func.func @total(%in: memref<65536xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 65536 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.parallel (%i) = (%c0) to (%n) step (%c1) init (%zero) -> f32 {
+    %x = memref.load %in[%i] : memref<65536xf32>
+    scf.reduce(%x : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %a, %b : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  return %sum : f32
+}
