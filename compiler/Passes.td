@@ -43,6 +43,29 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
   ];
 }
 
+def TfAutodiff : Pass<"tf-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build the whole train step of the model in tf ops";
+  let description = [{
+    For the model function (the one carrying `tf.batch`) with a `tf.loss`
+    result, adds `train_step`: the forward pass in training mode, the
+    reverse sweep (every op builds its own vector-Jacobian product through
+    GradientOpInterface; the sweep knows no op by name), clipping by global
+    norm (`clip_grad_norm`), the learning-rate schedule (`constant`,
+    `linear_warmup`, `cosine`, `cosine_warmup`) and the optimizer update
+    (`adam`, `adamw`, `sgd` with momentum), as PyTorch defines them, from the
+    module's `tf.train` block. Optimizer state and the step counter (f32) are
+    arguments and results; the base learning rate and the total number of
+    steps are arguments, so a binary's flags can change them:
+
+      train_step(inputs, params, state, step, lr, total_steps, [seed])
+        -> (loss, metrics, new params, new state, step + 1, lr, [grad_norm])
+
+    The entry carries `tfc.entry` and `tfc.abi` (kinds input, param, seed,
+    state, step, hyper; loss, metric, param, state, step, lr, grad_norm).
+    Unknown optimizer or schedule names and arguments are errors.
+  }];
+}
+
 def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {
   let summary = "Build the compiled binary's entry functions from the model function";
   let description = [{
@@ -53,6 +76,10 @@ def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {
     - `predict`: the `tf.output` and `tf.attention` results, in eval mode
       (dropout is the identity), reading only the arguments they need (no
       labels, no seed).
+    - `evaluate` (models with a loss): the loss and metrics in eval mode,
+      each a mean over the samples a last argument `sample_mask`
+      (f32[batch], 1 for a real sample, 0 for padding) selects, so a padded
+      last batch counts each sample once.
 
     Each entry carries `tfc.entry` (its name) and `tfc.abi`, a dictionary
     with `args` and `results`, lists of `{kind, name}` describing its

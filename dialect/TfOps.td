@@ -24,6 +24,9 @@ class TF_Op<string mnemonic, list<Trait> traits = []>
 class TF_InferredOp<string mnemonic, list<Trait> traits = []>
     : TF_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)>;
 
+// An op with a vector-Jacobian product (dialect/TfGradients.cpp).
+defvar TF_Differentiable = DeclareOpInterfaceMethods<TF_GradientOpInterface>;
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
@@ -49,7 +52,7 @@ def TF_ConstantOp : TF_InferredOp<"constant", [ConstantLike]> {
 //===----------------------------------------------------------------------===//
 
 class TF_UnaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable]> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$x);
   let results = (outs TF_FloatTensor:$result);
@@ -62,12 +65,16 @@ def TF_LogOp : TF_UnaryFloatOp<"log", "elementwise natural logarithm">;
 def TF_SqrtOp : TF_UnaryFloatOp<"sqrt", "elementwise square root">;
 def TF_RsqrtOp : TF_UnaryFloatOp<"rsqrt", "elementwise 1/sqrt(x)">;
 def TF_TanhOp : TF_UnaryFloatOp<"tanh", "elementwise hyperbolic tangent">;
+def TF_SinOp : TF_UnaryFloatOp<"sin", "elementwise sine">;
+def TF_CosOp : TF_UnaryFloatOp<"cos", "elementwise cosine (learning-rate schedules)">;
 def TF_ReluOp : TF_UnaryFloatOp<"relu", "elementwise max(x, 0)">;
 def TF_GeluOp : TF_UnaryFloatOp<"gelu",
     "elementwise x * Phi(x) with the exact erf form (PyTorch's default)">;
+def TF_ErfOp : TF_UnaryFloatOp<"erf",
+    "elementwise Gauss error function (gelu's derivative needs Phi(x))">;
 
 class TF_BinaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable]> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
   let results = (outs TF_FloatTensor:$result);
@@ -120,7 +127,7 @@ def TF_NotOp : TF_InferredOp<"not"> {
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def TF_SelectOp : TF_InferredOp<"select"> {
+def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable]> {
   let summary = "elementwise choice: cond ? on_true : on_false";
   let arguments = (ins TF_BoolTensor:$cond, TF_Tensor:$on_true,
                        TF_Tensor:$on_false);
@@ -131,7 +138,7 @@ def TF_SelectOp : TF_InferredOp<"select"> {
   }];
 }
 
-def TF_CastOp : TF_Op<"cast", [Pure]> {
+def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     f32 -> i32 truncates toward zero; i1 -> f32/i32 gives 0 or 1; anything
@@ -150,7 +157,7 @@ def TF_CastOp : TF_Op<"cast", [Pure]> {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim", [Pure]> {
+def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim", [Pure, TF_Differentiable]> {
   let summary = "explicit broadcast (StableHLO semantics, no transposition)";
   let description = [{
     Operand dimension `i` maps to result dimension `dims[i]`; `dims` is
@@ -167,7 +174,7 @@ def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim", [Pure]> {
   let hasFolder = 1;
 }
 
-def TF_ReshapeOp : TF_Op<"reshape", [Pure]> {
+def TF_ReshapeOp : TF_Op<"reshape", [Pure, TF_Differentiable]> {
   let summary = "row-major reshape to a type with the same element count";
   let arguments = (ins TF_Tensor:$x);
   let results = (outs TF_Tensor:$result);
@@ -176,7 +183,7 @@ def TF_ReshapeOp : TF_Op<"reshape", [Pure]> {
   let hasFolder = 1;
 }
 
-def TF_TransposeOp : TF_InferredOp<"transpose"> {
+def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable]> {
   let summary = "dimension permutation: result dim i is operand dim perm[i]";
   let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs TF_Tensor:$result);
@@ -184,7 +191,7 @@ def TF_TransposeOp : TF_InferredOp<"transpose"> {
   let hasFolder = 1;
 }
 
-def TF_SliceOp : TF_InferredOp<"slice"> {
+def TF_SliceOp : TF_InferredOp<"slice", [TF_Differentiable]> {
   let summary = "static strided slice [start, limit) by stride per dimension";
   let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$stride);
@@ -195,7 +202,7 @@ def TF_SliceOp : TF_InferredOp<"slice"> {
   }];
 }
 
-def TF_ConcatOp : TF_InferredOp<"concat"> {
+def TF_ConcatOp : TF_InferredOp<"concat", [TF_Differentiable]> {
   let summary = "concatenation along one axis";
   let arguments = (ins Variadic<TF_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs TF_Tensor:$result);
@@ -208,7 +215,8 @@ def TF_ConcatOp : TF_InferredOp<"concat"> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class TF_ReduceOp<string mnemonic, string summ> : TF_InferredOp<mnemonic> {
+class TF_ReduceOp<string mnemonic, string summ>
+    : TF_InferredOp<mnemonic, [TF_Differentiable]> {
   let summary = summ;
   let description = [{
     Reduces the listed axes (sorted, unique) away; the result has the
@@ -233,7 +241,7 @@ def TF_ArgmaxOp : TF_InferredOp<"argmax"> {
 // Linear algebra and neural-network ops
 //===----------------------------------------------------------------------===//
 
-def TF_MatmulOp : TF_InferredOp<"matmul"> {
+def TF_MatmulOp : TF_InferredOp<"matmul", [TF_Differentiable]> {
   let summary = "batched matrix product";
   let description = [{
     lhs `[..., M, K]` times rhs `[..., K, N]` gives `[..., M, N]`; the batch
@@ -254,21 +262,21 @@ def TF_MatmulOp : TF_InferredOp<"matmul"> {
   }];
 }
 
-def TF_SoftmaxOp : TF_InferredOp<"softmax"> {
+def TF_SoftmaxOp : TF_InferredOp<"softmax", [TF_Differentiable]> {
   let summary = "softmax along one axis";
   let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x)";
 }
 
-def TF_LogSoftmaxOp : TF_InferredOp<"log_softmax"> {
+def TF_LogSoftmaxOp : TF_InferredOp<"log_softmax", [TF_Differentiable]> {
   let summary = "log of the softmax along one axis";
   let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x)";
 }
 
-def TF_LayerNormOp : TF_InferredOp<"layer_norm"> {
+def TF_LayerNormOp : TF_InferredOp<"layer_norm", [TF_Differentiable]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * gamma + beta`, with the biased
@@ -284,7 +292,7 @@ def TF_LayerNormOp : TF_InferredOp<"layer_norm"> {
   }];
 }
 
-def TF_DropoutOp : TF_InferredOp<"dropout"> {
+def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable]> {
   let summary = "inverted dropout, keyed by a seed and a per-op key";
   let description = [{
     In training mode, zeroes each element with probability `rate` and scales
@@ -304,7 +312,7 @@ def TF_DropoutOp : TF_InferredOp<"dropout"> {
   }];
 }
 
-def TF_AttentionOp : TF_InferredOp<"attention"> {
+def TF_AttentionOp : TF_InferredOp<"attention", [TF_Differentiable]> {
   let summary = "scaled dot-product attention";
   let description = [{
     `weights = softmax(scale * q @ k^T)` over the last axis, where logits
@@ -325,7 +333,7 @@ def TF_AttentionOp : TF_InferredOp<"attention"> {
   }];
 }
 
-def TF_Conv1dOp : TF_InferredOp<"conv1d"> {
+def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable]> {
   let summary = "1-d convolution in PyTorch's NCW layout, stride 1";
   let description = [{
     x `[N, Cin, W]`, weight `[Cout, Cin, K]`, optional bias `[Cout]`, zero
@@ -347,7 +355,7 @@ def TF_OneHotOp : TF_InferredOp<"one_hot"> {
   let assemblyFormat = "$ids `depth` $depth attr-dict `:` type($ids) `->` type($result)";
 }
 
-def TF_GatherOp : TF_InferredOp<"gather"> {
+def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable]> {
   let summary = "row lookup (embedding): table[V, D] at ids[...] -> [..., D]";
   let arguments = (ins TF_FloatTensor:$table, TF_IntTensor:$ids);
   let results = (outs TF_FloatTensor:$result);
@@ -360,7 +368,7 @@ def TF_GatherOp : TF_InferredOp<"gather"> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy"> {
+def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy", [TF_Differentiable]> {
   let summary = "mean softmax cross-entropy with integer labels";
   let description = [{
     `axis` of logits holds the classes; labels have the logits' shape without
@@ -375,7 +383,7 @@ def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy"> {
   }];
 }
 
-def TF_MseOp : TF_InferredOp<"mse"> {
+def TF_MseOp : TF_InferredOp<"mse", [TF_Differentiable]> {
   let summary = "mean squared error over all elements";
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
   let results = (outs TF_ScalarFloat:$result);

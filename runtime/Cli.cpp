@@ -3,14 +3,20 @@
 //   MODEL info
 //   MODEL init --seed N --out params.safetensors
 //   MODEL predict [--params P.safetensors] --input NAME=FILE.npy ... --output-dir DIR
+//   MODEL train [--epochs N] [--lr X] [--seed N] [--run-dir DIR] [--resume] [--data DIR]
+//   MODEL eval --checkpoint FILE [--split val|test|all] [--data DIR]
+//   MODEL attention --checkpoint F --input NAME=FILE.npy ... [--sample I] --svg OUT.svg
+//   MODEL run ENTRY [--params P] --feed KIND:NAME=FILE.npy ... --output-dir DIR
 //
 // Every failure prints one line naming what is wrong (the file, both shapes)
 // and exits 1; nothing is written unless the whole command succeeded.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/AttentionSvg.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/Train.h"
 
 #include <CLI/CLI.hpp>
 
@@ -86,6 +92,38 @@ int info(Model &model) {
   for (const EntrySpec &e : m.entries)
     std::printf("  %s: peak of intermediate buffers %s (planned at compile time)\n",
                 e.name.c_str(), bytesString(e.arenaBytes).c_str());
+  // The train block's defaults, which `train` uses unless flags override them.
+  const TrainSpec &t = m.train;
+  auto call = [](const std::optional<TrainCallSpec> &c) {
+    if (!c)
+      return std::string("-");
+    std::string text = c->name + "(";
+    bool first = true;
+    for (auto &[key, value] : c->args) {
+      text += (first ? "" : ", ") + key + ": ";
+      first = false;
+      if (auto *i = std::get_if<int64_t>(&value))
+        text += std::to_string(*i);
+      else if (auto *d = std::get_if<double>(&value)) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", *d);
+        text += buf;
+      } else if (auto *b = std::get_if<bool>(&value))
+        text += *b ? "true" : "false";
+      else
+        text += "\"" + std::get<std::string>(value) + "\"";
+    }
+    return text + ")";
+  };
+  if (m.entry("train_step")) {
+    std::printf("\ntraining (the train block; `train` flags override):\n");
+    std::printf("  data %s\n  epochs %s, seed %s\n  optimizer %s\n  schedule %s\n",
+                call(t.data).c_str(), t.epochs ? std::to_string(*t.epochs).c_str() : "1",
+                t.seed ? std::to_string(*t.seed).c_str() : "0", call(t.optimizer).c_str(),
+                t.schedule ? call(t.schedule).c_str() : "constant");
+    if (t.clipGradNorm)
+      std::printf("  clip_grad_norm %g\n", *t.clipGradNorm);
+  }
   return 0;
 }
 
@@ -279,6 +317,146 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
   return 0;
 }
 
+/// `MODEL attention --checkpoint F --input NAME=FILE.npy ... [--sample I] --svg OUT`:
+/// every attention map of one sample, layers by rows and heads by columns,
+/// with the sample's tokens as tick labels (as the UvA tutorial plots them).
+int attention(Model &model, const std::string &checkpoint, const std::vector<std::string> &inputArgs,
+              int64_t sample, const std::string &svgPath) {
+  const Manifest &m = model.manifest();
+  const EntrySpec *entry = m.entry("predict");
+  std::vector<size_t> maps;
+  for (size_t i = 0; entry && i < entry->results.size(); ++i)
+    if (entry->results[i].kind == "attention")
+      maps.push_back(i);
+  if (maps.empty())
+    return fail("this binary returns no attention maps; compile the model with "
+                "`tfc compile --attention-maps`");
+  std::string error;
+  if (!model.loadParams(checkpoint, error))
+    return fail(error);
+  std::map<std::string, Tensor> batch;
+  std::vector<std::string> labels;
+  for (const std::string &arg : inputArgs) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail("--input expects NAME=FILE.npy, got '" + arg + "'");
+    std::string name = arg.substr(0, eq);
+    const TensorSpec *spec = nullptr;
+    for (const TensorSpec &a : entry->args)
+      if (a.kind == "input" && a.name == name)
+        spec = &a;
+    if (!spec)
+      return fail("predict has no input '" + name + "'");
+    Tensor file;
+    if (!readNpy(arg.substr(eq + 1), file, error))
+      return fail(error);
+    std::vector<int64_t> row(spec->shape.begin() + 1, spec->shape.end());
+    std::vector<int64_t> fileRow(file.shape.begin() + (file.shape.empty() ? 0 : 1), file.shape.end());
+    if (file.dtype != spec->dtype || file.shape.empty() || fileRow != row)
+      return fail("input '" + name + "' is " + specString(file.dtype, file.shape) +
+                  "; the model expects " + dtypeName(spec->dtype) + "[N" +
+                  (row.empty() ? "]" : ", " + shapeString(row).substr(1)));
+    if (sample < 0 || sample >= file.shape[0])
+      return fail("--sample " + std::to_string(sample) + " is out of range: '" + name + "' holds " +
+                  std::to_string(file.shape[0]) + " samples");
+    Tensor one(spec->dtype, spec->shape);
+    size_t rowBytes = file.bytes.size() / size_t(file.shape[0]);
+    std::memcpy(one.bytes.data(), file.bytes.data() + size_t(sample) * rowBytes, rowBytes);
+    if (labels.empty() && file.dtype == DType::I32 && row.size() == 1)
+      for (int64_t j = 0; j < row[0]; ++j)
+        labels.push_back(std::to_string(file.i32()[sample * row[0] + j]));
+    batch[name] = std::move(one);
+  }
+  std::map<std::string, const Tensor *> feeds;
+  for (const TensorSpec &a : entry->args)
+    if (a.kind == "input") {
+      if (!batch.count(a.name))
+        return fail("missing --input " + a.name + "=FILE.npy");
+      feeds[a.name] = &batch[a.name];
+    }
+  std::vector<Tensor> results;
+  if (!model.run(*entry, feeds, results, error))
+    return fail(error);
+
+  // Each map is [batch, heads, queries, keys] (or [batch, queries, keys]).
+  std::vector<std::vector<AttentionGrid>> layers;
+  for (size_t i : maps) {
+    const Tensor &t = results[i];
+    int64_t rank = int64_t(t.shape.size());
+    int64_t heads = rank == 4 ? t.shape[1] : 1, rows = t.shape[size_t(rank - 2)],
+            cols = t.shape[size_t(rank - 1)];
+    std::vector<AttentionGrid> layer;
+    for (int64_t h = 0; h < heads; ++h) {
+      AttentionGrid grid{rows, cols, {}};
+      const float *first = t.f32() + h * rows * cols; // sample 0 of the batch
+      grid.weights.assign(first, first + rows * cols);
+      layer.push_back(std::move(grid));
+    }
+    layers.push_back(std::move(layer));
+  }
+  bool square = !layers.empty() && layers[0][0].rows == int64_t(labels.size()) &&
+                layers[0][0].cols == int64_t(labels.size());
+  std::string svg;
+  try {
+    svg = renderAttentionSvg(layers, square ? labels : std::vector<std::string>{},
+                             square ? labels : std::vector<std::string>{},
+                             m.model + ": attention maps of sample " + std::to_string(sample));
+  } catch (const std::exception &e) {
+    return fail(e.what());
+  }
+  if (!writeFileAtomically(svgPath, svg, error))
+    return fail(error);
+  std::printf("wrote %s (%zu layers x %zu heads)\n", svgPath.c_str(), layers.size(),
+              layers[0].size());
+  return 0;
+}
+
+/// `MODEL run ENTRY --params P --feed KIND:NAME=FILE.npy ... --output-dir DIR`:
+/// one call of any entry on exactly one batch, every result written as
+/// DIR/KIND.NAME.npy. For inspecting (and testing) a single training step.
+int runEntry(Model &model, const std::string &entryName, const std::string &paramsPath,
+             const std::vector<std::string> &feedArgs, const std::string &outputDir) {
+  const Manifest &m = model.manifest();
+  const EntrySpec *entry = m.entry(entryName);
+  if (!entry) {
+    std::string names;
+    for (const EntrySpec &e : m.entries)
+      names += (names.empty() ? "" : ", ") + e.name;
+    return fail("no entry '" + entryName + "' (this model has: " + names + ")");
+  }
+  std::string error;
+  if (paramsPath.empty())
+    model.initParams(0);
+  else if (!model.loadParams(paramsPath, error))
+    return fail(error);
+  std::map<std::string, Tensor> tensors;
+  for (const std::string &arg : feedArgs) {
+    size_t eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail("--feed expects KIND:NAME=FILE.npy, got '" + arg + "'");
+    Tensor t;
+    if (!readNpy(arg.substr(eq + 1), t, error))
+      return fail(error);
+    tensors[arg.substr(0, eq)] = std::move(t);
+  }
+  std::map<std::string, const Tensor *> feeds;
+  for (auto &[key, t] : tensors)
+    feeds[key] = &t;
+  std::vector<Tensor> results;
+  if (!model.run(*entry, feeds, results, error))
+    return fail(error + " (feed it as --feed KIND:NAME=FILE.npy)");
+  if (!makeDirectories(outputDir, error))
+    return fail(error);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const TensorSpec &r = entry->results[i];
+    if (!writeNpy(outputDir + "/" + r.kind + "." + r.name + ".npy", results[i], error))
+      return fail(error);
+  }
+  std::printf("wrote %zu results of '%s' to %s\n", results.size(), entryName.c_str(),
+              outputDir.c_str());
+  return 0;
+}
+
 } // namespace
 } // namespace tfc::rt
 
@@ -312,6 +490,47 @@ int main(int argc, char **argv) {
   predictCmd->add_option("--input", inputs, "NAME=FILE.npy, once per input")->required();
   predictCmd->add_option("--output-dir", outputDir, "Where OUTPUT.npy files go")->required();
 
+  CLI::App *trainCmd = app.add_subcommand(
+      "train", "Train with the file's train block (flags override it); progress, "
+               "RUN_DIR/metrics.jsonl, RUN_DIR/{last,best}.safetensors");
+  TrainOptions trainOptions;
+  trainCmd->add_option("--epochs", trainOptions.epochs, "Epochs (default: the train block's)");
+  trainCmd->add_option("--lr", trainOptions.lr, "Base learning rate (default: the optimizer's lr)");
+  trainCmd->add_option("--seed", trainOptions.seed, "Seed of parameters, data order and dropout");
+  trainCmd->add_option("--batch", trainOptions.batch, "Must equal the compiled batch");
+  trainCmd->add_option("--run-dir", trainOptions.runDir, "Where checkpoints and metrics go (default: runs/MODEL)");
+  trainCmd->add_option("--data", trainOptions.dataDir, "Train on DIR/{train,val,test}/INPUT.npy instead");
+  trainCmd->add_flag("--resume", trainOptions.resume, "Continue from RUN_DIR/last.safetensors exactly");
+  trainCmd->add_option("--stop-after", trainOptions.stopAfter,
+                       "Stop after this many epochs, as Ctrl-C would (resume continues)");
+
+  CLI::App *evalCmd = app.add_subcommand("eval", "Loss and metrics of a checkpoint on val and test");
+  EvalOptions evalOptions;
+  evalCmd->add_option("--checkpoint", evalOptions.checkpoint, "Parameters (safetensors)")->required();
+  evalCmd->add_option("--split", evalOptions.split, "val, test or all")
+      ->check(CLI::IsMember({"val", "test", "all"}))
+      ->capture_default_str();
+  evalCmd->add_option("--data", evalOptions.dataDir, "Evaluate DIR/{val,test}/INPUT.npy instead");
+  evalCmd->add_option("--seed", evalOptions.seed, "Seed of a generated dataset (default: the train block's)");
+
+  CLI::App *attentionCmd = app.add_subcommand(
+      "attention", "Draw every attention map of one sample as an SVG (needs --attention-maps)");
+  std::string attentionCheckpoint, svgPath;
+  std::vector<std::string> attentionInputs;
+  int64_t attentionSample = 0;
+  attentionCmd->add_option("--checkpoint", attentionCheckpoint, "Parameters (safetensors)")->required();
+  attentionCmd->add_option("--input", attentionInputs, "NAME=FILE.npy, once per input")->required();
+  attentionCmd->add_option("--sample", attentionSample, "Which sample of the inputs")->capture_default_str();
+  attentionCmd->add_option("--svg", svgPath, "The SVG file to write")->required();
+
+  CLI::App *runCmd = app.add_subcommand("run", "Call one entry (e.g. train_step) once on .npy feeds");
+  std::string runEntryName, runParams, runOutputDir;
+  std::vector<std::string> runFeeds;
+  runCmd->add_option("entry", runEntryName, "predict, evaluate or train_step")->required();
+  runCmd->add_option("--params", runParams, "Parameters (safetensors; default: init seed 0)");
+  runCmd->add_option("--feed", runFeeds, "KIND:NAME=FILE.npy for each non-parameter argument");
+  runCmd->add_option("--output-dir", runOutputDir, "Where KIND.NAME.npy files go")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -324,5 +543,13 @@ int main(int argc, char **argv) {
     return init(model, seed, out);
   if (*predictCmd)
     return predict(model, params, inputs, outputDir);
+  if (*trainCmd)
+    return train(model, trainOptions);
+  if (*attentionCmd)
+    return attention(model, attentionCheckpoint, attentionInputs, attentionSample, svgPath);
+  if (*runCmd)
+    return runEntry(model, runEntryName, runParams, runFeeds, runOutputDir);
+  if (*evalCmd)
+    return evaluate(model, evalOptions);
   return 1;
 }

@@ -68,6 +68,57 @@ static bool parseTensor(const json &j, TensorSpec &out) {
   return parseDType(j["dtype"], out.dtype) && parseShape(j["shape"], out.shape);
 }
 
+double TrainCallSpec::number(const std::string &key, double fallback) const {
+  auto it = args.find(key);
+  if (it == args.end())
+    return fallback;
+  if (auto *i = std::get_if<int64_t>(&it->second))
+    return double(*i);
+  if (auto *d = std::get_if<double>(&it->second))
+    return *d;
+  return fallback;
+}
+
+static bool parseCall(const json &j, TrainCallSpec &out) {
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
+    return false;
+  out.name = j["name"].get<std::string>();
+  if (j.contains("args") && j["args"].is_object())
+    for (auto &[key, v] : j["args"].items()) {
+      if (v.is_boolean())
+        out.args[key] = v.get<bool>();
+      else if (v.is_number_integer())
+        out.args[key] = v.get<int64_t>();
+      else if (v.is_number())
+        out.args[key] = v.get<double>();
+      else if (v.is_string())
+        out.args[key] = v.get<std::string>();
+      else
+        return false;
+    }
+  return true;
+}
+
+static bool parseTrain(const json &j, TrainSpec &out) {
+  if (!j.is_object())
+    return false;
+  for (auto [key, slot] : {std::pair{"data", &out.data}, std::pair{"optimizer", &out.optimizer},
+                           std::pair{"schedule", &out.schedule}})
+    if (j.contains(key)) {
+      TrainCallSpec call;
+      if (!parseCall(j[key], call))
+        return false;
+      *slot = std::move(call);
+    }
+  for (auto [key, slot] : {std::pair{"batch", &out.batch}, std::pair{"epochs", &out.epochs},
+                           std::pair{"seed", &out.seed}})
+    if (j.contains(key) && j[key].is_number_integer())
+      *slot = j[key].get<int64_t>();
+  if (j.contains("clip_grad_norm") && j["clip_grad_norm"].is_number())
+    out.clipGradNorm = j["clip_grad_norm"].get<double>();
+  return true;
+}
+
 bool parseManifest(const char *text, Manifest &out, std::string &error) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   auto fail = [&](const std::string &what) {
@@ -125,6 +176,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
       }
       out.entries.push_back(std::move(entry));
     }
+  if (j.contains("train") && !parseTrain(j["train"], out.train))
+    return fail("the train block");
   return true;
 }
 

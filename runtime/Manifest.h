@@ -12,7 +12,10 @@
 
 #include "runtime/Tensor.h"
 
+#include <map>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace tfc::rt {
@@ -44,12 +47,31 @@ struct EntrySpec {
   std::vector<TensorSpec> args, results;
 };
 
+/// A constant of the .tf file's `train` block.
+using TrainValue = std::variant<int64_t, double, bool, std::string>;
+
+/// `name(key: value, ...)`: a dataset, optimizer or schedule.
+struct TrainCallSpec {
+  std::string name;
+  std::map<std::string, TrainValue> args;
+  /// A numeric argument, or `fallback` when absent.
+  double number(const std::string &key, double fallback) const;
+};
+
+/// The `train` block as compiled in (what `train` uses unless flags override).
+struct TrainSpec {
+  std::optional<TrainCallSpec> data, optimizer, schedule;
+  std::optional<int64_t> batch, epochs, seed;
+  std::optional<double> clipGradNorm;
+};
+
 struct Manifest {
   std::string model;
   int64_t batch = 1;
   std::vector<ParamSpec> params;
   std::vector<TensorSpec> inputs;
   std::vector<EntrySpec> entries;
+  TrainSpec train;
 
   const EntrySpec *entry(const std::string &name) const;
   const ParamSpec *param(const std::string &name) const;

@@ -10,12 +10,18 @@
 // Defined by the generated object; weak so that the runtime's own tests link.
 extern "C" const char tfc_manifest[] __attribute__((weak));
 extern "C" void tfc_entry_predict(void **) __attribute__((weak));
+extern "C" void tfc_entry_evaluate(void **) __attribute__((weak));
+extern "C" void tfc_entry_train_step(void **) __attribute__((weak));
 
 namespace tfc::rt {
 
 static EntryFn findEntry(const std::string &symbol) {
   if (symbol == "tfc_entry_predict")
     return tfc_entry_predict;
+  if (symbol == "tfc_entry_evaluate")
+    return tfc_entry_evaluate;
+  if (symbol == "tfc_entry_train_step")
+    return tfc_entry_train_step;
   return nullptr;
 }
 
@@ -124,7 +130,10 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
       if (spec)
         t = &params_[size_t(spec - manifest_.params.data())];
     } else {
-      auto it = feeds.find(arg.name);
+      // "kind:name" first (state, hyperparameters), then the bare name.
+      auto it = feeds.find(arg.kind + ":" + arg.name);
+      if (it == feeds.end())
+        it = feeds.find(arg.name);
       if (it != feeds.end())
         t = it->second;
     }
@@ -140,9 +149,16 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     }
     buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
   }
-  results.clear();
-  for (const TensorSpec &r : entry.results)
-    results.emplace_back(r.dtype, r.shape);
+  // Reuse the caller's result tensors when they already fit (the training
+  // loop calls the same entry thousands of times).
+  bool fits = results.size() == entry.results.size();
+  for (size_t i = 0; fits && i < results.size(); ++i)
+    fits = results[i].dtype == entry.results[i].dtype && results[i].shape == entry.results[i].shape;
+  if (!fits) {
+    results.clear();
+    for (const TensorSpec &r : entry.results)
+      results.emplace_back(r.dtype, r.shape);
+  }
   for (Tensor &r : results)
     buffers.push_back(r.bytes.data());
 

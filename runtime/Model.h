@@ -39,8 +39,9 @@ public:
   bool saveParams(const std::string &path, std::string &error) const;
 
   /// Runs `entry` on exactly one compiled batch. `feeds` holds the entry's
-  /// input and seed arguments by name (shapes already checked against the
-  /// entry); parameters come from params(). Results are in entry order.
+  /// non-parameter arguments by "kind:name" or by name (shapes are checked
+  /// here); parameters come from params(). Results are in entry order;
+  /// `results` is reused when its tensors already have the right shapes.
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
            std::vector<Tensor> &results, std::string &error);
 

@@ -168,10 +168,13 @@ private:
         .Case([&](tf::SqrtOp o) { return unary(o, [](double x) { return std::sqrt(x); }); })
         .Case([&](tf::RsqrtOp o) { return unary(o, [](double x) { return 1 / std::sqrt(x); }); })
         .Case([&](tf::TanhOp o) { return unary(o, [](double x) { return std::tanh(x); }); })
+        .Case([&](tf::SinOp o) { return unary(o, [](double x) { return std::sin(x); }); })
+        .Case([&](tf::CosOp o) { return unary(o, [](double x) { return std::cos(x); }); })
         .Case([&](tf::ReluOp o) { return unary(o, [](double x) { return x > 0 ? x : 0.0; }); })
         .Case([&](tf::GeluOp o) {
           return unary(o, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
         })
+        .Case([&](tf::ErfOp o) { return unary(o, [](double x) { return std::erf(x); }); })
         .Case([&](tf::NotOp o) { return unary(o, [](double x) { return x != 0 ? 0.0 : 1.0; }); })
         .Case([&](tf::AddOp o) { return binary(o, [](double a, double b) { return a + b; }); })
         .Case([&](tf::SubOp o) { return binary(o, [](double a, double b) { return a - b; }); })

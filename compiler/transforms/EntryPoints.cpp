@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/transforms/EntryAbi.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,40 +34,6 @@ namespace {
 bool isModelFunction(func::FuncOp func) {
   return !func.isDeclaration() && func->hasAttr(tf::TFDialect::kBatchAttr) &&
          !func->hasAttr(kEntryAttr);
-}
-
-/// {kind = KIND, name = NAME}: one entry argument or result in tfc.abi.
-DictionaryAttr describe(Builder &b, StringRef kind, Attribute name) {
-  return b.getDictionaryAttr(
-      {b.getNamedAttr("kind", b.getStringAttr(kind)), b.getNamedAttr("name", name)});
-}
-
-/// {kind = "input"|"param"|"seed", name = ...} for each argument.
-DictionaryAttr describeArgument(func::FuncOp func, unsigned i) {
-  Builder b(func.getContext());
-  auto named = [&](StringRef kind, Attribute name) { return describe(b, kind, name); };
-  if (Attribute name = func.getArgAttr(i, tf::TFDialect::kInputAttr))
-    return named("input", name);
-  if (Attribute name = func.getArgAttr(i, tf::TFDialect::kParamAttr))
-    return named("param", name);
-  if (func.getArgAttr(i, tf::TFDialect::kSeedAttr))
-    return named("seed", b.getStringAttr("seed"));
-  return named("input", b.getStringAttr(llvm::formatv("arg{0}", i).str()));
-}
-
-/// {kind = "output"|"attention"|"loss"|"metric", name = ...} for a result.
-DictionaryAttr describeResult(func::FuncOp func, unsigned i) {
-  Builder b(func.getContext());
-  auto named = [&](StringRef kind, Attribute name) { return describe(b, kind, name); };
-  if (Attribute name = func.getResultAttr(i, tf::TFDialect::kOutputAttr))
-    return named("output", name);
-  if (Attribute name = func.getResultAttr(i, tf::TFDialect::kAttentionAttr))
-    return named("attention", name);
-  if (Attribute name = func.getResultAttr(i, tf::TFDialect::kMetricAttr))
-    return named("metric", name);
-  if (func.getResultAttr(i, tf::TFDialect::kLossAttr))
-    return named("loss", b.getStringAttr("loss"));
-  return named("output", b.getStringAttr(llvm::formatv("result{0}", i).str()));
 }
 
 /// The model-level facts every entry shares: name, batch, parameters (with
@@ -105,10 +72,10 @@ func::FuncOp buildEntry(func::FuncOp model, StringRef name,
 
   SmallVector<Attribute> argInfo, resultInfo;
   for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
-    argInfo.push_back(describeArgument(entry, i));
+    argInfo.push_back(describeModelArgument(entry, i));
   llvm::BitVector dropResults(entry.getNumResults());
   for (unsigned i = 0, e = entry.getNumResults(); i < e; ++i) {
-    DictionaryAttr info = describeResult(entry, i);
+    DictionaryAttr info = describeModelResult(entry, i);
     if (keep(info))
       resultInfo.push_back(info);
     else
@@ -127,29 +94,89 @@ func::FuncOp buildEntry(func::FuncOp model, StringRef name,
       kept.push_back(ret.getOperand(i));
   ret->setOperands(kept);
   entry.eraseResults(dropResults);
+  finalizeEntry(entry, name, argInfo, resultInfo);
+  return entry;
+}
+
+/// Rewrites `score`, a scalar mean over every sample of the batch, into the
+/// mean over the samples `mask` (f32[batch], 1 or 0) selects, so that the
+/// padded rows of a last partial batch do not count. Knows the three ways a
+/// model declares a mean: reduce_mean over all axes, cross_entropy and mse.
+FailureOr<Value> maskedMean(OpBuilder &b, Value score, Value mask, StringRef name) {
+  Location loc = score.getLoc();
+  Operation *def = score.getDefiningOp();
+  int64_t batch = cast<RankedTensorType>(mask.getType()).getDimSize(0);
+  Value perElement; // [batch, ...]: the values the mean runs over
+  if (auto mean = dyn_cast_or_null<tf::ReduceMeanOp>(def)) {
+    perElement = mean.getX();
+  } else if (auto mse = dyn_cast_or_null<tf::MseOp>(def)) {
+    Value d = b.create<tf::SubOp>(loc, mse.getLhs(), mse.getRhs());
+    perElement = b.create<tf::MulOp>(loc, d, d);
+  } else if (auto ce = dyn_cast_or_null<tf::CrossEntropyOp>(def)) {
+    auto logits = cast<RankedTensorType>(ce.getLogits().getType());
+    int64_t axis = ce.getAxis();
+    if (axis != logits.getRank() - 1)
+      return def->emitError("evaluate: '") << name << "' is a cross_entropy over axis " << axis
+                                           << "; masking supports the last axis only";
+    Value logProbs = b.create<tf::LogSoftmaxOp>(loc, ce.getLogits(), axis);
+    Value hot = b.create<tf::OneHotOp>(loc, ce.getLabels(), logits.getDimSize(axis));
+    Value picked = b.create<tf::ReduceSumOp>(loc, b.create<tf::MulOp>(loc, logProbs, hot),
+                                             b.getDenseI64ArrayAttr({axis}));
+    perElement = b.create<tf::NegOp>(loc, picked);
+  }
+  auto type = perElement ? cast<RankedTensorType>(perElement.getType()) : RankedTensorType();
+  if (!type || type.getRank() == 0 || type.getDimSize(0) != batch ||
+      (isa<tf::ReduceMeanOp>(def) &&
+       int64_t(cast<tf::ReduceMeanOp>(def).getAxes().size()) != type.getRank()))
+    return (def ? def->emitError() : emitError(loc))
+           << "evaluate: '" << name << "' is not a mean over the samples of the batch, so "
+           << "the padded samples of a last partial batch cannot be masked out";
+  Value weights = b.create<tf::BroadcastInDimOp>(loc, type, mask, b.getDenseI64ArrayAttr({0}));
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  Value total = b.create<tf::ReduceSumOp>(loc, b.create<tf::MulOp>(loc, perElement, weights),
+                                          b.getDenseI64ArrayAttr(all));
+  Value samples = b.create<tf::ReduceSumOp>(loc, mask, b.getDenseI64ArrayAttr({0}));
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  Value perSample = b.create<tf::ConstantOp>(
+      loc, DenseElementsAttr::get(scalar, b.getF32FloatAttr(float(type.getNumElements() / batch))));
+  return b.create<tf::DivOp>(loc, total, b.create<tf::MulOp>(loc, samples, perSample)).getResult();
+}
+
+/// `evaluate`: the loss and metrics in eval mode over the real samples of a
+/// batch, given `sample_mask` (its last argument).
+LogicalResult buildEvaluate(func::FuncOp model) {
+  func::FuncOp entry = buildEntry(
+      model, "evaluate",
+      [](DictionaryAttr info) {
+        StringRef kind = cast<StringAttr>(info.get("kind")).getValue();
+        return kind == "loss" || kind == "metric";
+      },
+      /*training=*/false);
+  auto batch = model->getAttrOfType<IntegerAttr>(tf::TFDialect::kBatchAttr).getInt();
+  Block &body = entry.getBody().front();
+  Value mask = body.addArgument(RankedTensorType::get({batch}, Float32Type::get(entry.getContext())),
+                                entry.getLoc());
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto abi = entry->getAttrOfType<DictionaryAttr>(kAbiAttr);
+  auto results = cast<ArrayAttr>(abi.get("results"));
+  OpBuilder b(ret);
+  for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
+    StringRef name = cast<StringAttr>(cast<DictionaryAttr>(results[i]).get("name")).getValue();
+    FailureOr<Value> masked = maskedMean(b, ret.getOperand(i), mask, name);
+    if (failed(masked))
+      return failure();
+    ret.setOperand(i, *masked);
+  }
+  entry.setFunctionType(b.getFunctionType(body.getArgumentTypes(), entry.getResultTypes()));
+  Builder attrs(entry.getContext());
+  SmallVector<Attribute> args(cast<ArrayAttr>(abi.get("args")).getValue());
+  args.push_back(describeEntryValue(attrs, "mask", "sample_mask"));
+  entry->setAttr(kAbiAttr, attrs.getDictionaryAttr(
+                               {attrs.getNamedAttr("args", attrs.getArrayAttr(args)),
+                                attrs.getNamedAttr("results", results)}));
   IRRewriter rewriter(entry.getContext());
   (void)runRegionDCE(rewriter, entry.getBody());
-
-  llvm::BitVector dropArgs(entry.getNumArguments());
-  SmallVector<Attribute> keptArgs;
-  for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
-    if (entry.getArgument(i).use_empty())
-      dropArgs.set(i);
-    else
-      keptArgs.push_back(argInfo[i]);
-  }
-  entry.eraseArguments(dropArgs);
-
-  // The tf argument/result attributes are described by tfc.abi now.
-  for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i)
-    entry.setArgAttrs(i, ArrayRef<NamedAttribute>{});
-  for (unsigned i = 0, e = entry.getNumResults(); i < e; ++i)
-    entry.setResultAttrs(i, ArrayRef<NamedAttribute>{});
-  entry->setAttr(kEntryAttr, b.getStringAttr(name));
-  entry->setAttr(kAbiAttr, b.getDictionaryAttr(
-                               {b.getNamedAttr("args", b.getArrayAttr(keptArgs)),
-                                b.getNamedAttr("results", b.getArrayAttr(resultInfo))}));
-  return entry;
+  return success();
 }
 
 struct TfEntryPointsPass : tfc::impl::TfEntryPointsBase<TfEntryPointsPass> {
@@ -175,6 +202,11 @@ struct TfEntryPointsPass : tfc::impl::TfEntryPointsBase<TfEntryPointsPass> {
           return kind == "output" || kind == "attention";
         },
         /*training=*/false);
+    bool hasLoss = false;
+    for (unsigned i = 0, e = model.getNumResults(); i < e; ++i)
+      hasLoss |= bool(model.getResultAttr(i, tf::TFDialect::kLossAttr));
+    if (hasLoss && failed(buildEvaluate(model)))
+      return signalPassFailure();
     model.erase();
   }
 };

@@ -71,7 +71,8 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout; 
 /// The stages of the pipeline, in order; `--emit=X` runs every stage up to X.
 enum Stage {
   EmitMLIR,    // the tf dialect, as the front end built it
-  // EmitGrad and EmitFused (autodiff, fusion) will go here.
+  EmitGrad,    // after tf-autodiff: the whole train step (forward, backward, optimizer)
+  // EmitFused (fusion) will go here.
   EmitLinalg,  // entry functions; linalg/tensor/arith/math on tensors
   EmitBuffers, // bufferized: GEMM calls, the memory plan, the entries' C ABI
   EmitLLVM,    // LLVM IR after LLVM's O3 for the host CPU
@@ -81,6 +82,7 @@ enum Stage {
 static cl::opt<Stage> emit(
     "emit", cl::desc("The stage to stop after and emit (default: exe)"),
     cl::values(clEnumValN(EmitMLIR, "mlir", "the tf dialect, as parsed"),
+               clEnumValN(EmitGrad, "grad", "after autodiff: the train step, all in tf ops"),
                clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)"),
                clEnumValN(EmitBuffers, "buffers",
                           "on buffers, with the memory plan and the entries' C ABI"),
@@ -152,6 +154,8 @@ private:
 
 /// The passes of every stage up to `emit` (the MLIR part of the pipeline).
 void buildPipeline(PassManager &pm) {
+  if (emit >= EmitGrad)
+    tfc::addAutodiffPasses(pm);
   if (emit >= EmitLinalg)
     tfc::addCpuLinalgPasses(pm);
   if (emit >= EmitBuffers)
@@ -370,6 +374,7 @@ int main(int argc, char **argv) {
       "tfc: a static-graph compiler for transformer models\n\n"
       "  tfc compile model.tf --emit=mlir       the tf dialect of the model\n"
       "  tfc compile model.tf -o model          a native executable (run ./model --help)\n"
+      "  tfc compile model.tf --emit=grad       after autodiff: the whole train step\n"
       "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n"
       "  tfc compile model.tf --emit=buffers    bufferized, with the memory plan\n"
       "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU\n");

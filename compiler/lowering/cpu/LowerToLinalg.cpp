@@ -751,6 +751,9 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     addUnaryMath<tf::SqrtOp, math::SqrtOp>(patterns);
     addUnaryMath<tf::RsqrtOp, math::RsqrtOp>(patterns);
     addUnaryMath<tf::TanhOp, math::TanhOp>(patterns);
+    addUnaryMath<tf::SinOp, math::SinOp>(patterns);
+    addUnaryMath<tf::CosOp, math::CosOp>(patterns);
+    addUnaryMath<tf::ErfOp, math::ErfOp>(patterns);
     addElementwise<tf::ReluOp>(patterns, [](OpBuilder &b, Location l, tf::ReluOp, ValueRange a) {
       return b.create<arith::MaximumFOp>(l, a[0], f32Const(b, l, 0.0)).getResult();
     });

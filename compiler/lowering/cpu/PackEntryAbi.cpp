@@ -58,6 +58,32 @@ llvm::json::Object describe(DictionaryAttr info, ShapedType type) {
       {"shape", shapeOf(type)}};
 }
 
+/// The train block's attribute dictionary as JSON (numbers, strings, bools,
+/// nested dictionaries).
+llvm::json::Value toJson(Attribute attr) {
+  if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object object;
+    for (NamedAttribute a : dict)
+      object[a.getName().getValue()] = toJson(a.getValue());
+    return object;
+  }
+  if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    llvm::json::Array list;
+    for (Attribute a : array)
+      list.push_back(toJson(a));
+    return list;
+  }
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue();
+  return nullptr;
+}
+
 llvm::json::Object describeModel(ModuleOp module) {
   llvm::json::Object model;
   if (auto name = module->getAttrOfType<StringAttr>("tfc.model"))
@@ -83,6 +109,8 @@ llvm::json::Object describeModel(ModuleOp module) {
                                           {"dtype", dtypeName(type.getElementType())},
                                           {"shape", shapeOf(type)}});
     }
+  if (auto train = module->getAttrOfType<DictionaryAttr>("tf.train"))
+    model["train"] = toJson(train);
   model["params"] = std::move(params);
   model["inputs"] = std::move(inputs);
   return model;

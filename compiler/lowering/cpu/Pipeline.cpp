@@ -67,6 +67,8 @@ void tfc::registerCpuCodegen(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
+void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
+
 void tfc::addCpuLinalgPasses(OpPassManager &pm) {
   pm.addPass(createTfEntryPoints());
   pm.addPass(createCanonicalizerPass());

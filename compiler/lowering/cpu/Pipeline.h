@@ -30,6 +30,9 @@ namespace tfc {
 void registerCpuCodegen(mlir::DialectRegistry &registry);
 
 /// tf → entry functions → linalg/tensor/arith/math on tensors.
+/// tf-autodiff: the train step (forward, backward, clipping, schedule and
+/// optimizer) as one tf function beside the model.
+void addAutodiffPasses(mlir::OpPassManager &pm);
 void addCpuLinalgPasses(mlir::OpPassManager &pm);
 /// linalg on tensors → buffers: GEMM calls, one planned arena, C entry ABI.
 void addCpuBufferPasses(mlir::OpPassManager &pm);

@@ -38,6 +38,28 @@ func.func @unary(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// CHECK-LABEL: func.func @trig
+// CHECK-SAME: (%[[X:.+]]: tensor<2xf32>)
+func.func @trig(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // CHECK: %[[S:.+]] = tf.sin %[[X]] : tensor<2xf32>
+  // CHECK: tf.cos %[[S]] : tensor<2xf32>
+  %0 = tf.sin %x : tensor<2xf32>
+  %1 = tf.cos %0 : tensor<2xf32>
+  return %1 : tensor<2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @erf
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+func.func @erf(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK: tf.erf %[[X]] : tensor<2x3xf32>
+  %0 = tf.erf %x : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @binary
 // CHECK-SAME: (%[[A:.+]]: tensor<4xf32>, %[[B:.+]]: tensor<4xf32>)
 func.func @binary(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {

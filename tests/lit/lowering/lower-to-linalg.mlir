@@ -55,6 +55,30 @@ func.func @unary(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf
 
 // -----
 
+// CHECK-LABEL: func.func @trig
+func.func @trig(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: math.sin
+  // CHECK: math.cos
+  %0 = tf.sin %x : tensor<4xf32>
+  %1 = tf.cos %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @erf
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+func.func @erf(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: linalg.generic {{.+}} ins(%[[X]] : tensor<4xf32>)
+  // CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+  // CHECK-NEXT: %[[E:.+]] = math.erf %[[IN]] : f32
+  // CHECK-NEXT: linalg.yield %[[E]] : f32
+  %0 = tf.erf %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @binary
 func.func @binary(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: arith.subf

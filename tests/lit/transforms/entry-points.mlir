@@ -1,5 +1,5 @@
-// RUN: tf-opt %s --tf-entry-points --split-input-file | FileCheck %s
-// RUN: tf-opt %s --tf-entry-points --split-input-file | FileCheck %s --check-prefix=MODULE
+// RUN: tf-opt %s --tf-entry-points --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: tf-opt %s --tf-entry-points --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=MODULE
 
 // predict keeps the outputs, drops the loss and metrics, and reads only
 // what they need: no labels. The model is described on the module.
@@ -56,4 +56,60 @@ func.func @m(%x: tensor<2x3xf32> {tf.input = "x"})
 // CHECK-NOT: func.func @predict
 func.func @helper(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
+}
+
+// -----
+
+// evaluate: the loss and metrics in eval mode, each a mean over the samples
+// the last argument (sample_mask) selects: padded samples do not count.
+// cross_entropy becomes per-position negative log-likelihoods; a mean over
+// every axis becomes a masked sum over the mask's count times the elements
+// per sample.
+// CHECK-LABEL: func.func @predict(
+// CHECK-LABEL: func.func @evaluate(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x3xf32>, %[[L:[a-z0-9]+]]: tensor<2xi32>, %[[W:[a-z0-9]+]]: tensor<4x3xf32>, %[[MASK:[a-z0-9]+]]: tensor<2xf32>) -> (tensor<f32>, tensor<f32>)
+// CHECK-SAME: tfc.abi = {args = [{kind = "input", name = "x"}, {kind = "input", name = "labels"}, {kind = "param", name = "w"}, {kind = "mask", name = "sample_mask"}], results = [{kind = "loss", name = "loss"}, {kind = "metric", name = "hit"}]}
+// CHECK-SAME: tfc.entry = "evaluate"
+// CHECK-NOT: tf.dropout
+// CHECK-NOT: tf.cross_entropy
+// CHECK: %[[Y:[a-z0-9]+]] = tf.matmul %[[X]], %[[W]] transpose_rhs
+// CHECK: %[[LP:[a-z0-9]+]] = tf.log_softmax %[[Y]] axis 1
+// CHECK: %[[HOT:[a-z0-9]+]] = tf.one_hot %[[L]] depth 4
+// CHECK: %[[PICK:[a-z0-9]+]] = tf.mul %[[LP]], %[[HOT]]
+// CHECK: %[[SUM:[a-z0-9]+]] = tf.reduce_sum %[[PICK]] [1]
+// CHECK: %[[NLL:[a-z0-9]+]] = tf.neg %[[SUM]]
+// CHECK: %[[WTS:[a-z0-9]+]] = tf.broadcast_in_dim %[[MASK]] [0] : tensor<2xf32> to tensor<2xf32>
+// CHECK: %[[MASKED:[a-z0-9]+]] = tf.mul %[[NLL]], %[[WTS]]
+// CHECK: %[[TOTAL:[a-z0-9]+]] = tf.reduce_sum %[[MASKED]] [0]
+// CHECK: %[[COUNT:[a-z0-9]+]] = tf.reduce_sum %[[MASK]] [0]
+// CHECK: %[[PER:[a-z0-9]+]] = tf.constant dense<1.000000e+00>
+// CHECK: %[[DEN:[a-z0-9]+]] = tf.mul %[[COUNT]], %[[PER]]
+// CHECK: %[[LOSS:[a-z0-9]+]] = tf.div %[[TOTAL]], %[[DEN]]
+// CHECK: tf.broadcast_in_dim %[[MASK]] [0] : tensor<2xf32> to tensor<2x4xf32>
+// CHECK: tf.constant dense<4.000000e+00>
+// CHECK: %[[HIT:[a-z0-9]+]] = tf.div
+// CHECK: return %[[LOSS]], %[[HIT]]
+func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %labels: tensor<2xi32> {tf.input = "labels"},
+             %w: tensor<4x3xf32> {tf.param = "w", tf.init = #tf.init<uniform, 0.5>},
+             %seed: tensor<i32> {tf.seed})
+    -> (tensor<f32> {tf.loss}, tensor<f32> {tf.metric = "hit"}, tensor<2x4xf32> {tf.output = "y"})
+    attributes {tf.batch = 2 : i64} {
+  %xd = tf.dropout %x, %seed rate 5.000000e-01 key 1 training : tensor<2x3xf32>
+  %y = tf.matmul %xd, %w transpose_rhs : tensor<2x3xf32>, tensor<4x3xf32> -> tensor<2x4xf32>
+  %l = tf.cross_entropy %y, %labels axis 1 : tensor<2x4xf32>, tensor<2xi32>
+  %e = tf.exp %y : tensor<2x4xf32>
+  %hit = tf.reduce_mean %e [0, 1] : tensor<2x4xf32> -> tensor<f32>
+  return %l, %hit, %y : tensor<f32>, tensor<f32>, tensor<2x4xf32>
+}
+
+// -----
+
+// A score that is not a mean over the samples cannot be masked: an error
+// that names it.
+func.func @m(%x: tensor<2x3xf32> {tf.input = "x"})
+    -> (tensor<f32> {tf.loss}, tensor<f32> {tf.metric = "peak"}) attributes {tf.batch = 2 : i64} {
+  %l = tf.reduce_mean %x [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  // expected-error @+1 {{evaluate: 'peak' is not a mean over the samples of the batch}}
+  %p = tf.reduce_max %x [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  return %l, %p : tensor<f32>, tensor<f32>
 }

@@ -1,0 +1,70 @@
+//===- EntryAbi.cpp - what each argument and result of an entry is --------===//
+
+#include "compiler/transforms/EntryAbi.h"
+#include "compiler/Passes.h"
+#include "dialect/TfDialect.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+namespace tfc {
+
+DictionaryAttr describeEntryValue(Builder &b, StringRef kind, StringRef name) {
+  return b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr(kind)),
+                              b.getNamedAttr("name", b.getStringAttr(name))});
+}
+
+DictionaryAttr describeModelArgument(func::FuncOp func, unsigned i) {
+  Builder b(func.getContext());
+  if (auto name = func.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kInputAttr))
+    return describeEntryValue(b, "input", name.getValue());
+  if (auto name = func.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kParamAttr))
+    return describeEntryValue(b, "param", name.getValue());
+  if (func.getArgAttr(i, tf::TFDialect::kSeedAttr))
+    return describeEntryValue(b, "seed", "seed");
+  return describeEntryValue(b, "input", llvm::formatv("arg{0}", i).str());
+}
+
+DictionaryAttr describeModelResult(func::FuncOp func, unsigned i) {
+  Builder b(func.getContext());
+  if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kOutputAttr))
+    return describeEntryValue(b, "output", name.getValue());
+  if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kAttentionAttr))
+    return describeEntryValue(b, "attention", name.getValue());
+  if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kMetricAttr))
+    return describeEntryValue(b, "metric", name.getValue());
+  if (func.getResultAttr(i, tf::TFDialect::kLossAttr))
+    return describeEntryValue(b, "loss", "loss");
+  return describeEntryValue(b, "output", llvm::formatv("result{0}", i).str());
+}
+
+void finalizeEntry(func::FuncOp entry, StringRef name, ArrayRef<Attribute> argInfo,
+                   ArrayRef<Attribute> resultInfo) {
+  Builder b(entry.getContext());
+  IRRewriter rewriter(entry.getContext());
+  (void)runRegionDCE(rewriter, entry.getBody());
+
+  llvm::BitVector dropArgs(entry.getNumArguments());
+  SmallVector<Attribute> keptArgs;
+  for (unsigned i = 0, e = entry.getNumArguments(); i < e; ++i) {
+    if (entry.getArgument(i).use_empty())
+      dropArgs.set(i);
+    else
+      keptArgs.push_back(argInfo[i]);
+  }
+  entry.eraseArguments(dropArgs);
+
+  // The tf argument/result attributes are described by tfc.abi now.
+  entry.removeArgAttrsAttr();
+  entry.removeResAttrsAttr();
+  entry->setAttr(kEntryAttr, b.getStringAttr(name));
+  entry->setAttr(kAbiAttr, b.getDictionaryAttr(
+                               {b.getNamedAttr("args", b.getArrayAttr(keptArgs)),
+                                b.getNamedAttr("results", b.getArrayAttr(resultInfo))}));
+}
+
+} // namespace tfc
