@@ -42,6 +42,9 @@ def TF_Dialect : Dialect {
     // On a model function: the compiled batch size (an i64), the leading
     // dimension of every input and output that has one.
     static constexpr ::llvm::StringLiteral kBatchAttr = "tf.batch";
+    // On the module: the model's train settings (Builder::train), read by
+    // tf-autodiff and carried into the binary's manifest.
+    static constexpr ::llvm::StringLiteral kTrainAttr = "tf.train";
   }];
 }
 

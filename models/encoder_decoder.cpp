@@ -40,4 +40,10 @@ TFC_MODEL(encoder_decoder, 16) {
 
   b.loss(mse(prediction, target));
   b.output("prediction", prediction);
+
+  b.train({.data = TrainCall{"square_corners", {{"train", int64_t{256}}, {"val", int64_t{128}}}},
+           .batch = 16,
+           .epochs = 50,
+           .optimizer = TrainCall{"adam", {{"lr", 0.01}}},
+           .seed = 42});
 }

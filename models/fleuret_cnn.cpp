@@ -19,4 +19,11 @@ TFC_MODEL(fleuret_cnn, 128) {
 
   b.loss(mse(prediction, target));
   b.output("prediction", prediction);
+
+  b.train({.data = TrainCall{"fleuret_sequences", {{"train", int64_t{20000}}, {"val", int64_t{5000}},
+                                                 {"test", int64_t{1000}}}},
+           .batch = 128,
+           .epochs = 50,
+           .optimizer = TrainCall{"adam", {{"lr", 1e-3}}},
+           .seed = 42});
 }

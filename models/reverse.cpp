@@ -19,4 +19,14 @@ TFC_MODEL(reverse, 128) {
   b.loss(cross_entropy(logits, labels));
   b.metric("accuracy", mean(argmax(logits, -1) == labels));
   b.output("logits", logits);
+
+  b.train({.data = TrainCall{"reverse_sequences", {{"classes", int64_t{10}}, {"seq", int64_t{16}},
+                                                 {"train", int64_t{50000}}, {"val", int64_t{1000}},
+                                                 {"test", int64_t{10000}}}},
+           .batch = 128,
+           .epochs = 10,
+           .optimizer = TrainCall{"adam", {{"lr", 5e-4}}},
+           .schedule = TrainCall{"cosine_warmup", {{"warmup", int64_t{50}}}},
+           .clipGradNorm = 5.0,
+           .seed = 42});
 }

@@ -22,4 +22,14 @@ TFC_MODEL(set_anomaly, 64) {
   b.loss(cross_entropy(logits, labels));
   b.metric("accuracy", mean(argmax(logits, -1) == labels));
   b.output("logits", logits);
+
+  b.train({.data = TrainCall{"set_anomaly", {{"classes", int64_t{100}}, {"features", int64_t{512}},
+                                           {"set", int64_t{10}}, {"train", int64_t{45000}},
+                                           {"val", int64_t{5000}}, {"test", int64_t{10000}}}},
+           .batch = 64,
+           .epochs = 100,
+           .optimizer = TrainCall{"adam", {{"lr", 5e-4}}},
+           .schedule = TrainCall{"cosine_warmup", {{"warmup", int64_t{100}}}},
+           .clipGradNorm = 2.0,
+           .seed = 42});
 }

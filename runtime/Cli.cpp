@@ -7,6 +7,7 @@
 //   MODEL eval --checkpoint FILE [--split val|test|all] [--data DIR]
 //   MODEL attention --checkpoint F --input NAME=FILE.npy ... [--sample I] --svg OUT.svg
 //   MODEL run ENTRY [--params P] --feed KIND:NAME=FILE.npy ... --output-dir DIR
+//   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
 //
 // Every failure prints one line naming what is wrong (the file, both shapes)
 // and exits 1; nothing is written unless the whole command succeeded.
@@ -14,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/AttentionSvg.h"
+#include "runtime/Bench.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Train.h"
@@ -531,6 +533,9 @@ int main(int argc, char **argv) {
   runCmd->add_option("--feed", runFeeds, "KIND:NAME=FILE.npy for each non-parameter argument");
   runCmd->add_option("--output-dir", runOutputDir, "Where KIND.NAME.npy files go")->required();
 
+  BenchOptions benchOptions;
+  CLI::App *benchCmd = addBenchCommand(app, benchOptions);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -551,5 +556,7 @@ int main(int argc, char **argv) {
     return runEntry(model, runEntryName, runParams, runFeeds, runOutputDir);
   if (*evalCmd)
     return evaluate(model, evalOptions);
+  if (*benchCmd)
+    return bench(model, benchOptions);
   return 1;
 }

@@ -293,6 +293,53 @@ void Builder::attentionMap(StringRef name, Tensor weights) {
                                        ops_.getStringAttr(name)));
 }
 
+namespace {
+/// {model, batch, data = {name, args}, epochs, optimizer = {name, args},
+/// schedule = {name, args}, clip_grad_norm, seed}, unset keys left out.
+DictionaryAttr trainConfigAttr(MLIRContext &context, const TrainConfig &config,
+                               int64_t batch) {
+  OpBuilder b(&context);
+  auto value = [&](const TrainValue &v) -> Attribute {
+    if (auto *i = std::get_if<int64_t>(&v))
+      return b.getI64IntegerAttr(*i);
+    if (auto *d = std::get_if<double>(&v))
+      return b.getF64FloatAttr(*d);
+    if (auto *flag = std::get_if<bool>(&v))
+      return b.getBoolAttr(*flag);
+    return b.getStringAttr(std::get<std::string>(v));
+  };
+  auto call = [&](const TrainCall &c) -> Attribute {
+    SmallVector<NamedAttribute> args;
+    for (const auto &[k, v] : c.args)
+      args.push_back(b.getNamedAttr(k, value(v)));
+    return b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(c.name)),
+                                b.getNamedAttr("args", b.getDictionaryAttr(args))});
+  };
+  SmallVector<NamedAttribute> attrs;
+  attrs.push_back(b.getNamedAttr("model", b.getStringAttr(config.model)));
+  attrs.push_back(b.getNamedAttr("batch", b.getI64IntegerAttr(batch)));
+  if (config.data)
+    attrs.push_back(b.getNamedAttr("data", call(*config.data)));
+  if (config.epochs)
+    attrs.push_back(b.getNamedAttr("epochs", b.getI64IntegerAttr(*config.epochs)));
+  if (config.optimizer)
+    attrs.push_back(b.getNamedAttr("optimizer", call(*config.optimizer)));
+  if (config.schedule)
+    attrs.push_back(b.getNamedAttr("schedule", call(*config.schedule)));
+  if (config.clipGradNorm)
+    attrs.push_back(b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(*config.clipGradNorm)));
+  if (config.seed)
+    attrs.push_back(b.getNamedAttr("seed", b.getI64IntegerAttr(*config.seed)));
+  return b.getDictionaryAttr(attrs);
+}
+} // namespace
+
+void Builder::train(TrainConfig config) {
+  if (config.model.empty())
+    config.model = func_.getSymName().str();
+  train_ = std::move(config);
+}
+
 OwningOpRef<ModuleOp> Builder::finish() {
   if (finished_ || failed_)
     return nullptr;
@@ -308,6 +355,8 @@ OwningOpRef<ModuleOp> Builder::finish() {
   func_.setAllArgAttrs(argAttrs_);
   func_.setAllResultAttrs(resultAttrs_);
   func_->setAttr(tf::TFDialect::kBatchAttr, ops_.getI64IntegerAttr(options_.batch));
+  if (train_)
+    (*module_)->setAttr(tf::TFDialect::kTrainAttr, trainConfigAttr(context_, *train_, options_.batch));
   if (mlir::failed(mlir::verify(*module_)))
     return nullptr;
   return std::move(module_);

@@ -14,6 +14,7 @@
 #ifndef TFC_COMPILER_DSL_DSL_H
 #define TFC_COMPILER_DSL_DSL_H
 
+#include "compiler/dsl/TrainConfig.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -92,6 +93,9 @@ public:
   void loss(Tensor value);
   void metric(llvm::StringRef name, Tensor value);
   void attentionMap(llvm::StringRef name, Tensor weights);
+  /// The model's `train` settings, kept on the module as `tf.train` (with
+  /// the batch it was built for); `model` defaults to this model's name.
+  void train(TrainConfig config);
 
   /// Finishes the function (return op, signature, result attributes) and
   /// verifies the module. Null after any error.
@@ -160,6 +164,7 @@ private:
 
   mlir::MLIRContext &context_;
   ModelOptions options_;
+  std::optional<TrainConfig> train_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp func_;
   mlir::OpBuilder ops_;

@@ -2113,6 +2113,8 @@ FrontendResult Parser::run() {
   if (failed(built))
     return result;
   builder.setLoc(loc(model->nameTok));
+  if (result.train)
+    builder.train(*result.train);
   result.module = builder.finish();
   if (!result.module)
     return result;
@@ -2120,9 +2122,6 @@ FrontendResult Parser::run() {
     context_.getDiagEngine().emit(loc(model->nameTok), DiagnosticSeverity::Note)
         << "batch is 1 for model " << quote(model->name)
         << ": no train block sets 'batch' and no --batch is given";
-  if (result.train)
-    (*result.module)->setAttr(kTrainAttrName,
-                              trainConfigAttr(context_, *result.train, batch_));
   return result;
 }
 
@@ -2145,41 +2144,5 @@ FrontendResult parseTfSource(StringRef source, StringRef filename,
   return result;
 }
 
-DictionaryAttr trainConfigAttr(MLIRContext &context, const TrainConfig &config,
-                               int64_t batch) {
-  OpBuilder b(&context);
-  auto value = [&](const TrainValue &v) -> Attribute {
-    if (auto *i = std::get_if<int64_t>(&v))
-      return b.getI64IntegerAttr(*i);
-    if (auto *d = std::get_if<double>(&v))
-      return b.getF64FloatAttr(*d);
-    if (auto *flag = std::get_if<bool>(&v))
-      return b.getBoolAttr(*flag);
-    return b.getStringAttr(std::get<std::string>(v));
-  };
-  auto call = [&](const TrainCall &c) -> Attribute {
-    SmallVector<NamedAttribute> args;
-    for (const auto &[k, v] : c.args)
-      args.push_back(b.getNamedAttr(k, value(v)));
-    return b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(c.name)),
-                                b.getNamedAttr("args", b.getDictionaryAttr(args))});
-  };
-  SmallVector<NamedAttribute> attrs;
-  attrs.push_back(b.getNamedAttr("model", b.getStringAttr(config.model)));
-  attrs.push_back(b.getNamedAttr("batch", b.getI64IntegerAttr(batch)));
-  if (config.data)
-    attrs.push_back(b.getNamedAttr("data", call(*config.data)));
-  if (config.epochs)
-    attrs.push_back(b.getNamedAttr("epochs", b.getI64IntegerAttr(*config.epochs)));
-  if (config.optimizer)
-    attrs.push_back(b.getNamedAttr("optimizer", call(*config.optimizer)));
-  if (config.schedule)
-    attrs.push_back(b.getNamedAttr("schedule", call(*config.schedule)));
-  if (config.clipGradNorm)
-    attrs.push_back(b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(*config.clipGradNorm)));
-  if (config.seed)
-    attrs.push_back(b.getNamedAttr("seed", b.getI64IntegerAttr(*config.seed)));
-  return b.getDictionaryAttr(attrs);
-}
 
 } // namespace tfc

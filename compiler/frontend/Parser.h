@@ -17,7 +17,7 @@
 #ifndef TFC_COMPILER_FRONTEND_PARSER_H
 #define TFC_COMPILER_FRONTEND_PARSER_H
 
-#include "compiler/frontend/TrainConfig.h"
+#include "compiler/dsl/TrainConfig.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -54,21 +54,12 @@ struct FrontendResult {
   int64_t batch = 1;
 };
 
-/// Name of the module attribute that carries the train block.
-inline constexpr llvm::StringLiteral kTrainAttrName = "tf.train";
-
 /// Parses `source` (named `filename` in diagnostics, which must match the
 /// buffer's identifier in the SourceMgr of a SourceMgrDiagnosticHandler for
 /// the source line and caret to print) and builds the chosen model.
 FrontendResult parseTfSource(llvm::StringRef source, llvm::StringRef filename,
                              mlir::MLIRContext &context,
                              const FrontendOptions &options = {});
-
-/// The `tf.train` dictionary: {model, data = {name, args}, batch, epochs,
-/// optimizer = {name, args}, schedule = {name, args}, clip_grad_norm, seed},
-/// unset keys left out, `batch` the one the model was built with.
-mlir::DictionaryAttr trainConfigAttr(mlir::MLIRContext &context,
-                                     const TrainConfig &config, int64_t batch);
 
 } // namespace tfc
 

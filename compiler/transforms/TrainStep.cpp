@@ -61,7 +61,7 @@ std::optional<double> numberArg(DictionaryAttr args, StringRef key) {
 /// errors: a typo must not silently train with a default.
 FailureOr<TrainSettings> readSettings(ModuleOp module) {
   TrainSettings s;
-  auto train = module->getAttrOfType<DictionaryAttr>("tf.train");
+  auto train = module->getAttrOfType<DictionaryAttr>(tf::TFDialect::kTrainAttr);
   if (!train)
     return s;
   auto fail = [&](const Twine &message) {

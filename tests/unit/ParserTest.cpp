@@ -248,7 +248,7 @@ train m {
   EXPECT_DOUBLE_EQ(*c.clipGradNorm, 1.0);
   EXPECT_EQ(*c.seed, 7);
   EXPECT_EQ(p.result.batch, 8);
-  EXPECT_TRUE((*p.result.module)->hasAttr(kTrainAttrName));
+  EXPECT_TRUE((*p.result.module)->hasAttr(tf::TFDialect::kTrainAttr));
 }
 
 TEST(Parser, BatchOverrideAndNote) {

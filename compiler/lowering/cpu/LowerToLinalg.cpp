@@ -585,15 +585,24 @@ struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   }
 };
 
-/// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j], the
-/// input zero-padded by tensor.pad.
+/// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j] as one
+/// GEMM (im2col): cols[c, j, n, t] = xpad[n, c, t + j], viewed as a
+/// (C*K) x (N*T) matrix, so out^T = w[O, C*K] @ cols is a single large GEMM
+/// for every conv the models have, including the weight-gradient convs
+/// (kernel = the sequence, a few output positions) that a per-sample GEMM
+/// would make skinny. A last loop writes [N, O, T] and adds the bias.
 struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::Conv1dOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto out = cast<RankedTensorType>(op.getType());
     auto in = cast<RankedTensorType>(op.getX().getType());
+    auto weight = cast<RankedTensorType>(op.getWeight().getType());
+    Type f32 = out.getElementType();
     int64_t pad = op.getPaddingAttr().getInt();
+    int64_t batch = in.getDimSize(0), channels = in.getDimSize(1);
+    int64_t outChannels = weight.getDimSize(0), kernel = weight.getDimSize(2);
+    int64_t width = out.getDimSize(2);
     Value x = op.getX();
     if (pad > 0) {
       auto padded = RankedTensorType::get(
@@ -605,30 +614,53 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
     }
     MLIRContext *ctx = rewriter.getContext();
     auto d = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
-    // Loops (n, o, t, c, j).
-    AffineMap xMap = AffineMap::get(5, 0, {d(0), d(3), d(2) + d(4)}, ctx);
-    AffineMap wMap = AffineMap::get(5, 0, {d(1), d(3), d(4)}, ctx);
-    AffineMap outMap = AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx);
-    Value init;
+    auto parallel = [](int64_t n) {
+      return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
+    };
+
+    // cols[c, j, n, t] = xpad[n, c, t + j]: t innermost, contiguous on both sides.
+    auto colsType = RankedTensorType::get({channels, kernel, batch, width}, f32);
+    Value cols = buildGeneric(rewriter, loc, colsType, x,
+                              AffineMap::get(4, 0, {d(2), d(0), d(3) + d(1)}, ctx),
+                              rewriter.getMultiDimIdentityMap(4),
+                              emptyLike(rewriter, loc, colsType), parallel(4),
+                              [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    SmallVector<ReassociationIndices> pairs = {{0, 1}, {2, 3}}, wPairs = {{0}, {1, 2}};
+    Value colsMatrix = rewriter.create<tensor::CollapseShapeOp>(loc, cols, pairs);
+    Value wMatrix = rewriter.create<tensor::CollapseShapeOp>(loc, op.getWeight(), wPairs);
+
+    // prod[o, n*T] = w[o, C*K] @ cols[C*K, n*T], marked for the runtime's GEMM.
+    auto prodType = RankedTensorType::get({outChannels, batch * width}, f32);
+    Value init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
+                                                 emptyLike(rewriter, loc, prodType))
+                     .getResult(0);
+    SmallVector<utils::IteratorType> gemmIterators = parallel(2);
+    gemmIterators.push_back(utils::IteratorType::reduction);
+    Value prod = buildGeneric(
+        rewriter, loc, prodType, {wMatrix, colsMatrix},
+        {AffineMap::get(3, 0, {d(0), d(2)}, ctx), AffineMap::get(3, 0, {d(2), d(1)}, ctx)},
+        AffineMap::get(3, 0, {d(0), d(1)}, ctx), init, gemmIterators,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value p = b.create<arith::MulFOp>(l, a[0], a[1]);
+          return b.create<arith::AddFOp>(l, a[2], p);
+        });
+    prod.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
+    auto prod3Type = RankedTensorType::get({outChannels, batch, width}, f32);
+    Value prod3 = rewriter.create<tensor::ExpandShapeOp>(
+        loc, prod3Type, prod, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+
+    // out[n, o, t] = prod[o, n, t] (+ bias[o]).
+    SmallVector<Value> inputs = {prod3};
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(1), d(0), d(2)}, ctx)};
     if (Value bias = op.getBias()) {
-      SmallVector<utils::IteratorType> parallel(3, utils::IteratorType::parallel);
-      init = buildGeneric(rewriter, loc, out, bias, AffineMap::get(3, 0, {d(1)}, ctx),
-                          rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
-                          parallel, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    } else {
-      init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
-                                             emptyLike(rewriter, loc, out))
-                 .getResult(0);
+      inputs.push_back(bias);
+      maps.push_back(AffineMap::get(3, 0, {d(1)}, ctx));
     }
-    SmallVector<utils::IteratorType> iterators = {
-        utils::IteratorType::parallel, utils::IteratorType::parallel,
-        utils::IteratorType::parallel, utils::IteratorType::reduction,
-        utils::IteratorType::reduction};
-    Value result = buildGeneric(rewriter, loc, out, {x, op.getWeight()}, {xMap, wMap}, outMap,
-                                init, iterators,
-                                [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                                  Value prod = b.create<arith::MulFOp>(l, a[0], a[1]);
-                                  return b.create<arith::AddFOp>(l, a[2], prod);
+    Value result = buildGeneric(rewriter, loc, out, inputs, maps,
+                                rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
+                                parallel(3), [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                                  return a.size() == 3 ? b.create<arith::AddFOp>(l, a[0], a[1])
+                                                       : a[0];
                                 });
     rewriter.replaceOp(op, result);
     return success();

@@ -109,7 +109,7 @@ llvm::json::Object describeModel(ModuleOp module) {
                                           {"dtype", dtypeName(type.getElementType())},
                                           {"shape", shapeOf(type)}});
     }
-  if (auto train = module->getAttrOfType<DictionaryAttr>("tf.train"))
+  if (auto train = module->getAttrOfType<DictionaryAttr>(tf::TFDialect::kTrainAttr))
     model["train"] = toJson(train);
   model["params"] = std::move(params);
   model["inputs"] = std::move(inputs);

@@ -288,16 +288,24 @@ func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3
 
 // -----
 
-// conv1d: zero padding by tensor.pad, the bias as the accumulator's init,
-// loops (n, o, t, c, j) reading x at (n, c, t + j).
-// CHECK-DAG: #[[X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2 + d4)>
-// CHECK-DAG: #[[W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+// conv1d: zero padding by tensor.pad, im2col into cols[c, j, n, t], one
+// GEMM w[O, C*K] @ cols[C*K, N*T] marked for the runtime, then the [N, O, T]
+// layout with the bias added.
+// CHECK-DAG: #[[COLS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3 + d1)>
+// CHECK-DAG: #[[SWAP:.+]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-LABEL: func.func @conv1d
+// CHECK-SAME: (%{{.+}}: tensor<1x2x5xf32>, %[[W:.+]]: tensor<4x2x3xf32>, %[[B:.+]]: tensor<4xf32>)
 func.func @conv1d(%x: tensor<1x2x5xf32>, %w: tensor<4x2x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x5xf32> {
   // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1] high[0, 0, 1]
   // CHECK: tensor<1x2x5xf32> to tensor<1x2x7xf32>
-  // CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>)
-  // CHECK: linalg.generic {indexing_maps = [#[[X]], #[[W]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[P]], %{{.+}} : tensor<1x2x7xf32>, tensor<4x2x3xf32>) outs(%[[INIT]] : tensor<1x4x5xf32>)
+  // CHECK: %[[COL:.+]] = linalg.generic {indexing_maps = [#[[COLS]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<1x2x7xf32>) outs(%{{.+}} : tensor<2x3x1x5xf32>)
+  // CHECK: %[[CM:.+]] = tensor.collapse_shape %[[COL]] {{\[\[}}0, 1], [2, 3]] : tensor<2x3x1x5xf32> into tensor<6x5xf32>
+  // CHECK: %[[WM:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<4x2x3xf32> into tensor<4x6xf32>
+  // CHECK: %[[PROD:.+]] = linalg.generic {{.*}} ins(%[[WM]], %[[CM]] : tensor<4x6xf32>, tensor<6x5xf32>) {{.*}} attrs = {tfc.matmul}
+  // CHECK: %[[E:.+]] = tensor.expand_shape %[[PROD]] {{\[\[}}0], [1, 2]] output_shape [4, 1, 5]
+  // CHECK: linalg.generic {indexing_maps = [#[[SWAP]], #[[BIAS]], #{{.+}}]{{.*}} ins(%[[E]], %[[B]] : tensor<4x1x5xf32>, tensor<4xf32>)
+  // CHECK: arith.addf
   %0 = tf.conv1d %x, %w, %b padding 1 : tensor<1x2x5xf32>, tensor<4x2x3xf32>, tensor<4xf32> -> tensor<1x4x5xf32>
   return %0 : tensor<1x4x5xf32>
 }

@@ -1,4 +1,4 @@
-//===- TrainConfig.h - the `train` block of a .tf file, as parsed ---------===//
+//===- TrainConfig.h - a model's `train` settings -----------------------===//
 //
 //   train reverse {
 //     data reverse_sequences(classes: 10, seq: 16, train: 50000)
@@ -11,13 +11,14 @@
 //   }
 //
 // Plain data: no MLIR, so the runtime side may use it too. Unset keys stay
-// empty; their defaults belong to whoever runs the training. The front end
-// attaches it to the module as the `tf.train` dictionary (see Parser.h).
+// empty; their defaults belong to whoever runs the training. Both front ends
+// hand it to Builder::train, which attaches it to the module as the
+// `tf.train` dictionary.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_COMPILER_FRONTEND_TRAINCONFIG_H
-#define TFC_COMPILER_FRONTEND_TRAINCONFIG_H
+#ifndef TFC_COMPILER_DSL_TRAINCONFIG_H
+#define TFC_COMPILER_DSL_TRAINCONFIG_H
 
 #include <cstdint>
 #include <optional>
@@ -57,4 +58,4 @@ struct TrainConfig {
 
 } // namespace tfc
 
-#endif // TFC_COMPILER_FRONTEND_TRAINCONFIG_H
+#endif // TFC_COMPILER_DSL_TRAINCONFIG_H

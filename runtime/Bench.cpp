@@ -1,0 +1,211 @@
+//===- Bench.cpp - time the entries of a compiled model -------------------===//
+//
+// One batch of valid inputs (the train block's dataset, whose generators know
+// each input's range; zeros for integer inputs and uniform [-1, 1) floats
+// when the model has no usable dataset), freshly initialised parameters, and
+// `warmup` untimed then `steps` timed calls of each entry. Only Model::run is
+// inside the clock: the batch is filled once, before.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Bench.h"
+#include "runtime/Datasets.h"
+#include "runtime/ThreadPool.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sys/resource.h>
+
+namespace tfc::rt {
+namespace {
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return 1;
+}
+
+/// Fills `batch` with the first samples of the train block's training split;
+/// false (with `why`) when the model has no dataset or it cannot be made.
+bool datasetBatch(const Manifest &m, std::vector<Tensor> &batch, int64_t &trainSamples,
+                  std::string &why) {
+  if (!m.train.data) {
+    why = "the model has no `data` in a train block";
+    return false;
+  }
+  DataArgs args(m.train.data->args.begin(), m.train.data->args.end());
+  Dataset data;
+  if (!makeDataset(m.train.data->name, args, uint64_t(m.train.seed.value_or(0)), m.inputs, data,
+                   why))
+    return false;
+  if (data.train.samples == 0) {
+    why = "its training split is empty";
+    return false;
+  }
+  trainSamples = data.train.samples;
+  fillBatch(data.train, m.inputs, nullptr, 0, m.batch, batch);
+  return true;
+}
+
+/// Zeros for integer inputs (a valid class or token id for any model), true
+/// for bool, uniform [-1, 1) for f32 from a fixed linear congruential stream.
+void syntheticBatch(const Manifest &m, std::vector<Tensor> &batch) {
+  batch.clear();
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (const TensorSpec &spec : m.inputs) {
+    Tensor t(spec.dtype, spec.shape);
+    if (spec.dtype == DType::F32)
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        t.f32()[i] = float(double(state >> 40) / double(1ull << 24) * 2.0 - 1.0);
+      }
+    else if (spec.dtype == DType::Bool)
+      std::fill(t.bytes.begin(), t.bytes.end(), uint8_t(1));
+    batch.push_back(std::move(t));
+  }
+}
+
+void setScalar(Tensor &t, double v) {
+  if (t.dtype == DType::F32)
+    t.f32()[0] = float(v);
+  else if (t.dtype == DType::I32)
+    t.i32()[0] = int32_t(v);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+} // namespace
+
+CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
+  CLI::App *cmd = app.add_subcommand(
+      "bench", "Time entries on one synthetic batch: one `bench ENTRY median_ms=... min_ms=...` "
+               "line each");
+  cmd->add_option("--steps", options.steps, "Timed calls per entry")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--warmup", options.warmup, "Untimed calls before them")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--entry", options.entry, "train_step, predict, evaluate or all")
+      ->check(CLI::IsMember({"train_step", "predict", "evaluate", "all"}))
+      ->capture_default_str();
+  return cmd;
+}
+
+int bench(Model &model, const BenchOptions &options) {
+  const Manifest &m = model.manifest();
+  std::vector<const EntrySpec *> entries;
+  for (const char *name : {"train_step", "predict", "evaluate"})
+    if (const EntrySpec *e = m.entry(name); e && (options.entry == name ||
+                                                  (options.entry == "all" &&
+                                                   std::string(name) != "evaluate")))
+      entries.push_back(e);
+  if (entries.empty())
+    return fail("model '" + m.model + "' has no entry " +
+                (options.entry == "all" ? std::string("to time") : "'" + options.entry + "'"));
+
+  std::vector<Tensor> batch;
+  int64_t trainSamples = 0;
+  std::string why, source = m.train.data ? m.train.data->name : "synthetic";
+  if (!datasetBatch(m, batch, trainSamples, why)) {
+    if (m.train.data)
+      std::fprintf(stderr, "note: %s; feeding synthetic inputs instead\n", why.c_str());
+    source = "synthetic";
+    syntheticBatch(m, batch);
+  }
+  model.initParams(uint64_t(m.train.seed.value_or(0)));
+
+  // What the training loop feeds besides the batch and the parameters.
+  double lr = m.train.optimizer ? m.train.optimizer->number("lr", 1e-3) : 1e-3;
+  int64_t stepsPerEpoch = std::max<int64_t>(1, trainSamples / m.batch);
+  double totalSteps = double(m.train.epochs.value_or(1) * stepsPerEpoch);
+  std::printf("bench model=%s batch=%lld threads=%d data=%s\n", m.model.c_str(),
+              (long long)m.batch, numThreads(), source.c_str());
+  std::fflush(stdout);
+
+  std::map<std::string, size_t> paramIndex;
+  for (size_t i = 0; i < m.params.size(); ++i)
+    paramIndex[m.params[i].name] = i;
+  using Clock = std::chrono::steady_clock;
+  for (const EntrySpec *entry : entries) {
+    std::map<std::string, Tensor> owned; // state, counters, hyperparameters, masks
+    std::map<std::string, const Tensor *> feeds;
+    for (size_t i = 0; i < m.inputs.size(); ++i)
+      feeds[m.inputs[i].name] = &batch[i];
+    for (const TensorSpec &a : entry->args) {
+      if (a.kind == "param" || a.kind == "input")
+        continue;
+      Tensor t(a.dtype, a.shape);
+      if (a.kind == "mask") // every sample of the batch is real
+        for (int64_t i = 0; i < t.numel(); ++i) {
+          if (t.dtype == DType::F32)
+            t.f32()[i] = 1.0f;
+          else if (t.dtype == DType::I32)
+            t.i32()[i] = 1;
+          else
+            t.bytes[size_t(i)] = 1;
+        }
+      else if (a.kind == "hyper" && a.name == "lr")
+        setScalar(t, lr);
+      else if (a.kind == "hyper" && a.name == "total_steps")
+        setScalar(t, totalSteps);
+      std::string key = a.kind + ":" + a.name;
+      owned[key] = std::move(t);
+      feeds[key] = &owned[key];
+    }
+    Tensor *stepT = owned.count("step:step") ? &owned["step:step"] : nullptr;
+    Tensor *seedT = owned.count("seed:seed") ? &owned["seed:seed"] : nullptr;
+
+    std::vector<Tensor> results;
+    std::vector<double> times;
+    std::string error;
+    double loss = NAN;
+    for (int64_t call = 0; call < options.warmup + options.steps; ++call) {
+      if (stepT)
+        setScalar(*stepT, double(call));
+      if (seedT)
+        setScalar(*seedT, double((uint64_t(call) * 2654435761ull) & 0x7fffffffull));
+      auto start = Clock::now();
+      if (!model.run(*entry, feeds, results, error))
+        return fail(error);
+      double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      if (call >= options.warmup)
+        times.push_back(ms);
+      // The training loop's swaps: the next call starts from this one's results.
+      for (size_t r = 0; r < results.size(); ++r) {
+        const TensorSpec &spec = entry->results[r];
+        if (spec.kind == "param")
+          std::swap(model.params()[paramIndex.at(spec.name)], results[r]);
+        else if (spec.kind == "state")
+          std::swap(owned.at("state:" + spec.name), results[r]);
+        else if (spec.kind == "loss")
+          loss = results[r].f32()[0];
+      }
+    }
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    double mean = 0;
+    for (double t : times)
+      mean += t / double(times.size());
+    std::printf("bench %s median_ms=%.4f min_ms=%.4f mean_ms=%.4f steps=%lld warmup=%lld "
+                "threads=%d arena_bytes=%lld max_rss_kib=%ld",
+                entry->name.c_str(), median(times), *std::min_element(times.begin(), times.end()),
+                mean, (long long)options.steps, (long long)options.warmup, numThreads(),
+                (long long)entry->arenaBytes, (long)usage.ru_maxrss);
+    if (!std::isnan(loss))
+      std::printf(" loss=%.6g", loss);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+} // namespace tfc::rt

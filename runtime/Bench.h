@@ -1,0 +1,45 @@
+//===- Bench.h - time the entries of a compiled model ---------------------===//
+//
+//   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
+//
+// Calls an entry repeatedly on one valid batch (from the train block's
+// dataset, else synthetic) and prints one machine-readable line per entry:
+//
+//   bench train_step median_ms=1.234 min_ms=1.200 mean_ms=1.250 steps=30 warmup=5
+//         threads=2 arena_bytes=5326272 max_rss_kib=12345
+//
+// train_step is timed in its steady state: parameters and optimizer state are
+// swapped with its results after every call, as the training loop does.
+// Timing lives here and in tools/bench, never in a test.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_BENCH_H
+#define TFC_RUNTIME_BENCH_H
+
+#include "runtime/Model.h"
+
+#include <cstdint>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace tfc::rt {
+
+struct BenchOptions {
+  int64_t steps = 30;
+  int64_t warmup = 5;
+  std::string entry = "all"; // train_step | predict | evaluate | all
+};
+
+/// Registers the `bench` subcommand (its options fill `options`).
+CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options);
+
+/// Exit codes: 0 done, 1 error.
+int bench(Model &model, const BenchOptions &options);
+
+} // namespace tfc::rt
+
+#endif // TFC_RUNTIME_BENCH_H

@@ -1,0 +1,33 @@
+# `MODEL bench`: the output format of the timing subcommand (never a time).
+# A model with a train block is fed a batch of its dataset:
+# RUN: rm -f %t.reverse && tfc compile %models/reverse.tf --batch 2 -o %t.reverse
+# RUN: %t.reverse --threads 1 bench --steps 2 --warmup 1 | FileCheck %s --check-prefix=REVERSE
+# RUN: %t.reverse bench --entry predict --steps 1 --warmup 0 | FileCheck %s --check-prefix=PREDICT
+# RUN: not %t.reverse bench --entry nothing 2>&1 | FileCheck %s --check-prefix=BADENTRY
+# This file's model has no train block: synthetic inputs.
+# RUN: rm -f %t.synthetic && tfc compile %s --batch 3 -o %t.synthetic
+# RUN: %t.synthetic bench --steps 3 --warmup 0 --entry all | FileCheck %s --check-prefix=SYNTHETIC
+
+# REVERSE: bench model=reverse batch=2 threads=1 data=reverse_sequences
+# REVERSE-NEXT: bench train_step median_ms={{[0-9]+\.[0-9]+}} min_ms={{[0-9]+\.[0-9]+}} mean_ms={{[0-9]+\.[0-9]+}} steps=2 warmup=1 threads=1 arena_bytes={{[1-9][0-9]*}} max_rss_kib={{[1-9][0-9]*}} loss={{[0-9.e+-]+}}{{$}}
+# REVERSE-NEXT: bench predict median_ms={{[0-9]+\.[0-9]+}} min_ms={{[0-9]+\.[0-9]+}} mean_ms={{[0-9]+\.[0-9]+}} steps=2 warmup=1 threads=1 arena_bytes={{[1-9][0-9]*}} max_rss_kib={{[1-9][0-9]*}}{{$}}
+# REVERSE-NOT: bench
+
+# PREDICT: bench model=reverse batch=2
+# PREDICT-NOT: train_step
+# PREDICT: bench predict median_ms={{[0-9.]+}} min_ms={{[0-9.]+}} {{.*}} steps=1 warmup=0
+# PREDICT-NOT: bench
+
+# BADENTRY: --entry: nothing not in {train_step,predict,evaluate,all}
+
+# SYNTHETIC: bench model=bench_synthetic batch=3 threads={{[0-9]+}} data=synthetic
+# SYNTHETIC-NEXT: bench train_step median_ms={{[0-9.]+}} min_ms={{[0-9.]+}} mean_ms={{[0-9.]+}} steps=3 warmup=0 {{.*}} loss={{[0-9.e+-]+}}{{$}}
+# SYNTHETIC-NEXT: bench predict median_ms={{[0-9.]+}} min_ms={{[0-9.]+}} mean_ms={{[0-9.]+}} steps=3 warmup=0
+
+model bench_synthetic {
+  input x: f32[batch, 4]
+  input y: i32[batch]
+  let logits = linear(x, 3, name: "out")
+  loss cross_entropy(logits, y)
+  output logits
+}
