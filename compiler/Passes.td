@@ -118,11 +118,14 @@ def TfParallelLoopsToRuntime : Pass<"tf-parallel-loops-to-runtime", "mlir::Modul
     descriptors, indices as i64, scalars); constants and globals are
     recreated in the body instead. `grain` keeps each chunk at about
     `min-chunk-work` operations. Iterations write disjoint outputs, so the
-    result is the same for every thread count.
+    result is the same for every thread count. A loop with less work is
+    outlined the same way but its body is called directly, `body(ctx, 0, n)`,
+    and kept out of line (`passthrough = ["noinline"]`): one small function
+    per loop nest keeps LLVM's O3 time linear in the size of the model.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
-           "Loops with less estimated work stay serial">,
+           "Loops with less estimated work run serially (called directly)">,
     Option<"minChunkWork", "min-chunk-work", "int64_t", /*default=*/"8192",
            "Estimated work below which a chunk is not split further">,
   ];

@@ -1,55 +1,198 @@
-//===- Gemm.cpp - a portable blocked SGEMM --------------------------------===//
+//===- Gemm.cpp - tfc_sgemm: blocking, packing, threads -------------------===//
 //
-// Correct for every layout first: op(B) is packed row-major into a
-// per-thread panel so the inner loop is a contiguous, vectorisable axpy over
-// N; rows of C are split across the thread pool. The performance issue
-// replaces the kernel behind this same symbol.
+// GotoBLAS/BLIS structure around the register-tile kernels of
+// GemmKernels.cpp: C is cut into NC-column blocks, K into equal steps of at
+// most KC; op(B)'s block is packed into NR-column panels, then every strip
+// of A's rows meets every panel in a kernel. A is read in place (a broadcast
+// per row and step needs no packing, transposed or not), and so is a
+// row-major B when few strips reuse its panels or they are short.
+//
+// Determinism: every C element is one FMA chain over k in order (see
+// GemmKernels.h); the blocking and the thread split only decide who runs
+// which chain, so any thread count gives the same bits.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Gemm.h"
+#include "runtime/GemmKernels.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
-#include <cstring>
-#include <vector>
+#include <atomic>
+#include <cstdlib>
+
+namespace tfc::rt::gemm {
+
+Isa bestIsa() {
+  static const Isa best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      return Isa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return Isa::Avx2;
+    return Isa::Scalar;
+  }();
+  return best;
+}
+
+static const KernelSet &kernelsFor(Isa isa) {
+  switch (isa) {
+  case Isa::Avx512:
+    return avx512Kernels();
+  case Isa::Avx2:
+    return avx2Kernels();
+  case Isa::Scalar:
+    break;
+  }
+  return scalarKernels();
+}
+
+static std::atomic<const KernelSet *> forced{nullptr};
+
+void forceIsa(Isa isa) { forced.store(&kernelsFor(isa)); }
+
+const KernelSet &activeKernels() {
+  if (const KernelSet *set = forced.load(std::memory_order_relaxed))
+    return *set;
+  static const KernelSet &best = kernelsFor(bestIsa());
+  return best;
+}
+
+} // namespace tfc::rt::gemm
 
 namespace {
 
-void gemmOne(int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, bool transA,
-             const float *b, int64_t ldb, bool transB, float *c, int64_t ldc, bool accumulate) {
-  // op(B) as a contiguous K x N panel (a copy only when B is transposed or
-  // strided; the common case reads B in place).
-  std::vector<float> packed;
-  const float *panel = b;
-  int64_t panelLd = ldb;
-  if (transB || ldb != n) {
-    packed.resize(size_t(k * n));
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j)
-        packed[p * n + j] = transB ? b[j * ldb + p] : b[p * ldb + j];
-    panel = packed.data();
-    panelLd = n;
+using namespace tfc::rt::gemm;
+
+// Cache blocking, in floats. A KC x NR panel of B (32 KiB for AVX-512) stays
+// in L1 while MC rows of A stream past it from L2; the packed KC x NC block
+// (512 KiB) stays in L2 while the strips of A sweep it.
+constexpr int64_t kKC = 256, kNC = 512, kMC = 128;
+// Below this many multiply-adds (about 70 us on one core) a GEMM runs on the
+// calling thread: on this VM a sleeping pool worker takes some 50 us to wake
+// up, and the caller then waits for it to leave the job. Parallel GEMMs go
+// in tasks of at least kTaskMacs.
+constexpr int64_t kParallelMinMacs = int64_t(1) << 24, kTaskMacs = int64_t(1) << 20;
+
+/// One GEMM of the batch: C = op(A) op(B) (+ C).
+struct Problem {
+  int64_t m, n, k;
+  const float *a;
+  int64_t lda;
+  bool transA;
+  const float *b;
+  int64_t ldb;
+  bool transB;
+  float *c;
+  int64_t ldc;
+  bool accumulate;
+};
+
+/// What the problems of one tfc_sgemm call share.
+struct Plan {
+  const KernelSet &ks;
+  int64_t kStep; // K in equal steps of at most KC (320 = 2 x 160, not 256 + 64)
+  // A row-major B is packed when many row strips reuse each panel and the
+  // panel is tall (read in place, its rows are ldb apart and it no longer
+  // stays in L1) or comes from L3 anyway (a long batch streams its operands).
+  bool packReusedB;
+};
+
+/// Packs op(B)[p0 : p0 + kc, j0 : j0 + nc] into panels of NR columns, panel
+/// q at dst + q * NR * kc with rows of NR floats; a last panel that fits in
+/// one vector has rows of `lanes` floats.
+void packB(const Problem &g, const KernelSet &ks, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+           float *dst) {
+  const int64_t NR = 2 * ks.lanes;
+  auto pitchOf = [&](int64_t nr) { return nr <= ks.lanes ? int64_t(ks.lanes) : NR; };
+  if (g.transB) {
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+      int64_t nr = std::min(NR, nc - jr);
+      ks.packTransposed(g.b + (j0 + jr) * g.ldb + p0, g.ldb, kc, nr, pitchOf(nr),
+                        dst + jr * kc);
+    }
+    return;
   }
-  int64_t work = m * n * k;
-  int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, n * k));
-  auto rows = [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      float *ci = c + i * ldc;
-      if (!accumulate)
-        std::memset(ci, 0, sizeof(float) * size_t(n));
-      for (int64_t p = 0; p < k; ++p) {
-        float av = transA ? a[p * lda + i] : a[i * lda + p];
-        const float *bp = panel + p * panelLd;
-        for (int64_t j = 0; j < n; ++j)
-          ci[j] += av * bp[j];
+  // Row by row, so that B streams through memory in order.
+  for (int64_t p = 0; p < kc; ++p) {
+    const float *src = g.b + (p0 + p) * g.ldb + j0;
+    for (int64_t jr = 0; jr < nc; jr += NR) {
+      int64_t nr = std::min(NR, nc - jr);
+      float *row = dst + jr * kc + p * pitchOf(nr);
+      for (int64_t j = 0; j < nr; ++j) // inline: a memcpy call costs more for 32 floats
+        row[j] = src[jr + j];
+    }
+  }
+}
+
+/// A thread's packing space for a KC x NC block of B, allocated on its first
+/// GEMM that packs.
+float *packBuffer() {
+  struct Buffer {
+    float *data = static_cast<float *>(std::aligned_alloc(64, sizeof(float) * kKC * kNC));
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  return buffer.data;
+}
+
+/// `rows` cut into as few strips of at most `maxRows` as possible, of equal
+/// heights (two that differ by one): a thin last strip would have too few
+/// FMA chains to hide the FMA latency. `taller` strips of height + 1 rows
+/// come first, then the rest of `height` rows.
+struct Strips {
+  int64_t count, height, taller;
+  Strips(int64_t rows, int64_t maxRows)
+      : count((rows + maxRows - 1) / maxRows), height(rows / count), taller(rows % count) {}
+};
+
+/// C[i0:i1, j0:j1] of one problem, on the calling thread.
+void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64_t j0,
+               int64_t j1) {
+  const KernelSet &ks = plan.ks;
+  const int64_t kStep = plan.kStep;
+  if (g.k == 0) {
+    if (!g.accumulate)
+      for (int64_t i = i0; i < i1; ++i)
+        std::fill(g.c + i * g.ldc + j0, g.c + i * g.ldc + j1, 0.0f);
+    return;
+  }
+  const int64_t NR = 2 * ks.lanes;
+  // A transposed B is always packed: the kernels load rows of op(B).
+  const bool pack = g.transB || (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
+  float *block = pack ? packBuffer() : nullptr;
+
+  for (int64_t jc = j0; jc < j1; jc += kNC) {
+    int64_t nc = std::min(kNC, j1 - jc);
+    for (int64_t pc = 0; pc < g.k; pc += kStep) {
+      int64_t kc = std::min(kStep, g.k - pc);
+      bool loadC = g.accumulate || pc > 0; // later K steps continue the chains in C
+      if (pack)
+        packB(g, ks, pc, kc, jc, nc, block);
+
+      for (int64_t ic = i0; ic < i1; ic += kMC) {
+        int64_t iEnd = std::min(ic + kMC, i1);
+        const Strips strips[2] = {{iEnd - ic, ks.rows[0]}, {iEnd - ic, ks.rows[1]}};
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          int64_t nr = std::min(NR, nc - jr);
+          bool wide = nr > ks.lanes;
+          const float *bp = pack ? block + jr * kc : g.b + pc * g.ldb + jc + jr;
+          int64_t ldbp = !pack ? g.ldb : wide ? NR : ks.lanes;
+          const MicroKernel *kernels = ks.kernel[g.transA][wide];
+          // One kernel call for the taller strips, one for the others.
+          auto run = [&](int64_t i, int64_t height, int64_t count) {
+            const float *ap = g.transA ? g.a + pc * g.lda + i : g.a + i * g.lda + pc;
+            kernels[height - 1](count, kc, ap, g.lda, bp, ldbp, g.c + i * g.ldc + jc + jr, g.ldc,
+                                nr, loadC);
+          };
+          const Strips &s = strips[wide];
+          if (s.taller)
+            run(ic, s.height + 1, s.taller);
+          run(ic + s.taller * (s.height + 1), s.height, s.count - s.taller);
+        }
       }
     }
-  };
-  if (work < (1 << 16))
-    rows(0, m);
-  else
-    tfc::rt::parallelFor(m, grain, rows);
+  }
 }
 
 } // namespace
@@ -58,10 +201,69 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
                           intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                           intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
                           intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
-  auto *A = reinterpret_cast<const float *>(a);
-  auto *B = reinterpret_cast<const float *>(b);
-  auto *C = reinterpret_cast<float *>(c);
-  for (intptr_t i = 0; i < batch; ++i)
-    gemmOne(m, n, k, A + i * strideA, lda, transA != 0, B + i * strideB, ldb, transB != 0,
-            C + i * strideC, ldc, accumulate != 0);
+  if (batch <= 0 || m <= 0 || n <= 0)
+    return;
+  // A product with one column (a GEMV, C = A b) is, transposed, one with one
+  // row: C^T = b^T A^T. Its tiles then run along M instead of using one lane
+  // in 16, and as fma(x, y, c) == fma(y, x, c) every element keeps its bits.
+  if (n == 1 && m > 1 && ldc == 1)
+    return tfc_sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m,
+                     strideC, accumulate);
+  const KernelSet &ks = activeKernels();
+  auto problem = [&](int64_t item) {
+    return Problem{m,
+                   n,
+                   k,
+                   reinterpret_cast<const float *>(a) + item * strideA,
+                   lda,
+                   transA != 0,
+                   reinterpret_cast<const float *>(b) + item * strideB,
+                   ldb,
+                   transB != 0,
+                   reinterpret_cast<float *>(c) + item * strideC,
+                   ldc,
+                   accumulate != 0};
+  };
+
+  int64_t kSteps = std::max<int64_t>(1, (k + kKC - 1) / kKC), kStep = (k + kSteps - 1) / kSteps;
+  const Plan plan{ks, kStep, kStep > 128 || batch > 8};
+  int64_t macs = int64_t(batch) * m * n * std::max<int64_t>(k, 1);
+  int threads = tfc::rt::numThreads();
+  if (macs < kParallelMinMacs || threads == 1) {
+    for (int64_t item = 0; item < batch; ++item)
+      gemmBlock(problem(item), plan, 0, m, 0, n);
+    return;
+  }
+
+  // Every problem of the batch is cut into units: NR-column panels when
+  // there are a few per thread (each task then packs only its own columns
+  // of B), else MR-row strips. Runs of units make tasks, which the threads
+  // claim from a counter: the pool's workers wake up tens of microseconds
+  // late on a VM, and meanwhile the caller gets on with the work instead of
+  // leaving a fixed half of it to them.
+  const int64_t MR = ks.rows[1], NR = 2 * ks.lanes;
+  int64_t mUnits = (m + MR - 1) / MR, nUnits = (n + NR - 1) / NR;
+  bool alongN = nUnits >= 2 * threads;
+  int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
+  // Two tasks a thread: enough to even out a late worker, few enough that
+  // operands shared by the tasks (A along N, B along M) are not re-read much.
+  int64_t tasks = std::min({total, macs / kTaskMacs, int64_t(2) * threads});
+  int64_t perTask = (total + tasks - 1) / tasks;
+  tasks = (total + perTask - 1) / perTask;
+  auto runUnits = [&](int64_t begin, int64_t end) { // units [begin, end) of the batch
+    for (int64_t t = begin; t < end;) {
+      int64_t item = t / units, u0 = t % units, u1 = std::min(units, u0 + (end - t));
+      int64_t lo = u0 * unit, hi = std::min(u1 * unit, alongN ? int64_t(n) : int64_t(m));
+      if (alongN)
+        gemmBlock(problem(item), plan, 0, m, lo, hi);
+      else
+        gemmBlock(problem(item), plan, lo, hi, 0, n);
+      t += u1 - u0;
+    }
+  };
+  std::atomic<int64_t> next{0};
+  tfc::rt::parallelFor(threads, 1, [&](int64_t, int64_t) {
+    for (int64_t t; (t = next.fetch_add(1)) < tasks;)
+      runUnits(t * perTask, std::min(total, (t + 1) * perTask));
+  });
 }

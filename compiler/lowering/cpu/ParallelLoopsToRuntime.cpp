@@ -13,6 +13,12 @@
 // Each iteration writes its own outputs, so results do not depend on how
 // the range is split: any thread count gives bitwise identical results.
 //
+// A loop with too little work for the pool is outlined all the same and its
+// body called directly, `@body(ctx, 0, n)`, kept out of line (noinline):
+// LLVM's O3 costs grow faster than linearly with the size of one function,
+// and a train step is thousands of small loop nests; one function per nest
+// keeps compile time linear in the model.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -122,8 +128,7 @@ struct TfParallelLoopsToRuntimePass
     for (int64_t d = 0; d < outerDims; ++d)
       n *= trips[d];
     int64_t perIteration = estimateWork(*loop.getBody()) * (rank >= 2 ? trips.back() : 1);
-    if (n < 2 || n * perIteration < minWork)
-      return;
+    bool onPool = n >= 2 && n * perIteration >= minWork;
     int64_t grain = std::max<int64_t>(1, minChunkWork / std::max<int64_t>(perIteration, 1));
 
     SetVector<Value> captured;
@@ -164,6 +169,8 @@ struct TfParallelLoopsToRuntimePass
     std::string name = (parent.getSymName() + "_parallel" + Twine(counter++)).str();
     auto body = b.create<func::FuncOp>(loc, name, bodyType);
     body.setPrivate();
+    if (!onPool)
+      body->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
     Block *entry = body.addEntryBlock();
     b.setInsertionPointToStart(entry);
     IRMapping mapping;
@@ -236,6 +243,13 @@ struct TfParallelLoopsToRuntimePass
       packed = b.create<LLVM::InsertValueOp>(loc, packed, field, int64_t(i));
     }
     b.create<LLVM::StoreOp>(loc, packed, slot);
+    if (!onPool) {
+      Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+      Value count = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(n));
+      b.create<func::CallOp>(loc, body, ValueRange{slot, zero, count});
+      loop.erase();
+      return;
+    }
     Value function = b.create<func::ConstantOp>(loc, bodyType, SymbolRefAttr::get(body));
     Value count = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(n));
     Value grainValue = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(grain));

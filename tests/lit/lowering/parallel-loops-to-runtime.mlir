@@ -112,11 +112,19 @@ func.func @column_sums(%in: memref<64x8192xf32>, %out: memref<8192xf32>) {
 
 // -----
 
-// Too little work to be worth waking the pool: stays serial by default;
-// min-work=0 outlines it.
+// Too little work to be worth waking the pool: outlined all the same (one
+// small function per loop nest keeps LLVM's time linear), its body called
+// directly over the whole range and kept out of line; min-work=0 puts it on
+// the pool.
 // CHECK-LABEL: func.func @small
-// CHECK: scf.parallel
+// CHECK-NOT: scf.parallel
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG: %[[N:.*]] = arith.constant 4 : i64
+// CHECK: call @small_parallel0(%{{.*}}, %[[ZERO]], %[[N]]) : (!llvm.ptr, i64, i64) -> ()
 // CHECK-NOT: tfc_parallel_for
+// CHECK-LABEL: func.func private @small_parallel0
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK: scf.for
 // FORCED-LABEL: func.func @small
 // FORCED-NOT: scf.parallel
 // FORCED: call @tfc_parallel_for

@@ -1,0 +1,290 @@
+//===- GemmKernels.cpp - register-tile kernels: AVX-512, AVX2, scalar -----===//
+//
+// Each kernel keeps an MR x (NV vectors) tile of C in registers and, for
+// every p, broadcasts one A element per row and FMAs it with NV vectors of
+// B's row p. Loads of B and C past column nr are masked off, so neither a
+// ragged edge of B nor one of C needs a copy. The ISA comes from
+// __attribute__((target)), not from the file's flags: one binary carries all
+// three sets and Gemm.cpp picks one at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/GemmKernels.h"
+
+#include <algorithm>
+#include <immintrin.h>
+#include <utility>
+
+// GCC 12 takes the _mm512_undefined_ps() inside the AVX-512 shuffle
+// intrinsics for an uninitialised variable.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace tfc::rt::gemm {
+namespace {
+
+/// A[r][p] as the kernels read it (A is never packed: both layouts give each
+/// row of the tile a cheap scalar load per p).
+template <bool TransA>
+inline const float &elemA(const float *a, int64_t lda, int r, int64_t p) {
+  return TransA ? a[p * lda + r] : a[r * lda + p];
+}
+
+/// The next row of a C tile. The empty asm hides the address from the
+/// optimiser: otherwise GCC computes all the tile's row addresses before the
+/// K loop and spills them, which costs more than the loop when K is small.
+inline float *nextRow(float *row, int64_t ldc) {
+  row += ldc;
+  asm("" : "+r"(row));
+  return row;
+}
+
+/// The portable transposing pack (see PackTransposed): reads B's rows
+/// contiguously and writes columns of the panel.
+void packTransposedScalar(const float *src, int64_t ld, int64_t kc, int64_t nr, int64_t pitch,
+                          float *dst) {
+  for (int64_t j = 0; j < nr; ++j)
+    for (int64_t p = 0; p < kc; ++p)
+      dst[p * pitch + j] = src[j * ld + p];
+}
+
+//===- AVX-512: 16 lanes; 12 x 32 and 24 x 16 tiles (24 accumulators) ---===//
+
+struct Avx512 {
+  static constexpr int kLanes = 16, kRows[2] = {24, 12};
+
+  template <int MR, int NV, bool TransA>
+  __attribute__((target("avx512f,fma"))) static void tile(int64_t strips, int64_t kc,
+                                                          const float *a, int64_t lda,
+                                                          const float *b, int64_t ldb, float *c,
+                                                          int64_t ldc, int64_t nr, bool loadC) {
+    __mmask16 mask[NV];
+    for (int v = 0; v < NV; ++v)
+      mask[v] = __mmask16((1u << std::clamp<int64_t>(nr - 16 * v, 0, 16)) - 1);
+    for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+      strip<MR, NV, TransA>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+  }
+
+  template <int MR, int NV, bool TransA>
+  __attribute__((target("avx512f,fma"), always_inline)) static inline void
+  strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+        int64_t ldc, const __mmask16 *mask, bool loadC) {
+    __m512 acc[MR][NV];
+    float *row = c;
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = loadC ? _mm512_maskz_loadu_ps(mask[v], row + 16 * v) : _mm512_setzero_ps();
+    for (int64_t p = 0; p < kc; ++p) {
+      __m512 bv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v)
+        bv[v] = _mm512_maskz_loadu_ps(mask[v], b + p * ldb + 16 * v);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        __m512 av = _mm512_set1_ps(elemA<TransA>(a, lda, r, p));
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v)
+          acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+      }
+    }
+    row = c;
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v)
+        _mm512_mask_storeu_ps(row + 16 * v, mask[v], acc[r][v]);
+  }
+
+  /// r[q][l] <- r[l][q]: pairs of rows interleaved by 32, 64 and 128 bits.
+  __attribute__((target("avx512f"))) static void transpose16(__m512 r[16]) {
+    __m512 t[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 16; i += 2) { // t[i] = r[i][0] r[i+1][0] r[i][1] r[i+1][1] (per 128 bits)
+      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 16; i += 4) { // r[i + c]: column c (+4, +8, +12) of rows i..i+3
+      r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) { // 128-bit lanes: columns c, c+8 (t[c]) and c+4, c+12 (t[c+4])
+      t[c] = _mm512_shuffle_f32x4(r[c], r[c + 4], 0x88);
+      t[c + 4] = _mm512_shuffle_f32x4(r[c], r[c + 4], 0xDD);
+      t[c + 8] = _mm512_shuffle_f32x4(r[c + 8], r[c + 12], 0x88);
+      t[c + 12] = _mm512_shuffle_f32x4(r[c + 8], r[c + 12], 0xDD);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c) {
+      r[c] = _mm512_shuffle_f32x4(t[c], t[c + 8], 0x88);
+      r[c + 8] = _mm512_shuffle_f32x4(t[c], t[c + 8], 0xDD);
+    }
+  }
+
+  /// PackTransposed by 16 x 16 blocks: rows j >= nr and steps p >= kc load as
+  /// zeros, so the panel is written whole 16 columns at a time.
+  __attribute__((target("avx512f"))) static void pack(const float *src, int64_t ld, int64_t kc,
+                                                      int64_t nr, int64_t pitch, float *dst) {
+    for (int64_t j0 = 0; j0 < nr; j0 += 16)
+      for (int64_t p0 = 0; p0 < kc; p0 += 16) {
+        int64_t np = std::min<int64_t>(16, kc - p0);
+        __mmask16 steps = __mmask16((1u << np) - 1);
+        __m512 r[16];
+#pragma GCC unroll 16
+        for (int q = 0; q < 16; ++q)
+          r[q] = j0 + q < nr ? _mm512_maskz_loadu_ps(steps, src + (j0 + q) * ld + p0)
+                             : _mm512_setzero_ps();
+        transpose16(r);
+        for (int q = 0; q < np; ++q)
+          _mm512_storeu_ps(dst + (p0 + q) * pitch + j0, r[q]);
+      }
+  }
+  static constexpr PackTransposed kPack = pack;
+};
+
+//===- AVX2 + FMA: 8 lanes; 6 x 16 and 12 x 8 tiles (12 of 16 registers) ===//
+
+struct Avx2 {
+  static constexpr int kLanes = 8, kRows[2] = {12, 6};
+  static constexpr PackTransposed kPack = packTransposedScalar;
+
+  /// Lanes < n set (AVX2 masks are vectors: all-ones or zero per lane).
+  __attribute__((target("avx2,fma"))) static __m256i laneMask(int64_t n) {
+    __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::clamp<int64_t>(n, 0, 8))), index);
+  }
+
+  template <int MR, int NV, bool TransA>
+  __attribute__((target("avx2,fma"))) static void tile(int64_t strips, int64_t kc,
+                                                       const float *a, int64_t lda,
+                                                       const float *b, int64_t ldb, float *c,
+                                                       int64_t ldc, int64_t nr, bool loadC) {
+    __m256i mask[NV];
+    for (int v = 0; v < NV; ++v)
+      mask[v] = laneMask(nr - 8 * v);
+    // Masked loads and stores only on a ragged right edge (vmaskmov is slow
+    // on AMD); the branch is outside every loop.
+    bool full = nr >= 8 * NV;
+    for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+      if (full)
+        strip<MR, NV, TransA, true>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+      else
+        strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+  }
+
+  template <bool Full>
+  __attribute__((target("avx2,fma"), always_inline)) static inline __m256 load(const float *x,
+                                                                               __m256i mask) {
+    return Full ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, mask);
+  }
+
+  template <int MR, int NV, bool TransA, bool Full>
+  __attribute__((target("avx2,fma"), always_inline)) static inline void
+  strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+        int64_t ldc, const __m256i *mask, bool loadC) {
+    __m256 acc[MR][NV];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = loadC ? load<Full>(c + r * ldc + 8 * v, mask[v]) : _mm256_setzero_ps();
+    for (int64_t p = 0; p < kc; ++p) {
+      __m256 bv[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v)
+        bv[v] = load<Full>(b + p * ldb + 8 * v, mask[v]);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        __m256 av = _mm256_broadcast_ss(&elemA<TransA>(a, lda, r, p));
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v)
+          acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        float *cv = c + r * ldc + 8 * v;
+        if (Full)
+          _mm256_storeu_ps(cv, acc[r][v]);
+        else
+          _mm256_maskstore_ps(cv, mask[v], acc[r][v]);
+      }
+  }
+};
+
+//===- Scalar: any x86-64 (the compiler may vectorise the column loop) ----===//
+
+struct Scalar {
+  static constexpr int kLanes = 4, kRows[2] = {8, 4};
+  static constexpr PackTransposed kPack = packTransposedScalar;
+
+  template <int MR, int NV, bool TransA>
+  static void tile(int64_t strips, int64_t kc, const float *a, int64_t lda, const float *b,
+                   int64_t ldb, float *c, int64_t ldc, int64_t nr, bool loadC) {
+    for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+      strip<MR, NV, TransA>(kc, a, lda, b, ldb, c, ldc, nr, loadC);
+  }
+
+  template <int MR, int NV, bool TransA>
+  static void strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
+                    float *c, int64_t ldc, int64_t nr, bool loadC) {
+    constexpr int NR = NV * kLanes;
+    float acc[MR][NR];
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NR; ++j)
+        acc[r][j] = loadC && j < nr ? c[r * ldc + j] : 0.0f;
+    for (int64_t p = 0; p < kc; ++p) {
+      float row[NR];
+      for (int j = 0; j < NR; ++j)
+        row[j] = j < nr ? b[p * ldb + j] : 0.0f;
+      for (int r = 0; r < MR; ++r) {
+        float ar = elemA<TransA>(a, lda, r, p);
+        for (int j = 0; j < NR; ++j)
+          acc[r][j] += ar * row[j];
+      }
+    }
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < nr; ++j)
+        c[r * ldc + j] = acc[r][j];
+  }
+};
+
+/// kernel[transA][wide][mr - 1] of one ISA's instantiations.
+template <class K, int NV, int... R>
+void fillKernels(KernelSet &set, std::integer_sequence<int, R...>) {
+  ((set.kernel[0][NV - 1][R] = &K::template tile<R + 1, NV, false>), ...);
+  ((set.kernel[1][NV - 1][R] = &K::template tile<R + 1, NV, true>), ...);
+}
+
+template <class K> KernelSet makeSet(Isa isa, const char *name) {
+  static_assert(K::kRows[0] <= kMaxRows && K::kRows[1] <= kMaxRows);
+  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack};
+  fillKernels<K, 1>(set, std::make_integer_sequence<int, K::kRows[0]>());
+  fillKernels<K, 2>(set, std::make_integer_sequence<int, K::kRows[1]>());
+  return set;
+}
+
+} // namespace
+
+const KernelSet &scalarKernels() {
+  static const KernelSet set = makeSet<Scalar>(Isa::Scalar, "scalar");
+  return set;
+}
+
+const KernelSet &avx2Kernels() {
+  static const KernelSet set = makeSet<Avx2>(Isa::Avx2, "avx2");
+  return set;
+}
+
+const KernelSet &avx512Kernels() {
+  static const KernelSet set = makeSet<Avx512>(Isa::Avx512, "avx512");
+  return set;
+}
+
+} // namespace tfc::rt::gemm

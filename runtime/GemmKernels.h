@@ -1,0 +1,69 @@
+//===- GemmKernels.h - tfc_sgemm's micro-kernels, one set per ISA ---------===//
+//
+// Internal to runtime/Gemm.cpp (and its test). A micro-kernel computes one
+// register tile of C; Gemm.cpp does the blocking, packing and threading and
+// picks the kernel set the CPU supports at run time.
+//
+// The numerics are part of the interface: every C element is one FMA chain
+// over p = 0..kc-1 in order, from 0 or from C. So the AVX2 and AVX-512
+// kernels give the same bits, and a blocking over K that stores C between
+// blocks and reloads it continues the same chain: the result depends on
+// neither the blocking nor the thread split. (The scalar set keeps the
+// order, with a multiply and an add wherever the compiler does not fuse them.)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_GEMMKERNELS_H
+#define TFC_RUNTIME_GEMMKERNELS_H
+
+#include <cstdint>
+
+namespace tfc::rt::gemm {
+
+/// For each of `strips` strips of MR rows (MR: the kernel's row count):
+/// C[r][j] = (loadC ? C[r][j] : 0) + sum_p A[r][p] * B[p][j] for r < MR and
+/// j < nr, the FMAs in order of p. Strip s starts at row s * MR of A and C.
+///   a: A[r][p] at a[r * lda + p], or a[p * lda + r] for the transA kernels;
+///   b: row p at b + p * ldb;
+///   c: row r at c + r * ldc;
+/// only columns < nr of B and C are read or written.
+using MicroKernel = void (*)(int64_t strips, int64_t kc, const float *a, int64_t lda,
+                             const float *b, int64_t ldb, float *c, int64_t ldc, int64_t nr,
+                             bool loadC);
+
+/// dst[p * pitch + j] = src[j * ld + p] for p < kc, j < nr (columns up to
+/// `pitch` may be written too): a panel of op(B) from a transposed B.
+using PackTransposed = void (*)(const float *src, int64_t ld, int64_t kc, int64_t nr,
+                                int64_t pitch, float *dst);
+
+constexpr int kMaxRows = 24;
+
+enum class Isa { Scalar, Avx2, Avx512 };
+
+/// One ISA's kernels. A wide tile is rows[1] x 2 vectors (NR = 2 * lanes
+/// columns); a narrow one, for panels with nr <= lanes, is rows[0] x 1 vector
+/// (twice the rows, so that it keeps as many FMA chains in flight).
+struct KernelSet {
+  Isa isa;
+  const char *name;
+  int lanes;   // floats per vector
+  int rows[2]; // tile rows (MR), narrow and wide
+  /// kernel[transA][wide][mr - 1] for mr <= rows[wide].
+  MicroKernel kernel[2][2][kMaxRows];
+  PackTransposed packTransposed;
+};
+
+const KernelSet &scalarKernels();
+const KernelSet &avx2Kernels();   // needs AVX2 and FMA
+const KernelSet &avx512Kernels(); // needs AVX-512F
+
+/// The best set this CPU runs (__builtin_cpu_supports).
+Isa bestIsa();
+/// Tests only: later tfc_sgemm calls use `isa` (which must run here).
+void forceIsa(Isa isa);
+/// The set tfc_sgemm uses now.
+const KernelSet &activeKernels();
+
+} // namespace tfc::rt::gemm
+
+#endif // TFC_RUNTIME_GEMMKERNELS_H

@@ -1,0 +1,277 @@
+//===- GemmTest.cpp - tfc_sgemm against a double-precision reference ------===//
+//
+// Every layout tfc_sgemm accepts (transposes, padded leading dims, batch
+// strides including 0, accumulate) on every kernel set this CPU runs, edges
+// around the tile sizes and the seed models' shapes; and bitwise equality
+// across thread counts and between the AVX2 and AVX-512 kernels (both are
+// the same FMA chains, see runtime/GemmKernels.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Gemm.h"
+#include "runtime/GemmKernels.h"
+#include "runtime/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using tfc::rt::gemm::Isa;
+
+/// tfc_sgemm's arguments, less the pointers.
+struct Call {
+  int64_t batch, m, n, k, lda, strideA, transA, ldb, strideB, transB, ldc, strideC, acc;
+
+  std::string str() const {
+    return std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(n) + "x" +
+           std::to_string(k) + (transA ? " tA" : "") + (transB ? " tB" : "") +
+           (acc ? " acc" : "") + " ld " + std::to_string(lda) + "," + std::to_string(ldb) + "," +
+           std::to_string(ldc) + " strides " + std::to_string(strideA) + "," +
+           std::to_string(strideB) + "," + std::to_string(strideC);
+  }
+};
+
+/// Dense operands (leading dims `pad` floats beyond the minimum), batch items
+/// a few floats apart, or one shared A or B (batch stride 0).
+Call dense(int64_t batch, int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+           bool acc = false, int64_t padA = 0, int64_t padB = 0, int64_t padC = 0,
+           bool sharedA = false, bool sharedB = false) {
+  Call c{batch, m, n, k, 0, 0, transA, 0, 0, transB, n + padC, 0, acc};
+  c.lda = (transA ? m : k) + padA;
+  c.ldb = (transB ? k : n) + padB;
+  c.strideA = sharedA ? 0 : (transA ? k : m) * c.lda + 3;
+  c.strideB = sharedB ? 0 : (transB ? n : k) * c.ldb + 5;
+  c.strideC = m * c.ldc + 7;
+  return c;
+}
+
+/// The operands of a call, filled with uniform values in [-1, 1].
+struct Buffers {
+  std::vector<float> a, b, c;
+
+  static size_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t ld) {
+    return size_t(stride * (batch - 1) + rows * ld);
+  }
+  Buffers(const Call &g, unsigned seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    a.resize(extent(g.batch, g.strideA, g.transA ? g.k : g.m, g.lda));
+    b.resize(extent(g.batch, g.strideB, g.transB ? g.n : g.k, g.ldb));
+    c.resize(extent(g.batch, g.strideC, g.m, g.ldc));
+    for (auto *v : {&a, &b, &c})
+      for (float &x : *v)
+        x = dist(rng);
+  }
+  void run(const Call &g) {
+    tfc_sgemm(g.batch, g.m, g.n, g.k, intptr_t(a.data()), g.lda, g.strideA, g.transA,
+              intptr_t(b.data()), g.ldb, g.strideB, g.transB, intptr_t(c.data()), g.ldc,
+              g.strideC, g.acc);
+  }
+};
+
+/// The exact result (in double) of every float of C's buffer, with the
+/// rounding bound of a float FMA chain; floats outside C must keep their bits.
+struct Reference {
+  std::vector<double> value, bound;
+  std::vector<bool> inside;
+
+  Reference(const Call &g, const Buffers &in)
+      : value(in.c.size()), bound(in.c.size()), inside(in.c.size(), false) {
+    const double eps = std::numeric_limits<float>::epsilon();
+    for (int64_t item = 0; item < g.batch; ++item) {
+      const float *a = in.a.data() + item * g.strideA;
+      const float *b = in.b.data() + item * g.strideB;
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          size_t at = size_t(item * g.strideC + i * g.ldc + j);
+          double sum = g.acc ? in.c[at] : 0.0, magnitude = std::fabs(sum);
+          for (int64_t p = 0; p < g.k; ++p) {
+            double x = g.transA ? a[p * g.lda + i] : a[i * g.lda + p];
+            double y = g.transB ? b[j * g.ldb + p] : b[p * g.ldb + j];
+            sum += x * y;
+            magnitude += std::fabs(x * y);
+          }
+          value[at] = sum;
+          bound[at] = double(g.k + 2) * eps * magnitude + 1e-30;
+          inside[at] = true;
+        }
+    }
+  }
+
+  void expectMatches(const Call &g, const Buffers &in, const std::vector<float> &out) const {
+    int failures = 0;
+    for (size_t at = 0; at < out.size() && failures < 5; ++at) {
+      if (!inside[at]) {
+        if (std::memcmp(&out[at], &in.c[at], sizeof(float)) != 0 && ++failures)
+          ADD_FAILURE() << g.str() << ": wrote outside C at float " << at;
+      } else if (!(std::fabs(out[at] - value[at]) <= bound[at]) && ++failures) {
+        ADD_FAILURE() << g.str() << ": C at float " << at << " = " << out[at] << ", expected "
+                      << value[at] << " +- " << bound[at];
+      }
+    }
+  }
+};
+
+std::vector<Isa> supportedIsas() {
+  std::vector<Isa> isas{Isa::Scalar};
+  if (tfc::rt::gemm::bestIsa() >= Isa::Avx2)
+    isas.push_back(Isa::Avx2);
+  if (tfc::rt::gemm::bestIsa() >= Isa::Avx512)
+    isas.push_back(Isa::Avx512);
+  return isas;
+}
+
+/// Runs `g` on every kernel set, checks each against the reference, and the
+/// AVX2 and AVX-512 results against each other bit for bit.
+void checkAllIsas(const Call &g, unsigned seed = 1) {
+  const Buffers in(g, seed);
+  const Reference ref(g, in);
+  std::vector<float> fmaResult;
+  for (Isa isa : supportedIsas()) {
+    tfc::rt::gemm::forceIsa(isa);
+    SCOPED_TRACE(tfc::rt::gemm::activeKernels().name);
+    Buffers out = in;
+    out.run(g);
+    ref.expectMatches(g, in, out.c);
+    if (isa == Isa::Scalar)
+      continue;
+    if (fmaResult.empty())
+      fmaResult = out.c;
+    else
+      EXPECT_EQ(std::memcmp(fmaResult.data(), out.c.data(), sizeof(float) * out.c.size()), 0)
+          << g.str() << ": AVX2 and AVX-512 differ";
+  }
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
+TEST(Gemm, OneByOne) {
+  for (int layout = 0; layout < 4; ++layout)
+    for (bool acc : {false, true})
+      checkAllIsas(dense(1, 1, 1, 1, layout & 1, layout & 2, acc));
+}
+
+// M and N around the tile sizes (AVX-512: 12 x 32 and 24 x 16, AVX2: 6 x 16
+// and 12 x 8, scalar: 4 x 8 and 8 x 4; M is cut into strips of equal
+// heights), every layout.
+TEST(Gemm, TileEdges) {
+  std::vector<int64_t> ms;
+  for (int64_t m = 1; m <= 26; ++m)
+    ms.push_back(m);
+  for (int64_t m : {35, 36, 37, 47, 48, 49, 50})
+    ms.push_back(m);
+  for (int64_t m : ms)
+    for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65})
+      for (int layout = 0; layout < 4; ++layout)
+        checkAllIsas(dense(1, m, n, 7, layout & 1, layout & 2), unsigned(m * 100 + n));
+}
+
+// K around the KC step (256; K is cut into equal steps): the chains continue
+// through C across steps.
+TEST(Gemm, KSteps) {
+  for (int64_t k : {0, 1, 2, 255, 256, 257, 600})
+    for (int layout = 0; layout < 4; ++layout)
+      for (bool acc : {false, true})
+        checkAllIsas(dense(1, 13, 37, k, layout & 1, layout & 2, acc), unsigned(k));
+}
+
+// M and N across the MC (128) and NC (512) blocks; B packed (transposed, or
+// many rows and a long K step) and read in place.
+TEST(Gemm, LargeBlocks) {
+  for (int layout = 0; layout < 4; ++layout) {
+    checkAllIsas(dense(1, 300, 1100, 40, layout & 1, layout & 2));
+    checkAllIsas(dense(1, 150, 70, 300, layout & 1, layout & 2));
+    checkAllIsas(dense(1, 3, 1030, 20, layout & 1, layout & 2));
+  }
+}
+
+TEST(Gemm, PaddedLeadingDimsAndAccumulate) {
+  for (int layout = 0; layout < 4; ++layout)
+    for (bool acc : {false, true}) {
+      checkAllIsas(dense(3, 19, 45, 23, layout & 1, layout & 2, acc, 3, 17, 5));
+      checkAllIsas(dense(1, 70, 40, 9, layout & 1, layout & 2, acc, 1, 2, 33));
+    }
+}
+
+TEST(Gemm, SharedOperands) {
+  for (int layout = 0; layout < 4; ++layout) {
+    checkAllIsas(dense(5, 12, 20, 9, layout & 1, layout & 2, false, 0, 0, 0, true, false));
+    checkAllIsas(dense(5, 12, 20, 9, layout & 1, layout & 2, false, 0, 0, 0, false, true));
+  }
+}
+
+// The seed models' GEMMs as `tfc compile --emit=buffers` prints them (a
+// selection of tools/bench/gemm/shapes.txt: every layout, skinny, batched,
+// and strided slices of a fused QKV projection).
+TEST(Gemm, ModelShapes) {
+  const Call calls[] = {
+      {1, 2048, 32, 10, 10, 0, 0, 10, 0, 1, 32, 0, 0},         // reverse: embedding
+      {1, 2048, 96, 32, 32, 0, 0, 32, 0, 1, 96, 0, 0},         // reverse: QKV
+      {128, 16, 16, 32, 96, 1536, 0, 96, 1536, 1, 16, 256, 0}, // reverse: Q K^T
+      {128, 16, 32, 16, 16, 256, 0, 96, 1536, 0, 32, 512, 0},  // reverse: P V
+      {128, 16, 32, 16, 16, 256, 1, 96, 1536, 0, 32, 512, 0},  // reverse: dV
+      {1, 2048, 32, 10, 10, 0, 0, 32, 0, 0, 32, 0, 1},         // reverse: dX, accumulated
+      {1, 10, 32, 2048, 10, 0, 1, 32, 0, 0, 32, 0, 0},         // reverse: dW
+      {1, 640, 256, 512, 512, 0, 0, 512, 0, 1, 256, 0, 0},     // set_anomaly
+      {1, 640, 768, 256, 256, 0, 0, 256, 0, 1, 768, 0, 0},
+      {256, 10, 10, 64, 192, 1920, 0, 192, 1920, 1, 10, 100, 0},
+      {256, 10, 64, 10, 10, 100, 1, 64, 640, 0, 64, 640, 0},
+      {1, 640, 1, 256, 256, 0, 0, 256, 0, 1, 1, 0, 0},
+      {1, 1, 256, 640, 1, 0, 1, 256, 0, 0, 256, 0, 0},
+      {1, 512, 256, 640, 512, 0, 1, 256, 0, 0, 256, 0, 0},
+      {1, 64, 1600, 5, 5, 0, 0, 1600, 0, 0, 1600, 0, 0}, // fleuret (N or K cut to 1600)
+      {1, 64, 1600, 320, 320, 0, 0, 1600, 0, 0, 1600, 0, 0},
+      {1, 64, 320, 1600, 1600, 0, 0, 320, 0, 0, 320, 0, 0},
+      {1, 64, 5, 1600, 1600, 0, 0, 5, 0, 0, 5, 0, 0},
+      {16, 100, 100, 96, 96, 9600, 0, 100, 9600, 0, 100, 10000, 0},
+      {16, 96, 100, 100, 96, 9600, 1, 100, 10000, 0, 100, 9600, 0},
+      {48, 2, 2, 2, 6, 12, 0, 6, 12, 1, 2, 4, 0}, // encoder_decoder
+      {1, 2, 6, 32, 2, 0, 1, 6, 0, 0, 6, 0, 0},
+  };
+  for (const Call &g : calls)
+    checkAllIsas(g, 7);
+}
+
+// The pool may be resized between jobs (ThreadPool.cpp restarts its workers),
+// so one process can compare 1, 2 and 3 threads. The shapes are large enough
+// to be split (2^24 multiply-adds): along M, along N, and across the items
+// of a batch.
+TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
+  const Call calls[] = {
+      dense(1, 2048, 96, 96, false, true),   dense(1, 64, 3000, 320, false, false),
+      dense(1, 700, 300, 300, true, false),  dense(1, 37, 45, 12000, true, true, true),
+      dense(128, 100, 100, 96, false, true), dense(3, 301, 77, 300, false, false, false, 0, 0, 3),
+  };
+  int before = tfc::rt::numThreads();
+  for (Isa isa : supportedIsas()) {
+    tfc::rt::gemm::forceIsa(isa);
+    for (const Call &g : calls) {
+      const Buffers in(g, 3);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        tfc::rt::setNumThreads(threads);
+        Buffers out = in;
+        out.run(g);
+        if (threads == 1) {
+          Reference(g, in).expectMatches(g, in, out.c);
+          first = out.c;
+        } else {
+          EXPECT_EQ(std::memcmp(first.data(), out.c.data(), sizeof(float) * first.size()), 0)
+              << g.str() << " on " << threads << " threads ("
+              << tfc::rt::gemm::activeKernels().name << ")";
+        }
+      }
+    }
+  }
+  tfc::rt::setNumThreads(before);
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
+} // namespace

@@ -1,0 +1,228 @@
+// gemm_bench: tfc_sgemm against OpenBLAS's cblas_sgemm on the seed models' GEMMs.
+//
+//   gemm_bench --threads N [--shapes shapes.txt] [--samples 21] [--filter MODEL] [--best]
+//
+// Reads the calls shapes.py wrote (model, pass, calls per step, then
+// tfc_sgemm's arguments without pointers) and prints one row per call: the
+// median GFLOP/s of each library over --samples timings, each timing long
+// enough (>= 1 ms of calls) for the clock not to matter. Both libraries get
+// the same thread count; a batched call is one tfc_sgemm and a loop of
+// cblas_sgemm (OpenBLAS has no batched SGEMM). Not a test: nothing fails.
+
+#include "runtime/Gemm.h"
+#include "runtime/GemmKernels.h"
+#include "runtime/ThreadPool.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" void openblas_set_num_threads(int);
+extern "C" char *openblas_get_corename(void);
+
+namespace {
+
+struct Call {
+  std::string model, pass;
+  int perStep;
+  long batch, m, n, k, lda, strideA, transA, ldb, strideB, transB, ldc, strideC, acc;
+};
+
+std::vector<Call> readCalls(const std::string &path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "gemm_bench: cannot read %s\n", path.c_str());
+    std::exit(1);
+  }
+  std::vector<Call> calls;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream s(line);
+    Call c;
+    s >> c.model >> c.pass >> c.perStep >> c.batch >> c.m >> c.n >> c.k >> c.lda >> c.strideA >>
+        c.transA >> c.ldb >> c.strideB >> c.transB >> c.ldc >> c.strideC >> c.acc;
+    if (s)
+      calls.push_back(c);
+  }
+  return calls;
+}
+
+/// 64-byte aligned floats, filled with uniform values in [-1, 1].
+struct Buffer {
+  float *data;
+  size_t size;
+  Buffer(size_t n, std::mt19937 &rng) : size(n) {
+    data = static_cast<float *>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64));
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (size_t i = 0; i < n; ++i)
+      data[i] = dist(rng);
+  }
+  ~Buffer() { std::free(data); }
+};
+
+size_t extent(long batch, long stride, long rows, long ld) {
+  return size_t(stride * (batch - 1) + rows * ld);
+}
+
+void runTfc(const Call &c, const float *a, const float *b, float *out) {
+  tfc_sgemm(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA, intptr_t(b), c.ldb,
+            c.strideB, c.transB, intptr_t(out), c.ldc, c.strideC, c.acc);
+}
+
+void runBlas(const Call &c, const float *a, const float *b, float *out) {
+  for (long i = 0; i < c.batch; ++i)
+    cblas_sgemm(CblasRowMajor, c.transA ? CblasTrans : CblasNoTrans,
+                c.transB ? CblasTrans : CblasNoTrans, int(c.m), int(c.n), int(c.k), 1.0f,
+                a + i * c.strideA, int(c.lda), b + i * c.strideB, int(c.ldb),
+                c.acc ? 1.0f : 0.0f, out + i * c.strideC, int(c.ldc));
+}
+
+using Clock = std::chrono::steady_clock;
+
+/// Keeps every thread of tfc's pool busy for `ms`: an idle vCPU of this VM
+/// takes milliseconds to come back to speed, and OpenBLAS's workers spin
+/// (sched_yield) for about 0.1 s after a call before they sleep.
+void busyAllThreads(int ms) {
+  auto until = Clock::now() + std::chrono::milliseconds(ms);
+  tfc::rt::parallelFor(tfc::rt::numThreads(), 1, [&](int64_t, int64_t) {
+    while (Clock::now() < until)
+      ;
+  });
+}
+
+/// Calls per timing so that one timing lasts about 1 ms.
+template <class F> long calibrate(F &&call) {
+  for (long reps = 1;; reps *= 2) {
+    auto start = Clock::now();
+    for (long r = 0; r < reps; ++r)
+      call();
+    if (std::chrono::duration<double>(Clock::now() - start).count() > 1e-3 || reps > (1 << 20))
+      return reps;
+  }
+}
+
+/// Seconds per call of `reps` calls.
+template <class F> double timeCalls(F &&call, long reps) {
+  auto start = Clock::now();
+  for (long r = 0; r < reps; ++r)
+    call();
+  return std::chrono::duration<double>(Clock::now() - start).count() / double(reps);
+}
+
+/// The median, or with --best the fastest (steadier on a busy machine).
+bool useBest = false;
+double summary(std::vector<double> v) {
+  if (useBest)
+    return *std::min_element(v.begin(), v.end());
+  std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  int threads = 1, samples = 21;
+  std::string shapes = "tools/bench/gemm/shapes.txt", filter;
+  for (int i = 1; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--best") {
+      useBest = true;
+      --i;
+    } else if (i + 1 == argc) {
+      std::fprintf(stderr, "gemm_bench: %s needs a value\n", flag.c_str());
+      return 1;
+    } else if (flag == "--threads")
+      threads = std::atoi(argv[i + 1]);
+    else if (flag == "--samples")
+      samples = std::max(1, std::atoi(argv[i + 1]));
+    else if (flag == "--shapes")
+      shapes = argv[i + 1];
+    else if (flag == "--filter")
+      filter = argv[i + 1];
+    else {
+      std::fprintf(stderr, "gemm_bench: unknown flag %s\n", flag.c_str());
+      return 1;
+    }
+  }
+  tfc::rt::setNumThreads(threads);
+  openblas_set_num_threads(threads);
+  std::printf("threads %d, tfc kernels %s, OpenBLAS core %s, %s of %d\n\n", threads,
+              tfc::rt::gemm::activeKernels().name, openblas_get_corename(),
+              useBest ? "best" : "median", samples);
+  std::printf("%-17s %-4s %5s %6s %6s %6s %3s %3s %3s %10s %10s %6s\n", "model", "pass", "batch",
+              "M", "N", "K", "tA", "tB", "acc", "tfc GF/s", "BLAS GF/s", "ratio");
+
+  busyAllThreads(300); // bring the clocks up before the first timing
+  std::mt19937 rng(1);
+  double logRatioSum = 0;
+  int rows = 0, below = 0;
+  for (const Call &c : readCalls(shapes)) {
+    if (!filter.empty() && c.model != filter)
+      continue;
+    Buffer a(extent(c.batch, c.strideA, c.transA ? c.k : c.m, c.lda), rng);
+    Buffer b(extent(c.batch, c.strideB, c.transB ? c.n : c.k, c.ldb), rng);
+    Buffer out(extent(c.batch, c.strideC, c.m, c.ldc), rng);
+    Buffer check(out.size, rng);
+    std::memcpy(check.data, out.data, out.size * sizeof(float));
+
+    // Both libraries agree before anything is timed (accumulating calls
+    // start from the same C).
+    runTfc(c, a.data, b.data, out.data);
+    runBlas(c, a.data, b.data, check.data);
+    double worst = 0;
+    for (size_t i = 0; i < out.size; ++i)
+      worst = std::max(worst, double(std::fabs(out.data[i] - check.data[i])) /
+                                  (1.0 + std::fabs(check.data[i])));
+    if (worst > 1e-3)
+      std::printf("  (tfc and OpenBLAS differ by %.2g on this call)\n", worst);
+
+    if (threads > 1)
+      busyAllThreads(300);
+
+    auto tfc = [&] { runTfc(c, a.data, b.data, out.data); };
+    auto blas = [&] { runBlas(c, a.data, b.data, check.data); };
+    std::vector<double> tTfcs, tBlases;
+    if (threads == 1) {
+      // Alternate, so that a change in the machine's load or clock hits both.
+      long repsTfc = calibrate(tfc), repsBlas = calibrate(blas);
+      for (int s = 0; s < samples; ++s) {
+        tTfcs.push_back(timeCalls(tfc, repsTfc));
+        tBlases.push_back(timeCalls(blas, repsBlas));
+      }
+    } else {
+      // All of tfc first, before OpenBLAS wakes its workers again.
+      long repsTfc = calibrate(tfc);
+      for (int s = 0; s < samples; ++s)
+        tTfcs.push_back(timeCalls(tfc, repsTfc));
+      long repsBlas = calibrate(blas);
+      for (int s = 0; s < samples; ++s)
+        tBlases.push_back(timeCalls(blas, repsBlas));
+    }
+    double tTfc = summary(tTfcs), tBlas = summary(tBlases);
+
+    double flops = 2.0 * double(c.batch) * double(c.m) * double(c.n) * double(c.k);
+    double ratio = tBlas / tTfc;
+    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f%s\n",
+                c.model.c_str(), c.pass.c_str(), c.batch, c.m, c.n, c.k, c.transA, c.transB,
+                c.acc, flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio,
+                ratio < 1.0 ? "  <" : "");
+    std::fflush(stdout);
+    logRatioSum += std::log(ratio);
+    ++rows;
+    below += ratio < 1.0;
+  }
+  if (rows)
+    std::printf("\n%d calls, geometric mean ratio %.2f, %d below 1.0\n", rows,
+                std::exp(logRatioSum / rows), below);
+}
