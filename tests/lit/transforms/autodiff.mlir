@@ -1,0 +1,86 @@
+// RUN: tf-opt %s --tf-autodiff --split-input-file --verify-diagnostics | FileCheck %s
+
+// A linear layer under an MSE loss, SGD with momentum and clipping: the
+// forward pass, the loss's adjoint seeded with 1, each op's VJP (the bias
+// gradient a reduction over the broadcast dim, the weight gradient a
+// transposed matmul), the global norm, the clip factor min(1, c / (norm +
+// 1e-6)), then momentum and the update. State and step are arguments and
+// results; the ABI names every one.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x3xf32>, %[[Y:[a-z0-9]+]]: tensor<4x2xf32>, %[[W:[a-z0-9]+]]: tensor<2x3xf32>, %[[B:[a-z0-9]+]]: tensor<2xf32>, %[[MW:[a-z0-9]+]]: tensor<2x3xf32>, %[[MB:[a-z0-9]+]]: tensor<2xf32>, %[[STEP:[a-z0-9]+]]: tensor<f32>, %[[LR:[a-z0-9]+]]: tensor<f32>)
+// CHECK-SAME: {kind = "state", name = "fc.weight.momentum_buffer"}
+// CHECK-SAME: {kind = "step", name = "step"}, {kind = "hyper", name = "lr"}
+// CHECK-SAME: {kind = "grad_norm", name = "grad_norm"}
+// CHECK-SAME: tfc.entry = "train_step"
+// CHECK: %[[MM:.+]] = tf.matmul %[[X]], %[[W]] transpose_rhs
+// CHECK: %[[P:.+]] = tf.add %[[MM]], %{{.+}}
+// CHECK: %[[LOSS:.+]] = tf.mse %[[P]], %[[Y]]
+// CHECK: tf.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[DIFF:.+]] = tf.sub %[[P]], %[[Y]]
+// CHECK: %[[DP:.+]] = tf.div
+// CHECK: %[[DB:.+]] = tf.reduce_sum %[[DP]] [0] : tensor<4x2xf32> -> tensor<2xf32>
+// CHECK: %[[DW:.+]] = tf.matmul %[[DP]], %[[X]] transpose_lhs
+// CHECK: %[[NORM:.+]] = tf.sqrt
+// CHECK: %[[CLIP:.+]] = tf.min
+// CHECK: %[[DWC:.+]] = tf.mul %[[DW]], %{{.+}} : tensor<2x3xf32>
+// CHECK: %[[NEXTSTEP:.+]] = tf.add %[[STEP]]
+// CHECK: tf.constant dense<0.899999976> : tensor<2x3xf32>
+// CHECK: %[[MOM:.+]] = tf.mul %{{.+}}, %[[MW]]
+// CHECK: %[[BUF:.+]] = tf.add %[[MOM]], %[[DWC]]
+// CHECK: %[[NEWW:.+]] = tf.sub %[[W]], %{{.+}} : tensor<2x3xf32>
+// CHECK: return %[[LOSS]], %[[NEWW]], %{{.+}}, %[[BUF]], %{{.+}}, %[[NEXTSTEP]], %{{.+}}, %[[NORM]]
+// The model function stays as it was.
+// CHECK-LABEL: func.func @m
+// CHECK-NOT: tf.sqrt
+// CHECK: return
+module attributes {tf.train = {batch = 4 : i64, clip_grad_norm = 1.000000e+00 : f64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64, momentum = 9.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%arg0: tensor<4x3xf32> {tf.input = "x"}, %arg1: tensor<4x2xf32> {tf.input = "y"}, %arg2: tensor<2x3xf32> {tf.init = #tf.init<uniform, 0.5>, tf.param = "fc.weight"}, %arg3: tensor<2xf32> {tf.init = #tf.init<uniform, 0.5>, tf.param = "fc.bias"}) -> (tensor<f32> {tf.loss}, tensor<4x2xf32> {tf.output = "p"}) attributes {tf.batch = 4 : i64} {
+    %0 = tf.matmul %arg0, %arg2 transpose_rhs : tensor<4x3xf32>, tensor<2x3xf32> -> tensor<4x2xf32>
+    %1 = tf.broadcast_in_dim %arg3 [1] : tensor<2xf32> to tensor<4x2xf32>
+    %2 = tf.add %0, %1 : tensor<4x2xf32>
+    %3 = tf.mse %2, %arg1 : tensor<4x2xf32>
+    return %3, %2 : tensor<f32>, tensor<4x2xf32>
+  }
+}
+
+// -----
+
+// Adam with the UvA tutorial's cosine warm-up: two moments per parameter,
+// the schedule's cosine of the step, the bias-corrected square root.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: {kind = "state", name = "fc.weight.exp_avg"}, {kind = "state", name = "fc.weight.exp_avg_sq"}
+// CHECK-SAME: {kind = "hyper", name = "total_steps"}
+// CHECK: tf.cos
+// CHECK: tf.sqrt
+// CHECK-LABEL: func.func @m
+module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args = {lr = 1.000000e-03 : f64}, name = "adam"}, schedule = {args = {warmup = 10 : i64}, name = "cosine_warmup"}}} {
+  func.func @m(%arg0: tensor<4x3xf32> {tf.input = "x"}, %arg1: tensor<4x2xf32> {tf.input = "y"}, %arg2: tensor<2x3xf32> {tf.init = #tf.init<uniform, 0.5>, tf.param = "fc.weight"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 4 : i64} {
+    %0 = tf.matmul %arg0, %arg2 transpose_rhs : tensor<4x3xf32>, tensor<2x3xf32> -> tensor<4x2xf32>
+    %1 = tf.mse %0, %arg1 : tensor<4x2xf32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// A model without a loss has nothing to train: no train_step.
+// CHECK-LABEL: func.func @inference_only
+// CHECK-NOT: train_step
+module {
+  func.func @inference_only(%arg0: tensor<4x3xf32> {tf.input = "x"}) -> (tensor<4x3xf32> {tf.output = "y"}) attributes {tf.batch = 4 : i64} {
+    %0 = tf.relu %arg0 : tensor<4x3xf32>
+    return %0 : tensor<4x3xf32>
+  }
+}
+
+// -----
+
+// An unknown optimizer is an error naming the ones there are.
+// expected-error @+1 {{train block: unknown optimizer 'lamb' (expected adam, adamw or sgd)}}
+module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "lamb"}}} {
+  func.func @m(%arg0: tensor<4x3xf32> {tf.input = "x"}, %arg1: tensor<2x3xf32> {tf.init = #tf.init<zeros>, tf.param = "w"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 4 : i64} {
+    %0 = tf.matmul %arg0, %arg1 transpose_rhs : tensor<4x3xf32>, tensor<2x3xf32> -> tensor<4x2xf32>
+    %1 = tf.reduce_mean %0 [0, 1] : tensor<4x2xf32> -> tensor<f32>
+    return %1 : tensor<f32>
+  }
+}
