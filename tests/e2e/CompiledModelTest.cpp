@@ -12,6 +12,7 @@
 #include "compiler/frontend/Parser.h"
 #include "compiler/interpreter/Interpreter.h"
 #include "runtime/Tensor.h"
+#include "tests/e2e/Command.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -30,6 +31,7 @@
 #include <sys/wait.h>
 
 using namespace tfc;
+using namespace tfc::e2e;
 using ::testing::HasSubstr;
 
 namespace {
@@ -37,31 +39,6 @@ namespace {
 const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
 const std::string kCppModels = TFC_CPP_MODELS_DIR; // tfc_add_model's binaries
-
-struct CommandResult {
-  int status = -1;
-  std::string output; // stdout and stderr
-};
-
-CommandResult run(const std::string &command) {
-  CommandResult result;
-  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe)
-    return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-    result.output.append(buffer, n);
-  int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string makeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/tfc-e2e-XXXXXX";
-  char *dir = mkdtemp(pattern.data());
-  return dir ? dir : "";
-}
 
 /// The predict entry of a .tf model at the tf level, as the compiler builds
 /// it before lowering: the function the interpreter runs.
@@ -205,7 +182,7 @@ class CompiledVsInterpreter : public ::testing::TestWithParam<ModelCase> {};
 // compiled f32 results equal the interpreter's f64 ones within 1e-4.
 TEST_P(CompiledVsInterpreter, PredictMatchesTheInterpreter) {
   const ModelCase &c = GetParam();
-  std::string dir = makeTempDir();
+  std::string dir = makeTempDir("tfc-e2e");
   ASSERT_FALSE(dir.empty());
   std::string source = kSource + "/" + c.file, binary = dir + "/model";
   CommandResult compiled =
@@ -290,7 +267,7 @@ class Compiled : public ::testing::Test {
 protected:
   std::string dir, binary;
   bool compile(const std::string &file, const std::string &flags = "") {
-    dir = makeTempDir();
+    dir = makeTempDir("tfc-e2e");
     binary = dir + "/model";
     CommandResult r = run(kTfc + " compile " + kSource + "/" + file + " " + flags + " -o " + binary);
     EXPECT_EQ(r.status, 0) << r.output;

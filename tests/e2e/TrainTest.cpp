@@ -14,6 +14,7 @@
 #include "compiler/frontend/Parser.h"
 #include "compiler/interpreter/Interpreter.h"
 #include "runtime/Tensor.h"
+#include "tests/e2e/Command.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -33,37 +34,13 @@
 #include <unistd.h>
 
 using namespace tfc;
+using namespace tfc::e2e;
 using ::testing::HasSubstr;
 
 namespace {
 
 const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
-
-struct CommandResult {
-  int status = -1;
-  std::string output;
-};
-
-CommandResult run(const std::string &command) {
-  CommandResult result;
-  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe)
-    return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0)
-    result.output.append(buffer, n);
-  int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-std::string makeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/tfc-train-XXXXXX";
-  char *dir = mkdtemp(pattern.data());
-  return dir ? dir : "";
-}
 
 std::string fileBytes(const std::string &path) {
   std::ifstream f(path, std::ios::binary);
@@ -151,7 +128,7 @@ class TrainStepVsInterpreter : public ::testing::TestWithParam<std::string> {};
 TEST_P(TrainStepVsInterpreter, OneStepMatchesTheInterpreter) {
   const std::string model = GetParam();
   const int64_t batch = 2;
-  std::string dir = makeTempDir(), source = kSource + "/models/" + model + ".tf";
+  std::string dir = makeTempDir("tfc-train"), source = kSource + "/models/" + model + ".tf";
   ASSERT_FALSE(dir.empty());
   std::string binary = dir + "/model";
   CommandResult compiled = run(kTfc + " compile " + source + " --batch 2 -o " + binary);
@@ -295,7 +272,7 @@ class Training : public ::testing::Test {
 protected:
   static std::string dir, binary;
   static void SetUpTestSuite() {
-    dir = makeTempDir();
+    dir = makeTempDir("tfc-train");
     binary = dir + "/reverse";
     CommandResult r = run(kTfc + " compile " + kSource + "/models/reverse.tf -o " + binary);
     ASSERT_EQ(r.status, 0) << r.output;
