@@ -6,12 +6,18 @@
 // left. The caller returns once every worker that joined the job has left
 // it, so a slow-waking worker can never touch a finished job.
 //
+// A train step is thousands of short parallel loops, and waking a sleeping
+// thread costs tens of microseconds (more than many loops take), so workers
+// and the caller spin for a while (kSpin) on the generation and on the
+// job's leaving workers before they sleep on the condition variables.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -24,8 +30,26 @@ struct Job {
   const std::function<void(int64_t, int64_t)> *body;
   int64_t n, chunks;
   std::atomic<int64_t> next{0};
-  int workersInside = 0; // guarded by Pool::mutex
+  std::atomic<int> workersInside{0}; // changed under Pool::mutex
 };
+
+/// How long a thread busy-waits for the next job (or for workers to leave
+/// one) before sleeping: about the gap between a step's loops.
+constexpr std::chrono::microseconds kSpin{200};
+
+/// Spins until `ready()` or kSpin has passed; true when ready.
+template <typename Ready> bool spinUntil(Ready ready) {
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
+    if (ready())
+      return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() - start > kSpin)
+      return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
 
 /// True on pool workers and on a caller while it runs chunks: a nested
 /// parallelFor then runs inline instead of deadlocking on the pool.
@@ -80,7 +104,7 @@ public:
     {
       std::lock_guard<std::mutex> lock(mutex);
       current = &job;
-      ++generation;
+      generation.fetch_add(1);
     }
     wake.notify_all();
 
@@ -90,6 +114,7 @@ public:
 
     // Every chunk is claimed; those claimed by workers are done once the
     // workers have left the job.
+    spinUntil([&] { return job.workersInside.load() == 0; });
     std::unique_lock<std::mutex> lock(mutex);
     done.wait(lock, [&] { return job.workersInside == 0; });
     current = nullptr;
@@ -103,8 +128,8 @@ private:
   std::condition_variable wake, done;
   std::vector<std::thread> workers;
   Job *current = nullptr;
-  uint64_t generation = 0;
-  bool stopping = false;
+  std::atomic<uint64_t> generation{0}; // changed under mutex, read by spinners
+  std::atomic<bool> stopping{false};
 
   /// Starts the workers lazily, restarting them if setNumThreads changed the
   /// count. Called with submitMutex held, so no job is in flight.
@@ -114,7 +139,7 @@ private:
     stop();
     stopping = false;
     for (int i = 0; i < count; ++i)
-      workers.emplace_back([this, g = generation] { workerLoop(g); });
+      workers.emplace_back([this, g = generation.load()] { workerLoop(g); });
   }
 
   void stop() {
@@ -134,6 +159,7 @@ private:
     insideParallel = true;
     for (;;) {
       Job *job;
+      spinUntil([&] { return stopping.load() || generation.load() != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex);
         wake.wait(lock, [&] { return stopping || generation != seen; });
@@ -148,7 +174,7 @@ private:
       runChunks(*job);
       {
         std::lock_guard<std::mutex> lock(mutex);
-        if (--job->workersInside == 0)
+        if (job->workersInside.fetch_sub(1) == 1)
           done.notify_all();
       }
     }
