@@ -1,5 +1,6 @@
 # lit configuration for tfc: tf-opt and tfc tests checked with FileCheck.
 import os
+import sys
 import lit.formats
 from lit.llvm import llvm_config
 
@@ -10,6 +11,8 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tfc_obj_root, "tests", "lit")
 config.substitutions.append(("%models", os.path.join(config.tfc_src_root, "models")))
+# Test helpers in Inputs/ run on the interpreter that runs lit (no numpy needed).
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
