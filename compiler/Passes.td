@@ -5,6 +5,44 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
+  let summary = "Group tf ops into tf.fusion regions, one loop nest each";
+  let description = [{
+    The fusion policy, at the tf level so every backend compiles the same
+    groups. Walking each function backwards, an op that can root a group
+    pulls in the elementwise ops that produce its operands (and theirs)
+    over the same number of elements:
+
+    - a `loop` group is rooted at an elementwise op (arithmetic, math,
+      compare, select, cast, broadcast_in_dim, transpose, dropout,
+      one_hot); a producer that is also read after the root becomes one
+      more output of the same loop (Adam's new moments and parameter);
+    - a `reduction` group is rooted at reduce_sum/max/mean, argmax,
+      softmax, log_softmax, layer_norm, cross_entropy or mse, and takes the
+      producers only it reads (softmax with its scale and mask; the
+      gradient norm's squares; cross_entropy with the logits' epilogue).
+
+    Broadcasts and splat constants read by several groups are cloned into
+    each instead of becoming outputs. `tf.attention` is decomposed first
+    (there is no fused CPU attention kernel yet), so its scale, mask and
+    softmax fuse like any other ops. GEMMs (tf.matmul, conv1d) stay outside
+    groups. Fusion never changes a result: a tf.fusion means its body's ops
+    in order (the interpreter runs them as they are).
+
+    ```mlir
+    %s = tf.add %a, %b : tensor<8x4xf32>
+    %y = tf.relu %s : tensor<8x4xf32>
+    // becomes
+    %y = tf.fusion "loop" : tensor<8x4xf32> {
+      %s = tf.add %a, %b : tensor<8x4xf32>
+      %r = tf.relu %s : tensor<8x4xf32>
+      tf.yield %r : tensor<8x4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lower tf ops to linalg, tensor, arith and math on tensors";
   let description = [{
@@ -36,6 +74,13 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     accumulates into its bias; cross_entropy reads the labelled class of a
     log-softmax; dropout computes runtime/Philox.h's stream in the loop body
     (bitwise the interpreter's mask).
+
+    A `tf.fusion` region becomes one loop nest: its ops are lowered in
+    place, then every elementwise generic of the region is fused into the
+    generics of the region that read it (MLIR's elementwise op fusion,
+    producer into consumer; a producer read by a reduction and by others
+    is cloned for the reduction), and the region is inlined. Generics from
+    different regions never fuse: the grouping is tf-fuse's decision.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

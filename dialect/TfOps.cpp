@@ -726,3 +726,51 @@ LogicalResult MseOp::inferReturnTypes(MLIRContext *ctx,
 
 #define GET_OP_CLASSES
 #include "dialect/TfOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verify() {
+  if (getKind() != "loop" && getKind() != "reduction")
+    return emitOpError("kind must be \"loop\" or \"reduction\", got \"") << getKind() << "\"";
+  Block &body = getBodyBlock();
+  if (body.getNumArguments() != 0)
+    return emitOpError("body takes no arguments (it reads the values defined above)");
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end with tf.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ")
+           << yield.getValues().size() << " values of types " << yield.getValues().getTypes()
+           << " but returns " << getResultTypes();
+  for (Operation &op : body.without_terminator())
+    if (!isa<TFDialect>(op.getDialect()) || isa<FusionOp>(op))
+      return op.emitOpError("cannot be inside a tf.fusion (only tf ops, not nested fusions)");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Decompositions
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> AttentionOp::decompose(OpBuilder &b) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(*this);
+  Location loc = getLoc();
+  Value logits = b.create<MatmulOp>(loc, getQ(), getK(), UnitAttr(), b.getUnitAttr());
+  auto type = cast<RankedTensorType>(logits.getType());
+  auto splat = [&](double v) -> Value {
+    return b.create<ConstantOp>(loc,
+                                DenseElementsAttr::get(type, b.getF32FloatAttr(v).getValue()));
+  };
+  Value scaled = b.create<MulOp>(loc, logits, splat(getScale().convertToDouble()));
+  if (Value mask = getMask())
+    scaled = b.create<SelectOp>(loc, mask, scaled, splat(-9e15)); // the tutorials' fill
+  Value weights = b.create<SoftmaxOp>(loc, scaled, type.getRank() - 1);
+  Value values = b.create<MatmulOp>(loc, weights, getV(), UnitAttr(), UnitAttr());
+  SmallVector<Value> results = {values};
+  if (getWeights())
+    results.push_back(weights);
+  return results;
+}

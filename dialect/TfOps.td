@@ -322,6 +322,12 @@ def TF_AttentionOp : TF_InferredOp<"attention", [TF_Differentiable]> {
     all with identical batch dimensions. The weights are a second result only
     with `with_weights`, so a fused kernel need not materialise them.
   }];
+  let extraClassDeclaration = [{
+    /// Builds this op's definition in simpler tf ops (q k^T, scale, mask
+    /// fill, softmax, weights v) before the op and returns its results, for
+    /// a backend without a fused kernel.
+    ::llvm::SmallVector<::mlir::Value> decompose(::mlir::OpBuilder &builder);
+  }];
   let arguments = (ins TF_FloatTensor:$q, TF_FloatTensor:$k, TF_FloatTensor:$v,
                        Optional<TF_BoolTensor>:$mask, F32Attr:$scale,
                        UnitAttr:$with_weights);
@@ -390,6 +396,52 @@ def TF_MseOp : TF_InferredOp<"mse", [TF_Differentiable]> {
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` custom<OperandTypes>(type($lhs), type($rhs))
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion (tf-fuse's result)
+//===----------------------------------------------------------------------===//
+
+def TF_FusionOp : TF_Op<"fusion", [SingleBlock, RecursiveMemoryEffects,
+                                   RecursivelySpeculatable]> {
+  let summary = "a group of tf ops that compiles to one loop nest";
+  let description = [{
+    tf-fuse's unit of code generation: the ops of the body (which may read
+    any value defined above) run as one loop nest per backend, so the values
+    passed between them never reach memory. The results are the values the
+    body yields, those that are used outside it. `kind` says what was fused:
+
+    - `loop`: elementwise and broadcast ops over one iteration space; several
+      results are several outputs of the same loop;
+    - `reduction`: a reduction or normalisation op (reduce_*, softmax,
+      log_softmax, layer_norm, cross_entropy, mse, argmax) with the
+      elementwise ops that produce its operand, computed inside its loops.
+
+    ```mlir
+    %r = tf.fusion "loop" : tensor<128x32xf32> {
+      %s = tf.add %a, %b : tensor<128x32xf32>
+      %y = tf.relu %s : tensor<128x32xf32>
+      tf.yield %y : tensor<128x32xf32>
+    }
+    ```
+    Semantics are those of the body's ops in order; the interpreter runs
+    them as they are, so fusion cannot change a result.
+  }];
+  let arguments = (ins StrAttr:$kind);
+  let results = (outs Variadic<TF_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$kind attr-dict `:` type($results) $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+  }];
+}
+
+def TF_YieldOp : TF_Op<"yield", [Pure, Terminator,
+                                 HasParent<"FusionOp">]> {
+  let summary = "the values a tf.fusion returns";
+  let arguments = (ins Variadic<TF_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 #endif // TFC_DIALECT_TFOPS_TD

@@ -222,6 +222,16 @@ private:
           set(o.getResult(), HostTensor::f32({}, {s / a.data.size()}));
           return success();
         })
+        .Case([&](tf::FusionOp o) {
+          // A fusion means its body's ops, in order.
+          for (Operation &inner : o.getBodyBlock().without_terminator())
+            if (failed(eval(&inner)))
+              return failure();
+          for (auto [result, value] :
+               llvm::zip(o.getResults(), o.getBodyBlock().getTerminator()->getOperands()))
+            set(result, in(value));
+          return success();
+        })
         .Default([&](Operation *other) {
           return fail("unsupported op '" + other->getName().getStringRef().str() + "'");
         });

@@ -60,6 +60,7 @@ TEST_P(MemoryPlan, BuffersLiveAtTheSameTimeNeverShareBytes) {
       tfc::parseTfSource((*file)->getBuffer(), path, context, options).module;
   ASSERT_TRUE(module);
   PassManager pm(&context);
+  tfc::addFusionPasses(pm);
   tfc::addCpuLinalgPasses(pm);
   tfc::addCpuBufferPasses(pm);
   ASSERT_TRUE(succeeded(pm.run(*module)));

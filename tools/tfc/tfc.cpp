@@ -48,6 +48,8 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
+
 #ifndef TFC_VERSION
 #define TFC_VERSION "unknown"
 #endif
@@ -72,7 +74,7 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout; 
 enum Stage {
   EmitMLIR,    // the tf dialect, as the front end built it
   EmitGrad,    // after tf-autodiff: the whole train step (forward, backward, optimizer)
-  // EmitFused (fusion) will go here.
+  EmitFused,   // entry functions, their ops grouped into tf.fusion regions (tf-fuse)
   EmitLinalg,  // entry functions; linalg/tensor/arith/math on tensors
   EmitBuffers, // bufferized: GEMM calls, the memory plan, the entries' C ABI
   EmitLLVM,    // LLVM IR after LLVM's O3 for the host CPU
@@ -83,6 +85,8 @@ static cl::opt<Stage> emit(
     "emit", cl::desc("The stage to stop after and emit (default: exe)"),
     cl::values(clEnumValN(EmitMLIR, "mlir", "the tf dialect, as parsed"),
                clEnumValN(EmitGrad, "grad", "after autodiff: the train step, all in tf ops"),
+               clEnumValN(EmitFused, "fused",
+                          "the entry functions after tf-fuse: tf.fusion regions"),
                clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)"),
                clEnumValN(EmitBuffers, "buffers",
                           "on buffers, with the memory plan and the entries' C ABI"),
@@ -90,8 +94,13 @@ static cl::opt<Stage> emit(
                clEnumValN(EmitObj, "obj", "an object file for this CPU"),
                clEnumValN(EmitExe, "exe", "a native executable (the runtime linked in)")),
     cl::init(EmitExe), cl::sub(compileCommand), cl::cat(tfcCategory));
-static cl::opt<bool> verbose("v", cl::desc("Say what each stage did (entries, peak memory)"),
+static cl::opt<bool> verbose("v", cl::desc("Say what each stage did (entries, peak memory, "
+                                           "the time of each phase)"),
                              cl::sub(compileCommand), cl::cat(tfcCategory));
+
+static cl::opt<bool> passTiming("pass-timing",
+                                cl::desc("Print the time of every MLIR pass (after the run)"),
+                                cl::sub(compileCommand), cl::cat(tfcCategory));
 
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
@@ -156,6 +165,8 @@ private:
 void buildPipeline(PassManager &pm) {
   if (emit >= EmitGrad)
     tfc::addAutodiffPasses(pm);
+  if (emit >= EmitFused)
+    tfc::addFusionPasses(pm);
   if (emit >= EmitLinalg)
     tfc::addCpuLinalgPasses(pm);
   if (emit >= EmitBuffers)
@@ -237,7 +248,33 @@ OwningOpRef<ModuleOp> loadModule(llvm::SourceMgr &sourceMgr, MLIRContext &contex
   return tfc::parseTfSource(buffer->getBuffer(), filename, context, options).module;
 }
 
+/// Wall time of the compiler's phases, reported by -v.
+class PhaseClock {
+public:
+  void lap(const char *phase) {
+    auto now = std::chrono::steady_clock::now();
+    laps_.push_back({phase, std::chrono::duration<double>(now - last_).count()});
+    last_ = now;
+  }
+  void report() const {
+    if (!verbose)
+      return;
+    llvm::errs() << "tfc: time:";
+    double total = 0;
+    for (const auto &[phase, seconds] : laps_) {
+      llvm::errs() << llvm::formatv(" {0} {1:f2} s,", phase, seconds);
+      total += seconds;
+    }
+    llvm::errs() << llvm::formatv(" total {0:f2} s\n", total);
+  }
+
+private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::vector<std::pair<const char *, double>> laps_;
+};
+
 int compile() {
+  PhaseClock clock;
   if (batchSize < 0) {
     llvm::errs() << "tfc: error: --batch must be positive, got " << batchSize << "\n";
     return 1;
@@ -276,8 +313,11 @@ int compile() {
     context.disableMultithreading();
     pm.enableIRPrinting(std::move(dumps));
   }
+  if (passTiming)
+    pm.enableTiming();
   if (pm.size() > 0 && failed(pm.run(*module)))
     return 1;
+  clock.lap("mlir");
 
   if (verbose && emit >= EmitLLVM)
     reportEntries(*module);
@@ -308,6 +348,7 @@ int compile() {
     llvm::errs() << "tfc: error: " << errorMessage << "\n";
     return 1;
   }
+  clock.lap("llvm-opt");
   if (!dumpDir.empty()) {
     llvm::SmallString<128> path(dumpDir);
     llvm::sys::path::append(path, "llvm-o3.ll");
@@ -352,8 +393,11 @@ int compile() {
       return 1;
     }
   }
+  clock.lap("codegen");
   if (!linkExecutable(object, path, argv0_))
     return 1;
+  clock.lap("link");
+  clock.report();
   if (verbose)
     llvm::errs() << "tfc: wrote executable '" << path << "'\n";
   return 0;

@@ -12,9 +12,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
 
@@ -558,29 +560,13 @@ struct LayerNormLowering : OpRewritePattern<tf::LayerNormOp> {
   }
 };
 
-/// Attention as tf ops (q k^T, scale, mask fill, softmax, weights v), which
-/// the conversion then lowers further. The fused kernel is tf-fuse's job.
+/// Attention without a fused kernel: its tf definition, which the
+/// conversion then lowers further (tf-fuse decomposes it earlier, so that
+/// its parts fuse with their neighbours).
 struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::AttentionOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value logits = rewriter.create<tf::MatmulOp>(loc, op.getQ(), op.getK(), UnitAttr(),
-                                                 rewriter.getUnitAttr());
-    auto type = cast<RankedTensorType>(logits.getType());
-    auto splat = [&](double v) -> Value {
-      return rewriter.create<tf::ConstantOp>(
-          loc, DenseElementsAttr::get(type, rewriter.getF32FloatAttr(v).getValue()));
-    };
-    Value scaled = rewriter.create<tf::MulOp>(loc, logits,
-                                              splat(op.getScale().convertToDouble()));
-    if (Value mask = op.getMask())
-      scaled = rewriter.create<tf::SelectOp>(loc, mask, scaled, splat(-9e15)); // the tutorials' fill
-    Value weights = rewriter.create<tf::SoftmaxOp>(loc, scaled, type.getRank() - 1);
-    Value values = rewriter.create<tf::MatmulOp>(loc, weights, op.getV(), UnitAttr(), UnitAttr());
-    SmallVector<Value> results = {values};
-    if (op.getWeights())
-      results.push_back(weights);
-    rewriter.replaceOp(op, results);
+    rewriter.replaceOp(op, op.decompose(rewriter));
     return success();
   }
 };
@@ -765,6 +751,88 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
   }
 };
 
+/// Fuses every elementwise generic of a lowered tf.fusion `body` into the
+/// generics of `body` that read it, until none is left to fuse: one loop nest
+/// per reduction stage. Only producers of the same region fuse (tf-fuse
+/// chose the groups), and GEMMs are never touched.
+void fuseGenericsOfRegion(RewriterBase &rewriter, Block &body) {
+  auto fusible = [&](linalg::GenericOp op) {
+    return op && op->getBlock() == &body && !op->hasAttr(kMatmulAttr);
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (Operation &op : body) {
+      auto consumer = dyn_cast<linalg::GenericOp>(op);
+      if (!fusible(consumer))
+        continue;
+      for (OpOperand *operand : consumer.getDpsInputOperands()) {
+        auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+        if (!fusible(producer) || !linalg::areElementwiseOpsFusable(operand))
+          continue;
+        // A reduction cannot also write the producer's values (its outputs
+        // are indexed by the parallel dims only): it gets its own copy.
+        if (consumer.getNumReductionLoops() > 0 &&
+            !llvm::all_of(producer->getUses(), [&](OpOperand &u) { return &u == operand; })) {
+          rewriter.setInsertionPoint(producer);
+          Operation *copy = rewriter.clone(*producer);
+          rewriter.modifyOpInPlace(consumer, [&] {
+            operand->set(copy->getResult(cast<OpResult>(operand->get()).getResultNumber()));
+          });
+          producer = cast<linalg::GenericOp>(copy);
+        }
+        rewriter.setInsertionPoint(consumer); // where the fused op goes
+        FailureOr<linalg::ElementwiseOpFusionResult> fused =
+            linalg::fuseElementwiseOps(rewriter, operand);
+        if (failed(fused))
+          continue;
+        // The fused op sits where the consumer was: readers of the
+        // producer's values after it read the fused op's copies, earlier
+        // ones keep the producer.
+        Operation *fusedOp = fused->fusedOp;
+        for (auto [original, replacement] : fused->replacements)
+          rewriter.replaceUsesWithIf(original, replacement, [&](OpOperand &use) {
+            Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
+            return reader != fusedOp && fusedOp->isBeforeInBlock(reader);
+          });
+        rewriter.eraseOp(consumer);
+        if (producer->use_empty())
+          rewriter.eraseOp(producer);
+        changed = true;
+        break;
+      }
+      if (changed)
+        break;
+    }
+  }
+}
+
+/// Uses of a splat-constant input inside `generic`'s body become the scalar
+/// (the input itself is then unused, and dropped by the cleanup patterns).
+void inlineSplatInputs(RewriterBase &rewriter, linalg::GenericOp generic) {
+  Block *body = generic.getBody();
+  for (OpOperand *input : generic.getDpsInputOperands()) {
+    auto constant = input->get().getDefiningOp<arith::ConstantOp>();
+    auto splat = constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+    BlockArgument arg = generic.getMatchingBlockArgument(input);
+    if (!splat || arg.use_empty())
+      continue;
+    rewriter.setInsertionPointToStart(body);
+    Value scalar = rewriter.create<arith::ConstantOp>(
+        constant.getLoc(), cast<TypedAttr>(splat.getSplatValue<Attribute>()));
+    rewriter.replaceAllUsesWith(arg, scalar);
+  }
+}
+
+/// Replaces a lowered tf.fusion by its body.
+void inlineFusion(RewriterBase &rewriter, tf::FusionOp fusion) {
+  Block &body = fusion.getBodyBlock();
+  Operation *yield = body.getTerminator();
+  SmallVector<Value> results(yield->getOperands());
+  rewriter.eraseOp(yield);
+  rewriter.inlineBlockBefore(&body, fusion);
+  rewriter.replaceOp(fusion, results);
+}
+
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
@@ -826,8 +894,30 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     target.addIllegalDialect<tf::TFDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
                            tensor::TensorDialect, func::FuncDialect>();
+    // Fusion regions stay until their ops are lowered, then become one loop nest.
+    target.addLegalOp<tf::FusionOp, tf::YieldOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    SmallVector<tf::FusionOp> fusions;
+    getOperation().walk([&](tf::FusionOp fusion) { fusions.push_back(fusion); });
+    IRRewriter rewriter(ctx);
+    for (tf::FusionOp fusion : fusions) {
+      fuseGenericsOfRegion(rewriter, fusion.getBodyBlock());
+      inlineFusion(rewriter, fusion);
+    }
+    // Splat constants are read as scalars, not from a tensor in memory.
+    getOperation().walk([&](linalg::GenericOp generic) { inlineSplatInputs(rewriter, generic); });
+    // A fused op may keep writing a producer's value that nothing reads;
+    // inputs read as scalars now are dropped.
+    RewritePatternSet cleanup(ctx);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(cleanup);
+    // Only the generics themselves: nothing else is folded here.
+    SmallVector<Operation *> generics;
+    getOperation().walk([&](linalg::GenericOp generic) { generics.push_back(generic); });
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingOps;
+    if (failed(applyOpPatternsAndFold(generics, std::move(cleanup), config)))
+      return signalPassFailure();
   }
 };
 

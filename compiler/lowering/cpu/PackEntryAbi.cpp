@@ -179,6 +179,13 @@ FailureOr<llvm::json::Object> packEntry(func::FuncOp entry, const LLVMTypeConver
   b.create<func::CallOp>(loc, entry, operands);
   b.create<func::ReturnOp>(loc);
   entry.setPrivate();
+  // Inlined into its wrapper: a call passing every memref descriptor field
+  // as its own argument (thousands for a train step) makes instruction
+  // selection quadratic.
+  // Internal, so no out-of-line copy remains once it is inlined.
+  entry->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("alwaysinline")}));
+  entry->setAttr("llvm.linkage",
+                 LLVM::LinkageAttr::get(b.getContext(), LLVM::Linkage::Internal));
   return record;
 }
 

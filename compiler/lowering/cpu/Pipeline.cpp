@@ -42,6 +42,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -69,12 +70,18 @@ void tfc::registerCpuCodegen(DialectRegistry &registry) {
 
 void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
 
-void tfc::addCpuLinalgPasses(OpPassManager &pm) {
+void tfc::addFusionPasses(OpPassManager &pm) {
   pm.addPass(createTfEntryPoints());
   pm.addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
   // shared destinations, which bufferization must copy.
   pm.addPass(createCSEPass());
+  pm.addPass(createTfFuse());
+  // Broadcasts cloned into every group that reads them are dead outside.
+  pm.addPass(createCanonicalizerPass());
+}
+
+void tfc::addCpuLinalgPasses(OpPassManager &pm) {
   pm.addPass(createTfLowerToLinalg());
   pm.addPass(createCanonicalizerPass());
 }
@@ -131,6 +138,32 @@ std::unique_ptr<llvm::TargetMachine> tfc::createHostTargetMachine(std::string &e
   return machine;
 }
 
+/// An entry function is one long block of calls (one per loop nest and
+/// GEMM), and SelectionDAG's time grows faster than linearly with a block's
+/// size: cut blocks after every call once they are `kMaxBlock` instructions
+/// long, so instruction selection stays linear in the size of the model.
+static void splitLongBlocks(llvm::Module &module) {
+  constexpr unsigned kMaxBlock = 64;
+  for (llvm::Function &function : module) {
+    SmallVector<llvm::BasicBlock *> worklist;
+    for (llvm::BasicBlock &block : function)
+      worklist.push_back(&block);
+    while (!worklist.empty()) {
+      llvm::BasicBlock *block = worklist.pop_back_val();
+      unsigned count = 0;
+      for (llvm::Instruction &inst : *block) {
+        if (++count < kMaxBlock || !llvm::isa<llvm::CallInst>(inst) || inst.isTerminator())
+          continue;
+        llvm::Instruction *next = inst.getNextNode();
+        if (!next || next->isTerminator())
+          break;
+        worklist.push_back(block->splitBasicBlock(next));
+        break;
+      }
+    }
+  }
+}
+
 std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
                                                         llvm::LLVMContext &context,
                                                         llvm::TargetMachine &machine,
@@ -160,6 +193,7 @@ std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgsccs, modules);
   builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*llvmModule, modules);
+  splitLongBlocks(*llvmModule);
   return llvmModule;
 }
 

@@ -29,10 +29,13 @@ namespace tfc {
 /// Dialects, bufferization models and LLVM translations the CPU stages use.
 void registerCpuCodegen(mlir::DialectRegistry &registry);
 
-/// tf → entry functions → linalg/tensor/arith/math on tensors.
 /// tf-autodiff: the train step (forward, backward, clipping, schedule and
 /// optimizer) as one tf function beside the model.
 void addAutodiffPasses(mlir::OpPassManager &pm);
+/// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
+/// grouped into tf.fusion regions (still tf, for every backend).
+void addFusionPasses(mlir::OpPassManager &pm);
+/// tf-lower-to-linalg: each fusion region becomes one loop nest.
 void addCpuLinalgPasses(mlir::OpPassManager &pm);
 /// linalg on tensors → buffers: GEMM calls, one planned arena, C entry ABI.
 void addCpuBufferPasses(mlir::OpPassManager &pm);

@@ -572,3 +572,36 @@ func.func @f(%a: tensor<?xf32>) {
   %0 = "tf.neg"(%a) : (tensor<?xf32>) -> tensor<?xf32>
   return
 }
+
+// -----
+
+func.func @fusion_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tf.fusion' op kind must be "loop" or "reduction", got "tile"}}
+  %r = tf.fusion "tile" : tensor<4xf32> {
+    %y = tf.relu %a : tensor<4xf32>
+    tf.yield %y : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_yield_types(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tf.fusion' op yields 1 values of types 'tensor<4xf32>' but returns 'tensor<2x2xf32>'}}
+  %r = tf.fusion "loop" : tensor<2x2xf32> {
+    %y = tf.relu %a : tensor<4xf32>
+    tf.yield %y : tensor<4xf32>
+  }
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+func.func @fusion_foreign_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = tf.fusion "loop" : tensor<4xf32> {
+    // expected-error @+1 {{'arith.addf' op cannot be inside a tf.fusion (only tf ops, not nested fusions)}}
+    %y = arith.addf %a, %a : tensor<4xf32>
+    tf.yield %y : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

@@ -227,3 +227,26 @@ func.func @model_signature(%t: tensor<2x16xi32> {tf.input = "tokens"},
   %1 = tf.constant dense<0.0> : tensor<1x1xf32>
   return %0, %0, %t, %1 : tensor<f32>, tensor<f32>, tensor<2x16xi32>, tensor<1x1xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @fusion
+// CHECK: %[[R:.+]]:2 = tf.fusion "loop" : tensor<4xf32>, tensor<4xf32> {
+// CHECK:   %[[S:.+]] = tf.add
+// CHECK:   %[[Y:.+]] = tf.relu %[[S]]
+// CHECK:   tf.yield %[[S]], %[[Y]] : tensor<4xf32>, tensor<4xf32>
+// CHECK: }
+// CHECK: tf.fusion "reduction" : tensor<f32>
+func.func @fusion(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<f32>) {
+  %r:2 = tf.fusion "loop" : tensor<4xf32>, tensor<4xf32> {
+    %s = tf.add %a, %b : tensor<4xf32>
+    %y = tf.relu %s : tensor<4xf32>
+    tf.yield %s, %y : tensor<4xf32>, tensor<4xf32>
+  }
+  %n = tf.fusion "reduction" : tensor<f32> {
+    %sq = tf.mul %r#1, %r#1 : tensor<4xf32>
+    %t = tf.reduce_sum %sq [0] : tensor<4xf32> -> tensor<f32>
+    tf.yield %t : tensor<f32>
+  }
+  return %r#0, %r#1, %n : tensor<4xf32>, tensor<4xf32>, tensor<f32>
+}

@@ -349,3 +349,61 @@ func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, te
   %1 = tf.dropout %x, %s rate 0.25 key 4 : tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A tf.fusion becomes one loop nest: the bias broadcast, add and relu are
+// one generic, and a value also read outside (the sum) is a second output of
+// the same loop.
+// CHECK-LABEL: func.func @fusion_loop
+// CHECK: %[[R:.+]]:2 = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tf.fusion
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @fusion_loop(%x: tensor<8x4xf32>, %b: tensor<4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %r:2 = tf.fusion "loop" : tensor<8x4xf32>, tensor<8x4xf32> {
+    %bb = tf.broadcast_in_dim %b [1] : tensor<4xf32> to tensor<8x4xf32>
+    %s = tf.add %x, %bb : tensor<8x4xf32>
+    %y = tf.relu %s : tensor<8x4xf32>
+    tf.yield %s, %y : tensor<8x4xf32>, tensor<8x4xf32>
+  }
+  return %r#0, %r#1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// A reduction group: the scale and mask fill run inside softmax's three
+// stages (max, sum of exponentials, normalisation), each reading the
+// logits, never a materialised scaled copy; the splat constants are
+// scalars in the loop bodies, not tensors read from memory.
+// CHECK-LABEL: func.func @fusion_softmax
+// CHECK-SAME: (%[[L:.+]]: tensor<4x8xf32>, %[[M:.+]]: tensor<4x8xi1>)
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[M]], %[[L]] : tensor<4x8xi1>, tensor<4x8xf32>)
+// CHECK: arith.constant -9.000000e+15 : f32
+// CHECK: arith.maximumf
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK: math.exp
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel"]
+// CHECK: arith.select
+// CHECK: arith.divf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @fusion_softmax(%l: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8xf32> {
+  %w = tf.fusion "reduction" : tensor<4x8xf32> {
+    %c = tf.constant dense<0.5> : tensor<4x8xf32>
+    %f = tf.constant dense<-9.0e15> : tensor<4x8xf32>
+    %s = tf.mul %l, %c : tensor<4x8xf32>
+    %sel = tf.select %m, %s, %f : tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32>
+    %y = tf.softmax %sel axis 1 : tensor<4x8xf32>
+    tf.yield %y : tensor<4x8xf32>
+  }
+  return %w : tensor<4x8xf32>
+}

@@ -1,0 +1,207 @@
+//===- Fuse.cpp - group tf ops into tf.fusion regions ---------------------===//
+//
+// The fusion policy, decided once at the tf level so that every backend
+// gets the same groups: each tf.fusion becomes one loop nest (CPU: one
+// linalg.generic per reduction stage; a GPU backend: one kernel). The
+// mechanism lives in the backends (lowering/cpu/LowerToLinalg.cpp fuses the
+// generics of one region with MLIR's elementwise fusion).
+//
+// Greedy and consumer-first, as XLA's instruction fusion: walking each
+// function backwards, an op that can root a group (an elementwise op, or a
+// reduction-like op) pulls in the elementwise ops producing its operands,
+// and theirs, as long as they iterate over the same number of elements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "dialect/TfDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace tfc {
+#define GEN_PASS_DEF_TFFUSE
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+using namespace tfc;
+
+namespace {
+
+/// Ops computed element by element over their result (every result element
+/// reads operand elements at the same or a fixed permuted/broadcast index):
+/// they fuse into their consumers' loops.
+bool isElementwise(Operation *op) {
+  return isa<tf::NegOp, tf::ExpOp, tf::LogOp, tf::SqrtOp, tf::RsqrtOp, tf::TanhOp, tf::SinOp,
+             tf::CosOp, tf::ReluOp, tf::GeluOp, tf::ErfOp, tf::AddOp, tf::SubOp, tf::MulOp,
+             tf::DivOp, tf::MaxOp, tf::MinOp, tf::CompareOp, tf::AndOp, tf::OrOp, tf::NotOp,
+             tf::SelectOp, tf::CastOp, tf::BroadcastInDimOp, tf::TransposeOp, tf::DropoutOp,
+             tf::OneHotOp>(op);
+}
+
+/// Ops that reduce (or normalise along) an axis of their first operand: they
+/// root a group whose loops run over that operand.
+bool isReductionLike(Operation *op) {
+  return isa<tf::ReduceSumOp, tf::ReduceMaxOp, tf::ReduceMeanOp, tf::ArgmaxOp, tf::SoftmaxOp,
+             tf::LogSoftmaxOp, tf::LayerNormOp, tf::CrossEntropyOp, tf::MseOp>(op);
+}
+
+/// Ops worth recomputing in every group that reads them rather than making
+/// them a group output: a broadcast only changes indexing, and a splat
+/// constant is a scalar.
+bool isFreeToDuplicate(Operation *op) {
+  if (isa<tf::BroadcastInDimOp>(op))
+    return true;
+  auto constant = dyn_cast<tf::ConstantOp>(op);
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  return dense && dense.isSplat();
+}
+
+int64_t numElements(Value v) { return cast<ShapedType>(v.getType()).getNumElements(); }
+
+struct Group {
+  Operation *root;
+  bool reduction;
+  int64_t loopElements;
+  llvm::SetVector<Operation *> members;     // moved into the region
+  llvm::SetVector<Operation *> duplicates;  // cloned into it (they stay outside too)
+};
+
+class Fuser {
+public:
+  explicit Fuser(Block &block) : block_(block) {}
+
+  void run() {
+    decomposeAttention();
+    // Ops move into regions as groups form: walk a snapshot.
+    SmallVector<Operation *> ops;
+    for (Operation &op : block_.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops)) {
+      if (grouped_.contains(op) || (!isElementwise(op) && !isReductionLike(op)))
+        continue;
+      Group group = grow(op);
+      if (group.members.size() + group.duplicates.size() < 2)
+        continue; // nothing to fuse with
+      grouped_.insert(group.members.begin(), group.members.end());
+      materialise(group);
+    }
+  }
+
+private:
+  /// Attention has no fused CPU kernel yet: its parts (scale, mask, softmax)
+  /// fuse better than the whole.
+  void decomposeAttention() {
+    for (auto op : llvm::make_early_inc_range(block_.getOps<tf::AttentionOp>())) {
+      OpBuilder builder(op);
+      SmallVector<Value> results = op.decompose(builder);
+      op->replaceAllUsesWith(results);
+      op->erase();
+    }
+  }
+
+  /// Pulls producers into the group until none more qualifies.
+  Group grow(Operation *root) {
+    Group g{root, isReductionLike(root), 0, {}, {}};
+    g.loopElements = numElements(g.reduction ? root->getOperand(0) : root->getResult(0));
+    g.members.insert(root);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < g.members.size(); ++i)
+        for (Value operand : g.members[i]->getOperands())
+          if (Operation *producer = operand.getDefiningOp())
+            changed |= tryAdd(g, producer);
+    }
+    return g;
+  }
+
+  bool tryAdd(Group &g, Operation *producer) {
+    if (producer->getBlock() != &block_ || grouped_.contains(producer) ||
+        g.members.contains(producer) || g.duplicates.contains(producer) ||
+        producer->getNumResults() != 1 || numElements(producer->getResult(0)) != g.loopElements)
+      return false;
+    if (isFreeToDuplicate(producer)) {
+      // Moved in when only the group reads it; read from a clone otherwise.
+      // (A broadcast's operand is smaller: it is never pulled in.)
+      if (allUsersIn(producer, g))
+        return g.members.insert(producer);
+      g.duplicates.insert(producer);
+      return false;
+    }
+    if (!isElementwise(producer))
+      return false;
+    // A producer that other ops read too becomes an extra output of a loop
+    // group, if those readers come after the group (it is placed at its
+    // root). A reduction group would compute it twice: left out.
+    if (!allUsersIn(producer, g) && (g.reduction || !usersOutsideFollow(producer, g)))
+      return false;
+    return g.members.insert(producer);
+  }
+
+  bool allUsersIn(Operation *op, const Group &g) const {
+    return llvm::all_of(op->getUsers(), [&](Operation *u) { return g.members.contains(u); });
+  }
+
+  bool usersOutsideFollow(Operation *op, const Group &g) const {
+    return llvm::all_of(op->getUsers(), [&](Operation *u) {
+      // A reader inside an earlier-made fusion counts as that fusion.
+      Operation *top = block_.findAncestorOpInBlock(*u);
+      return g.members.contains(top) || g.root->isBeforeInBlock(top);
+    });
+  }
+
+  /// Moves the members, in block order, into a tf.fusion placed at the root;
+  /// every member result read outside becomes a result of the fusion.
+  void materialise(Group &g) {
+    SmallVector<Operation *> members(g.members.begin(), g.members.end());
+    llvm::sort(members, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    SmallVector<Value> outputs;
+    for (Operation *member : members)
+      for (Value result : member->getResults())
+        if (llvm::any_of(result.getUsers(),
+                         [&](Operation *u) { return !g.members.contains(u); }))
+          outputs.push_back(result);
+
+    OpBuilder builder(g.root);
+    auto fusion = builder.create<tf::FusionOp>(g.root->getLoc(), ValueRange(outputs).getTypes(),
+                                               g.reduction ? "reduction" : "loop");
+    Block *body = builder.createBlock(&fusion.getBody());
+    builder.setInsertionPointToStart(body);
+    IRMapping clones;
+    SmallVector<Operation *> duplicates(g.duplicates.begin(), g.duplicates.end());
+    llvm::sort(duplicates, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    for (Operation *dup : duplicates)
+      clones.map(dup->getResults(), builder.clone(*dup)->getResults());
+    for (Operation *member : members) {
+      member->moveBefore(body, body->end());
+      for (OpOperand &operand : member->getOpOperands())
+        if (Value clone = clones.lookupOrNull(operand.get()))
+          operand.set(clone);
+    }
+    builder.setInsertionPointToEnd(body);
+    builder.create<tf::YieldOp>(g.root->getLoc(), outputs);
+    for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+      output.replaceUsesWithIf(result, [&](OpOperand &use) {
+        return !fusion->isAncestor(use.getOwner());
+      });
+  }
+
+  Block &block_;
+  llvm::DenseSet<Operation *> grouped_;
+};
+
+struct TfFusePass : tfc::impl::TfFuseBase<TfFusePass> {
+  void runOnOperation() override {
+    getOperation().walk([](func::FuncOp func) {
+      if (!func.getBody().empty())
+        Fuser(func.getBody().front()).run();
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,124 @@
+// RUN: tf-opt %s --split-input-file --tf-fuse | FileCheck %s
+
+// An elementwise chain with a broadcast bias: one loop group; the broadcast
+// moves in, the bias itself is read from above.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[X:.+]]: tensor<8x4xf32>, %[[B:.+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[R:.+]] = tf.fusion "loop" : tensor<8x4xf32> {
+// CHECK-NEXT:   %[[BB:.+]] = tf.broadcast_in_dim %[[B]] [1]
+// CHECK-NEXT:   %[[S:.+]] = tf.add %[[X]], %[[BB]]
+// CHECK-NEXT:   %[[Y:.+]] = tf.relu %[[S]]
+// CHECK-NEXT:   tf.yield %[[Y]] : tensor<8x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[R]]
+func.func @chain(%x: tensor<8x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %bb = tf.broadcast_in_dim %b [1] : tensor<4xf32> to tensor<8x4xf32>
+  %s = tf.add %x, %bb : tensor<8x4xf32>
+  %y = tf.relu %s : tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
+// A value read after the group becomes a second output of the same loop
+// (Adam's new moment and new parameter).
+// CHECK-LABEL: func.func @multi_output
+// CHECK: %[[R:.+]]:2 = tf.fusion "loop" : tensor<16xf32>, tensor<16xf32> {
+// CHECK:   %[[M:.+]] = tf.mul
+// CHECK:   %[[P:.+]] = tf.sub
+// CHECK:   tf.yield %[[M]], %[[P]]
+// CHECK: return %[[R]]#1, %[[R]]#0
+func.func @multi_output(%p: tensor<16xf32>, %g: tensor<16xf32>, %c: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %m = tf.mul %g, %c : tensor<16xf32>
+  %p2 = tf.sub %p, %m : tensor<16xf32>
+  return %p2, %m : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A reduction takes the producers only it reads: the squares of a gradient
+// norm are summed in the same loop.
+// CHECK-LABEL: func.func @sum_of_squares
+// CHECK: %[[R:.+]] = tf.fusion "reduction" : tensor<f32> {
+// CHECK:   %[[SQ:.+]] = tf.mul %[[G:.+]], %[[G]]
+// CHECK:   %[[S:.+]] = tf.reduce_sum %[[SQ]] [0, 1]
+// CHECK:   tf.yield %[[S]] : tensor<f32>
+// CHECK: tf.sqrt %[[R]]
+func.func @sum_of_squares(%g: tensor<32x8xf32>) -> tensor<f32> {
+  %sq = tf.mul %g, %g : tensor<32x8xf32>
+  %s = tf.reduce_sum %sq [0, 1] : tensor<32x8xf32> -> tensor<f32>
+  %n = tf.sqrt %s : tensor<f32>
+  return %n : tensor<f32>
+}
+
+// -----
+
+// Attention is decomposed; its scale, mask fill and softmax form one
+// reduction group between the two GEMMs, which stay outside.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[QK:.+]] = tf.matmul %{{.+}}, %{{.+}} transpose_rhs
+// CHECK: %[[W:.+]] = tf.fusion "reduction" : tensor<2x4x4xf32> {
+// CHECK:   tf.mul %[[QK]]
+// CHECK:   tf.select
+// CHECK:   tf.softmax
+// CHECK:   tf.yield
+// CHECK: tf.matmul %[[W]], %{{.+}} :
+// CHECK-NOT: tf.attention
+func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %m: tensor<2x4x4xi1>) -> tensor<2x4x8xf32> {
+  %o = tf.attention %q, %k, %v mask %m scale 0.35355339 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1> -> tensor<2x4x8xf32>
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// A producer that is also read by ops outside a reduction group is not
+// pulled in (the reduction would compute it a second time); it roots its
+// own group with its elementwise producers.
+// CHECK-LABEL: func.func @shared_producer
+// CHECK: %[[E:.+]] = tf.fusion "loop" : tensor<4x8xf32> {
+// CHECK:   tf.neg
+// CHECK:   tf.exp
+// CHECK:   tf.yield
+// CHECK: tf.reduce_sum %[[E]] [1]
+// CHECK: tf.matmul %[[E]]
+func.func @shared_producer(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %n = tf.neg %x : tensor<4x8xf32>
+  %e = tf.exp %n : tensor<4x8xf32>
+  %s = tf.reduce_sum %e [1] : tensor<4x8xf32> -> tensor<4xf32>
+  %y = tf.matmul %e, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  return %s, %y : tensor<4xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A broadcast read by two groups is cloned into each; a small producer
+// (exp over the 4 elements of the bias) is not recomputed per element of
+// the 8x4 loop.
+// CHECK-LABEL: func.func @shared_broadcast
+// CHECK: %[[EB:.+]] = tf.exp %{{.+}} : tensor<4xf32>
+// CHECK: tf.fusion "loop"
+// CHECK:   tf.broadcast_in_dim %[[EB]]
+// CHECK:   tf.mul
+// CHECK: tf.matmul
+// CHECK: tf.fusion "loop"
+// CHECK:   tf.broadcast_in_dim %[[EB]]
+// CHECK:   tf.add
+func.func @shared_broadcast(%x: tensor<8x4xf32>, %b: tensor<4xf32>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %eb = tf.exp %b : tensor<4xf32>
+  %bb = tf.broadcast_in_dim %eb [1] : tensor<4xf32> to tensor<8x4xf32>
+  %a = tf.mul %x, %bb : tensor<8x4xf32>
+  %y = tf.matmul %a, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %c = tf.add %y, %bb : tensor<8x4xf32>
+  return %a, %c : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Nothing to fuse: a lone op stays as it is.
+// CHECK-LABEL: func.func @alone
+// CHECK-NOT: tf.fusion
+// CHECK: tf.relu
+func.func @alone(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = tf.relu %x : tensor<8xf32>
+  return %y : tensor<8xf32>
+}
