@@ -31,6 +31,9 @@ class SCFDialect;
 namespace tensor {
 class TensorDialect;
 }
+namespace vector {
+class VectorDialect;
+}
 } // namespace mlir
 
 namespace tfc {

@@ -150,6 +150,27 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TfApproximateMath : Pass<"tf-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replace exp, log, tanh, erf and friends by polynomial approximations";
+  let description = [{
+    MLIR's polynomial approximations (`math` to `arith`, f32 and vectors of
+    f32) for exp, expm1, log, log1p, log2, tanh, erf, sin, cos, atan and
+    rsqrt. LLVM lowers the `math` ops to one scalar libm call per element,
+    and a call keeps the whole fused loop it sits in scalar; the
+    approximations are plain arithmetic the loop vectoriser handles. Their
+    error is a few ulp (compiled models are checked against the
+    double-precision interpreter end to end).
+
+    ```mlir
+    %e = math.exp %x : f32
+    // becomes a range reduction (x = k ln2 + r), a polynomial in r and a
+    // scaling by 2^k, in arith ops (with overflow and underflow handled)
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def TfParallelLoopsToRuntime : Pass<"tf-parallel-loops-to-runtime", "mlir::ModuleOp"> {
   let summary = "Run outermost parallel loops on the runtime's thread pool";
   let description = [{

@@ -102,6 +102,11 @@ static cl::opt<bool> passTiming("pass-timing",
                                 cl::desc("Print the time of every MLIR pass (after the run)"),
                                 cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noFuse("no-fuse",
+                            cl::desc("Skip tf-fuse: every op its own loop nest (to rule "
+                                     "fusion in or out when chasing a problem)"),
+                            cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
     cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -166,7 +171,7 @@ void buildPipeline(PassManager &pm) {
   if (emit >= EmitGrad)
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
-    tfc::addFusionPasses(pm);
+    tfc::addFusionPasses(pm, /*fuse=*/!noFuse);
   if (emit >= EmitLinalg)
     tfc::addCpuLinalgPasses(pm);
   if (emit >= EmitBuffers)

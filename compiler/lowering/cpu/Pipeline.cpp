@@ -70,12 +70,14 @@ void tfc::registerCpuCodegen(DialectRegistry &registry) {
 
 void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
 
-void tfc::addFusionPasses(OpPassManager &pm) {
+void tfc::addFusionPasses(OpPassManager &pm, bool fuse) {
   pm.addPass(createTfEntryPoints());
   pm.addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
   // shared destinations, which bufferization must copy.
   pm.addPass(createCSEPass());
+  if (!fuse)
+    return;
   pm.addPass(createTfFuse());
   // Broadcasts cloned into every group that reads them are dead outside.
   pm.addPass(createCanonicalizerPass());
@@ -102,6 +104,8 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
 }
 
 void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
+  // exp, log, tanh, erf as arithmetic, so their loops vectorise.
+  pm.addPass(createTfApproximateMath());
   // Parallel dims become scf.parallel, and the big ones run on the pool.
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createTfParallelLoopsToRuntime());
@@ -109,8 +113,8 @@ void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // Intrinsics where LLVM has them (exp, log, sqrt: vectorisable); libm for
-  // the rest (tanh, erf).
+  // What tf-approximate-math leaves (sqrt) becomes LLVM intrinsics; libm
+  // for anything else.
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
