@@ -11,7 +11,8 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
     The fusion policy, at the tf level so every backend compiles the same
     groups. Walking each function backwards, an op that can root a group
     pulls in the elementwise ops that produce its operands (and theirs)
-    over the same number of elements:
+    over the same number of elements. The pass names no op: ops say what
+    they are with the `LoopFusible` and `ReductionFusible` traits (TfOps.td).
 
     - a `loop` group is rooted at an elementwise op (arithmetic, math,
       compare, select, cast, broadcast_in_dim, transpose, dropout,

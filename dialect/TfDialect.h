@@ -19,6 +19,15 @@
 
 #include "dialect/TfInterfaces.h.inc"
 
+namespace tfc::tf {
+/// Marks an op computed element by element over its result (TfOps.td).
+template <typename ConcreteType>
+class LoopFusible : public mlir::OpTrait::TraitBase<ConcreteType, LoopFusible> {};
+/// Marks an op that reduces (or normalises along) an axis of its first operand.
+template <typename ConcreteType>
+class ReductionFusible : public mlir::OpTrait::TraitBase<ConcreteType, ReductionFusible> {};
+} // namespace tfc::tf
+
 #define GET_OP_CLASSES
 #include "dialect/TfOps.h.inc"
 

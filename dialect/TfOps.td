@@ -27,6 +27,15 @@ class TF_InferredOp<string mnemonic, list<Trait> traits = []>
 // An op with a vector-Jacobian product (dialect/TfGradients.cpp).
 defvar TF_Differentiable = DeclareOpInterfaceMethods<TF_GradientOpInterface>;
 
+// What tf-fuse reads (the pass names no op): an op computed element by
+// element over its result (each element reads operand elements at the same,
+// a permuted or a broadcast index) fuses into the loops of its consumers; a
+// reduction-like op roots a group whose loops run over its first operand.
+def TF_LoopFusible : NativeOpTrait<"LoopFusible"> { let cppNamespace = "::tfc::tf"; }
+def TF_ReductionFusible : NativeOpTrait<"ReductionFusible"> {
+  let cppNamespace = "::tfc::tf";
+}
+
 //===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
@@ -52,7 +61,7 @@ def TF_ConstantOp : TF_InferredOp<"constant", [ConstantLike]> {
 //===----------------------------------------------------------------------===//
 
 class TF_UnaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [TF_Differentiable]> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_LoopFusible]> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$x);
   let results = (outs TF_FloatTensor:$result);
@@ -74,7 +83,7 @@ def TF_ErfOp : TF_UnaryFloatOp<"erf",
     "elementwise Gauss error function (gelu's derivative needs Phi(x))">;
 
 class TF_BinaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [TF_Differentiable]> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_LoopFusible]> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
   let results = (outs TF_FloatTensor:$result);
@@ -90,7 +99,7 @@ def TF_DivOp : TF_BinaryFloatOp<"div", "elementwise division">;
 def TF_MaxOp : TF_BinaryFloatOp<"max", "elementwise maximum">;
 def TF_MinOp : TF_BinaryFloatOp<"min", "elementwise minimum">;
 
-def TF_CompareOp : TF_InferredOp<"compare"> {
+def TF_CompareOp : TF_InferredOp<"compare", [TF_LoopFusible]> {
   let summary = "elementwise comparison, giving i1";
   let description = [{
     ```mlir
@@ -109,7 +118,7 @@ def TF_CompareOp : TF_InferredOp<"compare"> {
 }
 
 class TF_LogicalBinaryOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic> {
+    : TF_InferredOp<mnemonic, [TF_LoopFusible]> {
   let summary = summ;
   let arguments = (ins TF_BoolTensor:$lhs, TF_BoolTensor:$rhs);
   let results = (outs TF_BoolTensor:$result);
@@ -120,14 +129,14 @@ class TF_LogicalBinaryOp<string mnemonic, string summ>
 def TF_AndOp : TF_LogicalBinaryOp<"and", "elementwise logical and">;
 def TF_OrOp : TF_LogicalBinaryOp<"or", "elementwise logical or">;
 
-def TF_NotOp : TF_InferredOp<"not"> {
+def TF_NotOp : TF_InferredOp<"not", [TF_LoopFusible]> {
   let summary = "elementwise logical not";
   let arguments = (ins TF_BoolTensor:$x);
   let results = (outs TF_BoolTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable]> {
+def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable, TF_LoopFusible]> {
   let summary = "elementwise choice: cond ? on_true : on_false";
   let arguments = (ins TF_BoolTensor:$cond, TF_Tensor:$on_true,
                        TF_Tensor:$on_false);
@@ -138,7 +147,7 @@ def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable]> {
   }];
 }
 
-def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable]> {
+def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable, TF_LoopFusible]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     f32 -> i32 truncates toward zero; i1 -> f32/i32 gives 0 or 1; anything
@@ -157,7 +166,8 @@ def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable]> {
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim", [Pure, TF_Differentiable]> {
+def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim",
+                                [Pure, TF_Differentiable, TF_LoopFusible]> {
   let summary = "explicit broadcast (StableHLO semantics, no transposition)";
   let description = [{
     Operand dimension `i` maps to result dimension `dims[i]`; `dims` is
@@ -183,7 +193,7 @@ def TF_ReshapeOp : TF_Op<"reshape", [Pure, TF_Differentiable]> {
   let hasFolder = 1;
 }
 
-def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable]> {
+def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable, TF_LoopFusible]> {
   let summary = "dimension permutation: result dim i is operand dim perm[i]";
   let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs TF_Tensor:$result);
@@ -216,7 +226,7 @@ def TF_ConcatOp : TF_InferredOp<"concat", [TF_Differentiable]> {
 //===----------------------------------------------------------------------===//
 
 class TF_ReduceOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [TF_Differentiable]> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_ReductionFusible]> {
   let summary = summ;
   let description = [{
     Reduces the listed axes (sorted, unique) away; the result has the
@@ -230,7 +240,7 @@ def TF_ReduceSumOp : TF_ReduceOp<"reduce_sum", "sum over axes">;
 def TF_ReduceMaxOp : TF_ReduceOp<"reduce_max", "maximum over axes">;
 def TF_ReduceMeanOp : TF_ReduceOp<"reduce_mean", "mean over axes">;
 
-def TF_ArgmaxOp : TF_InferredOp<"argmax"> {
+def TF_ArgmaxOp : TF_InferredOp<"argmax", [TF_ReductionFusible]> {
   let summary = "index of the largest element along an axis (first on ties)";
   let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
   let results = (outs TF_IntTensor:$result);
@@ -262,21 +272,22 @@ def TF_MatmulOp : TF_InferredOp<"matmul", [TF_Differentiable]> {
   }];
 }
 
-def TF_SoftmaxOp : TF_InferredOp<"softmax", [TF_Differentiable]> {
+def TF_SoftmaxOp : TF_InferredOp<"softmax", [TF_Differentiable, TF_ReductionFusible]> {
   let summary = "softmax along one axis";
   let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x)";
 }
 
-def TF_LogSoftmaxOp : TF_InferredOp<"log_softmax", [TF_Differentiable]> {
+def TF_LogSoftmaxOp : TF_InferredOp<"log_softmax",
+                                     [TF_Differentiable, TF_ReductionFusible]> {
   let summary = "log of the softmax along one axis";
   let arguments = (ins TF_FloatTensor:$x, I64Attr:$axis);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = "$x `axis` $axis attr-dict `:` type($x)";
 }
 
-def TF_LayerNormOp : TF_InferredOp<"layer_norm", [TF_Differentiable]> {
+def TF_LayerNormOp : TF_InferredOp<"layer_norm", [TF_Differentiable, TF_ReductionFusible]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * gamma + beta`, with the biased
@@ -292,7 +303,7 @@ def TF_LayerNormOp : TF_InferredOp<"layer_norm", [TF_Differentiable]> {
   }];
 }
 
-def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable]> {
+def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable, TF_LoopFusible]> {
   let summary = "inverted dropout, keyed by a seed and a per-op key";
   let description = [{
     In training mode, zeroes each element with probability `rate` and scales
@@ -354,7 +365,7 @@ def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable]> {
   }];
 }
 
-def TF_OneHotOp : TF_InferredOp<"one_hot"> {
+def TF_OneHotOp : TF_InferredOp<"one_hot", [TF_LoopFusible]> {
   let summary = "one-hot f32 encoding of i32 indices";
   let arguments = (ins TF_IntTensor:$ids, I64Attr:$depth);
   let results = (outs TF_FloatTensor:$result);
@@ -374,7 +385,8 @@ def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable]> {
 // Losses
 //===----------------------------------------------------------------------===//
 
-def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy", [TF_Differentiable]> {
+def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy",
+                                       [TF_Differentiable, TF_ReductionFusible]> {
   let summary = "mean softmax cross-entropy with integer labels";
   let description = [{
     `axis` of logits holds the classes; labels have the logits' shape without
@@ -389,7 +401,7 @@ def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy", [TF_Differentiable]> {
   }];
 }
 
-def TF_MseOp : TF_InferredOp<"mse", [TF_Differentiable]> {
+def TF_MseOp : TF_InferredOp<"mse", [TF_Differentiable, TF_ReductionFusible]> {
   let summary = "mean squared error over all elements";
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
   let results = (outs TF_ScalarFloat:$result);

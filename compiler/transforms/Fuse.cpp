@@ -31,23 +31,11 @@ using namespace tfc;
 
 namespace {
 
-/// Ops computed element by element over their result (every result element
-/// reads operand elements at the same or a fixed permuted/broadcast index):
-/// they fuse into their consumers' loops.
-bool isElementwise(Operation *op) {
-  return isa<tf::NegOp, tf::ExpOp, tf::LogOp, tf::SqrtOp, tf::RsqrtOp, tf::TanhOp, tf::SinOp,
-             tf::CosOp, tf::ReluOp, tf::GeluOp, tf::ErfOp, tf::AddOp, tf::SubOp, tf::MulOp,
-             tf::DivOp, tf::MaxOp, tf::MinOp, tf::CompareOp, tf::AndOp, tf::OrOp, tf::NotOp,
-             tf::SelectOp, tf::CastOp, tf::BroadcastInDimOp, tf::TransposeOp, tf::DropoutOp,
-             tf::OneHotOp>(op);
-}
-
-/// Ops that reduce (or normalise along) an axis of their first operand: they
-/// root a group whose loops run over that operand.
-bool isReductionLike(Operation *op) {
-  return isa<tf::ReduceSumOp, tf::ReduceMaxOp, tf::ReduceMeanOp, tf::ArgmaxOp, tf::SoftmaxOp,
-             tf::LogSoftmaxOp, tf::LayerNormOp, tf::CrossEntropyOp, tf::MseOp>(op);
-}
+/// What the ops say of themselves (TfOps.td): computed element by element
+/// (fuses into its consumers' loops), or reducing along an axis of its first
+/// operand (roots a group over it).
+bool isElementwise(Operation *op) { return op->hasTrait<tf::LoopFusible>(); }
+bool isReductionLike(Operation *op) { return op->hasTrait<tf::ReductionFusible>(); }
 
 /// Ops worth recomputing in every group that reads them rather than making
 /// them a group output: a broadcast only changes indexing, and a splat

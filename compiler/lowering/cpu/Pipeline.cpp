@@ -156,7 +156,7 @@ static void splitLongBlocks(llvm::Module &module) {
       llvm::BasicBlock *block = worklist.pop_back_val();
       unsigned count = 0;
       for (llvm::Instruction &inst : *block) {
-        if (++count < kMaxBlock || !llvm::isa<llvm::CallInst>(inst) || inst.isTerminator())
+        if (++count < kMaxBlock || !llvm::isa<llvm::CallInst>(inst))
           continue;
         llvm::Instruction *next = inst.getNextNode();
         if (!next || next->isTerminator())
