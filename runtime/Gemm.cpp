@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 namespace tfc::rt::gemm {
 
@@ -98,30 +99,44 @@ struct Plan {
   bool packReusedB;
 };
 
+/// The rows of a row-major B's panels (see packB): a full panel's row is a
+/// copy of a size known here, which the compiler turns into a couple of
+/// vector moves; a loop over nr would be a call or a loop with its own tail.
+template <int64_t NR>
+void packRows(const Problem &g, int64_t lanes, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+              float *dst) {
+  const int64_t full = nc / NR * NR, nr = nc - full, pitch = nr <= lanes ? lanes : NR;
+  // Row by row, so that B streams through memory in order.
+  for (int64_t p = 0; p < kc; ++p) {
+    const float *src = g.b + (p0 + p) * g.ldb + j0;
+    for (int64_t jr = 0; jr < full; jr += NR)
+      std::memcpy(dst + jr * kc + p * NR, src + jr, sizeof(float) * NR);
+    for (int64_t j = 0; j < nr; ++j)
+      dst[full * kc + p * pitch + j] = src[full + j];
+  }
+}
+
 /// Packs op(B)[p0 : p0 + kc, j0 : j0 + nc] into panels of NR columns, panel
 /// q at dst + q * NR * kc with rows of NR floats; a last panel that fits in
 /// one vector has rows of `lanes` floats.
 void packB(const Problem &g, const KernelSet &ks, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
            float *dst) {
   const int64_t NR = 2 * ks.lanes;
-  auto pitchOf = [&](int64_t nr) { return nr <= ks.lanes ? int64_t(ks.lanes) : NR; };
   if (g.transB) {
     for (int64_t jr = 0; jr < nc; jr += NR) {
       int64_t nr = std::min(NR, nc - jr);
-      ks.packTransposed(g.b + (j0 + jr) * g.ldb + p0, g.ldb, kc, nr, pitchOf(nr),
-                        dst + jr * kc);
+      ks.packTransposed(g.b + (j0 + jr) * g.ldb + p0, g.ldb, kc, nr,
+                        nr <= ks.lanes ? int64_t(ks.lanes) : NR, dst + jr * kc);
     }
     return;
   }
-  // Row by row, so that B streams through memory in order.
-  for (int64_t p = 0; p < kc; ++p) {
-    const float *src = g.b + (p0 + p) * g.ldb + j0;
-    for (int64_t jr = 0; jr < nc; jr += NR) {
-      int64_t nr = std::min(NR, nc - jr);
-      float *row = dst + jr * kc + p * pitchOf(nr);
-      for (int64_t j = 0; j < nr; ++j) // inline: a memcpy call costs more for 32 floats
-        row[j] = src[jr + j];
-    }
+  switch (NR) {
+  case 32:
+    return packRows<32>(g, ks.lanes, p0, kc, j0, nc, dst);
+  case 16:
+    return packRows<16>(g, ks.lanes, p0, kc, j0, nc, dst);
+  default:
+    return packRows<8>(g, ks.lanes, p0, kc, j0, nc, dst);
   }
 }
 

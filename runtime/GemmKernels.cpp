@@ -150,13 +150,77 @@ struct Avx512 {
 
 struct Avx2 {
   static constexpr int kLanes = 8, kRows[2] = {12, 6};
-  static constexpr PackTransposed kPack = packTransposedScalar;
 
   /// Lanes < n set (AVX2 masks are vectors: all-ones or zero per lane).
   __attribute__((target("avx2,fma"))) static __m256i laneMask(int64_t n) {
     __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(std::clamp<int64_t>(n, 0, 8))), index);
   }
+
+  /// r[q][l] <- r[l][q]: pairs of rows interleaved by 32 and 64 bits, then
+  /// 128-bit halves swapped across rows q and q + 4.
+  __attribute__((target("avx2,fma"), always_inline)) static inline void transpose8(__m256 r[8]) {
+    __m256 t[8];
+#pragma GCC unroll 4
+    for (int i = 0; i < 8; i += 2) { // t[i] = r[i][0] r[i+1][0] r[i][1] r[i+1][1] (per 128 bits)
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+#pragma GCC unroll 2
+    for (int i = 0; i < 8; i += 4) { // r[i + c]: column c (and c + 4) of rows i..i+3
+      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      t[c] = _mm256_permute2f128_ps(r[c], r[c + 4], 0x20);
+      t[c + 4] = _mm256_permute2f128_ps(r[c], r[c + 4], 0x31);
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < 8; ++c)
+      r[c] = t[c];
+  }
+
+  /// One 8 x 8 block of PackTransposed: `rows` rows of src (the rest are
+  /// zeros) and `steps` steps of each, written as `steps` rows of 8 floats.
+  /// Full blocks need neither masks nor a count.
+  template <bool Full>
+  __attribute__((target("avx2,fma"), always_inline)) static inline void
+  packBlock(const float *src, int64_t ld, int64_t rows, int64_t steps, int64_t pitch,
+            float *dst) {
+    __m256 r[8];
+    __m256i mask = Full ? __m256i() : laneMask(steps);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q)
+      r[q] = Full       ? _mm256_loadu_ps(src + q * ld)
+             : q < rows ? _mm256_maskload_ps(src + q * ld, mask)
+                        : _mm256_setzero_ps();
+    transpose8(r);
+#pragma GCC unroll 8
+    for (int q = 0; q < 8; ++q)
+      if (Full || q < steps)
+        _mm256_storeu_ps(dst + q * pitch, r[q]);
+  }
+
+  /// PackTransposed by 8 x 8 blocks; a block on the panel's ragged bottom or
+  /// right edge loads masked and zero rows.
+  __attribute__((target("avx2,fma"))) static void pack(const float *src, int64_t ld, int64_t kc,
+                                                       int64_t nr, int64_t pitch, float *dst) {
+    for (int64_t j0 = 0; j0 < nr; j0 += 8) {
+      int64_t rows = std::min<int64_t>(8, nr - j0);
+      const float *s = src + j0 * ld;
+      int64_t p0 = 0;
+      if (rows == 8)
+        for (; p0 + 8 <= kc; p0 += 8)
+          packBlock<true>(s + p0, ld, 8, 8, pitch, dst + p0 * pitch + j0);
+      for (; p0 < kc; p0 += 8)
+        packBlock<false>(s + p0, ld, rows, std::min<int64_t>(8, kc - p0), pitch,
+                         dst + p0 * pitch + j0);
+    }
+  }
+  static constexpr PackTransposed kPack = pack;
 
   template <int MR, int NV, bool TransA>
   __attribute__((target("avx2,fma"))) static void tile(int64_t strips, int64_t kc,

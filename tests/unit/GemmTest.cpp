@@ -152,6 +152,39 @@ void checkAllIsas(const Call &g, unsigned seed = 1) {
   tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
 }
 
+// Every set's transposing packer against its definition (GemmKernels.h), on
+// the panels packB hands it: pitch one or two vectors, any nr up to the
+// pitch, kc on either side of the transposes' 8 and 16 steps. Nothing past
+// the panel's kc rows is written.
+TEST(Gemm, PackTransposedPanels) {
+  const float sentinel = -7.0f;
+  for (Isa isa : supportedIsas()) {
+    tfc::rt::gemm::forceIsa(isa);
+    const tfc::rt::gemm::KernelSet &ks = tfc::rt::gemm::activeKernels();
+    SCOPED_TRACE(ks.name);
+    for (int64_t pitch : {int64_t(ks.lanes), int64_t(2 * ks.lanes)})
+      for (int64_t nr = 1; nr <= pitch; ++nr)
+        for (int64_t kc = 1; kc <= 70; ++kc) {
+          int64_t ld = kc + 3;
+          std::vector<float> src(size_t(nr * ld)), dst(size_t(kc * pitch + 2 * pitch), sentinel);
+          for (size_t i = 0; i < src.size(); ++i)
+            src[i] = float(i);
+          ks.packTransposed(src.data(), ld, kc, nr, pitch, dst.data());
+          int failures = 0;
+          for (int64_t p = 0; p < kc; ++p)
+            for (int64_t j = 0; j < nr; ++j)
+              if (dst[size_t(p * pitch + j)] != src[size_t(j * ld + p)] && failures++ < 3)
+                ADD_FAILURE() << "kc " << kc << " nr " << nr << " pitch " << pitch << ": step "
+                              << p << " column " << j;
+          for (size_t i = size_t(kc * pitch); i < dst.size(); ++i)
+            if (dst[i] != sentinel && failures++ < 3)
+              ADD_FAILURE() << "kc " << kc << " nr " << nr << " pitch " << pitch
+                            << ": wrote past the panel at float " << i;
+        }
+  }
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
 TEST(Gemm, OneByOne) {
   for (int layout = 0; layout < 4; ++layout)
     for (bool acc : {false, true})
