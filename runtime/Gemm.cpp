@@ -8,8 +8,9 @@
 // row-major B when few strips reuse its panels or they are short.
 //
 // Determinism: every C element is one FMA chain over k in order (see
-// GemmKernels.h); the blocking and the thread split only decide who runs
-// which chain, so any thread count gives the same bits.
+// GemmKernels.h), or in a batch reduction over (item, k) in order; the
+// blocking and the thread split only decide who runs which chain, so any
+// thread count gives the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -224,6 +225,12 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
   if (n == 1 && m > 1 && ldc == 1)
     return tfc_sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m,
                      strideC, accumulate);
+  // A reduction whose items are consecutive K slices of two matrices (op(A)'s
+  // columns, op(B)'s rows) is one GEMM over batch * K: the same chains.
+  bool reduce = strideC == 0 && batch > 1;
+  if (reduce && k > 0 && strideA == (transA ? k * lda : k) && strideB == (transB ? k : k * ldb))
+    return tfc_sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0,
+                     accumulate);
   const KernelSet &ks = activeKernels();
   auto problem = [&](int64_t item) {
     return Problem{m,
@@ -244,9 +251,38 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
   const Plan plan{ks, kStep, kStep > 128 || batch > 8};
   int64_t macs = int64_t(batch) * m * n * std::max<int64_t>(k, 1);
   int threads = tfc::rt::numThreads();
-  if (macs < kParallelMinMacs || threads == 1) {
-    for (int64_t item = 0; item < batch; ++item)
-      gemmBlock(problem(item), plan, 0, m, 0, n);
+  // C[i0:i1, j0:j1] of every item in order; in a reduction each item after
+  // the first continues the chains the ones before it left in C.
+  auto runItems = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    for (int64_t item = 0; item < batch; ++item) {
+      Problem g = problem(item);
+      g.accumulate = g.accumulate || (reduce && item > 0);
+      gemmBlock(g, plan, i0, i1, j0, j1);
+    }
+  };
+  if (macs < kParallelMinMacs || threads == 1)
+    return runItems(0, m, 0, n);
+
+  const int64_t MR = ks.rows[1], NR = 2 * ks.lanes;
+  int64_t mUnits = (m + MR - 1) / MR, nUnits = (n + NR - 1) / NR;
+  if (reduce) {
+    // Tasks are blocks of C, each running the whole batch: the batch is
+    // never split, so every chain stays on one thread and in order. N is cut
+    // first (a task then packs only its own columns of B), M as well when
+    // there are fewer panels than tasks.
+    int64_t tasks = std::min({mUnits * nUnits, macs / kTaskMacs, int64_t(2) * threads});
+    int64_t nParts = std::min(nUnits, tasks);
+    int64_t mParts = std::clamp(tasks / nParts, int64_t(1), mUnits);
+    int64_t nPer = (nUnits + nParts - 1) / nParts * NR, mPer = (mUnits + mParts - 1) / mParts * MR;
+    nParts = (n + nPer - 1) / nPer;
+    mParts = (m + mPer - 1) / mPer;
+    std::atomic<int64_t> next{0};
+    tfc::rt::parallelFor(threads, 1, [&](int64_t, int64_t) {
+      for (int64_t t; (t = next.fetch_add(1)) < mParts * nParts;) {
+        int64_t i0 = t / nParts * mPer, j0 = t % nParts * nPer;
+        runItems(i0, std::min(i0 + mPer, int64_t(m)), j0, std::min(j0 + nPer, int64_t(n)));
+      }
+    });
     return;
   }
 
@@ -256,8 +292,6 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
   // claim from a counter: the pool's workers wake up tens of microseconds
   // late on a VM, and meanwhile the caller gets on with the work instead of
   // leaving a fixed half of it to them.
-  const int64_t MR = ks.rows[1], NR = 2 * ks.lanes;
-  int64_t mUnits = (m + MR - 1) / MR, nUnits = (n + NR - 1) / NR;
   bool alongN = nUnits >= 2 * threads;
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // Two tasks a thread: enough to even out a late worker, few enough that

@@ -16,6 +16,14 @@ extern "C" {
 /// For b < batch: C[b] = op(A[b]) op(B[b]) (+ C[b] when `accumulate`), where
 /// op(X) is X or X^T by the trans flags, op(A) is M x K, op(B) K x N, C is
 /// M x N; X[b] starts at X + b * strideX; ldX is the row pitch of X as stored.
+///
+/// strideC == 0 with batch > 1 is a batch reduction (a convolution's weight
+/// gradient): C = sum_b op(A[b]) op(B[b]) (+ C when `accumulate`).
+///
+/// Every element of C is one chain of float FMAs, from 0 or from C, over k in
+/// order, and in a reduction over b and then k in order. So the result has
+/// the same bits for any thread count and kernel set (AVX2 or AVX-512), and a
+/// reduction equals the GEMM over batch * K of its items laid side by side.
 void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,

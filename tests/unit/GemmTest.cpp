@@ -1,10 +1,11 @@
 //===- GemmTest.cpp - tfc_sgemm against a double-precision reference ------===//
 //
 // Every layout tfc_sgemm accepts (transposes, padded leading dims, batch
-// strides including 0, accumulate) on every kernel set this CPU runs, edges
-// around the tile sizes and the seed models' shapes; and bitwise equality
-// across thread counts and between the AVX2 and AVX-512 kernels (both are
-// the same FMA chains, see runtime/GemmKernels.h).
+// strides including 0, batch reductions, accumulate) on every kernel set
+// this CPU runs, edges around the tile sizes and the seed models' shapes;
+// and bitwise equality across thread counts, between the AVX2 and AVX-512
+// kernels (both are the same FMA chains, see runtime/GemmKernels.h), and
+// between a batch reduction and the one GEMM over its items' K.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,8 +78,31 @@ struct Buffers {
   }
 };
 
+/// A batch reduction (strideC 0): C (+)= sum_b op(A[b]) op(B[b]). With
+/// `concatenated`, op(A[b]) is columns b*K..(b+1)*K of an M x batch*K matrix
+/// and op(B[b]) rows b*K..(b+1)*K of a batch*K x N one (`wide` is then the
+/// same product as one GEMM), else the items lie as dense() puts them.
+Call reduction(int64_t batch, int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+               bool acc, bool concatenated) {
+  Call c = dense(batch, m, n, k, transA, transB, acc);
+  c.strideC = 0;
+  if (concatenated) {
+    c.lda = transA ? m : batch * k;
+    c.strideA = transA ? k * c.lda : k;
+    c.ldb = transB ? batch * k : n;
+    c.strideB = transB ? k : k * c.ldb;
+  }
+  return c;
+}
+
+/// The single GEMM over batch * K that a concatenated reduction is.
+Call wide(const Call &r) {
+  return {1, r.m, r.n, r.batch * r.k, r.lda, 0, r.transA, r.ldb, 0, r.transB, r.ldc, 0, r.acc};
+}
+
 /// The exact result (in double) of every float of C's buffer, with the
 /// rounding bound of a float FMA chain; floats outside C must keep their bits.
+/// A batch reduction's chain runs through every item.
 struct Reference {
   std::vector<double> value, bound;
   std::vector<bool> inside;
@@ -86,21 +110,26 @@ struct Reference {
   Reference(const Call &g, const Buffers &in)
       : value(in.c.size()), bound(in.c.size()), inside(in.c.size(), false) {
     const double eps = std::numeric_limits<float>::epsilon();
+    const bool reduce = g.strideC == 0 && g.batch > 1;
+    std::vector<double> magnitude(in.c.size());
     for (int64_t item = 0; item < g.batch; ++item) {
       const float *a = in.a.data() + item * g.strideA;
       const float *b = in.b.data() + item * g.strideB;
       for (int64_t i = 0; i < g.m; ++i)
         for (int64_t j = 0; j < g.n; ++j) {
           size_t at = size_t(item * g.strideC + i * g.ldc + j);
-          double sum = g.acc ? in.c[at] : 0.0, magnitude = std::fabs(sum);
+          if (!reduce || item == 0) {
+            value[at] = g.acc ? in.c[at] : 0.0;
+            magnitude[at] = std::fabs(value[at]);
+          }
           for (int64_t p = 0; p < g.k; ++p) {
             double x = g.transA ? a[p * g.lda + i] : a[i * g.lda + p];
             double y = g.transB ? b[j * g.ldb + p] : b[p * g.ldb + j];
-            sum += x * y;
-            magnitude += std::fabs(x * y);
+            value[at] += x * y;
+            magnitude[at] += std::fabs(x * y);
           }
-          value[at] = sum;
-          bound[at] = double(g.k + 2) * eps * magnitude + 1e-30;
+          double chain = double((reduce ? g.batch : 1) * g.k + 2);
+          bound[at] = chain * eps * magnitude[at] + 1e-30;
           inside[at] = true;
         }
     }
@@ -240,6 +269,86 @@ TEST(Gemm, SharedOperands) {
   }
 }
 
+// Batch reductions (strideC 0): every layout, with and without accumulate,
+// K = 0, items spread out (padded leading dims) and side by side (run as one
+// GEMM over batch * K), and the convolution weight gradients the compiler
+// emits (A's items slices of a wide matrix, B transposed).
+TEST(Gemm, BatchReduction) {
+  for (int layout = 0; layout < 4; ++layout)
+    for (bool acc : {false, true}) {
+      bool tA = layout & 1, tB = layout & 2;
+      checkAllIsas(reduction(2, 13, 37, 7, tA, tB, acc, false));
+      checkAllIsas(reduction(3, 13, 37, 0, tA, tB, acc, false));
+      checkAllIsas(reduction(5, 19, 45, 23, tA, tB, acc, true));
+      Call padded = dense(3, 19, 45, 23, tA, tB, acc, 3, 17, 5);
+      padded.strideC = 0;
+      checkAllIsas(padded);
+      checkAllIsas(reduction(9, 30, 20, 300, tA, tB, acc, false)); // K steps
+    }
+  Call conv = reduction(128, 64, 64, 100, false, true, false, false);
+  conv.lda = 6400;
+  conv.strideA = 50; // items overlap: they are only read
+  checkAllIsas(conv);
+  checkAllIsas(reduction(64, 64, 64, 128, false, true, false, true));
+  checkAllIsas(reduction(64, 64, 64, 128, false, false, true, false));
+}
+
+/// `r`'s operands copied to a layout with the items apart (dense()'s), so
+/// that tfc_sgemm cannot run it as one GEMM.
+Buffers spreadOut(const Call &r, const Buffers &in, Call &spread) {
+  spread = dense(r.batch, r.m, r.n, r.k, r.transA, r.transB, r.acc, 1, 2, 0);
+  spread.strideC = 0;
+  Buffers out(spread, 0);
+  out.c = in.c;
+  for (int64_t item = 0; item < r.batch; ++item)
+    for (int64_t p = 0; p < r.k; ++p) {
+      for (int64_t i = 0; i < r.m; ++i) {
+        auto at = [&](const Call &g) {
+          return item * g.strideA + (g.transA ? p * g.lda + i : i * g.lda + p);
+        };
+        out.a[size_t(at(spread))] = in.a[size_t(at(r))];
+      }
+      for (int64_t j = 0; j < r.n; ++j) {
+        auto at = [&](const Call &g) {
+          return item * g.strideB + (g.transB ? j * g.ldb + p : p * g.ldb + j);
+        };
+        out.b[size_t(at(spread))] = in.b[size_t(at(r))];
+      }
+    }
+  return out;
+}
+
+// A reduction is the GEMM over its items' K side by side, bit for bit (the
+// same chains in the same order), whether the items are side by side in
+// memory or apart.
+TEST(Gemm, BatchReductionIsOneGemmOverBatchTimesK) {
+  const Call calls[] = {
+      reduction(4, 13, 37, 7, false, false, false, true),
+      reduction(5, 30, 50, 60, true, false, true, true),
+      reduction(3, 70, 20, 300, false, true, false, true),
+      reduction(128, 64, 64, 100, false, true, false, true),
+      reduction(64, 64, 64, 128, true, true, true, true),
+  };
+  for (Isa isa : supportedIsas()) {
+    tfc::rt::gemm::forceIsa(isa);
+    for (const Call &g : calls) {
+      const Buffers in(g, 5);
+      Buffers one = in, together = in;
+      one.run(wide(g));
+      together.run(g);
+      Call spread;
+      Buffers apart = spreadOut(g, in, spread);
+      apart.run(spread);
+      Reference(g, in).expectMatches(g, in, together.c);
+      EXPECT_EQ(std::memcmp(one.c.data(), together.c.data(), sizeof(float) * one.c.size()), 0)
+          << g.str() << ": side by side (" << tfc::rt::gemm::activeKernels().name << ")";
+      EXPECT_EQ(std::memcmp(one.c.data(), apart.c.data(), sizeof(float) * one.c.size()), 0)
+          << spread.str() << ": apart (" << tfc::rt::gemm::activeKernels().name << ")";
+    }
+  }
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
 // The seed models' GEMMs as `tfc compile --emit=buffers` prints them (a
 // selection of tools/bench/gemm/shapes.txt: every layout, skinny, batched,
 // and strided slices of a fused QKV projection).
@@ -275,12 +384,16 @@ TEST(Gemm, ModelShapes) {
 // The pool may be resized between jobs (ThreadPool.cpp restarts its workers),
 // so one process can compare 1, 2 and 3 threads. The shapes are large enough
 // to be split (2^24 multiply-adds): along M, along N, and across the items
-// of a batch.
+// of a batch (but a reduction's only by blocks of C).
 TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
   const Call calls[] = {
       dense(1, 2048, 96, 96, false, true),   dense(1, 64, 3000, 320, false, false),
       dense(1, 700, 300, 300, true, false),  dense(1, 37, 45, 12000, true, true, true),
       dense(128, 100, 100, 96, false, true), dense(3, 301, 77, 300, false, false, false, 0, 0, 3),
+      // batch reductions: cut along N, along M and N, along M only
+      reduction(128, 64, 64, 100, false, true, false, false),
+      reduction(64, 100, 24, 128, true, false, true, false),
+      reduction(16, 200, 16, 400, false, false, false, false),
   };
   int before = tfc::rt::numThreads();
   for (Isa isa : supportedIsas()) {

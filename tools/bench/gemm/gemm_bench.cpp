@@ -80,12 +80,14 @@ void runTfc(const Call &c, const float *a, const float *b, float *out) {
             c.strideB, c.transB, intptr_t(out), c.ldc, c.strideC, c.acc);
 }
 
+/// A batch reduction (strideC 0) accumulates every item after the first.
 void runBlas(const Call &c, const float *a, const float *b, float *out) {
   for (long i = 0; i < c.batch; ++i)
     cblas_sgemm(CblasRowMajor, c.transA ? CblasTrans : CblasNoTrans,
                 c.transB ? CblasTrans : CblasNoTrans, int(c.m), int(c.n), int(c.k), 1.0f,
                 a + i * c.strideA, int(c.lda), b + i * c.strideB, int(c.ldb),
-                c.acc ? 1.0f : 0.0f, out + i * c.strideC, int(c.ldc));
+                c.acc || (c.strideC == 0 && i > 0) ? 1.0f : 0.0f, out + i * c.strideC,
+                int(c.ldc));
 }
 
 using Clock = std::chrono::steady_clock;
