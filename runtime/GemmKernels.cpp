@@ -230,37 +230,61 @@ struct Avx2 {
     __m256i mask[NV];
     for (int v = 0; v < NV; ++v)
       mask[v] = laneMask(nr - 8 * v);
-    // Masked loads and stores only on a ragged right edge (vmaskmov is slow
-    // on AMD); the branch is outside every loop.
-    bool full = nr >= 8 * NV;
+    // Masked loads and stores only for the vector on a ragged right edge
+    // (vmaskmov is slow on AMD); the branch is outside every loop.
+    int64_t whole = std::min<int64_t>(NV, nr / 8); // vectors without a mask
     for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
-      if (full)
-        strip<MR, NV, TransA, true>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+      if (whole == NV)
+        strip<MR, NV, TransA, NV>(kc, a, lda, b, ldb, c, ldc, nr, mask, loadC);
+      else if (whole == NV - 1)
+        strip<MR, NV, TransA, NV - 1>(kc, a, lda, b, ldb, c, ldc, nr, mask, loadC);
       else
-        strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+        strip<MR, NV, TransA, 0>(kc, a, lda, b, ldb, c, ldc, nr, mask, loadC);
   }
 
-  template <bool Full>
-  __attribute__((target("avx2,fma"), always_inline)) static inline __m256 load(const float *x,
-                                                                               __m256i mask) {
-    return Full ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, mask);
+  /// `whole` is a constant once the vector loops are unrolled.
+  __attribute__((target("avx2,fma"), always_inline)) static inline __m256
+  load(const float *x, bool whole, __m256i mask) {
+    return whole ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, mask);
   }
 
-  template <int MR, int NV, bool TransA, bool Full>
+  /// x[0 : n] to c for 0 < n < 8, by halves, pairs and singles: a masked
+  /// store (vmaskmovps) takes some ten cycles on AMD.
+  __attribute__((target("avx2,fma"), always_inline)) static inline void
+  storePart(float *c, __m256 x, int64_t n) {
+    __m128 part = _mm256_castps256_ps128(x);
+    if (n >= 4) {
+      _mm_storeu_ps(c, part);
+      part = _mm256_extractf128_ps(x, 1);
+      c += 4;
+      n -= 4;
+    }
+    if (n >= 2) {
+      _mm_storel_pi(reinterpret_cast<__m64 *>(c), part);
+      part = _mm_movehl_ps(part, part);
+      c += 2;
+      n -= 2;
+    }
+    if (n)
+      _mm_store_ss(c, part);
+  }
+
+  /// A strip whose vectors v < Whole are whole (no masks), the others ragged.
+  template <int MR, int NV, bool TransA, int Whole>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
   strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
-        int64_t ldc, const __m256i *mask, bool loadC) {
+        int64_t ldc, int64_t nr, const __m256i *mask, bool loadC) {
     __m256 acc[MR][NV];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = loadC ? load<Full>(c + r * ldc + 8 * v, mask[v]) : _mm256_setzero_ps();
+        acc[r][v] = loadC ? load(c + r * ldc + 8 * v, v < Whole, mask[v]) : _mm256_setzero_ps();
     for (int64_t p = 0; p < kc; ++p) {
       __m256 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        bv[v] = load<Full>(b + p * ldb + 8 * v, mask[v]);
+        bv[v] = load(b + p * ldb + 8 * v, v < Whole, mask[v]);
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         __m256 av = _mm256_broadcast_ss(&elemA<TransA>(a, lda, r, p));
@@ -274,10 +298,10 @@ struct Avx2 {
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) {
         float *cv = c + r * ldc + 8 * v;
-        if (Full)
+        if (v < Whole)
           _mm256_storeu_ps(cv, acc[r][v]);
         else
-          _mm256_maskstore_ps(cv, mask[v], acc[r][v]);
+          storePart(cv, acc[r][v], nr - 8 * v);
       }
   }
 };

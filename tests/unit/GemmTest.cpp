@@ -230,7 +230,8 @@ TEST(Gemm, TileEdges) {
   for (int64_t m : {35, 36, 37, 47, 48, 49, 50})
     ms.push_back(m);
   for (int64_t m : ms)
-    for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65})
+    for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 24, 31, 32, 33,
+                      47, 48, 63, 64, 65})
       for (int layout = 0; layout < 4; ++layout)
         checkAllIsas(dense(1, m, n, 7, layout & 1, layout & 2), unsigned(m * 100 + n));
 }
