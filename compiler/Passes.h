@@ -12,6 +12,9 @@ class ArithDialect;
 namespace linalg {
 class LinalgDialect;
 }
+namespace affine {
+class AffineDialect;
+}
 namespace math {
 class MathDialect;
 }

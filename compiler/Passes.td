@@ -142,7 +142,10 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
     After bufferization, a `linalg.generic` marked `tfc.matmul` (the lowering
     of `tf.matmul`) becomes one call of `tfc_sgemm`, the runtime's GEMM entry
     point, with the operands' base pointers, leading dimensions, batch
-    strides and transpose flags read from their static layouts. The
+    strides and transpose flags read from their static layouts through the
+    indexing maps. An operand that indexes no batch loop is shared by the
+    whole batch; a result that indexes none sums the batch's products (a
+    batch reduction, as convolution weight gradients need). The adjacent
     zero-fill of its output is dropped (the GEMM overwrites). A marked op
     whose layout the GEMM cannot express (a non-unit innermost stride, batch
     dims that do not collapse) stays a loop nest.
@@ -170,6 +173,25 @@ def TfApproximateMath : Pass<"tf-approximate-math", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
                            "mlir::vector::VectorDialect"];
+}
+
+def TfReductionsToLoops : Pass<"tf-reductions-to-loops", "mlir::ModuleOp"> {
+  let summary = "Lower reduction generics on buffers to loops LLVM vectorises";
+  let description = [{
+    Each `linalg.generic` with a reduction dim (on buffers, static sizes)
+    becomes loops in the order of its dims: one `scf.parallel` over the
+    leading parallel dims (a single iteration when there are none, so the
+    nest still becomes one function in tf-parallel-loops-to-runtime), then an
+    `scf.for` per remaining dim. When the innermost dim is a reduction that
+    no output indexes, the accumulators are that loop's `iter_args` (loaded
+    once, stored once) and the combining `arith.addf`/`arith.subf` is marked
+    `reassoc`, so LLVM sums in vector lanes. A reduction dim is never split
+    across threads: results do not depend on the thread count.
+    (`convert-linalg-to-parallel-loops` would keep the accumulator in memory,
+    and put a column reduction's parallel loop inside its serial one.)
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }
 
 def TfParallelLoopsToRuntime : Pass<"tf-parallel-loops-to-runtime", "mlir::ModuleOp"> {

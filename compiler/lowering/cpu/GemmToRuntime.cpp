@@ -8,7 +8,11 @@
 //             B, ldb, strideB, transB, C, ldc, strideC, accumulate)
 //
 // computes C[b] (+)= op(A[b]) op(B[b]) for b < batch, row-major, with every
-// size, stride and pointer an index (an i64 on the host).
+// size, stride and pointer an index (an i64 on the host). A marked generic
+// has its batch loops first, then m, n and the reduction k; an operand that
+// indexes no batch loop is shared by the batch (stride 0), and a C that
+// indexes none sums the batch's products (its batch loops are reductions):
+// convolutions use both (see Conv1dLowering).
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,55 +41,68 @@ constexpr int kGemmArgs = 16;
 struct MatrixLayout {
   int64_t offset = 0;      // elements from the aligned pointer
   int64_t ld = 0;          // leading dimension
-  int64_t batchStride = 0; // elements between consecutive batch matrices
-  bool transposed = false; // relative to the map's (row, col) order
+  int64_t batchStride = 0; // elements between consecutive batch matrices (0: shared)
+  bool transposed = false; // stored (col, row) relative to the (row, col) loops
 };
 
-/// The layout of `type` read as matrices over its last two dims (rows, cols)
-/// with the leading dims collapsed into one batch, or nullopt when the
-/// strides do not allow it.
-std::optional<MatrixLayout> matrixLayout(MemRefType type) {
+/// The loops of a marked matmul generic: batch loops first, then m, n and
+/// the reduction k last.
+struct MatmulLoops {
+  SmallVector<int64_t> sizes;
+  unsigned m, n, k;
+  unsigned numBatch() const { return m; }
+};
+
+/// The layout of an operand read through `map` as the matrix over loops
+/// (row, col), its batch the batch loops it indexes, or nullopt when the
+/// strides do not allow it. An operand indexes every batch loop of more than
+/// one iteration or none (then it is shared by the whole batch); strides
+/// come from the buffer through the map, so any order of its dims works.
+std::optional<MatrixLayout> matrixLayout(MemRefType type, AffineMap map, const MatmulLoops &loops,
+                                         unsigned row, unsigned col) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(getStridesAndOffset(type, strides, offset)) ||
-      ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic))
+      ShapedType::isDynamic(offset) || llvm::any_of(strides, ShapedType::isDynamic) ||
+      !map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return std::nullopt;
-  int64_t rank = type.getRank();
-  ArrayRef<int64_t> shape = type.getShape();
+  // strideOf[loop]: the buffer stride of the dim the loop indexes, if any.
+  SmallVector<std::optional<int64_t>> strideOf(loops.sizes.size());
+  for (auto [pos, result] : llvm::enumerate(map.getResults()))
+    strideOf[cast<AffineDimExpr>(result).getPosition()] = strides[pos];
+  if (!strideOf[row] || !strideOf[col])
+    return std::nullopt;
   MatrixLayout layout;
   layout.offset = offset;
-  int64_t rowStride = strides[rank - 2], colStride = strides[rank - 1];
-  if (colStride == 1 || shape[rank - 1] == 1) {
-    layout.ld = std::max<int64_t>(rowStride, shape[rank - 1]);
-  } else if (rowStride == 1 || shape[rank - 2] == 1) {
-    layout.ld = std::max<int64_t>(colStride, shape[rank - 2]);
+  int64_t rows = loops.sizes[row], cols = loops.sizes[col];
+  if (*strideOf[col] == 1 || cols == 1) {
+    layout.ld = std::max<int64_t>(*strideOf[row], cols);
+  } else if (*strideOf[row] == 1 || rows == 1) {
+    layout.ld = std::max<int64_t>(*strideOf[col], rows);
     layout.transposed = true;
   } else {
     return std::nullopt;
   }
-  // Batch dims must collapse into one stride (size-1 dims are free).
+  // The batch loops collapse into one stride, innermost first (size-1 loops
+  // are free).
   std::optional<int64_t> inner;
-  for (int64_t i = rank - 3; i >= 0; --i) {
-    if (shape[i] == 1)
+  bool indexed = false, shared = false;
+  for (int64_t i = int64_t(loops.numBatch()) - 1; i >= 0; --i) {
+    int64_t size = loops.sizes[i];
+    if (size == 1)
       continue;
-    if (!inner) {
-      layout.batchStride = strides[i];
-      inner = strides[i] * shape[i];
-    } else if (strides[i] != *inner) {
+    (strideOf[i] ? indexed : shared) = true;
+    if (!strideOf[i])
+      continue;
+    if (!inner)
+      layout.batchStride = *strideOf[i];
+    else if (*strideOf[i] != *inner)
       return std::nullopt;
-    } else {
-      inner = strides[i] * shape[i];
-    }
+    inner = *strideOf[i] * size;
   }
+  if (indexed && shared)
+    return std::nullopt;
   return layout;
-}
-
-/// Whether the map's last two results are (d_second, d_first), i.e. the
-/// operand is stored transposed relative to the loop order it is read in.
-bool mapTransposes(AffineMap map, unsigned first, unsigned second) {
-  unsigned n = map.getNumResults();
-  return map.getResult(n - 2) == getAffineDimExpr(second, map.getContext()) &&
-         map.getResult(n - 1) == getAffineDimExpr(first, map.getContext());
 }
 
 func::FuncOp declareGemm(ModuleOp module) {
@@ -106,21 +123,30 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
   auto cType = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
   if (!aType || !bType || !cType || !aType.getElementType().isF32())
     return failure();
-  int64_t rank = cType.getRank();
-  if (rank < 2 || aType.getRank() != rank || bType.getRank() != rank)
+  MatmulLoops loops;
+  loops.sizes = op.getStaticLoopRanges();
+  unsigned numLoops = loops.sizes.size();
+  if (numLoops < 3 || llvm::any_of(loops.sizes, ShapedType::isDynamic))
     return failure();
-  auto a = matrixLayout(aType), bl = matrixLayout(bType), c = matrixLayout(cType);
+  loops.m = numLoops - 3;
+  loops.n = numLoops - 2;
+  loops.k = numLoops - 1;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto a = matrixLayout(aType, maps[0], loops, loops.m, loops.k);
+  auto bl = matrixLayout(bType, maps[1], loops, loops.k, loops.n);
+  auto c = matrixLayout(cType, maps[2], loops, loops.m, loops.n);
   if (!a || !bl || !c || c->transposed)
     return failure();
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  unsigned m = rank - 2, n = rank - 1, k = rank;
-  bool transA = mapTransposes(maps[0], m, k) != a->transposed;
-  bool transB = mapTransposes(maps[1], k, n) != bl->transposed;
+  // A C without the batch loops sums over them: they must be reductions.
   int64_t batch = 1;
-  for (int64_t i = 0; i < rank - 2; ++i)
-    batch *= cType.getShape()[i];
-  int64_t M = cType.getShape()[rank - 2], N = cType.getShape()[rank - 1];
-  int64_t K = aType.getShape()[rank - (mapTransposes(maps[0], m, k) ? 2 : 1)];
+  for (unsigned i = 0; i < loops.numBatch(); ++i)
+    batch *= loops.sizes[i];
+  if (batch > 1 && c->batchStride == 0 &&
+      llvm::any_of(ArrayRef(op.getIteratorTypesArray()).take_front(loops.numBatch()),
+                   [](utils::IteratorType t) { return t != utils::IteratorType::reduction; }))
+    return failure();
+  int64_t M = loops.sizes[loops.m], N = loops.sizes[loops.n], K = loops.sizes[loops.k];
+  bool transA = a->transposed, transB = bl->transposed;
 
   // An adjacent zero-fill of C is subsumed by an overwriting GEMM.
   bool accumulate = true;

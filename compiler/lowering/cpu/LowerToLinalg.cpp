@@ -571,12 +571,21 @@ struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   }
 };
 
-/// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j] as one
-/// GEMM (im2col): cols[c, j, n, t] = xpad[n, c, t + j], viewed as a
-/// (C*K) x (N*T) matrix, so out^T = w[O, C*K] @ cols is a single large GEMM
-/// for every conv the models have, including the weight-gradient convs
-/// (kernel = the sequence, a few output positions) that a per-sample GEMM
-/// would make skinny. A last loop writes [N, O, T] and adds the bias.
+/// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j] as GEMMs
+/// that read xpad in place: no im2col buffer (K times the input) is written
+/// or read back. Two shapes, the one with fewer GEMM calls:
+///
+///  * per tap j (kernel <= width, the forward conv and the input gradient):
+///      out[n] += w[:, :, j] (O x C) @ xpad[n, :, j : j + T] (C x T),
+///    batched over n with the weight shared, every tap accumulating into
+///    `out`, which starts as the broadcast bias (or zero);
+///  * per output position t (width < kernel, the weight gradient, whose
+///    "kernel" is the sequence):
+///      outT[t] = sum_c xpad[:, c, t : t + K] (N x K) @ w[:, c, :]^T (K x O),
+///    a batch reduction over c, then transposed to [N, O, T] with the bias.
+///
+/// Each GEMM is a marked generic whose operands are slices of xpad and of
+/// the weight, so tf-gemm-to-runtime passes their strides to tfc_sgemm.
 struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::Conv1dOp op, PatternRewriter &rewriter) const override {
@@ -588,57 +597,93 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
     int64_t pad = op.getPaddingAttr().getInt();
     int64_t batch = in.getDimSize(0), channels = in.getDimSize(1);
     int64_t outChannels = weight.getDimSize(0), kernel = weight.getDimSize(2);
-    int64_t width = out.getDimSize(2);
+    int64_t width = out.getDimSize(2), padded = in.getDimSize(2) + 2 * pad;
     Value x = op.getX();
     if (pad > 0) {
-      auto padded = RankedTensorType::get(
-          {in.getDimSize(0), in.getDimSize(1), in.getDimSize(2) + 2 * pad}, in.getElementType());
+      auto paddedType = RankedTensorType::get({batch, channels, padded}, in.getElementType());
       SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
                                        rewriter.getIndexAttr(pad)};
-      x = rewriter.create<tensor::PadOp>(loc, padded, x, low, low,
+      x = rewriter.create<tensor::PadOp>(loc, paddedType, x, low, low,
                                          f32Const(rewriter, loc, 0.0));
     }
     MLIRContext *ctx = rewriter.getContext();
     auto d = [&](int64_t i) { return rewriter.getAffineDimExpr(i); };
+    auto map = [&](ArrayRef<AffineExpr> results) { return AffineMap::get(4, 0, results, ctx); };
+    auto slice = [&](Value source, ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+                     RankedTensorType type) -> Value {
+      SmallVector<int64_t> ones(offsets.size(), 1);
+      return rewriter.create<tensor::ExtractSliceOp>(loc, type, source, ValueRange{}, ValueRange{},
+                                                     ValueRange{}, offsets, sizes, ones);
+    };
+    auto multiplyAdd = [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      Value p = b.create<arith::MulFOp>(l, a[0], a[1]);
+      return b.create<arith::AddFOp>(l, a[2], p);
+    };
+    auto gemm = [&](Value lhs, Value rhs, AffineMap lhsMap, AffineMap rhsMap, AffineMap outMap,
+                    Value acc, utils::IteratorType batchLoop) -> Value {
+      using utils::IteratorType;
+      auto type = cast<RankedTensorType>(acc.getType());
+      Value result = buildGeneric(
+          rewriter, loc, type, {lhs, rhs}, {lhsMap, rhsMap}, outMap, acc,
+          {batchLoop, IteratorType::parallel, IteratorType::parallel, IteratorType::reduction},
+          multiplyAdd);
+      result.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
+      return result;
+    };
+    auto zeros = [&](RankedTensorType type) -> Value {
+      return rewriter
+          .create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0), emptyLike(rewriter, loc, type))
+          .getResult(0);
+    };
     auto parallel = [](int64_t n) {
       return SmallVector<utils::IteratorType>(n, utils::IteratorType::parallel);
     };
+    Value bias = op.getBias();
 
-    // cols[c, j, n, t] = xpad[n, c, t + j]: t innermost, contiguous on both sides.
-    auto colsType = RankedTensorType::get({channels, kernel, batch, width}, f32);
-    Value cols = buildGeneric(rewriter, loc, colsType, x,
-                              AffineMap::get(4, 0, {d(2), d(0), d(3) + d(1)}, ctx),
-                              rewriter.getMultiDimIdentityMap(4),
-                              emptyLike(rewriter, loc, colsType), parallel(4),
-                              [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    SmallVector<ReassociationIndices> pairs = {{0, 1}, {2, 3}}, wPairs = {{0}, {1, 2}};
-    Value colsMatrix = rewriter.create<tensor::CollapseShapeOp>(loc, cols, pairs);
-    Value wMatrix = rewriter.create<tensor::CollapseShapeOp>(loc, op.getWeight(), wPairs);
+    if (kernel <= width) {
+      // wT[j, o, c] = w[o, c, j]: each tap's O x C matrix contiguous (tiny).
+      auto wTType = RankedTensorType::get({kernel, outChannels, channels}, f32);
+      Value wT = buildGeneric(rewriter, loc, wTType, op.getWeight(),
+                              AffineMap::get(3, 0, {d(1), d(2), d(0)}, ctx),
+                              rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, wTType),
+                              parallel(3), [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      Value acc = bias ? Value() : zeros(out);
+      if (bias)
+        acc = buildGeneric(rewriter, loc, out, bias, AffineMap::get(3, 0, {d(1)}, ctx),
+                           rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
+                           parallel(3), [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      // Loops (n, o, t, c).
+      auto tapType = RankedTensorType::get({outChannels, channels}, f32);
+      auto windowType = RankedTensorType::get({batch, channels, width}, f32);
+      for (int64_t j = 0; j < kernel; ++j) {
+        Value tap = slice(wT, {j, 0, 0}, {1, outChannels, channels}, tapType);
+        Value window = slice(x, {0, 0, j}, {batch, channels, width}, windowType);
+        acc = gemm(tap, window, map({d(1), d(3)}), map({d(0), d(3), d(2)}),
+                   map({d(0), d(1), d(2)}), acc, utils::IteratorType::parallel);
+      }
+      rewriter.replaceOp(op, acc);
+      return success();
+    }
 
-    // prod[o, n*T] = w[o, C*K] @ cols[C*K, n*T], marked for the runtime's GEMM.
-    auto prodType = RankedTensorType::get({outChannels, batch * width}, f32);
-    Value init = rewriter.create<linalg::FillOp>(loc, f32Const(rewriter, loc, 0.0),
-                                                 emptyLike(rewriter, loc, prodType))
-                     .getResult(0);
-    SmallVector<utils::IteratorType> gemmIterators = parallel(2);
-    gemmIterators.push_back(utils::IteratorType::reduction);
-    Value prod = buildGeneric(
-        rewriter, loc, prodType, {wMatrix, colsMatrix},
-        {AffineMap::get(3, 0, {d(0), d(2)}, ctx), AffineMap::get(3, 0, {d(2), d(1)}, ctx)},
-        AffineMap::get(3, 0, {d(0), d(1)}, ctx), init, gemmIterators,
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value p = b.create<arith::MulFOp>(l, a[0], a[1]);
-          return b.create<arith::AddFOp>(l, a[2], p);
-        });
-    prod.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
-    auto prod3Type = RankedTensorType::get({outChannels, batch, width}, f32);
-    Value prod3 = rewriter.create<tensor::ExpandShapeOp>(
-        loc, prod3Type, prod, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-
-    // out[n, o, t] = prod[o, n, t] (+ bias[o]).
-    SmallVector<Value> inputs = {prod3};
-    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(1), d(0), d(2)}, ctx)};
-    if (Value bias = op.getBias()) {
+    // Loops (c, n, o, j): outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
+    auto outTType = RankedTensorType::get({width, batch, outChannels}, f32);
+    auto positionType = RankedTensorType::get({batch, outChannels}, f32);
+    auto windowType = RankedTensorType::get({batch, channels, kernel}, f32);
+    Value outT = emptyLike(rewriter, loc, outTType);
+    for (int64_t t = 0; t < width; ++t) {
+      Value window = slice(x, {0, 0, t}, {batch, channels, kernel}, windowType);
+      Value position = gemm(window, op.getWeight(), map({d(1), d(0), d(3)}),
+                            map({d(2), d(0), d(3)}), map({d(1), d(2)}), zeros(positionType),
+                            utils::IteratorType::reduction);
+      SmallVector<int64_t> ones(3, 1);
+      outT = rewriter.create<tensor::InsertSliceOp>(
+          loc, position, outT, ValueRange{}, ValueRange{}, ValueRange{},
+          ArrayRef<int64_t>{t, 0, 0}, ArrayRef<int64_t>{1, batch, outChannels}, ones);
+    }
+    // out[n, o, t] = outT[t, n, o] (+ bias[o]).
+    SmallVector<Value> inputs = {outT};
+    SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(2), d(0), d(1)}, ctx)};
+    if (bias) {
       inputs.push_back(bias);
       maps.push_back(AffineMap::get(3, 0, {d(1)}, ctx));
     }

@@ -106,7 +106,9 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
 void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
   // exp, log, tanh, erf as arithmetic, so their loops vectorise.
   pm.addPass(createTfApproximateMath());
-  // Parallel dims become scf.parallel, and the big ones run on the pool.
+  // Reductions keep their accumulators in registers; the other generics'
+  // parallel dims become scf.parallel; the big loops run on the pool.
+  pm.addPass(createTfReductionsToLoops());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createTfParallelLoopsToRuntime());
   pm.addPass(createConvertSCFToCFPass());

@@ -60,6 +60,99 @@ func.func @sliced(%qkv: memref<2x16x96xf32>, %v: memref<2x32x8xf32>, %out: memre
 
 // -----
 
+#tap = affine_map<(b, m, n, k) -> (m, k)>
+#window = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A convolution tap: A (the tap's weights) indexes no batch loop, so the
+// batch shares it (strideA 0); B is a window of the padded input starting
+// at column 2 (8 bytes), rows 7 apart, samples 14 apart; C accumulates.
+// CHECK-LABEL: func.func @shared_lhs
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C14:.*]] = arith.constant 14 : index
+// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
+// CHECK: %[[WB:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<4x2xf32>
+// CHECK: %[[XB:.*]] = memref.extract_aligned_pointer_as_index %{{.*}} : memref<3x2x5xf32, strided<[14, 7, 1], offset: 2>>
+// CHECK: %[[X:.*]] = arith.addi %[[XB]], %[[C8]]
+// CHECK: call @tfc_sgemm(%[[C3]], %[[C4]], %[[C5]], %[[C2]], %[[WB]], %[[C2]], %[[C0]], %[[C0]], %[[X]], %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C1]])
+func.func @shared_lhs(%w: memref<4x2xf32>, %xpad: memref<3x2x7xf32>, %y: memref<3x4x5xf32>) {
+  %x = memref.subview %xpad[0, 0, 2] [3, 2, 5] [1, 1, 1] : memref<3x2x7xf32> to memref<3x2x5xf32, strided<[14, 7, 1], offset: 2>>
+  linalg.generic {indexing_maps = [#tap, #window, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %x : memref<4x2xf32>, memref<3x2x5xf32, strided<[14, 7, 1], offset: 2>>) outs(%y : memref<3x4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#window = affine_map<(c, m, n, k) -> (m, c, k)>
+#weight = affine_map<(c, m, n, k) -> (n, c, k)>
+#out = affine_map<(c, m, n, k) -> (m, n)>
+
+// A batch reduction (a weight gradient's output position): the batch loop c
+// is a reduction C does not index, so strideC is 0 and tfc_sgemm sums the
+// products; A and B index c in their middle dim (strides 7 and 6), B is
+// read transposed (its k is innermost); the zero fill goes (accumulate 0).
+// CHECK-LABEL: func.func @batch_reduction
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C18:.*]] = arith.constant 18 : index
+// CHECK-DAG: %[[C21:.*]] = arith.constant 21 : index
+// CHECK: call @tfc_sgemm(%[[C3]], %[[C2]], %[[C4]], %[[C6]], %{{.*}}, %[[C21]], %[[C7]], %[[C0]], %{{.*}}, %[[C18]], %[[C6]], %[[C1]], %{{.*}}, %[[C4]], %[[C0]], %[[C0]])
+func.func @batch_reduction(%x: memref<2x3x6xf32, strided<[21, 7, 1], offset: 1>>, %w: memref<4x3x6xf32>, %y: memref<2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4xf32>)
+  linalg.generic {indexing_maps = [#window, #weight, #out], iterator_types = ["reduction", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x3x6xf32, strided<[21, 7, 1], offset: 1>>, memref<4x3x6xf32>) outs(%y : memref<2x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#window = affine_map<(c, m, n, k) -> (m, c, k)>
+#weight = affine_map<(c, m, n, k) -> (n, c, k)>
+#out = affine_map<(c, m, n, k) -> (m, n)>
+
+// A C that indexes no batch loop while they are parallel is not a GEMM the
+// runtime runs (it would race): it stays a loop nest.
+// CHECK-LABEL: func.func @parallel_batch_without_c
+// CHECK-NOT: call @tfc_sgemm
+// CHECK: linalg.generic
+func.func @parallel_batch_without_c(%x: memref<2x3x6xf32>, %w: memref<4x3x6xf32>, %y: memref<2x4xf32>) {
+  linalg.generic {indexing_maps = [#window, #weight, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x3x6xf32>, memref<4x3x6xf32>) outs(%y : memref<2x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>

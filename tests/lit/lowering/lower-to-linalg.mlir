@@ -288,26 +288,62 @@ func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3
 
 // -----
 
-// conv1d: zero padding by tensor.pad, im2col into cols[c, j, n, t], one
-// GEMM w[O, C*K] @ cols[C*K, N*T] marked for the runtime, then the [N, O, T]
-// layout with the bias added.
-// CHECK-DAG: #[[COLS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3 + d1)>
-// CHECK-DAG: #[[SWAP:.+]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// conv1d, kernel <= width: zero padding by tensor.pad, the weight as taps
+// wT[j, o, c], the output starting as the broadcast bias; then one marked
+// GEMM per tap, accumulating: out += wT[j] @ xpad[:, :, j : j + T], the
+// window a slice of xpad (no im2col buffer).
+// CHECK-DAG: #[[WT:.+]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
 // CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-DAG: #[[TAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv1d
 // CHECK-SAME: (%{{.+}}: tensor<1x2x5xf32>, %[[W:.+]]: tensor<4x2x3xf32>, %[[B:.+]]: tensor<4xf32>)
 func.func @conv1d(%x: tensor<1x2x5xf32>, %w: tensor<4x2x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x5xf32> {
   // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1] high[0, 0, 1]
   // CHECK: tensor<1x2x5xf32> to tensor<1x2x7xf32>
-  // CHECK: %[[COL:.+]] = linalg.generic {indexing_maps = [#[[COLS]], #{{.+}}]{{.*}} ins(%[[P]] : tensor<1x2x7xf32>) outs(%{{.+}} : tensor<2x3x1x5xf32>)
-  // CHECK: %[[CM:.+]] = tensor.collapse_shape %[[COL]] {{\[\[}}0, 1], [2, 3]] : tensor<2x3x1x5xf32> into tensor<6x5xf32>
-  // CHECK: %[[WM:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<4x2x3xf32> into tensor<4x6xf32>
-  // CHECK: %[[PROD:.+]] = linalg.generic {{.*}} ins(%[[WM]], %[[CM]] : tensor<4x6xf32>, tensor<6x5xf32>) {{.*}} attrs = {tfc.matmul}
-  // CHECK: %[[E:.+]] = tensor.expand_shape %[[PROD]] {{\[\[}}0], [1, 2]] output_shape [4, 1, 5]
-  // CHECK: linalg.generic {indexing_maps = [#[[SWAP]], #[[BIAS]], #{{.+}}]{{.*}} ins(%[[E]], %[[B]] : tensor<4x1x5xf32>, tensor<4xf32>)
-  // CHECK: arith.addf
+  // CHECK: %[[TAPS:.+]] = linalg.generic {indexing_maps = [#[[WT]], #{{.+}}]{{.*}} ins(%[[W]] : tensor<4x2x3xf32>) outs(%{{.+}} : tensor<3x4x2xf32>)
+  // CHECK: %[[INIT:.+]] = linalg.generic {indexing_maps = [#[[BIAS]], #{{.+}}]{{.*}} ins(%[[B]] : tensor<4xf32>) outs(%{{.+}} : tensor<1x4x5xf32>)
+  // CHECK: %[[T0:.+]] = tensor.extract_slice %[[TAPS]][0, 0, 0] [1, 4, 2] [1, 1, 1] : tensor<3x4x2xf32> to tensor<4x2xf32>
+  // CHECK: %[[X0:.+]] = tensor.extract_slice %[[P]][0, 0, 0] [1, 2, 5] [1, 1, 1] : tensor<1x2x7xf32> to tensor<1x2x5xf32>
+  // CHECK: %[[ACC0:.+]] = linalg.generic {indexing_maps = [#[[TAP]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[T0]], %[[X0]] : tensor<4x2xf32>, tensor<1x2x5xf32>) outs(%[[INIT]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
+  // CHECK: tensor.extract_slice %[[P]][0, 0, 1] [1, 2, 5]
+  // CHECK: %[[ACC1:.+]] = linalg.generic {{.*}} outs(%[[ACC0]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
+  // CHECK: tensor.extract_slice %[[P]][0, 0, 2] [1, 2, 5]
+  // CHECK: %[[ACC2:.+]] = linalg.generic {{.*}} outs(%[[ACC1]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
+  // CHECK-NOT: tfc.matmul
+  // CHECK: return %[[ACC2]]
   %0 = tf.conv1d %x, %w, %b padding 1 : tensor<1x2x5xf32>, tensor<4x2x3xf32>, tensor<4xf32> -> tensor<1x4x5xf32>
   return %0 : tensor<1x4x5xf32>
+}
+
+// -----
+
+// conv1d, width < kernel (a weight gradient's shape): one marked GEMM per
+// output position t, summing over the channels c as a batch reduction (the
+// first loop, a reduction that C does not index):
+// outT[t] = sum_c xpad[:, c, t : t + K] @ w[:, c, :]^T; then [N, O, T].
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, d3)>
+// CHECK-DAG: #[[WGT:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>
+// CHECK-DAG: #[[POS:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+// CHECK-DAG: #[[TR:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+// CHECK-LABEL: func.func @conv1d_wide_kernel
+// CHECK-SAME: (%{{.+}}: tensor<2x3x6xf32>, %[[W:.+]]: tensor<4x3x6xf32>)
+func.func @conv1d_wide_kernel(%x: tensor<2x3x6xf32>, %w: tensor<4x3x6xf32>) -> tensor<2x4x3xf32> {
+  // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1] high[0, 0, 1]
+  // CHECK: %[[X0:.+]] = tensor.extract_slice %[[P]][0, 0, 0] [2, 3, 6] [1, 1, 1] : tensor<2x3x8xf32> to tensor<2x3x6xf32>
+  // CHECK: %[[Z0:.+]] = linalg.fill {{.*}} -> tensor<2x4xf32>
+  // CHECK: %[[S0:.+]] = linalg.generic {indexing_maps = [#[[WIN]], #[[WGT]], #[[POS]]], iterator_types = ["reduction", "parallel", "parallel", "reduction"]} ins(%[[X0]], %[[W]] : tensor<2x3x6xf32>, tensor<4x3x6xf32>) outs(%[[Z0]] : tensor<2x4xf32>) attrs = {tfc.matmul}
+  // CHECK: %[[I0:.+]] = tensor.insert_slice %[[S0]] into %{{.+}}[0, 0, 0] [1, 2, 4] [1, 1, 1] : tensor<2x4xf32> into tensor<3x2x4xf32>
+  // CHECK: tensor.extract_slice %[[P]][0, 0, 1] [2, 3, 6]
+  // CHECK: %[[S1:.+]] = linalg.generic {{.*}} attrs = {tfc.matmul}
+  // CHECK: %[[I1:.+]] = tensor.insert_slice %[[S1]] into %[[I0]][1, 0, 0]
+  // CHECK: tensor.extract_slice %[[P]][0, 0, 2] [2, 3, 6]
+  // CHECK: %[[S2:.+]] = linalg.generic {{.*}} attrs = {tfc.matmul}
+  // CHECK: %[[I2:.+]] = tensor.insert_slice %[[S2]] into %[[I1]][2, 0, 0]
+  // CHECK: linalg.generic {indexing_maps = [#[[TR]], #{{.+}}]{{.*}} ins(%[[I2]] : tensor<3x2x4xf32>) outs(%{{.+}} : tensor<2x4x3xf32>)
+  %0 = tf.conv1d %x, %w padding 1 : tensor<2x3x6xf32>, tensor<4x3x6xf32> -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
 }
 
 // -----

@@ -1,0 +1,130 @@
+// RUN: tf-opt %s --split-input-file --tf-reductions-to-loops | FileCheck %s
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A row reduction (softmax's denominator): the rows are an scf.parallel, the
+// accumulator an iter_arg loaded and stored once per row, and the combining
+// add may reassociate (so LLVM sums in lanes).
+// CHECK-LABEL: func.func @row_sum
+// CHECK-SAME: (%[[X:.+]]: memref<4x16xf32>, %[[Y:.+]]: memref<4xf32>)
+// CHECK: scf.parallel (%[[I:.+]]) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+// CHECK:   %[[INIT:.+]] = memref.load %[[Y]][%[[I]]]
+// CHECK:   %[[SUM:.+]] = scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+// CHECK:     %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
+// CHECK:     %[[E:.+]] = math.exp %[[A]]
+// CHECK:     %[[NEXT:.+]] = arith.addf %[[ACC]], %[[E]] fastmath<reassoc>
+// CHECK:     scf.yield %[[NEXT]]
+// CHECK:   memref.store %[[SUM]], %[[Y]][%[[I]]]
+// CHECK-NOT: linalg.generic
+func.func @row_sum(%x: memref<4x16xf32>, %y: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x16xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %e = math.exp %a : f32
+    %s = arith.addf %c, %e : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A column reduction (a bias gradient): rows outside, columns inside, in
+// the order of the dims, so the inner loop runs along memory; no leading
+// parallel dim, so a one-trip scf.parallel holds the nest; the add keeps
+// its order (each column's sum is its own chain).
+// CHECK-LABEL: func.func @column_sum
+// CHECK-SAME: (%[[X:.+]]: memref<8x4xf32>, %[[Y:.+]]: memref<4xf32>)
+// CHECK: %[[ONE:.+]] = arith.constant 1 : index
+// CHECK: scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[ONE]]) step
+// CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:     scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK:       %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
+// CHECK:       %[[B:.+]] = memref.load %[[Y]][%[[J]]]
+// CHECK:       %[[S:.+]] = arith.addf %[[B]], %[[A]] : f32
+// CHECK:       memref.store %[[S]], %[[Y]][%[[J]]]
+func.func @column_sum(%x: memref<8x4xf32>, %y: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%x : memref<8x4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %s = arith.addf %c, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mid = affine_map<(d0, d1, d2) -> (d1)>
+
+// Reductions around a parallel dim (a conv bias gradient over [N, O, T]):
+// n and o are serial loops, t accumulates in registers per (n, o).
+// CHECK-LABEL: func.func @outer_and_inner_reduction
+// CHECK: scf.parallel
+// CHECK:   scf.for %[[N:.+]] =
+// CHECK:     scf.for %[[O:.+]] =
+// CHECK:       %[[INIT:.+]] = memref.load %{{.+}}[%[[O]]]
+// CHECK:       %[[SUM:.+]] = scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+// CHECK:         arith.addf %[[ACC]], %{{.+}} fastmath<reassoc>
+// CHECK:       memref.store %[[SUM]], %{{.+}}[%[[O]]]
+func.func @outer_and_inner_reduction(%g: memref<2x3x5xf32>, %db: memref<3xf32>) {
+  linalg.generic {indexing_maps = [#in, #mid], iterator_types = ["reduction", "parallel", "reduction"]}
+      ins(%g : memref<2x3x5xf32>) outs(%db : memref<3xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %s = arith.addf %c, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Two outputs and linalg.index in the body (an argmax-like reduction): both
+// accumulators are iter_args; the index is the loop's iv; a maximum is not
+// an add, so it gets no fast-math flag.
+// CHECK-LABEL: func.func @two_outputs
+// CHECK: scf.parallel (%[[I:.+]]) =
+// CHECK:   %{{.+}}:2 = scf.for %[[J:.+]] = %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[K:.+]] = %{{.+}}) -> (f32, i32) {
+// CHECK:     %[[JI:.+]] = arith.index_cast %[[J]] : index to i32
+// CHECK:     arith.maximumf %[[M]], %{{.+}} : f32
+// CHECK:     arith.select %{{.+}}, %[[JI]], %[[K]] : i32
+// CHECK-NOT: fastmath
+func.func @two_outputs(%x: memref<4x8xf32>, %m: memref<4xf32>, %k: memref<4xi32>) {
+  linalg.generic {indexing_maps = [#in, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x8xf32>) outs(%m, %k : memref<4xf32>, memref<4xi32>) {
+  ^bb0(%a: f32, %best: f32, %at: i32):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i32
+    %gt = arith.cmpf ogt, %a, %best : f32
+    %nm = arith.maximumf %best, %a : f32
+    %nk = arith.select %gt, %ji, %at : i32
+    linalg.yield %nm, %nk : f32, i32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0, d1)>
+
+// Elementwise generics are not this pass's: they stay for linalg-to-loops.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: linalg.generic
+func.func @elementwise(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %s = arith.addf %c, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
