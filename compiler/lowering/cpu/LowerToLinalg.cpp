@@ -206,14 +206,49 @@ struct TransposeLowering : OpRewritePattern<tf::TransposeOp> {
   }
 };
 
+/// A reshape as tensor.collapse_shape and/or tensor.expand_shape (through
+/// 1-d when no grouping of dims maps one shape onto the other), never
+/// tensor.reshape: MLIR 19's bufferization analysis counts a tensor.reshape
+/// of a value as a conflict for the op that wrote it in place, so the
+/// producer (a GEMM into its zero fill) would write a copy instead.
 struct ReshapeLowering : OpRewritePattern<tf::ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::ReshapeOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto in = cast<RankedTensorType>(op.getX().getType());
     auto out = cast<RankedTensorType>(op.getType());
-    auto shapeType = RankedTensorType::get({out.getRank()}, rewriter.getI64Type());
-    Value shape = rewriter.create<arith::ConstantOp>(
-        op.getLoc(), DenseIntElementsAttr::get(shapeType, out.getShape()));
-    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, out, op.getX(), shape);
+    if (in == out) {
+      rewriter.replaceOp(op, op.getX());
+      return success();
+    }
+    if (out.getRank() < in.getRank()) {
+      if (auto groups = getReassociationIndicesForReshape(in, out)) {
+        rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(op, out, op.getX(), *groups);
+        return success();
+      }
+    } else if (out.getRank() > in.getRank()) {
+      if (auto groups = getReassociationIndicesForReshape(out, in)) {
+        rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, out, op.getX(), *groups);
+        return success();
+      }
+    }
+    Value flat = op.getX();
+    auto flatType = RankedTensorType::get({in.getNumElements()}, in.getElementType());
+    ReassociationIndices all;
+    for (int64_t i = 0; i < in.getRank(); ++i)
+      all.push_back(i);
+    if (in.getRank() != 1)
+      flat = rewriter.create<tensor::CollapseShapeOp>(loc, flatType, flat,
+                                                      SmallVector<ReassociationIndices>{all});
+    if (out.getRank() == 1) {
+      rewriter.replaceOp(op, flat);
+      return success();
+    }
+    ReassociationIndices allOut;
+    for (int64_t i = 0; i < out.getRank(); ++i)
+      allOut.push_back(i);
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, out, flat,
+                                                       SmallVector<ReassociationIndices>{allOut});
     return success();
   }
 };

@@ -128,13 +128,31 @@ func.func @compare_select_cast(%a: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<
 // CHECK-LABEL: func.func @transpose_reshape_constant
 func.func @transpose_reshape_constant(%x: tensor<2x3x4xf32>) -> (tensor<3x4x2xf32>, tensor<6x4xf32>, tensor<2xf32>) {
   // CHECK: linalg.generic {indexing_maps = [#[[T]], #{{.+}}]
-  // CHECK: %[[SHAPE:.+]] = arith.constant dense<[6, 4]> : tensor<2xi64>
-  // CHECK: tensor.reshape %{{.+}}(%[[SHAPE]]) : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<6x4xf32>
+  // CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
   // CHECK: arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
   %0 = tf.transpose %x [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
   %1 = tf.reshape %x : tensor<2x3x4xf32> to tensor<6x4xf32>
   %2 = tf.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %0, %1, %2 : tensor<3x4x2xf32>, tensor<6x4xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Reshapes never become tensor.reshape (bufferization would copy the value
+// it reads): a split is an expand_shape; a regrouping with no common
+// grouping goes through 1-d; a same-shape reshape is nothing.
+// CHECK-LABEL: func.func @reshapes
+// CHECK-SAME: (%[[X:.+]]: tensor<6x4xf32>)
+func.func @reshapes(%x: tensor<6x4xf32>) -> (tensor<2x3x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>) {
+  // CHECK-NOT: tensor.reshape
+  // CHECK: %[[E:.+]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
+  // CHECK: %[[F:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1]] : tensor<6x4xf32> into tensor<24xf32>
+  // CHECK: %[[R:.+]] = tensor.expand_shape %[[F]] {{\[\[}}0, 1]] output_shape [4, 6] : tensor<24xf32> into tensor<4x6xf32>
+  // CHECK: return %[[E]], %[[R]], %[[X]]
+  %0 = tf.reshape %x : tensor<6x4xf32> to tensor<2x3x4xf32>
+  %1 = tf.reshape %x : tensor<6x4xf32> to tensor<4x6xf32>
+  %2 = tf.reshape %x : tensor<6x4xf32> to tensor<6x4xf32>
+  return %0, %1, %2 : tensor<2x3x4xf32>, tensor<4x6xf32>, tensor<6x4xf32>
 }
 
 // -----
