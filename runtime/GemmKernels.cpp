@@ -227,20 +227,35 @@ struct Avx2 {
                                                        const float *a, int64_t lda,
                                                        const float *b, int64_t ldb, float *c,
                                                        int64_t ldc, int64_t nr, bool loadC) {
-    __m256i mask[NV];
+    // Masked loads only for the vector on a ragged right edge, masked stores
+    // only where no whole vector comes before it (vmaskmov is slow on AMD);
+    // the branch is outside every loop.
+    Edge edge;
     for (int v = 0; v < NV; ++v)
-      mask[v] = laneMask(nr - 8 * v);
-    // Masked loads and stores only for the vector on a ragged right edge
-    // (vmaskmov is slow on AMD); the branch is outside every loop.
+      edge.mask[v] = laneMask(nr - 8 * v);
     int64_t whole = std::min<int64_t>(NV, nr / 8); // vectors without a mask
+    int64_t shift = nr % 8;
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    edge.index = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(shift))),
+                                  _mm256_set1_epi32(7));
+    edge.after = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(int(7 - shift))));
     for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
       if (whole == NV)
-        strip<MR, NV, TransA, NV>(kc, a, lda, b, ldb, c, ldc, nr, mask, loadC);
+        strip<MR, NV, TransA, NV>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC);
       else if (whole == NV - 1)
-        strip<MR, NV, TransA, NV - 1>(kc, a, lda, b, ldb, c, ldc, nr, mask, loadC);
+        strip<MR, NV, TransA, NV - 1>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC);
       else
-        strip<MR, NV, TransA, 0>(kc, a, lda, b, ldb, c, ldc, nr, mask, loadC);
+        strip<MR, NV, TransA, 0>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC);
   }
+
+  /// A ragged right edge: lane masks per vector, and for a ragged vector
+  /// after a whole one (nr % 8 columns after 8 * v), how to make a vector of
+  /// the row's last eight columns from the two: lane l takes lane
+  /// index[l] of the whole vector, or of the ragged one where `after`.
+  struct Edge {
+    __m256i mask[2], index;
+    __m256 after;
+  };
 
   /// `whole` is a constant once the vector loops are unrolled.
   __attribute__((target("avx2,fma"), always_inline)) static inline __m256
@@ -248,43 +263,23 @@ struct Avx2 {
     return whole ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, mask);
   }
 
-  /// x[0 : n] to c for 0 < n < 8, by halves, pairs and singles: a masked
-  /// store (vmaskmovps) takes some ten cycles on AMD.
-  __attribute__((target("avx2,fma"), always_inline)) static inline void
-  storePart(float *c, __m256 x, int64_t n) {
-    __m128 part = _mm256_castps256_ps128(x);
-    if (n >= 4) {
-      _mm_storeu_ps(c, part);
-      part = _mm256_extractf128_ps(x, 1);
-      c += 4;
-      n -= 4;
-    }
-    if (n >= 2) {
-      _mm_storel_pi(reinterpret_cast<__m64 *>(c), part);
-      part = _mm_movehl_ps(part, part);
-      c += 2;
-      n -= 2;
-    }
-    if (n)
-      _mm_store_ss(c, part);
-  }
-
   /// A strip whose vectors v < Whole are whole (no masks), the others ragged.
   template <int MR, int NV, bool TransA, int Whole>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
   strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
-        int64_t ldc, int64_t nr, const __m256i *mask, bool loadC) {
+        int64_t ldc, int64_t nr, const Edge &edge, bool loadC) {
     __m256 acc[MR][NV];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = loadC ? load(c + r * ldc + 8 * v, v < Whole, mask[v]) : _mm256_setzero_ps();
+        acc[r][v] =
+            loadC ? load(c + r * ldc + 8 * v, v < Whole, edge.mask[v]) : _mm256_setzero_ps();
     for (int64_t p = 0; p < kc; ++p) {
       __m256 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        bv[v] = load(b + p * ldb + 8 * v, v < Whole, mask[v]);
+        bv[v] = load(b + p * ldb + 8 * v, v < Whole, edge.mask[v]);
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         __m256 av = _mm256_broadcast_ss(&elemA<TransA>(a, lda, r, p));
@@ -298,10 +293,15 @@ struct Avx2 {
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) {
         float *cv = c + r * ldc + 8 * v;
-        if (v < Whole)
+        if (v < Whole) {
           _mm256_storeu_ps(cv, acc[r][v]);
-        else
-          storePart(cv, acc[r][v], nr - 8 * v);
+        } else if (Whole > 0 && v == Whole) { // the last 8 columns, over the whole vector's
+          __m256 low = _mm256_permutevar8x32_ps(acc[r][v > 0 ? v - 1 : 0], edge.index);
+          __m256 high = _mm256_permutevar8x32_ps(acc[r][v], edge.index);
+          _mm256_storeu_ps(c + r * ldc + nr - 8, _mm256_blendv_ps(low, high, edge.after));
+        } else {
+          _mm256_maskstore_ps(cv, edge.mask[v], acc[r][v]);
+        }
       }
   }
 };
