@@ -70,8 +70,12 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
 
     softmax and log_softmax are three passes (max, sum of exponentials,
     normalisation), layer_norm three (sum, squared deviations, affine);
-    attention decomposes into tf ops (q k^T, scale, mask fill, softmax,
-    weights v) that are lowered in turn; conv1d pads with tensor.pad and
+    attention and attention_grad call the runtime's fused kernels
+    (`tfc_attention_forward`/`_backward`, runtime/Attention.h) on the
+    operands' buffers (`bufferization.to_memref`) and results in fresh
+    `memref.alloc`s (`bufferization.to_tensor restrict writable`); an
+    attention whose weights are a result decomposes into tf ops (q k^T,
+    scale, mask fill, softmax, weights v) that are lowered in turn; conv1d pads with tensor.pad and
     accumulates into its bias; cross_entropy reads the labelled class of a
     log-softmax; dropout computes runtime/Philox.h's stream in the loop body
     (bitwise the interpreter's mask).
@@ -84,8 +88,10 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     different regions never fuse: the grouping is tf-fuse's decision.
   }];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-    "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
+    "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::func::FuncDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::memref::MemRefDialect",
+    "mlir::tensor::TensorDialect"
   ];
 }
 

@@ -491,6 +491,9 @@ TF_VJP(DropoutOp) {
 // adjoints of values and weights:
 //   dV = P^T dO,  dP = dO V^T + dW,  dS = P (dP - Σ_row dP P) (0 where masked),
 //   dQ = scale dS K,  dK = scale dS^T Q.  The mask has no adjoint.
+// Without dW this is one tf.attention_grad, which a backend runs as a fused
+// kernel that never stores P; with dW (a loss on the weights) it is spelled
+// out in tf ops.
 TF_VJP(AttentionOp) {
   if (noAdjoint(getOperation(), resultGrads, operandGrads))
     return success();
@@ -498,6 +501,13 @@ TF_VJP(AttentionOp) {
   Value q = getQ(), k = getK(), v = getV(), mask = getMask();
   Value dO = resultGrads[0];
   Value dW = resultGrads.size() > 1 ? resultGrads[1] : Value();
+  if (dO && !dW) {
+    auto grad = builder.create<AttentionGradOp>(getLoc(), q, k, v, mask, dO, getScaleAttr());
+    operandGrads.append(grad->result_begin(), grad->result_end());
+    if (mask)
+      operandGrads.push_back(Value());
+    return success();
+  }
   int64_t last = tensorType(q).getRank() - 1;
   double scale = getScale().convertToDouble();
 

@@ -566,16 +566,14 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
-                                            std::optional<Location> loc,
-                                            Adaptor adaptor,
-                                            SmallVectorImpl<Type> &types) {
-  ShapeRule rule{loc, "attention"};
-  if (failed(rule.present(adaptor.getScaleAttr(), "scale")))
-    return failure();
-  auto q = rule.tensor(adaptor.getQ(), "q");
-  auto k = rule.tensor(adaptor.getK(), "k");
-  auto v = rule.tensor(adaptor.getV(), "v");
+/// The shape rules tf.attention and tf.attention_grad share; returns the
+/// values' type, [batch..., Tq, Dv], and sets `weightShape` [batch..., Tq, Tk].
+static FailureOr<RankedTensorType> attentionValuesType(ShapeRule &rule, Value qv, Value kv,
+                                                       Value vv, Value mask,
+                                                       SmallVectorImpl<int64_t> &weightShape) {
+  auto q = rule.tensor(qv, "q");
+  auto k = rule.tensor(kv, "k");
+  auto v = rule.tensor(vv, "v");
   if (failed(q) || failed(k) || failed(v))
     return failure();
   int64_t rank = q->getRank();
@@ -591,9 +589,9 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                      " differ in their feature dimension");
   if (v->getDimSize(rank - 2) != tk)
     return rule.fail("k ", *k, " and v ", *v, " differ in sequence length");
-  SmallVector<int64_t> weightShape(batch);
+  weightShape.assign(batch.begin(), batch.end());
   weightShape.append({tq, tk});
-  if (Value mask = adaptor.getMask()) {
+  if (mask) {
     auto m = rule.tensor(mask, "mask");
     if (failed(m))
       return failure();
@@ -605,9 +603,46 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   }
   SmallVector<int64_t> valueShape(batch);
   valueShape.append({tq, v->getDimSize(rank - 1)});
-  types.push_back(withShape(*q, valueShape));
+  return withShape(*q, valueShape);
+}
+
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "attention"};
+  if (failed(rule.present(adaptor.getScaleAttr(), "scale")))
+    return failure();
+  SmallVector<int64_t> weightShape;
+  auto values = attentionValuesType(rule, adaptor.getQ(), adaptor.getK(), adaptor.getV(),
+                                    adaptor.getMask(), weightShape);
+  if (failed(values))
+    return failure();
+  types.push_back(*values);
   if (adaptor.getWithWeights())
-    types.push_back(withShape(*q, weightShape));
+    types.push_back(withShape(*values, weightShape));
+  return success();
+}
+
+LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "attention_grad"};
+  if (failed(rule.present(adaptor.getScaleAttr(), "scale")))
+    return failure();
+  SmallVector<int64_t> weightShape;
+  auto values = attentionValuesType(rule, adaptor.getQ(), adaptor.getK(), adaptor.getV(),
+                                    adaptor.getMask(), weightShape);
+  if (failed(values))
+    return failure();
+  auto grad = rule.tensor(adaptor.getDvalues(), "grad");
+  if (failed(grad))
+    return failure();
+  if (grad->getShape() != values->getShape())
+    return rule.fail("grad ", *grad, " must have the shape of the values ", *values);
+  for (Value operand : {adaptor.getQ(), adaptor.getK(), adaptor.getV()})
+    types.push_back(operand.getType());
   return success();
 }
 

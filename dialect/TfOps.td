@@ -350,6 +350,28 @@ def TF_AttentionOp : TF_InferredOp<"attention", [TF_Differentiable]> {
   }];
 }
 
+def TF_AttentionGradOp : TF_InferredOp<"attention_grad"> {
+  let summary = "the adjoints of tf.attention's operands, as one fused op";
+  let description = [{
+    What the VJP of a `tf.attention` emits when its weights have no adjoint:
+    with `P` the attention weights (recomputed, never stored) and `dO` the
+    adjoint of the values,
+    `dV = P^T dO`, `dP = dO V^T`, `dS = P (dP - Σ_row dP P)` (0 where the
+    mask is false), `dQ = scale dS K`, `dK = scale dS^T Q`. A backend runs it
+    as one kernel per head (flash-attention style: P tile by tile); the
+    reference interpreter evaluates the formulas.
+  }];
+  let arguments = (ins TF_FloatTensor:$q, TF_FloatTensor:$k, TF_FloatTensor:$v,
+                       Optional<TF_BoolTensor>:$mask, TF_FloatTensor:$dvalues,
+                       F32Attr:$scale);
+  let results = (outs TF_FloatTensor:$dq, TF_FloatTensor:$dk, TF_FloatTensor:$dv);
+  let assemblyFormat = [{
+    $q `,` $k `,` $v (`mask` $mask^)? `grad` $dvalues `scale` $scale attr-dict
+    `:` type($q) `,` type($k) `,` type($v) `,` type($dvalues) (`,` type($mask)^)?
+    `->` type(results)
+  }];
+}
+
 def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable]> {
   let summary = "1-d convolution in PyTorch's NCW layout, stride 1";
   let description = [{

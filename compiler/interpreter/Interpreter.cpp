@@ -210,6 +210,7 @@ private:
         .Case([&](tf::LayerNormOp o) { return layerNorm(o); })
         .Case([&](tf::DropoutOp o) { return dropout(o); })
         .Case([&](tf::AttentionOp o) { return attention(o); })
+        .Case([&](tf::AttentionGradOp o) { return attentionGrad(o); })
         .Case([&](tf::Conv1dOp o) { return conv1d(o); })
         .Case([&](tf::OneHotOp o) { return oneHot(o); })
         .Case([&](tf::GatherOp o) { return gather(o); })
@@ -525,6 +526,59 @@ private:
       wt.data = std::move(weights);
       set(w, std::move(wt));
     }
+    return success();
+  }
+
+  /// The formulas of tf.attention_grad (TfOps.td), P spelled out in full.
+  LogicalResult attentionGrad(tf::AttentionGradOp op) {
+    const HostTensor &q = in(op.getQ()), &k = in(op.getK()), &v = in(op.getV());
+    const HostTensor &dO = in(op.getDvalues());
+    const HostTensor *mask = op.getMask() ? &in(op.getMask()) : nullptr;
+    HostTensor dq = like(op.getDq().getType()), dk = like(op.getDk().getType()),
+               dv = like(op.getDv().getType());
+    size_t rank = q.shape.size();
+    int64_t tq = q.shape[rank - 2], d = q.shape[rank - 1], tk = k.shape[rank - 2],
+            dvDim = v.shape[rank - 1];
+    int64_t batch = product(ArrayRef<int64_t>(q.shape).drop_back(2));
+    double scale = op.getScale().convertToDouble();
+    std::vector<double> p(batch * tq * tk);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < tq; ++i)
+        for (int64_t j = 0; j < tk; ++j) {
+          double s = 0;
+          for (int64_t l = 0; l < d; ++l)
+            s += q.data[(b * tq + i) * d + l] * k.data[(b * tk + j) * d + l];
+          int64_t w = (b * tq + i) * tk + j;
+          p[w] = mask && mask->data[w] == 0 ? -9e15 : s * scale;
+        }
+    std::vector<int64_t> wshape = {batch * tq, tk};
+    softmaxInto(p, p, wshape, 1, false);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t i = 0; i < tq; ++i) {
+        int64_t row = (b * tq + i) * tk;
+        std::vector<double> dp(tk);
+        double dot = 0; // Σ_j dP_ij P_ij
+        for (int64_t j = 0; j < tk; ++j) {
+          for (int64_t c = 0; c < dvDim; ++c)
+            dp[j] += dO.data[(b * tq + i) * dvDim + c] * v.data[(b * tk + j) * dvDim + c];
+          dot += dp[j] * p[row + j];
+        }
+        for (int64_t j = 0; j < tk; ++j) {
+          double pij = p[row + j];
+          for (int64_t c = 0; c < dvDim; ++c)
+            dv.data[(b * tk + j) * dvDim + c] += pij * dO.data[(b * tq + i) * dvDim + c];
+          if (mask && mask->data[row + j] == 0)
+            continue; // dS = 0
+          double ds = pij * (dp[j] - dot) * scale;
+          for (int64_t l = 0; l < d; ++l) {
+            dq.data[(b * tq + i) * d + l] += ds * k.data[(b * tk + j) * d + l];
+            dk.data[(b * tk + j) * d + l] += ds * q.data[(b * tq + i) * d + l];
+          }
+        }
+      }
+    set(op.getDq(), std::move(dq));
+    set(op.getDk(), std::move(dk));
+    set(op.getDv(), std::move(dv));
     return success();
   }
 

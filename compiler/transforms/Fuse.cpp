@@ -82,13 +82,24 @@ public:
   }
 
 private:
-  /// Attention has no fused CPU kernel yet: its parts (scale, mask, softmax)
-  /// fuse better than the whole.
+  /// tf.attention and tf.attention_grad are fused ops already (one kernel
+  /// per head that keeps the weights in a tile). An attention whose weights
+  /// are read, though, must store them: then its parts (scale, mask,
+  /// softmax) fuse better than the whole. Unread weights are dropped.
   void decomposeAttention() {
     for (auto op : llvm::make_early_inc_range(block_.getOps<tf::AttentionOp>())) {
+      Value weights = op.getWeights();
+      if (!weights)
+        continue;
       OpBuilder builder(op);
-      SmallVector<Value> results = op.decompose(builder);
-      op->replaceAllUsesWith(results);
+      if (weights.use_empty()) {
+        auto fused = builder.create<tf::AttentionOp>(op.getLoc(), op.getQ(), op.getK(),
+                                                     op.getV(), op.getMask(), op.getScaleAttr(),
+                                                     UnitAttr());
+        op.getValues().replaceAllUsesWith(fused.getValues());
+      } else {
+        op->replaceAllUsesWith(op.decompose(builder));
+      }
       op->erase();
     }
   }

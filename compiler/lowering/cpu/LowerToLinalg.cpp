@@ -10,10 +10,12 @@
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -595,13 +597,241 @@ struct LayerNormLowering : OpRewritePattern<tf::LayerNormOp> {
   }
 };
 
-/// Attention without a fused kernel: its tf definition, which the
-/// conversion then lowers further (tf-fuse decomposes it earlier, so that
-/// its parts fuse with their neighbours).
+/// An attention whose weights are a result stores them: its tf definition,
+/// which the conversion then lowers further (tf-fuse decomposes it earlier,
+/// so that its parts fuse with their neighbours).
 struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::AttentionOp op, PatternRewriter &rewriter) const override {
+    if (!op.getWeights())
+      return failure();
     rewriter.replaceOp(op, op.decompose(rewriter));
+    return success();
+  }
+};
+
+constexpr StringLiteral kAttentionForward = "tfc_attention_forward";
+constexpr StringLiteral kAttentionBackward = "tfc_attention_backward";
+
+/// Declares a runtime attention kernel (runtime/Attention.h) taking the
+/// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
+/// strides (outer, inner, row), and a pointer per (contiguous) output: all
+/// indices but the f32 scale.
+void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs,
+                            unsigned outputs) {
+  if (module.lookupSymbol(name))
+    return;
+  OpBuilder b(module.getBodyRegion());
+  SmallVector<Type> args(6, b.getIndexType());
+  args.push_back(b.getF32Type());
+  args.append(4 * inputs + outputs, b.getIndexType());
+  b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {})).setPrivate();
+}
+
+/// Where the elements of a tensor sit in the buffer of `root`, a tensor its
+/// producers only re-index: element i is at offset + Σ i_d strides_d.
+struct View {
+  Value root;
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+bool isContiguous(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
+  SmallVector<int64_t> dense = contiguousStrides(shape);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] != 1 && strides[i] != dense[i])
+      return false;
+  return true;
+}
+
+/// Looks through slices, transposes, broadcasts and reshapes of a contiguous
+/// view, so a kernel reads q, k and v where the QKV projection wrote them
+/// (the heads' transposes and slices are never materialised).
+View viewOf(Value value) {
+  auto shape = cast<RankedTensorType>(value.getType()).getShape();
+  Operation *producer = value.getDefiningOp();
+  if (auto slice = dyn_cast_or_null<tf::SliceOp>(producer)) {
+    View view = viewOf(slice.getX());
+    for (auto [i, start] : llvm::enumerate(slice.getStart())) {
+      view.offset += start * view.strides[i];
+      view.strides[i] *= slice.getStride()[i];
+    }
+    return view;
+  }
+  if (auto transpose = dyn_cast_or_null<tf::TransposeOp>(producer)) {
+    View view = viewOf(transpose.getX());
+    SmallVector<int64_t> strides;
+    for (int64_t source : transpose.getPerm())
+      strides.push_back(view.strides[source]);
+    view.strides = strides;
+    return view;
+  }
+  if (auto broadcast = dyn_cast_or_null<tf::BroadcastInDimOp>(producer)) {
+    View view = viewOf(broadcast.getX());
+    auto sourceShape = cast<RankedTensorType>(broadcast.getX().getType()).getShape();
+    SmallVector<int64_t> strides(shape.size(), 0);
+    for (auto [i, dim] : llvm::enumerate(broadcast.getDims()))
+      strides[dim] = sourceShape[i] == 1 ? 0 : view.strides[i];
+    view.strides = strides;
+    return view;
+  }
+  if (auto reshape = dyn_cast_or_null<tf::ReshapeOp>(producer)) {
+    View view = viewOf(reshape.getX());
+    auto sourceShape = cast<RankedTensorType>(reshape.getX().getType()).getShape();
+    if (isContiguous(sourceShape, view.strides)) {
+      view.strides = contiguousStrides(shape);
+      return view;
+    }
+  }
+  return {value, contiguousStrides(shape), 0};
+}
+
+/// Calls one of the kernels. Operands are read in place through their view
+/// (bufferization copies a root that is not contiguous); each result is a
+/// fresh contiguous buffer the kernel writes.
+struct AttentionCall {
+  OpBuilder &b;
+  Location loc;
+  ArrayRef<int64_t> batchShape; // the operands' leading dims
+  SmallVector<Value> args = {};
+  SmallVector<Value> outputs = {};
+
+  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+
+  /// The batch dims the kernel loops over, size-1 dims left out: the last
+  /// is `inner`, the others merge into `outer`.
+  SmallVector<unsigned> batchDims() const {
+    SmallVector<unsigned> dims;
+    for (auto [i, size] : llvm::enumerate(batchShape))
+      if (size != 1)
+        dims.push_back(i);
+    return dims;
+  }
+
+  void addSizes(Value q, Value k, Value v, APFloat scale) {
+    auto qt = cast<RankedTensorType>(q.getType());
+    auto kt = cast<RankedTensorType>(k.getType());
+    auto vt = cast<RankedTensorType>(v.getType());
+    int64_t rank = qt.getRank();
+    SmallVector<unsigned> dims = batchDims();
+    int64_t inner = dims.empty() ? 1 : batchShape[dims.back()];
+    int64_t outer = qt.getNumElements() / (inner * qt.getDimSize(rank - 2) * qt.getDimSize(rank - 1));
+    args = {index(outer), index(inner), index(qt.getDimSize(rank - 2)),
+            index(kt.getDimSize(rank - 2)), index(qt.getDimSize(rank - 1)),
+            index(vt.getDimSize(rank - 1)),
+            b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale.convertToFloat()))};
+  }
+
+  /// The kernel strides (outer, inner, row) of a view, if its last dim is
+  /// contiguous and its outer batch dims merge into one stride.
+  std::optional<std::array<int64_t, 3>> kernelStrides(const View &view, int64_t rank) {
+    if (view.strides[rank - 1] != 1)
+      return std::nullopt;
+    SmallVector<unsigned> dims = batchDims();
+    std::array<int64_t, 3> strides = {0, 0, view.strides[rank - 2]};
+    if (!dims.empty())
+      strides[1] = view.strides[dims.back()];
+    if (dims.size() >= 2) {
+      strides[0] = view.strides[dims[dims.size() - 2]];
+      for (size_t j = 0; j + 2 < dims.size(); ++j)
+        if (view.strides[dims[j]] != view.strides[dims[j + 1]] * batchShape[dims[j + 1]])
+          return std::nullopt;
+    }
+    return strides;
+  }
+
+  void addPointerAndStrides(Value root, int64_t offset, std::array<int64_t, 3> strides) {
+    auto type = cast<RankedTensorType>(root.getType());
+    Value buffer = b.create<bufferization::ToMemrefOp>(
+        loc, MemRefType::get(type.getShape(), type.getElementType()), root,
+        /*read_only=*/true);
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+    int64_t elementBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    args.push_back(offset ? b.create<arith::AddIOp>(loc, base, index(offset * elementBytes))
+                          : base);
+    for (int64_t stride : strides)
+      args.push_back(index(stride));
+  }
+
+  void addInput(Value tensor) {
+    int64_t rank = cast<RankedTensorType>(tensor.getType()).getRank();
+    View view = viewOf(tensor);
+    if (auto strides = kernelStrides(view, rank))
+      return addPointerAndStrides(view.root, view.offset, *strides);
+    View dense{tensor, contiguousStrides(cast<RankedTensorType>(tensor.getType()).getShape())};
+    addPointerAndStrides(tensor, 0, *kernelStrides(dense, rank));
+  }
+
+  void addMask(Value mask) {
+    if (!mask) {
+      args.append(4, index(0));
+      return;
+    }
+    addInput(mask);
+  }
+
+  /// A fresh contiguous buffer for a result.
+  void addOutput(Type type) {
+    auto tensorType = cast<RankedTensorType>(type);
+    Value buffer = b.create<memref::AllocOp>(
+        loc, MemRefType::get(tensorType.getShape(), tensorType.getElementType()));
+    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+    outputs.push_back(buffer);
+  }
+
+  SmallVector<Value> call(StringRef kernel) {
+    b.create<func::CallOp>(loc, kernel, TypeRange(), args);
+    SmallVector<Value> results;
+    for (Value buffer : outputs)
+      results.push_back(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                                            /*writable=*/true));
+    return results;
+  }
+};
+
+ArrayRef<int64_t> batchShapeOf(Value q) {
+  return cast<RankedTensorType>(q.getType()).getShape().drop_back(2);
+}
+
+/// tf.attention (weights not a result): one fused kernel per head, the
+/// weights never stored.
+struct AttentionLowering : OpRewritePattern<tf::AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::AttentionOp op, PatternRewriter &rewriter) const override {
+    if (op.getWeights())
+      return failure();
+    AttentionCall call{rewriter, op.getLoc(), batchShapeOf(op.getQ())};
+    call.addSizes(op.getQ(), op.getK(), op.getV(), op.getScale());
+    for (Value operand : {op.getQ(), op.getK(), op.getV()})
+      call.addInput(operand);
+    call.addMask(op.getMask());
+    call.addOutput(op.getValues().getType());
+    rewriter.replaceOp(op, call.call(kAttentionForward));
+    return success();
+  }
+};
+
+/// tf.attention_grad: the fused backward kernel (P recomputed tile by tile).
+struct AttentionGradLowering : OpRewritePattern<tf::AttentionGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::AttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    AttentionCall call{rewriter, op.getLoc(), batchShapeOf(op.getQ())};
+    call.addSizes(op.getQ(), op.getK(), op.getV(), op.getScale());
+    for (Value operand : {op.getQ(), op.getK(), op.getV()})
+      call.addInput(operand);
+    call.addMask(op.getMask());
+    call.addInput(op.getDvalues());
+    for (Value result : op->getResults())
+      call.addOutput(result.getType());
+    rewriter.replaceOp(op, call.call(kAttentionBackward));
     return success();
   }
 };
@@ -916,6 +1146,12 @@ void inlineFusion(RewriterBase &rewriter, tf::FusionOp fusion) {
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    getOperation().walk([&](Operation *op) {
+      if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights())
+        declareAttentionKernel(getOperation(), kAttentionForward, 4, 1); // q, k, v, mask; out
+      if (isa<tf::AttentionGradOp>(op)) // q, k, v, mask, dout; dq, dk, dv
+        declareAttentionKernel(getOperation(), kAttentionBackward, 5, 3);
+    });
     RewritePatternSet patterns(ctx);
     addBinaryArith<tf::AddOp, arith::AddFOp>(patterns);
     addBinaryArith<tf::SubOp, arith::SubFOp>(patterns);
@@ -967,13 +1203,15 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  ConcatLowering, OneHotLowering, GatherLowering, ArgmaxLowering,
                  MseLowering, SoftmaxLowering<tf::SoftmaxOp, false>,
                  SoftmaxLowering<tf::LogSoftmaxOp, true>, LayerNormLowering,
-                 AttentionDecomposition, Conv1dLowering, CrossEntropyLowering,
+                 AttentionDecomposition, AttentionLowering, AttentionGradLowering,
+                 Conv1dLowering, CrossEntropyLowering,
                  DropoutLowering>(ctx);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<tf::TFDialect>();
-    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect, math::MathDialect,
-                           tensor::TensorDialect, func::FuncDialect>();
+    target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
+                           func::FuncDialect, linalg::LinalgDialect, math::MathDialect,
+                           memref::MemRefDialect, tensor::TensorDialect>();
     // Fusion regions stay until their ops are lowered, then become one loop nest.
     target.addLegalOp<tf::FusionOp, tf::YieldOp>();
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))

@@ -9,7 +9,11 @@
 // where `@body(ctx, begin, end)` runs iterations [begin, end) of the loop's
 // outer dims (flattened; the innermost dim stays a serial loop inside, for
 // the vectoriser) and `ctx` is a stack struct holding every value the loop
-// captures: memref descriptors, indices as i64, scalars as themselves.
+// captures: a memref of static layout as its aligned pointer alone (the body
+// rebuilds the descriptor from constants), any other memref as its
+// descriptor, indices as i64, scalars as themselves. (Whole descriptors,
+// 3 + 2 x rank fields each, made a train step's entry function mostly
+// context stores: the bulk of its instruction selection time.)
 // Each iteration writes its own outputs, so results do not depend on how
 // the range is split: any thread count gives bitwise identical results.
 //
@@ -23,6 +27,7 @@
 
 #include "compiler/Passes.h"
 
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -74,6 +79,15 @@ int64_t estimateWork(Block &block) {
     work += 1 + trips * inner;
   }
   return work;
+}
+
+/// A memref whose sizes, strides and offset are all constants: its aligned
+/// pointer says everything else.
+bool hasStaticLayout(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return type.hasStaticShape() && succeeded(getStridesAndOffset(type, strides, offset)) &&
+         !ShapedType::isDynamic(offset) && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
 /// True for values cheaper to recreate in the body than to pass.
@@ -141,8 +155,9 @@ struct TfParallelLoopsToRuntimePass
         continue;
       }
       Type type = v.getType();
-      if (isa<MemRefType>(type))
-        fields.push_back(converter.convertType(type));
+      if (auto memref = dyn_cast<MemRefType>(type))
+        fields.push_back(hasStaticLayout(memref) ? LLVM::LLVMPointerType::get(loop.getContext())
+                                                 : converter.convertType(type));
       else if (type.isIndex())
         fields.push_back(converter.getIndexType());
       else if (type.isIntOrFloat())
@@ -177,8 +192,11 @@ struct TfParallelLoopsToRuntimePass
     Value context = b.create<LLVM::LoadOp>(loc, contextType, entry->getArgument(0));
     for (auto [i, v] : llvm::enumerate(passed)) {
       Value field = b.create<LLVM::ExtractValueOp>(loc, context, int64_t(i));
-      if (isa<MemRefType>(v.getType()))
+      if (auto memref = dyn_cast<MemRefType>(v.getType())) {
+        if (hasStaticLayout(memref))
+          field = MemRefDescriptor::fromStaticShape(b, loc, converter, memref, field, field);
         field = b.create<UnrealizedConversionCastOp>(loc, v.getType(), field).getResult(0);
+      }
       else if (v.getType().isIndex())
         field = b.create<arith::IndexCastOp>(loc, v.getType(), field);
       mapping.map(v, field);
@@ -236,8 +254,14 @@ struct TfParallelLoopsToRuntimePass
     Value packed = b.create<LLVM::UndefOp>(loc, contextType);
     for (auto [i, v] : llvm::enumerate(passed)) {
       Value field = v;
-      if (isa<MemRefType>(v.getType()))
-        field = b.create<UnrealizedConversionCastOp>(loc, fields[i], v).getResult(0);
+      if (auto memref = dyn_cast<MemRefType>(v.getType())) {
+        bool pointerOnly = hasStaticLayout(memref);
+        field = b.create<UnrealizedConversionCastOp>(
+                     loc, pointerOnly ? converter.convertType(memref) : fields[i], v)
+                    .getResult(0);
+        if (pointerOnly) // the aligned pointer
+          field = MemRefDescriptor(field).alignedPtr(b, loc);
+      }
       else if (v.getType().isIndex())
         field = b.create<arith::IndexCastOp>(loc, i64, v);
       packed = b.create<LLVM::InsertValueOp>(loc, packed, field, int64_t(i));

@@ -605,3 +605,21 @@ func.func @fusion_foreign_op(%a: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+func.func @attention_grad_of_wrong_shape(%q: tensor<4x8xf32>, %v: tensor<5x3xf32>, %k: tensor<5x8xf32>, %g: tensor<4x8xf32>) {
+  // expected-error @+2 {{'tf.attention_grad' grad 'tensor<4x8xf32>' must have the shape of the values 'tensor<4x3xf32>'}}
+  // expected-error @+1 {{'tf.attention_grad' op failed to infer returned types}}
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 1.0 : tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x3xf32>, tensor<4x8xf32> -> tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @attention_grad_mask_shape(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %m: tensor<5x4xi1>, %g: tensor<4x8xf32>) {
+  // expected-error @+2 {{'tf.attention_grad' mask 'tensor<5x4xi1>' must have the shape of the weights [4, 5] (broadcast it explicitly)}}
+  // expected-error @+1 {{'tf.attention_grad' op failed to infer returned types}}
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %k mask %m grad %g scale 1.0 : tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<4x8xf32>, tensor<5x4xi1> -> tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>
+  return
+}

@@ -250,3 +250,12 @@ func.func @fusion(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tenso
   }
   return %r#0, %r#1, %n : tensor<4xf32>, tensor<4xf32>, tensor<f32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @attention_grad
+func.func @attention_grad(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tensor<2x5x3xf32>, %m: tensor<2x4x5xi1>, %g: tensor<2x4x3xf32>) -> (tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>) {
+  // CHECK: tf.attention_grad %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} grad %{{.+}} scale 5.000000e-01 : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>, tensor<2x4x3xf32>, tensor<2x4x5xi1> -> tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v mask %m grad %g scale 0.5 : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>, tensor<2x4x3xf32>, tensor<2x4x5xi1> -> tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>
+  return %dq, %dk, %dv : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>
+}

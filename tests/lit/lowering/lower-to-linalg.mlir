@@ -461,3 +461,63 @@ func.func @fusion_softmax(%l: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8
   }
   return %w : tensor<4x8xf32>
 }
+
+// -----
+
+// Attention calls the fused runtime kernel, reading q, k and v where the
+// QKV projection wrote them: through the reshape, the heads' transpose and
+// the slices, q[b, h, t, d] = qkv[b, t, 6 h + d] has strides (36, 6, 12),
+// k and v start 2 and 4 floats (8 and 16 bytes) in. The mask broadcast from
+// one [Tq, Tk] matrix is read with batch strides 0. The values are a fresh
+// contiguous buffer.
+// CHECK-LABEL: func.func @attention_heads
+// CHECK: %[[QKV:.+]] = bufferization.to_memref %arg0 read_only : memref<2x3x12xf32>
+// CHECK: %[[Q:.+]] = memref.extract_aligned_pointer_as_index %[[QKV]]
+// CHECK: %[[KBASE:.+]] = memref.extract_aligned_pointer_as_index
+// CHECK: %[[K:.+]] = arith.addi %[[KBASE]], %c8
+// CHECK: %[[VBASE:.+]] = memref.extract_aligned_pointer_as_index
+// CHECK: %[[V:.+]] = arith.addi %[[VBASE]], %c16
+// CHECK: %[[MASK:.+]] = bufferization.to_memref %arg1 read_only : memref<3x3xi1>
+// CHECK: %[[M:.+]] = memref.extract_aligned_pointer_as_index %[[MASK]]
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x2x3x2xf32>
+// CHECK: %[[O:.+]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: call @tfc_attention_forward(%c2{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}},
+// CHECK-SAME: %[[Q]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
+// CHECK-SAME: %[[K]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
+// CHECK-SAME: %[[V]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
+// CHECK-SAME: %[[M]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %[[O]])
+// CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: return %[[R]]
+func.func @attention_heads(%qkv: tensor<2x3x12xf32>, %m: tensor<3x3xi1>) -> tensor<2x2x3x2xf32> {
+  %r = tf.reshape %qkv : tensor<2x3x12xf32> to tensor<2x3x2x6xf32>
+  %t = tf.transpose %r [0, 2, 1, 3] : tensor<2x3x2x6xf32> -> tensor<2x2x3x6xf32>
+  %q = tf.slice %t start [0, 0, 0, 0] limit [2, 2, 3, 2] stride [1, 1, 1, 1] : tensor<2x2x3x6xf32> -> tensor<2x2x3x2xf32>
+  %k = tf.slice %t start [0, 0, 0, 2] limit [2, 2, 3, 4] stride [1, 1, 1, 1] : tensor<2x2x3x6xf32> -> tensor<2x2x3x2xf32>
+  %v = tf.slice %t start [0, 0, 0, 4] limit [2, 2, 3, 6] stride [1, 1, 1, 1] : tensor<2x2x3x6xf32> -> tensor<2x2x3x2xf32>
+  %mb = tf.broadcast_in_dim %m [2, 3] : tensor<3x3xi1> to tensor<2x2x3x3xi1>
+  %o = tf.attention %q, %k, %v mask %mb scale 0.5 : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x3xi1> -> tensor<2x2x3x2xf32>
+  return %o : tensor<2x2x3x2xf32>
+}
+
+// -----
+
+// The backward kernel writes three fresh buffers. A q whose last dim is not
+// contiguous (a slice with stride 2) is read from its own buffer, which
+// bufferization makes contiguous; a rank-3 batch is the kernel's inner loop
+// (outer 1).
+// CHECK-LABEL: func.func @attention_grad
+// CHECK: %[[QS:.+]] = tensor.extract_slice %arg0
+// CHECK: %[[QB:.+]] = bufferization.to_memref %[[QS]] read_only : memref<2x3x2xf32>
+// CHECK: %[[Q:.+]] = memref.extract_aligned_pointer_as_index %[[QB]]
+// CHECK: %[[DQ:.+]] = memref.alloc() : memref<2x3x2xf32>
+// CHECK: %[[DK:.+]] = memref.alloc() : memref<2x5x2xf32>
+// CHECK: %[[DV:.+]] = memref.alloc() : memref<2x5x3xf32>
+// CHECK: call @tfc_attention_backward(%c1{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %c5{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}}, %[[Q]], %c0{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}},
+// CHECK: bufferization.to_tensor %[[DQ]] restrict writable
+// CHECK: bufferization.to_tensor %[[DK]] restrict writable
+// CHECK: bufferization.to_tensor %[[DV]] restrict writable
+func.func @attention_grad(%x: tensor<2x3x4xf32>, %k: tensor<2x5x2xf32>, %v: tensor<2x5x3xf32>, %g: tensor<2x3x3xf32>) -> (tensor<2x3x2xf32>, tensor<2x5x2xf32>, tensor<2x5x3xf32>) {
+  %q = tf.slice %x start [0, 0, 0] limit [2, 3, 4] stride [1, 1, 2] : tensor<2x3x4xf32> -> tensor<2x3x2xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.5 : tensor<2x3x2xf32>, tensor<2x5x2xf32>, tensor<2x5x3xf32>, tensor<2x3x3xf32> -> tensor<2x3x2xf32>, tensor<2x5x2xf32>, tensor<2x5x3xf32>
+  return %dq, %dk, %dv : tensor<2x3x2xf32>, tensor<2x5x2xf32>, tensor<2x5x3xf32>
+}

@@ -6,11 +6,14 @@
 // struct; the constant is recreated in the body.
 // CHECK-LABEL: func.func @relu_2d
 // CHECK-SAME: (%[[IN:[a-z0-9]+]]: memref<256x128xf32>, %[[OUT:[a-z0-9]+]]: memref<256x128xf32>)
-// CHECK: %[[SLOT:.*]] = llvm.alloca
+// A memref of static layout travels as its aligned pointer alone.
+// CHECK: %[[SLOT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, ptr)>
 // CHECK: %[[IN_D:.*]] = builtin.unrealized_conversion_cast %[[IN]] : memref<256x128xf32> to !llvm.struct
-// CHECK: %[[CTX0:.*]] = llvm.insertvalue %[[IN_D]], %{{.*}}[0]
+// CHECK: %[[IN_P:.*]] = llvm.extractvalue %[[IN_D]][1]
+// CHECK: %[[CTX0:.*]] = llvm.insertvalue %[[IN_P]], %{{.*}}[0]
 // CHECK: %[[OUT_D:.*]] = builtin.unrealized_conversion_cast %[[OUT]]
-// CHECK: %[[CTX1:.*]] = llvm.insertvalue %[[OUT_D]], %[[CTX0]][1]
+// CHECK: %[[OUT_P:.*]] = llvm.extractvalue %[[OUT_D]][1]
+// CHECK: %[[CTX1:.*]] = llvm.insertvalue %[[OUT_P]], %[[CTX0]][1]
 // CHECK: llvm.store %[[CTX1]], %[[SLOT]]
 // CHECK: %[[F:.*]] = constant @relu_2d_parallel0 : (!llvm.ptr, i64, i64) -> ()
 // CHECK-DAG: %[[N:.*]] = arith.constant 256 : i64
@@ -21,6 +24,10 @@
 // CHECK-LABEL: func.func private @relu_2d_parallel0
 // CHECK-SAME: (%[[CTX:[a-z0-9]+]]: !llvm.ptr, %[[BEGIN:[a-z0-9]+]]: i64, %[[END:[a-z0-9]+]]: i64)
 // CHECK: %[[FIELDS:.*]] = llvm.load %[[CTX]]
+// The body rebuilds each descriptor: the pointer, offset 0, sizes and strides.
+// CHECK: %[[PA:.*]] = llvm.extractvalue %[[FIELDS]][0]
+// CHECK: llvm.insertvalue %[[PA]], %{{.*}}[1]
+// CHECK: llvm.mlir.constant(256 : index)
 // CHECK: %[[A:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<256x128xf32>
 // CHECK: %[[B:.*]] = builtin.unrealized_conversion_cast %{{.*}} to memref<256x128xf32>
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
@@ -52,7 +59,7 @@ func.func @relu_2d(%in: memref<256x128xf32>, %out: memref<256x128xf32>) {
 // A 3-d nest: the two outer dims flatten into one range of 8 * 64 and are
 // recovered by div/rem; a captured f32 travels as itself.
 // CHECK-LABEL: func.func @scale_3d
-// CHECK: llvm.insertvalue %{{.*}}[1] : !llvm.struct<(struct<{{.*}}>, f32, struct<{{.*}}>)>
+// CHECK: llvm.insertvalue %{{.*}}[1] : !llvm.struct<(ptr, f32, ptr)>
 // CHECK: %[[N3:.*]] = arith.constant 512 : i64
 // CHECK: call @tfc_parallel_for(%{{.*}}, %{{.*}}, %[[N3]], %{{.*}})
 // CHECK-LABEL: func.func private @scale_3d_parallel0
@@ -164,4 +171,30 @@ func.func @total(%in: memref<65536xf32>) -> f32 {
     }
   }
   return %sum : f32
+}
+
+// -----
+
+// A memref whose layout is not all constants keeps its whole descriptor in
+// the context; a static one next to it is a pointer.
+// CHECK-LABEL: func.func @dynamic_layout
+// FORCED-LABEL: func.func @dynamic_layout
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, ptr)>
+// CHECK-LABEL: func.func private @dynamic_layout_parallel0
+// CHECK: %[[F:.*]] = llvm.load
+// CHECK: %[[D:.*]] = llvm.extractvalue %[[F]][0] : !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, ptr)>
+// CHECK: builtin.unrealized_conversion_cast %[[D]] : !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)> to memref<256x128xf32, strided<[?, 1], offset: ?>>
+func.func @dynamic_layout(%in: memref<256x128xf32, strided<[?, 1], offset: ?>>, %out: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %in[%i, %j] : memref<256x128xf32, strided<[?, 1], offset: ?>>
+    %y = arith.maximumf %x, %zero : f32
+    memref.store %y, %out[%i, %j] : memref<256x128xf32>
+    scf.reduce
+  }
+  return
 }

@@ -84,3 +84,22 @@ module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args =
     return %1 : tensor<f32>
   }
 }
+
+// -----
+
+// Attention's adjoint is one fused tf.attention_grad (the weights are not
+// recomputed in tf ops), its mask passed through.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[O:.+]] = tf.attention %[[Q:[^,]+]], %[[Q]], %[[Q]] mask %[[M:[^ ]+]] scale 5.000000e-01
+// CHECK-NOT: tf.softmax
+// CHECK: %dq, %dk, %dv = tf.attention_grad %[[Q]], %[[Q]], %[[Q]] mask %[[M]] grad %{{.+}} scale 5.000000e-01
+// CHECK-NOT: tf.softmax
+// CHECK-LABEL: func.func @m
+module attributes {tf.train = {batch = 2 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%arg0: tensor<2x4xf32> {tf.input = "y"}, %arg1: tensor<2x4xf32> {tf.init = #tf.init<uniform, 0.5>, tf.param = "q"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 2 : i64} {
+    %m = tf.constant dense<[[true, false], [true, true]]> : tensor<2x2xi1>
+    %0 = tf.attention %arg1, %arg1, %arg1 mask %m scale 0.5 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x2xi1> -> tensor<2x4xf32>
+    %1 = tf.mse %0, %arg0 : tensor<2x4xf32>
+    return %1 : tensor<f32>
+  }
+}

@@ -53,19 +53,48 @@ func.func @sum_of_squares(%g: tensor<32x8xf32>) -> tensor<f32> {
 
 // -----
 
-// Attention is decomposed; its scale, mask fill and softmax form one
-// reduction group between the two GEMMs, which stay outside.
+// Attention and its gradient are fused ops already (one kernel per head):
+// they stay whole, and nothing is pulled into them.
 // CHECK-LABEL: func.func @attention
+// CHECK-NOT: tf.fusion
+// CHECK-NOT: tf.matmul
+// CHECK: %[[O:.+]] = tf.attention %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} scale
+// CHECK: tf.attention_grad %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} grad %[[O]]
+func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %m: tensor<2x4x4xi1>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %o = tf.attention %q, %k, %v mask %m scale 0.35355339 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1> -> tensor<2x4x8xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v mask %m grad %o scale 0.35355339 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1> -> tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>
+  return %o, %dq : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// An attention whose weights are read must store them: it is decomposed;
+// its scale, mask fill and softmax form one reduction group between the two
+// GEMMs, which stay outside.
+// CHECK-LABEL: func.func @attention_weights_read
 // CHECK: %[[QK:.+]] = tf.matmul %{{.+}}, %{{.+}} transpose_rhs
 // CHECK: %[[W:.+]] = tf.fusion "reduction" : tensor<2x4x4xf32> {
 // CHECK:   tf.mul %[[QK]]
 // CHECK:   tf.select
 // CHECK:   tf.softmax
 // CHECK:   tf.yield
-// CHECK: tf.matmul %[[W]], %{{.+}} :
+// CHECK: %[[O:.+]] = tf.matmul %[[W]], %{{.+}} :
 // CHECK-NOT: tf.attention
-func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %m: tensor<2x4x4xi1>) -> tensor<2x4x8xf32> {
-  %o = tf.attention %q, %k, %v mask %m scale 0.35355339 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1> -> tensor<2x4x8xf32>
+// CHECK: return %[[O]], %[[W]]
+func.func @attention_weights_read(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>, %m: tensor<2x4x4xi1>) -> (tensor<2x4x8xf32>, tensor<2x4x4xf32>) {
+  %o, %w = tf.attention %q, %k, %v mask %m scale 0.35355339 with_weights : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xi1> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>
+  return %o, %w : tensor<2x4x8xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// Weights nobody reads are dropped: the attention stays fused.
+// CHECK-LABEL: func.func @attention_weights_unread
+// CHECK-NOT: tf.matmul
+// CHECK: %[[O:.+]] = tf.attention %{{.+}}, %{{.+}}, %{{.+}} scale 5.000000e-01 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+// CHECK: return %[[O]]
+func.func @attention_weights_unread(%q: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %o, %w = tf.attention %q, %q, %q scale 0.5 with_weights : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32> -> tensor<2x4x8xf32>, tensor<2x4x4xf32>
   return %o : tensor<2x4x8xf32>
 }
 

@@ -1,0 +1,54 @@
+//===- Attention.h - fused attention kernels generated code calls ---------===//
+//
+// Scaled dot-product attention, forward and backward, as one call each
+// instead of a chain of GEMMs and softmax loops: the per-head score matrix
+// (tq x tk) is never written to memory, keys go by blocks with an online
+// softmax (flash attention). Row-major f32; every argument is an index
+// (pointers included) as generated code passes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_ATTENTION_H
+#define TFC_RUNTIME_ATTENTION_H
+
+#include <cstdint>
+
+extern "C" {
+/// For every head b = (o, i), o < outer, i < inner: with Q = q[b] (tq x d),
+/// K = k[b] (tk x d), V = v[b] (tk x dv),
+///   S = scale Q K^T, S_ij = -9e15 where mask[b]_ij == 0 (masked_fill, so a
+///   fully masked row gets uniform weights), P = softmax(S) along j,
+///   out[b] = P V (tq x dv).
+/// Inputs are strided, so generated code reads q, k and v where the QKV
+/// projection wrote them (no transposed copies): X[b] starts at
+/// X + o * xOuter + i * xInner elements, its rows xRow apart, each row
+/// contiguous; any stride may be 0 (a broadcast). `mask` is 0 (none) or
+/// bytes (0 or 1: an i1 buffer) laid out the same way. out is contiguous:
+/// out[b] at out + (o * inner + i) * tq * dv.
+///
+/// Every b is computed by one thread in a fixed order, so the result has the
+/// same bits for any thread count.
+void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
+                           intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
+                           intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+                           intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
+                           intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
+                           intptr_t maskInner, intptr_t maskRow, intptr_t out);
+
+/// The gradients of tfc_attention_forward given dO = dout[b] (tq x dv,
+/// strided like the inputs), P recomputed from q and k:
+///   dV = P^T dO, dP = dO V^T, dS = P o (dP - rowsum(dP o P)) (0 where masked),
+///   dQ = scale dS K, dK = scale dS^T Q,
+/// written over the contiguous dq (outer x inner x tq x d), dk (.. x tk x d)
+/// and dvOut (.. x tk x dv), never added.
+void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
+                            intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
+                            intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+                            intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
+                            intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
+                            intptr_t maskInner, intptr_t maskRow, intptr_t dout,
+                            intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq,
+                            intptr_t dk, intptr_t dvOut);
+}
+
+#endif // TFC_RUNTIME_ATTENTION_H
