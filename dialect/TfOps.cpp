@@ -11,6 +11,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -783,6 +784,101 @@ LogicalResult FusionOp::verify() {
     if (!isa<TFDialect>(op.getDialect()) || isa<FusionOp>(op))
       return op.emitOpError("cannot be inside a tf.fusion (only tf ops, not nested fusions)");
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Canonicalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isZeroSplat(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+  return dense && dense.isSplat() && dense.getSplatValue<APFloat>().isZero();
+}
+
+/// add(concat(a...), concat(b...)) along one axis where every non-zero
+/// piece of one side meets only zero constants on the other: the
+/// concatenation of the non-zero pieces in order (zeros between them). A
+/// slice's adjoint is its gradient padded with zeros, so the adjoints of q,
+/// k and v sliced from one projection add up to concat(dq, dk, dv) instead
+/// of three padded tensors and two sums. (x + 0 = x exactly, up to the sign
+/// of a zero.)
+struct AddOfDisjointConcats : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  struct Piece {
+    int64_t begin, end;
+    Value value;
+    bool zero;
+  };
+
+  static SmallVector<Piece> piecesOf(ConcatOp concat) {
+    SmallVector<Piece> pieces;
+    int64_t axis = concat.getAxis(), at = 0;
+    for (Value input : concat.getInputs()) {
+      int64_t width = cast<RankedTensorType>(input.getType()).getDimSize(axis);
+      pieces.push_back({at, at + width, input, isZeroSplat(input)});
+      at += width;
+    }
+    return pieces;
+  }
+
+  /// Whether every non-zero piece of `a` overlaps only zero pieces of `b`.
+  static bool disjoint(ArrayRef<Piece> a, ArrayRef<Piece> b) {
+    for (const Piece &p : a)
+      if (!p.zero)
+        for (const Piece &q : b)
+          if (q.begin < p.end && p.begin < q.end && !q.zero)
+            return false;
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(AddOp op, PatternRewriter &rewriter) const override {
+    auto lhs = op.getLhs().getDefiningOp<ConcatOp>();
+    auto rhs = op.getRhs().getDefiningOp<ConcatOp>();
+    if (!lhs || !rhs || lhs.getAxis() != rhs.getAxis())
+      return failure();
+    SmallVector<Piece> left = piecesOf(lhs), right = piecesOf(rhs);
+    if (!disjoint(left, right) || !disjoint(right, left))
+      return failure();
+    SmallVector<Piece> live;
+    for (const Piece &p : llvm::concat<Piece>(left, right))
+      if (!p.zero)
+        live.push_back(p);
+    llvm::sort(live, [](const Piece &a, const Piece &b) { return a.begin < b.begin; });
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t axis = lhs.getAxis(), total = type.getDimSize(axis), at = 0;
+    SmallVector<Value> inputs;
+    auto zeros = [&](int64_t width) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[axis] = width;
+      auto zeroType = RankedTensorType::get(shape, type.getElementType());
+      inputs.push_back(rewriter.create<ConstantOp>(
+          op.getLoc(), DenseElementsAttr::get(zeroType, rewriter.getZeroAttr(type.getElementType()))));
+    };
+    for (const Piece &p : live) {
+      if (p.begin > at)
+        zeros(p.begin - at);
+      inputs.push_back(p.value);
+      at = p.end;
+    }
+    if (at < total)
+      zeros(total - at);
+    if (inputs.size() == 1) {
+      rewriter.replaceOp(op, inputs);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, inputs, axis);
+    return success();
+  }
+};
+
+} // namespace
+
+void AddOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<AddOfDisjointConcats>(context);
 }
 
 //===----------------------------------------------------------------------===//

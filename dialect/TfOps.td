@@ -92,7 +92,11 @@ class TF_BinaryFloatOp<string mnemonic, string summ>
   }];
 }
 
-def TF_AddOp : TF_BinaryFloatOp<"add", "elementwise addition">;
+def TF_AddOp : TF_BinaryFloatOp<"add", "elementwise addition"> {
+  // Sums of concatenations with disjoint non-zero pieces (the adjoints of
+  // slices of one tensor) become one concatenation.
+  let hasCanonicalizer = 1;
+}
 def TF_SubOp : TF_BinaryFloatOp<"sub", "elementwise subtraction">;
 def TF_MulOp : TF_BinaryFloatOp<"mul", "elementwise multiplication">;
 def TF_DivOp : TF_BinaryFloatOp<"div", "elementwise division">;
