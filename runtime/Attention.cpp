@@ -287,6 +287,16 @@ struct Strided {
   }
 };
 
+/// An output: like Strided, written.
+struct StridedOut {
+  float *base;
+  int64_t outer, inner, row;
+
+  float *head(int64_t b, int64_t innerCount) const {
+    return base + (b / innerCount) * outer + (b % innerCount) * inner;
+  }
+};
+
 /// One call's sizes and operands.
 struct Attention {
   int64_t inner, tq, tk, d, dv;
@@ -300,14 +310,14 @@ struct Attention {
     return mask.base ? mask.head(b, inner) + i * mask.row + j0 : nullptr;
   }
 
-  void forward(int64_t b, float *out) const;
-  void backward(int64_t b, const Strided<float> &dout, float *dq, float *dk,
-                float *dvOut) const;
+  void forward(int64_t b, const StridedOut &out) const;
+  void backward(int64_t b, const Strided<float> &dout, const StridedOut &dq,
+                const StridedOut &dk, const StridedOut &dvOut) const;
 };
 
-void Attention::forward(int64_t b, float *out) const {
+void Attention::forward(int64_t b, const StridedOut &out) const {
   const float *Q = q.head(b, inner), *K = k.head(b, inner), *V = v.head(b, inner);
-  float *O = out + b * tq * dv;
+  float *O = out.head(b, inner);
   const int64_t ld = ldk(), dvP = roundUp(dv), blocks = keyBlocks();
   const int64_t keysMax = std::min(tk, kKeys), panel = blocks == 1 ? kRows : kPanel;
   // V's rows are read in place when they are whole vectors, else padded.
@@ -336,7 +346,7 @@ void Attention::forward(int64_t b, float *out) const {
         prepare(j0, nb);
       for (int64_t i0 = p0; i0 < p0 + pRows; i0 += kRows) {
         const int64_t rows = std::min(kRows, p0 + pRows - i0), at = i0 - p0;
-        float *ORows = O + i0 * dv;
+        float *ORows = O + i0 * out.row;
         mm(rows, nbP, d, Q + i0 * q.row, q.row, 1, kt, ld, s, ld, false);
         for (int64_t r = 0; r < rows; ++r)
           maskRow(s + r * ld, maskRowOf(b, i0 + r, j0), nb);
@@ -369,25 +379,25 @@ void Attention::forward(int64_t b, float *out) const {
         if (j0 > 0)
           for (int64_t r = 0; r < rows; ++r)
             for (int64_t c = 0; c < dv; ++c)
-              ORows[r * dv + c] *= alpha[r];
+              ORows[r * out.row + c] *= alpha[r];
         mm(rows, dv, nb, st, 1, kRows, padV ? vp : V + j0 * v.row, padV ? dvP : v.row, ORows,
-           dv, j0 > 0);
+           out.row, j0 > 0);
       }
     }
     if (blocks > 1)
       for (int64_t r = 0; r < pRows; ++r) {
         const float inv = 1.0f / rowL[r];
         for (int64_t c = 0; c < dv; ++c)
-          O[(p0 + r) * dv + c] *= inv;
+          O[(p0 + r) * out.row + c] *= inv;
       }
   }
 }
 
-void Attention::backward(int64_t b, const Strided<float> &dout, float *dq, float *dk,
-                         float *dvOut) const {
+void Attention::backward(int64_t b, const Strided<float> &dout, const StridedOut &dq,
+                         const StridedOut &dk, const StridedOut &dvOut) const {
   const float *Q = q.head(b, inner), *K = k.head(b, inner), *V = v.head(b, inner);
   const float *dO = dout.head(b, inner);
-  float *dQ = dq + b * tq * d, *dK = dk + b * tk * d, *dV = dvOut + b * tk * dv;
+  float *dQ = dq.head(b, inner), *dK = dk.head(b, inner), *dV = dvOut.head(b, inner);
   const int64_t ld = ldk(), dP = roundUp(d), dvP = roundUp(dv), blocks = keyBlocks();
   const int64_t keysMax = std::min(tk, kKeys), panel = blocks == 1 ? kRows : kPanel;
   // Rows of K, Q and dO are read in place as B operands when whole vectors.
@@ -504,10 +514,10 @@ void Attention::backward(int64_t b, const Strided<float> &dout, float *dq, float
           dOPitch = dvP;
         }
         // dV (+)= P^T dO, dK (+)= dS^T Q, dQ (+)= dS K.
-        mm(nb, dv, rows, st, kRows, 1, dORows, dOPitch, dV + j0 * dv, dv, i0 > 0);
-        mm(nb, d, rows, dpt, kRows, 1, qRows, qPitch, dK + j0 * d, d, i0 > 0);
+        mm(nb, dv, rows, st, kRows, 1, dORows, dOPitch, dV + j0 * dvOut.row, dvOut.row, i0 > 0);
+        mm(nb, d, rows, dpt, kRows, 1, qRows, qPitch, dK + j0 * dk.row, dk.row, i0 > 0);
         mm(rows, d, nb, dpt, 1, kRows, padD ? kp : K + j0 * k.row, padD ? dP : k.row,
-           dQ + i0 * d, d, j0 > 0);
+           dQ + i0 * dq.row, dq.row, j0 > 0);
       }
     }
   }
@@ -518,6 +528,10 @@ Strided<T> strided(intptr_t base, intptr_t outer, intptr_t inner, intptr_t row) 
   return {reinterpret_cast<const T *>(base), outer, inner, row};
 }
 
+StridedOut stridedOut(intptr_t base, intptr_t outer, intptr_t inner, intptr_t row) {
+  return {reinterpret_cast<float *>(base), outer, inner, row};
+}
+
 } // namespace
 
 extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk,
@@ -526,7 +540,8 @@ extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t t
                                       intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v,
                                       intptr_t vOuter, intptr_t vInner, intptr_t vRow,
                                       intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
-                                      intptr_t maskRow, intptr_t out) {
+                                      intptr_t maskRow, intptr_t out, intptr_t outOuter,
+                                      intptr_t outInner, intptr_t outRow) {
   const int64_t batch = outer * inner;
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
@@ -540,7 +555,7 @@ extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t t
                     strided<float>(k, kOuter, kInner, kRow),
                     strided<float>(v, vOuter, vInner, vRow),
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
-  float *o = reinterpret_cast<float *>(out);
+  const StridedOut o = stridedOut(out, outOuter, outInner, outRow);
   tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b)
       a.forward(b, o);
@@ -555,13 +570,21 @@ extern "C" void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t 
                                        intptr_t vInner, intptr_t vRow, intptr_t mask,
                                        intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow,
                                        intptr_t dout, intptr_t doutOuter, intptr_t doutInner,
-                                       intptr_t doutRow, intptr_t dq, intptr_t dk,
-                                       intptr_t dvOut) {
+                                       intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
+                                       intptr_t dqInner, intptr_t dqRow, intptr_t dk,
+                                       intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow,
+                                       intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner,
+                                       intptr_t dvRow) {
   const int64_t batch = outer * inner;
-  if (batch > 0 && tq == 0 && tk > 0) { // no queries: dK = dV = 0
-    std::memset(reinterpret_cast<float *>(dk), 0, sizeof(float) * batch * tk * d);
-    std::memset(reinterpret_cast<float *>(dvOut), 0, sizeof(float) * batch * tk * dv);
-  }
+  const StridedOut dQ = stridedOut(dq, dqOuter, dqInner, dqRow),
+                   dK = stridedOut(dk, dkOuter, dkInner, dkRow),
+                   dV = stridedOut(dvOut, dvOuter, dvInner, dvRow);
+  if (batch > 0 && tq == 0 && tk > 0) // no queries: dK = dV = 0
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < tk; ++j) {
+        std::memset(dK.head(b, inner) + j * dK.row, 0, sizeof(float) * d);
+        std::memset(dV.head(b, inner) + j * dV.row, 0, sizeof(float) * dv);
+      }
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
   const Attention a{inner,
@@ -575,8 +598,6 @@ extern "C" void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t 
                     strided<float>(v, vOuter, vInner, vRow),
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
   const Strided<float> dO = strided<float>(dout, doutOuter, doutInner, doutRow);
-  float *dQ = reinterpret_cast<float *>(dq), *dK = reinterpret_cast<float *>(dk),
-        *dV = reinterpret_cast<float *>(dvOut);
   tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b)
       a.backward(b, dO, dQ, dK, dV);

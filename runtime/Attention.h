@@ -23,8 +23,9 @@ extern "C" {
 /// projection wrote them (no transposed copies): X[b] starts at
 /// X + o * xOuter + i * xInner elements, its rows xRow apart, each row
 /// contiguous; any stride may be 0 (a broadcast). `mask` is 0 (none) or
-/// bytes (0 or 1: an i1 buffer) laid out the same way. out is contiguous:
-/// out[b] at out + (o * inner + i) * tq * dv.
+/// bytes (0 or 1: an i1 buffer) laid out the same way. Outputs are strided
+/// too (no stride 0), so out can be written straight into the layout its
+/// readers want (the heads merged back, [batch, seq, heads x dv]).
 ///
 /// Every b is computed by one thread in a fixed order, so the result has the
 /// same bits for any thread count.
@@ -33,14 +34,16 @@ void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
                            intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
                            intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
                            intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
-                           intptr_t maskInner, intptr_t maskRow, intptr_t out);
+                           intptr_t maskInner, intptr_t maskRow, intptr_t out, intptr_t outOuter,
+                           intptr_t outInner, intptr_t outRow);
 
 /// The gradients of tfc_attention_forward given dO = dout[b] (tq x dv,
 /// strided like the inputs), P recomputed from q and k:
 ///   dV = P^T dO, dP = dO V^T, dS = P o (dP - rowsum(dP o P)) (0 where masked),
 ///   dQ = scale dS K, dK = scale dS^T Q,
-/// written over the contiguous dq (outer x inner x tq x d), dk (.. x tk x d)
-/// and dvOut (.. x tk x dv), never added.
+/// written (never added) through their strides over dq (tq x d per head),
+/// dk (tk x d) and dvOut (tk x dv): into one concatenation [.., 3 x d] when
+/// the three are the adjoint of one QKV projection.
 void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
                             intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
                             intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
@@ -48,7 +51,9 @@ void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_
                             intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
                             intptr_t maskInner, intptr_t maskRow, intptr_t dout,
                             intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq,
-                            intptr_t dk, intptr_t dvOut);
+                            intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow, intptr_t dk,
+                            intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow, intptr_t dvOut,
+                            intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow);
 }
 
 #endif // TFC_RUNTIME_ATTENTION_H

@@ -121,14 +121,15 @@ struct Problem {
     tfc_attention_forward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
                           s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
                           intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride,
-                          s.tk, intptr_t(out.data()));
+                          s.tk, intptr_t(out.data()), 0, s.tq * s.dv, s.dv);
   }
   void backward() {
     tfc_attention_backward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
                            s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
                            intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride,
                            s.tk, intptr_t(dout.data()), 0, s.tq * s.dv, s.dv,
-                           intptr_t(dq.data()), intptr_t(dk.data()), intptr_t(dv.data()));
+                           intptr_t(dq.data()), 0, s.tq * s.d, s.d, intptr_t(dk.data()), 0,
+                           s.tk * s.d, s.d, intptr_t(dv.data()), 0, s.tk * s.dv, s.dv);
   }
 };
 
@@ -338,9 +339,10 @@ TEST(AttentionKernel, BitwiseIdenticalForAnyThreadCount) {
 
 // Generated code passes q, k and v where the QKV projection wrote them:
 // [outer, T, inner, 3 d] (and dO as [outer, T, inner, dv], a per-head mask
-// as [outer, tq, inner, tk]). The kernel must read the same numbers through
-// those strides as from contiguous heads, so the bits must match.
-TEST(AttentionKernel, StridedInputsGiveTheSameBits) {
+// as [outer, tq, inner, tk]), and has the outputs written where their
+// readers want them. The kernel must compute the same numbers through
+// those strides as with contiguous heads, so the bits must match.
+TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
   const int64_t outer = 2, inner = 3;
   const Shape shapes[] = {{outer * inner, 16, 16, 32, 32, 0.17677670f},
                           {outer * inner, 10, 10, 5, 5, 0.4472136f},
@@ -387,17 +389,38 @@ TEST(AttentionKernel, StridedInputsGiveTheSameBits) {
       }
       const intptr_t maskPtr = mask.empty() ? 0 : intptr_t(mask.data());
       const int64_t qOuter = tq * inner * width, kOuter = tk * inner * width, row = inner * width;
-      std::vector<float> out(dense.out.size(), NAN), dq(dense.dq.size(), NAN),
-          dk(dense.dk.size(), NAN), dv(dense.dv.size(), NAN);
+      // Outputs go back into the same layouts: out and dq as [outer, tq,
+      // inner, d] (the heads merged), dk and dv side by side as [outer, tk,
+      // inner, 2 d] (the concatenation of their adjoints).
+      std::vector<float> outS(size_t(outer * tq * inner * d), NAN), dqS(outS.size(), NAN),
+          dkvS(size_t(outer * tk * inner * 2 * d), NAN);
+      const int64_t headOuter = tq * inner * d, kvOuter = tk * inner * 2 * d;
       tfc_attention_forward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()),
                             qOuter, width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                             intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
-                            mInner, mRow, intptr_t(out.data()));
+                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d);
       tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()),
                              qOuter, width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                              intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
                              mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
-                             intptr_t(dq.data()), intptr_t(dk.data()), intptr_t(dv.data()));
+                             intptr_t(dqS.data()), headOuter, d, inner * d,
+                             intptr_t(dkvS.data()), kvOuter, 2 * d, inner * 2 * d,
+                             intptr_t(dkvS.data() + d), kvOuter, 2 * d, inner * 2 * d);
+      std::vector<float> out(dense.out.size()), dq(dense.dq.size()), dk(dense.dk.size()),
+          dv(dense.dv.size());
+      for (int64_t b = 0; b < shape.batch; ++b) {
+        const int64_t o = b / inner, i = b % inner;
+        for (int64_t t = 0; t < tq; ++t)
+          for (int64_t c = 0; c < d; ++c) {
+            out[size_t((b * tq + t) * d + c)] = outS[size_t(((o * tq + t) * inner + i) * d + c)];
+            dq[size_t((b * tq + t) * d + c)] = dqS[size_t(((o * tq + t) * inner + i) * d + c)];
+          }
+        for (int64_t t = 0; t < tk; ++t)
+          for (int64_t c = 0; c < d; ++c) {
+            dk[size_t((b * tk + t) * d + c)] = dkvS[size_t(((o * tk + t) * inner + i) * 2 * d + c)];
+            dv[size_t((b * tk + t) * d + c)] = dkvS[size_t(((o * tk + t) * inner + i) * 2 * d + d + c)];
+          }
+      }
       const std::vector<float> *got[4] = {&out, &dq, &dk, &dv};
       const std::vector<float> *want[4] = {&dense.out, &dense.dq, &dense.dk, &dense.dv};
       for (int r = 0; r < 4; ++r)

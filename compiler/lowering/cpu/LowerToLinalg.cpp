@@ -615,8 +615,8 @@ constexpr StringLiteral kAttentionBackward = "tfc_attention_backward";
 
 /// Declares a runtime attention kernel (runtime/Attention.h) taking the
 /// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
-/// strides (outer, inner, row), and a pointer per (contiguous) output: all
-/// indices but the f32 scale.
+/// strides (outer, inner, row), and the same per output: all indices but
+/// the f32 scale.
 void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs,
                             unsigned outputs) {
   if (module.lookupSymbol(name))
@@ -624,7 +624,7 @@ void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs,
   OpBuilder b(module.getBodyRegion());
   SmallVector<Type> args(6, b.getIndexType());
   args.push_back(b.getF32Type());
-  args.append(4 * inputs + outputs, b.getIndexType());
+  args.append(4 * (inputs + outputs), b.getIndexType());
   b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {})).setPrivate();
 }
 
@@ -694,8 +694,8 @@ View viewOf(Value value) {
 }
 
 /// Calls one of the kernels. Operands are read in place through their view
-/// (bufferization copies a root that is not contiguous); each result is a
-/// fresh contiguous buffer the kernel writes.
+/// (bufferization copies a root that is not contiguous); results are written
+/// into fresh buffers (see Destinations).
 struct AttentionCall {
   OpBuilder &b;
   Location loc;
@@ -783,6 +783,10 @@ struct AttentionCall {
     Value buffer = b.create<memref::AllocOp>(
         loc, MemRefType::get(tensorType.getShape(), tensorType.getElementType()));
     args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+    View dense{Value(), contiguousStrides(tensorType.getShape())};
+    std::array<int64_t, 3> strides = *kernelStrides(dense, tensorType.getRank());
+    for (int64_t stride : strides)
+      args.push_back(index(stride));
     outputs.push_back(buffer);
   }
 
@@ -800,41 +804,124 @@ ArrayRef<int64_t> batchShapeOf(Value q) {
   return cast<RankedTensorType>(q.getType()).getShape().drop_back(2);
 }
 
-/// tf.attention (weights not a result): one fused kernel per head, the
-/// weights never stored.
-struct AttentionLowering : OpRewritePattern<tf::AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tf::AttentionOp op, PatternRewriter &rewriter) const override {
-    if (op.getWeights())
-      return failure();
-    AttentionCall call{rewriter, op.getLoc(), batchShapeOf(op.getQ())};
-    call.addSizes(op.getQ(), op.getK(), op.getV(), op.getScale());
-    for (Value operand : {op.getQ(), op.getK(), op.getV()})
-      call.addInput(operand);
-    call.addMask(op.getMask());
-    call.addOutput(op.getValues().getType());
-    rewriter.replaceOp(op, call.call(kAttentionForward));
-    return success();
-  }
+/// Where a kernel writes its results when their readers only lay them out
+/// again (the heads merged back: a concatenation of exactly these results,
+/// then a transpose, then reshapes): one fresh buffer holding `root`, the
+/// last value of that chain, each result a strided view of it. The chain's
+/// ops are then never materialised.
+struct Destinations {
+  Value root; // null: a buffer per result
+  SmallVector<Operation *> chain;
+  SmallVector<View> views; // per result
 };
 
-/// tf.attention_grad: the fused backward kernel (P recomputed tile by tile).
-struct AttentionGradLowering : OpRewritePattern<tf::AttentionGradOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tf::AttentionGradOp op,
-                                PatternRewriter &rewriter) const override {
-    AttentionCall call{rewriter, op.getLoc(), batchShapeOf(op.getQ())};
-    call.addSizes(op.getQ(), op.getK(), op.getV(), op.getScale());
-    for (Value operand : {op.getQ(), op.getK(), op.getV()})
-      call.addInput(operand);
-    call.addMask(op.getMask());
-    call.addInput(op.getDvalues());
+Destinations destinationsOf(Operation *op, AttentionCall &call) {
+  ResultRange results = op->getResults();
+  if (llvm::any_of(results, [](Value r) { return !r.hasOneUse(); }))
+    return {};
+  Destinations dest;
+  Value current = results[0];
+  auto concat = dyn_cast<tf::ConcatOp>(*current.getUsers().begin());
+  if (concat && concat.getInputs().size() == results.size() &&
+      llvm::all_of(concat.getInputs(), [&](Value in) { return in.getDefiningOp() == op; })) {
+    dest.chain.push_back(concat);
+    current = concat.getResult();
+  } else if (results.size() != 1) {
+    return {};
+  } else {
+    concat = nullptr;
+  }
+  if (current.hasOneUse())
+    if (auto transpose = dyn_cast<tf::TransposeOp>(*current.getUsers().begin())) {
+      dest.chain.push_back(transpose);
+      current = transpose.getResult();
+    }
+  while (current.hasOneUse()) {
+    auto reshape = dyn_cast<tf::ReshapeOp>(*current.getUsers().begin());
+    if (!reshape)
+      break;
+    dest.chain.push_back(reshape);
+    current = reshape.getResult();
+  }
+  if (dest.chain.empty())
+    return {};
+  // From the root's contiguous buffer back to the results: a reshape's input
+  // is contiguous too (reshapes only follow the transpose), a transpose
+  // permutes the strides, a concatenation offsets each piece along its axis.
+  SmallVector<int64_t> strides =
+      contiguousStrides(cast<RankedTensorType>(current.getType()).getShape());
+  for (Operation *link : llvm::reverse(dest.chain)) {
+    if (auto reshape = dyn_cast<tf::ReshapeOp>(link)) {
+      strides = contiguousStrides(cast<RankedTensorType>(reshape.getX().getType()).getShape());
+    } else if (auto transpose = dyn_cast<tf::TransposeOp>(link)) {
+      SmallVector<int64_t> input(strides.size());
+      for (auto [i, source] : llvm::enumerate(transpose.getPerm()))
+        input[source] = strides[i];
+      strides = input;
+    }
+  }
+  dest.views.assign(results.size(), View{Value(), strides, 0});
+  if (concat) {
+    int64_t axis = concat.getAxis(), at = 0;
+    for (Value input : concat.getInputs()) {
+      View &view = dest.views[cast<OpResult>(input).getResultNumber()];
+      view.offset = at * strides[axis];
+      at += cast<RankedTensorType>(input.getType()).getDimSize(axis);
+    }
+  }
+  for (auto [result, view] : llvm::zip(results, dest.views))
+    if (!call.kernelStrides(view, cast<RankedTensorType>(result.getType()).getRank()))
+      return {};
+  dest.root = current;
+  return dest;
+}
+
+/// Lowers one tf.attention (weights not a result) or tf.attention_grad to
+/// its kernel call, before the conversion: the call may also take the place
+/// of the ops that lay its results out again.
+void lowerFusedAttention(Operation *op) {
+  OpBuilder b(op);
+  auto attention = dyn_cast<tf::AttentionOp>(op);
+  auto grad = dyn_cast<tf::AttentionGradOp>(op);
+  Value q = attention ? attention.getQ() : grad.getQ();
+  Value k = attention ? attention.getK() : grad.getK();
+  Value v = attention ? attention.getV() : grad.getV();
+  AttentionCall call{b, op->getLoc(), batchShapeOf(q)};
+  call.addSizes(q, k, v, attention ? attention.getScale() : grad.getScale());
+  for (Value operand : {q, k, v})
+    call.addInput(operand);
+  call.addMask(attention ? attention.getMask() : grad.getMask());
+  if (grad)
+    call.addInput(grad.getDvalues());
+  StringRef kernel = attention ? kAttentionForward : kAttentionBackward;
+
+  Destinations dest = destinationsOf(op, call);
+  if (!dest.root) {
     for (Value result : op->getResults())
       call.addOutput(result.getType());
-    rewriter.replaceOp(op, call.call(kAttentionBackward));
-    return success();
+    op->replaceAllUsesWith(call.call(kernel));
+    op->erase();
+    return;
   }
-};
+  auto rootType = cast<RankedTensorType>(dest.root.getType());
+  Value buffer = b.create<memref::AllocOp>(
+      op->getLoc(), MemRefType::get(rootType.getShape(), rootType.getElementType()));
+  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), buffer);
+  for (auto [result, view] : llvm::zip(op->getResults(), dest.views)) {
+    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+    call.args.push_back(view.offset ? b.create<arith::AddIOp>(op->getLoc(), base,
+                                                              call.index(view.offset * 4))
+                                    : base);
+    std::array<int64_t, 3> strides = *call.kernelStrides(view, rank);
+    for (int64_t stride : strides)
+      call.args.push_back(call.index(stride));
+  }
+  call.outputs.push_back(buffer);
+  dest.root.replaceAllUsesWith(call.call(kernel)[0]);
+  for (Operation *link : llvm::reverse(dest.chain))
+    link->erase();
+  op->erase();
+}
 
 /// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j] as GEMMs
 /// that read xpad in place: no im2col buffer (K times the input) is written
@@ -1146,12 +1233,21 @@ void inlineFusion(RewriterBase &rewriter, tf::FusionOp fusion) {
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    // The fused attention kernels first: a call may take the place of the
+    // ops that lay its results out again, which the conversion then never
+    // sees.
+    SmallVector<Operation *> fusedAttention;
     getOperation().walk([&](Operation *op) {
-      if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights())
+      if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
         declareAttentionKernel(getOperation(), kAttentionForward, 4, 1); // q, k, v, mask; out
-      if (isa<tf::AttentionGradOp>(op)) // q, k, v, mask, dout; dq, dk, dv
+        fusedAttention.push_back(op);
+      } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
         declareAttentionKernel(getOperation(), kAttentionBackward, 5, 3);
+        fusedAttention.push_back(op);
+      }
     });
+    for (Operation *op : fusedAttention)
+      lowerFusedAttention(op);
     RewritePatternSet patterns(ctx);
     addBinaryArith<tf::AddOp, arith::AddFOp>(patterns);
     addBinaryArith<tf::SubOp, arith::SubFOp>(patterns);
@@ -1203,8 +1299,7 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  ConcatLowering, OneHotLowering, GatherLowering, ArgmaxLowering,
                  MseLowering, SoftmaxLowering<tf::SoftmaxOp, false>,
                  SoftmaxLowering<tf::LogSoftmaxOp, true>, LayerNormLowering,
-                 AttentionDecomposition, AttentionLowering, AttentionGradLowering,
-                 Conv1dLowering, CrossEntropyLowering,
+                 AttentionDecomposition, Conv1dLowering, CrossEntropyLowering,
                  DropoutLowering>(ctx);
 
     ConversionTarget target(*ctx);

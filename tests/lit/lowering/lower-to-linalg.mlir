@@ -468,8 +468,10 @@ func.func @fusion_softmax(%l: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8
 // QKV projection wrote them: through the reshape, the heads' transpose and
 // the slices, q[b, h, t, d] = qkv[b, t, 6 h + d] has strides (36, 6, 12),
 // k and v start 2 and 4 floats (8 and 16 bytes) in. The mask broadcast from
-// one [Tq, Tk] matrix is read with batch strides 0. The values are a fresh
-// contiguous buffer.
+// one [Tq, Tk] matrix is read with batch strides 0. The values are written
+// where the heads merge again: o[b, h, t, c] = merged[b, t, 2 h + c], strides
+// (12, 2, 4) in the buffer of the reshape, which takes the transpose's and
+// the reshape's place.
 // CHECK-LABEL: func.func @attention_heads
 // CHECK: %[[QKV:.+]] = bufferization.to_memref %arg0 read_only : memref<2x3x12xf32>
 // CHECK: %[[Q:.+]] = memref.extract_aligned_pointer_as_index %[[QKV]]
@@ -479,16 +481,18 @@ func.func @fusion_softmax(%l: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8
 // CHECK: %[[V:.+]] = arith.addi %[[VBASE]], %c16
 // CHECK: %[[MASK:.+]] = bufferization.to_memref %arg1 read_only : memref<3x3xi1>
 // CHECK: %[[M:.+]] = memref.extract_aligned_pointer_as_index %[[MASK]]
-// CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x2x3x2xf32>
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x3x4xf32>
 // CHECK: %[[O:.+]] = memref.extract_aligned_pointer_as_index %[[OUT]]
 // CHECK: call @tfc_attention_forward(%c2{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %cst{{(_[0-9]+)?}},
 // CHECK-SAME: %[[Q]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
 // CHECK-SAME: %[[K]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
 // CHECK-SAME: %[[V]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
-// CHECK-SAME: %[[M]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %[[O]])
+// CHECK-SAME: %[[M]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}},
+// CHECK-SAME: %[[O]], %c12{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}})
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-NOT: linalg.generic
 // CHECK: return %[[R]]
-func.func @attention_heads(%qkv: tensor<2x3x12xf32>, %m: tensor<3x3xi1>) -> tensor<2x2x3x2xf32> {
+func.func @attention_heads(%qkv: tensor<2x3x12xf32>, %m: tensor<3x3xi1>) -> tensor<2x3x4xf32> {
   %r = tf.reshape %qkv : tensor<2x3x12xf32> to tensor<2x3x2x6xf32>
   %t = tf.transpose %r [0, 2, 1, 3] : tensor<2x3x2x6xf32> -> tensor<2x2x3x6xf32>
   %q = tf.slice %t start [0, 0, 0, 0] limit [2, 2, 3, 2] stride [1, 1, 1, 1] : tensor<2x2x3x6xf32> -> tensor<2x2x3x2xf32>
@@ -496,7 +500,34 @@ func.func @attention_heads(%qkv: tensor<2x3x12xf32>, %m: tensor<3x3xi1>) -> tens
   %v = tf.slice %t start [0, 0, 0, 4] limit [2, 2, 3, 6] stride [1, 1, 1, 1] : tensor<2x2x3x6xf32> -> tensor<2x2x3x2xf32>
   %mb = tf.broadcast_in_dim %m [2, 3] : tensor<3x3xi1> to tensor<2x2x3x3xi1>
   %o = tf.attention %q, %k, %v mask %mb scale 0.5 : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x3xi1> -> tensor<2x2x3x2xf32>
-  return %o : tensor<2x2x3x2xf32>
+  %ot = tf.transpose %o [0, 2, 1, 3] : tensor<2x2x3x2xf32> -> tensor<2x3x2x2xf32>
+  %merged = tf.reshape %ot : tensor<2x3x2x2xf32> to tensor<2x3x4xf32>
+  return %merged : tensor<2x3x4xf32>
+}
+
+// -----
+
+// The adjoints of q, k and v concatenated, transposed back and reshaped (the
+// QKV projection's gradient) are written straight into the [6, 12] buffer
+// of the reshape: dq[b, h, t, c] at 36 b + 6 h + 12 t + c, dk 2 and dv 4
+// floats (8 and 16 bytes) further.
+// CHECK-LABEL: func.func @attention_grad_into_projection
+// CHECK: %[[D:.+]] = memref.alloc() : memref<6x12xf32>
+// CHECK: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK: %[[DK:.+]] = arith.addi %[[BASE]], %c8
+// CHECK: %[[DV:.+]] = arith.addi %[[BASE]], %c16
+// CHECK: call @tfc_attention_backward(
+// CHECK-SAME: %[[BASE]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DK]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DV]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}})
+// CHECK: %[[R:.+]] = bufferization.to_tensor %[[D]] restrict writable
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[R]]
+func.func @attention_grad_into_projection(%q: tensor<2x2x3x2xf32>, %g: tensor<2x2x3x2xf32>) -> tensor<6x12xf32> {
+  %dq, %dk, %dv = tf.attention_grad %q, %q, %q grad %g scale 0.5 : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32> -> tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>
+  %c = tf.concat %dq, %dk, %dv axis 3 : tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32>, tensor<2x2x3x2xf32> -> tensor<2x2x3x6xf32>
+  %t = tf.transpose %c [0, 2, 1, 3] : tensor<2x2x3x6xf32> -> tensor<2x3x2x6xf32>
+  %r = tf.reshape %t : tensor<2x3x2x6xf32> to tensor<6x12xf32>
+  return %r : tensor<6x12xf32>
 }
 
 // -----
