@@ -279,8 +279,8 @@ protected:
     writeReverseData(dir + "/data", 1024, 200, 300);
   }
   std::string train(const std::string &runDir, const std::string &flags, int expectStatus = 0,
-                    int seed = 3) {
-    CommandResult r = run(binary + " train --data " + dir + "/data --run-dir " + dir + "/" +
+                    int seed = 3, const std::string &executable = binary) {
+    CommandResult r = run(executable + " train --data " + dir + "/data --run-dir " + dir + "/" +
                           runDir + " --seed " + std::to_string(seed) + " " + flags);
     EXPECT_EQ(r.status, expectStatus) << r.output;
     return r.output;
@@ -296,6 +296,24 @@ TEST_F(Training, SameSeedGivesBitwiseIdenticalRuns) {
     EXPECT_EQ(fileBytes(dir + "/a/" + file), fileBytes(dir + "/b/" + file)) << file;
   train("c", "--epochs 2", 0, /*seed=*/4);
   EXPECT_NE(fileBytes(dir + "/a/last.safetensors"), fileBytes(dir + "/c/last.safetensors"));
+}
+
+// LLVM optimises and compiles the module in parts on several threads (the
+// entries at O1 with fast instruction selection); however it is cut, and
+// as one module at O3 (the --dump-ir path), training gives the same bits.
+TEST_F(Training, CompilingInPartsChangesNoBits) {
+  train("parts-default", "--epochs 1");
+  std::string expected = fileBytes(dir + "/parts-default/last.safetensors");
+  ASSERT_FALSE(expected.empty());
+  std::string source = kSource + "/models/reverse.tf";
+  int index = 0;
+  for (const std::string &flags : {std::string("-j 1"), std::string("-j 4"), "--dump-ir=" + dir + "/dumps"}) {
+    std::string name = "parts-" + std::to_string(index++);
+    CommandResult r = run(kTfc + " compile " + source + " -o " + dir + "/" + name + ".exe " + flags);
+    ASSERT_EQ(r.status, 0) << r.output;
+    train(name, "--epochs 1", 0, 3, dir + "/" + name + ".exe");
+    EXPECT_EQ(fileBytes(dir + "/" + name + "/last.safetensors"), expected) << flags;
+  }
 }
 
 // 1 epoch, stop, resume 1 epoch == 2 epochs straight, bitwise.

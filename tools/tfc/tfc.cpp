@@ -45,6 +45,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -102,6 +103,11 @@ static cl::opt<bool> passTiming("pass-timing",
                                 cl::desc("Print the time of every MLIR pass (after the run)"),
                                 cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> verifyEach("verify-each",
+                                cl::desc("Verify the IR after every pass, not only after the "
+                                         "last (slower; finds the pass that broke it)"),
+                                cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noFuse("no-fuse",
                             cl::desc("Skip tf-fuse: every op its own loop nest (to rule "
                                      "fusion in or out when chasing a problem)"),
@@ -116,6 +122,10 @@ static cl::opt<int64_t> batchSize(
 static cl::opt<std::string> modelName(
     "model", cl::desc("The model of the file to compile (default: the first)"),
     cl::value_desc("NAME"), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<unsigned> jobs(
+    "j", cl::desc("Threads for LLVM's optimisation and code generation of an executable "
+                  "(default: the CPUs this process may run on)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<bool> attentionMaps(
     "attention-maps", cl::desc("Return every attention layer's weights as results"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -191,7 +201,7 @@ std::string findRuntimeLibrary(const char *argv0) {
 
 /// Links `object` with the runtime into `output` with the system's C++
 /// compiler driver (it knows the platform's crt files and libstdc++).
-bool linkExecutable(StringRef object, StringRef output, const char *argv0) {
+bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char *argv0) {
   std::string runtime = findRuntimeLibrary(argv0);
   if (!llvm::sys::fs::exists(runtime)) {
     llvm::errs() << "tfc: error: the runtime library is missing: '" << runtime
@@ -205,7 +215,9 @@ bool linkExecutable(StringRef object, StringRef output, const char *argv0) {
                     "set CXX)\n";
     return false;
   }
-  SmallVector<StringRef> args = {*driver, object, runtime, "-o", output, "-lpthread", "-lm"};
+  SmallVector<StringRef> args = {*driver};
+  args.append(objects.begin(), objects.end());
+  args.append({runtime, "-o", output, "-lpthread", "-lm"});
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
@@ -314,6 +326,9 @@ int compile() {
 
   PassManager pm(&context);
   buildPipeline(pm);
+  // The IR is verified once, after the pipeline: verifying after every pass
+  // took a third of the MLIR time. --verify-each finds the pass at fault.
+  pm.enableVerifier(verifyEach);
   if (dumps && pm.size() > 0) {
     context.disableMultithreading();
     pm.enableIRPrinting(std::move(dumps));
@@ -322,6 +337,11 @@ int compile() {
     pm.enableTiming();
   if (pm.size() > 0 && failed(pm.run(*module)))
     return 1;
+  if (!verifyEach && failed(verify(*module))) {
+    llvm::errs() << "tfc: internal error: the pipeline produced invalid IR (--verify-each "
+                    "names the pass; please report it)\n";
+    return 1;
+  }
   clock.lap("mlir");
 
   if (verbose && emit >= EmitLLVM)
@@ -348,11 +368,55 @@ int compile() {
   }
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      tfc::translateAndOptimize(*module, llvmContext, *machine, errorMessage);
+      tfc::translateToLLVMIR(*module, llvmContext, *machine, errorMessage);
   if (!llvmModule) {
     llvm::errs() << "tfc: error: " << errorMessage << "\n";
     return 1;
   }
+  std::string stem = llvm::sys::path::stem(inputFile).str();
+  // An executable: optimised and compiled in parts on every core, the
+  // objects linked with the runtime; the output appears only when the link
+  // succeeded. (The optimised IR, as one module, for the other stages and
+  // for --dump-ir.)
+  if (emit == EmitExe && dumpDir.empty()) {
+    std::string path = outputFile.empty() ? stem : std::string(outputFile);
+    if (path == "-") {
+      llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
+      return 1;
+    }
+    clock.lap("translate");
+    unsigned parts = jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
+    std::vector<llvm::SmallVector<char, 0>> objects;
+    if (!tfc::compileInParts(*llvmModule, std::min(parts, 16u), objects, errorMessage)) {
+      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      return 1;
+    }
+    clock.lap("llvm-opt+codegen");
+    std::vector<std::unique_ptr<llvm::FileRemover>> removers;
+    SmallVector<std::string> objectPaths;
+    for (const llvm::SmallVector<char, 0> &bytes : objects) {
+      llvm::SmallString<128> object;
+      int fd;
+      if (std::error_code ec =
+              llvm::sys::fs::createTemporaryFile("tfc-" + stem, "o", fd, object)) {
+        llvm::errs() << "tfc: error: cannot create a temporary object file: " << ec.message()
+                     << "\n";
+        return 1;
+      }
+      removers.push_back(std::make_unique<llvm::FileRemover>(object));
+      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+      os.write(bytes.data(), bytes.size());
+      objectPaths.push_back(object.str().str());
+    }
+    if (!linkExecutable(objectPaths, path, argv0_))
+      return 1;
+    clock.lap("link");
+    clock.report();
+    if (verbose)
+      llvm::errs() << "tfc: wrote executable '" << path << "'\n";
+    return 0;
+  }
+  tfc::optimizeModule(*llvmModule, *machine);
   clock.lap("llvm-opt");
   if (!dumpDir.empty()) {
     llvm::SmallString<128> path(dumpDir);
@@ -365,7 +429,6 @@ int compile() {
   if (emit == EmitLLVM)
     return writeText([&](raw_ostream &os) { llvmModule->print(os, nullptr); });
 
-  std::string stem = llvm::sys::path::stem(inputFile).str();
   if (emit == EmitObj) {
     std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
     auto output = openOutputFile(path, &errorMessage);
@@ -377,8 +440,7 @@ int compile() {
     return 0;
   }
 
-  // An executable: a temporary object, linked with the runtime; the output
-  // appears only when the link succeeded.
+  // An executable with --dump-ir: one object, from the module just dumped.
   std::string path = outputFile.empty() ? stem : std::string(outputFile);
   if (path == "-") {
     llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
@@ -399,7 +461,7 @@ int compile() {
     }
   }
   clock.lap("codegen");
-  if (!linkExecutable(object, path, argv0_))
+  if (!linkExecutable({object.str().str()}, path, argv0_))
     return 1;
   clock.lap("link");
   clock.report();

@@ -38,6 +38,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFPARALLELLOOPSTORUNTIME
@@ -102,6 +103,7 @@ struct TfParallelLoopsToRuntimePass
   using TfParallelLoopsToRuntimeBase::TfParallelLoopsToRuntimeBase;
 
   void runOnOperation() override {
+    bodiesByText.clear();
     ModuleOp module = getOperation();
     LLVMTypeConverter converter(&getContext());
     SmallVector<scf::ParallelOp> loops;
@@ -115,6 +117,30 @@ struct TfParallelLoopsToRuntimePass
       if (parent)
         outline(loop, parent, outlinedPerFunc[parent], converter);
     }
+  }
+
+  /// Bodies outlined so far, by their printed form: the layers of a model
+  /// repeat the same loop nests on other buffers, and those buffers come in
+  /// through the context, so most bodies are exact copies of an earlier one
+  /// (set anomaly: 583 bodies, 85 distinct). Each is lowered and compiled
+  /// once.
+  llvm::StringMap<func::FuncOp> bodiesByText;
+
+  /// `body` itself, or an earlier body with the same operations, in which
+  /// case `body` is erased.
+  func::FuncOp deduplicate(func::FuncOp body) {
+    // The whole function prints with its own value numbering; its name is
+    // the one thing two copies differ in.
+    std::string name = body.getSymName().str(), text;
+    body.setSymName("body");
+    llvm::raw_string_ostream os(text);
+    body->print(os, OpPrintingFlags().useLocalScope().assumeVerified());
+    body.setSymName(name);
+    auto [it, inserted] = bodiesByText.try_emplace(text, body);
+    if (inserted)
+      return body;
+    body.erase();
+    return it->second;
   }
 
   /// Replaces `loop` by a call of the runtime's parallel for, when it is
@@ -245,6 +271,7 @@ struct TfParallelLoopsToRuntimePass
       b.clone(op, mapping);
     b.setInsertionPointToEnd(entry);
     b.create<func::ReturnOp>(loc);
+    body = deduplicate(body);
 
     // The call site: fill the context on the stack, hand the range to the pool.
     OpBuilder top = OpBuilder::atBlockBegin(&parent.getBody().front());

@@ -111,21 +111,27 @@ void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
   pm.addPass(createTfReductionsToLoops());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createTfParallelLoopsToRuntime());
-  pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  // From here on a train step is a hundred functions (its entries, one per
+  // distinct loop nest): the passes that work within one function run on
+  // every core, one function at a time (MLIR's pass manager threads nested
+  // pipelines).
+  OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(createConvertSCFToCFPass());
+  perFunction.addPass(memref::createExpandStridedMetadataPass());
+  perFunction.addPass(createLowerAffinePass());
+  perFunction.addPass(createConvertMathToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // What tf-approximate-math leaves (sqrt) becomes LLVM intrinsics; libm
-  // for anything else.
-  pm.addPass(createConvertMathToLLVMPass());
+  // What tf-approximate-math and convert-math-to-llvm leave becomes calls to
+  // libm.
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
+  pm.nest<func::FuncOp>().addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-std::unique_ptr<llvm::TargetMachine> tfc::createHostTargetMachine(std::string &error) {
+std::unique_ptr<llvm::TargetMachine> tfc::createHostTargetMachine(std::string &error,
+                                                                 llvm::CodeGenOptLevel level) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::string triple = llvm::sys::getDefaultTargetTriple();
@@ -138,7 +144,7 @@ std::unique_ptr<llvm::TargetMachine> tfc::createHostTargetMachine(std::string &e
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(), options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      std::nullopt, level));
   if (!machine)
     error = "cannot create a target machine for " + triple;
   return machine;
@@ -170,10 +176,9 @@ static void splitLongBlocks(llvm::Module &module) {
   }
 }
 
-std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
-                                                        llvm::LLVMContext &context,
-                                                        llvm::TargetMachine &machine,
-                                                        std::string &error) {
+std::unique_ptr<llvm::Module> tfc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
+                                                    llvm::TargetMachine &machine,
+                                                    std::string &error) {
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, context);
   if (!llvmModule) {
     error = "cannot translate the LLVM dialect to LLVM IR";
@@ -181,13 +186,20 @@ std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
   }
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple().getTriple());
+  return llvmModule;
+}
+
+void tfc::optimizeModule(llvm::Module &llvmModule, llvm::TargetMachine &machine,
+                         llvm::OptimizationLevel level) {
   // O3 without loop unrolling: every trip count is a small constant here, so
   // full unrolling turns a model into megabytes of straight-line code (and
   // seconds of codegen) for no gain; the vectorisers still interleave.
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
-  tuning.LoopVectorization = true;
-  tuning.SLPVectorization = true;
+  // (The tuning options, not the level, decide whether the vectorisers run.)
+  bool vectorise = level.getSpeedupLevel() >= 2;
+  tuning.LoopVectorization = vectorise;
+  tuning.SLPVectorization = vectorise;
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgsccs;
@@ -198,8 +210,17 @@ std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
   builder.registerFunctionAnalyses(functions);
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgsccs, modules);
-  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*llvmModule, modules);
-  splitLongBlocks(*llvmModule);
+  builder.buildPerModuleDefaultPipeline(level).run(llvmModule, modules);
+  splitLongBlocks(llvmModule);
+}
+
+std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
+                                                        llvm::LLVMContext &context,
+                                                        llvm::TargetMachine &machine,
+                                                        std::string &error) {
+  std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(module, context, machine, error);
+  if (llvmModule)
+    optimizeModule(*llvmModule, machine);
   return llvmModule;
 }
 

@@ -14,8 +14,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Passes/OptimizationLevel.h"
+#include "llvm/Support/CodeGen.h"
+
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class LLVMContext;
@@ -45,10 +50,21 @@ void addCpuLLVMDialectPasses(mlir::OpPassManager &pm);
 
 /// The host CPU's target machine (its own features: AVX2, AVX-512 where
 /// present), PIC, optimising; null with `error` set when LLVM has no target.
-std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(std::string &error);
+std::unique_ptr<llvm::TargetMachine>
+createHostTargetMachine(std::string &error,
+                        llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive);
 
-/// Translates a module in the LLVM dialect to LLVM IR and runs LLVM's O3
-/// pipeline for `machine`; null with `error` set on failure.
+/// Translates a module in the LLVM dialect to LLVM IR for `machine`; null
+/// with `error` set on failure.
+std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                                                llvm::TargetMachine &machine, std::string &error);
+
+/// LLVM's pipeline at `level` (O3 by default) for `machine`, without full
+/// unrolling.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine,
+                    llvm::OptimizationLevel level = llvm::OptimizationLevel::O3);
+
+/// translateToLLVMIR, then optimizeModule.
 std::unique_ptr<llvm::Module> translateAndOptimize(mlir::ModuleOp module,
                                                    llvm::LLVMContext &context,
                                                    llvm::TargetMachine &machine,
@@ -57,6 +73,16 @@ std::unique_ptr<llvm::Module> translateAndOptimize(mlir::ModuleOp module,
 /// Emits `module` as an object file for `machine`.
 bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
                     llvm::raw_pwrite_stream &os, std::string &error);
+
+/// Optimises and compiles `module` (translated, not yet optimised) into
+/// object files on `threads` threads: the functions with loops in `threads`
+/// parts of about equal size (each with the functions it may inline) at O3,
+/// the straight-line entries in one more at O1 with fast instruction
+/// selection. Symbols local to the module become hidden ones so the parts
+/// link together. Appends the objects' bytes to `objects`; false with
+/// `error` set on failure. Leaves `module` with its local symbols hidden.
+bool compileInParts(llvm::Module &module, unsigned threads,
+                    std::vector<llvm::SmallVector<char, 0>> &objects, std::string &error);
 
 } // namespace tfc
 

@@ -29,7 +29,7 @@
 # LINALG-NOT: linalg.generic
 # LINALG: return
 
-# VERBOSE: tfc: time: mlir {{.+}} s, llvm-opt {{.+}} s, codegen {{.+}} s, link {{.+}} s, total {{.+}} s
+# VERBOSE: tfc: time: mlir {{.+}} s, translate {{.+}} s, llvm-opt+codegen {{.+}} s, link {{.+}} s, total {{.+}} s
 
 model m {
   input x: f32[8, 3]

@@ -198,3 +198,49 @@ func.func @dynamic_layout(%in: memref<256x128xf32, strided<[?, 1], offset: ?>>, 
   }
   return
 }
+
+// -----
+
+// Layers repeat loop nests on other buffers: the same body is outlined once
+// and every loop calls it with its own context (here two loops on other
+// buffers, and a third that maximises instead, which gets its own body).
+// CHECK-LABEL: func.func @repeated_layers
+// CHECK: %[[F0:.*]] = constant @repeated_layers_parallel0
+// CHECK: call @tfc_parallel_for(%[[F0]]
+// CHECK: %[[F1:.*]] = constant @repeated_layers_parallel0
+// CHECK: call @tfc_parallel_for(%[[F1]]
+// CHECK: %[[F2:.*]] = constant @repeated_layers_parallel2
+// CHECK: call @tfc_parallel_for(%[[F2]]
+// CHECK: return
+// CHECK: func.func private @repeated_layers_parallel2
+// CHECK: arith.maximumf
+// CHECK-NOT: func.func private @repeated_layers_parallel1
+// CHECK: func.func private @repeated_layers_parallel0
+// CHECK: arith.addf
+// CHECK-NOT: func.func private @repeated_layers_parallel1
+func.func @repeated_layers(%a: memref<256x128xf32>, %b: memref<256x128xf32>,
+                           %c: memref<256x128xf32>, %d: memref<256x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<256x128xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %b[%i, %j] : memref<256x128xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %c[%i, %j] : memref<256x128xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %d[%i, %j] : memref<256x128xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %c[%i, %j] : memref<256x128xf32>
+    %y = arith.maximumf %x, %x : f32
+    memref.store %y, %d[%i, %j] : memref<256x128xf32>
+    scf.reduce
+  }
+  return
+}
