@@ -27,7 +27,11 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Passes/OptimizationLevel.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <atomic>
@@ -36,6 +40,30 @@
 using namespace llvm;
 
 namespace {
+
+/// The entries' pipeline: what folds the descriptors' insertvalue and
+/// extractvalue chains into plain stores of pointers, and nothing else (O1's
+/// interprocedural passes took 0.6 s on set anomaly's entries; these 0.13 s).
+void optimizeStraightLine(Module &module, TargetMachine &machine) {
+  LoopAnalysisManager loops;
+  FunctionAnalysisManager functions;
+  CGSCCAnalysisManager cgsccs;
+  ModuleAnalysisManager modules;
+  PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgsccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
+  FunctionPassManager pipeline;
+  pipeline.addPass(SROAPass(SROAOptions::ModifyCFG));
+  pipeline.addPass(EarlyCSEPass());
+  pipeline.addPass(InstCombinePass());
+  pipeline.addPass(SimplifyCFGPass());
+  ModulePassManager passes;
+  passes.addPass(createModuleToFunctionPassAdaptor(std::move(pipeline)));
+  passes.run(module, modules);
+}
 
 bool hasLoop(const Function &function) {
   SmallVector<std::pair<const BasicBlock *, const BasicBlock *>> backEdges;
@@ -120,7 +148,7 @@ bool tfc::compileInParts(Module &module, unsigned threads,
                          std::vector<SmallVector<char, 0>> &objects, std::string &error) {
   threads = std::max(1u, threads);
   // Smaller parts than threads, so that no thread waits long on another.
-  unsigned parts = threads == 1 ? 1 : 2 * threads - 1;
+  unsigned parts = threads == 1 ? 1 : 4 * threads;
   // Symbols local to the module are referenced across parts once it is cut:
   // they become hidden (still invisible outside the executable) and named.
   unsigned anonymous = 0;
@@ -166,8 +194,10 @@ bool tfc::compileInParts(Module &module, unsigned threads,
       errors[part] = toString(parsed.takeError());
       return;
     }
-    optimizeModule(**parsed, *machines[part],
-                   cut.straight[part] ? OptimizationLevel::O1 : OptimizationLevel::O3);
+    if (cut.straight[part])
+      optimizeStraightLine(**parsed, *machines[part]);
+    else
+      optimizeModule(**parsed, *machines[part]);
     raw_svector_ostream os(objects[first + part]);
     legacy::PassManager codegen;
     if (machines[part]->addPassesToEmitFile(codegen, os, nullptr, CodeGenFileType::ObjectFile)) {

@@ -91,11 +91,21 @@ bool hasStaticLayout(MemRefType type) {
          !ShapedType::isDynamic(offset) && llvm::none_of(strides, ShapedType::isDynamic);
 }
 
-/// True for values cheaper to recreate in the body than to pass.
+/// True for values cheaper to recreate in the body than to pass. Not a
+/// 32-bit integer other than 0 and 1: those are dropout's keys and the
+/// Philox round keys folded from them, which alone made each layer's dropout
+/// a body of its own (set anomaly: 16 bodies, a quarter of its loop code);
+/// passed, the layers share one.
 bool isSinkable(Value value) {
   Operation *def = value.getDefiningOp();
-  return def && def->getNumOperands() == 0 && def->getNumRegions() == 0 &&
-         (def->hasTrait<OpTrait::ConstantLike>() || isa<memref::GetGlobalOp>(def));
+  if (!def || def->getNumOperands() != 0 || def->getNumRegions() != 0)
+    return false;
+  if (isa<memref::GetGlobalOp>(def))
+    return true;
+  APInt bits;
+  if (value.getType().isInteger(32) && matchPattern(value, m_ConstantInt(&bits)))
+    return bits.getZExtValue() <= 1;
+  return def->hasTrait<OpTrait::ConstantLike>();
 }
 
 struct TfParallelLoopsToRuntimePass

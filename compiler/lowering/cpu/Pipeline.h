@@ -77,8 +77,8 @@ bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
 /// Optimises and compiles `module` (translated, not yet optimised) into
 /// object files on `threads` threads: the functions with loops in `threads`
 /// parts of about equal size (each with the functions it may inline) at O3,
-/// the straight-line entries in one more at O1 with fast instruction
-/// selection. Symbols local to the module become hidden ones so the parts
+/// the straight-line entries in one more with a few cleanups and fast
+/// instruction selection. Symbols local to the module become hidden ones so the parts
 /// link together. Appends the objects' bytes to `objects`; false with
 /// `error` set on failure. Leaves `module` with its local symbols hidden.
 bool compileInParts(llvm::Module &module, unsigned threads,

@@ -244,3 +244,44 @@ func.func @repeated_layers(%a: memref<256x128xf32>, %b: memref<256x128xf32>,
   }
   return
 }
+
+// -----
+
+// Two dropouts differ only in their 32-bit key: the key travels in the
+// context (0 and 1 are recreated in the body), so both share one body.
+// CHECK-LABEL: func.func @keyed_loops
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr, i32, ptr)>
+// CHECK: %[[F0:.*]] = constant @keyed_loops_parallel0
+// CHECK: call @tfc_parallel_for(%[[F0]]
+// CHECK: %[[F1:.*]] = constant @keyed_loops_parallel0
+// CHECK: call @tfc_parallel_for(%[[F1]]
+// CHECK: func.func private @keyed_loops_parallel0
+// CHECK: %[[KEY:.*]] = llvm.extractvalue %{{.*}}[1]
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK: arith.xori %{{.*}}, %[[KEY]] : i32
+// CHECK: arith.addi %{{.*}}, %[[ONE]] : i32
+// CHECK-NOT: func.func private @keyed_loops_parallel1
+func.func @keyed_loops(%a: memref<256x128xi32>, %b: memref<256x128xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %one = arith.constant 1 : i32
+  %key0 = arith.constant 1993301259 : i32
+  %key1 = arith.constant 1993301261 : i32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<256x128xi32>
+    %y = arith.xori %x, %key0 : i32
+    %z = arith.addi %y, %one : i32
+    memref.store %z, %b[%i, %j] : memref<256x128xi32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c256, %c128) step (%c1, %c1) {
+    %x = memref.load %a[%i, %j] : memref<256x128xi32>
+    %y = arith.xori %x, %key1 : i32
+    %z = arith.addi %y, %one : i32
+    memref.store %z, %b[%i, %j] : memref<256x128xi32>
+    scf.reduce
+  }
+  return
+}
