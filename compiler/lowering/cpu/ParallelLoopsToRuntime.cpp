@@ -38,7 +38,6 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/StringMap.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFPARALLELLOOPSTORUNTIME
@@ -113,7 +112,7 @@ struct TfParallelLoopsToRuntimePass
   using TfParallelLoopsToRuntimeBase::TfParallelLoopsToRuntimeBase;
 
   void runOnOperation() override {
-    bodiesByText.clear();
+    bodiesByHash.clear();
     ModuleOp module = getOperation();
     LLVMTypeConverter converter(&getContext());
     SmallVector<scf::ParallelOp> loops;
@@ -129,28 +128,53 @@ struct TfParallelLoopsToRuntimePass
     }
   }
 
-  /// Bodies outlined so far, by their printed form: the layers of a model
-  /// repeat the same loop nests on other buffers, and those buffers come in
-  /// through the context, so most bodies are exact copies of an earlier one
-  /// (set anomaly: 583 bodies, 85 distinct). Each is lowered and compiled
-  /// once.
-  llvm::StringMap<func::FuncOp> bodiesByText;
+  /// Bodies outlined so far, by a hash of their operations: the layers of a
+  /// model repeat the same loop nests on other buffers, and those buffers
+  /// come in through the context, so most bodies are exact copies of an
+  /// earlier one (set anomaly: 583 bodies, 79 distinct). Each is lowered and
+  /// compiled once.
+  llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> bodiesByHash;
+
+  /// The operations of `body` (names, attributes, types, and which value
+  /// each operand is, by the order values are defined in), not its name.
+  static llvm::hash_code hashBody(func::FuncOp body) {
+    llvm::DenseMap<Value, unsigned> numbers;
+    auto number = [&](Value v) { numbers.try_emplace(v, numbers.size()); };
+    llvm::hash_code hash = llvm::hash_combine(body.getFunctionType().getAsOpaquePointer(),
+                                              body->getAttr("passthrough").getAsOpaquePointer());
+    for (BlockArgument arg : body.getArguments())
+      number(arg);
+    body.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op == body.getOperation())
+        return;
+      hash = llvm::hash_combine(
+          hash, OperationEquivalence::computeHash(
+                    op, [&](Value v) { return llvm::hash_value(numbers.lookup(v)); },
+                    OperationEquivalence::ignoreHashValue, OperationEquivalence::IgnoreLocations));
+      for (Value result : op->getResults())
+        number(result);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            number(arg);
+    });
+    return hash;
+  }
 
   /// `body` itself, or an earlier body with the same operations, in which
   /// case `body` is erased.
   func::FuncOp deduplicate(func::FuncOp body) {
-    // The whole function prints with its own value numbering; its name is
-    // the one thing two copies differ in.
-    std::string name = body.getSymName().str(), text;
-    body.setSymName("body");
-    llvm::raw_string_ostream os(text);
-    body->print(os, OpPrintingFlags().useLocalScope().assumeVerified());
-    body.setSymName(name);
-    auto [it, inserted] = bodiesByText.try_emplace(text, body);
-    if (inserted)
-      return body;
-    body.erase();
-    return it->second;
+    SmallVector<func::FuncOp, 1> &same = bodiesByHash[hashBody(body)];
+    for (func::FuncOp earlier : same)
+      if (earlier.getFunctionType() == body.getFunctionType() &&
+          earlier->getAttr("passthrough") == body->getAttr("passthrough") &&
+          OperationEquivalence::isRegionEquivalentTo(&earlier.getBody(), &body.getBody(),
+                                                     OperationEquivalence::IgnoreLocations)) {
+        body.erase();
+        return earlier;
+      }
+    same.push_back(body);
+    return body;
   }
 
   /// Replaces `loop` by a call of the runtime's parallel for, when it is
