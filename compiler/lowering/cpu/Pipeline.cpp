@@ -72,20 +72,20 @@ void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff());
 
 void tfc::addFusionPasses(OpPassManager &pm, bool fuse) {
   pm.addPass(createTfEntryPoints());
-  pm.addPass(createCanonicalizerPass());
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
   // shared destinations, which bufferization must copy.
-  pm.addPass(createCSEPass());
+  pm.nest<func::FuncOp>().addPass(createCSEPass());
   if (!fuse)
     return;
   pm.addPass(createTfFuse());
   // Broadcasts cloned into every group that reads them are dead outside.
-  pm.addPass(createCanonicalizerPass());
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
 void tfc::addCpuLinalgPasses(OpPassManager &pm) {
   pm.addPass(createTfLowerToLinalg());
-  pm.addPass(createCanonicalizerPass());
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
 void tfc::addCpuBufferPasses(OpPassManager &pm) {
@@ -97,7 +97,7 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
   // hoistStaticAllocs option would save the copy but crashes in MLIR 19 when
   // an entry returns an argument, e.g. eval-mode dropout of an input.)
   pm.addPass(bufferization::createBufferResultsToOutParamsPass({}));
-  pm.addPass(createCanonicalizerPass());
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfGemmToRuntime());
   pm.addPass(createTfPlanMemory());
   pm.addPass(createTfPackEntryAbi());
@@ -109,7 +109,7 @@ void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
   // Reductions keep their accumulators in registers; the other generics'
   // parallel dims become scf.parallel; the big loops run on the pool.
   pm.addPass(createTfReductionsToLoops());
-  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  pm.nest<func::FuncOp>().addPass(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createTfParallelLoopsToRuntime());
   // From here on a train step is a hundred functions (its entries, one per
   // distinct loop nest): the passes that work within one function run on
