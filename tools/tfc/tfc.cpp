@@ -377,99 +377,76 @@ int compile() {
     return 1;
   }
   std::string stem = llvm::sys::path::stem(inputFile).str();
-  // An executable: optimised and compiled in parts on every core, the
-  // objects linked with the runtime; the output appears only when the link
-  // succeeded. (The optimised IR, as one module, for the other stages and
-  // for --dump-ir.)
+  std::string exePath = outputFile.empty() ? stem : std::string(outputFile);
+  if (emit == EmitExe && exePath == "-") {
+    llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
+    return 1;
+  }
+  std::vector<llvm::SmallVector<char, 0>> objects;
   if (emit == EmitExe && dumpDir.empty()) {
-    std::string path = outputFile.empty() ? stem : std::string(outputFile);
-    if (path == "-") {
-      llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
-      return 1;
-    }
+    // Optimised and compiled in parts on every core.
     clock.lap("translate");
     unsigned parts = jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
-    std::vector<llvm::SmallVector<char, 0>> objects;
     if (!tfc::compileInParts(*llvmModule, std::min(parts, 16u), objects, errorMessage)) {
       llvm::errs() << "tfc: error: " << errorMessage << "\n";
       return 1;
     }
     clock.lap("llvm-opt+codegen");
-    std::vector<std::unique_ptr<llvm::FileRemover>> removers;
-    SmallVector<std::string> objectPaths;
-    for (const llvm::SmallVector<char, 0> &bytes : objects) {
-      llvm::SmallString<128> object;
-      int fd;
-      if (std::error_code ec =
-              llvm::sys::fs::createTemporaryFile("tfc-" + stem, "o", fd, object)) {
-        llvm::errs() << "tfc: error: cannot create a temporary object file: " << ec.message()
-                     << "\n";
+  } else {
+    // One module: the optimised IR for --emit=llvm, --emit=obj and --dump-ir.
+    tfc::optimizeModule(*llvmModule, *machine);
+    clock.lap("llvm-opt");
+    if (!dumpDir.empty()) {
+      llvm::SmallString<128> path(dumpDir);
+      llvm::sys::path::append(path, "llvm-o3.ll");
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec);
+      if (!ec)
+        llvmModule->print(os, nullptr);
+    }
+    if (emit == EmitLLVM)
+      return writeText([&](raw_ostream &os) { llvmModule->print(os, nullptr); });
+    if (emit == EmitObj) {
+      std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
+      auto output = openOutputFile(path, &errorMessage);
+      if (!output || !tfc::emitObjectFile(*llvmModule, *machine, output->os(), errorMessage)) {
+        llvm::errs() << "tfc: error: " << errorMessage << "\n";
         return 1;
       }
-      removers.push_back(std::make_unique<llvm::FileRemover>(object));
-      llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-      os.write(bytes.data(), bytes.size());
-      objectPaths.push_back(object.str().str());
+      output->keep();
+      return 0;
     }
-    if (!linkExecutable(objectPaths, path, argv0_))
-      return 1;
-    clock.lap("link");
-    clock.report();
-    if (verbose)
-      llvm::errs() << "tfc: wrote executable '" << path << "'\n";
-    return 0;
-  }
-  tfc::optimizeModule(*llvmModule, *machine);
-  clock.lap("llvm-opt");
-  if (!dumpDir.empty()) {
-    llvm::SmallString<128> path(dumpDir);
-    llvm::sys::path::append(path, "llvm-o3.ll");
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (!ec)
-      llvmModule->print(os, nullptr);
-  }
-  if (emit == EmitLLVM)
-    return writeText([&](raw_ostream &os) { llvmModule->print(os, nullptr); });
-
-  if (emit == EmitObj) {
-    std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
-    auto output = openOutputFile(path, &errorMessage);
-    if (!output || !tfc::emitObjectFile(*llvmModule, *machine, output->os(), errorMessage)) {
-      llvm::errs() << "tfc: error: " << errorMessage << "\n";
-      return 1;
-    }
-    output->keep();
-    return 0;
-  }
-
-  // An executable with --dump-ir: one object, from the module just dumped.
-  std::string path = outputFile.empty() ? stem : std::string(outputFile);
-  if (path == "-") {
-    llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
-    return 1;
-  }
-  llvm::SmallString<128> object;
-  int fd;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tfc-" + stem, "o", fd, object)) {
-    llvm::errs() << "tfc: error: cannot create a temporary object file: " << ec.message() << "\n";
-    return 1;
-  }
-  llvm::FileRemover removeObject(object);
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::raw_svector_ostream os(objects.emplace_back());
     if (!tfc::emitObjectFile(*llvmModule, *machine, os, errorMessage)) {
       llvm::errs() << "tfc: error: " << errorMessage << "\n";
       return 1;
     }
+    clock.lap("codegen");
   }
-  clock.lap("codegen");
-  if (!linkExecutable({object.str().str()}, path, argv0_))
+
+  // The objects as temporary files, linked with the runtime; the output
+  // appears only when the link succeeded.
+  std::vector<std::unique_ptr<llvm::FileRemover>> removers;
+  SmallVector<std::string> objectPaths;
+  for (const llvm::SmallVector<char, 0> &bytes : objects) {
+    llvm::SmallString<128> object;
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tfc-" + stem, "o", fd, object)) {
+      llvm::errs() << "tfc: error: cannot create a temporary object file: " << ec.message()
+                   << "\n";
+      return 1;
+    }
+    removers.push_back(std::make_unique<llvm::FileRemover>(object));
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os.write(bytes.data(), bytes.size());
+    objectPaths.push_back(object.str().str());
+  }
+  if (!linkExecutable(objectPaths, exePath, argv0_))
     return 1;
   clock.lap("link");
   clock.report();
   if (verbose)
-    llvm::errs() << "tfc: wrote executable '" << path << "'\n";
+    llvm::errs() << "tfc: wrote executable '" << exePath << "'\n";
   return 0;
 }
 

@@ -22,16 +22,10 @@
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Passes/PassBuilder.h"
-#include "llvm/Transforms/InstCombine/InstCombine.h"
-#include "llvm/Transforms/Scalar/EarlyCSE.h"
-#include "llvm/Transforms/Scalar/SROA.h"
-#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <atomic>
@@ -40,30 +34,6 @@
 using namespace llvm;
 
 namespace {
-
-/// The entries' pipeline: what folds the descriptors' insertvalue and
-/// extractvalue chains into plain stores of pointers, and nothing else (O1's
-/// interprocedural passes took 0.6 s on set anomaly's entries; these 0.13 s).
-void optimizeStraightLine(Module &module, TargetMachine &machine) {
-  LoopAnalysisManager loops;
-  FunctionAnalysisManager functions;
-  CGSCCAnalysisManager cgsccs;
-  ModuleAnalysisManager modules;
-  PassBuilder builder(&machine);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgsccs);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
-  FunctionPassManager pipeline;
-  pipeline.addPass(SROAPass(SROAOptions::ModifyCFG));
-  pipeline.addPass(EarlyCSEPass());
-  pipeline.addPass(InstCombinePass());
-  pipeline.addPass(SimplifyCFGPass());
-  ModulePassManager passes;
-  passes.addPass(createModuleToFunctionPassAdaptor(std::move(pipeline)));
-  passes.run(module, modules);
-}
 
 bool hasLoop(const Function &function) {
   SmallVector<std::pair<const BasicBlock *, const BasicBlock *>> backEdges;
@@ -199,12 +169,7 @@ bool tfc::compileInParts(Module &module, unsigned threads,
     else
       optimizeModule(**parsed, *machines[part]);
     raw_svector_ostream os(objects[first + part]);
-    legacy::PassManager codegen;
-    if (machines[part]->addPassesToEmitFile(codegen, os, nullptr, CodeGenFileType::ObjectFile)) {
-      errors[part] = "the target cannot emit object files";
-      return;
-    }
-    codegen.run(**parsed);
+    emitObjectFile(**parsed, *machines[part], os, errors[part]);
   };
   // `threads` workers take the parts in turn, the entries' part first.
   std::atomic<unsigned> next{0};

@@ -46,6 +46,10 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Transforms/InstCombine/InstCombine.h"
+#include "llvm/Transforms/Scalar/EarlyCSE.h"
+#include "llvm/Transforms/Scalar/SROA.h"
+#include "llvm/Transforms/Scalar/SimplifyCFG.h"
 #include "llvm/Support/CommandLine.h"
 #include <mutex>
 #include "llvm/MC/TargetRegistry.h"
@@ -191,8 +195,24 @@ std::unique_ptr<llvm::Module> tfc::translateToLLVMIR(ModuleOp module, llvm::LLVM
   return llvmModule;
 }
 
-void tfc::optimizeModule(llvm::Module &llvmModule, llvm::TargetMachine &machine,
-                         llvm::OptimizationLevel level) {
+/// Runs the pipeline `build` makes on `module`, with analyses for `machine`.
+static void runPipeline(
+    llvm::Module &module, llvm::TargetMachine &machine, const llvm::PipelineTuningOptions &tuning,
+    llvm::function_ref<llvm::ModulePassManager(llvm::PassBuilder &)> build) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgsccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgsccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
+  build(builder).run(module, modules);
+}
+
+void tfc::optimizeModule(llvm::Module &llvmModule, llvm::TargetMachine &machine) {
   // LLVM's loop vectoriser leaves loops of fewer than 16 iterations scalar;
   // here that is every row of 10 classes (softmax, log-softmax and the
   // cross-entropy's gradient, their exp polynomials included: a tenth of
@@ -210,32 +230,25 @@ void tfc::optimizeModule(llvm::Module &llvmModule, llvm::TargetMachine &machine,
   // seconds of codegen) for no gain; the vectorisers still interleave.
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
-  // (The tuning options, not the level, decide whether the vectorisers run.)
-  bool vectorise = level.getSpeedupLevel() >= 2;
-  tuning.LoopVectorization = vectorise;
-  tuning.SLPVectorization = vectorise;
-  llvm::LoopAnalysisManager loops;
-  llvm::FunctionAnalysisManager functions;
-  llvm::CGSCCAnalysisManager cgsccs;
-  llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(&machine, tuning);
-  builder.registerModuleAnalyses(modules);
-  builder.registerCGSCCAnalyses(cgsccs);
-  builder.registerFunctionAnalyses(functions);
-  builder.registerLoopAnalyses(loops);
-  builder.crossRegisterProxies(loops, functions, cgsccs, modules);
-  builder.buildPerModuleDefaultPipeline(level).run(llvmModule, modules);
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  runPipeline(llvmModule, machine, tuning, [](llvm::PassBuilder &builder) {
+    return builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  });
   splitLongBlocks(llvmModule);
 }
 
-std::unique_ptr<llvm::Module> tfc::translateAndOptimize(ModuleOp module,
-                                                        llvm::LLVMContext &context,
-                                                        llvm::TargetMachine &machine,
-                                                        std::string &error) {
-  std::unique_ptr<llvm::Module> llvmModule = translateToLLVMIR(module, context, machine, error);
-  if (llvmModule)
-    optimizeModule(*llvmModule, machine);
-  return llvmModule;
+void tfc::optimizeStraightLine(llvm::Module &llvmModule, llvm::TargetMachine &machine) {
+  runPipeline(llvmModule, machine, llvm::PipelineTuningOptions(), [](llvm::PassBuilder &) {
+    llvm::FunctionPassManager cleanups;
+    cleanups.addPass(llvm::SROAPass(llvm::SROAOptions::ModifyCFG));
+    cleanups.addPass(llvm::EarlyCSEPass());
+    cleanups.addPass(llvm::InstCombinePass());
+    cleanups.addPass(llvm::SimplifyCFGPass());
+    llvm::ModulePassManager passes;
+    passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(cleanups)));
+    return passes;
+  });
 }
 
 bool tfc::emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
