@@ -45,6 +45,10 @@ inline constexpr llvm::StringLiteral kEntryAttr = "tfc.entry";   // an entry's n
 inline constexpr llvm::StringLiteral kAbiAttr = "tfc.abi";       // what its args/results are
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "tfc.arena_bytes";
 inline constexpr llvm::StringLiteral kMatmulAttr = "tfc.matmul"; // a tf.matmul's generic
+/// On the generic of a "gemm" fusion that reads its matmul's result: the
+/// epilogue tf-gemm-to-runtime hands to the GEMM (on buffers, the
+/// scf.execute_region holding the GEMM call and the epilogue).
+inline constexpr llvm::StringLiteral kGemmEpilogueAttr = "tfc.gemm_epilogue";
 
 #define GEN_PASS_DECL
 #include "compiler/Passes.h.inc"

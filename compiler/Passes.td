@@ -23,12 +23,18 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
       producers only it reads (softmax with its scale and mask; the
       gradient norm's squares; cross_entropy with the logits' epilogue).
 
+    - a `gemm` group is a loop group that took in a 2-D tf.matmul only it
+      reads: the GEMM and its epilogue (bias, activation, residual), which
+      the CPU backend runs on blocks of rows as the GEMM finishes them
+      (`gemm-epilogues=false` leaves every matmul outside the groups).
+
     Broadcasts and splat constants read by several groups are cloned into
-    each instead of becoming outputs. `tf.attention` is decomposed first
-    (there is no fused CPU attention kernel yet), so its scale, mask and
-    softmax fuse like any other ops. GEMMs (tf.matmul, conv1d) stay outside
-    groups. Fusion never changes a result: a tf.fusion means its body's ops
-    in order (the interpreter runs them as they are).
+    each instead of becoming outputs. `tf.attention` and
+    `tf.attention_grad` stay whole (fused kernels); an attention whose
+    weights are read is decomposed first, so its scale, mask and softmax
+    fuse like any other ops. Other GEMMs (batched matmuls, conv1d) stay
+    outside groups. Fusion never changes a result: a tf.fusion means its
+    body's ops in order (the interpreter runs them as they are).
 
     ```mlir
     %s = tf.add %a, %b : tensor<8x4xf32>
@@ -41,6 +47,10 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"gemmEpilogues", "gemm-epilogues", "bool", /*default=*/"true",
+           "Fuse a matmul's elementwise consumers into it as its epilogue">,
+  ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
@@ -155,9 +165,21 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
     zero-fill of its output is dropped (the GEMM overwrites). A marked op
     whose layout the GEMM cannot express (a non-unit innermost stride, batch
     dims that do not collapse) stays a loop nest.
+
+    A generic marked `tfc.gemm_epilogue` that reads the product (the rest of
+    a tf.fusion "gemm") is paired with the call: both move into one
+    `scf.execute_region` marked `tfc.gemm_epilogue`, which
+    tf-parallel-loops-to-runtime turns into one `tfc_sgemm_epilogue` call
+    that runs the outlined epilogue on rows of C as the GEMM completes them.
+    Only when that is sound: a 2-D all-parallel epilogue over C's rows and
+    columns that reads C at its own element only, writes nothing A or B
+    hold, and only allocations and pure ops between the two (the GEMM moves
+    down to the epilogue). The region also keeps the epilogue's buffers live
+    through the GEMM for tf-plan-memory. Otherwise the epilogue stays a
+    separate loop nest after the GEMM.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
 def TfApproximateMath : Pass<"tf-approximate-math", "mlir::ModuleOp"> {

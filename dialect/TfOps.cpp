@@ -768,8 +768,9 @@ LogicalResult MseOp::inferReturnTypes(MLIRContext *ctx,
 //===----------------------------------------------------------------------===//
 
 LogicalResult FusionOp::verify() {
-  if (getKind() != "loop" && getKind() != "reduction")
-    return emitOpError("kind must be \"loop\" or \"reduction\", got \"") << getKind() << "\"";
+  if (getKind() != "loop" && getKind() != "reduction" && getKind() != "gemm")
+    return emitOpError("kind must be \"loop\", \"reduction\" or \"gemm\", got \"")
+           << getKind() << "\"";
   Block &body = getBodyBlock();
   if (body.getNumArguments() != 0)
     return emitOpError("body takes no arguments (it reads the values defined above)");
@@ -783,6 +784,18 @@ LogicalResult FusionOp::verify() {
   for (Operation &op : body.without_terminator())
     if (!isa<TFDialect>(op.getDialect()) || isa<FusionOp>(op))
       return op.emitOpError("cannot be inside a tf.fusion (only tf ops, not nested fusions)");
+  if (getKind() == "gemm") {
+    auto matmuls = body.getOps<MatmulOp>();
+    if (std::distance(matmuls.begin(), matmuls.end()) != 1)
+      return emitOpError("of kind \"gemm\" must hold exactly one tf.matmul");
+    MatmulOp matmul = *matmuls.begin();
+    if (matmul.getType().getRank() != 2)
+      return matmul.emitOpError("of a \"gemm\" fusion must be 2-D, got ") << matmul.getType();
+    for (Value result : yield.getValues())
+      if (result == matmul.getResult())
+        return matmul.emitOpError("of a \"gemm\" fusion is read by its epilogue only; "
+                                  "it cannot be a result");
+  }
   return success();
 }
 

@@ -453,7 +453,12 @@ def TF_FusionOp : TF_Op<"fusion", [SingleBlock, RecursiveMemoryEffects,
       results are several outputs of the same loop;
     - `reduction`: a reduction or normalisation op (reduce_*, softmax,
       log_softmax, layer_norm, cross_entropy, mse, argmax) with the
-      elementwise ops that produce its operand, computed inside its loops.
+      elementwise ops that produce its operand, computed inside its loops;
+    - `gemm`: one 2-D tf.matmul and its epilogue, a loop group over the
+      matmul's result (bias, activation, residual): a backend applies the
+      epilogue to each block of rows as the GEMM completes it, so the
+      product never makes a round trip through memory. The matmul's own
+      result is not a result of the fusion.
 
     ```mlir
     %r = tf.fusion "loop" : tensor<128x32xf32> {

@@ -70,11 +70,15 @@ using namespace tfc::rt::gemm;
 // in L1 while MC rows of A stream past it from L2; the packed KC x NC block
 // (512 KiB) stays in L2 while the strips of A sweep it.
 constexpr int64_t kKC = 256, kNC = 512, kMC = 128;
-// Below this many multiply-adds (about 70 us on one core) a GEMM runs on the
-// calling thread: on this VM a sleeping pool worker takes some 50 us to wake
-// up, and the caller then waits for it to leave the job. Parallel GEMMs go
-// in tasks of at least kTaskMacs.
-constexpr int64_t kParallelMinMacs = int64_t(1) << 24, kTaskMacs = int64_t(1) << 20;
+// Below this many multiply-adds (some 10 us on one core) a GEMM runs on the
+// calling thread; parallel GEMMs go in tasks of at least kTaskMacs. The
+// pool's workers spin between jobs (ThreadPool.cpp), so a job costs about a
+// microsecond: the reverse task's 2048 x 32 x 32 products pay on 2 threads
+// (train step 1.52 -> 1.36 ms against 2^24 and 2^20, medians of 300).
+constexpr int64_t kParallelMinMacs = int64_t(1) << 20, kTaskMacs = int64_t(1) << 18;
+// A GEMM too small for the pool may carry an epilogue that is not: the
+// generated loops go on the pool from about this many elements.
+constexpr int64_t kParallelEpilogueElements = int64_t(1) << 14;
 
 /// One GEMM of the batch: C = op(A) op(B) (+ C).
 struct Problem {
@@ -162,15 +166,27 @@ struct Strips {
       : count((rows + maxRows - 1) / maxRows), height(rows / count), taller(rows % count) {}
 };
 
-/// C[i0:i1, j0:j1] of one problem, on the calling thread.
+/// The generated code a GEMM runs on rows of C as it completes them
+/// (tfc_sgemm_epilogue).
+struct Epilogue {
+  void (*body)(void *, int64_t, int64_t);
+  void *context;
+  void operator()(int64_t i0, int64_t i1) const { body(context, i0, i1); }
+};
+
+/// C[i0:i1, j0:j1] of one problem, on the calling thread. `rowsDone`, when
+/// given (the block then spans every column of C), runs on each block of
+/// rows once its last K step is stored, while the rows are still in cache.
 void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64_t j0,
-               int64_t j1) {
+               int64_t j1, const Epilogue *rowsDone = nullptr) {
   const KernelSet &ks = plan.ks;
   const int64_t kStep = plan.kStep;
   if (g.k == 0) {
     if (!g.accumulate)
       for (int64_t i = i0; i < i1; ++i)
         std::fill(g.c + i * g.ldc + j0, g.c + i * g.ldc + j1, 0.0f);
+    if (rowsDone)
+      (*rowsDone)(i0, i1);
     return;
   }
   const int64_t NR = 2 * ks.lanes;
@@ -206,31 +222,48 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
             run(ic, s.height + 1, s.taller);
           run(ic + s.taller * (s.height + 1), s.height, s.count - s.taller);
         }
+        if (rowsDone && jc + nc >= j1 && pc + kc >= g.k)
+          (*rowsDone)(ic, iEnd);
       }
     }
   }
 }
 
-} // namespace
+/// The epilogue over all of C's rows, after the GEMM, on the pool.
+void runEpilogueAfter(const Epilogue &epilogue, int64_t m, int64_t n) {
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(n, 1));
+  tfc::rt::parallelFor(m, grain, [&](int64_t i0, int64_t i1) { epilogue(i0, i1); });
+}
 
-extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
-                          intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
-                          intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
-                          intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
+void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
+           intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
+           intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+           const Epilogue *epilogue) {
   if (batch <= 0 || m <= 0 || n <= 0)
     return;
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
   // row: C^T = b^T A^T. Its tiles then run along M instead of using one lane
   // in 16, and as fma(x, y, c) == fma(y, x, c) every element keeps its bits.
-  if (n == 1 && m > 1 && ldc == 1)
-    return tfc_sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m,
-                     strideC, accumulate);
+  // (Its rows are C's columns: an epilogue runs after it.)
+  if (n == 1 && m > 1 && ldc == 1) {
+    sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m, strideC,
+          accumulate, nullptr);
+    if (epilogue)
+      runEpilogueAfter(*epilogue, m, n);
+    return;
+  }
   // A reduction whose items are consecutive K slices of two matrices (op(A)'s
   // columns, op(B)'s rows) is one GEMM over batch * K: the same chains.
   bool reduce = strideC == 0 && batch > 1;
   if (reduce && k > 0 && strideA == (transA ? k * lda : k) && strideB == (transB ? k : k * ldb))
-    return tfc_sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0,
-                     accumulate);
+    return sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0, accumulate,
+                 epilogue);
+  // The epilogue's rows are those of C: a batch of GEMMs runs it at the end.
+  if (epilogue && batch > 1) {
+    sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+          accumulate, nullptr);
+    return runEpilogueAfter(*epilogue, m, n);
+  }
   const KernelSet &ks = activeKernels();
   auto problem = [&](int64_t item) {
     return Problem{m,
@@ -260,8 +293,12 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
       gemmBlock(g, plan, i0, i1, j0, j1);
     }
   };
-  if (macs < kParallelMinMacs || threads == 1)
+  const bool wideEpilogue = epilogue && int64_t(m) * n >= kParallelEpilogueElements;
+  if ((macs < kParallelMinMacs && !wideEpilogue) || threads == 1) {
+    if (epilogue) // batch == 1
+      return gemmBlock(problem(0), plan, 0, m, 0, n, epilogue);
     return runItems(0, m, 0, n);
+  }
 
   const int64_t MR = ks.rows[1], NR = 2 * ks.lanes;
   int64_t mUnits = (m + MR - 1) / MR, nUnits = (n + NR - 1) / NR;
@@ -292,11 +329,14 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
   // claim from a counter: the pool's workers wake up tens of microseconds
   // late on a VM, and meanwhile the caller gets on with the work instead of
   // leaving a fixed half of it to them.
-  bool alongN = nUnits >= 2 * threads;
+  // With an epilogue, strips of whole rows let each task run it on its own
+  // rows as it finishes them; panels leave it for after the GEMM.
+  bool alongN = nUnits >= 2 * threads && !(epilogue && mUnits >= 4 * threads);
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // Two tasks a thread: enough to even out a late worker, few enough that
   // operands shared by the tasks (A along N, B along M) are not re-read much.
-  int64_t tasks = std::min({total, macs / kTaskMacs, int64_t(2) * threads});
+  int64_t tasks = std::max(std::min({total, macs / kTaskMacs, int64_t(2) * threads}),
+                           std::min<int64_t>(total, wideEpilogue ? threads : 1));
   int64_t perTask = (total + tasks - 1) / tasks;
   tasks = (total + perTask - 1) / perTask;
   auto runUnits = [&](int64_t begin, int64_t end) { // units [begin, end) of the batch
@@ -306,7 +346,7 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
       if (alongN)
         gemmBlock(problem(item), plan, 0, m, lo, hi);
       else
-        gemmBlock(problem(item), plan, lo, hi, 0, n);
+        gemmBlock(problem(item), plan, lo, hi, 0, n, epilogue);
       t += u1 - u0;
     }
   };
@@ -315,4 +355,27 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
     for (int64_t t; (t = next.fetch_add(1)) < tasks;)
       runUnits(t * perTask, std::min(total, (t + 1) * perTask));
   });
+  if (epilogue && alongN)
+    runEpilogueAfter(*epilogue, m, n);
+}
+
+} // namespace
+
+extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                          intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                          intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                          intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
+  sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+        accumulate, nullptr);
+}
+
+extern "C" void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                   intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                                   intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                                   intptr_t c, intptr_t ldc, intptr_t strideC,
+                                   intptr_t accumulate,
+                                   void (*epilogue)(void *, int64_t, int64_t), void *context) {
+  const Epilogue rows{epilogue, context};
+  sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+        accumulate, epilogue ? &rows : nullptr);
 }

@@ -11,6 +11,12 @@
 // reduction-like op) pulls in the elementwise ops producing its operands,
 // and theirs, as long as they iterate over the same number of elements.
 //
+// A loop group may also take in one matmul it alone reads (2-D, the group's
+// iteration space): the group is then a GEMM with its epilogue (bias,
+// activation, residual, whatever elementwise ops follow), and the backends
+// apply the epilogue to blocks of rows as the GEMM finishes them, while they
+// are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -55,6 +61,7 @@ int64_t numElements(Value v) { return cast<ShapedType>(v.getType()).getNumElemen
 struct Group {
   Operation *root;
   bool reduction;
+  Operation *gemm = nullptr; // the matmul whose epilogue the loop group is
   int64_t loopElements;
   llvm::SetVector<Operation *> members;     // moved into the region
   llvm::SetVector<Operation *> duplicates;  // cloned into it (they stay outside too)
@@ -62,7 +69,7 @@ struct Group {
 
 class Fuser {
 public:
-  explicit Fuser(Block &block) : block_(block) {}
+  Fuser(Block &block, bool gemmEpilogues) : block_(block), gemmEpilogues_(gemmEpilogues) {}
 
   void run() {
     decomposeAttention();
@@ -106,13 +113,14 @@ private:
 
   /// Pulls producers into the group until none more qualifies.
   Group grow(Operation *root) {
-    Group g{root, isReductionLike(root), 0, {}, {}};
+    Group g{root, isReductionLike(root), nullptr, 0, {}, {}};
     g.loopElements = numElements(g.reduction ? root->getOperand(0) : root->getResult(0));
     g.members.insert(root);
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t i = 0; i < g.members.size(); ++i)
-        for (Value operand : g.members[i]->getOperands())
+        // A GEMM's operands are whole matrices it reads, not loop inputs.
+        for (Value operand : g.members[i] == g.gemm ? ValueRange() : g.members[i]->getOperands())
           if (Operation *producer = operand.getDefiningOp())
             changed |= tryAdd(g, producer);
     }
@@ -132,6 +140,8 @@ private:
       g.duplicates.insert(producer);
       return false;
     }
+    if (isa<tf::MatmulOp>(producer))
+      return tryAddGemm(g, producer);
     if (!isElementwise(producer))
       return false;
     // A producer that other ops read too becomes an extra output of a loop
@@ -140,6 +150,17 @@ private:
     if (!allUsersIn(producer, g) && (g.reduction || !usersOutsideFollow(producer, g)))
       return false;
     return g.members.insert(producer);
+  }
+
+  /// A loop group takes one 2-D f32 matmul read by nothing else: the
+  /// group's loop then runs over the GEMM's rows and columns.
+  bool tryAddGemm(Group &g, Operation *matmul) {
+    auto type = cast<RankedTensorType>(matmul->getResult(0).getType());
+    if (!gemmEpilogues_ || g.reduction || g.gemm || type.getRank() != 2 || !type.getElementType().isF32() ||
+        !allUsersIn(matmul, g))
+      return false;
+    g.gemm = matmul;
+    return g.members.insert(matmul);
   }
 
   bool allUsersIn(Operation *op, const Group &g) const {
@@ -168,7 +189,9 @@ private:
 
     OpBuilder builder(g.root);
     auto fusion = builder.create<tf::FusionOp>(g.root->getLoc(), ValueRange(outputs).getTypes(),
-                                               g.reduction ? "reduction" : "loop");
+                                               g.reduction ? "reduction"
+                                               : g.gemm    ? "gemm"
+                                                           : "loop");
     Block *body = builder.createBlock(&fusion.getBody());
     builder.setInsertionPointToStart(body);
     IRMapping clones;
@@ -191,14 +214,16 @@ private:
   }
 
   Block &block_;
+  bool gemmEpilogues_;
   llvm::DenseSet<Operation *> grouped_;
 };
 
 struct TfFusePass : tfc::impl::TfFuseBase<TfFusePass> {
+  using TfFuseBase::TfFuseBase;
   void runOnOperation() override {
-    getOperation().walk([](func::FuncOp func) {
+    getOperation().walk([&](func::FuncOp func) {
       if (!func.getBody().empty())
-        Fuser(func.getBody().front()).run();
+        Fuser(func.getBody().front(), gemmEpilogues).run();
     });
   }
 };

@@ -3,6 +3,7 @@
 // Every layout tfc_sgemm accepts (transposes, padded leading dims, batch
 // strides including 0, batch reductions, accumulate) on every kernel set
 // this CPU runs, edges around the tile sizes and the seed models' shapes;
+// the epilogue hook (every row once, final when it runs, any thread count);
 // and bitwise equality across thread counts, between the AVX2 and AVX-512
 // kernels (both are the same FMA chains, see runtime/GemmKernels.h), and
 // between a batch reduction and the one GEMM over its items' K.
@@ -15,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -419,6 +422,79 @@ TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
   }
   tfc::rt::setNumThreads(before);
   tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
+/// What the test's epilogue sees: C, and for each row how often it ran and
+/// the row as it found it.
+struct EpilogueProbe {
+  float *c;
+  int64_t ldc, n;
+  std::vector<std::atomic<int>> calls;
+  std::vector<float> seen;
+  EpilogueProbe(float *c, int64_t m, int64_t ldc, int64_t n)
+      : c(c), ldc(ldc), n(n), calls(size_t(m)), seen(size_t(m * n)) {}
+
+  /// Records rows [i0, i1) and applies relu to them in place.
+  static void run(void *context, int64_t i0, int64_t i1) {
+    auto *probe = static_cast<EpilogueProbe *>(context);
+    for (int64_t i = i0; i < i1; ++i) {
+      probe->calls[size_t(i)].fetch_add(1);
+      for (int64_t j = 0; j < probe->n; ++j) {
+        float &x = probe->c[i * probe->ldc + j];
+        probe->seen[size_t(i * probe->n + j)] = x;
+        x = std::max(x, 0.0f);
+      }
+    }
+  }
+};
+
+// tfc_sgemm_epilogue: the epilogue runs once on every row, after the row is
+// final (it sees the plain GEMM's bits), and its writes are the result; on
+// a GEMM cut along M (each thread finishing its own rows), along N (the
+// epilogue after), run serially, a GEMV, a batch reduction and K = 0, on
+// any thread count.
+TEST(Gemm, EpilogueRunsOnceOnFinishedRows) {
+  const Call calls[] = {
+      dense(1, 40, 24, 20, false, true),       dense(1, 2048, 96, 96, false, true),
+      dense(1, 2048, 32, 64, true, false),     dense(1, 64, 3000, 320, false, false),
+      dense(1, 300, 700, 700, false, false, true, 0, 0, 5),
+      dense(1, 500, 1, 300, false, false),     dense(1, 30, 20, 0, false, false),
+      reduction(16, 200, 48, 400, false, false, false, true),
+  };
+  int before = tfc::rt::numThreads();
+  for (const Call &g : calls) {
+    const Buffers in(g, 5);
+    Buffers plain = in;
+    plain.run(g);
+    for (int threads : {1, 2, 3}) {
+      tfc::rt::setNumThreads(threads);
+      Buffers out = in;
+      EpilogueProbe probe(out.c.data(), g.m, g.ldc, g.n);
+      tfc_sgemm_epilogue(g.batch, g.m, g.n, g.k, intptr_t(out.a.data()), g.lda, g.strideA,
+                         g.transA, intptr_t(out.b.data()), g.ldb, g.strideB, g.transB,
+                         intptr_t(out.c.data()), g.ldc, g.strideC, g.acc, &EpilogueProbe::run,
+                         &probe);
+      int failures = 0;
+      for (int64_t i = 0; i < g.m && failures < 5; ++i) {
+        if (probe.calls[size_t(i)] != 1 && ++failures)
+          ADD_FAILURE() << g.str() << " on " << threads << " threads: row " << i << " ran "
+                        << probe.calls[size_t(i)] << " times";
+        for (int64_t j = 0; j < g.n; ++j) {
+          float final = plain.c[size_t(i * g.ldc + j)];
+          float seen = probe.seen[size_t(i * g.n + j)];
+          float result = out.c[size_t(i * g.ldc + j)];
+          if (std::memcmp(&seen, &final, sizeof(float)) != 0 && ++failures)
+            ADD_FAILURE() << g.str() << " on " << threads << " threads: C[" << i << "][" << j
+                          << "] was " << seen << " when the epilogue ran, finally " << final;
+          float relu = std::max(final, 0.0f);
+          if (std::memcmp(&result, &relu, sizeof(float)) != 0 && ++failures)
+            ADD_FAILURE() << g.str() << ": C[" << i << "][" << j << "] = " << result
+                          << " after the epilogue, expected " << relu;
+        }
+      }
+    }
+  }
+  tfc::rt::setNumThreads(before);
 }
 
 } // namespace

@@ -113,6 +113,12 @@ static cl::opt<bool> noFuse("no-fuse",
                                      "fusion in or out when chasing a problem)"),
                             cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noGemmEpilogues(
+    "no-gemm-epilogues",
+    cl::desc("Keep every GEMM's elementwise consumers in a loop of their own instead of "
+             "running them on the GEMM's rows as it finishes them (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
     cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -181,7 +187,7 @@ void buildPipeline(PassManager &pm) {
   if (emit >= EmitGrad)
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
-    tfc::addFusionPasses(pm, /*fuse=*/!noFuse);
+    tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues);
   if (emit >= EmitLinalg)
     tfc::addCpuLinalgPasses(pm);
   if (emit >= EmitBuffers)

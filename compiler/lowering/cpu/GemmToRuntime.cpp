@@ -14,6 +14,10 @@
 // indexes none sums the batch's products (its batch loops are reductions):
 // convolutions use both (see Conv1dLowering).
 //
+// The elementwise rest of a tf.fusion "gemm" (its epilogue) goes with the
+// call into an scf.execute_region, for tf-parallel-loops-to-runtime to hand
+// to tfc_sgemm_epilogue (see pairEpilogue).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -22,6 +26,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace tfc {
@@ -115,6 +122,69 @@ func::FuncOp declareGemm(ModuleOp module) {
   return decl;
 }
 
+/// The buffer `v` is a view of (through view-like ops), or `v` itself.
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// True for ops that may sit between a GEMM and its epilogue when the GEMM
+/// moves down to it: they touch no memory but what they allocate.
+bool touchesNoMemory(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects || op->getNumRegions() != 0)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Allocate>(e.getEffect());
+  });
+}
+
+/// Pairs `call`, the GEMM computing the M x N product `c` from `a` and `b`,
+/// with the epilogue generic marked after it when the runtime may run that
+/// epilogue on blocks of finished rows while the GEMM goes on (see the
+/// pass's description): call and epilogue move into one marked
+/// scf.execute_region.
+void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t M, int64_t N) {
+  linalg::GenericOp epilogue;
+  for (Operation *user : c.getUsers())
+    if (auto generic = dyn_cast<linalg::GenericOp>(user);
+        generic && generic->hasAttr(kGemmEpilogueAttr) && generic->getBlock() == call->getBlock())
+      epilogue = generic;
+  if (!epilogue || !epilogue.hasPureBufferSemantics() || !call->isBeforeInBlock(epilogue))
+    return;
+  for (Operation *op = call->getNextNode(); op != epilogue.getOperation(); op = op->getNextNode())
+    if (!touchesNoMemory(op))
+      return;
+  if (epilogue.getNumLoops() != 2 || epilogue.getNumParallelLoops() != 2 ||
+      epilogue.getStaticLoopRanges() != SmallVector<int64_t>{M, N})
+    return;
+  Value rootA = rootBuffer(a), rootB = rootBuffer(b), rootC = rootBuffer(c);
+  for (OpOperand &operand : epilogue->getOpOperands()) {
+    Value root = rootBuffer(operand.get());
+    // C only as itself, element (i, j) at iteration (i, j): other rows may
+    // not be final yet.
+    if (root == rootC && (operand.get() != c || !epilogue.getMatchingIndexingMap(&operand)
+                                                        .isIdentity()))
+      return;
+    // Nothing the GEMM still reads is overwritten.
+    if (epilogue.isDpsInit(&operand) && (root == rootA || root == rootB))
+      return;
+  }
+  OpBuilder builder(epilogue);
+  auto region = builder.create<scf::ExecuteRegionOp>(epilogue.getLoc(), TypeRange{});
+  region->setAttr(kGemmEpilogueAttr, builder.getUnitAttr());
+  Block *body = builder.createBlock(&region.getRegion());
+  call->moveBefore(body, body->end());
+  epilogue->moveBefore(body, body->end());
+  builder.setInsertionPointToEnd(body);
+  builder.create<scf::YieldOp>(epilogue.getLoc());
+}
+
 LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
@@ -172,8 +242,11 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
       pointer(op.getDpsInputs()[0], a->offset), index(a->ld), index(a->batchStride), index(transA),
       pointer(op.getDpsInputs()[1], bl->offset), index(bl->ld), index(bl->batchStride), index(transB),
       pointer(cBuffer, c->offset), index(c->ld), index(c->batchStride), index(accumulate)};
-  b.create<func::CallOp>(loc, gemm, args);
+  auto call = b.create<func::CallOp>(loc, gemm, args);
+  Value aBuffer = op.getDpsInputs()[0], bBuffer = op.getDpsInputs()[1];
   op.erase();
+  if (batch == 1)
+    pairEpilogue(call, aBuffer, bBuffer, cBuffer, M, N);
   return success();
 }
 

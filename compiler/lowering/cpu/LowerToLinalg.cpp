@@ -1220,6 +1220,24 @@ void inlineSplatInputs(RewriterBase &rewriter, linalg::GenericOp generic) {
   }
 }
 
+/// In a lowered "gemm" fusion, the one generic that reads the GEMM's result
+/// (its fused epilogue) is marked for tf-gemm-to-runtime, which checks the
+/// rest. None is marked when the epilogue did not become one loop nest.
+void markGemmEpilogue(Block &body) {
+  SmallVector<linalg::GenericOp> gemms;
+  for (auto generic : body.getOps<linalg::GenericOp>())
+    if (generic->hasAttr(kMatmulAttr))
+      gemms.push_back(generic);
+  if (gemms.size() != 1)
+    return;
+  SmallVector<Operation *> readers;
+  for (Operation *user : gemms[0]->getResult(0).getUsers())
+    if (!llvm::is_contained(readers, user))
+      readers.push_back(user);
+  if (readers.size() == 1 && isa<linalg::GenericOp>(readers[0]))
+    readers[0]->setAttr(kGemmEpilogueAttr, UnitAttr::get(body.getParentOp()->getContext()));
+}
+
 /// Replaces a lowered tf.fusion by its body.
 void inlineFusion(RewriterBase &rewriter, tf::FusionOp fusion) {
   Block &body = fusion.getBodyBlock();
@@ -1316,6 +1334,8 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     IRRewriter rewriter(ctx);
     for (tf::FusionOp fusion : fusions) {
       fuseGenericsOfRegion(rewriter, fusion.getBodyBlock());
+      if (fusion.getKind() == "gemm")
+        markGemmEpilogue(fusion.getBodyBlock());
       inlineFusion(rewriter, fusion);
     }
     // Splat constants are read as scalars, not from a tensor in memory.

@@ -23,6 +23,14 @@
 // and a train step is thousands of small loop nests; one function per nest
 // keeps compile time linear in the model.
 //
+// The epilogue loop of a GEMM (an scf.execute_region marked
+// tfc.gemm_epilogue by tf-gemm-to-runtime, holding the tfc_sgemm call and
+// the loop) is outlined the same way and handed to the GEMM instead:
+//
+//   tfc_sgemm_epilogue(<tfc_sgemm's arguments>, @body, ctx)
+//
+// which runs @body on blocks of C's rows as it finishes them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -50,6 +58,22 @@ using namespace tfc;
 namespace {
 
 constexpr StringLiteral kParallelForSymbol = "tfc_parallel_for";
+constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
+constexpr StringLiteral kGemmEpilogueSymbol = "tfc_sgemm_epilogue";
+
+/// The tfc_sgemm call of the GEMM-and-epilogue region `loop` is in, if it is
+/// in one and is a loop over C's rows and columns from 0 by 1.
+func::CallOp pairedGemm(scf::ParallelOp loop) {
+  auto region = dyn_cast_or_null<scf::ExecuteRegionOp>(loop->getParentOp());
+  if (!region || !region->hasAttr(kGemmEpilogueAttr) || loop.getNumLoops() != 2 ||
+      !llvm::all_of(loop.getLowerBound(), [](Value v) { return isConstantIntValue(v, 0); }) ||
+      !llvm::all_of(loop.getStep(), [](Value v) { return isConstantIntValue(v, 1); }))
+    return {};
+  for (auto call : region.getRegion().front().getOps<func::CallOp>())
+    if (call.getCallee() == kGemmSymbol)
+      return call;
+  return {};
+}
 
 std::optional<int64_t> constantTripCount(Value lb, Value ub, Value step) {
   std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
@@ -202,7 +226,8 @@ struct TfParallelLoopsToRuntimePass
     for (int64_t d = 0; d < outerDims; ++d)
       n *= trips[d];
     int64_t perIteration = estimateWork(*loop.getBody()) * (rank >= 2 ? trips.back() : 1);
-    bool onPool = n >= 2 && n * perIteration >= minWork;
+    func::CallOp gemm = pairedGemm(loop);
+    bool onPool = gemm || (n >= 2 && n * perIteration >= minWork);
     int64_t grain = std::max<int64_t>(1, minChunkWork / std::max<int64_t>(perIteration, 1));
 
     SetVector<Value> captured;
@@ -311,7 +336,8 @@ struct TfParallelLoopsToRuntimePass
     OpBuilder top = OpBuilder::atBlockBegin(&parent.getBody().front());
     Value one = top.create<LLVM::ConstantOp>(loc, i64, top.getI64IntegerAttr(1));
     Value slot = top.create<LLVM::AllocaOp>(loc, ptrType, contextType, one);
-    b.setInsertionPoint(loop);
+    // (Before the GEMM that calls the epilogue.)
+    b.setInsertionPoint(gemm ? gemm.getOperation() : loop.getOperation());
     Value packed = b.create<LLVM::UndefOp>(loc, contextType);
     for (auto [i, v] : llvm::enumerate(passed)) {
       Value field = v;
@@ -336,10 +362,38 @@ struct TfParallelLoopsToRuntimePass
       return;
     }
     Value function = b.create<func::ConstantOp>(loc, bodyType, SymbolRefAttr::get(body));
+    if (gemm) {
+      SmallVector<Value> args(gemm.getOperands());
+      args.append({function, slot});
+      b.create<func::CallOp>(loc, getOrDeclareGemmEpilogue(module, gemm, bodyType), args);
+      gemm.erase();
+      loop.erase();
+      // The region has served its purpose: its ops join the entry's block.
+      auto region = cast<scf::ExecuteRegionOp>(b.getInsertionBlock()->getParentOp());
+      Block &inner = region.getRegion().front();
+      inner.getTerminator()->erase();
+      region->getBlock()->getOperations().splice(region->getIterator(), inner.getOperations());
+      region.erase();
+      return;
+    }
     Value count = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(n));
     Value grainValue = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(grain));
     b.create<func::CallOp>(loc, runtime, ValueRange{function, slot, count, grainValue});
     loop.erase();
+  }
+
+  /// tfc_sgemm_epilogue: tfc_sgemm's arguments, then the body and its context.
+  func::FuncOp getOrDeclareGemmEpilogue(ModuleOp module, func::CallOp gemm,
+                                        FunctionType bodyType) {
+    if (auto existing = module.lookupSymbol<func::FuncOp>(kGemmEpilogueSymbol))
+      return existing;
+    SmallVector<Type> args(gemm.getOperandTypes());
+    args.append({bodyType, LLVM::LLVMPointerType::get(module.getContext())});
+    OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+    auto decl = b.create<func::FuncOp>(module.getLoc(), kGemmEpilogueSymbol,
+                                       b.getFunctionType(args, {}));
+    decl.setPrivate();
+    return decl;
   }
 
   func::FuncOp getOrDeclareParallelFor(ModuleOp module, FunctionType bodyType) {

@@ -76,7 +76,7 @@ void tfc::registerCpuCodegen(DialectRegistry &registry) {
 
 void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
 
-void tfc::addFusionPasses(OpPassManager &pm, bool fuse) {
+void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues) {
   pm.addPass(createTfEntryPoints());
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
@@ -84,7 +84,7 @@ void tfc::addFusionPasses(OpPassManager &pm, bool fuse) {
   pm.nest<func::FuncOp>().addPass(createCSEPass());
   if (!fuse)
     return;
-  pm.addPass(createTfFuse());
+  pm.addPass(createTfFuse(TfFuseOptions{gemmEpilogues}));
   // Broadcasts cloned into every group that reads them are dead outside.
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }

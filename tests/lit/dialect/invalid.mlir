@@ -576,12 +576,34 @@ func.func @f(%a: tensor<?xf32>) {
 // -----
 
 func.func @fusion_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'tf.fusion' op kind must be "loop" or "reduction", got "tile"}}
+  // expected-error @+1 {{'tf.fusion' op kind must be "loop", "reduction" or "gemm", got "tile"}}
   %r = tf.fusion "tile" : tensor<4xf32> {
     %y = tf.relu %a : tensor<4xf32>
     tf.yield %y : tensor<4xf32>
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_fusion_without_matmul(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tf.fusion' op of kind "gemm" must hold exactly one tf.matmul}}
+  %r = tf.fusion "gemm" : tensor<4x4xf32> {
+    %y = tf.relu %a : tensor<4x4xf32>
+    tf.yield %y : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @gemm_fusion_yields_product(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tf.fusion "gemm" : tensor<4x4xf32> {
+    // expected-error @+1 {{'tf.matmul' op of a "gemm" fusion is read by its epilogue only; it cannot be a result}}
+    %p = tf.matmul %a, %a : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+    tf.yield %p : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
 }
 
 // -----

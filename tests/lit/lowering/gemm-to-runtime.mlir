@@ -1,4 +1,6 @@
 // RUN: tf-opt %s --tf-gemm-to-runtime --canonicalize --split-input-file | FileCheck %s
+// The GEMM-and-epilogue regions, which canonicalize would inline:
+// RUN: tf-opt %s --tf-gemm-to-runtime --split-input-file | FileCheck %s --check-prefix=PAIR
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhsT = affine_map<(m, n, k) -> (n, k)>
@@ -168,6 +170,108 @@ func.func @unmarked(%x: memref<8x3xf32>, %w: memref<3x4xf32>, %y: memref<8x4xf32
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhsT = affine_map<(m, n, k) -> (n, k)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+
+// The epilogue of a tf.fusion "gemm" (bias and relu) goes with the GEMM
+// into one region, the GEMM moving down past the allocation between them.
+// PAIR-LABEL: func.func @linear_relu
+// PAIR: memref.alloc() : memref<8x4xf32>
+// PAIR: %[[T:.*]] = memref.alloc() : memref<8x4xf32>
+// PAIR-NEXT: scf.execute_region {
+// PAIR-NEXT: call @tfc_sgemm(
+// PAIR-NEXT: linalg.generic
+// PAIR-SAME: outs(%[[T]] : memref<8x4xf32>)
+// PAIR-SAME: tfc.gemm_epilogue
+// PAIR: scf.yield
+// PAIR-NEXT: } {tfc.gemm_epilogue}
+// PAIR-NEXT: memref.copy %[[T]]
+func.func @linear_relu(%x: memref<8x3xf32>, %w: memref<4x3xf32>, %b: memref<4xf32>, %y: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x4xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhsT, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x3xf32>, memref<4x3xf32>) outs(%c : memref<8x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %bb: f32, %cc: f32):
+    %p = arith.mulf %a, %bb : f32
+    %s = arith.addf %cc, %p : f32
+    linalg.yield %s : f32
+  }
+  %t = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<8x4xf32>, memref<4xf32>) outs(%t : memref<8x4xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%a: f32, %bias: f32, %o: f32):
+    %s = arith.addf %a, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %t, %y : memref<8x4xf32> to memref<8x4xf32>
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(i, j) -> (i, j)>
+#t = affine_map<(i, j) -> (j, i)>
+
+// Not paired when the epilogue reads C at another element (a row the GEMM
+// may not have finished), writes a buffer the GEMM reads, or something
+// between them touches memory: the epilogue stays a loop after the GEMM.
+// PAIR-LABEL: func.func @unpaired
+// PAIR-NOT: scf.execute_region
+// PAIR: return
+func.func @unpaired(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32>, %z: memref<4x4xf32>) {
+  %c = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %cc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %cc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<4x4xf32>) outs(%y : memref<4x4xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %c2 = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x4xf32>, memref<4x4xf32>) outs(%c2 : memref<4x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %cc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %cc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c2 : memref<4x4xf32>) outs(%x : memref<4x4xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  %c3 = memref.alloc() : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x4xf32>, memref<4x4xf32>) outs(%c3 : memref<4x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %cc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %cc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %c3, %z : memref<4x4xf32> to memref<4x4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c3 : memref<4x4xf32>) outs(%y : memref<4x4xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
   }
   return
 }

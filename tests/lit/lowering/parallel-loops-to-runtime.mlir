@@ -285,3 +285,41 @@ func.func @keyed_loops(%a: memref<256x128xi32>, %b: memref<256x128xi32>) {
   }
   return
 }
+
+// -----
+
+// A GEMM's epilogue region: the loop over C's rows is outlined as any other
+// (rows are the outer dim) and handed to tfc_sgemm_epilogue with the GEMM's
+// arguments, however little work it has; the region is gone.
+// CHECK-LABEL: func.func @gemm_epilogue
+// CHECK: %[[SLOT:.*]] = llvm.alloca
+// CHECK-NOT: scf.execute_region
+// CHECK: llvm.store %{{.*}}, %[[SLOT]]
+// CHECK: %[[F:.*]] = constant @gemm_epilogue_parallel0 : (!llvm.ptr, i64, i64) -> ()
+// CHECK: call @tfc_sgemm_epilogue(%{{.*}}, %[[F]], %[[SLOT]]) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, (!llvm.ptr, i64, i64) -> (), !llvm.ptr) -> ()
+// CHECK-NOT: call @tfc_sgemm(
+// CHECK-NOT: tfc_parallel_for
+// CHECK: return
+// CHECK-LABEL: func.func private @gemm_epilogue_parallel0
+// CHECK: scf.for
+// CHECK: arith.maximumf
+// CHECK-LABEL: func.func private @tfc_sgemm_epilogue
+func.func private @tfc_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func @gemm_epilogue(%c: memref<8x4xf32>, %out: memref<8x4xf32>, %p: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.execute_region {
+    func.call @tfc_sgemm(%c1, %c8, %c4, %c4, %p, %c4, %c0, %c0, %p, %c4, %c0, %c0, %p, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+    scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1) {
+      %x = memref.load %c[%i, %j] : memref<8x4xf32>
+      %y = arith.maximumf %x, %zero : f32
+      memref.store %y, %out[%i, %j] : memref<8x4xf32>
+      scf.reduce
+    }
+    scf.yield
+  } {tfc.gemm_epilogue}
+  return
+}

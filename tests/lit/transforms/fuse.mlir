@@ -128,9 +128,9 @@ func.func @shared_producer(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<
 // CHECK: tf.fusion "loop"
 // CHECK:   tf.broadcast_in_dim %[[EB]]
 // CHECK:   tf.mul
-// CHECK: tf.matmul
-// CHECK: tf.fusion "loop"
+// CHECK: tf.fusion "gemm"
 // CHECK:   tf.broadcast_in_dim %[[EB]]
+// CHECK:   tf.matmul
 // CHECK:   tf.add
 func.func @shared_broadcast(%x: tensor<8x4xf32>, %b: tensor<4xf32>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %eb = tf.exp %b : tensor<4xf32>
@@ -150,4 +150,76 @@ func.func @shared_broadcast(%x: tensor<8x4xf32>, %b: tensor<4xf32>, %w: tensor<4
 func.func @alone(%x: tensor<8xf32>) -> tensor<8xf32> {
   %y = tf.relu %x : tensor<8xf32>
   return %y : tensor<8xf32>
+}
+
+// -----
+
+// A 2-D matmul read only by a loop group joins it: a GEMM with its epilogue
+// (bias, activation, residual). The product is not a result of the fusion.
+// CHECK-LABEL: func.func @gemm_epilogue
+// CHECK: %[[Y:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
+// CHECK:   %[[P:.+]] = tf.matmul %{{.+}}, %{{.+}} transpose_rhs
+// CHECK:   %[[B:.+]] = tf.add %[[P]]
+// CHECK:   %[[R:.+]] = tf.relu %[[B]]
+// CHECK:   %[[S:.+]] = tf.add %[[R]], %{{.+}}
+// CHECK:   tf.yield %[[S]] : tensor<8x4xf32>
+// CHECK: }
+// CHECK: return %[[Y]]
+func.func @gemm_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<8x4xf32> {
+  %p = tf.matmul %x, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %bb = tf.broadcast_in_dim %b [1] : tensor<4xf32> to tensor<8x4xf32>
+  %a = tf.add %p, %bb : tensor<8x4xf32>
+  %r = tf.relu %a : tensor<8x4xf32>
+  %s = tf.add %r, %x : tensor<8x4xf32>
+  return %s : tensor<8x4xf32>
+}
+
+// -----
+
+// A lone elementwise op on a product is an epilogue too.
+// CHECK-LABEL: func.func @gemm_lone_epilogue
+// CHECK: tf.fusion "gemm"
+// CHECK:   tf.matmul
+// CHECK:   tf.relu
+func.func @gemm_lone_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> tensor<8x4xf32> {
+  %p = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %r = tf.relu %p : tensor<8x4xf32>
+  return %r : tensor<8x4xf32>
+}
+
+// -----
+
+// Not when the product is read elsewhere too (it must be stored whole), nor
+// when it is batched (the epilogue runs over one GEMM's rows), nor into a
+// reduction group; of two products, one is the GEMM and the other an input.
+// CHECK-LABEL: func.func @gemm_not_epilogue
+// CHECK: %[[P:.+]] = tf.matmul %{{.+}}, %{{.+}} : tensor<8x4xf32>
+// CHECK: tf.fusion "loop"
+// CHECK:   tf.relu %[[P]]
+// CHECK: %[[BP:.+]] = tf.matmul %{{.+}}, %{{.+}} : tensor<2x4x4xf32>
+// CHECK: tf.fusion "loop"
+// CHECK:   tf.neg %[[BP]]
+// CHECK: %[[Q:.+]] = tf.matmul %{{.+}}, %{{.+}} transpose_rhs
+// CHECK: tf.fusion "reduction"
+// CHECK:   tf.exp %[[Q]]
+// CHECK:   tf.reduce_sum
+// CHECK: %[[M2:.+]] = tf.matmul %{{.+}}, %{{.+}} transpose_rhs
+// CHECK: tf.fusion "gemm"
+// CHECK-NEXT: tf.matmul
+// CHECK-NEXT: tf.add %{{.+}}, %[[M2]]
+// CHECK: return
+func.func @gemm_not_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %bx: tensor<2x4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>) {
+  %p = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %r = tf.relu %p : tensor<8x4xf32>
+  %e = tf.exp %r : tensor<8x4xf32>
+  %bp = tf.matmul %bx, %bx : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %bn = tf.neg %bp : tensor<2x4x4xf32>
+  %bm = tf.exp %bn : tensor<2x4x4xf32>
+  %q = tf.matmul %x, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %qe = tf.exp %q : tensor<8x4xf32>
+  %qs = tf.reduce_sum %qe [1] : tensor<8x4xf32> -> tensor<8xf32>
+  %m1 = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %m2 = tf.matmul %x, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %sum = tf.add %m1, %m2 : tensor<8x4xf32>
+  return %p, %e, %bm, %qs, %sum : tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>
 }
