@@ -250,6 +250,23 @@ def TfParallelLoopsToRuntime : Pass<"tf-parallel-loops-to-runtime", "mlir::Modul
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
+def TfResultsInPlace : Pass<"tf-results-in-place", "mlir::ModuleOp"> {
+  let summary = "Compute each entry's results in their out-params instead of copying them there";
+  let description = [{
+    After `buffer-results-to-out-params`, an entry ends with one
+    `memref.copy %buffer, %out` per result. When `%buffer` is a
+    `memref.alloc` of the out-param's type that nothing uses after the copy,
+    and the copy is all that touches `%out`, the alloc is replaced by `%out`
+    and the copy dropped: the ops that computed the result write it where
+    the runtime wants it (a train step's new parameters and optimizer state:
+    three passes over every parameter fewer, and their bytes out of the
+    arena). The runtime never passes an input's buffer as a result's
+    (runtime/Model.h), so writing a result early cannot clobber an input.
+    A result that is an argument, a view, or returned twice keeps its copy.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def TfPlanMemory : Pass<"tf-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place every intermediate buffer of each entry in one arena";
   let description = [{

@@ -99,11 +99,13 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
   options.bufferizeFunctionBoundaries = true;
   options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
   pm.addPass(bufferization::createOneShotBufferizePass(options));
-  // Results become out-params, each filled by a copy. (The pass's
-  // hoistStaticAllocs option would save the copy but crashes in MLIR 19 when
-  // an entry returns an argument, e.g. eval-mode dropout of an input.)
+  // Results become out-params, each filled by a copy, which
+  // tf-results-in-place then saves where it can. (The pass's
+  // hoistStaticAllocs option would save the copy too but crashes in MLIR 19
+  // when an entry returns an argument, e.g. eval-mode dropout of an input.)
   pm.addPass(bufferization::createBufferResultsToOutParamsPass({}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+  pm.addPass(createTfResultsInPlace());
   pm.addPass(createTfGemmToRuntime());
   pm.addPass(createTfPlanMemory());
   pm.addPass(createTfPackEntryAbi());
