@@ -49,6 +49,12 @@ inline constexpr llvm::StringLiteral kMatmulAttr = "tfc.matmul"; // a tf.matmul'
 /// epilogue tf-gemm-to-runtime hands to the GEMM (on buffers, the
 /// scf.execute_region holding the GEMM call and the epilogue).
 inline constexpr llvm::StringLiteral kGemmEpilogueAttr = "tfc.gemm_epilogue";
+/// On the generics of one lowered tf.fusion "horizontal" (the same integer
+/// for the loops of one fusion): tf-horizontal-loops runs them as one loop.
+inline constexpr llvm::StringLiteral kHorizontalAttr = "tfc.horizontal";
+/// On an scf.parallel: the work of one iteration, when the loop's body
+/// cannot tell (tf-parallel-loops-to-runtime's estimate otherwise).
+inline constexpr llvm::StringLiteral kWorkPerIterationAttr = "tfc.work_per_iteration";
 
 #define GEN_PASS_DECL
 #include "compiler/Passes.h.inc"

@@ -26,7 +26,11 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
     - a `gemm` group is a loop group that took in a 2-D tf.matmul only it
       reads: the GEMM and its epilogue (bias, activation, residual), which
       the CPU backend runs on blocks of rows as the GEMM finishes them
-      (`gemm-epilogues=false` leaves every matmul outside the groups).
+      (`gemm-epilogues=false` leaves every matmul outside the groups);
+    - last, the loop groups whose results only the function returns (the
+      optimizer's update of each parameter) merge into one `horizontal`
+      group: independent loops over different shapes that run as one pass
+      over all their elements (`horizontal=false` keeps them apart).
 
     Broadcasts and splat constants read by several groups are cloned into
     each instead of becoming outputs. `tf.attention` and
@@ -50,6 +54,8 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
   let options = [
     Option<"gemmEpilogues", "gemm-epilogues", "bool", /*default=*/"true",
            "Fuse a matmul's elementwise consumers into it as its epilogue">,
+    Option<"horizontal", "horizontal", "bool", /*default=*/"true",
+           "Merge the loop groups only the return reads into one horizontal fusion">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect"];
 }
@@ -265,6 +271,26 @@ def TfResultsInPlace : Pass<"tf-results-in-place", "mlir::ModuleOp"> {
     A result that is an argument, a view, or returned twice keeps its copy.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def TfHorizontalLoops : Pass<"tf-horizontal-loops", "mlir::ModuleOp"> {
+  let summary = "Run the loops of a horizontal fusion as one chunked parallel loop";
+  let description = [{
+    The generics of one lowered `tf.fusion "horizontal"` (marked with the
+    same `tfc.horizontal` id: a train step's update of every parameter)
+    become one `scf.parallel` over chunks of 4096 elements of all of them.
+    A chunk finds its member by comparing its index with the members' first
+    chunks, and an `scf.index_switch` runs that member's body in an `scf.for`
+    over the chunk's elements, on 1-d views of its buffers. A member
+    qualifies when it is all-parallel and static and every operand is
+    contiguous and indexed by the loop's own element, or a 0-d input; others,
+    and members with something that touches memory between them, keep their
+    own loop nests. Runs on buffers before `tf-plan-memory`, so the merged
+    loop's buffers are live together. The loop carries
+    `tfc.work_per_iteration` for `tf-parallel-loops-to-runtime`.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def TfPlanMemory : Pass<"tf-plan-memory", "mlir::ModuleOp"> {

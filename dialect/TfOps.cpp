@@ -768,8 +768,9 @@ LogicalResult MseOp::inferReturnTypes(MLIRContext *ctx,
 //===----------------------------------------------------------------------===//
 
 LogicalResult FusionOp::verify() {
-  if (getKind() != "loop" && getKind() != "reduction" && getKind() != "gemm")
-    return emitOpError("kind must be \"loop\", \"reduction\" or \"gemm\", got \"")
+  if (!llvm::is_contained({"loop", "reduction", "gemm", "horizontal"}, getKind()))
+    return emitOpError("kind must be \"loop\", \"reduction\", \"gemm\" or \"horizontal\", "
+                       "got \"")
            << getKind() << "\"";
   Block &body = getBodyBlock();
   if (body.getNumArguments() != 0)

@@ -458,7 +458,10 @@ def TF_FusionOp : TF_Op<"fusion", [SingleBlock, RecursiveMemoryEffects,
       matmul's result (bias, activation, residual): a backend applies the
       epilogue to each block of rows as the GEMM completes it, so the
       product never makes a round trip through memory. The matmul's own
-      result is not a result of the fusion.
+      result is not a result of the fusion;
+    - `horizontal`: independent loop groups over different shapes (the
+      optimizer's update of every parameter) run as one pass over all their
+      elements, split evenly between the threads.
 
     ```mlir
     %r = tf.fusion "loop" : tensor<128x32xf32> {

@@ -17,6 +17,9 @@
 // apply the epilogue to blocks of rows as the GEMM finishes them, while they
 // are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h).
 //
+// Last, the loop groups only the function's return reads (the optimizer's
+// per-parameter updates) merge into one "horizontal" fusion: one pass.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -69,7 +72,8 @@ struct Group {
 
 class Fuser {
 public:
-  Fuser(Block &block, bool gemmEpilogues) : block_(block), gemmEpilogues_(gemmEpilogues) {}
+  Fuser(Block &block, bool gemmEpilogues, bool mergeResultGroups)
+      : block_(block), gemmEpilogues_(gemmEpilogues), mergeResultGroups_(mergeResultGroups) {}
 
   void run() {
     decomposeAttention();
@@ -86,6 +90,8 @@ public:
       grouped_.insert(group.members.begin(), group.members.end());
       materialise(group);
     }
+    if (mergeResultGroups_)
+      mergeResultGroups();
   }
 
 private:
@@ -109,6 +115,41 @@ private:
       }
       op->erase();
     }
+  }
+
+  /// Loop groups whose results only the function returns (a train step's
+  /// optimizer update, one group per parameter) become one tf.fusion
+  /// "horizontal", at the last of them: one pass over all their elements
+  /// instead of a loop nest each. They are independent (none reads
+  /// another's results), so moving the earlier ones down changes nothing.
+  void mergeResultGroups() {
+    Operation *terminator = block_.getTerminator();
+    SmallVector<tf::FusionOp> groups;
+    for (auto fusion : block_.getOps<tf::FusionOp>())
+      if (fusion.getKind() == "loop" &&
+          llvm::all_of(fusion->getUsers(), [&](Operation *u) { return u == terminator; }))
+        groups.push_back(fusion);
+    if (groups.size() < 2)
+      return;
+    SmallVector<Type> types;
+    for (tf::FusionOp group : groups)
+      llvm::append_range(types, group.getResultTypes());
+    OpBuilder builder(groups.back());
+    auto merged = builder.create<tf::FusionOp>(groups.back().getLoc(), types, "horizontal");
+    Block *body = builder.createBlock(&merged.getBody());
+    SmallVector<Value> yielded;
+    unsigned next = 0;
+    for (tf::FusionOp group : groups) {
+      Operation *yield = group.getBodyBlock().getTerminator();
+      llvm::append_range(yielded, yield->getOperands());
+      yield->erase();
+      body->getOperations().splice(body->end(), group.getBodyBlock().getOperations());
+      group->replaceAllUsesWith(merged->getResults().slice(next, group->getNumResults()));
+      next += group->getNumResults();
+      group->erase();
+    }
+    builder.setInsertionPointToEnd(body);
+    builder.create<tf::YieldOp>(merged.getLoc(), yielded);
   }
 
   /// Pulls producers into the group until none more qualifies.
@@ -215,6 +256,7 @@ private:
 
   Block &block_;
   bool gemmEpilogues_;
+  bool mergeResultGroups_;
   llvm::DenseSet<Operation *> grouped_;
 };
 
@@ -223,7 +265,7 @@ struct TfFusePass : tfc::impl::TfFuseBase<TfFusePass> {
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp func) {
       if (!func.getBody().empty())
-        Fuser(func.getBody().front(), gemmEpilogues).run();
+        Fuser(func.getBody().front(), gemmEpilogues, horizontal).run();
     });
   }
 };

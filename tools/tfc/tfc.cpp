@@ -119,6 +119,12 @@ static cl::opt<bool> noGemmEpilogues(
              "running them on the GEMM's rows as it finishes them (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noHorizontal(
+    "no-horizontal-fusion",
+    cl::desc("Update each parameter in a loop of its own instead of all of them in one "
+             "pass (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
     cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -187,7 +193,8 @@ void buildPipeline(PassManager &pm) {
   if (emit >= EmitGrad)
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
-    tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues);
+    tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
+                         /*horizontal=*/!noHorizontal);
   if (emit >= EmitLinalg)
     tfc::addCpuLinalgPasses(pm);
   if (emit >= EmitBuffers)

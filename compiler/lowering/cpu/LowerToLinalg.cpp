@@ -1332,10 +1332,16 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     SmallVector<tf::FusionOp> fusions;
     getOperation().walk([&](tf::FusionOp fusion) { fusions.push_back(fusion); });
     IRRewriter rewriter(ctx);
+    int64_t horizontalFusions = 0;
     for (tf::FusionOp fusion : fusions) {
       fuseGenericsOfRegion(rewriter, fusion.getBodyBlock());
       if (fusion.getKind() == "gemm")
         markGemmEpilogue(fusion.getBodyBlock());
+      if (fusion.getKind() == "horizontal") {
+        auto id = rewriter.getI64IntegerAttr(horizontalFusions++);
+        for (auto generic : fusion.getBodyBlock().getOps<linalg::GenericOp>())
+          generic->setAttr(kHorizontalAttr, id);
+      }
       inlineFusion(rewriter, fusion);
     }
     // Splat constants are read as scalars, not from a tensor in memory.

@@ -226,6 +226,8 @@ struct TfParallelLoopsToRuntimePass
     for (int64_t d = 0; d < outerDims; ++d)
       n *= trips[d];
     int64_t perIteration = estimateWork(*loop.getBody()) * (rank >= 2 ? trips.back() : 1);
+    if (auto work = loop->getAttrOfType<IntegerAttr>(kWorkPerIterationAttr))
+      perIteration = work.getInt();
     func::CallOp gemm = pairedGemm(loop);
     bool onPool = gemm || (n >= 2 && n * perIteration >= minWork);
     int64_t grain = std::max<int64_t>(1, minChunkWork / std::max<int64_t>(perIteration, 1));

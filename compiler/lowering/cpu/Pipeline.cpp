@@ -76,7 +76,8 @@ void tfc::registerCpuCodegen(DialectRegistry &registry) {
 
 void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
 
-void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues) {
+void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues,
+                          bool horizontal) {
   pm.addPass(createTfEntryPoints());
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
@@ -84,7 +85,7 @@ void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues) {
   pm.nest<func::FuncOp>().addPass(createCSEPass());
   if (!fuse)
     return;
-  pm.addPass(createTfFuse(TfFuseOptions{gemmEpilogues}));
+  pm.addPass(createTfFuse(TfFuseOptions{gemmEpilogues, horizontal}));
   // Broadcasts cloned into every group that reads them are dead outside.
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
@@ -107,6 +108,7 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfResultsInPlace());
   pm.addPass(createTfGemmToRuntime());
+  pm.addPass(createTfHorizontalLoops());
   pm.addPass(createTfPlanMemory());
   pm.addPass(createTfPackEntryAbi());
 }

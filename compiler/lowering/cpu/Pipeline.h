@@ -39,7 +39,8 @@ void addAutodiffPasses(mlir::OpPassManager &pm);
 /// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
 /// grouped into tf.fusion regions (still tf, for every backend); without
 /// `fuse`, no groups (every op its own loop nest).
-void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true);
+void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true,
+                     bool horizontal = true);
 /// tf-lower-to-linalg: each fusion region becomes one loop nest.
 void addCpuLinalgPasses(mlir::OpPassManager &pm);
 /// linalg on tensors → buffers: GEMM calls, one planned arena, C entry ABI.

@@ -576,7 +576,7 @@ func.func @f(%a: tensor<?xf32>) {
 // -----
 
 func.func @fusion_kind(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'tf.fusion' op kind must be "loop", "reduction" or "gemm", got "tile"}}
+  // expected-error @+1 {{'tf.fusion' op kind must be "loop", "reduction", "gemm" or "horizontal", got "tile"}}
   %r = tf.fusion "tile" : tensor<4xf32> {
     %y = tf.relu %a : tensor<4xf32>
     tf.yield %y : tensor<4xf32>

@@ -1,4 +1,5 @@
-// RUN: tf-opt %s --split-input-file --tf-fuse | FileCheck %s
+// RUN: tf-opt %s --split-input-file --tf-fuse=horizontal=false | FileCheck %s
+// RUN: tf-opt %s --split-input-file --tf-fuse | FileCheck %s --check-prefix=HORIZ
 
 // An elementwise chain with a broadcast bias: one loop group; the broadcast
 // moves in, the bias itself is read from above.
@@ -222,4 +223,34 @@ func.func @gemm_not_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %bx: tens
   %m2 = tf.matmul %x, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %sum = tf.add %m1, %m2 : tensor<8x4xf32>
   return %p, %e, %bm, %qs, %sum : tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Loop groups only the return reads (an optimizer's update of each
+// parameter, here SGD with momentum) merge into one horizontal group, one
+// pass over both shapes; a group read by anything else stays apart.
+// HORIZ-LABEL: func.func @update
+// HORIZ: %[[ALL:.+]]:4 = tf.fusion "horizontal" : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32> {
+// HORIZ-COUNT-2: tf.mul
+// HORIZ: tf.sub
+// HORIZ-COUNT-2: tf.mul
+// HORIZ: tf.sub
+// HORIZ: tf.yield
+// HORIZ: %[[KEPT:.+]] = tf.fusion "loop" : tensor<4xf32>
+// HORIZ: tf.reduce_sum %[[KEPT]]
+// HORIZ: return %[[ALL]]#1, %[[ALL]]#0, %[[ALL]]#3, %[[ALL]]#2, %{{.+}}, %[[KEPT]]
+func.func @update(%w: tensor<8x4xf32>, %gw: tensor<8x4xf32>, %b: tensor<4xf32>, %gb: tensor<4xf32>, %lr: tensor<f32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>) {
+  %lw = tf.broadcast_in_dim %lr [] : tensor<f32> to tensor<8x4xf32>
+  %mw = tf.mul %gw, %lw : tensor<8x4xf32>
+  %sw = tf.mul %mw, %mw : tensor<8x4xf32>
+  %nw = tf.sub %w, %sw : tensor<8x4xf32>
+  %lb = tf.broadcast_in_dim %lr [] : tensor<f32> to tensor<4xf32>
+  %mb = tf.mul %gb, %lb : tensor<4xf32>
+  %sb = tf.mul %mb, %mb : tensor<4xf32>
+  %nb = tf.sub %b, %sb : tensor<4xf32>
+  %k = tf.exp %gb : tensor<4xf32>
+  %k2 = tf.neg %k : tensor<4xf32>
+  %r = tf.reduce_sum %k2 [0] : tensor<4xf32> -> tensor<f32>
+  return %nw, %mw, %nb, %mb, %r, %k2 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>
 }
