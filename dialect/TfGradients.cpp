@@ -450,29 +450,13 @@ TF_VJP(LogSoftmaxOp) {
   return success();
 }
 
-// With x̂ = (x - mean) rstd and rstd = 1/sqrt(var + eps) over the last dim
-// (recomputed), and dx̂ = g gamma:
-//   dx = rstd (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)),
-//   dgamma = Σ_rows g x̂,  dbeta = Σ_rows g.
+// One tf.layer_norm_grad (its formulas in TfOps.td): a backend runs it as
+// one pass over the rows instead of a dozen loops and reductions.
 TF_VJP(LayerNormOp) {
   TF_VJP_PROLOGUE
-  Value x = getX();
-  int64_t last = tensorType(x).getRank() - 1;
-  double width = double(tensorType(x).getDimSize(last));
-  auto rowMean = [&](Value v) { return e.div(e.sum(v, {last}), width); };
-  auto perElement = [&](Value row) { return e.unreduce(row, {last}, x); };
-  Value centered = e.sub(x, perElement(rowMean(x)));
-  Value variance = rowMean(e.mul(centered, centered));
-  Value rstd =
-      perElement(e.rsqrt(e.add(variance, e.splatLike(variance, getEpsilon().convertToDouble()))));
-  Value xhat = e.mul(centered, rstd);
-  Value dxhat = e.mul(g, e.broadcast(getGamma(), {last}, x.getType()));
-  Value dx = e.mul(rstd, e.sub(e.sub(dxhat, perElement(rowMean(dxhat))),
-                               e.mul(xhat, perElement(rowMean(e.mul(dxhat, xhat))))));
-  SmallVector<int64_t> rows;
-  for (int64_t d = 0; d < last; ++d)
-    rows.push_back(d);
-  operandGrads.append({dx, e.sum(e.mul(g, xhat), rows), e.sum(g, rows)});
+  auto grad = builder.create<LayerNormGradOp>(getLoc(), getX(), getGamma(), g,
+                                              getEpsilonAttr());
+  operandGrads.append(grad->result_begin(), grad->result_end());
   return success();
 }
 

@@ -550,6 +550,30 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "layer_norm_grad"};
+  auto x = rule.tensor(adaptor.getX(), "operand");
+  auto gamma = rule.tensor(adaptor.getGamma(), "gamma");
+  auto grad = rule.tensor(adaptor.getGrad(), "grad");
+  if (failed(x) || failed(gamma) || failed(grad))
+    return failure();
+  if (x->getRank() < 1)
+    return rule.fail("needs an operand of rank >= 1, got ", *x);
+  int64_t d = x->getShape().back();
+  if (gamma->getRank() != 1 || gamma->getDimSize(0) != d)
+    return rule.fail("gamma ", *gamma, " must be [", d, "] to normalise the last dimension of ",
+                     *x);
+  if (grad->getShape() != x->getShape())
+    return rule.fail("grad ", *grad, " must have the shape of the operand ", *x);
+  if (FloatAttr eps = adaptor.getEpsilonAttr(); eps && eps.getValueAsDouble() <= 0.0)
+    return rule.fail("epsilon must be positive");
+  types.append({*x, *gamma, *gamma});
+  return success();
+}
+
 LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,

@@ -307,6 +307,26 @@ def TF_LayerNormOp : TF_InferredOp<"layer_norm", [TF_Differentiable, TF_Reductio
   }];
 }
 
+def TF_LayerNormGradOp : TF_InferredOp<"layer_norm_grad", [AllTypesMatch<["x", "grad"]>]> {
+  let summary = "the adjoints of tf.layer_norm's operands, as one fused op";
+  let description = [{
+    What the VJP of a `tf.layer_norm` emits: with `g` the adjoint of its
+    result, per row (the last dimension, `d` wide) `x̂ = (x - mean) rstd`,
+    `rstd = 1 / sqrt(var + epsilon)` (recomputed from `x`, biased variance)
+    and `dx̂ = g gamma`,
+    `dx = rstd (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂))`, `dgamma = Σ_rows g x̂`,
+    `dbeta = Σ_rows g`. A backend runs it as one pass over the rows (the CPU
+    one: `tfc_layer_norm_backward`) instead of the dozen loops and
+    reductions of the formulas; the reference interpreter evaluates them.
+  }];
+  let arguments = (ins TF_FloatTensor:$x, TF_FloatTensor:$gamma, TF_FloatTensor:$grad,
+                       DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);
+  let results = (outs TF_FloatTensor:$dx, TF_FloatTensor:$dgamma, TF_FloatTensor:$dbeta);
+  let assemblyFormat = [{
+    $x `,` $gamma `grad` $grad attr-dict `:` type($x) `,` type($gamma)
+  }];
+}
+
 def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable, TF_LoopFusible]> {
   let summary = "inverted dropout, keyed by a seed and a per-op key";
   let description = [{

@@ -208,6 +208,7 @@ private:
         .Case([&](tf::SoftmaxOp o) { return softmax(o, o.getAxisAttr().getInt(), false); })
         .Case([&](tf::LogSoftmaxOp o) { return softmax(o, o.getAxisAttr().getInt(), true); })
         .Case([&](tf::LayerNormOp o) { return layerNorm(o); })
+        .Case([&](tf::LayerNormGradOp o) { return layerNormGrad(o); })
         .Case([&](tf::DropoutOp o) { return dropout(o); })
         .Case([&](tf::AttentionOp o) { return attention(o); })
         .Case([&](tf::AttentionGradOp o) { return attentionGrad(o); })
@@ -473,6 +474,39 @@ private:
         r.data[i * d + j] = (row[j] - mu) / std::sqrt(var + eps) * g.data[j] + b.data[j];
     }
     set(op.getResult(), std::move(r));
+    return success();
+  }
+
+  /// The formulas of tf.layer_norm_grad (TfOps.td).
+  LogicalResult layerNormGrad(tf::LayerNormGradOp op) {
+    const HostTensor &x = in(op.getX()), &gamma = in(op.getGamma()), &g = in(op.getGrad());
+    HostTensor dx = like(op.getDx().getType()), dgamma = like(op.getDgamma().getType()),
+               dbeta = like(op.getDbeta().getType());
+    int64_t d = x.shape.back(), rows = x.numElements() / d;
+    double eps = op.getEpsilon().convertToDouble();
+    std::vector<double> xhat(d), dxhat(d);
+    for (int64_t i = 0; i < rows; ++i) {
+      const double *row = x.data.data() + i * d, *grow = g.data.data() + i * d;
+      double mu = 0, var = 0;
+      for (int64_t j = 0; j < d; ++j)
+        mu += row[j] / d;
+      for (int64_t j = 0; j < d; ++j)
+        var += (row[j] - mu) * (row[j] - mu) / d;
+      double rstd = 1 / std::sqrt(var + eps), meanDxhat = 0, meanDxhatXhat = 0;
+      for (int64_t j = 0; j < d; ++j) {
+        xhat[j] = (row[j] - mu) * rstd;
+        dxhat[j] = grow[j] * gamma.data[j];
+        meanDxhat += dxhat[j] / d;
+        meanDxhatXhat += dxhat[j] * xhat[j] / d;
+        dgamma.data[j] += grow[j] * xhat[j];
+        dbeta.data[j] += grow[j];
+      }
+      for (int64_t j = 0; j < d; ++j)
+        dx.data[i * d + j] = rstd * (dxhat[j] - meanDxhat - xhat[j] * meanDxhatXhat);
+    }
+    set(op.getDx(), std::move(dx));
+    set(op.getDgamma(), std::move(dgamma));
+    set(op.getDbeta(), std::move(dbeta));
     return success();
   }
 

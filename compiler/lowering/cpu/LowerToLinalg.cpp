@@ -923,6 +923,51 @@ void lowerFusedAttention(Operation *op) {
   op->erase();
 }
 
+constexpr StringLiteral kLayerNormBackward = "tfc_layer_norm_backward";
+/// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
+constexpr int64_t kLayerNormBlockRows = 64;
+
+/// tf.layer_norm_grad as one call of the runtime's fused kernel
+/// (runtime/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
+/// and dbeta fresh buffers, and a scratch buffer for the blocks' sums.
+void lowerLayerNormGrad(tf::LayerNormGradOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
+  int64_t blocks = (rows + kLayerNormBlockRows - 1) / kLayerNormBlockRows;
+  auto index = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
+  SmallVector<Value> args = {index(rows), index(d), index(kLayerNormBlockRows),
+                             b.create<arith::ConstantOp>(loc, op.getEpsilonAttr())};
+  for (Value input : {op.getX(), op.getGamma(), op.getGrad()}) {
+    auto type = cast<RankedTensorType>(input.getType());
+    Value buffer = b.create<bufferization::ToMemrefOp>(
+        loc, MemRefType::get(type.getShape(), type.getElementType()), input, /*read_only=*/true);
+    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+  }
+  SmallVector<Value> outputs;
+  auto addBuffer = [&](ArrayRef<int64_t> shape) {
+    Value buffer = b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()));
+    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+    return buffer;
+  };
+  for (Value result : op->getResults())
+    outputs.push_back(addBuffer(cast<RankedTensorType>(result.getType()).getShape()));
+  addBuffer({std::max<int64_t>(1, 2 * blocks * d)}); // scratch
+  if (!module.lookupSymbol(kLayerNormBackward)) {
+    OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+    auto decl = top.create<func::FuncOp>(loc, kLayerNormBackward,
+                                         top.getFunctionType(ValueRange(args).getTypes(), {}));
+    decl.setPrivate();
+  }
+  b.create<func::CallOp>(loc, kLayerNormBackward, TypeRange(), args);
+  for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
+    result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                                                  /*writable=*/true));
+  op->erase();
+}
+
 /// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j] as GEMMs
 /// that read xpad in place: no im2col buffer (K times the input) is written
 /// or read back. Two shapes, the one with fewer GEMM calls:
@@ -1251,9 +1296,9 @@ void inlineFusion(RewriterBase &rewriter, tf::FusionOp fusion) {
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    // The fused attention kernels first: a call may take the place of the
-    // ops that lay its results out again, which the conversion then never
-    // sees.
+    // The fused kernels first (attention, the layer-norm backward): a call
+    // may take the place of the ops that lay its results out again, which
+    // the conversion then never sees.
     SmallVector<Operation *> fusedAttention;
     getOperation().walk([&](Operation *op) {
       if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
@@ -1262,10 +1307,16 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
       } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
         declareAttentionKernel(getOperation(), kAttentionBackward, 5, 3);
         fusedAttention.push_back(op);
+      } else if (isa<tf::LayerNormGradOp>(op)) {
+        fusedAttention.push_back(op);
       }
     });
-    for (Operation *op : fusedAttention)
-      lowerFusedAttention(op);
+    for (Operation *op : fusedAttention) {
+      if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
+        lowerLayerNormGrad(grad);
+      else
+        lowerFusedAttention(op);
+    }
     RewritePatternSet patterns(ctx);
     addBinaryArith<tf::AddOp, arith::AddFOp>(patterns);
     addBinaryArith<tf::SubOp, arith::SubFOp>(patterns);

@@ -301,6 +301,22 @@ func.func @f(%a: tensor<2x3xf32>, %g: tensor<3xf32>) {
 
 // -----
 
+func.func @f(%a: tensor<2x3xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'tf.layer_norm_grad' gamma 'tensor<4xf32>' must be [3] to normalise the last dimension of 'tensor<2x3xf32>'}}
+  %0:3 = tf.layer_norm_grad %a, %g grad %a : tensor<2x3xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2x3xf32>, %g: tensor<3xf32>) {
+  // expected-error @+1 {{epsilon must be positive}}
+  %0:3 = tf.layer_norm_grad %a, %g grad %a {epsilon = -1.0 : f32} : tensor<2x3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<f32>, %g: tensor<3xf32>) {
   // expected-error @+1 {{needs an operand of rank >= 1}}
   %0 = tf.layer_norm %a, %g, %g : tensor<f32>, tensor<3xf32>

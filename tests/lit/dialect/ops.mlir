@@ -259,3 +259,14 @@ func.func @attention_grad(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tens
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v mask %m grad %g scale 0.5 : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>, tensor<2x4x3xf32>, tensor<2x4x5xi1> -> tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>
   return %dq, %dk, %dv : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @layer_norm_grad
+func.func @layer_norm_grad(%x: tensor<2x4x8xf32>, %gamma: tensor<8xf32>, %g: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  // CHECK: %dx, %dgamma, %dbeta = tf.layer_norm_grad %{{.+}}, %{{.+}} grad %{{.+}} : tensor<2x4x8xf32>, tensor<8xf32>
+  %dx, %dgamma, %dbeta = tf.layer_norm_grad %x, %gamma grad %g {epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<8xf32>
+  // CHECK: tf.layer_norm_grad %{{.+}}, %{{.+}} grad %{{.+}} {epsilon = 1.000000e-03 : f32}
+  %0:3 = tf.layer_norm_grad %x, %gamma grad %g {epsilon = 1.0e-3 : f32} : tensor<2x4x8xf32>, tensor<8xf32>
+  return %dx, %dgamma, %dbeta : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+}

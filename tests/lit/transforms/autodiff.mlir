@@ -103,3 +103,23 @@ module attributes {tf.train = {batch = 2 : i64, model = "m", optimizer = {args =
     return %1 : tensor<f32>
   }
 }
+
+// -----
+
+// layer_norm's adjoints are one tf.layer_norm_grad (x, gamma and the result's
+// adjoint; its epsilon), whose results are dx, dgamma and dbeta.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x3xf32>, %[[Y:[a-z0-9]+]]: tensor<4x3xf32>, %[[G:[a-z0-9]+]]: tensor<3xf32>, %[[B:[a-z0-9]+]]: tensor<3xf32>
+// CHECK: %[[N:.+]] = tf.layer_norm %[[X]], %[[G]], %[[B]] {epsilon = 1.000000e-03 : f32}
+// CHECK: %{{.+}}, %[[DGAMMA:.+]], %{{.+}} = tf.layer_norm_grad %[[X]], %[[G]] grad %{{.+}} {epsilon = 1.000000e-03 : f32} : tensor<4x3xf32>, tensor<3xf32>
+// CHECK-NOT: tf.reduce_sum
+// CHECK: %[[STEP:.+]] = tf.mul %[[DGAMMA]], %{{.+}} : tensor<3xf32>
+// CHECK: tf.sub %[[G]], %[[STEP]] : tensor<3xf32>
+// CHECK-LABEL: func.func @m
+module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%arg0: tensor<4x3xf32> {tf.input = "x"}, %arg1: tensor<4x3xf32> {tf.input = "y"}, %arg2: tensor<3xf32> {tf.init = #tf.init<ones>, tf.param = "norm.weight"}, %arg3: tensor<3xf32> {tf.init = #tf.init<zeros>, tf.param = "norm.bias"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 4 : i64} {
+    %0 = tf.layer_norm %arg0, %arg2, %arg3 {epsilon = 1.0e-3 : f32} : tensor<4x3xf32>, tensor<3xf32>
+    %1 = tf.mse %0, %arg1 : tensor<4x3xf32>
+    return %1 : tensor<f32>
+  }
+}

@@ -1,0 +1,199 @@
+//===- LayerNorm.cpp - tfc_layer_norm_backward ----------------------------===//
+//
+// One row at a time, in L1: the statistics (recomputed from x, as the
+// forward does: mean, then the centred sum of squares), x̂ and dx̂ kept in
+// a small buffer, the row's two sums, then dx; the parameter gradients
+// accumulate per block of rows. Sums go in 16 independent lanes (vectors
+// for the compiler, no reassociation), then the lanes pairwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/LayerNorm.h"
+#include "runtime/ThreadPool.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+// Vector arguments of inline functions: the ABI note does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace {
+
+constexpr int kLanes = 16;
+
+/// The lanes' sum, pairwise (halves, then quarters, ...): four dependent
+/// adds instead of sixteen, the same order every time.
+[[gnu::always_inline]] inline float combine(float (&lanes)[kLanes]) {
+  for (int width = kLanes / 2; width > 0; width /= 2)
+    for (int l = 0; l < width; ++l)
+      lanes[l] += lanes[l + width];
+  return lanes[0];
+}
+
+/// Σ_j a[j] in kLanes chains (a vector for the compiler, no
+/// reassociation), then the lanes pairwise.
+[[gnu::always_inline]] inline float laneSum(const float *__restrict a, int64_t d) {
+  float lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += a[j + l];
+  for (int l = 0; j < d; ++j, ++l)
+    lanes[l] += a[j];
+  return combine(lanes);
+}
+
+/// Σ_j a[j] b[j], the same way.
+[[gnu::always_inline]] inline float laneDot(const float *__restrict a, const float *__restrict b,
+                                            int64_t d) {
+  float lanes[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= d; j += kLanes)
+    for (int l = 0; l < kLanes; ++l)
+      lanes[l] += a[j + l] * b[j + l];
+  for (int l = 0; j < d; ++j, ++l)
+    lanes[l] += a[j] * b[j];
+  return combine(lanes);
+}
+
+/// One row: dx, and its terms of dgamma and dbeta added to `pg`, `pb`.
+[[gnu::always_inline]] inline void
+rowBackward(int64_t d, float eps, const float *__restrict x, const float *__restrict gamma,
+            const float *__restrict g, float *__restrict dx, float *__restrict pg,
+            float *__restrict pb, float *__restrict xhat, float *__restrict dxhat) {
+  const float invD = 1.0f / float(d);
+  const float mean = laneSum(x, d) * invD;
+  for (int64_t j = 0; j < d; ++j)
+    xhat[j] = x[j] - mean;
+  const float rstd = 1.0f / std::sqrt(laneDot(xhat, xhat, d) * invD + eps);
+  for (int64_t j = 0; j < d; ++j) {
+    xhat[j] *= rstd;
+    dxhat[j] = g[j] * gamma[j];
+    pg[j] += g[j] * xhat[j];
+    pb[j] += g[j];
+  }
+  const float meanDxhat = laneSum(dxhat, d) * invD;
+  const float meanDxhatXhat = laneDot(dxhat, xhat, d) * invD;
+  for (int64_t j = 0; j < d; ++j)
+    dx[j] = rstd * (dxhat[j] - meanDxhat - xhat[j] * meanDxhatXhat);
+}
+
+// GCC/Clang vector types, as in Attention.cpp: 8 floats, one AVX register
+// with -march=native. Rows whose width is a multiple of 8 (every model's)
+// take this path.
+typedef float F8 __attribute__((vector_size(32)));
+typedef float F8u __attribute__((vector_size(32), aligned(4), may_alias));
+
+[[gnu::always_inline]] inline F8 load8(const float *p) { return *reinterpret_cast<const F8u *>(p); }
+[[gnu::always_inline]] inline void store8(float *p, const F8 &v) {
+  *reinterpret_cast<F8u *>(p) = v;
+}
+[[gnu::always_inline]] inline F8 splat(float x) { return F8{x, x, x, x, x, x, x, x}; }
+
+/// The lanes' sum, pairwise (halves, quarters, pairs).
+[[gnu::always_inline]] inline float hsum(F8 v) {
+  v += __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+  v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 6, 7, 4, 5);
+  v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 5, 4, 7, 6);
+  return v[0];
+}
+
+/// rowBackward for `count` rows of d floats, d a multiple of 8, a vector at
+/// a time and in phases over the rows (statistics, then sums, then dx):
+/// each phase's rows are independent chains the CPU overlaps, where one row
+/// after another would wait on each row's chain of reductions. `xhat` holds
+/// count x d floats, `stats` 3 x count.
+void rowsBackward8(int64_t count, int64_t d, float eps, const float *__restrict x,
+                   const float *__restrict gamma, const float *__restrict g,
+                   float *__restrict dx, float *__restrict pg, float *__restrict pb,
+                   float *__restrict xhat, float *__restrict stats) {
+  const float invD = 1.0f / float(d);
+  float *rstds = stats, *as = stats + count, *bs = stats + 2 * count;
+  for (int64_t r = 0; r < count; ++r) {
+    const float *xr = x + r * d;
+    float *xh = xhat + r * d;
+    F8 sum = {};
+    for (int64_t j = 0; j < d; j += 8)
+      sum += load8(xr + j);
+    const F8 mean = splat(hsum(sum) * invD);
+    F8 squares = {};
+    for (int64_t j = 0; j < d; j += 8) {
+      F8 centred = load8(xr + j) - mean;
+      store8(xh + j, centred);
+      squares += centred * centred;
+    }
+    rstds[r] = 1.0f / std::sqrt(hsum(squares) * invD + eps);
+  }
+  for (int64_t r = 0; r < count; ++r) {
+    const float *gr = g + r * d;
+    float *xh = xhat + r * d;
+    const F8 rstd = splat(rstds[r]);
+    F8 sumDxhat = {}, sumDxhatXhat = {};
+    for (int64_t j = 0; j < d; j += 8) {
+      F8 xhj = load8(xh + j) * rstd, gj = load8(gr + j), dxh = gj * load8(gamma + j);
+      store8(xh + j, xhj);
+      sumDxhat += dxh;
+      sumDxhatXhat += dxh * xhj;
+      store8(pg + j, load8(pg + j) + gj * xhj);
+      store8(pb + j, load8(pb + j) + gj);
+    }
+    as[r] = hsum(sumDxhat) * invD;
+    bs[r] = hsum(sumDxhatXhat) * invD;
+  }
+  for (int64_t r = 0; r < count; ++r) {
+    const float *gr = g + r * d, *xh = xhat + r * d;
+    float *dxr = dx + r * d;
+    const F8 rstd = splat(rstds[r]), a = splat(as[r]), b = splat(bs[r]);
+    for (int64_t j = 0; j < d; j += 8)
+      store8(dxr + j, rstd * (load8(gr + j) * load8(gamma + j) - a - load8(xh + j) * b));
+  }
+}
+
+/// The rows of blocks [b0, b1).
+void blocksBackward(int64_t b0, int64_t b1, int64_t rows, int64_t d, int64_t blockRows,
+                    int64_t blocks, float eps, const float *x, const float *gamma, const float *g,
+                    float *dx, float *partial) {
+  const bool vectors = d % 8 == 0;
+  std::vector<float> work(vectors ? size_t(blockRows) * (d + 3) : 2 * size_t(d));
+  for (int64_t block = b0; block < b1; ++block) {
+    float *pg = partial + block * d, *pb = partial + (blocks + block) * d;
+    std::fill(pg, pg + d, 0.0f);
+    std::fill(pb, pb + d, 0.0f);
+    int64_t first = block * blockRows, count = std::min<int64_t>(rows - first, blockRows);
+    if (vectors) {
+      rowsBackward8(count, d, eps, x + first * d, gamma, g + first * d, dx + first * d, pg, pb,
+                    work.data(), work.data() + size_t(blockRows) * d);
+      continue;
+    }
+    for (int64_t r = first; r < first + count; ++r)
+      rowBackward(d, eps, x + r * d, gamma, g + r * d, dx + r * d, pg, pb, work.data(),
+                  work.data() + d);
+  }
+}
+
+} // namespace
+
+extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
+                                        intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
+                                        intptr_t dgamma, intptr_t dbeta, intptr_t scratch) {
+  if (d <= 0)
+    return;
+  const int64_t blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
+  auto *partial = reinterpret_cast<float *>(scratch);
+  const auto *xs = reinterpret_cast<const float *>(x);
+  const auto *gs = reinterpret_cast<const float *>(g);
+  const auto *gammas = reinterpret_cast<const float *>(gamma);
+  auto *dxs = reinterpret_cast<float *>(dx);
+  tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+    blocksBackward(b0, b1, rows, d, blockRows, blocks, eps, xs, gammas, gs, dxs, partial);
+  });
+  auto *dgammas = reinterpret_cast<float *>(dgamma), *dbetas = reinterpret_cast<float *>(dbeta);
+  std::fill(dgammas, dgammas + d, 0.0f);
+  std::fill(dbetas, dbetas + d, 0.0f);
+  for (int64_t block = 0; block < blocks; ++block)
+    for (int64_t j = 0; j < d; ++j) {
+      dgammas[j] += partial[block * d + j];
+      dbetas[j] += partial[(blocks + block) * d + j];
+    }
+}

@@ -1,0 +1,30 @@
+//===- LayerNorm.h - the fused layer-norm backward generated code calls ---===//
+//
+// tf.layer_norm_grad as one pass over the rows instead of the dozen loops
+// and reductions of its formulas (TfOps.td). Row-major f32, rows
+// contiguous; every argument but epsilon is an index (pointers included) as
+// generated code passes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_LAYERNORM_H
+#define TFC_RUNTIME_LAYERNORM_H
+
+#include <cstdint>
+
+extern "C" {
+/// For rows x[r] (d floats each, r < rows) and their adjoints g[r]: with
+/// x̂ = (x - mean) rstd, rstd = 1 / sqrt(var + eps) (biased variance) and
+/// dx̂ = g gamma,
+///   dx[r] = rstd (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂)),
+///   dgamma = Σ_r g x̂,  dbeta = Σ_r g.
+/// The rows go in blocks of `blockRows`, one thread a block; each block
+/// sums its rows' dgamma and dbeta terms in order into `scratch` (2 x
+/// blocks x d floats), and the blocks' sums are added in block order: the
+/// result has the same bits for any thread count.
+void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
+                             intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
+                             intptr_t dgamma, intptr_t dbeta, intptr_t scratch);
+}
+
+#endif // TFC_RUNTIME_LAYERNORM_H

@@ -1,0 +1,126 @@
+//===- LayerNormKernelTest.cpp - the fused layer-norm backward ------------===//
+//
+// tfc_layer_norm_backward against the formulas of tf.layer_norm_grad in
+// double precision, on widths below, at and around its 16 lanes, the
+// models' widths, rows that fill its blocks of 64 partly, once and many
+// times; outputs start as NaN. Equal bits for 1, 2 and 3 threads (the
+// parameter gradients are summed per block, then in block order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/LayerNorm.h"
+#include "runtime/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+constexpr int64_t kBlockRows = 64;
+constexpr float kEps = 1e-5f;
+
+struct Case {
+  int64_t rows, d;
+  std::vector<float> x, gamma, g;
+  Case(int64_t rows, int64_t d, unsigned seed) : rows(rows), d(d), x(rows * d), gamma(d), g(rows * d) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float &v : x)
+      v = 3.0f * dist(rng) + 0.5f; // an offset mean, a spread above 1
+    for (float &v : gamma)
+      v = 1.0f + 0.5f * dist(rng);
+    for (float &v : g)
+      v = dist(rng);
+  }
+};
+
+struct Result {
+  std::vector<float> dx, dgamma, dbeta;
+};
+
+Result run(const Case &c) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Result r{std::vector<float>(c.rows * c.d, nan), std::vector<float>(c.d, nan),
+           std::vector<float>(c.d, nan)};
+  int64_t blocks = (c.rows + kBlockRows - 1) / kBlockRows;
+  std::vector<float> scratch(std::max<int64_t>(1, 2 * blocks * c.d), nan);
+  tfc_layer_norm_backward(c.rows, c.d, kBlockRows, kEps, intptr_t(c.x.data()),
+                          intptr_t(c.gamma.data()), intptr_t(c.g.data()), intptr_t(r.dx.data()),
+                          intptr_t(r.dgamma.data()), intptr_t(r.dbeta.data()),
+                          intptr_t(scratch.data()));
+  return r;
+}
+
+/// The formulas in double.
+Result reference(const Case &c, std::vector<double> &dx, std::vector<double> &dgamma,
+                 std::vector<double> &dbeta) {
+  dx.assign(c.rows * c.d, 0);
+  dgamma.assign(c.d, 0);
+  dbeta.assign(c.d, 0);
+  std::vector<double> xhat(c.d), dxhat(c.d);
+  for (int64_t i = 0; i < c.rows; ++i) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < c.d; ++j)
+      mean += c.x[i * c.d + j] / double(c.d);
+    for (int64_t j = 0; j < c.d; ++j)
+      var += (c.x[i * c.d + j] - mean) * (c.x[i * c.d + j] - mean) / double(c.d);
+    double rstd = 1 / std::sqrt(var + double(kEps)), a = 0, b = 0;
+    for (int64_t j = 0; j < c.d; ++j) {
+      xhat[j] = (c.x[i * c.d + j] - mean) * rstd;
+      dxhat[j] = double(c.g[i * c.d + j]) * c.gamma[j];
+      a += dxhat[j] / double(c.d);
+      b += dxhat[j] * xhat[j] / double(c.d);
+      dgamma[j] += c.g[i * c.d + j] * xhat[j];
+      dbeta[j] += c.g[i * c.d + j];
+    }
+    for (int64_t j = 0; j < c.d; ++j)
+      dx[i * c.d + j] = rstd * (dxhat[j] - a - xhat[j] * b);
+  }
+  return {};
+}
+
+void expectNear(const std::vector<float> &got, const std::vector<double> &want, double scale,
+                const char *what, int64_t rows, int64_t d) {
+  int failures = 0;
+  for (size_t i = 0; i < got.size() && failures < 5; ++i)
+    if (!(std::fabs(got[i] - want[i]) <= 1e-4 * scale) && ++failures)
+      ADD_FAILURE() << what << " [" << i << "] of " << rows << "x" << d << " = " << got[i]
+                    << ", expected " << want[i];
+}
+
+TEST(LayerNormKernel, MatchesTheFormulas) {
+  for (auto [rows, d] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {3, 7}, {5, 16}, {2048, 32}, {64, 33}, {65, 64}, {130, 256}, {7, 768}}) {
+    Case c(rows, d, unsigned(rows * 31 + d));
+    Result r = run(c);
+    std::vector<double> dx, dgamma, dbeta;
+    reference(c, dx, dgamma, dbeta);
+    expectNear(r.dx, dx, 1.0, "dx", rows, d);
+    // A parameter gradient sums `rows` terms of magnitude ~1.
+    expectNear(r.dgamma, dgamma, std::sqrt(double(rows)), "dgamma", rows, d);
+    expectNear(r.dbeta, dbeta, std::sqrt(double(rows)), "dbeta", rows, d);
+  }
+}
+
+TEST(LayerNormKernel, BitwiseIdenticalForAnyThreadCount) {
+  Case c(1000, 48, 9);
+  int before = tfc::rt::numThreads();
+  tfc::rt::setNumThreads(1);
+  Result first = run(c);
+  for (int threads : {2, 3}) {
+    tfc::rt::setNumThreads(threads);
+    Result r = run(c);
+    EXPECT_EQ(std::memcmp(r.dx.data(), first.dx.data(), sizeof(float) * r.dx.size()), 0);
+    EXPECT_EQ(std::memcmp(r.dgamma.data(), first.dgamma.data(), sizeof(float) * c.d), 0);
+    EXPECT_EQ(std::memcmp(r.dbeta.data(), first.dbeta.data(), sizeof(float) * c.d), 0);
+  }
+  tfc::rt::setNumThreads(before);
+}
+
+} // namespace
