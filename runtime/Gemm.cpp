@@ -92,6 +92,12 @@ struct Problem {
   float *c;
   int64_t ldc;
   bool accumulate;
+  // B's row p is at b + (p / kInner) * ldb + (p % kInner) * ldbInner: a
+  // convolution's window of taps over channels (kInner 1: plain rows).
+  int64_t kInner = 1, ldbInner = 0;
+  const float *bRow(int64_t p) const {
+    return kInner == 1 ? b + p * ldb : b + (p / kInner) * ldb + (p % kInner) * ldbInner;
+  }
 };
 
 /// What the problems of one tfc_sgemm call share.
@@ -113,7 +119,7 @@ void packRows(const Problem &g, int64_t lanes, int64_t p0, int64_t kc, int64_t j
   const int64_t full = nc / NR * NR, nr = nc - full, pitch = nr <= lanes ? lanes : NR;
   // Row by row, so that B streams through memory in order.
   for (int64_t p = 0; p < kc; ++p) {
-    const float *src = g.b + (p0 + p) * g.ldb + j0;
+    const float *src = g.bRow(p0 + p) + j0;
     for (int64_t jr = 0; jr < full; jr += NR)
       std::memcpy(dst + jr * kc + p * NR, src + jr, sizeof(float) * NR);
     for (int64_t j = 0; j < nr; ++j)
@@ -191,7 +197,7 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
   }
   const int64_t NR = 2 * ks.lanes;
   // A transposed B is always packed: the kernels load rows of op(B).
-  const bool pack = g.transB || (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
+  const bool pack = g.transB || g.kInner > 1 || (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
   float *block = pack ? packBuffer() : nullptr;
 
   for (int64_t jc = j0; jc < j1; jc += kNC) {
@@ -238,14 +244,14 @@ void runEpilogueAfter(const Epilogue &epilogue, int64_t m, int64_t n) {
 void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
            intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
            intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-           const Epilogue *epilogue) {
+           const Epilogue *epilogue, int64_t kInner = 1, int64_t ldbInner = 0) {
   if (batch <= 0 || m <= 0 || n <= 0)
     return;
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
   // row: C^T = b^T A^T. Its tiles then run along M instead of using one lane
   // in 16, and as fma(x, y, c) == fma(y, x, c) every element keeps its bits.
   // (Its rows are C's columns: an epilogue runs after it.)
-  if (n == 1 && m > 1 && ldc == 1) {
+  if (n == 1 && m > 1 && ldc == 1 && kInner == 1) {
     sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m, strideC,
           accumulate, nullptr);
     if (epilogue)
@@ -255,13 +261,14 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // A reduction whose items are consecutive K slices of two matrices (op(A)'s
   // columns, op(B)'s rows) is one GEMM over batch * K: the same chains.
   bool reduce = strideC == 0 && batch > 1;
-  if (reduce && k > 0 && strideA == (transA ? k * lda : k) && strideB == (transB ? k : k * ldb))
+  if (reduce && k > 0 && kInner == 1 && strideA == (transA ? k * lda : k) &&
+      strideB == (transB ? k : k * ldb))
     return sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0, accumulate,
                  epilogue);
   // The epilogue's rows are those of C: a batch of GEMMs runs it at the end.
   if (epilogue && batch > 1) {
     sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-          accumulate, nullptr);
+          accumulate, nullptr, kInner, ldbInner);
     return runEpilogueAfter(*epilogue, m, n);
   }
   const KernelSet &ks = activeKernels();
@@ -277,7 +284,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                    transB != 0,
                    reinterpret_cast<float *>(c) + item * strideC,
                    ldc,
-                   accumulate != 0};
+                   accumulate != 0,
+                   kInner,
+                   ldbInner};
   };
 
   int64_t kSteps = std::max<int64_t>(1, (k + kKC - 1) / kKC), kStep = (k + kSteps - 1) / kSteps;
@@ -367,6 +376,17 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
                           intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
   sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
         accumulate, nullptr);
+}
+
+extern "C" void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                  intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                                  intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                                  intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                  intptr_t kInner, intptr_t ldbInner) {
+  if (kInner < 1 || (kInner > 1 && transB)) // not a layout tfc emits: plain rows
+    kInner = 1;
+  sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+        accumulate, nullptr, kInner, ldbInner);
 }
 
 extern "C" void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,

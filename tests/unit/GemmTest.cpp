@@ -4,6 +4,7 @@
 // strides including 0, batch reductions, accumulate) on every kernel set
 // this CPU runs, edges around the tile sizes and the seed models' shapes;
 // the epilogue hook (every row once, final when it runs, any thread count);
+// a convolution's windows read in place equal to its im2col GEMM;
 // and bitwise equality across thread counts, between the AVX2 and AVX-512
 // kernels (both are the same FMA chains, see runtime/GemmKernels.h), and
 // between a batch reduction and the one GEMM over its items' K.
@@ -492,6 +493,54 @@ TEST(Gemm, EpilogueRunsOnceOnFinishedRows) {
                           << " after the epilogue, expected " << relu;
         }
       }
+    }
+  }
+  tfc::rt::setNumThreads(before);
+}
+
+// tfc_sgemm_windows: a convolution's GEMM reading its windows in place
+// (B's row (c, j) = x[c, j:], rows in two levels) gives the bits of
+// tfc_sgemm on the explicit im2col matrix, for one or many samples, K in
+// one or several blocks, accumulating or not, on any thread count.
+TEST(Gemm, WindowsAreTheIm2colGemm) {
+  struct Conv {
+    int64_t batch, outChannels, channels, kernel, width;
+    bool accumulate;
+  };
+  const Conv convs[] = {{1, 4, 2, 3, 5, false},   {3, 5, 1, 5, 17, true},
+                        {2, 64, 64, 5, 100, true}, {4, 7, 100, 3, 40, false},
+                        {128, 64, 64, 5, 100, false}};
+  int before = tfc::rt::numThreads();
+  for (const Conv &v : convs) {
+    const int64_t padded = v.width + v.kernel - 1, k = v.channels * v.kernel;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> w(v.outChannels * k), x(v.batch * v.channels * padded),
+        c0(v.batch * v.outChannels * v.width);
+    for (auto *buffer : {&w, &x, &c0})
+      for (float &f : *buffer)
+        f = dist(rng);
+    // im2col[n][(c, j)][t] = x[n][c][t + j], then plain GEMMs.
+    std::vector<float> cols(v.batch * k * v.width);
+    for (int64_t n = 0; n < v.batch; ++n)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t t = 0; t < v.width; ++t)
+          cols[(n * k + p) * v.width + t] =
+              x[(n * v.channels + p / v.kernel) * padded + p % v.kernel + t];
+    std::vector<float> expected = c0;
+    tfc::rt::setNumThreads(1);
+    tfc_sgemm(v.batch, v.outChannels, v.width, k, intptr_t(w.data()), k, 0, 0,
+              intptr_t(cols.data()), v.width, k * v.width, 0, intptr_t(expected.data()), v.width,
+              v.outChannels * v.width, v.accumulate);
+    for (int threads : {1, 2, 3}) {
+      tfc::rt::setNumThreads(threads);
+      std::vector<float> got = c0;
+      tfc_sgemm_windows(v.batch, v.outChannels, v.width, k, intptr_t(w.data()), k, 0, 0,
+                        intptr_t(x.data()), padded, v.channels * padded, 0, intptr_t(got.data()),
+                        v.width, v.outChannels * v.width, v.accumulate, v.kernel, 1);
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
+          << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.kernel
+          << " over " << v.width << ", " << threads << " threads";
     }
   }
   tfc::rt::setNumThreads(before);

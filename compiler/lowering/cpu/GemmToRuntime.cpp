@@ -42,6 +42,7 @@ using namespace tfc;
 namespace {
 
 constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
+constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
 constexpr int kGemmArgs = 16;
 
 /// How one operand of a batched matmul sits in memory, as BLAS sees it.
@@ -250,6 +251,76 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
   return success();
 }
 
+/// The layout of a static memref: its strides and offset, if static.
+std::optional<std::pair<SmallVector<int64_t>, int64_t>> staticLayout(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      failed(getStridesAndOffset(type, strides, offset)) || ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return std::make_pair(strides, offset);
+}
+
+/// A convolution's GEMM over windows (Conv1dLowering, kernel <= width): loops
+/// (n, o, t, c, j), out[n, o, t] += w[o, c, j] * x[n, c, t + j]. One
+/// tfc_sgemm_windows call: per sample n, C (O x T) = W (O x C*KW) times B
+/// whose row (c, j) is x[n, c, j:], never copied out.
+LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (op.getNumLoops() != 5 || op.getNumReductionLoops() != 2 || maps.size() != 3 ||
+      maps[0] != AffineMap::get(5, 0, {d(1), d(3), d(4)}, ctx) ||
+      maps[1] != AffineMap::get(5, 0, {d(0), d(3), d(2) + d(4)}, ctx) ||
+      maps[2] != AffineMap::get(5, 0, {d(0), d(1), d(2)}, ctx))
+    return failure();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(sizes, ShapedType::isDynamic))
+    return failure();
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  auto la = staticLayout(a), lb = staticLayout(b), lc = staticLayout(c);
+  int64_t kw = sizes[4];
+  if (!la || !lb || !lc || la->first[2] != 1 || la->first[1] != kw || lb->first[2] != 1 ||
+      lc->first[2] != 1)
+    return failure();
+  int64_t batch = sizes[0], M = sizes[1], N = sizes[2], K = sizes[3] * kw;
+  bool accumulate = true;
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
+    auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+    auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+    if (fill.getOutputs()[0] == c && value && value.getValue().isZero()) {
+      fill.erase();
+      accumulate = false;
+    }
+  }
+  func::FuncOp callee = module.lookupSymbol<func::FuncOp>(kGemmWindowsSymbol);
+  if (!callee) {
+    OpBuilder top(module.getBodyRegion());
+    SmallVector<Type> args(kGemmArgs + 2, top.getIndexType());
+    callee = top.create<func::FuncOp>(module.getLoc(), kGemmWindowsSymbol,
+                                      top.getFunctionType(args, {}));
+    callee.setPrivate();
+  }
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  auto index = [&](int64_t v) -> Value { return builder.create<arith::ConstantIndexOp>(loc, v); };
+  auto pointer = [&](Value buffer, int64_t offset) -> Value {
+    Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+    return builder.create<arith::AddIOp>(loc, base, index(offset * 4));
+  };
+  SmallVector<Value> args = {
+      index(batch), index(M), index(N), index(K),
+      pointer(a, la->second), index(la->first[0]), index(0), index(0),
+      pointer(b, lb->second), index(lb->first[1]), index(lb->first[0]), index(0),
+      pointer(c, lc->second), index(lc->first[1]), index(lc->first[0]), index(accumulate),
+      index(kw), index(lb->first[2])};
+  builder.create<func::CallOp>(loc, callee, args);
+  op.erase();
+  return success();
+}
+
 struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -262,7 +333,8 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       return;
     func::FuncOp gemm = declareGemm(module);
     for (linalg::GenericOp op : matmuls)
-      (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
+      if (failed(rewriteWindowedMatmul(op, module)))
+        (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
   }
 };
 

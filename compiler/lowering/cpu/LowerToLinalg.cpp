@@ -972,10 +972,11 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op) {
 /// that read xpad in place: no im2col buffer (K times the input) is written
 /// or read back. Two shapes, the one with fewer GEMM calls:
 ///
-///  * per tap j (kernel <= width, the forward conv and the input gradient):
-///      out[n] += w[:, :, j] (O x C) @ xpad[n, :, j : j + T] (C x T),
-///    batched over n with the weight shared, every tap accumulating into
-///    `out`, which starts as the broadcast bias (or zero);
+///  * per sample n (kernel <= width, the forward conv and the input gradient):
+///      out[n] = w (O x C*K) @ windows (C*K x T), windows' row (c, j) being
+///      xpad[n, c, j : j + T], one GEMM with K = C x kernel batched over n
+///      (tfc_sgemm_windows: B's rows in two levels), accumulating into
+///      `out`, which starts as the broadcast bias (or zero);
 ///  * per output position t (width < kernel, the weight gradient, whose
 ///    "kernel" is the sequence):
 ///      outT[t] = sum_c xpad[:, c, t : t + K] (N x K) @ w[:, c, :]^T (K x O),
@@ -1038,30 +1039,28 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
     Value bias = op.getBias();
 
     if (kernel <= width) {
-      // wT[j, o, c] = w[o, c, j]: each tap's O x C matrix contiguous (tiny).
-      auto wTType = RankedTensorType::get({kernel, outChannels, channels}, f32);
-      Value wT = buildGeneric(rewriter, loc, wTType, op.getWeight(),
-                              AffineMap::get(3, 0, {d(1), d(2), d(0)}, ctx),
-                              rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, wTType),
-                              parallel(3), [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      // One GEMM per sample over the windows: loops (n, o, t, c, j),
+      // out[n, o, t] += w[o, c, j] * xpad[n, c, t + j]; tf-gemm-to-runtime
+      // reads B's row (c, j) as xpad[n, c, j:] in place (tfc_sgemm_windows):
+      // K = C x kernel in one chain, C written once instead of once a tap.
       Value acc = bias ? Value() : zeros(out);
       if (bias)
         acc = buildGeneric(rewriter, loc, out, bias, AffineMap::get(3, 0, {d(1)}, ctx),
                            rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
                            parallel(3), [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-      // Loops (n, o, t, c).
-      auto tapType = RankedTensorType::get({outChannels, channels}, f32);
-      auto windowType = RankedTensorType::get({batch, channels, width}, f32);
-      for (int64_t j = 0; j < kernel; ++j) {
-        Value tap = slice(wT, {j, 0, 0}, {1, outChannels, channels}, tapType);
-        Value window = slice(x, {0, 0, j}, {batch, channels, width}, windowType);
-        acc = gemm(tap, window, map({d(1), d(3)}), map({d(0), d(3), d(2)}),
-                   map({d(0), d(1), d(2)}), acc, utils::IteratorType::parallel);
-      }
-      rewriter.replaceOp(op, acc);
+      auto map5 = [&](ArrayRef<AffineExpr> results) { return AffineMap::get(5, 0, results, ctx); };
+      using utils::IteratorType;
+      Value result = buildGeneric(
+          rewriter, loc, out, {op.getWeight(), x},
+          {map5({d(1), d(3), d(4)}), map5({d(0), d(3), d(2) + d(4)})}, map5({d(0), d(1), d(2)}),
+          acc,
+          {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+           IteratorType::reduction, IteratorType::reduction},
+          multiplyAdd);
+      result.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
+      rewriter.replaceOp(op, result);
       return success();
     }
-
     // Loops (c, n, o, j): outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
     auto outTType = RankedTensorType::get({width, batch, outChannels}, f32);
     auto positionType = RankedTensorType::get({batch, outChannels}, f32);

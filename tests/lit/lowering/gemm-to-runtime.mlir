@@ -275,3 +275,41 @@ func.func @unpaired(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32
   }
   return
 }
+
+// -----
+
+#wgt = affine_map<(n, o, t, c, j) -> (o, c, j)>
+#win = affine_map<(n, o, t, c, j) -> (n, c, t + j)>
+#out = affine_map<(n, o, t, c, j) -> (n, o, t)>
+
+// A convolution's GEMM over windows (loops n, o, t, c, j): one
+// tfc_sgemm_windows call, per sample C (4 x 5) = W (4 x 2*3, the weight as it
+// lies) times B whose row (c, j) starts at xpad[n, c, j] (channel pitch 7,
+// taps 1 apart); batch 2, the weight shared, the sample pitch 14.
+// CHECK-LABEL: func.func private @tfc_sgemm_windows(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @conv_windows
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C14:.*]] = arith.constant 14 : index
+// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
+// CHECK: call @tfc_sgemm_windows(%[[C2]], %[[C4]], %[[C5]], %[[C6]], %{{.*}}, %[[C6]], %[[C0]], %[[C0]], %{{.*}}, %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C0]], %[[C3]], %[[C1]])
+// CHECK-NOT: linalg.generic
+func.func @conv_windows(%w: memref<4x2x3xf32>, %x: memref<2x2x7xf32>, %y: memref<2x4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x5xf32>)
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w, %x : memref<4x2x3xf32>, memref<2x2x7xf32>) outs(%y : memref<2x4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -306,31 +306,25 @@ func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3
 
 // -----
 
-// conv1d, kernel <= width: zero padding by tensor.pad, the weight as taps
-// wT[j, o, c], the output starting as the broadcast bias; then one marked
-// GEMM per tap, accumulating: out += wT[j] @ xpad[:, :, j : j + T], the
-// window a slice of xpad (no im2col buffer).
-// CHECK-DAG: #[[WT:.+]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
+// conv1d, kernel <= width: zero padding by tensor.pad, the output starting
+// as the broadcast bias; then one marked GEMM over the windows, loops
+// (n, o, t, c, j) with c and j the reduction (K = C x kernel):
+// out[n, o, t] += w[o, c, j] * xpad[n, c, t + j]. The windows are never
+// sliced out (tf-gemm-to-runtime reads them in place); no per-tap GEMMs.
 // CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2) -> (d1)>
-// CHECK-DAG: #[[TAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
-// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
-// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[WGT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2 + d4)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @conv1d
 // CHECK-SAME: (%{{.+}}: tensor<1x2x5xf32>, %[[W:.+]]: tensor<4x2x3xf32>, %[[B:.+]]: tensor<4xf32>)
 func.func @conv1d(%x: tensor<1x2x5xf32>, %w: tensor<4x2x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x5xf32> {
   // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1] high[0, 0, 1]
   // CHECK: tensor<1x2x5xf32> to tensor<1x2x7xf32>
-  // CHECK: %[[TAPS:.+]] = linalg.generic {indexing_maps = [#[[WT]], #{{.+}}]{{.*}} ins(%[[W]] : tensor<4x2x3xf32>) outs(%{{.+}} : tensor<3x4x2xf32>)
   // CHECK: %[[INIT:.+]] = linalg.generic {indexing_maps = [#[[BIAS]], #{{.+}}]{{.*}} ins(%[[B]] : tensor<4xf32>) outs(%{{.+}} : tensor<1x4x5xf32>)
-  // CHECK: %[[T0:.+]] = tensor.extract_slice %[[TAPS]][0, 0, 0] [1, 4, 2] [1, 1, 1] : tensor<3x4x2xf32> to tensor<4x2xf32>
-  // CHECK: %[[X0:.+]] = tensor.extract_slice %[[P]][0, 0, 0] [1, 2, 5] [1, 1, 1] : tensor<1x2x7xf32> to tensor<1x2x5xf32>
-  // CHECK: %[[ACC0:.+]] = linalg.generic {indexing_maps = [#[[TAP]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[T0]], %[[X0]] : tensor<4x2xf32>, tensor<1x2x5xf32>) outs(%[[INIT]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
-  // CHECK: tensor.extract_slice %[[P]][0, 0, 1] [1, 2, 5]
-  // CHECK: %[[ACC1:.+]] = linalg.generic {{.*}} outs(%[[ACC0]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
-  // CHECK: tensor.extract_slice %[[P]][0, 0, 2] [1, 2, 5]
-  // CHECK: %[[ACC2:.+]] = linalg.generic {{.*}} outs(%[[ACC1]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
+  // CHECK-NOT: tensor.extract_slice
+  // CHECK: %[[OUTV:.+]] = linalg.generic {indexing_maps = [#[[WGT]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[W]], %[[P]] : tensor<4x2x3xf32>, tensor<1x2x7xf32>) outs(%[[INIT]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
   // CHECK-NOT: tfc.matmul
-  // CHECK: return %[[ACC2]]
+  // CHECK: return %[[OUTV]]
   %0 = tf.conv1d %x, %w, %b padding 1 : tensor<1x2x5xf32>, tensor<4x2x3xf32>, tensor<4xf32> -> tensor<1x4x5xf32>
   return %0 : tensor<1x4x5xf32>
 }
