@@ -197,8 +197,8 @@ private:
   /// group's loop then runs over the GEMM's rows and columns.
   bool tryAddGemm(Group &g, Operation *matmul) {
     auto type = cast<RankedTensorType>(matmul->getResult(0).getType());
-    if (!gemmEpilogues_ || g.reduction || g.gemm || type.getRank() != 2 || !type.getElementType().isF32() ||
-        !allUsersIn(matmul, g))
+    if (!gemmEpilogues_ || g.reduction || g.gemm || type.getRank() != 2 ||
+        !type.getElementType().isF32() || !allUsersIn(matmul, g))
       return false;
     g.gemm = matmul;
     return g.members.insert(matmul);
