@@ -95,10 +95,48 @@ struct Problem {
   // B's row p is at b + (p / kInner) * ldb + (p % kInner) * ldbInner: a
   // convolution's window of taps over channels (kInner 1: plain rows).
   int64_t kInner = 1, ldbInner = 0;
+  // With bWidth > 0, B's rows are those of an unpadded input: row (c, j)'s
+  // column t reads x[c][t + j - bPad] when that lies in [0, bWidth), else 0
+  // (the zero padding, never stored).
+  int64_t bPad = 0, bWidth = 0;
   const float *bRow(int64_t p) const {
     return kInner == 1 ? b + p * ldb : b + (p / kInner) * ldb + (p % kInner) * ldbInner;
   }
 };
+
+/// packRows for windows over an unpadded input (g.bWidth > 0): each row's
+/// columns outside the input are zeros. A panel row wholly inside is one
+/// copy of a size known here, as in packRows.
+template <int64_t NR>
+void packPaddedRows(const Problem &g, int64_t lanes, int64_t p0, int64_t kc, int64_t j0,
+                    int64_t nc, float *dst) {
+  const int64_t full = nc / NR * NR, nr = nc - full, pitch = nr <= lanes ? lanes : NR;
+  // Columns [from, to) of a panel row starting at column c0, the rest zeros.
+  auto part = [](float *d, const float *row, int64_t c0, int64_t width, int64_t lo,
+                 int64_t hi) {
+    int64_t from = std::clamp<int64_t>(lo - c0, 0, width), to = std::clamp<int64_t>(hi - c0, 0, width);
+    std::fill(d, d + from, 0.0f);
+    if (to > from)
+      std::memcpy(d + from, row + c0 + from, sizeof(float) * (to - from));
+    std::fill(d + std::max(from, to), d + width, 0.0f);
+  };
+  for (int64_t p = 0; p < kc; ++p) {
+    const int64_t k = p0 + p, shift = (k % g.kInner) * g.ldbInner - g.bPad;
+    // Row k's column t is x[t + shift] for t in [lo, hi), 0 elsewhere.
+    const float *row = g.b + (k / g.kInner) * g.ldb + shift;
+    const int64_t lo = -shift, hi = g.bWidth - shift;
+    for (int64_t jr = 0; jr < full; jr += NR) {
+      const int64_t c0 = j0 + jr;
+      float *d = dst + jr * kc + p * NR;
+      if (c0 >= lo && c0 + NR <= hi)
+        std::memcpy(d, row + c0, sizeof(float) * NR);
+      else
+        part(d, row, c0, NR, lo, hi);
+    }
+    if (nr > 0)
+      part(dst + full * kc + p * pitch, row, j0 + full, nr, lo, hi);
+  }
+}
 
 /// What the problems of one tfc_sgemm call share.
 struct Plan {
@@ -133,6 +171,16 @@ void packRows(const Problem &g, int64_t lanes, int64_t p0, int64_t kc, int64_t j
 void packB(const Problem &g, const KernelSet &ks, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
            float *dst) {
   const int64_t NR = 2 * ks.lanes;
+  if (g.bWidth > 0) {
+    switch (NR) {
+    case 32:
+      return packPaddedRows<32>(g, ks.lanes, p0, kc, j0, nc, dst);
+    case 16:
+      return packPaddedRows<16>(g, ks.lanes, p0, kc, j0, nc, dst);
+    default:
+      return packPaddedRows<8>(g, ks.lanes, p0, kc, j0, nc, dst);
+    }
+  }
   if (g.transB) {
     for (int64_t jr = 0; jr < nc; jr += NR) {
       int64_t nr = std::min(NR, nc - jr);
@@ -197,7 +245,8 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
   }
   const int64_t NR = 2 * ks.lanes;
   // A transposed B is always packed: the kernels load rows of op(B).
-  const bool pack = g.transB || g.kInner > 1 || (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
+  const bool pack = g.transB || g.kInner > 1 || g.bWidth > 0 ||
+                    (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
   float *block = pack ? packBuffer() : nullptr;
 
   for (int64_t jc = j0; jc < j1; jc += kNC) {
@@ -244,7 +293,8 @@ void runEpilogueAfter(const Epilogue &epilogue, int64_t m, int64_t n) {
 void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
            intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
            intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-           const Epilogue *epilogue, int64_t kInner = 1, int64_t ldbInner = 0) {
+           const Epilogue *epilogue, int64_t kInner = 1, int64_t ldbInner = 0, int64_t bPad = 0,
+           int64_t bWidth = 0) {
   if (batch <= 0 || m <= 0 || n <= 0)
     return;
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
@@ -268,7 +318,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // The epilogue's rows are those of C: a batch of GEMMs runs it at the end.
   if (epilogue && batch > 1) {
     sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-          accumulate, nullptr, kInner, ldbInner);
+          accumulate, nullptr, kInner, ldbInner, bPad, bWidth);
     return runEpilogueAfter(*epilogue, m, n);
   }
   const KernelSet &ks = activeKernels();
@@ -286,7 +336,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                    ldc,
                    accumulate != 0,
                    kInner,
-                   ldbInner};
+                   ldbInner,
+                   bPad,
+                   bWidth};
   };
 
   int64_t kSteps = std::max<int64_t>(1, (k + kKC - 1) / kKC), kStep = (k + kSteps - 1) / kSteps;
@@ -382,11 +434,12 @@ extern "C" void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr
                                   intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                                   intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                                   intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-                                  intptr_t kInner, intptr_t ldbInner) {
-  if (kInner < 1 || (kInner > 1 && transB)) // not a layout tfc emits: plain rows
-    kInner = 1;
+                                  intptr_t kInner, intptr_t ldbInner, intptr_t pad,
+                                  intptr_t width) {
+  if (kInner < 1 || transB) // not a layout tfc emits: plain rows
+    kInner = 1, width = 0;
   sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-        accumulate, nullptr, kInner, ldbInner);
+        accumulate, nullptr, kInner, ldbInner, pad, std::max<intptr_t>(width, 0));
 }
 
 extern "C" void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,

@@ -32,14 +32,18 @@ void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
 /// tfc_sgemm whose B has rows in two levels: row p of op(B) (transB must be
 /// 0) is at b + (p / kInner) * ldb + (p % kInner) * ldbInner. A 1-d
 /// convolution is one such GEMM per sample, K = channels x taps: row (c, j)
-/// is the padded input's channel c shifted by j (ldb the channel pitch,
-/// ldbInner 1), so the windows are never copied out (the GEMM packs them as
-/// it packs any B). Every C element is one FMA chain over p in order.
+/// is the input's channel c shifted by j (ldb the channel pitch, ldbInner
+/// 1), so the windows are never copied out (the GEMM packs them as it packs
+/// any B). With width > 0 the input is not padded: row (c, j)'s column t
+/// is x[c][t + j - pad] where 0 <= t + j - pad < width, else 0, so neither
+/// a padded copy nor its zero fill is ever written. Every C element is one
+/// FMA chain over p in order (the padding's zeros included: the bits of the
+/// padded product).
 void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
                        intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb,
                        intptr_t strideB, intptr_t transB, intptr_t c, intptr_t ldc,
                        intptr_t strideC, intptr_t accumulate, intptr_t kInner,
-                       intptr_t ldbInner);
+                       intptr_t ldbInner, intptr_t pad, intptr_t width);
 
 /// tfc_sgemm followed by an epilogue: `epilogue(context, i0, i1)` runs
 /// generated code (a tf.fusion "gemm"'s elementwise ops) on rows [i0, i1) of

@@ -499,48 +499,62 @@ TEST(Gemm, EpilogueRunsOnceOnFinishedRows) {
 }
 
 // tfc_sgemm_windows: a convolution's GEMM reading its windows in place
-// (B's row (c, j) = x[c, j:], rows in two levels) gives the bits of
-// tfc_sgemm on the explicit im2col matrix, for one or many samples, K in
-// one or several blocks, accumulating or not, on any thread count.
+// (B's row (c, j) = x[c, j:], rows in two levels), from the padded input or
+// from the unpadded one with the padding's zeros made up in packing, gives
+// the bits of tfc_sgemm on the explicit im2col matrix, for one or many
+// samples, K in one or several blocks, accumulating or not, with padding
+// narrower than, equal to and wider than the kernel's reach, on any thread
+// count.
 TEST(Gemm, WindowsAreTheIm2colGemm) {
   struct Conv {
-    int64_t batch, outChannels, channels, kernel, width;
+    int64_t batch, outChannels, channels, kernel, width, pad;
     bool accumulate;
   };
-  const Conv convs[] = {{1, 4, 2, 3, 5, false},   {3, 5, 1, 5, 17, true},
-                        {2, 64, 64, 5, 100, true}, {4, 7, 100, 3, 40, false},
-                        {128, 64, 64, 5, 100, false}};
+  const Conv convs[] = {{1, 4, 2, 3, 5, 1, false},    {3, 5, 1, 5, 17, 2, true},
+                        {2, 64, 64, 5, 100, 2, true},  {4, 7, 100, 3, 40, 0, false},
+                        {2, 3, 2, 3, 6, 4, false},     {128, 64, 64, 5, 100, 2, false}};
   int before = tfc::rt::numThreads();
   for (const Conv &v : convs) {
-    const int64_t padded = v.width + v.kernel - 1, k = v.channels * v.kernel;
+    const int64_t padded = v.width + 2 * v.pad, out = padded - v.kernel + 1,
+                  k = v.channels * v.kernel;
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> w(v.outChannels * k), x(v.batch * v.channels * padded),
-        c0(v.batch * v.outChannels * v.width);
+    std::vector<float> w(v.outChannels * k), x(v.batch * v.channels * v.width),
+        c0(v.batch * v.outChannels * out);
     for (auto *buffer : {&w, &x, &c0})
       for (float &f : *buffer)
         f = dist(rng);
-    // im2col[n][(c, j)][t] = x[n][c][t + j], then plain GEMMs.
-    std::vector<float> cols(v.batch * k * v.width);
+    std::vector<float> xpad(v.batch * v.channels * padded, 0.0f);
+    for (int64_t r = 0; r < v.batch * v.channels; ++r)
+      std::copy(x.begin() + r * v.width, x.begin() + (r + 1) * v.width,
+                xpad.begin() + r * padded + v.pad);
+    // im2col[n][(c, j)][t] = xpad[n][c][t + j], then plain GEMMs.
+    std::vector<float> cols(v.batch * k * out);
     for (int64_t n = 0; n < v.batch; ++n)
       for (int64_t p = 0; p < k; ++p)
-        for (int64_t t = 0; t < v.width; ++t)
-          cols[(n * k + p) * v.width + t] =
-              x[(n * v.channels + p / v.kernel) * padded + p % v.kernel + t];
+        for (int64_t t = 0; t < out; ++t)
+          cols[(n * k + p) * out + t] =
+              xpad[(n * v.channels + p / v.kernel) * padded + p % v.kernel + t];
     std::vector<float> expected = c0;
     tfc::rt::setNumThreads(1);
-    tfc_sgemm(v.batch, v.outChannels, v.width, k, intptr_t(w.data()), k, 0, 0,
-              intptr_t(cols.data()), v.width, k * v.width, 0, intptr_t(expected.data()), v.width,
-              v.outChannels * v.width, v.accumulate);
+    tfc_sgemm(v.batch, v.outChannels, out, k, intptr_t(w.data()), k, 0, 0,
+              intptr_t(cols.data()), out, k * out, 0, intptr_t(expected.data()), out,
+              v.outChannels * out, v.accumulate);
     for (int threads : {1, 2, 3}) {
       tfc::rt::setNumThreads(threads);
-      std::vector<float> got = c0;
-      tfc_sgemm_windows(v.batch, v.outChannels, v.width, k, intptr_t(w.data()), k, 0, 0,
-                        intptr_t(x.data()), padded, v.channels * padded, 0, intptr_t(got.data()),
-                        v.width, v.outChannels * v.width, v.accumulate, v.kernel, 1);
-      EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
-          << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.kernel
-          << " over " << v.width << ", " << threads << " threads";
+      for (bool fromPadded : {true, false}) {
+        std::vector<float> got = c0;
+        const std::vector<float> &input = fromPadded ? xpad : x;
+        int64_t pitch = fromPadded ? padded : v.width;
+        tfc_sgemm_windows(v.batch, v.outChannels, out, k, intptr_t(w.data()), k, 0, 0,
+                          intptr_t(input.data()), pitch, v.channels * pitch, 0,
+                          intptr_t(got.data()), out, v.outChannels * out, v.accumulate,
+                          v.kernel, 1, fromPadded ? 0 : v.pad, fromPadded ? 0 : v.width);
+        EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
+            << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.kernel
+            << " over " << v.width << " padded by " << v.pad << ", " << threads << " threads, "
+            << (fromPadded ? "padded input" : "padding made up");
+      }
     }
   }
   tfc::rt::setNumThreads(before);

@@ -263,6 +263,86 @@ std::optional<std::pair<SmallVector<int64_t>, int64_t>> staticLayout(Value buffe
   return std::make_pair(strides, offset);
 }
 
+/// The zero padding of a convolution's input, as bufferization leaves it: a
+/// fresh buffer, zero-filled whole, with the input copied into the middle
+/// of its last dim. The GEMM can read the input itself and make the zeros
+/// up as it packs (tfc_sgemm_windows's pad and width), so none of it need
+/// run.
+struct PaddedCopy {
+  Operation *fill, *subview, *copy;
+  Value input;  // the unpadded buffer
+  int64_t pad;  // zeros before it along the last dim
+};
+
+bool isZeroFill(Operation *op, Value buffer) {
+  auto isZero = [](Value v) {
+    auto constant = v.getDefiningOp<arith::ConstantOp>();
+    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
+    return value && value.getValue().isZero();
+  };
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getOutputs()[0] == buffer && isZero(fill.getInputs()[0]);
+  auto map = dyn_cast<linalg::MapOp>(op);
+  if (!map || map.getInit() != buffer || !map.getInputs().empty())
+    return false;
+  auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
+  return yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
+}
+
+/// `padded`, read by `reader`, if it is such a padded copy that nothing
+/// overwrites before `reader`.
+std::optional<PaddedCopy> paddedCopyOf(Value padded, Operation *reader) {
+  auto alloc = padded.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != reader->getBlock())
+    return std::nullopt;
+  PaddedCopy found{};
+  for (Operation *user : alloc->getUsers()) {
+    if (user == reader)
+      continue;
+    if (!found.fill && isZeroFill(user, padded)) {
+      found.fill = user;
+      continue;
+    }
+    auto subview = dyn_cast<memref::SubViewOp>(user);
+    if (found.subview || !subview || !subview->hasOneUse())
+      return std::nullopt;
+    found.subview = subview;
+  }
+  if (!found.fill || !found.subview)
+    return std::nullopt;
+  auto subview = cast<memref::SubViewOp>(found.subview);
+  auto copy = dyn_cast<memref::CopyOp>(*subview->getUsers().begin());
+  MemRefType whole = alloc.getType();
+  int64_t rank = whole.getRank();
+  ArrayRef<int64_t> offsets = subview.getStaticOffsets(), sizes = subview.getStaticSizes();
+  if (!copy || copy.getTarget() != subview.getResult() ||
+      llvm::any_of(subview.getStaticStrides(), [](int64_t s) { return s != 1; }) ||
+      llvm::any_of(offsets.drop_back(), [](int64_t o) { return o != 0; }) ||
+      ArrayRef(sizes).drop_back() != whole.getShape().drop_back() ||
+      ShapedType::isDynamic(offsets.back()) || ShapedType::isDynamic(sizes.back()) ||
+      !found.fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(reader) || rank < 1)
+    return std::nullopt;
+  found.copy = copy;
+  found.input = copy.getSource();
+  found.pad = offsets.back();
+  // Nothing between the copy and the reader writes the input.
+  Value inputRoot = rootBuffer(found.input);
+  for (Operation *op = copy->getNextNode(); op != reader; op = op->getNextNode()) {
+    if (isMemoryEffectFree(op))
+      continue;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects || (op->getNumRegions() != 0 && !isa<linalg::LinalgOp>(op)))
+      return std::nullopt;
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list)
+      if (isa<MemoryEffects::Write>(e.getEffect()) &&
+          (!e.getValue() || rootBuffer(e.getValue()) == inputRoot))
+        return std::nullopt;
+  }
+  return found;
+}
+
 /// A convolution's GEMM over windows (Conv1dLowering, kernel <= width): loops
 /// (n, o, t, c, j), out[n, o, t] += w[o, c, j] * x[n, c, t + j]. One
 /// tfc_sgemm_windows call: per sample n, C (O x T) = W (O x C*KW) times B
@@ -280,6 +360,15 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
   if (llvm::any_of(sizes, ShapedType::isDynamic))
     return failure();
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  // A zero-padded input is read unpadded, the padding made up in packing.
+  std::optional<PaddedCopy> padding = paddedCopyOf(b, op);
+  int64_t width = 0;
+  if (padding && staticLayout(padding->input)) {
+    width = cast<MemRefType>(padding->input.getType()).getShape().back();
+    b = padding->input;
+  } else {
+    padding.reset();
+  }
   auto la = staticLayout(a), lb = staticLayout(b), lc = staticLayout(c);
   int64_t kw = sizes[4];
   if (!la || !lb || !lc || la->first[2] != 1 || la->first[1] != kw || lb->first[2] != 1 ||
@@ -298,7 +387,7 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
   func::FuncOp callee = module.lookupSymbol<func::FuncOp>(kGemmWindowsSymbol);
   if (!callee) {
     OpBuilder top(module.getBodyRegion());
-    SmallVector<Type> args(kGemmArgs + 2, top.getIndexType());
+    SmallVector<Type> args(kGemmArgs + 4, top.getIndexType());
     callee = top.create<func::FuncOp>(module.getLoc(), kGemmWindowsSymbol,
                                       top.getFunctionType(args, {}));
     callee.setPrivate();
@@ -315,9 +404,19 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
       pointer(a, la->second), index(la->first[0]), index(0), index(0),
       pointer(b, lb->second), index(lb->first[1]), index(lb->first[0]), index(0),
       pointer(c, lc->second), index(lc->first[1]), index(lc->first[0]), index(accumulate),
-      index(kw), index(lb->first[2])};
+      index(kw), index(lb->first[2]), index(padding ? padding->pad : 0), index(width)};
   builder.create<func::CallOp>(loc, callee, args);
+  Value padded = op.getDpsInputs()[1];
   op.erase();
+  // The padded copy, if the GEMM read it alone, is never made.
+  if (padding && llvm::all_of(padded.getUsers(), [&](Operation *u) {
+        return u == padding->fill || u == padding->subview;
+      })) {
+    padding->copy->erase();
+    padding->subview->erase();
+    padding->fill->erase();
+    padded.getDefiningOp()->erase();
+  }
   return success();
 }
 

@@ -286,7 +286,7 @@ func.func @unpaired(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32
 // tfc_sgemm_windows call, per sample C (4 x 5) = W (4 x 2*3, the weight as it
 // lies) times B whose row (c, j) starts at xpad[n, c, j] (channel pitch 7,
 // taps 1 apart); batch 2, the weight shared, the sample pitch 14.
-// CHECK-LABEL: func.func private @tfc_sgemm_windows(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func private @tfc_sgemm_windows(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @conv_windows
 // CHECK-NOT: linalg.fill
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -299,13 +299,79 @@ func.func @unpaired(%x: memref<4x4xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG: %[[C14:.*]] = arith.constant 14 : index
 // CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
-// CHECK: call @tfc_sgemm_windows(%[[C2]], %[[C4]], %[[C5]], %[[C6]], %{{.*}}, %[[C6]], %[[C0]], %[[C0]], %{{.*}}, %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C0]], %[[C3]], %[[C1]])
+// CHECK: call @tfc_sgemm_windows(%[[C2]], %[[C4]], %[[C5]], %[[C6]], %{{.*}}, %[[C6]], %[[C0]], %[[C0]], %{{.*}}, %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C0]], %[[C3]], %[[C1]], %[[C0]], %[[C0]])
 // CHECK-NOT: linalg.generic
 func.func @conv_windows(%w: memref<4x2x3xf32>, %x: memref<2x2x7xf32>, %y: memref<2x4x5xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<2x4x5xf32>)
   linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
       ins(%w, %x : memref<4x2x3xf32>, memref<2x2x7xf32>) outs(%y : memref<2x4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#wgt = affine_map<(n, o, t, c, j) -> (o, c, j)>
+#win = affine_map<(n, o, t, c, j) -> (n, c, t + j)>
+#out = affine_map<(n, o, t, c, j) -> (n, o, t)>
+
+// The input zero-padded by 1 on each side (a fresh buffer, zero-filled,
+// the input copied into its middle): the GEMM reads the input itself, the
+// padding made up as it packs (pad 1, width 5); the padded copy is gone.
+// CHECK-LABEL: func.func @conv_padded
+// CHECK-SAME: (%[[W:.+]]: memref<4x2x3xf32>, %[[X:.+]]: memref<2x2x5xf32>, %[[Y:.+]]: memref<2x4x5xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: memref.copy
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C10:.*]] = arith.constant 10 : index
+// CHECK: %[[XP:.+]] = memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: call @tfc_sgemm_windows(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C5]], %[[C10]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C3]], %[[C1]], %[[C1]], %[[C5]])
+// CHECK-NOT: memref.copy
+func.func @conv_padded(%w: memref<4x2x3xf32>, %x: memref<2x2x5xf32>, %y: memref<2x4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x2x7xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x2x7xf32>)
+  %middle = memref.subview %padded[0, 0, 1] [2, 2, 5] [1, 1, 1] : memref<2x2x7xf32> to memref<2x2x5xf32, strided<[14, 7, 1], offset: 1>>
+  memref.copy %x, %middle : memref<2x2x5xf32> to memref<2x2x5xf32, strided<[14, 7, 1], offset: 1>>
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w, %padded : memref<4x2x3xf32>, memref<2x2x7xf32>) outs(%y : memref<2x4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#wgt = affine_map<(n, o, t, c, j) -> (o, c, j)>
+#win = affine_map<(n, o, t, c, j) -> (n, c, t + j)>
+#out = affine_map<(n, o, t, c, j) -> (n, o, t)>
+
+// Not when something writes the input between the copy and the GEMM: the
+// padded copy stays, and the GEMM reads it.
+// CHECK-LABEL: func.func @conv_padded_overwritten
+// CHECK: memref.copy
+// CHECK: memref.copy
+// CHECK: call @tfc_sgemm_windows(
+func.func @conv_padded_overwritten(%w: memref<4x2x3xf32>, %x: memref<2x2x5xf32>, %z: memref<2x2x5xf32>, %y: memref<2x4x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x2x7xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x2x7xf32>)
+  %middle = memref.subview %padded[0, 0, 1] [2, 2, 5] [1, 1, 1] : memref<2x2x7xf32> to memref<2x2x5xf32, strided<[14, 7, 1], offset: 1>>
+  memref.copy %x, %middle : memref<2x2x5xf32> to memref<2x2x5xf32, strided<[14, 7, 1], offset: 1>>
+  memref.copy %z, %x : memref<2x2x5xf32> to memref<2x2x5xf32>
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w, %padded : memref<4x2x3xf32>, memref<2x2x7xf32>) outs(%y : memref<2x4x5xf32>) attrs = {tfc.matmul} {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32
