@@ -77,9 +77,91 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange ivs,
   return yielded;
 }
 
+/// Widest column reduction whose columns are accumulated in registers.
+constexpr int64_t kMaxRegisterColumns = 128;
+
+/// A column reduction (a bias gradient): every dim but the innermost is a
+/// reduction, the innermost is parallel, no wider than kMaxRegisterColumns,
+/// and each output is a vector indexed by it alone. Its columns' sums are
+/// the iter_args of the loops over the rows, one chain per column (the
+/// body cloned once per column: consecutive loads the SLP vectoriser turns
+/// into vectors), loaded and stored once: the same sums, in the same order,
+/// as the generic's, without a store and a reload per row.
+LogicalResult lowerColumnReduction(linalg::GenericOp op) {
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  unsigned numLoops = sizes.size(), numInputs = op.getNumDpsInputs(), innermost = numLoops - 1;
+  if (numLoops < 2 || iterators[innermost] != utils::IteratorType::parallel ||
+      sizes[innermost] > kMaxRegisterColumns ||
+      llvm::any_of(ArrayRef(iterators).drop_back(),
+                   [](utils::IteratorType t) { return t != utils::IteratorType::reduction; }))
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  AffineMap column = AffineMap::get(numLoops, 0, getAffineDimExpr(innermost, ctx));
+  if (llvm::any_of(ArrayRef(maps).drop_front(numInputs), [&](AffineMap m) { return m != column; }) ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
+    return failure();
+  OpBuilder top(op);
+  Location loc = op.getLoc();
+  auto index = [&](OpBuilder &builder, int64_t v) -> Value {
+    return builder.create<arith::ConstantIndexOp>(loc, v);
+  };
+  // In a one-trip scf.parallel, as the other nests: one outlined function,
+  // optimised at O3 (tf-parallel-loops-to-runtime).
+  auto nest = top.create<scf::ParallelOp>(loc, ValueRange{index(top, 0)},
+                                          ValueRange{index(top, 1)}, ValueRange{index(top, 1)});
+  OpBuilder b = OpBuilder::atBlockBegin(nest.getBody());
+  const int64_t columns = sizes[innermost];
+  SmallVector<Value> inputs(op.getDpsInputs()), outputs(op.getDpsInits());
+  // Accumulators: output i's column c at i * columns + c.
+  SmallVector<Value> initial;
+  for (Value out : outputs)
+    for (int64_t c = 0; c < columns; ++c)
+      initial.push_back(b.create<memref::LoadOp>(loc, out, ValueRange{index(b, c)}));
+  SmallVector<Value> ivs(numLoops);
+  std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> rows =
+      [&](OpBuilder &builder, unsigned d, ValueRange acc) -> SmallVector<Value> {
+    auto loop = builder.create<scf::ForOp>(
+        loc, index(builder, 0), index(builder, sizes[d]), index(builder, 1), acc,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange carried) {
+          ivs[d] = iv;
+          if (d + 1 < innermost) {
+            nb.create<scf::YieldOp>(loc, rows(nb, d + 1, carried));
+            return;
+          }
+          SmallVector<Value> next(carried.size());
+          for (int64_t c = 0; c < columns; ++c) {
+            ivs[innermost] = index(nb, c);
+            SmallVector<Value> args;
+            for (auto [input, map] : llvm::zip(inputs, ArrayRef(maps).take_front(numInputs)))
+              args.push_back(isa<MemRefType>(input.getType())
+                                 ? nb.create<memref::LoadOp>(loc, input,
+                                                             indicesAt(nb, loc, map, ivs))
+                                       .getResult()
+                                 : input);
+            for (size_t i = 0; i < outputs.size(); ++i)
+              args.push_back(carried[i * columns + c]);
+            for (auto [i, value] : llvm::enumerate(cloneBody(nb, op, ivs, args)))
+              next[i * columns + c] = value;
+          }
+          nb.create<scf::YieldOp>(loc, next);
+        });
+    return loop.getResults();
+  };
+  SmallVector<Value> sums = rows(b, 0, initial);
+  for (auto [i, out] : llvm::enumerate(outputs))
+    for (int64_t c = 0; c < columns; ++c)
+      b.create<memref::StoreOp>(loc, sums[i * columns + c], out, ValueRange{index(b, c)});
+  op.erase();
+  return success();
+}
+
 LogicalResult lowerReduction(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0)
     return failure();
+  if (succeeded(lowerColumnReduction(op)))
+    return success();
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   if (llvm::any_of(sizes, ShapedType::isDynamic))
     return failure();

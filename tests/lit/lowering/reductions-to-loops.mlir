@@ -33,20 +33,25 @@ func.func @row_sum(%x: memref<4x16xf32>, %y: memref<4xf32>) {
 #in = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 
-// A column reduction (a bias gradient): rows outside, columns inside, in
-// the order of the dims, so the inner loop runs along memory; no leading
-// parallel dim, so a one-trip scf.parallel holds the nest; the add keeps
-// its order (each column's sum is its own chain).
+// A column reduction (a bias gradient): the columns' sums are the iter_args
+// of the loop over the rows (loaded and stored once, not once a row), the
+// body cloned once per column so that the loads of a row are consecutive;
+// each column's sum keeps its order (its own chain, no fast-math); a
+// one-trip scf.parallel holds the nest.
 // CHECK-LABEL: func.func @column_sum
 // CHECK-SAME: (%[[X:.+]]: memref<8x4xf32>, %[[Y:.+]]: memref<4xf32>)
-// CHECK: %[[ONE:.+]] = arith.constant 1 : index
-// CHECK: scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[ONE]]) step
-// CHECK:   scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK:     scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK:       %[[A:.+]] = memref.load %[[X]][%[[I]], %[[J]]]
-// CHECK:       %[[B:.+]] = memref.load %[[Y]][%[[J]]]
-// CHECK:       %[[S:.+]] = arith.addf %[[B]], %[[A]] : f32
-// CHECK:       memref.store %[[S]], %[[Y]][%[[J]]]
+// CHECK: scf.parallel (%{{.+}}) = (%{{.+}}) to (%{{.+}}) step
+// CHECK-COUNT-4: memref.load %[[Y]][%{{.+}}] : memref<4xf32>
+// CHECK: %[[SUMS:.+]]:4 = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A0:.+]] = %{{.+}}, %[[A1:.+]] = %{{.+}}, %[[A2:.+]] = %{{.+}}, %[[A3:.+]] = %{{.+}}) -> (f32, f32, f32, f32) {
+// CHECK:   %[[X0:.+]] = memref.load %[[X]][%[[I]], %{{.+}}]
+// CHECK:   %[[S0:.+]] = arith.addf %[[A0]], %[[X0]] : f32
+// CHECK:   arith.addf %[[A1]], %{{.+}} : f32
+// CHECK:   arith.addf %[[A2]], %{{.+}} : f32
+// CHECK:   %[[X3:.+]] = memref.load %[[X]][%[[I]], %{{.+}}]
+// CHECK:   %[[S3:.+]] = arith.addf %[[A3]], %[[X3]] : f32
+// CHECK:   scf.yield %[[S0]], %{{.+}}, %{{.+}}, %[[S3]]
+// CHECK: memref.store %[[SUMS]]#0, %[[Y]]
+// CHECK: memref.store %[[SUMS]]#3, %[[Y]]
 func.func @column_sum(%x: memref<8x4xf32>, %y: memref<4xf32>) {
   linalg.generic {indexing_maps = [#in, #col], iterator_types = ["reduction", "parallel"]}
       ins(%x : memref<8x4xf32>) outs(%y : memref<4xf32>) {
