@@ -524,6 +524,23 @@ LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
   return inferSoftmaxLike(loc, "log_softmax", adaptor, types);
 }
 
+/// A layer norm's per-feature parameter `t` (gamma, beta) of operand `x`:
+/// [d], d the last dimension of x.
+static LogicalResult checkNormParam(ShapeRule &rule, RankedTensorType x, StringRef name,
+                                    RankedTensorType t) {
+  int64_t d = x.getShape().back();
+  if (t.getRank() != 1 || t.getDimSize(0) != d)
+    return rule.fail(name, " ", t, " must be [", d, "] to normalise the last dimension of ", x);
+  return success();
+}
+
+/// epsilon has a default, so it may be absent here.
+static LogicalResult checkEpsilon(ShapeRule &rule, FloatAttr eps) {
+  if (eps && eps.getValueAsDouble() <= 0.0)
+    return rule.fail("epsilon must be positive");
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
@@ -536,16 +553,12 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
     return failure();
   if (x->getRank() < 1)
     return rule.fail("needs an operand of rank >= 1, got ", *x);
-  int64_t d = x->getShape().back();
   for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"gamma", *gamma},
                          {"beta", *beta}})
-    if (t.getRank() != 1 || t.getDimSize(0) != d)
-      return rule.fail(name, " ", t, " must be [", d,
-                       "] to normalise the last dimension of ", *x);
-  // epsilon has a default, so it may be absent here.
-  if (FloatAttr eps = adaptor.getEpsilonAttr();
-      eps && eps.getValueAsDouble() <= 0.0)
-    return rule.fail("epsilon must be positive");
+    if (failed(checkNormParam(rule, *x, name, t)))
+      return failure();
+  if (failed(checkEpsilon(rule, adaptor.getEpsilonAttr())))
+    return failure();
   types.push_back(*x);
   return success();
 }
@@ -562,14 +575,12 @@ LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
     return failure();
   if (x->getRank() < 1)
     return rule.fail("needs an operand of rank >= 1, got ", *x);
-  int64_t d = x->getShape().back();
-  if (gamma->getRank() != 1 || gamma->getDimSize(0) != d)
-    return rule.fail("gamma ", *gamma, " must be [", d, "] to normalise the last dimension of ",
-                     *x);
+  if (failed(checkNormParam(rule, *x, "gamma", *gamma)))
+    return failure();
   if (grad->getShape() != x->getShape())
     return rule.fail("grad ", *grad, " must have the shape of the operand ", *x);
-  if (FloatAttr eps = adaptor.getEpsilonAttr(); eps && eps.getValueAsDouble() <= 0.0)
-    return rule.fail("epsilon must be positive");
+  if (failed(checkEpsilon(rule, adaptor.getEpsilonAttr())))
+    return failure();
   types.append({*x, *gamma, *gamma});
   return success();
 }

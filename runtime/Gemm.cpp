@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 namespace tfc::rt::gemm {
 
@@ -171,17 +172,7 @@ void packRows(const Problem &g, int64_t lanes, int64_t p0, int64_t kc, int64_t j
 void packB(const Problem &g, const KernelSet &ks, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
            float *dst) {
   const int64_t NR = 2 * ks.lanes;
-  if (g.bWidth > 0) {
-    switch (NR) {
-    case 32:
-      return packPaddedRows<32>(g, ks.lanes, p0, kc, j0, nc, dst);
-    case 16:
-      return packPaddedRows<16>(g, ks.lanes, p0, kc, j0, nc, dst);
-    default:
-      return packPaddedRows<8>(g, ks.lanes, p0, kc, j0, nc, dst);
-    }
-  }
-  if (g.transB) {
+  if (g.transB) { // (windows never come transposed: tfc_sgemm_windows)
     for (int64_t jr = 0; jr < nc; jr += NR) {
       int64_t nr = std::min(NR, nc - jr);
       ks.packTransposed(g.b + (j0 + jr) * g.ldb + p0, g.ldb, kc, nr,
@@ -189,13 +180,20 @@ void packB(const Problem &g, const KernelSet &ks, int64_t p0, int64_t kc, int64_
     }
     return;
   }
+  // Row-major panels, with the panel width a constant in each instance.
+  auto pack = [&](auto width) {
+    constexpr int64_t W = decltype(width)::value;
+    if (g.bWidth > 0)
+      return packPaddedRows<W>(g, ks.lanes, p0, kc, j0, nc, dst);
+    return packRows<W>(g, ks.lanes, p0, kc, j0, nc, dst);
+  };
   switch (NR) {
   case 32:
-    return packRows<32>(g, ks.lanes, p0, kc, j0, nc, dst);
+    return pack(std::integral_constant<int64_t, 32>());
   case 16:
-    return packRows<16>(g, ks.lanes, p0, kc, j0, nc, dst);
+    return pack(std::integral_constant<int64_t, 16>());
   default:
-    return packRows<8>(g, ks.lanes, p0, kc, j0, nc, dst);
+    return pack(std::integral_constant<int64_t, 8>());
   }
 }
 

@@ -21,14 +21,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/lowering/cpu/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace tfc {
@@ -113,37 +112,63 @@ std::optional<MatrixLayout> matrixLayout(MemRefType type, AffineMap map, const M
   return layout;
 }
 
-func::FuncOp declareGemm(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kGemmSymbol))
+/// The runtime function `name` taking `numArgs` indices, declared once.
+func::FuncOp declareRuntime(ModuleOp module, StringRef name, int numArgs) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder b(module.getBodyRegion());
-  SmallVector<Type> args(kGemmArgs, b.getIndexType());
-  auto decl = b.create<func::FuncOp>(module.getLoc(), kGemmSymbol, b.getFunctionType(args, {}));
+  SmallVector<Type> args(numArgs, b.getIndexType());
+  auto decl = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {}));
   decl.setPrivate();
   return decl;
 }
 
-/// The buffer `v` is a view of (through view-like ops), or `v` itself.
-Value rootBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
+/// True for a zero fill of `buffer`: linalg.fill, or the linalg.map
+/// bufferization makes of tensor.pad's padding.
+bool isZeroFill(Operation *op, Value buffer) {
+  auto isZero = [](Value v) {
+    auto constant = v.getDefiningOp<arith::ConstantOp>();
+    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
+    return value && value.getValue().isZero();
+  };
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.getOutputs()[0] == buffer && isZero(fill.getInputs()[0]);
+  auto map = dyn_cast<linalg::MapOp>(op);
+  if (!map || map.getInit() != buffer || !map.getInputs().empty())
+    return false;
+  auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
+  return yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
 }
 
-/// True for ops that may sit between a GEMM and its epilogue when the GEMM
-/// moves down to it: they touch no memory but what they allocate.
-bool touchesNoMemory(Operation *op) {
-  if (isMemoryEffectFree(op))
+/// Whether a GEMM writing `c` accumulates into it: not when a zero fill of
+/// `c` comes right before `op`, which the overwriting GEMM subsumes (the
+/// fill is erased).
+bool accumulatesInto(Operation *op, Value c) {
+  Operation *fill = op->getPrevNode();
+  if (!fill || !isa<linalg::FillOp>(fill) || !isZeroFill(fill, c))
     return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects || op->getNumRegions() != 0)
-    return false;
-  SmallVector<MemoryEffects::EffectInstance> list;
-  effects.getEffects(list);
-  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
-    return isa<MemoryEffects::Allocate>(e.getEffect());
-  });
+  fill->erase();
+  return false;
 }
+
+/// The arguments of a runtime GEMM call: constants and pointers.
+struct CallArgs {
+  OpBuilder &b;
+  Location loc;
+  SmallVector<Value> values = {};
+
+  CallArgs &index(int64_t v) {
+    values.push_back(b.create<arith::ConstantIndexOp>(loc, v));
+    return *this;
+  }
+  /// The aligned pointer of `buffer` plus `offset` floats.
+  CallArgs &pointer(Value buffer, int64_t offset) {
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+    values.push_back(b.create<arith::AddIOp>(
+        loc, base, b.create<arith::ConstantIndexOp>(loc, offset * 4)));
+    return *this;
+  }
+};
 
 /// Pairs `call`, the GEMM computing the M x N product `c` from `a` and `b`,
 /// with the epilogue generic marked after it when the runtime may run that
@@ -219,31 +244,16 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
   int64_t M = loops.sizes[loops.m], N = loops.sizes[loops.n], K = loops.sizes[loops.k];
   bool transA = a->transposed, transB = bl->transposed;
 
-  // An adjacent zero-fill of C is subsumed by an overwriting GEMM.
-  bool accumulate = true;
   Value cBuffer = op.getDpsInits()[0];
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
-    auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-    auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-    if (fill.getOutputs()[0] == cBuffer && value && value.getValue().isZero()) {
-      fill.erase();
-      accumulate = false;
-    }
-  }
-
+  bool accumulate = accumulatesInto(op, cBuffer);
   OpBuilder b(op);
   Location loc = op.getLoc();
-  auto index = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
-  auto pointer = [&](Value buffer, int64_t offset) -> Value {
-    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
-    return b.create<arith::AddIOp>(loc, base, index(offset * 4));
-  };
-  SmallVector<Value> args = {
-      index(batch), index(M), index(N), index(K),
-      pointer(op.getDpsInputs()[0], a->offset), index(a->ld), index(a->batchStride), index(transA),
-      pointer(op.getDpsInputs()[1], bl->offset), index(bl->ld), index(bl->batchStride), index(transB),
-      pointer(cBuffer, c->offset), index(c->ld), index(c->batchStride), index(accumulate)};
-  auto call = b.create<func::CallOp>(loc, gemm, args);
+  CallArgs args{b, loc};
+  args.index(batch).index(M).index(N).index(K);
+  args.pointer(op.getDpsInputs()[0], a->offset).index(a->ld).index(a->batchStride).index(transA);
+  args.pointer(op.getDpsInputs()[1], bl->offset).index(bl->ld).index(bl->batchStride).index(transB);
+  args.pointer(cBuffer, c->offset).index(c->ld).index(c->batchStride).index(accumulate);
+  auto call = b.create<func::CallOp>(loc, gemm, args.values);
   Value aBuffer = op.getDpsInputs()[0], bBuffer = op.getDpsInputs()[1];
   op.erase();
   if (batch == 1)
@@ -273,21 +283,6 @@ struct PaddedCopy {
   Value input;  // the unpadded buffer
   int64_t pad;  // zeros before it along the last dim
 };
-
-bool isZeroFill(Operation *op, Value buffer) {
-  auto isZero = [](Value v) {
-    auto constant = v.getDefiningOp<arith::ConstantOp>();
-    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
-    return value && value.getValue().isZero();
-  };
-  if (auto fill = dyn_cast<linalg::FillOp>(op))
-    return fill.getOutputs()[0] == buffer && isZero(fill.getInputs()[0]);
-  auto map = dyn_cast<linalg::MapOp>(op);
-  if (!map || map.getInit() != buffer || !map.getInputs().empty())
-    return false;
-  auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
-  return yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
-}
 
 /// `padded`, read by `reader`, if it is such a padded copy that nothing
 /// overwrites before `reader`.
@@ -375,37 +370,17 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
       lc->first[2] != 1)
     return failure();
   int64_t batch = sizes[0], M = sizes[1], N = sizes[2], K = sizes[3] * kw;
-  bool accumulate = true;
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode())) {
-    auto zero = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
-    auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
-    if (fill.getOutputs()[0] == c && value && value.getValue().isZero()) {
-      fill.erase();
-      accumulate = false;
-    }
-  }
-  func::FuncOp callee = module.lookupSymbol<func::FuncOp>(kGemmWindowsSymbol);
-  if (!callee) {
-    OpBuilder top(module.getBodyRegion());
-    SmallVector<Type> args(kGemmArgs + 4, top.getIndexType());
-    callee = top.create<func::FuncOp>(module.getLoc(), kGemmWindowsSymbol,
-                                      top.getFunctionType(args, {}));
-    callee.setPrivate();
-  }
+  bool accumulate = accumulatesInto(op, c);
+  func::FuncOp callee = declareRuntime(module, kGemmWindowsSymbol, kGemmArgs + 4);
   OpBuilder builder(op);
   Location loc = op.getLoc();
-  auto index = [&](int64_t v) -> Value { return builder.create<arith::ConstantIndexOp>(loc, v); };
-  auto pointer = [&](Value buffer, int64_t offset) -> Value {
-    Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
-    return builder.create<arith::AddIOp>(loc, base, index(offset * 4));
-  };
-  SmallVector<Value> args = {
-      index(batch), index(M), index(N), index(K),
-      pointer(a, la->second), index(la->first[0]), index(0), index(0),
-      pointer(b, lb->second), index(lb->first[1]), index(lb->first[0]), index(0),
-      pointer(c, lc->second), index(lc->first[1]), index(lc->first[0]), index(accumulate),
-      index(kw), index(lb->first[2]), index(padding ? padding->pad : 0), index(width)};
-  builder.create<func::CallOp>(loc, callee, args);
+  CallArgs args{builder, loc};
+  args.index(batch).index(M).index(N).index(K);
+  args.pointer(a, la->second).index(la->first[0]).index(0).index(0);
+  args.pointer(b, lb->second).index(lb->first[1]).index(lb->first[0]).index(0);
+  args.pointer(c, lc->second).index(lc->first[1]).index(lc->first[0]).index(accumulate);
+  args.index(kw).index(lb->first[2]).index(padding ? padding->pad : 0).index(width);
+  builder.create<func::CallOp>(loc, callee, args.values);
   Value padded = op.getDpsInputs()[1];
   op.erase();
   // The padded copy, if the GEMM read it alone, is never made.
@@ -430,7 +405,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
     });
     if (matmuls.empty())
       return;
-    func::FuncOp gemm = declareGemm(module);
+    func::FuncOp gemm = declareRuntime(module, kGemmSymbol, kGemmArgs);
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module)))
         (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop

@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/lowering/cpu/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,7 +31,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFHORIZONTALLOOPS
@@ -72,21 +72,6 @@ bool isFlat(linalg::GenericOp loop) {
       return false;
   }
   return true;
-}
-
-/// True for ops that may lie between two members: they touch no memory but
-/// what they allocate (allocations, views, constants).
-bool touchesNoMemory(Operation *op) {
-  if (isMemoryEffectFree(op))
-    return true;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects || op->getNumRegions() != 0)
-    return false;
-  SmallVector<MemoryEffects::EffectInstance> list;
-  effects.getEffects(list);
-  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
-    return isa<MemoryEffects::Allocate>(e.getEffect());
-  });
 }
 
 /// Replaces `members` (in block order, nothing between them that touches
@@ -193,7 +178,8 @@ struct TfHorizontalLoopsPass : tfc::impl::TfHorizontalLoopsBase<TfHorizontalLoop
       if (func.isDeclaration())
         return;
       // The members of each fusion, in block order, cut into runs with
-      // nothing between them that touches memory.
+      // nothing between them that touches memory (only allocations, views
+      // and constants may lie between members).
       llvm::MapVector<Attribute, SmallVector<SmallVector<linalg::GenericOp>>> runs;
       Block &block = func.getBody().front();
       DenseMap<Attribute, Operation *> previous;

@@ -1298,19 +1298,19 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     // The fused kernels first (attention, the layer-norm backward): a call
     // may take the place of the ops that lay its results out again, which
     // the conversion then never sees.
-    SmallVector<Operation *> fusedAttention;
+    SmallVector<Operation *> fusedKernels;
     getOperation().walk([&](Operation *op) {
       if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
         declareAttentionKernel(getOperation(), kAttentionForward, 4, 1); // q, k, v, mask; out
-        fusedAttention.push_back(op);
+        fusedKernels.push_back(op);
       } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
         declareAttentionKernel(getOperation(), kAttentionBackward, 5, 3);
-        fusedAttention.push_back(op);
+        fusedKernels.push_back(op);
       } else if (isa<tf::LayerNormGradOp>(op)) {
-        fusedAttention.push_back(op);
+        fusedKernels.push_back(op);
       }
     });
-    for (Operation *op : fusedAttention) {
+    for (Operation *op : fusedKernels) {
       if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
         lowerLayerNormGrad(grad);
       else
