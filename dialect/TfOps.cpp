@@ -330,6 +330,13 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return getX();
 }
 
+bool TransposeOp::isConvolutionView() {
+  return !use_empty() && llvm::all_of(getResult().getUses(), [](OpOperand &use) {
+    auto conv = dyn_cast<Conv1dOp>(use.getOwner());
+    return conv && conv.isPerPosition() && use.getOperandNumber() < 2;
+  });
+}
+
 LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
@@ -924,10 +931,73 @@ struct AddOfDisjointConcats : OpRewritePattern<AddOp> {
   }
 };
 
+/// Whether `perm` swaps the last two dimensions and keeps the others: the
+/// transpose of every matrix of a batch.
+bool swapsMatrixDims(ArrayRef<int64_t> perm) {
+  int64_t rank = perm.size();
+  if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+    return false;
+  for (int64_t i = 0; i < rank - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return true;
+}
+
+/// matmul(transpose(a), b), the transpose swapping a's matrix dims: the
+/// matmul reads a with transpose_lhs flipped (likewise b), so attention's
+/// q^T k and the gradients through it never materialise the transpose.
+struct MatmulOfTranspose : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
+    bool folded = false;
+    auto fold = [&](Value &operand, bool &flag) {
+      auto transpose = operand.getDefiningOp<TransposeOp>();
+      if (!transpose || !swapsMatrixDims(transpose.getPerm()))
+        return;
+      operand = transpose.getX();
+      flag = !flag;
+      folded = true;
+    };
+    fold(lhs, transposeLhs);
+    fold(rhs, transposeRhs);
+    if (!folded)
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, lhs, rhs, transposeLhs, transposeRhs);
+    return success();
+  }
+};
+
+/// transpose(a @ b) swapping the product's matrix dims, the matmul read by
+/// nothing else: (a b)^T = b^T a^T, one matmul that writes the transposed
+/// product directly (the same sums in the same order, so the same bits).
+struct TransposeOfMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op, PatternRewriter &rewriter) const override {
+    auto matmul = op.getX().getDefiningOp<MatmulOp>();
+    if (!matmul || !matmul->hasOneUse() || !swapsMatrixDims(op.getPerm()))
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, matmul.getRhs(), matmul.getLhs(),
+                                          !matmul.getTransposeRhs(), !matmul.getTransposeLhs());
+    rewriter.eraseOp(matmul);
+    return success();
+  }
+};
+
 } // namespace
 
 void AddOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
   results.add<AddOfDisjointConcats>(context);
+}
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
+  results.add<MatmulOfTranspose>(context);
+}
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<TransposeOfMatmul>(context);
 }
 
 //===----------------------------------------------------------------------===//

@@ -203,6 +203,13 @@ def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable, TF_LoopFusib
   let results = (outs TF_Tensor:$result);
   let assemblyFormat = "$x $perm attr-dict `:` type($x) `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    /// Whether only convolutions of the per-position form read the result
+    /// (Conv1dOp::isPerPosition): they read their operands through the
+    /// permutation, so the transpose is a view, never a loop of its own.
+    bool isConvolutionView();
+  }];
 }
 
 def TF_SliceOp : TF_InferredOp<"slice", [TF_Differentiable]> {
@@ -274,6 +281,7 @@ def TF_MatmulOp : TF_InferredOp<"matmul", [TF_Differentiable]> {
     (`transpose_rhs` $transpose_rhs^)? attr-dict `:` type($lhs) `,`
     type($rhs) `->` type($result)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def TF_SoftmaxOp : TF_InferredOp<"softmax", [TF_Differentiable, TF_ReductionFusible]> {
@@ -408,6 +416,14 @@ def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable]> {
   let assemblyFormat = [{
     $x `,` $weight (`,` $bias^)? `padding` $padding attr-dict `:` type($x) `,`
     type($weight) (`,` type($bias)^)? `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the kernel is wider than the output: the shape of a weight
+    /// gradient (the "kernel" is the sequence), computed as one product per
+    /// output position rather than one per sample.
+    bool isPerPosition() {
+      return getWeight().getType().getDimSize(2) > getType().getDimSize(2);
+    }
   }];
 }
 

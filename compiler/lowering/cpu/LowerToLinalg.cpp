@@ -968,6 +968,31 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op) {
   op->erase();
 }
 
+/// `value` and the identity permutation.
+std::pair<Value, SmallVector<int64_t>> notTransposed(Value value) {
+  auto rank = cast<RankedTensorType>(value.getType()).getRank();
+  return {value, llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+}
+
+/// The tensor a convolution view (TransposeOp::isConvolutionView) permutes
+/// and its permutation; `value` itself otherwise.
+std::pair<Value, SmallVector<int64_t>> throughTranspose(Value value) {
+  auto transpose = value.getDefiningOp<tf::TransposeOp>();
+  if (!transpose || !transpose.isConvolutionView())
+    return notTransposed(value);
+  return {transpose.getX(), llvm::to_vector(transpose.getPerm())};
+}
+
+/// Values listed by the dims of a transpose's result, listed by the dims of
+/// its operand instead (result dim i is operand dim perm[i]).
+template <typename T = int64_t>
+SmallVector<T> inPermutation(ArrayRef<int64_t> perm, ArrayRef<T> values) {
+  SmallVector<T> permuted(values.size());
+  for (auto [i, source] : llvm::enumerate(perm))
+    permuted[source] = values[i];
+  return permuted;
+}
+
 /// out[n, o, t] = bias[o] + sum_{c, j} w[o, c, j] * xpad[n, c, t + j] as GEMMs
 /// that read xpad in place: no im2col buffer (K times the input) is written
 /// or read back. Two shapes, the one with fewer GEMM calls:
@@ -996,12 +1021,18 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
     int64_t batch = in.getDimSize(0), channels = in.getDimSize(1);
     int64_t outChannels = weight.getDimSize(0), kernel = weight.getDimSize(2);
     int64_t width = out.getDimSize(2), padded = in.getDimSize(2) + 2 * pad;
-    Value x = op.getX();
+    // The per-position form reads x and the weight through their transposes
+    // (a weight gradient's x^T and dy^T are never written): xPerm[i] is the
+    // dim of the buffer read that the conv's dim i is.
+    bool perPosition = op.isPerPosition();
+    auto [x, xPerm] = perPosition ? throughTranspose(op.getX()) : notTransposed(op.getX());
+    auto [weightSource, weightPerm] =
+        perPosition ? throughTranspose(op.getWeight()) : notTransposed(op.getWeight());
     if (pad > 0) {
-      auto paddedType = RankedTensorType::get({batch, channels, padded}, in.getElementType());
-      SmallVector<OpFoldResult> low = {rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
-                                       rewriter.getIndexAttr(pad)};
-      x = rewriter.create<tensor::PadOp>(loc, paddedType, x, low, low,
+      SmallVector<int64_t> paddedShape = inPermutation(xPerm, {batch, channels, padded});
+      SmallVector<OpFoldResult> low(3, rewriter.getIndexAttr(0));
+      low[xPerm[2]] = rewriter.getIndexAttr(pad);
+      x = rewriter.create<tensor::PadOp>(loc, RankedTensorType::get(paddedShape, f32), x, low, low,
                                          f32Const(rewriter, loc, 0.0));
     }
     MLIRContext *ctx = rewriter.getContext();
@@ -1064,13 +1095,15 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
     // Loops (c, n, o, j): outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
     auto outTType = RankedTensorType::get({width, batch, outChannels}, f32);
     auto positionType = RankedTensorType::get({batch, outChannels}, f32);
-    auto windowType = RankedTensorType::get({batch, channels, kernel}, f32);
+    SmallVector<int64_t> windowShape = inPermutation(xPerm, {batch, channels, kernel});
+    auto windowType = RankedTensorType::get(windowShape, f32);
+    AffineMap windowMap = map(inPermutation<AffineExpr>(xPerm, {d(1), d(0), d(3)}));
+    AffineMap weightMap = map(inPermutation<AffineExpr>(weightPerm, {d(2), d(0), d(3)}));
     Value outT = emptyLike(rewriter, loc, outTType);
     for (int64_t t = 0; t < width; ++t) {
-      Value window = slice(x, {0, 0, t}, {batch, channels, kernel}, windowType);
-      Value position = gemm(window, op.getWeight(), map({d(1), d(0), d(3)}),
-                            map({d(2), d(0), d(3)}), map({d(1), d(2)}), zeros(positionType),
-                            utils::IteratorType::reduction);
+      Value window = slice(x, inPermutation<int64_t>(xPerm, {0, 0, t}), windowShape, windowType);
+      Value position = gemm(window, weightSource, windowMap, weightMap, map({d(1), d(2)}),
+                            zeros(positionType), utils::IteratorType::reduction);
       SmallVector<int64_t> ones(3, 1);
       outT = rewriter.create<tensor::InsertSliceOp>(
           loc, position, outT, ValueRange{}, ValueRange{}, ValueRange{},
@@ -1377,6 +1410,21 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                            memref::MemRefDialect, tensor::TensorDialect>();
     // Fusion regions stay until their ops are lowered, then become one loop nest.
     target.addLegalOp<tf::FusionOp, tf::YieldOp>();
+    // Convolutions first: the per-position ones read through the transposes
+    // of their operands, which then die unlowered.
+    {
+      RewritePatternSet convolutions(ctx);
+      convolutions.add<Conv1dLowering>(ctx);
+      ConversionTarget convTarget(*ctx);
+      convTarget.addIllegalOp<tf::Conv1dOp>();
+      convTarget.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+      if (failed(applyPartialConversion(getOperation(), convTarget, std::move(convolutions))))
+        return signalPassFailure();
+      getOperation().walk([](tf::TransposeOp transpose) {
+        if (transpose->use_empty())
+          transpose->erase();
+      });
+    }
     if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
       return signalPassFailure();
     SmallVector<tf::FusionOp> fusions;

@@ -81,3 +81,41 @@ func.func @add_of_overlapping_concats(%a: tensor<2x2xf32>, %b: tensor<2x3xf32>) 
   %s = tf.add %pa2, %pb : tensor<2x5xf32>
   return %s : tensor<2x5xf32>
 }
+
+// -----
+
+// A transpose of a matmul operand's matrix dims becomes the matmul's
+// transpose flag (attention's q^T k); other permutations stay ops.
+// CHECK-LABEL: func.func @matmul_of_transpose
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4x3xf32>, %[[B:.+]]: tensor<2x5x4xf32>, %[[C:.+]]: tensor<4x2x3xf32>)
+func.func @matmul_of_transpose(%a: tensor<2x4x3xf32>, %b: tensor<2x5x4xf32>, %c: tensor<4x2x3xf32>) -> (tensor<2x3x5xf32>, tensor<2x3x5xf32>) {
+  // CHECK: %[[M:.+]] = tf.matmul %[[A]], %[[B]] transpose_lhs transpose_rhs : tensor<2x4x3xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  // CHECK: %[[T:.+]] = tf.transpose %[[C]] [1, 2, 0]
+  // CHECK: %[[N:.+]] = tf.matmul %[[T]], %[[B]] transpose_rhs
+  // CHECK: return %[[M]], %[[N]]
+  %at = tf.transpose %a [0, 2, 1] : tensor<2x4x3xf32> -> tensor<2x3x4xf32>
+  %bt = tf.transpose %b [0, 2, 1] : tensor<2x5x4xf32> -> tensor<2x4x5xf32>
+  %0 = tf.matmul %at, %bt : tensor<2x3x4xf32>, tensor<2x4x5xf32> -> tensor<2x3x5xf32>
+  %ct = tf.transpose %c [1, 2, 0] : tensor<4x2x3xf32> -> tensor<2x3x4xf32>
+  %1 = tf.matmul %ct, %b transpose_rhs : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  return %0, %1 : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+}
+
+// -----
+
+// (a b)^T = b^T a^T: the transposed product is one matmul with the operands
+// swapped and their flags flipped; a product read elsewhere too keeps its
+// transpose.
+// CHECK-LABEL: func.func @transpose_of_matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3x4xf32>, %[[B:.+]]: tensor<2x5x4xf32>)
+func.func @transpose_of_matmul(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x5xf32>) {
+  // CHECK: %[[P:.+]] = tf.matmul %[[B]], %[[A]] transpose_rhs : tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x5x3xf32>
+  // CHECK: %[[Q:.+]] = tf.matmul %[[A]], %[[B]] transpose_rhs : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  // CHECK: %[[QT:.+]] = tf.transpose %[[Q]] [0, 2, 1]
+  // CHECK: return %[[P]], %[[QT]], %[[Q]]
+  %0 = tf.matmul %a, %b transpose_rhs : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  %1 = tf.transpose %0 [0, 2, 1] : tensor<2x3x5xf32> -> tensor<2x5x3xf32>
+  %2 = tf.matmul %a, %b transpose_rhs : tensor<2x3x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x5xf32>
+  %3 = tf.transpose %2 [0, 2, 1] : tensor<2x3x5xf32> -> tensor<2x5x3xf32>
+  return %1, %3, %2 : tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x5xf32>
+}

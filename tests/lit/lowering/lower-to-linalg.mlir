@@ -360,6 +360,29 @@ func.func @conv1d_wide_kernel(%x: tensor<2x3x6xf32>, %w: tensor<4x3x6xf32>) -> t
 
 // -----
 
+// The same weight-gradient convolution of transposes, x^T [C, N, W] and
+// dy^T [O, N, W] (what the conv1d VJP builds): the GEMMs read x and dy
+// through the permutation, padded along x's last dim, and the transposes
+// are never lowered.
+// CHECK-DAG: #[[XWIN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[DY:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-LABEL: func.func @conv1d_wide_kernel_through_transposes
+// CHECK-SAME: (%[[X:.+]]: tensor<3x2x6xf32>, %[[DYARG:.+]]: tensor<3x4x6xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 1]
+// CHECK: %[[X0:.+]] = tensor.extract_slice %[[P]][0, 0, 0] [3, 2, 6] [1, 1, 1] : tensor<3x2x8xf32> to tensor<3x2x6xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[XWIN]], #[[DY]], #{{.+}}], iterator_types = ["reduction", "parallel", "parallel", "reduction"]} ins(%[[X0]], %[[DYARG]] : tensor<3x2x6xf32>, tensor<3x4x6xf32>) outs(%{{.+}} : tensor<2x4xf32>) attrs = {tfc.matmul}
+// CHECK-COUNT-2: linalg.generic {{.*}} attrs = {tfc.matmul}
+// CHECK-NOT: tf.transpose
+func.func @conv1d_wide_kernel_through_transposes(%x: tensor<3x2x6xf32>, %dy: tensor<3x4x6xf32>) -> tensor<2x4x3xf32> {
+  %xt = tf.transpose %x [1, 0, 2] : tensor<3x2x6xf32> -> tensor<2x3x6xf32>
+  %dyt = tf.transpose %dy [1, 0, 2] : tensor<3x4x6xf32> -> tensor<4x3x6xf32>
+  %0 = tf.conv1d %xt, %dyt padding 1 : tensor<2x3x6xf32>, tensor<4x3x6xf32> -> tensor<2x4x3xf32>
+  return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
 // cross_entropy: log_softmax, then a full reduction over the label positions
 // reading the labelled class.
 // CHECK-LABEL: func.func @cross_entropy

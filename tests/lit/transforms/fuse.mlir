@@ -254,3 +254,23 @@ func.func @update(%w: tensor<8x4xf32>, %gw: tensor<8x4xf32>, %b: tensor<4xf32>, 
   %r = tf.reduce_sum %k2 [0] : tensor<4xf32> -> tensor<f32>
   return %nw, %mw, %nb, %mb, %r, %k2 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// A transpose that only weight-gradient convolutions (kernel wider than the
+// output) read is a view they read through: it stays out of the loop group
+// that produces its operand, which writes one layout, not two.
+// CHECK-LABEL: func.func @convolution_view
+// CHECK: %[[G:.+]] = tf.fusion "loop" : tensor<2x3x6xf32> {
+// CHECK-NOT: tf.transpose
+// CHECK: tf.yield
+// CHECK: %[[T:.+]] = tf.transpose %[[G]] [1, 0, 2]
+// CHECK: tf.conv1d %{{.+}}, %[[T]] padding 1
+func.func @convolution_view(%x: tensor<3x2x6xf32>, %dy: tensor<2x3x6xf32>, %y: tensor<2x3x6xf32>) -> tensor<3x3x3xf32> {
+  %z = tf.constant dense<0.0> : tensor<2x3x6xf32>
+  %pos = tf.compare gt, %y, %z : tensor<2x3x6xf32>
+  %g = tf.select %pos, %dy, %z : tensor<2x3x6xi1>, tensor<2x3x6xf32>
+  %gt = tf.transpose %g [1, 0, 2] : tensor<2x3x6xf32> -> tensor<3x2x6xf32>
+  %dw = tf.conv1d %x, %gt padding 1 : tensor<3x2x6xf32>, tensor<3x2x6xf32> -> tensor<3x3x3xf32>
+  return %dw : tensor<3x3x3xf32>
+}
