@@ -100,8 +100,17 @@ struct Problem {
   // column t reads x[c][t + j - bPad] when that lies in [0, bWidth), else 0
   // (the zero padding, never stored).
   int64_t bPad = 0, bWidth = 0;
+  // A's row i is at a + (i / mInner) * ldaOuter + (i % mInner) * lda (not
+  // transposed): a weight gradient's taps over channels (mInner m: plain).
+  int64_t mInner = 0, ldaOuter = 0;
   const float *bRow(int64_t p) const {
     return kInner == 1 ? b + p * ldb : b + (p / kInner) * ldb + (p % kInner) * ldbInner;
+  }
+  /// op(A)[i][p], where the kernels start reading a strip.
+  const float *aAt(int64_t i, int64_t p) const {
+    if (transA)
+      return a + p * lda + i;
+    return a + (i / mInner) * ldaOuter + (i % mInner) * lda + p;
   }
 };
 
@@ -255,8 +264,9 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
       if (pack)
         packB(g, ks, pc, kc, jc, nc, block);
 
-      for (int64_t ic = i0; ic < i1; ic += kMC) {
-        int64_t iEnd = std::min(ic + kMC, i1);
+      // Blocks of rows never straddle two of A's row levels.
+      for (int64_t ic = i0, iEnd; ic < i1; ic = iEnd) {
+        iEnd = std::min({ic + kMC, i1, (ic / g.mInner + 1) * g.mInner});
         const Strips strips[2] = {{iEnd - ic, ks.rows[0]}, {iEnd - ic, ks.rows[1]}};
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int64_t nr = std::min(NR, nc - jr);
@@ -266,9 +276,8 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
           const MicroKernel *kernels = ks.kernel[g.transA][wide];
           // One kernel call for the taller strips, one for the others.
           auto run = [&](int64_t i, int64_t height, int64_t count) {
-            const float *ap = g.transA ? g.a + pc * g.lda + i : g.a + i * g.lda + pc;
-            kernels[height - 1](count, kc, ap, g.lda, bp, ldbp, g.c + i * g.ldc + jc + jr, g.ldc,
-                                nr, loadC);
+            kernels[height - 1](count, kc, g.aAt(i, pc), g.lda, bp, ldbp,
+                                g.c + i * g.ldc + jc + jr, g.ldc, nr, loadC);
           };
           const Strips &s = strips[wide];
           if (s.taller)
@@ -292,14 +301,17 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
            intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
            intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
            const Epilogue *epilogue, int64_t kInner = 1, int64_t ldbInner = 0, int64_t bPad = 0,
-           int64_t bWidth = 0) {
+           int64_t bWidth = 0, int64_t mInner = 0, int64_t ldaOuter = 0) {
   if (batch <= 0 || m <= 0 || n <= 0)
     return;
+  if (mInner <= 0 || mInner >= m || transA) // plain rows
+    mInner = m, ldaOuter = 0;
+  const bool plainA = mInner == m;
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
   // row: C^T = b^T A^T. Its tiles then run along M instead of using one lane
   // in 16, and as fma(x, y, c) == fma(y, x, c) every element keeps its bits.
   // (Its rows are C's columns: an epilogue runs after it.)
-  if (n == 1 && m > 1 && ldc == 1 && kInner == 1) {
+  if (n == 1 && m > 1 && ldc == 1 && kInner == 1 && plainA) {
     sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m, strideC,
           accumulate, nullptr);
     if (epilogue)
@@ -309,14 +321,14 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // A reduction whose items are consecutive K slices of two matrices (op(A)'s
   // columns, op(B)'s rows) is one GEMM over batch * K: the same chains.
   bool reduce = strideC == 0 && batch > 1;
-  if (reduce && k > 0 && kInner == 1 && strideA == (transA ? k * lda : k) &&
+  if (reduce && k > 0 && kInner == 1 && plainA && strideA == (transA ? k * lda : k) &&
       strideB == (transB ? k : k * ldb))
     return sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0, accumulate,
                  epilogue);
   // The epilogue's rows are those of C: a batch of GEMMs runs it at the end.
   if (epilogue && batch > 1) {
     sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-          accumulate, nullptr, kInner, ldbInner, bPad, bWidth);
+          accumulate, nullptr, kInner, ldbInner, bPad, bWidth, mInner, ldaOuter);
     return runEpilogueAfter(*epilogue, m, n);
   }
   const KernelSet &ks = activeKernels();
@@ -336,7 +348,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                    kInner,
                    ldbInner,
                    bPad,
-                   bWidth};
+                   bWidth,
+                   mInner,
+                   ldaOuter};
   };
 
   int64_t kSteps = std::max<int64_t>(1, (k + kKC - 1) / kKC), kStep = (k + kSteps - 1) / kSteps;
@@ -366,8 +380,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     // never split, so every chain stays on one thread and in order. N is cut
     // first (a task then packs only its own columns of B), M as well when
     // there are fewer panels than tasks.
-    int64_t tasks = std::min({mUnits * nUnits, macs / kTaskMacs, int64_t(2) * threads});
-    int64_t nParts = std::min(nUnits, tasks);
+    int64_t tasks = std::min({mUnits * nUnits, macs / kTaskMacs, int64_t(plainA ? 2 : 1) * threads});
+    // Taps share B: cut only M, so that B is packed once a task.
+    int64_t nParts = plainA ? std::min(nUnits, tasks) : 1;
     int64_t mParts = std::clamp(tasks / nParts, int64_t(1), mUnits);
     int64_t nPer = (nUnits + nParts - 1) / nParts * NR, mPer = (mUnits + mParts - 1) / mParts * MR;
     nParts = (n + nPer - 1) / nPer;
@@ -438,6 +453,15 @@ extern "C" void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr
     kInner = 1, width = 0;
   sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
         accumulate, nullptr, kInner, ldbInner, pad, std::max<intptr_t>(width, 0));
+}
+
+extern "C" void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                               intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                               intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                               intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                               intptr_t mInner, intptr_t ldaOuter) {
+  sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+        accumulate, nullptr, 1, 0, 0, 0, mInner, ldaOuter);
 }
 
 extern "C" void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,

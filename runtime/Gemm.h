@@ -45,6 +45,19 @@ void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intpt
                        intptr_t strideC, intptr_t accumulate, intptr_t kInner,
                        intptr_t ldbInner, intptr_t pad, intptr_t width);
 
+/// tfc_sgemm whose A has rows in two levels: row r of A (transA must be 0)
+/// is at a + (r / mInner) * ldaOuter + (r % mInner) * lda. A convolution's
+/// weight gradient is one such GEMM per sample, summed over the batch
+/// (strideC 0): row (j, c) of A is the input's channel c shifted by tap j
+/// (lda the channel pitch, ldaOuter 1), B the output gradient, C row (j, c)
+/// the gradient of every output channel's weight at (c, j); so every tap
+/// reads the one packed copy of B. C's rows stay plain (ldc apart).
+void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                    intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb,
+                    intptr_t strideB, intptr_t transB, intptr_t c, intptr_t ldc,
+                    intptr_t strideC, intptr_t accumulate, intptr_t mInner,
+                    intptr_t ldaOuter);
+
 /// tfc_sgemm followed by an epilogue: `epilogue(context, i0, i1)` runs
 /// generated code (a tf.fusion "gemm"'s elementwise ops) on rows [i0, i1) of
 /// C. Every row is passed exactly once, after its last element is final and

@@ -560,4 +560,61 @@ TEST(Gemm, WindowsAreTheIm2colGemm) {
   tfc::rt::setNumThreads(before);
 }
 
+// A weight gradient's taps: C[(j, c)][o] = sum_{n, t} xpad[n][c][j + t] *
+// dy[n][o][t], A's rows in two levels (tap j, channel c), read in place;
+// the same bits as one batch-reduction GEMM per tap over copied windows.
+TEST(Gemm, TapsAreOneReductionPerTap) {
+  struct Grad {
+    int64_t batch, outChannels, channels, taps, width;
+    bool transB, accumulate;
+  };
+  const Grad grads[] = {{1, 4, 2, 3, 5, true, false},     {3, 5, 1, 5, 17, false, true},
+                        {2, 64, 64, 5, 100, true, true},  {4, 7, 13, 3, 40, false, false},
+                        {16, 64, 64, 5, 100, true, false}, {5, 1, 64, 5, 100, true, false}};
+  int before = tfc::rt::numThreads();
+  for (const Grad &v : grads) {
+    const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels;
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> xpad(v.batch * v.channels * padded), dy(v.batch * v.outChannels * v.width),
+        c0(m * v.outChannels);
+    for (auto *buffer : {&xpad, &dy, &c0})
+      for (float &f : *buffer)
+        f = dist(rng);
+    // B as the GEMM reads it: dy[n][o][t] (transposed) or dy[n][t][o].
+    std::vector<float> b(dy.size());
+    for (int64_t n = 0; n < v.batch; ++n)
+      for (int64_t o = 0; o < v.outChannels; ++o)
+        for (int64_t t = 0; t < v.width; ++t)
+          b[v.transB ? (n * v.outChannels + o) * v.width + t
+                     : (n * v.width + t) * v.outChannels + o] =
+              dy[(n * v.outChannels + o) * v.width + t];
+    const int64_t ldb = v.transB ? v.width : v.outChannels, strideB = v.outChannels * v.width;
+    std::vector<float> expected = c0;
+    tfc::rt::setNumThreads(1);
+    std::vector<float> window(v.batch * v.channels * v.width);
+    for (int64_t j = 0; j < v.taps; ++j) {
+      for (int64_t r = 0; r < v.batch * v.channels; ++r)
+        std::copy(xpad.begin() + r * padded + j, xpad.begin() + r * padded + j + v.width,
+                  window.begin() + r * v.width);
+      tfc_sgemm(v.batch, v.channels, v.outChannels, v.width, intptr_t(window.data()), v.width,
+                v.channels * v.width, 0, intptr_t(b.data()), ldb, strideB, v.transB,
+                intptr_t(expected.data() + j * v.channels * v.outChannels), v.outChannels, 0,
+                v.accumulate);
+    }
+    for (int threads : {1, 2, 3}) {
+      tfc::rt::setNumThreads(threads);
+      std::vector<float> got = c0;
+      tfc_sgemm_taps(v.batch, m, v.outChannels, v.width, intptr_t(xpad.data()), padded,
+                     v.channels * padded, 0, intptr_t(b.data()), ldb, strideB, v.transB,
+                     intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels, 1);
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
+          << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.taps
+          << " over " << v.width << (v.transB ? ", B transposed, " : ", ") << threads
+          << " threads";
+    }
+  }
+  tfc::rt::setNumThreads(before);
+}
+
 } // namespace

@@ -42,6 +42,7 @@ namespace {
 
 constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
 constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
+constexpr StringLiteral kGemmTapsSymbol = "tfc_sgemm_taps";
 constexpr int kGemmArgs = 16;
 
 /// How one operand of a batched matmul sits in memory, as BLAS sees it.
@@ -395,6 +396,62 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
   return success();
 }
 
+/// A weight gradient over all its taps (Conv1dLowering, kernel wider than
+/// the output): loops (c, j, n, o, t), c and t reductions,
+/// out[j, n, o] += x[n, c, j + t] * w[o, c, t], x and w through any order of
+/// their dims. One tfc_sgemm_taps call summing over c: A's row (j, n) is x's
+/// row n shifted by j, read in place; C = out as a (J x N) x O matrix.
+LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
+  using utils::IteratorType;
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (op.getNumLoops() != 5 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureBufferSemantics() ||
+      op.getIteratorTypesArray() !=
+          SmallVector<IteratorType>{IteratorType::reduction, IteratorType::parallel,
+                                    IteratorType::parallel, IteratorType::parallel,
+                                    IteratorType::reduction} ||
+      maps[2] != AffineMap::get(5, 0, {d(1), d(2), d(3)}, ctx) || maps[0].getNumResults() != 3)
+    return failure();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  auto la = staticLayout(a), lc = staticLayout(c);
+  auto bType = dyn_cast<MemRefType>(b.getType());
+  if (!la || !lc || !bType || llvm::any_of(sizes, ShapedType::isDynamic))
+    return failure();
+  // A's strides along the sample n, the summed c and the shifted position.
+  std::optional<int64_t> rowStride, itemStride, shiftStride;
+  for (auto [pos, result] : llvm::enumerate(maps[0].getResults())) {
+    if (result == d(2))
+      rowStride = la->first[pos];
+    else if (result == d(0))
+      itemStride = la->first[pos];
+    else if (result == d(1) + d(4))
+      shiftStride = la->first[pos];
+  }
+  if (!rowStride || !itemStride || shiftStride != 1)
+    return failure();
+  MatmulLoops loops{sizes, /*m=*/1, /*n=*/3, /*k=*/4}; // c is the one batch loop
+  auto lb = matrixLayout(bType, maps[1], loops, loops.k, loops.n);
+  // C's row (j, n) at (j * N + n) * ldc: rows in one level.
+  if (!lb || lc->first[2] != 1 || lc->first[0] != sizes[2] * lc->first[1])
+    return failure();
+  int64_t batch = sizes[0], M = sizes[1] * sizes[2], N = sizes[3], K = sizes[4];
+  bool accumulate = accumulatesInto(op, c);
+  func::FuncOp callee = declareRuntime(module, kGemmTapsSymbol, kGemmArgs + 2);
+  OpBuilder builder(op);
+  CallArgs args{builder, op.getLoc()};
+  args.index(batch).index(M).index(N).index(K);
+  args.pointer(a, la->second).index(*rowStride).index(*itemStride).index(0);
+  args.pointer(b, lb->offset).index(lb->ld).index(lb->batchStride).index(lb->transposed);
+  args.pointer(c, lc->second).index(lc->first[1]).index(0).index(accumulate);
+  args.index(sizes[2]).index(*shiftStride);
+  builder.create<func::CallOp>(op.getLoc(), callee, args.values);
+  op.erase();
+  return success();
+}
+
 struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -407,7 +464,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       return;
     func::FuncOp gemm = declareRuntime(module, kGemmSymbol, kGemmArgs);
     for (linalg::GenericOp op : matmuls)
-      if (failed(rewriteWindowedMatmul(op, module)))
+      if (failed(rewriteWindowedMatmul(op, module)) && failed(rewriteTapsMatmul(op, module)))
         (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
   }
 };

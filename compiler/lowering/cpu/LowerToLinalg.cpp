@@ -968,6 +968,11 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op) {
   op->erase();
 }
 
+/// A weight gradient with at least this many output channels (GEMM
+/// columns) is one tfc_sgemm_taps over all its positions; a narrower one is
+/// a GEMM per position, which the runtime turns into row-vector products.
+constexpr int64_t kTapsMinOutChannels = 16;
+
 /// `value` and the identity permutation.
 std::pair<Value, SmallVector<int64_t>> notTransposed(Value value) {
   auto rank = cast<RankedTensorType>(value.getType()).getRank();
@@ -1006,6 +1011,11 @@ SmallVector<T> inPermutation(ArrayRef<int64_t> perm, ArrayRef<T> values) {
 ///    "kernel" is the sequence):
 ///      outT[t] = sum_c xpad[:, c, t : t + K] (N x K) @ w[:, c, :]^T (K x O),
 ///    a batch reduction over c, then transposed to [N, O, T] with the bias.
+///    With O >= kTapsMinOutChannels all positions are one GEMM, M = T x N
+///    (tfc_sgemm_taps: A's rows in two levels), so each c's w[:, c, :] is
+///    packed once for every position instead of once a position. The VJP
+///    builds this conv of transposes, x^T and dy^T: both are read through
+///    their permutation (TransposeOp::isConvolutionView), never written.
 ///
 /// Each GEMM is a marked generic whose operands are slices of xpad and of
 /// the weight, so tf-gemm-to-runtime passes their strides to tfc_sgemm.
@@ -1092,15 +1102,33 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
       rewriter.replaceOp(op, result);
       return success();
     }
-    // Loops (c, n, o, j): outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
     auto outTType = RankedTensorType::get({width, batch, outChannels}, f32);
+    Value outT;
+    if (outChannels >= kTapsMinOutChannels) {
+      // Loops (c, t, n, o, j): outT[t, n, o] += xpad[n, c, t + j] w[o, c, j],
+      // one GEMM whose rows (t, n) read xpad in place (tfc_sgemm_taps).
+      using utils::IteratorType;
+      auto map5 = [&](ArrayRef<AffineExpr> results) { return AffineMap::get(5, 0, results, ctx); };
+      outT = buildGeneric(
+          rewriter, loc, outTType, {x, weightSource},
+          {map5(inPermutation<AffineExpr>(xPerm, {d(2), d(0), d(1) + d(4)})),
+           map5(inPermutation<AffineExpr>(weightPerm, {d(3), d(0), d(4)}))},
+          map5({d(1), d(2), d(3)}), zeros(outTType),
+          {IteratorType::reduction, IteratorType::parallel, IteratorType::parallel,
+           IteratorType::parallel, IteratorType::reduction},
+          multiplyAdd);
+      outT.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
+    }
+    // Else loops (c, n, o, j) for each t:
+    // outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
     auto positionType = RankedTensorType::get({batch, outChannels}, f32);
     SmallVector<int64_t> windowShape = inPermutation(xPerm, {batch, channels, kernel});
     auto windowType = RankedTensorType::get(windowShape, f32);
     AffineMap windowMap = map(inPermutation<AffineExpr>(xPerm, {d(1), d(0), d(3)}));
     AffineMap weightMap = map(inPermutation<AffineExpr>(weightPerm, {d(2), d(0), d(3)}));
-    Value outT = emptyLike(rewriter, loc, outTType);
-    for (int64_t t = 0; t < width; ++t) {
+    if (!outT)
+      outT = emptyLike(rewriter, loc, outTType);
+    for (int64_t t = 0; t < width && outChannels < kTapsMinOutChannels; ++t) {
       Value window = slice(x, inPermutation<int64_t>(xPerm, {0, 0, t}), windowShape, windowType);
       Value position = gemm(window, weightSource, windowMap, weightMap, map({d(1), d(2)}),
                             zeros(positionType), utils::IteratorType::reduction);

@@ -379,3 +379,62 @@ func.func @conv_padded_overwritten(%w: memref<4x2x3xf32>, %x: memref<2x2x5xf32>,
   }
   return
 }
+
+// -----
+
+#x = affine_map<(n, j, c, o, t) -> (n, c, j + t)>
+#dy = affine_map<(n, j, c, o, t) -> (n, o, t)>
+#out = affine_map<(n, j, c, o, t) -> (j, c, o)>
+
+// A weight gradient over all its taps (loops n, j, c, o, t; the samples n
+// and positions t summed): one tfc_sgemm_taps call, M = 3 taps x 2 channels
+// whose row (j, c) starts at xpad[n, c, j] (channel pitch 7, taps 1 apart),
+// B = dy[n] read transposed (pitch 5, sample pitch 20), C the 6 x 4 matrix
+// out summed over the 2 samples.
+// CHECK-LABEL: func.func private @tfc_sgemm_taps(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @conv_weight_gradient_taps
+// CHECK-NOT: linalg.fill
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C14:.*]] = arith.constant 14 : index
+// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
+// CHECK: call @tfc_sgemm_taps(%[[C2]], %[[C6]], %[[C4]], %[[C5]], %{{.*}}, %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C1]], %{{.*}}, %[[C4]], %[[C0]], %[[C0]], %[[C2]], %[[C1]])
+// CHECK-NOT: linalg.generic
+func.func @conv_weight_gradient_taps(%xpad: memref<2x2x7xf32>, %dy: memref<2x4x5xf32>, %out: memref<3x2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<3x2x4xf32>)
+  linalg.generic {indexing_maps = [#x, #dy, #out], iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%xpad, %dy : memref<2x2x7xf32>, memref<2x4x5xf32>) outs(%out : memref<3x2x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(n, j, c, o, t) -> (n, c, j + t)>
+#dy = affine_map<(n, j, c, o, t) -> (n, o, t)>
+#out = affine_map<(n, j, c, o, t) -> (c, j, o)>
+
+// Taps whose output rows are not (j, c) in one level stay loops.
+// CHECK-LABEL: func.func @conv_weight_gradient_taps_other_layout
+// CHECK-NOT: call @tfc_sgemm
+// CHECK: linalg.generic
+func.func @conv_weight_gradient_taps_other_layout(%xpad: memref<2x2x7xf32>, %dy: memref<2x4x5xf32>, %out: memref<2x3x4xf32>) {
+  linalg.generic {indexing_maps = [#x, #dy, #out], iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%xpad, %dy : memref<2x2x7xf32>, memref<2x4x5xf32>) outs(%out : memref<2x3x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

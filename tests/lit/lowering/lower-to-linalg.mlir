@@ -591,3 +591,26 @@ func.func @layer_norm_grad(%x: tensor<2x65x8xf32>, %gamma: tensor<8xf32>, %g: te
   %dx, %dgamma, %dbeta = tf.layer_norm_grad %x, %gamma grad %g {epsilon = 1.0e-5 : f32} : tensor<2x65x8xf32>, tensor<8xf32>
   return %dx, %dgamma, %dbeta : tensor<2x65x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A weight gradient with 16 or more output channels (GEMM columns) is one
+// marked generic over all its taps (loops c, t, n, o, j): outT[t, n, o] +=
+// x[c, n, t + j] * dy[c, o, j], read through the transposes, for
+// tf-gemm-to-runtime's tfc_sgemm_taps; then [N, O, T].
+// CHECK-DAG: #[[XT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1 + d4)>
+// CHECK-DAG: #[[DYT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
+// CHECK-DAG: #[[OUTT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3)>
+// CHECK-LABEL: func.func @conv1d_wide_kernel_taps
+// CHECK-SAME: (%[[X:.+]]: tensor<3x2x6xf32>, %[[DY:.+]]: tensor<3x16x6xf32>)
+// CHECK: %[[P:.+]] = tensor.pad %[[X]] low[0, 0, 1] high[0, 0, 1]
+// CHECK: %[[Z:.+]] = linalg.fill {{.*}} -> tensor<3x2x16xf32>
+// CHECK: %[[T:.+]] = linalg.generic {indexing_maps = [#[[XT]], #[[DYT]], #[[OUTT]]], iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]], %[[DY]] : tensor<3x2x8xf32>, tensor<3x16x6xf32>) outs(%[[Z]] : tensor<3x2x16xf32>) attrs = {tfc.matmul}
+// CHECK-NOT: tfc.matmul
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : tensor<3x2x16xf32>) outs(%{{.+}} : tensor<2x16x3xf32>)
+func.func @conv1d_wide_kernel_taps(%x: tensor<3x2x6xf32>, %dy: tensor<3x16x6xf32>) -> tensor<2x16x3xf32> {
+  %xt = tf.transpose %x [1, 0, 2] : tensor<3x2x6xf32> -> tensor<2x3x6xf32>
+  %dyt = tf.transpose %dy [1, 0, 2] : tensor<3x16x6xf32> -> tensor<16x3x6xf32>
+  %0 = tf.conv1d %xt, %dyt padding 1 : tensor<2x3x6xf32>, tensor<16x3x6xf32> -> tensor<2x16x3xf32>
+  return %0 : tensor<2x16x3xf32>
+}
