@@ -60,11 +60,17 @@ struct Avx512 {
     __mmask16 mask[NV];
     for (int v = 0; v < NV; ++v)
       mask[v] = __mmask16((1u << std::clamp<int64_t>(nr - 16 * v, 0, 16)) - 1);
-    for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
-      strip<MR, NV, TransA>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+    // A whole panel loads B unmasked: no mask registers in the K loop (GCC
+    // reloads them from the stack every step otherwise).
+    if (nr >= 16 * NV)
+      for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+        strip<MR, NV, TransA, true>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+    else
+      for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+        strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
   }
 
-  template <int MR, int NV, bool TransA>
+  template <int MR, int NV, bool TransA, bool Whole>
   __attribute__((target("avx512f,fma"), always_inline)) static inline void
   strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
         int64_t ldc, const __mmask16 *mask, bool loadC) {
@@ -79,7 +85,8 @@ struct Avx512 {
       __m512 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        bv[v] = _mm512_maskz_loadu_ps(mask[v], b + p * ldb + 16 * v);
+        bv[v] = Whole ? _mm512_loadu_ps(b + p * ldb + 16 * v)
+                      : _mm512_maskz_loadu_ps(mask[v], b + p * ldb + 16 * v);
 #pragma GCC unroll 32
       for (int r = 0; r < MR; ++r) {
         __m512 av = _mm512_set1_ps(elemA<TransA>(a, lda, r, p));
