@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace tfc::rt::gemm {
 
@@ -103,6 +104,10 @@ struct Problem {
   // A's row i is at a + (i / mInner) * ldaOuter + (i % mInner) * lda (not
   // transposed): a weight gradient's taps over channels (mInner m: plain).
   int64_t mInner = 0, ldaOuter = 0;
+  // A^T[p][i] at aT + p * ldaT + i, when the edge kernels may read it (A
+  // itself if transposed, else a transposed copy of an A the batch shares).
+  const float *aT = nullptr;
+  int64_t ldaT = 0;
   const float *bRow(int64_t p) const {
     return kInner == 1 ? b + p * ldb : b + (p / kInner) * ldb + (p % kInner) * ldbInner;
   }
@@ -279,6 +284,12 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
             kernels[height - 1](count, kc, g.aAt(i, pc), g.lda, bp, ldbp,
                                 g.c + i * g.ldc + jc + jr, g.ldc, nr, loadC);
           };
+          // A few columns on the right edge: vectors along the rows.
+          if (nr <= kMaxEdgeColumns && g.aT && ks.edge[nr - 1]) {
+            ks.edge[nr - 1](iEnd - ic, kc, g.aT + pc * g.ldaT + ic, g.ldaT, bp, ldbp,
+                            g.c + ic * g.ldc + jc + jr, g.ldc, loadC);
+            continue;
+          }
           const Strips &s = strips[wide];
           if (s.taller)
             run(ic, s.height + 1, s.taller);
@@ -332,6 +343,24 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     return runEpilogueAfter(*epilogue, m, n);
   }
   const KernelSet &ks = activeKernels();
+  // The edge kernels read A^T: a transposed A as it is; an A the batch
+  // shares (a convolution's weight), transposed once here.
+  const int64_t edgeColumns = n % (2 * ks.lanes);
+  const float *aT = nullptr;
+  int64_t ldaT = 0;
+  thread_local std::vector<float> transposedA;
+  if (edgeColumns > 0 && edgeColumns <= kMaxEdgeColumns && ks.edge[0] && plainA) {
+    const float *a0 = reinterpret_cast<const float *>(a);
+    if (transA) {
+      aT = a0, ldaT = lda;
+    } else if (strideA == 0 && batch >= 4) {
+      transposedA.resize(size_t(m) * size_t(std::max<intptr_t>(k, 1)));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p)
+          transposedA[size_t(p * m + i)] = a0[i * lda + p];
+      aT = transposedA.data(), ldaT = m;
+    }
+  }
   auto problem = [&](int64_t item) {
     return Problem{m,
                    n,
@@ -350,7 +379,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                    bPad,
                    bWidth,
                    mInner,
-                   ldaOuter};
+                   ldaOuter,
+                   aT && transA ? aT + item * strideA : aT,
+                   ldaT};
   };
 
   int64_t kSteps = std::max<int64_t>(1, (k + kKC - 1) / kKC), kStep = (k + kSteps - 1) / kSteps;

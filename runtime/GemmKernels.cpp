@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <immintrin.h>
+#include <type_traits>
 #include <utility>
 
 // GCC 12 takes the _mm512_undefined_ps() inside the AVX-512 shuffle
@@ -151,6 +152,69 @@ struct Avx512 {
       }
   }
   static constexpr PackTransposed kPack = pack;
+
+  /// EdgeKernel: NE columns, blocks of up to MV x 16 rows, vectors along the
+  /// rows (aT's rows are contiguous), C written and read a column at a time
+  /// by scatters and gathers.
+  template <int NE, int MV>
+  __attribute__((target("avx512f,fma"), always_inline)) static inline void
+  edgeBlock(int64_t rows, int64_t kc, const float *aT, int64_t ldaT, const float *b,
+            int64_t ldb, float *c, int64_t ldc, bool loadC) {
+    const __m512i index = _mm512_mullo_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+        _mm512_set1_epi32(int(ldc)));
+    __mmask16 mask[MV];
+    for (int v = 0; v < MV; ++v)
+      mask[v] = __mmask16((1u << std::clamp<int64_t>(rows - 16 * v, 0, 16)) - 1);
+    __m512 acc[MV][NE];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v)
+#pragma GCC unroll 4
+      for (int j = 0; j < NE; ++j)
+        acc[v][j] = loadC ? _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask[v], index,
+                                                     c + 16 * v * ldc + j, 4)
+                          : _mm512_setzero_ps();
+    const bool whole = rows >= 16 * MV;
+    for (int64_t p = 0; p < kc; ++p) {
+      __m512 av[MV];
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v)
+        av[v] = whole ? _mm512_loadu_ps(aT + p * ldaT + 16 * v)
+                      : _mm512_maskz_loadu_ps(mask[v], aT + p * ldaT + 16 * v);
+#pragma GCC unroll 4
+      for (int j = 0; j < NE; ++j) {
+        __m512 bj = _mm512_set1_ps(b[p * ldb + j]);
+#pragma GCC unroll 4
+        for (int v = 0; v < MV; ++v)
+          acc[v][j] = _mm512_fmadd_ps(av[v], bj, acc[v][j]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v)
+#pragma GCC unroll 4
+      for (int j = 0; j < NE; ++j)
+        _mm512_mask_i32scatter_ps(c + 16 * v * ldc + j, mask[v], index, acc[v][j], 4);
+  }
+
+  template <int NE>
+  __attribute__((target("avx512f,fma"))) static void edge(int64_t rows, int64_t kc,
+                                                          const float *aT, int64_t ldaT,
+                                                          const float *b, int64_t ldb, float *c,
+                                                          int64_t ldc, bool loadC) {
+    for (int64_t r = 0; r < rows; r += 64) {
+      int64_t left = std::min<int64_t>(64, rows - r);
+      float *cr = c + r * ldc;
+      if (left > 48)
+        edgeBlock<NE, 4>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+      else if (left > 32)
+        edgeBlock<NE, 3>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+      else if (left > 16)
+        edgeBlock<NE, 2>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+      else
+        edgeBlock<NE, 1>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+    }
+  }
+  static constexpr EdgeKernel kEdge[kMaxEdgeColumns] = {edge<1>, edge<2>, edge<3>, edge<4>};
 };
 
 //===- AVX2 + FMA: 8 lanes; 6 x 16 and 12 x 8 tiles (12 of 16 registers) ===//
@@ -359,9 +423,12 @@ void fillKernels(KernelSet &set, std::integer_sequence<int, R...>) {
 
 template <class K> KernelSet makeSet(Isa isa, const char *name) {
   static_assert(K::kRows[0] <= kMaxRows && K::kRows[1] <= kMaxRows);
-  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack};
+  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}};
   fillKernels<K, 1>(set, std::make_integer_sequence<int, K::kRows[0]>());
   fillKernels<K, 2>(set, std::make_integer_sequence<int, K::kRows[1]>());
+  if constexpr (std::is_same_v<K, Avx512>)
+    for (int j = 0; j < kMaxEdgeColumns; ++j)
+      set.edge[j] = K::kEdge[j];
   return set;
 }
 

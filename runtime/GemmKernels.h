@@ -36,7 +36,15 @@ using MicroKernel = void (*)(int64_t strips, int64_t kc, const float *a, int64_t
 using PackTransposed = void (*)(const float *src, int64_t ld, int64_t kc, int64_t nr,
                                 int64_t pitch, float *dst);
 
-constexpr int kMaxRows = 24;
+/// C[r][j] = (loadC ? C[r][j] : 0) + sum_p aT[p * ldaT + r] * b[p * ldb + j]
+/// for r < rows, j < nr (the kernel's column count): a panel a few columns
+/// wide on the right edge of C, with vectors along the rows instead of the
+/// columns, so that no lanes go to waste (N = 100 is 6 whole vectors and 4
+/// columns). The same FMA chains, in the same order, as the tile kernels.
+using EdgeKernel = void (*)(int64_t rows, int64_t kc, const float *aT, int64_t ldaT,
+                            const float *b, int64_t ldb, float *c, int64_t ldc, bool loadC);
+
+constexpr int kMaxRows = 24, kMaxEdgeColumns = 4;
 
 enum class Isa { Scalar, Avx2, Avx512 };
 
@@ -51,6 +59,9 @@ struct KernelSet {
   /// kernel[transA][wide][mr - 1] for mr <= rows[wide].
   MicroKernel kernel[2][2][kMaxRows];
   PackTransposed packTransposed;
+  /// edge[nr - 1] for panels of nr <= kMaxEdgeColumns columns; null where
+  /// the ISA has none (the tile kernels then take the edge).
+  EdgeKernel edge[kMaxEdgeColumns];
 };
 
 const KernelSet &scalarKernels();

@@ -274,6 +274,25 @@ TEST(Gemm, SharedOperands) {
   }
 }
 
+// The right edge of C a few columns wide (N mod 32 in 1..4, as N = 100):
+// AVX-512 computes it with vectors along the rows, from a transposed A or
+// from a transposed copy of an A the batch shares (four items or more);
+// checkAllIsas holds its bits to AVX2's tiles. Rows across the edge
+// kernel's 16-row vectors and 64-row blocks, K across a K step.
+TEST(Gemm, RightEdgeAlongTheRows) {
+  for (int64_t m : {1, 15, 17, 64, 100, 130})
+    for (int64_t n : {1, 4, 35, 100})
+      for (int64_t k : {5, 300})
+        for (bool acc : {false, true}) {
+          unsigned seed = unsigned(m * 7 + n * 3 + k);
+          checkAllIsas(dense(2, m, n, k, true, false, acc, 3, 0, 2), seed);
+          checkAllIsas(dense(5, m, n, k, false, acc, acc, 0, 1, 0, /*sharedA=*/true), seed);
+          Call reduced = dense(4, m, n, k, true, true, acc, 0, 0, 0, /*sharedA=*/false);
+          reduced.strideC = 0;
+          checkAllIsas(reduced, seed);
+        }
+}
+
 // Batch reductions (strideC 0): every layout, with and without accumulate,
 // K = 0, items spread out (padded leading dims) and side by side (run as one
 // GEMM over batch * K), and the convolution weight gradients the compiler
