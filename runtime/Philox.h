@@ -29,16 +29,19 @@ inline std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter,
   return counter;
 }
 
-/// The uniform in [0, 1) that decides whether dropout keeps element `index`
-/// of the dropout op with key `key`, under `seed`:
-///   word 0 of philox4x32(counter = {index lo, index hi, key hi, 0},
-///                        key = {seed, key lo}) times 2^-32.
-/// An element is dropped when this value is < rate.
+/// The four words that decide elements 4g .. 4g + 3 of the dropout op with
+/// key `key` under `seed` (one Philox call a group of four):
+///   philox4x32(counter = {g lo, g hi, key hi, 0}, key = {seed, key lo}).
+inline std::array<uint32_t, 4> dropoutWords(uint32_t seed, uint64_t key, uint64_t group) {
+  return philox4x32({uint32_t(group), uint32_t(group >> 32), uint32_t(key >> 32), 0u},
+                    {seed, uint32_t(key)});
+}
+
+/// The uniform in [0, 1) that decides whether dropout keeps element `index`:
+/// word index % 4 of dropoutWords(seed, key, index / 4) times 2^-32. An
+/// element is dropped when this value is < rate.
 inline double dropoutUniform(uint32_t seed, uint64_t key, uint64_t index) {
-  std::array<uint32_t, 4> r = philox4x32(
-      {uint32_t(index), uint32_t(index >> 32), uint32_t(key >> 32), 0u},
-      {seed, uint32_t(key)});
-  return r[0] * (1.0 / 4294967296.0);
+  return dropoutWords(seed, key, index / 4)[index % 4] * (1.0 / 4294967296.0);
 }
 
 } // namespace tfc

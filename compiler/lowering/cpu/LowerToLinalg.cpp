@@ -1193,12 +1193,14 @@ struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
   }
 };
 
-/// runtime/Philox.h's dropoutUniform in IR: Philox4x32-10 on counter
-/// {index, 0, 0, 0} and key {seed, key}; word 0 decides. An element is
-/// dropped when word0 * 2^-32 < rate, i.e. when word0 < ceil(rate * 2^32),
-/// compared as integers so compiled code and the interpreter agree bitwise
-/// on the mask. (Element counts stay below 2^31 and keys below 2^32, so the
-/// high counter words are zero.)
+constexpr StringLiteral kDropoutMask = "tfc_dropout_mask";
+
+/// The mask is drawn by the runtime (runtime/Dropout.h: one Philox4x32-10
+/// call decides four elements, as runtime/Philox.h's dropoutUniform, which
+/// the interpreter uses) into a byte buffer, and applied by an elementwise
+/// generic that fuses with its neighbours: y = mask ? 0 : x / (1 - rate).
+/// An element is dropped when its word < ceil(rate * 2^32), compared as
+/// integers, so compiled code and the interpreter agree bitwise on the mask.
 struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::DropoutOp op, PatternRewriter &rewriter) const override {
@@ -1208,43 +1210,33 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
     }
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
-    int64_t rank = type.getRank();
     double rate = op.getRate().convertToDouble();
-    auto threshold = static_cast<uint32_t>(std::ceil(rate * 4294967296.0));
-    auto keyLo = static_cast<uint32_t>(op.getKeyAttr().getInt());
+    auto threshold = static_cast<int64_t>(std::ceil(rate * 4294967296.0));
+    auto index = [&](int64_t v) -> Value {
+      return rewriter.create<arith::ConstantIndexOp>(loc, v);
+    };
     Value seed = rewriter.create<tensor::ExtractOp>(loc, op.getSeed(), ValueRange{});
-    std::vector<int64_t> strides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+    seed = rewriter.create<arith::IndexCastUIOp>(loc, rewriter.getIndexType(), seed);
+    auto maskType = MemRefType::get(type.getShape(), rewriter.getI8Type());
+    Value mask = rewriter.create<memref::AllocOp>(loc, maskType);
+    SmallVector<Value> args = {rewriter.create<memref::ExtractAlignedPointerAsIndexOp>(loc, mask),
+                               index(type.getNumElements()), seed, index(op.getKey()),
+                               index(threshold)};
+    ModuleOp module = op->getParentOfType<ModuleOp>();
+    if (!module.lookupSymbol(kDropoutMask)) {
+      OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+      auto decl = top.create<func::FuncOp>(loc, kDropoutMask,
+                                           top.getFunctionType(ValueRange(args).getTypes(), {}));
+      decl.setPrivate();
+    }
+    rewriter.create<func::CallOp>(loc, kDropoutMask, TypeRange(), args);
+    Value dropped = rewriter.create<bufferization::ToTensorOp>(loc, mask, /*restrict=*/true,
+                                                               /*writable=*/true);
     Value result = elementwise(
-        rewriter, loc, type, op.getX(), [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          auto i32 = [&](uint32_t v) -> Value {
-            return b.create<arith::ConstantOp>(l, b.getI32IntegerAttr(static_cast<int32_t>(v)));
-          };
-          Value index = b.create<arith::ConstantIndexOp>(l, 0);
-          for (int64_t d = 0; d < rank; ++d)
-            index = b.create<arith::AddIOp>(
-                l, index,
-                b.create<arith::MulIOp>(l, b.create<linalg::IndexOp>(l, d),
-                                        b.create<arith::ConstantIndexOp>(l, strides[d])));
-          Value c0 = b.create<arith::IndexCastUIOp>(l, b.getI32Type(), index);
-          Value c1 = i32(0), c2 = i32(0), c3 = i32(0);
-          Value k0 = seed, k1 = i32(keyLo);
-          for (int round = 0; round < 10; ++round) {
-            auto p0 = b.create<arith::MulUIExtendedOp>(l, i32(0xD2511F53u), c0);
-            auto p1 = b.create<arith::MulUIExtendedOp>(l, i32(0xCD9E8D57u), c2);
-            Value n0 = b.create<arith::XOrIOp>(
-                l, b.create<arith::XOrIOp>(l, p1.getHigh(), c1), k0);
-            Value n2 = b.create<arith::XOrIOp>(
-                l, b.create<arith::XOrIOp>(l, p0.getHigh(), c3), k1);
-            c0 = n0;
-            c1 = p1.getLow();
-            c2 = n2;
-            c3 = p0.getLow();
-            k0 = b.create<arith::AddIOp>(l, k0, i32(0x9E3779B9u));
-            k1 = b.create<arith::AddIOp>(l, k1, i32(0xBB67AE85u));
-          }
-          Value drop = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, c0, i32(threshold));
+        rewriter, loc, type, {op.getX(), dropped},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value zero8 = b.create<arith::ConstantOp>(l, b.getI8IntegerAttr(0));
+          Value drop = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, a[1], zero8);
           Value kept = b.create<arith::DivFOp>(l, a[0], f32Const(b, l, 1.0 - rate));
           return b.create<arith::SelectOp>(l, drop, f32Const(b, l, 0.0), kept);
         });
