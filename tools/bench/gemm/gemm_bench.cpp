@@ -7,7 +7,12 @@
 // median GFLOP/s of each library over --samples timings, each timing long
 // enough (>= 1 ms of calls) for the clock not to matter. Both libraries get
 // the same thread count; a batched call is one tfc_sgemm and a loop of
-// cblas_sgemm (OpenBLAS has no batched SGEMM). Not a test: nothing fails.
+// cblas_sgemm (OpenBLAS has no batched SGEMM). A convolution's
+// tfc_sgemm_windows (B's rows the input's channels shifted by each tap) and
+// a weight gradient's tfc_sgemm_taps (A's rows likewise) run on the input as
+// it lies; OpenBLAS gets the same product on an im2col copy made before the
+// clock starts (so its side never pays for the copy). Not a test: nothing
+// fails.
 
 #include "runtime/Gemm.h"
 #include "runtime/GemmKernels.h"
@@ -36,6 +41,8 @@ struct Call {
   std::string model, pass;
   int perStep;
   long batch, m, n, k, lda, strideA, transA, ldb, strideB, transB, ldc, strideC, acc;
+  std::string kind = "gemm"; // or "windows" (kInner ldbInner pad width), "taps" (mInner ldaOuter)
+  long extra[4] = {0, 0, 0, 0};
 };
 
 std::vector<Call> readCalls(const std::string &path) {
@@ -52,8 +59,16 @@ std::vector<Call> readCalls(const std::string &path) {
     Call c;
     s >> c.model >> c.pass >> c.perStep >> c.batch >> c.m >> c.n >> c.k >> c.lda >> c.strideA >>
         c.transA >> c.ldb >> c.strideB >> c.transB >> c.ldc >> c.strideC >> c.acc;
-    if (s)
-      calls.push_back(c);
+    if (!s)
+      continue;
+    if (s >> c.kind) {
+      int extras = c.kind == "windows" ? 4 : c.kind == "taps" ? 2 : 0;
+      for (int i = 0; i < extras; ++i)
+        s >> c.extra[i];
+      if (!s || extras == 0)
+        continue; // a kind this bench does not know
+    }
+    calls.push_back(c);
   }
   return calls;
 }
@@ -76,8 +91,65 @@ size_t extent(long batch, long stride, long rows, long ld) {
 }
 
 void runTfc(const Call &c, const float *a, const float *b, float *out) {
+  if (c.kind == "windows")
+    return tfc_sgemm_windows(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA,
+                             intptr_t(b), c.ldb, c.strideB, c.transB, intptr_t(out), c.ldc,
+                             c.strideC, c.acc, c.extra[0], c.extra[1], c.extra[2], c.extra[3]);
+  if (c.kind == "taps")
+    return tfc_sgemm_taps(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA,
+                          intptr_t(b), c.ldb, c.strideB, c.transB, intptr_t(out), c.ldc,
+                          c.strideC, c.acc, c.extra[0], c.extra[1]);
   tfc_sgemm(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA, intptr_t(b), c.ldb,
             c.strideB, c.transB, intptr_t(out), c.ldc, c.strideC, c.acc);
+}
+
+/// The floats the operands of `c` span as tfc reads them.
+size_t extentA(const Call &c) {
+  if (c.kind == "taps") // rows (j, i) at j * ldaOuter + i * lda, K columns
+    return size_t(c.strideA * (c.batch - 1) + (c.extra[0] - 1) * c.lda +
+                  (c.m / c.extra[0] - 1) * c.extra[1] + c.k);
+  return extent(c.batch, c.strideA, c.transA ? c.k : c.m, c.lda);
+}
+size_t extentB(const Call &c) {
+  if (c.kind == "windows") { // rows (c, j): channel c from j - pad, the input's width (or N + taps)
+    long channels = c.k / c.extra[0];
+    long width = c.extra[3] > 0 ? c.extra[3] : c.n + (c.extra[0] - 1) * c.extra[1];
+    return size_t(c.strideB * (c.batch - 1) + (channels - 1) * c.ldb + width);
+  }
+  return extent(c.batch, c.strideB, c.transB ? c.n : c.k, c.ldb);
+}
+
+/// `c` as the plain GEMM OpenBLAS runs: the windows or taps copied out of
+/// the input into dense matrices (im2col), one per item; `a` and `b` then
+/// point into `dense`.
+Call densify(const Call &c, const float *&a, const float *&b, std::vector<float> &dense) {
+  Call d = c;
+  d.kind = "gemm";
+  if (c.kind == "windows") { // B[n][(ch, j)][t] = x[n][ch][t + j * ldbInner - pad] or 0
+    long kInner = c.extra[0], step = c.extra[1], pad = c.extra[2], width = c.extra[3];
+    dense.assign(size_t(c.batch * c.k * c.n), 0.0f);
+    for (long n = 0; n < c.batch; ++n)
+      for (long p = 0; p < c.k; ++p)
+        for (long t = 0; t < c.n; ++t) {
+          long at = t + (p % kInner) * step - pad;
+          if (width == 0 || (at >= 0 && at < width))
+            dense[size_t((n * c.k + p) * c.n + t)] =
+                b[n * c.strideB + (p / kInner) * c.ldb + at];
+        }
+    d.ldb = c.n, d.strideB = c.k * c.n, d.transB = 0;
+    b = dense.data();
+  } else if (c.kind == "taps") { // A[n][(j, i)][p] = x[n] at j * ldaOuter + i * lda + p
+    long mInner = c.extra[0], outer = c.extra[1];
+    dense.assign(size_t(c.batch * c.m * c.k), 0.0f);
+    for (long n = 0; n < c.batch; ++n)
+      for (long r = 0; r < c.m; ++r)
+        for (long p = 0; p < c.k; ++p)
+          dense[size_t((n * c.m + r) * c.k + p)] =
+              a[n * c.strideA + (r / mInner) * outer + (r % mInner) * c.lda + p];
+    d.lda = c.k, d.strideA = c.m * c.k, d.transA = 0;
+    a = dense.data();
+  }
+  return d;
 }
 
 /// A batch reduction (strideC 0) accumulates every item after the first.
@@ -172,8 +244,11 @@ int main(int argc, char **argv) {
   for (const Call &c : readCalls(shapes)) {
     if (!filter.empty() && c.model != filter)
       continue;
-    Buffer a(extent(c.batch, c.strideA, c.transA ? c.k : c.m, c.lda), rng);
-    Buffer b(extent(c.batch, c.strideB, c.transB ? c.n : c.k, c.ldb), rng);
+    Buffer a(extentA(c), rng);
+    Buffer b(extentB(c), rng);
+    const float *denseA = a.data, *denseB = b.data;
+    std::vector<float> dense;
+    const Call plain = densify(c, denseA, denseB, dense);
     Buffer out(extent(c.batch, c.strideC, c.m, c.ldc), rng);
     Buffer check(out.size, rng);
     std::memcpy(check.data, out.data, out.size * sizeof(float));
@@ -181,7 +256,7 @@ int main(int argc, char **argv) {
     // Both libraries agree before anything is timed (accumulating calls
     // start from the same C).
     runTfc(c, a.data, b.data, out.data);
-    runBlas(c, a.data, b.data, check.data);
+    runBlas(plain, denseA, denseB, check.data);
     double worst = 0;
     for (size_t i = 0; i < out.size; ++i)
       worst = std::max(worst, double(std::fabs(out.data[i] - check.data[i])) /
@@ -193,7 +268,7 @@ int main(int argc, char **argv) {
       busyAllThreads(300);
 
     auto tfc = [&] { runTfc(c, a.data, b.data, out.data); };
-    auto blas = [&] { runBlas(c, a.data, b.data, check.data); };
+    auto blas = [&] { runBlas(plain, denseA, denseB, check.data); };
     std::vector<double> tTfcs, tBlases;
     if (threads == 1) {
       // Alternate, so that a change in the machine's load or clock hits both.
@@ -215,9 +290,10 @@ int main(int argc, char **argv) {
 
     double flops = 2.0 * double(c.batch) * double(c.m) * double(c.n) * double(c.k);
     double ratio = tBlas / tTfc;
-    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f%s\n",
+    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f%s%s\n",
                 c.model.c_str(), c.pass.c_str(), c.batch, c.m, c.n, c.k, c.transA, c.transB,
                 c.acc, flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio,
+                c.kind == "gemm" ? "" : c.kind == "windows" ? " windows" : " taps",
                 ratio < 1.0 ? "  <" : "");
     std::fflush(stdout);
     logRatioSum += std::log(ratio);

@@ -5,7 +5,9 @@
 
 Each line: model, pass (fwd: the call is in `predict`; bwd: only in
 `train_step`), calls per train step, then tfc_sgemm's arguments without the
-pointers: batch m n k lda strideA transA ldb strideB transB ldc strideC accumulate.
+pointers: batch m n k lda strideA transA ldb strideB transB ldc strideC accumulate;
+a convolution's tfc_sgemm_windows call adds `windows kInner ldbInner pad width`,
+a weight gradient's tfc_sgemm_taps call `taps mInner ldaOuter` (runtime/Gemm.h).
 """
 
 import argparse
@@ -26,11 +28,13 @@ def calls(tfc, model):
     for line in out.splitlines():
         if m := re.match(r"\s*func.func (?:private )?@(\w+)\(", line):
             entry = m.group(1)
-        if m := re.search(r"call @tfc_sgemm\(([^)]*)\)", line):
-            args = [a.strip() for a in m.group(1).split(",")]
+        if m := re.search(r"call @tfc_sgemm(_windows|_taps)?\(([^)]*)\)", line):
+            args = [a.strip() for a in m.group(2).split(",")]
             # Constants print as %c<value>[_<n>]; 4, 8 and 12 are the pointers.
-            yield entry, tuple(int(re.match(r"%c(\d+)", a).group(1))
-                               for i, a in enumerate(args) if i not in (4, 8, 12))
+            values = tuple(int(re.match(r"%c(\d+)", a).group(1))
+                           for i, a in enumerate(args) if i not in (4, 8, 12))
+            kind = (m.group(1) or "").lstrip("_")
+            yield entry, values[:13] + ((kind,) + values[13:] if kind else ())
 
 
 def main():
