@@ -495,6 +495,36 @@ extern "C" void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t 
         accumulate, nullptr, 1, 0, 0, 0, mInner, ldaOuter);
 }
 
+extern "C" void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr_t k0,
+                               intptr_t a0, intptr_t lda0, intptr_t strideA0, intptr_t transA0,
+                               intptr_t b0, intptr_t ldb0, intptr_t strideB0, intptr_t transB0,
+                               intptr_t c0, intptr_t ldc0, intptr_t strideC0,
+                               intptr_t accumulate0, intptr_t batch1, intptr_t m1, intptr_t n1,
+                               intptr_t k1, intptr_t a1, intptr_t lda1, intptr_t strideA1,
+                               intptr_t transA1, intptr_t b1, intptr_t ldb1, intptr_t strideB1,
+                               intptr_t transB1, intptr_t c1, intptr_t ldc1, intptr_t strideC1,
+                               intptr_t accumulate1) {
+  auto run = [&](int64_t which) {
+    if (which == 0)
+      sgemm(batch0, m0, n0, k0, a0, lda0, strideA0, transA0, b0, ldb0, strideB0, transB0, c0,
+            ldc0, strideC0, accumulate0, nullptr);
+    else
+      sgemm(batch1, m1, n1, k1, a1, lda1, strideA1, transA1, b1, ldb1, strideB1, transB1, c1,
+            ldc1, strideC1, accumulate1, nullptr);
+  };
+  // Two threads: one product each (a GEMM called on a pool thread runs on
+  // it alone). Any other count: each product on all of them.
+  if (tfc::rt::numThreads() != 2) {
+    run(0);
+    run(1);
+    return;
+  }
+  tfc::rt::parallelFor(2, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t which = begin; which < end; ++which)
+      run(which);
+  });
+}
+
 extern "C" void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                                    intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                                    intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,

@@ -58,6 +58,19 @@ void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t
                     intptr_t strideC, intptr_t accumulate, intptr_t mInner,
                     intptr_t ldaOuter);
 
+/// Two independent tfc_sgemm calls (neither reads or writes what the other
+/// writes), with the arguments of each: on two threads, one product a
+/// thread, each on its own; else one after the other. The same bits as the
+/// two calls.
+void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr_t k0, intptr_t a0,
+                    intptr_t lda0, intptr_t strideA0, intptr_t transA0, intptr_t b0,
+                    intptr_t ldb0, intptr_t strideB0, intptr_t transB0, intptr_t c0,
+                    intptr_t ldc0, intptr_t strideC0, intptr_t accumulate0, intptr_t batch1,
+                    intptr_t m1, intptr_t n1, intptr_t k1, intptr_t a1, intptr_t lda1,
+                    intptr_t strideA1, intptr_t transA1, intptr_t b1, intptr_t ldb1,
+                    intptr_t strideB1, intptr_t transB1, intptr_t c1, intptr_t ldc1,
+                    intptr_t strideC1, intptr_t accumulate1);
+
 /// tfc_sgemm followed by an epilogue: `epilogue(context, i0, i1)` runs
 /// generated code (a tf.fusion "gemm"'s elementwise ops) on rows [i0, i1) of
 /// C. Every row is passed exactly once, after its last element is final and

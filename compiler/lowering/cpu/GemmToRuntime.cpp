@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace tfc {
@@ -43,6 +44,7 @@ namespace {
 constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
 constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
 constexpr StringLiteral kGemmTapsSymbol = "tfc_sgemm_taps";
+constexpr StringLiteral kGemmPairSymbol = "tfc_sgemm_pair";
 constexpr int kGemmArgs = 16;
 
 /// How one operand of a batched matmul sits in memory, as BLAS sees it.
@@ -452,6 +454,87 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
   return success();
 }
 
+/// Above this many multiply-adds a GEMM is better split over the threads
+/// than paired with another.
+constexpr int64_t kPairMaxMacs = int64_t(1) << 23;
+
+/// The buffer a runtime call's pointer argument points into, if it is one
+/// made by CallArgs::pointer.
+Value pointeeOf(Value pointer) {
+  if (auto add = pointer.getDefiningOp<arith::AddIOp>())
+    pointer = add.getLhs();
+  auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
+  return extract ? rootBuffer(extract.getSource()) : Value();
+}
+
+/// The multiply-adds of a tfc_sgemm call with constant sizes.
+std::optional<int64_t> macsOf(func::CallOp call) {
+  int64_t macs = 1;
+  for (unsigned i = 0; i < 4; ++i) {
+    std::optional<int64_t> size = getConstantIntValue(call.getOperand(i));
+    if (!size)
+      return std::nullopt;
+    macs *= std::max<int64_t>(*size, 1);
+  }
+  return macs;
+}
+
+/// Two tfc_sgemm calls in a row where neither touches what the other
+/// writes (a backward pass's dW = x^T dy and dx = dy W^T), both small enough
+/// to run better on one thread each than split in two, become one
+/// tfc_sgemm_pair call. (Its operands: the first call's, then the second's.)
+void pairIndependentGemms(ModuleOp module) {
+  SmallVector<std::pair<func::CallOp, func::CallOp>> pairs;
+  module.walk([&](Block *block) {
+    func::CallOp previous;
+    for (Operation &op : *block) {
+      auto call = dyn_cast<func::CallOp>(op);
+      if (!call) {
+        if (!touchesNoMemory(&op))
+          previous = nullptr;
+        continue;
+      }
+      if (call.getCallee() != kGemmSymbol) {
+        previous = nullptr;
+        continue;
+      }
+      auto independent = [](func::CallOp first, func::CallOp second) {
+        Value written[2] = {pointeeOf(first.getOperand(12)), pointeeOf(second.getOperand(12))};
+        for (func::CallOp c : {first, second})
+          for (unsigned i : {4u, 8u, 12u})
+            if (!pointeeOf(c.getOperand(i)))
+              return false;
+        for (unsigned i : {4u, 8u, 12u})
+          if (pointeeOf(second.getOperand(i)) == written[0] ||
+              pointeeOf(first.getOperand(i)) == written[1])
+            return false;
+        return true;
+      };
+      auto small = [](func::CallOp c) {
+        std::optional<int64_t> macs = macsOf(c);
+        return macs && *macs <= kPairMaxMacs;
+      };
+      if (previous && small(previous) && small(call) && independent(previous, call)) {
+        pairs.push_back({previous, call});
+        previous = nullptr;
+        continue;
+      }
+      previous = call;
+    }
+  });
+  if (pairs.empty())
+    return;
+  func::FuncOp callee = declareRuntime(module, kGemmPairSymbol, 2 * kGemmArgs);
+  for (auto [first, second] : pairs) {
+    SmallVector<Value> args(first.getOperands());
+    llvm::append_range(args, second.getOperands());
+    OpBuilder builder(second);
+    builder.create<func::CallOp>(second.getLoc(), callee, args);
+    second.erase();
+    first.erase();
+  }
+}
+
 struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -466,6 +549,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module)) && failed(rewriteTapsMatmul(op, module)))
         (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
+    pairIndependentGemms(module);
   }
 };
 

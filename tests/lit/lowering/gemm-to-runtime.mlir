@@ -438,3 +438,48 @@ func.func @conv_weight_gradient_taps_other_layout(%xpad: memref<2x2x7xf32>, %dy:
   }
   return
 }
+
+// -----
+
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (k, n)>
+#c = affine_map<(m, n, k) -> (m, n)>
+
+// Two small products in a row, neither touching what the other writes (a
+// backward pass's dW and dx): one tfc_sgemm_pair call with the arguments of
+// both, in order. A third that reads the second's output stays its own call.
+// CHECK-LABEL: func.func private @tfc_sgemm_pair(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @independent_products
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C6:.*]] = arith.constant 6 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK: call @tfc_sgemm_pair(%{{.*}}, %[[C4]], %[[C5]], %[[C6]], {{.*}}, %{{.*}}, %[[C7]], %[[C5]], %[[C6]],
+// CHECK-NOT: call @tfc_sgemm_pair
+// CHECK: call @tfc_sgemm(
+func.func @independent_products(%x: memref<4x6xf32>, %w: memref<6x5xf32>, %y: memref<4x5xf32>,
+                                %u: memref<7x6xf32>, %v: memref<7x5xf32>, %z: memref<5x5xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x6xf32>, memref<6x5xf32>) outs(%y : memref<4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%p: f32, %q: f32, %r: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%u, %w : memref<7x6xf32>, memref<6x5xf32>) outs(%v : memref<7x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%p: f32, %q: f32, %r: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  %vt = memref.subview %v[0, 0] [4, 5] [1, 1] : memref<7x5xf32> to memref<4x5xf32, strided<[5, 1]>>
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%vt, %z : memref<4x5xf32, strided<[5, 1]>>, memref<5x5xf32>) outs(%y : memref<4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%p: f32, %q: f32, %r: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
