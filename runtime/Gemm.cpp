@@ -411,7 +411,8 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     // never split, so every chain stays on one thread and in order. N is cut
     // first (a task then packs only its own columns of B), M as well when
     // there are fewer panels than tasks.
-    int64_t tasks = std::min({mUnits * nUnits, macs / kTaskMacs, int64_t(plainA ? 2 : 1) * threads});
+    int64_t tasks =
+        std::min({mUnits * nUnits, macs / kTaskMacs, int64_t(plainA ? 2 : 1) * threads});
     // Taps share B: cut only M, so that B is packed once a task.
     int64_t nParts = plainA ? std::min(nUnits, tasks) : 1;
     int64_t mParts = std::clamp(tasks / nParts, int64_t(1), mUnits);
@@ -504,24 +505,43 @@ extern "C" void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr
                                intptr_t transA1, intptr_t b1, intptr_t ldb1, intptr_t strideB1,
                                intptr_t transB1, intptr_t c1, intptr_t ldc1, intptr_t strideC1,
                                intptr_t accumulate1) {
-  auto run = [&](int64_t which) {
-    if (which == 0)
-      sgemm(batch0, m0, n0, k0, a0, lda0, strideA0, transA0, b0, ldb0, strideB0, transB0, c0,
-            ldc0, strideC0, accumulate0, nullptr);
-    else
-      sgemm(batch1, m1, n1, k1, a1, lda1, strideA1, transA1, b1, ldb1, strideB1, transB1, c1,
-            ldc1, strideC1, accumulate1, nullptr);
+  struct Product {
+    intptr_t batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+        accumulate;
+    /// Rows [r0, r1) of C (one problem: batch 1).
+    void run(int64_t r0, int64_t r1) const {
+      intptr_t rowA = intptr_t(sizeof(float)) * r0 * (transA ? 1 : lda);
+      sgemm(batch, r1 - r0, n, k, a + rowA, lda, strideA, transA, b, ldb, strideB, transB,
+            c + intptr_t(sizeof(float)) * r0 * ldc, ldc, strideC, accumulate, nullptr);
+    }
   };
-  // Two threads: one product each (a GEMM called on a pool thread runs on
-  // it alone). Any other count: each product on all of them.
-  if (tfc::rt::numThreads() != 2) {
-    run(0);
-    run(1);
+  const Product products[2] = {
+      {batch0, m0, n0, k0, a0, lda0, strideA0, transA0, b0, ldb0, strideB0, transB0, c0, ldc0,
+       strideC0, accumulate0},
+      {batch1, m1, n1, k1, a1, lda1, strideA1, transA1, b1, ldb1, strideB1, transB1, c1, ldc1,
+       strideC1, accumulate1}};
+  if (tfc::rt::numThreads() != 2) { // each product on all the threads
+    products[0].run(0, m0);
+    products[1].run(0, m1);
     return;
   }
-  tfc::rt::parallelFor(2, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t which = begin; which < end; ++which)
-      run(which);
+  // One product a thread, in turn: the calling thread starts at once and
+  // takes the product with the longer K (a weight gradient: few rows, long
+  // chains) whole; the other (dx: many rows, short K) goes in eight row
+  // blocks, so that whichever thread is done first takes what is left of
+  // it. A block keeps every chain whole.
+  const int whole = k1 > k0 ? 1 : 0;
+  const Product &first = products[whole], &split = products[1 - whole];
+  const int64_t blocks = split.batch == 1 && split.m >= 128 ? 8 : 1;
+  std::atomic<int64_t> next{0};
+  tfc::rt::parallelFor(2, 1, [&](int64_t, int64_t) {
+    for (int64_t t; (t = next.fetch_add(1)) <= blocks;) {
+      if (t == 0) {
+        first.run(0, first.m);
+        continue;
+      }
+      split.run(split.m * (t - 1) / blocks, split.m * t / blocks);
+    }
   });
 }
 

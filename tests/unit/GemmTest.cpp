@@ -296,32 +296,37 @@ TEST(Gemm, RightEdgeAlongTheRows) {
 
 // Two independent products in one call (a backward pass's dW and dx), one
 // a thread on two threads: the same bits as the two calls, for any count.
+// (On two threads the product with the shorter K goes in row blocks: both
+// layouts of its A, first or second in the call.)
 TEST(Gemm, PairIsTheTwoCalls) {
-  const Call first = dense(1, 2048, 32, 64, true, false, false),
-             second = dense(3, 37, 19, 300, false, true, true);
-  const Buffers in0(first, 3), in1(second, 4);
-  Buffers expected0 = in0, expected1 = in1;
+  const std::pair<Call, Call> pairs[] = {
+      {dense(1, 2048, 32, 64, true, false, false), dense(3, 37, 19, 300, false, true, true)},
+      {dense(1, 24, 20, 512, true, true, true), dense(1, 300, 20, 16, false, false, false)}};
   int before = tfc::rt::numThreads();
-  tfc::rt::setNumThreads(1);
-  expected0.run(first);
-  expected1.run(second);
-  for (int threads : {1, 2, 3}) {
-    tfc::rt::setNumThreads(threads);
-    Buffers got0 = in0, got1 = in1;
-    auto args = [](const Call &g, Buffers &b) {
-      return std::array<intptr_t, 16>{g.batch, g.m, g.n, g.k, intptr_t(b.a.data()), g.lda,
-                                      g.strideA, g.transA, intptr_t(b.b.data()), g.ldb,
-                                      g.strideB, g.transB, intptr_t(b.c.data()), g.ldc,
-                                      g.strideC, g.acc};
-    };
-    auto x = args(first, got0), y = args(second, got1);
-    tfc_sgemm_pair(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11],
-                   x[12], x[13], x[14], x[15], y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7],
-                   y[8], y[9], y[10], y[11], y[12], y[13], y[14], y[15]);
-    EXPECT_EQ(std::memcmp(got0.c.data(), expected0.c.data(), sizeof(float) * got0.c.size()), 0)
-        << threads << " threads, first product";
-    EXPECT_EQ(std::memcmp(got1.c.data(), expected1.c.data(), sizeof(float) * got1.c.size()), 0)
-        << threads << " threads, second product";
+  for (const auto &[first, second] : pairs) {
+    for (int threads : {1, 2, 3}) {
+      const Buffers in0(first, 3), in1(second, 4);
+      Buffers expected0 = in0, expected1 = in1;
+      tfc::rt::setNumThreads(1);
+      expected0.run(first);
+      expected1.run(second);
+      tfc::rt::setNumThreads(threads);
+      Buffers got0 = in0, got1 = in1;
+      auto args = [](const Call &g, Buffers &b) {
+        return std::array<intptr_t, 16>{g.batch, g.m, g.n, g.k, intptr_t(b.a.data()), g.lda,
+                                        g.strideA, g.transA, intptr_t(b.b.data()), g.ldb,
+                                        g.strideB, g.transB, intptr_t(b.c.data()), g.ldc,
+                                        g.strideC, g.acc};
+      };
+      auto x = args(first, got0), y = args(second, got1);
+      tfc_sgemm_pair(x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9], x[10], x[11],
+                     x[12], x[13], x[14], x[15], y[0], y[1], y[2], y[3], y[4], y[5], y[6], y[7],
+                     y[8], y[9], y[10], y[11], y[12], y[13], y[14], y[15]);
+      EXPECT_EQ(std::memcmp(got0.c.data(), expected0.c.data(), sizeof(float) * got0.c.size()), 0)
+          << threads << " threads, first product";
+      EXPECT_EQ(std::memcmp(got1.c.data(), expected1.c.data(), sizeof(float) * got1.c.size()), 0)
+          << threads << " threads, second product";
+    }
   }
   tfc::rt::setNumThreads(before);
 }
