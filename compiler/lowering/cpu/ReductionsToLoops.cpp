@@ -19,7 +19,10 @@
 // reduction that no output indexes, its accumulators are the loop's
 // iter_args, and the combining add is marked `reassoc` so the vectoriser may
 // sum in lanes: the order of a floating-point sum within one row changes,
-// never with the thread count (a reduction dim is never split).
+// never with the thread count (a reduction dim is never split). A row of
+// at most 16 (a 10-class softmax, set anomaly's attention over 10 items) is
+// unrolled whole instead, its chain in order: the loop around it is then
+// the innermost, with no 10-trip loop inside it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +44,9 @@ using namespace mlir;
 using namespace tfc;
 
 namespace {
+
+/// A row reduction at most this long is unrolled (see lowerReduction).
+constexpr int64_t kUnrolledRow = 16;
 
 /// The indices `map` reads at the loop point `ivs`.
 SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map, ValueRange ivs) {
@@ -226,6 +232,21 @@ LogicalResult lowerReduction(linalg::GenericOp op) {
     for (auto [i, out] : llvm::enumerate(outputs)) {
       where.push_back(outputIndices(builder, i));
       initial.push_back(builder.create<memref::LoadOp>(loc, out, where.back()));
+    }
+    // A short row (a 10-class softmax) unrolled whole: the loop around it
+    // is then the innermost, and the vectoriser runs it across rows, one
+    // row a lane, each row's chain in order.
+    if (sizes[innermost] <= kUnrolledRow) {
+      SmallVector<Value> acc = initial;
+      for (int64_t k = 0; k < sizes[innermost]; ++k) {
+        ivs[innermost] = index(builder, k);
+        SmallVector<Value> args = loadInputs(builder);
+        args.append(acc.begin(), acc.end());
+        acc = cloneBody(builder, op, ivs, args);
+      }
+      for (auto [i, value] : llvm::enumerate(acc))
+        builder.create<memref::StoreOp>(loc, value, outputs[i], where[i]);
+      return;
     }
     auto loop = builder.create<scf::ForOp>(
         loc, lb, ub, one, initial, [&](OpBuilder &nb, Location, Value iv, ValueRange acc) {

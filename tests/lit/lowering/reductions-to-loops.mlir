@@ -7,7 +7,7 @@
 // accumulator an iter_arg loaded and stored once per row, and the combining
 // add may reassociate (so LLVM sums in lanes).
 // CHECK-LABEL: func.func @row_sum
-// CHECK-SAME: (%[[X:.+]]: memref<4x16xf32>, %[[Y:.+]]: memref<4xf32>)
+// CHECK-SAME: (%[[X:.+]]: memref<4x64xf32>, %[[Y:.+]]: memref<4xf32>)
 // CHECK: scf.parallel (%[[I:.+]]) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
 // CHECK:   %[[INIT:.+]] = memref.load %[[Y]][%[[I]]]
 // CHECK:   %[[SUM:.+]] = scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
@@ -17,9 +17,40 @@
 // CHECK:     scf.yield %[[NEXT]]
 // CHECK:   memref.store %[[SUM]], %[[Y]][%[[I]]]
 // CHECK-NOT: linalg.generic
-func.func @row_sum(%x: memref<4x16xf32>, %y: memref<4xf32>) {
+func.func @row_sum(%x: memref<4x64xf32>, %y: memref<4xf32>) {
   linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<4x16xf32>) outs(%y : memref<4xf32>) {
+      ins(%x : memref<4x64xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %e = math.exp %a : f32
+    %s = arith.addf %c, %e : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#in = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A short row (16 or fewer: a 10-class softmax) is unrolled whole, the chain
+// in order (no fast-math), so that the loop around it is the innermost and
+// LLVM may run it across rows.
+// CHECK-LABEL: func.func @short_row_unrolled
+// CHECK-SAME: (%[[X:.+]]: memref<4x3xf32>, %[[Y:.+]]: memref<4xf32>)
+// CHECK: scf.parallel (%[[I:.+]]) = (%{{.+}}) to (%{{.+}}) step (%{{.+}}) {
+// CHECK-NOT: scf.for
+// CHECK:   %[[INIT:.+]] = memref.load %[[Y]][%[[I]]]
+// CHECK:   %[[A0:.+]] = memref.load %[[X]][%[[I]], %{{.+}}]
+// CHECK:   %[[S0:.+]] = arith.addf %[[INIT]], %{{.+}} : f32
+// CHECK:   %[[A1:.+]] = memref.load %[[X]][%[[I]], %{{.+}}]
+// CHECK:   %[[S1:.+]] = arith.addf %[[S0]], %{{.+}} : f32
+// CHECK:   %[[A2:.+]] = memref.load %[[X]][%[[I]], %{{.+}}]
+// CHECK:   %[[S2:.+]] = arith.addf %[[S1]], %{{.+}} : f32
+// CHECK:   memref.store %[[S2]], %[[Y]][%[[I]]]
+func.func @short_row_unrolled(%x: memref<4x3xf32>, %y: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#in, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x3xf32>) outs(%y : memref<4xf32>) {
   ^bb0(%a: f32, %c: f32):
     %e = math.exp %a : f32
     %s = arith.addf %c, %e : f32
@@ -77,9 +108,9 @@ func.func @column_sum(%x: memref<8x4xf32>, %y: memref<4xf32>) {
 // CHECK:       %[[SUM:.+]] = scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
 // CHECK:         arith.addf %[[ACC]], %{{.+}} fastmath<reassoc>
 // CHECK:       memref.store %[[SUM]], %{{.+}}[%[[O]]]
-func.func @outer_and_inner_reduction(%g: memref<2x3x5xf32>, %db: memref<3xf32>) {
+func.func @outer_and_inner_reduction(%g: memref<2x3x40xf32>, %db: memref<3xf32>) {
   linalg.generic {indexing_maps = [#in, #mid], iterator_types = ["reduction", "parallel", "reduction"]}
-      ins(%g : memref<2x3x5xf32>) outs(%db : memref<3xf32>) {
+      ins(%g : memref<2x3x40xf32>) outs(%db : memref<3xf32>) {
   ^bb0(%a: f32, %c: f32):
     %s = arith.addf %c, %a : f32
     linalg.yield %s : f32
@@ -102,9 +133,9 @@ func.func @outer_and_inner_reduction(%g: memref<2x3x5xf32>, %db: memref<3xf32>) 
 // CHECK:     arith.maximumf %[[M]], %{{.+}} : f32
 // CHECK:     arith.select %{{.+}}, %[[JI]], %[[K]] : i32
 // CHECK-NOT: fastmath
-func.func @two_outputs(%x: memref<4x8xf32>, %m: memref<4xf32>, %k: memref<4xi32>) {
+func.func @two_outputs(%x: memref<4x32xf32>, %m: memref<4xf32>, %k: memref<4xi32>) {
   linalg.generic {indexing_maps = [#in, #row, #row], iterator_types = ["parallel", "reduction"]}
-      ins(%x : memref<4x8xf32>) outs(%m, %k : memref<4xf32>, memref<4xi32>) {
+      ins(%x : memref<4x32xf32>) outs(%m, %k : memref<4xf32>, memref<4xi32>) {
   ^bb0(%a: f32, %best: f32, %at: i32):
     %j = linalg.index 1 : index
     %ji = arith.index_cast %j : index to i32
