@@ -34,6 +34,11 @@ class ReductionFusible : public mlir::OpTrait::TraitBase<ConcreteType, Reduction
 namespace tfc::tf {
 /// "[4, 8]" for tensor<4x8xf32>: shapes in diagnostics read like the DSL.
 std::string formatShape(mlir::Type type);
+
+/// Whether `op` is computed element by element into its consumers' loops:
+/// the LoopFusible trait, less a transpose its readers read through
+/// (TransposeOp::isConvolutionView), which is no loop at all.
+bool isLoopFusible(mlir::Operation *op);
 } // namespace tfc::tf
 
 #endif // TFC_DIALECT_TFDIALECT_H

@@ -330,6 +330,12 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
   return getX();
 }
 
+bool tfc::tf::isLoopFusible(Operation *op) {
+  if (auto transpose = dyn_cast<TransposeOp>(op); transpose && transpose.isConvolutionView())
+    return false;
+  return op->hasTrait<LoopFusible>();
+}
+
 bool TransposeOp::isConvolutionView() {
   return !use_empty() && llvm::all_of(getResult().getUses(), [](OpOperand &use) {
     auto conv = dyn_cast<Conv1dOp>(use.getOwner());

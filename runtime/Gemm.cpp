@@ -508,7 +508,7 @@ extern "C" void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr
   struct Product {
     intptr_t batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
         accumulate;
-    /// Rows [r0, r1) of C (one problem: batch 1).
+    /// Rows [r0, r1) of C (all of them, or a block of a batch-1 product).
     void run(int64_t r0, int64_t r1) const {
       intptr_t rowA = intptr_t(sizeof(float)) * r0 * (transA ? 1 : lda);
       sgemm(batch, r1 - r0, n, k, a + rowA, lda, strideA, transA, b, ldb, strideB, transB,

@@ -43,13 +43,7 @@ namespace {
 /// What the ops say of themselves (TfOps.td): computed element by element
 /// (fuses into its consumers' loops), or reducing along an axis of its first
 /// operand (roots a group over it).
-/// A transpose that only per-position convolutions read is a view the
-/// backends read them through (TransposeOp::isConvolutionView): no loop.
-bool isElementwise(Operation *op) {
-  if (auto transpose = dyn_cast<tf::TransposeOp>(op); transpose && transpose.isConvolutionView())
-    return false;
-  return op->hasTrait<tf::LoopFusible>();
-}
+bool isElementwise(Operation *op) { return tf::isLoopFusible(op); }
 bool isReductionLike(Operation *op) { return op->hasTrait<tf::ReductionFusible>(); }
 
 /// Ops worth recomputing in every group that reads them rather than making

@@ -46,6 +46,9 @@ constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
 constexpr StringLiteral kGemmTapsSymbol = "tfc_sgemm_taps";
 constexpr StringLiteral kGemmPairSymbol = "tfc_sgemm_pair";
 constexpr int kGemmArgs = 16;
+/// Where CallArgs puts the pointers of A, B and C among a GEMM call's
+/// arguments.
+constexpr unsigned kPointerArgs[] = {4, 8, 12};
 
 /// How one operand of a batched matmul sits in memory, as BLAS sees it.
 struct MatrixLayout {
@@ -499,12 +502,13 @@ void pairIndependentGemms(ModuleOp module) {
         continue;
       }
       auto independent = [](func::CallOp first, func::CallOp second) {
-        Value written[2] = {pointeeOf(first.getOperand(12)), pointeeOf(second.getOperand(12))};
-        for (func::CallOp c : {first, second})
-          for (unsigned i : {4u, 8u, 12u})
-            if (!pointeeOf(c.getOperand(i)))
+        const unsigned c = kPointerArgs[2];
+        Value written[2] = {pointeeOf(first.getOperand(c)), pointeeOf(second.getOperand(c))};
+        for (func::CallOp call : {first, second})
+          for (unsigned i : kPointerArgs)
+            if (!pointeeOf(call.getOperand(i)))
               return false;
-        for (unsigned i : {4u, 8u, 12u})
+        for (unsigned i : kPointerArgs)
           if (pointeeOf(second.getOperand(i)) == written[0] ||
               pointeeOf(first.getOperand(i)) == written[1])
             return false;

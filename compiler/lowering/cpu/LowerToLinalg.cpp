@@ -923,6 +923,17 @@ void lowerFusedAttention(Operation *op) {
   op->erase();
 }
 
+/// Calls the runtime function `name` (declared at the module's end on first
+/// use, its parameters the types of `args`, no results).
+void callRuntime(OpBuilder &b, Location loc, Operation *from, StringRef name, ValueRange args) {
+  auto module = from->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(name)) {
+    OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+    top.create<func::FuncOp>(loc, name, top.getFunctionType(args.getTypes(), {})).setPrivate();
+  }
+  b.create<func::CallOp>(loc, name, TypeRange(), args);
+}
+
 constexpr StringLiteral kLayerNormBackward = "tfc_layer_norm_backward";
 /// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
 constexpr int64_t kLayerNormBlockRows = 64;
@@ -933,7 +944,6 @@ constexpr int64_t kLayerNormBlockRows = 64;
 void lowerLayerNormGrad(tf::LayerNormGradOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  ModuleOp module = op->getParentOfType<ModuleOp>();
   auto xType = cast<RankedTensorType>(op.getX().getType());
   int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
   int64_t blocks = (rows + kLayerNormBlockRows - 1) / kLayerNormBlockRows;
@@ -955,13 +965,7 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op) {
   for (Value result : op->getResults())
     outputs.push_back(addBuffer(cast<RankedTensorType>(result.getType()).getShape()));
   addBuffer({std::max<int64_t>(1, 2 * blocks * d)}); // scratch
-  if (!module.lookupSymbol(kLayerNormBackward)) {
-    OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
-    auto decl = top.create<func::FuncOp>(loc, kLayerNormBackward,
-                                         top.getFunctionType(ValueRange(args).getTypes(), {}));
-    decl.setPrivate();
-  }
-  b.create<func::CallOp>(loc, kLayerNormBackward, TypeRange(), args);
+  callRuntime(b, loc, op, kLayerNormBackward, args);
   for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
     result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
                                                                   /*writable=*/true));
@@ -1118,24 +1122,25 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
            IteratorType::parallel, IteratorType::reduction},
           multiplyAdd);
       outT.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
-    }
-    // Else loops (c, n, o, j) for each t:
-    // outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
-    auto positionType = RankedTensorType::get({batch, outChannels}, f32);
-    SmallVector<int64_t> windowShape = inPermutation(xPerm, {batch, channels, kernel});
-    auto windowType = RankedTensorType::get(windowShape, f32);
-    AffineMap windowMap = map(inPermutation<AffineExpr>(xPerm, {d(1), d(0), d(3)}));
-    AffineMap weightMap = map(inPermutation<AffineExpr>(weightPerm, {d(2), d(0), d(3)}));
-    if (!outT)
+    } else {
+      // Loops (c, n, o, j) for each t:
+      // outT[t][n, o] = sum_{c, j} xpad[n, c, t + j] w[o, c, j].
+      auto positionType = RankedTensorType::get({batch, outChannels}, f32);
+      SmallVector<int64_t> windowShape = inPermutation(xPerm, {batch, channels, kernel});
+      auto windowType = RankedTensorType::get(windowShape, f32);
+      AffineMap windowMap = map(inPermutation<AffineExpr>(xPerm, {d(1), d(0), d(3)}));
+      AffineMap weightMap = map(inPermutation<AffineExpr>(weightPerm, {d(2), d(0), d(3)}));
       outT = emptyLike(rewriter, loc, outTType);
-    for (int64_t t = 0; t < width && outChannels < kTapsMinOutChannels; ++t) {
-      Value window = slice(x, inPermutation<int64_t>(xPerm, {0, 0, t}), windowShape, windowType);
-      Value position = gemm(window, weightSource, windowMap, weightMap, map({d(1), d(2)}),
-                            zeros(positionType), utils::IteratorType::reduction);
-      SmallVector<int64_t> ones(3, 1);
-      outT = rewriter.create<tensor::InsertSliceOp>(
-          loc, position, outT, ValueRange{}, ValueRange{}, ValueRange{},
-          ArrayRef<int64_t>{t, 0, 0}, ArrayRef<int64_t>{1, batch, outChannels}, ones);
+      for (int64_t t = 0; t < width; ++t) {
+        Value window =
+            slice(x, inPermutation<int64_t>(xPerm, {0, 0, t}), windowShape, windowType);
+        Value position = gemm(window, weightSource, windowMap, weightMap, map({d(1), d(2)}),
+                              zeros(positionType), utils::IteratorType::reduction);
+        SmallVector<int64_t> ones(3, 1);
+        outT = rewriter.create<tensor::InsertSliceOp>(
+            loc, position, outT, ValueRange{}, ValueRange{}, ValueRange{},
+            ArrayRef<int64_t>{t, 0, 0}, ArrayRef<int64_t>{1, batch, outChannels}, ones);
+      }
     }
     // out[n, o, t] = outT[t, n, o] (+ bias[o]).
     SmallVector<Value> inputs = {outT};
@@ -1222,14 +1227,7 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
     SmallVector<Value> args = {rewriter.create<memref::ExtractAlignedPointerAsIndexOp>(loc, mask),
                                index(type.getNumElements()), seed, index(op.getKey()),
                                index(threshold)};
-    ModuleOp module = op->getParentOfType<ModuleOp>();
-    if (!module.lookupSymbol(kDropoutMask)) {
-      OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
-      auto decl = top.create<func::FuncOp>(loc, kDropoutMask,
-                                           top.getFunctionType(ValueRange(args).getTypes(), {}));
-      decl.setPrivate();
-    }
-    rewriter.create<func::CallOp>(loc, kDropoutMask, TypeRange(), args);
+    callRuntime(rewriter, loc, op, kDropoutMask, args);
     Value dropped = rewriter.create<bufferization::ToTensorOp>(loc, mask, /*restrict=*/true,
                                                                /*writable=*/true);
     Value result = elementwise(
