@@ -476,6 +476,10 @@ int main(int argc, char **argv) {
   int threads = 0;
   app.add_option("--threads", threads, "Worker threads (default: every core)")
       ->check(CLI::NonNegativeNumber);
+  bool keepDenormals = false;
+  app.add_flag("--keep-denormals", keepDenormals,
+               "Keep subnormal floats as IEEE 754 has them (default: flushed to zero, "
+               "as TensorFlow and oneDNN do; kept, a training step can get many times slower)");
 
   CLI::App *infoCmd = app.add_subcommand("info", "Inputs, outputs, parameters and peak memory");
 
@@ -542,6 +546,7 @@ int main(int argc, char **argv) {
     return app.exit(e);
   }
   setNumThreads(threads);
+  model.setFlushDenormals(!keepDenormals);
   if (*infoCmd)
     return info(model);
   if (*initCmd)

@@ -1,6 +1,7 @@
 //===- Model.cpp - binding a compiled model's entries to tensors ----------===//
 
 #include "runtime/Model.h"
+#include "runtime/FloatMode.h"
 #include "runtime/Philox.h"
 
 #include <cmath>
@@ -174,6 +175,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     }
   }
   buffers.push_back(arena.first);
+  ScopedFloatMode floatMode(flushDenormals_);
   fn(buffers.data());
   return true;
 }

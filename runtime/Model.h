@@ -45,7 +45,13 @@ public:
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
            std::vector<Tensor> &results, std::string &error);
 
+  /// Whether entries run with subnormal floats flushed to zero (the
+  /// default; see FloatMode.h) or kept, as IEEE 754 has them.
+  void setFlushDenormals(bool flush) { flushDenormals_ = flush; }
+  bool flushDenormals() const { return flushDenormals_; }
+
 private:
+  bool flushDenormals_ = true;
   Manifest manifest_;
   std::vector<Tensor> params_;
   std::map<std::string, std::pair<void *, size_t>> arenas_; // per entry, 64-byte aligned

@@ -15,6 +15,8 @@
 
 #include "runtime/ThreadPool.h"
 
+#include "runtime/FloatMode.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +33,7 @@ struct Job {
   int64_t n, chunks;
   std::atomic<int64_t> next{0};
   std::atomic<int> workersInside{0}; // changed under Pool::mutex
+  unsigned floatControl;             // the caller's (FloatMode.h), taken by every worker
 };
 
 /// How long a thread busy-waits for the next job (or for workers to leave
@@ -101,6 +104,7 @@ public:
     job.body = &body;
     job.n = n;
     job.chunks = chunks;
+    job.floatControl = floatControl();
     {
       std::lock_guard<std::mutex> lock(mutex);
       current = &job;
@@ -171,6 +175,7 @@ private:
           continue;
         ++job->workersInside;
       }
+      setFloatControl(job->floatControl);
       runChunks(*job);
       {
         std::lock_guard<std::mutex> lock(mutex);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/FloatMode.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
 
@@ -20,6 +21,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -768,6 +770,42 @@ TEST_F(ThreadPoolTest, UsesSeveralThreadsAndTheCaller) {
   EXPECT_NE(ids[0], ids[2]);
   EXPECT_NE(std::find(ids.begin(), ids.end(), std::this_thread::get_id()),
             ids.end());
+}
+
+// Every thread of a job computes in the caller's float mode (FloatMode.h):
+// a product whose exact value is subnormal is zero when the caller flushes
+// and kept when it does not, on the workers as on the caller, whatever mode
+// a worker last ran in.
+TEST_F(ThreadPoolTest, WorkersTakeTheCallersFloatMode) {
+  setNumThreads(3);
+  const unsigned before = floatControl();
+  for (bool flush : {true, false, true}) {
+    SCOPED_TRACE(flush ? "flush" : "keep");
+    ScopedFloatMode mode(flush);
+    std::mutex m;
+    std::vector<std::thread::id> ids;
+    std::vector<float> products;
+    std::atomic<int> started{0};
+    parallelFor(3, 1, [&](int64_t, int64_t) {
+      ++started;
+      while (started.load() < 3) // one chunk a thread
+        std::this_thread::yield();
+      volatile float tiny = 1e-30f, scale = 1e-10f;
+      float product = tiny * scale; // 1e-40: below FLT_MIN (1.18e-38)
+      std::lock_guard<std::mutex> lock(m);
+      ids.push_back(std::this_thread::get_id());
+      products.push_back(product);
+    });
+    ASSERT_EQ(products.size(), 3u);
+    EXPECT_EQ(std::set<std::thread::id>(ids.begin(), ids.end()).size(), 3u);
+    for (float product : products) {
+      if (flush)
+        EXPECT_EQ(product, 0.0f);
+      else
+        EXPECT_NEAR(product, 1e-40f, 1e-45f);
+    }
+  }
+  EXPECT_EQ(floatControl(), before); // restored by the scope
 }
 
 TEST_F(ThreadPoolTest, NestedRunsInline) {

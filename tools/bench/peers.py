@@ -321,6 +321,11 @@ def torch_models():
 
 def run_torch(args, data):
     import torch
+    # The float mode of tfc's binaries (runtime/FloatMode.h) and of XLA's CPU
+    # runtime: subnormals flushed to zero. Set before the first parallel
+    # region, so that PyTorch's OpenMP threads inherit it with the rest of
+    # the floating-point environment (POSIX threads do).
+    torch.set_flush_denormal(True)
     torch.set_num_threads(args.threads)
     try:
         torch.set_num_interop_threads(1)
