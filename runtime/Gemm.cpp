@@ -240,6 +240,15 @@ struct Epilogue {
   void operator()(int64_t i0, int64_t i1) const { body(context, i0, i1); }
 };
 
+/// Whether `rows` rows of a convolution's windows run straight from its
+/// input (KernelSet::windows): a packed panel would serve too few rows to
+/// pay for its copy (a one-channel output: M = 1, K = 64 x 5).
+bool readsWindowsInPlace(const Problem &g, const KernelSet &ks, int64_t rows) {
+  return ks.windows && (g.kInner > 1 || g.bWidth > 0) && !g.transA && !g.transB &&
+         rows <= kMaxWindowRows && g.kInner <= kMaxWindowTaps && g.k % g.kInner == 0 &&
+         g.mInner == g.m;
+}
+
 /// C[i0:i1, j0:j1] of one problem, on the calling thread. `rowsDone`, when
 /// given (the block then spans every column of C), runs on each block of
 /// rows once its last K step is stored, while the rows are still in cache.
@@ -251,6 +260,13 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
     if (!g.accumulate)
       for (int64_t i = i0; i < i1; ++i)
         std::fill(g.c + i * g.ldc + j0, g.c + i * g.ldc + j1, 0.0f);
+    if (rowsDone)
+      (*rowsDone)(i0, i1);
+    return;
+  }
+  if (readsWindowsInPlace(g, ks, i1 - i0)) {
+    ks.windows(i1 - i0, j1 - j0, g.k, g.aAt(i0, 0), g.lda, g.b, g.ldb, g.kInner, g.ldbInner, j0,
+               g.bPad, g.bWidth, g.c + i0 * g.ldc + j0, g.ldc, g.accumulate);
     if (rowsDone)
       (*rowsDone)(i0, i1);
     return;
@@ -437,7 +453,10 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // leaving a fixed half of it to them.
   // With an epilogue, strips of whole rows let each task run it on its own
   // rows as it finishes them; panels leave it for after the GEMM.
-  bool alongN = nUnits >= 2 * threads && !(epilogue && mUnits >= 4 * threads);
+  // Windows read in place go by whole rows: each call then has all its
+  // columns' FMA chains in flight.
+  bool alongN = nUnits >= 2 * threads && !(epilogue && mUnits >= 4 * threads) &&
+                !readsWindowsInPlace(problem(0), ks, m);
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // Two tasks a thread: enough to even out a late worker, few enough that
   // operands shared by the tasks (A along N, B along M) are not re-read much.

@@ -153,6 +153,65 @@ struct Avx512 {
   }
   static constexpr PackTransposed kPack = pack;
 
+  /// WindowsKernel: up to 8 vectors of columns at once, each its own FMA
+  /// chain (8 chains hide the FMA latency); loads are unaligned rows of the
+  /// input, masked to the input's columns where they reach past them.
+  __attribute__((target("avx512f,fma"))) static void
+  windows(int64_t rows, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+          int64_t ldb, int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad,
+          int64_t width, float *c, int64_t ldc, bool loadC) {
+    constexpr int kVectors = 8;
+    for (int64_t j0 = 0; j0 < n; j0 += 16 * kVectors) {
+      const int vectors = int(std::min<int64_t>(kVectors, (n - j0 + 15) / 16));
+      // mask[v][tap]: the lanes of vector v that lie in C and in the input.
+      __mmask16 mask[kVectors][kMaxWindowTaps] = {};
+      bool whole = true;
+      for (int v = 0; v < vectors; ++v)
+        for (int64_t tap = 0; tap < kInner; ++tap) {
+          const int64_t first = j0 + 16 * v, shift = tap * ldbInner + col0 - pad;
+          int64_t lo = first, hi = std::min(n, first + 16);
+          if (width > 0)
+            lo = std::max(lo, -shift), hi = std::min(hi, width - shift);
+          mask[v][tap] = hi <= lo ? __mmask16(0)
+                                  : __mmask16(((1u << (hi - lo)) - 1) << (lo - first));
+          whole = whole && mask[v][tap] == 0xFFFF;
+        }
+      __mmask16 columns[kVectors]; // the lanes of vector v that lie in C
+      for (int v = 0; v < kVectors; ++v) {
+        const int64_t left = std::clamp<int64_t>(n - j0 - 16 * v, 0, 16);
+        columns[v] = __mmask16((1u << left) - 1);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        __m512 acc[kVectors];
+        float *crow = c + r * ldc + j0;
+        for (int v = 0; v < kVectors; ++v)
+          acc[v] = loadC ? _mm512_maskz_loadu_ps(columns[v], crow + 16 * v) : _mm512_setzero_ps();
+        const float *arow = a + r * lda;
+        // p = channel * kInner + tap, in order (k is channels * kInner).
+        for (int64_t p = 0, channel = 0; p < k; ++channel) {
+          const float *base = b + channel * ldb + col0 - pad + j0;
+          for (int64_t tap = 0; tap < kInner; ++tap, ++p) {
+            const float *row = base + tap * ldbInner;
+            const __m512 w = _mm512_set1_ps(arow[p]);
+            if (whole && vectors == kVectors) {
+#pragma GCC unroll 8
+              for (int v = 0; v < kVectors; ++v)
+                acc[v] = _mm512_fmadd_ps(w, _mm512_loadu_ps(row + 16 * v), acc[v]);
+            } else {
+#pragma GCC unroll 8
+              for (int v = 0; v < kVectors; ++v)
+                acc[v] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask[v][tap], row + 16 * v),
+                                         acc[v]);
+            }
+          }
+        }
+        for (int v = 0; v < vectors; ++v)
+          _mm512_mask_storeu_ps(crow + 16 * v, columns[v], acc[v]);
+      }
+    }
+  }
+  static constexpr WindowsKernel kWindows = windows;
+
   /// EdgeKernel: NE columns, blocks of up to MV x 16 rows, vectors along the
   /// rows (aT's rows are contiguous), C written and read a column at a time
   /// by scatters and gathers.
@@ -423,12 +482,14 @@ void fillKernels(KernelSet &set, std::integer_sequence<int, R...>) {
 
 template <class K> KernelSet makeSet(Isa isa, const char *name) {
   static_assert(K::kRows[0] <= kMaxRows && K::kRows[1] <= kMaxRows);
-  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}};
+  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}, nullptr};
   fillKernels<K, 1>(set, std::make_integer_sequence<int, K::kRows[0]>());
   fillKernels<K, 2>(set, std::make_integer_sequence<int, K::kRows[1]>());
-  if constexpr (std::is_same_v<K, Avx512>)
+  if constexpr (std::is_same_v<K, Avx512>) {
     for (int j = 0; j < kMaxEdgeColumns; ++j)
       set.edge[j] = K::kEdge[j];
+    set.windows = K::kWindows;
+  }
   return set;
 }
 

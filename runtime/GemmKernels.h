@@ -44,7 +44,20 @@ using PackTransposed = void (*)(const float *src, int64_t ld, int64_t kc, int64_
 using EdgeKernel = void (*)(int64_t rows, int64_t kc, const float *aT, int64_t ldaT,
                             const float *b, int64_t ldb, float *c, int64_t ldc, bool loadC);
 
-constexpr int kMaxRows = 24, kMaxEdgeColumns = 4;
+/// A convolution's few output channels (rows <= kMaxWindowRows) read
+/// straight from its input, without packing B: for r < rows, j < n,
+///   C[r][j] = (loadC ? C[r][j] : 0) + sum_p a[r * lda + p] * B[p][j],
+/// B[p][j] = row[j + shift] with row = b + (p / kInner) * ldb and shift =
+/// (p % kInner) * ldbInner + col0 - pad, and 0 where width > 0 and j + shift
+/// lies outside [0, width) (tfc_sgemm_windows's unpadded input). The same
+/// FMA chains over p in order as the packed path (its zeros included).
+/// kInner <= kMaxWindowTaps.
+using WindowsKernel = void (*)(int64_t rows, int64_t n, int64_t k, const float *a, int64_t lda,
+                               const float *b, int64_t ldb, int64_t kInner, int64_t ldbInner,
+                               int64_t col0, int64_t pad, int64_t width, float *c, int64_t ldc,
+                               bool loadC);
+
+constexpr int kMaxRows = 24, kMaxEdgeColumns = 4, kMaxWindowRows = 4, kMaxWindowTaps = 16;
 
 enum class Isa { Scalar, Avx2, Avx512 };
 
@@ -62,6 +75,8 @@ struct KernelSet {
   /// edge[nr - 1] for panels of nr <= kMaxEdgeColumns columns; null where
   /// the ISA has none (the tile kernels then take the edge).
   EdgeKernel edge[kMaxEdgeColumns];
+  /// Null where the ISA has none (the packed path then runs).
+  WindowsKernel windows;
 };
 
 const KernelSet &scalarKernels();
