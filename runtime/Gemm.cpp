@@ -81,6 +81,8 @@ constexpr int64_t kParallelMinMacs = int64_t(1) << 20, kTaskMacs = int64_t(1) <<
 // A GEMM too small for the pool may carry an epilogue that is not: the
 // generated loops go on the pool from about this many elements.
 constexpr int64_t kParallelEpilogueElements = int64_t(1) << 14;
+// A one-channel weight gradient with at most this many taps runs transposed.
+constexpr int64_t kMaxTransposedTaps = 16;
 
 /// One GEMM of the batch: C = op(A) op(B) (+ C).
 struct Problem {
@@ -334,6 +336,25 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   if (mInner <= 0 || mInner >= m || transA) // plain rows
     mInner = m, ldaOuter = 0;
   const bool plainA = mInner == m;
+  // A one-channel input's weight gradient, C[j][o] = sum_t x[t + j] dy[o][t]
+  // (taps: A's row j is x shifted by j; op(B) = dy^T), transposed: C^T = dy
+  // times the matrix whose row t is x[t : t + M], rows one float apart. dy
+  // is then read as it lies instead of transposed into a pack for a handful
+  // of rows. fma(a, b, c) == fma(b, a, c): every element keeps its chain.
+  if (mInner == 1 && ldaOuter == 1 && m <= kMaxTransposedTaps && transB && !transA &&
+      kInner == 1 && bWidth == 0 && !epilogue && (strideC == 0 || batch == 1)) {
+    std::vector<float> cT(size_t(n) * size_t(m));
+    float *c0 = reinterpret_cast<float *>(c);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t o = 0; o < n; ++o)
+        cT[size_t(o * m + j)] = accumulate ? c0[j * ldc + o] : 0.0f;
+    sgemm(batch, n, m, k, b, ldb, strideB, 0, a, 1, strideA, 0, intptr_t(cT.data()), m, 0,
+          accumulate, nullptr);
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t o = 0; o < n; ++o)
+        c0[j * ldc + o] = cT[size_t(o * m + j)];
+    return;
+  }
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
   // row: C^T = b^T A^T. Its tiles then run along M instead of using one lane
   // in 16, and as fma(x, y, c) == fma(y, x, c) every element keeps its bits.

@@ -632,7 +632,10 @@ TEST(Gemm, TapsAreOneReductionPerTap) {
   };
   const Grad grads[] = {{1, 4, 2, 3, 5, true, false},     {3, 5, 1, 5, 17, false, true},
                         {2, 64, 64, 5, 100, true, true},  {4, 7, 13, 3, 40, false, false},
-                        {16, 64, 64, 5, 100, true, false}, {5, 1, 64, 5, 100, true, false}};
+                        {16, 64, 64, 5, 100, true, false}, {5, 1, 64, 5, 100, true, false},
+                        // One input channel: run transposed (C^T = dy x^T).
+                        {128, 64, 1, 5, 100, true, true}, {3, 5, 1, 5, 17, true, false},
+                        {1, 3, 1, 2, 9, true, true}};
   int before = tfc::rt::numThreads();
   for (const Grad &v : grads) {
     const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels;
