@@ -81,6 +81,9 @@ constexpr int64_t kParallelMinMacs = int64_t(1) << 20, kTaskMacs = int64_t(1) <<
 // A GEMM too small for the pool may carry an epilogue that is not: the
 // generated loops go on the pool from about this many elements.
 constexpr int64_t kParallelEpilogueElements = int64_t(1) << 14;
+// Transposing one element of B into a pack costs about this many
+// multiply-adds of a micro-kernel's time.
+constexpr int64_t kTransposeCost = 8;
 // A one-channel weight gradient with at most this many taps runs transposed.
 constexpr int64_t kMaxTransposedTaps = 16;
 
@@ -435,7 +438,10 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     }
   };
   const bool wideEpilogue = epilogue && int64_t(m) * n >= kParallelEpilogueElements;
-  if ((macs < kParallelMinMacs && !wideEpilogue) || threads == 1) {
+  // A transposed B is packed element by element (a 16 x 16 transpose in
+  // registers): for a GEMV, transposed (N = 1), that is most of the work.
+  const int64_t work = macs + (transB ? kTransposeCost * batch * n * k : 0);
+  if ((work < kParallelMinMacs && !wideEpilogue) || threads == 1) {
     if (epilogue) // batch == 1
       return gemmBlock(problem(0), plan, 0, m, 0, n, epilogue);
     return runItems(0, m, 0, n);
@@ -449,7 +455,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     // first (a task then packs only its own columns of B), M as well when
     // there are fewer panels than tasks.
     int64_t tasks =
-        std::min({mUnits * nUnits, macs / kTaskMacs, int64_t(plainA ? 2 : 1) * threads});
+        std::min({mUnits * nUnits, work / kTaskMacs, int64_t(plainA ? 2 : 1) * threads});
     // Taps share B: cut only M, so that B is packed once a task.
     int64_t nParts = plainA ? std::min(nUnits, tasks) : 1;
     int64_t mParts = std::clamp(tasks / nParts, int64_t(1), mUnits);
@@ -481,7 +487,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // Two tasks a thread: enough to even out a late worker, few enough that
   // operands shared by the tasks (A along N, B along M) are not re-read much.
-  int64_t tasks = std::max(std::min({total, macs / kTaskMacs, int64_t(2) * threads}),
+  int64_t tasks = std::max(std::min({total, work / kTaskMacs, int64_t(2) * threads}),
                            std::min<int64_t>(total, wideEpilogue ? threads : 1));
   int64_t perTask = (total + tasks - 1) / tasks;
   tasks = (total + perTask - 1) / perTask;
