@@ -25,6 +25,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace tfc::rt::gemm {
 
 Isa bestIsa() {
@@ -158,6 +162,48 @@ void packPaddedRows(const Problem &g, int64_t lanes, int64_t p0, int64_t kc, int
   }
 }
 
+#if defined(__x86_64__)
+/// packPaddedRows for AVX-512 and 32-column panels, without a library call:
+/// a panel row is two vectors, loaded masked to the input's columns (masked
+/// lanes read nothing and come back zero) and stored whole.
+__attribute__((target("avx512f"))) void packPaddedRowsAvx512(const Problem &g, int64_t p0,
+                                                             int64_t kc, int64_t j0, int64_t nc,
+                                                             float *dst) {
+  constexpr int64_t NR = 32;
+  const int64_t full = nc / NR * NR, nr = nc - full, pitch = nr <= 16 ? 16 : NR;
+  // Lanes [lo - c0, hi - c0) of a 16-column vector starting at column c0.
+  auto lanes = [](int64_t c0, int64_t lo, int64_t hi) {
+    int64_t from = std::clamp<int64_t>(lo - c0, 0, 16), to = std::clamp<int64_t>(hi - c0, 0, 16);
+    return to <= from ? __mmask16(0) : __mmask16(((1u << (to - from)) - 1) << from);
+  };
+  for (int64_t p = 0; p < kc; ++p) {
+    const int64_t k = p0 + p, shift = (k % g.kInner) * g.ldbInner - g.bPad;
+    const float *row = g.b + (k / g.kInner) * g.ldb + shift;
+    const int64_t lo = -shift, hi = g.bWidth - shift;
+    for (int64_t jr = 0; jr < full; jr += NR) {
+      const int64_t c0 = j0 + jr;
+      float *d = dst + jr * kc + p * NR;
+      if (c0 >= lo && c0 + NR <= hi) {
+        _mm512_storeu_ps(d, _mm512_loadu_ps(row + c0));
+        _mm512_storeu_ps(d + 16, _mm512_loadu_ps(row + c0 + 16));
+      } else {
+        _mm512_storeu_ps(d, _mm512_maskz_loadu_ps(lanes(c0, lo, hi), row + c0));
+        _mm512_storeu_ps(d + 16, _mm512_maskz_loadu_ps(lanes(c0 + 16, lo, hi), row + c0 + 16));
+      }
+    }
+    if (nr > 0) {
+      const int64_t c0 = j0 + full;
+      float *d = dst + full * kc + p * pitch;
+      const __mmask16 in[2] = {__mmask16(lanes(c0, lo, hi) & lanes(c0, c0, c0 + nr)),
+                               __mmask16(lanes(c0 + 16, lo, hi) & lanes(c0 + 16, c0, c0 + nr))};
+      _mm512_storeu_ps(d, _mm512_maskz_loadu_ps(in[0], row + c0));
+      if (pitch == NR)
+        _mm512_storeu_ps(d + 16, _mm512_maskz_loadu_ps(in[1], row + c0 + 16));
+    }
+  }
+}
+#endif
+
 /// What the problems of one tfc_sgemm call share.
 struct Plan {
   const KernelSet &ks;
@@ -202,8 +248,13 @@ void packB(const Problem &g, const KernelSet &ks, int64_t p0, int64_t kc, int64_
   // Row-major panels, with the panel width a constant in each instance.
   auto pack = [&](auto width) {
     constexpr int64_t W = decltype(width)::value;
-    if (g.bWidth > 0)
+    if (g.bWidth > 0) {
+#if defined(__x86_64__)
+      if (ks.isa == Isa::Avx512 && W == 32)
+        return packPaddedRowsAvx512(g, p0, kc, j0, nc, dst);
+#endif
       return packPaddedRows<W>(g, ks.lanes, p0, kc, j0, nc, dst);
+    }
     return packRows<W>(g, ks.lanes, p0, kc, j0, nc, dst);
   };
   switch (NR) {
