@@ -509,15 +509,19 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
         std::min({mUnits * nUnits, work / kTaskMacs, int64_t(plainA ? 2 : 1) * threads});
     // Taps share B: cut only M, so that B is packed once a task.
     int64_t nParts = plainA ? std::min(nUnits, tasks) : 1;
-    int64_t mParts = std::clamp(tasks / nParts, int64_t(1), mUnits);
-    int64_t nPer = (nUnits + nParts - 1) / nParts * NR, mPer = (mUnits + mParts - 1) / mParts * MR;
+    int64_t nPer = (nUnits + nParts - 1) / nParts * NR;
     nParts = (n + nPer - 1) / nPer;
-    mParts = (m + mPer - 1) / mPer;
+    int64_t mParts = std::clamp(tasks / nParts, int64_t(1), mUnits);
+    // Whole rounds of tasks: three panels on two threads would leave one
+    // idle for a third of the GEMM. M is cut in equal row ranges (a strip
+    // takes any height).
+    while ((nParts * mParts) % threads != 0 && mParts < mUnits)
+      ++mParts;
     std::atomic<int64_t> next{0};
     tfc::rt::parallelFor(threads, 1, [&](int64_t, int64_t) {
       for (int64_t t; (t = next.fetch_add(1)) < mParts * nParts;) {
-        int64_t i0 = t / nParts * mPer, j0 = t % nParts * nPer;
-        runItems(i0, std::min(i0 + mPer, int64_t(m)), j0, std::min(j0 + nPer, int64_t(n)));
+        int64_t part = t / nParts, j0 = t % nParts * nPer;
+        runItems(m * part / mParts, m * (part + 1) / mParts, j0, std::min(j0 + nPer, int64_t(n)));
       }
     });
     return;
