@@ -113,6 +113,10 @@ struct Problem {
   // A's row i is at a + (i / mInner) * ldaOuter + (i % mInner) * lda (not
   // transposed): a weight gradient's taps over channels (mInner m: plain).
   int64_t mInner = 0, ldaOuter = 0;
+  // With aWidth > 0, A's rows are those of an unpadded input: row (o, i)'s
+  // column p reads a[i * lda + o * ldaOuter + p - aPad] when that column,
+  // o * ldaOuter + p - aPad, lies in [0, aWidth), else 0 (tfc_sgemm_taps).
+  int64_t aPad = 0, aWidth = 0;
   // A^T[p][i] at aT + p * ldaT + i, when the edge kernels may read it (A
   // itself if transposed, else a transposed copy of an A the batch shares).
   const float *aT = nullptr;
@@ -124,7 +128,15 @@ struct Problem {
   const float *aAt(int64_t i, int64_t p) const {
     if (transA)
       return a + p * lda + i;
-    return a + (i / mInner) * ldaOuter + (i % mInner) * lda + p;
+    return a + (i / mInner) * ldaOuter + (i % mInner) * lda + p - aPad;
+  }
+  /// The columns [lo, hi) of A's row i inside an unpadded input (all of K
+  /// without one): the rest are zeros, which the FMA chains skip.
+  std::pair<int64_t, int64_t> aColumns(int64_t i) const {
+    if (aWidth <= 0)
+      return {0, k};
+    const int64_t shift = (i / mInner) * ldaOuter - aPad;
+    return {std::clamp<int64_t>(-shift, 0, k), std::clamp<int64_t>(aWidth - shift, 0, k)};
   }
 };
 
@@ -300,7 +312,7 @@ struct Epilogue {
 /// input (KernelSet::windows): a packed panel would serve too few rows to
 /// pay for its copy (a one-channel output: M = 1, K = 64 x 5).
 bool readsWindowsInPlace(const Problem &g, const KernelSet &ks, int64_t rows) {
-  return ks.windows && (g.kInner > 1 || g.bWidth > 0) && !g.transA && !g.transB &&
+  return ks.windows && (g.kInner > 1 || g.bWidth > 0) && !g.transA && !g.transB && !g.aWidth &&
          rows <= kMaxWindowRows && g.kInner <= kMaxWindowTaps && g.k % g.kInner == 0 &&
          g.mInner == g.m;
 }
@@ -345,20 +357,31 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
       for (int64_t ic = i0, iEnd; ic < i1; ic = iEnd) {
         iEnd = std::min({ic + kMC, i1, (ic / g.mInner + 1) * g.mInner});
         const Strips strips[2] = {{iEnd - ic, ks.rows[0]}, {iEnd - ic, ks.rows[1]}};
+        // The block's columns of A inside an unpadded input, in this K step.
+        auto [lo, hi] = g.aColumns(ic);
+        const int64_t p0 = std::max(pc, lo), p1 = std::min(pc + kc, hi);
+        if (p1 <= p0) { // all padding: C is 0 or stays
+          if (!loadC)
+            for (int64_t i = ic; i < iEnd; ++i)
+              std::fill(g.c + i * g.ldc + jc, g.c + i * g.ldc + jc + nc, 0.0f);
+          if (rowsDone && jc + nc >= j1 && pc + kc >= g.k)
+            (*rowsDone)(ic, iEnd);
+          continue;
+        }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int64_t nr = std::min(NR, nc - jr);
           bool wide = nr > ks.lanes;
-          const float *bp = pack ? block + jr * kc : g.b + pc * g.ldb + jc + jr;
           int64_t ldbp = !pack ? g.ldb : wide ? NR : ks.lanes;
+          const float *bp = (pack ? block + jr * kc : g.b + pc * g.ldb + jc + jr) + (p0 - pc) * ldbp;
           const MicroKernel *kernels = ks.kernel[g.transA][wide];
           // One kernel call for the taller strips, one for the others.
           auto run = [&](int64_t i, int64_t height, int64_t count) {
-            kernels[height - 1](count, kc, g.aAt(i, pc), g.lda, bp, ldbp,
+            kernels[height - 1](count, p1 - p0, g.aAt(i, p0), g.lda, bp, ldbp,
                                 g.c + i * g.ldc + jc + jr, g.ldc, nr, loadC);
           };
           // A few columns on the right edge: vectors along the rows.
           if (nr <= kMaxEdgeColumns && g.aT && ks.edge[nr - 1]) {
-            ks.edge[nr - 1](iEnd - ic, kc, g.aT + pc * g.ldaT + ic, g.ldaT, bp, ldbp,
+            ks.edge[nr - 1](iEnd - ic, p1 - p0, g.aT + p0 * g.ldaT + ic, g.ldaT, bp, ldbp,
                             g.c + ic * g.ldc + jc + jr, g.ldc, loadC);
             continue;
           }
@@ -384,24 +407,41 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
            intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
            intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
            const Epilogue *epilogue, int64_t kInner = 1, int64_t ldbInner = 0, int64_t bPad = 0,
-           int64_t bWidth = 0, int64_t mInner = 0, int64_t ldaOuter = 0) {
+           int64_t bWidth = 0, int64_t mInner = 0, int64_t ldaOuter = 0, int64_t aPad = 0,
+           int64_t aWidth = 0) {
   if (batch <= 0 || m <= 0 || n <= 0)
     return;
   if (mInner <= 0 || mInner >= m || transA) // plain rows
     mInner = m, ldaOuter = 0;
-  const bool plainA = mInner == m;
+  if (aWidth <= 0 || transA) // a padded (or no) input: every column of A is stored
+    aPad = 0, aWidth = 0;
+  // Plain rows, every element stored: what the rewrites below assume of A.
+  const bool plainA = mInner == m && aWidth == 0;
   // A one-channel input's weight gradient, C[j][o] = sum_t x[t + j] dy[o][t]
   // (taps: A's row j is x shifted by j; op(B) = dy^T), transposed: C^T = dy
   // times the matrix whose row t is x[t : t + M], rows one float apart. dy
   // is then read as it lies instead of transposed into a pack for a handful
   // of rows. fma(a, b, c) == fma(b, a, c): every element keeps its chain.
   if (mInner == 1 && ldaOuter == 1 && m <= kMaxTransposedTaps && transB && !transA &&
-      kInner == 1 && bWidth == 0 && !epilogue && (strideC == 0 || batch == 1)) {
+      kInner == 1 && bWidth == 0 && !epilogue && (strideC == 0 || batch == 1) && m > 1) {
     std::vector<float> cT(size_t(n) * size_t(m));
     float *c0 = reinterpret_cast<float *>(c);
     for (int64_t j = 0; j < m; ++j)
       for (int64_t o = 0; o < n; ++o)
         cT[size_t(o * m + j)] = accumulate ? c0[j * ldc + o] : 0.0f;
+    // Row t of x's windows is x[t - pad : t - pad + M]. An unpadded input is
+    // padded here, K + M - 1 floats a sample: read through the windows'
+    // packing instead, these few columns ran at half the speed.
+    std::vector<float> padded;
+    if (aWidth > 0) {
+      const int64_t span = k + m - 1;
+      padded.assign(size_t(batch) * size_t(span), 0.0f);
+      const float *x = reinterpret_cast<const float *>(a);
+      for (int64_t item = 0; item < batch; ++item)
+        for (int64_t q = std::max<int64_t>(aPad, 0); q < std::min<int64_t>(span, aWidth + aPad); ++q)
+          padded[size_t(item * span + q)] = x[item * strideA + q - aPad];
+      a = intptr_t(padded.data()), strideA = span;
+    }
     sgemm(batch, n, m, k, b, ldb, strideB, 0, a, 1, strideA, 0, intptr_t(cT.data()), m, 0,
           accumulate, nullptr);
     for (int64_t j = 0; j < m; ++j)
@@ -471,6 +511,8 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                    bWidth,
                    mInner,
                    ldaOuter,
+                   aPad,
+                   aWidth,
                    aT && transA ? aT + item * strideA : aT,
                    ldaT};
   };
@@ -592,9 +634,10 @@ extern "C" void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t 
                                intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                                intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
                                intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-                               intptr_t mInner, intptr_t ldaOuter) {
+                               intptr_t mInner, intptr_t ldaOuter, intptr_t pad,
+                               intptr_t width) {
   sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-        accumulate, nullptr, 1, 0, 0, 0, mInner, ldaOuter);
+        accumulate, nullptr, 1, 0, 0, 0, mInner, ldaOuter, pad, width);
 }
 
 extern "C" void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr_t k0,

@@ -52,11 +52,16 @@ void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intpt
 /// (lda the channel pitch, ldaOuter 1), B the output gradient, C row (j, c)
 /// the gradient of every output channel's weight at (c, j); so every tap
 /// reads the one packed copy of B. C's rows stay plain (ldc apart).
+/// With width > 0 the input is not padded (ldaOuter must then be the shift
+/// along its rows): row (j, c)'s column p is x[c][p + j * ldaOuter - pad]
+/// where 0 <= p + j * ldaOuter - pad < width, else 0, and `a` points at
+/// x[0][0]; each tap's chains then run over its columns inside the input
+/// (the padding's zeros add nothing), and no padded copy is ever made.
 void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
                     intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb,
                     intptr_t strideB, intptr_t transB, intptr_t c, intptr_t ldc,
                     intptr_t strideC, intptr_t accumulate, intptr_t mInner,
-                    intptr_t ldaOuter);
+                    intptr_t ldaOuter, intptr_t pad, intptr_t width);
 
 /// Two independent tfc_sgemm calls (neither reads or writes what the other
 /// writes), with the arguments of each: on two threads, one product a

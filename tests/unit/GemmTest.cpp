@@ -625,27 +625,43 @@ TEST(Gemm, WindowsAreTheIm2colGemm) {
 // A weight gradient's taps: C[(j, c)][o] = sum_{n, t} xpad[n][c][j + t] *
 // dy[n][o][t], A's rows in two levels (tap j, channel c), read in place;
 // the same bits as one batch-reduction GEMM per tap over copied windows.
+// With a padding, xpad is x zero-padded, and the taps read x itself as well
+// (pad and width: each tap's chains over its columns inside x), down to taps
+// that lie wholly in the padding.
 TEST(Gemm, TapsAreOneReductionPerTap) {
   struct Grad {
     int64_t batch, outChannels, channels, taps, width;
     bool transB, accumulate;
+    int64_t pad = 0; // 0: xpad is all data
   };
   const Grad grads[] = {{1, 4, 2, 3, 5, true, false},     {3, 5, 1, 5, 17, false, true},
                         {2, 64, 64, 5, 100, true, true},  {4, 7, 13, 3, 40, false, false},
                         {16, 64, 64, 5, 100, true, false}, {5, 1, 64, 5, 100, true, false},
                         // One input channel: run transposed (C^T = dy x^T).
                         {128, 64, 1, 5, 100, true, true}, {3, 5, 1, 5, 17, true, false},
-                        {1, 3, 1, 2, 9, true, true}};
+                        {1, 3, 1, 2, 9, true, true},
+                        // Zero-padded inputs, also read unpadded.
+                        {128, 64, 64, 5, 100, true, true, 2}, {3, 5, 1, 5, 17, true, false, 2},
+                        {128, 64, 1, 5, 100, true, true, 2}, {2, 4, 3, 3, 9, false, false, 1},
+                        {2, 3, 2, 7, 5, true, true, 4},    {2, 3, 2, 5, 3, true, false, 3},
+                        {3, 2, 1, 5, 3, true, true, 3}};
   int before = tfc::rt::numThreads();
   for (const Grad &v : grads) {
-    const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels;
+    const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels,
+                  inputWidth = padded - 2 * v.pad;
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> xpad(v.batch * v.channels * padded), dy(v.batch * v.outChannels * v.width),
-        c0(m * v.outChannels);
-    for (auto *buffer : {&xpad, &dy, &c0})
+        c0(m * v.outChannels), x(v.batch * v.channels * inputWidth);
+    for (auto *buffer : {&xpad, &dy, &c0, &x})
       for (float &f : *buffer)
         f = dist(rng);
+    if (v.pad > 0) { // xpad = x with pad zeros on each side
+      std::fill(xpad.begin(), xpad.end(), 0.0f);
+      for (int64_t r = 0; r < v.batch * v.channels; ++r)
+        std::copy(x.begin() + r * inputWidth, x.begin() + (r + 1) * inputWidth,
+                  xpad.begin() + r * padded + v.pad);
+    }
     // B as the GEMM reads it: dy[n][o][t] (transposed) or dy[n][t][o].
     std::vector<float> b(dy.size());
     for (int64_t n = 0; n < v.batch; ++n)
@@ -669,14 +685,21 @@ TEST(Gemm, TapsAreOneReductionPerTap) {
     }
     for (int threads : {1, 2, 3}) {
       tfc::rt::setNumThreads(threads);
-      std::vector<float> got = c0;
-      tfc_sgemm_taps(v.batch, m, v.outChannels, v.width, intptr_t(xpad.data()), padded,
-                     v.channels * padded, 0, intptr_t(b.data()), ldb, strideB, v.transB,
-                     intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels, 1);
-      EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
-          << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.taps
-          << " over " << v.width << (v.transB ? ", B transposed, " : ", ") << threads
-          << " threads";
+      for (bool fromPadded : {true, false}) {
+        if (!fromPadded && v.pad == 0)
+          continue;
+        std::vector<float> got = c0;
+        const std::vector<float> &input = fromPadded ? xpad : x;
+        const int64_t pitch = fromPadded ? padded : inputWidth;
+        tfc_sgemm_taps(v.batch, m, v.outChannels, v.width, intptr_t(input.data()), pitch,
+                       v.channels * pitch, 0, intptr_t(b.data()), ldb, strideB, v.transB,
+                       intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels, 1,
+                       fromPadded ? 0 : v.pad, fromPadded ? 0 : inputWidth);
+        EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
+            << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.taps
+            << " over " << v.width << (v.transB ? ", B transposed, " : ", ") << threads
+            << " threads, " << (fromPadded ? "padded input" : "padding made up");
+      }
     }
   }
   tfc::rt::setNumThreads(before);

@@ -344,6 +344,19 @@ std::optional<PaddedCopy> paddedCopyOf(Value padded, Operation *reader) {
   return found;
 }
 
+/// The padded copy, once the GEMM that read it reads the input instead, is
+/// never made if nothing else reads it.
+void erasePaddedCopyIfUnread(const std::optional<PaddedCopy> &padding, Value padded) {
+  if (padding && llvm::all_of(padded.getUsers(), [&](Operation *u) {
+        return u == padding->fill || u == padding->subview;
+      })) {
+    padding->copy->erase();
+    padding->subview->erase();
+    padding->fill->erase();
+    padded.getDefiningOp()->erase();
+  }
+}
+
 /// A convolution's GEMM over windows (Conv1dLowering, kernel <= width): loops
 /// (n, o, t, c, j), out[n, o, t] += w[o, c, j] * x[n, c, t + j]. One
 /// tfc_sgemm_windows call: per sample n, C (O x T) = W (O x C*KW) times B
@@ -389,15 +402,7 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
   builder.create<func::CallOp>(loc, callee, args.values);
   Value padded = op.getDpsInputs()[1];
   op.erase();
-  // The padded copy, if the GEMM read it alone, is never made.
-  if (padding && llvm::all_of(padded.getUsers(), [&](Operation *u) {
-        return u == padding->fill || u == padding->subview;
-      })) {
-    padding->copy->erase();
-    padding->subview->erase();
-    padding->fill->erase();
-    padded.getDefiningOp()->erase();
-  }
+  erasePaddedCopyIfUnread(padding, padded);
   return success();
 }
 
@@ -421,6 +426,16 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
     return failure();
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1], c = op.getDpsInits()[0];
+  // A zero-padded input (padded along the shifted dim) is read unpadded,
+  // each tap's chains running over its columns inside it.
+  std::optional<PaddedCopy> padding = paddedCopyOf(a, op);
+  const int64_t rank = maps[0].getNumResults();
+  if (padding && staticLayout(padding->input) &&
+      maps[0].getResult(rank - 1) == d(1) + d(4)) {
+    a = padding->input;
+  } else {
+    padding.reset();
+  }
   auto la = staticLayout(a), lc = staticLayout(c);
   auto bType = dyn_cast<MemRefType>(b.getType());
   if (!la || !lc || !bType || llvm::any_of(sizes, ShapedType::isDynamic))
@@ -444,7 +459,7 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
     return failure();
   int64_t batch = sizes[0], M = sizes[1] * sizes[2], N = sizes[3], K = sizes[4];
   bool accumulate = accumulatesInto(op, c);
-  func::FuncOp callee = declareRuntime(module, kGemmTapsSymbol, kGemmArgs + 2);
+  func::FuncOp callee = declareRuntime(module, kGemmTapsSymbol, kGemmArgs + 4);
   OpBuilder builder(op);
   CallArgs args{builder, op.getLoc()};
   args.index(batch).index(M).index(N).index(K);
@@ -452,8 +467,12 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
   args.pointer(b, lb->offset).index(lb->ld).index(lb->batchStride).index(lb->transposed);
   args.pointer(c, lc->second).index(lc->first[1]).index(0).index(accumulate);
   args.index(sizes[2]).index(*shiftStride);
+  int64_t width = padding ? cast<MemRefType>(a.getType()).getShape().back() : 0;
+  args.index(padding ? padding->pad : 0).index(width);
   builder.create<func::CallOp>(op.getLoc(), callee, args.values);
+  Value padded = op.getDpsInputs()[0];
   op.erase();
+  erasePaddedCopyIfUnread(padding, padded);
   return success();
 }
 

@@ -391,7 +391,7 @@ func.func @conv_padded_overwritten(%w: memref<4x2x3xf32>, %x: memref<2x2x5xf32>,
 // whose row (j, c) starts at xpad[n, c, j] (channel pitch 7, taps 1 apart),
 // B = dy[n] read transposed (pitch 5, sample pitch 20), C the 6 x 4 matrix
 // out summed over the 2 samples.
-// CHECK-LABEL: func.func private @tfc_sgemm_taps(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func private @tfc_sgemm_taps(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @conv_weight_gradient_taps
 // CHECK-NOT: linalg.fill
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -403,13 +403,48 @@ func.func @conv_padded_overwritten(%w: memref<4x2x3xf32>, %x: memref<2x2x5xf32>,
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG: %[[C14:.*]] = arith.constant 14 : index
 // CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
-// CHECK: call @tfc_sgemm_taps(%[[C2]], %[[C6]], %[[C4]], %[[C5]], %{{.*}}, %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C1]], %{{.*}}, %[[C4]], %[[C0]], %[[C0]], %[[C2]], %[[C1]])
+// CHECK: call @tfc_sgemm_taps(%[[C2]], %[[C6]], %[[C4]], %[[C5]], %{{.*}}, %[[C7]], %[[C14]], %[[C0]], %{{.*}}, %[[C5]], %[[C20]], %[[C1]], %{{.*}}, %[[C4]], %[[C0]], %[[C0]], %[[C2]], %[[C1]], %[[C0]], %[[C0]])
 // CHECK-NOT: linalg.generic
 func.func @conv_weight_gradient_taps(%xpad: memref<2x2x7xf32>, %dy: memref<2x4x5xf32>, %out: memref<3x2x4xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%out : memref<3x2x4xf32>)
   linalg.generic {indexing_maps = [#x, #dy, #out], iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]}
       ins(%xpad, %dy : memref<2x2x7xf32>, memref<2x4x5xf32>) outs(%out : memref<3x2x4xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(n, j, c, o, t) -> (n, c, j + t)>
+#dy = affine_map<(n, j, c, o, t) -> (n, o, t)>
+#out = affine_map<(n, j, c, o, t) -> (j, c, o)>
+
+// The same taps over x zero-padded by 1 on each side (a fresh buffer,
+// zero-filled, x copied into the middle): the call reads x itself (channel
+// pitch 5, sample pitch 10) with pad 1 and width 5, and the padded copy is
+// gone.
+// CHECK-LABEL: func.func @conv_weight_gradient_taps_padded
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C10:.*]] = arith.constant 10 : index
+// CHECK: call @tfc_sgemm_taps(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C5]], %[[C10]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C1]], %[[C1]], %[[C5]])
+// CHECK-NOT: memref.copy
+func.func @conv_weight_gradient_taps_padded(%x: memref<2x2x5xf32>, %dy: memref<2x4x5xf32>, %out: memref<3x2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x2x7xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x2x7xf32>)
+  %middle = memref.subview %padded[0, 0, 1] [2, 2, 5] [1, 1, 1] : memref<2x2x7xf32> to memref<2x2x5xf32, strided<[14, 7, 1], offset: 1>>
+  memref.copy %x, %middle : memref<2x2x5xf32> to memref<2x2x5xf32, strided<[14, 7, 1], offset: 1>>
+  linalg.fill ins(%zero : f32) outs(%out : memref<3x2x4xf32>)
+  linalg.generic {indexing_maps = [#x, #dy, #out], iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%padded, %dy : memref<2x2x7xf32>, memref<2x4x5xf32>) outs(%out : memref<3x2x4xf32>) attrs = {tfc.matmul} {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %c, %p : f32

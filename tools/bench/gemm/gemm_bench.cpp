@@ -41,7 +41,7 @@ struct Call {
   std::string model, pass;
   int perStep;
   long batch, m, n, k, lda, strideA, transA, ldb, strideB, transB, ldc, strideC, acc;
-  std::string kind = "gemm"; // or "windows" (kInner ldbInner pad width), "taps" (mInner ldaOuter)
+  std::string kind = "gemm"; // or "windows" (kInner ldbInner pad width), "taps" (mInner ldaOuter pad width)
   long extra[4] = {0, 0, 0, 0};
 };
 
@@ -62,7 +62,7 @@ std::vector<Call> readCalls(const std::string &path) {
     if (!s)
       continue;
     if (s >> c.kind) {
-      int extras = c.kind == "windows" ? 4 : c.kind == "taps" ? 2 : 0;
+      int extras = c.kind == "windows" || c.kind == "taps" ? 4 : 0;
       for (int i = 0; i < extras; ++i)
         s >> c.extra[i];
       if (!s || extras == 0)
@@ -98,13 +98,15 @@ void runTfc(const Call &c, const float *a, const float *b, float *out) {
   if (c.kind == "taps")
     return tfc_sgemm_taps(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA,
                           intptr_t(b), c.ldb, c.strideB, c.transB, intptr_t(out), c.ldc,
-                          c.strideC, c.acc, c.extra[0], c.extra[1]);
+                          c.strideC, c.acc, c.extra[0], c.extra[1], c.extra[2], c.extra[3]);
   tfc_sgemm(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA, intptr_t(b), c.ldb,
             c.strideB, c.transB, intptr_t(out), c.ldc, c.strideC, c.acc);
 }
 
 /// The floats the operands of `c` span as tfc reads them.
 size_t extentA(const Call &c) {
+  if (c.kind == "taps" && c.extra[3] > 0) // an unpadded input: channels of `width`
+    return size_t(c.strideA * (c.batch - 1) + (c.extra[0] - 1) * c.lda + c.extra[3]);
   if (c.kind == "taps") // rows (j, i) at j * ldaOuter + i * lda, K columns
     return size_t(c.strideA * (c.batch - 1) + (c.extra[0] - 1) * c.lda +
                   (c.m / c.extra[0] - 1) * c.extra[1] + c.k);
@@ -138,14 +140,16 @@ Call densify(const Call &c, const float *&a, const float *&b, std::vector<float>
         }
     d.ldb = c.n, d.strideB = c.k * c.n, d.transB = 0;
     b = dense.data();
-  } else if (c.kind == "taps") { // A[n][(j, i)][p] = x[n] at j * ldaOuter + i * lda + p
-    long mInner = c.extra[0], outer = c.extra[1];
+  } else if (c.kind == "taps") { // A[n][(j, i)][p] = x[n][i] at j * ldaOuter + p - pad, or 0
+    long mInner = c.extra[0], outer = c.extra[1], pad = c.extra[2], width = c.extra[3];
     dense.assign(size_t(c.batch * c.m * c.k), 0.0f);
     for (long n = 0; n < c.batch; ++n)
       for (long r = 0; r < c.m; ++r)
-        for (long p = 0; p < c.k; ++p)
-          dense[size_t((n * c.m + r) * c.k + p)] =
-              a[n * c.strideA + (r / mInner) * outer + (r % mInner) * c.lda + p];
+        for (long p = 0; p < c.k; ++p) {
+          long at = (r / mInner) * outer + p - pad;
+          if (width == 0 || (at >= 0 && at < width))
+            dense[size_t((n * c.m + r) * c.k + p)] = a[n * c.strideA + (r % mInner) * c.lda + at];
+        }
     d.lda = c.k, d.strideA = c.m * c.k, d.transA = 0;
     a = dense.data();
   }

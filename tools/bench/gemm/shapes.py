@@ -5,9 +5,11 @@
 
 Each line: model, pass (fwd: the call is in `predict`; bwd: only in
 `train_step`), calls per train step, then tfc_sgemm's arguments without the
-pointers: batch m n k lda strideA transA ldb strideB transB ldc strideC accumulate;
+pointers: batch m n k lda strideA transA ldb strideB transB ldc strideC accumulate
+(a tfc_sgemm_pair is its two calls);
 a convolution's tfc_sgemm_windows call adds `windows kInner ldbInner pad width`,
-a weight gradient's tfc_sgemm_taps call `taps mInner ldaOuter` (runtime/Gemm.h).
+a weight gradient's tfc_sgemm_taps call `taps mInner ldaOuter pad width`
+(runtime/Gemm.h).
 """
 
 import argparse
@@ -28,13 +30,16 @@ def calls(tfc, model):
     for line in out.splitlines():
         if m := re.match(r"\s*func.func (?:private )?@(\w+)\(", line):
             entry = m.group(1)
-        if m := re.search(r"call @tfc_sgemm(_windows|_taps)?\(([^)]*)\)", line):
+        if m := re.search(r"call @tfc_sgemm(_windows|_taps|_pair)?\(([^)]*)\)", line):
             args = [a.strip() for a in m.group(2).split(",")]
-            # Constants print as %c<value>[_<n>]; 4, 8 and 12 are the pointers.
-            values = tuple(int(re.match(r"%c(\d+)", a).group(1))
-                           for i, a in enumerate(args) if i not in (4, 8, 12))
             kind = (m.group(1) or "").lstrip("_")
-            yield entry, values[:13] + ((kind,) + values[13:] if kind else ())
+            # A pair is two tfc_sgemm calls' arguments, one after the other.
+            for part in ([args[:16], args[16:]] if kind == "pair" else [args]):
+                # Constants print as %c<value>[_<n>]; 4, 8 and 12 are the pointers.
+                values = tuple(int(re.match(r"%c(\d+)", a).group(1))
+                               for i, a in enumerate(part) if i not in (4, 8, 12))
+                extra = (kind,) + values[13:] if kind in ("windows", "taps") else ()
+                yield entry, values[:13] + extra
 
 
 def main():
