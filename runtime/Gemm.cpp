@@ -311,8 +311,10 @@ struct Epilogue {
 /// Whether `rows` rows of a convolution's windows run straight from its
 /// input (KernelSet::windows): a packed panel would serve too few rows to
 /// pay for its copy (a one-channel output: M = 1, K = 64 x 5).
+/// A plain B goes the same way under a few rows (M = 1: 1 x 256 x 640): one
+/// row's tile would keep only two FMA chains in flight.
 bool readsWindowsInPlace(const Problem &g, const KernelSet &ks, int64_t rows) {
-  return ks.windows && (g.kInner > 1 || g.bWidth > 0) && !g.transA && !g.transB && !g.aWidth &&
+  return ks.windows && !g.transA && !g.transB && !g.aWidth &&
          rows <= kMaxWindowRows && g.kInner <= kMaxWindowTaps && g.k % g.kInner == 0 &&
          g.mInner == g.m;
 }
@@ -403,6 +405,43 @@ void runEpilogueAfter(const Epilogue &epilogue, int64_t m, int64_t n) {
   tfc::rt::parallelFor(m, grain, [&](int64_t i0, int64_t i1) { epilogue(i0, i1); });
 }
 
+/// A GEMV over a plain A, C[i] = (C[i] +) sum_p A[i][p] b[p] (N = 1; b's
+/// elements one float apart), with the batch as tfc_sgemm has it: items
+/// strideC apart, or summed into one C (strideC 0). Every row is read as it
+/// lies, in sixteen FMA chains (KernelSet::dot) that run on through the
+/// items of a reduction; their lanes are then added in a fixed tree, the
+/// same for any ISA, blocking or thread count. Blocks of rows go on the pool.
+void gemvDot(const KernelSet &ks, int64_t batch, int64_t m, int64_t k, const float *a,
+             int64_t lda, int64_t strideA, const float *b, int64_t strideB, float *c,
+             int64_t ldc, int64_t strideC, bool accumulate) {
+  constexpr int64_t kRows = 64; // a block's sums: 4 KiB on the stack
+  const bool reduce = strideC == 0 && batch > 1;
+  auto block = [&](int64_t i0, int64_t i1) {
+    alignas(64) float acc[kRows * kDotLanes];
+    float sums[kRows];
+    for (int64_t lo = i0; lo < i1; lo += kRows) {
+      const int64_t rows = std::min(kRows, i1 - lo);
+      for (int64_t item = 0; item < batch; ++item) {
+        const bool last = !reduce || item == batch - 1;
+        ks.dot(rows, k, a + item * strideA + lo * lda, lda, b + item * strideB, acc,
+               !reduce || item == 0, last ? sums : nullptr);
+        if (!last)
+          continue;
+        float *out = c + (reduce ? 0 : item * strideC) + lo * ldc;
+        for (int64_t r = 0; r < rows; ++r)
+          out[r * ldc] = accumulate ? out[r * ldc] + sums[r] : sums[r];
+      }
+    }
+  };
+  const int64_t macs = batch * m * k, threads = tfc::rt::numThreads();
+  if (macs < kParallelMinMacs || threads == 1 || m < 2 * kRows)
+    return block(0, m);
+  const int64_t blocks = (m + kRows - 1) / kRows;
+  tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
+    block(b0 * kRows, std::min(b1 * kRows, m));
+  });
+}
+
 void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
            intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
            intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
@@ -417,13 +456,17 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     aPad = 0, aWidth = 0;
   // Plain rows, every element stored: what the rewrites below assume of A.
   const bool plainA = mInner == m && aWidth == 0;
+  // A GEMV (N = 1) whose rows of A lie in memory: read as they lie (gemvDot).
+  const bool dotGemv = n == 1 && !transA && kInner == 1 && k >= kDotLanes &&
+                       (transB || ldb == 1) && activeKernels().dot;
   // A one-channel input's weight gradient, C[j][o] = sum_t x[t + j] dy[o][t]
   // (taps: A's row j is x shifted by j; op(B) = dy^T), transposed: C^T = dy
   // times the matrix whose row t is x[t : t + M], rows one float apart. dy
   // is then read as it lies instead of transposed into a pack for a handful
   // of rows. fma(a, b, c) == fma(b, a, c): every element keeps its chain.
   if (mInner == 1 && ldaOuter == 1 && m <= kMaxTransposedTaps && transB && !transA &&
-      kInner == 1 && bWidth == 0 && !epilogue && (strideC == 0 || batch == 1) && m > 1) {
+      kInner == 1 && bWidth == 0 && !epilogue && (strideC == 0 || batch == 1) && m > 1 &&
+      !dotGemv) {
     std::vector<float> cT(size_t(n) * size_t(m));
     float *c0 = reinterpret_cast<float *>(c);
     for (int64_t j = 0; j < m; ++j)
@@ -447,6 +490,38 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     for (int64_t j = 0; j < m; ++j)
       for (int64_t o = 0; o < n; ++o)
         c0[j * ldc + o] = cT[size_t(o * m + j)];
+    return;
+  }
+  // Taps of one output channel: a GEMV per tap over its rows, as one
+  // reduction per tap would run (an unpadded input padded here first).
+  if (dotGemv && !plainA) {
+    std::vector<float> padded;
+    if (aWidth > 0) {
+      const int64_t taps = (m + mInner - 1) / mInner, span = (taps - 1) * ldaOuter + k;
+      padded.assign(size_t(batch * mInner * span), 0.0f);
+      const float *x = reinterpret_cast<const float *>(a);
+      for (int64_t item = 0; item < batch; ++item)
+        for (int64_t ch = 0; ch < mInner; ++ch)
+          for (int64_t q = std::max<int64_t>(aPad, 0); q < std::min(span, aWidth + aPad); ++q)
+            padded[size_t((item * mInner + ch) * span + q)] = x[item * strideA + ch * lda + q - aPad];
+      a = intptr_t(padded.data()), lda = span, strideA = mInner * span;
+    }
+    const float *a0 = reinterpret_cast<const float *>(a);
+    float *c0 = reinterpret_cast<float *>(c);
+    for (int64_t i0 = 0; i0 < m; i0 += mInner)
+      gemvDot(activeKernels(), batch, std::min<int64_t>(mInner, m - i0), k,
+              a0 + (i0 / mInner) * ldaOuter, lda, strideA, reinterpret_cast<const float *>(b),
+              strideB, c0 + i0 * ldc, ldc, strideC, accumulate != 0);
+    return;
+  }
+  // A GEMV over a plain A reads its rows as they lie (the transposed form
+  // below would transpose all of A into packs).
+  if (dotGemv && plainA) {
+    gemvDot(activeKernels(), batch, m, k, reinterpret_cast<const float *>(a), lda, strideA,
+            reinterpret_cast<const float *>(b), strideB, reinterpret_cast<float *>(c), ldc,
+            strideC, accumulate != 0);
+    if (epilogue)
+      runEpilogueAfter(*epilogue, m, n);
     return;
   }
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
@@ -580,7 +655,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // Windows read in place go by whole rows: each call then has all its
   // columns' FMA chains in flight.
   bool alongN = nUnits >= 2 * threads && !(epilogue && mUnits >= 4 * threads) &&
-                !readsWindowsInPlace(problem(0), ks, m);
+                !(readsWindowsInPlace(problem(0), ks, m) && (kInner > 1 || bWidth > 0));
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // Two tasks a thread: enough to even out a late worker, few enough that
   // operands shared by the tasks (A along N, B along M) are not re-read much.

@@ -212,6 +212,56 @@ struct Avx512 {
   }
   static constexpr WindowsKernel kWindows = windows;
 
+  /// DotKernel: four rows at a time share each vector of b; the tail of k
+  /// updates only its lanes (mask3: the others keep their sums).
+  template <int R>
+  __attribute__((target("avx512f,fma"), always_inline)) static inline void
+  dotRows(int64_t k, const float *a, int64_t lda, const float *b, float *acc, bool first,
+          float *sums) {
+    __m512 s[R];
+    for (int q = 0; q < R; ++q)
+      s[q] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + q * kDotLanes);
+    const int64_t whole = k / 16 * 16;
+    for (int64_t p = 0; p < whole; p += 16) {
+      const __m512 bv = _mm512_loadu_ps(b + p);
+#pragma GCC unroll 8
+      for (int q = 0; q < R; ++q)
+        s[q] = _mm512_fmadd_ps(_mm512_loadu_ps(a + q * lda + p), bv, s[q]);
+    }
+    if (whole < k) {
+      const __mmask16 tail = __mmask16((1u << (k - whole)) - 1);
+      const __m512 bv = _mm512_maskz_loadu_ps(tail, b + whole);
+      for (int q = 0; q < R; ++q)
+        s[q] = _mm512_mask3_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + q * lda + whole), bv, s[q],
+                                     tail);
+    }
+    for (int q = 0; q < R; ++q) {
+      if (!sums) {
+        _mm512_storeu_ps(acc + q * kDotLanes, s[q]);
+        continue;
+      }
+      // The tree: halves of 8, 4, 2 and 1 lanes added, low + high.
+      __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(s[q]),
+                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s[q]), 1)));
+      __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+      __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+      __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));
+      sums[q] = _mm_cvtss_f32(h1);
+    }
+  }
+  __attribute__((target("avx512f,fma"))) static void dot(int64_t rows, int64_t k, const float *a,
+                                                         int64_t lda, const float *b, float *acc,
+                                                         bool first, float *sums) {
+    int64_t r = 0;
+    for (; r + 8 <= rows; r += 8)
+      dotRows<8>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+    for (; r + 4 <= rows; r += 4)
+      dotRows<4>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+    for (; r < rows; ++r)
+      dotRows<1>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+  }
+  static constexpr DotKernel kDot = dot;
+
   /// EdgeKernel: NE columns, blocks of up to MV x 16 rows, vectors along the
   /// rows (aT's rows are contiguous), C written and read a column at a time
   /// by scatters and gathers.
@@ -280,6 +330,63 @@ struct Avx512 {
 
 struct Avx2 {
   static constexpr int kLanes = 8, kRows[2] = {12, 6};
+
+  /// DotKernel: lanes 0-7 of the sixteen chains in one vector, 8-15 in
+  /// another; the tail updates only its lanes (a blend keeps the others).
+  template <int R>
+  __attribute__((target("avx2,fma"), always_inline)) static inline void
+  dotRows(int64_t k, const float *a, int64_t lda, const float *b, float *acc, bool first,
+          float *sums) {
+    __m256 lo[R], hi[R];
+    for (int q = 0; q < R; ++q) {
+      lo[q] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + q * kDotLanes);
+      hi[q] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + q * kDotLanes + 8);
+    }
+    const int64_t whole = k / 16 * 16;
+    for (int64_t p = 0; p < whole; p += 16) {
+      const __m256 b0 = _mm256_loadu_ps(b + p), b1 = _mm256_loadu_ps(b + p + 8);
+#pragma GCC unroll 4
+      for (int q = 0; q < R; ++q) {
+        lo[q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + q * lda + p), b0, lo[q]);
+        hi[q] = _mm256_fmadd_ps(_mm256_loadu_ps(a + q * lda + p + 8), b1, hi[q]);
+      }
+    }
+    if (whole < k) {
+      const __m256i m0 = laneMask(k - whole), m1 = laneMask(k - whole - 8);
+      const __m256 b0 = _mm256_maskload_ps(b + whole, m0), b1 = _mm256_maskload_ps(b + whole + 8, m1);
+      for (int q = 0; q < R; ++q) {
+        const float *row = a + q * lda + whole;
+        lo[q] = _mm256_blendv_ps(
+            lo[q], _mm256_fmadd_ps(_mm256_maskload_ps(row, m0), b0, lo[q]), _mm256_castsi256_ps(m0));
+        hi[q] = _mm256_blendv_ps(hi[q],
+                                 _mm256_fmadd_ps(_mm256_maskload_ps(row + 8, m1), b1, hi[q]),
+                                 _mm256_castsi256_ps(m1));
+      }
+    }
+    for (int q = 0; q < R; ++q) {
+      if (!sums) {
+        _mm256_storeu_ps(acc + q * kDotLanes, lo[q]);
+        _mm256_storeu_ps(acc + q * kDotLanes + 8, hi[q]);
+        continue;
+      }
+      // The same tree as AVX-512's: lanes l + 8, then + 4, + 2, + 1.
+      __m256 h8 = _mm256_add_ps(lo[q], hi[q]);
+      __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+      __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+      __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));
+      sums[q] = _mm_cvtss_f32(h1);
+    }
+  }
+  __attribute__((target("avx2,fma"))) static void dot(int64_t rows, int64_t k, const float *a,
+                                                      int64_t lda, const float *b, float *acc,
+                                                      bool first, float *sums) {
+    int64_t r = 0;
+    for (; r + 4 <= rows; r += 4)
+      dotRows<4>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+    for (; r < rows; ++r)
+      dotRows<1>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+  }
+  static constexpr DotKernel kDot = dot;
 
   /// Lanes < n set (AVX2 masks are vectors: all-ones or zero per lane).
   __attribute__((target("avx2,fma"))) static __m256i laneMask(int64_t n) {
@@ -482,7 +589,8 @@ void fillKernels(KernelSet &set, std::integer_sequence<int, R...>) {
 
 template <class K> KernelSet makeSet(Isa isa, const char *name) {
   static_assert(K::kRows[0] <= kMaxRows && K::kRows[1] <= kMaxRows);
-  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}, nullptr};
+  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}, nullptr,
+                nullptr};
   fillKernels<K, 1>(set, std::make_integer_sequence<int, K::kRows[0]>());
   fillKernels<K, 2>(set, std::make_integer_sequence<int, K::kRows[1]>());
   if constexpr (std::is_same_v<K, Avx512>) {
@@ -490,6 +598,8 @@ template <class K> KernelSet makeSet(Isa isa, const char *name) {
       set.edge[j] = K::kEdge[j];
     set.windows = K::kWindows;
   }
+  if constexpr (!std::is_same_v<K, Scalar>)
+    set.dot = K::kDot;
   return set;
 }
 

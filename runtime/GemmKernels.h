@@ -57,6 +57,19 @@ using WindowsKernel = void (*)(int64_t rows, int64_t n, int64_t k, const float *
                                int64_t col0, int64_t pad, int64_t width, float *c, int64_t ldc,
                                bool loadC);
 
+/// A GEMV's rows (N = 1, A plain): for r < rows and lanes l < 16,
+///   lane[r][l] = (first ? 0 : acc[r * 16 + l]) + sum a[r * lda + p] * b[p]
+/// over p = l, l + 16, l + 32, ... < k, in order: sixteen FMA chains a row,
+/// one a lane of a 16-float vector (AVX2: two 8-float halves, the same
+/// chains), so that a row is read as it lies instead of transposed. With
+/// `sums` null the lanes are stored to acc (a batch reduction's chains go
+/// on through its items); else sums[r] gets them added in a fixed tree,
+/// lane l + w into lane l for w = 8, 4, 2, 1. The one place where an element
+/// of C is not one chain; both ISAs give the same bits.
+using DotKernel = void (*)(int64_t rows, int64_t k, const float *a, int64_t lda, const float *b,
+                           float *acc, bool first, float *sums);
+constexpr int kDotLanes = 16;
+
 constexpr int kMaxRows = 24, kMaxEdgeColumns = 4, kMaxWindowRows = 4, kMaxWindowTaps = 16;
 
 enum class Isa { Scalar, Avx2, Avx512 };
@@ -77,6 +90,8 @@ struct KernelSet {
   EdgeKernel edge[kMaxEdgeColumns];
   /// Null where the ISA has none (the packed path then runs).
   WindowsKernel windows;
+  /// Null where the ISA has none (a GEMV then runs transposed, as a GEMM).
+  DotKernel dot;
 };
 
 const KernelSet &scalarKernels();

@@ -355,6 +355,29 @@ TEST(Gemm, BatchReduction) {
   checkAllIsas(reduction(64, 64, 64, 128, false, false, true, false));
 }
 
+// A GEMV over a plain A (N = 1) reads A's rows as they lie, sixteen FMA
+// chains a row added in a fixed tree (KernelSet::dot): AVX2 and AVX-512 give
+// the same bits, within the reference's bound; K around the 16 lanes, rows
+// around the kernel's 4 and the 64-row blocks, b contiguous either way (B
+// one column, or op(B) a transposed row), items apart, shared or summed.
+TEST(Gemm, GemvReadsRowsAsTheyLie) {
+  for (int64_t m : {1, 3, 4, 5, 64, 65, 200, 640})
+    for (int64_t k : {16, 17, 31, 100, 256, 300})
+      for (bool tB : {false, true})
+        for (bool acc : {false, true}) {
+          unsigned seed = unsigned(m * 13 + k);
+          checkAllIsas(dense(1, m, 1, k, false, tB, acc), seed);
+          checkAllIsas(dense(3, m, 1, k, false, tB, acc, 5, 0, 2), seed);
+          checkAllIsas(dense(4, m, 1, k, false, tB, acc, 0, 0, 0, /*sharedA=*/true), seed);
+          checkAllIsas(reduction(6, m, 1, k, false, tB, acc, false), seed);
+        }
+  // A bias gradient's shape: 128 samples of 64 x 100 summed, A's rows padded.
+  Call bias = reduction(128, 64, 1, 100, false, false, false, false);
+  bias.lda = 104;
+  bias.strideA = 64 * 104;
+  checkAllIsas(bias);
+}
+
 /// `r`'s operands copied to a layout with the items apart (dense()'s), so
 /// that tfc_sgemm cannot run it as one GEMM.
 Buffers spreadOut(const Call &r, const Buffers &in, Call &spread) {
@@ -456,6 +479,8 @@ TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
       reduction(128, 64, 64, 100, false, true, false, false),
       reduction(64, 100, 24, 128, true, false, true, false),
       reduction(16, 200, 16, 400, false, false, false, false),
+      // GEMVs: rows in blocks over the pool, items apart and summed
+      dense(2, 4000, 1, 300, false, false), reduction(64, 640, 1, 256, false, true, true, false),
   };
   int before = tfc::rt::numThreads();
   for (Isa isa : supportedIsas()) {
@@ -644,7 +669,10 @@ TEST(Gemm, TapsAreOneReductionPerTap) {
                         {128, 64, 64, 5, 100, true, true, 2}, {3, 5, 1, 5, 17, true, false, 2},
                         {128, 64, 1, 5, 100, true, true, 2}, {2, 4, 3, 3, 9, false, false, 1},
                         {2, 3, 2, 7, 5, true, true, 4},    {2, 3, 2, 5, 3, true, false, 3},
-                        {3, 2, 1, 5, 3, true, true, 3}};
+                        {3, 2, 1, 5, 3, true, true, 3},
+                        // One output channel: a GEMV per tap (KernelSet::dot).
+                        {5, 1, 64, 5, 100, true, false}, {4, 1, 1, 5, 40, false, true, 2},
+                        {3, 1, 3, 3, 20, true, true, 1}};
   int before = tfc::rt::numThreads();
   for (const Grad &v : grads) {
     const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels,
