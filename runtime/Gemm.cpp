@@ -405,41 +405,61 @@ void runEpilogueAfter(const Epilogue &epilogue, int64_t m, int64_t n) {
   tfc::rt::parallelFor(m, grain, [&](int64_t i0, int64_t i1) { epilogue(i0, i1); });
 }
 
-/// A GEMV over a plain A, C[i] = (C[i] +) sum_p A[i][p] b[p] (N = 1; b's
-/// elements one float apart), with the batch as tfc_sgemm has it: items
-/// strideC apart, or summed into one C (strideC 0). Every row is read as it
-/// lies, in sixteen FMA chains (KernelSet::dot) that run on through the
+/// A GEMV, C = A b (N = 1; b's elements one float apart), with the batch as
+/// tfc_sgemm has it: items strideC apart, or summed into one C (strideC 0).
+/// A's rows are (tap j, channel c), row j * channels + c at a + c * lda +
+/// j * ldaOuter (taps 1: plain rows); with aWidth > 0 a row's column p reads
+/// x[c][j * ldaOuter + p - aPad] inside [0, aWidth) and 0 outside (an
+/// unpadded input, padded sample by sample into scratch). Every row is read
+/// as it lies, in sixteen FMA chains (KernelSet::dot) that run on through the
 /// items of a reduction; their lanes are then added in a fixed tree, the
-/// same for any ISA, blocking or thread count. Blocks of rows go on the pool.
-void gemvDot(const KernelSet &ks, int64_t batch, int64_t m, int64_t k, const float *a,
-             int64_t lda, int64_t strideA, const float *b, int64_t strideB, float *c,
-             int64_t ldc, int64_t strideC, bool accumulate) {
-  constexpr int64_t kRows = 64; // a block's sums: 4 KiB on the stack
+/// same for any ISA, loop order or thread count. Sample by sample, every
+/// tap's rows go while the sample's channels are in L1; threads take
+/// contiguous ranges of channels.
+void gemvDot(const KernelSet &ks, int64_t batch, int64_t channels, int64_t taps, int64_t k,
+             const float *a, int64_t lda, int64_t ldaOuter, int64_t strideA, int64_t aPad,
+             int64_t aWidth, const float *b, int64_t strideB, float *c, int64_t ldc,
+             int64_t strideC, bool accumulate) {
+  constexpr int64_t kRows = 64; // channels a block
   const bool reduce = strideC == 0 && batch > 1;
-  auto block = [&](int64_t i0, int64_t i1) {
-    alignas(64) float acc[kRows * kDotLanes];
-    float sums[kRows];
-    for (int64_t lo = i0; lo < i1; lo += kRows) {
-      const int64_t rows = std::min(kRows, i1 - lo);
+  const int64_t span = (taps - 1) * ldaOuter + k; // a padded channel
+  auto block = [&](int64_t c0, int64_t c1) {
+    std::vector<float> acc(size_t(taps * kRows * kDotLanes)), sums(size_t(taps * kRows)),
+        padded(aWidth > 0 ? size_t(kRows * span) : 0);
+    for (int64_t lo = c0; lo < c1; lo += kRows) {
+      const int64_t rows = std::min(kRows, c1 - lo);
       for (int64_t item = 0; item < batch; ++item) {
-        const bool last = !reduce || item == batch - 1;
-        ks.dot(rows, k, a + item * strideA + lo * lda, lda, b + item * strideB, acc,
-               !reduce || item == 0, last ? sums : nullptr);
+        const bool first = !reduce || item == 0, last = !reduce || item == batch - 1;
+        const float *x = a + item * strideA + lo * lda;
+        int64_t pitch = lda;
+        if (aWidth > 0) {
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t q = 0; q < span; ++q) {
+              const int64_t at = q - aPad;
+              padded[size_t(r * span + q)] = at >= 0 && at < aWidth ? x[r * lda + at] : 0.0f;
+            }
+          x = padded.data(), pitch = span;
+        }
+        for (int64_t j = 0; j < taps; ++j)
+          ks.dot(rows, k, x + j * ldaOuter, pitch, b + item * strideB,
+                 acc.data() + j * kRows * kDotLanes, first,
+                 last ? sums.data() + j * kRows : nullptr);
         if (!last)
           continue;
-        float *out = c + (reduce ? 0 : item * strideC) + lo * ldc;
-        for (int64_t r = 0; r < rows; ++r)
-          out[r * ldc] = accumulate ? out[r * ldc] + sums[r] : sums[r];
+        float *cItem = c + (reduce ? 0 : item * strideC);
+        for (int64_t j = 0; j < taps; ++j)
+          for (int64_t r = 0; r < rows; ++r) {
+            float &out = cItem[(j * channels + lo + r) * ldc];
+            const float sum = sums[size_t(j * kRows + r)];
+            out = accumulate ? out + sum : sum;
+          }
       }
     }
   };
-  const int64_t macs = batch * m * k, threads = tfc::rt::numThreads();
-  if (macs < kParallelMinMacs || threads == 1 || m < 2 * kRows)
-    return block(0, m);
-  const int64_t blocks = (m + kRows - 1) / kRows;
-  tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
-    block(b0 * kRows, std::min(b1 * kRows, m));
-  });
+  // Memory-bound: worth the pool from a quarter of a GEMM's threshold.
+  if (batch * taps * channels * k < kParallelMinMacs / 4 || channels < 16)
+    return block(0, channels);
+  tfc::rt::parallelFor(channels, 8, block);
 }
 
 void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
@@ -492,33 +512,19 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
         c0[j * ldc + o] = cT[size_t(o * m + j)];
     return;
   }
-  // Taps of one output channel: a GEMV per tap over its rows, as one
-  // reduction per tap would run (an unpadded input padded here first).
-  if (dotGemv && !plainA) {
-    std::vector<float> padded;
-    if (aWidth > 0) {
-      const int64_t taps = (m + mInner - 1) / mInner, span = (taps - 1) * ldaOuter + k;
-      padded.assign(size_t(batch * mInner * span), 0.0f);
-      const float *x = reinterpret_cast<const float *>(a);
-      for (int64_t item = 0; item < batch; ++item)
-        for (int64_t ch = 0; ch < mInner; ++ch)
-          for (int64_t q = std::max<int64_t>(aPad, 0); q < std::min(span, aWidth + aPad); ++q)
-            padded[size_t((item * mInner + ch) * span + q)] = x[item * strideA + ch * lda + q - aPad];
-      a = intptr_t(padded.data()), lda = span, strideA = mInner * span;
-    }
-    const float *a0 = reinterpret_cast<const float *>(a);
-    float *c0 = reinterpret_cast<float *>(c);
-    for (int64_t i0 = 0; i0 < m; i0 += mInner)
-      gemvDot(activeKernels(), batch, std::min<int64_t>(mInner, m - i0), k,
-              a0 + (i0 / mInner) * ldaOuter, lda, strideA, reinterpret_cast<const float *>(b),
-              strideB, c0 + i0 * ldc, ldc, strideC, accumulate != 0);
+  // Taps of one output channel: every tap's GEMV in one pass over the
+  // samples, each tap's chains as one reduction per tap would run them.
+  if (dotGemv && !plainA && m % mInner == 0) {
+    gemvDot(activeKernels(), batch, mInner, m / mInner, k, reinterpret_cast<const float *>(a),
+            lda, ldaOuter, strideA, aPad, aWidth, reinterpret_cast<const float *>(b), strideB,
+            reinterpret_cast<float *>(c), ldc, strideC, accumulate != 0);
     return;
   }
   // A GEMV over a plain A reads its rows as they lie (the transposed form
   // below would transpose all of A into packs).
   if (dotGemv && plainA) {
-    gemvDot(activeKernels(), batch, m, k, reinterpret_cast<const float *>(a), lda, strideA,
-            reinterpret_cast<const float *>(b), strideB, reinterpret_cast<float *>(c), ldc,
+    gemvDot(activeKernels(), batch, m, 1, k, reinterpret_cast<const float *>(a), lda, 0, strideA,
+            0, 0, reinterpret_cast<const float *>(b), strideB, reinterpret_cast<float *>(c), ldc,
             strideC, accumulate != 0);
     if (epilogue)
       runEpilogueAfter(*epilogue, m, n);

@@ -973,8 +973,10 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op) {
 }
 
 /// A weight gradient with at least this many output channels (GEMM
-/// columns) is one tfc_sgemm_taps over all its positions; a narrower one is
-/// a GEMM per position, which the runtime turns into row-vector products.
+/// columns), or with one (a GEMV, which the runtime runs for all positions
+/// in one pass over the samples), is one tfc_sgemm_taps over all its
+/// positions; a narrower one is a GEMM per position, which the runtime
+/// turns into row-vector products.
 constexpr int64_t kTapsMinOutChannels = 16;
 
 /// `value` and the identity permutation.
@@ -1108,7 +1110,7 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
     }
     auto outTType = RankedTensorType::get({width, batch, outChannels}, f32);
     Value outT;
-    if (outChannels >= kTapsMinOutChannels) {
+    if (outChannels >= kTapsMinOutChannels || outChannels == 1) {
       // Loops (c, t, n, o, j): outT[t, n, o] += xpad[n, c, t + j] w[o, c, j],
       // one GEMM whose rows (t, n) read xpad in place (tfc_sgemm_taps).
       using utils::IteratorType;

@@ -622,3 +622,19 @@ func.func @conv1d_wide_kernel_taps(%x: tensor<3x2x6xf32>, %dy: tensor<3x16x6xf32
   %0 = tf.conv1d %xt, %dyt padding 1 : tensor<2x3x6xf32>, tensor<16x3x6xf32> -> tensor<2x16x3xf32>
   return %0 : tensor<2x16x3xf32>
 }
+
+// -----
+
+// So is one with a single output channel (a GEMV the runtime runs for all
+// taps in one pass over the samples); two to fifteen channels stay a GEMM
+// per tap (@conv1d_wide_kernel_through_transposes).
+// CHECK-LABEL: func.func @conv1d_one_channel_taps
+// CHECK: %[[P:.+]] = tensor.pad
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]], %{{.+}} : tensor<3x2x8xf32>, tensor<3x1x6xf32>) outs(%{{.+}} : tensor<3x2x1xf32>) attrs = {tfc.matmul}
+// CHECK-NOT: tfc.matmul
+func.func @conv1d_one_channel_taps(%x: tensor<3x2x6xf32>, %dy: tensor<3x1x6xf32>) -> tensor<2x1x3xf32> {
+  %xt = tf.transpose %x [1, 0, 2] : tensor<3x2x6xf32> -> tensor<2x3x6xf32>
+  %dyt = tf.transpose %dy [1, 0, 2] : tensor<3x1x6xf32> -> tensor<1x3x6xf32>
+  %0 = tf.conv1d %xt, %dyt padding 1 : tensor<2x3x6xf32>, tensor<1x3x6xf32> -> tensor<2x1x3xf32>
+  return %0 : tensor<2x1x3xf32>
+}
