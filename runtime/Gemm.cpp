@@ -407,8 +407,11 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
             if (ahead)
               ahead->step();
           };
-          // A few columns on the right edge: vectors along the rows.
-          if (nr <= kMaxEdgeColumns && g.aT && ks.edge[nr - 1]) {
+          // A few columns on the right edge: vectors along the rows (more
+          // than four only over two vectors of rows at least: a few rows
+          // of a dozen columns keep too few FMA chains in flight).
+          if (nr <= kMaxEdgeColumns && g.aT && ks.edge[nr - 1] &&
+              (nr <= 4 || iEnd - ic >= 2 * ks.lanes)) {
             ks.edge[nr - 1](iEnd - ic, p1 - p0, g.aT + p0 * g.ldaT + ic, g.ldaT, bp, ldbp,
                             g.c + ic * g.ldc + jc + jr, g.ldc, loadC);
             if (ahead)

@@ -81,7 +81,9 @@ struct Avx512 {
     for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        acc[r][v] = loadC ? _mm512_maskz_loadu_ps(mask[v], row + 16 * v) : _mm512_setzero_ps();
+        acc[r][v] = !loadC ? _mm512_setzero_ps()
+                    : Whole  ? _mm512_loadu_ps(row + 16 * v)
+                             : _mm512_maskz_loadu_ps(mask[v], row + 16 * v);
     for (int64_t p = 0; p < kc; ++p) {
       __m512 bv[NV];
 #pragma GCC unroll 2
@@ -101,7 +103,10 @@ struct Avx512 {
     for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        _mm512_mask_storeu_ps(row + 16 * v, mask[v], acc[r][v]);
+        if (Whole)
+          _mm512_storeu_ps(row + 16 * v, acc[r][v]);
+        else
+          _mm512_mask_storeu_ps(row + 16 * v, mask[v], acc[r][v]);
   }
 
   /// r[q][l] <- r[l][q]: pairs of rows interleaved by 32, 64 and 128 bits.
@@ -278,7 +283,7 @@ struct Avx512 {
     __m512 acc[MV][NE];
 #pragma GCC unroll 4
     for (int v = 0; v < MV; ++v)
-#pragma GCC unroll 4
+#pragma GCC unroll 12
       for (int j = 0; j < NE; ++j)
         acc[v][j] = loadC ? _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask[v], index,
                                                      c + 16 * v * ldc + j, 4)
@@ -290,7 +295,7 @@ struct Avx512 {
       for (int v = 0; v < MV; ++v)
         av[v] = whole ? _mm512_loadu_ps(aT + p * ldaT + 16 * v)
                       : _mm512_maskz_loadu_ps(mask[v], aT + p * ldaT + 16 * v);
-#pragma GCC unroll 4
+#pragma GCC unroll 12
       for (int j = 0; j < NE; ++j) {
         __m512 bj = _mm512_set1_ps(b[p * ldb + j]);
 #pragma GCC unroll 4
@@ -300,30 +305,35 @@ struct Avx512 {
     }
 #pragma GCC unroll 4
     for (int v = 0; v < MV; ++v)
-#pragma GCC unroll 4
+#pragma GCC unroll 12
       for (int j = 0; j < NE; ++j)
         _mm512_mask_i32scatter_ps(c + 16 * v * ldc + j, mask[v], index, acc[v][j], 4);
   }
 
+  /// Blocks of up to 16 x MV rows, MV x NE accumulators at most 24 (an MV of
+  /// 4 for up to 6 columns, 3 for 7 or 8, 2 for 9 to 12).
   template <int NE>
   __attribute__((target("avx512f,fma"))) static void edge(int64_t rows, int64_t kc,
                                                           const float *aT, int64_t ldaT,
                                                           const float *b, int64_t ldb, float *c,
                                                           int64_t ldc, bool loadC) {
-    for (int64_t r = 0; r < rows; r += 64) {
-      int64_t left = std::min<int64_t>(64, rows - r);
+    constexpr int MV = std::min(4, 24 / NE);
+    for (int64_t r = 0; r < rows; r += 16 * MV) {
+      int64_t left = std::min<int64_t>(16 * MV, rows - r);
       float *cr = c + r * ldc;
       if (left > 48)
-        edgeBlock<NE, 4>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+        edgeBlock<NE, std::min(MV, 4)>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
       else if (left > 32)
-        edgeBlock<NE, 3>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+        edgeBlock<NE, std::min(MV, 3)>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
       else if (left > 16)
-        edgeBlock<NE, 2>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
+        edgeBlock<NE, std::min(MV, 2)>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
       else
         edgeBlock<NE, 1>(left, kc, aT + r, ldaT, b, ldb, cr, ldc, loadC);
     }
   }
-  static constexpr EdgeKernel kEdge[kMaxEdgeColumns] = {edge<1>, edge<2>, edge<3>, edge<4>};
+  static constexpr EdgeKernel kEdge[kMaxEdgeColumns] = {
+      edge<1>, edge<2>, edge<3>, edge<4>, edge<5>,  edge<6>,
+      edge<7>, edge<8>, edge<9>, edge<10>, edge<11>, edge<12>};
 };
 
 //===- AVX2 + FMA: 8 lanes; 6 x 16 and 12 x 8 tiles (12 of 16 registers) ===//

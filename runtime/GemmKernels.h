@@ -70,7 +70,7 @@ using DotKernel = void (*)(int64_t rows, int64_t k, const float *a, int64_t lda,
                            float *acc, bool first, float *sums);
 constexpr int kDotLanes = 16;
 
-constexpr int kMaxRows = 24, kMaxEdgeColumns = 4, kMaxWindowRows = 4, kMaxWindowTaps = 16;
+constexpr int kMaxRows = 24, kMaxEdgeColumns = 12, kMaxWindowRows = 4, kMaxWindowTaps = 16;
 
 enum class Isa { Scalar, Avx2, Avx512 };
 

@@ -275,14 +275,15 @@ TEST(Gemm, SharedOperands) {
   }
 }
 
-// The right edge of C a few columns wide (N mod 32 in 1..4, as N = 100):
-// AVX-512 computes it with vectors along the rows, from a transposed A or
-// from a transposed copy of an A the batch shares (four items or more);
-// checkAllIsas holds its bits to AVX2's tiles. Rows across the edge
-// kernel's 16-row vectors and 64-row blocks, K across a K step.
+// The right edge of C a few columns wide (N mod 32 in 1..12, as N = 100
+// or the reverse task's ten classes): AVX-512 computes it with vectors along
+// the rows, from a transposed A or from a transposed copy of an A the batch
+// shares (four items or more); checkAllIsas holds its bits to AVX2's tiles.
+// Rows across the edge kernel's 16-row vectors and its blocks of 64, 48 or
+// 32 rows (by the edge's width), K across a K step.
 TEST(Gemm, RightEdgeAlongTheRows) {
   for (int64_t m : {1, 15, 17, 64, 100, 130})
-    for (int64_t n : {1, 4, 35, 100})
+    for (int64_t n : {1, 4, 10, 35, 39, 44, 100})
       for (int64_t k : {5, 300})
         for (bool acc : {false, true}) {
           unsigned seed = unsigned(m * 7 + n * 3 + k);
