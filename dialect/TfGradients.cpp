@@ -197,11 +197,12 @@ TF_VJP(CosOp) {
   return success();
 }
 
-// dx = x > 0 ? g : 0
+// dx = y > 0 ? g : 0 (y > 0 exactly where x > 0): read from the output, so
+// that x dies at the relu and a GEMM's epilogue can compute y in place.
 TF_VJP(ReluOp) {
   TF_VJP_PROLOGUE
-  Value x = getX(), zero = e.zerosLike(x);
-  operandGrads.push_back(e.select(e.compare(ComparePredicate::gt, x, zero), g, zero));
+  Value y = getResult(), zero = e.zerosLike(y);
+  operandGrads.push_back(e.select(e.compare(ComparePredicate::gt, y, zero), g, zero));
   return success();
 }
 

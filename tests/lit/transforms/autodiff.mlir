@@ -123,3 +123,23 @@ module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args =
     return %1 : tensor<f32>
   }
 }
+
+// -----
+
+// relu's adjoint masks by its output (y > 0 exactly where x > 0), so that
+// x is read by nothing after the relu.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[S:.+]] = tf.mul %{{.+}}, %{{.+}} : tensor<4x3xf32>
+// CHECK: %[[R:.+]] = tf.relu %[[S]] : tensor<4x3xf32>
+// CHECK: %[[GT:.+]] = tf.compare gt, %[[R]], %{{.+}} : tensor<4x3xf32>
+// CHECK: tf.select %[[GT]], %{{.+}}, %{{.+}} : tensor<4x3xi1>, tensor<4x3xf32>
+// CHECK-NOT: tf.compare gt, %[[S]]
+// CHECK-LABEL: func.func @m
+module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%arg0: tensor<4x3xf32> {tf.input = "y"}, %arg1: tensor<4x3xf32> {tf.init = #tf.init<uniform, 0.5>, tf.param = "w"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 4 : i64} {
+    %0 = tf.mul %arg1, %arg0 : tensor<4x3xf32>
+    %1 = tf.relu %0 : tensor<4x3xf32>
+    %2 = tf.mse %1, %arg0 : tensor<4x3xf32>
+    return %2 : tensor<f32>
+  }
+}
