@@ -834,16 +834,24 @@ LogicalResult FusionOp::verify() {
     if (!isa<TFDialect>(op.getDialect()) || isa<FusionOp>(op))
       return op.emitOpError("cannot be inside a tf.fusion (only tf ops, not nested fusions)");
   if (getKind() == "gemm") {
-    auto matmuls = body.getOps<MatmulOp>();
-    if (std::distance(matmuls.begin(), matmuls.end()) != 1)
-      return emitOpError("of kind \"gemm\" must hold exactly one tf.matmul");
-    MatmulOp matmul = *matmuls.begin();
-    if (matmul.getType().getRank() != 2)
-      return matmul.emitOpError("of a \"gemm\" fusion must be 2-D, got ") << matmul.getType();
+    SmallVector<Operation *> products;
+    for (Operation &op : body.without_terminator())
+      if (isa<MatmulOp, Conv1dOp>(op))
+        products.push_back(&op);
+    if (products.size() != 1)
+      return emitOpError("of kind \"gemm\" must hold exactly one tf.matmul or tf.conv1d");
+    Operation *product = products.front();
+    int64_t rank = cast<RankedTensorType>(product->getResult(0).getType()).getRank();
+    if (auto conv = dyn_cast<Conv1dOp>(product); conv && conv.isPerPosition())
+      return conv.emitOpError("of a \"gemm\" fusion must be a batch of products, not a "
+                              "weight gradient's per-position form");
+    if (isa<MatmulOp>(product) && rank != 2 && rank != 3)
+      return product->emitOpError("of a \"gemm\" fusion must be 2-D or a batch (3-D), got ")
+             << product->getResult(0).getType();
     for (Value result : yield.getValues())
-      if (result == matmul.getResult())
-        return matmul.emitOpError("of a \"gemm\" fusion is read by its epilogue only; "
-                                  "it cannot be a result");
+      if (result == product->getResult(0))
+        return product->emitOpError("of a \"gemm\" fusion is read by its epilogue only; "
+                                    "it cannot be a result");
   }
   return success();
 }

@@ -490,10 +490,12 @@ def TF_FusionOp : TF_Op<"fusion", [SingleBlock, RecursiveMemoryEffects,
     - `reduction`: a reduction or normalisation op (reduce_*, softmax,
       log_softmax, layer_norm, cross_entropy, mse, argmax) with the
       elementwise ops that produce its operand, computed inside its loops;
-    - `gemm`: one 2-D tf.matmul and its epilogue, a loop group over the
-      matmul's result (bias, activation, residual): a backend applies the
+    - `gemm`: one tf.matmul (2-D or a batch) or tf.conv1d (a batch of
+      [out channels, time] products, not a weight gradient's per-position
+      form) and its epilogue, a loop group over the product's result (bias,
+      activation, residual, a relu's backward mask): a backend applies the
       epilogue to each block of rows as the GEMM completes it, so the
-      product never makes a round trip through memory. The matmul's own
+      product never makes a round trip through memory. The product's own
       result is not a result of the fusion;
     - `horizontal`: independent loop groups over different shapes (the
       optimizer's update of every parameter) run as one pass over all their

@@ -305,11 +305,14 @@ struct Strips {
 };
 
 /// The generated code a GEMM runs on rows of C as it completes them
-/// (tfc_sgemm_epilogue).
+/// (tfc_sgemm_epilogue). Its rows are those of the whole batch: row
+/// item * M + i is row i of the item's C (of C itself in a reduction).
 struct Epilogue {
   void (*body)(void *, int64_t, int64_t);
   void *context;
-  void operator()(int64_t i0, int64_t i1) const { body(context, i0, i1); }
+  int64_t rowOffset = 0; // item * M: rows [i0, i1) of one item's C
+  void operator()(int64_t i0, int64_t i1) const { body(context, i0 + rowOffset, i1 + rowOffset); }
+  Epilogue forItem(int64_t item, int64_t m) const { return {body, context, item * m}; }
 };
 
 /// Whether `rows` rows of a convolution's windows run straight from its
@@ -501,6 +504,8 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
            int64_t aWidth = 0) {
   if (batch <= 0 || m <= 0 || n <= 0)
     return;
+  // The epilogue's rows: every item's, or C's alone in a reduction.
+  const int64_t epilogueRows = (strideC == 0 ? 1 : int64_t(batch)) * m;
   if (mInner <= 0 || mInner >= m || transA) // plain rows
     mInner = m, ldaOuter = 0;
   if (aWidth <= 0 || transA) // a padded (or no) input: every column of A is stored
@@ -549,6 +554,8 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     gemvDot(activeKernels(), batch, mInner, m / mInner, k, reinterpret_cast<const float *>(a),
             lda, ldaOuter, strideA, aPad, aWidth, reinterpret_cast<const float *>(b), strideB,
             reinterpret_cast<float *>(c), ldc, strideC, accumulate != 0);
+    if (epilogue)
+      runEpilogueAfter(*epilogue, epilogueRows, n);
     return;
   }
   // A GEMV over a plain A reads its rows as they lie (the transposed form
@@ -558,7 +565,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
             0, 0, reinterpret_cast<const float *>(b), strideB, reinterpret_cast<float *>(c), ldc,
             strideC, accumulate != 0);
     if (epilogue)
-      runEpilogueAfter(*epilogue, m, n);
+      runEpilogueAfter(*epilogue, epilogueRows, n);
     return;
   }
   // A product with one column (a GEMV, C = A b) is, transposed, one with one
@@ -569,7 +576,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     sgemm(batch, 1, m, k, b, ldb, strideB, !transB, a, lda, strideA, !transA, c, m, strideC,
           accumulate, nullptr);
     if (epilogue)
-      runEpilogueAfter(*epilogue, m, n);
+      runEpilogueAfter(*epilogue, epilogueRows, n);
     return;
   }
   // A reduction whose items are consecutive K slices of two matrices (op(A)'s
@@ -579,10 +586,11 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       strideB == (transB ? k : k * ldb))
     return sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0, accumulate,
                  epilogue);
-  // The epilogue's rows are those of C: a batch of GEMMs runs it at the end.
-  if (epilogue && batch > 1) {
+  // A reduction's rows are final only after its last item: the epilogue
+  // runs at the end. (A batch of products runs it item by item below.)
+  if (epilogue && reduce) {
     sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-          accumulate, nullptr, kInner, ldbInner, bPad, bWidth, mInner, ldaOuter);
+          accumulate, nullptr, kInner, ldbInner, bPad, bWidth, mInner, ldaOuter, aPad, aWidth);
     return runEpilogueAfter(*epilogue, m, n);
   }
   const KernelSet &ks = activeKernels();
@@ -667,14 +675,19 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       gemmBlock(g, plan, i0, i1, j0, j1, nullptr, &ahead);
     }
   };
-  const bool wideEpilogue = epilogue && int64_t(m) * n >= kParallelEpilogueElements;
+  const bool wideEpilogue = epilogue && epilogueRows * n >= kParallelEpilogueElements;
   // A transposed B is packed element by element (a 16 x 16 transpose in
   // registers): for a GEMV, transposed (N = 1), that is most of the work.
   const int64_t work = macs + (transB ? kTransposeCost * batch * n * k : 0);
   if ((work < kParallelMinMacs && !wideEpilogue) || threads == 1) {
-    if (epilogue) // batch == 1
-      return gemmBlock(problem(0), plan, 0, m, 0, n, epilogue);
-    return runItems(0, m, 0, n);
+    if (!epilogue)
+      return runItems(0, m, 0, n);
+    for (int64_t item = 0; item < batch; ++item) {
+      const Epilogue rows = epilogue->forItem(item, m);
+      Prefetch ahead = prefetchNext(item, 0, m, 0, n);
+      gemmBlock(problem(item), plan, 0, m, 0, n, &rows, &ahead);
+    }
+    return;
   }
 
   const int64_t MR = ks.rows[1], NR = 2 * ks.lanes;
@@ -716,7 +729,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // rows as it finishes them; panels leave it for after the GEMM.
   // Windows read in place go by whole rows: each call then has all its
   // columns' FMA chains in flight.
-  bool alongN = nUnits >= 2 * threads && !(epilogue && mUnits >= 4 * threads) &&
+  bool alongN = nUnits >= 2 * threads && !(epilogue && (mUnits >= 4 * threads || batch > 1)) &&
                 !(readsWindowsInPlace(problem(0), ks, m) && (kInner > 1 || bWidth > 0));
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // One task a thread, in order: the caller (first to claim) takes the first
@@ -737,10 +750,11 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       Prefetch ahead;
       if (t + (u1 - u0) < end)
         ahead = alongN ? prefetchNext(item, 0, m, lo, hi) : prefetchNext(item, lo, hi, 0, n);
+      const Epilogue rows = epilogue ? epilogue->forItem(item, m) : Epilogue{};
       if (alongN)
         gemmBlock(problem(item), plan, 0, m, lo, hi, nullptr, &ahead);
       else
-        gemmBlock(problem(item), plan, lo, hi, 0, n, epilogue, &ahead);
+        gemmBlock(problem(item), plan, lo, hi, 0, n, epilogue ? &rows : nullptr, &ahead);
       t += u1 - u0;
     }
   };
@@ -750,7 +764,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       runUnits(t * perTask, std::min(total, (t + 1) * perTask));
   });
   if (epilogue && alongN)
-    runEpilogueAfter(*epilogue, m, n);
+    runEpilogueAfter(*epilogue, epilogueRows, n);
 }
 
 } // namespace
@@ -773,6 +787,20 @@ extern "C" void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr
     kInner = 1, width = 0;
   sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
         accumulate, nullptr, kInner, ldbInner, pad, std::max<intptr_t>(width, 0));
+}
+
+extern "C" void tfc_sgemm_windows_epilogue(
+    intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
+    intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
+    intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+    intptr_t kInner, intptr_t ldbInner, intptr_t pad, intptr_t width,
+    void (*epilogue)(void *, int64_t, int64_t), void *context) {
+  if (kInner < 1 || transB) // not a layout tfc emits: plain rows
+    kInner = 1, width = 0;
+  const Epilogue rows{epilogue, context};
+  sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+        accumulate, epilogue ? &rows : nullptr, kInner, ldbInner, pad,
+        std::max<intptr_t>(width, 0));
 }
 
 extern "C" void tfc_sgemm_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,

@@ -78,17 +78,30 @@ void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr_t k0, intp
 
 /// tfc_sgemm followed by an epilogue: `epilogue(context, i0, i1)` runs
 /// generated code (a tf.fusion "gemm"'s elementwise ops) on rows [i0, i1) of
-/// C. Every row is passed exactly once, after its last element is final and
-/// before the call returns: with one problem (batch == 1), as each block of
-/// rows is finished, while it is still in cache, by the thread that finished
-/// it; otherwise after the whole GEMM. The epilogue may read and write C's
-/// rows it is given, but no other rows of C and nothing A or B holds.
+/// the batch's C, row b * m + i being row i of C[b] (of C itself when the
+/// batch is a reduction, strideC == 0). Every row is passed exactly once,
+/// after its last element is final and before the call returns: as each
+/// block of rows is finished, while it is still in cache, by the thread that
+/// finished it (a reduction's only after its last item). The epilogue may
+/// read and write the rows of C it is given, but no other rows of C and
+/// nothing A or B holds.
 void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                         intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                         intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                         intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
                         void (*epilogue)(void *context, int64_t i0, int64_t i1),
                         void *context);
+
+/// tfc_sgemm_windows followed by an epilogue, as tfc_sgemm_epilogue (a
+/// convolution's bias-free rest: its activation, a backward pass's mask).
+void tfc_sgemm_windows_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                                intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                                intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                intptr_t kInner, intptr_t ldbInner, intptr_t pad,
+                                intptr_t width,
+                                void (*epilogue)(void *context, int64_t i0, int64_t i1),
+                                void *context);
 }
 
 #endif // TFC_RUNTIME_GEMM_H

@@ -11,8 +11,9 @@
 // reduction-like op) pulls in the elementwise ops producing its operands,
 // and theirs, as long as they iterate over the same number of elements.
 //
-// A loop group may also take in one matmul it alone reads (2-D, the group's
-// iteration space): the group is then a GEMM with its epilogue (bias,
+// A loop group may also take in one matmul or convolution it alone reads
+// (the group's iteration space: a matrix, or a batch of them): the group is
+// then a GEMM with its epilogue (bias,
 // activation, residual, whatever elementwise ops follow), and the backends
 // apply the epilogue to blocks of rows as the GEMM finishes them, while they
 // are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h).
@@ -181,7 +182,7 @@ private:
       g.duplicates.insert(producer);
       return false;
     }
-    if (isa<tf::MatmulOp>(producer))
+    if (isa<tf::MatmulOp, tf::Conv1dOp>(producer))
       return tryAddGemm(g, producer);
     if (!isElementwise(producer))
       return false;
@@ -193,11 +194,16 @@ private:
     return g.members.insert(producer);
   }
 
-  /// A loop group takes one 2-D f32 matmul read by nothing else: the
-  /// group's loop then runs over the GEMM's rows and columns.
+  /// A loop group takes one f32 matmul (2-D, or a batch of them) or
+  /// convolution (a batch of [out channels, time] products; not a weight
+  /// gradient's per-position form) read by nothing else: the group's loop
+  /// then runs over the products' rows and columns.
   bool tryAddGemm(Group &g, Operation *matmul) {
     auto type = cast<RankedTensorType>(matmul->getResult(0).getType());
-    if (!gemmEpilogues_ || g.reduction || g.gemm || type.getRank() != 2 ||
+    auto conv = dyn_cast<tf::Conv1dOp>(matmul);
+    bool products = conv ? type.getRank() == 3 && !conv.isPerPosition()
+                         : type.getRank() == 2 || type.getRank() == 3;
+    if (!gemmEpilogues_ || g.reduction || g.gemm || !products ||
         !type.getElementType().isF32() || !allUsersIn(matmul, g))
       return false;
     g.gemm = matmul;

@@ -508,15 +508,19 @@ TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
   tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
 }
 
-/// What the test's epilogue sees: C, and for each row how often it ran and
+/// What the test's epilogue sees: C, and for each row of the batch (row
+/// b * m + i is row i of C[b]; C's own in a reduction) how often it ran and
 /// the row as it found it.
 struct EpilogueProbe {
   float *c;
-  int64_t ldc, n;
+  int64_t m, ldc, strideC, n;
   std::vector<std::atomic<int>> calls;
   std::vector<float> seen;
-  EpilogueProbe(float *c, int64_t m, int64_t ldc, int64_t n)
-      : c(c), ldc(ldc), n(n), calls(size_t(m)), seen(size_t(m * n)) {}
+  EpilogueProbe(float *c, int64_t rows, int64_t m, int64_t ldc, int64_t strideC, int64_t n)
+      : c(c), m(m), ldc(ldc), strideC(strideC), n(n), calls(size_t(rows)),
+        seen(size_t(rows * n)) {}
+  /// Where the batch's row r starts in C.
+  int64_t row(int64_t r) const { return r / m * strideC + r % m * ldc; }
 
   /// Records rows [i0, i1) and applies relu to them in place.
   static void run(void *context, int64_t i0, int64_t i1) {
@@ -524,7 +528,7 @@ struct EpilogueProbe {
     for (int64_t i = i0; i < i1; ++i) {
       probe->calls[size_t(i)].fetch_add(1);
       for (int64_t j = 0; j < probe->n; ++j) {
-        float &x = probe->c[i * probe->ldc + j];
+        float &x = probe->c[probe->row(i) + j];
         probe->seen[size_t(i * probe->n + j)] = x;
         x = std::max(x, 0.0f);
       }
@@ -535,15 +539,19 @@ struct EpilogueProbe {
 // tfc_sgemm_epilogue: the epilogue runs once on every row, after the row is
 // final (it sees the plain GEMM's bits), and its writes are the result; on
 // a GEMM cut along M (each thread finishing its own rows), along N (the
-// epilogue after), run serially, a GEMV, a batch reduction and K = 0, on
-// any thread count.
+// epilogue after), run serially, a GEMV, a batch of products (each item's
+// rows as they finish, small and large), a batch reduction (after its last
+// item, folded into one GEMM or not) and K = 0, on any thread count.
 TEST(Gemm, EpilogueRunsOnceOnFinishedRows) {
   const Call calls[] = {
       dense(1, 40, 24, 20, false, true),       dense(1, 2048, 96, 96, false, true),
       dense(1, 2048, 32, 64, true, false),     dense(1, 64, 3000, 320, false, false),
       dense(1, 300, 700, 700, false, false, true, 0, 0, 5),
       dense(1, 500, 1, 300, false, false),     dense(1, 30, 20, 0, false, false),
+      dense(5, 40, 24, 20, false, true),       dense(3, 64, 100, 320, false, false, true),
+      dense(40, 64, 100, 64, true, false, false, 0, 0, 0, /*sharedA=*/true),
       reduction(16, 200, 48, 400, false, false, false, true),
+      reduction(16, 20, 48, 40, false, true, true, false),
   };
   int before = tfc::rt::numThreads();
   for (const Call &g : calls) {
@@ -553,20 +561,21 @@ TEST(Gemm, EpilogueRunsOnceOnFinishedRows) {
     for (int threads : {1, 2, 3}) {
       tfc::rt::setNumThreads(threads);
       Buffers out = in;
-      EpilogueProbe probe(out.c.data(), g.m, g.ldc, g.n);
+      const int64_t rows = (g.strideC == 0 ? 1 : g.batch) * g.m;
+      EpilogueProbe probe(out.c.data(), rows, g.m, g.ldc, g.strideC, g.n);
       tfc_sgemm_epilogue(g.batch, g.m, g.n, g.k, intptr_t(out.a.data()), g.lda, g.strideA,
                          g.transA, intptr_t(out.b.data()), g.ldb, g.strideB, g.transB,
                          intptr_t(out.c.data()), g.ldc, g.strideC, g.acc, &EpilogueProbe::run,
                          &probe);
       int failures = 0;
-      for (int64_t i = 0; i < g.m && failures < 5; ++i) {
+      for (int64_t i = 0; i < rows && failures < 5; ++i) {
         if (probe.calls[size_t(i)] != 1 && ++failures)
           ADD_FAILURE() << g.str() << " on " << threads << " threads: row " << i << " ran "
                         << probe.calls[size_t(i)] << " times";
         for (int64_t j = 0; j < g.n; ++j) {
-          float final = plain.c[size_t(i * g.ldc + j)];
+          float final = plain.c[size_t(probe.row(i) + j)];
           float seen = probe.seen[size_t(i * g.n + j)];
-          float result = out.c[size_t(i * g.ldc + j)];
+          float result = out.c[size_t(probe.row(i) + j)];
           if (std::memcmp(&seen, &final, sizeof(float)) != 0 && ++failures)
             ADD_FAILURE() << g.str() << " on " << threads << " threads: C[" << i << "][" << j
                           << "] was " << seen << " when the epilogue ran, finally " << final;
@@ -642,6 +651,33 @@ TEST(Gemm, WindowsAreTheIm2colGemm) {
             << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.kernel
             << " over " << v.width << " padded by " << v.pad << ", " << threads << " threads, "
             << (fromPadded ? "padded input" : "padding made up");
+        if (fromPadded)
+          continue;
+        // With an epilogue (tfc_sgemm_windows_epilogue): relu on every row of
+        // every sample once, after the row is final.
+        got = c0;
+        const int64_t rows = v.batch * v.outChannels;
+        EpilogueProbe probe(got.data(), rows, v.outChannels, out, v.outChannels * out, out);
+        tfc_sgemm_windows_epilogue(v.batch, v.outChannels, out, k, intptr_t(w.data()), k, 0, 0,
+                                   intptr_t(x.data()), v.width, v.channels * v.width, 0,
+                                   intptr_t(got.data()), out, v.outChannels * out,
+                                   v.accumulate, v.kernel, 1, v.pad, v.width,
+                                   &EpilogueProbe::run, &probe);
+        int failures = 0;
+        for (int64_t r = 0; r < rows && failures < 5; ++r) {
+          if (probe.calls[size_t(r)] != 1 && ++failures)
+            ADD_FAILURE() << "windows, " << threads << " threads: row " << r << " ran "
+                          << probe.calls[size_t(r)] << " times";
+          for (int64_t t = 0; t < out; ++t) {
+            const float final = expected[size_t(r * out + t)], relu = std::max(final, 0.0f);
+            if ((std::memcmp(&probe.seen[size_t(r * out + t)], &final, sizeof(float)) != 0 ||
+                 std::memcmp(&got[size_t(r * out + t)], &relu, sizeof(float)) != 0) &&
+                ++failures)
+              ADD_FAILURE() << "windows, " << threads << " threads: row " << r << " column "
+                            << t << " saw " << probe.seen[size_t(r * out + t)] << " and left "
+                            << got[size_t(r * out + t)] << ", expected " << final;
+          }
+        }
       }
     }
   }

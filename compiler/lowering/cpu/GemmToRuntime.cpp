@@ -176,12 +176,15 @@ struct CallArgs {
   }
 };
 
-/// Pairs `call`, the GEMM computing the M x N product `c` from `a` and `b`,
-/// with the epilogue generic marked after it when the runtime may run that
-/// epilogue on blocks of finished rows while the GEMM goes on (see the
-/// pass's description): call and epilogue move into one marked
-/// scf.execute_region.
-void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t M, int64_t N) {
+/// Pairs `call`, the GEMM computing the M x N product `c` (a batch of
+/// `batch` of them, c's first dim) from `a` and `b`, with the epilogue
+/// generic marked after it when the runtime may run that epilogue on blocks
+/// of finished rows while the GEMM goes on (see the pass's description):
+/// call and epilogue move into one marked scf.execute_region. A batch's
+/// epilogue loops are (item, row, column); the runtime counts the rows of
+/// all items in turn, as tf-parallel-loops-to-runtime flattens them.
+void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t batch, int64_t M,
+                  int64_t N) {
   linalg::GenericOp epilogue;
   for (Operation *user : c.getUsers())
     if (auto generic = dyn_cast<linalg::GenericOp>(user);
@@ -192,8 +195,12 @@ void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t M, int64
   for (Operation *op = call->getNextNode(); op != epilogue.getOperation(); op = op->getNextNode())
     if (!touchesNoMemory(op))
       return;
-  if (epilogue.getNumLoops() != 2 || epilogue.getNumParallelLoops() != 2 ||
-      epilogue.getStaticLoopRanges() != SmallVector<int64_t>{M, N})
+  SmallVector<int64_t> ranges{M, N};
+  if (batch > 1)
+    ranges.insert(ranges.begin(), batch);
+  if (epilogue.getNumLoops() != ranges.size() ||
+      epilogue.getNumParallelLoops() != ranges.size() ||
+      epilogue.getStaticLoopRanges() != ranges)
     return;
   Value rootA = rootBuffer(a), rootB = rootBuffer(b), rootC = rootBuffer(c);
   for (OpOperand &operand : epilogue->getOpOperands()) {
@@ -262,8 +269,9 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
   auto call = b.create<func::CallOp>(loc, gemm, args.values);
   Value aBuffer = op.getDpsInputs()[0], bBuffer = op.getDpsInputs()[1];
   op.erase();
-  if (batch == 1)
-    pairEpilogue(call, aBuffer, bBuffer, cBuffer, M, N);
+  // One batch loop at most: the epilogue's rows are then C's, item by item.
+  if (batch == 1 || (loops.numBatch() == 1 && c->batchStride != 0))
+    pairEpilogue(call, aBuffer, bBuffer, cBuffer, batch, M, N);
   return success();
 }
 
@@ -399,10 +407,11 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
   args.pointer(b, lb->second).index(lb->first[1]).index(lb->first[0]).index(0);
   args.pointer(c, lc->second).index(lc->first[1]).index(lc->first[0]).index(accumulate);
   args.index(kw).index(lb->first[2]).index(padding ? padding->pad : 0).index(width);
-  builder.create<func::CallOp>(loc, callee, args.values);
+  auto call = builder.create<func::CallOp>(loc, callee, args.values);
   Value padded = op.getDpsInputs()[1];
   op.erase();
   erasePaddedCopyIfUnread(padding, padded);
+  pairEpilogue(call, a, b, c, batch, M, N);
   return success();
 }
 

@@ -29,7 +29,9 @@
 //
 //   tfc_sgemm_epilogue(<tfc_sgemm's arguments>, @body, ctx)
 //
-// which runs @body on blocks of C's rows as it finishes them.
+// (tfc_sgemm_windows_epilogue for a convolution's GEMM), which runs @body on
+// blocks of C's rows as it finishes them: a batch's rows, items and rows
+// flattened as above.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,20 +60,26 @@ using namespace tfc;
 namespace {
 
 constexpr StringLiteral kParallelForSymbol = "tfc_parallel_for";
-constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
-constexpr StringLiteral kGemmEpilogueSymbol = "tfc_sgemm_epilogue";
+/// The GEMM entry points that take an epilogue, and the names they take it
+/// under (their arguments, then the body and its context).
+constexpr std::pair<StringLiteral, StringLiteral> kGemmEpilogueSymbols[] = {
+    {"tfc_sgemm", "tfc_sgemm_epilogue"},
+    {"tfc_sgemm_windows", "tfc_sgemm_windows_epilogue"}};
 
-/// The tfc_sgemm call of the GEMM-and-epilogue region `loop` is in, if it is
-/// in one and is a loop over C's rows and columns from 0 by 1.
+/// The GEMM call of the GEMM-and-epilogue region `loop` is in, if it is in
+/// one and is a loop over C's rows and columns (a batch's items, rows and
+/// columns) from 0 by 1.
 func::CallOp pairedGemm(scf::ParallelOp loop) {
   auto region = dyn_cast_or_null<scf::ExecuteRegionOp>(loop->getParentOp());
-  if (!region || !region->hasAttr(kGemmEpilogueAttr) || loop.getNumLoops() != 2 ||
+  if (!region || !region->hasAttr(kGemmEpilogueAttr) ||
+      (loop.getNumLoops() != 2 && loop.getNumLoops() != 3) ||
       !llvm::all_of(loop.getLowerBound(), [](Value v) { return isConstantIntValue(v, 0); }) ||
       !llvm::all_of(loop.getStep(), [](Value v) { return isConstantIntValue(v, 1); }))
     return {};
   for (auto call : region.getRegion().front().getOps<func::CallOp>())
-    if (call.getCallee() == kGemmSymbol)
-      return call;
+    for (auto [plain, withEpilogue] : kGemmEpilogueSymbols)
+      if (call.getCallee() == plain)
+        return call;
   return {};
 }
 
@@ -384,16 +392,20 @@ struct TfParallelLoopsToRuntimePass
     loop.erase();
   }
 
-  /// tfc_sgemm_epilogue: tfc_sgemm's arguments, then the body and its context.
+  /// tfc_sgemm_epilogue (tfc_sgemm_windows_epilogue): the GEMM's arguments,
+  /// then the body and its context.
   func::FuncOp getOrDeclareGemmEpilogue(ModuleOp module, func::CallOp gemm,
                                         FunctionType bodyType) {
-    if (auto existing = module.lookupSymbol<func::FuncOp>(kGemmEpilogueSymbol))
+    StringRef symbol;
+    for (auto [plain, withEpilogue] : kGemmEpilogueSymbols)
+      if (gemm.getCallee() == plain)
+        symbol = withEpilogue;
+    if (auto existing = module.lookupSymbol<func::FuncOp>(symbol))
       return existing;
     SmallVector<Type> args(gemm.getOperandTypes());
     args.append({bodyType, LLVM::LLVMPointerType::get(module.getContext())});
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto decl = b.create<func::FuncOp>(module.getLoc(), kGemmEpilogueSymbol,
-                                       b.getFunctionType(args, {}));
+    auto decl = b.create<func::FuncOp>(module.getLoc(), symbol, b.getFunctionType(args, {}));
     decl.setPrivate();
     return decl;
   }

@@ -319,6 +319,64 @@ func.func @conv_windows(%w: memref<4x2x3xf32>, %x: memref<2x2x7xf32>, %y: memref
 #wgt = affine_map<(n, o, t, c, j) -> (o, c, j)>
 #win = affine_map<(n, o, t, c, j) -> (n, c, t + j)>
 #out = affine_map<(n, o, t, c, j) -> (n, o, t)>
+#id3 = affine_map<(n, o, t) -> (n, o, t)>
+#t3 = affine_map<(n, o, t) -> (n, t, o)>
+
+// A convolution's epilogue (its relu, written over the product) loops over
+// the samples, rows and columns: it goes with the tfc_sgemm_windows call,
+// which runs it on each sample's rows. One that reads C transposed stays a
+// loop after the GEMM.
+// CHECK-LABEL: func.func @conv_relu
+// PAIR-LABEL: func.func @conv_relu
+// PAIR: scf.execute_region {
+// PAIR-NEXT: call @tfc_sgemm_windows(
+// PAIR-NEXT: linalg.generic
+// PAIR-SAME: iterator_types = ["parallel", "parallel", "parallel"]
+// PAIR-SAME: outs(%{{.+}} : memref<2x4x5xf32>)
+// PAIR-SAME: tfc.gemm_epilogue
+// PAIR: scf.yield
+// PAIR-NEXT: } {tfc.gemm_epilogue}
+// PAIR: call @tfc_sgemm_windows(
+// PAIR-NOT: scf.execute_region
+// PAIR: return
+func.func @conv_relu(%w: memref<4x2x3xf32>, %x: memref<2x2x7xf32>, %y: memref<2x4x5xf32>, %z: memref<2x5x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x5xf32>)
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w, %x : memref<4x2x3xf32>, memref<2x2x7xf32>) outs(%y : memref<2x4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%y : memref<2x4x5xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%o: f32):
+    %r = arith.maximumf %o, %zero : f32
+    linalg.yield %r : f32
+  }
+  %c = memref.alloc() : memref<2x4x5xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x4x5xf32>)
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w, %x : memref<4x2x3xf32>, memref<2x2x7xf32>) outs(%c : memref<2x4x5xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %cc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %cc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#t3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%c : memref<2x4x5xf32>) outs(%z : memref<2x5x4xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+#wgt = affine_map<(n, o, t, c, j) -> (o, c, j)>
+#win = affine_map<(n, o, t, c, j) -> (n, c, t + j)>
+#out = affine_map<(n, o, t, c, j) -> (n, o, t)>
 
 // The input zero-padded by 1 on each side (a fresh buffer, zero-filled,
 // the input copied into its middle): the GEMM reads the input itself, the

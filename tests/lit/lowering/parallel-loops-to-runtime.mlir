@@ -323,3 +323,42 @@ func.func @gemm_epilogue(%c: memref<8x4xf32>, %out: memref<8x4xf32>, %p: index) 
   } {tfc.gemm_epilogue}
   return
 }
+
+// -----
+
+// A convolution's epilogue region: samples and rows flattened into the
+// outlined body's range (row n * 4 + o), handed to tfc_sgemm_windows_epilogue
+// with the GEMM's twenty arguments.
+// CHECK-LABEL: func.func @conv_epilogue
+// CHECK-NOT: scf.execute_region
+// CHECK: %[[F:.*]] = constant @conv_epilogue_parallel0 : (!llvm.ptr, i64, i64) -> ()
+// CHECK: call @tfc_sgemm_windows_epilogue(%{{.*}}, %[[F]], %{{.*}}) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, (!llvm.ptr, i64, i64) -> (), !llvm.ptr) -> ()
+// CHECK-NOT: call @tfc_sgemm_windows(
+// CHECK: return
+// CHECK-LABEL: func.func private @conv_epilogue_parallel0
+// CHECK: scf.for
+// CHECK: arith.remui %{{.*}}, %{{.*}} : index
+// CHECK: arith.divui
+// CHECK: scf.for
+// CHECK: arith.maximumf
+// CHECK-LABEL: func.func private @tfc_sgemm_windows_epilogue
+func.func private @tfc_sgemm_windows(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func @conv_epilogue(%c: memref<2x4x5xf32>, %p: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %zero = arith.constant 0.0 : f32
+  scf.execute_region {
+    func.call @tfc_sgemm_windows(%c2, %c4, %c5, %c4, %p, %c4, %c0, %c0, %p, %c5, %c5, %c0, %p, %c5, %c5, %c0, %c1, %c1, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+    scf.parallel (%n, %o, %t) = (%c0, %c0, %c0) to (%c2, %c4, %c5) step (%c1, %c1, %c1) {
+      %x = memref.load %c[%n, %o, %t] : memref<2x4x5xf32>
+      %y = arith.maximumf %x, %zero : f32
+      memref.store %y, %c[%n, %o, %t] : memref<2x4x5xf32>
+      scf.reduce
+    }
+    scf.yield
+  } {tfc.gemm_epilogue}
+  return
+}

@@ -191,8 +191,8 @@ func.func @gemm_lone_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> tenso
 // -----
 
 // Not when the product is read elsewhere too (it must be stored whole), nor
-// when it is batched (the epilogue runs over one GEMM's rows), nor into a
-// reduction group; of two products, one is the GEMM and the other an input.
+// into a reduction group; of two products, one is the GEMM and the other an
+// input.
 // CHECK-LABEL: func.func @gemm_not_epilogue
 // CHECK: %[[P:.+]] = tf.matmul %{{.+}}, %{{.+}} : tensor<8x4xf32>
 // CHECK: tf.fusion "loop"
@@ -209,20 +209,68 @@ func.func @gemm_lone_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> tenso
 // CHECK-NEXT: tf.matmul
 // CHECK-NEXT: tf.add %{{.+}}, %[[M2]]
 // CHECK: return
-func.func @gemm_not_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %bx: tensor<2x4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>) {
+func.func @gemm_not_epilogue(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %bx: tensor<2x4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>) {
   %p = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %r = tf.relu %p : tensor<8x4xf32>
   %e = tf.exp %r : tensor<8x4xf32>
   %bp = tf.matmul %bx, %bx : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
   %bn = tf.neg %bp : tensor<2x4x4xf32>
   %bm = tf.exp %bn : tensor<2x4x4xf32>
+  %bk = tf.add %bp, %bp : tensor<2x4x4xf32>
   %q = tf.matmul %x, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %qe = tf.exp %q : tensor<8x4xf32>
   %qs = tf.reduce_sum %qe [1] : tensor<8x4xf32> -> tensor<8xf32>
   %m1 = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %m2 = tf.matmul %x, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
   %sum = tf.add %m1, %m2 : tensor<8x4xf32>
-  return %p, %e, %bm, %qs, %sum : tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>
+  return %p, %e, %bm, %qs, %sum, %bk : tensor<8x4xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// A batch of products is a GEMM with its epilogue too (its rows are the
+// items' rows in turn), and so is a convolution (a batch of [out channels,
+// time] products; with its bias): its relu, or in a backward pass the mask
+// of a relu before it, read from that relu's output.
+// CHECK-LABEL: func.func @gemm_batched_epilogues
+// CHECK-SAME: %[[Y:[a-z0-9]+]]: tensor<2x8x6xf32>)
+// CHECK: tf.fusion "gemm" : tensor<2x4x4xf32>
+// CHECK-NEXT: tf.matmul
+// CHECK-NEXT: tf.neg
+// CHECK: tf.fusion "gemm" : tensor<2x8x6xf32>
+// CHECK-NEXT: tf.conv1d %{{.+}}, %{{.+}}, %{{.+}} padding 1
+// CHECK-NEXT: tf.relu
+// CHECK: tf.fusion "gemm" : tensor<2x8x6xf32>
+// CHECK: %[[DX:.+]] = tf.conv1d
+// CHECK-NEXT: %[[GT:.+]] = tf.compare gt, %[[Y]]
+// CHECK-NEXT: tf.select %[[GT]], %[[DX]]
+func.func @gemm_batched_epilogues(%bx: tensor<2x4x4xf32>, %x: tensor<2x3x6xf32>, %w: tensor<8x3x3xf32>, %b: tensor<8xf32>, %g: tensor<2x8x6xf32>, %w2: tensor<8x8x3xf32>, %y: tensor<2x8x6xf32>) -> (tensor<2x4x4xf32>, tensor<2x8x6xf32>, tensor<2x8x6xf32>) {
+  %bp = tf.matmul %bx, %bx : tensor<2x4x4xf32>, tensor<2x4x4xf32> -> tensor<2x4x4xf32>
+  %bn = tf.neg %bp : tensor<2x4x4xf32>
+  %c = tf.conv1d %x, %w, %b padding 1 : tensor<2x3x6xf32>, tensor<8x3x3xf32>, tensor<8xf32> -> tensor<2x8x6xf32>
+  %r = tf.relu %c : tensor<2x8x6xf32>
+  %zero = tf.constant dense<0.0> : tensor<2x8x6xf32>
+  %dx = tf.conv1d %g, %w2 padding 1 : tensor<2x8x6xf32>, tensor<8x8x3xf32> -> tensor<2x8x6xf32>
+  %gt = tf.compare gt, %y, %zero : tensor<2x8x6xf32>
+  %m = tf.select %gt, %dx, %zero : tensor<2x8x6xi1>, tensor<2x8x6xf32>
+  return %bn, %r, %m : tensor<2x4x4xf32>, tensor<2x8x6xf32>, tensor<2x8x6xf32>
+}
+
+// -----
+
+// A weight gradient's convolution (per position, its kernel the whole
+// sequence) is no GEMM of an epilogue: its consumers fuse as a loop.
+// CHECK-LABEL: func.func @gemm_not_weight_gradient
+// CHECK: %[[DW:.+]] = tf.conv1d
+// CHECK: tf.fusion "loop"
+// CHECK:   tf.neg %[[DW]]
+func.func @gemm_not_weight_gradient(%x: tensor<3x2x6xf32>, %dy: tensor<3x4x6xf32>) -> tensor<2x4x3xf32> {
+  %xt = tf.transpose %x [1, 0, 2] : tensor<3x2x6xf32> -> tensor<2x3x6xf32>
+  %dyt = tf.transpose %dy [1, 0, 2] : tensor<3x4x6xf32> -> tensor<4x3x6xf32>
+  %dw = tf.conv1d %xt, %dyt padding 1 : tensor<2x3x6xf32>, tensor<4x3x6xf32> -> tensor<2x4x3xf32>
+  %n = tf.neg %dw : tensor<2x4x3xf32>
+  %e = tf.exp %n : tensor<2x4x3xf32>
+  return %e : tensor<2x4x3xf32>
 }
 
 // -----
