@@ -185,16 +185,17 @@ struct CallArgs {
 /// all items in turn, as tf-parallel-loops-to-runtime flattens them.
 void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t batch, int64_t M,
                   int64_t N) {
-  linalg::GenericOp epilogue;
-  for (Operation *user : c.getUsers())
-    if (auto generic = dyn_cast<linalg::GenericOp>(user);
-        generic && generic->hasAttr(kGemmEpilogueAttr) && generic->getBlock() == call->getBlock())
-      epilogue = generic;
-  if (!epilogue || !epilogue.hasPureBufferSemantics() || !call->isBeforeInBlock(epilogue))
+  // The first op after the call that touches memory, if it is a marked
+  // generic reading C. (Not any marked reader of C: one written over by its
+  // epilogue is read by later epilogues too, a backward pass's masks.)
+  Operation *next = call->getNextNode();
+  while (next && touchesNoMemory(next))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epilogue || !epilogue->hasAttr(kGemmEpilogueAttr) ||
+      !epilogue.hasPureBufferSemantics() ||
+      llvm::none_of(epilogue->getOperands(), [&](Value v) { return v == c; }))
     return;
-  for (Operation *op = call->getNextNode(); op != epilogue.getOperation(); op = op->getNextNode())
-    if (!touchesNoMemory(op))
-      return;
   SmallVector<int64_t> ranges{M, N};
   if (batch > 1)
     ranges.insert(ranges.begin(), batch);

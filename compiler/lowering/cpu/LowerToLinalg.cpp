@@ -1090,8 +1090,14 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
       // out[n, o, t] += w[o, c, j] * xpad[n, c, t + j]; tf-gemm-to-runtime
       // reads B's row (c, j) as xpad[n, c, j:] in place (tfc_sgemm_windows):
       // K = C x kernel in one chain, C written once instead of once a tap.
-      Value acc = bias ? Value() : zeros(out);
-      if (bias)
+      // The bias starts every chain (C filled with it, then accumulated
+      // into), except in a "gemm" fusion: there it joins the epilogue, which
+      // adds it to each row while in cache, and the GEMM stores C without
+      // reading it first.
+      auto fusion = dyn_cast_or_null<tf::FusionOp>(op->getParentOp());
+      bool biasInEpilogue = bias && fusion && fusion.getKind() == "gemm";
+      Value acc = bias && !biasInEpilogue ? Value() : zeros(out);
+      if (bias && !biasInEpilogue)
         acc = buildGeneric(rewriter, loc, out, bias, AffineMap::get(3, 0, {d(1)}, ctx),
                            rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
                            parallel(3), [](OpBuilder &, Location, ValueRange a) { return a[0]; });
@@ -1105,6 +1111,14 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
            IteratorType::reduction, IteratorType::reduction},
           multiplyAdd);
       result.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
+      if (biasInEpilogue)
+        result = buildGeneric(
+            rewriter, loc, out, {result, bias},
+            {rewriter.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {d(1)}, ctx)},
+            rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out), parallel(3),
+            [](OpBuilder &b, Location l, ValueRange a) -> Value {
+              return b.create<arith::AddFOp>(l, a[0], a[1]);
+            });
       rewriter.replaceOp(op, result);
       return success();
     }

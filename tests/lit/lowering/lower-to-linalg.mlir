@@ -433,19 +433,22 @@ func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, te
 
 // A tf.fusion "gemm": its epilogue (bias and relu) becomes one generic,
 // marked for tf-gemm-to-runtime, that reads the product through its init
-// and writes over it (no second buffer); the same for a convolution's relu
-// over its [samples, channels, time] product.
+// and writes over it (no second buffer); the same for a convolution's bias
+// and relu over its [samples, channels, time] product, the GEMM starting
+// from zeros (outside a fusion the bias starts every chain: @conv1d).
 // CHECK-LABEL: func.func @fusion_gemm
 // CHECK: %[[P:.+]] = linalg.generic {{.*}} attrs = {tfc.matmul}
 // CHECK: %[[E:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xf32>) outs(%[[P]] : tensor<8x4xf32>) attrs = {tfc.gemm_epilogue}
 // CHECK: ^bb0(%[[BIAS:.+]]: f32, %[[OUT:.+]]: f32):
 // CHECK: arith.addf %[[OUT]], %[[BIAS]]
 // CHECK: arith.maximumf
-// CHECK: %[[C:.+]] = linalg.generic {{.*}} attrs = {tfc.matmul}
-// CHECK: %[[Y:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[C]] : tensor<2x8x6xf32>) attrs = {tfc.gemm_epilogue}
+// CHECK: %[[ZERO:.+]] = linalg.fill {{.*}} -> tensor<2x8x6xf32>
+// CHECK: %[[C:.+]] = linalg.generic {{.*}} outs(%[[ZERO]] : tensor<2x8x6xf32>) attrs = {tfc.matmul}
+// CHECK: %[[Y:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.+}} : tensor<8xf32>) outs(%[[C]] : tensor<2x8x6xf32>) attrs = {tfc.gemm_epilogue}
+// CHECK: arith.addf
 // CHECK: arith.maximumf
 // CHECK: return %[[E]], %[[Y]]
-func.func @fusion_gemm(%x: tensor<8x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>, %xc: tensor<2x3x6xf32>, %wc: tensor<8x3x3xf32>) -> (tensor<8x4xf32>, tensor<2x8x6xf32>) {
+func.func @fusion_gemm(%x: tensor<8x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>, %xc: tensor<2x3x6xf32>, %wc: tensor<8x3x3xf32>, %bc: tensor<8xf32>) -> (tensor<8x4xf32>, tensor<2x8x6xf32>) {
   %r = tf.fusion "gemm" : tensor<8x4xf32> {
     %p = tf.matmul %x, %w transpose_rhs : tensor<8x3xf32>, tensor<4x3xf32> -> tensor<8x4xf32>
     %bb = tf.broadcast_in_dim %b [1] : tensor<4xf32> to tensor<8x4xf32>
@@ -454,7 +457,7 @@ func.func @fusion_gemm(%x: tensor<8x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf3
     tf.yield %y : tensor<8x4xf32>
   }
   %c = tf.fusion "gemm" : tensor<2x8x6xf32> {
-    %p = tf.conv1d %xc, %wc padding 1 : tensor<2x3x6xf32>, tensor<8x3x3xf32> -> tensor<2x8x6xf32>
+    %p = tf.conv1d %xc, %wc, %bc padding 1 : tensor<2x3x6xf32>, tensor<8x3x3xf32>, tensor<8xf32> -> tensor<2x8x6xf32>
     %y = tf.relu %p : tensor<2x8x6xf32>
     tf.yield %y : tensor<2x8x6xf32>
   }
