@@ -326,23 +326,28 @@ bool readsWindowsInPlace(const Problem &g, const KernelSet &ks, int64_t rows) {
          g.mInner == g.m;
 }
 
-/// The next batch item's operands, pulled into L2 a few cache lines after
-/// each kernel call of the current item: a batch of small products streams
-/// every item's A or B from memory, and the packing (or the first strip)
-/// would otherwise wait for it with nothing to compute.
+/// The next batch item's operands, pulled into L2 while the current item
+/// computes, a few cache lines by each tile kernel call (one a step of its
+/// K loop): a batch of small products streams every item's A or B from
+/// memory, and the packing (or the first strip) would otherwise wait for it
+/// with nothing to compute.
 struct Prefetch {
   const char *next[2] = {nullptr, nullptr}, *end[2] = {nullptr, nullptr};
-  int64_t lines = 0; // per call of step()
+  int64_t lines = 0; // per kernel call
   void range(int slot, const float *from, int64_t floats) {
     next[slot] = reinterpret_cast<const char *>(from);
     end[slot] = next[slot] + sizeof(float) * std::max<int64_t>(floats, 0);
   }
-  void step() {
-#if defined(__x86_64__)
+  /// The next run of at most `lines` lines, for a kernel to prefetch.
+  std::pair<const char *, int64_t> take() {
     for (int slot = 0; slot < 2; ++slot)
-      for (int64_t l = 0; l < lines && next[slot] < end[slot]; ++l, next[slot] += 64)
-        _mm_prefetch(next[slot], _MM_HINT_T1);
-#endif
+      if (next[slot] < end[slot]) {
+        const char *from = next[slot];
+        int64_t run = std::min<int64_t>(lines, (end[slot] - from + 63) / 64);
+        next[slot] += 64 * run;
+        return {from, run};
+      }
+    return {nullptr, 0};
   }
 };
 
@@ -405,10 +410,9 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
           const MicroKernel *kernels = ks.kernel[g.transA][wide];
           // One kernel call for the taller strips, one for the others.
           auto run = [&](int64_t i, int64_t height, int64_t count) {
+            auto [from, lines] = ahead ? ahead->take() : std::pair<const char *, int64_t>();
             kernels[height - 1](count, p1 - p0, g.aAt(i, p0), g.lda, bp, ldbp,
-                                g.c + i * g.ldc + jc + jr, g.ldc, nr, loadC);
-            if (ahead)
-              ahead->step();
+                                g.c + i * g.ldc + jc + jr, g.ldc, nr, loadC, from, lines);
           };
           // A few columns on the right edge: vectors along the rows (more
           // than four only over two vectors of rows at least: a few rows
@@ -417,8 +421,6 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
               (nr <= 4 || iEnd - ic >= 2 * ks.lanes)) {
             ks.edge[nr - 1](iEnd - ic, p1 - p0, g.aT + p0 * g.ldaT + ic, g.ldaT, bp, ldbp,
                             g.c + ic * g.ldc + jc + jr, g.ldc, loadC);
-            if (ahead)
-              ahead->step();
             continue;
           }
           const Strips &s = strips[wide];
@@ -660,7 +662,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     if (strideB != 0)
       ahead.range(1, b0, std::abs(int64_t(strideB)));
     const int64_t bytes = (ahead.end[0] - ahead.next[0]) + (ahead.end[1] - ahead.next[1]);
-    const int64_t calls = 2 * kSteps * ((j1 - j0 + 2 * ks.lanes - 1) / (2 * ks.lanes)) *
+    // Tile calls: two a whole panel (taller strips and the rest), K step and
+    // block of rows (an edge panel may go to the edge kernel instead).
+    const int64_t calls = 2 * kSteps * std::max<int64_t>(1, (j1 - j0) / (2 * ks.lanes)) *
                           ((i1 - i0 + kMC - 1) / kMC);
     ahead.lines = bytes / 64 / std::max<int64_t>(calls, 1) + 1;
     return ahead;

@@ -30,6 +30,22 @@ inline const float &elemA(const float *a, int64_t lda, int r, int64_t p) {
   return TransA ? a[p * lda + r] : a[r * lda + p];
 }
 
+/// Strip s's share of the lines a tile call prefetches (MicroKernel's
+/// `ahead`): [from, to), one a step of p, whatever does not fit in the
+/// strip's steps left out.
+struct AheadShare {
+  const char *from;
+  int64_t lines;
+  AheadShare(const char *ahead, int64_t aheadLines, int64_t strips, int64_t s, int64_t kc) {
+    int64_t per = (aheadLines + strips - 1) / std::max<int64_t>(strips, 1);
+    int64_t first = std::min(aheadLines, s * per);
+    lines = std::min({per, aheadLines - first, kc});
+    from = ahead ? ahead + 64 * first : nullptr;
+    if (!ahead)
+      lines = 0;
+  }
+};
+
 /// The next row of a C tile. The empty asm hides the address from the
 /// optimiser: otherwise GCC computes all the tile's row addresses before the
 /// K loop and spills them, which costs more than the loop when K is small.
@@ -54,10 +70,9 @@ struct Avx512 {
   static constexpr int kLanes = 16, kRows[2] = {24, 12};
 
   template <int MR, int NV, bool TransA>
-  __attribute__((target("avx512f,fma"))) static void tile(int64_t strips, int64_t kc,
-                                                          const float *a, int64_t lda,
-                                                          const float *b, int64_t ldb, float *c,
-                                                          int64_t ldc, int64_t nr, bool loadC) {
+  __attribute__((target("avx512f,fma"))) static void
+  tile(int64_t strips, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
+       float *c, int64_t ldc, int64_t nr, bool loadC, const char *ahead, int64_t aheadLines) {
     __mmask16 mask[NV];
     for (int v = 0; v < NV; ++v)
       mask[v] = __mmask16((1u << std::clamp<int64_t>(nr - 16 * v, 0, 16)) - 1);
@@ -65,16 +80,18 @@ struct Avx512 {
     // reloads them from the stack every step otherwise).
     if (nr >= 16 * NV)
       for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
-        strip<MR, NV, TransA, true>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+        strip<MR, NV, TransA, true>(kc, a, lda, b, ldb, c, ldc, mask, loadC,
+                                    AheadShare(ahead, aheadLines, strips, s, kc));
     else
       for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
-        strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC);
+        strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC,
+                                     AheadShare(ahead, aheadLines, strips, s, kc));
   }
 
   template <int MR, int NV, bool TransA, bool Whole>
   __attribute__((target("avx512f,fma"), always_inline)) static inline void
   strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
-        int64_t ldc, const __mmask16 *mask, bool loadC) {
+        int64_t ldc, const __mmask16 *mask, bool loadC, AheadShare ahead) {
     __m512 acc[MR][NV];
     float *row = c;
 #pragma GCC unroll 32
@@ -85,6 +102,8 @@ struct Avx512 {
                     : Whole  ? _mm512_loadu_ps(row + 16 * v)
                              : _mm512_maskz_loadu_ps(mask[v], row + 16 * v);
     for (int64_t p = 0; p < kc; ++p) {
+      if (p < ahead.lines)
+        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T1);
       __m512 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
@@ -470,10 +489,9 @@ struct Avx2 {
   static constexpr PackTransposed kPack = pack;
 
   template <int MR, int NV, bool TransA>
-  __attribute__((target("avx2,fma"))) static void tile(int64_t strips, int64_t kc,
-                                                       const float *a, int64_t lda,
-                                                       const float *b, int64_t ldb, float *c,
-                                                       int64_t ldc, int64_t nr, bool loadC) {
+  __attribute__((target("avx2,fma"))) static void
+  tile(int64_t strips, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
+       float *c, int64_t ldc, int64_t nr, bool loadC, const char *ahead, int64_t aheadLines) {
     // Masked loads only for the vector on a ragged right edge, masked stores
     // only where no whole vector comes before it (vmaskmov is slow on AMD);
     // the branch is outside every loop.
@@ -486,13 +504,15 @@ struct Avx2 {
     edge.index = _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(int(shift))),
                                   _mm256_set1_epi32(7));
     edge.after = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(int(7 - shift))));
-    for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+    for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc) {
+      const AheadShare share(ahead, aheadLines, strips, s, kc);
       if (whole == NV)
-        strip<MR, NV, TransA, NV>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC);
+        strip<MR, NV, TransA, NV>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC, share);
       else if (whole == NV - 1)
-        strip<MR, NV, TransA, NV - 1>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC);
+        strip<MR, NV, TransA, NV - 1>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC, share);
       else
-        strip<MR, NV, TransA, 0>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC);
+        strip<MR, NV, TransA, 0>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC, share);
+    }
   }
 
   /// A ragged right edge: lane masks per vector, and for a ragged vector
@@ -514,7 +534,7 @@ struct Avx2 {
   template <int MR, int NV, bool TransA, int Whole>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
   strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
-        int64_t ldc, int64_t nr, const Edge &edge, bool loadC) {
+        int64_t ldc, int64_t nr, const Edge &edge, bool loadC, AheadShare ahead) {
     __m256 acc[MR][NV];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
@@ -523,6 +543,8 @@ struct Avx2 {
         acc[r][v] =
             loadC ? load(c + r * ldc + 8 * v, v < Whole, edge.mask[v]) : _mm256_setzero_ps();
     for (int64_t p = 0; p < kc; ++p) {
+      if (p < ahead.lines)
+        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T1);
       __m256 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
@@ -561,7 +583,8 @@ struct Scalar {
 
   template <int MR, int NV, bool TransA>
   static void tile(int64_t strips, int64_t kc, const float *a, int64_t lda, const float *b,
-                   int64_t ldb, float *c, int64_t ldc, int64_t nr, bool loadC) {
+                   int64_t ldb, float *c, int64_t ldc, int64_t nr, bool loadC, const char *,
+                   int64_t) { // (no prefetching: the portable set)
     for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
       strip<MR, NV, TransA>(kc, a, lda, b, ldb, c, ldc, nr, loadC);
   }

@@ -26,10 +26,13 @@ namespace tfc::rt::gemm {
 ///   a: A[r][p] at a[r * lda + p], or a[p * lda + r] for the transA kernels;
 ///   b: row p at b + p * ldb;
 ///   c: row r at c + r * ldc;
-/// only columns < nr of B and C are read or written.
+/// only columns < nr of B and C are read or written. Meanwhile the cache
+/// lines ahead[0 .. aheadLines) (64 bytes each; a next batch item's
+/// operands) are prefetched into L2, about one every step of p (in a burst
+/// between calls, they stalled the core once the misses queued up).
 using MicroKernel = void (*)(int64_t strips, int64_t kc, const float *a, int64_t lda,
                              const float *b, int64_t ldb, float *c, int64_t ldc, int64_t nr,
-                             bool loadC);
+                             bool loadC, const char *ahead, int64_t aheadLines);
 
 /// dst[p * pitch + j] = src[j * ld + p] for p < kc, j < nr (columns up to
 /// `pitch` may be written too): a panel of op(B) from a transposed B.
