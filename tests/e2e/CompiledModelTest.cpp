@@ -514,6 +514,39 @@ TEST_F(Compiled, ThreadCountDoesNotChangeResults) {
   EXPECT_EQ(after.status, 0) << after.output;
 }
 
+// A convolution's bias and relu as its GEMM's epilogue (rows in cache) or
+// as loops of their own (--no-gemm-epilogues): the same bits.
+TEST_F(Compiled, ConvolutionEpiloguesChangeNoBits) {
+  for (const char *model : {"fleuret_cnn", "fleuret_attention"}) {
+    SCOPED_TRACE(model);
+    ASSERT_TRUE(compile(std::string("models/") + model + ".tf", "--no-gemm-epilogues"));
+    const std::string loops = binary + "-loops";
+    ASSERT_EQ(std::rename(binary.c_str(), loops.c_str()), 0);
+    ASSERT_TRUE(compile(std::string("models/") + model + ".tf"));
+    ASSERT_EQ(std::rename(loops.c_str(), (binary + "-loops").c_str()), 0);
+    ASSERT_EQ(run(binary + " init --seed 5 --out " + dir + "/p.safetensors").status, 0);
+    PredictEntry entry = buildPredict(kSource + "/models/" + model + ".tf", "", 0);
+    ASSERT_TRUE(entry.func);
+    auto type = mlir::cast<mlir::RankedTensorType>(entry.func.getArgumentTypes()[0]);
+    int64_t batch = type.getShape()[0];
+    std::string inputArgs;
+    for (auto &[name, tensor] : randomInputs(entry, batch, batch, 7)) {
+      ASSERT_TRUE(write(name + ".npy", tensor));
+      inputArgs += " --input " + name + "=" + dir + "/" + name + ".npy";
+    }
+    for (const std::string &program : {binary, binary + "-loops"}) {
+      CommandResult r = run(program + " predict --params " + dir + "/p.safetensors" + inputArgs +
+                            " --output-dir " + dir + "/" + (program == binary ? "fused" : "loops"));
+      ASSERT_EQ(r.status, 0) << r.output;
+    }
+    for (const std::string &output : entry.resultNames) {
+      rt::Tensor a = read("fused/" + output + ".npy"), b = read("loops/" + output + ".npy");
+      EXPECT_EQ(a.shape, b.shape);
+      EXPECT_TRUE(a.bytes == b.bytes) << output;
+    }
+  }
+}
+
 TEST_F(Compiled, CppModelsBuildLikeTfFiles) {
   for (const char *model : {"reverse", "set_anomaly", "fleuret_cnn", "fleuret_attention",
                             "encoder_decoder"}) {

@@ -1090,17 +1090,11 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
       // out[n, o, t] += w[o, c, j] * xpad[n, c, t + j]; tf-gemm-to-runtime
       // reads B's row (c, j) as xpad[n, c, j:] in place (tfc_sgemm_windows):
       // K = C x kernel in one chain, C written once instead of once a tap.
-      // The bias starts every chain (C filled with it, then accumulated
-      // into), except in a "gemm" fusion: there it joins the epilogue, which
-      // adds it to each row while in cache, and the GEMM stores C without
-      // reading it first.
-      auto fusion = dyn_cast_or_null<tf::FusionOp>(op->getParentOp());
-      bool biasInEpilogue = bias && fusion && fusion.getKind() == "gemm";
-      Value acc = bias && !biasInEpilogue ? Value() : zeros(out);
-      if (bias && !biasInEpilogue)
-        acc = buildGeneric(rewriter, loc, out, bias, AffineMap::get(3, 0, {d(1)}, ctx),
-                           rewriter.getMultiDimIdentityMap(3), emptyLike(rewriter, loc, out),
-                           parallel(3), [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      // The bias is added to the finished sums, by an elementwise loop that
+      // a "gemm" fusion makes part of the epilogue (each row while in cache;
+      // the GEMM then stores C without reading it first). The same bits with
+      // or without the fusion.
+      Value acc = zeros(out);
       auto map5 = [&](ArrayRef<AffineExpr> results) { return AffineMap::get(5, 0, results, ctx); };
       using utils::IteratorType;
       Value result = buildGeneric(
@@ -1111,7 +1105,7 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
            IteratorType::reduction, IteratorType::reduction},
           multiplyAdd);
       result.getDefiningOp()->setAttr(kMatmulAttr, rewriter.getUnitAttr());
-      if (biasInEpilogue)
+      if (bias)
         result = buildGeneric(
             rewriter, loc, out, {result, bias},
             {rewriter.getMultiDimIdentityMap(3), AffineMap::get(3, 0, {d(1)}, ctx)},

@@ -306,11 +306,12 @@ func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3
 
 // -----
 
-// conv1d, kernel <= width: zero padding by tensor.pad, the output starting
-// as the broadcast bias; then one marked GEMM over the windows, loops
-// (n, o, t, c, j) with c and j the reduction (K = C x kernel):
-// out[n, o, t] += w[o, c, j] * xpad[n, c, t + j]. The windows are never
-// sliced out (tf-gemm-to-runtime reads them in place); no per-tap GEMMs.
+// conv1d, kernel <= width: zero padding by tensor.pad, one marked GEMM over
+// the windows from zeros, loops (n, o, t, c, j) with c and j the reduction
+// (K = C x kernel): out[n, o, t] += w[o, c, j] * xpad[n, c, t + j]; then
+// the bias added to the sums (a loop a gemm fusion makes its epilogue). The
+// windows are never sliced out (tf-gemm-to-runtime reads them in place); no
+// per-tap GEMMs.
 // CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-DAG: #[[WGT:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>
 // CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2 + d4)>
@@ -320,11 +321,13 @@ func.func @attention(%q: tensor<2x3x4xf32>, %m: tensor<2x3x3xi1>) -> (tensor<2x3
 func.func @conv1d(%x: tensor<1x2x5xf32>, %w: tensor<4x2x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x5xf32> {
   // CHECK: %[[P:.+]] = tensor.pad %{{.+}} low[0, 0, 1] high[0, 0, 1]
   // CHECK: tensor<1x2x5xf32> to tensor<1x2x7xf32>
-  // CHECK: %[[INIT:.+]] = linalg.generic {indexing_maps = [#[[BIAS]], #{{.+}}]{{.*}} ins(%[[B]] : tensor<4xf32>) outs(%{{.+}} : tensor<1x4x5xf32>)
+  // CHECK: %[[INIT:.+]] = linalg.fill {{.*}} -> tensor<1x4x5xf32>
   // CHECK-NOT: tensor.extract_slice
   // CHECK: %[[OUTV:.+]] = linalg.generic {indexing_maps = [#[[WGT]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[W]], %[[P]] : tensor<4x2x3xf32>, tensor<1x2x7xf32>) outs(%[[INIT]] : tensor<1x4x5xf32>) attrs = {tfc.matmul}
   // CHECK-NOT: tfc.matmul
-  // CHECK: return %[[OUTV]]
+  // CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[BIAS]], #{{.+}}]{{.*}} ins(%[[OUTV]], %[[B]] : tensor<1x4x5xf32>, tensor<4xf32>)
+  // CHECK: arith.addf
+  // CHECK: return %[[SUM]]
   %0 = tf.conv1d %x, %w, %b padding 1 : tensor<1x2x5xf32>, tensor<4x2x3xf32>, tensor<4xf32> -> tensor<1x4x5xf32>
   return %0 : tensor<1x4x5xf32>
 }
