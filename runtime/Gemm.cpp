@@ -647,12 +647,12 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // the first continues the chains the ones before it left in C.
   // Item `item + 1`'s operands (those that differ from item to item) to
   // pull in while C[i0:i1, j0:j1] of `item` is computed.
-  auto prefetchNext = [&](int64_t item, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  auto prefetchItem = [&](int64_t target, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     Prefetch ahead;
-    if (item + 1 >= batch)
+    if (target < 0 || target >= batch)
       return ahead;
-    const float *a0 = reinterpret_cast<const float *>(a) + (item + 1) * strideA;
-    const float *b0 = reinterpret_cast<const float *>(b) + (item + 1) * strideB;
+    const float *a0 = reinterpret_cast<const float *>(a) + target * strideA;
+    const float *b0 = reinterpret_cast<const float *>(b) + target * strideB;
     if (strideA != 0) {
       if (!transA && plainA)
         ahead.range(0, a0 + i0 * lda, (i1 - i0) * lda);
@@ -668,6 +668,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                           ((i1 - i0 + kMC - 1) / kMC);
     ahead.lines = bytes / 64 / std::max<int64_t>(calls, 1) + 1;
     return ahead;
+  };
+  auto prefetchNext = [&](int64_t item, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+    return prefetchItem(item + 1, i0, i1, j0, j1);
   };
   // C[i0:i1, j0:j1] of every item in order; in a reduction each item after
   // the first continues the chains the ones before it left in C.
@@ -746,14 +749,16 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                            std::min<int64_t>(total, wideEpilogue ? threads : 1));
   int64_t perTask = (total + tasks - 1) / tasks;
   tasks = (total + perTask - 1) / perTask;
-  auto runUnits = [&](int64_t begin, int64_t end) { // units [begin, end) of the batch
+  // Units [begin, end) of the batch; `then`, an item this thread will
+  // likely run next (its operands are prefetched with the last item's).
+  auto runUnits = [&](int64_t begin, int64_t end, int64_t then = -1) {
     for (int64_t t = begin; t < end;) {
       int64_t item = t / units, u0 = t % units, u1 = std::min(units, u0 + (end - t));
       int64_t lo = u0 * unit, hi = std::min(u1 * unit, alongN ? int64_t(n) : int64_t(m));
       // The next item's operands, when this task goes on to it.
-      Prefetch ahead;
-      if (t + (u1 - u0) < end)
-        ahead = alongN ? prefetchNext(item, 0, m, lo, hi) : prefetchNext(item, lo, hi, 0, n);
+      int64_t target = t + (u1 - u0) < end ? item + 1 : then;
+      Prefetch ahead = alongN ? prefetchItem(target, 0, m, lo, hi)
+                              : prefetchItem(target, lo, hi, 0, n);
       const Epilogue rows = epilogue ? epilogue->forItem(item, m) : Epilogue{};
       if (alongN)
         gemmBlock(problem(item), plan, 0, m, lo, hi, nullptr, &ahead);
@@ -763,10 +768,46 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     }
   };
   std::atomic<int64_t> next{0};
-  tfc::rt::parallelFor(threads, 1, [&](int64_t, int64_t) {
-    for (int64_t t; (t = next.fetch_add(1)) < tasks;)
-      runUnits(t * perTask, std::min(total, (t + 1) * perTask));
-  });
+  const int64_t itemsPerTask = perTask / units;
+  if (tasks < 2 || perTask % units != 0 || itemsPerTask < 4) {
+    tfc::rt::parallelFor(threads, 1, [&](int64_t, int64_t) {
+      for (int64_t t; (t = next.fetch_add(1)) < tasks;)
+        runUnits(t * perTask, std::min(total, (t + 1) * perTask));
+    });
+  } else {
+    // A long batch: each task's items are claimed one at a time, by its
+    // owner from the front, in order (the affinity above), and by a thread
+    // done with its own from the back. A core the hypervisor takes away for
+    // a while then holds up only the item it is on, not half the batch.
+    // Each item still runs whole on one thread: the same bits.
+    std::vector<std::atomic<uint64_t>> left(static_cast<size_t>(tasks)); // front << 32 | back
+    for (int64_t t = 0; t < tasks; ++t)
+      left[size_t(t)].store(uint64_t(std::min(itemsPerTask, (total - t * perTask) / units)));
+    auto claim = [&](int64_t task, bool front) -> int64_t {
+      std::atomic<uint64_t> &range = left[size_t(task)];
+      uint64_t r = range.load(std::memory_order_relaxed);
+      for (;;) {
+        uint64_t f = r >> 32, b = r & 0xffffffffu;
+        if (f >= b)
+          return -1;
+        uint64_t now = front ? (f + 1) << 32 | b : f << 32 | (b - 1);
+        if (range.compare_exchange_weak(r, now))
+          return front ? int64_t(f) : int64_t(b - 1);
+      }
+    };
+    auto runItem = [&](int64_t task, int64_t index, int64_t then) {
+      int64_t first = task * perTask + index * units;
+      runUnits(first, first + units, then);
+    };
+    tfc::rt::parallelFor(threads, 1, [&](int64_t, int64_t) {
+      if (int64_t own = next.fetch_add(1); own < tasks)
+        for (int64_t i; (i = claim(own, true)) >= 0;)
+          runItem(own, i, own * itemsPerTask + i + 1);
+      for (int64_t other = 0; other < tasks; ++other)
+        for (int64_t i; (i = claim(other, false)) >= 0;)
+          runItem(other, i, other * itemsPerTask + i - 1);
+    });
+  }
   if (epilogue && alongN)
     runEpilogueAfter(*epilogue, epilogueRows, n);
 }
