@@ -184,9 +184,16 @@ def main():
         exe = os.path.join(bin_dir, w)
         rec = results[w] = {"runs": []}
         log("== %s: tfc compile" % w)
-        start = time.perf_counter()
-        _, err = run([tfc, "compile", model, "-o", exe], os.path.join(logs, w + ".compile.log"), args.timeout)
-        rec["compile_s"] = None if err else time.perf_counter() - start
+        # The fastest of three compiles: the work is deterministic, so a slower
+        # one only measures the machine's other load.
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            _, err = run([tfc, "compile", model, "-o", exe], os.path.join(logs, w + ".compile.log"), args.timeout)
+            if err:
+                break
+            times.append(time.perf_counter() - start)
+        rec["compile_s"] = None if err else min(times)
         if err:
             rec["error"] = "tfc compile failed: " + err
             failures.append("%s: %s" % (w, rec["error"]))
@@ -276,7 +283,8 @@ def render(args, results, workloads, threads, versions):
              "Milliseconds per call: the median of %d calls after %d warm-up calls, each side at its "
              "best of %s thread(s) (the winner in brackets; every process pinned to that many CPUs). "
              "Ratios are peer / tfc: above 1, tfc is faster. Memory: tfc's planned arena "
-             "(`info`) and each process's max RSS (that of the fastest configuration)." % (
+             "(`info`) and each process's max RSS (that of the fastest configuration). "
+             "tfc compile: the fastest of three, to a linked binary." % (
                  args.steps, args.warmup, ", ".join(map(str, threads))), ""]
     head = ["workload", "batch", "params", "entry", "tfc ms", "PyTorch ms", "JAX ms", "PyTorch / tfc",
             "JAX / tfc", "tfc arena", "tfc RSS", "PyTorch RSS", "JAX RSS", "tfc compile"]
