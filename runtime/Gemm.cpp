@@ -90,6 +90,9 @@ constexpr int64_t kParallelEpilogueElements = int64_t(1) << 14;
 constexpr int64_t kTransposeCost = 8;
 // A one-channel weight gradient with at most this many taps runs transposed.
 constexpr int64_t kMaxTransposedTaps = 16;
+// Up to this many multiply-adds a product of one panel and one K step goes
+// straight to the tile kernels (sgemm's tiny path).
+constexpr int64_t kTinyMacs = int64_t(1) << 13;
 
 /// One GEMM of the batch: C = op(A) op(B) (+ C).
 struct Problem {
@@ -514,6 +517,35 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     aPad = 0, aWidth = 0;
   // Plain rows, every element stored: what the rewrites below assume of A.
   const bool plainA = mInner == m && aWidth == 0;
+  // A tiny product (the encoder-decoder's 32 x 6 x 2), one panel of B
+  // wide and one K step deep, goes straight to the tile kernels: the
+  // blocking's bookkeeping below cost as much as the product. The same
+  // kernels and strips as gemmBlock's: the same bits. (Not a GEMV: it has a
+  // path of its own, with other bits.) A transposed B is packed as usual.
+  if (batch == 1 && !epilogue && n >= 2 && k >= 1 && k <= kKC && kInner == 1 && plainA &&
+      int64_t(m) * n * k <= kTinyMacs) {
+    const KernelSet &ks = activeKernels();
+    if (n <= 2 * ks.lanes) {
+      const bool wide = n > ks.lanes;
+      const Strips strips(m, ks.rows[wide]);
+      const MicroKernel *kernels = ks.kernel[transA != 0][wide];
+      const float *a0 = reinterpret_cast<const float *>(a), *b0 = reinterpret_cast<const float *>(b);
+      float *c0 = reinterpret_cast<float *>(c);
+      if (transB) {
+        const int64_t pitch = wide ? 2 * ks.lanes : ks.lanes;
+        float *panel = packBuffer();
+        ks.packTransposed(b0, ldb, k, n, pitch, panel);
+        b0 = panel, ldb = pitch;
+      }
+      if (strips.taller)
+        kernels[strips.height](strips.taller, k, a0, lda, b0, ldb, c0, ldc, n, accumulate != 0,
+                               nullptr, 0);
+      const int64_t i = strips.taller * (strips.height + 1);
+      kernels[strips.height - 1](strips.count - strips.taller, k, transA ? a0 + i : a0 + i * lda,
+                                 lda, b0, ldb, c0 + i * ldc, ldc, n, accumulate != 0, nullptr, 0);
+      return;
+    }
+  }
   // A GEMV (N = 1) whose rows of A lie in memory: read as they lie (gemvDot).
   const bool dotGemv = n == 1 && !transA && kInner == 1 && k >= kDotLanes &&
                        (transB || ldb == 1) && activeKernels().dot;
