@@ -672,6 +672,13 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   };
 
   int64_t kSteps = std::max<int64_t>(1, (k + kKC - 1) / kKC), kStep = (k + kSteps - 1) / kSteps;
+  // A product that is all right edge (vectors along the rows, from A^T; B
+  // read in place) runs all of K in one step: every step reloads its C by
+  // gathers and stores it by scatters (the reverse task's 32 x 10 x 2048
+  // weight gradient: eight steps).
+  if (aT && n <= kMaxEdgeColumns && m >= 2 * ks.lanes && !transB && kInner == 1 &&
+      bWidth == 0 && ks.edge[n - 1] && k * 2 * ks.lanes <= kKC * kNC) // (fits a pack)
+    kSteps = 1, kStep = k;
   const Plan plan{ks, kStep, kStep > 128};
   int64_t macs = int64_t(batch) * m * n * std::max<int64_t>(k, 1);
   int threads = tfc::rt::numThreads();

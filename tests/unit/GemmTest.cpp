@@ -280,8 +280,12 @@ TEST(Gemm, SharedOperands) {
 // the rows, from a transposed A or from a transposed copy of an A the batch
 // shares (four items or more); checkAllIsas holds its bits to AVX2's tiles.
 // Rows across the edge kernel's 16-row vectors and its blocks of 64, 48 or
-// 32 rows (by the edge's width), K across a K step.
+// 32 rows (by the edge's width), K across a K step; a product all edge runs
+// its whole K in one step (the reverse task's 32 x 10 x 2048 weight
+// gradient), the same bits as the tiles' eight.
 TEST(Gemm, RightEdgeAlongTheRows) {
+  checkAllIsas(dense(1, 32, 10, 2048, true, false, false), 3);
+  checkAllIsas(dense(1, 40, 12, 1500, true, false, true, 2, 1, 3), 4);
   for (int64_t m : {1, 15, 17, 64, 100, 130})
     for (int64_t n : {1, 4, 10, 35, 39, 44, 100})
       for (int64_t k : {5, 300})
