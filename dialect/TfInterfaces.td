@@ -27,4 +27,22 @@ def TF_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+// A product a GEMM computes (matmul, a convolution's windows): tf-fuse asks
+// it, not its name, whether it can carry an epilogue.
+def TF_ProductOpInterface : OpInterface<"ProductOpInterface"> {
+  let cppNamespace = "::tfc::tf";
+  let description = [{
+    An op whose result a backend computes as GEMMs. `rowsOfProducts` says
+    whether that result is a matrix of them, or a batch of matrices along
+    its first dim, row by row: then the elementwise ops that alone read it
+    can be its epilogue (a tf.fusion "gemm"), run on rows as the GEMM
+    finishes them.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "Whether the result is a product's rows (a matrix, or a batch of them).",
+      "bool", "rowsOfProducts", (ins)>,
+  ];
+}
+
 #endif // TFC_DIALECT_TFINTERFACES_TD

@@ -815,6 +815,15 @@ LogicalResult MseOp::inferReturnTypes(MLIRContext *ctx,
 // Fusion
 //===----------------------------------------------------------------------===//
 
+// ProductOpInterface: a matrix product's rows, or a batch of them; a
+// convolution's windows (a batch of [out channels, time] products), not a
+// weight gradient's per-position form.
+bool MatmulOp::rowsOfProducts() {
+  int64_t rank = getType().getRank();
+  return rank == 2 || rank == 3;
+}
+bool Conv1dOp::rowsOfProducts() { return !isPerPosition(); }
+
 LogicalResult FusionOp::verify() {
   if (!llvm::is_contained({"loop", "reduction", "gemm", "horizontal"}, getKind()))
     return emitOpError("kind must be \"loop\", \"reduction\", \"gemm\" or \"horizontal\", "
@@ -834,19 +843,16 @@ LogicalResult FusionOp::verify() {
     if (!isa<TFDialect>(op.getDialect()) || isa<FusionOp>(op))
       return op.emitOpError("cannot be inside a tf.fusion (only tf ops, not nested fusions)");
   if (getKind() == "gemm") {
-    SmallVector<Operation *> products;
+    SmallVector<ProductOpInterface> products;
     for (Operation &op : body.without_terminator())
-      if (isa<MatmulOp, Conv1dOp>(op))
-        products.push_back(&op);
+      if (auto product = dyn_cast<ProductOpInterface>(op))
+        products.push_back(product);
     if (products.size() != 1)
       return emitOpError("of kind \"gemm\" must hold exactly one tf.matmul or tf.conv1d");
-    Operation *product = products.front();
-    int64_t rank = cast<RankedTensorType>(product->getResult(0).getType()).getRank();
-    if (auto conv = dyn_cast<Conv1dOp>(product); conv && conv.isPerPosition())
-      return conv.emitOpError("of a \"gemm\" fusion must be a batch of products, not a "
-                              "weight gradient's per-position form");
-    if (isa<MatmulOp>(product) && rank != 2 && rank != 3)
-      return product->emitOpError("of a \"gemm\" fusion must be 2-D or a batch (3-D), got ")
+    ProductOpInterface product = products.front();
+    if (!product.rowsOfProducts())
+      return product->emitOpError("of a \"gemm\" fusion must be a matrix or a batch of "
+                                  "them, row by row, got ")
              << product->getResult(0).getType();
     for (Value result : yield.getValues())
       if (result == product->getResult(0))

@@ -262,7 +262,8 @@ def TF_ArgmaxOp : TF_InferredOp<"argmax", [TF_ReductionFusible]> {
 // Linear algebra and neural-network ops
 //===----------------------------------------------------------------------===//
 
-def TF_MatmulOp : TF_InferredOp<"matmul", [TF_Differentiable]> {
+def TF_MatmulOp : TF_InferredOp<"matmul", [TF_Differentiable,
+    DeclareOpInterfaceMethods<TF_ProductOpInterface>]> {
   let summary = "batched matrix product";
   let description = [{
     lhs `[..., M, K]` times rhs `[..., K, N]` gives `[..., M, N]`; the batch
@@ -404,7 +405,8 @@ def TF_AttentionGradOp : TF_InferredOp<"attention_grad"> {
   }];
 }
 
-def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable]> {
+def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable,
+    DeclareOpInterfaceMethods<TF_ProductOpInterface>]> {
   let summary = "1-d convolution in PyTorch's NCW layout, stride 1";
   let description = [{
     x `[N, Cin, W]`, weight `[Cout, Cin, K]`, optional bias `[Cout]`, zero

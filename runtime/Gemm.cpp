@@ -305,6 +305,13 @@ struct Strips {
   int64_t count, height, taller;
   Strips(int64_t rows, int64_t maxRows)
       : count((rows + maxRows - 1) / maxRows), height(rows / count), taller(rows % count) {}
+  /// `call(i, height, strips)` once for the taller strips (from row i0) and
+  /// once for the rest: one kernel call each.
+  template <class Call> void each(int64_t i0, Call call) const {
+    if (taller)
+      call(i0, height + 1, taller);
+    call(i0 + taller * (height + 1), height, count - taller);
+  }
 };
 
 /// The generated code a GEMM runs on rows of C as it completes them
@@ -411,7 +418,6 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
           int64_t ldbp = !pack ? g.ldb : wide ? NR : ks.lanes;
           const float *bp = (pack ? block + jr * kc : g.b + pc * g.ldb + jc + jr) + (p0 - pc) * ldbp;
           const MicroKernel *kernels = ks.kernel[g.transA][wide];
-          // One kernel call for the taller strips, one for the others.
           auto run = [&](int64_t i, int64_t height, int64_t count) {
             auto [from, lines] = ahead ? ahead->take() : std::pair<const char *, int64_t>();
             kernels[height - 1](count, p1 - p0, g.aAt(i, p0), g.lda, bp, ldbp,
@@ -426,10 +432,7 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
                             g.c + ic * g.ldc + jc + jr, g.ldc, loadC);
             continue;
           }
-          const Strips &s = strips[wide];
-          if (s.taller)
-            run(ic, s.height + 1, s.taller);
-          run(ic + s.taller * (s.height + 1), s.height, s.count - s.taller);
+          strips[wide].each(ic, run);
         }
         if (rowsDone && jc + nc >= j1 && pc + kc >= g.k)
           (*rowsDone)(ic, iEnd);
@@ -537,12 +540,10 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
         ks.packTransposed(b0, ldb, k, n, pitch, panel);
         b0 = panel, ldb = pitch;
       }
-      if (strips.taller)
-        kernels[strips.height](strips.taller, k, a0, lda, b0, ldb, c0, ldc, n, accumulate != 0,
-                               nullptr, 0);
-      const int64_t i = strips.taller * (strips.height + 1);
-      kernels[strips.height - 1](strips.count - strips.taller, k, transA ? a0 + i : a0 + i * lda,
-                                 lda, b0, ldb, c0 + i * ldc, ldc, n, accumulate != 0, nullptr, 0);
+      strips.each(0, [&](int64_t i, int64_t height, int64_t count) {
+        kernels[height - 1](count, k, transA ? a0 + i : a0 + i * lda, lda, b0, ldb, c0 + i * ldc,
+                            ldc, n, accumulate != 0, nullptr, 0);
+      });
       return;
     }
   }
@@ -708,16 +709,13 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     ahead.lines = bytes / 64 / std::max<int64_t>(calls, 1) + 1;
     return ahead;
   };
-  auto prefetchNext = [&](int64_t item, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
-    return prefetchItem(item + 1, i0, i1, j0, j1);
-  };
   // C[i0:i1, j0:j1] of every item in order; in a reduction each item after
   // the first continues the chains the ones before it left in C.
   auto runItems = [&](int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     for (int64_t item = 0; item < batch; ++item) {
       Problem g = problem(item);
       g.accumulate = g.accumulate || (reduce && item > 0);
-      Prefetch ahead = prefetchNext(item, i0, i1, j0, j1);
+      Prefetch ahead = prefetchItem(item + 1, i0, i1, j0, j1);
       gemmBlock(g, plan, i0, i1, j0, j1, nullptr, &ahead);
     }
   };
@@ -730,7 +728,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       return runItems(0, m, 0, n);
     for (int64_t item = 0; item < batch; ++item) {
       const Epilogue rows = epilogue->forItem(item, m);
-      Prefetch ahead = prefetchNext(item, 0, m, 0, n);
+      Prefetch ahead = prefetchItem(item + 1, 0, m, 0, n);
       gemmBlock(problem(item), plan, 0, m, 0, n, &rows, &ahead);
     }
     return;

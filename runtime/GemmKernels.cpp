@@ -46,6 +46,16 @@ struct AheadShare {
   }
 };
 
+/// The sum of a dot product's 16 lane chains, given as lanes l + 8 already
+/// added to lanes l (`h8`): then + 4, + 2, + 1. One tree for both ISAs, so
+/// that their GEMVs give the same bits (KernelSet::dot).
+__attribute__((target("avx2"))) inline float sumLanes(__m256 h8) {
+  __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
+  __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));
+  return _mm_cvtss_f32(h1);
+}
+
 /// The next row of a C tile. The empty asm hides the address from the
 /// optimiser: otherwise GCC computes all the tile's row addresses before the
 /// K loop and spills them, which costs more than the loop when K is small.
@@ -265,12 +275,9 @@ struct Avx512 {
         continue;
       }
       // The tree: halves of 8, 4, 2 and 1 lanes added, low + high.
-      __m256 h8 = _mm256_add_ps(_mm512_castps512_ps256(s[q]),
-                                _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s[q]), 1)));
-      __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-      __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
-      __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));
-      sums[q] = _mm_cvtss_f32(h1);
+      sums[q] = sumLanes(_mm256_add_ps(
+          _mm512_castps512_ps256(s[q]),
+          _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s[q]), 1))));
     }
   }
   __attribute__((target("avx512f,fma"))) static void dot(int64_t rows, int64_t k, const float *a,
@@ -399,11 +406,7 @@ struct Avx2 {
         continue;
       }
       // The same tree as AVX-512's: lanes l + 8, then + 4, + 2, + 1.
-      __m256 h8 = _mm256_add_ps(lo[q], hi[q]);
-      __m128 h4 = _mm_add_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-      __m128 h2 = _mm_add_ps(h4, _mm_movehl_ps(h4, h4));
-      __m128 h1 = _mm_add_ss(h2, _mm_shuffle_ps(h2, h2, 1));
-      sums[q] = _mm_cvtss_f32(h1);
+      sums[q] = sumLanes(_mm256_add_ps(lo[q], hi[q]));
     }
   }
   __attribute__((target("avx2,fma"))) static void dot(int64_t rows, int64_t k, const float *a,

@@ -182,7 +182,7 @@ private:
       g.duplicates.insert(producer);
       return false;
     }
-    if (isa<tf::MatmulOp, tf::Conv1dOp>(producer))
+    if (isa<tf::ProductOpInterface>(producer))
       return tryAddGemm(g, producer);
     if (!isElementwise(producer))
       return false;
@@ -194,16 +194,13 @@ private:
     return g.members.insert(producer);
   }
 
-  /// A loop group takes one f32 matmul (2-D, or a batch of them) or
-  /// convolution (a batch of [out channels, time] products; not a weight
-  /// gradient's per-position form) read by nothing else: the group's loop
+  /// A loop group takes one f32 product (tf::ProductOpInterface: a matrix
+  /// or a batch of them, row by row) read by nothing else: the group's loop
   /// then runs over the products' rows and columns.
   bool tryAddGemm(Group &g, Operation *matmul) {
     auto type = cast<RankedTensorType>(matmul->getResult(0).getType());
-    auto conv = dyn_cast<tf::Conv1dOp>(matmul);
-    bool products = conv ? type.getRank() == 3 && !conv.isPerPosition()
-                         : type.getRank() == 2 || type.getRank() == 3;
-    if (!gemmEpilogues_ || g.reduction || g.gemm || !products ||
+    if (!gemmEpilogues_ || g.reduction || g.gemm ||
+        !cast<tf::ProductOpInterface>(matmul).rowsOfProducts() ||
         !type.getElementType().isF32() || !allUsersIn(matmul, g))
       return false;
     g.gemm = matmul;

@@ -285,6 +285,34 @@ protected:
     EXPECT_TRUE(rt::readNpy(dir + "/" + name, t, error)) << error;
     return t;
   }
+  // predict of `binary` and `other` on the same random parameters (`init
+  // --seed paramSeed`) and inputs: every output bitwise identical.
+  void expectSamePredictions(const std::string &model, const std::string &other,
+                             unsigned paramSeed, unsigned inputSeed) {
+    ASSERT_EQ(run(binary + " init --seed " + std::to_string(paramSeed) + " --out " + dir +
+                  "/p.safetensors")
+                  .status,
+              0);
+    PredictEntry entry = buildPredict(kSource + "/models/" + model + ".tf", "", 0);
+    ASSERT_TRUE(entry.func);
+    auto type = mlir::cast<mlir::RankedTensorType>(entry.func.getArgumentTypes()[0]);
+    int64_t batch = type.getShape()[0];
+    std::string inputArgs;
+    for (auto &[name, tensor] : randomInputs(entry, batch, batch, inputSeed)) {
+      ASSERT_TRUE(write(name + ".npy", tensor));
+      inputArgs += " --input " + name + "=" + dir + "/" + name + ".npy";
+    }
+    for (const std::string &program : {binary, other}) {
+      CommandResult r = run(program + " predict --params " + dir + "/p.safetensors" + inputArgs +
+                            " --output-dir " + dir + "/" + (program == binary ? "a" : "b"));
+      ASSERT_EQ(r.status, 0) << r.output;
+    }
+    for (const std::string &output : entry.resultNames) {
+      rt::Tensor a = read("a/" + output + ".npy"), b = read("b/" + output + ".npy");
+      EXPECT_EQ(a.shape, b.shape);
+      EXPECT_TRUE(a.bytes == b.bytes) << output;
+    }
+  }
 };
 
 rt::Tensor f32(std::vector<int64_t> shape, std::vector<float> values) {
@@ -519,31 +547,13 @@ TEST_F(Compiled, ThreadCountDoesNotChangeResults) {
 TEST_F(Compiled, ConvolutionEpiloguesChangeNoBits) {
   for (const char *model : {"fleuret_cnn", "fleuret_attention"}) {
     SCOPED_TRACE(model);
-    ASSERT_TRUE(compile(std::string("models/") + model + ".tf", "--no-gemm-epilogues"));
+    const std::string file = std::string("models/") + model + ".tf";
+    ASSERT_TRUE(compile(file, "--no-gemm-epilogues"));
     const std::string loops = binary + "-loops";
     ASSERT_EQ(std::rename(binary.c_str(), loops.c_str()), 0);
-    ASSERT_TRUE(compile(std::string("models/") + model + ".tf"));
+    ASSERT_TRUE(compile(file)); // (a fresh dir: the loops binary moves into it)
     ASSERT_EQ(std::rename(loops.c_str(), (binary + "-loops").c_str()), 0);
-    ASSERT_EQ(run(binary + " init --seed 5 --out " + dir + "/p.safetensors").status, 0);
-    PredictEntry entry = buildPredict(kSource + "/models/" + model + ".tf", "", 0);
-    ASSERT_TRUE(entry.func);
-    auto type = mlir::cast<mlir::RankedTensorType>(entry.func.getArgumentTypes()[0]);
-    int64_t batch = type.getShape()[0];
-    std::string inputArgs;
-    for (auto &[name, tensor] : randomInputs(entry, batch, batch, 7)) {
-      ASSERT_TRUE(write(name + ".npy", tensor));
-      inputArgs += " --input " + name + "=" + dir + "/" + name + ".npy";
-    }
-    for (const std::string &program : {binary, binary + "-loops"}) {
-      CommandResult r = run(program + " predict --params " + dir + "/p.safetensors" + inputArgs +
-                            " --output-dir " + dir + "/" + (program == binary ? "fused" : "loops"));
-      ASSERT_EQ(r.status, 0) << r.output;
-    }
-    for (const std::string &output : entry.resultNames) {
-      rt::Tensor a = read("fused/" + output + ".npy"), b = read("loops/" + output + ".npy");
-      EXPECT_EQ(a.shape, b.shape);
-      EXPECT_TRUE(a.bytes == b.bytes) << output;
-    }
+    expectSamePredictions(model, binary + "-loops", 5, 7);
   }
 }
 
@@ -556,27 +566,7 @@ TEST_F(Compiled, CppModelsBuildLikeTfFiles) {
     CommandResult tfInfo = run(binary + " info"), cppInfo = run(twin + " info");
     ASSERT_EQ(cppInfo.status, 0) << cppInfo.output;
     EXPECT_EQ(tfInfo.output, cppInfo.output);
-
-    ASSERT_EQ(run(binary + " init --seed 4 --out " + dir + "/p.safetensors").status, 0);
-    PredictEntry entry = buildPredict(kSource + "/models/" + model + ".tf", "", 0);
-    ASSERT_TRUE(entry.func);
-    auto type = mlir::cast<mlir::RankedTensorType>(entry.func.getArgumentTypes()[0]);
-    int64_t batch = type.getShape()[0];
-    std::string inputArgs;
-    for (auto &[name, tensor] : randomInputs(entry, batch, batch, 3)) {
-      ASSERT_TRUE(write(name + ".npy", tensor));
-      inputArgs += " --input " + name + "=" + dir + "/" + name + ".npy";
-    }
-    for (const std::string &program : {binary, twin}) {
-      CommandResult r = run(program + " predict --params " + dir + "/p.safetensors" + inputArgs +
-                            " --output-dir " + dir + "/" + (program == binary ? "tf" : "cpp"));
-      ASSERT_EQ(r.status, 0) << r.output;
-    }
-    for (const std::string &output : entry.resultNames) {
-      rt::Tensor a = read("tf/" + output + ".npy"), b = read("cpp/" + output + ".npy");
-      EXPECT_EQ(a.shape, b.shape);
-      EXPECT_TRUE(a.bytes == b.bytes) << output;
-    }
+    expectSamePredictions(model, twin, 4, 3);
   }
 }
 

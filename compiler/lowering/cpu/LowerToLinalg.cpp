@@ -1331,12 +1331,12 @@ void inlineSplatInputs(RewriterBase &rewriter, linalg::GenericOp generic) {
 /// buffer (a relu after a convolution wrote a fresh 3.3 MB, all cache
 /// misses). Left as it is unless its one result has the product's type,
 /// its init is never read and it reads the product in place only.
-linalg::GenericOp writeOverProduct(linalg::GenericOp epilogue, Value product) {
+void writeOverProduct(linalg::GenericOp epilogue, Value product) {
   if (epilogue.getNumDpsInits() != 1 || epilogue->getNumResults() != 1 ||
       epilogue->getResult(0).getType() != product.getType() ||
       epilogue.payloadUsesValueFromOperand(epilogue.getDpsInitOperand(0)) ||
       !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)).isIdentity())
-    return epilogue;
+    return;
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   SmallVector<unsigned> productArgs;
@@ -1344,7 +1344,7 @@ linalg::GenericOp writeOverProduct(linalg::GenericOp epilogue, Value product) {
     AffineMap map = epilogue.getMatchingIndexingMap(input);
     if (input->get() == product) {
       if (!map.isIdentity())
-        return epilogue;
+        return;
       productArgs.push_back(input->getOperandNumber());
       continue;
     }
@@ -1352,7 +1352,7 @@ linalg::GenericOp writeOverProduct(linalg::GenericOp epilogue, Value product) {
     maps.push_back(map);
   }
   if (productArgs.empty())
-    return epilogue;
+    return;
   maps.push_back(epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0)));
   IRRewriter rewriter(epilogue);
   auto fresh = rewriter.create<linalg::GenericOp>(
@@ -1367,7 +1367,6 @@ linalg::GenericOp writeOverProduct(linalg::GenericOp epilogue, Value product) {
     block.eraseArgument(arg);
   }
   rewriter.replaceOp(epilogue, fresh->getResults());
-  return fresh;
 }
 
 /// In a lowered "gemm" fusion, the one generic that reads the GEMM's result

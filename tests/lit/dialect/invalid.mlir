@@ -617,7 +617,7 @@ func.func @gemm_fusion_weight_gradient(%x: tensor<3x2x6xf32>, %dy: tensor<3x4x6x
   %xt = tf.transpose %x [1, 0, 2] : tensor<3x2x6xf32> -> tensor<2x3x6xf32>
   %dyt = tf.transpose %dy [1, 0, 2] : tensor<3x4x6xf32> -> tensor<4x3x6xf32>
   %r = tf.fusion "gemm" : tensor<2x4x3xf32> {
-    // expected-error @+1 {{'tf.conv1d' op of a "gemm" fusion must be a batch of products, not a weight gradient's per-position form}}
+    // expected-error @+1 {{'tf.conv1d' op of a "gemm" fusion must be a matrix or a batch of them, row by row, got 'tensor<2x4x3xf32>'}}
     %p = tf.conv1d %xt, %dyt padding 1 : tensor<2x3x6xf32>, tensor<4x3x6xf32> -> tensor<2x4x3xf32>
     %y = tf.relu %p : tensor<2x4x3xf32>
     tf.yield %y : tensor<2x4x3xf32>
@@ -629,7 +629,7 @@ func.func @gemm_fusion_weight_gradient(%x: tensor<3x2x6xf32>, %dy: tensor<3x4x6x
 
 func.func @gemm_fusion_four_dims(%a: tensor<2x2x4x4xf32>) -> tensor<2x2x4x4xf32> {
   %r = tf.fusion "gemm" : tensor<2x2x4x4xf32> {
-    // expected-error @+1 {{'tf.matmul' op of a "gemm" fusion must be 2-D or a batch (3-D), got 'tensor<2x2x4x4xf32>'}}
+    // expected-error @+1 {{'tf.matmul' op of a "gemm" fusion must be a matrix or a batch of them, row by row, got 'tensor<2x2x4x4xf32>'}}
     %p = tf.matmul %a, %a : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32> -> tensor<2x2x4x4xf32>
     %y = tf.relu %p : tensor<2x2x4x4xf32>
     tf.yield %y : tensor<2x2x4x4xf32>
