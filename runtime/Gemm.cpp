@@ -504,6 +504,30 @@ void gemvDot(const KernelSet &ks, int64_t batch, int64_t channels, int64_t taps,
   tfc::rt::parallelFor(channels, 8, block);
 }
 
+/// Dot products along K of a's rows with b's, c[r * ldcRow + q * ldcCol]
+/// for r < rows and q < cols (KernelSet::dotTile): summed over the batch
+/// when `reduce`, else item by item (C's strideC apart). Threads take ranges
+/// of a's rows, four at a time: every element's chains stay whole.
+void dotProducts(const KernelSet &ks, int64_t batch, bool reduce, int64_t rows, int64_t cols,
+                 int64_t k, const float *a, int64_t lda, int64_t strideA, const float *b,
+                 int64_t ldb, int64_t strideB, float *c, int64_t ldcRow, int64_t ldcCol,
+                 int64_t strideC, bool accumulate) {
+  auto block = [&](int64_t r0, int64_t r1) {
+    if (reduce)
+      return ks.dotTile(r1 - r0, cols, batch, k, a + r0 * lda, lda, strideA, b, ldb, strideB,
+                        c + r0 * ldcRow, ldcRow, ldcCol, accumulate);
+    for (int64_t item = 0; item < batch; ++item)
+      ks.dotTile(r1 - r0, cols, 1, k, a + item * strideA + r0 * lda, lda, 0, b + item * strideB,
+                 ldb, 0, c + item * strideC + r0 * ldcRow, ldcRow, ldcCol, accumulate);
+  };
+  // Memory-bound, as gemvDot.
+  if (batch * rows * cols * k < kParallelMinMacs / 4 || rows < 16 || tfc::rt::numThreads() == 1)
+    return block(0, rows);
+  const int64_t quads = (rows + 3) / 4;
+  tfc::rt::parallelFor(quads, 1,
+                       [&](int64_t q0, int64_t q1) { block(4 * q0, std::min(rows, 4 * q1)); });
+}
+
 void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda,
            intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB,
            intptr_t transB, intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
@@ -520,6 +544,22 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     aPad = 0, aWidth = 0;
   // Plain rows, every element stored: what the rewrites below assume of A.
   const bool plainA = mInner == m && aWidth == 0;
+  // A GEMV (N = 1) whose rows of A lie in memory: read as they lie (gemvDot).
+  const bool dotGemv = n == 1 && !transA && kInner == 1 && k >= kDotLanes && (transB || ldb == 1) &&
+                       activeKernels().dot;
+  const bool reduce = strideC == 0 && batch > 1;
+  // One row times a transposed B, C = a B^T, is a GEMV of B's rows, which
+  // lie along K as a does: dot products (c[o] = B[o] . a) instead of B
+  // transposed into packs for one row of tiles.
+  if (m == 1 && n > 1 && transB && !transA && kInner == 1 && plainA && k >= kDotLanes &&
+      activeKernels().dotTile) {
+    dotProducts(activeKernels(), batch, reduce, n, 1, k, reinterpret_cast<const float *>(b), ldb,
+                strideB, reinterpret_cast<const float *>(a), 0, strideA,
+                reinterpret_cast<float *>(c), 1, 0, strideC, accumulate != 0);
+    if (epilogue)
+      runEpilogueAfter(*epilogue, epilogueRows, n);
+    return;
+  }
   // A tiny product (the encoder-decoder's 32 x 6 x 2), one panel of B
   // wide and one K step deep, goes straight to the tile kernels: the
   // blocking's bookkeeping below cost as much as the product. The same
@@ -547,22 +587,17 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       return;
     }
   }
-  // A GEMV (N = 1) whose rows of A lie in memory: read as they lie (gemvDot).
-  const bool dotGemv = n == 1 && !transA && kInner == 1 && k >= kDotLanes &&
-                       (transB || ldb == 1) && activeKernels().dot;
   // A one-channel input's weight gradient, C[j][o] = sum_t x[t + j] dy[o][t]
-  // (taps: A's row j is x shifted by j; op(B) = dy^T), transposed: C^T = dy
-  // times the matrix whose row t is x[t : t + M], rows one float apart. dy
-  // is then read as it lies instead of transposed into a pack for a handful
-  // of rows. fma(a, b, c) == fma(b, a, c): every element keeps its chain.
-  if (mInner == 1 && ldaOuter == 1 && m <= kMaxTransposedTaps && transB && !transA &&
-      kInner == 1 && bWidth == 0 && !epilogue && (strideC == 0 || batch == 1) && m > 1 &&
-      !dotGemv) {
-    std::vector<float> cT(size_t(n) * size_t(m));
-    float *c0 = reinterpret_cast<float *>(c);
-    for (int64_t j = 0; j < m; ++j)
-      for (int64_t o = 0; o < n; ++o)
-        cT[size_t(o * m + j)] = accumulate ? c0[j * ldc + o] : 0.0f;
+  // (taps: A's row j is x shifted by j; op(B) = dy^T): dot products of dy's
+  // rows with x at each shift, both along t, blocks of channels and taps in
+  // registers; per tap, the chains of the GEMV above (a reduction per tap
+  // gives the same bits). Without the dot kernels (or under 16 columns) it
+  // runs transposed, C^T = dy times the matrix whose row t is x[t : t + M],
+  // rows one float apart: dy is then read as it lies instead of transposed
+  // into a pack for a handful of rows. fma(a, b, c) == fma(b, a, c): every
+  // element keeps its chain.
+  if (mInner == 1 && ldaOuter == 1 && m <= kMaxTransposedTaps && transB && !transA && kInner == 1 &&
+      bWidth == 0 && !epilogue && (strideC == 0 || batch == 1) && m > 1 && !dotGemv) {
     // Row t of x's windows is x[t - pad : t - pad + M]. An unpadded input is
     // padded here, K + M - 1 floats a sample: read through the windows'
     // packing instead, these few columns ran at half the speed.
@@ -572,10 +607,20 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
       padded.assign(size_t(batch) * size_t(span), 0.0f);
       const float *x = reinterpret_cast<const float *>(a);
       for (int64_t item = 0; item < batch; ++item)
-        for (int64_t q = std::max<int64_t>(aPad, 0); q < std::min<int64_t>(span, aWidth + aPad); ++q)
+        for (int64_t q = std::max<int64_t>(aPad, 0); q < std::min<int64_t>(span, aWidth + aPad);
+             ++q)
           padded[size_t(item * span + q)] = x[item * strideA + q - aPad];
       a = intptr_t(padded.data()), strideA = span;
     }
+    float *c0 = reinterpret_cast<float *>(c);
+    if (k >= kDotLanes && activeKernels().dotTile)
+      return dotProducts(
+          activeKernels(), batch, reduce, n, m, k, reinterpret_cast<const float *>(b), ldb, strideB,
+          reinterpret_cast<const float *>(a), 1, strideA, c0, 1, ldc, 0, accumulate != 0);
+    std::vector<float> cT(size_t(n) * size_t(m));
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t o = 0; o < n; ++o)
+        cT[size_t(o * m + j)] = accumulate ? c0[j * ldc + o] : 0.0f;
     sgemm(batch, n, m, k, b, ldb, strideB, 0, a, 1, strideA, 0, intptr_t(cT.data()), m, 0,
           accumulate, nullptr);
     for (int64_t j = 0; j < m; ++j)
@@ -616,7 +661,6 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   }
   // A reduction whose items are consecutive K slices of two matrices (op(A)'s
   // columns, op(B)'s rows) is one GEMM over batch * K: the same chains.
-  bool reduce = strideC == 0 && batch > 1;
   if (reduce && k > 0 && kInner == 1 && plainA && strideA == (transA ? k * lda : k) &&
       strideB == (transB ? k : k * ldb))
     return sgemm(1, m, n, batch * k, a, lda, 0, transA, b, ldb, 0, transB, c, ldc, 0, accumulate,

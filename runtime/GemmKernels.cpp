@@ -19,6 +19,7 @@
 // GCC 12 takes the _mm512_undefined_ps() inside the AVX-512 shuffle
 // intrinsics for an uninitialised variable.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 namespace tfc::rt::gemm {
 namespace {
@@ -293,6 +294,89 @@ struct Avx512 {
   }
   static constexpr DotKernel kDot = dot;
 
+  /// DotTileKernel: R rows x Q vectors of chains in registers through all
+  /// the items; the tail of k updates only its lanes, as in dotRows.
+  template <int R, int Q>
+  __attribute__((target("avx512f,fma"))) static void
+  dotBlock(int64_t items, int64_t k, const float *a, int64_t lda, int64_t strideA, const float *b,
+           int64_t ldb, int64_t strideB, float *c, int64_t ldcRow, int64_t ldcCol,
+           bool accumulate) {
+    __m512 s[R][Q];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int q = 0; q < Q; ++q)
+        s[r][q] = _mm512_setzero_ps();
+    const int64_t whole = k / 16 * 16;
+    const __mmask16 tail = __mmask16((1u << (k - whole)) - 1);
+    for (int64_t i = 0; i < items; ++i, a += strideA, b += strideB) {
+      // The next item's rows, a line of each a step: its a lies a whole
+      // batch item away, beyond what the hardware prefetches.
+      const float *ahead = a + (i + 1 < items ? strideA : 0);
+      for (int64_t p = 0; p < whole; p += 16) {
+        __m512 bv[Q];
+        for (int r = 0; r < R; ++r)
+          _mm_prefetch(reinterpret_cast<const char *>(ahead + r * lda + p), _MM_HINT_T0);
+#pragma GCC unroll 8
+        for (int q = 0; q < Q; ++q)
+          bv[q] = _mm512_loadu_ps(b + q * ldb + p);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          const __m512 av = _mm512_loadu_ps(a + r * lda + p);
+#pragma GCC unroll 8
+          for (int q = 0; q < Q; ++q)
+            s[r][q] = _mm512_fmadd_ps(av, bv[q], s[r][q]);
+        }
+      }
+      if (whole < k) {
+        __m512 bv[Q];
+#pragma GCC unroll 8
+        for (int q = 0; q < Q; ++q)
+          bv[q] = _mm512_maskz_loadu_ps(tail, b + q * ldb + whole);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          const __m512 av = _mm512_maskz_loadu_ps(tail, a + r * lda + whole);
+#pragma GCC unroll 8
+          for (int q = 0; q < Q; ++q)
+            s[r][q] = _mm512_mask3_fmadd_ps(av, bv[q], s[r][q], tail);
+        }
+      }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+      for (int q = 0; q < Q; ++q) {
+        const float sum = sumLanes(
+            _mm256_add_ps(_mm512_castps512_ps256(s[r][q]),
+                          _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s[r][q]), 1))));
+        float &out = c[r * ldcRow + q * ldcCol];
+        out = accumulate ? out + sum : sum;
+      }
+  }
+  /// Blocks of 4 rows x up to 5 vectors (20 chains, 9 loads a step).
+  __attribute__((target("avx512f,fma"))) static void
+  dotTile(int64_t rows, int64_t cols, int64_t items, int64_t k, const float *a, int64_t lda,
+          int64_t strideA, const float *b, int64_t ldb, int64_t strideB, float *c, int64_t ldcRow,
+          int64_t ldcCol, bool accumulate) {
+    using Block = void (*)(int64_t, int64_t, const float *, int64_t, int64_t, const float *,
+                           int64_t, int64_t, float *, int64_t, int64_t, bool);
+    static constexpr Block kBlocks[4][5] = {
+        {dotBlock<1, 1>, dotBlock<1, 2>, dotBlock<1, 3>, dotBlock<1, 4>, dotBlock<1, 5>},
+        {dotBlock<2, 1>, dotBlock<2, 2>, dotBlock<2, 3>, dotBlock<2, 4>, dotBlock<2, 5>},
+        {dotBlock<3, 1>, dotBlock<3, 2>, dotBlock<3, 3>, dotBlock<3, 4>, dotBlock<3, 5>},
+        {dotBlock<4, 1>, dotBlock<4, 2>, dotBlock<4, 3>, dotBlock<4, 4>, dotBlock<4, 5>}};
+    // Vectors in equal blocks of at most 5 (16: 6 + 5 + 5 would not fit).
+    const int64_t colBlocks = (cols + 4) / 5;
+    for (int64_t qb = 0; qb < colBlocks; ++qb) {
+      const int64_t q0 = cols * qb / colBlocks, q1 = cols * (qb + 1) / colBlocks;
+      for (int64_t r = 0; r < rows; r += 4)
+        kBlocks[std::min<int64_t>(4, rows - r) - 1][q1 - q0 - 1](
+            items, k, a + r * lda, lda, strideA, b + q0 * ldb, ldb, strideB,
+            c + r * ldcRow + q0 * ldcCol, ldcRow, ldcCol, accumulate);
+    }
+  }
+  static constexpr DotTileKernel kDotTile = dotTile;
+
   /// EdgeKernel: NE columns, blocks of up to MV x 16 rows, vectors along the
   /// rows (aT's rows are contiguous), C written and read a column at a time
   /// by scatters and gathers.
@@ -419,6 +503,61 @@ struct Avx2 {
       dotRows<1>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
   }
   static constexpr DotKernel kDot = dot;
+
+  /// DotTileKernel: R rows of one vector's chains (two 8-lane halves each)
+  /// through all the items, vector by vector.
+  template <int R>
+  __attribute__((target("avx2,fma"))) static void
+  dotColumn(int64_t items, int64_t k, const float *a, int64_t lda, int64_t strideA, const float *b,
+            int64_t strideB, float *c, int64_t ldcRow, bool accumulate) {
+    __m256 lo[R], hi[R];
+    for (int r = 0; r < R; ++r)
+      lo[r] = hi[r] = _mm256_setzero_ps();
+    const int64_t whole = k / 16 * 16;
+    const __m256i m0 = laneMask(k - whole), m1 = laneMask(k - whole - 8);
+    for (int64_t i = 0; i < items; ++i, a += strideA, b += strideB) {
+      for (int64_t p = 0; p < whole; p += 16) {
+        const __m256 b0 = _mm256_loadu_ps(b + p), b1 = _mm256_loadu_ps(b + p + 8);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          lo[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + p), b0, lo[r]);
+          hi[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + p + 8), b1, hi[r]);
+        }
+      }
+      if (whole < k) {
+        const __m256 b0 = _mm256_maskload_ps(b + whole, m0),
+                     b1 = _mm256_maskload_ps(b + whole + 8, m1);
+        for (int r = 0; r < R; ++r) {
+          const float *row = a + r * lda + whole;
+          lo[r] = _mm256_blendv_ps(lo[r], _mm256_fmadd_ps(_mm256_maskload_ps(row, m0), b0, lo[r]),
+                                   _mm256_castsi256_ps(m0));
+          hi[r] =
+              _mm256_blendv_ps(hi[r], _mm256_fmadd_ps(_mm256_maskload_ps(row + 8, m1), b1, hi[r]),
+                               _mm256_castsi256_ps(m1));
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) {
+      const float sum = sumLanes(_mm256_add_ps(lo[r], hi[r]));
+      float &out = c[r * ldcRow];
+      out = accumulate ? out + sum : sum;
+    }
+  }
+  __attribute__((target("avx2,fma"))) static void
+  dotTile(int64_t rows, int64_t cols, int64_t items, int64_t k, const float *a, int64_t lda,
+          int64_t strideA, const float *b, int64_t ldb, int64_t strideB, float *c, int64_t ldcRow,
+          int64_t ldcCol, bool accumulate) {
+    for (int64_t q = 0; q < cols; ++q) {
+      int64_t r = 0;
+      for (; r + 4 <= rows; r += 4)
+        dotColumn<4>(items, k, a + r * lda, lda, strideA, b + q * ldb, strideB,
+                     c + r * ldcRow + q * ldcCol, ldcRow, accumulate);
+      for (; r < rows; ++r)
+        dotColumn<1>(items, k, a + r * lda, lda, strideA, b + q * ldb, strideB,
+                     c + r * ldcRow + q * ldcCol, ldcRow, accumulate);
+    }
+  }
+  static constexpr DotTileKernel kDotTile = dotTile;
 
   /// Lanes < n set (AVX2 masks are vectors: all-ones or zero per lane).
   __attribute__((target("avx2,fma"))) static __m256i laneMask(int64_t n) {
@@ -626,7 +765,7 @@ void fillKernels(KernelSet &set, std::integer_sequence<int, R...>) {
 template <class K> KernelSet makeSet(Isa isa, const char *name) {
   static_assert(K::kRows[0] <= kMaxRows && K::kRows[1] <= kMaxRows);
   KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}, nullptr,
-                nullptr};
+                nullptr, nullptr};
   fillKernels<K, 1>(set, std::make_integer_sequence<int, K::kRows[0]>());
   fillKernels<K, 2>(set, std::make_integer_sequence<int, K::kRows[1]>());
   if constexpr (std::is_same_v<K, Avx512>) {
@@ -634,8 +773,10 @@ template <class K> KernelSet makeSet(Isa isa, const char *name) {
       set.edge[j] = K::kEdge[j];
     set.windows = K::kWindows;
   }
-  if constexpr (!std::is_same_v<K, Scalar>)
+  if constexpr (!std::is_same_v<K, Scalar>) {
     set.dot = K::kDot;
+    set.dotTile = K::kDotTile;
+  }
   return set;
 }
 

@@ -376,6 +376,15 @@ TEST(Gemm, GemvReadsRowsAsTheyLie) {
           checkAllIsas(dense(4, m, 1, k, false, tB, acc, 0, 0, 0, /*sharedA=*/true), seed);
           checkAllIsas(reduction(6, m, 1, k, false, tB, acc, false), seed);
         }
+  // One row times a transposed B: a GEMV of B's rows (dot products).
+  for (int64_t n : {2, 5, 64, 203})
+    for (int64_t k : {16, 17, 100, 300})
+      for (bool acc : {false, true}) {
+        unsigned seed = unsigned(n * 7 + k);
+        checkAllIsas(dense(1, 1, n, k, false, true, acc), seed);
+        checkAllIsas(dense(3, 1, n, k, false, true, acc, 5, 2, 1), seed);
+        checkAllIsas(reduction(6, 1, n, k, false, true, acc, false), seed);
+      }
   // A bias gradient's shape: 128 samples of 64 x 100 summed, A's rows padded.
   Call bias = reduction(128, 64, 1, 100, false, false, false, false);
   bias.lda = 104;
@@ -703,7 +712,7 @@ TEST(Gemm, TapsAreOneReductionPerTap) {
   const Grad grads[] = {{1, 4, 2, 3, 5, true, false},     {3, 5, 1, 5, 17, false, true},
                         {2, 64, 64, 5, 100, true, true},  {4, 7, 13, 3, 40, false, false},
                         {16, 64, 64, 5, 100, true, false}, {5, 1, 64, 5, 100, true, false},
-                        // One input channel: run transposed (C^T = dy x^T).
+                        // One input channel: dot products of dy's rows and x's shifts.
                         {128, 64, 1, 5, 100, true, true}, {3, 5, 1, 5, 17, true, false},
                         {1, 3, 1, 2, 9, true, true},
                         // Zero-padded inputs, also read unpadded.
@@ -713,64 +722,84 @@ TEST(Gemm, TapsAreOneReductionPerTap) {
                         {3, 2, 1, 5, 3, true, true, 3},
                         // One output channel: a GEMV per tap (KernelSet::dot).
                         {5, 1, 64, 5, 100, true, false}, {4, 1, 1, 5, 40, false, true, 2},
-                        {3, 1, 3, 3, 20, true, true, 1}};
+                        {3, 1, 3, 3, 20, true, true, 1},
+                        // One channel in blocks of taps and output channels
+                        // (KernelSet::dotTile): 7 and 16 taps, ragged blocks.
+                        {4, 13, 1, 7, 33, true, true}, {2, 6, 1, 16, 40, true, false, 3},
+                        {1, 9, 1, 11, 50, true, true}, {5, 3, 1, 4, 16, true, false, 1}};
   int before = tfc::rt::numThreads();
-  for (const Grad &v : grads) {
-    const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels,
-                  inputWidth = padded - 2 * v.pad;
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> xpad(v.batch * v.channels * padded), dy(v.batch * v.outChannels * v.width),
-        c0(m * v.outChannels), x(v.batch * v.channels * inputWidth);
-    for (auto *buffer : {&xpad, &dy, &c0, &x})
-      for (float &f : *buffer)
-        f = dist(rng);
-    if (v.pad > 0) { // xpad = x with pad zeros on each side
-      std::fill(xpad.begin(), xpad.end(), 0.0f);
-      for (int64_t r = 0; r < v.batch * v.channels; ++r)
-        std::copy(x.begin() + r * inputWidth, x.begin() + (r + 1) * inputWidth,
-                  xpad.begin() + r * padded + v.pad);
-    }
-    // B as the GEMM reads it: dy[n][o][t] (transposed) or dy[n][t][o].
-    std::vector<float> b(dy.size());
-    for (int64_t n = 0; n < v.batch; ++n)
-      for (int64_t o = 0; o < v.outChannels; ++o)
-        for (int64_t t = 0; t < v.width; ++t)
-          b[v.transB ? (n * v.outChannels + o) * v.width + t
-                     : (n * v.width + t) * v.outChannels + o] =
-              dy[(n * v.outChannels + o) * v.width + t];
-    const int64_t ldb = v.transB ? v.width : v.outChannels, strideB = v.outChannels * v.width;
-    std::vector<float> expected = c0;
-    tfc::rt::setNumThreads(1);
-    std::vector<float> window(v.batch * v.channels * v.width);
-    for (int64_t j = 0; j < v.taps; ++j) {
-      for (int64_t r = 0; r < v.batch * v.channels; ++r)
-        std::copy(xpad.begin() + r * padded + j, xpad.begin() + r * padded + j + v.width,
-                  window.begin() + r * v.width);
-      tfc_sgemm(v.batch, v.channels, v.outChannels, v.width, intptr_t(window.data()), v.width,
-                v.channels * v.width, 0, intptr_t(b.data()), ldb, strideB, v.transB,
-                intptr_t(expected.data() + j * v.channels * v.outChannels), v.outChannels, 0,
-                v.accumulate);
-    }
-    for (int threads : {1, 2, 3}) {
-      tfc::rt::setNumThreads(threads);
-      for (bool fromPadded : {true, false}) {
-        if (!fromPadded && v.pad == 0)
-          continue;
-        std::vector<float> got = c0;
-        const std::vector<float> &input = fromPadded ? xpad : x;
-        const int64_t pitch = fromPadded ? padded : inputWidth;
-        tfc_sgemm_taps(v.batch, m, v.outChannels, v.width, intptr_t(input.data()), pitch,
-                       v.channels * pitch, 0, intptr_t(b.data()), ldb, strideB, v.transB,
-                       intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels, 1,
-                       fromPadded ? 0 : v.pad, fromPadded ? 0 : inputWidth);
-        EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
-            << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.taps
-            << " over " << v.width << (v.transB ? ", B transposed, " : ", ") << threads
-            << " threads, " << (fromPadded ? "padded input" : "padding made up");
+  // Every case's result on the first FMA set: AVX2 and AVX-512 agree.
+  std::vector<std::vector<float>> fmaResults(std::size(grads));
+  for (Isa isa : supportedIsas()) {
+    tfc::rt::gemm::forceIsa(isa);
+    SCOPED_TRACE(tfc::rt::gemm::activeKernels().name);
+    for (const Grad &v : grads) {
+      const int64_t padded = v.width + v.taps - 1, m = v.taps * v.channels,
+                    inputWidth = padded - 2 * v.pad;
+      std::mt19937 rng(5);
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      std::vector<float> xpad(v.batch * v.channels * padded), dy(v.batch * v.outChannels * v.width),
+          c0(m * v.outChannels), x(v.batch * v.channels * inputWidth);
+      for (auto *buffer : {&xpad, &dy, &c0, &x})
+        for (float &f : *buffer)
+          f = dist(rng);
+      if (v.pad > 0) { // xpad = x with pad zeros on each side
+        std::fill(xpad.begin(), xpad.end(), 0.0f);
+        for (int64_t r = 0; r < v.batch * v.channels; ++r)
+          std::copy(x.begin() + r * inputWidth, x.begin() + (r + 1) * inputWidth,
+                    xpad.begin() + r * padded + v.pad);
+      }
+      // B as the GEMM reads it: dy[n][o][t] (transposed) or dy[n][t][o].
+      std::vector<float> b(dy.size());
+      for (int64_t n = 0; n < v.batch; ++n)
+        for (int64_t o = 0; o < v.outChannels; ++o)
+          for (int64_t t = 0; t < v.width; ++t)
+            b[v.transB ? (n * v.outChannels + o) * v.width + t
+                       : (n * v.width + t) * v.outChannels + o] =
+                dy[(n * v.outChannels + o) * v.width + t];
+      const int64_t ldb = v.transB ? v.width : v.outChannels, strideB = v.outChannels * v.width;
+      std::vector<float> expected = c0;
+      tfc::rt::setNumThreads(1);
+      std::vector<float> window(v.batch * v.channels * v.width);
+      for (int64_t j = 0; j < v.taps; ++j) {
+        for (int64_t r = 0; r < v.batch * v.channels; ++r)
+          std::copy(xpad.begin() + r * padded + j, xpad.begin() + r * padded + j + v.width,
+                    window.begin() + r * v.width);
+        tfc_sgemm(v.batch, v.channels, v.outChannels, v.width, intptr_t(window.data()), v.width,
+                  v.channels * v.width, 0, intptr_t(b.data()), ldb, strideB, v.transB,
+                  intptr_t(expected.data() + j * v.channels * v.outChannels), v.outChannels, 0,
+                  v.accumulate);
+      }
+      for (int threads : {1, 2, 3}) {
+        tfc::rt::setNumThreads(threads);
+        for (bool fromPadded : {true, false}) {
+          if (!fromPadded && v.pad == 0)
+            continue;
+          std::vector<float> got = c0;
+          const std::vector<float> &input = fromPadded ? xpad : x;
+          const int64_t pitch = fromPadded ? padded : inputWidth;
+          tfc_sgemm_taps(v.batch, m, v.outChannels, v.width, intptr_t(input.data()), pitch,
+                         v.channels * pitch, 0, intptr_t(b.data()), ldb, strideB, v.transB,
+                         intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels, 1,
+                         fromPadded ? 0 : v.pad, fromPadded ? 0 : inputWidth);
+          EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0)
+              << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.taps
+              << " over " << v.width << (v.transB ? ", B transposed, " : ", ") << threads
+              << " threads, " << (fromPadded ? "padded input" : "padding made up");
+          std::vector<float> &first = fmaResults[size_t(&v - grads)];
+          if (isa == Isa::Scalar)
+            continue;
+          if (first.empty())
+            first = got;
+          else
+            EXPECT_EQ(std::memcmp(got.data(), first.data(), sizeof(float) * got.size()), 0)
+                << v.batch << " samples, " << v.outChannels << "x" << v.channels << "x" << v.taps
+                << ": AVX2 and AVX-512 differ";
+        }
       }
     }
   }
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
   tfc::rt::setNumThreads(before);
 }
 
