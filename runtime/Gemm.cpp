@@ -90,6 +90,9 @@ constexpr int64_t kParallelEpilogueElements = int64_t(1) << 14;
 constexpr int64_t kTransposeCost = 8;
 // A one-channel weight gradient with at most this many taps runs transposed.
 constexpr int64_t kMaxTransposedTaps = 16;
+// A batch item's plain A is transposed for the kernels up to this many
+// floats (64 KiB: it stays in L2 beside B's panel).
+constexpr int64_t kMaxItemTransposedA = int64_t(1) << 14;
 // Up to this many multiply-adds a product of one panel and one K step goes
 // straight to the tile kernels (sgemm's tiny path).
 constexpr int64_t kTinyMacs = int64_t(1) << 13;
@@ -388,6 +391,20 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
   const bool pack = g.transB || g.kInner > 1 || g.bWidth > 0 ||
                     (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
   float *block = pack ? packBuffer() : nullptr;
+  // A^T[p][i] at aT + p * ldaT + i - aTRow: the call's (a transposed A, or
+  // a shared one transposed once), or this item's rows of a plain A,
+  // transposed here (a 16 x 16 transpose in registers) when they meet a
+  // panel of columns at least, for the transposed-A kernels and the edge.
+  const float *aT = g.aT;
+  int64_t ldaT = g.ldaT, aTRow = 0;
+  thread_local std::vector<float> itemAT;
+  if (!aT && !g.transA && g.mInner == g.m && g.aWidth == 0 && j1 - j0 >= NR &&
+      (i1 - i0) * g.k <= kMaxItemTransposedA) {
+    ldaT = (i1 - i0 + 15) / 16 * 16, aTRow = i0;
+    itemAT.resize(size_t(ldaT * g.k));
+    ks.packTransposed(g.a + i0 * g.lda, g.lda, g.k, i1 - i0, ldaT, itemAT.data());
+    aT = itemAT.data();
+  }
 
   for (int64_t jc = j0; jc < j1; jc += kNC) {
     int64_t nc = std::min(kNC, j1 - jc);
@@ -417,18 +434,24 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
           bool wide = nr > ks.lanes;
           int64_t ldbp = !pack ? g.ldb : wide ? NR : ks.lanes;
           const float *bp = (pack ? block + jr * kc : g.b + pc * g.ldb + jc + jr) + (p0 - pc) * ldbp;
-          const MicroKernel *kernels = ks.kernel[g.transA][wide];
+          // A^T, where there is one, is read by the transposed-A kernels:
+          // a step's broadcasts then lie side by side behind one pointer,
+          // where the rows of A would take a register each (GCC spills a
+          // 12-row strip's pointers: 96 x 100 x 64 products, 87 -> 94
+          // GFLOP/s).
+          const MicroKernel *kernels = ks.kernel[aT || g.transA][wide];
           auto run = [&](int64_t i, int64_t height, int64_t count) {
             auto [from, lines] = ahead ? ahead->take() : std::pair<const char *, int64_t>();
-            kernels[height - 1](count, p1 - p0, g.aAt(i, p0), g.lda, bp, ldbp,
-                                g.c + i * g.ldc + jc + jr, g.ldc, nr, loadC, from, lines);
+            kernels[height - 1](count, p1 - p0, aT ? aT + p0 * ldaT + i - aTRow : g.aAt(i, p0),
+                                aT ? ldaT : g.lda, bp, ldbp, g.c + i * g.ldc + jc + jr, g.ldc,
+                                nr, loadC, from, lines);
           };
           // A few columns on the right edge: vectors along the rows (more
           // than four only over two vectors of rows at least: a few rows
           // of a dozen columns keep too few FMA chains in flight).
-          if (nr <= kMaxEdgeColumns && g.aT && ks.edge[nr - 1] &&
+          if (nr <= kMaxEdgeColumns && aT && ks.edge[nr - 1] &&
               (nr <= 4 || iEnd - ic >= 2 * ks.lanes)) {
-            ks.edge[nr - 1](iEnd - ic, p1 - p0, g.aT + p0 * g.ldaT + ic, g.ldaT, bp, ldbp,
+            ks.edge[nr - 1](iEnd - ic, p1 - p0, aT + p0 * ldaT + ic - aTRow, ldaT, bp, ldbp,
                             g.c + ic * g.ldc + jc + jr, g.ldc, loadC);
             continue;
           }
@@ -679,7 +702,8 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   const float *aT = nullptr;
   int64_t ldaT = 0;
   thread_local std::vector<float> transposedA;
-  if (edgeColumns > 0 && edgeColumns <= kMaxEdgeColumns && ks.edge[0] && plainA) {
+  if (plainA && (transA || (edgeColumns > 0 && edgeColumns <= kMaxEdgeColumns && ks.edge[0]) ||
+                 (strideA == 0 && batch >= 4))) {
     const float *a0 = reinterpret_cast<const float *>(a);
     if (transA) {
       aT = a0, ldaT = lda;
