@@ -393,14 +393,19 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
   float *block = pack ? packBuffer() : nullptr;
   // A^T[p][i] at aT + p * ldaT + i - aTRow: the call's (a transposed A, or
   // a shared one transposed once), or this item's rows of a plain A,
-  // transposed here (a 16 x 16 transpose in registers) when they meet a
-  // panel of columns at least, for the transposed-A kernels and the edge.
+  // transposed here (a 16 x 16 transpose in registers) when two panels of
+  // columns at least share the copy (the reverse task's 2048 x 32 x 10: 94
+  // -> 60 GFLOP/s), for the transposed-A kernels and the edge. Its rows are
+  // padded to 16 floats, and off a multiple of 1 KiB, which would put a
+  // strip's steps in one set of L1.
   const float *aT = g.aT;
   int64_t ldaT = g.ldaT, aTRow = 0;
   thread_local std::vector<float> itemAT;
-  if (!aT && !g.transA && g.mInner == g.m && g.aWidth == 0 && j1 - j0 >= NR &&
+  if (!aT && !g.transA && g.mInner == g.m && g.aWidth == 0 && j1 - j0 >= 2 * NR &&
       (i1 - i0) * g.k <= kMaxItemTransposedA) {
     ldaT = (i1 - i0 + 15) / 16 * 16, aTRow = i0;
+    if (ldaT % 256 == 0)
+      ldaT += 16;
     itemAT.resize(size_t(ldaT * g.k));
     ks.packTransposed(g.a + i0 * g.lda, g.lda, g.k, i1 - i0, ldaT, itemAT.data());
     aT = itemAT.data();

@@ -377,13 +377,81 @@ struct Avx512 {
   }
   static constexpr DotTileKernel kDotTile = dotTile;
 
+  /// The NE columns of C's rows [0, rows < 16) as NE vectors along the
+  /// rows, or back: a 16 x 16 transpose and a masked load or store a row.
+  /// More than two columns: a gather or scatter moves an element at a time
+  /// (NE of them a row), which cost as much as the FMAs at small K (the
+  /// Fleuret models' first layer, 64 x 100 x 5: 4 columns on the edge).
+  /// x[q]'s lane l <- 4 x 4 blocks transposed in each 128-bit lane: four
+  /// columns of 16 rows become row 4 l + q in lane l of x[q] (and back).
+  __attribute__((target("avx512f"), always_inline)) static inline void
+  transpose4x4Lanes(__m512 x[4]) {
+    const __m512 t0 = _mm512_unpacklo_ps(x[0], x[1]), t1 = _mm512_unpackhi_ps(x[0], x[1]),
+                 t2 = _mm512_unpacklo_ps(x[2], x[3]), t3 = _mm512_unpackhi_ps(x[2], x[3]);
+    x[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+    x[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+    x[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    x[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+  }
+  template <int NE>
+  __attribute__((target("avx512f"), always_inline)) static inline void
+  loadColumns(const float *c, int64_t ldc, int64_t rows, __m512 *columns) {
+    if constexpr (NE == 4) { // rows of four floats: 128-bit loads into lanes
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) {
+        __m512 x = _mm512_setzero_ps();
+#pragma GCC unroll 4
+        for (int l = 0; l < 4; ++l)
+          if (4 * l + q < rows)
+            x = _mm512_insertf32x4(x, _mm_loadu_ps(c + (4 * l + q) * ldc), l);
+        columns[q] = x;
+      }
+      return transpose4x4Lanes(columns);
+    }
+    const __mmask16 lanes = __mmask16((1u << NE) - 1);
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int q = 0; q < 16; ++q)
+      r[q] = q < rows ? _mm512_maskz_loadu_ps(lanes, c + q * ldc) : _mm512_setzero_ps();
+    transpose16(r);
+#pragma GCC unroll 12
+    for (int j = 0; j < NE; ++j)
+      columns[j] = r[j];
+  }
+  template <int NE>
+  __attribute__((target("avx512f"), always_inline)) static inline void
+  storeColumns(float *c, int64_t ldc, int64_t rows, const __m512 *columns) {
+    if constexpr (NE == 4) {
+      __m512 x[4] = {columns[0], columns[1], columns[2], columns[3]};
+      transpose4x4Lanes(x);
+#pragma GCC unroll 4
+      for (int l = 0; l < 4; ++l)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q)
+          if (4 * l + q < rows)
+            _mm_storeu_ps(c + (4 * l + q) * ldc, _mm512_extractf32x4_ps(x[q], l));
+      return;
+    }
+    const __mmask16 lanes = __mmask16((1u << NE) - 1);
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int q = 0; q < 16; ++q)
+      r[q] = q < NE ? columns[q] : _mm512_setzero_ps();
+    transpose16(r);
+#pragma GCC unroll 16
+    for (int q = 0; q < 16; ++q)
+      if (q < rows)
+        _mm512_mask_storeu_ps(c + q * ldc, lanes, r[q]);
+  }
+
   /// EdgeKernel: NE columns, blocks of up to MV x 16 rows, vectors along the
   /// rows (aT's rows are contiguous), C written and read a column at a time
-  /// by scatters and gathers.
+  /// by scatters and gathers (two columns at most), else through transposes.
   template <int NE, int MV>
   __attribute__((target("avx512f,fma"), always_inline)) static inline void
   edgeBlock(int64_t rows, int64_t kc, const float *aT, int64_t ldaT, const float *b,
             int64_t ldb, float *c, int64_t ldc, bool loadC) {
+    constexpr bool kTranspose = NE > 2;
     const __m512i index = _mm512_mullo_epi32(
         _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
         _mm512_set1_epi32(int(ldc)));
@@ -392,12 +460,17 @@ struct Avx512 {
       mask[v] = __mmask16((1u << std::clamp<int64_t>(rows - 16 * v, 0, 16)) - 1);
     __m512 acc[MV][NE];
 #pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v)
+    for (int v = 0; v < MV; ++v) {
+      if (kTranspose && loadC) {
+        loadColumns<NE>(c + 16 * v * ldc, ldc, std::min<int64_t>(16, rows - 16 * v), acc[v]);
+        continue;
+      }
 #pragma GCC unroll 12
       for (int j = 0; j < NE; ++j)
         acc[v][j] = loadC ? _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask[v], index,
                                                      c + 16 * v * ldc + j, 4)
                           : _mm512_setzero_ps();
+    }
     const bool whole = rows >= 16 * MV;
     for (int64_t p = 0; p < kc; ++p) {
       __m512 av[MV];
@@ -414,10 +487,15 @@ struct Avx512 {
       }
     }
 #pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v)
+    for (int v = 0; v < MV; ++v) {
+      if (kTranspose) {
+        storeColumns<NE>(c + 16 * v * ldc, ldc, std::min<int64_t>(16, rows - 16 * v), acc[v]);
+        continue;
+      }
 #pragma GCC unroll 12
       for (int j = 0; j < NE; ++j)
         _mm512_mask_i32scatter_ps(c + 16 * v * ldc + j, mask[v], index, acc[v][j], 4);
+    }
   }
 
   /// Blocks of up to 16 x MV rows, MV x NE accumulators at most 24 (an MV of
