@@ -34,7 +34,7 @@ namespace tfc::rt::gemm {
 Isa bestIsa() {
   static const Isa best = [] {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl"))
       return Isa::Avx512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
       return Isa::Avx2;
@@ -306,8 +306,16 @@ float *packBuffer() {
 /// come first, then the rest of `height` rows.
 struct Strips {
   int64_t count, height, taller;
-  Strips(int64_t rows, int64_t maxRows)
-      : count((rows + maxRows - 1) / maxRows), height(rows / count), taller(rows % count) {}
+  Strips(int64_t rows, int64_t maxRows) {
+    // One or two strips without a division: a tiny product's whole call is
+    // some 50 ns, and two divisions took a tenth of it.
+    if (rows <= maxRows)
+      count = 1, height = rows, taller = 0;
+    else if (rows <= 2 * maxRows)
+      count = 2, height = rows >> 1, taller = rows & 1;
+    else
+      count = (rows + maxRows - 1) / maxRows, height = rows / count, taller = rows % count;
+  }
   /// `call(i, height, strips)` once for the taller strips (from row i0) and
   /// once for the rest: one kernel call each.
   template <class Call> void each(int64_t i0, Call call) const {

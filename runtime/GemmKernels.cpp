@@ -38,12 +38,14 @@ struct AheadShare {
   const char *from;
   int64_t lines;
   AheadShare(const char *ahead, int64_t aheadLines, int64_t strips, int64_t s, int64_t kc) {
+    if (!ahead || aheadLines <= 0) { // most calls: no division
+      from = nullptr, lines = 0;
+      return;
+    }
     int64_t per = (aheadLines + strips - 1) / std::max<int64_t>(strips, 1);
     int64_t first = std::min(aheadLines, s * per);
     lines = std::min({per, aheadLines - first, kc});
-    from = ahead ? ahead + 64 * first : nullptr;
-    if (!ahead)
-      lines = 0;
+    from = ahead + 64 * first;
   }
 };
 
@@ -60,7 +62,7 @@ __attribute__((target("avx2"))) inline float sumLanes(__m256 h8) {
 /// The next row of a C tile. The empty asm hides the address from the
 /// optimiser: otherwise GCC computes all the tile's row addresses before the
 /// K loop and spills them, which costs more than the loop when K is small.
-inline float *nextRow(float *row, int64_t ldc) {
+template <class Float> inline Float *nextRow(Float *row, int64_t ldc) {
   row += ldc;
   asm("" : "+r"(row));
   return row;
@@ -81,7 +83,7 @@ struct Avx512 {
   static constexpr int kLanes = 16, kRows[2] = {24, 12};
 
   template <int MR, int NV, bool TransA>
-  __attribute__((target("avx512f,fma"))) static void
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
   tile(int64_t strips, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
        float *c, int64_t ldc, int64_t nr, bool loadC, const char *ahead, int64_t aheadLines) {
     __mmask16 mask[NV];
@@ -100,7 +102,7 @@ struct Avx512 {
   }
 
   template <int MR, int NV, bool TransA, bool Whole>
-  __attribute__((target("avx512f,fma"), always_inline)) static inline void
+  __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
   strip(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
         int64_t ldc, const __mmask16 *mask, bool loadC, AheadShare ahead) {
     __m512 acc[MR][NV];
@@ -120,27 +122,56 @@ struct Avx512 {
       for (int v = 0; v < NV; ++v)
         bv[v] = Whole ? _mm512_loadu_ps(b + p * ldb + 16 * v)
                       : _mm512_maskz_loadu_ps(mask[v], b + p * ldb + 16 * v);
+      // Rows of a plain A one lda after another, each step: MR row pointers
+      // kept across the loop do not fit in the registers, and their spills
+      // cost more than the adds.
+      const float *ap = TransA ? a + p * lda : a + p;
 #pragma GCC unroll 32
       for (int r = 0; r < MR; ++r) {
-        __m512 av = _mm512_set1_ps(elemA<TransA>(a, lda, r, p));
+        __m512 av = _mm512_set1_ps(TransA ? ap[r] : *ap);
+        if (!TransA)
+          ap = nextRow(ap, lda);
 #pragma GCC unroll 2
         for (int v = 0; v < NV; ++v)
           acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
       }
     }
     row = c;
+    if (Whole) {
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v)
+          _mm512_storeu_ps(row + 16 * v, acc[r][v]);
+      return;
+    }
+    // A 512-bit masked store costs Zen 4 several cycles: a vector whose
+    // columns fit in 256 bits goes as one, a whole vector unmasked (the
+    // encoder-decoder's 32 x 6 x 2: 72 -> 58 ns a call).
+    if (NV == 1 && mask[0] <= 0xFF) {
+      const __mmask8 low = __mmask8(mask[0]);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
+        _mm256_mask_storeu_ps(row, low, _mm512_castps512_ps256(acc[r][0]));
+      return;
+    }
+    if (NV == 2 && mask[0] == 0xFFFF) {
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r, row = nextRow(row, ldc)) {
+        _mm512_storeu_ps(row, acc[r][0]);
+        _mm512_mask_storeu_ps(row + 16, mask[NV - 1], acc[r][NV - 1]);
+      }
+      return;
+    }
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
-        if (Whole)
-          _mm512_storeu_ps(row + 16 * v, acc[r][v]);
-        else
-          _mm512_mask_storeu_ps(row + 16 * v, mask[v], acc[r][v]);
+        _mm512_mask_storeu_ps(row + 16 * v, mask[v], acc[r][v]);
   }
 
   /// r[q][l] <- r[l][q]: pairs of rows interleaved by 32, 64 and 128 bits.
-  __attribute__((target("avx512f"))) static void transpose16(__m512 r[16]) {
+  __attribute__((target("avx512f,avx512vl"))) static void transpose16(__m512 r[16]) {
     __m512 t[16];
 #pragma GCC unroll 8
     for (int i = 0; i < 16; i += 2) { // t[i] = r[i][0] r[i+1][0] r[i][1] r[i+1][1] (per 128 bits)
@@ -170,7 +201,7 @@ struct Avx512 {
 
   /// PackTransposed by 16 x 16 blocks: rows j >= nr and steps p >= kc load as
   /// zeros, so the panel is written whole 16 columns at a time.
-  __attribute__((target("avx512f"))) static void pack(const float *src, int64_t ld, int64_t kc,
+  __attribute__((target("avx512f,avx512vl"))) static void pack(const float *src, int64_t ld, int64_t kc,
                                                       int64_t nr, int64_t pitch, float *dst) {
     for (int64_t j0 = 0; j0 < nr; j0 += 16)
       for (int64_t p0 = 0; p0 < kc; p0 += 16) {
@@ -191,7 +222,7 @@ struct Avx512 {
   /// WindowsKernel: up to 8 vectors of columns at once, each its own FMA
   /// chain (8 chains hide the FMA latency); loads are unaligned rows of the
   /// input, masked to the input's columns where they reach past them.
-  __attribute__((target("avx512f,fma"))) static void
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
   windows(int64_t rows, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
           int64_t ldb, int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad,
           int64_t width, float *c, int64_t ldc, bool loadC) {
@@ -250,7 +281,7 @@ struct Avx512 {
   /// DotKernel: four rows at a time share each vector of b; the tail of k
   /// updates only its lanes (mask3: the others keep their sums).
   template <int R>
-  __attribute__((target("avx512f,fma"), always_inline)) static inline void
+  __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
   dotRows(int64_t k, const float *a, int64_t lda, const float *b, float *acc, bool first,
           float *sums) {
     __m512 s[R];
@@ -281,7 +312,7 @@ struct Avx512 {
           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s[q]), 1))));
     }
   }
-  __attribute__((target("avx512f,fma"))) static void dot(int64_t rows, int64_t k, const float *a,
+  __attribute__((target("avx512f,avx512vl,fma"))) static void dot(int64_t rows, int64_t k, const float *a,
                                                          int64_t lda, const float *b, float *acc,
                                                          bool first, float *sums) {
     int64_t r = 0;
@@ -297,7 +328,7 @@ struct Avx512 {
   /// DotTileKernel: R rows x Q vectors of chains in registers through all
   /// the items; the tail of k updates only its lanes, as in dotRows.
   template <int R, int Q>
-  __attribute__((target("avx512f,fma"))) static void
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
   dotBlock(int64_t items, int64_t k, const float *a, int64_t lda, int64_t strideA, const float *b,
            int64_t ldb, int64_t strideB, float *c, int64_t ldcRow, int64_t ldcCol,
            bool accumulate) {
@@ -354,7 +385,7 @@ struct Avx512 {
       }
   }
   /// Blocks of 4 rows x up to 5 vectors (20 chains, 9 loads a step).
-  __attribute__((target("avx512f,fma"))) static void
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
   dotTile(int64_t rows, int64_t cols, int64_t items, int64_t k, const float *a, int64_t lda,
           int64_t strideA, const float *b, int64_t ldb, int64_t strideB, float *c, int64_t ldcRow,
           int64_t ldcCol, bool accumulate) {
@@ -384,7 +415,7 @@ struct Avx512 {
   /// Fleuret models' first layer, 64 x 100 x 5: 4 columns on the edge).
   /// x[q]'s lane l <- 4 x 4 blocks transposed in each 128-bit lane: four
   /// columns of 16 rows become row 4 l + q in lane l of x[q] (and back).
-  __attribute__((target("avx512f"), always_inline)) static inline void
+  __attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
   transpose4x4Lanes(__m512 x[4]) {
     const __m512 t0 = _mm512_unpacklo_ps(x[0], x[1]), t1 = _mm512_unpackhi_ps(x[0], x[1]),
                  t2 = _mm512_unpacklo_ps(x[2], x[3]), t3 = _mm512_unpackhi_ps(x[2], x[3]);
@@ -394,7 +425,7 @@ struct Avx512 {
     x[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
   }
   template <int NE>
-  __attribute__((target("avx512f"), always_inline)) static inline void
+  __attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
   loadColumns(const float *c, int64_t ldc, int64_t rows, __m512 *columns) {
     if constexpr (NE == 4) { // rows of four floats: 128-bit loads into lanes
 #pragma GCC unroll 4
@@ -419,7 +450,7 @@ struct Avx512 {
       columns[j] = r[j];
   }
   template <int NE>
-  __attribute__((target("avx512f"), always_inline)) static inline void
+  __attribute__((target("avx512f,avx512vl"), always_inline)) static inline void
   storeColumns(float *c, int64_t ldc, int64_t rows, const __m512 *columns) {
     if constexpr (NE == 4) {
       __m512 x[4] = {columns[0], columns[1], columns[2], columns[3]};
@@ -448,7 +479,7 @@ struct Avx512 {
   /// rows (aT's rows are contiguous), C written and read a column at a time
   /// by scatters and gathers (two columns at most), else through transposes.
   template <int NE, int MV>
-  __attribute__((target("avx512f,fma"), always_inline)) static inline void
+  __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
   edgeBlock(int64_t rows, int64_t kc, const float *aT, int64_t ldaT, const float *b,
             int64_t ldb, float *c, int64_t ldc, bool loadC) {
     constexpr bool kTranspose = NE > 2;
@@ -501,7 +532,7 @@ struct Avx512 {
   /// Blocks of up to 16 x MV rows, MV x NE accumulators at most 24 (an MV of
   /// 4 for up to 6 columns, 3 for 7 or 8, 2 for 9 to 12).
   template <int NE>
-  __attribute__((target("avx512f,fma"))) static void edge(int64_t rows, int64_t kc,
+  __attribute__((target("avx512f,avx512vl,fma"))) static void edge(int64_t rows, int64_t kc,
                                                           const float *aT, int64_t ldaT,
                                                           const float *b, int64_t ldb, float *c,
                                                           int64_t ldc, bool loadC) {

@@ -116,7 +116,7 @@ struct KernelSet {
 
 const KernelSet &scalarKernels();
 const KernelSet &avx2Kernels();   // needs AVX2 and FMA
-const KernelSet &avx512Kernels(); // needs AVX-512F
+const KernelSet &avx512Kernels(); // needs AVX-512F and VL
 
 /// The best set this CPU runs (__builtin_cpu_supports).
 Isa bestIsa();
