@@ -225,6 +225,17 @@ TEST(Gemm, OneByOne) {
       checkAllIsas(dense(1, 1, 1, 1, layout & 1, layout & 2, acc));
 }
 
+// Outer products (K = 1, a one-step chain): every layout of A, batches of
+// products, accumulating or not, a C wider than its columns.
+TEST(Gemm, OuterProducts) {
+  for (bool tA : {false, true})
+    for (bool acc : {false, true}) {
+      checkAllIsas(dense(1, 640, 256, 1, tA, false, acc));
+      checkAllIsas(dense(3, 37, 50, 1, tA, false, acc, 2, 1, 3));
+      checkAllIsas(dense(2, 5, 16, 1, tA, false, acc, 0, 0, 0, /*sharedA=*/true));
+    }
+}
+
 // M and N around the tile sizes (AVX-512: 12 x 32 and 24 x 16, AVX2: 6 x 16
 // and 12 x 8, scalar: 4 x 8 and 8 x 4; M is cut into strips of equal
 // heights), every layout.
