@@ -85,6 +85,9 @@ constexpr int64_t kParallelMinMacs = int64_t(1) << 20, kTaskMacs = int64_t(1) <<
 // A GEMM too small for the pool may carry an epilogue that is not: the
 // generated loops go on the pool from about this many elements.
 constexpr int64_t kParallelEpilogueElements = int64_t(1) << 14;
+// A multiply-add of a product with a side of 1 costs about this many of a
+// tile kernel's (see sgemm).
+constexpr int64_t kMemoryBoundCost = 8;
 // Transposing one element of B into a pack costs about this many
 // multiply-adds of a micro-kernel's time.
 constexpr int64_t kTransposeCost = 8;
@@ -534,8 +537,8 @@ void gemvDot(const KernelSet &ks, int64_t batch, int64_t channels, int64_t taps,
       }
     }
   };
-  // Memory-bound: worth the pool from a quarter of a GEMM's threshold.
-  if (batch * taps * channels * k < kParallelMinMacs / 4 || channels < 16)
+  // Memory-bound: on the pool from kMemoryBoundCost times fewer multiply-adds.
+  if (batch * taps * channels * k * kMemoryBoundCost < kParallelMinMacs || channels < 16)
     return block(0, channels);
   tfc::rt::parallelFor(channels, 8, block);
 }
@@ -557,7 +560,8 @@ void dotProducts(const KernelSet &ks, int64_t batch, bool reduce, int64_t rows, 
                  ldb, 0, c + item * strideC + r0 * ldcRow, ldcRow, ldcCol, accumulate);
   };
   // Memory-bound, as gemvDot.
-  if (batch * rows * cols * k < kParallelMinMacs / 4 || rows < 16 || tfc::rt::numThreads() == 1)
+  if (batch * rows * cols * k * kMemoryBoundCost < kParallelMinMacs || rows < 16 ||
+      tfc::rt::numThreads() == 1)
     return block(0, rows);
   const int64_t quads = (rows + 3) / 4;
   tfc::rt::parallelFor(quads, 1,
@@ -803,7 +807,13 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   const bool wideEpilogue = epilogue && epilogueRows * n >= kParallelEpilogueElements;
   // A transposed B is packed element by element (a 16 x 16 transpose in
   // registers): for a GEMV, transposed (N = 1), that is most of the work.
-  const int64_t work = macs + (transB ? kTransposeCost * batch * n * k : 0);
+  // A product with a side of 1 (an outer product, K = 1; a matrix times a
+  // vector) moves a float or so a multiply-add and runs at the speed of L2:
+  // each of its multiply-adds counts as kMemoryBoundCost (two cores have two
+  // L2s; on 2 threads the set anomaly's 640 x 1 x 256 50 -> 58-88 GFLOP/s, 1 x
+  // 256 x 640 44-46 -> 56-80, 640 x 256 x 1 29-34 -> 20-38; the train step neutral).
+  const int64_t work = (macs + (transB ? kTransposeCost * batch * n * k : 0)) *
+                       (std::min({m, n, k}) == 1 ? kMemoryBoundCost : 1);
   if ((work < kParallelMinMacs && !wideEpilogue) || threads == 1) {
     if (!epilogue)
       return runItems(0, m, 0, n);
@@ -854,8 +864,12 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // rows as it finishes them; panels leave it for after the GEMM.
   // Windows read in place go by whole rows: each call then has all its
   // columns' FMA chains in flight.
+  // An outer product (K = 1) is all stores of C: by rows, each thread's
+  // part of C is one contiguous range (by columns every row would have a
+  // cache line that both threads write when C is not aligned to one).
   bool alongN = nUnits >= 2 * threads && !(epilogue && (mUnits >= 4 * threads || batch > 1)) &&
-                !(readsWindowsInPlace(problem(0), ks, m) && (kInner > 1 || bWidth > 0));
+                !(readsWindowsInPlace(problem(0), ks, m) && (kInner > 1 || bWidth > 0)) &&
+                k > 1;
   int64_t unit = alongN ? NR : MR, units = alongN ? nUnits : mUnits, total = batch * units;
   // One task a thread, in order: the caller (first to claim) takes the first
   // rows or columns, as it takes the first chunk of every generated loop, so
