@@ -8,9 +8,16 @@
 //
 //   scf.parallel (%c) = (0) to (C) {             // chunk c, of any member
 //     %s = the member whose chunks hold c
-//     scf.index_switch %s
-//     case s { scf.for %i = lo to hi { member s's body on element %i } }
+//     %first, %n, %views... = scf.index_switch %s   // member s's, as
+//       case s { scf.yield ... }                     // memref<?xT>
+//     scf.for %i = lo to hi { the body on element %i of %views }
 //   }
+//
+// Members are grouped by kind (the same body, operands alike): each kind
+// has one such switch and one element loop, and a switch over the kinds
+// picks the chunk's (a kind of one member keeps its static views). An
+// Adam update over fifty parameters is then one loop body for LLVM instead
+// of fifty, which took most of a small model's `tfc compile` time.
 //
 // Each member is walked in its buffers' flat (row-major) order, so it
 // qualifies when every operand is contiguous and read or written at the
@@ -74,8 +81,41 @@ bool isFlat(linalg::GenericOp loop) {
   return true;
 }
 
+/// One member of a merge: its loop, its element count, its first chunk, and
+/// its operands as the merged loop reads them (1-d views, scalars as they
+/// are).
+struct Member {
+  linalg::GenericOp loop;
+  int64_t elements, firstChunk;
+  SmallVector<Value> operands;
+};
+
+/// Whether `a` and `b` can share one loop body: the same body up to its
+/// block arguments, operands alike (flat ones of one element type, scalars
+/// of one type).
+bool sameKind(Member &a, Member &b) {
+  if (a.operands.size() != b.operands.size() ||
+      a.loop.getNumDpsInputs() != b.loop.getNumDpsInputs())
+    return false;
+  for (OpOperand &operand : a.loop->getOpOperands()) {
+    OpOperand &other = b.loop->getOpOperand(operand.getOperandNumber());
+    bool scalar = isScalarInput(a.loop, operand);
+    if (scalar != isScalarInput(b.loop, other))
+      return false;
+    Type ta = operand.get().getType(), tb = other.get().getType();
+    if (scalar ? ta != tb : getElementTypeOrSelf(ta) != getElementTypeOrSelf(tb))
+      return false;
+  }
+  return OperationEquivalence::isRegionEquivalentTo(&a.loop.getRegion(), &b.loop.getRegion(),
+                                                    OperationEquivalence::IgnoreLocations);
+}
+
 /// Replaces `members` (in block order, nothing between them that touches
-/// memory) by one chunked loop at the last one.
+/// memory) by one chunked loop at the last one. Members of one kind (every
+/// parameter's Adam update) share one element loop: a switch picks the
+/// chunk's member's views (as memref<?xT>) and bounds, so that the update
+/// of a model with fifty parameters is one loop body for LLVM, not fifty
+/// (the encoder-decoder's train step: 1.6 of its 2 s of compilation).
 void merge(ArrayRef<linalg::GenericOp> members) {
   linalg::GenericOp last = members.back();
   Location loc = last.getLoc();
@@ -84,18 +124,12 @@ void merge(ArrayRef<linalg::GenericOp> members) {
     return at.create<arith::ConstantIndexOp>(loc, v);
   };
 
-  struct Member {
-    linalg::GenericOp loop;
-    int64_t elements, firstChunk;
-    SmallVector<Value> operands; // 1-d views, or the scalars as they are
-  };
   SmallVector<Member> parts;
-  int64_t chunks = 0, opsPerElement = 1;
+  int64_t opsPerElement = 1;
   for (linalg::GenericOp loop : members) {
-    Member m{loop, 1, chunks, {}};
+    Member m{loop, 1, 0, {}};
     for (int64_t size : loop.getStaticLoopRanges())
       m.elements *= size;
-    chunks += (m.elements + kChunk - 1) / kChunk;
     for (OpOperand &operand : loop->getOpOperands()) {
       Value v = operand.get();
       auto type = dyn_cast<MemRefType>(v.getType());
@@ -108,63 +142,140 @@ void merge(ArrayRef<linalg::GenericOp> members) {
     opsPerElement = std::max<int64_t>(opsPerElement, loop.getBody()->getOperations().size());
     parts.push_back(std::move(m));
   }
+  // Kinds, in order of first appearance; the chunks run kind by kind (the
+  // members are independent: their order is free).
+  SmallVector<SmallVector<Member>> kinds;
+  for (Member &m : parts) {
+    auto kind = llvm::find_if(kinds, [&](auto &k) { return sameKind(k.front(), m); });
+    if (kind != kinds.end())
+      kind->push_back(m);
+    else
+      kinds.push_back({m});
+  }
+  int64_t chunks = 0;
+  SmallVector<int64_t> kindFirstChunk;
+  for (auto &kind : kinds) {
+    kindFirstChunk.push_back(chunks);
+    for (Member &m : kind) {
+      m.firstChunk = chunks;
+      chunks += (m.elements + kChunk - 1) / kChunk;
+    }
+  }
+
+  // How many of `starts` after the first are at or before `chunk`.
+  auto position = [&](OpBuilder &body, Value chunk, ArrayRef<int64_t> starts) {
+    Value zero = index(body, 0), one = index(body, 1), at = zero;
+    for (int64_t start : starts.drop_front()) {
+      Value started =
+          body.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, chunk, index(body, start));
+      at = body.create<arith::AddIOp>(loc, at,
+                                      body.create<arith::SelectOp>(loc, started, one, zero));
+    }
+    return at;
+  };
+  // `loop`'s body over elements [lo, hi) of the views `operands` (a chunk).
+  auto elementLoop = [&](OpBuilder &body, linalg::GenericOp loop, Value lo, Value hi,
+                         ValueRange operands) {
+    Block &loopBody = *loop.getBody();
+    IRMapping mapping;
+    // Scalars once per chunk.
+    for (OpOperand &operand : loop->getOpOperands()) {
+      if (!isScalarInput(loop, operand))
+        continue;
+      Value v = operands[operand.getOperandNumber()];
+      if (isa<MemRefType>(v.getType()))
+        v = body.create<memref::LoadOp>(loc, v, ValueRange{});
+      mapping.map(loopBody.getArgument(operand.getOperandNumber()), v);
+    }
+    auto forOp = body.create<scf::ForOp>(loc, lo, hi, index(body, 1));
+    OpBuilder inner = OpBuilder::atBlockBegin(forOp.getBody());
+    Value i = forOp.getInductionVar();
+    for (OpOperand &operand : loop->getOpOperands()) {
+      BlockArgument arg = loopBody.getArgument(operand.getOperandNumber());
+      if (isScalarInput(loop, operand) || arg.use_empty())
+        continue;
+      mapping.map(arg, inner.create<memref::LoadOp>(loc, operands[operand.getOperandNumber()],
+                                                    ValueRange{i}));
+    }
+    for (Operation &op : loopBody.without_terminator())
+      inner.clone(op, mapping);
+    auto yield = cast<linalg::YieldOp>(loopBody.getTerminator());
+    for (auto [value, init] : llvm::zip(yield.getValues(), loop.getDpsInitsMutable()))
+      inner.create<memref::StoreOp>(loc, mapping.lookupOrDefault(value),
+                                    operands[init.getOperandNumber()], ValueRange{i});
+    body.setInsertionPointAfter(forOp);
+  };
+  // Chunk `chunk` of a kind: its member's bounds and views (a switch over
+  // the kind's members when there are several), then the element loop.
+  auto kindBody = [&](OpBuilder &body, Value chunk, ArrayRef<Member> kind) {
+    const Member &first = kind.front();
+    Value firstChunk, elements;
+    SmallVector<Value> operands(first.operands);
+    if (kind.size() == 1) {
+      firstChunk = index(body, first.firstChunk), elements = index(body, first.elements);
+    } else {
+      SmallVector<int64_t> starts;
+      for (const Member &m : kind)
+        starts.push_back(m.firstChunk);
+      Value member = position(body, chunk, starts);
+      // Flat views as memref<?xT>: one type for every member.
+      auto viewOf = [&](OpBuilder &at, const Member &m, unsigned n) -> Value {
+        Value v = m.operands[n];
+        if (isScalarInput(m.loop, m.loop->getOpOperand(n)))
+          return v;
+        auto type = cast<MemRefType>(v.getType());
+        return at.create<memref::CastOp>(
+            loc, MemRefType::get({ShapedType::kDynamic}, type.getElementType()), v);
+      };
+      SmallVector<Type> types{body.getIndexType(), body.getIndexType()};
+      for (OpOperand &operand : first.loop->getOpOperands()) {
+        Type type = first.operands[operand.getOperandNumber()].getType();
+        types.push_back(isScalarInput(first.loop, operand)
+                            ? type
+                            : MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
+      }
+      auto cases = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(kind.size())));
+      auto pick = body.create<scf::IndexSwitchOp>(loc, types, member, cases, cases.size());
+      auto yieldOf = [&](Region &region, const Member &m) {
+        OpBuilder at = OpBuilder::atBlockBegin(&region.emplaceBlock());
+        SmallVector<Value> values{index(at, m.firstChunk), index(at, m.elements)};
+        for (unsigned n = 0; n < m.operands.size(); ++n)
+          values.push_back(viewOf(at, m, n));
+        at.create<scf::YieldOp>(loc, values);
+      };
+      yieldOf(pick.getDefaultRegion(), first);
+      for (auto [region, m] : llvm::zip(pick.getCaseRegions(), kind))
+        yieldOf(region, m);
+      firstChunk = pick.getResult(0), elements = pick.getResult(1);
+      operands.assign(pick.getResults().begin() + 2, pick.getResults().end());
+    }
+    Value lo = body.create<arith::MulIOp>(loc, body.create<arith::SubIOp>(loc, chunk, firstChunk),
+                                          index(body, kChunk));
+    Value hi = body.create<arith::MinSIOp>(
+        loc, body.create<arith::AddIOp>(loc, lo, index(body, kChunk)), elements);
+    elementLoop(body, first.loop, lo, hi, operands);
+  };
 
   auto parallel = b.create<scf::ParallelOp>(
       loc, ValueRange{index(b, 0)}, ValueRange{index(b, chunks)}, ValueRange{index(b, 1)},
       [&](OpBuilder &body, Location, ValueRange ivs) {
         Value chunk = ivs[0];
-        // The member: how many members after the first start at or before c.
-        Value zero = index(body, 0), one = index(body, 1), member = zero;
-        for (const Member &m : ArrayRef(parts).drop_front()) {
-          Value started = body.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, chunk,
-                                                     index(body, m.firstChunk));
-          member = body.create<arith::AddIOp>(
-              loc, member, body.create<arith::SelectOp>(loc, started, one, zero));
-        }
-        auto cases = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(parts.size())));
-        auto dispatch =
-            body.create<scf::IndexSwitchOp>(loc, TypeRange{}, member, cases, cases.size());
-        body.createBlock(&dispatch.getDefaultRegion());
-        body.create<scf::YieldOp>(loc);
-        for (auto [region, m] : llvm::zip(dispatch.getCaseRegions(), parts)) {
-          body.createBlock(&region);
-          Value lo = body.create<arith::MulIOp>(
-              loc, body.create<arith::SubIOp>(loc, chunk, index(body, m.firstChunk)),
-              index(body, kChunk));
-          Value hi = body.create<arith::MinSIOp>(
-              loc, body.create<arith::AddIOp>(loc, lo, index(body, kChunk)),
-              index(body, m.elements));
-          Block &loopBody = *m.loop.getBody();
-          IRMapping mapping;
-          // Scalars once per chunk.
-          for (OpOperand &operand : m.loop->getOpOperands()) {
-            if (!isScalarInput(m.loop, operand))
-              continue;
-            Value v = m.operands[operand.getOperandNumber()];
-            if (isa<MemRefType>(v.getType()))
-              v = body.create<memref::LoadOp>(loc, v, ValueRange{});
-            mapping.map(loopBody.getArgument(operand.getOperandNumber()), v);
-          }
-          auto elementLoop = body.create<scf::ForOp>(loc, lo, hi, one);
-          OpBuilder inner = OpBuilder::atBlockBegin(elementLoop.getBody());
-          Value i = elementLoop.getInductionVar();
-          for (OpOperand &operand : m.loop->getOpOperands()) {
-            BlockArgument arg = loopBody.getArgument(operand.getOperandNumber());
-            if (isScalarInput(m.loop, operand) || arg.use_empty())
-              continue;
-            mapping.map(arg, inner.create<memref::LoadOp>(
-                                 loc, m.operands[operand.getOperandNumber()], ValueRange{i}));
-          }
-          for (Operation &op : loopBody.without_terminator())
-            inner.clone(op, mapping);
-          auto yield = cast<linalg::YieldOp>(loopBody.getTerminator());
-          for (auto [value, init] : llvm::zip(yield.getValues(), m.loop.getDpsInitsMutable()))
-            inner.create<memref::StoreOp>(loc, mapping.lookupOrDefault(value),
-                                          m.operands[init.getOperandNumber()], ValueRange{i});
-          body.setInsertionPointAfter(elementLoop);
+        if (kinds.size() == 1) {
+          kindBody(body, chunk, kinds.front());
+        } else {
+          Value kind = position(body, chunk, kindFirstChunk);
+          auto cases = llvm::to_vector(llvm::seq<int64_t>(0, int64_t(kinds.size())));
+          auto dispatch =
+              body.create<scf::IndexSwitchOp>(loc, TypeRange{}, kind, cases, cases.size());
+          body.createBlock(&dispatch.getDefaultRegion());
           body.create<scf::YieldOp>(loc);
+          for (auto [region, members] : llvm::zip(dispatch.getCaseRegions(), kinds)) {
+            body.createBlock(&region);
+            kindBody(body, chunk, members);
+            body.create<scf::YieldOp>(loc);
+          }
+          body.setInsertionPointAfter(dispatch);
         }
-        body.setInsertionPointAfter(dispatch);
         body.create<scf::ReduceOp>(loc);
       });
   parallel->setAttr(kWorkPerIterationAttr, b.getI64IntegerAttr(kChunk * opsPerElement));
