@@ -89,6 +89,16 @@ struct Avx512 {
     __mmask16 mask[NV];
     for (int v = 0; v < NV; ++v)
       mask[v] = __mmask16((1u << std::clamp<int64_t>(nr - 16 * v, 0, 16)) - 1);
+    // A panel of at most 8 columns goes in 256-bit vectors: Zen 4 runs a
+    // 512-bit FMA as two halves, so a 16-lane tile of 2 useful columns (the
+    // encoder-decoder's 6 x 2 x 64) paid twice the FMA time it needed.
+    if (NV == 1 && nr <= 8) {
+      const __mmask8 half = __mmask8(mask[0]);
+      for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
+        stripHalf<MR, TransA>(kc, a, lda, b, ldb, c, ldc, half, loadC,
+                              AheadShare(ahead, aheadLines, strips, s, kc));
+      return;
+    }
     // A whole panel loads B unmasked: no mask registers in the K loop (GCC
     // reloads them from the stack every step otherwise).
     if (nr >= 16 * NV)
@@ -99,6 +109,36 @@ struct Avx512 {
       for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
         strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC,
                                      AheadShare(ahead, aheadLines, strips, s, kc));
+  }
+
+  /// strip for a panel of at most 8 columns, in 256-bit vectors: the same
+  /// FMA chains, lane for lane.
+  template <int MR, bool TransA>
+  __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
+  stripHalf(int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+            int64_t ldc, __mmask8 mask, bool loadC, AheadShare ahead) {
+    __m256 acc[MR];
+    float *row = c;
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
+      acc[r] = loadC ? _mm256_maskz_loadu_ps(mask, row) : _mm256_setzero_ps();
+    for (int64_t p = 0; p < kc; ++p) {
+      if (p < ahead.lines)
+        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T1);
+      const __m256 bv = _mm256_maskz_loadu_ps(mask, b + p * ldb);
+      const float *ap = TransA ? a + p * lda : a + p;
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        const __m256 av = _mm256_set1_ps(TransA ? ap[r] : *ap);
+        if (!TransA)
+          ap = nextRow(ap, lda);
+        acc[r] = _mm256_fmadd_ps(av, bv, acc[r]);
+      }
+    }
+    row = c;
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r, row = nextRow(row, ldc))
+      _mm256_mask_storeu_ps(row, mask, acc[r]);
   }
 
   template <int MR, int NV, bool TransA, bool Whole>
