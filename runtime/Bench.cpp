@@ -3,7 +3,8 @@
 // One batch of valid inputs (the train block's dataset, whose generators know
 // each input's range; zeros for integer inputs and uniform [-1, 1) floats
 // when the model has no usable dataset), freshly initialised parameters, and
-// `warmup` untimed then `steps` timed calls of each entry. Only Model::run is
+// `warmup` untimed then `steps` timed calls of each entry (more to fill
+// --min-seconds). Only Model::run is
 // inside the clock: the batch is filled once, before.
 //
 //===----------------------------------------------------------------------===//
@@ -94,6 +95,11 @@ CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
   cmd->add_option("--warmup", options.warmup, "Untimed calls before them")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--min-seconds", options.minSeconds,
+                  "Go on timing calls past --steps until they add up to this many seconds "
+                  "(the loss reported stays the one after --steps)")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
   cmd->add_option("--entry", options.entry, "train_step, predict, evaluate or all")
       ->check(CLI::IsMember({"train_step", "predict", "evaluate", "all"}))
       ->capture_default_str();
@@ -168,7 +174,14 @@ int bench(Model &model, const BenchOptions &options) {
     std::vector<double> times;
     std::string error;
     double loss = NAN;
-    for (int64_t call = 0; call < options.warmup + options.steps; ++call) {
+    // At most this many timed calls, whatever --min-seconds asks.
+    constexpr int64_t kMaxTimedCalls = 100000;
+    double timedMs = 0;
+    const int64_t fixedCalls = options.warmup + options.steps;
+    for (int64_t call = 0;
+         call < fixedCalls ||
+         (timedMs < 1e3 * options.minSeconds && call < options.warmup + kMaxTimedCalls);
+         ++call) {
       if (stepT)
         setScalar(*stepT, double(call));
       if (seedT)
@@ -178,7 +191,7 @@ int bench(Model &model, const BenchOptions &options) {
         return fail(error);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (call >= options.warmup)
-        times.push_back(ms);
+        times.push_back(ms), timedMs += ms;
       // The training loop's swaps: the next call starts from this one's results.
       for (size_t r = 0; r < results.size(); ++r) {
         const TensorSpec &spec = entry->results[r];
@@ -186,7 +199,7 @@ int bench(Model &model, const BenchOptions &options) {
           std::swap(model.params()[paramIndex.at(spec.name)], results[r]);
         else if (spec.kind == "state")
           std::swap(owned.at("state:" + spec.name), results[r]);
-        else if (spec.kind == "loss")
+        else if (spec.kind == "loss" && call < fixedCalls)
           loss = results[r].f32()[0];
       }
     }
@@ -198,7 +211,7 @@ int bench(Model &model, const BenchOptions &options) {
     std::printf("bench %s median_ms=%.4f min_ms=%.4f mean_ms=%.4f steps=%lld warmup=%lld "
                 "threads=%d arena_bytes=%lld max_rss_kib=%ld",
                 entry->name.c_str(), median(times), *std::min_element(times.begin(), times.end()),
-                mean, (long long)options.steps, (long long)options.warmup, numThreads(),
+                mean, (long long)times.size(), (long long)options.warmup, numThreads(),
                 (long long)entry->arenaBytes, (long)usage.ru_maxrss);
     if (!std::isnan(loss))
       std::printf(" loss=%.6g", loss);

@@ -1,6 +1,7 @@
 //===- Bench.h - time the entries of a compiled model ---------------------===//
 //
-//   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
+//   MODEL bench [--steps N] [--warmup N] [--min-seconds S]
+//               [--entry train_step|predict|evaluate|all]
 //
 // Calls an entry repeatedly on one valid batch (from the train block's
 // dataset, else synthetic) and prints one machine-readable line per entry:
@@ -10,6 +11,11 @@
 //
 // train_step is timed in its steady state: parameters and optimizer state are
 // swapped with its results after every call, as the training loop does.
+// With --min-seconds, timed calls go on past --steps until they add up to S
+// seconds (a millisecond step is otherwise timed for a few tens of
+// milliseconds, which one busy moment of a shared machine spoils); the loss
+// printed is still the one after `warmup + steps` calls, comparable across
+// runs and with the peers.
 // Timing lives here and in tools/bench, never in a test.
 //
 //===----------------------------------------------------------------------===//
@@ -31,6 +37,7 @@ namespace tfc::rt {
 struct BenchOptions {
   int64_t steps = 30;
   int64_t warmup = 5;
+  double minSeconds = 0; // time at least this long, past `steps` if need be
   std::string entry = "all"; // train_step | predict | evaluate | all
 };
 

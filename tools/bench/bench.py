@@ -42,6 +42,9 @@ def parse_args():
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--threads", default="1,2", help="thread counts to try; each side reports its best")
     p.add_argument("--steps", type=int, default=30, help="timed calls per configuration")
+    p.add_argument("--min-seconds", type=float, default=1.0,
+                   help="time each configuration at least this long, past --steps if need be "
+                        "(a millisecond step timed 30 times is spoiled by one busy moment)")
     p.add_argument("--warmup", type=int, default=5, help="untimed calls before them")
     p.add_argument("--timeout", type=int, default=900, help="seconds per process")
     return p.parse_args()
@@ -212,7 +215,8 @@ def main():
             for e in entries:
                 log("   tfc %s, %d thread(s)" % (e, n))
                 stdout, err = run([exe, "--threads", str(n), "bench", "--entry", e, "--steps",
-                                   str(args.steps), "--warmup", str(args.warmup)],
+                                   str(args.steps), "--warmup", str(args.warmup),
+                                   "--min-seconds", repr(args.min_seconds)],
                                   os.path.join(logs, "%s.tfc.%s.t%d.log" % (w, e, n)), args.timeout, n)
                 r = {"side": "tfc", "entry": e, "threads": n}
                 parsed = None if err else parse_bench(stdout, e)
@@ -237,7 +241,8 @@ def main():
                            "--batch", str(info["batch"]), "--lr", repr(info["lr"]),
                            "--schedule", info["schedule"], "--warmup-steps", str(info["warmup_steps"]),
                            "--total-steps", str(total_steps), "--clip", repr(info["clip"]),
-                           "--steps", str(args.steps), "--warmup", str(args.warmup)]
+                           "--steps", str(args.steps), "--warmup", str(args.warmup),
+                           "--min-seconds", repr(args.min_seconds)]
                     stdout, err = run(cmd, os.path.join(logs, "%s.%s.%s.t%d.log" % (w, fw, e, n)),
                                       args.timeout)
                     try:
@@ -280,12 +285,13 @@ def render(args, results, workloads, threads, versions):
                  datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), cpu, os.cpu_count(),
                  " ".join("%.2f" % x for x in os.getloadavg()), versions.get("torch") or "-",
                  versions.get("jax") or "-"),
-             "Milliseconds per call: the median of %d calls after %d warm-up calls, each side at its "
+             "Milliseconds per call: the median of %d calls (more where they take under %g s) after "
+             "%d warm-up calls, each side at its "
              "best of %s thread(s) (the winner in brackets; every process pinned to that many CPUs). "
              "Ratios are peer / tfc: above 1, tfc is faster. Memory: tfc's planned arena "
              "(`info`) and each process's max RSS (that of the fastest configuration). "
              "tfc compile: the fastest of three, to a linked binary." % (
-                 args.steps, args.warmup, ", ".join(map(str, threads))), ""]
+                 args.steps, args.min_seconds, args.warmup, ", ".join(map(str, threads))), ""]
     head = ["workload", "batch", "params", "entry", "tfc ms", "PyTorch ms", "JAX ms", "PyTorch / tfc",
             "JAX / tfc", "tfc arena", "tfc RSS", "PyTorch RSS", "JAX RSS", "tfc compile"]
     rows = []

@@ -51,6 +51,9 @@ def parse_args():
     p.add_argument("--clip", type=float, default=0.0, help="clip_grad_norm (0: none)")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--min-seconds", type=float, default=0.0,
+                   help="go on timing steps past --steps until they add up to this long "
+                        "(the loss reported stays the one after --steps), as tfc's bench")
     return p.parse_args()
 
 
@@ -680,12 +683,17 @@ def main():
     call, info = run(args, data)
     times = []
     last = None
-    for i in range(args.warmup + args.steps):
+    fixed = args.warmup + args.steps
+    i = 0
+    while i < fixed or (sum(times) < 1e3 * args.min_seconds and i < args.warmup + 100000):
         start = time.perf_counter()
-        last = call()
+        result = call()
         elapsed = (time.perf_counter() - start) * 1e3
+        if i < fixed:
+            last = result
         if i >= args.warmup:
             times.append(elapsed)
+        i += 1
     times.sort()
     n = len(times)
     median = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])

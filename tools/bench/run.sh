@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark: tfc against PyTorch eager and JAX (jax.jit) on the seed models.
 #
-#   tools/bench/run.sh [--build-dir DIR] [--steps N] [--warmup N] [--threads 1,2]
+#   tools/bench/run.sh [--build-dir DIR] [--steps N] [--warmup N] [--min-seconds S] [--threads 1,2]
 #                      [--workloads reverse,set_anomaly,...] [--no-build] [--no-peers]
 #
 # 1. builds tfc and its runtime in DIR (default: build/; configured with CMake +
@@ -28,8 +28,8 @@ while [[ $# -gt 0 ]]; do
     --build-dir=*) BUILD=${1#*=}; shift ;;
     --no-build) BUILD_TFC=0; shift ;;
     --no-peers) PEERS=0; shift ;;
-    --steps|--warmup|--threads|--workloads|--timeout) PASS+=("$1" "$2"); shift 2 ;;
-    --steps=*|--warmup=*|--threads=*|--workloads=*|--timeout=*) PASS+=("$1"); shift ;;
+    --steps|--warmup|--min-seconds|--threads|--workloads|--timeout) PASS+=("$1" "$2"); shift 2 ;;
+    --steps=*|--warmup=*|--min-seconds=*|--threads=*|--workloads=*|--timeout=*) PASS+=("$1"); shift ;;
     -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac

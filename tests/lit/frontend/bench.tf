@@ -4,6 +4,14 @@
 # RUN: %t.reverse --threads 1 bench --steps 2 --warmup 1 | FileCheck %s --check-prefix=REVERSE
 # RUN: %t.reverse bench --entry predict --steps 1 --warmup 0 | FileCheck %s --check-prefix=PREDICT
 # RUN: not %t.reverse bench --entry nothing 2>&1 | FileCheck %s --check-prefix=BADENTRY
+# --min-seconds times calls past --steps (a call of this batch-2 model takes
+# microseconds: far more than 2 fill 0.2 s) and reports the same loss, the one
+# after --steps; a negative value is refused.
+# RUN: %t.reverse --threads 1 bench --entry train_step --steps 2 --warmup 1 | grep -o 'loss=.*' > %t.loss.fixed
+# RUN: %t.reverse --threads 1 bench --entry train_step --steps 2 --warmup 1 --min-seconds 0.2 > %t.longer
+# RUN: grep -o 'loss=.*' %t.longer | diff - %t.loss.fixed
+# RUN: FileCheck %s --check-prefix=LONGER < %t.longer
+# RUN: not %t.reverse bench --min-seconds -1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 # This file's model has no train block: synthetic inputs.
 # RUN: rm -f %t.synthetic && tfc compile %s --batch 3 -o %t.synthetic
 # RUN: %t.synthetic bench --steps 3 --warmup 0 --entry all | FileCheck %s --check-prefix=SYNTHETIC
@@ -19,6 +27,10 @@
 # PREDICT-NOT: bench
 
 # BADENTRY: --entry: nothing not in {train_step,predict,evaluate,all}
+
+# LONGER: bench train_step {{.*}} steps={{[1-9][0-9][0-9]+}} warmup=1 {{.*}} loss={{[0-9.e+-]+}}{{$}}
+
+# NEGATIVE: --min-seconds: Value -1 not in range 0{{.*}} to 3600
 
 # SYNTHETIC: bench model=bench_synthetic batch=3 threads={{[0-9]+}} data=synthetic
 # SYNTHETIC-NEXT: bench train_step median_ms={{[0-9.]+}} min_ms={{[0-9.]+}} mean_ms={{[0-9.]+}} steps=3 warmup=0 {{.*}} loss={{[0-9.e+-]+}}{{$}}
