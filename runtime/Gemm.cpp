@@ -454,9 +454,9 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
           const float *bp = (pack ? block + jr * kc : g.b + pc * g.ldb + jc + jr) + (p0 - pc) * ldbp;
           // A^T, where there is one, is read by the transposed-A kernels:
           // a step's broadcasts then lie side by side behind one pointer,
-          // where the rows of A would take a register each (GCC spills a
-          // 12-row strip's pointers: 96 x 100 x 64 products, 87 -> 94
-          // GFLOP/s).
+          // where a plain A's rows cost an add each (and, as first written,
+          // a register each, which GCC spilled: 96 x 100 x 64 products 87
+          // -> 94 GFLOP/s).
           const MicroKernel *kernels = ks.kernel[aT || g.transA][wide];
           auto run = [&](int64_t i, int64_t height, int64_t count) {
             auto [from, lines] = ahead ? ahead->take() : std::pair<const char *, int64_t>();
