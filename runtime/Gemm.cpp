@@ -545,24 +545,19 @@ void gemvDot(const KernelSet &ks, int64_t batch, int64_t channels, int64_t taps,
   tfc::rt::parallelFor(channels, 8, block);
 }
 
-/// Dot products along K of a's rows with b's, c[r * ldcRow + q * ldcCol]
-/// for r < rows and q < cols (KernelSet::dotTile): summed over the batch
-/// when `reduce`, else item by item (C's strideC apart). Threads take ranges
-/// of a's rows, four at a time: every element's chains stay whole.
-void dotProducts(const KernelSet &ks, int64_t batch, bool reduce, int64_t rows, int64_t cols,
-                 int64_t k, const float *a, int64_t lda, int64_t strideA, const float *b,
-                 int64_t ldb, int64_t strideB, float *c, int64_t ldcRow, int64_t ldcCol,
-                 int64_t strideC, bool accumulate) {
+/// Dot products along K of a's rows with b's, summed over `items` items
+/// (strideA and strideB apart), c[r * ldcRow + q * ldcCol] for r < rows and
+/// q < cols (KernelSet::dotTile). Threads take ranges of a's rows, four at
+/// a time: every element's chains stay whole.
+void dotProducts(const KernelSet &ks, int64_t items, int64_t rows, int64_t cols, int64_t k,
+                 const float *a, int64_t lda, int64_t strideA, const float *b, int64_t ldb,
+                 int64_t strideB, float *c, int64_t ldcRow, int64_t ldcCol, bool accumulate) {
   auto block = [&](int64_t r0, int64_t r1) {
-    if (reduce)
-      return ks.dotTile(r1 - r0, cols, batch, k, a + r0 * lda, lda, strideA, b, ldb, strideB,
-                        c + r0 * ldcRow, ldcRow, ldcCol, accumulate);
-    for (int64_t item = 0; item < batch; ++item)
-      ks.dotTile(r1 - r0, cols, 1, k, a + item * strideA + r0 * lda, lda, 0, b + item * strideB,
-                 ldb, 0, c + item * strideC + r0 * ldcRow, ldcRow, ldcCol, accumulate);
+    ks.dotTile(r1 - r0, cols, items, k, a + r0 * lda, lda, strideA, b, ldb, strideB,
+               c + r0 * ldcRow, ldcRow, ldcCol, accumulate);
   };
   // Memory-bound, as gemvDot.
-  if (batch * rows * cols * k * kMemoryBoundCost < kParallelMinMacs || rows < 16 ||
+  if (items * rows * cols * k * kMemoryBoundCost < kParallelMinMacs || rows < 16 ||
       tfc::rt::numThreads() == 1)
     return block(0, rows);
   const int64_t quads = (rows + 3) / 4;
@@ -591,13 +586,13 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
                        activeKernels().dot;
   const bool reduce = strideC == 0 && batch > 1;
   // One row times a transposed B, C = a B^T, is a GEMV of B's rows, which
-  // lie along K as a does: dot products (c[o] = B[o] . a) instead of B
+  // lie along K as a does (c[o] = B[o] . a: gemvDot) instead of B
   // transposed into packs for one row of tiles.
   if (m == 1 && n > 1 && transB && !transA && kInner == 1 && plainA && k >= kDotLanes &&
-      activeKernels().dotTile) {
-    dotProducts(activeKernels(), batch, reduce, n, 1, k, reinterpret_cast<const float *>(b), ldb,
-                strideB, reinterpret_cast<const float *>(a), 0, strideA,
-                reinterpret_cast<float *>(c), 1, 0, strideC, accumulate != 0);
+      activeKernels().dot) {
+    gemvDot(activeKernels(), batch, n, 1, k, reinterpret_cast<const float *>(b), ldb, 0, strideB,
+            0, 0, reinterpret_cast<const float *>(a), strideA, reinterpret_cast<float *>(c), 1,
+            strideC, accumulate != 0);
     if (epilogue)
       runEpilogueAfter(*epilogue, epilogueRows, n);
     return;
@@ -656,9 +651,9 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     }
     float *c0 = reinterpret_cast<float *>(c);
     if (k >= kDotLanes && activeKernels().dotTile)
-      return dotProducts(
-          activeKernels(), batch, reduce, n, m, k, reinterpret_cast<const float *>(b), ldb, strideB,
-          reinterpret_cast<const float *>(a), 1, strideA, c0, 1, ldc, 0, accumulate != 0);
+      return dotProducts(activeKernels(), batch, n, m, k, reinterpret_cast<const float *>(b), ldb,
+                         strideB, reinterpret_cast<const float *>(a), 1, strideA, c0, 1, ldc,
+                         accumulate != 0);
     std::vector<float> cT(size_t(n) * size_t(m));
     for (int64_t j = 0; j < m; ++j)
       for (int64_t o = 0; o < n; ++o)

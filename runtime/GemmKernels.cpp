@@ -600,17 +600,11 @@ struct Avx512 {
 struct Avx2 {
   static constexpr int kLanes = 8, kRows[2] = {12, 6};
 
-  /// DotKernel: lanes 0-7 of the sixteen chains in one vector, 8-15 in
-  /// another; the tail updates only its lanes (a blend keeps the others).
+  /// One item's FMAs into R rows' chains, lanes 0-7 in lo, 8-15 in hi; the
+  /// tail updates only its lanes (a blend keeps the others).
   template <int R>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
-  dotRows(int64_t k, const float *a, int64_t lda, const float *b, float *acc, bool first,
-          float *sums) {
-    __m256 lo[R], hi[R];
-    for (int q = 0; q < R; ++q) {
-      lo[q] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + q * kDotLanes);
-      hi[q] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + q * kDotLanes + 8);
-    }
+  dotAccumulate(int64_t k, const float *a, int64_t lda, const float *b, __m256 *lo, __m256 *hi) {
     const int64_t whole = k / 16 * 16;
     for (int64_t p = 0; p < whole; p += 16) {
       const __m256 b0 = _mm256_loadu_ps(b + p), b1 = _mm256_loadu_ps(b + p + 8);
@@ -632,6 +626,20 @@ struct Avx2 {
                                  _mm256_castsi256_ps(m1));
       }
     }
+  }
+
+  /// DotKernel: lanes 0-7 of the sixteen chains in one vector, 8-15 in
+  /// another (dotAccumulate).
+  template <int R>
+  __attribute__((target("avx2,fma"), always_inline)) static inline void
+  dotRows(int64_t k, const float *a, int64_t lda, const float *b, float *acc, bool first,
+          float *sums) {
+    __m256 lo[R], hi[R];
+    for (int q = 0; q < R; ++q) {
+      lo[q] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + q * kDotLanes);
+      hi[q] = first ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + q * kDotLanes + 8);
+    }
+    dotAccumulate<R>(k, a, lda, b, lo, hi);
     for (int q = 0; q < R; ++q) {
       if (!sums) {
         _mm256_storeu_ps(acc + q * kDotLanes, lo[q]);
@@ -662,30 +670,8 @@ struct Avx2 {
     __m256 lo[R], hi[R];
     for (int r = 0; r < R; ++r)
       lo[r] = hi[r] = _mm256_setzero_ps();
-    const int64_t whole = k / 16 * 16;
-    const __m256i m0 = laneMask(k - whole), m1 = laneMask(k - whole - 8);
-    for (int64_t i = 0; i < items; ++i, a += strideA, b += strideB) {
-      for (int64_t p = 0; p < whole; p += 16) {
-        const __m256 b0 = _mm256_loadu_ps(b + p), b1 = _mm256_loadu_ps(b + p + 8);
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r) {
-          lo[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + p), b0, lo[r]);
-          hi[r] = _mm256_fmadd_ps(_mm256_loadu_ps(a + r * lda + p + 8), b1, hi[r]);
-        }
-      }
-      if (whole < k) {
-        const __m256 b0 = _mm256_maskload_ps(b + whole, m0),
-                     b1 = _mm256_maskload_ps(b + whole + 8, m1);
-        for (int r = 0; r < R; ++r) {
-          const float *row = a + r * lda + whole;
-          lo[r] = _mm256_blendv_ps(lo[r], _mm256_fmadd_ps(_mm256_maskload_ps(row, m0), b0, lo[r]),
-                                   _mm256_castsi256_ps(m0));
-          hi[r] =
-              _mm256_blendv_ps(hi[r], _mm256_fmadd_ps(_mm256_maskload_ps(row + 8, m1), b1, hi[r]),
-                               _mm256_castsi256_ps(m1));
-        }
-      }
-    }
+    for (int64_t i = 0; i < items; ++i, a += strideA, b += strideB)
+      dotAccumulate<R>(k, a, lda, b, lo, hi);
     for (int r = 0; r < R; ++r) {
       const float sum = sumLanes(_mm256_add_ps(lo[r], hi[r]));
       float &out = c[r * ldcRow];
