@@ -32,20 +32,16 @@ inline const float &elemA(const float *a, int64_t lda, int r, int64_t p) {
 }
 
 /// Strip s's share of the lines a tile call prefetches (MicroKernel's
-/// `ahead`): [from, to), one a step of p, whatever does not fit in the
-/// strip's steps left out.
+/// `ahead`): one a step of p, the strips in turn from the first line, and
+/// whatever does not fit in the strips' steps left out. (Shared out evenly
+/// it took a division a strip: 5% of a K = 5 convolution's time.)
 struct AheadShare {
   const char *from;
   int64_t lines;
-  AheadShare(const char *ahead, int64_t aheadLines, int64_t strips, int64_t s, int64_t kc) {
-    if (!ahead || aheadLines <= 0) { // most calls: no division
-      from = nullptr, lines = 0;
-      return;
-    }
-    int64_t per = (aheadLines + strips - 1) / std::max<int64_t>(strips, 1);
-    int64_t first = std::min(aheadLines, s * per);
-    lines = std::min({per, aheadLines - first, kc});
-    from = ahead + 64 * first;
+  AheadShare(const char *ahead, int64_t aheadLines, int64_t s, int64_t kc) {
+    const int64_t first = s * kc;
+    lines = ahead ? std::clamp<int64_t>(aheadLines - first, 0, kc) : 0;
+    from = ahead ? ahead + 64 * first : nullptr;
   }
 };
 
@@ -96,7 +92,7 @@ struct Avx512 {
       const __mmask8 half = __mmask8(mask[0]);
       for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
         stripHalf<MR, TransA>(kc, a, lda, b, ldb, c, ldc, half, loadC,
-                              AheadShare(ahead, aheadLines, strips, s, kc));
+                              AheadShare(ahead, aheadLines, s, kc));
       return;
     }
     // A whole panel loads B unmasked: no mask registers in the K loop (GCC
@@ -104,11 +100,11 @@ struct Avx512 {
     if (nr >= 16 * NV)
       for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
         strip<MR, NV, TransA, true>(kc, a, lda, b, ldb, c, ldc, mask, loadC,
-                                    AheadShare(ahead, aheadLines, strips, s, kc));
+                                    AheadShare(ahead, aheadLines, s, kc));
     else
       for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc)
         strip<MR, NV, TransA, false>(kc, a, lda, b, ldb, c, ldc, mask, loadC,
-                                     AheadShare(ahead, aheadLines, strips, s, kc));
+                                     AheadShare(ahead, aheadLines, s, kc));
   }
 
   /// strip for a panel of at most 8 columns, in 256-bit vectors: the same
@@ -782,7 +778,7 @@ struct Avx2 {
                                   _mm256_set1_epi32(7));
     edge.after = _mm256_castsi256_ps(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(int(7 - shift))));
     for (int64_t s = 0; s < strips; ++s, a += TransA ? MR : MR * lda, c += MR * ldc) {
-      const AheadShare share(ahead, aheadLines, strips, s, kc);
+      const AheadShare share(ahead, aheadLines, s, kc);
       if (whole == NV)
         strip<MR, NV, TransA, NV>(kc, a, lda, b, ldb, c, ldc, nr, edge, loadC, share);
       else if (whole == NV - 1)
