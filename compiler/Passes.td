@@ -183,7 +183,18 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
     down to the epilogue). The region also keeps the epilogue's buffers live
     through the GEMM for tf-plan-memory. Otherwise the epilogue stays a
     separate loop nest after the GEMM.
+
+    A convolution (its windows GEMM) of 5 taps with at least 16 input
+    channels, 16 output channels and 16 outputs a row calls
+    `tfc_conv1d_winograd` instead (same arguments): Winograd's F(4, 5),
+    eight GEMMs of 2.5x fewer multiply-adds, rounding differently from the
+    direct sum (`winograd=false`, or TFC_CONV=direct when the model runs,
+    keeps the direct GEMM).
   }];
+  let options = [
+    Option<"winograd", "winograd", "bool", /*default=*/"true",
+           "Convolutions of 5 taps by Winograd's minimal filtering F(4, 5)">,
+  ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }

@@ -43,6 +43,11 @@ namespace {
 
 constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
 constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
+/// The same arguments, computed by Winograd's F(4, 5) (runtime/Winograd.cpp).
+constexpr StringLiteral kWinogradSymbol = "tfc_conv1d_winograd";
+/// The least channels in and out, and outputs a row, for which F(4, 5)'s
+/// transforms pay: fewer channels make eight thin GEMMs of transforms.
+constexpr int64_t kWinogradMinExtent = 16;
 constexpr StringLiteral kGemmTapsSymbol = "tfc_sgemm_taps";
 constexpr StringLiteral kGemmPairSymbol = "tfc_sgemm_pair";
 constexpr int kGemmArgs = 16;
@@ -370,7 +375,7 @@ void erasePaddedCopyIfUnread(const std::optional<PaddedCopy> &padding, Value pad
 /// (n, o, t, c, j), out[n, o, t] += w[o, c, j] * x[n, c, t + j]. One
 /// tfc_sgemm_windows call: per sample n, C (O x T) = W (O x C*KW) times B
 /// whose row (c, j) is x[n, c, j:], never copied out.
-LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
+LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module, bool winograd) {
   MLIRContext *ctx = op.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -399,7 +404,11 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module) {
     return failure();
   int64_t batch = sizes[0], M = sizes[1], N = sizes[2], K = sizes[3] * kw;
   bool accumulate = accumulatesInto(op, c);
-  func::FuncOp callee = declareRuntime(module, kGemmWindowsSymbol, kGemmArgs + 4);
+  // Five taps over enough channels: Winograd's F(4, 5) (the taps one apart).
+  const bool minimal = winograd && kw == 5 && lb->first[2] == 1 && sizes[3] >= kWinogradMinExtent &&
+                       M >= kWinogradMinExtent && N >= kWinogradMinExtent;
+  func::FuncOp callee =
+      declareRuntime(module, minimal ? kWinogradSymbol : kGemmWindowsSymbol, kGemmArgs + 4);
   OpBuilder builder(op);
   Location loc = op.getLoc();
   CallArgs args{builder, loc};
@@ -569,6 +578,7 @@ void pairIndependentGemms(ModuleOp module) {
 }
 
 struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass> {
+  using TfGemmToRuntimeBase::TfGemmToRuntimeBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::GenericOp> matmuls;
@@ -580,7 +590,8 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       return;
     func::FuncOp gemm = declareRuntime(module, kGemmSymbol, kGemmArgs);
     for (linalg::GenericOp op : matmuls)
-      if (failed(rewriteWindowedMatmul(op, module)) && failed(rewriteTapsMatmul(op, module)))
+      if (failed(rewriteWindowedMatmul(op, module, winograd)) &&
+          failed(rewriteTapsMatmul(op, module)))
         (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
     pairIndependentGemms(module);
   }

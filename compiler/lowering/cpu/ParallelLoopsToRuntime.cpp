@@ -64,7 +64,8 @@ constexpr StringLiteral kParallelForSymbol = "tfc_parallel_for";
 /// under (their arguments, then the body and its context).
 constexpr std::pair<StringLiteral, StringLiteral> kGemmEpilogueSymbols[] = {
     {"tfc_sgemm", "tfc_sgemm_epilogue"},
-    {"tfc_sgemm_windows", "tfc_sgemm_windows_epilogue"}};
+    {"tfc_sgemm_windows", "tfc_sgemm_windows_epilogue"},
+    {"tfc_conv1d_winograd", "tfc_conv1d_winograd_epilogue"}};
 
 /// The GEMM call of the GEMM-and-epilogue region `loop` is in, if it is in
 /// one and is a loop over C's rows and columns (a batch's items, rows and

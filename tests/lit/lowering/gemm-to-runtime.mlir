@@ -1,6 +1,8 @@
 // RUN: tf-opt %s --tf-gemm-to-runtime --canonicalize --split-input-file | FileCheck %s
 // The GEMM-and-epilogue regions, which canonicalize would inline:
 // RUN: tf-opt %s --tf-gemm-to-runtime --split-input-file | FileCheck %s --check-prefix=PAIR
+// Convolutions of 5 taps by the windows GEMM instead of F(4, 5):
+// RUN: tf-opt %s --tf-gemm-to-runtime=winograd=false --split-input-file | FileCheck %s --check-prefix=DIRECT
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhsT = affine_map<(m, n, k) -> (n, k)>
@@ -572,6 +574,54 @@ func.func @independent_products(%x: memref<4x6xf32>, %w: memref<6x5xf32>, %y: me
   ^bb0(%p: f32, %q: f32, %r: f32):
     %m = arith.mulf %p, %q : f32
     %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#wgt = affine_map<(n, o, t, c, j) -> (o, c, j)>
+#win = affine_map<(n, o, t, c, j) -> (n, c, t + j)>
+#out = affine_map<(n, o, t, c, j) -> (n, o, t)>
+
+// Five taps over 16 channels in and out, 20 outputs a row: Winograd's
+// F(4, 5) (tfc_conv1d_winograd, the windows call's arguments: here pad 2,
+// width 20). With 15 input channels the transforms would not pay: the
+// windows GEMM. winograd=false keeps the windows GEMM for both.
+// CHECK-LABEL: func.func private @tfc_conv1d_winograd(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @conv_five_taps
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
+// CHECK-DAG: %[[C80:.*]] = arith.constant 80 : index
+// CHECK: call @tfc_conv1d_winograd(%[[C2]], %[[C16]], %[[C20]], %[[C80]], %{{.*}}, %[[C80]], %{{.*}}, %{{.*}}, %{{.*}}, %[[C20]], %{{.*}}, %{{.*}}, %{{.*}}, %[[C20]], %{{.*}}, %{{.*}}, %[[C5]], %{{.*}}, %[[C2]], %[[C20]])
+// CHECK: call @tfc_sgemm_windows(
+// DIRECT-LABEL: func.func @conv_five_taps
+// DIRECT-NOT: tfc_conv1d_winograd
+// DIRECT: call @tfc_sgemm_windows(
+// DIRECT: call @tfc_sgemm_windows(
+// DIRECT-NOT: tfc_conv1d_winograd
+func.func @conv_five_taps(%w: memref<16x16x5xf32>, %x: memref<2x16x20xf32>, %y: memref<2x16x20xf32>,
+                          %w15: memref<16x15x5xf32>, %x15: memref<2x15x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %padded = memref.alloc() : memref<2x16x24xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x16x24xf32>)
+  %middle = memref.subview %padded[0, 0, 2] [2, 16, 20] [1, 1, 1] : memref<2x16x24xf32> to memref<2x16x20xf32, strided<[384, 24, 1], offset: 2>>
+  memref.copy %x, %middle : memref<2x16x20xf32> to memref<2x16x20xf32, strided<[384, 24, 1], offset: 2>>
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w, %padded : memref<16x16x5xf32>, memref<2x16x24xf32>) outs(%y : memref<2x16x20xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#wgt, #win, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%w15, %x15 : memref<16x15x5xf32>, memref<2x15x24xf32>) outs(%y : memref<2x16x20xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
     linalg.yield %s : f32
   }
   return

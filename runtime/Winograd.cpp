@@ -1,0 +1,421 @@
+//===- Winograd.cpp - 1-d convolutions of 5 taps by minimal filtering ---===//
+//
+// A convolution of kernel 5 computes each output from five inputs, five
+// multiply-adds per output and input channel. Winograd's minimal filtering
+// F(4, 5) computes four outputs of a row from eight inputs with eight
+// multiplies, so the channel sums become eight GEMMs of 2.5x fewer
+// multiply-adds (Lavin & Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2015, in one dimension):
+//
+//   y[4t + i] = sum_xi AT[i][xi] * sum_c U[xi][o][c] * V[xi][c][t]
+//   U[xi][o][c] = sum_j G[xi][j] w[o][c][j]        (the weights, once a call)
+//   V[xi][c][t] = sum_j BT[xi][j] x[c][4t + j - pad] (the inputs, tile t)
+//
+// The matrices come from the Toom-Cook construction for the points 0, 1,
+// -1, 2, -2, 1/2, -1/2 and infinity, computed once in double: G and AT
+// evaluate polynomials of degree 4 and 3 at the points, BT is the transposed
+// inverse of the 8 x 8 evaluation matrix (interpolation). Over 64 channels
+// the result differs from the direct sum by a few units of the sixth
+// significant digit (WinogradTest).
+//
+// The batch goes in chunks of samples whose tiles make up a few hundred
+// GEMM columns; each thread transforms its chunk's inputs, runs the eight
+// GEMMs (tfc_sgemm, inline on that thread), transforms the products back
+// into its samples' rows and runs the epilogue on them. Every output is the
+// same sequence of operations whatever the chunking or the thread count:
+// the same bits on any --threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Gemm.h"
+#include "runtime/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+constexpr int kTaps = 5, kOut = 4, kPoints = kOut + kTaps - 1; // F(4, 5): 8 points
+// GEMM columns (tiles of a chunk's samples) to aim for: enough for the
+// kernels' panels, few enough that a chunk's transforms stay in L2.
+constexpr int64_t kChunkColumns = 160;
+
+struct Transforms {
+  float bt[kPoints][kPoints]; // V = BT d
+  float g[kPoints][kTaps];    // U = G w
+  float at[kOut][kPoints];    // y = AT (U . V)
+};
+
+/// point^e, or for the point at infinity (the last) the leading
+/// coefficient's selector: 1 where e is the degree.
+constexpr double power(int point, int e, int degree) {
+  constexpr double points[kPoints - 1] = {0, 1, -1, 2, -2, 0.5, -0.5};
+  if (point == kPoints - 1)
+    return e == degree ? 1.0 : 0.0;
+  double p = 1;
+  for (int i = 0; i < e; ++i)
+    p *= points[point];
+  return p;
+}
+
+/// G and AT evaluate polynomials of degree 4 and 3 at the points; BT is
+/// the transposed inverse of the evaluation matrix of degree 7 (Gauss-Jordan
+/// with partial pivoting, in double, at compile time). Every entry is a
+/// dyadic rational or close to one; the zeros are exact, so the transforms
+/// below skip them.
+constexpr Transforms makeTransforms() {
+  Transforms t{};
+  double v[kPoints][2 * kPoints] = {};
+  for (int p = 0; p < kPoints; ++p) {
+    for (int j = 0; j < kTaps; ++j)
+      t.g[p][j] = float(power(p, j, kTaps - 1));
+    for (int i = 0; i < kOut; ++i)
+      t.at[i][p] = float(power(p, i, kOut - 1));
+    for (int e = 0; e < kPoints; ++e)
+      v[p][e] = power(p, e, kPoints - 1);
+    v[p][kPoints + p] = 1;
+  }
+  auto magnitude = [](double x) { return x < 0 ? -x : x; };
+  for (int col = 0; col < kPoints; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < kPoints; ++r)
+      if (magnitude(v[r][col]) > magnitude(v[pivot][col]))
+        pivot = r;
+    for (int e = 0; e < 2 * kPoints; ++e) {
+      const double swap = v[col][e];
+      v[col][e] = v[pivot][e], v[pivot][e] = swap;
+    }
+    const double scale = 1 / v[col][col];
+    for (int e = 0; e < 2 * kPoints; ++e)
+      v[col][e] *= scale;
+    for (int r = 0; r < kPoints; ++r)
+      if (r != col && v[r][col] != 0) {
+        const double f = v[r][col];
+        for (int e = 0; e < 2 * kPoints; ++e)
+          v[r][e] -= f * v[col][e];
+      }
+  }
+  for (int i = 0; i < kPoints; ++i)
+    for (int j = 0; j < kPoints; ++j) {
+      // Entries that are zero in exact arithmetic come out of the
+      // elimination as a few ulps at most.
+      const double e = v[j][kPoints + i]; // (V^-1)^T[i][j] = V^-1[j][i]
+      t.bt[i][j] = magnitude(e) < 1e-12 ? 0.0f : float(e);
+    }
+  return t;
+}
+
+constexpr Transforms kTransforms = makeTransforms();
+
+/// A thread's scratch, grown as needed and kept across calls.
+struct Scratch {
+  std::vector<float> v, m, phases;
+};
+
+Scratch &scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+struct Conv {
+  int64_t batch, outChannels, out, channels;
+  const float *w;
+  int64_t ldw;
+  const float *x;
+  int64_t ldx, strideX, pad, width; // width: the input row's floats
+  float *y;
+  int64_t ldy, strideY;
+  bool accumulate;
+  void (*epilogue)(void *, int64_t, int64_t);
+  void *context;
+  int64_t tiles; // ceil(out / 4)
+};
+
+// The transforms go 16 tiles at a time. A chunk's V and M have rows of
+// `pitch` = cols + 16 floats: a sample's last group of tiles may write (V)
+// or read (M) up to 15 columns past its own, into the next sample's, which
+// that sample's transform then overwrites, or into the row's spare 16.
+
+/// V[xi] = sum_j BT[xi][j] d[j], with the zeros of BT skipped and its ones
+/// added (compile-time constants once the loops are unrolled).
+template <class Vec, class Fma, class Add, class Sub, class Mul>
+inline void inputTransform(const Vec (&d)[kPoints], Vec (&out)[kPoints], Fma fma, Add add, Sub sub,
+                           Mul mul) {
+#pragma GCC unroll 8
+  for (int xi = 0; xi < kPoints; ++xi) {
+    bool started = false;
+    Vec acc{};
+#pragma GCC unroll 8
+    for (int j = 0; j < kPoints; ++j) {
+      const float b = kTransforms.bt[xi][j];
+      if (b == 0.0f)
+        continue;
+      if (!started)
+        acc = b == 1.0f ? d[j] : mul(b, d[j]);
+      else
+        acc = b == 1.0f ? add(acc, d[j]) : b == -1.0f ? sub(acc, d[j]) : fma(b, d[j], acc);
+      started = true;
+    }
+    out[xi] = acc;
+  }
+}
+
+/// Y[i] = sum_xi AT[i][xi] m[xi], likewise.
+template <class Vec, class Fma, class Add, class Sub, class Mul>
+inline void outputTransform(const Vec (&m)[kPoints], Vec (&out)[kOut], Fma fma, Add add, Sub sub,
+                            Mul mul) {
+#pragma GCC unroll 4
+  for (int i = 0; i < kOut; ++i) {
+    bool started = false;
+    Vec acc{};
+#pragma GCC unroll 8
+    for (int xi = 0; xi < kPoints; ++xi) {
+      const float a = kTransforms.at[i][xi];
+      if (a == 0.0f)
+        continue;
+      if (!started)
+        acc = a == 1.0f ? m[xi] : mul(a, m[xi]);
+      else
+        acc = a == 1.0f ? add(acc, m[xi]) : a == -1.0f ? sub(acc, m[xi]) : fma(a, m[xi], acc);
+      started = true;
+    }
+    out[i] = acc;
+  }
+}
+
+#if defined(__AVX512F__)
+// GCC 12 takes the _mm512_undefined_ps() inside the AVX-512 shuffle
+// intrinsics for an uninitialised variable.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+constexpr auto fma16 = [](float c, __m512 x, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_set1_ps(c), x, acc);
+};
+constexpr auto mul16 = [](float c, __m512 x) { return _mm512_mul_ps(_mm512_set1_ps(c), x); };
+constexpr auto add16 = [](__m512 x, __m512 y) { return _mm512_add_ps(x, y); };
+constexpr auto sub16 = [](__m512 x, __m512 y) { return _mm512_sub_ps(x, y); };
+
+/// The four phases of the padded row's 64 floats from q0: p[q][u] = the
+/// float at q0 + 4u + q, x[q0 + 4u + q - pad] inside the input, else 0
+/// (masked loads: the padding is never copied, nor read).
+inline void deinterleave4(const float *x, int64_t q0, int64_t pad, int64_t width, __m512 (&p)[4]) {
+  __m512 in[4];
+#pragma GCC unroll 4
+  for (int v = 0; v < 4; ++v) {
+    const int64_t first = q0 + 16 * v - pad;
+    const int64_t lo = std::clamp<int64_t>(-first, 0, 16),
+                  hi = std::clamp<int64_t>(width - first, 0, 16);
+    const __mmask16 mask = __mmask16(((1u << hi) - 1) & ~((1u << lo) - 1));
+    in[v] = _mm512_maskz_loadu_ps(mask, x + first);
+  }
+  const __m512 i0 = in[0], i1 = in[1], i2 = in[2], i3 = in[3];
+  // 128-bit lanes hold one tile (4 floats) each: gather tiles u, u + 4, ...
+  const __m512 t0 = _mm512_shuffle_f32x4(i0, i1, 0x88), t1 = _mm512_shuffle_f32x4(i0, i1, 0xDD),
+               t2 = _mm512_shuffle_f32x4(i2, i3, 0x88), t3 = _mm512_shuffle_f32x4(i2, i3, 0xDD);
+  const __m512 e = _mm512_shuffle_f32x4(t0, t2, 0x88), g = _mm512_shuffle_f32x4(t0, t2, 0xDD),
+               f = _mm512_shuffle_f32x4(t1, t3, 0x88), h = _mm512_shuffle_f32x4(t1, t3, 0xDD);
+  // Lane k of e, f, g, h: tiles 4k, 4k + 1, 4k + 2, 4k + 3; transpose in lanes.
+  const __m512 a = _mm512_unpacklo_ps(e, f), b = _mm512_unpackhi_ps(e, f),
+               c = _mm512_unpacklo_ps(g, h), d = _mm512_unpackhi_ps(g, h);
+  p[0] = _mm512_shuffle_ps(a, c, 0x44), p[1] = _mm512_shuffle_ps(a, c, 0xEE);
+  p[2] = _mm512_shuffle_ps(b, d, 0x44), p[3] = _mm512_shuffle_ps(b, d, 0xEE);
+}
+
+/// deinterleave4's inverse: out[4u + i] = y[i][u], as four vectors.
+inline void interleave4(const __m512 (&y)[kOut], __m512 (&out)[4]) {
+  const __m512 a = _mm512_unpacklo_ps(y[0], y[2]), b = _mm512_unpackhi_ps(y[0], y[2]),
+               c = _mm512_unpacklo_ps(y[1], y[3]), d = _mm512_unpackhi_ps(y[1], y[3]);
+  // Lane k: e tile 4k, f 4k + 1, g 4k + 2, h 4k + 3, each in order.
+  const __m512 e = _mm512_unpacklo_ps(a, c), f = _mm512_unpackhi_ps(a, c),
+               g = _mm512_unpacklo_ps(b, d), h = _mm512_unpackhi_ps(b, d);
+  const __m512 t0 = _mm512_shuffle_f32x4(e, f, 0x44), t1 = _mm512_shuffle_f32x4(g, h, 0x44),
+               t2 = _mm512_shuffle_f32x4(e, f, 0xEE), t3 = _mm512_shuffle_f32x4(g, h, 0xEE);
+  out[0] = _mm512_shuffle_f32x4(t0, t1, 0x88), out[1] = _mm512_shuffle_f32x4(t0, t1, 0xDD);
+  out[2] = _mm512_shuffle_f32x4(t2, t3, 0x88), out[3] = _mm512_shuffle_f32x4(t2, t3, 0xDD);
+}
+#endif
+
+/// V[xi][c][(s - s0) * tiles + t] for the samples [s0, s1).
+void transformInputs(const Conv &cv, int64_t s0, int64_t s1, float *v, int64_t pitch,
+                     [[maybe_unused]] std::vector<float> &scratch) {
+  const int64_t tiles = cv.tiles, groups = (tiles + 15) / 16;
+  // Tile t reads the padded row's floats [4t, 4t + 8): phase q at u = t and,
+  // for j >= 4, phase j - 4 at u = t + 1.
+#if !defined(__AVX512F__)
+  const int64_t span = 64 * (groups + 1);
+  scratch.resize(size_t(span));
+  float *padded = scratch.data();
+  const int64_t lo = std::min(cv.pad, span), hi = std::clamp(cv.pad + cv.width, lo, span);
+  std::fill(padded, padded + lo, 0.0f);
+  std::fill(padded + hi, padded + span, 0.0f);
+#endif
+  const int64_t plane = cv.channels * pitch;
+  for (int64_t s = s0; s < s1; ++s)
+    for (int64_t c = 0; c < cv.channels; ++c) {
+      const float *x = cv.x + s * cv.strideX + c * cv.ldx;
+      float *row = v + c * pitch + (s - s0) * tiles; // + xi * plane
+#if defined(__AVX512F__)
+      __m512 cur[4], next[4];
+      deinterleave4(x, 0, cv.pad, cv.width, cur);
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        deinterleave4(x, 64 * (gi + 1), cv.pad, cv.width, next);
+        __m512 d[kPoints], out[kPoints];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+          d[q] = cur[q];
+          d[q + 4] = _mm512_castsi512_ps(
+              _mm512_alignr_epi32(_mm512_castps_si512(next[q]), _mm512_castps_si512(cur[q]), 1));
+        }
+        inputTransform(d, out, fma16, add16, sub16, mul16);
+#pragma GCC unroll 8
+        for (int xi = 0; xi < kPoints; ++xi)
+          _mm512_storeu_ps(row + xi * plane + 16 * gi, out[xi]);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q)
+          cur[q] = next[q];
+      }
+#else
+      if (hi > lo)
+        std::memcpy(padded + lo, x + (lo - cv.pad), sizeof(float) * size_t(hi - lo));
+      for (int64_t t = 0; t < 16 * groups; ++t) {
+        float d[kPoints], out[kPoints];
+        for (int j = 0; j < kPoints; ++j)
+          d[j] = padded[4 * t + j];
+        inputTransform(
+            d, out, [](float b, float x, float acc) { return b * x + acc; }, std::plus<float>(),
+            std::minus<float>(), std::multiplies<float>());
+        for (int xi = 0; xi < kPoints; ++xi)
+          row[xi * plane + t] = out[xi];
+      }
+#endif
+    }
+}
+
+/// y's rows of the samples [s0, s1) from the products M[xi][o][col].
+void transformOutputs(const Conv &cv, int64_t s0, int64_t s1, const float *m, int64_t pitch) {
+  const int64_t tiles = cv.tiles, groups = (tiles + 15) / 16, plane = cv.outChannels * pitch;
+  for (int64_t s = s0; s < s1; ++s)
+    for (int64_t o = 0; o < cv.outChannels; ++o) {
+      const float *in = m + o * pitch + (s - s0) * tiles;
+      float *y = cv.y + s * cv.strideY + o * cv.ldy;
+#if defined(__AVX512F__)
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        __m512 mv[kPoints], yv[kOut], out[4];
+#pragma GCC unroll 8
+        for (int xi = 0; xi < kPoints; ++xi)
+          mv[xi] = _mm512_loadu_ps(in + xi * plane + 16 * gi);
+        outputTransform(mv, yv, fma16, add16, sub16, mul16);
+        interleave4(yv, out);
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+          const int64_t at = 64 * gi + 16 * q, left = std::clamp<int64_t>(cv.out - at, 0, 16);
+          const __mmask16 mask = __mmask16((1u << left) - 1);
+          __m512 value = out[q];
+          if (cv.accumulate)
+            value = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, y + at), value);
+          _mm512_mask_storeu_ps(y + at, mask, value);
+        }
+      }
+#else
+      for (int64_t t = 0; t < 16 * groups; ++t) {
+        float mv[kPoints], yv[kOut];
+        for (int xi = 0; xi < kPoints; ++xi)
+          mv[xi] = in[xi * plane + t];
+        outputTransform(
+            mv, yv, [](float a, float x, float acc) { return a * x + acc; }, std::plus<float>(),
+            std::minus<float>(), std::multiplies<float>());
+        for (int i = 0; i < kOut; ++i)
+          if (4 * t + i < cv.out)
+            y[4 * t + i] = cv.accumulate ? y[4 * t + i] + yv[i] : yv[i];
+      }
+#endif
+    }
+}
+
+void convolve(const Conv &cv) {
+  const int64_t o = cv.outChannels, ch = cv.channels;
+  // U[xi][o][c], shared by every chunk.
+  std::vector<float> u(size_t(kPoints * o * ch));
+  for (int64_t r = 0; r < o; ++r)
+    for (int64_t c = 0; c < ch; ++c) {
+      const float *w = cv.w + r * cv.ldw + c * kTaps;
+      for (int xi = 0; xi < kPoints; ++xi) {
+        float sum = 0.0f;
+        for (int j = 0; j < kTaps; ++j)
+          sum += kTransforms.g[xi][j] * w[j];
+        u[size_t((xi * o + r) * ch + c)] = sum;
+      }
+    }
+  const int64_t perChunk = std::clamp<int64_t>(kChunkColumns / cv.tiles, 1, cv.batch);
+  const int64_t chunks = (cv.batch + perChunk - 1) / perChunk;
+  std::atomic<int64_t> next{0};
+  tfc::rt::parallelFor(std::min<int64_t>(chunks, tfc::rt::numThreads()), 1, [&](int64_t, int64_t) {
+    Scratch &sc = scratch();
+    for (int64_t chunk; (chunk = next.fetch_add(1)) < chunks;) {
+      const int64_t s0 = chunk * perChunk, s1 = std::min(cv.batch, s0 + perChunk);
+      const int64_t cols = (s1 - s0) * cv.tiles, pitch = cols + 16;
+      sc.v.resize(size_t(kPoints * ch * pitch));
+      if (sc.m.size() < size_t(kPoints * o * pitch)) // (the spare columns: never NaNs)
+        sc.m.assign(size_t(kPoints * o * pitch), 0.0f);
+      transformInputs(cv, s0, s1, sc.v.data(), pitch, sc.phases);
+      // Eight products M[xi] = U[xi] V[xi], on this thread (a nested
+      // tfc_sgemm runs inline).
+      tfc_sgemm(kPoints, o, cols, ch, intptr_t(u.data()), ch, o * ch, 0, intptr_t(sc.v.data()),
+                pitch, ch * pitch, 0, intptr_t(sc.m.data()), pitch, o * pitch, 0);
+      transformOutputs(cv, s0, s1, sc.m.data(), pitch);
+      if (cv.epilogue)
+        cv.epilogue(cv.context, s0 * o, s1 * o);
+    }
+  });
+}
+
+} // namespace
+
+extern "C" void tfc_conv1d_winograd_epilogue(
+    intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intptr_t lda, intptr_t strideA,
+    intptr_t transA, intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+    intptr_t ldc, intptr_t strideC, intptr_t accumulate, intptr_t kInner, intptr_t ldbInner,
+    intptr_t pad, intptr_t width, void (*epilogue)(void *, int64_t, int64_t), void *context) {
+  // Only what F(4, 5) computes; anything else (or TFC_CONV=direct) runs as
+  // the GEMM over windows it stands for.
+  static const bool direct = [] {
+    const char *conv = std::getenv("TFC_CONV");
+    return conv && std::strcmp(conv, "direct") == 0;
+  }();
+  if (direct || kInner != kTaps || ldbInner != 1 || transA || transB || strideA != 0 ||
+      (strideC == 0 && batch > 1) || k % kTaps != 0 || batch <= 0 || m <= 0 || n <= 0 || k <= 0) {
+    if (epilogue)
+      return tfc_sgemm_windows_epilogue(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB,
+                                        transB, c, ldc, strideC, accumulate, kInner, ldbInner, pad,
+                                        width, epilogue, context);
+    return tfc_sgemm_windows(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c,
+                             ldc, strideC, accumulate, kInner, ldbInner, pad, width);
+  }
+  Conv cv{batch, m, n, k / kTaps, reinterpret_cast<const float *>(a), lda,
+          reinterpret_cast<const float *>(b), ldb, strideB, width > 0 ? int64_t(pad) : 0,
+          // A padded input's rows hold the N + 4 floats the windows read.
+          width > 0 ? int64_t(width) : int64_t(n) + kTaps - 1, reinterpret_cast<float *>(c), ldc,
+          strideC, accumulate != 0, epilogue, context, (n + kOut - 1) / kOut};
+  convolve(cv);
+}
+
+extern "C" void tfc_conv1d_winograd(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                                    intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                                    intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                                    intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                    intptr_t kInner, intptr_t ldbInner, intptr_t pad,
+                                    intptr_t width) {
+  tfc_conv1d_winograd_epilogue(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c,
+                               ldc, strideC, accumulate, kInner, ldbInner, pad, width, nullptr,
+                               nullptr);
+}
