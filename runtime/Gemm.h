@@ -102,6 +102,28 @@ void tfc_sgemm_windows_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t
                                 intptr_t width,
                                 void (*epilogue)(void *context, int64_t i0, int64_t i1),
                                 void *context);
+
+/// tfc_sgemm_windows for a convolution of 5 taps (kInner 5, ldbInner 1, the
+/// weight shared: strideA 0) by Winograd's minimal filtering F(4, 5)
+/// (runtime/Winograd.cpp): eight GEMMs of 2.5x fewer multiply-adds, which
+/// round differently from the direct sum (not its bits, but the same bits on
+/// any thread count). Any other layout, or TFC_CONV=direct in the
+/// environment, runs tfc_sgemm_windows itself.
+void tfc_conv1d_winograd(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                         intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb,
+                         intptr_t strideB, intptr_t transB, intptr_t c, intptr_t ldc,
+                         intptr_t strideC, intptr_t accumulate, intptr_t kInner, intptr_t ldbInner,
+                         intptr_t pad, intptr_t width);
+
+/// tfc_conv1d_winograd followed by an epilogue, as tfc_sgemm_epilogue: each
+/// chunk of samples' rows once they are final.
+void tfc_conv1d_winograd_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                                  intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                                  intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                                  intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                  intptr_t kInner, intptr_t ldbInner, intptr_t pad, intptr_t width,
+                                  void (*epilogue)(void *context, int64_t i0, int64_t i1),
+                                  void *context);
 }
 
 #endif // TFC_RUNTIME_GEMM_H

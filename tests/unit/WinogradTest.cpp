@@ -18,20 +18,6 @@
 #include <random>
 #include <vector>
 
-extern "C" {
-void tfc_conv1d_winograd(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
-                         intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b, intptr_t ldb,
-                         intptr_t strideB, intptr_t transB, intptr_t c, intptr_t ldc,
-                         intptr_t strideC, intptr_t accumulate, intptr_t kInner, intptr_t ldbInner,
-                         intptr_t pad, intptr_t width);
-void tfc_conv1d_winograd_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
-                                  intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
-                                  intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
-                                  intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-                                  intptr_t kInner, intptr_t ldbInner, intptr_t pad, intptr_t width,
-                                  void (*epilogue)(void *, int64_t, int64_t), void *context);
-}
-
 namespace {
 
 struct Conv {
