@@ -188,12 +188,15 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
     channels, 16 output channels and 16 outputs a row calls
     `tfc_conv1d_winograd` instead (same arguments): Winograd's F(4, 5),
     eight GEMMs of 2.5x fewer multiply-adds, rounding differently from the
-    direct sum (`winograd=false`, or TFC_CONV=direct when the model runs,
-    keeps the direct GEMM).
+    direct sum. Its weight gradient (a taps GEMM of 5 taps one apart over
+    16 or more channels each way and positions, the output gradient's rows
+    along t) calls `tfc_conv1d_winograd_taps`: F(5, 4). `winograd=false`,
+    or TFC_CONV=direct when the model runs, keeps the direct GEMMs.
   }];
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",
-           "Convolutions of 5 taps by Winograd's minimal filtering F(4, 5)">,
+           "Convolutions of 5 taps and their weight gradients by Winograd's minimal "
+           "filtering (F(4, 5), F(5, 4))">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];

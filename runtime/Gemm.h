@@ -124,6 +124,17 @@ void tfc_conv1d_winograd_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr
                                   intptr_t kInner, intptr_t ldbInner, intptr_t pad, intptr_t width,
                                   void (*epilogue)(void *context, int64_t i0, int64_t i1),
                                   void *context);
+
+/// tfc_sgemm_taps for the weight gradient of a convolution of 5 taps
+/// (m = 5 x mInner, ldaOuter 1, op(B) = dy^T: transB 1, summed over the
+/// batch: strideC 0) by Winograd's F(5, 4) (runtime/Winograd.cpp), with the
+/// same rounding caveat as tfc_conv1d_winograd; any other layout, or
+/// TFC_CONV=direct, runs tfc_sgemm_taps itself.
+void tfc_conv1d_winograd_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                              intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                              intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                              intptr_t ldc, intptr_t strideC, intptr_t accumulate, intptr_t mInner,
+                              intptr_t ldaOuter, intptr_t pad, intptr_t width);
 }
 
 #endif // TFC_RUNTIME_GEMM_H

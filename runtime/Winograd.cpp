@@ -25,6 +25,15 @@
 // same sequence of operations whatever the chunking or the thread count:
 // the same bits on any --threads.
 //
+// The weight gradient, dW[o][c][j] = sum_n sum_t dy[n][o][t] x[n][c][t + j -
+// pad], is the same correlation the other way round: five taps from tiles of
+// four outputs, F(5, 4) over the same points (the same BT for x's tiles, dy's
+// four values a tile through G' of degree 3, five taps out through AT' of
+// degree 4), eight GEMMs M[xi] = V[xi] Ud[xi]^T that sum over every sample's
+// tiles (K = samples x tiles). The samples go in four fixed groups, each
+// summed in order by one thread and the groups then added in order: the
+// same bits on any thread count.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Gemm.h"
@@ -48,11 +57,15 @@ constexpr int kTaps = 5, kOut = 4, kPoints = kOut + kTaps - 1; // F(4, 5): 8 poi
 // GEMM columns (tiles of a chunk's samples) to aim for: enough for the
 // kernels' panels, few enough that a chunk's transforms stay in L2.
 constexpr int64_t kChunkColumns = 160;
+// The weight gradient's fixed groups of samples (see above).
+constexpr int64_t kGradientGroups = 4;
 
-struct Transforms {
-  float bt[kPoints][kPoints]; // V = BT d
-  float g[kPoints][kTaps];    // U = G w
-  float at[kOut][kPoints];    // y = AT (U . V)
+/// F(M, R): M outputs of a correlation with R taps from M + R - 1 = 8 inputs.
+template <int M, int R> struct Minimal {
+  static_assert(M + R - 1 == kPoints, "eight points");
+  float bt[kPoints][kPoints]; // V = BT d (the inputs)
+  float g[kPoints][R];        // U = G g (the taps)
+  float at[M][kPoints];       // y = AT (U . V)
 };
 
 /// point^e, or for the point at infinity (the last) the leading
@@ -67,19 +80,19 @@ constexpr double power(int point, int e, int degree) {
   return p;
 }
 
-/// G and AT evaluate polynomials of degree 4 and 3 at the points; BT is
-/// the transposed inverse of the evaluation matrix of degree 7 (Gauss-Jordan
-/// with partial pivoting, in double, at compile time). Every entry is a
-/// dyadic rational or close to one; the zeros are exact, so the transforms
-/// below skip them.
-constexpr Transforms makeTransforms() {
-  Transforms t{};
+/// G and AT evaluate polynomials of degree R - 1 and M - 1 at the points;
+/// BT is the transposed inverse of the evaluation matrix of degree 7
+/// (Gauss-Jordan with partial pivoting, in double, at compile time). Every
+/// entry is a dyadic rational or close to one; the zeros are exact, so the
+/// transforms below skip them.
+template <int M, int R> constexpr Minimal<M, R> makeMinimal() {
+  Minimal<M, R> t{};
   double v[kPoints][2 * kPoints] = {};
   for (int p = 0; p < kPoints; ++p) {
-    for (int j = 0; j < kTaps; ++j)
-      t.g[p][j] = float(power(p, j, kTaps - 1));
-    for (int i = 0; i < kOut; ++i)
-      t.at[i][p] = float(power(p, i, kOut - 1));
+    for (int j = 0; j < R; ++j)
+      t.g[p][j] = float(power(p, j, R - 1));
+    for (int i = 0; i < M; ++i)
+      t.at[i][p] = float(power(p, i, M - 1));
     for (int e = 0; e < kPoints; ++e)
       v[p][e] = power(p, e, kPoints - 1);
     v[p][kPoints + p] = 1;
@@ -114,11 +127,12 @@ constexpr Transforms makeTransforms() {
   return t;
 }
 
-constexpr Transforms kTransforms = makeTransforms();
+constexpr Minimal<kOut, kTaps> kForward = makeMinimal<kOut, kTaps>();  // outputs from taps
+constexpr Minimal<kTaps, kOut> kGradient = makeMinimal<kTaps, kOut>(); // taps from outputs
 
 /// A thread's scratch, grown as needed and kept across calls.
 struct Scratch {
-  std::vector<float> v, m, phases;
+  std::vector<float> v, m, ud, phases;
 };
 
 Scratch &scratch() {
@@ -126,12 +140,18 @@ Scratch &scratch() {
   return s;
 }
 
+/// Rows to cut into tiles: row (s, c) at x + s * strideX + c * ldx, its
+/// padded float q being x[q - pad] inside [0, width), else 0.
+struct Rows {
+  const float *x;
+  int64_t ldx, strideX, pad, width, channels;
+};
+
 struct Conv {
   int64_t batch, outChannels, out, channels;
   const float *w;
   int64_t ldw;
-  const float *x;
-  int64_t ldx, strideX, pad, width; // width: the input row's floats
+  Rows in;
   float *y;
   int64_t ldy, strideY;
   bool accumulate;
@@ -145,51 +165,36 @@ struct Conv {
 // or read (M) up to 15 columns past its own, into the next sample's, which
 // that sample's transform then overwrites, or into the row's spare 16.
 
-/// V[xi] = sum_j BT[xi][j] d[j], with the zeros of BT skipped and its ones
-/// added (compile-time constants once the loops are unrolled).
-template <class Vec, class Fma, class Add, class Sub, class Mul>
-inline void inputTransform(const Vec (&d)[kPoints], Vec (&out)[kPoints], Fma fma, Add add, Sub sub,
-                           Mul mul) {
+/// out = mat in, the zeros of mat skipped and its ones added (constants
+/// once the loops are unrolled: mat is one of the constexpr transforms).
+template <int R, int C, class Vec, class Fma, class Add, class Sub, class Mul>
+inline void apply(const float (&mat)[R][C], const Vec (&in)[C], Vec (&out)[R], Fma fma, Add add,
+                  Sub sub, Mul mul) {
 #pragma GCC unroll 8
-  for (int xi = 0; xi < kPoints; ++xi) {
+  for (int r = 0; r < R; ++r) {
     bool started = false;
     Vec acc{};
 #pragma GCC unroll 8
-    for (int j = 0; j < kPoints; ++j) {
-      const float b = kTransforms.bt[xi][j];
-      if (b == 0.0f)
+    for (int c = 0; c < C; ++c) {
+      const float e = mat[r][c];
+      if (e == 0.0f)
         continue;
       if (!started)
-        acc = b == 1.0f ? d[j] : mul(b, d[j]);
+        acc = e == 1.0f ? in[c] : mul(e, in[c]);
       else
-        acc = b == 1.0f ? add(acc, d[j]) : b == -1.0f ? sub(acc, d[j]) : fma(b, d[j], acc);
+        acc = e == 1.0f ? add(acc, in[c]) : e == -1.0f ? sub(acc, in[c]) : fma(e, in[c], acc);
       started = true;
     }
-    out[xi] = acc;
+    out[r] = acc;
   }
 }
 
-/// Y[i] = sum_xi AT[i][xi] m[xi], likewise.
-template <class Vec, class Fma, class Add, class Sub, class Mul>
-inline void outputTransform(const Vec (&m)[kPoints], Vec (&out)[kOut], Fma fma, Add add, Sub sub,
-                            Mul mul) {
-#pragma GCC unroll 4
-  for (int i = 0; i < kOut; ++i) {
-    bool started = false;
-    Vec acc{};
-#pragma GCC unroll 8
-    for (int xi = 0; xi < kPoints; ++xi) {
-      const float a = kTransforms.at[i][xi];
-      if (a == 0.0f)
-        continue;
-      if (!started)
-        acc = a == 1.0f ? m[xi] : mul(a, m[xi]);
-      else
-        acc = a == 1.0f ? add(acc, m[xi]) : a == -1.0f ? sub(acc, m[xi]) : fma(a, m[xi], acc);
-      started = true;
-    }
-    out[i] = acc;
-  }
+/// apply on scalars (the build without AVX-512, and the small transforms).
+template <int R, int C>
+inline void applyScalar(const float (&mat)[R][C], const float (&in)[C], float (&out)[R]) {
+  apply(
+      mat, in, out, [](float e, float x, float acc) { return e * x + acc; }, std::plus<float>(),
+      std::minus<float>(), std::multiplies<float>());
 }
 
 #if defined(__AVX512F__)
@@ -232,7 +237,7 @@ inline void deinterleave4(const float *x, int64_t q0, int64_t pad, int64_t width
 }
 
 /// deinterleave4's inverse: out[4u + i] = y[i][u], as four vectors.
-inline void interleave4(const __m512 (&y)[kOut], __m512 (&out)[4]) {
+inline void interleave4(const __m512 (&y)[4], __m512 (&out)[4]) {
   const __m512 a = _mm512_unpacklo_ps(y[0], y[2]), b = _mm512_unpackhi_ps(y[0], y[2]),
                c = _mm512_unpacklo_ps(y[1], y[3]), d = _mm512_unpackhi_ps(y[1], y[3]);
   // Lane k: e tile 4k, f 4k + 1, g 4k + 2, h 4k + 3, each in order.
@@ -245,30 +250,29 @@ inline void interleave4(const __m512 (&y)[kOut], __m512 (&out)[4]) {
 }
 #endif
 
-/// V[xi][c][(s - s0) * tiles + t] for the samples [s0, s1).
-void transformInputs(const Conv &cv, int64_t s0, int64_t s1, float *v, int64_t pitch,
+/// V[xi][c][(s - s0) * tiles + t] = sum_j BT[xi][j] row(s, c)[4t + j] for
+/// the samples [s0, s1): tile t reads the padded row's floats [4t, 4t + 8),
+/// phase q at u = t and, for j >= 4, phase j - 4 at u = t + 1.
+void transformInputs(const Rows &in, int64_t tiles, int64_t s0, int64_t s1, float *v, int64_t pitch,
                      [[maybe_unused]] std::vector<float> &scratch) {
-  const int64_t tiles = cv.tiles, groups = (tiles + 15) / 16;
-  // Tile t reads the padded row's floats [4t, 4t + 8): phase q at u = t and,
-  // for j >= 4, phase j - 4 at u = t + 1.
+  const int64_t groups = (tiles + 15) / 16, plane = in.channels * pitch;
 #if !defined(__AVX512F__)
   const int64_t span = 64 * (groups + 1);
   scratch.resize(size_t(span));
   float *padded = scratch.data();
-  const int64_t lo = std::min(cv.pad, span), hi = std::clamp(cv.pad + cv.width, lo, span);
+  const int64_t lo = std::min(in.pad, span), hi = std::clamp(in.pad + in.width, lo, span);
   std::fill(padded, padded + lo, 0.0f);
   std::fill(padded + hi, padded + span, 0.0f);
 #endif
-  const int64_t plane = cv.channels * pitch;
   for (int64_t s = s0; s < s1; ++s)
-    for (int64_t c = 0; c < cv.channels; ++c) {
-      const float *x = cv.x + s * cv.strideX + c * cv.ldx;
+    for (int64_t c = 0; c < in.channels; ++c) {
+      const float *x = in.x + s * in.strideX + c * in.ldx;
       float *row = v + c * pitch + (s - s0) * tiles; // + xi * plane
 #if defined(__AVX512F__)
       __m512 cur[4], next[4];
-      deinterleave4(x, 0, cv.pad, cv.width, cur);
+      deinterleave4(x, 0, in.pad, in.width, cur);
       for (int64_t gi = 0; gi < groups; ++gi) {
-        deinterleave4(x, 64 * (gi + 1), cv.pad, cv.width, next);
+        deinterleave4(x, 64 * (gi + 1), in.pad, in.width, next);
         __m512 d[kPoints], out[kPoints];
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
@@ -276,7 +280,7 @@ void transformInputs(const Conv &cv, int64_t s0, int64_t s1, float *v, int64_t p
           d[q + 4] = _mm512_castsi512_ps(
               _mm512_alignr_epi32(_mm512_castps_si512(next[q]), _mm512_castps_si512(cur[q]), 1));
         }
-        inputTransform(d, out, fma16, add16, sub16, mul16);
+        apply(kForward.bt, d, out, fma16, add16, sub16, mul16);
 #pragma GCC unroll 8
         for (int xi = 0; xi < kPoints; ++xi)
           _mm512_storeu_ps(row + xi * plane + 16 * gi, out[xi]);
@@ -286,16 +290,45 @@ void transformInputs(const Conv &cv, int64_t s0, int64_t s1, float *v, int64_t p
       }
 #else
       if (hi > lo)
-        std::memcpy(padded + lo, x + (lo - cv.pad), sizeof(float) * size_t(hi - lo));
+        std::memcpy(padded + lo, x + (lo - in.pad), sizeof(float) * size_t(hi - lo));
       for (int64_t t = 0; t < 16 * groups; ++t) {
         float d[kPoints], out[kPoints];
         for (int j = 0; j < kPoints; ++j)
           d[j] = padded[4 * t + j];
-        inputTransform(
-            d, out, [](float b, float x, float acc) { return b * x + acc; }, std::plus<float>(),
-            std::minus<float>(), std::multiplies<float>());
+        applyScalar(kForward.bt, d, out);
         for (int xi = 0; xi < kPoints; ++xi)
           row[xi * plane + t] = out[xi];
+      }
+#endif
+    }
+}
+
+/// Ud[xi][o][(s - s0) * tiles + t] = sum_i G'[xi][i] dy(s, o)[4t + i] for
+/// the samples [s0, s1), dy's floats past its width read as 0.
+void transformOutputGradients(const Rows &dy, int64_t tiles, int64_t s0, int64_t s1, float *ud,
+                              int64_t pitch) {
+  const int64_t groups = (tiles + 15) / 16, plane = dy.channels * pitch;
+  for (int64_t s = s0; s < s1; ++s)
+    for (int64_t o = 0; o < dy.channels; ++o) {
+      const float *row = dy.x + s * dy.strideX + o * dy.ldx;
+      float *dst = ud + o * pitch + (s - s0) * tiles; // + xi * plane
+#if defined(__AVX512F__)
+      for (int64_t gi = 0; gi < groups; ++gi) {
+        __m512 p[4], out[kPoints];
+        deinterleave4(row, 64 * gi, 0, dy.width, p);
+        apply(kGradient.g, p, out, fma16, add16, sub16, mul16);
+#pragma GCC unroll 8
+        for (int xi = 0; xi < kPoints; ++xi)
+          _mm512_storeu_ps(dst + xi * plane + 16 * gi, out[xi]);
+      }
+#else
+      for (int64_t t = 0; t < 16 * groups; ++t) {
+        float d[kOut], out[kPoints];
+        for (int i = 0; i < kOut; ++i)
+          d[i] = 4 * t + i < dy.width ? row[4 * t + i] : 0.0f;
+        applyScalar(kGradient.g, d, out);
+        for (int xi = 0; xi < kPoints; ++xi)
+          dst[xi * plane + t] = out[xi];
       }
 #endif
     }
@@ -314,7 +347,7 @@ void transformOutputs(const Conv &cv, int64_t s0, int64_t s1, const float *m, in
 #pragma GCC unroll 8
         for (int xi = 0; xi < kPoints; ++xi)
           mv[xi] = _mm512_loadu_ps(in + xi * plane + 16 * gi);
-        outputTransform(mv, yv, fma16, add16, sub16, mul16);
+        apply(kForward.at, mv, yv, fma16, add16, sub16, mul16);
         interleave4(yv, out);
 #pragma GCC unroll 4
         for (int q = 0; q < 4; ++q) {
@@ -331,9 +364,7 @@ void transformOutputs(const Conv &cv, int64_t s0, int64_t s1, const float *m, in
         float mv[kPoints], yv[kOut];
         for (int xi = 0; xi < kPoints; ++xi)
           mv[xi] = in[xi * plane + t];
-        outputTransform(
-            mv, yv, [](float a, float x, float acc) { return a * x + acc; }, std::plus<float>(),
-            std::minus<float>(), std::multiplies<float>());
+        applyScalar(kForward.at, mv, yv);
         for (int i = 0; i < kOut; ++i)
           if (4 * t + i < cv.out)
             y[4 * t + i] = cv.accumulate ? y[4 * t + i] + yv[i] : yv[i];
@@ -342,21 +373,24 @@ void transformOutputs(const Conv &cv, int64_t s0, int64_t s1, const float *m, in
     }
 }
 
+/// Samples a chunk: about kChunkColumns tiles, at least one sample.
+int64_t samplesPerChunk(int64_t tiles, int64_t batch) {
+  return std::clamp<int64_t>(kChunkColumns / tiles, 1, std::max<int64_t>(batch, 1));
+}
+
 void convolve(const Conv &cv) {
   const int64_t o = cv.outChannels, ch = cv.channels;
   // U[xi][o][c], shared by every chunk.
   std::vector<float> u(size_t(kPoints * o * ch));
   for (int64_t r = 0; r < o; ++r)
     for (int64_t c = 0; c < ch; ++c) {
-      const float *w = cv.w + r * cv.ldw + c * kTaps;
-      for (int xi = 0; xi < kPoints; ++xi) {
-        float sum = 0.0f;
-        for (int j = 0; j < kTaps; ++j)
-          sum += kTransforms.g[xi][j] * w[j];
-        u[size_t((xi * o + r) * ch + c)] = sum;
-      }
+      float w[kTaps], out[kPoints];
+      std::copy(cv.w + r * cv.ldw + c * kTaps, cv.w + r * cv.ldw + (c + 1) * kTaps, w);
+      applyScalar(kForward.g, w, out);
+      for (int xi = 0; xi < kPoints; ++xi)
+        u[size_t((xi * o + r) * ch + c)] = out[xi];
     }
-  const int64_t perChunk = std::clamp<int64_t>(kChunkColumns / cv.tiles, 1, cv.batch);
+  const int64_t perChunk = samplesPerChunk(cv.tiles, cv.batch);
   const int64_t chunks = (cv.batch + perChunk - 1) / perChunk;
   std::atomic<int64_t> next{0};
   tfc::rt::parallelFor(std::min<int64_t>(chunks, tfc::rt::numThreads()), 1, [&](int64_t, int64_t) {
@@ -367,7 +401,7 @@ void convolve(const Conv &cv) {
       sc.v.resize(size_t(kPoints * ch * pitch));
       if (sc.m.size() < size_t(kPoints * o * pitch)) // (the spare columns: never NaNs)
         sc.m.assign(size_t(kPoints * o * pitch), 0.0f);
-      transformInputs(cv, s0, s1, sc.v.data(), pitch, sc.phases);
+      transformInputs(cv.in, cv.tiles, s0, s1, sc.v.data(), pitch, sc.phases);
       // Eight products M[xi] = U[xi] V[xi], on this thread (a nested
       // tfc_sgemm runs inline).
       tfc_sgemm(kPoints, o, cols, ch, intptr_t(u.data()), ch, o * ch, 0, intptr_t(sc.v.data()),
@@ -379,6 +413,85 @@ void convolve(const Conv &cv) {
   });
 }
 
+/// A weight gradient over the batch: C[(j, c)][o] (+)= sum_n sum_t
+/// x[n][c][t + j - pad] dy[n][o][t] for the 5 taps j.
+struct Gradient {
+  int64_t batch, length; // samples, dy's width
+  Rows x, dy;
+  float *c;
+  int64_t ldc;
+  bool accumulate;
+  int64_t tiles; // ceil(length / 4)
+};
+
+void convolveGradient(const Gradient &gr) {
+  const int64_t ch = gr.x.channels, o = gr.dy.channels, plane = ch * o;
+  const int64_t groups = std::min(kGradientGroups, gr.batch);
+  // Group g's sums M_g[xi][c][o], over its samples [batch g / groups,
+  // batch (g + 1) / groups) in chunks, in order.
+  // (The caller's scratch, by pointer: inside the lambdas the name of a
+  // thread_local would be each worker's own.)
+  thread_local std::vector<float> partialScratch;
+  partialScratch.resize(size_t(groups * kPoints * plane));
+  float *const partial = partialScratch.data();
+  std::atomic<int64_t> next{0};
+  tfc::rt::parallelFor(std::min<int64_t>(groups, tfc::rt::numThreads()), 1, [&](int64_t, int64_t) {
+    Scratch &sc = scratch();
+    for (int64_t g; (g = next.fetch_add(1)) < groups;) {
+      const int64_t first = gr.batch * g / groups, last = gr.batch * (g + 1) / groups;
+      const int64_t perChunk = samplesPerChunk(gr.tiles, last - first);
+      float *m = partial + g * kPoints * plane;
+      for (int64_t s0 = first; s0 < last; s0 += perChunk) {
+        const int64_t s1 = std::min(last, s0 + perChunk);
+        const int64_t cols = (s1 - s0) * gr.tiles, pitch = cols + 16;
+        sc.v.resize(size_t(kPoints * ch * pitch));
+        sc.ud.resize(size_t(kPoints * o * pitch));
+        transformInputs(gr.x, gr.tiles, s0, s1, sc.v.data(), pitch, sc.phases);
+        transformOutputGradients(gr.dy, gr.tiles, s0, s1, sc.ud.data(), pitch);
+        // M[xi] (+)= V[xi] Ud[xi]^T over the chunk's tiles, on this thread.
+        tfc_sgemm(kPoints, ch, o, cols, intptr_t(sc.v.data()), pitch, ch * pitch, 0,
+                  intptr_t(sc.ud.data()), pitch, o * pitch, 1, intptr_t(m), o, plane, s0 > first);
+      }
+    }
+  });
+  // The groups added in order into the first, then the five taps out of the
+  // eight points, both along M's contiguous (c, o) (read across the groups or
+  // points element by element, the eight planes 16 KiB apart fell in one set
+  // of L1: a tenth of the call's time).
+  tfc::rt::parallelFor(ch, 8, [&](int64_t c0, int64_t c1) {
+    for (int xi = 0; xi < kPoints; ++xi) {
+      float *sum = partial + xi * plane;
+      for (int64_t g = 1; g < groups; ++g) {
+        const float *add = sum + g * kPoints * plane;
+        for (int64_t i = c0 * o; i < c1 * o; ++i)
+          sum[i] += add[i];
+      }
+    }
+    for (int64_t c = c0; c < c1; ++c)
+      for (int j = 0; j < kTaps; ++j) {
+        float *out = gr.c + (j * ch + c) * gr.ldc;
+        const float *m = partial + c * o;
+        for (int64_t oc = 0; oc < o; ++oc) {
+          float sums[kPoints], taps[kTaps];
+#pragma GCC unroll 8
+          for (int xi = 0; xi < kPoints; ++xi)
+            sums[xi] = m[xi * plane + oc];
+          applyScalar(kGradient.at, sums, taps);
+          out[oc] = gr.accumulate ? out[oc] + taps[j] : taps[j];
+        }
+      }
+  });
+}
+
+/// TFC_CONV=direct: every call runs the GEMM it stands for.
+bool direct() {
+  static const bool direct = [] {
+    const char *conv = std::getenv("TFC_CONV");
+    return conv && std::strcmp(conv, "direct") == 0;
+  }();
+  return direct;
+}
+
 } // namespace
 
 extern "C" void tfc_conv1d_winograd_epilogue(
@@ -388,11 +501,7 @@ extern "C" void tfc_conv1d_winograd_epilogue(
     intptr_t pad, intptr_t width, void (*epilogue)(void *, int64_t, int64_t), void *context) {
   // Only what F(4, 5) computes; anything else (or TFC_CONV=direct) runs as
   // the GEMM over windows it stands for.
-  static const bool direct = [] {
-    const char *conv = std::getenv("TFC_CONV");
-    return conv && std::strcmp(conv, "direct") == 0;
-  }();
-  if (direct || kInner != kTaps || ldbInner != 1 || transA || transB || strideA != 0 ||
+  if (direct() || kInner != kTaps || ldbInner != 1 || transA || transB || strideA != 0 ||
       (strideC == 0 && batch > 1) || k % kTaps != 0 || batch <= 0 || m <= 0 || n <= 0 || k <= 0) {
     if (epilogue)
       return tfc_sgemm_windows_epilogue(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB,
@@ -401,12 +510,12 @@ extern "C" void tfc_conv1d_winograd_epilogue(
     return tfc_sgemm_windows(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c,
                              ldc, strideC, accumulate, kInner, ldbInner, pad, width);
   }
-  Conv cv{batch, m, n, k / kTaps, reinterpret_cast<const float *>(a), lda,
-          reinterpret_cast<const float *>(b), ldb, strideB, width > 0 ? int64_t(pad) : 0,
-          // A padded input's rows hold the N + 4 floats the windows read.
-          width > 0 ? int64_t(width) : int64_t(n) + kTaps - 1, reinterpret_cast<float *>(c), ldc,
-          strideC, accumulate != 0, epilogue, context, (n + kOut - 1) / kOut};
-  convolve(cv);
+  const Rows in{reinterpret_cast<const float *>(b), ldb, strideB, width > 0 ? int64_t(pad) : 0,
+                // A padded input's rows hold the N + 4 floats the windows read.
+                width > 0 ? int64_t(width) : int64_t(n) + kTaps - 1, k / kTaps};
+  convolve(Conv{batch, m, n, k / kTaps, reinterpret_cast<const float *>(a), lda, in,
+                reinterpret_cast<float *>(c), ldc, strideC, accumulate != 0, epilogue, context,
+                (n + kOut - 1) / kOut});
 }
 
 extern "C" void tfc_conv1d_winograd(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
@@ -418,4 +527,29 @@ extern "C" void tfc_conv1d_winograd(intptr_t batch, intptr_t m, intptr_t n, intp
   tfc_conv1d_winograd_epilogue(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c,
                                ldc, strideC, accumulate, kInner, ldbInner, pad, width, nullptr,
                                nullptr);
+}
+
+extern "C" void tfc_conv1d_winograd_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                         intptr_t a, intptr_t lda, intptr_t strideA,
+                                         intptr_t transA, intptr_t b, intptr_t ldb,
+                                         intptr_t strideB, intptr_t transB, intptr_t c,
+                                         intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                         intptr_t mInner, intptr_t ldaOuter, intptr_t pad,
+                                         intptr_t width) {
+  // Only five taps one apart over the whole batch, dy's rows along t (op(B)
+  // = dy^T); anything else runs as the taps GEMM it stands for.
+  if (direct() || mInner <= 0 || m != kTaps * mInner || ldaOuter != 1 || transA || !transB ||
+      (strideC != 0 && batch > 1) || batch <= 0 || n <= 0 || k <= 0)
+    return tfc_sgemm_taps(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc,
+                          strideC, accumulate, mInner, ldaOuter, pad, width);
+  // An unpadded input (width > 0) or one padded around its K + 4 floats.
+  const Rows x{reinterpret_cast<const float *>(a),
+               lda,
+               strideA,
+               width > 0 ? int64_t(pad) : 0,
+               width > 0 ? int64_t(width) : int64_t(k) + kTaps - 1,
+               mInner};
+  const Rows dy{reinterpret_cast<const float *>(b), ldb, strideB, 0, k, n};
+  convolveGradient(Gradient{batch, k, x, dy, reinterpret_cast<float *>(c), ldc, accumulate != 0,
+                            (k + kOut - 1) / kOut});
 }

@@ -196,4 +196,88 @@ TEST(Winograd, OtherKernelsAreTheWindowsGemm) {
   }
 }
 
+// A weight gradient of 5 taps over the batch (tfc_conv1d_winograd_taps,
+// F(5, 4)): dW^T[(j, c)][o] = sum_n sum_t xpad[n][c][t + j] dy[n][o][t],
+// within the rounding bound of the direct sum in double, for batches of one
+// sample to several groups of chunks, on padded and unpadded inputs,
+// accumulating or not; the same bits on 1, 2 and 3 threads.
+TEST(Winograd, WeightGradientMatchesTheDirectSum) {
+  const Conv convs[] = {{3, 5, 4, 5, 17, 2, false, false},    {40, 64, 64, 5, 100, 2, true, false},
+                        {5, 24, 16, 5, 37, 0, false, true},   {7, 3, 9, 5, 10, 3, true, false},
+                        {2, 17, 33, 5, 203, 1, false, false}, {1, 2, 2, 5, 1, 2, false, false}};
+  const int before = tfc::rt::numThreads();
+  for (const Conv &v : convs) {
+    // Conv's outChannels are dy's channels here, its channels x's.
+    const Data d = makeData(v);
+    const int64_t out = v.out(), rows = v.kernel * v.channels;
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> dy(size_t(v.batch * v.outChannels * out)), c0(size_t(rows * v.outChannels));
+    for (float &f : dy)
+      f = dist(rng);
+    for (float &f : c0)
+      f = dist(rng);
+    const std::vector<float> &input = v.fromPadded ? d.xpad : d.x;
+    const int64_t pitch = v.fromPadded ? v.padded() : v.width;
+    std::vector<float> reference;
+    for (int threads : {1, 2, 3}) {
+      tfc::rt::setNumThreads(threads);
+      std::vector<float> got = c0;
+      tfc_conv1d_winograd_taps(v.batch, rows, v.outChannels, out, intptr_t(input.data()), pitch,
+                               v.channels * pitch, 0, intptr_t(dy.data()), out, v.outChannels * out,
+                               1, intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels,
+                               1, v.fromPadded ? 0 : v.pad, v.fromPadded ? 0 : v.width);
+      if (threads == 1) {
+        reference = got;
+      } else {
+        EXPECT_EQ(std::memcmp(got.data(), reference.data(), sizeof(float) * got.size()), 0)
+            << threads << " threads gave other bits than 1";
+        continue;
+      }
+      int failures = 0;
+      for (int64_t j = 0; j < v.kernel; ++j)
+        for (int64_t c = 0; c < v.channels; ++c)
+          for (int64_t o = 0; o < v.outChannels; ++o) {
+            double sum = 0, magnitude = 0;
+            for (int64_t n = 0; n < v.batch; ++n)
+              for (int64_t t = 0; t < out; ++t) {
+                const double term =
+                    double(d.xpad[size_t((n * v.channels + c) * v.padded() + t + j)]) *
+                    double(dy[size_t((n * v.outChannels + o) * out + t)]);
+                sum += term, magnitude += std::abs(term);
+              }
+            const size_t at = size_t((j * v.channels + c) * v.outChannels + o);
+            const double expected = (v.accumulate ? double(c0[at]) : 0.0) + sum;
+            const double bound = std::ldexp(magnitude + 1.0, -16);
+            if (std::abs(double(got[at]) - expected) > bound && ++failures <= 5)
+              ADD_FAILURE() << v.batch << " samples, " << v.channels << " -> " << v.outChannels
+                            << " over " << v.width << " pad " << v.pad << ": tap " << j
+                            << " channel " << c << " output channel " << o << " gave " << got[at]
+                            << ", expected " << expected;
+          }
+    }
+  }
+  tfc::rt::setNumThreads(before);
+}
+
+// A weight gradient of other than 5 taps, or with dy's rows along o, is the
+// taps GEMM, bit for bit.
+TEST(Winograd, OtherWeightGradientsAreTheTapsGemm) {
+  const Conv v{3, 4, 6, 3, 20, 1, true, false};
+  const Data d = makeData(v);
+  const int64_t out = v.out(), rows = v.kernel * v.channels;
+  std::vector<float> dy(size_t(v.batch * v.outChannels * out), 0.5f),
+      got(size_t(rows * v.outChannels), 1.0f), expected = got;
+  for (size_t i = 0; i < dy.size(); ++i)
+    dy[i] = float(i % 7) - 3.0f;
+  tfc_conv1d_winograd_taps(v.batch, rows, v.outChannels, out, intptr_t(d.x.data()), v.width,
+                           v.channels * v.width, 0, intptr_t(dy.data()), out, v.outChannels * out,
+                           1, intptr_t(got.data()), v.outChannels, 0, 1, v.channels, 1, v.pad,
+                           v.width);
+  tfc_sgemm_taps(v.batch, rows, v.outChannels, out, intptr_t(d.x.data()), v.width,
+                 v.channels * v.width, 0, intptr_t(dy.data()), out, v.outChannels * out, 1,
+                 intptr_t(expected.data()), v.outChannels, 0, 1, v.channels, 1, v.pad, v.width);
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), sizeof(float) * got.size()), 0);
+}
+
 } // namespace

@@ -45,6 +45,8 @@ constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
 constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
 /// The same arguments, computed by Winograd's F(4, 5) (runtime/Winograd.cpp).
 constexpr StringLiteral kWinogradSymbol = "tfc_conv1d_winograd";
+/// tfc_sgemm_taps's arguments, a weight gradient of 5 taps by F(5, 4).
+constexpr StringLiteral kWinogradTapsSymbol = "tfc_conv1d_winograd_taps";
 /// The least channels in and out, and outputs a row, for which F(4, 5)'s
 /// transforms pay: fewer channels make eight thin GEMMs of transforms.
 constexpr int64_t kWinogradMinExtent = 16;
@@ -430,7 +432,7 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module, bool 
 /// out[j, n, o] += x[n, c, j + t] * w[o, c, t], x and w through any order of
 /// their dims. One tfc_sgemm_taps call summing over c: A's row (j, n) is x's
 /// row n shifted by j, read in place; C = out as a (J x N) x O matrix.
-LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
+LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module, bool winograd) {
   using utils::IteratorType;
   MLIRContext *ctx = op.getContext();
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
@@ -478,7 +480,12 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module) {
     return failure();
   int64_t batch = sizes[0], M = sizes[1] * sizes[2], N = sizes[3], K = sizes[4];
   bool accumulate = accumulatesInto(op, c);
-  func::FuncOp callee = declareRuntime(module, kGemmTapsSymbol, kGemmArgs + 4);
+  // Five taps one apart over enough channels, dy's rows along t: F(5, 4).
+  const bool minimal = winograd && sizes[1] == 5 && *shiftStride == 1 && lb->transposed &&
+                       sizes[2] >= kWinogradMinExtent && N >= kWinogradMinExtent &&
+                       K >= kWinogradMinExtent;
+  func::FuncOp callee =
+      declareRuntime(module, minimal ? kWinogradTapsSymbol : kGemmTapsSymbol, kGemmArgs + 4);
   OpBuilder builder(op);
   CallArgs args{builder, op.getLoc()};
   args.index(batch).index(M).index(N).index(K);
@@ -591,7 +598,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
     func::FuncOp gemm = declareRuntime(module, kGemmSymbol, kGemmArgs);
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module, winograd)) &&
-          failed(rewriteTapsMatmul(op, module)))
+          failed(rewriteTapsMatmul(op, module, winograd)))
         (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
     pairIndependentGemms(module);
   }

@@ -626,3 +626,42 @@ func.func @conv_five_taps(%w: memref<16x16x5xf32>, %x: memref<2x16x20xf32>, %y: 
   }
   return
 }
+
+// -----
+
+#x = affine_map<(n, j, c, o, t) -> (n, c, j + t)>
+#dy = affine_map<(n, j, c, o, t) -> (n, o, t)>
+#out = affine_map<(n, j, c, o, t) -> (j, c, o)>
+
+// A weight gradient of 5 taps over 16 channels each way and 20 positions,
+// dy's rows along t: Winograd's F(5, 4) (tfc_conv1d_winograd_taps, the taps
+// call's arguments: 80 rows (j, c), channel pitch 24, sample pitch 384, dy
+// transposed, 16 channels a tap, taps 1 apart). winograd=false: the taps
+// GEMM.
+// CHECK-LABEL: func.func private @tfc_conv1d_winograd_taps(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @conv_weight_gradient_five_taps
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C20:.*]] = arith.constant 20 : index
+// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
+// CHECK-DAG: %[[C80:.*]] = arith.constant 80 : index
+// CHECK-DAG: %[[C320:.*]] = arith.constant 320 : index
+// CHECK-DAG: %[[C384:.*]] = arith.constant 384 : index
+// CHECK: call @tfc_conv1d_winograd_taps(%[[C2]], %[[C80]], %[[C16]], %[[C20]], %{{.*}}, %[[C24]], %[[C384]], %[[C0]], %{{.*}}, %[[C20]], %[[C320]], %[[C1]], %{{.*}}, %[[C16]], %[[C0]], %[[C0]], %[[C16]], %[[C1]], %[[C0]], %[[C0]])
+// DIRECT-LABEL: func.func @conv_weight_gradient_five_taps
+// DIRECT-NOT: tfc_conv1d_winograd_taps
+// DIRECT: call @tfc_sgemm_taps(
+func.func @conv_weight_gradient_five_taps(%xpad: memref<2x16x24xf32>, %dy: memref<2x16x20xf32>, %out: memref<5x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<5x16x16xf32>)
+  linalg.generic {indexing_maps = [#x, #dy, #out], iterator_types = ["reduction", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%xpad, %dy : memref<2x16x24xf32>, memref<2x16x20xf32>) outs(%out : memref<5x16x16xf32>) attrs = {tfc.matmul} {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
