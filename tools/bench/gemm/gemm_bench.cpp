@@ -43,6 +43,9 @@ struct Call {
   long batch, m, n, k, lda, strideA, transA, ldb, strideB, transB, ldc, strideC, acc;
   std::string kind = "gemm"; // or "windows" (kInner ldbInner pad width), "taps" (mInner ldaOuter pad width)
   long extra[4] = {0, 0, 0, 0};
+  // "winograd" and "winograd_taps" are windows and taps run by Winograd's
+  // minimal filtering (tfc_conv1d_winograd, tfc_conv1d_winograd_taps).
+  bool winograd = false;
 };
 
 std::vector<Call> readCalls(const std::string &path) {
@@ -62,6 +65,8 @@ std::vector<Call> readCalls(const std::string &path) {
     if (!s)
       continue;
     if (s >> c.kind) {
+      if (c.kind == "winograd" || c.kind == "winograd_taps")
+        c.winograd = true, c.kind = c.kind == "winograd" ? "windows" : "taps";
       int extras = c.kind == "windows" || c.kind == "taps" ? 4 : 0;
       for (int i = 0; i < extras; ++i)
         s >> c.extra[i];
@@ -91,6 +96,15 @@ size_t extent(long batch, long stride, long rows, long ld) {
 }
 
 void runTfc(const Call &c, const float *a, const float *b, float *out) {
+  if (c.winograd && c.kind == "windows")
+    return tfc_conv1d_winograd(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA,
+                               intptr_t(b), c.ldb, c.strideB, c.transB, intptr_t(out), c.ldc,
+                               c.strideC, c.acc, c.extra[0], c.extra[1], c.extra[2], c.extra[3]);
+  if (c.winograd)
+    return tfc_conv1d_winograd_taps(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA,
+                                    intptr_t(b), c.ldb, c.strideB, c.transB, intptr_t(out), c.ldc,
+                                    c.strideC, c.acc, c.extra[0], c.extra[1], c.extra[2],
+                                    c.extra[3]);
   if (c.kind == "windows")
     return tfc_sgemm_windows(c.batch, c.m, c.n, c.k, intptr_t(a), c.lda, c.strideA, c.transA,
                              intptr_t(b), c.ldb, c.strideB, c.transB, intptr_t(out), c.ldc,
@@ -295,9 +309,12 @@ int main(int argc, char **argv) {
     double flops = 2.0 * double(c.batch) * double(c.m) * double(c.n) * double(c.k);
     double ratio = tBlas / tTfc;
     std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f%s%s\n",
-                c.model.c_str(), c.pass.c_str(), c.batch, c.m, c.n, c.k, c.transA, c.transB,
-                c.acc, flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio,
-                c.kind == "gemm" ? "" : c.kind == "windows" ? " windows" : " taps",
+                c.model.c_str(), c.pass.c_str(), c.batch, c.m, c.n, c.k, c.transA, c.transB, c.acc,
+                flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio,
+                c.kind == "gemm"      ? ""
+                : c.winograd          ? (c.kind == "windows" ? " winograd" : " winograd taps")
+                : c.kind == "windows" ? " windows"
+                                      : " taps",
                 ratio < 1.0 ? "  <" : "");
     std::fflush(stdout);
     logRatioSum += std::log(ratio);

@@ -29,12 +29,13 @@ fi
 mkdir -p "$BUILD"
 FLAGS=(-O3 -DNDEBUG -std=c++17 -I"$ROOT")
 g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/Gemm.cpp" -o "$BUILD/Gemm.o" &
+g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/Winograd.cpp" -o "$BUILD/Winograd.o" &
 g++ "${FLAGS[@]}" -c "$ROOT/runtime/GemmKernels.cpp" -o "$BUILD/GemmKernels.o" &
 g++ "${FLAGS[@]}" -c "$ROOT/runtime/ThreadPool.cpp" -o "$BUILD/ThreadPool.o" &
 g++ "${FLAGS[@]}" -I/usr/include/x86_64-linux-gnu/openblas-pthread \
   -c "$ROOT/tools/bench/gemm/gemm_bench.cpp" -o "$BUILD/gemm_bench.o" &
 wait
-g++ "$BUILD"/{gemm_bench,Gemm,GemmKernels,ThreadPool}.o \
+g++ "$BUILD"/{gemm_bench,Gemm,GemmKernels,Winograd,ThreadPool}.o \
   -L/usr/lib/x86_64-linux-gnu/openblas-pthread -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-pthread \
   -lopenblas -lpthread -o "$BUILD/gemm_bench"
 

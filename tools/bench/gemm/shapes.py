@@ -8,8 +8,9 @@ Each line: model, pass (fwd: the call is in `predict`; bwd: only in
 pointers: batch m n k lda strideA transA ldb strideB transB ldc strideC accumulate
 (a tfc_sgemm_pair is its two calls);
 a convolution's tfc_sgemm_windows call adds `windows kInner ldbInner pad width`,
-a weight gradient's tfc_sgemm_taps call `taps mInner ldaOuter pad width`
-(runtime/Gemm.h).
+a weight gradient's tfc_sgemm_taps call `taps mInner ldaOuter pad width`, and
+the same calls by Winograd's minimal filtering (tfc_conv1d_winograd,
+tfc_conv1d_winograd_taps) `winograd ...` and `winograd_taps ...` (runtime/Gemm.h).
 """
 
 import argparse
@@ -30,15 +31,18 @@ def calls(tfc, model):
     for line in out.splitlines():
         if m := re.match(r"\s*func.func (?:private )?@(\w+)\(", line):
             entry = m.group(1)
-        if m := re.search(r"call @tfc_sgemm(_windows|_taps|_pair)?\(([^)]*)\)", line):
-            args = [a.strip() for a in m.group(2).split(",")]
-            kind = (m.group(1) or "").lstrip("_")
+        if m := re.search(r"call @tfc_(?:sgemm|conv1d_(winograd))(_windows|_taps|_pair)?\(([^)]*)\)",
+                          line):
+            args = [a.strip() for a in m.group(3).split(",")]
+            kind = (m.group(2) or "").lstrip("_")
+            if m.group(1):  # tfc_conv1d_winograd: the windows' arguments; _taps: the taps'
+                kind = "winograd_taps" if kind == "taps" else "winograd"
             # A pair is two tfc_sgemm calls' arguments, one after the other.
             for part in ([args[:16], args[16:]] if kind == "pair" else [args]):
                 # Constants print as %c<value>[_<n>]; 4, 8 and 12 are the pointers.
                 values = tuple(int(re.match(r"%c(\d+)", a).group(1))
                                for i, a in enumerate(part) if i not in (4, 8, 12))
-                extra = (kind,) + values[13:] if kind in ("windows", "taps") else ()
+                extra = (kind,) + values[13:] if kind not in ("", "pair") else ()
                 yield entry, values[:13] + extra
 
 
