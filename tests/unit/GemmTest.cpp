@@ -233,6 +233,7 @@ TEST(Gemm, OuterProducts) {
       checkAllIsas(dense(1, 640, 256, 1, tA, false, acc));
       checkAllIsas(dense(3, 37, 50, 1, tA, false, acc, 2, 1, 3));
       checkAllIsas(dense(2, 5, 16, 1, tA, false, acc, 0, 0, 0, /*sharedA=*/true));
+      checkAllIsas(dense(2, 9, 40, 1, tA, /*transB=*/true, acc, 1, 2, 5));
     }
 }
 
@@ -477,6 +478,9 @@ TEST(Gemm, ModelShapes) {
       {256, 10, 64, 10, 10, 100, 1, 64, 640, 0, 64, 640, 0},
       {1, 640, 1, 256, 256, 0, 0, 256, 0, 1, 1, 0, 0},
       {1, 1, 256, 640, 1, 0, 1, 256, 0, 0, 256, 0, 0},
+      {1, 1, 256, 640, 640, 0, 0, 256, 0, 0, 256, 0, 0}, // one pass of 16 vectors
+      {1, 1, 200, 64, 64, 0, 0, 200, 0, 0, 200, 0, 1},   // a ragged last vector
+      {1, 1, 300, 64, 64, 0, 0, 300, 0, 0, 300, 0, 0},   // 256 columns, then 44
       {1, 512, 256, 640, 512, 0, 1, 256, 0, 0, 256, 0, 0},
       {1, 64, 1600, 5, 5, 0, 0, 1600, 0, 0, 1600, 0, 0}, // fleuret (N or K cut to 1600)
       {1, 64, 1600, 320, 320, 0, 0, 1600, 0, 0, 1600, 0, 0},
@@ -497,15 +501,22 @@ TEST(Gemm, ModelShapes) {
 // of a batch (but a reduction's only by blocks of C).
 TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
   const Call calls[] = {
-      dense(1, 2048, 96, 96, false, true),   dense(1, 64, 3000, 320, false, false),
-      dense(1, 700, 300, 300, true, false),  dense(1, 37, 45, 12000, true, true, true),
-      dense(128, 100, 100, 96, false, true), dense(3, 301, 77, 300, false, false, false, 0, 0, 3),
+      dense(1, 2048, 96, 96, false, true),
+      dense(1, 64, 3000, 320, false, false),
+      dense(1, 700, 300, 300, true, false),
+      dense(1, 37, 45, 12000, true, true, true),
+      dense(128, 100, 100, 96, false, true),
+      dense(3, 301, 77, 300, false, false, false, 0, 0, 3),
       // batch reductions: cut along N, along M and N, along M only
       reduction(128, 64, 64, 100, false, true, false, false),
       reduction(64, 100, 24, 128, true, false, true, false),
       reduction(16, 200, 16, 400, false, false, false, false),
       // GEMVs: rows in blocks over the pool, items apart and summed
-      dense(2, 4000, 1, 300, false, false), reduction(64, 640, 1, 256, false, true, true, false),
+      dense(2, 4000, 1, 300, false, false),
+      reduction(64, 640, 1, 256, false, true, true, false),
+      // outer products: rows of the batch in ranges over the pool
+      dense(4, 640, 256, 1, false, false),
+      dense(3, 700, 100, 1, true, true, true),
   };
   int before = tfc::rt::numThreads();
   for (Isa isa : supportedIsas()) {
