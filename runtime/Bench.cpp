@@ -11,6 +11,7 @@
 
 #include "runtime/Bench.h"
 #include "runtime/Datasets.h"
+#include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
 
 #include <CLI/CLI.hpp>
@@ -103,6 +104,10 @@ CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
   cmd->add_option("--entry", options.entry, "train_step, predict, evaluate or all")
       ->check(CLI::IsMember({"train_step", "predict", "evaluate", "all"}))
       ->capture_default_str();
+  cmd->add_option("--save-batch", options.saveBatch,
+                  "Write the batch's inputs to DIR/NAME.npy before timing (an existing "
+                  "directory)")
+      ->check(CLI::ExistingDirectory);
   return cmd;
 }
 
@@ -126,6 +131,11 @@ int bench(Model &model, const BenchOptions &options) {
       std::fprintf(stderr, "note: %s; feeding synthetic inputs instead\n", why.c_str());
     source = "synthetic";
     syntheticBatch(m, batch);
+  }
+  for (size_t i = 0; i < m.inputs.size() && !options.saveBatch.empty(); ++i) {
+    std::string error, path = options.saveBatch + "/" + m.inputs[i].name + ".npy";
+    if (!writeNpy(path, batch[i], error))
+      return fail("cannot write the batch: " + error);
   }
   model.initParams(uint64_t(m.train.seed.value_or(0)));
 

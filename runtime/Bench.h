@@ -1,7 +1,7 @@
 //===- Bench.h - time the entries of a compiled model ---------------------===//
 //
 //   MODEL bench [--steps N] [--warmup N] [--min-seconds S]
-//               [--entry train_step|predict|evaluate|all]
+//               [--entry train_step|predict|evaluate|all] [--save-batch DIR]
 //
 // Calls an entry repeatedly on one valid batch (from the train block's
 // dataset, else synthetic) and prints one machine-readable line per entry:
@@ -15,7 +15,8 @@
 // seconds (a millisecond step is otherwise timed for a few tens of
 // milliseconds, which one busy moment of a shared machine spoils); the loss
 // printed is still the one after `warmup + steps` calls, comparable across
-// runs and with the peers.
+// runs and with the peers. --save-batch writes the batch's inputs as
+// DIR/NAME.npy first, so that tools/bench's peers time the same data.
 // Timing lives here and in tools/bench, never in a test.
 //
 //===----------------------------------------------------------------------===//
@@ -39,6 +40,7 @@ struct BenchOptions {
   int64_t warmup = 5;
   double minSeconds = 0; // time at least this long, past `steps` if need be
   std::string entry = "all"; // train_step | predict | evaluate | all
+  std::string saveBatch;     // a directory for the batch's inputs (.npy), or ""
 };
 
 /// Registers the `bench` subcommand (its options fill `options`).

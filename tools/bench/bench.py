@@ -211,12 +211,16 @@ def main():
         steps_per_epoch = max(1, (info["train_samples"] or info["batch"]) // info["batch"])
         total_steps = info["epochs"] * steps_per_epoch
 
+        # The batch tfc times, for the peers to time too (bench --save-batch).
+        batch_dir = os.path.join(out_dir, "data", w)
+        os.makedirs(batch_dir, exist_ok=True)
         for n in threads:
             for e in entries:
                 log("   tfc %s, %d thread(s)" % (e, n))
                 stdout, err = run([exe, "--threads", str(n), "bench", "--entry", e, "--steps",
                                    str(args.steps), "--warmup", str(args.warmup),
-                                   "--min-seconds", repr(args.min_seconds)],
+                                   "--min-seconds", repr(args.min_seconds),
+                                   "--save-batch", batch_dir],
                                   os.path.join(logs, "%s.tfc.%s.t%d.log" % (w, e, n)), args.timeout, n)
                 r = {"side": "tfc", "entry": e, "threads": n}
                 parsed = None if err else parse_bench(stdout, e)
@@ -242,7 +246,7 @@ def main():
                            "--schedule", info["schedule"], "--warmup-steps", str(info["warmup_steps"]),
                            "--total-steps", str(total_steps), "--clip", repr(info["clip"]),
                            "--steps", str(args.steps), "--warmup", str(args.warmup),
-                           "--min-seconds", repr(args.min_seconds)]
+                           "--min-seconds", repr(args.min_seconds), "--data", batch_dir]
                     stdout, err = run(cmd, os.path.join(logs, "%s.%s.%s.t%d.log" % (w, fw, e, n)),
                                       args.timeout)
                     try:
@@ -290,7 +294,9 @@ def render(args, results, workloads, threads, versions):
              "best of %s thread(s) (the winner in brackets; every process pinned to that many CPUs). "
              "Ratios are peer / tfc: above 1, tfc is faster. Memory: tfc's planned arena "
              "(`info`) and each process's max RSS (that of the fastest configuration). "
-             "tfc compile: the fastest of three, to a linked binary." % (
+             "tfc compile: the fastest of three, to a linked binary. Every side runs on the "
+             "batch tfc times (the first of its train block's dataset, `bench --save-batch`) "
+             "from its own initial parameters." % (
                  args.steps, args.min_seconds, args.warmup, ", ".join(map(str, threads))), ""]
     head = ["workload", "batch", "params", "entry", "tfc ms", "PyTorch ms", "JAX ms", "PyTorch / tfc",
             "JAX / tfc", "tfc arena", "tfc RSS", "PyTorch RSS", "JAX RSS", "tfc compile"]

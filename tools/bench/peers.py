@@ -49,6 +49,9 @@ def parse_args():
     p.add_argument("--warmup-steps", type=int, default=0, help="the schedule's warmup")
     p.add_argument("--total-steps", type=int, default=1, help="the schedule's T")
     p.add_argument("--clip", type=float, default=0.0, help="clip_grad_norm (0: none)")
+    p.add_argument("--data", default="",
+                   help="a directory of NAME.npy inputs (the tfc binary's batch: bench --save-batch);"
+                        " without it, synthetic inputs of the same shapes")
     p.add_argument("--steps", type=int, default=30)
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--min-seconds", type=float, default=0.0,
@@ -77,6 +80,21 @@ def schedule_factor(t, schedule, warmup, total):
     if warmup > 0 and t <= warmup:
         f *= t / warmup
     return f
+
+
+def load_data(workload, batch, directory):
+    """The batch tfc times (`bench --save-batch`): its inputs by name, checked
+    against make_data's names and shapes."""
+    import numpy as np
+    expected = make_data(workload, batch)
+    data = {}
+    for name, like in expected.items():
+        array = np.load(os.path.join(directory, name + ".npy"))
+        if array.shape != like.shape or array.dtype != like.dtype:
+            raise ValueError("%s.npy is %s %s, the peers expect %s %s"
+                             % (name, array.dtype, array.shape, like.dtype, like.shape))
+        data[name] = np.ascontiguousarray(array)
+    return data
 
 
 def make_data(workload, batch):
@@ -678,7 +696,8 @@ def run_jax(args, data):
 def main():
     args = parse_args()
     limit_threads(args.threads)
-    data = make_data(args.workload, args.batch)
+    data = (load_data(args.workload, args.batch, args.data) if args.data
+            else make_data(args.workload, args.batch))
     run = run_torch if args.framework == "torch" else run_jax
     call, info = run(args, data)
     times = []

@@ -12,6 +12,13 @@
 # RUN: grep -o 'loss=.*' %t.longer | diff - %t.loss.fixed
 # RUN: FileCheck %s --check-prefix=LONGER < %t.longer
 # RUN: not %t.reverse bench --min-seconds -1 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+# --save-batch writes the batch's inputs, one .npy each, into an existing
+# directory (tools/bench hands them to the peers); a missing one is refused.
+# RUN: rm -rf %t.batch && mkdir %t.batch
+# RUN: %t.reverse bench --entry predict --steps 1 --warmup 0 --save-batch %t.batch
+# RUN: ls %t.batch | FileCheck %s --check-prefix=SAVED
+# RUN: od -A n -c -N 6 %t.batch/tokens.npy | FileCheck %s --check-prefix=NPY
+# RUN: not %t.reverse bench --save-batch %t.batch/missing 2>&1 | FileCheck %s --check-prefix=NODIR
 # This file's model has no train block: synthetic inputs.
 # RUN: rm -f %t.synthetic && tfc compile %s --batch 3 -o %t.synthetic
 # RUN: %t.synthetic bench --steps 3 --warmup 0 --entry all | FileCheck %s --check-prefix=SYNTHETIC
@@ -27,6 +34,14 @@
 # PREDICT-NOT: bench
 
 # BADENTRY: --entry: nothing not in {train_step,predict,evaluate,all}
+
+# SAVED: labels.npy
+# SAVED-NEXT: tokens.npy
+# SAVED-NOT: .npy
+
+# NPY: 223   N   U   M   P   Y
+
+# NODIR: --save-batch: Directory does not exist
 
 # LONGER: bench train_step {{.*}} steps={{([3-9]|[1-9][0-9]+)}} warmup=1 {{.*}} loss={{[0-9.e+-]+}}{{$}}
 
