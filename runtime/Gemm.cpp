@@ -353,6 +353,17 @@ bool readsWindowsInPlace(const Problem &g, const KernelSet &ks, int64_t rows) {
          g.mInner == g.m;
 }
 
+/// Whether `rows` rows of a short K run with B's rows in registers
+/// (KernelSet::smallK): a plain A, op(B) row-major (a convolution's windows
+/// or plain rows), all of K at once.
+/// Not for a few columns: its blocks are 2 or 3 whole vectors wide (the
+/// encoder-decoder's 32 x 10 x 6 ran at half the narrow tiles' speed).
+bool readsSmallKInPlace(const Problem &g, const KernelSet &ks, int64_t rows, int64_t columns) {
+  return ks.smallK && !g.transA && !g.transB && !g.aWidth && g.mInner == g.m && g.k <= kMaxSmallK &&
+         rows >= kMinSmallKRows && columns >= 2 * ks.lanes && g.kInner <= kMaxWindowTaps &&
+         g.k % g.kInner == 0;
+}
+
 /// The next batch item's operands and C, pulled into L2 while the current
 /// item computes, a few cache lines by each tile kernel call (one a step of
 /// its K loop): a batch of small products streams every item's A or B from
@@ -391,6 +402,13 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
     if (!g.accumulate)
       for (int64_t i = i0; i < i1; ++i)
         std::fill(g.c + i * g.ldc + j0, g.c + i * g.ldc + j1, 0.0f);
+    if (rowsDone)
+      (*rowsDone)(i0, i1);
+    return;
+  }
+  if (readsSmallKInPlace(g, ks, i1 - i0, j1 - j0)) {
+    ks.smallK(i1 - i0, j1 - j0, g.k, g.aAt(i0, 0), g.lda, g.b, g.ldb, g.kInner, g.ldbInner, j0,
+              g.bPad, g.bWidth, g.c + i0 * g.ldc + j0, g.ldc, g.accumulate);
     if (rowsDone)
       (*rowsDone)(i0, i1);
     return;

@@ -375,6 +375,128 @@ struct Avx512 {
   }
   static constexpr WindowsKernel kWindows = windows;
 
+  /// SmallKKernel for one block of NV vectors of columns from j0: B's K rows
+  /// in registers (masked to C's columns and the input's), then R rows of C
+  /// at a time.
+  template <int K, int NV>
+  __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
+  smallKBlock(int64_t rows, int64_t n, int64_t j0, const float *a, int64_t lda, const float *b,
+              int64_t ldb, int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad,
+              int64_t width, float *c, int64_t ldc, bool loadC) {
+    constexpr int R = 4;
+    __m512 bv[K][NV];
+    __mmask16 columns[NV];
+    bool whole = true;
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      columns[v] = __mmask16((1u << std::clamp<int64_t>(n - j0 - 16 * v, 0, 16)) - 1);
+      whole = whole && columns[v] == 0xFFFF;
+    }
+#pragma GCC unroll 10
+    for (int p = 0; p < K; ++p) {
+      const int64_t shift = (p % kInner) * ldbInner + col0 - pad;
+      const float *row = b + (p / kInner) * ldb + shift + j0;
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        __mmask16 mask = columns[v];
+        if (width > 0) { // the input's columns only: the padding's zeros
+          const int64_t first = j0 + 16 * v + shift;
+          const int64_t lo = std::clamp<int64_t>(-first, 0, 16),
+                        hi = std::clamp<int64_t>(width - first, 0, 16);
+          mask &= __mmask16(((1u << hi) - 1) & ~((1u << lo) - 1));
+        }
+        bv[p][v] = _mm512_maskz_loadu_ps(mask, row + 16 * v);
+      }
+    }
+    int64_t r = 0;
+    for (; r + R <= rows; r += R)
+      smallKTile<K, NV, R>(a + r * lda, lda, bv, columns, whole, c + r * ldc + j0, ldc, loadC);
+    for (; r < rows; ++r)
+      smallKTile<K, NV, 1>(a + r * lda, lda, bv, columns, whole, c + r * ldc + j0, ldc, loadC);
+  }
+
+  /// Rows x NV vectors of C from B's rows in registers.
+  template <int K, int NV, int Rows>
+  __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
+  smallKTile(const float *a, int64_t lda, const __m512 (&bv)[K][NV], const __mmask16 *columns,
+             bool whole, float *crow, int64_t ldc, bool loadC) {
+    __m512 acc[Rows][NV];
+#pragma GCC unroll 4
+    for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v)
+        acc[r][v] = loadC ? _mm512_maskz_loadu_ps(columns[v], crow + r * ldc + 16 * v)
+                          : _mm512_setzero_ps();
+#pragma GCC unroll 10
+    for (int p = 0; p < K; ++p)
+#pragma GCC unroll 4
+      for (int r = 0; r < Rows; ++r) {
+        const __m512 w = _mm512_set1_ps(a[r * lda + p]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v)
+          acc[r][v] = _mm512_fmadd_ps(w, bv[p][v], acc[r][v]);
+      }
+#pragma GCC unroll 4
+    for (int r = 0; r < Rows; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        // (A masked 512-bit store costs Zen 4 several cycles.)
+        if (whole || columns[v] == 0xFFFF)
+          _mm512_storeu_ps(crow + r * ldc + 16 * v, acc[r][v]);
+        else if (columns[v])
+          _mm512_mask_storeu_ps(crow + r * ldc + 16 * v, columns[v], acc[r][v]);
+      }
+  }
+
+  template <int K>
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
+  smallKRows(int64_t rows, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
+             int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad, int64_t width, float *c,
+             int64_t ldc, bool loadC) {
+    // K x NV vectors of B and 4 x NV accumulators within the 32 registers.
+    // The last block only as wide as its columns (100 = 48 + 48 + 4: a third
+    // block of three vectors would cost as much as the first).
+    constexpr int NV = K <= 5 ? 3 : 2;
+    for (int64_t j0 = 0; j0 < n; j0 += 16 * NV) {
+      const int64_t left = (n - j0 + 15) / 16;
+      if (left >= NV)
+        smallKBlock<K, NV>(rows, n, j0, a, lda, b, ldb, kInner, ldbInner, col0, pad, width, c, ldc,
+                           loadC);
+      else if (left == 2)
+        smallKBlock<K, 2>(rows, n, j0, a, lda, b, ldb, kInner, ldbInner, col0, pad, width, c, ldc,
+                          loadC);
+      else
+        smallKBlock<K, 1>(rows, n, j0, a, lda, b, ldb, kInner, ldbInner, col0, pad, width, c, ldc,
+                          loadC);
+    }
+  }
+
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
+  smallK(int64_t rows, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+         int64_t ldb, int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad, int64_t width,
+         float *c, int64_t ldc, bool loadC) {
+    switch (k) {
+#define TFC_SMALL_K(K)                                                                             \
+  case K:                                                                                          \
+    return smallKRows<K>(rows, n, a, lda, b, ldb, kInner, ldbInner, col0, pad, width, c, ldc,      \
+                         loadC);
+      TFC_SMALL_K(1)
+      TFC_SMALL_K(2)
+      TFC_SMALL_K(3)
+      TFC_SMALL_K(4)
+      TFC_SMALL_K(5)
+      TFC_SMALL_K(6)
+      TFC_SMALL_K(7)
+      TFC_SMALL_K(8)
+      TFC_SMALL_K(9)
+      TFC_SMALL_K(10)
+#undef TFC_SMALL_K
+    default:
+      return windows(rows, n, k, a, lda, b, ldb, kInner, ldbInner, col0, pad, width, c, ldc, loadC);
+    }
+  }
+  static constexpr SmallKKernel kSmallK = smallK;
+
   /// DotKernel: four rows at a time share each vector of b; the tail of k
   /// updates only its lanes (mask3: the others keep their sums).
   template <int R>
@@ -956,14 +1078,15 @@ void fillKernels(KernelSet &set, std::integer_sequence<int, R...>) {
 
 template <class K> KernelSet makeSet(Isa isa, const char *name) {
   static_assert(K::kRows[0] <= kMaxRows && K::kRows[1] <= kMaxRows);
-  KernelSet set{isa, name, K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}, nullptr,
-                nullptr, nullptr};
+  KernelSet set{isa,     name,    K::kLanes, {K::kRows[0], K::kRows[1]}, {}, K::kPack, {}, nullptr,
+                nullptr, nullptr, nullptr};
   fillKernels<K, 1>(set, std::make_integer_sequence<int, K::kRows[0]>());
   fillKernels<K, 2>(set, std::make_integer_sequence<int, K::kRows[1]>());
   if constexpr (std::is_same_v<K, Avx512>) {
     for (int j = 0; j < kMaxEdgeColumns; ++j)
       set.edge[j] = K::kEdge[j];
     set.windows = K::kWindows;
+    set.smallK = K::kSmallK;
   }
   if constexpr (!std::is_same_v<K, Scalar>) {
     set.dot = K::kDot;

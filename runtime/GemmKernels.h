@@ -88,7 +88,16 @@ using DotTileKernel = void (*)(int64_t rows, int64_t cols, int64_t items, int64_
                                int64_t ldb, int64_t strideB, float *c, int64_t ldcRow,
                                int64_t ldcCol, bool accumulate);
 
+/// A short K over many rows (K <= kMaxSmallK, rows >= kMinSmallKRows):
+/// WindowsKernel's arguments and results (the same B, read in place, the
+/// same chains), but B's K rows of a block of columns are loaded once into
+/// registers and every row of A streams past them (a one-channel
+/// convolution's 64 x 100 x 5, the reverse task's 2048 x 32 x 10): no
+/// packing, and a ragged right edge is one masked vector.
+using SmallKKernel = WindowsKernel;
+
 constexpr int kMaxRows = 24, kMaxEdgeColumns = 12, kMaxWindowRows = 4, kMaxWindowTaps = 16;
+constexpr int kMaxSmallK = 10, kMinSmallKRows = 16;
 
 enum class Isa { Scalar, Avx2, Avx512 };
 
@@ -108,6 +117,8 @@ struct KernelSet {
   EdgeKernel edge[kMaxEdgeColumns];
   /// Null where the ISA has none (the packed path then runs).
   WindowsKernel windows;
+  /// Null where the ISA has none (the packed path then runs).
+  SmallKKernel smallK;
   /// Null where the ISA has none (a GEMV then runs transposed, as a GEMM).
   DotKernel dot;
   /// Null exactly where `dot` is.

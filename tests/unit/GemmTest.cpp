@@ -637,14 +637,26 @@ TEST(Gemm, WindowsAreTheIm2colGemm) {
     int64_t batch, outChannels, channels, kernel, width, pad;
     bool accumulate;
   };
-  const Conv convs[] = {{1, 4, 2, 3, 5, 1, false},    {3, 5, 1, 5, 17, 2, true},
-                        {2, 64, 64, 5, 100, 2, true},  {4, 7, 100, 3, 40, 0, false},
-                        {2, 3, 2, 3, 6, 4, false},     {128, 64, 64, 5, 100, 2, false},
+  const Conv convs[] = {{1, 4, 2, 3, 5, 1, false},
+                        {3, 5, 1, 5, 17, 2, true},
+                        {2, 64, 64, 5, 100, 2, true},
+                        {4, 7, 100, 3, 40, 0, false},
+                        {2, 3, 2, 3, 6, 4, false},
+                        {128, 64, 64, 5, 100, 2, false},
                         // A few output channels: read in place, unpacked
                         // (KernelSet::windows), past 128 columns too.
-                        {128, 1, 64, 5, 100, 2, true}, {3, 2, 3, 5, 200, 2, false},
-                        {2, 4, 5, 3, 37, 1, true},     {5, 3, 4, 1, 19, 0, false},
-                        {2, 1, 3, 7, 16, 6, true},     {1, 1, 2, 16, 300, 7, false}};
+                        {128, 1, 64, 5, 100, 2, true},
+                        {3, 2, 3, 5, 200, 2, false},
+                        {2, 4, 5, 3, 37, 1, true},
+                        {5, 3, 4, 1, 19, 0, false},
+                        {2, 1, 3, 7, 16, 6, true},
+                        {1, 1, 2, 16, 300, 7, false},
+                        // K <= 10 over 16 rows or more: B's rows in registers
+                        // (KernelSet::smallK), padding masked, 3 vectors a block.
+                        {4, 64, 1, 5, 100, 2, false},
+                        {3, 20, 2, 3, 37, 1, true},
+                        {2, 17, 1, 5, 50, 0, true},
+                        {2, 33, 5, 2, 70, 1, false}};
   int before = tfc::rt::numThreads();
   for (const Conv &v : convs) {
     const int64_t padded = v.width + 2 * v.pad, out = padded - v.kernel + 1,
