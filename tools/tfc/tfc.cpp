@@ -125,6 +125,13 @@ static cl::opt<bool> noHorizontal(
              "pass (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noWinograd(
+    "no-winograd",
+    cl::desc("Run convolutions of 5 taps and their weight gradients as GEMMs over their "
+             "windows instead of by Winograd's minimal filtering (2.5x the multiply-adds; "
+             "the direct sum's rounding)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
     cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -198,7 +205,7 @@ void buildPipeline(PassManager &pm) {
   if (emit >= EmitLinalg)
     tfc::addCpuLinalgPasses(pm);
   if (emit >= EmitBuffers)
-    tfc::addCpuBufferPasses(pm);
+    tfc::addCpuBufferPasses(pm, /*winograd=*/!noWinograd);
   if (emit >= EmitLLVM)
     tfc::addCpuLLVMDialectPasses(pm);
 }

@@ -95,7 +95,7 @@ void tfc::addCpuLinalgPasses(OpPassManager &pm) {
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
-void tfc::addCpuBufferPasses(OpPassManager &pm) {
+void tfc::addCpuBufferPasses(OpPassManager &pm, bool winograd) {
   bufferization::OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;
   options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
@@ -107,7 +107,7 @@ void tfc::addCpuBufferPasses(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass({}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfResultsInPlace());
-  pm.addPass(createTfGemmToRuntime());
+  pm.addPass(createTfGemmToRuntime(TfGemmToRuntimeOptions{winograd}));
   pm.addPass(createTfHorizontalLoops());
   pm.addPass(createTfPlanMemory());
   pm.addPass(createTfPackEntryAbi());

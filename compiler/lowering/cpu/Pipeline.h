@@ -43,8 +43,10 @@ void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogu
                      bool horizontal = true);
 /// tf-lower-to-linalg: each fusion region becomes one loop nest.
 void addCpuLinalgPasses(mlir::OpPassManager &pm);
-/// linalg on tensors → buffers: GEMM calls, one planned arena, C entry ABI.
-void addCpuBufferPasses(mlir::OpPassManager &pm);
+/// linalg on tensors → buffers: GEMM calls (convolutions of 5 taps by
+/// Winograd's minimal filtering unless `winograd` is false), one planned
+/// arena, C entry ABI.
+void addCpuBufferPasses(mlir::OpPassManager &pm, bool winograd = true);
 /// buffers → the LLVM dialect.
 void addCpuLLVMDialectPasses(mlir::OpPassManager &pm);
 
