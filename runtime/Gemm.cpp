@@ -356,8 +356,9 @@ bool readsWindowsInPlace(const Problem &g, const KernelSet &ks, int64_t rows) {
 /// Whether `rows` rows of a short K run with B's rows in registers
 /// (KernelSet::smallK): a plain A, op(B) row-major (a convolution's windows
 /// or plain rows), all of K at once.
-/// Not for a few columns: its blocks are 2 or 3 whole vectors wide (the
-/// encoder-decoder's 32 x 10 x 6 ran at half the narrow tiles' speed).
+/// From two vectors of columns here (measured on 64 x 100 x 5 and 2048 x 32
+/// x 10); sgemm's tiny path takes it from 9 (32 x 10 x 6), a narrow tile's
+/// 256-bit halves serving 8 or fewer better.
 bool readsSmallKInPlace(const Problem &g, const KernelSet &ks, int64_t rows, int64_t columns) {
   return ks.smallK && !g.transA && !g.transB && !g.aWidth && g.mInner == g.m && g.k <= kMaxSmallK &&
          rows >= kMinSmallKRows && columns >= 2 * ks.lanes && g.kInner <= kMaxWindowTaps &&

@@ -386,12 +386,9 @@ struct Avx512 {
     constexpr int R = 4;
     __m512 bv[K][NV];
     __mmask16 columns[NV];
-    bool whole = true;
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
+    for (int v = 0; v < NV; ++v)
       columns[v] = __mmask16((1u << std::clamp<int64_t>(n - j0 - 16 * v, 0, 16)) - 1);
-      whole = whole && columns[v] == 0xFFFF;
-    }
 #pragma GCC unroll 10
     for (int p = 0; p < K; ++p) {
       const int64_t shift = (p % kInner) * ldbInner + col0 - pad;
@@ -410,16 +407,16 @@ struct Avx512 {
     }
     int64_t r = 0;
     for (; r + R <= rows; r += R)
-      smallKTile<K, NV, R>(a + r * lda, lda, bv, columns, whole, c + r * ldc + j0, ldc, loadC);
+      smallKTile<K, NV, R>(a + r * lda, lda, bv, columns, c + r * ldc + j0, ldc, loadC);
     for (; r < rows; ++r)
-      smallKTile<K, NV, 1>(a + r * lda, lda, bv, columns, whole, c + r * ldc + j0, ldc, loadC);
+      smallKTile<K, NV, 1>(a + r * lda, lda, bv, columns, c + r * ldc + j0, ldc, loadC);
   }
 
   /// Rows x NV vectors of C from B's rows in registers.
   template <int K, int NV, int Rows>
   __attribute__((target("avx512f,avx512vl,fma"), always_inline)) static inline void
   smallKTile(const float *a, int64_t lda, const __m512 (&bv)[K][NV], const __mmask16 *columns,
-             bool whole, float *crow, int64_t ldc, bool loadC) {
+             float *crow, int64_t ldc, bool loadC) {
     __m512 acc[Rows][NV];
 #pragma GCC unroll 4
     for (int r = 0; r < Rows; ++r)
@@ -441,7 +438,7 @@ struct Avx512 {
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) {
         // (A masked 512-bit store costs Zen 4 several cycles.)
-        if (whole || columns[v] == 0xFFFF)
+        if (columns[v] == 0xFFFF)
           _mm512_storeu_ps(crow + r * ldc + 16 * v, acc[r][v]);
         else if (columns[v])
           _mm512_mask_storeu_ps(crow + r * ldc + 16 * v, columns[v], acc[r][v]);

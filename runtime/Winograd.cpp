@@ -132,7 +132,7 @@ constexpr Minimal<kTaps, kOut> kGradient = makeMinimal<kTaps, kOut>(); // taps f
 
 /// A thread's scratch, grown as needed and kept across calls.
 struct Scratch {
-  std::vector<float> v, m, ud, phases;
+  std::vector<float> v, m, ud, padded; // padded: a row, without AVX-512
 };
 
 Scratch &scratch() {
@@ -148,10 +148,10 @@ struct Rows {
 };
 
 struct Conv {
-  int64_t batch, outChannels, out, channels;
+  int64_t batch, outChannels, out;
   const float *w;
   int64_t ldw;
-  Rows in;
+  Rows in; // in.channels: the input channels
   float *y;
   int64_t ldy, strideY;
   bool accumulate;
@@ -379,7 +379,7 @@ int64_t samplesPerChunk(int64_t tiles, int64_t batch) {
 }
 
 void convolve(const Conv &cv) {
-  const int64_t o = cv.outChannels, ch = cv.channels;
+  const int64_t o = cv.outChannels, ch = cv.in.channels;
   // U[xi][o][c], shared by every chunk.
   std::vector<float> u(size_t(kPoints * o * ch));
   for (int64_t r = 0; r < o; ++r)
@@ -401,7 +401,7 @@ void convolve(const Conv &cv) {
       sc.v.resize(size_t(kPoints * ch * pitch));
       if (sc.m.size() < size_t(kPoints * o * pitch)) // (the spare columns: never NaNs)
         sc.m.assign(size_t(kPoints * o * pitch), 0.0f);
-      transformInputs(cv.in, cv.tiles, s0, s1, sc.v.data(), pitch, sc.phases);
+      transformInputs(cv.in, cv.tiles, s0, s1, sc.v.data(), pitch, sc.padded);
       // Eight products M[xi] = U[xi] V[xi], on this thread (a nested
       // tfc_sgemm runs inline).
       tfc_sgemm(kPoints, o, cols, ch, intptr_t(u.data()), ch, o * ch, 0, intptr_t(sc.v.data()),
@@ -416,12 +416,12 @@ void convolve(const Conv &cv) {
 /// A weight gradient over the batch: C[(j, c)][o] (+)= sum_n sum_t
 /// x[n][c][t + j - pad] dy[n][o][t] for the 5 taps j.
 struct Gradient {
-  int64_t batch, length; // samples, dy's width
+  int64_t batch;
   Rows x, dy;
   float *c;
   int64_t ldc;
   bool accumulate;
-  int64_t tiles; // ceil(length / 4)
+  int64_t tiles; // ceil(dy.width / 4)
 };
 
 void convolveGradient(const Gradient &gr) {
@@ -446,7 +446,7 @@ void convolveGradient(const Gradient &gr) {
         const int64_t cols = (s1 - s0) * gr.tiles, pitch = cols + 16;
         sc.v.resize(size_t(kPoints * ch * pitch));
         sc.ud.resize(size_t(kPoints * o * pitch));
-        transformInputs(gr.x, gr.tiles, s0, s1, sc.v.data(), pitch, sc.phases);
+        transformInputs(gr.x, gr.tiles, s0, s1, sc.v.data(), pitch, sc.padded);
         transformOutputGradients(gr.dy, gr.tiles, s0, s1, sc.ud.data(), pitch);
         // M[xi] (+)= V[xi] Ud[xi]^T over the chunk's tiles, on this thread.
         tfc_sgemm(kPoints, ch, o, cols, intptr_t(sc.v.data()), pitch, ch * pitch, 0,
@@ -513,7 +513,7 @@ extern "C" void tfc_conv1d_winograd_epilogue(
   const Rows in{reinterpret_cast<const float *>(b), ldb, strideB, width > 0 ? int64_t(pad) : 0,
                 // A padded input's rows hold the N + 4 floats the windows read.
                 width > 0 ? int64_t(width) : int64_t(n) + kTaps - 1, k / kTaps};
-  convolve(Conv{batch, m, n, k / kTaps, reinterpret_cast<const float *>(a), lda, in,
+  convolve(Conv{batch, m, n, reinterpret_cast<const float *>(a), lda, in,
                 reinterpret_cast<float *>(c), ldc, strideC, accumulate != 0, epilogue, context,
                 (n + kOut - 1) / kOut});
 }
@@ -550,6 +550,6 @@ extern "C" void tfc_conv1d_winograd_taps(intptr_t batch, intptr_t m, intptr_t n,
                width > 0 ? int64_t(width) : int64_t(k) + kTaps - 1,
                mInner};
   const Rows dy{reinterpret_cast<const float *>(b), ldb, strideB, 0, k, n};
-  convolveGradient(Gradient{batch, k, x, dy, reinterpret_cast<float *>(c), ldc, accumulate != 0,
+  convolveGradient(Gradient{batch, x, dy, reinterpret_cast<float *>(c), ldc, accumulate != 0,
                             (k + kOut - 1) / kOut});
 }

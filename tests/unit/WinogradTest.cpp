@@ -85,6 +85,34 @@ void run(const Conv &v, const Data &d, std::vector<float> &c,
                         args[15], args[16], args[17], args[18], args[19]);
 }
 
+/// `call(c)` on 1, 2 and 3 threads, each from a copy of c0: the same bits
+/// every time (checked); the result.
+template <class Call>
+std::vector<float> sameBitsOnAnyThreads(const std::vector<float> &c0, Call call) {
+  const int before = tfc::rt::numThreads();
+  std::vector<float> reference;
+  for (int threads : {1, 2, 3}) {
+    tfc::rt::setNumThreads(threads);
+    std::vector<float> got = c0;
+    call(got);
+    if (threads == 1)
+      reference = got;
+    else
+      EXPECT_EQ(std::memcmp(got.data(), reference.data(), sizeof(float) * got.size()), 0)
+          << threads << " threads gave other bits than 1";
+  }
+  tfc::rt::setNumThreads(before);
+  return reference;
+}
+
+/// Whether a minimal-filtering result is within its rounding of the direct
+/// sum in double: the transforms carry factors up to 16 and 5.25, so 2^-16
+/// of the terms' magnitude (some 500 float ulps of it), which a wrong
+/// transform or a misplaced tile exceeds by far.
+bool withinRounding(float got, double expected, double magnitude) {
+  return std::abs(double(got) - expected) <= std::ldexp(magnitude + 1.0, -16);
+}
+
 // Five taps: outputs within the rounding bound of the direct sum in double,
 // with output widths that are and are not whole tiles of 4, padding of 0 to
 // 3, a few channels and many, one sample and batches of several chunks, on
@@ -95,49 +123,30 @@ TEST(Winograd, FiveTapsMatchTheDirectSum) {
                         {2, 64, 64, 5, 100, 2, true, true},   {40, 64, 64, 5, 100, 2, false, false},
                         {5, 16, 24, 5, 37, 0, false, true},   {7, 3, 9, 5, 10, 3, true, false},
                         {2, 33, 17, 5, 203, 1, false, false}, {1, 2, 2, 5, 1, 2, false, false}};
-  const int before = tfc::rt::numThreads();
   for (const Conv &v : convs) {
     const Data d = makeData(v);
     const int64_t out = v.out();
-    std::vector<float> reference;
-    for (int threads : {1, 2, 3}) {
-      tfc::rt::setNumThreads(threads);
-      std::vector<float> got = d.c0;
-      run(v, d, got);
-      if (threads == 1) {
-        reference = got;
-      } else {
-        EXPECT_EQ(std::memcmp(got.data(), reference.data(), sizeof(float) * got.size()), 0)
-            << threads << " threads gave other bits than 1";
-        continue;
-      }
-      int failures = 0;
-      for (int64_t n = 0; n < v.batch; ++n)
-        for (int64_t o = 0; o < v.outChannels; ++o)
-          for (int64_t t = 0; t < out; ++t) {
-            double sum = 0, magnitude = 0;
-            for (int64_t c = 0; c < v.channels; ++c)
-              for (int64_t j = 0; j < v.kernel; ++j) {
-                const double term =
-                    double(d.w[size_t((o * v.channels + c) * v.kernel + j)]) *
-                    double(d.xpad[size_t((n * v.channels + c) * v.padded() + t + j)]);
-                sum += term, magnitude += std::abs(term);
-              }
-            const size_t at = size_t((n * v.outChannels + o) * out + t);
-            const double expected = (v.accumulate ? double(d.c0[at]) : 0.0) + sum;
-            // F(4, 5)'s transforms carry factors up to 16 and 5.25: a bound
-            // of 2^-16 of the terms' magnitude, some 500 float ulps of it,
-            // which a wrong transform or a misplaced tile exceeds by far.
-            const double bound = std::ldexp(magnitude + 1.0, -16);
-            if (std::abs(double(got[at]) - expected) > bound && ++failures <= 5)
-              ADD_FAILURE() << v.batch << "x" << v.outChannels << "x" << v.channels << " over "
-                            << v.width << " pad " << v.pad << ": sample " << n << " channel " << o
-                            << " position " << t << " gave " << got[at] << ", expected "
-                            << expected;
-          }
-    }
+    const std::vector<float> got =
+        sameBitsOnAnyThreads(d.c0, [&](std::vector<float> &c) { run(v, d, c); });
+    int failures = 0;
+    for (int64_t n = 0; n < v.batch; ++n)
+      for (int64_t o = 0; o < v.outChannels; ++o)
+        for (int64_t t = 0; t < out; ++t) {
+          double sum = 0, magnitude = 0;
+          for (int64_t c = 0; c < v.channels; ++c)
+            for (int64_t j = 0; j < v.kernel; ++j) {
+              const double term = double(d.w[size_t((o * v.channels + c) * v.kernel + j)]) *
+                                  double(d.xpad[size_t((n * v.channels + c) * v.padded() + t + j)]);
+              sum += term, magnitude += std::abs(term);
+            }
+          const size_t at = size_t((n * v.outChannels + o) * out + t);
+          const double expected = (v.accumulate ? double(d.c0[at]) : 0.0) + sum;
+          if (!withinRounding(got[at], expected, magnitude) && ++failures <= 5)
+            ADD_FAILURE() << v.batch << "x" << v.outChannels << "x" << v.channels << " over "
+                          << v.width << " pad " << v.pad << ": sample " << n << " channel " << o
+                          << " position " << t << " gave " << got[at] << ", expected " << expected;
+        }
   }
-  tfc::rt::setNumThreads(before);
 }
 
 struct RowProbe {
@@ -205,7 +214,6 @@ TEST(Winograd, WeightGradientMatchesTheDirectSum) {
   const Conv convs[] = {{3, 5, 4, 5, 17, 2, false, false},    {40, 64, 64, 5, 100, 2, true, false},
                         {5, 24, 16, 5, 37, 0, false, true},   {7, 3, 9, 5, 10, 3, true, false},
                         {2, 17, 33, 5, 203, 1, false, false}, {1, 2, 2, 5, 1, 2, false, false}};
-  const int before = tfc::rt::numThreads();
   for (const Conv &v : convs) {
     // Conv's outChannels are dy's channels here, its channels x's.
     const Data d = makeData(v);
@@ -219,45 +227,33 @@ TEST(Winograd, WeightGradientMatchesTheDirectSum) {
       f = dist(rng);
     const std::vector<float> &input = v.fromPadded ? d.xpad : d.x;
     const int64_t pitch = v.fromPadded ? v.padded() : v.width;
-    std::vector<float> reference;
-    for (int threads : {1, 2, 3}) {
-      tfc::rt::setNumThreads(threads);
-      std::vector<float> got = c0;
+    const std::vector<float> got = sameBitsOnAnyThreads(c0, [&](std::vector<float> &c) {
       tfc_conv1d_winograd_taps(v.batch, rows, v.outChannels, out, intptr_t(input.data()), pitch,
                                v.channels * pitch, 0, intptr_t(dy.data()), out, v.outChannels * out,
-                               1, intptr_t(got.data()), v.outChannels, 0, v.accumulate, v.channels,
-                               1, v.fromPadded ? 0 : v.pad, v.fromPadded ? 0 : v.width);
-      if (threads == 1) {
-        reference = got;
-      } else {
-        EXPECT_EQ(std::memcmp(got.data(), reference.data(), sizeof(float) * got.size()), 0)
-            << threads << " threads gave other bits than 1";
-        continue;
-      }
-      int failures = 0;
-      for (int64_t j = 0; j < v.kernel; ++j)
-        for (int64_t c = 0; c < v.channels; ++c)
-          for (int64_t o = 0; o < v.outChannels; ++o) {
-            double sum = 0, magnitude = 0;
-            for (int64_t n = 0; n < v.batch; ++n)
-              for (int64_t t = 0; t < out; ++t) {
-                const double term =
-                    double(d.xpad[size_t((n * v.channels + c) * v.padded() + t + j)]) *
-                    double(dy[size_t((n * v.outChannels + o) * out + t)]);
-                sum += term, magnitude += std::abs(term);
-              }
-            const size_t at = size_t((j * v.channels + c) * v.outChannels + o);
-            const double expected = (v.accumulate ? double(c0[at]) : 0.0) + sum;
-            const double bound = std::ldexp(magnitude + 1.0, -16);
-            if (std::abs(double(got[at]) - expected) > bound && ++failures <= 5)
-              ADD_FAILURE() << v.batch << " samples, " << v.channels << " -> " << v.outChannels
-                            << " over " << v.width << " pad " << v.pad << ": tap " << j
-                            << " channel " << c << " output channel " << o << " gave " << got[at]
-                            << ", expected " << expected;
-          }
-    }
+                               1, intptr_t(c.data()), v.outChannels, 0, v.accumulate, v.channels, 1,
+                               v.fromPadded ? 0 : v.pad, v.fromPadded ? 0 : v.width);
+    });
+    int failures = 0;
+    for (int64_t j = 0; j < v.kernel; ++j)
+      for (int64_t c = 0; c < v.channels; ++c)
+        for (int64_t o = 0; o < v.outChannels; ++o) {
+          double sum = 0, magnitude = 0;
+          for (int64_t n = 0; n < v.batch; ++n)
+            for (int64_t t = 0; t < out; ++t) {
+              const double term =
+                  double(d.xpad[size_t((n * v.channels + c) * v.padded() + t + j)]) *
+                  double(dy[size_t((n * v.outChannels + o) * out + t)]);
+              sum += term, magnitude += std::abs(term);
+            }
+          const size_t at = size_t((j * v.channels + c) * v.outChannels + o);
+          const double expected = (v.accumulate ? double(c0[at]) : 0.0) + sum;
+          if (!withinRounding(got[at], expected, magnitude) && ++failures <= 5)
+            ADD_FAILURE() << v.batch << " samples, " << v.channels << " -> " << v.outChannels
+                          << " over " << v.width << " pad " << v.pad << ": tap " << j << " channel "
+                          << c << " output channel " << o << " gave " << got[at] << ", expected "
+                          << expected;
+        }
   }
-  tfc::rt::setNumThreads(before);
 }
 
 // A weight gradient of other than 5 taps, or with dy's rows along o, is the
