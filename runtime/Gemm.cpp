@@ -528,14 +528,23 @@ void gemvDot(const KernelSet &ks, int64_t batch, int64_t channels, int64_t taps,
   constexpr int64_t kRows = 64; // channels a block
   const bool reduce = strideC == 0 && batch > 1;
   const int64_t span = (taps - 1) * ldaOuter + k; // a padded channel
+  // Without a reduction an item's chains start and end in one dot call and
+  // never go through memory; their sums go straight to C when its elements
+  // are adjacent and not added to (the set anomaly's 640 x 1 x 256: the
+  // chains' 4 KiB zeroed and the sums copied were a tenth of the call).
+  const bool direct = !reduce && ldc == 1 && !accumulate;
   auto block = [&](int64_t c0, int64_t c1) {
-    std::vector<float> acc(size_t(taps * kRows * kDotLanes)), sums(size_t(taps * kRows)),
-        padded(aWidth > 0 ? size_t(kRows * span) : 0);
-    for (int64_t lo = c0; lo < c1; lo += kRows) {
-      const int64_t rows = std::min(kRows, c1 - lo);
+    std::vector<float> acc(reduce ? size_t(taps * kRows * kDotLanes) : 0),
+        sums(direct ? 0 : size_t(taps * kRows)), padded(aWidth > 0 ? size_t(kRows * span) : 0);
+    // Blocks of kRows channels keep a sample's taps in L1 and bound the
+    // scratch; one tap straight into C needs neither.
+    const int64_t blockRows = direct && taps == 1 && aWidth == 0 ? c1 - c0 : kRows;
+    for (int64_t lo = c0; lo < c1; lo += blockRows) {
+      const int64_t rows = std::min(blockRows, c1 - lo);
       for (int64_t item = 0; item < batch; ++item) {
         const bool first = !reduce || item == 0, last = !reduce || item == batch - 1;
         const float *x = a + item * strideA + lo * lda;
+        float *cItem = c + (reduce ? 0 : item * strideC);
         int64_t pitch = lda;
         if (aWidth > 0) {
           for (int64_t r = 0; r < rows; ++r)
@@ -547,11 +556,12 @@ void gemvDot(const KernelSet &ks, int64_t batch, int64_t channels, int64_t taps,
         }
         for (int64_t j = 0; j < taps; ++j)
           ks.dot(rows, k, x + j * ldaOuter, pitch, b + item * strideB,
-                 acc.data() + j * kRows * kDotLanes, first,
-                 last ? sums.data() + j * kRows : nullptr);
-        if (!last)
+                 reduce ? acc.data() + j * kRows * kDotLanes : nullptr, first,
+                 !last    ? nullptr
+                 : direct ? cItem + j * channels + lo
+                          : sums.data() + j * kRows);
+        if (!last || direct)
           continue;
-        float *cItem = c + (reduce ? 0 : item * strideC);
         for (int64_t j = 0; j < taps; ++j)
           for (int64_t r = 0; r < rows; ++r) {
             float &out = cItem[(j * channels + lo + r) * ldc];

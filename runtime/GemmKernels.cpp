@@ -270,8 +270,9 @@ struct Avx512 {
   static constexpr PackTransposed kPack = pack;
 
   /// c[0:n] (+)= sum_p a[p] b[p * ldb + 0:n] for n <= 256: one FMA chain
-  /// a lane, over p in order (the windows kernel's chains).
-  __attribute__((target("avx512f,avx512vl,fma"))) static void
+  /// a lane, over p in order (the windows kernel's chains). Not inlined:
+  /// inside windows, GCC kept ldb on the stack, a load a row of B.
+  __attribute__((target("avx512f,avx512vl,fma"), noinline)) static void
   rowTimesMatrix(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
                  bool loadC) {
     __m512 acc[16];
@@ -445,11 +446,13 @@ struct Avx512 {
       }
   }
 
-  template <int K>
+  template <int K, bool Plain>
   __attribute__((target("avx512f,avx512vl,fma"))) static void
   smallKRows(int64_t rows, int64_t n, const float *a, int64_t lda, const float *b, int64_t ldb,
              int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad, int64_t width, float *c,
              int64_t ldc, bool loadC) {
+    if constexpr (Plain) // B's plain rows: no window arithmetic for the compiler to keep
+      kInner = 1, ldbInner = 0, col0 = 0, pad = 0, width = 0;
     // K x NV vectors of B and 4 x NV accumulators within the 32 registers.
     // The last block only as wide as its columns (100 = 48 + 48 + 4: a third
     // block of three vectors would cost as much as the first).
@@ -472,11 +475,16 @@ struct Avx512 {
   smallK(int64_t rows, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
          int64_t ldb, int64_t kInner, int64_t ldbInner, int64_t col0, int64_t pad, int64_t width,
          float *c, int64_t ldc, bool loadC) {
+    // Plain rows of B (a window of one tap, or a GEMM's B), shifted or not.
+    const bool plain = kInner == 1 && width == 0;
+    if (plain)
+      b += col0 - pad;
     switch (k) {
 #define TFC_SMALL_K(K)                                                                             \
   case K:                                                                                          \
-    return smallKRows<K>(rows, n, a, lda, b, ldb, kInner, ldbInner, col0, pad, width, c, ldc,      \
-                         loadC);
+    return plain ? smallKRows<K, true>(rows, n, a, lda, b, ldb, 1, 0, 0, 0, 0, c, ldc, loadC)      \
+                 : smallKRows<K, false>(rows, n, a, lda, b, ldb, kInner, ldbInner, col0, pad,      \
+                                        width, c, ldc, loadC);
       TFC_SMALL_K(1)
       TFC_SMALL_K(2)
       TFC_SMALL_K(3)
@@ -533,11 +541,14 @@ struct Avx512 {
                                                          bool first, float *sums) {
     int64_t r = 0;
     for (; r + 8 <= rows; r += 8)
-      dotRows<8>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+      dotRows<8>(k, a + r * lda, lda, b, acc ? acc + r * kDotLanes : nullptr, first,
+                 sums ? sums + r : nullptr);
     for (; r + 4 <= rows; r += 4)
-      dotRows<4>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+      dotRows<4>(k, a + r * lda, lda, b, acc ? acc + r * kDotLanes : nullptr, first,
+                 sums ? sums + r : nullptr);
     for (; r < rows; ++r)
-      dotRows<1>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+      dotRows<1>(k, a + r * lda, lda, b, acc ? acc + r * kDotLanes : nullptr, first,
+                 sums ? sums + r : nullptr);
   }
   static constexpr DotKernel kDot = dot;
 
@@ -831,9 +842,11 @@ struct Avx2 {
                                                       bool first, float *sums) {
     int64_t r = 0;
     for (; r + 4 <= rows; r += 4)
-      dotRows<4>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+      dotRows<4>(k, a + r * lda, lda, b, acc ? acc + r * kDotLanes : nullptr, first,
+                 sums ? sums + r : nullptr);
     for (; r < rows; ++r)
-      dotRows<1>(k, a + r * lda, lda, b, acc + r * kDotLanes, first, sums ? sums + r : nullptr);
+      dotRows<1>(k, a + r * lda, lda, b, acc ? acc + r * kDotLanes : nullptr, first,
+                 sums ? sums + r : nullptr);
   }
   static constexpr DotKernel kDot = dot;
 

@@ -67,7 +67,8 @@ using WindowsKernel = void (*)(int64_t rows, int64_t n, int64_t k, const float *
 /// chains), so that a row is read as it lies instead of transposed. With
 /// `sums` null the lanes are stored to acc (a batch reduction's chains go
 /// on through its items); else sums[r] gets them added in a fixed tree,
-/// lane l + w into lane l for w = 8, 4, 2, 1. The one place where an element
+/// lane l + w into lane l for w = 8, 4, 2, 1. acc may be null when first and
+/// sums are both given: the chains then never leave registers. The one place where an element
 /// of C is not one chain; both ISAs give the same bits.
 using DotKernel = void (*)(int64_t rows, int64_t k, const float *a, int64_t lda, const float *b,
                            float *acc, bool first, float *sums);

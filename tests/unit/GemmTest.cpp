@@ -507,6 +507,9 @@ TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
       dense(1, 37, 45, 12000, true, true, true),
       dense(128, 100, 100, 96, false, true),
       dense(3, 301, 77, 300, false, false, false, 0, 0, 3),
+      // a short K over a plain B, cut along N: the short-K kernel's columns
+      // start past the first
+      dense(1, 64, 4000, 6, false, false),
       // batch reductions: cut along N, along M and N, along M only
       reduction(128, 64, 64, 100, false, true, false, false),
       reduction(64, 100, 24, 128, true, false, true, false),
