@@ -5,7 +5,10 @@
 // Reads the calls shapes.py wrote (model, pass, calls per step, then
 // tfc_sgemm's arguments without pointers) and prints one row per call: the
 // median GFLOP/s of each library over --samples timings, each timing long
-// enough (>= 1 ms of calls) for the clock not to matter. Both libraries get
+// enough (>= 1 ms of calls) for the clock not to matter, and their ratio (on
+// 1 thread the median over pairs of timings taken one after the other, with
+// the middle half of the pairs' ratios; a call below 1.0 whose upper quartile
+// reaches 1.0 is marked "< (noise)"). Both libraries get
 // the same thread count; a batched call is one tfc_sgemm and a loop of
 // cblas_sgemm (OpenBLAS has no batched SGEMM). A convolution's
 // tfc_sgemm_windows (B's rows the input's channels shifted by each tap) and
@@ -262,13 +265,14 @@ int main(int argc, char **argv) {
   std::printf("threads %d, tfc kernels %s, OpenBLAS core %s, %s of %d\n\n", threads,
               tfc::rt::gemm::activeKernels().name, openblas_get_corename(),
               useBest ? "best" : "median", samples);
-  std::printf("%-17s %-4s %5s %6s %6s %6s %3s %3s %3s %10s %10s %6s\n", "model", "pass", "batch",
-              "M", "N", "K", "tA", "tB", "acc", "tfc GF/s", "BLAS GF/s", "ratio");
+  std::printf("%-17s %-4s %5s %6s %6s %6s %3s %3s %3s %10s %10s %6s %11s\n", "model", "pass",
+              "batch", "M", "N", "K", "tA", "tB", "acc", "tfc GF/s", "BLAS GF/s", "ratio",
+              "middle half");
 
   busyAllThreads(300); // bring the clocks up before the first timing
   std::mt19937 rng(1);
   double logRatioSum = 0;
-  int rows = 0, below = 0;
+  int rows = 0, below = 0, clearlyBelow = 0;
   for (const Call &c : readCalls(shapes)) {
     if (!filter.empty() && c.model != filter)
       continue;
@@ -317,21 +321,44 @@ int main(int argc, char **argv) {
     double tTfc = summary(tTfcs), tBlas = summary(tBlases);
 
     double flops = 2.0 * double(c.batch) * double(c.m) * double(c.n) * double(c.k);
-    double ratio = tBlas / tTfc;
-    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f%s%s\n",
+    // On 1 thread each tfc timing has an OpenBLAS one taken right after it:
+    // the ratio is the median of those pairs' ratios (a drift in the
+    // machine's speed moves both timings of a pair), and the middle half of
+    // the pairs' ratios shows how far the machine's noise reaches. On 2
+    // threads the sides run apart: the ratio of the two summaries.
+    double ratio = tBlas / tTfc, low = 0, high = 0;
+    if (threads == 1) {
+      std::vector<double> pairs;
+      for (size_t s = 0; s < tTfcs.size(); ++s)
+        pairs.push_back(tBlases[s] / tTfcs[s]);
+      std::sort(pairs.begin(), pairs.end());
+      const size_t last = pairs.size() - 1;
+      ratio = pairs[last / 2], low = pairs[last / 4], high = pairs[last - last / 4];
+    }
+    char band[32] = "-";
+    if (threads == 1)
+      std::snprintf(band, sizeof band, "%.2f-%.2f", low, high);
+    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f %11s%s%s\n",
                 c.model.c_str(), c.pass.c_str(), c.batch, c.m, c.n, c.k, c.transA, c.transB, c.acc,
-                flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio,
+                flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio, band,
                 c.kind == "gemm"      ? ""
                 : c.winograd          ? (c.kind == "windows" ? " winograd" : " winograd taps")
                 : c.kind == "windows" ? " windows"
                                       : " taps",
-                ratio < 1.0 ? "  <" : "");
+                ratio >= 1.0                  ? ""
+                : threads == 1 && high >= 1.0 ? "  < (noise)"
+                                              : "  <");
     std::fflush(stdout);
     logRatioSum += std::log(ratio);
     ++rows;
     below += ratio < 1.0;
+    clearlyBelow += ratio < 1.0 && !(threads == 1 && high >= 1.0);
   }
   if (rows)
-    std::printf("\n%d calls, geometric mean ratio %.2f, %d below 1.0\n", rows,
-                std::exp(logRatioSum / rows), below);
+    std::printf("\n%d calls, geometric mean ratio %.2f, %d below 1.0%s\n", rows,
+                std::exp(logRatioSum / rows), below,
+                threads == 1 ? (", " + std::to_string(clearlyBelow) +
+                                " of them with three quarters of the pairs below")
+                                   .c_str()
+                             : "");
 }
