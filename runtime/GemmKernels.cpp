@@ -269,42 +269,51 @@ struct Avx512 {
   }
   static constexpr PackTransposed kPack = pack;
 
-  /// c[0:n] (+)= sum_p a[p] b[p * ldb + 0:n] for n <= 256: one FMA chain
-  /// a lane, over p in order (the windows kernel's chains). Not inlined:
-  /// inside windows, GCC kept ldb on the stack, a load a row of B.
+  /// c[0:n] (+)= sum_p a[p] b[p * ldb + 0:n] for n <= 16 V: one FMA chain
+  /// a lane, over p in order (the windows kernel's chains), V vectors in
+  /// registers. Not inlined: inside windows, GCC kept ldb on the stack, a
+  /// load a row of B.
+  template <int V>
   __attribute__((target("avx512f,avx512vl,fma"), noinline)) static void
   rowTimesMatrix(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
                  bool loadC) {
-    __m512 acc[16];
-    __mmask16 mask[16];
-    const int vectors = int((n + 15) / 16);
+    __m512 acc[V];
+    // Only the last vector may be partial.
+    const __mmask16 last = __mmask16((1u << (n - 16 * (V - 1))) - 1);
 #pragma GCC unroll 16
-    for (int v = 0; v < 16; ++v) {
-      mask[v] = __mmask16((1u << std::clamp<int64_t>(n - 16 * v, 0, 16)) - 1);
-      acc[v] =
-          loadC && v < vectors ? _mm512_maskz_loadu_ps(mask[v], c + 16 * v) : _mm512_setzero_ps();
-    }
-    if (n == 256) {
-      for (int64_t p = 0; p < k; ++p) {
-        const __m512 w = _mm512_set1_ps(a[p]);
-        const float *row = b + p * ldb;
+    for (int v = 0; v < V; ++v)
+      acc[v] = !loadC      ? _mm512_setzero_ps()
+               : v + 1 < V ? _mm512_loadu_ps(c + 16 * v)
+                           : _mm512_maskz_loadu_ps(last, c + 16 * v);
+    for (int64_t p = 0; p < k; ++p, b += ldb) {
+      const __m512 w = _mm512_set1_ps(a[p]);
 #pragma GCC unroll 16
-        for (int v = 0; v < 16; ++v)
-          acc[v] = _mm512_fmadd_ps(w, _mm512_loadu_ps(row + 16 * v), acc[v]);
-      }
-    } else {
-      for (int64_t p = 0; p < k; ++p) {
-        const __m512 w = _mm512_set1_ps(a[p]);
-        const float *row = b + p * ldb;
-        for (int v = 0; v < vectors; ++v)
-          acc[v] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(mask[v], row + 16 * v), acc[v]);
-      }
+      for (int v = 0; v < V; ++v)
+        acc[v] = _mm512_fmadd_ps(
+            w, v + 1 < V ? _mm512_loadu_ps(b + 16 * v) : _mm512_maskz_loadu_ps(last, b + 16 * v),
+            acc[v]);
     }
-    for (int v = 0; v < vectors; ++v)
-      if (mask[v] == 0xFFFF)
+#pragma GCC unroll 16
+    for (int v = 0; v < V; ++v)
+      if (v + 1 < V || last == 0xFFFF)
         _mm512_storeu_ps(c + 16 * v, acc[v]);
       else
-        _mm512_mask_storeu_ps(c + 16 * v, mask[v], acc[v]);
+        _mm512_mask_storeu_ps(c + 16 * v, last, acc[v]);
+  }
+  /// rowTimesMatrix for any n <= 256: a loop over vectors with a bound
+  /// known only at run time kept the chains in memory (a thread's 128 of
+  /// the set anomaly's 1 x 256 x 640 on 2 threads ran slower than 1 thread's
+  /// 256).
+  __attribute__((target("avx512f,avx512vl,fma"))) static void
+  rowTimesMatrixAny(int64_t n, int64_t k, const float *a, const float *b, int64_t ldb, float *c,
+                    bool loadC) {
+    using Kernel = void (*)(int64_t, int64_t, const float *, const float *, int64_t, float *, bool);
+    static constexpr Kernel kByVectors[16] = {
+        rowTimesMatrix<1>,  rowTimesMatrix<2>,  rowTimesMatrix<3>,  rowTimesMatrix<4>,
+        rowTimesMatrix<5>,  rowTimesMatrix<6>,  rowTimesMatrix<7>,  rowTimesMatrix<8>,
+        rowTimesMatrix<9>,  rowTimesMatrix<10>, rowTimesMatrix<11>, rowTimesMatrix<12>,
+        rowTimesMatrix<13>, rowTimesMatrix<14>, rowTimesMatrix<15>, rowTimesMatrix<16>};
+    kByVectors[(n + 15) / 16 - 1](n, k, a, b, ldb, c, loadC);
   }
 
   /// WindowsKernel: up to 8 vectors of columns at once, each its own FMA
@@ -320,8 +329,8 @@ struct Avx512 {
     // us against 6.2).
     if (rows == 1 && kInner == 1 && width <= 0) {
       for (int64_t j0 = 0; j0 < n; j0 += 256)
-        rowTimesMatrix(std::min<int64_t>(256, n - j0), k, a, b + col0 - pad + j0, ldb, c + j0,
-                       loadC);
+        rowTimesMatrixAny(std::min<int64_t>(256, n - j0), k, a, b + col0 - pad + j0, ldb, c + j0,
+                          loadC);
       return;
     }
     constexpr int kVectors = 8;

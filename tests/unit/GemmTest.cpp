@@ -510,6 +510,9 @@ TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
       // a short K over a plain B, cut along N: the short-K kernel's columns
       // start past the first
       dense(1, 64, 4000, 6, false, false),
+      // one row times a plain B, cut along N: each thread's columns in
+      // blocks of 256 and a ragged rest
+      dense(1, 1, 4000, 300, false, false),
       // batch reductions: cut along N, along M and N, along M only
       reduction(128, 64, 64, 100, false, true, false, false),
       reduction(64, 100, 24, 128, true, false, true, false),
