@@ -12,7 +12,8 @@
 # Debian's OpenBLAS 0.3.21 does not know Zen 5 and runs its Haswell (AVX2)
 # kernels here; OPENBLAS_CORETYPE=SkylakeX gives it its AVX-512 ones, small-
 # matrix kernels included. Regenerate shapes.txt with shapes.py after a model
-# changes.
+# changes. stream.cpp (built by hand: see its header) measures the ceiling of
+# the memory-bound products, one core reading a buffer of L1 to L3 size.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
