@@ -26,7 +26,10 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
     - a `gemm` group is a loop group that took in a 2-D tf.matmul only it
       reads: the GEMM and its epilogue (bias, activation, residual), which
       the CPU backend runs on blocks of rows as the GEMM finishes them
-      (`gemm-epilogues=false` leaves every matmul outside the groups);
+      (`gemm-epilogues=false` leaves every matmul outside the groups). An
+      add of a reshaped product, `add(x, reshape(p))` (a residual after a
+      linear layer over batch x sequence rows), is first rewritten to
+      `reshape(add(reshape(x), p))` so that it can join p's group;
     - last, the loop groups whose results only the function returns (the
       optimizer's update of each parameter) merge into one `horizontal`
       group: independent loops over different shapes that run as one pass

@@ -16,7 +16,8 @@
 // then a GEMM with its epilogue (bias,
 // activation, residual, whatever elementwise ops follow), and the backends
 // apply the epilogue to blocks of rows as the GEMM finishes them, while they
-// are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h).
+// are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h). An add of a
+// reshaped product moves into the product's shape first, to join it.
 //
 // Last, the loop groups only the function's return reads (the optimizer's
 // per-parameter updates) merge into one "horizontal" fusion: one pass.
@@ -78,6 +79,8 @@ public:
 
   void run() {
     decomposeAttention();
+    if (gemmEpilogues_)
+      sinkReshapesOfProducts();
     // Ops move into regions as groups form: walk a snapshot.
     SmallVector<Operation *> ops;
     for (Operation &op : block_.without_terminator())
@@ -115,6 +118,45 @@ private:
         op->replaceAllUsesWith(op.decompose(builder));
       }
       op->erase();
+    }
+  }
+
+  /// Whether `v` is a product's result, or an elementwise op's on one (its
+  /// bias added): what a GEMM group can end in.
+  static bool isProductOrItsEpilogue(Value v) {
+    Operation *op = v.getDefiningOp();
+    if (op && isElementwise(op))
+      return llvm::any_of(op->getOperands(), [](Value operand) {
+        return isa_and_present<tf::ProductOpInterface>(operand.getDefiningOp());
+      });
+    return isa_and_present<tf::ProductOpInterface>(op);
+  }
+
+  /// add(x, reshape(p)), p a product (a linear layer's rows, reshaped back to
+  /// batch x sequence), becomes reshape(add(reshape(x), p)): the sum in the
+  /// product's shape, where it can join the GEMM's epilogue (a residual
+  /// added as the rows finish, a gradient's two terms summed) instead of
+  /// a loop of its own. Reshapes are views: nothing is copied, and the
+  /// sums are the same.
+  void sinkReshapesOfProducts() {
+    for (auto add : llvm::make_early_inc_range(block_.getOps<tf::AddOp>())) {
+      for (unsigned k = 0; k < 2; ++k) {
+        auto reshape = add->getOperand(k).getDefiningOp<tf::ReshapeOp>();
+        if (!reshape || !isProductOrItsEpilogue(reshape.getX()))
+          continue;
+        Value product = reshape.getX();
+        OpBuilder builder(add);
+        Value other =
+            builder.create<tf::ReshapeOp>(add.getLoc(), product.getType(), add->getOperand(1 - k));
+        Value sum = k == 0 ? builder.create<tf::AddOp>(add.getLoc(), product, other)
+                           : builder.create<tf::AddOp>(add.getLoc(), other, product);
+        Value back = builder.create<tf::ReshapeOp>(add.getLoc(), add.getType(), sum);
+        add.replaceAllUsesWith(back);
+        add->erase();
+        if (reshape->use_empty()) // else the product would have a second reader
+          reshape->erase();
+        break;
+      }
     }
   }
 

@@ -1,5 +1,6 @@
 // RUN: tf-opt %s --split-input-file --tf-fuse=horizontal=false | FileCheck %s
 // RUN: tf-opt %s --split-input-file --tf-fuse | FileCheck %s --check-prefix=HORIZ
+// RUN: tf-opt %s --split-input-file --tf-fuse="horizontal=false gemm-epilogues=false" | FileCheck %s --check-prefix=GEMMS
 
 // An elementwise chain with a broadcast bias: one loop group; the broadcast
 // moves in, the bias itself is read from above.
@@ -321,4 +322,67 @@ func.func @convolution_view(%x: tensor<3x2x6xf32>, %dy: tensor<2x3x6xf32>, %y: t
   %gt = tf.transpose %g [1, 0, 2] : tensor<2x3x6xf32> -> tensor<3x2x6xf32>
   %dw = tf.conv1d %x, %gt padding 1 : tensor<3x2x6xf32>, tensor<3x2x6xf32> -> tensor<3x3x3xf32>
   return %dw : tensor<3x3x3xf32>
+}
+
+// -----
+
+// A linear layer on batch x sequence rows reshapes its product back; the
+// residual added to it goes into the product's shape instead (x reshaped,
+// a view) and joins the GEMM's epilogue; the sum is reshaped back for the
+// layer norm. The product's reshape, left unread, is gone.
+// CHECK-LABEL: func.func @gemm_residual_through_reshape
+// CHECK: tf.reshape %arg0 : tensor<2x4x4xf32> to tensor<8x4xf32>
+// CHECK: %[[X:.+]] = tf.reshape %arg0 : tensor<2x4x4xf32> to tensor<8x4xf32>
+// CHECK: %[[S:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
+// CHECK:   %[[P:.+]] = tf.matmul
+// CHECK:   %[[B:.+]] = tf.add %[[P]], %{{.+}} : tensor<8x4xf32>
+// CHECK:   %[[R:.+]] = tf.add %[[X]], %[[B]] : tensor<8x4xf32>
+// CHECK:   tf.yield %[[R]]
+// CHECK: }
+// CHECK: %[[BACK:.+]] = tf.reshape %[[S]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+// CHECK: tf.layer_norm %[[BACK]]
+// CHECK-NOT: tf.reshape
+// CHECK: return
+func.func @gemm_residual_through_reshape(%x: tensor<2x4x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<2x4x4xf32> {
+  %x2 = tf.reshape %x : tensor<2x4x4xf32> to tensor<8x4xf32>
+  %p = tf.matmul %x2, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %bb = tf.broadcast_in_dim %b [1] : tensor<4xf32> to tensor<8x4xf32>
+  %a = tf.add %p, %bb : tensor<8x4xf32>
+  %r = tf.reshape %a : tensor<8x4xf32> to tensor<2x4x4xf32>
+  %s = tf.add %x, %r : tensor<2x4x4xf32>
+  %n = tf.layer_norm %s, %g, %b : tensor<2x4x4xf32>, tensor<4xf32>
+  return %n : tensor<2x4x4xf32>
+}
+
+// -----
+
+// Backward, a gradient's two terms: the input gradient of a linear layer
+// (a product, reshaped) and the residual's. Their sum becomes the GEMM's
+// epilogue. A reshape another op reads too stays, and the product it reads
+// then has a second reader: the sum goes to the product's shape all the same
+// but stays outside (without gemm epilogues, nothing moves).
+// CHECK-LABEL: func.func @gemm_gradient_sum_through_reshape
+// CHECK: %[[S:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
+// CHECK:   %[[P:.+]] = tf.matmul
+// CHECK:   %[[R:.+]] = tf.add %[[P]], %{{.+}} : tensor<8x4xf32>
+// CHECK:   tf.yield %[[R]]
+// CHECK: tf.reshape %[[S]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+// CHECK: %[[Q:.+]] = tf.matmul
+// CHECK: %[[QR:.+]] = tf.reshape %[[Q]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+// CHECK: tf.add %[[Q]], %{{.+}} : tensor<8x4xf32>
+// CHECK: tf.exp %[[QR]]
+// GEMMS-LABEL: func.func @gemm_gradient_sum_through_reshape
+// GEMMS-NOT: tf.fusion "gemm"
+// GEMMS: %[[P:.+]] = tf.matmul
+// GEMMS: %[[PR:.+]] = tf.reshape %[[P]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+// GEMMS: tf.add %[[PR]], %arg0 : tensor<2x4x4xf32>
+func.func @gemm_gradient_sum_through_reshape(%dres: tensor<2x4x4xf32>, %dy: tensor<8x4xf32>, %w: tensor<4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %p = tf.matmul %dy, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %pr = tf.reshape %p : tensor<8x4xf32> to tensor<2x4x4xf32>
+  %dx = tf.add %pr, %dres : tensor<2x4x4xf32>
+  %q = tf.matmul %dy, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %qr = tf.reshape %q : tensor<8x4xf32> to tensor<2x4x4xf32>
+  %dq = tf.add %qr, %dres : tensor<2x4x4xf32>
+  %e = tf.exp %qr : tensor<2x4x4xf32>
+  return %dx, %dq, %e : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
 }
