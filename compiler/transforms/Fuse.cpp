@@ -16,8 +16,9 @@
 // then a GEMM with its epilogue (bias,
 // activation, residual, whatever elementwise ops follow), and the backends
 // apply the epilogue to blocks of rows as the GEMM finishes them, while they
-// are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h). An add of a
-// reshaped product moves into the product's shape first, to join it.
+// are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h). An
+// elementwise op on a reshaped product is redone in the product's shape
+// first, to join it.
 //
 // Last, the loop groups only the function's return reads (the optimizer's
 // per-parameter updates) merge into one "horizontal" fusion: one pass.
@@ -121,42 +122,104 @@ private:
     }
   }
 
-  /// Whether `v` is a product's result, or an elementwise op's on one (its
-  /// bias added): what a GEMM group can end in.
-  static bool isProductOrItsEpilogue(Value v) {
-    Operation *op = v.getDefiningOp();
-    if (op && isElementwise(op))
-      return llvm::any_of(op->getOperands(), [](Value operand) {
-        return isa_and_present<tf::ProductOpInterface>(operand.getDefiningOp());
-      });
-    return isa_and_present<tf::ProductOpInterface>(op);
+  /// An elementwise op whose operands all have its result's shape: element
+  /// i of the result reads element i of each operand, whatever the shape is
+  /// called (a transpose permutes them; a dropout's mask follows its seed).
+  static bool isPositionwise(Operation *op) {
+    if (!isElementwise(op) || isa<tf::TransposeOp>(op) || op->getNumResults() != 1 ||
+        op->getNumOperands() == 0)
+      return false;
+    auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
+    return llvm::all_of(op->getOperandTypes(),
+                        [&](Type t) { return cast<ShapedType>(t).getShape() == shape; });
   }
 
-  /// add(x, reshape(p)), p a product (a linear layer's rows, reshaped back to
-  /// batch x sequence), becomes reshape(add(reshape(x), p)): the sum in the
-  /// product's shape, where it can join the GEMM's epilogue (a residual
-  /// added as the rows finish, a gradient's two terms summed) instead of
-  /// a loop of its own. Reshapes are views: nothing is copied, and the
-  /// sums are the same.
+  /// Whether `v` is a product's result, or positionwise ops' on one (its bias
+  /// added, an activation): what a GEMM group can end in.
+  static bool reachesProduct(Value v, int depth = 4) {
+    Operation *op = v.getDefiningOp();
+    if (isa_and_present<tf::ProductOpInterface>(op))
+      return true;
+    return op && depth > 0 && isPositionwise(op) &&
+           llvm::any_of(op->getOperands(),
+                        [&](Value operand) { return reachesProduct(operand, depth - 1); });
+  }
+
+  /// Positionwise `op` again, before it, on its operands in `shape`.
+  Value redo(OpBuilder &builder, Operation *op, ArrayRef<int64_t> shape, int depth) {
+    IRMapping operands; // made first: they must come before the new op
+    for (Value operand : op->getOperands())
+      operands.map(operand, inShape(builder, operand, shape, depth));
+    Operation *redone = builder.clone(*op, operands);
+    auto type = cast<ShapedType>(op->getResult(0).getType());
+    redone->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
+    return redone->getResult(0);
+  }
+
+  /// `v` in `shape` (its element count): the value a reshape of it read, a
+  /// splat constant retyped, a positionwise op only the caller reads redone
+  /// on its operands in `shape`, or else a reshape (a view).
+  Value inShape(OpBuilder &builder, Value v, ArrayRef<int64_t> shape, int depth = 4) {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto target = RankedTensorType::get(shape, type.getElementType());
+    if (type == target)
+      return v;
+    if (auto reshape = v.getDefiningOp<tf::ReshapeOp>();
+        reshape && reshape.getX().getType() == target)
+      return reshape.getX();
+    if (auto constant = v.getDefiningOp<tf::ConstantOp>())
+      if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()); dense && dense.isSplat())
+        return builder.create<tf::ConstantOp>(v.getLoc(), dense.reshape(target));
+    Operation *op = v.getDefiningOp();
+    if (op && depth > 0 && op->getBlock() == &block_ && isPositionwise(op) && v.hasOneUse())
+      return redo(builder, op, shape, depth - 1);
+    return builder.create<tf::ReshapeOp>(v.getLoc(), target, v);
+  }
+
+  /// Erases `op` and, in turn, the ops only it read, once nothing reads them.
+  static void eraseIfDead(Operation *op) {
+    if (!op || !op->use_empty() || !(isPositionwise(op) || isa<tf::ReshapeOp, tf::ConstantOp>(op)))
+      return;
+    SmallVector<Operation *> producers;
+    for (Value operand : op->getOperands())
+      producers.push_back(operand.getDefiningOp());
+    op->erase();
+    for (Operation *producer : producers)
+      eraseIfDead(producer);
+  }
+
+  /// A positionwise op on a reshaped product, f(x, reshape(p)) (a residual
+  /// or a relu after a linear layer over batch x sequence rows, reshaped
+  /// back to three dimensions; backward, an input gradient's two terms, a
+  /// relu's mask), is redone in the product's shape, reshape(f(x', p)),
+  /// where it can join the GEMM's epilogue instead of being a loop of its
+  /// own over another shape. x' is x in that shape: what a reshape of it
+  /// read, or its positionwise producers redone there too (a relu mask's
+  /// compare), or a reshape of it (a view: nothing is copied). The same
+  /// operations on the same elements: the same results. In block order, so
+  /// a chain of such ops follows its product.
   void sinkReshapesOfProducts() {
-    for (auto add : llvm::make_early_inc_range(block_.getOps<tf::AddOp>())) {
-      for (unsigned k = 0; k < 2; ++k) {
-        auto reshape = add->getOperand(k).getDefiningOp<tf::ReshapeOp>();
-        if (!reshape || !isProductOrItsEpilogue(reshape.getX()))
-          continue;
-        Value product = reshape.getX();
-        OpBuilder builder(add);
-        Value other =
-            builder.create<tf::ReshapeOp>(add.getLoc(), product.getType(), add->getOperand(1 - k));
-        Value sum = k == 0 ? builder.create<tf::AddOp>(add.getLoc(), product, other)
-                           : builder.create<tf::AddOp>(add.getLoc(), other, product);
-        Value back = builder.create<tf::ReshapeOp>(add.getLoc(), add.getType(), sum);
-        add.replaceAllUsesWith(back);
-        add->erase();
-        if (reshape->use_empty()) // else the product would have a second reader
-          reshape->erase();
-        break;
-      }
+    SmallVector<Operation *> ops;
+    for (Operation &op : block_.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (!isPositionwise(op))
+        continue;
+      tf::ReshapeOp reshape;
+      for (Value operand : op->getOperands())
+        if (auto r = operand.getDefiningOp<tf::ReshapeOp>(); r && reachesProduct(r.getX())) {
+          reshape = r;
+          break;
+        }
+      if (!reshape)
+        continue;
+      auto shape = cast<ShapedType>(reshape.getX().getType()).getShape();
+      OpBuilder builder(op);
+      Value result = op->getResult(0);
+      Value back = builder.create<tf::ReshapeOp>(op->getLoc(), result.getType(),
+                                                 redo(builder, op, shape, 4));
+      result.replaceAllUsesWith(back);
+      eraseIfDead(op);
     }
   }
 

@@ -358,9 +358,9 @@ func.func @gemm_residual_through_reshape(%x: tensor<2x4x4xf32>, %w: tensor<4x4xf
 
 // Backward, a gradient's two terms: the input gradient of a linear layer
 // (a product, reshaped) and the residual's. Their sum becomes the GEMM's
-// epilogue. A reshape another op reads too stays, and the product it reads
-// then has a second reader: the sum goes to the product's shape all the same
-// but stays outside (without gemm epilogues, nothing moves).
+// epilogue. A product with two such readers is stored whole: both go to
+// its shape all the same, each a loop of its own (without gemm epilogues,
+// nothing moves).
 // CHECK-LABEL: func.func @gemm_gradient_sum_through_reshape
 // CHECK: %[[S:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
 // CHECK:   %[[P:.+]] = tf.matmul
@@ -368,9 +368,8 @@ func.func @gemm_residual_through_reshape(%x: tensor<2x4x4xf32>, %w: tensor<4x4xf
 // CHECK:   tf.yield %[[R]]
 // CHECK: tf.reshape %[[S]] : tensor<8x4xf32> to tensor<2x4x4xf32>
 // CHECK: %[[Q:.+]] = tf.matmul
-// CHECK: %[[QR:.+]] = tf.reshape %[[Q]] : tensor<8x4xf32> to tensor<2x4x4xf32>
 // CHECK: tf.add %[[Q]], %{{.+}} : tensor<8x4xf32>
-// CHECK: tf.exp %[[QR]]
+// CHECK: tf.exp %[[Q]] : tensor<8x4xf32>
 // GEMMS-LABEL: func.func @gemm_gradient_sum_through_reshape
 // GEMMS-NOT: tf.fusion "gemm"
 // GEMMS: %[[P:.+]] = tf.matmul
@@ -385,4 +384,35 @@ func.func @gemm_gradient_sum_through_reshape(%dres: tensor<2x4x4xf32>, %dy: tens
   %dq = tf.add %qr, %dres : tensor<2x4x4xf32>
   %e = tf.exp %qr : tensor<2x4x4xf32>
   return %dx, %dq, %e : tensor<2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4x4xf32>
+}
+
+// -----
+
+// A relu after a reshaped product, and backward its mask on another
+// product: both go to the products' shape and into their epilogues; the
+// mask's compare, read only by the select, is redone there on the relu's
+// result in that shape, and the zeros with it.
+// CHECK-LABEL: func.func @gemm_relu_mask_through_reshape
+// CHECK: %[[H:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
+// CHECK:   tf.matmul
+// CHECK:   %[[R:.+]] = tf.relu %{{.+}} : tensor<8x4xf32>
+// CHECK:   tf.yield %[[R]]
+// CHECK: %[[HR:.+]] = tf.reshape %[[H]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+// CHECK: %[[G:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
+// CHECK:   %[[Q:.+]] = tf.matmul
+// CHECK:   %[[POS:.+]] = tf.compare gt, %[[H]], %{{.+}} : tensor<8x4xf32>
+// CHECK:   %[[S:.+]] = tf.select %[[POS]], %[[Q]], %{{.+}} : tensor<8x4xi1>, tensor<8x4xf32>
+// CHECK:   tf.yield %[[S]]
+// CHECK: %[[GR:.+]] = tf.reshape %[[G]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+// CHECK: return %[[HR]], %[[GR]]
+func.func @gemm_relu_mask_through_reshape(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %dy: tensor<8x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4x4xf32>) {
+  %p = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %pr = tf.reshape %p : tensor<8x4xf32> to tensor<2x4x4xf32>
+  %h = tf.relu %pr : tensor<2x4x4xf32>
+  %q = tf.matmul %dy, %w transpose_rhs : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %qr = tf.reshape %q : tensor<8x4xf32> to tensor<2x4x4xf32>
+  %z = tf.constant dense<0.0> : tensor<2x4x4xf32>
+  %pos = tf.compare gt, %h, %z : tensor<2x4x4xf32>
+  %g = tf.select %pos, %qr, %z : tensor<2x4x4xi1>, tensor<2x4x4xf32>
+  return %h, %g : tensor<2x4x4xf32>, tensor<2x4x4xf32>
 }
