@@ -27,8 +27,8 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
       reads: the GEMM and its epilogue (bias, activation, residual), which
       the CPU backend runs on blocks of rows as the GEMM finishes them
       (`gemm-epilogues=false` leaves every matmul outside the groups). An
-      elementwise op on a reshaped product, `f(x, reshape(p))` (a residual
-      or a relu after a linear layer over batch x sequence rows), is first
+      elementwise op on a reshaped product, `f(x, reshape(p))` (a residual,
+      a relu or a dropout after a linear layer over batch x sequence rows), is first
       redone in p's shape, `reshape(f(x', p))`, so that it can join p's
       group (x' is x in that shape: its elementwise producers that only f
       reads redone there too, or a reshape, a view);

@@ -122,13 +122,16 @@ private:
     }
   }
 
-  /// An elementwise op whose operands all have its result's shape: element
-  /// i of the result reads element i of each operand, whatever the shape is
-  /// called (a transpose permutes them; a dropout's mask follows its seed).
+  /// An elementwise op whose element i reads element i of each operand of
+  /// its shape, whatever the shape is called: its operands all have that
+  /// shape, but for a dropout's seed (its mask is a function of the seed,
+  /// its key and the flat index alone). Not a transpose: it permutes them.
   static bool isPositionwise(Operation *op) {
     if (!isElementwise(op) || isa<tf::TransposeOp>(op) || op->getNumResults() != 1 ||
         op->getNumOperands() == 0)
       return false;
+    if (isa<tf::DropoutOp>(op))
+      return true;
     auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
     return llvm::all_of(op->getOperandTypes(),
                         [&](Type t) { return cast<ShapedType>(t).getShape() == shape; });
@@ -148,8 +151,10 @@ private:
   /// Positionwise `op` again, before it, on its operands in `shape`.
   Value redo(OpBuilder &builder, Operation *op, ArrayRef<int64_t> shape, int depth) {
     IRMapping operands; // made first: they must come before the new op
+    auto dropout = dyn_cast<tf::DropoutOp>(op);
     for (Value operand : op->getOperands())
-      operands.map(operand, inShape(builder, operand, shape, depth));
+      if (!dropout || operand != dropout.getSeed()) // the seed stays as it is
+        operands.map(operand, inShape(builder, operand, shape, depth));
     Operation *redone = builder.clone(*op, operands);
     auto type = cast<ShapedType>(op->getResult(0).getType());
     redone->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));

@@ -416,3 +416,21 @@ func.func @gemm_relu_mask_through_reshape(%x: tensor<8x4xf32>, %w: tensor<4x4xf3
   %g = tf.select %pos, %qr, %z : tensor<2x4x4xi1>, tensor<2x4x4xf32>
   return %h, %g : tensor<2x4x4xf32>, tensor<2x4x4xf32>
 }
+
+// -----
+
+// A dropout's mask is a function of its seed, its key and the flat index:
+// in the product's shape it drops the same elements, and joins the
+// epilogue; its seed stays as it is.
+// CHECK-LABEL: func.func @gemm_dropout_through_reshape
+// CHECK: %[[Y:.+]] = tf.fusion "gemm" : tensor<8x4xf32> {
+// CHECK:   %[[P:.+]] = tf.matmul
+// CHECK:   %[[D:.+]] = tf.dropout %[[P]], %arg2 rate 1.000000e-01 key 7 training : tensor<8x4xf32>
+// CHECK:   tf.yield %[[D]]
+// CHECK: tf.reshape %[[Y]] : tensor<8x4xf32> to tensor<2x4x4xf32>
+func.func @gemm_dropout_through_reshape(%x: tensor<8x4xf32>, %w: tensor<4x4xf32>, %seed: tensor<i32>) -> tensor<2x4x4xf32> {
+  %p = tf.matmul %x, %w : tensor<8x4xf32>, tensor<4x4xf32> -> tensor<8x4xf32>
+  %pr = tf.reshape %p : tensor<8x4xf32> to tensor<2x4x4xf32>
+  %d = tf.dropout %pr, %seed rate 1.000000e-01 key 7 training : tensor<2x4x4xf32>
+  return %d : tensor<2x4x4xf32>
+}
