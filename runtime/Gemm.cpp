@@ -365,13 +365,16 @@ bool readsSmallKInPlace(const Problem &g, const KernelSet &ks, int64_t rows, int
          g.k % g.kInner == 0;
 }
 
-/// The next batch item's operands and C, pulled into L2 while the current
+/// The next batch item's operands and C, pulled into L1 while the current
 /// item computes, a few cache lines by each tile kernel call (one a step of
 /// its K loop): a batch of small products streams every item's A or B from
 /// memory, and the packing (or the first strip) would otherwise wait for it
 /// with nothing to compute; C's lines, written whole, were read for
 /// ownership as the stores missed (Fleuret attention's 64 x 100 x 100 per
 /// sample 81 -> 95 GFLOP/s, its train step 65-67 -> 63-65 ms on 1 thread).
+/// Into L1 rather than L2 (the kernels' prefetch hint T0): Fleuret
+/// attention's train step 49.4 -> 48.6 ms on 1 thread, 25.2-25.4 -> 24.8-24.9
+/// on 2 (A/B minimums, Zen 4).
 struct Prefetch {
   const char *next[3] = {nullptr, nullptr, nullptr}, *end[3] = {nullptr, nullptr, nullptr};
   int64_t lines = 0; // per kernel call

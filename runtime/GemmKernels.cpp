@@ -120,7 +120,7 @@ struct Avx512 {
       acc[r] = loadC ? _mm256_maskz_loadu_ps(mask, row) : _mm256_setzero_ps();
     for (int64_t p = 0; p < kc; ++p) {
       if (p < ahead.lines)
-        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T1);
+        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T0);
       const __m256 bv = _mm256_maskz_loadu_ps(mask, b + p * ldb);
       const float *ap = TransA ? a + p * lda : a + p;
 #pragma GCC unroll 32
@@ -152,7 +152,7 @@ struct Avx512 {
                              : _mm512_maskz_loadu_ps(mask[v], row + 16 * v);
     for (int64_t p = 0; p < kc; ++p) {
       if (p < ahead.lines)
-        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T1);
+        _mm_prefetch(ahead.from + 64 * p, _MM_HINT_T0);
       __m512 bv[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v)
