@@ -26,8 +26,8 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
     - a `gemm` group is a loop group that took in a 2-D tf.matmul only it
       reads: the GEMM and its epilogue (bias, activation, residual), which
       the CPU backend runs on blocks of rows as the GEMM finishes them
-      (`gemm-epilogues=false` leaves every matmul outside the groups). An
-      elementwise op on a reshaped product, `f(x, reshape(p))` (a residual,
+      (`gemm-epilogues=false` leaves every matmul outside the groups). A
+      `Positionwise` op (TfOps.td) on a reshaped product, `f(x, reshape(p))` (a residual,
       a relu or a dropout after a linear layer over batch x sequence rows), is first
       redone in p's shape, `reshape(f(x', p))`, so that it can join p's
       group (x' is x in that shape: its elementwise producers that only f

@@ -23,6 +23,10 @@ namespace tfc::tf {
 /// Marks an op computed element by element over its result (TfOps.td).
 template <typename ConcreteType>
 class LoopFusible : public mlir::OpTrait::TraitBase<ConcreteType, LoopFusible> {};
+/// Marks a loop-fusible op that reads its operands of the result's shape
+/// position by position, whatever that shape is called (TfOps.td).
+template <typename ConcreteType>
+class Positionwise : public mlir::OpTrait::TraitBase<ConcreteType, Positionwise> {};
 /// Marks an op that reduces (or normalises along) an axis of its first operand.
 template <typename ConcreteType>
 class ReductionFusible : public mlir::OpTrait::TraitBase<ConcreteType, ReductionFusible> {};

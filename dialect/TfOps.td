@@ -32,6 +32,12 @@ defvar TF_Differentiable = DeclareOpInterfaceMethods<TF_GradientOpInterface>;
 // a permuted or a broadcast index) fuses into the loops of its consumers; a
 // reduction-like op roots a group whose loops run over its first operand.
 def TF_LoopFusible : NativeOpTrait<"LoopFusible"> { let cppNamespace = "::tfc::tf"; }
+// A loop-fusible op whose result element i reads element i of each operand of
+// the result's shape (any other operand, a dropout's seed, is read whole): it
+// means the same on any reshape of those operands, so tf-fuse may redo it in
+// a product's shape to join the product's epilogue. Not a transpose,
+// broadcast or one_hot: their elements move.
+def TF_Positionwise : NativeOpTrait<"Positionwise"> { let cppNamespace = "::tfc::tf"; }
 def TF_ReductionFusible : NativeOpTrait<"ReductionFusible"> {
   let cppNamespace = "::tfc::tf";
 }
@@ -61,7 +67,7 @@ def TF_ConstantOp : TF_InferredOp<"constant", [ConstantLike]> {
 //===----------------------------------------------------------------------===//
 
 class TF_UnaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_LoopFusible]> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_LoopFusible, TF_Positionwise]> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$x);
   let results = (outs TF_FloatTensor:$result);
@@ -83,7 +89,7 @@ def TF_ErfOp : TF_UnaryFloatOp<"erf",
     "elementwise Gauss error function (gelu's derivative needs Phi(x))">;
 
 class TF_BinaryFloatOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_LoopFusible]> {
+    : TF_InferredOp<mnemonic, [TF_Differentiable, TF_LoopFusible, TF_Positionwise]> {
   let summary = summ;
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);
   let results = (outs TF_FloatTensor:$result);
@@ -103,7 +109,7 @@ def TF_DivOp : TF_BinaryFloatOp<"div", "elementwise division">;
 def TF_MaxOp : TF_BinaryFloatOp<"max", "elementwise maximum">;
 def TF_MinOp : TF_BinaryFloatOp<"min", "elementwise minimum">;
 
-def TF_CompareOp : TF_InferredOp<"compare", [TF_LoopFusible]> {
+def TF_CompareOp : TF_InferredOp<"compare", [TF_LoopFusible, TF_Positionwise]> {
   let summary = "elementwise comparison, giving i1";
   let description = [{
     ```mlir
@@ -122,7 +128,7 @@ def TF_CompareOp : TF_InferredOp<"compare", [TF_LoopFusible]> {
 }
 
 class TF_LogicalBinaryOp<string mnemonic, string summ>
-    : TF_InferredOp<mnemonic, [TF_LoopFusible]> {
+    : TF_InferredOp<mnemonic, [TF_LoopFusible, TF_Positionwise]> {
   let summary = summ;
   let arguments = (ins TF_BoolTensor:$lhs, TF_BoolTensor:$rhs);
   let results = (outs TF_BoolTensor:$result);
@@ -133,14 +139,15 @@ class TF_LogicalBinaryOp<string mnemonic, string summ>
 def TF_AndOp : TF_LogicalBinaryOp<"and", "elementwise logical and">;
 def TF_OrOp : TF_LogicalBinaryOp<"or", "elementwise logical or">;
 
-def TF_NotOp : TF_InferredOp<"not", [TF_LoopFusible]> {
+def TF_NotOp : TF_InferredOp<"not", [TF_LoopFusible, TF_Positionwise]> {
   let summary = "elementwise logical not";
   let arguments = (ins TF_BoolTensor:$x);
   let results = (outs TF_BoolTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
-def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable, TF_LoopFusible]> {
+def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable, TF_LoopFusible,
+                                              TF_Positionwise]> {
   let summary = "elementwise choice: cond ? on_true : on_false";
   let arguments = (ins TF_BoolTensor:$cond, TF_Tensor:$on_true,
                        TF_Tensor:$on_false);
@@ -151,7 +158,7 @@ def TF_SelectOp : TF_InferredOp<"select", [TF_Differentiable, TF_LoopFusible]> {
   }];
 }
 
-def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable, TF_LoopFusible]> {
+def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable, TF_LoopFusible, TF_Positionwise]> {
   let summary = "elementwise element-type conversion";
   let description = [{
     f32 -> i32 truncates toward zero; i1 -> f32/i32 gives 0 or 1; anything
@@ -336,7 +343,8 @@ def TF_LayerNormGradOp : TF_InferredOp<"layer_norm_grad", [AllTypesMatch<["x", "
   }];
 }
 
-def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable, TF_LoopFusible]> {
+def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable, TF_LoopFusible,
+                                                TF_Positionwise]> {
   let summary = "inverted dropout, keyed by a seed and a per-op key";
   let description = [{
     In training mode, zeroes each element with probability `rate` and scales

@@ -101,9 +101,10 @@ typedef float F8u __attribute__((vector_size(32), aligned(4), may_alias));
 
 /// v[i] = 1 / sqrt(v[i]) for the whole array at once: with AVX, vector
 /// square roots and divisions, correctly rounded as the scalar ones (so the
-/// same bits). One row's after another, their latency had been a quarter of
-/// rowsBackward8's time (the reverse task's d = 32). (GCC keeps each
-/// std::sqrt a call it will not vectorise, for errno.)
+/// same bits). One row's after another, perf put a quarter of
+/// rowsBackward8's samples on them (the reverse task's d = 32; the kernel
+/// gained less: its time is mostly elsewhere). (GCC keeps each std::sqrt a
+/// call it will not vectorise, for errno.)
 void reciprocalSqrts(float *__restrict v, int64_t n) {
   int64_t i = 0;
 #if defined(__AVX__) && defined(__GNUC__)

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace tfc {
@@ -122,19 +123,11 @@ private:
     }
   }
 
-  /// An elementwise op whose element i reads element i of each operand of
-  /// its shape, whatever the shape is called: its operands all have that
-  /// shape, but for a dropout's seed (its mask is a function of the seed,
-  /// its key and the flat index alone). Not a transpose: it permutes them.
+  /// An op whose element i reads element i of each operand of its shape,
+  /// whatever the shape is called (the Positionwise trait, TfOps.td).
   static bool isPositionwise(Operation *op) {
-    if (!isElementwise(op) || isa<tf::TransposeOp>(op) || op->getNumResults() != 1 ||
-        op->getNumOperands() == 0)
-      return false;
-    if (isa<tf::DropoutOp>(op))
-      return true;
-    auto shape = cast<ShapedType>(op->getResult(0).getType()).getShape();
-    return llvm::all_of(op->getOperandTypes(),
-                        [&](Type t) { return cast<ShapedType>(t).getShape() == shape; });
+    return isElementwise(op) && op->hasTrait<tf::Positionwise>() && op->getNumResults() == 1 &&
+           cast<ShapedType>(op->getResult(0).getType()).getRank() > 0;
   }
 
   /// Whether `v` is a product's result, or positionwise ops' on one (its bias
@@ -151,12 +144,11 @@ private:
   /// Positionwise `op` again, before it, on its operands in `shape`.
   Value redo(OpBuilder &builder, Operation *op, ArrayRef<int64_t> shape, int depth) {
     IRMapping operands; // made first: they must come before the new op
-    auto dropout = dyn_cast<tf::DropoutOp>(op);
-    for (Value operand : op->getOperands())
-      if (!dropout || operand != dropout.getSeed()) // the seed stays as it is
+    auto type = cast<ShapedType>(op->getResult(0).getType());
+    for (Value operand : op->getOperands()) // others (a dropout's seed) are read whole
+      if (cast<ShapedType>(operand.getType()).getShape() == type.getShape())
         operands.map(operand, inShape(builder, operand, shape, depth));
     Operation *redone = builder.clone(*op, operands);
-    auto type = cast<ShapedType>(op->getResult(0).getType());
     redone->getResult(0).setType(RankedTensorType::get(shape, type.getElementType()));
     return redone->getResult(0);
   }
@@ -183,7 +175,7 @@ private:
 
   /// Erases `op` and, in turn, the ops only it read, once nothing reads them.
   static void eraseIfDead(Operation *op) {
-    if (!op || !op->use_empty() || !(isPositionwise(op) || isa<tf::ReshapeOp, tf::ConstantOp>(op)))
+    if (!op || !isOpTriviallyDead(op))
       return;
     SmallVector<Operation *> producers;
     for (Value operand : op->getOperands())
