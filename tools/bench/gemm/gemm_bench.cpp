@@ -1,6 +1,7 @@
 // gemm_bench: tfc_sgemm against OpenBLAS's cblas_sgemm on the seed models' GEMMs.
 //
 //   gemm_bench --threads N [--shapes shapes.txt] [--samples 21] [--filter MODEL] [--best]
+//   gemm_bench --threads N --ceilings
 //
 // Reads the calls shapes.py wrote (model, pass, calls per step, then
 // tfc_sgemm's arguments without pointers) and prints one row per call: the
@@ -8,7 +9,13 @@
 // enough (>= 1 ms of calls) for the clock not to matter, and their ratio (on
 // 1 thread the median over pairs of timings taken one after the other, with
 // the middle half of the pairs' ratios; a call below 1.0 whose upper quartile
-// reaches 1.0 is marked "< (noise)"). Both libraries get
+// reaches 1.0 is marked "< (noise)"). Each row also shows the call's
+// ceiling on this machine (ceiling.h: the lower of the cores' FMA rate and
+// the rate at which they read the bytes the call must touch, A, B and C once
+// each, from the cache level that holds them), measured in the same run; a
+// call below 1.0 where both libraries run at 90% of it or more is marked
+// "< (at ceiling)". --ceilings prints the FMA rate and the read rates of a
+// few buffer sizes, from L1 to beyond L2, and stops. Both libraries get
 // the same thread count; a batched call is one tfc_sgemm and a loop of
 // cblas_sgemm (OpenBLAS has no batched SGEMM). A convolution's
 // tfc_sgemm_windows (B's rows the input's channels shifted by each tap) and
@@ -20,6 +27,7 @@
 #include "runtime/Gemm.h"
 #include "runtime/GemmKernels.h"
 #include "runtime/ThreadPool.h"
+#include "tools/bench/gemm/ceiling.h"
 
 #include <cblas.h>
 
@@ -30,6 +38,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -238,11 +247,15 @@ double summary(std::vector<double> v) {
 
 int main(int argc, char **argv) {
   int threads = 1, samples = 21;
+  bool ceilingsOnly = false;
   std::string shapes = "tools/bench/gemm/shapes.txt", filter;
   for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--best") {
-      useBest = true;
+    if (flag == "--best" || flag == "--ceilings") {
+      if (flag == "--best")
+        useBest = true;
+      else
+        ceilingsOnly = true;
       --i;
     } else if (i + 1 == argc) {
       std::fprintf(stderr, "gemm_bench: %s needs a value\n", flag.c_str());
@@ -262,17 +275,25 @@ int main(int argc, char **argv) {
   }
   tfc::rt::setNumThreads(threads);
   openblas_set_num_threads(threads);
+  busyAllThreads(300); // bring the clocks up before the first timing
+  if (ceilingsOnly) {
+    std::printf("threads %d: FMAs %.1f GFLOP/s\n", threads, ceiling::fmaPeak());
+    for (size_t kib : {16, 256, 640, 900, 4096})
+      std::printf("  reading %5zu KiB (%s): %6.1f GB/s\n", kib, ceiling::levelOf(kib << 10),
+                  ceiling::readRate(kib << 10));
+    return 0;
+  }
   std::printf("threads %d, tfc kernels %s, OpenBLAS core %s, %s of %d\n\n", threads,
               tfc::rt::gemm::activeKernels().name, openblas_get_corename(),
               useBest ? "best" : "median", samples);
-  std::printf("%-17s %-4s %5s %6s %6s %6s %3s %3s %3s %10s %10s %6s %11s\n", "model", "pass",
-              "batch", "M", "N", "K", "tA", "tB", "acc", "tfc GF/s", "BLAS GF/s", "ratio",
-              "middle half");
+  std::printf("%-17s %-4s %5s %6s %6s %6s %3s %3s %3s %10s %10s %10s %6s %11s\n", "model", "pass",
+              "batch", "M", "N", "K", "tA", "tB", "acc", "tfc GF/s", "BLAS GF/s", "ceiling",
+              "ratio", "middle half");
 
-  busyAllThreads(300); // bring the clocks up before the first timing
   std::mt19937 rng(1);
   double logRatioSum = 0;
-  int rows = 0, below = 0, clearlyBelow = 0;
+  int rows = 0, below = 0, clearlyBelow = 0, belowAtCeiling = 0;
+  std::map<size_t, double> readRates; // GB/s by footprint, measured once each
   for (const Call &c : readCalls(shapes)) {
     if (!filter.empty() && c.model != filter)
       continue;
@@ -299,6 +320,9 @@ int main(int argc, char **argv) {
     if (threads > 1)
       busyAllThreads(300);
 
+    // The FMA rate now, call by call: this machine's clock drifts by a tenth
+    // over the minutes a table takes.
+    const double peak = ceiling::fmaPeak();
     auto tfc = [&] { runTfc(c, a.data, b.data, out.data); };
     auto blas = [&] { runBlas(plain, denseA, denseB, check.data); };
     std::vector<double> tTfcs, tBlases;
@@ -321,6 +345,20 @@ int main(int argc, char **argv) {
     double tTfc = summary(tTfcs), tBlas = summary(tBlases);
 
     double flops = 2.0 * double(c.batch) * double(c.m) * double(c.n) * double(c.k);
+    // The ceiling: every byte of A, B and C (as tfc reads them) touched once
+    // at the rate their cache level gives, or the FMAs at theirs.
+    const size_t bytes = sizeof(float) * (a.size + b.size + out.size);
+    auto [at, fresh] = readRates.try_emplace(bytes / 4096, 0.0);
+    if (fresh)
+      at->second = ceiling::readRate(bytes);
+    const bool memoryBound = double(bytes) / at->second > flops / peak;
+    const double roof = memoryBound ? flops / (double(bytes) / at->second) : peak;
+    // Winograd's rows count the direct product's FLOPs, more than it runs:
+    // no ceiling applies to them.
+    char roofText[24] = "-";
+    if (!c.winograd)
+      std::snprintf(roofText, sizeof roofText, "%.1f %s", roof,
+                    memoryBound ? ceiling::levelOf(bytes) : "fma");
     // On 1 thread each tfc timing has an OpenBLAS one taken right after it:
     // the ratio is the median of those pairs' ratios (a drift in the
     // machine's speed moves both timings of a pair), and the middle half of
@@ -338,14 +376,18 @@ int main(int argc, char **argv) {
     char band[32] = "-";
     if (threads == 1)
       std::snprintf(band, sizeof band, "%.2f-%.2f", low, high);
-    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %6.2f %11s%s%s\n",
+    // Both libraries at 90% of what the machine allows or more.
+    const bool atCeiling =
+        !c.winograd && std::min(flops / tTfc, flops / tBlas) * 1e-9 >= 0.9 * roof;
+    std::printf("%-17s %-4s %5ld %6ld %6ld %6ld %3ld %3ld %3ld %10.1f %10.1f %10s %6.2f %11s%s%s\n",
                 c.model.c_str(), c.pass.c_str(), c.batch, c.m, c.n, c.k, c.transA, c.transB, c.acc,
-                flops / tTfc * 1e-9, flops / tBlas * 1e-9, ratio, band,
+                flops / tTfc * 1e-9, flops / tBlas * 1e-9, roofText, ratio, band,
                 c.kind == "gemm"      ? ""
                 : c.winograd          ? (c.kind == "windows" ? " winograd" : " winograd taps")
                 : c.kind == "windows" ? " windows"
                                       : " taps",
                 ratio >= 1.0                  ? ""
+                : atCeiling                   ? "  < (at ceiling)"
                 : threads == 1 && high >= 1.0 ? "  < (noise)"
                                               : "  <");
     std::fflush(stdout);
@@ -353,12 +395,14 @@ int main(int argc, char **argv) {
     ++rows;
     below += ratio < 1.0;
     clearlyBelow += ratio < 1.0 && !(threads == 1 && high >= 1.0);
+    belowAtCeiling += ratio < 1.0 && atCeiling;
   }
   if (rows)
-    std::printf("\n%d calls, geometric mean ratio %.2f, %d below 1.0%s\n", rows,
-                std::exp(logRatioSum / rows), below,
+    std::printf("\n%d calls, geometric mean ratio %.2f, %d below 1.0 (%d of them with both "
+                "libraries at 90%% of the ceiling or more%s)\n",
+                rows, std::exp(logRatioSum / rows), below, belowAtCeiling,
                 threads == 1 ? (", " + std::to_string(clearlyBelow) +
-                                " of them with three quarters of the pairs below")
+                                " with three quarters of the pairs below")
                                    .c_str()
                              : "");
 }

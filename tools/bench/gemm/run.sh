@@ -12,8 +12,9 @@
 # Debian's OpenBLAS 0.3.21 does not know Zen 5 and runs its Haswell (AVX2)
 # kernels here; OPENBLAS_CORETYPE=SkylakeX gives it its AVX-512 ones, small-
 # matrix kernels included. Regenerate shapes.txt with shapes.py after a model
-# changes. stream.cpp (built by hand: see its header) measures the ceiling of
-# the memory-bound products, one core reading a buffer of L1 to L3 size.
+# changes. Each row shows the call's ceiling on this machine (ceiling.cpp:
+# the FMA rate, or the rate at which the cores read the call's bytes), and
+# `$BUILD/gemm_bench --threads 1 --ceilings` prints those rates alone.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -33,10 +34,11 @@ g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/Gemm.cpp" -o "$BUILD/Gemm.o" &
 g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/Winograd.cpp" -o "$BUILD/Winograd.o" &
 g++ "${FLAGS[@]}" -c "$ROOT/runtime/GemmKernels.cpp" -o "$BUILD/GemmKernels.o" &
 g++ "${FLAGS[@]}" -c "$ROOT/runtime/ThreadPool.cpp" -o "$BUILD/ThreadPool.o" &
+g++ "${FLAGS[@]}" -march=native -c "$ROOT/tools/bench/gemm/ceiling.cpp" -o "$BUILD/ceiling.o" &
 g++ "${FLAGS[@]}" -I/usr/include/x86_64-linux-gnu/openblas-pthread \
   -c "$ROOT/tools/bench/gemm/gemm_bench.cpp" -o "$BUILD/gemm_bench.o" &
 wait
-g++ "$BUILD"/{gemm_bench,Gemm,GemmKernels,Winograd,ThreadPool}.o \
+g++ "$BUILD"/{gemm_bench,ceiling,Gemm,GemmKernels,Winograd,ThreadPool}.o \
   -L/usr/lib/x86_64-linux-gnu/openblas-pthread -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-pthread \
   -lopenblas -lpthread -o "$BUILD/gemm_bench"
 
