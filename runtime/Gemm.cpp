@@ -599,7 +599,7 @@ void dotProducts(const KernelSet &ks, int64_t items, int64_t rows, int64_t cols,
   };
   // Memory-bound, as gemvDot.
   if (items * rows * cols * k * kMemoryBoundCost < kParallelMinMacs || rows < 16 ||
-      tfc::rt::numThreads() == 1)
+      tfc::rt::availableThreads() == 1)
     return block(0, rows);
   const int64_t quads = (rows + 3) / 4;
   tfc::rt::parallelFor(quads, 1,
@@ -662,7 +662,7 @@ void outerProducts(int64_t batch, int64_t m, int64_t n, const float *a, int64_t 
     }
   };
   const int64_t total = batch * m, work = total * n * kMemoryBoundCost;
-  if (work < kParallelMinMacs || tfc::rt::numThreads() == 1)
+  if (work < kParallelMinMacs || tfc::rt::availableThreads() == 1)
     return rows(0, total);
   tfc::rt::parallelFor(total, std::max<int64_t>(1, kTaskMacs / (n * kMemoryBoundCost)), rows);
 }
@@ -887,7 +887,7 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     kSteps = 1, kStep = k;
   const Plan plan{ks, kStep, kStep > 128};
   int64_t macs = int64_t(batch) * m * n * std::max<int64_t>(k, 1);
-  int threads = tfc::rt::numThreads();
+  int threads = tfc::rt::availableThreads();
   // C[i0:i1, j0:j1] of every item in order; in a reduction each item after
   // the first continues the chains the ones before it left in C.
   // Item `item + 1`'s operands (those that differ from item to item) to
@@ -1003,6 +1003,11 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
   // threads). The spinning workers join a job within a microsecond.
   int64_t tasks = std::max(std::min({total, work / kTaskMacs, int64_t(threads)}),
                            std::min<int64_t>(total, wideEpilogue ? threads : 1));
+  // One product cut along M goes in equal row ranges, not whole strips of
+  // MR rows: a weight gradient's 32 x 32 x 2048 in strips of 12 had given the
+  // caller 24 rows and the worker 8 (a strip takes any height; the same bits).
+  if (!alongN && batch == 1 && tasks > 1)
+    unit = (m + tasks - 1) / tasks, units = total = (m + unit - 1) / unit;
   int64_t perTask = (total + tasks - 1) / tasks;
   tasks = (total + perTask - 1) / perTask;
   // Units [begin, end) of the batch; `then`, an item this thread will
@@ -1138,7 +1143,7 @@ extern "C" void tfc_sgemm_pair(intptr_t batch0, intptr_t m0, intptr_t n0, intptr
        strideC0, accumulate0},
       {batch1, m1, n1, k1, a1, lda1, strideA1, transA1, b1, ldb1, strideB1, transB1, c1, ldc1,
        strideC1, accumulate1}};
-  if (tfc::rt::numThreads() != 2) { // each product on all the threads
+  if (tfc::rt::availableThreads() != 2) { // each product on all the threads
     products[0].run(0, m0);
     products[1].run(0, m1);
     return;

@@ -197,6 +197,8 @@ void setNumThreads(int threads) { pool().setThreads(threads); }
 
 int numThreads() { return pool().threads(); }
 
+int availableThreads() { return insideParallel ? 1 : pool().threads(); }
+
 void parallelFor(int64_t n, int64_t grain,
                  const std::function<void(int64_t, int64_t)> &body) {
   pool().run(n, grain, body);

@@ -18,6 +18,10 @@ namespace tfc::rt {
 /// the machine's hardware concurrency.
 void setNumThreads(int threads);
 int numThreads();
+/// The threads a parallelFor called here would run on: numThreads(), or 1
+/// inside a parallelFor's body (a nested call runs inline), where cutting
+/// work into one task a thread only costs.
+int availableThreads();
 
 /// Calls body(begin, end) on disjoint chunks covering [0, n) and returns when
 /// every chunk is done. Chunks smaller than `grain` are not split further.
