@@ -813,7 +813,10 @@ TEST_F(ThreadPoolTest, NestedRunsInline) {
     setNumThreads(threads);
     const int64_t outer = 10, inner = 50;
     std::vector<std::atomic<int>> hits(outer * inner);
+    EXPECT_EQ(availableThreads(), threads);
+    std::atomic<int> availableInside{0};
     parallelFor(outer, 1, [&](int64_t b, int64_t e) {
+      availableInside.store(availableThreads()); // the GEMM plans for this many
       for (int64_t i = b; i < e; ++i) {
         std::thread::id self = std::this_thread::get_id();
         parallelFor(inner, 1, [&](int64_t b2, int64_t e2) {
@@ -825,6 +828,8 @@ TEST_F(ThreadPoolTest, NestedRunsInline) {
     });
     for (auto &h : hits)
       ASSERT_EQ(h.load(), 1);
+    EXPECT_EQ(availableInside.load(), 1);
+    EXPECT_EQ(availableThreads(), threads); // outside again
   }
 }
 
