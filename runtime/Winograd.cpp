@@ -77,14 +77,13 @@ template <int R, int C> struct Transform {
 
   /// Fills the partners and e from m.
   constexpr void plan() {
+    bool columnTaken[C] = {};
     for (int c = 0; c < C; ++c) {
       columnPartner[c] = -1;
-      for (int c2 = c + 1; c2 < C && columnPartner[c] < 0; ++c2)
-        if (pairs([&](int r) { return m[r][c]; }, [&](int r) { return m[r][c2]; }, R))
-          columnPartner[c] = c2;
-      for (int c1 = 0; c1 < c; ++c1) // a column pairs once
-        if (columnPartner[c1] == c)
-          columnPartner[c] = -1;
+      for (int c2 = c + 1; c2 < C && columnPartner[c] < 0 && !columnTaken[c]; ++c2)
+        if (!columnTaken[c2] &&
+            pairs([&](int r) { return m[r][c]; }, [&](int r) { return m[r][c2]; }, R))
+          columnPartner[c] = c2, columnTaken[c2] = true;
     }
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c)
@@ -195,6 +194,17 @@ template <int M, int R> constexpr Minimal<M, R> makeMinimal() {
 
 constexpr Minimal<kOut, kTaps> kForward = makeMinimal<kOut, kTaps>();  // outputs from taps
 constexpr Minimal<kTaps, kOut> kGradient = makeMinimal<kTaps, kOut>(); // taps from outputs
+
+// The pairs the transforms rely on for their operation counts (a change in
+// the construction that lost them would still compute right, only slower).
+static_assert(kForward.bt.rowPartner[1] == 2 && kForward.bt.rowPartner[3] == 4 &&
+                  kForward.bt.rowPartner[5] == 6,
+              "B^T's rows for p and -p pair up");
+static_assert(kForward.at.columnPartner[1] == 2 && kForward.at.columnPartner[3] == 4 &&
+                  kForward.at.columnPartner[5] == 6,
+              "A^T's columns for p and -p pair up");
+static_assert(kGradient.g.rowPartner[1] == 2 && kGradient.at.columnPartner[1] == 2,
+              "G' and A'^T pair up likewise");
 
 /// A thread's scratch, grown as needed and kept across calls.
 struct Scratch {
