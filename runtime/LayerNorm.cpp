@@ -99,6 +99,24 @@ typedef float F8u __attribute__((vector_size(32), aligned(4), may_alias));
   return v[0];
 }
 
+/// hsum of eight vectors at once, out[i] = hsum(v[i]): the same tree of
+/// adds (lanes l + l^4, then + l^2, then + l^1), eight rows a level side by
+/// side, so the same bits, in 22 operations instead of 56.
+[[gnu::always_inline]] inline F8 hsum8(const F8 (&v)[8]) {
+  F8 a[4]; // a[i]: the halves' sums of rows 2i (lanes 0-3) and 2i + 1 (4-7)
+  for (int i = 0; i < 4; ++i)
+    a[i] = __builtin_shufflevector(v[2 * i], v[2 * i + 1], 0, 1, 2, 3, 8, 9, 10, 11) +
+           __builtin_shufflevector(v[2 * i], v[2 * i + 1], 4, 5, 6, 7, 12, 13, 14, 15);
+  F8 b[2]; // b[i]: the quarters' sums of rows 4i, 4i + 2 (lanes 0-3), 4i + 1, 4i + 3
+  for (int i = 0; i < 2; ++i)
+    b[i] = __builtin_shufflevector(a[2 * i], a[2 * i + 1], 0, 1, 8, 9, 4, 5, 12, 13) +
+           __builtin_shufflevector(a[2 * i], a[2 * i + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+  // Rows 0, 2, 4, 6, 1, 3, 5, 7.
+  const F8 c = __builtin_shufflevector(b[0], b[1], 0, 2, 8, 10, 4, 6, 12, 14) +
+               __builtin_shufflevector(b[0], b[1], 1, 3, 9, 11, 5, 7, 13, 15);
+  return __builtin_shufflevector(c, c, 0, 4, 1, 5, 2, 6, 3, 7);
+}
+
 /// v[i] = 1 / sqrt(v[i]) for the whole array at once: with AVX, vector
 /// square roots and divisions, correctly rounded as the scalar ones (so the
 /// same bits). One row's after another, perf put a quarter of
@@ -132,7 +150,32 @@ void rowsBackward8(int64_t count, int64_t d, float eps, const float *__restrict 
     d = D;
   const float invD = 1.0f / float(d);
   float *rstds = stats, *as = stats + count, *bs = stats + 2 * count;
-  for (int64_t r = 0; r < count; ++r) {
+  // Rows by eights, their horizontal sums side by side (hsum8), then the
+  // rest one by one: the same operations on every row either way.
+  const int64_t eights = count / 8 * 8;
+  for (int64_t r0 = 0; r0 < eights; r0 += 8) {
+    F8 sums[8], squares[8];
+    for (int i = 0; i < 8; ++i) {
+      const float *xr = x + (r0 + i) * d;
+      sums[i] = F8{};
+      for (int64_t j = 0; j < d; j += 8)
+        sums[i] += load8(xr + j);
+    }
+    const F8 means = hsum8(sums) * invD;
+    for (int i = 0; i < 8; ++i) {
+      const float *xr = x + (r0 + i) * d;
+      float *xh = xhat + (r0 + i) * d;
+      const F8 mean = splat(means[i]);
+      squares[i] = F8{};
+      for (int64_t j = 0; j < d; j += 8) {
+        F8 centred = load8(xr + j) - mean;
+        store8(xh + j, centred);
+        squares[i] += centred * centred;
+      }
+    }
+    store8(rstds + r0, hsum8(squares) * invD + eps);
+  }
+  for (int64_t r = eights; r < count; ++r) {
     const float *xr = x + r * d;
     float *xh = xhat + r * d;
     F8 sum = {};
@@ -153,11 +196,13 @@ void rowsBackward8(int64_t count, int64_t d, float eps, const float *__restrict 
   if constexpr (D > 0)
     for (int64_t v = 0; v < kHeld; ++v)
       heldG[v] = load8(pg + 8 * v), heldB[v] = load8(pb + 8 * v);
-  for (int64_t r = 0; r < count; ++r) {
+  // A row's sums of dxhat and dxhat * xhat (its dgamma and dbeta terms into
+  // the held or stored block sums, in row order).
+  auto sumsOfRow = [&](int64_t r, F8 &sumDxhat, F8 &sumDxhatXhat) {
     const float *gr = g + r * d;
     float *xh = xhat + r * d;
     const F8 rstd = splat(rstds[r]);
-    F8 sumDxhat = {}, sumDxhatXhat = {};
+    sumDxhat = F8{}, sumDxhatXhat = F8{};
     for (int64_t j = 0; j < d; j += 8) {
       F8 xhj = load8(xh + j) * rstd, gj = load8(gr + j), dxh = gj * load8(gamma + j);
       store8(xh + j, xhj);
@@ -171,6 +216,17 @@ void rowsBackward8(int64_t count, int64_t d, float eps, const float *__restrict 
         store8(pb + j, load8(pb + j) + gj);
       }
     }
+  };
+  for (int64_t r0 = 0; r0 < eights; r0 += 8) {
+    F8 sumDxhat[8], sumDxhatXhat[8];
+    for (int i = 0; i < 8; ++i)
+      sumsOfRow(r0 + i, sumDxhat[i], sumDxhatXhat[i]);
+    store8(as + r0, hsum8(sumDxhat) * invD);
+    store8(bs + r0, hsum8(sumDxhatXhat) * invD);
+  }
+  for (int64_t r = eights; r < count; ++r) {
+    F8 sumDxhat, sumDxhatXhat;
+    sumsOfRow(r, sumDxhat, sumDxhatXhat);
     as[r] = hsum(sumDxhat) * invD;
     bs[r] = hsum(sumDxhatXhat) * invD;
   }
