@@ -4,7 +4,8 @@
 // double precision, on widths below, at and around its 16 lanes, the
 // models' widths, rows that fill its blocks of 64 partly, once and many
 // times; outputs start as NaN. Equal bits for 1, 2 and 3 threads (the
-// parameter gradients are summed per block, then in block order).
+// parameter gradients are summed per block, then in block order), and for a
+// row whether the kernel takes it among eight or alone.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +122,24 @@ TEST(LayerNormKernel, BitwiseIdenticalForAnyThreadCount) {
     EXPECT_EQ(std::memcmp(r.dbeta.data(), first.dbeta.data(), sizeof(float) * c.d), 0);
   }
   tfc::rt::setNumThreads(before);
+}
+
+TEST(LayerNormKernel, RowsByEightsGiveEachRowsOwnBits) {
+  // 21 rows: two groups of eight, whose horizontal sums go side by side, and
+  // five alone; each row alone again must give its dx bit for bit.
+  for (int64_t d : {32, 64, 48, 256}) {
+    Case c(21, d, unsigned(d));
+    Result all = run(c);
+    for (int64_t r = 0; r < c.rows; ++r) {
+      Case one(1, d, 0);
+      std::copy(c.x.begin() + r * d, c.x.begin() + (r + 1) * d, one.x.begin());
+      std::copy(c.g.begin() + r * d, c.g.begin() + (r + 1) * d, one.g.begin());
+      one.gamma = c.gamma;
+      Result alone = run(one);
+      EXPECT_EQ(std::memcmp(alone.dx.data(), all.dx.data() + r * d, sizeof(float) * d), 0)
+          << "row " << r << " of d = " << d;
+    }
+  }
 }
 
 } // namespace
