@@ -152,44 +152,37 @@ void rowsBackward8(int64_t count, int64_t d, float eps, const float *__restrict 
   float *rstds = stats, *as = stats + count, *bs = stats + 2 * count;
   // Rows by eights, their horizontal sums side by side (hsum8), then the
   // rest one by one: the same operations on every row either way.
-  const int64_t eights = count / 8 * 8;
-  for (int64_t r0 = 0; r0 < eights; r0 += 8) {
-    F8 sums[8], squares[8];
-    for (int i = 0; i < 8; ++i) {
-      const float *xr = x + (r0 + i) * d;
-      sums[i] = F8{};
-      for (int64_t j = 0; j < d; j += 8)
-        sums[i] += load8(xr + j);
-    }
-    const F8 means = hsum8(sums) * invD;
-    for (int i = 0; i < 8; ++i) {
-      const float *xr = x + (r0 + i) * d;
-      float *xh = xhat + (r0 + i) * d;
-      const F8 mean = splat(means[i]);
-      squares[i] = F8{};
-      for (int64_t j = 0; j < d; j += 8) {
-        F8 centred = load8(xr + j) - mean;
-        store8(xh + j, centred);
-        squares[i] += centred * centred;
-      }
-    }
-    store8(rstds + r0, hsum8(squares) * invD + eps);
-  }
-  for (int64_t r = eights; r < count; ++r) {
+  auto rowSum = [&](int64_t r) {
     const float *xr = x + r * d;
-    float *xh = xhat + r * d;
     F8 sum = {};
     for (int64_t j = 0; j < d; j += 8)
       sum += load8(xr + j);
-    const F8 mean = splat(hsum(sum) * invD);
+    return sum;
+  };
+  // Stores row r's centred values in xhat; returns their squares' lanes.
+  auto centredSquares = [&](int64_t r, float mean) {
+    const float *xr = x + r * d;
+    float *xh = xhat + r * d;
     F8 squares = {};
     for (int64_t j = 0; j < d; j += 8) {
-      F8 centred = load8(xr + j) - mean;
+      F8 centred = load8(xr + j) - splat(mean);
       store8(xh + j, centred);
       squares += centred * centred;
     }
-    rstds[r] = hsum(squares) * invD + eps;
+    return squares;
+  };
+  const int64_t eights = count / 8 * 8;
+  for (int64_t r0 = 0; r0 < eights; r0 += 8) {
+    F8 sums[8], squares[8];
+    for (int i = 0; i < 8; ++i)
+      sums[i] = rowSum(r0 + i);
+    const F8 means = hsum8(sums) * invD;
+    for (int i = 0; i < 8; ++i)
+      squares[i] = centredSquares(r0 + i, means[i]);
+    store8(rstds + r0, hsum8(squares) * invD + eps);
   }
+  for (int64_t r = eights; r < count; ++r)
+    rstds[r] = hsum(centredSquares(r, hsum(rowSum(r)) * invD)) * invD + eps;
   reciprocalSqrts(rstds, count);
   constexpr int64_t kHeld = D > 0 ? D / 8 : 1; // vectors of pg and pb in registers
   F8 heldG[kHeld], heldB[kHeld];

@@ -78,13 +78,9 @@ template <int R, int C> struct Transform {
   /// Fills the partners and e from m.
   constexpr void plan() {
     bool columnTaken[C] = {};
-    for (int c = 0; c < C; ++c) {
-      columnPartner[c] = -1;
-      for (int c2 = c + 1; c2 < C && columnPartner[c] < 0 && !columnTaken[c]; ++c2)
-        if (!columnTaken[c2] &&
-            pairs([&](int r) { return m[r][c]; }, [&](int r) { return m[r][c2]; }, R))
-          columnPartner[c] = c2, columnTaken[c2] = true;
-    }
+    partners(C, columnPartner, columnTaken, [&](int c, int c2) {
+      return pairs([&](int r) { return m[r][c]; }, [&](int r) { return m[r][c2]; }, R);
+    });
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c)
         e[r][c] = m[r][c];
@@ -96,12 +92,20 @@ template <int R, int C> struct Transform {
         }
     for (int r = 0; r < R; ++r)
       rowSecond[r] = false;
-    for (int r = 0; r < R; ++r) {
-      rowPartner[r] = -1;
-      for (int r2 = r + 1; r2 < R && rowPartner[r] < 0 && !rowSecond[r]; ++r2)
-        if (!rowSecond[r2] &&
-            pairs([&](int c) { return e[r][c]; }, [&](int c) { return e[r2][c]; }, C))
-          rowPartner[r] = r2, rowSecond[r2] = true;
+    partners(R, rowPartner, rowSecond, [&](int r, int r2) {
+      return pairs([&](int c) { return e[r][c]; }, [&](int c) { return e[r2][c]; }, C);
+    });
+  }
+  /// partner[i] = the first j > i, not yet taken, that `pair(i, j)` accepts,
+  /// for each i not taken itself (then taken[j] = true), else -1: each index
+  /// in one pair at most.
+  template <class Pair>
+  static constexpr void partners(int n, int *partner, bool *taken, Pair pair) {
+    for (int i = 0; i < n; ++i) {
+      partner[i] = -1;
+      for (int j = i + 1; j < n && partner[i] < 0 && !taken[i]; ++j)
+        if (!taken[j] && pair(i, j))
+          partner[i] = j, taken[j] = true;
     }
   }
   /// Whether a and b (n entries) are equal where some are and opposite
