@@ -351,8 +351,8 @@ int main(int argc, char **argv) {
     auto [at, fresh] = readRates.try_emplace(bytes / 4096, 0.0);
     if (fresh)
       at->second = ceiling::readRate(bytes);
-    const bool memoryBound = double(bytes) / at->second > flops / peak;
-    const double roof = memoryBound ? flops / (double(bytes) / at->second) : peak;
+    const double roof = std::min(peak, flops / (double(bytes) / at->second));
+    const bool memoryBound = roof < peak;
     // Winograd's rows count the direct product's FLOPs, more than it runs:
     // no ceiling applies to them.
     char roofText[24] = "-";
