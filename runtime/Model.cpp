@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 
 // Defined by the generated object; weak so that the runtime's own tests link.
 extern "C" const char tfc_manifest[] __attribute__((weak));
@@ -15,6 +16,17 @@ extern "C" void tfc_entry_evaluate(void **) __attribute__((weak));
 extern "C" void tfc_entry_train_step(void **) __attribute__((weak));
 
 namespace tfc::rt {
+
+void *allocateArena(size_t bytes) {
+  constexpr size_t kHugePage = size_t(2) << 20;
+  if (bytes < kHugePage)
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void *p = std::aligned_alloc(kHugePage, rounded);
+  if (p)
+    madvise(p, rounded, MADV_HUGEPAGE); // a hint: without THP it changes nothing
+  return p;
+}
 
 static EntryFn findEntry(const std::string &symbol) {
   if (symbol == "tfc_entry_predict")
@@ -166,7 +178,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   auto &arena = arenas_[entry.name];
   size_t bytes = size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
   if (!arena.first) {
-    arena.first = std::aligned_alloc(64, bytes);
+    arena.first = allocateArena(bytes);
     arena.second = bytes;
     if (!arena.first) {
       error = "cannot allocate the " + withThousands(int64_t(bytes)) + "-byte arena of entry '" +

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/FloatMode.h"
+#include "runtime/Model.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
 
@@ -860,6 +861,19 @@ TEST_F(ThreadPoolTest, DefaultIsHardwareConcurrency) {
   unsigned hw = std::thread::hardware_concurrency();
   EXPECT_EQ(numThreads(), hw == 0 ? 1 : static_cast<int>(hw));
   EXPECT_GE(numThreads(), 1);
+}
+
+// An arena of 2 MiB or more starts on a 2 MiB boundary (where a huge page
+// can back it); a smaller one on a cache line. Every byte is writable.
+TEST(RuntimeArena, LargeArenasStartOnHugePageBoundaries) {
+  for (size_t bytes : {size_t(64), size_t(100), size_t(2) << 20, (size_t(5) << 20) + 7}) {
+    void *p = allocateArena(bytes);
+    ASSERT_NE(p, nullptr) << bytes;
+    const uintptr_t align = bytes >= (size_t(2) << 20) ? uintptr_t(2) << 20 : 64;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u) << bytes;
+    std::memset(p, 0xab, bytes);
+    std::free(p);
+  }
 }
 
 } // namespace
