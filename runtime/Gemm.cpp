@@ -8,9 +8,11 @@
 // row-major B when few strips reuse its panels or they are short.
 //
 // Determinism: every C element is one FMA chain over k in order (see
-// GemmKernels.h), or in a batch reduction over (item, k) in order; the
-// blocking and the thread split only decide who runs which chain, so any
-// thread count gives the same bits.
+// GemmKernels.h), or in a batch reduction over (item, k) in order; a GEMV's
+// elements and a narrow right edge's (dotEdgeColumns) are sixteen lane
+// chains and a fixed tree, chosen by the shape alone. The blocking and the
+// thread split only decide who runs which chain, so any thread count gives
+// the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,10 @@ constexpr int64_t kMaxTransposedTaps = 16;
 // A batch item's plain A is transposed for the kernels up to this many
 // floats (64 KiB: it stays in L2 beside B's panel).
 constexpr int64_t kMaxItemTransposedA = int64_t(1) << 14;
+// A right edge of up to this many columns over a plain A goes by dot
+// products (dotEdgeColumns): four lane chains a row and column a vector of A,
+// where the tiles' 256-bit half would spend a vector on four columns.
+constexpr int64_t kMaxDotEdgeColumns = 4;
 // Up to this many multiply-adds a product of one panel and one K step goes
 // straight to the tile kernels (sgemm's tiny path).
 constexpr int64_t kTinyMacs = int64_t(1) << 13;
@@ -135,6 +141,15 @@ struct Problem {
   int64_t ldaT = 0;
   const float *bRow(int64_t p) const {
     return kInner == 1 ? b + p * ldb : b + (p / kInner) * ldb + (p % kInner) * ldbInner;
+  }
+  /// op(B)[p][j], zero padding included.
+  float bAt(int64_t p, int64_t j) const {
+    if (transB)
+      return b[j * ldb + p];
+    if (bWidth <= 0)
+      return bRow(p)[j];
+    const int64_t shift = (p % kInner) * ldbInner - bPad;
+    return j + shift >= 0 && j + shift < bWidth ? b[(p / kInner) * ldb + shift + j] : 0.0f;
   }
   /// op(A)[i][p], where the kernels start reading a strip.
   const float *aAt(int64_t i, int64_t p) const {
@@ -395,6 +410,48 @@ struct Prefetch {
   }
 };
 
+/// The right edge of C that goes to dot products along K over a plain A's
+/// rows as they lie (KernelSet::dotTile), or 0: the last n % 32 columns
+/// (AVX-512's panel width, for every ISA: AVX2 and AVX-512 then compute the
+/// same columns the same way), where they are at most kMaxDotEdgeColumns
+/// beside whole panels and no A^T is at hand. The edge kernel would need this item's A
+/// transposed, a copy that cost as much as the edge's FMAs (Fleuret
+/// attention's 96 x 100 x 100 per sample: the tiles on a plain A are as
+/// fast as on A^T). Each element of those columns is sixteen lane chains
+/// and a fixed tree, as a GEMV's; which columns they are depends on the
+/// shape alone, not on the blocking or the threads.
+int64_t dotEdgeColumns(const Problem &g, const KernelSet &ks) {
+  constexpr int64_t kPanel = 32;
+  const int64_t edge = g.n % kPanel;
+  const bool fits = ks.dotTile && !g.transA && !g.aT && g.mInner == g.m && g.aWidth == 0 &&
+                    g.n > kPanel && g.k >= kDotLanes;
+  return fits && edge <= kMaxDotEdgeColumns ? edge : 0;
+}
+
+/// dst[q * k + p] = op(B)[p][j + q] for q < e, p < k: a plain B's right
+/// edge as rows along K, for the dot products. Four columns of plain rows
+/// go in 4 x 4 transposes (an element at a time was 1% of a 96 x 100 x 100
+/// product).
+void packEdgeColumns(const Problem &g, int64_t j, int64_t e, float *dst) {
+  int64_t p = 0;
+#if defined(__SSE__)
+  if (e == 4 && g.kInner == 1 && g.bWidth == 0)
+    for (; p + 4 <= g.k; p += 4) {
+      __m128 r0 = _mm_loadu_ps(g.b + p * g.ldb + j), r1 = _mm_loadu_ps(g.b + (p + 1) * g.ldb + j),
+             r2 = _mm_loadu_ps(g.b + (p + 2) * g.ldb + j),
+             r3 = _mm_loadu_ps(g.b + (p + 3) * g.ldb + j);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(dst + p, r0);
+      _mm_storeu_ps(dst + g.k + p, r1);
+      _mm_storeu_ps(dst + 2 * g.k + p, r2);
+      _mm_storeu_ps(dst + 3 * g.k + p, r3);
+    }
+#endif
+  for (; p < g.k; ++p)
+    for (int64_t q = 0; q < e; ++q)
+      dst[q * g.k + p] = g.bAt(p, j + q);
+}
+
 /// C[i0:i1, j0:j1] of one problem, on the calling thread. `rowsDone`, when
 /// given (the block then spans every column of C), runs on each block of
 /// rows once its last K step is stored, while the rows are still in cache.
@@ -409,6 +466,30 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
     if (rowsDone)
       (*rowsDone)(i0, i1);
     return;
+  }
+  // The right edge first, over all the rows, when it goes by dot products
+  // (before the paths below, whichever of them runs the rest): the tiles'
+  // last block of rows then completes C's rows (rowsDone).
+  const int64_t dotEdge = j1 == g.n ? dotEdgeColumns(g, ks) : 0;
+  if (dotEdge > 0) {
+    const int64_t j = g.n - dotEdge;
+    // op(B)'s edge columns as rows: a transposed B's own, else copied.
+    const float *bT = g.b + j * g.ldb;
+    int64_t ldbT = g.ldb;
+    thread_local std::vector<float> edgeB;
+    if (!g.transB) {
+      edgeB.resize(size_t(dotEdge * g.k));
+      packEdgeColumns(g, j, dotEdge, edgeB.data());
+      bT = edgeB.data(), ldbT = g.k;
+    }
+    ks.dotTile(i1 - i0, dotEdge, 1, g.k, g.a + i0 * g.lda, g.lda, 0, bT, ldbT, 0,
+               g.c + i0 * g.ldc + j, g.ldc, 1, g.accumulate);
+    j1 = std::max(j0, j);
+    if (j1 == j0) {
+      if (rowsDone)
+        (*rowsDone)(i0, i1);
+      return;
+    }
   }
   if (readsSmallKInPlace(g, ks, i1 - i0, j1 - j0)) {
     ks.smallK(i1 - i0, j1 - j0, g.k, g.aAt(i0, 0), g.lda, g.b, g.ldb, g.kInner, g.ldbInner, j0,
@@ -435,11 +516,12 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
   // columns at least share the copy (the reverse task's 2048 x 32 x 10: 94
   // -> 60 GFLOP/s), for the transposed-A kernels and the edge. Its rows are
   // padded to 16 floats, and off a multiple of 1 KiB, which would put a
-  // strip's steps in one set of L1.
+  // strip's steps in one set of L1. Not when the edge went by dot products:
+  // the copy would serve the tiles alone, which run as fast on plain rows.
   const float *aT = g.aT;
   int64_t ldaT = g.ldaT, aTRow = 0;
   thread_local std::vector<float> itemAT;
-  if (!aT && !g.transA && g.mInner == g.m && g.aWidth == 0 && j1 - j0 >= 2 * NR &&
+  if (!aT && !g.transA && g.mInner == g.m && g.aWidth == 0 && j1 - j0 >= 2 * NR && dotEdge == 0 &&
       (i1 - i0) * g.k <= kMaxItemTransposedA) {
     ldaT = (i1 - i0 + 15) / 16 * 16, aTRow = i0;
     if (ldaT % 256 == 0)

@@ -10,6 +10,9 @@
 // blocks and reloads it continues the same chain: the result depends on
 // neither the blocking nor the thread split. (The scalar set keeps the
 // order, with a multiply and an add wherever the compiler does not fuse them.)
+// The dot kernels (DotKernel, DotTileKernel: GEMVs, a narrow right edge)
+// are the exception: sixteen lane chains and a fixed tree, the same on both
+// ISAs.
 //
 //===----------------------------------------------------------------------===//
 

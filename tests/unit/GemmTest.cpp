@@ -311,6 +311,51 @@ TEST(Gemm, RightEdgeAlongTheRows) {
         }
 }
 
+// The last n % 32 columns (1 to 4, beside whole panels) of a product over a
+// plain A that no batch shares go by dot products along K (dotEdgeColumns):
+// within the reference's bound, AVX2 and AVX-512 alike (the same columns on
+// both: 32 is AVX-512's panel, two of AVX2's), with B plain, transposed or
+// padded, K on either side of a vector of 16, from 0 or from C, item by
+// item and in a batch reduction; and the same bits on 1, 2 and 3 threads
+// (cut along M, along N, by items).
+TEST(Gemm, RightEdgeByDotProducts) {
+  for (int64_t m : {1, 5, 64, 97})
+    for (int64_t n : {33, 36, 100, 130})
+      for (int64_t k : {16, 100, 301})
+        for (bool transB : {false, true}) {
+          unsigned seed = unsigned(m * 5 + n * 3 + k + transB);
+          checkAllIsas(dense(1, m, n, k, false, transB), seed);
+          checkAllIsas(dense(3, m, n, k, false, transB, true, 1, 2, 3), seed);
+          checkAllIsas(reduction(4, m, n, k, false, transB, true, false), seed);
+        }
+  const Call calls[] = {dense(1, 640, 100, 300, false, false), dense(1, 96, 1000, 64, false, true),
+                        dense(128, 96, 100, 100, false, false),
+                        reduction(16, 200, 36, 300, false, false, false, false)};
+  int before = tfc::rt::numThreads();
+  for (Isa isa : supportedIsas()) {
+    if (isa == Isa::Scalar)
+      continue;
+    tfc::rt::gemm::forceIsa(isa);
+    for (const Call &g : calls) {
+      const Buffers in(g, 5);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        tfc::rt::setNumThreads(threads);
+        Buffers out = in;
+        out.run(g);
+        if (threads == 1)
+          first = out.c;
+        else
+          EXPECT_EQ(std::memcmp(first.data(), out.c.data(), sizeof(float) * first.size()), 0)
+              << g.str() << " on " << threads << " threads ("
+              << tfc::rt::gemm::activeKernels().name << ")";
+      }
+    }
+  }
+  tfc::rt::setNumThreads(before);
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
 // Two independent products in one call (a backward pass's dW and dx), one
 // a thread on two threads: the same bits as the two calls, for any count.
 // (On two threads the product with the shorter K goes in row blocks: both
