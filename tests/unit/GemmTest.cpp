@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -186,6 +187,34 @@ void checkAllIsas(const Call &g, unsigned seed = 1) {
   tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
 }
 
+/// Runs each call on every kernel set with 1, 2 and 3 threads: the 1-thread
+/// result against the reference, the others bitwise equal to it.
+void checkThreadCounts(std::initializer_list<Call> calls, unsigned seed) {
+  int before = tfc::rt::numThreads();
+  for (Isa isa : supportedIsas()) {
+    tfc::rt::gemm::forceIsa(isa);
+    for (const Call &g : calls) {
+      const Buffers in(g, seed);
+      std::vector<float> first;
+      for (int threads : {1, 2, 3}) {
+        tfc::rt::setNumThreads(threads);
+        Buffers out = in;
+        out.run(g);
+        if (threads == 1) {
+          Reference(g, in).expectMatches(g, in, out.c);
+          first = out.c;
+        } else {
+          EXPECT_EQ(std::memcmp(first.data(), out.c.data(), sizeof(float) * first.size()), 0)
+              << g.str() << " on " << threads << " threads ("
+              << tfc::rt::gemm::activeKernels().name << ")";
+        }
+      }
+    }
+  }
+  tfc::rt::setNumThreads(before);
+  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+}
+
 // Every set's transposing packer against its definition (GemmKernels.h), on
 // the panels packB hands it: pitch one or two vectors, any nr up to the
 // pitch, kc on either side of the transposes' 8 and 16 steps. Nothing past
@@ -328,32 +357,10 @@ TEST(Gemm, RightEdgeByDotProducts) {
           checkAllIsas(dense(3, m, n, k, false, transB, true, 1, 2, 3), seed);
           checkAllIsas(reduction(4, m, n, k, false, transB, true, false), seed);
         }
-  const Call calls[] = {dense(1, 640, 100, 300, false, false), dense(1, 96, 1000, 64, false, true),
-                        dense(128, 96, 100, 100, false, false),
-                        reduction(16, 200, 36, 300, false, false, false, false)};
-  int before = tfc::rt::numThreads();
-  for (Isa isa : supportedIsas()) {
-    if (isa == Isa::Scalar)
-      continue;
-    tfc::rt::gemm::forceIsa(isa);
-    for (const Call &g : calls) {
-      const Buffers in(g, 5);
-      std::vector<float> first;
-      for (int threads : {1, 2, 3}) {
-        tfc::rt::setNumThreads(threads);
-        Buffers out = in;
-        out.run(g);
-        if (threads == 1)
-          first = out.c;
-        else
-          EXPECT_EQ(std::memcmp(first.data(), out.c.data(), sizeof(float) * first.size()), 0)
-              << g.str() << " on " << threads << " threads ("
-              << tfc::rt::gemm::activeKernels().name << ")";
-      }
-    }
-  }
-  tfc::rt::setNumThreads(before);
-  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+  checkThreadCounts({dense(1, 640, 100, 300, false, false), dense(1, 96, 1000, 64, false, true),
+                     dense(128, 96, 100, 100, false, false),
+                     reduction(16, 200, 36, 300, false, false, false, false)},
+                    5);
 }
 
 // Two independent products in one call (a backward pass's dW and dx), one
@@ -545,7 +552,7 @@ TEST(Gemm, ModelShapes) {
 // to be split (2^24 multiply-adds): along M, along N, and across the items
 // of a batch (but a reduction's only by blocks of C).
 TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
-  const Call calls[] = {
+  checkThreadCounts({
       dense(1, 2048, 96, 96, false, true),
       dense(1, 64, 3000, 320, false, false),
       dense(1, 700, 300, 300, true, false),
@@ -568,30 +575,7 @@ TEST(Gemm, BitwiseIdenticalForAnyThreadCount) {
       // outer products: rows of the batch in ranges over the pool
       dense(4, 640, 256, 1, false, false),
       dense(3, 700, 100, 1, true, true, true),
-  };
-  int before = tfc::rt::numThreads();
-  for (Isa isa : supportedIsas()) {
-    tfc::rt::gemm::forceIsa(isa);
-    for (const Call &g : calls) {
-      const Buffers in(g, 3);
-      std::vector<float> first;
-      for (int threads : {1, 2, 3}) {
-        tfc::rt::setNumThreads(threads);
-        Buffers out = in;
-        out.run(g);
-        if (threads == 1) {
-          Reference(g, in).expectMatches(g, in, out.c);
-          first = out.c;
-        } else {
-          EXPECT_EQ(std::memcmp(first.data(), out.c.data(), sizeof(float) * first.size()), 0)
-              << g.str() << " on " << threads << " threads ("
-              << tfc::rt::gemm::activeKernels().name << ")";
-        }
-      }
-    }
-  }
-  tfc::rt::setNumThreads(before);
-  tfc::rt::gemm::forceIsa(tfc::rt::gemm::bestIsa());
+  }, 3);
 }
 
 /// What the test's epilogue sees: C, and for each row of the batch (row
