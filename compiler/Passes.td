@@ -159,7 +159,10 @@ def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {
     arguments (kind `input`, `param` or `seed`) and results (`output`,
     `attention`, `loss`, `metric`), and loses the tf argument and result
     attributes. The module gets `tfc.model`, `tfc.batch`, `tfc.params`
-    (name, type and initialiser of every parameter) and `tfc.inputs`.
+    (name, type and initialiser of every parameter) and `tfc.inputs` (name,
+    type, and `index_bound` = N for an integer input some op indexes with,
+    directly or through ops that only copy elements: its values must lie in
+    [0, N), the smallest bound of its uses; the runtime checks that).
   }];
 }
 

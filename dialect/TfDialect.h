@@ -27,6 +27,9 @@ class LoopFusible : public mlir::OpTrait::TraitBase<ConcreteType, LoopFusible> {
 /// position by position, whatever that shape is called (TfOps.td).
 template <typename ConcreteType>
 class Positionwise : public mlir::OpTrait::TraitBase<ConcreteType, Positionwise> {};
+/// Marks an op whose result elements are copies of operand elements (TfOps.td).
+template <typename ConcreteType>
+class CopiesElements : public mlir::OpTrait::TraitBase<ConcreteType, CopiesElements> {};
 /// Marks an op that reduces (or normalises along) an axis of its first operand.
 template <typename ConcreteType>
 class ReductionFusible : public mlir::OpTrait::TraitBase<ConcreteType, ReductionFusible> {};

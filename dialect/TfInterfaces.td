@@ -45,4 +45,18 @@ def TF_ProductOpInterface : OpInterface<"ProductOpInterface"> {
   ];
 }
 
+// An op that reads integer operand values as indices (a row of a table, a
+// class): the runtime checks every input that reaches such an operand against
+// its bound before a step runs (the manifest's `index_bound`), and each
+// backend clamps the index it loads so that no value addresses memory
+// outside a buffer.
+def TF_IndexingOpInterface : OpInterface<"IndexingOpInterface"> {
+  let cppNamespace = "::tfc::tf";
+  let methods = [
+    InterfaceMethod<
+      "How many values operand `operandNumber` may take, [0, bound), if it indexes.",
+      "std::optional<int64_t>", "indexBound", (ins "unsigned":$operandNumber)>,
+  ];
+}
+
 #endif // TFC_DIALECT_TFINTERFACES_TD

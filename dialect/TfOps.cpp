@@ -824,6 +824,22 @@ bool MatmulOp::rowsOfProducts() {
 }
 bool Conv1dOp::rowsOfProducts() { return !isPerPosition(); }
 
+// IndexingOpInterface: ids index a table's rows or one-hot's classes, labels
+// the logits' class axis.
+std::optional<int64_t> OneHotOp::indexBound(unsigned operand) {
+  return getDepthAttr().getInt();
+}
+std::optional<int64_t> GatherOp::indexBound(unsigned operand) {
+  if (operand != getIdsMutable().getOperandNumber())
+    return std::nullopt;
+  return getTable().getType().getDimSize(0);
+}
+std::optional<int64_t> CrossEntropyOp::indexBound(unsigned operand) {
+  if (operand != getLabelsMutable().getOperandNumber())
+    return std::nullopt;
+  return getLogits().getType().getDimSize(getAxisAttr().getInt());
+}
+
 LogicalResult FusionOp::verify() {
   if (!llvm::is_contained({"loop", "reduction", "gemm", "horizontal"}, getKind()))
     return emitOpError("kind must be \"loop\", \"reduction\", \"gemm\" or \"horizontal\", "

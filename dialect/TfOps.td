@@ -41,6 +41,11 @@ def TF_Positionwise : NativeOpTrait<"Positionwise"> { let cppNamespace = "::tfc:
 def TF_ReductionFusible : NativeOpTrait<"ReductionFusible"> {
   let cppNamespace = "::tfc::tf";
 }
+// An op whose every result element is a copy of an operand element (a
+// reshape, transpose, slice, concatenation or broadcast): an index keeps its
+// meaning through it, so a model input's index bound is followed through.
+def TF_CopiesElements : NativeOpTrait<"CopiesElements"> { let cppNamespace = "::tfc::tf"; }
+defvar TF_Indexing = DeclareOpInterfaceMethods<TF_IndexingOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -178,7 +183,8 @@ def TF_CastOp : TF_Op<"cast", [Pure, TF_Differentiable, TF_LoopFusible, TF_Posit
 //===----------------------------------------------------------------------===//
 
 def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim",
-                                [Pure, TF_Differentiable, TF_LoopFusible]> {
+                                [Pure, TF_Differentiable, TF_LoopFusible,
+                                 TF_CopiesElements]> {
   let summary = "explicit broadcast (StableHLO semantics, no transposition)";
   let description = [{
     Operand dimension `i` maps to result dimension `dims[i]`; `dims` is
@@ -195,7 +201,7 @@ def TF_BroadcastInDimOp : TF_Op<"broadcast_in_dim",
   let hasFolder = 1;
 }
 
-def TF_ReshapeOp : TF_Op<"reshape", [Pure, TF_Differentiable]> {
+def TF_ReshapeOp : TF_Op<"reshape", [Pure, TF_Differentiable, TF_CopiesElements]> {
   let summary = "row-major reshape to a type with the same element count";
   let arguments = (ins TF_Tensor:$x);
   let results = (outs TF_Tensor:$result);
@@ -204,7 +210,8 @@ def TF_ReshapeOp : TF_Op<"reshape", [Pure, TF_Differentiable]> {
   let hasFolder = 1;
 }
 
-def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable, TF_LoopFusible]> {
+def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable, TF_LoopFusible,
+                                                 TF_CopiesElements]> {
   let summary = "dimension permutation: result dim i is operand dim perm[i]";
   let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$perm);
   let results = (outs TF_Tensor:$result);
@@ -219,7 +226,7 @@ def TF_TransposeOp : TF_InferredOp<"transpose", [TF_Differentiable, TF_LoopFusib
   }];
 }
 
-def TF_SliceOp : TF_InferredOp<"slice", [TF_Differentiable]> {
+def TF_SliceOp : TF_InferredOp<"slice", [TF_Differentiable, TF_CopiesElements]> {
   let summary = "static strided slice [start, limit) by stride per dimension";
   let arguments = (ins TF_Tensor:$x, DenseI64ArrayAttr:$start,
                        DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$stride);
@@ -230,7 +237,7 @@ def TF_SliceOp : TF_InferredOp<"slice", [TF_Differentiable]> {
   }];
 }
 
-def TF_ConcatOp : TF_InferredOp<"concat", [TF_Differentiable]> {
+def TF_ConcatOp : TF_InferredOp<"concat", [TF_Differentiable, TF_CopiesElements]> {
   let summary = "concatenation along one axis";
   let arguments = (ins Variadic<TF_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs TF_Tensor:$result);
@@ -437,14 +444,14 @@ def TF_Conv1dOp : TF_InferredOp<"conv1d", [TF_Differentiable,
   }];
 }
 
-def TF_OneHotOp : TF_InferredOp<"one_hot", [TF_LoopFusible]> {
+def TF_OneHotOp : TF_InferredOp<"one_hot", [TF_LoopFusible, TF_Indexing]> {
   let summary = "one-hot f32 encoding of i32 indices";
   let arguments = (ins TF_IntTensor:$ids, I64Attr:$depth);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = "$ids `depth` $depth attr-dict `:` type($ids) `->` type($result)";
 }
 
-def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable]> {
+def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable, TF_Indexing]> {
   let summary = "row lookup (embedding): table[V, D] at ids[...] -> [..., D]";
   let arguments = (ins TF_FloatTensor:$table, TF_IntTensor:$ids);
   let results = (outs TF_FloatTensor:$result);
@@ -458,7 +465,7 @@ def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable]> {
 //===----------------------------------------------------------------------===//
 
 def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy",
-                                       [TF_Differentiable, TF_ReductionFusible]> {
+                                       [TF_Differentiable, TF_ReductionFusible, TF_Indexing]> {
   let summary = "mean softmax cross-entropy with integer labels";
   let description = [{
     `axis` of logits holds the classes; labels have the logits' shape without

@@ -20,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFENTRYPOINTS
@@ -36,6 +37,27 @@ bool isModelFunction(func::FuncOp func) {
          !func->hasAttr(kEntryAttr);
 }
 
+/// The number of values an integer model input may take, [0, bound), when
+/// some op indexes with it (through ops that only copy its elements): the
+/// smallest bound of any such use. The runtime checks inputs against it.
+std::optional<int64_t> indexBound(Value input) {
+  std::optional<int64_t> bound;
+  SmallVector<Value> worklist = {input};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto indexing = dyn_cast<tf::IndexingOpInterface>(user))
+        if (std::optional<int64_t> b = indexing.indexBound(use.getOperandNumber()))
+          bound = bound ? std::min(*bound, *b) : *b;
+      if (user->hasTrait<tf::CopiesElements>() && seen.insert(user).second)
+        llvm::append_range(worklist, user->getResults());
+    }
+  }
+  return bound;
+}
+
 /// The model-level facts every entry shares: name, batch, parameters (with
 /// their initialisers) and inputs, as module attributes.
 void recordModel(ModuleOp module, func::FuncOp model) {
@@ -50,8 +72,11 @@ void recordModel(ModuleOp module, func::FuncOp model) {
         fields.push_back(b.getNamedAttr("init", init));
       params.push_back(b.getDictionaryAttr(fields));
     } else if (Attribute name = model.getArgAttr(i, tf::TFDialect::kInputAttr)) {
-      inputs.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("name", name), b.getNamedAttr("type", TypeAttr::get(type))}));
+      SmallVector<NamedAttribute> fields = {b.getNamedAttr("name", name),
+                                            b.getNamedAttr("type", TypeAttr::get(type))};
+      if (std::optional<int64_t> bound = indexBound(model.getArgument(i)))
+        fields.push_back(b.getNamedAttr("index_bound", b.getI64IntegerAttr(*bound)));
+      inputs.push_back(b.getDictionaryAttr(fields));
     }
   }
   module->setAttr("tfc.model", b.getStringAttr(model.getSymName()));

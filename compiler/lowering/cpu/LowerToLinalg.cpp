@@ -398,7 +398,18 @@ struct OneHotLowering : OpRewritePattern<tf::OneHotOp> {
   }
 };
 
-/// out[..., d] = table[ids[...], d], the row read with tensor.extract.
+/// `id` (i32) clamped into [0, count) as an index: the runtime refuses
+/// out-of-range model inputs before a step runs, and this keeps any other
+/// value (a computed index) inside the buffer it addresses.
+Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t count) {
+  Value zero = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(0));
+  Value last = b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(int32_t(count - 1)));
+  Value clamped = b.create<arith::MinSIOp>(loc, b.create<arith::MaxSIOp>(loc, id, zero), last);
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), clamped);
+}
+
+/// out[..., d] = table[ids[...], d], the row read with tensor.extract (the
+/// id clamped into the table).
 struct GatherLowering : OpRewritePattern<tf::GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::GatherOp op, PatternRewriter &rewriter) const override {
@@ -414,7 +425,7 @@ struct GatherLowering : OpRewritePattern<tf::GatherOp> {
         rewriter, op.getLoc(), out, op.getIds(), idsMap, rewriter.getMultiDimIdentityMap(rank),
         emptyLike(rewriter, op.getLoc(), out), iterators,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value row = b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]);
+          Value row = clampedIndex(b, l, a[0], cast<RankedTensorType>(table.getType()).getDimSize(0));
           Value col = b.create<linalg::IndexOp>(l, rank - 1);
           return b.create<tensor::ExtractOp>(l, table, ValueRange{row, col});
         });
@@ -1172,7 +1183,7 @@ struct Conv1dLowering : OpRewritePattern<tf::Conv1dOp> {
 
 /// -mean(log_softmax(logits)[label]): the log-softmax as a tf op (lowered in
 /// turn), then a full reduction over the label positions that reads the
-/// labelled class with tensor.extract.
+/// labelled class with tensor.extract (the label clamped into the classes).
 struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::CrossEntropyOp op, PatternRewriter &rewriter) const override {
@@ -1193,8 +1204,8 @@ struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
           SmallVector<Value> indices;
           for (int64_t d = 0; d < rank; ++d)
             indices.push_back(b.create<linalg::IndexOp>(l, d));
-          indices.insert(indices.begin() + axis,
-                         b.create<arith::IndexCastOp>(l, b.getIndexType(), a[0]));
+          int64_t classes = cast<RankedTensorType>(logp.getType()).getDimSize(axis);
+          indices.insert(indices.begin() + axis, clampedIndex(b, l, a[0], classes));
           Value picked = b.create<tensor::ExtractOp>(l, logp, indices);
           return b.create<arith::SubFOp>(l, a[1], picked);
         });

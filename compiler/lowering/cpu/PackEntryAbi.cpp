@@ -105,9 +105,12 @@ llvm::json::Object describeModel(ModuleOp module) {
   if (auto list = module->getAttrOfType<ArrayAttr>("tfc.inputs"))
     for (auto p : list.getAsRange<DictionaryAttr>()) {
       auto type = cast<ShapedType>(cast<TypeAttr>(p.get("type")).getValue());
-      inputs.push_back(llvm::json::Object{{"name", cast<StringAttr>(p.get("name")).getValue()},
-                                          {"dtype", dtypeName(type.getElementType())},
-                                          {"shape", shapeOf(type)}});
+      llvm::json::Object input{{"name", cast<StringAttr>(p.get("name")).getValue()},
+                               {"dtype", dtypeName(type.getElementType())},
+                               {"shape", shapeOf(type)}};
+      if (auto bound = dyn_cast_or_null<IntegerAttr>(p.get("index_bound")))
+        input["index_bound"] = bound.getInt();
+      inputs.push_back(std::move(input));
     }
   if (auto train = module->getAttrOfType<DictionaryAttr>(tf::TFDialect::kTrainAttr))
     model["train"] = toJson(train);

@@ -220,7 +220,12 @@ func.func @one_hot_gather(%ids: tensor<2x3xi32>, %t: tensor<10x4xf32>) -> (tenso
   // CHECK: %[[HIT:.+]] = arith.cmpi eq, %{{.+}}, %[[CI]] : i32
   // CHECK: arith.uitofp %[[HIT]] : i1 to f32
   // CHECK: ins(%[[IDS]] : tensor<2x3xi32>) outs(%{{.+}} : tensor<2x3x4xf32>)
-  // CHECK: %[[ROW:.+]] = arith.index_cast %{{.+}} : i32 to index
+  // CHECK: ^bb0(%[[ID:.+]]: i32, %{{.+}}: f32):
+  // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i32
+  // CHECK-DAG: %[[LAST:.+]] = arith.constant 9 : i32
+  // CHECK: %[[LOW:.+]] = arith.maxsi %[[ID]], %[[ZERO]] : i32
+  // CHECK: %[[IN:.+]] = arith.minsi %[[LOW]], %[[LAST]] : i32
+  // CHECK: %[[ROW:.+]] = arith.index_cast %[[IN]] : i32 to index
   // CHECK: %[[COL:.+]] = linalg.index 2 : index
   // CHECK: tensor.extract %[[T]][%[[ROW]], %[[COL]]] : tensor<10x4xf32>
   %0 = tf.one_hot %ids depth 10 : tensor<2x3xi32> -> tensor<2x3x10xf32>
@@ -395,7 +400,9 @@ func.func @cross_entropy(%logits: tensor<2x3x5xf32>, %labels: tensor<2x5xi32>) -
   // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]} ins(%[[Y]] : tensor<2x5xi32>)
   // CHECK: %[[I0:.+]] = linalg.index 0 : index
   // CHECK: %[[I1:.+]] = linalg.index 1 : index
-  // CHECK: %[[C:.+]] = arith.index_cast %{{.+}} : i32 to index
+  // CHECK: %[[LOW:.+]] = arith.maxsi %{{.+}}, %{{.+}} : i32
+  // CHECK: %[[IN:.+]] = arith.minsi %[[LOW]], %{{.+}} : i32
+  // CHECK: %[[C:.+]] = arith.index_cast %[[IN]] : i32 to index
   // CHECK: tensor.extract %[[LOGP]][%[[I0]], %[[C]], %[[I1]]] : tensor<2x3x5xf32>
   // CHECK: arith.subf
   // CHECK: arith.constant 1.000000e+01 : f32

@@ -5,7 +5,7 @@
 // what they need: no labels. The model is described on the module.
 // MODULE: module attributes
 // MODULE-SAME: tfc.batch = 2 : i64
-// MODULE-SAME: tfc.inputs = [{name = "x", type = tensor<2x3xf32>}, {name = "labels", type = tensor<2xi32>}]
+// MODULE-SAME: tfc.inputs = [{name = "x", type = tensor<2x3xf32>}, {index_bound = 4 : i64, name = "labels", type = tensor<2xi32>}]
 // MODULE-SAME: tfc.model = "m"
 // MODULE-SAME: tfc.params = [{init = #tf.init<uniform, 5.000000e-01>, name = "w", type = tensor<4x3xf32>}]
 // MODULE-NOT: func.func @m(
@@ -112,4 +112,24 @@ func.func @m(%x: tensor<2x3xf32> {tf.input = "x"})
   // expected-error @+1 {{evaluate: 'peak' is not a mean over the samples of the batch}}
   %p = tf.reduce_max %x [0, 1] : tensor<2x3xf32> -> tensor<f32>
   return %l, %p : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// An integer input's index bound follows it through ops that only copy its
+// elements (reshape, slice) to every op that indexes with it, and is the
+// smallest: the embedding's 20 rows and one_hot's 12 classes give 12. An
+// input only cast or compared indexes nothing and gets no bound.
+// MODULE: tfc.inputs = [{index_bound = 12 : i64, name = "ids", type = tensor<2x8xi32>}, {name = "counts", type = tensor<2x8xi32>}]
+// CHECK-LABEL: func.func @predict(
+func.func @m(%ids: tensor<2x8xi32> {tf.input = "ids"}, %counts: tensor<2x8xi32> {tf.input = "counts"},
+             %table: tensor<20x4xf32> {tf.param = "table", tf.init = #tf.init<normal, 1.0>})
+    -> (tensor<2x8x4xf32> {tf.output = "e"}, tensor<4x12xf32> {tf.output = "h"},
+        tensor<2x8xf32> {tf.output = "c"}) attributes {tf.batch = 2 : i64} {
+  %e = tf.gather %table, %ids : tensor<20x4xf32>, tensor<2x8xi32> -> tensor<2x8x4xf32>
+  %flat = tf.reshape %ids : tensor<2x8xi32> to tensor<16xi32>
+  %first = tf.slice %flat start [0] limit [4] stride [1] : tensor<16xi32> -> tensor<4xi32>
+  %h = tf.one_hot %first depth 12 : tensor<4xi32> -> tensor<4x12xf32>
+  %c = tf.cast %counts : tensor<2x8xi32> to tensor<2x8xf32>
+  return %e, %h, %c : tensor<2x8x4xf32>, tensor<4x12xf32>, tensor<2x8xf32>
 }
