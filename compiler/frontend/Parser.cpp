@@ -18,6 +18,7 @@
 
 #include "compiler/frontend/Parser.h"
 #include "compiler/dsl/DSL.h"
+#include "compiler/frontend/Diagnostics.h"
 #include "compiler/frontend/Lexer.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -135,11 +136,12 @@ const char *dtypeName(DType t) {
   return "?";
 }
 
-/// A name as it appears in a message, cut short if huge.
+/// A name as it appears in a message, cut short if huge, bytes that are not
+/// printable escaped (names are ASCII; this keeps it so whatever reaches here).
 std::string quote(StringRef name) {
   if (name.size() > 64)
-    return ("'" + name.take_front(60) + "...'").str();
-  return ("'" + name + "'").str();
+    return "'" + escapeForTerminal(name.take_front(60)) + "...'";
+  return "'" + escapeForTerminal(name) + "'";
 }
 
 std::string describe(const Value &v) {

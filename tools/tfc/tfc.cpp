@@ -17,6 +17,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/Registration.h"
+#include "compiler/frontend/Diagnostics.h"
 #include "compiler/frontend/Parser.h"
 #include "compiler/lowering/cpu/Pipeline.h"
 
@@ -162,7 +163,8 @@ public:
 
   LogicalResult create() {
     if (std::error_code ec = llvm::sys::fs::create_directories(dir_)) {
-      llvm::errs() << "tfc: error: cannot create '" << dir_ << "': " << ec.message() << "\n";
+      llvm::errs() << "tfc: error: cannot create '" << tfc::escapeForTerminal(dir_)
+                   << "': " << ec.message() << "\n";
       return failure();
     }
     return success();
@@ -184,7 +186,8 @@ private:
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec) {
-      llvm::errs() << "tfc: error: cannot write '" << path << "': " << ec.message() << "\n";
+      llvm::errs() << "tfc: error: cannot write '" << tfc::escapeForTerminal(path)
+                   << "': " << ec.message() << "\n";
       return failure();
     }
     print(os);
@@ -244,8 +247,8 @@ bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char 
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
-    llvm::errs() << "tfc: error: linking '" << output << "' failed"
-                 << (message.empty() ? "" : ": " + message) << "\n";
+    llvm::errs() << "tfc: error: linking '" << tfc::escapeForTerminal(output) << "' failed"
+                 << (message.empty() ? "" : ": " + tfc::escapeForTerminal(message)) << "\n";
     return false;
   }
   return true;
@@ -322,7 +325,7 @@ int compile() {
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &errorMessage);
   if (!input) {
-    llvm::errs() << "tfc: error: " << errorMessage << "\n";
+    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
     return 1;
   }
   llvm::SourceMgr sourceMgr;
@@ -332,7 +335,14 @@ int compile() {
   tfc::registerAllDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // Diagnostics with a source line go through the SourceMgr to
+  // tfc::printDiagnostic: bytes that are not printable escaped, long lines cut
+  // around the caret. The few the handler prints itself (a note at the same
+  // location as the last, a location not in the SourceMgr) go through
+  // TerminalSafeStream, which escapes them too.
+  tfc::TerminalSafeStream safeErrs(llvm::errs());
+  tfc::installDiagnosticPrinter(sourceMgr, llvm::errs());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, safeErrs);
 
   std::unique_ptr<IRDumps> dumps;
   if (!dumpDir.empty()) {
@@ -374,7 +384,7 @@ int compile() {
     auto output = openOutputFile(outputFile.empty() ? std::string("-") : std::string(outputFile),
                                  &errorMessage);
     if (!output) {
-      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
       return 1;
     }
     print(output->os());
@@ -386,14 +396,14 @@ int compile() {
 
   std::unique_ptr<llvm::TargetMachine> machine = tfc::createHostTargetMachine(errorMessage);
   if (!machine) {
-    llvm::errs() << "tfc: error: " << errorMessage << "\n";
+    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
     return 1;
   }
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       tfc::translateToLLVMIR(*module, llvmContext, *machine, errorMessage);
   if (!llvmModule) {
-    llvm::errs() << "tfc: error: " << errorMessage << "\n";
+    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
     return 1;
   }
   std::string stem = llvm::sys::path::stem(inputFile).str();
@@ -408,7 +418,7 @@ int compile() {
     clock.lap("translate");
     unsigned parts = jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
     if (!tfc::compileInParts(*llvmModule, std::min(parts, 16u), objects, errorMessage)) {
-      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
       return 1;
     }
     clock.lap("llvm-opt+codegen");
@@ -430,7 +440,7 @@ int compile() {
       std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
       auto output = openOutputFile(path, &errorMessage);
       if (!output || !tfc::emitObjectFile(*llvmModule, *machine, output->os(), errorMessage)) {
-        llvm::errs() << "tfc: error: " << errorMessage << "\n";
+        llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
         return 1;
       }
       output->keep();
@@ -438,7 +448,7 @@ int compile() {
     }
     llvm::raw_svector_ostream os(objects.emplace_back());
     if (!tfc::emitObjectFile(*llvmModule, *machine, os, errorMessage)) {
-      llvm::errs() << "tfc: error: " << errorMessage << "\n";
+      llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
       return 1;
     }
     clock.lap("codegen");
