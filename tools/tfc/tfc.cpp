@@ -316,11 +316,15 @@ private:
   std::vector<std::pair<const char *, double>> laps_;
 };
 
+/// The exit status of a command line that does not parse (1: any other error),
+/// as in the compiled binaries (README, "Exit codes").
+constexpr int kUsageError = 2;
+
 int compile() {
   PhaseClock clock;
-  if (batchSize < 0) {
+  if (batchSize.getNumOccurrences() && batchSize < 1) {
     llvm::errs() << "tfc: error: --batch must be positive, got " << batchSize << "\n";
-    return 1;
+    return kUsageError;
   }
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &errorMessage);
@@ -490,7 +494,9 @@ int main(int argc, char **argv) {
   });
   cl::HideUnrelatedOptions(tfcCategory);
   cl::HideUnrelatedOptions(tfcCategory, compileCommand);
-  cl::ParseCommandLineOptions(
+  // With an error stream given, a command line that does not parse returns
+  // false (the message printed) instead of exiting with 1.
+  bool parsed = cl::ParseCommandLineOptions(
       argc, argv,
       "tfc: a static-graph compiler for transformer models\n\n"
       "  tfc compile model.tf --emit=mlir       the tf dialect of the model\n"
@@ -498,9 +504,12 @@ int main(int argc, char **argv) {
       "  tfc compile model.tf --emit=grad       after autodiff: the whole train step\n"
       "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n"
       "  tfc compile model.tf --emit=buffers    bufferized, with the memory plan\n"
-      "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU\n");
+      "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU\n",
+      &llvm::errs());
+  if (!parsed)
+    return kUsageError;
   if (compileCommand)
     return compile();
   llvm::errs() << "tfc: error: no command given (try 'tfc compile FILE' or 'tfc --help')\n";
-  return 1;
+  return kUsageError;
 }

@@ -1,0 +1,18 @@
+# tfc's exit status: 0 success, 1 an error in the input, 2 a command line that
+# does not parse (README, "Exit codes"); as the compiled binaries.
+# RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(['tfc', 'compile', sys.argv[1], '--emit=mlir'], capture_output=True).returncode)" %s
+# RUN: %python %S/Inputs/exit_status.py 1 tfc compile %t.missing.tf
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch 0
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch -3
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch abc
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --emit=bogus
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --no-such-flag
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile
+# RUN: %python %S/Inputs/exit_status.py 2 tfc
+# RUN: %python %S/Inputs/exit_status.py 0 tfc --help
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch 0 | FileCheck %s
+# CHECK: tfc: error: --batch must be positive, got 0
+model m {
+  input x: f32[batch, 4]
+  output y = relu(x)
+}
