@@ -11,6 +11,7 @@
 
 #include "runtime/Bench.h"
 #include "runtime/Datasets.h"
+#include "runtime/InputChecks.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
 
@@ -32,9 +33,10 @@ int fail(const std::string &message) {
 }
 
 /// Fills `batch` with the first samples of the train block's training split;
-/// false (with `why`) when the model has no dataset or it cannot be made.
+/// false (with `why`) when the model has no dataset or it cannot be made,
+/// and with `unfit` set too when its values are out of the model's range.
 bool datasetBatch(const Manifest &m, std::vector<Tensor> &batch, int64_t &trainSamples,
-                  std::string &why) {
+                  std::string &why, bool &unfit) {
   if (!m.train.data) {
     why = "the model has no `data` in a train block";
     return false;
@@ -46,6 +48,11 @@ bool datasetBatch(const Manifest &m, std::vector<Tensor> &batch, int64_t &trainS
     return false;
   if (data.train.samples == 0) {
     why = "its training split is empty";
+    return false;
+  }
+  // A dataset that does not fit the model is an error here as in `train`.
+  if (!checkSplitValues(data.train, m.inputs, "train", why)) {
+    unfit = true;
     return false;
   }
   trainSamples = data.train.samples;
@@ -126,12 +133,16 @@ int bench(Model &model, const BenchOptions &options) {
   std::vector<Tensor> batch;
   int64_t trainSamples = 0;
   std::string why, source = m.train.data ? m.train.data->name : "synthetic";
-  if (!datasetBatch(m, batch, trainSamples, why)) {
+  bool unfit = false;
+  if (!datasetBatch(m, batch, trainSamples, why, unfit)) {
+    if (unfit)
+      return fail(why);
     if (m.train.data)
       std::fprintf(stderr, "note: %s; feeding synthetic inputs instead\n", why.c_str());
     source = "synthetic";
     syntheticBatch(m, batch);
   }
+
   for (size_t i = 0; i < m.inputs.size() && !options.saveBatch.empty(); ++i) {
     std::string error, path = options.saveBatch + "/" + m.inputs[i].name + ".npy";
     if (!writeNpy(path, batch[i], error))

@@ -46,7 +46,7 @@ struct BenchOptions {
 /// Registers the `bench` subcommand (its options fill `options`).
 CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options);
 
-/// Exit codes: 0 done, 1 error.
+/// Exit codes: 0 done, 1 error (a bad option is a usage error, 2, before this).
 int bench(Model &model, const BenchOptions &options);
 
 } // namespace tfc::rt

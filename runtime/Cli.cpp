@@ -10,12 +10,16 @@
 //   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
 //
 // Every failure prints one line naming what is wrong (the file, both shapes)
-// and exits 1; nothing is written unless the whole command succeeded.
+// and exits 1; nothing is written unless the whole command succeeded. Exit
+// codes: 0 success, 1 error, 2 usage error (a command line that does not
+// parse: unknown or missing option, bad value, --threads above maxThreads()),
+// and for `train` 130 on SIGINT and 143 on SIGTERM (checkpoint saved).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/AttentionSvg.h"
 #include "runtime/Bench.h"
+#include "runtime/InputChecks.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Train.h"
@@ -24,9 +28,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 namespace tfc::rt {
 namespace {
@@ -34,6 +40,24 @@ namespace {
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
+}
+
+/// The exit status of a command line that does not parse.
+constexpr int kUsageError = 2;
+
+/// An integer option of at least `min`, with a message that says so (CLI11's
+/// PositiveNumber prints its range's bound as 300 digits).
+CLI::Validator atLeast(int64_t min) {
+  return CLI::Validator(
+      [min](std::string &value) -> std::string {
+        errno = 0;
+        char *end = nullptr;
+        long long v = std::strtoll(value.c_str(), &end, 10);
+        if (errno || end == value.c_str() || *end)
+          return "'" + value + "' is not an integer";
+        return v >= min ? "" : "must be at least " + std::to_string(min) + " (got " + value + ")";
+      },
+      min == 0 ? "NONNEGATIVE" : min == 1 ? "POSITIVE" : ">= " + std::to_string(min));
 }
 
 std::string bytesString(int64_t bytes) {
@@ -45,6 +69,14 @@ std::string bytesString(int64_t bytes) {
   else
     buf[0] = 0;
   return withThousands(bytes) + " bytes" + buf;
+}
+
+/// The model input `name` (with its index bound), or null.
+const TensorSpec *modelInput(const Manifest &m, const std::string &name) {
+  for (const TensorSpec &input : m.inputs)
+    if (input.name == name)
+      return &input;
+  return nullptr;
 }
 
 std::string specString(DType dtype, const std::vector<int64_t> &shape) {
@@ -177,6 +209,7 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
 
   // NAME=FILE pairs, each naming one input the entry reads.
   std::map<std::string, Tensor> files;
+  std::map<std::string, std::string> paths;
   for (const std::string &arg : inputArgs) {
     size_t eq = arg.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
@@ -199,6 +232,7 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
     if (!readNpy(path, t, error))
       return fail(error);
     files[name] = std::move(t);
+    paths[name] = path;
   }
 
   // Every input: same dtype; batch-leading ones any number of samples N.
@@ -230,6 +264,9 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
       return fail("input '" + a.name + "' is " + specString(t.dtype, t.shape) +
                   "; the model expects " + want);
     }
+    if (const TensorSpec *input = modelInput(m, a.name);
+        input && !checkInputValues(*input, t, "'" + paths[a.name] + "'", 0, error))
+      return fail(error);
     if (batched(a.shape)) {
       if (samples >= 0 && t.shape[0] != samples)
         return fail("inputs '" + firstBatched + "' and '" + a.name +
@@ -364,6 +401,10 @@ int attention(Model &model, const std::string &checkpoint, const std::vector<std
     Tensor one(spec->dtype, spec->shape);
     size_t rowBytes = file.bytes.size() / size_t(file.shape[0]);
     std::memcpy(one.bytes.data(), file.bytes.data() + size_t(sample) * rowBytes, rowBytes);
+    // Row 0 is the sample; the zero rows after it are valid anywhere.
+    if (const TensorSpec *input = modelInput(m, name);
+        input && !checkInputValues(*input, one, "'" + arg.substr(eq + 1) + "'", sample, error))
+      return fail(error);
     if (labels.empty() && file.dtype == DType::I32 && row.size() == 1)
       for (int64_t j = 0; j < row[0]; ++j)
         labels.push_back(std::to_string(file.i32()[sample * row[0] + j]));
@@ -439,7 +480,13 @@ int runEntry(Model &model, const std::string &entryName, const std::string &para
     Tensor t;
     if (!readNpy(arg.substr(eq + 1), t, error))
       return fail(error);
-    tensors[arg.substr(0, eq)] = std::move(t);
+    // An input is fed as input:NAME or NAME.
+    std::string key = arg.substr(0, eq);
+    std::string inputName = key.rfind("input:", 0) == 0 ? key.substr(6) : key;
+    if (const TensorSpec *input = modelInput(m, inputName);
+        input && !checkInputValues(*input, t, "'" + arg.substr(eq + 1) + "'", 0, error))
+      return fail(error);
+    tensors[key] = std::move(t);
   }
   std::map<std::string, const Tensor *> feeds;
   for (auto &[key, t] : tensors)
@@ -474,8 +521,9 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   app.fallthrough(); // `MODEL predict --threads 1 ...` works as well as before the command
   int threads = 0;
-  app.add_option("--threads", threads, "Worker threads (default: every core)")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "Worker threads (default: every core; at most " +
+                                          std::to_string(maxThreads()) + ")")
+      ->check(atLeast(0));
   bool keepDenormals = false;
   app.add_flag("--keep-denormals", keepDenormals,
                "Keep subnormal floats as IEEE 754 has them (default: flushed to zero, "
@@ -500,7 +548,8 @@ int main(int argc, char **argv) {
       "train", "Train with the file's train block (flags override it); progress, "
                "RUN_DIR/metrics.jsonl, RUN_DIR/{last,best}.safetensors");
   TrainOptions trainOptions;
-  trainCmd->add_option("--epochs", trainOptions.epochs, "Epochs (default: the train block's)");
+  trainCmd->add_option("--epochs", trainOptions.epochs, "Epochs (default: the train block's)")
+      ->check(atLeast(1));
   trainCmd->add_option("--lr", trainOptions.lr, "Base learning rate (default: the optimizer's lr)");
   trainCmd->add_option("--seed", trainOptions.seed, "Seed of parameters, data order and dropout");
   trainCmd->add_option("--batch", trainOptions.batch, "Must equal the compiled batch");
@@ -508,7 +557,8 @@ int main(int argc, char **argv) {
   trainCmd->add_option("--data", trainOptions.dataDir, "Train on DIR/{train,val,test}/INPUT.npy instead");
   trainCmd->add_flag("--resume", trainOptions.resume, "Continue from RUN_DIR/last.safetensors exactly");
   trainCmd->add_option("--stop-after", trainOptions.stopAfter,
-                       "Stop after this many epochs, as Ctrl-C would (resume continues)");
+                       "Stop after this many epochs, as Ctrl-C would (resume continues)")
+      ->check(atLeast(0));
 
   CLI::App *evalCmd = app.add_subcommand("eval", "Loss and metrics of a checkpoint on val and test");
   EvalOptions evalOptions;
@@ -543,9 +593,28 @@ int main(int argc, char **argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    // --help prints and exits 0; anything else is a usage error, 2 (CLI11's
+    // own codes, 101 to 130, would read as crashes or signals).
+    return app.exit(e) == 0 ? 0 : kUsageError;
+  }
+  if (threads > maxThreads()) {
+    std::fprintf(stderr,
+                 "error: --threads %d is above the limit of %d (4 x this machine's %u hardware "
+                 "threads, at least 256): threads beyond the cores only slow every loop\n"
+                 "Run with --help for more information.\n",
+                 threads, maxThreads(), std::thread::hardware_concurrency());
+    return kUsageError;
   }
   setNumThreads(threads);
+  // Start the workers now, where a refused thread (a process limit, no memory
+  // for its stack) is an error to report, not an exception deep in a step.
+  if (std::string threadError; !startThreads(threadError)) {
+    if (threads > 0)
+      return fail("--threads " + std::to_string(threads) + ": " + threadError +
+                  "; ask for fewer threads");
+    std::fprintf(stderr, "warning: %s; running on %d thread(s)\n", threadError.c_str(),
+                 numThreads());
+  }
   model.setFlushDenormals(!keepDenormals);
   if (*infoCmd)
     return info(model);

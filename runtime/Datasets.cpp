@@ -441,7 +441,7 @@ bool readAnomalyImages(const std::string &dir, int64_t features, int64_t &classe
 }
 
 bool makeSetAnomaly(const DataArgs &args, uint64_t seed, const std::vector<TensorSpec> &inputs,
-                    Dataset &out, std::string &error) {
+                    unsigned needed, Dataset &out, std::string &error) {
   const std::string name = "set_anomaly";
   if (!checkArgs(name, args,
                  {{"classes", ArgKind::Positive},
@@ -474,6 +474,8 @@ bool makeSetAnomaly(const DataArgs &args, uint64_t seed, const std::vector<Tenso
     int64_t classes = args.count("classes") ? intArg(args, "classes", 0) : 0;
     std::vector<AnomalyImages> splits(3);
     for (int k = 0; k < 3; ++k) {
+      if (!(needed & (1u << k)))
+        continue;
       std::string sub = dir + "/" + kSplitNames[k];
       if (!isDirectory(sub)) {
         if (k == 0) {
@@ -500,7 +502,7 @@ bool makeSetAnomaly(const DataArgs &args, uint64_t seed, const std::vector<Tenso
           classes = std::max<int64_t>(classes, c + 1);
     for (int k = 0; k < 3; ++k) {
       AnomalyImages &images = splits[size_t(k)];
-      if (images.classOf.empty() && k > 0)
+      if (images.classOf.empty() && (k > 0 || !(needed & kTrainSplit)))
         continue;
       if (images.classOf.empty()) {
         error = "dataset 'set_anomaly': '" + dir + "/train' holds no images";
@@ -743,11 +745,12 @@ bool makeSquareCorners(const DataArgs &args, uint64_t seed, const std::vector<Te
 
 //===----------------------------------------------------------------------===//
 // npy: arrays on disk, DIR/{train,val,test}/INPUT.npy for each model input,
-// samples along axis 0. A missing val or test directory is skipped.
+// samples along axis 0. A missing val or test directory is skipped, and a split
+// the caller does not need is not read (`eval` needs no train/).
 //===----------------------------------------------------------------------===//
 
-bool makeNpy(const DataArgs &args, const std::vector<TensorSpec> &inputs, Dataset &out,
-             std::string &error) {
+bool makeNpy(const DataArgs &args, const std::vector<TensorSpec> &inputs, unsigned needed,
+             Dataset &out, std::string &error) {
   const std::string name = "npy";
   if (!checkArgs(name, args, {{"dir", ArgKind::Text}}, error))
     return false;
@@ -757,6 +760,8 @@ bool makeNpy(const DataArgs &args, const std::vector<TensorSpec> &inputs, Datase
     return false;
   }
   for (int k = 0; k < 3; ++k) {
+    if (!(needed & (1u << k)))
+      continue;
     std::string sub = dir + "/" + kSplitNames[k];
     if (!isDirectory(sub)) {
       if (k == 0) {
@@ -813,19 +818,20 @@ std::vector<double> fleuretProfile(const FleuretShape (&triangles)[2],
 }
 
 bool makeDataset(const std::string &name, const DataArgs &args, uint64_t seed,
-                 const std::vector<TensorSpec> &inputs, Dataset &out, std::string &error) {
+                 const std::vector<TensorSpec> &inputs, Dataset &out, std::string &error,
+                 unsigned splits) {
   out = Dataset();
   bool ok = false;
   if (name == "reverse_sequences")
     ok = makeReverseSequences(args, seed, inputs, out, error);
   else if (name == "set_anomaly")
-    ok = makeSetAnomaly(args, seed, inputs, out, error);
+    ok = makeSetAnomaly(args, seed, inputs, splits, out, error);
   else if (name == "fleuret_sequences")
     ok = makeFleuretSequences(args, seed, inputs, out, error);
   else if (name == "square_corners")
     ok = makeSquareCorners(args, seed, inputs, out, error);
   else if (name == "npy")
-    ok = makeNpy(args, inputs, out, error);
+    ok = makeNpy(args, inputs, splits, out, error);
   else
     error = "unknown dataset '" + name +
             "' (known: reverse_sequences, set_anomaly, fleuret_sequences, square_corners, npy)";

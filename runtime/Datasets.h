@@ -52,13 +52,20 @@ struct Dataset {
   std::vector<std::string> notices; // e.g. "no test split in DIR: skipped"
 };
 
+/// The splits a caller needs (a bit mask): `eval` needs no training split.
+enum SplitMask : unsigned { kTrainSplit = 1, kValSplit = 2, kTestSplit = 4, kAllSplits = 7 };
+
 /// Builds dataset `name` with `args` for a model whose inputs are `inputs`
 /// (manifest order, batch dim first). Checks that the dataset's arrays match
 /// the inputs (count, dtype, per-sample shape) and says which and how (naming
 /// both shapes) when not. Returns false with a one-line `error` on any
 /// problem (unknown dataset, unknown or ill-typed argument, missing file...).
+/// Splits read from files (npy, set_anomaly's dir:) are read only when in
+/// `splits`, and only a needed training split must exist; the others stay
+/// absent (samples 0). Generated splits cost nothing until used: all are made.
 bool makeDataset(const std::string &name, const DataArgs &args, uint64_t seed,
-                 const std::vector<TensorSpec> &inputs, Dataset &out, std::string &error);
+                 const std::vector<TensorSpec> &inputs, Dataset &out, std::string &error,
+                 unsigned splits = kAllSplits);
 
 /// The sample order of training epoch `epoch`: a permutation of [0, n), a
 /// pure function of (seed, epoch).

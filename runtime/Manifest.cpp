@@ -153,6 +153,12 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
       if (!parseTensor(i, spec))
         return fail("an input");
       spec.kind = "input";
+      if (i.contains("index_bound")) {
+        const json &bound = i["index_bound"];
+        if (!bound.is_number_integer() || bound.get<int64_t>() < 1 || spec.dtype != DType::I32)
+          return fail("input '" + spec.name + "' (its index_bound)");
+        spec.indexBound = bound.get<int64_t>();
+      }
       out.inputs.push_back(std::move(spec));
     }
   if (j.contains("entries") && j["entries"].is_array())

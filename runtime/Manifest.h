@@ -25,6 +25,9 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
+  /// Model inputs some op indexes with (embedding ids, one_hot tokens,
+  /// cross_entropy labels): every value must lie in [0, indexBound). 0: any.
+  int64_t indexBound = 0;
   int64_t numel() const;
 };
 

@@ -55,9 +55,9 @@ bool Model::load(std::string &error) {
   }
   if (!parseManifest(tfc_manifest, manifest_, error))
     return false;
-  params_.clear();
-  for (const ParamSpec &p : manifest_.params)
-    params_.emplace_back(p.dtype, p.shape);
+  // Allocated when drawn or loaded: `info` of a model with gigabytes of
+  // parameters needs none of them.
+  params_.assign(manifest_.params.size(), Tensor());
   return true;
 }
 
@@ -73,6 +73,7 @@ void Model::initParams(uint64_t seed) {
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamSpec &spec = manifest_.params[i];
     Tensor &t = params_[i];
+    t = Tensor(spec.dtype, spec.shape);
     uint64_t key = nameKey(spec.name);
     float *data = t.f32();
     for (int64_t e = 0; e < t.numel(); ++e) {

@@ -27,7 +27,8 @@ public:
   bool load(std::string &error);
   const Manifest &manifest() const { return manifest_; }
 
-  /// Parameters in manifest order.
+  /// Parameters in manifest order: empty tensors until initParams or
+  /// loadParams fills them.
   std::vector<Tensor> &params() { return params_; }
   /// Draws every parameter with its initialiser: a pure function of the
   /// seed and the parameter's name (Philox4x32), so adding a layer does not

@@ -21,7 +21,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -99,7 +101,18 @@ public:
 
     // One job at a time: concurrent top-level callers take turns.
     std::lock_guard<std::mutex> submitLock(submitMutex);
-    ensureWorkers(threadCount - 1);
+    std::string error;
+    if (!ensureWorkers(threadCount - 1, error) && !warned) {
+      std::fprintf(stderr, "warning: %s; running on %d thread(s)\n", error.c_str(),
+                   int(workers.size()) + 1);
+      warned = true;
+    }
+    threadCount = int(workers.size()) + 1;
+    chunks = std::min<int64_t>(threadCount, n / grain);
+    if (chunks <= 1) {
+      body(0, n);
+      return;
+    }
     Job job;
     job.body = &body;
     job.n = n;
@@ -124,9 +137,15 @@ public:
     current = nullptr;
   }
 
+  bool start(std::string &error) {
+    std::lock_guard<std::mutex> submitLock(submitMutex);
+    return ensureWorkers(threads() - 1, error);
+  }
+
 private:
   std::atomic<int> requested{hardwareThreads()};
   std::mutex submitMutex; // serializes run() and worker restarts
+  bool warned = false;    // the lazy start has reported a failure (under submitMutex)
 
   std::mutex mutex; // guards everything below
   std::condition_variable wake, done;
@@ -136,14 +155,31 @@ private:
   std::atomic<bool> stopping{false};
 
   /// Starts the workers lazily, restarting them if setNumThreads changed the
-  /// count. Called with submitMutex held, so no job is in flight.
-  void ensureWorkers(int count) {
+  /// count. Called with submitMutex held, so no job is in flight. When the
+  /// system refuses a thread, keeps those started and lowers the count to
+  /// match (false, with `error`): a job's chunks are claimed, not assigned,
+  /// so any number of workers finishes it, with the same bits.
+  bool ensureWorkers(int count, std::string &error) {
     if (static_cast<int>(workers.size()) == count)
-      return;
+      return true;
     stop();
     stopping = false;
-    for (int i = 0; i < count; ++i)
-      workers.emplace_back([this, g = generation.load()] { workerLoop(g); });
+    for (int i = 0; i < count; ++i) {
+      try {
+        workers.emplace_back([this, g = generation.load()] { workerLoop(g); });
+      } catch (const std::system_error &e) {
+        error = "the system refused a thread after " + std::to_string(i) + " of " +
+                std::to_string(count) + " workers (" + e.what() + ")";
+        requested.store(i + 1);
+        return false;
+      } catch (const std::bad_alloc &) {
+        error = "out of memory after starting " + std::to_string(i) + " of " +
+                std::to_string(count) + " workers";
+        requested.store(i + 1);
+        return false;
+      }
+    }
+    return true;
   }
 
   void stop() {
@@ -196,6 +232,10 @@ Pool &pool() {
 void setNumThreads(int threads) { pool().setThreads(threads); }
 
 int numThreads() { return pool().threads(); }
+
+int maxThreads() { return std::max(256, 4 * hardwareThreads()); }
+
+bool startThreads(std::string &error) { return pool().start(error); }
 
 int availableThreads() { return insideParallel ? 1 : pool().threads(); }
 

@@ -11,13 +11,26 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace tfc::rt {
 
 /// Sets the number of threads (>= 1) before the first parallelFor; 0 means
-/// the machine's hardware concurrency.
+/// the machine's hardware concurrency. The workers start lazily, at the first
+/// parallelFor that needs them (or at startThreads).
 void setNumThreads(int threads);
 int numThreads();
+/// The most threads a command line should ask for: 4 x the hardware threads,
+/// at least 256. More only cost (each parallel loop wakes every worker) and,
+/// by the thousands, exhaust memory or the process limit.
+int maxThreads();
+/// Starts numThreads() - 1 workers now. If the system refuses a thread
+/// (std::system_error from std::thread: a process limit, no memory for its
+/// stack), the pool keeps the ones it started, numThreads() becomes their
+/// number plus one, and this returns false with `error` saying so. The lazy
+/// start in parallelFor does the same, printing `error` as a warning on
+/// stderr once, so no thread failure ever escapes as an exception.
+bool startThreads(std::string &error);
 /// The threads a parallelFor called here would run on: numThreads(), or 1
 /// inside a parallelFor's body (a nested call runs inline), where cutting
 /// work into one task a thread only costs.

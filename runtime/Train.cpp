@@ -6,29 +6,57 @@
 // its seed, and a checkpoint needs only parameters, optimizer state and the
 // step counter to continue exactly where it stopped (even mid-epoch).
 //
+// Never losing work, never lying:
+//  - a run directory belongs to one process: `train` holds an exclusive
+//    flock on RUN_DIR/.lock (holding its pid) from before it writes anything
+//    there until it exits; a second `train` into it exits 1 naming the pid;
+//  - SIGINT and SIGTERM are honoured between steps and between the batches of
+//    the validation and test evaluations: the loop saves a checkpoint it can
+//    resume (one stopped in a validation says so, and --resume runs that
+//    validation first) and exits 130 or 143; a second signal kills at once;
+//  - no checkpoint ever holds a NaN or an infinity: parameters and optimizer
+//    state are checked where a checkpoint is about to be written and when the
+//    loss is not finite (never per step); the run then stops, writes nothing,
+//    and names the last good checkpoint;
+//  - the checkpoint also holds the running sums of the epoch's train scores
+//    and the best score, as exact doubles (`train.exact`), and --resume cuts
+//    metrics.jsonl back to the lines at or before the checkpoint's step, so a
+//    resumed run writes the same metrics.jsonl as one that never stopped.
+//
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Train.h"
 #include "runtime/Datasets.h"
+#include "runtime/InputChecks.h"
 #include "runtime/Philox.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <sys/file.h>
 #include <unistd.h>
 
 namespace tfc::rt {
 namespace {
 
-std::atomic<bool> interrupted{false};
-extern "C" void onInterrupt(int) { interrupted.store(true); }
+/// The signal (SIGINT, SIGTERM) that asked `train` to stop, or 0. The
+/// handler is installed with SA_RESETHAND, so a second one kills at once.
+std::atomic<int> stopSignal{0};
+extern "C" void onStopSignal(int signal) { stopSignal.store(signal); }
+
+const char *signalName(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIGINT"; }
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -91,9 +119,10 @@ std::string scoresJson(int64_t epoch, int64_t step, const std::string &split,
   return line + "}";
 }
 
-/// The dataset the train block (or --data) names.
+/// The dataset the train block (or --data) names; of a dataset on disk, only
+/// `splits` (SplitMask) are read.
 bool loadDataset(const Manifest &m, const std::string &dataDir, uint64_t seed, Dataset &data,
-                 std::string &error) {
+                 std::string &error, unsigned splits = kAllSplits) {
   TrainCallSpec spec;
   if (!dataDir.empty()) {
     spec.name = "npy";
@@ -106,7 +135,7 @@ bool loadDataset(const Manifest &m, const std::string &dataDir, uint64_t seed, D
     return false;
   }
   DataArgs args(spec.args.begin(), spec.args.end());
-  if (!makeDataset(spec.name, args, seed, m.inputs, data, error))
+  if (!makeDataset(spec.name, args, seed, m.inputs, data, error, splits))
     return false;
   for (const std::string &notice : data.notices)
     std::fprintf(stderr, "note: %s\n", notice.c_str());
@@ -115,7 +144,9 @@ bool loadDataset(const Manifest &m, const std::string &dataDir, uint64_t seed, D
 
 /// Evaluates the `evaluate` entry over every sample of `split`: the last
 /// partial batch is padded and masked, so each sample counts exactly once.
-bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string &error) {
+/// With `stopped`, a stop signal ends it between batches (false, *stopped set).
+bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string &error,
+                   bool *stopped = nullptr) {
   const Manifest &m = model.manifest();
   const EntrySpec *entry = m.entry("evaluate");
   if (!entry) {
@@ -126,6 +157,11 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
   Tensor mask(DType::F32, {m.batch});
   std::vector<double> sums(entry->results.size(), 0.0);
   for (int64_t begin = 0; begin < split.samples; begin += m.batch) {
+    if (stopped && stopSignal.load()) {
+      *stopped = true;
+      error = std::string("interrupted by ") + signalName(stopSignal.load());
+      return false;
+    }
     int64_t count = std::min(m.batch, split.samples - begin);
     fillBatch(split, m.inputs, nullptr, begin, count, batch);
     for (int64_t i = 0; i < m.batch; ++i)
@@ -149,11 +185,31 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
 /// What `--resume` needs besides the parameters, saved beside them.
 constexpr const char *kStepKey = "train.step";
 constexpr const char *kBestKey = "train.best";
+/// 1 when the epoch that ends at train.step still needs its validation (a
+/// signal stopped it): --resume runs it first.
+constexpr const char *kPendingKey = "train.pending_validation";
+/// Exact doubles, each as two i32 of its bits: the best score, the number of
+/// steps summed so far in the epoch, then the running sum of each train score.
+constexpr const char *kExactKey = "train.exact";
 constexpr const char *kStatePrefix = "optimizer.";
+
+bool allFinite(const Tensor &t) {
+  if (t.dtype != DType::F32)
+    return true;
+  const float *v = t.f32();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    if (!std::isfinite(v[i]))
+      return false;
+  return true;
+}
 
 class Trainer {
 public:
   Trainer(Model &model, const TrainOptions &options) : model(model), options(options) {}
+  ~Trainer() {
+    if (lockFd >= 0)
+      ::close(lockFd); // releases the run directory
+  }
 
   int run();
 
@@ -163,27 +219,139 @@ private:
   const Manifest &m = model.manifest();
   const EntrySpec *stepEntry = nullptr;
   std::map<std::string, Tensor> state; // optimizer buffers by name
-  int64_t step = 0;
+  int64_t step = 0, stepsPerEpoch = 1;
   double best = NAN;
+  std::vector<double> sums; // the epoch's train scores so far, summed
+  int64_t sumCount = 0;
+  bool pendingValidation = false; // read from a checkpoint
   std::string runDir;
+  int lockFd = -1;
+  // What is on disk for this run (saved by it or resumed from), for messages.
+  int64_t lastStep = -1;  // the step of last.safetensors; -1: none
+  int64_t bestEpoch = -1; // the epoch of best.safetensors; 0: before --resume; -1: none
 
-  bool saveCheckpoint(const std::string &path, int64_t atStep, std::string &error);
+  bool lockRunDir(std::string &error);
+  std::string nonFinite();
+  std::string savedText() const;
+  std::string stepText(int64_t atStep) const;
+  bool saveCheckpoint(const std::string &path, int64_t atStep, bool pending, std::string &error);
   bool loadCheckpoint(const std::string &path, std::string &error);
-  bool saveBest(std::string &error) {
-    return model.saveParams(runDir + "/best.safetensors", error);
-  }
+  bool saveBest(int64_t epoch, std::string &error);
+  bool trimMetrics(std::string &error);
 };
 
-bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, std::string &error) {
+/// Takes RUN_DIR/.lock (an exclusive flock that never waits) for as long as
+/// this Trainer lives, and writes the pid into it. The kernel drops the lock
+/// when the process ends, however it ends, so a stale file locks nothing.
+bool Trainer::lockRunDir(std::string &error) {
+  std::string path = runDir + "/.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    if (err == EWOULDBLOCK) {
+      char buf[32] = {};
+      ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+      std::string pid = n > 0 ? std::string(buf, size_t(n)) : "";
+      pid.erase(std::remove_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }),
+                pid.end());
+      ::close(fd);
+      error = "run directory '" + runDir + "' is in use by another `train` (" +
+              (pid.empty() ? std::string("pid unknown") : "pid " + pid) + ", which holds '" +
+              path + "'); wait for it to end or give another --run-dir";
+      return false;
+    }
+    // A file system without locks: go on, but say what is not guarded.
+    std::fprintf(stderr,
+                 "warning: cannot lock '%s' (%s); a second `train` into this run directory "
+                 "would go unnoticed\n",
+                 path.c_str(), std::strerror(err));
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
+    error = "cannot write '" + path + "': " + std::strerror(errno);
+    ::close(fd);
+    return false;
+  }
+  lockFd = fd;
+  return true;
+}
+
+/// The first parameter or optimizer buffer holding a NaN or an infinity, or
+/// "". A scan of everything: called before a checkpoint, never per step.
+std::string Trainer::nonFinite() {
+  for (size_t i = 0; i < model.params().size(); ++i)
+    if (!allFinite(model.params()[i]))
+      return m.params[i].name;
+  for (auto &[name, t] : state)
+    if (!allFinite(t))
+      return kStatePrefix + name;
+  return "";
+}
+
+/// "step 780, the end of epoch 2" or "step 800 (epoch 3)".
+std::string Trainer::stepText(int64_t atStep) const {
+  if (atStep > 0 && atStep % stepsPerEpoch == 0)
+    return "step " + std::to_string(atStep) + ", the end of epoch " +
+           std::to_string(atStep / stepsPerEpoch);
+  return "step " + std::to_string(atStep) + " (epoch " + std::to_string(atStep / stepsPerEpoch + 1) +
+         ")";
+}
+
+/// Which checkpoints of this run are good, for a run that stops on a NaN.
+std::string Trainer::savedText() const {
+  if (lastStep < 0)
+    return "This run has no checkpoint yet, so none is good.";
+  std::string text = "The last good checkpoint is " + runDir + "/last.safetensors, at " +
+                     stepText(lastStep);
+  if (bestEpoch > 0)
+    text += "; " + runDir + "/best.safetensors holds epoch " + std::to_string(bestEpoch);
+  else if (bestEpoch == 0)
+    text += "; " + runDir + "/best.safetensors holds the best epoch before the resume";
+  return text + " (`train --resume` with a smaller --lr continues from it).";
+}
+
+bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pending,
+                             std::string &error) {
+  if (std::string bad = nonFinite(); !bad.empty()) {
+    error = "'" + bad + "' holds a NaN or an infinity at " + stepText(atStep) +
+            "; nothing is saved. " + savedText();
+    return false;
+  }
   std::vector<std::pair<std::string, const Tensor *>> tensors;
   for (size_t i = 0; i < model.params().size(); ++i)
     tensors.push_back({m.params[i].name, &model.params()[i]});
   for (auto &[name, t] : state)
     tensors.push_back({kStatePrefix + name, &t});
-  Tensor stepT = scalarF32(float(atStep)), bestT = scalarF32(float(best));
+  Tensor stepT = scalarF32(float(atStep)), bestT = scalarF32(float(best)),
+         pendingT = scalarF32(pending ? 1.0f : 0.0f);
+  std::vector<double> exact = {best, double(sumCount)};
+  exact.insert(exact.end(), sums.begin(), sums.end());
+  Tensor exactT(DType::I32, {int64_t(exact.size() * 2)});
+  std::memcpy(exactT.bytes.data(), exact.data(), exact.size() * sizeof(double));
   tensors.push_back({kStepKey, &stepT});
   tensors.push_back({kBestKey, &bestT});
-  return writeSafetensors(path, tensors, error);
+  tensors.push_back({kPendingKey, &pendingT});
+  tensors.push_back({kExactKey, &exactT});
+  if (!writeSafetensors(path, tensors, error))
+    return false;
+  lastStep = atStep;
+  return true;
+}
+
+bool Trainer::saveBest(int64_t epoch, std::string &error) {
+  if (std::string bad = nonFinite(); !bad.empty()) {
+    error = "'" + bad + "' holds a NaN or an infinity at the end of epoch " +
+            std::to_string(epoch) + "; nothing is saved. " + savedText();
+    return false;
+  }
+  if (!model.saveParams(runDir + "/best.safetensors", error))
+    return false;
+  bestEpoch = epoch;
+  return true;
 }
 
 bool Trainer::loadCheckpoint(const std::string &path, std::string &error) {
@@ -218,6 +386,62 @@ bool Trainer::loadCheckpoint(const std::string &path, std::string &error) {
     }
     t = std::move(*it->second);
   }
+  // Checkpoints written before these keys existed resume as before.
+  auto pending = byName.find(kPendingKey);
+  pendingValidation = pending != byName.end() && pending->second->dtype == DType::F32 &&
+                      pending->second->numel() == 1 && pending->second->f32()[0] != 0;
+  auto exact = byName.find(kExactKey);
+  if (exact != byName.end() && exact->second->dtype == DType::I32 &&
+      exact->second->numel() == int64_t(2 * (2 + sums.size()))) {
+    std::vector<double> values(2 + sums.size());
+    std::memcpy(values.data(), exact->second->bytes.data(), values.size() * sizeof(double));
+    best = values[0];
+    sumCount = int64_t(values[1]);
+    std::copy(values.begin() + 2, values.end(), sums.begin());
+  }
+  if (std::string bad = nonFinite(); !bad.empty()) {
+    error = "'" + path + "' holds a NaN or an infinity in '" + bad +
+            "' (written by an older tfc?); it cannot be resumed";
+    return false;
+  }
+  return true;
+}
+
+/// --resume: metrics.jsonl keeps only its complete, valid lines at or before
+/// the checkpoint's step (a run that stopped after writing an epoch's lines
+/// but before its checkpoint, or mid-line, would otherwise repeat or garble
+/// them), rewritten atomically.
+bool Trainer::trimMetrics(std::string &error) {
+  std::string path = runDir + "/metrics.jsonl";
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return true; // none yet
+  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string kept;
+  int64_t dropped = 0;
+  for (size_t pos = 0; pos < contents.size();) {
+    size_t end = contents.find('\n', pos);
+    if (end == std::string::npos) { // cut off mid-line
+      ++dropped;
+      break;
+    }
+    std::string line = contents.substr(pos, end - pos);
+    pos = end + 1;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    bool keep = !j.is_discarded() && j.is_object() && j.contains("step") &&
+                j["step"].is_number_integer() && j["step"].get<int64_t>() <= step &&
+                j.contains("split") && j["split"].is_string();
+    if (keep)
+      kept += line + "\n";
+    else
+      dropped += !line.empty();
+  }
+  if (dropped == 0)
+    return true;
+  if (!writeFileAtomically(path, kept, error))
+    return false;
+  std::fprintf(stderr, "note: dropped %lld line(s) of %s past the checkpoint's step or incomplete\n",
+               (long long)dropped, path.c_str());
   return true;
 }
 
@@ -237,10 +461,11 @@ int Trainer::run() {
   std::string error;
 
   Dataset data;
-  if (!loadDataset(m, options.dataDir, seed, data, error))
+  if (!loadDataset(m, options.dataDir, seed, data, error) ||
+      !checkDatasetValues(data, m.inputs, error))
     return fail(error);
   const Split &train = data.train;
-  int64_t stepsPerEpoch = train.samples / m.batch; // drop_last, as the seeds train
+  stepsPerEpoch = train.samples / m.batch; // drop_last, as the seeds train
   if (stepsPerEpoch == 0)
     return fail("the training split has " + std::to_string(train.samples) +
                 " samples, fewer than one batch of " + std::to_string(m.batch));
@@ -249,25 +474,38 @@ int Trainer::run() {
   for (const TensorSpec &a : stepEntry->args)
     if (a.kind == "state")
       state[a.name] = Tensor(a.dtype, a.shape);
+  std::vector<std::string> metricNames;
+  for (const TensorSpec &r : stepEntry->results)
+    if (r.kind == "loss" || r.kind == "metric")
+      metricNames.push_back(r.name);
+  sums.assign(metricNames.size(), 0.0);
   std::error_code ec;
   std::filesystem::create_directories(runDir, ec);
   if (ec)
     return fail("cannot create run directory '" + runDir + "': " + ec.message());
+  // The directory is ours before anything in it is read, written or truncated.
+  if (!lockRunDir(error))
+    return fail(error);
   std::string last = runDir + "/last.safetensors";
   if (options.resume) {
     if (!loadCheckpoint(last, error))
       return fail(error);
-    if (step >= totalSteps)
+    if (step > totalSteps || (step == totalSteps && !pendingValidation))
       return fail("the checkpoint is at step " + std::to_string(step) + " of " +
                   std::to_string(totalSteps) + ": nothing left to train (raise --epochs)");
-    std::printf("resuming %s at step %lld (epoch %lld)\n", last.c_str(), (long long)step,
-                (long long)(step / stepsPerEpoch + 1));
+    lastStep = step;
+    bool haveBest = data.val.samples > 0 ? !std::isnan(best) : step >= stepsPerEpoch;
+    bestEpoch = haveBest ? 0 : -1;
+    std::printf("resuming %s at %s\n", last.c_str(), stepText(step).c_str());
+    if (!trimMetrics(error))
+      return fail(error);
   } else {
     model.initParams(seed);
   }
-  std::ofstream metrics(runDir + "/metrics.jsonl", options.resume ? std::ios::app : std::ios::trunc);
+  std::string metricsPath = runDir + "/metrics.jsonl";
+  std::ofstream metrics(metricsPath, options.resume ? std::ios::app : std::ios::trunc);
   if (!metrics)
-    return fail("cannot write '" + runDir + "/metrics.jsonl'");
+    return fail("cannot write '" + metricsPath + "'");
 
   std::printf("training %s: %lld samples, batch %lld, %lld epochs of %lld steps, lr %g, seed %llu\n",
               m.model.c_str(), (long long)train.samples, (long long)m.batch, (long long)epochs,
@@ -294,26 +532,84 @@ int Trainer::run() {
   for (size_t i = 0; i < m.params.size(); ++i)
     paramIndex[m.params[i].name] = i;
 
+  // SIGINT (Ctrl-C) and SIGTERM stop the run between steps or batches, with
+  // a checkpoint; the handler resets itself, so a second signal kills.
   bool terminal = isatty(fileno(stdout));
-  interrupted.store(false);
-  auto previous = std::signal(SIGINT, onInterrupt);
-  struct RestoreSignal {
-    void (*handler)(int);
-    ~RestoreSignal() { std::signal(SIGINT, handler); }
-  } restore{previous};
+  stopSignal.store(0);
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  struct RestoreSignals {
+    struct sigaction intAction = {}, termAction = {};
+    ~RestoreSignals() {
+      sigaction(SIGINT, &intAction, nullptr);
+      sigaction(SIGTERM, &termAction, nullptr);
+    }
+  } restore;
+  sigaction(SIGINT, &action, &restore.intAction);
+  sigaction(SIGTERM, &action, &restore.termAction);
+  // 130 for SIGINT, 143 for SIGTERM: what a shell reports for a death by it.
+  auto stoppedStatus = [] { return 128 + stopSignal.load(); };
+  std::string resumeHint = "`train --resume` continues";
 
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   auto lastDraw = start - std::chrono::seconds(1);
   int64_t firstStep = step, epochsThisRun = 0;
   std::vector<int64_t> order;
-  std::vector<double> sums;
-  int64_t sumCount = 0;
-  std::vector<std::string> metricNames;
-  for (const TensorSpec &r : stepEntry->results)
-    if (r.kind == "loss" || r.kind == "metric")
-      metricNames.push_back(r.name);
   float currentLr = 0;
+
+  // The end of an epoch (after its train line): validation, the best
+  // checkpoint, last.safetensors. -1 to go on, else the exit status.
+  auto finishEpoch = [&](int64_t epoch, int64_t atStep, double elapsed) -> int {
+    if (data.val.samples > 0) {
+      Scores val;
+      bool stopped = false;
+      if (!evaluateSplit(model, data.val, val, error, &stopped)) {
+        if (!stopped)
+          return fail(error);
+        // The epoch's end is saved; its validation is left for --resume.
+        metrics.flush();
+        if (!saveCheckpoint(last, atStep, /*pending=*/true, error))
+          return fail(error);
+        std::printf("\n%s during the validation of epoch %lld: saved %s at %s "
+                    "(`train --resume` runs that validation, then continues)\n",
+                    signalName(stopSignal.load()), (long long)epoch + 1, last.c_str(),
+                    stepText(atStep).c_str());
+        return stoppedStatus();
+      }
+      metrics << scoresJson(epoch + 1, atStep, "val", val) << "\n";
+      std::printf("  |  val: %s", scoresText(val).c_str());
+      // Best by the first metric (higher is better), or by loss (lower).
+      bool byMetric = val.size() > 1;
+      double score = byMetric ? val[1].second : -val[0].second;
+      if (std::isfinite(score) && (std::isnan(best) || score > best)) {
+        best = score;
+        if (!saveBest(epoch + 1, error))
+          return fail(error);
+        std::printf("  (best)");
+      }
+    } else if (!saveBest(epoch + 1, error)) {
+      return fail(error);
+    }
+    std::printf("  [%s]\n", formatDuration(elapsed).c_str());
+    std::fflush(stdout);
+    if (!metrics.flush())
+      return fail("cannot write '" + metricsPath + "'");
+    if (!saveCheckpoint(last, atStep, /*pending=*/false, error))
+      return fail(error);
+    return -1;
+  };
+
+  if (pendingValidation) { // stopped during this validation last time
+    int64_t epoch = step / stepsPerEpoch - 1;
+    std::printf("epoch %lld/%lld  (the validation that was stopped)", (long long)epoch + 1,
+                (long long)epochs);
+    std::fflush(stdout);
+    if (int status = finishEpoch(epoch, step, 0.0); status >= 0)
+      return status;
+  }
 
   for (; step < totalSteps; ++step) {
     int64_t epoch = step / stepsPerEpoch, inEpoch = step % stepsPerEpoch;
@@ -326,20 +622,16 @@ int Trainer::run() {
     if (!model.run(*stepEntry, feeds, results, error))
       return fail(error);
 
+    // The loss is the one of the parameters before this step's update:
+    // those diverged, so nothing in memory is saved.
     float loss = results[0].f32()[0];
     if (!std::isfinite(loss)) {
-      // The parameters still hold the values before this step.
-      std::string saveError;
-      bool saved = saveCheckpoint(last, step, saveError);
-      std::fprintf(stderr, "\nerror: the loss is %s at step %lld (epoch %lld); stopping. %s\n",
+      std::fprintf(stderr, "\nerror: the loss is %s at step %lld (epoch %lld); stopping without "
+                           "saving. %s\n",
                    std::isnan(loss) ? "NaN" : "infinite", (long long)step + 1,
-                   (long long)epoch + 1,
-                   saved ? ("The parameters before that step are in " + last + ".").c_str()
-                         : ("Saving them failed: " + saveError).c_str());
+                   (long long)epoch + 1, savedText().c_str());
       return 1;
     }
-    if (sums.empty())
-      sums.assign(metricNames.size(), 0.0);
     size_t scoreIndex = 0;
     for (size_t r = 0; r < results.size(); ++r) {
       const TensorSpec &spec = stepEntry->results[r];
@@ -376,6 +668,15 @@ int Trainer::run() {
     }
 
     if (epochEnd) {
+      // An update can turn parameters non-finite while the loss before it
+      // was finite: checked once an epoch, before anything of it is written.
+      if (std::string bad = nonFinite(); !bad.empty()) {
+        std::fprintf(stderr, "\nerror: '%s' holds a NaN or an infinity after step %lld (the end of "
+                             "epoch %lld), though every loss was finite; stopping without "
+                             "saving. %s\n",
+                     bad.c_str(), (long long)step + 1, (long long)epoch + 1, savedText().c_str());
+        return 1;
+      }
       Scores trainScores;
       for (size_t i = 0; i < metricNames.size(); ++i)
         trainScores.push_back({metricNames[i], sums[i] / double(std::max<int64_t>(sumCount, 1))});
@@ -384,55 +685,54 @@ int Trainer::run() {
       metrics << scoresJson(epoch + 1, step + 1, "train", trainScores) << "\n";
       std::printf("%sepoch %lld/%lld  train: %s", terminal ? "\r\033[K" : "", (long long)epoch + 1,
                   (long long)epochs, scoresText(trainScores).c_str());
-      if (data.val.samples > 0) {
-        Scores val;
-        if (!evaluateSplit(model, data.val, val, error))
-          return fail(error);
-        metrics << scoresJson(epoch + 1, step + 1, "val", val) << "\n";
-        std::printf("  |  val: %s", scoresText(val).c_str());
-        // Best by the first metric (higher is better), or by loss (lower).
-        bool byMetric = val.size() > 1;
-        double score = byMetric ? val[1].second : -val[0].second;
-        if (std::isnan(best) || score > best) {
-          best = score;
-          if (!saveBest(error))
-            return fail(error);
-          std::printf("  (best)");
-        }
-      } else if (!saveBest(error)) {
-        return fail(error);
-      }
-      std::printf("  [%s]\n", formatDuration(elapsed).c_str());
-      std::fflush(stdout);
-      metrics.flush();
-      if (!saveCheckpoint(last, step + 1, error))
-        return fail(error);
+      std::fflush(stdout); // shown while the validation runs
+      if (int status = finishEpoch(epoch, step + 1, elapsed); status >= 0)
+        return status;
       ++epochsThisRun;
       if (options.stopAfter > 0 && epochsThisRun >= options.stopAfter && step + 1 < totalSteps) {
-        std::printf("stopped after %lld epoch(s) as asked; `train --resume` continues\n",
-                    (long long)epochsThisRun);
+        std::printf("stopped after %lld epoch(s) as asked; %s\n", (long long)epochsThisRun,
+                    resumeHint.c_str());
         return 0;
       }
     }
-    if (interrupted.load()) {
-      if (!saveCheckpoint(last, step + 1, error))
+    if (stopSignal.load()) {
+      if (lastStep != step + 1 && !saveCheckpoint(last, step + 1, /*pending=*/false, error))
         return fail(error);
-      std::printf("\ninterrupted at step %lld; saved %s (`train --resume` continues)\n",
-                  (long long)step + 1, last.c_str());
-      return 130;
+      std::printf("\n%s at %s: saved %s (%s)\n", signalName(stopSignal.load()),
+                  stepText(step + 1).c_str(), last.c_str(), resumeHint.c_str());
+      return stoppedStatus();
     }
   }
 
   // The test split, with the best parameters (by validation).
   if (data.test.samples > 0) {
-    if (data.val.samples > 0 && !model.loadParams(runDir + "/best.safetensors", error))
+    bool useBest = data.val.samples > 0 && bestEpoch >= 0;
+    if (useBest && !model.loadParams(runDir + "/best.safetensors", error))
       return fail(error);
+    std::printf("test (%s): ", useBest ? "best checkpoint" : "last");
+    std::fflush(stdout);
     Scores test;
-    if (!evaluateSplit(model, data.test, test, error))
-      return fail(error);
+    bool stopped = false;
+    if (!evaluateSplit(model, data.test, test, error, &stopped)) {
+      if (!stopped)
+        return fail(error);
+      std::string eval = "eval --checkpoint " + runDir +
+                         (useBest ? "/best.safetensors" : "/last.safetensors") + " --split test";
+      if (!options.dataDir.empty())
+        eval += " --data " + options.dataDir;
+      else if (options.seed)
+        eval += " --seed " + std::to_string(*options.seed);
+      std::printf("\n%s during the test evaluation: training is complete and saved in %s "
+                  "(last.safetensors at step %lld, best.safetensors); the test split is not "
+                  "scored (`%s` scores it)\n",
+                  signalName(stopSignal.load()), runDir.c_str(), (long long)lastStep,
+                  eval.c_str());
+      return stoppedStatus();
+    }
     metrics << scoresJson(epochs, totalSteps, "test", test) << "\n";
-    std::printf("test (%s): %s\n", data.val.samples > 0 ? "best checkpoint" : "last",
-                scoresText(test).c_str());
+    std::printf("%s\n", scoresText(test).c_str());
+    if (!metrics.flush())
+      return fail("cannot write '" + metricsPath + "'");
   }
   std::printf("done: %s/{last,best}.safetensors, %s/metrics.jsonl\n", runDir.c_str(),
               runDir.c_str());
@@ -449,8 +749,12 @@ int evaluate(Model &model, const EvalOptions &options) {
   if (!model.loadParams(options.checkpoint, error))
     return fail(error);
   uint64_t seed = uint64_t(options.seed.value_or(m.train.seed.value_or(0)));
+  // Only the splits evaluated are read: a directory needs no train/ for eval.
+  unsigned splits = options.split == "val"    ? kValSplit
+                    : options.split == "test" ? kTestSplit
+                                              : kValSplit | kTestSplit;
   Dataset data;
-  if (!loadDataset(m, options.dataDir, seed, data, error))
+  if (!loadDataset(m, options.dataDir, seed, data, error, splits))
     return fail(error);
   bool any = false;
   for (auto [name, split] : {std::pair{"val", &data.val}, std::pair{"test", &data.test}}) {
@@ -461,7 +765,8 @@ int evaluate(Model &model, const EvalOptions &options) {
       continue;
     }
     Scores scores;
-    if (!evaluateSplit(model, *split, scores, error))
+    if (!checkSplitValues(*split, m.inputs, name, error) ||
+        !evaluateSplit(model, *split, scores, error))
       return fail(error);
     std::printf("%s (%lld samples): %s\n", name, (long long)split->samples,
                 scoresText(scores).c_str());

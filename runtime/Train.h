@@ -3,6 +3,8 @@
 //   MODEL train [--epochs N] [--lr X] [--seed N] [--run-dir DIR] [--resume]
 //   MODEL eval --checkpoint FILE [--split val|test|all]
 //
+// A run directory belongs to one `train` at a time (RUN_DIR/.lock, flock).
+//
 // The loop is thin: the compiled `train_step` does forward, backward,
 // clipping, the schedule and the optimizer; the loop feeds batches, swaps
 // parameter and state buffers, reports and checkpoints.
@@ -35,8 +37,13 @@ struct EvalOptions {
   std::optional<int64_t> seed;
 };
 
-/// Exit codes: 0 done, 1 error, 130 interrupted (checkpoint saved).
+/// Exit codes: 0 done, 1 error (another `train` holds the run directory, a
+/// NaN or infinity stopped the run: nothing non-finite is ever saved, and the
+/// message names the last good checkpoint), 130 stopped by SIGINT (Ctrl-C)
+/// and 143 by SIGTERM, in a step or an evaluation, a checkpoint saved first.
+/// (2, a usage error, comes from the command line before this is called.)
 int train(Model &model, const TrainOptions &options);
+/// Exit codes: 0 done, 1 error. Reads only the splits it evaluates.
 int evaluate(Model &model, const EvalOptions &options);
 
 } // namespace tfc::rt
