@@ -616,21 +616,32 @@ int main(int argc, char **argv) {
                  numThreads());
   }
   model.setFlushDenormals(!keepDenormals);
-  if (*infoCmd)
-    return info(model);
-  if (*initCmd)
-    return init(model, seed, out);
-  if (*predictCmd)
-    return predict(model, params, inputs, outputDir);
-  if (*trainCmd)
-    return train(model, trainOptions);
-  if (*attentionCmd)
-    return attention(model, attentionCheckpoint, attentionInputs, attentionSample, svgPath);
-  if (*runCmd)
-    return runEntry(model, runEntryName, runParams, runFeeds, runOutputDir);
-  if (*evalCmd)
-    return evaluate(model, evalOptions);
-  if (*benchCmd)
-    return bench(model, benchOptions);
-  return 1;
+  auto command = [&] {
+    if (*infoCmd)
+      return info(model);
+    if (*initCmd)
+      return init(model, seed, out);
+    if (*predictCmd)
+      return predict(model, params, inputs, outputDir);
+    if (*trainCmd)
+      return train(model, trainOptions);
+    if (*attentionCmd)
+      return attention(model, attentionCheckpoint, attentionInputs, attentionSample, svgPath);
+    if (*runCmd)
+      return runEntry(model, runEntryName, runParams, runFeeds, runOutputDir);
+    if (*evalCmd)
+      return evaluate(model, evalOptions);
+    if (*benchCmd)
+      return bench(model, benchOptions);
+    return 1;
+  };
+  // Parameters, optimizer state, arenas and inputs are allocated as a command
+  // needs them; a model too large for this machine ends in one line, not an
+  // abort (outputs are written only when a command has succeeded).
+  try {
+    return command();
+  } catch (const std::bad_alloc &) {
+    return fail("out of memory: model '" + m.model + "' needs more than this machine can "
+                "give (`info` lists its parameters and arenas)");
+  }
 }

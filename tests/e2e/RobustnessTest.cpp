@@ -282,6 +282,29 @@ TEST_F(Robustness, RefusedThreadIsAnErrorNotAnAbort) {
   EXPECT_FALSE(exists(dir + "/refused-out"));
 }
 
+// A model too large for the memory it is given ends in one line, exit 1:
+// 1.6 GB of parameters under a 1 GB address space (it was an uncaught
+// std::bad_alloc, exit 134). `info` needs no parameters and still works.
+TEST_F(Robustness, OutOfMemoryIsAnErrorNotAnAbort) {
+  std::ofstream(dir + "/huge.tf") << R"(model huge {
+  param vocab = 25000000
+  input ids: i32[batch, 4]
+  output e = embedding(ids, vocab, 16)
+}
+)";
+  CommandResult compiled = run(kTfc + " compile " + dir + "/huge.tf --batch 1 -o " + dir + "/huge");
+  ASSERT_EQ(compiled.status, 0) << compiled.output;
+  auto limited = [&](const std::string &args) {
+    return run("bash -c 'ulimit -v 1000000 && exec " + dir + "/huge --threads 1 " + args + "'");
+  };
+  CommandResult info = limited("info");
+  EXPECT_EQ(info.status, 0) << info.output;
+  CommandResult init = limited("init --out " + dir + "/huge.safetensors");
+  EXPECT_EQ(init.status, 1) << init.output;
+  EXPECT_THAT(init.output, HasSubstr("error: out of memory: model 'huge' needs more"));
+  EXPECT_FALSE(exists(dir + "/huge.safetensors"));
+}
+
 // eval reads only the splits it evaluates: no train/ needed (it used to
 // refuse to run without one), and a broken split it does not evaluate is
 // not read.
