@@ -2,6 +2,9 @@
 
 #include "runtime/Manifest.h"
 
+#include "runtime/FileIO.h"
+#include "runtime/JsonLimits.h"
+
 #include <nlohmann/json.hpp>
 
 using nlohmann::json;
@@ -55,7 +58,7 @@ static bool parseShape(const json &j, std::vector<int64_t> &out) {
       return false;
     out.push_back(d.get<int64_t>());
   }
-  return true;
+  return detail::shapeProductFits(out); // numel() must not overflow
 }
 
 static bool parseTensor(const json &j, TensorSpec &out) {
@@ -77,6 +80,37 @@ double TrainCallSpec::number(const std::string &key, double fallback) const {
   if (auto *d = std::get_if<double>(&it->second))
     return *d;
   return fallback;
+}
+
+// json::value() throws when the key holds another type (and an exception
+// escaping parseManifest aborts); these return false instead.
+
+/// `j[key]` when it is an integer, `fallback` when absent.
+static bool optionalInt(const json &j, const char *key, int64_t fallback, int64_t &out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_number_integer())
+    return false;
+  out = it == j.end() ? fallback : it->get<int64_t>();
+  return true;
+}
+
+/// `j[key]` when it is a number, `fallback` when absent.
+static bool optionalNumber(const json &j, const char *key, double fallback, double &out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_number())
+    return false;
+  out = it == j.end() ? fallback : it->get<double>();
+  return true;
+}
+
+/// `j[key]` when it is a string, `fallback` when absent.
+static bool optionalString(const json &j, const char *key, const char *fallback,
+                           std::string &out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_string())
+    return false;
+  out = it == j.end() ? std::string(fallback) : it->get<std::string>();
+  return true;
 }
 
 static bool parseCall(const json &j, TrainCallSpec &out) {
@@ -120,18 +154,25 @@ static bool parseTrain(const json &j, TrainSpec &out) {
 }
 
 bool parseManifest(const char *text, Manifest &out, std::string &error) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   auto fail = [&](const std::string &what) {
     error = "the model's embedded manifest is malformed (" + what +
             "); recompile the model with this version of tfc";
     return false;
   };
+  if (!detail::jsonDepthWithin(text))
+    return fail("JSON nested deeper than " + std::to_string(detail::kMaxJsonDepth) +
+                " levels");
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return fail("not a JSON object");
-  if (j.value("version", 0) != 1)
+  int64_t version = 0;
+  if (!optionalInt(j, "version", 0, version) || version != 1)
     return fail("unknown version");
-  out.model = j.value("model", std::string("model"));
-  out.batch = j.value("batch", int64_t(1));
+  if (!optionalString(j, "model", "model", out.model))
+    return fail("the model's name");
+  // Batch 0 would divide by zero, and loop forever, in training.
+  if (!optionalInt(j, "batch", 1, out.batch) || out.batch < 1)
+    return fail("the batch");
   if (j.contains("params") && j["params"].is_array())
     for (const json &p : j["params"]) {
       ParamSpec param;
@@ -141,10 +182,10 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
       param.name = spec.name;
       param.dtype = spec.dtype;
       param.shape = spec.shape;
-      if (p.contains("init") && p["init"].is_object()) {
-        param.init.kind = p["init"].value("kind", std::string("zeros"));
-        param.init.scale = p["init"].value("scale", 0.0);
-      }
+      if (p.contains("init") && p["init"].is_object() &&
+          (!optionalString(p["init"], "kind", "zeros", param.init.kind) ||
+           !optionalNumber(p["init"], "scale", 0.0, param.init.scale)))
+        return fail("parameter '" + param.name + "'");
       out.params.push_back(std::move(param));
     }
   if (j.contains("inputs") && j["inputs"].is_array())
@@ -169,7 +210,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
         return fail("an entry");
       entry.name = e["name"].get<std::string>();
       entry.symbol = e["symbol"].get<std::string>();
-      entry.arenaBytes = e.value("arena_bytes", int64_t(0));
+      if (!optionalInt(e, "arena_bytes", 0, entry.arenaBytes) || entry.arenaBytes < 0)
+        return fail("entry '" + entry.name + "'");
       for (const char *list : {"args", "results"}) {
         if (!e.contains(list) || !e[list].is_array())
           return fail("entry '" + entry.name + "'");

@@ -62,6 +62,12 @@ public:
       if (!eat(':'))
         return fail("expected ':' after '" + key + "'", why);
       skipSpace();
+      // Python keeps a repeated key's last value; refuse rather than guess
+      // (parseShape would append the second tuple to the first).
+      if ((key == "descr" && h.haveDescr) ||
+          (key == "fortran_order" && h.haveOrder) ||
+          (key == "shape" && h.haveShape))
+        return fail("'" + key + "' is repeated", why);
       if (key == "descr") {
         if (peek() == '[')
           return fail("structured dtypes are not supported", why);
@@ -357,7 +363,8 @@ bool readNpy(const std::string &path, Tensor &out, std::string &error) {
   }
 
   // Every product is checked: the data must fit in the file, so a shape
-  // whose size overflows or exceeds the file is corrupt, not an allocation.
+  // whose size overflows or exceeds the file is corrupt, not an allocation;
+  // so is an empty one whose other dimensions overflow (numel() would).
   uint64_t dataStart = headerStart + headerLen;
   uint64_t available = fileSize - dataStart;
   uint64_t numel = 1;
@@ -366,7 +373,7 @@ bool readNpy(const std::string &path, Tensor &out, std::string &error) {
     overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel);
   uint64_t dataBytes = 0;
   overflow |= __builtin_mul_overflow(numel, itemSize, &dataBytes);
-  if (overflow ||
+  if (overflow || !detail::shapeProductFits(header.shape) ||
       numel > static_cast<uint64_t>(std::numeric_limits<int64_t>::max() / 8)) {
     error = quote(path) + " has a corrupt header: shape " +
             shapeString(header.shape) + " is too large";

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "runtime/FileIO.h"
+#include "runtime/JsonLimits.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the runtime's file formats assume a little-endian host");
@@ -29,14 +30,52 @@ namespace tfc::rt {
 namespace {
 
 using detail::quote;
-// ordered_json keeps the header's key order, so tensors with equal offsets
-// (empty ones) keep a stable, file-given order, and the writer's header
-// lists tensors in the order given.
-using Json = nlohmann::ordered_json;
+// The reader's JSON finds keys in a std::map. ordered_json would keep the
+// header's key order, but it finds keys by linear search: a 9 MB header of
+// 160,000 empty tensors took minutes to parse. So KeyOrderRecorder records
+// the order (tensors with equal offsets, the empty ones, keep the file's).
+using Json = nlohmann::json;
+// The writer's header lists tensors in the order given.
+using OrderedJson = nlohmann::ordered_json;
 
 // The reference implementation's limit; it also bounds our allocation
 // before the header is known to be sane.
 constexpr uint64_t kMaxHeaderLen = 100u << 20;
+
+/// nlohmann's own DOM builder, plus the top-level keys in file order. (Its
+/// parse callback could record them too, but that builder rescans the
+/// parent object after each child object: quadratic again.)
+class KeyOrderRecorder : public nlohmann::detail::json_sax_dom_parser<Json> {
+  using Base = nlohmann::detail::json_sax_dom_parser<Json>;
+  int depth = 0;
+
+public:
+  std::vector<std::string> keys;
+
+  explicit KeyOrderRecorder(Json &result)
+      : Base(result, /*allow_exceptions=*/false) {}
+  bool start_object(std::size_t n) {
+    ++depth;
+    return Base::start_object(n);
+  }
+  bool end_object() {
+    --depth;
+    return Base::end_object();
+  }
+  bool start_array(std::size_t n) {
+    ++depth;
+    return Base::start_array(n);
+  }
+  bool end_array() {
+    --depth;
+    return Base::end_array();
+  }
+  bool key(std::string &k) {
+    if (depth == 1)
+      keys.push_back(k);
+    return Base::key(k);
+  }
+};
 
 struct Entry {
   std::string name;
@@ -138,6 +177,9 @@ bool parseEntry(const std::string &name, const Json &j, uint64_t dataSize,
         " bytes of data but its shape " + shapeString(e.shape) + " and dtype " +
         dtypeStr + " need " +
         (overflow ? std::string("more than 2^64") : std::to_string(bytes)));
+  if (!detail::shapeProductFits(e.shape))
+    return bad("has a 'shape' " + shapeString(e.shape) +
+               " whose dimensions multiply past 2^63");
   return true;
 }
 
@@ -184,8 +226,12 @@ bool readSafetensors(const std::string &path,
   std::string text(headerLen, '\0');
   if (!detail::readAt(fd, 8, text.data(), headerLen, path, error))
     return false;
-  Json header = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded())
+  if (!detail::jsonDepthWithin(text))
+    return corrupt("the header's JSON nests deeper than " +
+                   std::to_string(detail::kMaxJsonDepth) + " levels");
+  Json header;
+  KeyOrderRecorder recorder(header);
+  if (!Json::sax_parse(text, &recorder))
     return corrupt("the header is not valid JSON");
   if (!header.is_object())
     return corrupt("the header is not a JSON object");
@@ -193,22 +239,26 @@ bool readSafetensors(const std::string &path,
   uint64_t dataStart = 8 + headerLen;
   uint64_t dataSize = fileSize - dataStart;
   std::vector<Entry> entries;
-  for (auto it = header.begin(); it != header.end(); ++it) {
-    if (it.key() == "__metadata__") {
+  std::set<std::string> done; // a repeated key: its last value, first place
+  for (const std::string &key : recorder.keys) {
+    if (!done.insert(key).second)
+      continue;
+    const Json &value = *header.find(key); // present: the parser saw it
+    if (key == "__metadata__") {
       // Metadata is not returned, but it must be what the format says.
-      bool ok = it->is_object() || it->is_null();
-      if (it->is_object())
-        for (const Json &v : *it)
+      bool ok = value.is_object() || value.is_null();
+      if (value.is_object())
+        for (const Json &v : value)
           ok &= v.is_string();
       if (!ok)
         return corrupt("'__metadata__' is not a map of strings to strings");
       continue;
     }
     Entry e;
-    e.name = it.key();
+    e.name = key;
     std::string why;
     bool unsupported;
-    if (!parseEntry(e.name, *it, dataSize, e, why, unsupported)) {
+    if (!parseEntry(e.name, value, dataSize, e, why, unsupported)) {
       if (!unsupported)
         return corrupt(why);
       error = quote(path) + ": " + why;
@@ -262,7 +312,7 @@ bool writeSafetensors(
     error = "cannot write " + quote(path) + ": " + why;
     return false;
   };
-  Json header = Json::object();
+  OrderedJson header = OrderedJson::object();
   std::set<std::string> seen;
   uint64_t offset = 0;
   for (const auto &[name, tensor] : tensors) {
@@ -280,7 +330,7 @@ bool writeSafetensors(
                   std::to_string(tensor->bytes.size()) +
                   " bytes but its shape " + shapeString(tensor->shape) +
                   " needs " + std::to_string(expected));
-    Json entry = Json::object();
+    OrderedJson entry = OrderedJson::object();
     entry["dtype"] = safetensorsName(tensor->dtype);
     entry["shape"] = tensor->shape;
     entry["data_offsets"] = {offset, offset + expected};
@@ -292,7 +342,7 @@ bool writeSafetensors(
   try {
     // Names that are not valid UTF-8 make dump throw; nothing else does.
     text = header.dump();
-  } catch (const Json::exception &e) {
+  } catch (const OrderedJson::exception &e) {
     return fail(std::string("a tensor name is not valid UTF-8 (") + e.what() +
                 ")");
   }

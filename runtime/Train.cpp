@@ -28,6 +28,7 @@
 #include "runtime/Train.h"
 #include "runtime/Datasets.h"
 #include "runtime/InputChecks.h"
+#include "runtime/JsonLimits.h"
 #include "runtime/Philox.h"
 
 #include <nlohmann/json.hpp>
@@ -427,7 +428,9 @@ bool Trainer::trimMetrics(std::string &error) {
     }
     std::string line = contents.substr(pos, end - pos);
     pos = end + 1;
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    nlohmann::json j = detail::jsonDepthWithin(line)
+                           ? nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false)
+                           : nlohmann::json(nlohmann::json::value_t::discarded);
     bool keep = !j.is_discarded() && j.is_object() && j.contains("step") &&
                 j["step"].is_number_integer() && j["step"].get<int64_t>() <= step &&
                 j.contains("split") && j["split"].is_string();

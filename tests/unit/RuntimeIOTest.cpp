@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/FloatMode.h"
+#include "runtime/JsonLimits.h"
 #include "runtime/Model.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
@@ -25,6 +26,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <dirent.h>
@@ -874,6 +876,175 @@ TEST(RuntimeArena, LargeArenasStartOnHugePageBoundaries) {
     std::memset(p, 0xab, bytes);
     std::free(p);
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Bounded parsing: what the reader fuzzers (tests/fuzz) found, and the issue
+// "a safetensors header nested 75,000 levels deep overflows the stack"
+//===----------------------------------------------------------------------===//
+
+std::string nestedJson(int depth, const std::string &open, const std::string &inner,
+                       const std::string &close) {
+  std::string s;
+  for (int i = 0; i < depth; ++i)
+    s += open;
+  s += inner;
+  for (int i = 0; i < depth; ++i)
+    s += close;
+  return s;
+}
+
+TEST(RuntimeJsonLimits, DepthCountsBracketsOutsideStrings) {
+  using detail::jsonDepthWithin;
+  using detail::kMaxJsonDepth;
+  EXPECT_TRUE(jsonDepthWithin(nestedJson(kMaxJsonDepth, "[", "", "]")));
+  EXPECT_FALSE(jsonDepthWithin(nestedJson(kMaxJsonDepth + 1, "[", "", "]")));
+  EXPECT_FALSE(jsonDepthWithin(nestedJson(kMaxJsonDepth + 1, R"({"a":)", "1", "}")));
+  EXPECT_TRUE(jsonDepthWithin(R"(")" + std::string(1000, '[') + R"(")"));
+  EXPECT_TRUE(jsonDepthWithin(R"(["\"[[[", "\\", "{{{"])", 1));
+  EXPECT_FALSE(jsonDepthWithin(R"(["\\"[[[", 1])", 1));
+  EXPECT_TRUE(jsonDepthWithin("]]]]" + nestedJson(2, "[", "", "]"), 2)); // unbalanced
+}
+
+// The issue's file: deep nesting inside __metadata__, then more keys. The
+// 1,000,000-deep one overflowed even an optimized build's 8 MiB stack: the
+// header's ordered_json copied the deep value, recursively, when it grew.
+TEST_F(RuntimeIOTest, SafetensorsDeepHeaderIsRefused) {
+  const std::string entry = R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  for (int depth : {75000, 1000000}) {
+    for (auto [open, inner, close] : {std::tuple{"[", "", "]"}, std::tuple{R"({"a":)", "1", "}"}}) {
+      SCOPED_TRACE(std::to_string(depth) + open);
+      std::string header = R"({"__metadata__":{"k":)" + nestedJson(depth, open, inner, close) +
+                           R"(,"k2":"v"},"w":)" + entry + "}";
+      writeRaw(file("deep.safetensors"), stBytes(header, std::string(8, '\0')));
+      std::vector<std::pair<std::string, Tensor>> out;
+      std::string error;
+      EXPECT_FALSE(readSafetensors(file("deep.safetensors"), out, error));
+      EXPECT_THAT(error, HasSubstr("'" + file("deep.safetensors") + "'"));
+      EXPECT_THAT(error, HasSubstr("nests deeper than 64 levels"));
+    }
+  }
+}
+
+/// A manifest as tf-pack-entry-abi writes it, small.
+const char kManifest[] =
+    R"({"batch":2,"entries":[{"arena_bytes":256,"args":[)"
+    R"({"dtype":"i32","kind":"input","name":"ids","shape":[2,5]},)"
+    R"({"dtype":"f32","kind":"param","name":"w","shape":[5]}],"name":"predict",)"
+    R"("results":[{"dtype":"f32","kind":"output","name":"y","shape":[2]}],)"
+    R"("symbol":"tfc_entry_predict"}],)"
+    R"("inputs":[{"dtype":"i32","name":"ids","shape":[2,5]}],"model":"m",)"
+    R"("params":[{"dtype":"f32","init":{"kind":"normal","scale":0.5},"name":"w","shape":[5]}],)"
+    R"("train":{"optimizer":{"args":{"lr":0.001},"name":"adam"}},"version":1})";
+
+/// kManifest with `from` replaced by `to`.
+std::string manifestWith(const std::string &from, const std::string &to) {
+  std::string s = kManifest;
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+TEST(RuntimeManifest, DeepNestingIsRefused) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(kManifest, m, error)) << error;
+  for (int depth : {75000, 1000000}) {
+    for (const std::string &deep : {nestedJson(depth, "[", "", "]"),
+                                    nestedJson(depth, R"({"a":)", "1", "}")}) {
+      SCOPED_TRACE(depth);
+      Manifest deepM;
+      error.clear();
+      EXPECT_FALSE(parseManifest(manifestWith("0.001", deep).c_str(), deepM, error));
+      EXPECT_THAT(error, HasSubstr("nested deeper than 64 levels"));
+    }
+  }
+}
+
+// json::value() threw on a key of another type: parseManifest aborted.
+// Batch 0 divides by zero in training; a negative arena and an overflowing
+// shape are as malformed.
+TEST(RuntimeManifest, MalformedFieldsAreErrorsNotAborts) {
+  const std::pair<const char *, std::string> cases[] = {
+      {R"("version":1)", R"("version":"1")"},
+      {R"("version":1)", R"("version":4294967297)"},
+      {R"("model":"m")", R"("model":7)"},
+      {R"("batch":2)", R"("batch":null)"},
+      {R"("batch":2)", R"("batch":0)"},
+      {R"("arena_bytes":256)", R"("arena_bytes":"big")"},
+      {R"("arena_bytes":256)", R"("arena_bytes":-1)"},
+      {R"("scale":0.5)", R"("scale":"half")"},
+      {R"("kind":"normal")", R"("kind":1)"},
+      {R"("shape":[5]})", R"("shape":[3,4611686018427387904,4]})"},
+      {R"("shape":[2,5]})", R"("shape":[0,4611686018427387904,4]})"},
+  };
+  for (const auto &[from, to] : cases) {
+    SCOPED_TRACE(to);
+    Manifest m;
+    std::string error;
+    EXPECT_FALSE(parseManifest(manifestWith(from, to).c_str(), m, error));
+    EXPECT_THAT(error, HasSubstr("manifest is malformed"));
+  }
+}
+
+// An empty tensor's byte count is 0 however large its other dimensions,
+// but numel() and strides multiply them: 3 * 2^62 overflowed int64.
+TEST_F(RuntimeIOTest, EmptyShapesThatOverflowAreRefused) {
+  for (const char *shape : {"(3, 4611686018427387904, 0)", "(0, 4611686018427387904, 4)"}) {
+    SCOPED_TRACE(shape);
+    writeRaw(file("e.npy"),
+             npyBytes(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") +
+                          shape + ", }",
+                      ""));
+    Tensor t;
+    std::string error;
+    EXPECT_FALSE(readNpy(file("e.npy"), t, error));
+    EXPECT_THAT(error, HasSubstr("too large"));
+  }
+  for (const char *shape : {"[3,4611686018427387904,0]", "[0,4611686018427387904,4]"}) {
+    SCOPED_TRACE(shape);
+    writeRaw(file("e.safetensors"),
+             stBytes(std::string(R"({"x":{"dtype":"F32","shape":)") + shape +
+                         R"(,"data_offsets":[0,0]}})",
+                     ""));
+    std::vector<std::pair<std::string, Tensor>> out;
+    std::string error;
+    EXPECT_FALSE(readSafetensors(file("e.safetensors"), out, error));
+    EXPECT_THAT(error, HasSubstr("multiply past 2^63"));
+  }
+}
+
+// A repeated key's tuples were concatenated: (2,) then (3,) read as (2, 3).
+TEST_F(RuntimeIOTest, NpyRepeatedKeyIsRefused) {
+  writeRaw(file("r.npy"), npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                                   "'shape': (2,), 'shape': (3,), }",
+                                   std::string(24, '\0')));
+  Tensor t;
+  std::string error;
+  EXPECT_FALSE(readNpy(file("r.npy"), t, error));
+  EXPECT_THAT(error, HasSubstr("'shape' is repeated"));
+}
+
+// 200,000 tensors keep the file's order, a repeated name its first place and
+// its last value. (The reader parses them in 0.7 s; ordered_json's linear key
+// lookups took 72 s. No test times anything: tools/bench measures speed.)
+TEST_F(RuntimeIOTest, SafetensorsManyTensorsKeepTheFilesOrder) {
+  const int n = 200000;
+  auto empty = [](const char *dtype) {
+    return std::string(R"({"dtype":")") + dtype + R"(","shape":[0],"data_offsets":[0,0]})";
+  };
+  std::string header = "{";
+  for (int i = n; i > 0; --i) // names out of order: the file's order wins
+    header += "\"t" + std::to_string(i) + "\":" + empty("F32") + ",";
+  header += "\"t" + std::to_string(n) + "\":" + empty("I32") + "}"; // repeated: last wins
+  writeRaw(file("many.safetensors"), stBytes(header, ""));
+  std::vector<std::pair<std::string, Tensor>> out;
+  std::string error;
+  ASSERT_TRUE(readSafetensors(file("many.safetensors"), out, error)) << error;
+  ASSERT_EQ(out.size(), size_t(n));
+  EXPECT_EQ(out.front().first, "t" + std::to_string(n)); // in its first place
+  EXPECT_EQ(out.front().second.dtype, DType::I32);
+  EXPECT_EQ(out.back().first, "t1");
 }
 
 } // namespace
