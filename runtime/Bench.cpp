@@ -12,6 +12,7 @@
 #include "runtime/Bench.h"
 #include "runtime/Datasets.h"
 #include "runtime/InputChecks.h"
+#include "runtime/StepFeeds.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
 
@@ -76,13 +77,6 @@ void syntheticBatch(const Manifest &m, std::vector<Tensor> &batch) {
       std::fill(t.bytes.begin(), t.bytes.end(), uint8_t(1));
     batch.push_back(std::move(t));
   }
-}
-
-void setScalar(Tensor &t, double v) {
-  if (t.dtype == DType::F32)
-    t.f32()[0] = float(v);
-  else if (t.dtype == DType::I32)
-    t.i32()[0] = int32_t(v);
 }
 
 double median(std::vector<double> v) {
@@ -158,38 +152,12 @@ int bench(Model &model, const BenchOptions &options) {
               (long long)m.batch, numThreads(), source.c_str());
   std::fflush(stdout);
 
-  std::map<std::string, size_t> paramIndex;
-  for (size_t i = 0; i < m.params.size(); ++i)
-    paramIndex[m.params[i].name] = i;
   using Clock = std::chrono::steady_clock;
   for (const EntrySpec *entry : entries) {
-    std::map<std::string, Tensor> owned; // state, counters, hyperparameters, masks
-    std::map<std::string, const Tensor *> feeds;
-    for (size_t i = 0; i < m.inputs.size(); ++i)
-      feeds[m.inputs[i].name] = &batch[i];
-    for (const TensorSpec &a : entry->args) {
-      if (a.kind == "param" || a.kind == "input")
-        continue;
-      Tensor t(a.dtype, a.shape);
-      if (a.kind == "mask") // every sample of the batch is real
-        for (int64_t i = 0; i < t.numel(); ++i) {
-          if (t.dtype == DType::F32)
-            t.f32()[i] = 1.0f;
-          else if (t.dtype == DType::I32)
-            t.i32()[i] = 1;
-          else
-            t.bytes[size_t(i)] = 1;
-        }
-      else if (a.kind == "hyper" && a.name == "lr")
-        setScalar(t, lr);
-      else if (a.kind == "hyper" && a.name == "total_steps")
-        setScalar(t, totalSteps);
-      std::string key = a.kind + ":" + a.name;
-      owned[key] = std::move(t);
-      feeds[key] = &owned[key];
-    }
-    Tensor *stepT = owned.count("step:step") ? &owned["step:step"] : nullptr;
-    Tensor *seedT = owned.count("seed:seed") ? &owned["seed:seed"] : nullptr;
+    // As the training loop feeds it, from step 0 with zeroed optimizer state.
+    std::map<std::string, Tensor> state;
+    StepFeeds feeds(model, *entry, state, lr, totalSteps, uint64_t(m.train.seed.value_or(0)));
+    feeds.bindBatch(batch);
 
     std::vector<Tensor> results;
     std::vector<double> times;
@@ -203,26 +171,18 @@ int bench(Model &model, const BenchOptions &options) {
          call < fixedCalls ||
          (timedMs < 1e3 * options.minSeconds && call < options.warmup + kMaxTimedCalls);
          ++call) {
-      if (stepT)
-        setScalar(*stepT, double(call));
-      if (seedT)
-        setScalar(*seedT, double((uint64_t(call) * 2654435761ull) & 0x7fffffffull));
+      feeds.setStep(call);
       auto start = Clock::now();
-      if (!model.run(*entry, feeds, results, error))
+      if (!model.run(*entry, feeds.feeds(), results, error))
         return fail(error);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (call >= options.warmup)
         times.push_back(ms), timedMs += ms;
-      // The training loop's swaps: the next call starts from this one's results.
-      for (size_t r = 0; r < results.size(); ++r) {
-        const TensorSpec &spec = entry->results[r];
-        if (spec.kind == "param")
-          std::swap(model.params()[paramIndex.at(spec.name)], results[r]);
-        else if (spec.kind == "state")
-          std::swap(owned.at("state:" + spec.name), results[r]);
-        else if (spec.kind == "loss" && call < fixedCalls)
+      for (size_t r = 0; r < results.size(); ++r)
+        if (entry->results[r].kind == "loss" && call < fixedCalls)
           loss = results[r].f32()[0];
-      }
+      // The training loop's swaps: the next call starts from this one's results.
+      feeds.takeResults(results);
     }
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);

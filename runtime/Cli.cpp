@@ -615,7 +615,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "warning: %s; running on %d thread(s)\n", threadError.c_str(),
                  numThreads());
   }
-  model.setFlushDenormals(!keepDenormals);
+  model.device().setFlushDenormals(!keepDenormals);
   auto command = [&] {
     if (*infoCmd)
       return info(model);

@@ -1,13 +1,11 @@
 //===- Model.cpp - binding a compiled model's entries to tensors ----------===//
 
 #include "runtime/Model.h"
-#include "runtime/FloatMode.h"
 #include "runtime/Philox.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <sys/mman.h>
 
 // Defined by the generated object; weak so that the runtime's own tests link.
 extern "C" const char tfc_manifest[] __attribute__((weak));
@@ -16,17 +14,6 @@ extern "C" void tfc_entry_evaluate(void **) __attribute__((weak));
 extern "C" void tfc_entry_train_step(void **) __attribute__((weak));
 
 namespace tfc::rt {
-
-void *allocateArena(size_t bytes) {
-  constexpr size_t kHugePage = size_t(2) << 20;
-  if (bytes < kHugePage)
-    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void *p = std::aligned_alloc(kHugePage, rounded);
-  if (p)
-    madvise(p, rounded, MADV_HUGEPAGE); // a hint: without THP it changes nothing
-  return p;
-}
 
 static EntryFn findEntry(const std::string &symbol) {
   if (symbol == "tfc_entry_predict")
@@ -55,6 +42,7 @@ bool Model::load(std::string &error) {
   }
   if (!parseManifest(tfc_manifest, manifest_, error))
     return false;
+  device_ = createDevice();
   // Allocated when drawn or loaded: `info` of a model with gigabytes of
   // parameters needs none of them.
   params_.assign(manifest_.params.size(), Tensor());
@@ -136,7 +124,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
     return false;
   }
-  std::vector<void *> buffers;
+  std::vector<const Tensor *> args;
   for (const TensorSpec &arg : entry.args) {
     const Tensor *t = nullptr;
     if (arg.kind == "param") {
@@ -161,7 +149,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
               dtypeName(arg.dtype) + shapeString(arg.shape);
       return false;
     }
-    buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
+    args.push_back(t);
   }
   // Reuse the caller's result tensors when they already fit (the training
   // loop calls the same entry thousands of times).
@@ -173,23 +161,47 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     for (const TensorSpec &r : entry.results)
       results.emplace_back(r.dtype, r.shape);
   }
-  for (Tensor &r : results)
-    buffers.push_back(r.bytes.data());
 
-  auto &arena = arenas_[entry.name];
-  size_t bytes = size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
-  if (!arena.first) {
-    arena.first = allocateArena(bytes);
-    arena.second = bytes;
-    if (!arena.first) {
-      error = "cannot allocate the " + withThousands(int64_t(bytes)) + "-byte arena of entry '" +
-              entry.name + "'";
-      return false;
+  // Device memory for the entry, allocated at its first call: the arena, and
+  // where the device's memory is not the host's, a buffer per argument and
+  // result (the host's tensors copied in and out around the call).
+  EntryMemory &memory = memory_[entry.name];
+  if (memory.buffers.empty()) {
+    std::vector<size_t> sizes;
+    if (!device_->hostMemory()) {
+      for (const Tensor *t : args)
+        sizes.push_back(t->bytes.size());
+      for (const Tensor &r : results)
+        sizes.push_back(r.bytes.size());
+    }
+    sizes.push_back(size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64)));
+    for (size_t bytes : sizes) {
+      void *p = device_->allocate(bytes);
+      if (!p) {
+        error = "cannot allocate " + withThousands(int64_t(bytes)) + " bytes on device '" +
+                device_->name() + "' for entry '" + entry.name + "'";
+        return false;
+      }
+      memory.buffers.push_back(p);
     }
   }
-  buffers.push_back(arena.first);
-  ScopedFloatMode floatMode(flushDenormals_);
-  fn(buffers.data());
+  std::vector<void *> buffers;
+  if (device_->hostMemory()) {
+    for (const Tensor *t : args)
+      buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
+    for (Tensor &r : results)
+      buffers.push_back(r.bytes.data());
+    buffers.push_back(memory.buffers.back());
+  } else {
+    buffers = memory.buffers;
+    for (size_t i = 0; i < args.size(); ++i)
+      device_->copyIn(buffers[i], args[i]->bytes.data(), args[i]->bytes.size());
+  }
+  if (!device_->run(fn, buffers.data(), error))
+    return false;
+  if (!device_->hostMemory())
+    for (size_t i = 0; i < results.size(); ++i)
+      device_->copyOut(results[i].bytes.data(), buffers[args.size() + i], results[i].bytes.size());
   return true;
 }
 

@@ -9,6 +9,7 @@
 #ifndef TFC_RUNTIME_MODEL_H
 #define TFC_RUNTIME_MODEL_H
 
+#include "runtime/Device.h"
 #include "runtime/Manifest.h"
 #include "runtime/Tensor.h"
 
@@ -18,8 +19,6 @@
 #include <vector>
 
 namespace tfc::rt {
-
-using EntryFn = void (*)(void **);
 
 class Model {
 public:
@@ -46,25 +45,20 @@ public:
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
            std::vector<Tensor> &results, std::string &error);
 
-  /// Whether entries run with subnormal floats flushed to zero (the
-  /// default; see FloatMode.h) or kept, as IEEE 754 has them.
-  void setFlushDenormals(bool flush) { flushDenormals_ = flush; }
-  bool flushDenormals() const { return flushDenormals_; }
+  /// The device entries run on (load() creates it).
+  Device &device() { return *device_; }
 
 private:
-  bool flushDenormals_ = true;
+  /// An entry's device memory: its arena last, and before it (on a device
+  /// whose memory is not the host's) a buffer per argument and result.
+  struct EntryMemory {
+    std::vector<void *> buffers;
+  };
   Manifest manifest_;
   std::vector<Tensor> params_;
-  std::map<std::string, std::pair<void *, size_t>> arenas_; // per entry (allocateArena)
+  std::unique_ptr<Device> device_;
+  std::map<std::string, EntryMemory> memory_; // by entry name
 };
-
-/// Memory for an entry's arena, for std::free: 64-byte aligned, and from
-/// 2 MiB up on 2 MiB boundaries with transparent huge pages asked for
-/// (madvise; Debian's default THP mode is "madvise", not "always"). A train
-/// step sweeps tens of MiB of arena; on 4 KiB pages that is a TLB entry
-/// for every 4 KiB (the Fleuret CNN's and set anomaly's steps 0.5-1% faster
-/// on 2 MiB pages, Zen 4).
-void *allocateArena(size_t bytes);
 
 /// "1,234,567".
 std::string withThousands(int64_t n);

@@ -29,7 +29,7 @@
 #include "runtime/Datasets.h"
 #include "runtime/InputChecks.h"
 #include "runtime/JsonLimits.h"
-#include "runtime/Philox.h"
+#include "runtime/StepFeeds.h"
 
 #include <nlohmann/json.hpp>
 
@@ -62,13 +62,6 @@ const char *signalName(int signal) { return signal == SIGTERM ? "SIGTERM" : "SIG
 int fail(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   return 1;
-}
-
-/// The dropout seed of step `step`: Philox of (seed, step), 31 bits.
-int32_t stepSeed(uint64_t seed, int64_t step) {
-  auto r = philox4x32({uint32_t(step), uint32_t(uint64_t(step) >> 32), 0x5EED, 0},
-                      {uint32_t(seed), uint32_t(seed >> 32)});
-  return int32_t(r[0] & 0x7fffffffu);
 }
 
 Tensor scalarF32(float v) {
@@ -517,23 +510,7 @@ int Trainer::run() {
 
   // Feeds: one batch, the state buffers, the counters and hyperparameters.
   std::vector<Tensor> batch, results;
-  Tensor stepT = scalarF32(0), lrT = scalarF32(float(lr)), totalT = scalarF32(float(totalSteps));
-  Tensor seedT(DType::I32, {});
-  std::map<std::string, const Tensor *> feeds;
-  auto bindFeeds = [&] {
-    feeds.clear();
-    for (size_t i = 0; i < m.inputs.size(); ++i)
-      feeds[m.inputs[i].name] = &batch[i];
-    for (auto &[name, t] : state)
-      feeds["state:" + name] = &t;
-    feeds["step:step"] = &stepT;
-    feeds["hyper:lr"] = &lrT;
-    feeds["hyper:total_steps"] = &totalT;
-    feeds["seed:seed"] = &seedT;
-  };
-  std::map<std::string, size_t> paramIndex;
-  for (size_t i = 0; i < m.params.size(); ++i)
-    paramIndex[m.params[i].name] = i;
+  StepFeeds feeds(model, *stepEntry, state, lr, double(totalSteps), seed);
 
   // SIGINT (Ctrl-C) and SIGTERM stop the run between steps or batches, with
   // a checkpoint; the handler resets itself, so a second signal kills.
@@ -619,10 +596,9 @@ int Trainer::run() {
     if (order.empty() || inEpoch == 0)
       order = epochOrder(train.samples, seed, epoch);
     fillBatch(train, m.inputs, &order, inEpoch * m.batch, m.batch, batch);
-    bindFeeds();
-    stepT.f32()[0] = float(step);
-    seedT.i32()[0] = stepSeed(seed, step);
-    if (!model.run(*stepEntry, feeds, results, error))
+    feeds.bindBatch(batch);
+    feeds.setStep(step);
+    if (!model.run(*stepEntry, feeds.feeds(), results, error))
       return fail(error);
 
     // The loss is the one of the parameters before this step's update:
@@ -640,13 +616,10 @@ int Trainer::run() {
       const TensorSpec &spec = stepEntry->results[r];
       if (spec.kind == "loss" || spec.kind == "metric")
         sums[scoreIndex++] += results[r].f32()[0];
-      else if (spec.kind == "param")
-        std::swap(model.params()[paramIndex.at(spec.name)], results[r]);
-      else if (spec.kind == "state")
-        std::swap(state.at(spec.name), results[r]);
       else if (spec.kind == "lr")
         currentLr = results[r].f32()[0];
     }
+    feeds.takeResults(results);
     ++sumCount;
 
     // Progress: a bar on a terminal, a line every tenth of an epoch otherwise.

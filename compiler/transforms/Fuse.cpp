@@ -16,7 +16,7 @@
 // then a GEMM with its epilogue (bias,
 // activation, residual, whatever elementwise ops follow), and the backends
 // apply the epilogue to blocks of rows as the GEMM finishes them, while they
-// are still in cache (CPU: tfc_sgemm_epilogue, runtime/Gemm.h). An
+// are still in cache (CPU: tfc_sgemm_epilogue, runtime/cpu/Gemm.h). An
 // elementwise op on a reshaped product is redone in the product's shape
 // first, to join it.
 //

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Attention.h"
+#include "runtime/cpu/Attention.h"
 #include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Dropout.h"
+#include "runtime/cpu/Dropout.h"
 #include "runtime/Philox.h"
 #include "runtime/ThreadPool.h"
 

@@ -6,13 +6,13 @@
 // the epilogue hook (every row once, final when it runs, any thread count);
 // a convolution's windows read in place equal to its im2col GEMM;
 // and bitwise equality across thread counts, between the AVX2 and AVX-512
-// kernels (both are the same FMA chains, see runtime/GemmKernels.h), and
+// kernels (both are the same FMA chains, see runtime/cpu/GemmKernels.h), and
 // between a batch reduction and the one GEMM over its items' K.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Gemm.h"
-#include "runtime/GemmKernels.h"
+#include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/GemmKernels.h"
 #include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/LayerNorm.h"
+#include "runtime/cpu/LayerNorm.h"
 #include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>

@@ -9,6 +9,7 @@
 #include "runtime/FloatMode.h"
 #include "runtime/JsonLimits.h"
 #include "runtime/Model.h"
+#include "runtime/cpu/CpuDevice.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
 

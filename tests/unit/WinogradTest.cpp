@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Gemm.h"
+#include "runtime/cpu/Gemm.h"
 #include "runtime/ThreadPool.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 //===- GemmToRuntime.cpp - matmuls on buffers call the runtime's GEMM -----===//
 //
 // The GEMM is the one kernel worth hand-tuning; keeping it behind a single
-// runtime symbol (runtime/Gemm.h) lets the performance work replace it
+// runtime symbol (runtime/cpu/Gemm.h) lets the performance work replace it
 // without touching code generation:
 //
 //   tfc_sgemm(batch, M, N, K, A, lda, strideA, transA,
@@ -43,7 +43,7 @@ namespace {
 
 constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
 constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
-/// The same arguments, computed by Winograd's F(4, 5) (runtime/Winograd.cpp).
+/// The same arguments, computed by Winograd's F(4, 5) (runtime/cpu/Winograd.cpp).
 constexpr StringLiteral kWinogradSymbol = "tfc_conv1d_winograd";
 /// tfc_sgemm_taps's arguments, a weight gradient of 5 taps by F(5, 4).
 constexpr StringLiteral kWinogradTapsSymbol = "tfc_conv1d_winograd_taps";

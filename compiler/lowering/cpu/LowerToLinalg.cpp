@@ -624,7 +624,7 @@ struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
 constexpr StringLiteral kAttentionForward = "tfc_attention_forward";
 constexpr StringLiteral kAttentionBackward = "tfc_attention_backward";
 
-/// Declares a runtime attention kernel (runtime/Attention.h) taking the
+/// Declares a runtime attention kernel (runtime/cpu/Attention.h) taking the
 /// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
 /// strides (outer, inner, row), and the same per output: all indices but
 /// the f32 scale.
@@ -950,7 +950,7 @@ constexpr StringLiteral kLayerNormBackward = "tfc_layer_norm_backward";
 constexpr int64_t kLayerNormBlockRows = 64;
 
 /// tf.layer_norm_grad as one call of the runtime's fused kernel
-/// (runtime/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
+/// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
 /// and dbeta fresh buffers, and a scratch buffer for the blocks' sums.
 void lowerLayerNormGrad(tf::LayerNormGradOp op) {
   OpBuilder b(op);
@@ -1221,7 +1221,7 @@ struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
 
 constexpr StringLiteral kDropoutMask = "tfc_dropout_mask";
 
-/// The mask is drawn by the runtime (runtime/Dropout.h: one Philox4x32-10
+/// The mask is drawn by the runtime (runtime/cpu/Dropout.h: one Philox4x32-10
 /// call decides four elements, as runtime/Philox.h's dropoutUniform, which
 /// the interpreter uses) into a byte buffer, and applied by an elementwise
 /// generic that fuses with its neighbours: y = mask ? 0 : x / (1 - rate).

@@ -24,8 +24,8 @@
 // clock starts (so its side never pays for the copy). Not a test: nothing
 // fails.
 
-#include "runtime/Gemm.h"
-#include "runtime/GemmKernels.h"
+#include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/GemmKernels.h"
 #include "runtime/ThreadPool.h"
 #include "tools/bench/gemm/ceiling.h"
 

@@ -30,9 +30,9 @@ fi
 
 mkdir -p "$BUILD"
 FLAGS=(-O3 -DNDEBUG -std=c++17 -I"$ROOT")
-g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/Gemm.cpp" -o "$BUILD/Gemm.o" &
-g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/Winograd.cpp" -o "$BUILD/Winograd.o" &
-g++ "${FLAGS[@]}" -c "$ROOT/runtime/GemmKernels.cpp" -o "$BUILD/GemmKernels.o" &
+g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/cpu/Gemm.cpp" -o "$BUILD/Gemm.o" &
+g++ "${FLAGS[@]}" -march=native -c "$ROOT/runtime/cpu/Winograd.cpp" -o "$BUILD/Winograd.o" &
+g++ "${FLAGS[@]}" -c "$ROOT/runtime/cpu/GemmKernels.cpp" -o "$BUILD/GemmKernels.o" &
 g++ "${FLAGS[@]}" -c "$ROOT/runtime/ThreadPool.cpp" -o "$BUILD/ThreadPool.o" &
 g++ "${FLAGS[@]}" -march=native -c "$ROOT/tools/bench/gemm/ceiling.cpp" -o "$BUILD/ceiling.o" &
 g++ "${FLAGS[@]}" -I/usr/include/x86_64-linux-gnu/openblas-pthread \

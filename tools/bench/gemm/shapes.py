@@ -10,7 +10,7 @@ pointers: batch m n k lda strideA transA ldb strideB transB ldc strideC accumula
 a convolution's tfc_sgemm_windows call adds `windows kInner ldbInner pad width`,
 a weight gradient's tfc_sgemm_taps call `taps mInner ldaOuter pad width`, and
 the same calls by Winograd's minimal filtering (tfc_conv1d_winograd,
-tfc_conv1d_winograd_taps) `winograd ...` and `winograd_taps ...` (runtime/Gemm.h).
+tfc_conv1d_winograd_taps) `winograd ...` and `winograd_taps ...` (runtime/cpu/Gemm.h).
 """
 
 import argparse

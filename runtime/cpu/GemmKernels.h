@@ -1,6 +1,6 @@
 //===- GemmKernels.h - tfc_sgemm's micro-kernels, one set per ISA ---------===//
 //
-// Internal to runtime/Gemm.cpp (and its test). A micro-kernel computes one
+// Internal to runtime/cpu/Gemm.cpp (and its test). A micro-kernel computes one
 // register tile of C; Gemm.cpp does the blocking, packing and threading and
 // picks the kernel set the CPU supports at run time.
 //

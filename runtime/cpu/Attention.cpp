@@ -30,7 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Attention.h"
+#include "runtime/cpu/Attention.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Gemm.h"
-#include "runtime/GemmKernels.h"
+#include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/GemmKernels.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>

@@ -105,7 +105,7 @@ void tfc_sgemm_windows_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr_t
 
 /// tfc_sgemm_windows for a convolution of 5 taps (kInner 5, ldbInner 1, the
 /// weight shared: strideA 0) by Winograd's minimal filtering F(4, 5)
-/// (runtime/Winograd.cpp): eight GEMMs of 2.5x fewer multiply-adds, which
+/// (runtime/cpu/Winograd.cpp): eight GEMMs of 2.5x fewer multiply-adds, which
 /// round differently from the direct sum (not its bits, but the same bits on
 /// any thread count). Any other layout, or TFC_CONV=direct in the
 /// environment, runs tfc_sgemm_windows itself.
@@ -127,7 +127,7 @@ void tfc_conv1d_winograd_epilogue(intptr_t batch, intptr_t m, intptr_t n, intptr
 
 /// tfc_sgemm_taps for the weight gradient of a convolution of 5 taps
 /// (m = 5 x mInner, ldaOuter 1, op(B) = dy^T: transB 1, summed over the
-/// batch: strideC 0) by Winograd's F(5, 4) (runtime/Winograd.cpp), with the
+/// batch: strideC 0) by Winograd's F(5, 4) (runtime/cpu/Winograd.cpp), with the
 /// same rounding caveat as tfc_conv1d_winograd; any other layout, or
 /// TFC_CONV=direct, runs tfc_sgemm_taps itself.
 void tfc_conv1d_winograd_taps(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,

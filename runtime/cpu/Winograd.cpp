@@ -36,7 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Gemm.h"
+#include "runtime/cpu/Gemm.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/GemmKernels.h"
+#include "runtime/cpu/GemmKernels.h"
 
 #include <algorithm>
 #include <immintrin.h>

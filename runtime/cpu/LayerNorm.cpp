@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/LayerNorm.h"
+#include "runtime/cpu/LayerNorm.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>

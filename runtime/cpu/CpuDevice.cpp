@@ -1,0 +1,55 @@
+//===- CpuDevice.cpp - the CPU as a device: host memory, entries in place -===//
+
+#include "runtime/cpu/CpuDevice.h"
+#include "runtime/FloatMode.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sys/mman.h>
+
+namespace tfc::rt {
+
+void *allocateArena(size_t bytes) {
+  constexpr size_t kHugePage = size_t(2) << 20;
+  if (bytes < kHugePage)
+    return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void *p = std::aligned_alloc(kHugePage, rounded);
+  if (p)
+    madvise(p, rounded, MADV_HUGEPAGE); // a hint: without THP it changes nothing
+  return p;
+}
+
+namespace {
+
+class CpuDevice final : public Device {
+public:
+  std::string name() const override { return "cpu"; }
+  bool hostMemory() const override { return true; }
+  void *allocate(size_t bytes) override { return allocateArena(bytes); }
+  void release(void *memory) override { std::free(memory); }
+  void copyIn(void *device, const void *host, size_t bytes) override {
+    std::memcpy(device, host, bytes);
+  }
+  void copyOut(void *host, const void *device, size_t bytes) override {
+    std::memcpy(host, device, bytes);
+  }
+  bool run(EntryFn entry, void **buffers, std::string &) override {
+    ScopedFloatMode floatMode(flushDenormals_);
+    entry(buffers);
+    return true;
+  }
+  void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
+
+private:
+  bool flushDenormals_ = true;
+};
+
+} // namespace
+
+std::unique_ptr<Device> createCpuDevice() { return std::make_unique<CpuDevice>(); }
+
+// A CPU binary's device (a CUDA binary links runtime/cuda/'s instead).
+std::unique_ptr<Device> createDevice() { return createCpuDevice(); }
+
+} // namespace tfc::rt
