@@ -92,7 +92,7 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     softmax and log_softmax are three passes (max, sum of exponentials,
     normalisation), layer_norm three (sum, squared deviations, affine);
     attention and attention_grad call the runtime's fused kernels
-    (`tfc_attention_forward`/`_backward`, runtime/Attention.h) on the
+    (`tfc_attention_forward`/`_backward`, runtime/cpu/Attention.h) on the
     operands' buffers (`bufferization.to_memref`) and results in fresh
     `memref.alloc`s (`bufferization.to_tensor restrict writable`); an
     attention whose weights are a result decomposes into tf ops (q k^T,
@@ -164,6 +164,64 @@ def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {
     directly or through ops that only copy elements: its values must lie in
     [0, N), the smallest bound of its uses; the runtime checks that).
   }];
+}
+
+def TfDecompose : Pass<"tf-decompose", "mlir::ModuleOp"> {
+  let summary = "Rewrite attention, attention_grad, layer_norm and layer_norm_grad into plain tf ops";
+  let description = [{
+    For a backend without fused kernels for them: each listed op becomes
+    its definition (the formulas of TfOps.td) in the simple tf ops every
+    backend lowers: matmul, softmax, reduce_sum/mean, broadcast_in_dim,
+    mul, sub, add, rsqrt, select. The reference interpreter gives the
+    decomposed ops the fused ops' results: bit for bit for attention and
+    attention_grad (the same sums in the same order), within rounding for
+    the layer norms (mean as sum / d rather than the sum of x / d). Batch
+    and head dimensions stay leading batch dims of the matmuls. With
+    `S = scale q k^T`, false-mask logits at -9e15, and `P = softmax(S)`
+    over the last axis (max-shifted):
+
+    - `attention`: `values = P v` (and the weights `P` with
+      `with_weights`), as `AttentionOp::decompose`;
+    - `attention_grad`: `P` recomputed, `dV = P^T dO`, `dP = dO V^T`,
+      `dS = scale P (dP - Σ_row dP P)`, 0 where the mask is false (a fully
+      masked row has uniform P), `dQ = dS K`, `dK = dS^T Q`; the transposes
+      are matmul flags, never materialised;
+    - `layer_norm`: `mean` and biased `var` over the last dimension
+      (reduce_mean, broadcast back), `x̂ = (x - mean) rsqrt(var + epsilon)`,
+      `y = x̂ gamma + beta`;
+    - `layer_norm_grad`: `x̂` recomputed, `dx̂ = g gamma`,
+      `dx = rstd (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂))`, `dgamma = Σ_rows g x̂`,
+      `dbeta = Σ_rows g`.
+
+    `ops` lists the ops to rewrite (`ops=attention,layer_norm`; empty, the
+    default, means all four), so a backend rewrites only those it has no
+    kernel for. Run it before tf-fuse, so that the parts fuse with their
+    neighbours. No other op changes, and nothing is folded.
+
+    ```mlir
+    %y = tf.layer_norm %x, %g, %b : tensor<8x16xf32>, tensor<16xf32>
+    // becomes
+    %m = tf.reduce_mean %x [1] : tensor<8x16xf32> -> tensor<8xf32>
+    %mb = tf.broadcast_in_dim %m [0] : tensor<8xf32> to tensor<8x16xf32>
+    %c = tf.sub %x, %mb : tensor<8x16xf32>
+    %c2 = tf.mul %c, %c : tensor<8x16xf32>
+    %var = tf.reduce_mean %c2 [1] : tensor<8x16xf32> -> tensor<8xf32>
+    %eps = tf.constant dense<9.99999974E-6> : tensor<8xf32>
+    %ve = tf.add %var, %eps : tensor<8xf32>
+    %r = tf.rsqrt %ve : tensor<8xf32>
+    %rb = tf.broadcast_in_dim %r [0] : tensor<8xf32> to tensor<8x16xf32>
+    %xh = tf.mul %c, %rb : tensor<8x16xf32>
+    %gb = tf.broadcast_in_dim %g [1] : tensor<16xf32> to tensor<8x16xf32>
+    %bb = tf.broadcast_in_dim %b [1] : tensor<16xf32> to tensor<8x16xf32>
+    %s = tf.mul %xh, %gb : tensor<8x16xf32>
+    %y = tf.add %s, %bb : tensor<8x16xf32>
+    ```
+  }];
+  let options = [
+    ListOption<"ops", "ops", "std::string",
+               "The ops to decompose: attention, attention_grad, layer_norm, "
+               "layer_norm_grad (empty: all four)">,
+  ];
 }
 
 def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
