@@ -115,10 +115,9 @@ CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
 int bench(Model &model, const BenchOptions &options) {
   const Manifest &m = model.manifest();
   std::vector<const EntrySpec *> entries;
-  for (const char *name : {"train_step", "predict", "evaluate"})
+  for (std::string_view name : {abi::kTrainStep, abi::kPredict, abi::kEvaluate})
     if (const EntrySpec *e = m.entry(name); e && (options.entry == name ||
-                                                  (options.entry == "all" &&
-                                                   std::string(name) != "evaluate")))
+                                                  (options.entry == "all" && name != abi::kEvaluate)))
       entries.push_back(e);
   if (entries.empty())
     return fail("model '" + m.model + "' has no entry " +
@@ -179,7 +178,7 @@ int bench(Model &model, const BenchOptions &options) {
       if (call >= options.warmup)
         times.push_back(ms), timedMs += ms;
       for (size_t r = 0; r < results.size(); ++r)
-        if (entry->results[r].kind == "loss" && call < fixedCalls)
+        if (entry->results[r].kind == abi::ValueKind::Loss && call < fixedCalls)
           loss = results[r].f32()[0];
       // The training loop's swaps: the next call starts from this one's results.
       feeds.takeResults(results);

@@ -89,11 +89,11 @@ int info(Model &model) {
   std::printf("\ninputs:\n");
   for (const TensorSpec &i : m.inputs)
     std::printf("  %-24s %s\n", i.name.c_str(), specString(i.dtype, i.shape).c_str());
-  if (const EntrySpec *predict = m.entry("predict")) {
+  if (const EntrySpec *predict = m.entry(abi::kPredict)) {
     std::printf("\noutputs:\n");
     for (const TensorSpec &r : predict->results)
       std::printf("  %-24s %s%s\n", r.name.c_str(), specString(r.dtype, r.shape).c_str(),
-                  r.kind == "attention" ? "  (attention map)" : "");
+                  r.kind == abi::ValueKind::Attention ? "  (attention map)" : "");
   }
   // Parameters grouped by layer: everything before the last '.'.
   std::printf("\nparameters:\n");
@@ -149,7 +149,7 @@ int info(Model &model) {
     }
     return text + ")";
   };
-  if (m.entry("train_step")) {
+  if (m.entry(abi::kTrainStep)) {
     std::printf("\ntraining (the train block; `train` flags override):\n");
     std::printf("  data %s\n  epochs %s, seed %s\n  optimizer %s\n  schedule %s\n",
                 call(t.data).c_str(), t.epochs ? std::to_string(*t.epochs).c_str() : "1",
@@ -195,7 +195,7 @@ void copyRows(const Tensor &src, int64_t begin, int64_t count, Tensor &dst) {
 int predict(Model &model, const std::string &paramsPath, const std::vector<std::string> &inputArgs,
             const std::string &outputDir) {
   const Manifest &m = model.manifest();
-  const EntrySpec *entry = m.entry("predict");
+  const EntrySpec *entry = m.entry(abi::kPredict);
   if (!entry || entry->results.empty())
     return fail("model '" + m.model + "' declares no output to predict");
   std::string error;
@@ -217,11 +217,11 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
     std::string name = arg.substr(0, eq), path = arg.substr(eq + 1);
     bool known = false;
     for (const TensorSpec &a : entry->args)
-      known |= a.kind == "input" && a.name == name;
+      known |= a.kind == abi::ValueKind::Input && a.name == name;
     if (!known) {
       std::string expected;
       for (const TensorSpec &a : entry->args)
-        if (a.kind == "input")
+        if (a.kind == abi::ValueKind::Input)
           expected += (expected.empty() ? "" : ", ") + a.name;
       return fail("predict has no input '" + name + "' (it reads: " +
                   (expected.empty() ? "nothing" : expected) + ")");
@@ -243,7 +243,7 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
     return !shape.empty() && shape[0] == batch;
   };
   for (const TensorSpec &a : entry->args) {
-    if (a.kind != "input")
+    if (a.kind != abi::ValueKind::Input)
       continue;
     auto it = files.find(a.name);
     if (it == files.end())
@@ -297,14 +297,14 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
   }
   std::map<std::string, Tensor> chunks;
   for (const TensorSpec &a : entry->args)
-    if (a.kind == "input")
+    if (a.kind == abi::ValueKind::Input)
       chunks[a.name] = Tensor(a.dtype, a.shape);
   std::vector<Tensor> results;
   for (int64_t begin = 0; begin < samples; begin += batch) {
     int64_t count = std::min(batch, samples - begin);
     std::map<std::string, const Tensor *> feeds;
     for (const TensorSpec &a : entry->args) {
-      if (a.kind != "input")
+      if (a.kind != abi::ValueKind::Input)
         continue;
       if (batched(a.shape)) {
         copyRows(files[a.name], begin, count, chunks[a.name]);
@@ -362,10 +362,10 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
 int attention(Model &model, const std::string &checkpoint, const std::vector<std::string> &inputArgs,
               int64_t sample, const std::string &svgPath) {
   const Manifest &m = model.manifest();
-  const EntrySpec *entry = m.entry("predict");
+  const EntrySpec *entry = m.entry(abi::kPredict);
   std::vector<size_t> maps;
   for (size_t i = 0; entry && i < entry->results.size(); ++i)
-    if (entry->results[i].kind == "attention")
+    if (entry->results[i].kind == abi::ValueKind::Attention)
       maps.push_back(i);
   if (maps.empty())
     return fail("this binary returns no attention maps; compile the model with "
@@ -382,7 +382,7 @@ int attention(Model &model, const std::string &checkpoint, const std::vector<std
     std::string name = arg.substr(0, eq);
     const TensorSpec *spec = nullptr;
     for (const TensorSpec &a : entry->args)
-      if (a.kind == "input" && a.name == name)
+      if (a.kind == abi::ValueKind::Input && a.name == name)
         spec = &a;
     if (!spec)
       return fail("predict has no input '" + name + "'");
@@ -412,7 +412,7 @@ int attention(Model &model, const std::string &checkpoint, const std::vector<std
   }
   std::map<std::string, const Tensor *> feeds;
   for (const TensorSpec &a : entry->args)
-    if (a.kind == "input") {
+    if (a.kind == abi::ValueKind::Input) {
       if (!batch.count(a.name))
         return fail("missing --input " + a.name + "=FILE.npy");
       feeds[a.name] = &batch[a.name];
@@ -482,7 +482,8 @@ int runEntry(Model &model, const std::string &entryName, const std::string &para
       return fail(error);
     // An input is fed as input:NAME or NAME.
     std::string key = arg.substr(0, eq);
-    std::string inputName = key.rfind("input:", 0) == 0 ? key.substr(6) : key;
+    const std::string prefix = feedKey(abi::ValueKind::Input, "");
+    std::string inputName = key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : key;
     if (const TensorSpec *input = modelInput(m, inputName);
         input && !checkInputValues(*input, t, "'" + arg.substr(eq + 1) + "'", 0, error))
       return fail(error);
@@ -498,7 +499,7 @@ int runEntry(Model &model, const std::string &entryName, const std::string &para
     return fail(error);
   for (size_t i = 0; i < results.size(); ++i) {
     const TensorSpec &r = entry->results[i];
-    if (!writeNpy(outputDir + "/" + r.kind + "." + r.name + ".npy", results[i], error))
+    if (!writeNpy(outputDir + "/" + std::string(abi::kindName(r.kind)) + "." + r.name + ".npy", results[i], error))
       return fail(error);
   }
   std::printf("wrote %zu results of '%s' to %s\n", results.size(), entryName.c_str(),

@@ -21,7 +21,7 @@ static int64_t product(const std::vector<int64_t> &shape) {
 int64_t TensorSpec::numel() const { return product(shape); }
 int64_t ParamSpec::numel() const { return product(shape); }
 
-const EntrySpec *Manifest::entry(const std::string &name) const {
+const EntrySpec *Manifest::entry(std::string_view name) const {
   for (const EntrySpec &e : entries)
     if (e.name == name)
       return &e;
@@ -39,11 +39,11 @@ static bool parseDType(const json &j, DType &out) {
   if (!j.is_string())
     return false;
   std::string s = j.get<std::string>();
-  if (s == "f32")
+  if (s == abi::kF32)
     out = DType::F32;
-  else if (s == "i32")
+  else if (s == abi::kI32)
     out = DType::I32;
-  else if (s == "bool")
+  else if (s == abi::kBool)
     out = DType::Bool;
   else
     return false;
@@ -62,13 +62,19 @@ static bool parseShape(const json &j, std::vector<int64_t> &out) {
 }
 
 static bool parseTensor(const json &j, TensorSpec &out) {
-  if (!j.is_object() || !j.contains("name") || !j["name"].is_string() ||
-      !j.contains("dtype") || !j.contains("shape"))
+  if (!j.is_object() || !j.contains(abi::key::kName) || !j[abi::key::kName].is_string() ||
+      !j.contains(abi::key::kDtype) || !j.contains(abi::key::kShape))
     return false;
-  out.name = j["name"].get<std::string>();
-  if (j.contains("kind") && j["kind"].is_string())
-    out.kind = j["kind"].get<std::string>();
-  return parseDType(j["dtype"], out.dtype) && parseShape(j["shape"], out.shape);
+  out.name = j[abi::key::kName].get<std::string>();
+  if (j.contains(abi::key::kKind)) {
+    const json &kind = j[abi::key::kKind];
+    std::optional<abi::ValueKind> parsed =
+        kind.is_string() ? abi::parseKind(kind.get<std::string>()) : std::nullopt;
+    if (!parsed)
+      return false; // a kind this runtime does not know: another tfc's binary
+    out.kind = *parsed;
+  }
+  return parseDType(j[abi::key::kDtype], out.dtype) && parseShape(j[abi::key::kShape], out.shape);
 }
 
 double TrainCallSpec::number(const std::string &key, double fallback) const {
@@ -166,15 +172,15 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
   if (j.is_discarded() || !j.is_object())
     return fail("not a JSON object");
   int64_t version = 0;
-  if (!optionalInt(j, "version", 0, version) || version != 1)
+  if (!optionalInt(j, abi::key::kVersion, 0, version) || version != abi::kManifestVersion)
     return fail("unknown version");
-  if (!optionalString(j, "model", "model", out.model))
+  if (!optionalString(j, abi::key::kModel, "model", out.model))
     return fail("the model's name");
   // Batch 0 would divide by zero, and loop forever, in training.
-  if (!optionalInt(j, "batch", 1, out.batch) || out.batch < 1)
+  if (!optionalInt(j, abi::key::kBatch, 1, out.batch) || out.batch < 1)
     return fail("the batch");
-  if (j.contains("params") && j["params"].is_array())
-    for (const json &p : j["params"]) {
+  if (j.contains(abi::key::kParams) && j[abi::key::kParams].is_array())
+    for (const json &p : j[abi::key::kParams]) {
       ParamSpec param;
       TensorSpec spec;
       if (!parseTensor(p, spec))
@@ -182,49 +188,49 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
       param.name = spec.name;
       param.dtype = spec.dtype;
       param.shape = spec.shape;
-      if (p.contains("init") && p["init"].is_object() &&
-          (!optionalString(p["init"], "kind", "zeros", param.init.kind) ||
-           !optionalNumber(p["init"], "scale", 0.0, param.init.scale)))
+      if (p.contains(abi::key::kInit) && p[abi::key::kInit].is_object() &&
+          (!optionalString(p[abi::key::kInit], abi::key::kKind, "zeros", param.init.kind) ||
+           !optionalNumber(p[abi::key::kInit], abi::key::kScale, 0.0, param.init.scale)))
         return fail("parameter '" + param.name + "'");
       out.params.push_back(std::move(param));
     }
-  if (j.contains("inputs") && j["inputs"].is_array())
-    for (const json &i : j["inputs"]) {
+  if (j.contains(abi::key::kInputs) && j[abi::key::kInputs].is_array())
+    for (const json &i : j[abi::key::kInputs]) {
       TensorSpec spec;
       if (!parseTensor(i, spec))
         return fail("an input");
-      spec.kind = "input";
-      if (i.contains("index_bound")) {
-        const json &bound = i["index_bound"];
+      spec.kind = abi::ValueKind::Input;
+      if (i.contains(abi::key::kIndexBound)) {
+        const json &bound = i[abi::key::kIndexBound];
         if (!bound.is_number_integer() || bound.get<int64_t>() < 1 || spec.dtype != DType::I32)
           return fail("input '" + spec.name + "' (its index_bound)");
         spec.indexBound = bound.get<int64_t>();
       }
       out.inputs.push_back(std::move(spec));
     }
-  if (j.contains("entries") && j["entries"].is_array())
-    for (const json &e : j["entries"]) {
+  if (j.contains(abi::key::kEntries) && j[abi::key::kEntries].is_array())
+    for (const json &e : j[abi::key::kEntries]) {
       EntrySpec entry;
-      if (!e.is_object() || !e.contains("name") || !e["name"].is_string() ||
-          !e.contains("symbol") || !e["symbol"].is_string())
+      if (!e.is_object() || !e.contains(abi::key::kName) || !e[abi::key::kName].is_string() ||
+          !e.contains(abi::key::kSymbol) || !e[abi::key::kSymbol].is_string())
         return fail("an entry");
-      entry.name = e["name"].get<std::string>();
-      entry.symbol = e["symbol"].get<std::string>();
-      if (!optionalInt(e, "arena_bytes", 0, entry.arenaBytes) || entry.arenaBytes < 0)
+      entry.name = e[abi::key::kName].get<std::string>();
+      entry.symbol = e[abi::key::kSymbol].get<std::string>();
+      if (!optionalInt(e, abi::key::kArenaBytes, 0, entry.arenaBytes) || entry.arenaBytes < 0)
         return fail("entry '" + entry.name + "'");
-      for (const char *list : {"args", "results"}) {
+      for (const char *list : {abi::key::kArgs, abi::key::kResults}) {
         if (!e.contains(list) || !e[list].is_array())
           return fail("entry '" + entry.name + "'");
         for (const json &t : e[list]) {
           TensorSpec spec;
           if (!parseTensor(t, spec))
             return fail("entry '" + entry.name + "'");
-          (std::string(list) == "args" ? entry.args : entry.results).push_back(spec);
+          (list == abi::key::kArgs ? entry.args : entry.results).push_back(spec);
         }
       }
       out.entries.push_back(std::move(entry));
     }
-  if (j.contains("train") && !parseTrain(j["train"], out.train))
+  if (j.contains(abi::key::kTrain) && !parseTrain(j[abi::key::kTrain], out.train))
     return fail("the train block");
   return true;
 }

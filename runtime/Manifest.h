@@ -10,6 +10,7 @@
 #ifndef TFC_RUNTIME_MANIFEST_H
 #define TFC_RUNTIME_MANIFEST_H
 
+#include "runtime/Abi.h"
 #include "runtime/Tensor.h"
 
 #include <map>
@@ -20,8 +21,13 @@
 
 namespace tfc::rt {
 
+/// "KIND:NAME", how feeds name an entry argument ("state:w.exp_avg").
+inline std::string feedKey(abi::ValueKind kind, const std::string &name) {
+  return std::string(abi::kindName(kind)) + ":" + name;
+}
+
 struct TensorSpec {
-  std::string kind; // input|param|seed (arguments), output|attention|loss|metric (results)
+  abi::ValueKind kind = abi::ValueKind::Input; // what the entry argument or result is
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
@@ -29,6 +35,7 @@ struct TensorSpec {
   /// cross_entropy labels): every value must lie in [0, indexBound). 0: any.
   int64_t indexBound = 0;
   int64_t numel() const;
+  std::string feedKey() const { return rt::feedKey(kind, name); }
 };
 
 struct InitSpec {
@@ -76,7 +83,7 @@ struct Manifest {
   std::vector<EntrySpec> entries;
   TrainSpec train;
 
-  const EntrySpec *entry(const std::string &name) const;
+  const EntrySpec *entry(std::string_view name) const;
   const ParamSpec *param(const std::string &name) const;
 };
 

@@ -15,12 +15,17 @@ extern "C" void tfc_entry_train_step(void **) __attribute__((weak));
 
 namespace tfc::rt {
 
+/// The entry whose manifest symbol is `symbol` (abi::kEntrySymbolPrefix and
+/// the entry's name; the declarations above spell the same three).
 static EntryFn findEntry(const std::string &symbol) {
-  if (symbol == "tfc_entry_predict")
+  auto is = [&](std::string_view entry) {
+    return symbol == std::string(abi::kEntrySymbolPrefix) + std::string(entry);
+  };
+  if (is(abi::kPredict))
     return tfc_entry_predict;
-  if (symbol == "tfc_entry_evaluate")
+  if (is(abi::kEvaluate))
     return tfc_entry_evaluate;
-  if (symbol == "tfc_entry_train_step")
+  if (is(abi::kTrainStep))
     return tfc_entry_train_step;
   return nullptr;
 }
@@ -127,24 +132,24 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   std::vector<const Tensor *> args;
   for (const TensorSpec &arg : entry.args) {
     const Tensor *t = nullptr;
-    if (arg.kind == "param") {
+    if (arg.kind == abi::ValueKind::Param) {
       const ParamSpec *spec = manifest_.param(arg.name);
       if (spec)
         t = &params_[size_t(spec - manifest_.params.data())];
     } else {
       // "kind:name" first (state, hyperparameters), then the bare name.
-      auto it = feeds.find(arg.kind + ":" + arg.name);
+      auto it = feeds.find(arg.feedKey());
       if (it == feeds.end())
         it = feeds.find(arg.name);
       if (it != feeds.end())
         t = it->second;
     }
     if (!t) {
-      error = "no value for " + arg.kind + " '" + arg.name + "'";
+      error = "no value for " + std::string(abi::kindName(arg.kind)) + " '" + arg.name + "'";
       return false;
     }
     if (t->dtype != arg.dtype || t->shape != arg.shape) {
-      error = arg.kind + " '" + arg.name + "' is " + dtypeName(t->dtype) +
+      error = std::string(abi::kindName(arg.kind)) + " '" + arg.name + "' is " + dtypeName(t->dtype) +
               shapeString(t->shape) + "; entry '" + entry.name + "' expects " +
               dtypeName(arg.dtype) + shapeString(arg.shape);
       return false;

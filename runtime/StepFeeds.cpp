@@ -31,16 +31,16 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
   for (size_t i = 0; i < m.params.size(); ++i)
     paramIndex_[m.params[i].name] = i;
   for (const TensorSpec &a : entry.args) {
-    if (a.kind == "param" || a.kind == "input")
+    if (a.kind == abi::ValueKind::Param || a.kind == abi::ValueKind::Input)
       continue;
-    if (a.kind == "state") {
+    if (a.kind == abi::ValueKind::State) {
       if (!state_.count(a.name))
         state_[a.name] = Tensor(a.dtype, a.shape);
-      feeds_["state:" + a.name] = &state_[a.name];
+      feeds_[a.feedKey()] = &state_[a.name];
       continue;
     }
     Tensor t(a.dtype, a.shape);
-    if (a.kind == "mask") // every sample of the batch is real
+    if (a.kind == abi::ValueKind::Mask) // every sample of the batch is real
       for (int64_t i = 0; i < t.numel(); ++i) {
         if (t.dtype == DType::F32)
           t.f32()[i] = 1.0f;
@@ -49,11 +49,11 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
         else
           t.bytes[size_t(i)] = 1;
       }
-    else if (a.kind == "hyper" && a.name == "lr")
+    else if (a.kind == abi::ValueKind::Hyper && a.name == abi::kLrName)
       setScalar(t, lr);
-    else if (a.kind == "hyper" && a.name == "total_steps")
+    else if (a.kind == abi::ValueKind::Hyper && a.name == abi::kTotalStepsName)
       setScalar(t, totalSteps);
-    std::string key = a.kind + ":" + a.name;
+    std::string key = a.feedKey();
     owned_[key] = std::move(t);
     feeds_[key] = &owned_[key];
   }
@@ -66,18 +66,18 @@ void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
 }
 
 void StepFeeds::setStep(int64_t step) {
-  if (auto it = owned_.find("step:step"); it != owned_.end())
+  if (auto it = owned_.find(feedKey(abi::ValueKind::Step, "step")); it != owned_.end())
     setScalar(it->second, double(step));
-  if (auto it = owned_.find("seed:seed"); it != owned_.end())
+  if (auto it = owned_.find(feedKey(abi::ValueKind::Seed, "seed")); it != owned_.end())
     setScalar(it->second, double(stepSeed(seed_, step)));
 }
 
 void StepFeeds::takeResults(std::vector<Tensor> &results) {
   for (size_t r = 0; r < results.size(); ++r) {
     const TensorSpec &spec = entry_.results[r];
-    if (spec.kind == "param")
+    if (spec.kind == abi::ValueKind::Param)
       std::swap(model_.params()[paramIndex_.at(spec.name)], results[r]);
-    else if (spec.kind == "state")
+    else if (spec.kind == abi::ValueKind::State)
       std::swap(state_.at(spec.name), results[r]);
   }
 }

@@ -142,7 +142,7 @@ bool loadDataset(const Manifest &m, const std::string &dataDir, uint64_t seed, D
 bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string &error,
                    bool *stopped = nullptr) {
   const Manifest &m = model.manifest();
-  const EntrySpec *entry = m.entry("evaluate");
+  const EntrySpec *entry = m.entry(abi::kEvaluate);
   if (!entry) {
     error = "model '" + m.model + "' has no evaluate entry (it declares no loss)";
     return false;
@@ -163,7 +163,7 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
     std::map<std::string, const Tensor *> feeds;
     for (size_t i = 0; i < m.inputs.size(); ++i)
       feeds[m.inputs[i].name] = &batch[i];
-    feeds["mask:sample_mask"] = &mask;
+    feeds[feedKey(abi::ValueKind::Mask, std::string(abi::kSampleMaskName))] = &mask;
     if (!model.run(*entry, feeds, results, error))
       return false;
     // Each result is a masked mean over the batch's real samples.
@@ -442,7 +442,7 @@ bool Trainer::trimMetrics(std::string &error) {
 }
 
 int Trainer::run() {
-  stepEntry = m.entry("train_step");
+  stepEntry = m.entry(abi::kTrainStep);
   if (!stepEntry)
     return fail("model '" + m.model + "' declares no loss, so it cannot be trained");
   if (options.batch && *options.batch != m.batch)
@@ -468,11 +468,11 @@ int Trainer::run() {
   int64_t totalSteps = epochs * stepsPerEpoch;
 
   for (const TensorSpec &a : stepEntry->args)
-    if (a.kind == "state")
+    if (a.kind == abi::ValueKind::State)
       state[a.name] = Tensor(a.dtype, a.shape);
   std::vector<std::string> metricNames;
   for (const TensorSpec &r : stepEntry->results)
-    if (r.kind == "loss" || r.kind == "metric")
+    if (r.kind == abi::ValueKind::Loss || r.kind == abi::ValueKind::Metric)
       metricNames.push_back(r.name);
   sums.assign(metricNames.size(), 0.0);
   std::error_code ec;
@@ -614,9 +614,9 @@ int Trainer::run() {
     size_t scoreIndex = 0;
     for (size_t r = 0; r < results.size(); ++r) {
       const TensorSpec &spec = stepEntry->results[r];
-      if (spec.kind == "loss" || spec.kind == "metric")
+      if (spec.kind == abi::ValueKind::Loss || spec.kind == abi::ValueKind::Metric)
         sums[scoreIndex++] += results[r].f32()[0];
-      else if (spec.kind == "lr")
+      else if (spec.kind == abi::ValueKind::Lr)
         currentLr = results[r].f32()[0];
     }
     feeds.takeResults(results);

@@ -13,33 +13,38 @@ using namespace mlir;
 
 namespace tfc {
 
-DictionaryAttr describeEntryValue(Builder &b, StringRef kind, StringRef name) {
-  return b.getDictionaryAttr({b.getNamedAttr("kind", b.getStringAttr(kind)),
-                              b.getNamedAttr("name", b.getStringAttr(name))});
+DictionaryAttr describeEntryValue(Builder &b, abi::ValueKind kind, StringRef name) {
+  return b.getDictionaryAttr({b.getNamedAttr(abi::key::kKind, b.getStringAttr(abi::kindName(kind))),
+                              b.getNamedAttr(abi::key::kName, b.getStringAttr(name))});
+}
+
+abi::ValueKind kindOf(DictionaryAttr info) {
+  // Only describeEntryValue writes these, so the name always parses.
+  return *abi::parseKind(cast<StringAttr>(info.get(abi::key::kKind)).getValue());
 }
 
 DictionaryAttr describeModelArgument(func::FuncOp func, unsigned i) {
   Builder b(func.getContext());
   if (auto name = func.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kInputAttr))
-    return describeEntryValue(b, "input", name.getValue());
+    return describeEntryValue(b, abi::ValueKind::Input, name.getValue());
   if (auto name = func.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kParamAttr))
-    return describeEntryValue(b, "param", name.getValue());
+    return describeEntryValue(b, abi::ValueKind::Param, name.getValue());
   if (func.getArgAttr(i, tf::TFDialect::kSeedAttr))
-    return describeEntryValue(b, "seed", "seed");
-  return describeEntryValue(b, "input", llvm::formatv("arg{0}", i).str());
+    return describeEntryValue(b, abi::ValueKind::Seed, "seed");
+  return describeEntryValue(b, abi::ValueKind::Input, llvm::formatv("arg{0}", i).str());
 }
 
 DictionaryAttr describeModelResult(func::FuncOp func, unsigned i) {
   Builder b(func.getContext());
   if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kOutputAttr))
-    return describeEntryValue(b, "output", name.getValue());
+    return describeEntryValue(b, abi::ValueKind::Output, name.getValue());
   if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kAttentionAttr))
-    return describeEntryValue(b, "attention", name.getValue());
+    return describeEntryValue(b, abi::ValueKind::Attention, name.getValue());
   if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kMetricAttr))
-    return describeEntryValue(b, "metric", name.getValue());
+    return describeEntryValue(b, abi::ValueKind::Metric, name.getValue());
   if (func.getResultAttr(i, tf::TFDialect::kLossAttr))
-    return describeEntryValue(b, "loss", "loss");
-  return describeEntryValue(b, "output", llvm::formatv("result{0}", i).str());
+    return describeEntryValue(b, abi::ValueKind::Loss, "loss");
+  return describeEntryValue(b, abi::ValueKind::Output, llvm::formatv("result{0}", i).str());
 }
 
 void finalizeEntry(func::FuncOp entry, StringRef name, ArrayRef<Attribute> argInfo,

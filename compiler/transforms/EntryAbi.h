@@ -12,12 +12,16 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "runtime/Abi.h"
 
 namespace tfc {
 
-/// {kind = KIND, name = NAME}.
-mlir::DictionaryAttr describeEntryValue(mlir::Builder &b, llvm::StringRef kind,
+/// {kind = KIND, name = NAME}, KIND as runtime/Abi.h spells it.
+mlir::DictionaryAttr describeEntryValue(mlir::Builder &b, abi::ValueKind kind,
                                         llvm::StringRef name);
+
+/// The kind of a {kind, name} description.
+abi::ValueKind kindOf(mlir::DictionaryAttr info);
 
 /// {kind = "input"|"param"|"seed", name} of argument `i` from its tf attributes.
 mlir::DictionaryAttr describeModelArgument(mlir::func::FuncOp func, unsigned i);

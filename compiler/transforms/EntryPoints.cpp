@@ -171,10 +171,10 @@ FailureOr<Value> maskedMean(OpBuilder &b, Value score, Value mask, StringRef nam
 /// batch, given `sample_mask` (its last argument).
 LogicalResult buildEvaluate(func::FuncOp model) {
   func::FuncOp entry = buildEntry(
-      model, "evaluate",
+      model, abi::kEvaluate,
       [](DictionaryAttr info) {
-        StringRef kind = cast<StringAttr>(info.get("kind")).getValue();
-        return kind == "loss" || kind == "metric";
+        abi::ValueKind kind = kindOf(info);
+        return kind == abi::ValueKind::Loss || kind == abi::ValueKind::Metric;
       },
       /*training=*/false);
   auto batch = model->getAttrOfType<IntegerAttr>(tf::TFDialect::kBatchAttr).getInt();
@@ -195,7 +195,7 @@ LogicalResult buildEvaluate(func::FuncOp model) {
   entry.setFunctionType(b.getFunctionType(body.getArgumentTypes(), entry.getResultTypes()));
   Builder attrs(entry.getContext());
   SmallVector<Attribute> args(cast<ArrayAttr>(abi.get("args")).getValue());
-  args.push_back(describeEntryValue(attrs, "mask", "sample_mask"));
+  args.push_back(describeEntryValue(attrs, abi::ValueKind::Mask, abi::kSampleMaskName));
   entry->setAttr(kAbiAttr, attrs.getDictionaryAttr(
                                {attrs.getNamedAttr("args", attrs.getArrayAttr(args)),
                                 attrs.getNamedAttr("results", results)}));
@@ -221,10 +221,10 @@ struct TfEntryPointsPass : tfc::impl::TfEntryPointsBase<TfEntryPointsPass> {
     func::FuncOp model = models.front();
     recordModel(module, model);
     buildEntry(
-        model, "predict",
+        model, abi::kPredict,
         [](DictionaryAttr info) {
-          StringRef kind = cast<StringAttr>(info.get("kind")).getValue();
-          return kind == "output" || kind == "attention";
+          abi::ValueKind kind = kindOf(info);
+          return kind == abi::ValueKind::Output || kind == abi::ValueKind::Attention;
         },
         /*training=*/false);
     bool hasLoss = false;

@@ -234,7 +234,7 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   Builder attrs(ctx);
   OpBuilder b(model);
   auto step = cast<func::FuncOp>(b.clone(*model));
-  step.setSymName("train_step");
+  step.setSymName(abi::kTrainStep);
   step->removeAttr(tf::TFDialect::kBatchAttr);
   Block &body = step.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -244,10 +244,10 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   SmallVector<std::pair<Value, Attribute>> metrics;
   for (unsigned i = 0, e = step.getNumResults(); i < e; ++i) {
     DictionaryAttr info = describeModelResult(step, i);
-    StringRef kind = cast<StringAttr>(info.get("kind")).getValue();
-    if (kind == "loss")
+    abi::ValueKind kind = kindOf(info);
+    if (kind == abi::ValueKind::Loss)
       loss = ret.getOperand(i);
-    else if (kind == "metric")
+    else if (kind == abi::ValueKind::Metric)
       metrics.push_back({ret.getOperand(i), info});
   }
   if (!loss)
@@ -267,7 +267,7 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   // flags may override (so that --lr or --epochs need no recompile).
   Location loc = model.getLoc();
   auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
-  auto addArg = [&](Type type, StringRef kind, StringRef name) {
+  auto addArg = [&](Type type, abi::ValueKind kind, StringRef name) {
     BlockArgument arg = body.addArgument(type, loc);
     argInfo.push_back(describeEntryValue(attrs, kind, name));
     return arg;
@@ -275,10 +275,10 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   SmallVector<SmallVector<Value>> state(params.size());
   for (auto [i, p] : llvm::enumerate(params))
     for (StringRef buffer : stateNames(s))
-      state[i].push_back(addArg(p.getType(), "state", paramNames[i] + "." + buffer.str()));
-  Value stepCount = addArg(scalarF32, "step", "step");
-  Value baseLr = addArg(scalarF32, "hyper", "lr");
-  Value totalSteps = addArg(scalarF32, "hyper", "total_steps");
+      state[i].push_back(addArg(p.getType(), abi::ValueKind::State, paramNames[i] + "." + buffer.str()));
+  Value stepCount = addArg(scalarF32, abi::ValueKind::Step, "step");
+  Value baseLr = addArg(scalarF32, abi::ValueKind::Hyper, abi::kLrName);
+  Value totalSteps = addArg(scalarF32, abi::ValueKind::Hyper, abi::kTotalStepsName);
 
   b.setInsertionPoint(ret);
   SmallVector<Value> wrt(params.begin(), params.end());
@@ -289,7 +289,7 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   }
   Emitter e(b, loc);
   SmallVector<Value> results = {loss};
-  SmallVector<Attribute> resultInfo = {describeEntryValue(attrs, "loss", "loss")};
+  SmallVector<Attribute> resultInfo = {describeEntryValue(attrs, abi::ValueKind::Loss, "loss")};
   for (auto &[value, info] : metrics) {
     results.push_back(value);
     resultInfo.push_back(info);
@@ -315,21 +315,21 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   for (auto [i, p] : llvm::enumerate(params)) {
     ParamUpdate u = optimizerStep(e, s, p, (*grads)[i], state[i], lr, nextStep);
     results.push_back(u.param);
-    resultInfo.push_back(describeEntryValue(attrs, "param", paramNames[i]));
+    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Param, paramNames[i]));
     for (auto [buffer, value] : llvm::zip(stateNames(s), u.state)) {
       newState.push_back(value);
-      stateInfo.push_back(describeEntryValue(attrs, "state", paramNames[i] + "." + buffer.str()));
+      stateInfo.push_back(describeEntryValue(attrs, abi::ValueKind::State, paramNames[i] + "." + buffer.str()));
     }
   }
   results.append(newState);
   resultInfo.append(stateInfo);
   results.push_back(nextStep);
-  resultInfo.push_back(describeEntryValue(attrs, "step", "step"));
+  resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Step, "step"));
   results.push_back(lr);
-  resultInfo.push_back(describeEntryValue(attrs, "lr", "lr"));
+  resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Lr, "lr"));
   if (gradNorm) {
     results.push_back(gradNorm);
-    resultInfo.push_back(describeEntryValue(attrs, "grad_norm", "grad_norm"));
+    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::GradNorm, "grad_norm"));
   }
 
   b.create<func::ReturnOp>(ret.getLoc(), results);
@@ -340,7 +340,7 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   step.removeResAttrsAttr();
   step.removeArgAttrsAttr();
   step.setFunctionType(b.getFunctionType(body.getArgumentTypes(), resultTypes));
-  finalizeEntry(step, "train_step", argInfo, resultInfo);
+  finalizeEntry(step, abi::kTrainStep, argInfo, resultInfo);
   return success();
 }
 

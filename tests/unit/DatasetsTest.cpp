@@ -31,7 +31,7 @@ namespace {
 
 TensorSpec input(const std::string &name, DType dtype, std::vector<int64_t> shape) {
   TensorSpec s;
-  s.kind = "input";
+  s.kind = tfc::abi::ValueKind::Input;
   s.name = name;
   s.dtype = dtype;
   s.shape = std::move(shape);

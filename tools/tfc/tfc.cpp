@@ -20,6 +20,7 @@
 #include "compiler/frontend/Diagnostics.h"
 #include "compiler/frontend/Parser.h"
 #include "compiler/lowering/cpu/Pipeline.h"
+#include "runtime/Abi.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/IR/LLVMContext.h"
@@ -257,7 +258,7 @@ bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char 
 /// Prints each entry's planned arena (the peak bytes of its buffers), read
 /// back from the manifest the pipeline embedded.
 void reportEntries(ModuleOp module) {
-  auto global = module.lookupSymbol<LLVM::GlobalOp>("tfc_manifest");
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(tfc::abi::kManifestSymbol);
   auto value = global ? dyn_cast_or_null<StringAttr>(global.getValueOrNull()) : StringAttr();
   if (!value)
     return;
@@ -266,11 +267,11 @@ void reportEntries(ModuleOp module) {
     llvm::consumeError(manifest.takeError());
     return;
   }
-  if (auto *entries = manifest->getAsObject()->getArray("entries"))
+  if (auto *entries = manifest->getAsObject()->getArray(tfc::abi::key::kEntries))
     for (const llvm::json::Value &entry : *entries) {
       const llvm::json::Object *e = entry.getAsObject();
-      llvm::errs() << "tfc: entry '" << e->getString("name").value_or("?")
-                   << "': peak memory " << e->getInteger("arena_bytes").value_or(0)
+      llvm::errs() << "tfc: entry '" << e->getString(tfc::abi::key::kName).value_or("?")
+                   << "': peak memory " << e->getInteger(tfc::abi::key::kArenaBytes).value_or(0)
                    << " bytes of intermediate buffers\n";
     }
 }

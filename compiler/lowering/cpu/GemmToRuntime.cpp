@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "runtime/Abi.h"
 #include "compiler/lowering/cpu/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,21 +42,14 @@ using namespace tfc;
 
 namespace {
 
-constexpr StringLiteral kGemmSymbol = "tfc_sgemm";
-constexpr StringLiteral kGemmWindowsSymbol = "tfc_sgemm_windows";
-/// The same arguments, computed by Winograd's F(4, 5) (runtime/cpu/Winograd.cpp).
-constexpr StringLiteral kWinogradSymbol = "tfc_conv1d_winograd";
-/// tfc_sgemm_taps's arguments, a weight gradient of 5 taps by F(5, 4).
-constexpr StringLiteral kWinogradTapsSymbol = "tfc_conv1d_winograd_taps";
+using abi::RuntimeFunction;
 /// The least channels in and out, and outputs a row, for which F(4, 5)'s
-/// transforms pay: fewer channels make eight thin GEMMs of transforms.
+/// transforms pay (runtime/cpu/Winograd.cpp): fewer channels make eight thin
+/// GEMMs of transforms.
 constexpr int64_t kWinogradMinExtent = 16;
-constexpr StringLiteral kGemmTapsSymbol = "tfc_sgemm_taps";
-constexpr StringLiteral kGemmPairSymbol = "tfc_sgemm_pair";
-constexpr int kGemmArgs = 16;
 /// Where CallArgs puts the pointers of A, B and C among a GEMM call's
-/// arguments.
-constexpr unsigned kPointerArgs[] = {4, 8, 12};
+/// arguments (runtime/Abi.h).
+constexpr unsigned kPointerArgs[] = {abi::gemm::A, abi::gemm::B, abi::gemm::C};
 
 /// How one operand of a batched matmul sits in memory, as BLAS sees it.
 struct MatrixLayout {
@@ -125,12 +119,13 @@ std::optional<MatrixLayout> matrixLayout(MemRefType type, AffineMap map, const M
   return layout;
 }
 
-/// The runtime function `name` taking `numArgs` indices, declared once.
-func::FuncOp declareRuntime(ModuleOp module, StringRef name, int numArgs) {
+/// The runtime function `f`, its arguments all indices, declared once.
+func::FuncOp declareRuntime(ModuleOp module, RuntimeFunction f) {
+  StringRef name = abi::symbol(f);
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder b(module.getBodyRegion());
-  SmallVector<Type> args(numArgs, b.getIndexType());
+  SmallVector<Type> args(abi::arity(f), b.getIndexType());
   auto decl = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {}));
   decl.setPrivate();
   return decl;
@@ -410,7 +405,7 @@ LogicalResult rewriteWindowedMatmul(linalg::GenericOp op, ModuleOp module, bool 
   const bool minimal = winograd && kw == 5 && lb->first[2] == 1 && sizes[3] >= kWinogradMinExtent &&
                        M >= kWinogradMinExtent && N >= kWinogradMinExtent;
   func::FuncOp callee =
-      declareRuntime(module, minimal ? kWinogradSymbol : kGemmWindowsSymbol, kGemmArgs + 4);
+      declareRuntime(module, minimal ? RuntimeFunction::Conv1dWinograd : RuntimeFunction::SgemmWindows);
   OpBuilder builder(op);
   Location loc = op.getLoc();
   CallArgs args{builder, loc};
@@ -485,7 +480,7 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module, bool wino
                        sizes[2] >= kWinogradMinExtent && N >= kWinogradMinExtent &&
                        K >= kWinogradMinExtent;
   func::FuncOp callee =
-      declareRuntime(module, minimal ? kWinogradTapsSymbol : kGemmTapsSymbol, kGemmArgs + 4);
+      declareRuntime(module, minimal ? RuntimeFunction::Conv1dWinogradTaps : RuntimeFunction::SgemmTaps);
   OpBuilder builder(op);
   CallArgs args{builder, op.getLoc()};
   args.index(batch).index(M).index(N).index(K);
@@ -542,7 +537,7 @@ void pairIndependentGemms(ModuleOp module) {
           previous = nullptr;
         continue;
       }
-      if (call.getCallee() != kGemmSymbol) {
+      if (call.getCallee() != StringRef(abi::symbol(RuntimeFunction::Sgemm))) {
         previous = nullptr;
         continue;
       }
@@ -573,7 +568,7 @@ void pairIndependentGemms(ModuleOp module) {
   });
   if (pairs.empty())
     return;
-  func::FuncOp callee = declareRuntime(module, kGemmPairSymbol, 2 * kGemmArgs);
+  func::FuncOp callee = declareRuntime(module, RuntimeFunction::SgemmPair);
   for (auto [first, second] : pairs) {
     SmallVector<Value> args(first.getOperands());
     llvm::append_range(args, second.getOperands());
@@ -595,7 +590,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
     });
     if (matmuls.empty())
       return;
-    func::FuncOp gemm = declareRuntime(module, kGemmSymbol, kGemmArgs);
+    func::FuncOp gemm = declareRuntime(module, RuntimeFunction::Sgemm);
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module, winograd)) &&
           failed(rewriteTapsMatmul(op, module, winograd)))

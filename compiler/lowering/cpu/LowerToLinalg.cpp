@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "runtime/Abi.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -621,8 +622,8 @@ struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   }
 };
 
-constexpr StringLiteral kAttentionForward = "tfc_attention_forward";
-constexpr StringLiteral kAttentionBackward = "tfc_attention_backward";
+const StringRef kAttentionForward = abi::symbol(abi::RuntimeFunction::AttentionForward);
+const StringRef kAttentionBackward = abi::symbol(abi::RuntimeFunction::AttentionBackward);
 
 /// Declares a runtime attention kernel (runtime/cpu/Attention.h) taking the
 /// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
@@ -633,9 +634,9 @@ void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs,
   if (module.lookupSymbol(name))
     return;
   OpBuilder b(module.getBodyRegion());
-  SmallVector<Type> args(6, b.getIndexType());
+  SmallVector<Type> args(abi::attention::kSizes, b.getIndexType());
   args.push_back(b.getF32Type());
-  args.append(4 * (inputs + outputs), b.getIndexType());
+  args.append(abi::attention::kPerTensor * (inputs + outputs), b.getIndexType());
   b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {})).setPrivate();
 }
 
@@ -945,7 +946,7 @@ void callRuntime(OpBuilder &b, Location loc, Operation *from, StringRef name, Va
   b.create<func::CallOp>(loc, name, TypeRange(), args);
 }
 
-constexpr StringLiteral kLayerNormBackward = "tfc_layer_norm_backward";
+const StringRef kLayerNormBackward = abi::symbol(abi::RuntimeFunction::LayerNormBackward);
 /// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
 constexpr int64_t kLayerNormBlockRows = 64;
 
@@ -1219,7 +1220,7 @@ struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
   }
 };
 
-constexpr StringLiteral kDropoutMask = "tfc_dropout_mask";
+const StringRef kDropoutMask = abi::symbol(abi::RuntimeFunction::DropoutMask);
 
 /// The mask is drawn by the runtime (runtime/cpu/Dropout.h: one Philox4x32-10
 /// call decides four elements, as runtime/Philox.h's dropoutUniform, which
@@ -1420,10 +1421,12 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     SmallVector<Operation *> fusedKernels;
     getOperation().walk([&](Operation *op) {
       if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
-        declareAttentionKernel(getOperation(), kAttentionForward, 4, 1); // q, k, v, mask; out
+        declareAttentionKernel(getOperation(), kAttentionForward, // q, k, v, mask; out
+                               abi::attention::kForwardInputs, abi::attention::kForwardOutputs);
         fusedKernels.push_back(op);
       } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
-        declareAttentionKernel(getOperation(), kAttentionBackward, 5, 3);
+        declareAttentionKernel(getOperation(), kAttentionBackward, abi::attention::kBackwardInputs,
+                               abi::attention::kBackwardOutputs);
         fusedKernels.push_back(op);
       } else if (isa<tf::LayerNormGradOp>(op)) {
         fusedKernels.push_back(op);

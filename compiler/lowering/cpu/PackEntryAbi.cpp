@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "runtime/Abi.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
@@ -31,11 +32,11 @@ namespace {
 
 std::string dtypeName(Type element) {
   if (element.isF32())
-    return "f32";
+    return std::string(abi::kF32);
   if (element.isInteger(32))
-    return "i32";
+    return std::string(abi::kI32);
   if (element.isInteger(1))
-    return "bool";
+    return std::string(abi::kBool);
   std::string s;
   llvm::raw_string_ostream os(s);
   os << element;
@@ -52,10 +53,10 @@ llvm::json::Array shapeOf(ShapedType type) {
 /// {"kind", "name", "dtype", "shape"} of one entry argument or result.
 llvm::json::Object describe(DictionaryAttr info, ShapedType type) {
   return llvm::json::Object{
-      {"kind", cast<StringAttr>(info.get("kind")).getValue()},
-      {"name", cast<StringAttr>(info.get("name")).getValue()},
-      {"dtype", dtypeName(type.getElementType())},
-      {"shape", shapeOf(type)}};
+      {abi::key::kKind, cast<StringAttr>(info.get("kind")).getValue()},
+      {abi::key::kName, cast<StringAttr>(info.get("name")).getValue()},
+      {abi::key::kDtype, dtypeName(type.getElementType())},
+      {abi::key::kShape, shapeOf(type)}};
 }
 
 /// The train block's attribute dictionary as JSON (numbers, strings, bools,
@@ -87,35 +88,36 @@ llvm::json::Value toJson(Attribute attr) {
 llvm::json::Object describeModel(ModuleOp module) {
   llvm::json::Object model;
   if (auto name = module->getAttrOfType<StringAttr>("tfc.model"))
-    model["model"] = name.getValue();
+    model[abi::key::kModel] = name.getValue();
   if (auto batch = module->getAttrOfType<IntegerAttr>("tfc.batch"))
-    model["batch"] = batch.getInt();
+    model[abi::key::kBatch] = batch.getInt();
   llvm::json::Array params, inputs;
   if (auto list = module->getAttrOfType<ArrayAttr>("tfc.params"))
     for (auto p : list.getAsRange<DictionaryAttr>()) {
       auto type = cast<ShapedType>(cast<TypeAttr>(p.get("type")).getValue());
-      llvm::json::Object param{{"name", cast<StringAttr>(p.get("name")).getValue()},
-                               {"dtype", dtypeName(type.getElementType())},
-                               {"shape", shapeOf(type)}};
+      llvm::json::Object param{{abi::key::kName, cast<StringAttr>(p.get("name")).getValue()},
+                               {abi::key::kDtype, dtypeName(type.getElementType())},
+                               {abi::key::kShape, shapeOf(type)}};
       if (auto init = dyn_cast_or_null<tf::InitAttr>(p.get("init")))
-        param["init"] = llvm::json::Object{{"kind", tf::stringifyInitKind(init.getKind())},
-                                           {"scale", init.getScale().convertToDouble()}};
+        param[abi::key::kInit] =
+            llvm::json::Object{{abi::key::kKind, tf::stringifyInitKind(init.getKind())},
+                               {abi::key::kScale, init.getScale().convertToDouble()}};
       params.push_back(std::move(param));
     }
   if (auto list = module->getAttrOfType<ArrayAttr>("tfc.inputs"))
     for (auto p : list.getAsRange<DictionaryAttr>()) {
       auto type = cast<ShapedType>(cast<TypeAttr>(p.get("type")).getValue());
-      llvm::json::Object input{{"name", cast<StringAttr>(p.get("name")).getValue()},
-                               {"dtype", dtypeName(type.getElementType())},
-                               {"shape", shapeOf(type)}};
+      llvm::json::Object input{{abi::key::kName, cast<StringAttr>(p.get("name")).getValue()},
+                               {abi::key::kDtype, dtypeName(type.getElementType())},
+                               {abi::key::kShape, shapeOf(type)}};
       if (auto bound = dyn_cast_or_null<IntegerAttr>(p.get("index_bound")))
-        input["index_bound"] = bound.getInt();
+        input[abi::key::kIndexBound] = bound.getInt();
       inputs.push_back(std::move(input));
     }
   if (auto train = module->getAttrOfType<DictionaryAttr>(tf::TFDialect::kTrainAttr))
-    model["train"] = toJson(train);
-  model["params"] = std::move(params);
-  model["inputs"] = std::move(inputs);
+    model[abi::key::kTrain] = toJson(train);
+  model[abi::key::kParams] = std::move(params);
+  model[abi::key::kInputs] = std::move(inputs);
   return model;
 }
 
@@ -138,23 +140,24 @@ FailureOr<llvm::json::Object> packEntry(func::FuncOp entry, const LLVMTypeConver
     if (!isa<MemRefType>(t))
       return entry.emitError("tf-pack-entry-abi: expected buffers, got ") << t;
 
-  llvm::json::Object record{{"name", name.getValue()},
-                            {"symbol", ("tfc_entry_" + name.getValue()).str()},
-                            {"arena_bytes", arena.getInt()}};
+  std::string symbol = (abi::kEntrySymbolPrefix + name.getValue()).str();
+  llvm::json::Object record{{abi::key::kName, name.getValue()},
+                            {abi::key::kSymbol, symbol},
+                            {abi::key::kArenaBytes, arena.getInt()}};
   llvm::json::Array argList, resultList;
   for (auto [info, type] : llvm::zip(args.getAsRange<DictionaryAttr>(), types))
     argList.push_back(describe(info, cast<ShapedType>(type)));
   for (auto [info, type] :
        llvm::zip(results.getAsRange<DictionaryAttr>(), types.drop_front(args.size())))
     resultList.push_back(describe(info, cast<ShapedType>(type)));
-  record["args"] = std::move(argList);
-  record["results"] = std::move(resultList);
+  record[abi::key::kArgs] = std::move(argList);
+  record[abi::key::kResults] = std::move(resultList);
 
   MLIRContext *ctx = entry.getContext();
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
   OpBuilder b(entry);
   Location loc = entry.getLoc();
-  auto wrapper = b.create<func::FuncOp>(loc, ("tfc_entry_" + name.getValue()).str(),
+  auto wrapper = b.create<func::FuncOp>(loc, symbol,
                                         FunctionType::get(ctx, {ptrType}, {}));
   Block *body = wrapper.addEntryBlock();
   b.setInsertionPointToStart(body);
@@ -209,8 +212,8 @@ struct TfPackEntryAbiPass : tfc::impl::TfPackEntryAbiBase<TfPackEntryAbiPass> {
         return signalPassFailure();
       entries.push_back(std::move(*record));
     }
-    manifest["entries"] = std::move(entries);
-    manifest["version"] = 1;
+    manifest[abi::key::kEntries] = std::move(entries);
+    manifest[abi::key::kVersion] = abi::kManifestVersion;
 
     std::string json;
     llvm::raw_string_ostream os(json);
@@ -220,7 +223,7 @@ struct TfPackEntryAbiPass : tfc::impl::TfPackEntryAbiBase<TfPackEntryAbiPass> {
     OpBuilder b(module.getBodyRegion());
     auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), json.size());
     b.create<LLVM::GlobalOp>(module.getLoc(), type, /*isConstant=*/true,
-                             LLVM::Linkage::External, "tfc_manifest",
+                             LLVM::Linkage::External, abi::kManifestSymbol,
                              b.getStringAttr(json));
   }
 };

@@ -36,6 +36,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "runtime/Abi.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
@@ -59,13 +60,16 @@ using namespace tfc;
 
 namespace {
 
-constexpr StringLiteral kParallelForSymbol = "tfc_parallel_for";
+using abi::RuntimeFunction;
+const StringRef kParallelForSymbol = abi::symbol(RuntimeFunction::ParallelFor);
 /// The GEMM entry points that take an epilogue, and the names they take it
 /// under (their arguments, then the body and its context).
-constexpr std::pair<StringLiteral, StringLiteral> kGemmEpilogueSymbols[] = {
-    {"tfc_sgemm", "tfc_sgemm_epilogue"},
-    {"tfc_sgemm_windows", "tfc_sgemm_windows_epilogue"},
-    {"tfc_conv1d_winograd", "tfc_conv1d_winograd_epilogue"}};
+const std::pair<StringRef, StringRef> kGemmEpilogueSymbols[] = {
+    {abi::symbol(RuntimeFunction::Sgemm), abi::symbol(RuntimeFunction::SgemmEpilogue)},
+    {abi::symbol(RuntimeFunction::SgemmWindows),
+     abi::symbol(RuntimeFunction::SgemmWindowsEpilogue)},
+    {abi::symbol(RuntimeFunction::Conv1dWinograd),
+     abi::symbol(RuntimeFunction::Conv1dWinogradEpilogue)}};
 
 /// The GEMM call of the GEMM-and-epilogue region `loop` is in, if it is in
 /// one and is a loop over C's rows and columns (a batch's items, rows and

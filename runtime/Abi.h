@@ -1,0 +1,236 @@
+//===- Abi.h - the one contract between the compiler and the runtime ------===//
+//
+// Everything generated code and the runtime must agree on is spelled here
+// once, and both sides include this file (the compiler's passes that emit
+// calls and the manifest; the runtime that defines those functions and reads
+// the manifest): the symbols a compiled model defines, the runtime functions
+// it calls with each one's C type and argument layout, the kinds of entry
+// arguments and results, and the manifest's keys. runtime/cpu/AbiCheck.cpp
+// checks the runtime's definitions against it, so a mismatch fails to
+// compile. Plain C++17: no MLIR, no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_ABI_H
+#define TFC_RUNTIME_ABI_H
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tfc::abi {
+
+//===----------------------------------------------------------------------===//
+// What a compiled model defines
+//===----------------------------------------------------------------------===//
+
+/// `const char tfc_manifest[]`: the model's JSON description (keys below).
+inline constexpr std::string_view kManifestSymbol = "tfc_manifest";
+/// `void tfc_entry_E(void **buffers)` for entry E: the entry's arguments,
+/// then its results, then its arena, each a pointer to device memory.
+inline constexpr std::string_view kEntrySymbolPrefix = "tfc_entry_";
+/// The entries a model may have.
+inline constexpr std::string_view kPredict = "predict";
+inline constexpr std::string_view kEvaluate = "evaluate";
+inline constexpr std::string_view kTrainStep = "train_step";
+
+//===----------------------------------------------------------------------===//
+// What each entry argument and result is
+//===----------------------------------------------------------------------===//
+
+// X(Enumerator, "name as in the manifest")
+#define TFC_ABI_VALUE_KINDS(X)                                                 \
+  X(Input, "input")         /* a model input: a batch of samples */            \
+  X(Param, "param")         /* a parameter (the runtime owns them) */          \
+  X(Seed, "seed")           /* the step's dropout seed, i32 */                 \
+  X(State, "state")         /* optimizer state, fed back every step */         \
+  X(Step, "step")           /* the step counter, f32 (argument and result) */  \
+  X(Hyper, "hyper")         /* a hyperparameter: lr, total_steps */            \
+  X(Mask, "mask")           /* evaluate's sample_mask: 1 real, 0 padding */    \
+  X(Output, "output")       /* a declared output */                            \
+  X(Attention, "attention") /* an attention map (--attention-maps) */          \
+  X(Loss, "loss")           /* the loss, a mean over the batch */              \
+  X(Metric, "metric")       /* a declared metric */                            \
+  X(Lr, "lr")               /* the step's scheduled learning rate */           \
+  X(GradNorm, "grad_norm")  /* the gradients' norm before clipping */
+
+enum class ValueKind {
+#define TFC_ABI_ENUMERATOR(id, name) id,
+  TFC_ABI_VALUE_KINDS(TFC_ABI_ENUMERATOR)
+#undef TFC_ABI_ENUMERATOR
+};
+
+constexpr std::string_view kindName(ValueKind kind) {
+  switch (kind) {
+#define TFC_ABI_NAME(id, name)                                                 \
+  case ValueKind::id:                                                          \
+    return name;
+    TFC_ABI_VALUE_KINDS(TFC_ABI_NAME)
+#undef TFC_ABI_NAME
+  }
+  return "?";
+}
+
+constexpr std::optional<ValueKind> parseKind(std::string_view name) {
+#define TFC_ABI_PARSE(id, text)                                                \
+  if (name == text)                                                            \
+    return ValueKind::id;
+  TFC_ABI_VALUE_KINDS(TFC_ABI_PARSE)
+#undef TFC_ABI_PARSE
+  return std::nullopt;
+}
+
+/// The hyperparameters and masks the runtime feeds by name.
+inline constexpr std::string_view kLrName = "lr";
+inline constexpr std::string_view kTotalStepsName = "total_steps";
+inline constexpr std::string_view kSampleMaskName = "sample_mask";
+
+//===----------------------------------------------------------------------===//
+// The manifest (tf-pack-entry-abi writes it, runtime/Manifest.cpp reads it)
+//===----------------------------------------------------------------------===//
+
+inline constexpr int64_t kManifestVersion = 1;
+
+namespace key {
+// The model.
+inline constexpr const char *kVersion = "version";
+inline constexpr const char *kModel = "model";
+inline constexpr const char *kBatch = "batch";
+inline constexpr const char *kParams = "params";
+inline constexpr const char *kInputs = "inputs";
+inline constexpr const char *kEntries = "entries";
+inline constexpr const char *kTrain = "train";
+// A parameter, input, entry argument or result.
+inline constexpr const char *kName = "name";
+inline constexpr const char *kKind = "kind";
+inline constexpr const char *kDtype = "dtype";
+inline constexpr const char *kShape = "shape";
+inline constexpr const char *kInit = "init";     // a parameter's {kind, scale}
+inline constexpr const char *kScale = "scale";
+inline constexpr const char *kIndexBound = "index_bound"; // an input's [0, N)
+// An entry.
+inline constexpr const char *kSymbol = "symbol";
+inline constexpr const char *kArenaBytes = "arena_bytes";
+inline constexpr const char *kArgs = "args";
+inline constexpr const char *kResults = "results";
+} // namespace key
+
+/// Element types as the manifest names them.
+inline constexpr std::string_view kF32 = "f32";
+inline constexpr std::string_view kI32 = "i32";
+inline constexpr std::string_view kBool = "bool";
+
+//===----------------------------------------------------------------------===//
+// The runtime functions generated CPU code calls
+//===----------------------------------------------------------------------===//
+
+/// Every pointer and size crosses as intptr_t (MLIR's index type).
+using Epilogue = void (*)(void *context, int64_t i0, int64_t i1);
+#define TFC_ABI_I intptr_t
+#define TFC_ABI_GEMM_ARGS                                                      \
+  TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, \
+      TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I,        \
+      TFC_ABI_I, TFC_ABI_I, TFC_ABI_I
+#define TFC_ABI_I4 TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I
+#define TFC_ABI_WINDOW_ARGS TFC_ABI_I4
+/// An attention kernel's sizes (outer, inner, tq, tk, d, dv) and scale.
+#define TFC_ABI_ATTENTION_SIZES TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, float
+
+/// A GEMM call's arguments in order (runtime/cpu/Gemm.h says what each is).
+namespace gemm {
+enum Arg : unsigned {
+  Batch, M, N, K,
+  A, Lda, StrideA, TransA,
+  B, Ldb, StrideB, TransB,
+  C, Ldc, StrideC, Accumulate,
+  Count,
+};
+/// What the windows and taps variants add after Count: kInner / mInner,
+/// ldbInner / ldaOuter, pad, width.
+inline constexpr unsigned kWindowArgs = 4;
+} // namespace gemm
+
+/// An attention kernel's arguments: the sizes and the f32 scale, then per
+/// tensor (inputs q, k, v, mask[, the output's adjoint], then outputs) its
+/// pointer and its outer, inner and row strides (runtime/cpu/Attention.h).
+namespace attention {
+inline constexpr unsigned kSizes = 6;
+inline constexpr unsigned kPerTensor = 4;
+inline constexpr unsigned kForwardInputs = 4, kForwardOutputs = 1;
+inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
+} // namespace attention
+
+// X(Enumerator, symbol, C function type)
+#define TFC_ABI_RUNTIME_FUNCTIONS(X)                                           \
+  X(Sgemm, tfc_sgemm, void(TFC_ABI_GEMM_ARGS))                                 \
+  X(SgemmWindows, tfc_sgemm_windows, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS)) \
+  X(SgemmTaps, tfc_sgemm_taps, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))   \
+  X(SgemmPair, tfc_sgemm_pair, void(TFC_ABI_GEMM_ARGS, TFC_ABI_GEMM_ARGS))     \
+  X(SgemmEpilogue, tfc_sgemm_epilogue, void(TFC_ABI_GEMM_ARGS, Epilogue, void *)) \
+  X(SgemmWindowsEpilogue, tfc_sgemm_windows_epilogue,                          \
+    void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS, Epilogue, void *))            \
+  X(Conv1dWinograd, tfc_conv1d_winograd, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS)) \
+  X(Conv1dWinogradEpilogue, tfc_conv1d_winograd_epilogue,                      \
+    void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS, Epilogue, void *))            \
+  X(Conv1dWinogradTaps, tfc_conv1d_winograd_taps,                              \
+    void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))                              \
+  X(AttentionForward, tfc_attention_forward,                                   \
+    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4)) \
+  X(AttentionBackward, tfc_attention_backward,                                 \
+    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
+  /* rows, d, blockRows, eps, x, gamma, the adjoint, dx, dgamma, dbeta, scratch */ \
+  X(LayerNormBackward, tfc_layer_norm_backward,                                \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
+  /* mask, n, seed, key, threshold */                                          \
+  X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I))                \
+  /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
+  X(ParallelFor, tfc_parallel_for, void(void (*)(void *, int64_t, int64_t), void *, int64_t, int64_t))
+
+enum class RuntimeFunction {
+#define TFC_ABI_ENUMERATOR(id, symbol, type) id,
+  TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_ENUMERATOR)
+#undef TFC_ABI_ENUMERATOR
+};
+
+/// The C symbol of runtime function `f`.
+constexpr std::string_view symbol(RuntimeFunction f) {
+  switch (f) {
+#define TFC_ABI_SYMBOL(id, sym, type)                                          \
+  case RuntimeFunction::id:                                                    \
+    return #sym;
+    TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_SYMBOL)
+#undef TFC_ABI_SYMBOL
+  }
+  return "?";
+}
+
+template <typename F> struct Arity;
+template <typename R, typename... Args> struct Arity<R(Args...)> {
+  static constexpr unsigned value = sizeof...(Args);
+};
+
+/// How many arguments runtime function `f` takes.
+constexpr unsigned arity(RuntimeFunction f) {
+  switch (f) {
+#define TFC_ABI_ARITY(id, sym, type)                                           \
+  case RuntimeFunction::id:                                                    \
+    return Arity<type>::value;
+    TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_ARITY)
+#undef TFC_ABI_ARITY
+  }
+  return 0;
+}
+
+static_assert(arity(RuntimeFunction::Sgemm) == gemm::Count);
+static_assert(arity(RuntimeFunction::AttentionForward) ==
+              attention::kSizes + 1 +
+                  attention::kPerTensor * (attention::kForwardInputs + attention::kForwardOutputs));
+static_assert(arity(RuntimeFunction::AttentionBackward) ==
+              attention::kSizes + 1 +
+                  attention::kPerTensor * (attention::kBackwardInputs + attention::kBackwardOutputs));
+static_assert(arity(RuntimeFunction::SgemmWindows) == gemm::Count + gemm::kWindowArgs);
+
+} // namespace tfc::abi
+
+#endif // TFC_RUNTIME_ABI_H
