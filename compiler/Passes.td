@@ -8,42 +8,62 @@ include "mlir/Pass/PassBase.td"
 def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
   let summary = "Group tf ops into tf.fusion regions, one loop nest each";
   let description = [{
-    The fusion policy, at the tf level so every backend compiles the same
-    groups. Walking each function backwards, an op that can root a group
-    pulls in the elementwise ops that produce its operands (and theirs)
-    over the same number of elements. The pass names no op: ops say what
-    they are with the `LoopFusible` and `ReductionFusible` traits (TfOps.td).
+    The fusion policy, decided at the tf level so that every backend
+    compiles the same groups; each group becomes a `tf.fusion` region, one
+    loop nest (per reduction stage) on the CPU. The pass names no op but
+    tf.attention: ops say what they are with traits and interfaces
+    (TfOps.td): `LoopFusible` (computed element by element), `Positionwise`,
+    `ReductionFusible`, and `ProductOpInterface` (a product a GEMM computes).
+    In each function, in this order:
 
-    - a `loop` group is rooted at an elementwise op (arithmetic, math,
-      compare, select, cast, broadcast_in_dim, transpose, dropout,
-      one_hot); a producer that is also read after the root becomes one
-      more output of the same loop (Adam's new moments and parameter);
-    - a `reduction` group is rooted at reduce_sum/max/mean, argmax,
-      softmax, log_softmax, layer_norm, cross_entropy or mse, and takes the
-      producers only it reads (softmax with its scale and mask; the
-      gradient norm's squares; cross_entropy with the logits' epilogue).
+    1. A `tf.attention` with a weights result: unread weights are dropped;
+       read weights (`--attention-maps`, a loss on them) decompose the op
+       into q k^T, scale, mask fill, softmax and weights v, whose middle
+       fuses like any other ops. Other `tf.attention` and
+       `tf.attention_grad` ops stay whole (fused kernels).
+    2. With `gemm-epilogues` on: a `Positionwise` op on a reshaped product,
+       `f(x, reshape(p))` (a residual, a relu or a dropout after a linear
+       layer over batch x sequence rows), is redone in p's shape,
+       `reshape(f(x', p))`, so that it can join p's group (x' is x in that
+       shape: what a reshape of x read, its positionwise producers that only
+       f reads redone there too, or a reshape of x, a view).
+    3. Walking the ops backwards (consumer first, as XLA's instruction
+       fusion), each ungrouped `LoopFusible` op roots a `loop` group over its
+       result and each ungrouped `ReductionFusible` op a `reduction` group
+       over its first operand. A group pulls in the producers of its
+       members' operands, and theirs, when the producer is in the same
+       block, in no other group, has one result, and that result has as many
+       elements as the group's loop (a producer over fewer elements is not
+       recomputed per element). Then:
+       - a broadcast_in_dim or splat constant moves in when only the group
+         reads it, and is cloned into the group otherwise;
+       - a `LoopFusible` producer moves in when only the group reads it. A
+         loop group also takes one read elsewhere, as one more output, when
+         every other reader comes after the group's root (Adam's new moments
+         and parameter: one loop per parameter); a reduction group does not
+         (it would compute it twice);
+       - a loop group takes at most one f32 product that nothing else reads
+         (`rowsOfProducts`: a tf.matmul of rank 2 or 3, or a tf.conv1d in
+         its windows form, not a weight gradient's per-position form), and
+         becomes a `gemm` group: the GEMM with its epilogue (bias,
+         activation, residual, a relu's backward mask, a gradient
+         accumulation), which the CPU backend runs on blocks of rows as the
+         GEMM finishes them. The product's operands are not pulled in.
+         `gemm-epilogues=false` takes no product (and skips step 2).
+       Anything else (reshape, slice, concat, gather, rank-4 products,
+       another reduction) stays outside. A transpose that only per-position
+       convolutions read is a view, not `LoopFusible`. A root that neither
+       pulls in nor clones anything stays a lone op, not a region.
+    4. Last, the `loop` groups whose results only the function's return
+       reads (a train step's update of each parameter) merge, when there are
+       two or more, into one `horizontal` group at the last of them:
+       independent loops over different shapes that run as one pass over
+       all their elements (`horizontal=false` keeps them apart).
 
-    - a `gemm` group is a loop group that took in a 2-D tf.matmul only it
-      reads: the GEMM and its epilogue (bias, activation, residual), which
-      the CPU backend runs on blocks of rows as the GEMM finishes them
-      (`gemm-epilogues=false` leaves every matmul outside the groups). A
-      `Positionwise` op (TfOps.td) on a reshaped product, `f(x, reshape(p))` (a residual,
-      a relu or a dropout after a linear layer over batch x sequence rows), is first
-      redone in p's shape, `reshape(f(x', p))`, so that it can join p's
-      group (x' is x in that shape: its elementwise producers that only f
-      reads redone there too, or a reshape, a view);
-    - last, the loop groups whose results only the function returns (the
-      optimizer's update of each parameter) merge into one `horizontal`
-      group: independent loops over different shapes that run as one pass
-      over all their elements (`horizontal=false` keeps them apart).
-
-    Broadcasts and splat constants read by several groups are cloned into
-    each instead of becoming outputs. `tf.attention` and
-    `tf.attention_grad` stay whole (fused kernels); an attention whose
-    weights are read is decomposed first, so its scale, mask and softmax
-    fuse like any other ops. Other GEMMs (batched matmuls, conv1d) stay
-    outside groups. Fusion never changes a result: a tf.fusion means its
-    body's ops in order (the interpreter runs them as they are).
+    Members keep their block order inside the region, clones first; every
+    member result read outside becomes a result of the region. Fusion never
+    changes a result: a tf.fusion means its body's ops in order (the
+    interpreter runs them as they are).
 
     ```mlir
     %s = tf.add %a, %b : tensor<8x4xf32>
@@ -107,7 +127,18 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     producer into consumer; a producer read by a reduction and by others
     is cloned for the reduction), and the region is inlined. Generics from
     different regions never fuse: the grouping is tf-fuse's decision.
+
+    With `kernels=cpu` (the default) the ops the CPU runtime has fused
+    kernels for become calls of them (compiler/lowering/cpu/KernelCalls.cpp:
+    attention without stored weights and its gradient, the layer-norm
+    backward, dropout's masks); with `kernels=none` every attention is
+    decomposed into loops and attention_grad, layer_norm_grad and dropout
+    are errors: a backend without those kernels runs tf-decompose first.
   }];
+  let options = [
+    Option<"kernels", "kernels", "std::string", /*default=*/"\"cpu\"",
+           "Whose runtime kernels to call: cpu or none">,
+  ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
     "mlir::func::FuncDialect", "mlir::linalg::LinalgDialect",

@@ -3,7 +3,7 @@
 // The fusion policy, decided once at the tf level so that every backend
 // gets the same groups: each tf.fusion becomes one loop nest (CPU: one
 // linalg.generic per reduction stage; a GPU backend: one kernel). The
-// mechanism lives in the backends (lowering/cpu/LowerToLinalg.cpp fuses the
+// mechanism lives in the backends (lowering/LowerToLinalg.cpp fuses the
 // generics of one region with MLIR's elementwise fusion).
 //
 // Greedy and consumer-first, as XLA's instruction fusion: walking each

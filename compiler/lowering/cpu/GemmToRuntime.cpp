@@ -22,7 +22,7 @@
 
 #include "compiler/Passes.h"
 #include "runtime/Abi.h"
-#include "compiler/lowering/cpu/BufferEffects.h"
+#include "compiler/lowering/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

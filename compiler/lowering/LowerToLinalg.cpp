@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
-#include "runtime/Abi.h"
+#include "compiler/lowering/LinalgBuilders.h"
+#include "compiler/lowering/cpu/KernelCalls.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,44 +33,6 @@ using namespace mlir;
 using namespace tfc;
 
 namespace {
-
-using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
-
-/// A linalg.generic writing a fresh tensor of `resultType` from `inputs`
-/// read through `inputMaps`, with `iterators` over the loop dims and the
-/// scalar `body`. The output map is the identity on the parallel dims.
-Value buildGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
-                   ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                   AffineMap outputMap, Value init,
-                   ArrayRef<utils::IteratorType> iterators, BodyFn body) {
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(outputMap);
-  auto generic = b.create<linalg::GenericOp>(
-      loc, resultType, inputs, init, maps, iterators,
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        nb.create<linalg::YieldOp>(nl, body(nb, nl, args));
-      });
-  return generic.getResult(0);
-}
-
-Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
-}
-
-/// An elementwise op over operands of the result's shape.
-Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
-                  ValueRange inputs, BodyFn body) {
-  AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
-  SmallVector<AffineMap> maps(inputs.size(), id);
-  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
-                                             utils::IteratorType::parallel);
-  return buildGeneric(b, loc, resultType, inputs, maps, id,
-                      emptyLike(b, loc, resultType), iterators, body);
-}
-
-Value f32Const(OpBuilder &b, Location loc, double v) {
-  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
-}
 
 /// Rewrites an op with one result into an elementwise generic whose scalar
 /// body is `Body(builder, loc, op, args)`.
@@ -609,380 +572,17 @@ struct LayerNormLowering : OpRewritePattern<tf::LayerNormOp> {
   }
 };
 
-/// An attention whose weights are a result stores them: its tf definition,
-/// which the conversion then lowers further (tf-fuse decomposes it earlier,
-/// so that its parts fuse with their neighbours).
+/// An attention no kernel took (one whose weights are a result stores
+/// them, or any without kernels): its tf definition, which the conversion
+/// then lowers further (tf-fuse decomposes it earlier, so that its parts
+/// fuse with their neighbours).
 struct AttentionDecomposition : OpRewritePattern<tf::AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::AttentionOp op, PatternRewriter &rewriter) const override {
-    if (!op.getWeights())
-      return failure();
     rewriter.replaceOp(op, op.decompose(rewriter));
     return success();
   }
 };
-
-const StringRef kAttentionForward = abi::symbol(abi::RuntimeFunction::AttentionForward);
-const StringRef kAttentionBackward = abi::symbol(abi::RuntimeFunction::AttentionBackward);
-
-/// Declares a runtime attention kernel (runtime/cpu/Attention.h) taking the
-/// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
-/// strides (outer, inner, row), and the same per output: all indices but
-/// the f32 scale.
-void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs,
-                            unsigned outputs) {
-  if (module.lookupSymbol(name))
-    return;
-  OpBuilder b(module.getBodyRegion());
-  SmallVector<Type> args(abi::attention::kSizes, b.getIndexType());
-  args.push_back(b.getF32Type());
-  args.append(abi::attention::kPerTensor * (inputs + outputs), b.getIndexType());
-  b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {})).setPrivate();
-}
-
-/// Where the elements of a tensor sit in the buffer of `root`, a tensor its
-/// producers only re-index: element i is at offset + Σ i_d strides_d.
-struct View {
-  Value root;
-  SmallVector<int64_t> strides;
-  int64_t offset = 0;
-};
-
-SmallVector<int64_t> contiguousStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int64_t i = int64_t(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  return strides;
-}
-
-bool isContiguous(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides) {
-  SmallVector<int64_t> dense = contiguousStrides(shape);
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (shape[i] != 1 && strides[i] != dense[i])
-      return false;
-  return true;
-}
-
-/// Looks through slices, transposes, broadcasts and reshapes of a contiguous
-/// view, so a kernel reads q, k and v where the QKV projection wrote them
-/// (the heads' transposes and slices are never materialised).
-View viewOf(Value value) {
-  auto shape = cast<RankedTensorType>(value.getType()).getShape();
-  Operation *producer = value.getDefiningOp();
-  if (auto slice = dyn_cast_or_null<tf::SliceOp>(producer)) {
-    View view = viewOf(slice.getX());
-    for (auto [i, start] : llvm::enumerate(slice.getStart())) {
-      view.offset += start * view.strides[i];
-      view.strides[i] *= slice.getStride()[i];
-    }
-    return view;
-  }
-  if (auto transpose = dyn_cast_or_null<tf::TransposeOp>(producer)) {
-    View view = viewOf(transpose.getX());
-    SmallVector<int64_t> strides;
-    for (int64_t source : transpose.getPerm())
-      strides.push_back(view.strides[source]);
-    view.strides = strides;
-    return view;
-  }
-  if (auto broadcast = dyn_cast_or_null<tf::BroadcastInDimOp>(producer)) {
-    View view = viewOf(broadcast.getX());
-    auto sourceShape = cast<RankedTensorType>(broadcast.getX().getType()).getShape();
-    SmallVector<int64_t> strides(shape.size(), 0);
-    for (auto [i, dim] : llvm::enumerate(broadcast.getDims()))
-      strides[dim] = sourceShape[i] == 1 ? 0 : view.strides[i];
-    view.strides = strides;
-    return view;
-  }
-  if (auto reshape = dyn_cast_or_null<tf::ReshapeOp>(producer)) {
-    View view = viewOf(reshape.getX());
-    auto sourceShape = cast<RankedTensorType>(reshape.getX().getType()).getShape();
-    if (isContiguous(sourceShape, view.strides)) {
-      view.strides = contiguousStrides(shape);
-      return view;
-    }
-  }
-  return {value, contiguousStrides(shape), 0};
-}
-
-/// Calls one of the kernels. Operands are read in place through their view
-/// (bufferization copies a root that is not contiguous); results are written
-/// into fresh buffers (see Destinations).
-struct AttentionCall {
-  OpBuilder &b;
-  Location loc;
-  ArrayRef<int64_t> batchShape; // the operands' leading dims
-  SmallVector<Value> args = {};
-  SmallVector<Value> outputs = {};
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-
-  /// The batch dims the kernel loops over, size-1 dims left out: the last
-  /// is `inner`, the others merge into `outer`.
-  SmallVector<unsigned> batchDims() const {
-    SmallVector<unsigned> dims;
-    for (auto [i, size] : llvm::enumerate(batchShape))
-      if (size != 1)
-        dims.push_back(i);
-    return dims;
-  }
-
-  void addSizes(Value q, Value k, Value v, APFloat scale) {
-    auto qt = cast<RankedTensorType>(q.getType());
-    auto kt = cast<RankedTensorType>(k.getType());
-    auto vt = cast<RankedTensorType>(v.getType());
-    int64_t rank = qt.getRank();
-    SmallVector<unsigned> dims = batchDims();
-    int64_t inner = dims.empty() ? 1 : batchShape[dims.back()];
-    int64_t outer = qt.getNumElements() / (inner * qt.getDimSize(rank - 2) * qt.getDimSize(rank - 1));
-    args = {index(outer), index(inner), index(qt.getDimSize(rank - 2)),
-            index(kt.getDimSize(rank - 2)), index(qt.getDimSize(rank - 1)),
-            index(vt.getDimSize(rank - 1)),
-            b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(scale.convertToFloat()))};
-  }
-
-  /// The kernel strides (outer, inner, row) of a view, if its last dim is
-  /// contiguous and its outer batch dims merge into one stride.
-  std::optional<std::array<int64_t, 3>> kernelStrides(const View &view, int64_t rank) {
-    if (view.strides[rank - 1] != 1)
-      return std::nullopt;
-    SmallVector<unsigned> dims = batchDims();
-    std::array<int64_t, 3> strides = {0, 0, view.strides[rank - 2]};
-    if (!dims.empty())
-      strides[1] = view.strides[dims.back()];
-    if (dims.size() >= 2) {
-      strides[0] = view.strides[dims[dims.size() - 2]];
-      for (size_t j = 0; j + 2 < dims.size(); ++j)
-        if (view.strides[dims[j]] != view.strides[dims[j + 1]] * batchShape[dims[j + 1]])
-          return std::nullopt;
-    }
-    return strides;
-  }
-
-  void addPointerAndStrides(Value root, int64_t offset, std::array<int64_t, 3> strides) {
-    auto type = cast<RankedTensorType>(root.getType());
-    Value buffer = b.create<bufferization::ToMemrefOp>(
-        loc, MemRefType::get(type.getShape(), type.getElementType()), root,
-        /*read_only=*/true);
-    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
-    int64_t elementBytes = std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-    args.push_back(offset ? b.create<arith::AddIOp>(loc, base, index(offset * elementBytes))
-                          : base);
-    for (int64_t stride : strides)
-      args.push_back(index(stride));
-  }
-
-  void addInput(Value tensor) {
-    int64_t rank = cast<RankedTensorType>(tensor.getType()).getRank();
-    View view = viewOf(tensor);
-    if (auto strides = kernelStrides(view, rank))
-      return addPointerAndStrides(view.root, view.offset, *strides);
-    View dense{tensor, contiguousStrides(cast<RankedTensorType>(tensor.getType()).getShape())};
-    addPointerAndStrides(tensor, 0, *kernelStrides(dense, rank));
-  }
-
-  void addMask(Value mask) {
-    if (!mask) {
-      args.append(4, index(0));
-      return;
-    }
-    addInput(mask);
-  }
-
-  /// A fresh contiguous buffer for a result.
-  void addOutput(Type type) {
-    auto tensorType = cast<RankedTensorType>(type);
-    Value buffer = b.create<memref::AllocOp>(
-        loc, MemRefType::get(tensorType.getShape(), tensorType.getElementType()));
-    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-    View dense{Value(), contiguousStrides(tensorType.getShape())};
-    std::array<int64_t, 3> strides = *kernelStrides(dense, tensorType.getRank());
-    for (int64_t stride : strides)
-      args.push_back(index(stride));
-    outputs.push_back(buffer);
-  }
-
-  SmallVector<Value> call(StringRef kernel) {
-    b.create<func::CallOp>(loc, kernel, TypeRange(), args);
-    SmallVector<Value> results;
-    for (Value buffer : outputs)
-      results.push_back(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                                            /*writable=*/true));
-    return results;
-  }
-};
-
-ArrayRef<int64_t> batchShapeOf(Value q) {
-  return cast<RankedTensorType>(q.getType()).getShape().drop_back(2);
-}
-
-/// Where a kernel writes its results when their readers only lay them out
-/// again (the heads merged back: a concatenation of exactly these results,
-/// then a transpose, then reshapes): one fresh buffer holding `root`, the
-/// last value of that chain, each result a strided view of it. The chain's
-/// ops are then never materialised.
-struct Destinations {
-  Value root; // null: a buffer per result
-  SmallVector<Operation *> chain;
-  SmallVector<View> views; // per result
-};
-
-Destinations destinationsOf(Operation *op, AttentionCall &call) {
-  ResultRange results = op->getResults();
-  if (llvm::any_of(results, [](Value r) { return !r.hasOneUse(); }))
-    return {};
-  Destinations dest;
-  Value current = results[0];
-  auto concat = dyn_cast<tf::ConcatOp>(*current.getUsers().begin());
-  if (concat && concat.getInputs().size() == results.size() &&
-      llvm::all_of(concat.getInputs(), [&](Value in) { return in.getDefiningOp() == op; })) {
-    dest.chain.push_back(concat);
-    current = concat.getResult();
-  } else if (results.size() != 1) {
-    return {};
-  } else {
-    concat = nullptr;
-  }
-  if (current.hasOneUse())
-    if (auto transpose = dyn_cast<tf::TransposeOp>(*current.getUsers().begin())) {
-      dest.chain.push_back(transpose);
-      current = transpose.getResult();
-    }
-  while (current.hasOneUse()) {
-    auto reshape = dyn_cast<tf::ReshapeOp>(*current.getUsers().begin());
-    if (!reshape)
-      break;
-    dest.chain.push_back(reshape);
-    current = reshape.getResult();
-  }
-  if (dest.chain.empty())
-    return {};
-  // From the root's contiguous buffer back to the results: a reshape's input
-  // is contiguous too (reshapes only follow the transpose), a transpose
-  // permutes the strides, a concatenation offsets each piece along its axis.
-  SmallVector<int64_t> strides =
-      contiguousStrides(cast<RankedTensorType>(current.getType()).getShape());
-  for (Operation *link : llvm::reverse(dest.chain)) {
-    if (auto reshape = dyn_cast<tf::ReshapeOp>(link)) {
-      strides = contiguousStrides(cast<RankedTensorType>(reshape.getX().getType()).getShape());
-    } else if (auto transpose = dyn_cast<tf::TransposeOp>(link)) {
-      SmallVector<int64_t> input(strides.size());
-      for (auto [i, source] : llvm::enumerate(transpose.getPerm()))
-        input[source] = strides[i];
-      strides = input;
-    }
-  }
-  dest.views.assign(results.size(), View{Value(), strides, 0});
-  if (concat) {
-    int64_t axis = concat.getAxis(), at = 0;
-    for (Value input : concat.getInputs()) {
-      View &view = dest.views[cast<OpResult>(input).getResultNumber()];
-      view.offset = at * strides[axis];
-      at += cast<RankedTensorType>(input.getType()).getDimSize(axis);
-    }
-  }
-  for (auto [result, view] : llvm::zip(results, dest.views))
-    if (!call.kernelStrides(view, cast<RankedTensorType>(result.getType()).getRank()))
-      return {};
-  dest.root = current;
-  return dest;
-}
-
-/// Lowers one tf.attention (weights not a result) or tf.attention_grad to
-/// its kernel call, before the conversion: the call may also take the place
-/// of the ops that lay its results out again.
-void lowerFusedAttention(Operation *op) {
-  OpBuilder b(op);
-  auto attention = dyn_cast<tf::AttentionOp>(op);
-  auto grad = dyn_cast<tf::AttentionGradOp>(op);
-  Value q = attention ? attention.getQ() : grad.getQ();
-  Value k = attention ? attention.getK() : grad.getK();
-  Value v = attention ? attention.getV() : grad.getV();
-  AttentionCall call{b, op->getLoc(), batchShapeOf(q)};
-  call.addSizes(q, k, v, attention ? attention.getScale() : grad.getScale());
-  for (Value operand : {q, k, v})
-    call.addInput(operand);
-  call.addMask(attention ? attention.getMask() : grad.getMask());
-  if (grad)
-    call.addInput(grad.getDvalues());
-  StringRef kernel = attention ? kAttentionForward : kAttentionBackward;
-
-  Destinations dest = destinationsOf(op, call);
-  if (!dest.root) {
-    for (Value result : op->getResults())
-      call.addOutput(result.getType());
-    op->replaceAllUsesWith(call.call(kernel));
-    op->erase();
-    return;
-  }
-  auto rootType = cast<RankedTensorType>(dest.root.getType());
-  Value buffer = b.create<memref::AllocOp>(
-      op->getLoc(), MemRefType::get(rootType.getShape(), rootType.getElementType()));
-  Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), buffer);
-  for (auto [result, view] : llvm::zip(op->getResults(), dest.views)) {
-    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
-    call.args.push_back(view.offset ? b.create<arith::AddIOp>(op->getLoc(), base,
-                                                              call.index(view.offset * 4))
-                                    : base);
-    std::array<int64_t, 3> strides = *call.kernelStrides(view, rank);
-    for (int64_t stride : strides)
-      call.args.push_back(call.index(stride));
-  }
-  call.outputs.push_back(buffer);
-  dest.root.replaceAllUsesWith(call.call(kernel)[0]);
-  for (Operation *link : llvm::reverse(dest.chain))
-    link->erase();
-  op->erase();
-}
-
-/// Calls the runtime function `name` (declared at the module's end on first
-/// use, its parameters the types of `args`, no results).
-void callRuntime(OpBuilder &b, Location loc, Operation *from, StringRef name, ValueRange args) {
-  auto module = from->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol(name)) {
-    OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
-    top.create<func::FuncOp>(loc, name, top.getFunctionType(args.getTypes(), {})).setPrivate();
-  }
-  b.create<func::CallOp>(loc, name, TypeRange(), args);
-}
-
-const StringRef kLayerNormBackward = abi::symbol(abi::RuntimeFunction::LayerNormBackward);
-/// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
-constexpr int64_t kLayerNormBlockRows = 64;
-
-/// tf.layer_norm_grad as one call of the runtime's fused kernel
-/// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
-/// and dbeta fresh buffers, and a scratch buffer for the blocks' sums.
-void lowerLayerNormGrad(tf::LayerNormGradOp op) {
-  OpBuilder b(op);
-  Location loc = op.getLoc();
-  auto xType = cast<RankedTensorType>(op.getX().getType());
-  int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
-  int64_t blocks = (rows + kLayerNormBlockRows - 1) / kLayerNormBlockRows;
-  auto index = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
-  SmallVector<Value> args = {index(rows), index(d), index(kLayerNormBlockRows),
-                             b.create<arith::ConstantOp>(loc, op.getEpsilonAttr())};
-  for (Value input : {op.getX(), op.getGamma(), op.getGrad()}) {
-    auto type = cast<RankedTensorType>(input.getType());
-    Value buffer = b.create<bufferization::ToMemrefOp>(
-        loc, MemRefType::get(type.getShape(), type.getElementType()), input, /*read_only=*/true);
-    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-  }
-  SmallVector<Value> outputs;
-  auto addBuffer = [&](ArrayRef<int64_t> shape) {
-    Value buffer = b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()));
-    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-    return buffer;
-  };
-  for (Value result : op->getResults())
-    outputs.push_back(addBuffer(cast<RankedTensorType>(result.getType()).getShape()));
-  addBuffer({std::max<int64_t>(1, 2 * blocks * d)}); // scratch
-  callRuntime(b, loc, op, kLayerNormBackward, args);
-  for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
-    result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                                                  /*writable=*/true));
-  op->erase();
-}
 
 /// A weight gradient with at least this many output channels (GEMM
 /// columns), or with one (a GEMV, which the runtime runs for all positions
@@ -1220,51 +820,6 @@ struct CrossEntropyLowering : OpRewritePattern<tf::CrossEntropyOp> {
   }
 };
 
-const StringRef kDropoutMask = abi::symbol(abi::RuntimeFunction::DropoutMask);
-
-/// The mask is drawn by the runtime (runtime/cpu/Dropout.h: one Philox4x32-10
-/// call decides four elements, as runtime/Philox.h's dropoutUniform, which
-/// the interpreter uses) into a byte buffer, and applied by an elementwise
-/// generic that fuses with its neighbours: y = mask ? 0 : x / (1 - rate).
-/// An element is dropped when its word < ceil(rate * 2^32), compared as
-/// integers, so compiled code and the interpreter agree bitwise on the mask.
-struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tf::DropoutOp op, PatternRewriter &rewriter) const override {
-    if (!op.getTraining()) {
-      rewriter.replaceOp(op, op.getX());
-      return success();
-    }
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    double rate = op.getRate().convertToDouble();
-    auto threshold = static_cast<int64_t>(std::ceil(rate * 4294967296.0));
-    auto index = [&](int64_t v) -> Value {
-      return rewriter.create<arith::ConstantIndexOp>(loc, v);
-    };
-    Value seed = rewriter.create<tensor::ExtractOp>(loc, op.getSeed(), ValueRange{});
-    seed = rewriter.create<arith::IndexCastUIOp>(loc, rewriter.getIndexType(), seed);
-    auto maskType = MemRefType::get(type.getShape(), rewriter.getI8Type());
-    Value mask = rewriter.create<memref::AllocOp>(loc, maskType);
-    SmallVector<Value> args = {rewriter.create<memref::ExtractAlignedPointerAsIndexOp>(loc, mask),
-                               index(type.getNumElements()), seed, index(op.getKey()),
-                               index(threshold)};
-    callRuntime(rewriter, loc, op, kDropoutMask, args);
-    Value dropped = rewriter.create<bufferization::ToTensorOp>(loc, mask, /*restrict=*/true,
-                                                               /*writable=*/true);
-    Value result = elementwise(
-        rewriter, loc, type, {op.getX(), dropped},
-        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value zero8 = b.create<arith::ConstantOp>(l, b.getI8IntegerAttr(0));
-          Value drop = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, a[1], zero8);
-          Value kept = b.create<arith::DivFOp>(l, a[0], f32Const(b, l, 1.0 - rate));
-          return b.create<arith::SelectOp>(l, drop, f32Const(b, l, 0.0), kept);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
 /// Fuses every elementwise generic of a lowered tf.fusion `body` into the
 /// generics of `body` that read it, until none is left to fuse: one loop nest
 /// per reduction stage. Only producers of the same region fuse (tf-fuse
@@ -1413,30 +968,29 @@ void inlineFusion(RewriterBase &rewriter, tf::FusionOp fusion) {
 }
 
 struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass> {
+  using TfLowerToLinalgBase::TfLowerToLinalgBase;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    // The fused kernels first (attention, the layer-norm backward): a call
-    // may take the place of the ops that lay its results out again, which
-    // the conversion then never sees.
-    SmallVector<Operation *> fusedKernels;
-    getOperation().walk([&](Operation *op) {
-      if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
-        declareAttentionKernel(getOperation(), kAttentionForward, // q, k, v, mask; out
-                               abi::attention::kForwardInputs, abi::attention::kForwardOutputs);
-        fusedKernels.push_back(op);
-      } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
-        declareAttentionKernel(getOperation(), kAttentionBackward, abi::attention::kBackwardInputs,
-                               abi::attention::kBackwardOutputs);
-        fusedKernels.push_back(op);
-      } else if (isa<tf::LayerNormGradOp>(op)) {
-        fusedKernels.push_back(op);
-      }
-    });
-    for (Operation *op : fusedKernels) {
-      if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
-        lowerLayerNormGrad(grad);
-      else
-        lowerFusedAttention(op);
+    // The ops a backend's runtime has kernels for first; without kernels
+    // they must have been decomposed (tf-decompose).
+    if (kernels == "cpu") {
+      lowerToCpuKernelCalls(getOperation());
+    } else if (kernels != "none") {
+      getOperation().emitError("tf-lower-to-linalg: kernels must be \"cpu\" or \"none\", got \"")
+          << kernels << "\"";
+      return signalPassFailure();
+    } else {
+      WalkResult missing = getOperation().walk([&](Operation *op) {
+        if (isa<tf::AttentionGradOp, tf::LayerNormGradOp, tf::DropoutOp>(op)) {
+          op->emitError() << op->getName()
+                          << " has no lowering without the CPU runtime's kernels"
+                          << (isa<tf::DropoutOp>(op) ? "" : "; run tf-decompose first");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (missing.wasInterrupted())
+        return signalPassFailure();
     }
     RewritePatternSet patterns(ctx);
     addBinaryArith<tf::AddOp, arith::AddFOp>(patterns);
@@ -1489,8 +1043,9 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  ConcatLowering, OneHotLowering, GatherLowering, ArgmaxLowering,
                  MseLowering, SoftmaxLowering<tf::SoftmaxOp, false>,
                  SoftmaxLowering<tf::LogSoftmaxOp, true>, LayerNormLowering,
-                 AttentionDecomposition, Conv1dLowering, CrossEntropyLowering,
-                 DropoutLowering>(ctx);
+                 AttentionDecomposition, Conv1dLowering, CrossEntropyLowering>(ctx);
+    if (kernels == "cpu")
+      populateCpuKernelCallPatterns(patterns);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<tf::TFDialect>();
