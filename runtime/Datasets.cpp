@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Datasets.h"
+#include "runtime/TrainBlock.h"
 #include "runtime/Philox.h"
 #include "runtime/ThreadPool.h"
 
@@ -833,8 +834,7 @@ bool makeDataset(const std::string &name, const DataArgs &args, uint64_t seed,
   else if (name == "npy")
     ok = makeNpy(args, inputs, splits, out, error);
   else
-    error = "unknown dataset '" + name +
-            "' (known: reverse_sequences, set_anomaly, fleuret_sequences, square_corners, npy)";
+    error = "unknown dataset '" + name + "' (known: " + train::listNames(train::kDatasets) + ")";
   if (!ok)
     out = Dataset();
   return ok;

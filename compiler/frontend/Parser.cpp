@@ -20,6 +20,7 @@
 #include "compiler/dsl/DSL.h"
 #include "compiler/frontend/Diagnostics.h"
 #include "compiler/frontend/Lexer.h"
+#include "runtime/TrainBlock.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -534,38 +535,6 @@ std::string signature(const BuiltinSpec &spec) {
 // Train blocks: the keys, and the names their calls may use
 //===----------------------------------------------------------------------===//
 
-struct TrainCallKind {
-  const char *name;
-  std::vector<const char *> args; // empty with anyArgs: checked where it runs
-  bool anyArgs = false;
-};
-
-const std::vector<TrainCallKind> &trainDatasets() {
-  static const std::vector<TrainCallKind> v = {
-      {"reverse_sequences", {}, true}, {"set_anomaly", {}, true},
-      {"fleuret_sequences", {}, true}, {"square_corners", {}, true},
-      {"npy", {"dir"}, false}};
-  return v;
-}
-const std::vector<TrainCallKind> &trainOptimizers() {
-  static const std::vector<TrainCallKind> v = {
-      {"adam", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
-      {"adamw", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
-      {"sgd", {"lr", "momentum", "weight_decay"}}};
-  return v;
-}
-const std::vector<TrainCallKind> &trainSchedules() {
-  static const std::vector<TrainCallKind> v = {
-      {"constant", {}},
-      {"cosine", {"max_iters"}},
-      {"cosine_warmup", {"warmup", "max_iters"}},
-      {"linear_warmup", {"warmup"}}};
-  return v;
-}
-const char *const kTrainKeys[] = {"data",     "batch",    "epochs",
-                                  "optimizer", "schedule", "clip_grad_norm",
-                                  "seed"};
-
 //===----------------------------------------------------------------------===//
 // The parser
 //===----------------------------------------------------------------------===//
@@ -659,7 +628,7 @@ private:
   LogicalResult parseDef();
   LogicalResult parseModel();
   LogicalResult parseTrain();
-  FailureOr<TrainCall> parseTrainCall(const std::vector<TrainCallKind> &kinds,
+  FailureOr<TrainCall> parseTrainCall(llvm::ArrayRef<train::CallKind> kinds,
                                       StringRef what);
   FailureOr<Value> parseConstant();
 
@@ -920,24 +889,24 @@ static TrainValue toTrainValue(const Value &v) {
   }
 }
 
-FailureOr<TrainCall> Parser::parseTrainCall(const std::vector<TrainCallKind> &kinds,
+FailureOr<TrainCall> Parser::parseTrainCall(llvm::ArrayRef<train::CallKind> kinds,
                                             StringRef what) {
   std::vector<std::string> names;
-  for (const TrainCallKind &k : kinds)
-    names.push_back(k.name);
+  for (const train::CallKind &k : kinds)
+    names.emplace_back(k.name);
   if (!tok().is(TokenKind::Identifier))
     return error(pos_, "expected the name of the " + what + ", got " +
                            spell(tok().kind));
-  const TrainCallKind *kind = nullptr;
-  for (const TrainCallKind &k : kinds)
-    if (tok().text == k.name)
+  const train::CallKind *kind = nullptr;
+  for (const train::CallKind &k : kinds)
+    if (tok().text == StringRef(k.name))
       kind = &k;
   if (!kind)
     return error(pos_, "unknown " + what + " " + quote(tok().text) +
                            suggest(tok().text, names) + " (known: " +
                            llvm::join(names, ", ") + ")");
   TrainCall call;
-  call.name = kind->name;
+  call.name = std::string(kind->name);
   size_t nameTok = pos_;
   consume();
   if (!consumeIf(TokenKind::LParen))
@@ -948,8 +917,8 @@ FailureOr<TrainCall> Parser::parseTrainCall(const std::vector<TrainCallKind> &ki
       return error(pos_, "expected a setting of " + quote(call.name) +
                              " as `key: value`, got " + spell(tok().kind));
     StringRef key = tok().text;
-    if (!kind->anyArgs && !llvm::is_contained(kind->args, key)) {
-      std::vector<std::string> known(kind->args.begin(), kind->args.end());
+    if (!kind->takes(key)) {
+      std::vector<std::string> known = kind->settingNames();
       return error(pos_, quote(call.name) + " has no setting " + quote(key) +
                              suggest(key, known) +
                              (known.empty() ? std::string(" (it takes none)")
@@ -988,7 +957,7 @@ LogicalResult Parser::parseTrain() {
   size_t openTok = pos_;
   if (failed(expect(TokenKind::LBrace, "after the train block's model name")))
     return failure();
-  std::vector<std::string> keys(std::begin(kTrainKeys), std::end(kTrainKeys));
+  std::vector<std::string> keys(std::begin(train::kTrainKeys), std::end(train::kTrainKeys));
   llvm::StringMap<size_t> seen;
   skipNewlines();
   while (!tok().is(TokenKind::RBrace)) {
@@ -1020,9 +989,9 @@ LogicalResult Parser::parseTrain() {
     };
     if (key == "data" || key == "optimizer" || key == "schedule") {
       FailureOr<TrainCall> call =
-          key == "data" ? parseTrainCall(trainDatasets(), "dataset")
-          : key == "optimizer" ? parseTrainCall(trainOptimizers(), "optimizer")
-                               : parseTrainCall(trainSchedules(), "schedule");
+          key == "data" ? parseTrainCall(train::kDatasets, "dataset")
+          : key == "optimizer" ? parseTrainCall(train::kOptimizers, "optimizer")
+                               : parseTrainCall(train::kSchedules, "schedule");
       if (failed(call))
         return failure();
       (key == "data" ? config.data

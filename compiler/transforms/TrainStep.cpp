@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "runtime/TrainBlock.h"
+#include "llvm/ADT/StringExtras.h"
 #include "compiler/transforms/Autodiff.h"
 #include "compiler/transforms/EntryAbi.h"
 #include "dialect/TfDialect.h"
@@ -67,34 +69,31 @@ FailureOr<TrainSettings> readSettings(ModuleOp module) {
   auto fail = [&](const Twine &message) {
     return emitError(module.getLoc(), "train block: ") << message;
   };
-  auto checkArgs = [&](DictionaryAttr args, StringRef what,
-                       ArrayRef<StringRef> allowed) -> LogicalResult {
+  // The registry (runtime/TrainBlock.h) says what each name takes.
+  auto checkArgs = [&](DictionaryAttr args, const train::CallKind &kind) -> LogicalResult {
     if (!args)
       return success();
     for (NamedAttribute a : args)
-      if (!llvm::is_contained(allowed, a.getName().getValue())) {
-        std::string list;
-        for (StringRef k : allowed)
-          list += (list.empty() ? "" : ", ") + k.str();
-        return fail("'" + what + "' has no argument '" + a.getName().getValue() +
-                    "' (expected " + list + ")");
+      if (!kind.takes(a.getName().getValue())) {
+        std::vector<std::string> known = kind.settingNames();
+        return fail("'" + std::string(kind.name) + "' has no argument '" + a.getName().getValue() + "' (" +
+                    (known.empty() ? std::string("it takes none")
+                                   : "expected " + llvm::join(known, ", ")) +
+                    ")");
       }
     return success();
   };
   if (auto opt = train.getAs<DictionaryAttr>("optimizer")) {
     s.optimizer = cast<StringAttr>(opt.get("name")).getValue().str();
     auto args = opt.getAs<DictionaryAttr>("args");
-    if (s.optimizer == "adam" || s.optimizer == "adamw") {
-      if (s.optimizer == "adamw")
-        s.weightDecay = 0.01;
-      if (failed(checkArgs(args, s.optimizer, {"lr", "beta1", "beta2", "eps", "weight_decay"})))
-        return failure();
-    } else if (s.optimizer == "sgd") {
-      if (failed(checkArgs(args, s.optimizer, {"lr", "momentum", "weight_decay"})))
-        return failure();
-    } else {
-      return fail("unknown optimizer '" + s.optimizer + "' (expected adam, adamw or sgd)");
-    }
+    const train::CallKind *kind = train::find(train::kOptimizers, s.optimizer);
+    if (!kind)
+      return fail("unknown optimizer '" + s.optimizer + "' (expected " +
+                  train::listNames(train::kOptimizers) + ")");
+    if (failed(checkArgs(args, *kind)))
+      return failure();
+    if (s.optimizer == "adamw")
+      s.weightDecay = 0.01;
     s.beta1 = numberArg(args, "beta1").value_or(s.beta1);
     s.beta2 = numberArg(args, "beta2").value_or(s.beta2);
     s.eps = numberArg(args, "eps").value_or(s.eps);
@@ -104,19 +103,17 @@ FailureOr<TrainSettings> readSettings(ModuleOp module) {
   if (auto schedule = train.getAs<DictionaryAttr>("schedule")) {
     s.schedule = cast<StringAttr>(schedule.get("name")).getValue().str();
     auto args = schedule.getAs<DictionaryAttr>("args");
-    if (s.schedule == "constant" || s.schedule == "cosine") {
-      if (failed(checkArgs(args, s.schedule, {})))
-        return failure();
-    } else if (s.schedule == "linear_warmup" || s.schedule == "cosine_warmup") {
-      if (failed(checkArgs(args, s.schedule, {"warmup"})))
-        return failure();
+    const train::CallKind *kind = train::find(train::kSchedules, s.schedule);
+    if (!kind)
+      return fail("unknown schedule '" + s.schedule + "' (expected " +
+                  train::listNames(train::kSchedules) + ")");
+    if (failed(checkArgs(args, *kind)))
+      return failure();
+    if (kind->takes("warmup")) {
       std::optional<double> warmup = numberArg(args, "warmup");
       if (!warmup || *warmup < 1 || *warmup != std::floor(*warmup))
         return fail("'" + s.schedule + "' needs 'warmup:', a positive number of steps");
       s.warmup = int64_t(*warmup);
-    } else {
-      return fail("unknown schedule '" + s.schedule +
-                  "' (expected constant, linear_warmup, cosine or cosine_warmup)");
     }
   }
   if (auto clip = train.get("clip_grad_norm")) {

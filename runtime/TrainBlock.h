@@ -1,0 +1,79 @@
+//===- TrainBlock.h - the datasets, optimizers and schedules a train block names
+//
+// A `.tf` train block names a dataset, an optimizer and a schedule, each with
+// settings: the parser checks the names and settings, tf-autodiff's train
+// step builds the optimizer and schedule, the runtime makes the dataset.
+// This is the one list all three read. Plain C++17, like runtime/Abi.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_TRAINBLOCK_H
+#define TFC_RUNTIME_TRAINBLOCK_H
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tfc::train {
+
+/// `name(setting: value, ...)`.
+struct CallKind {
+  std::string_view name;
+  std::array<std::string_view, 5> settings{}; // the ones it takes ("" ends the list)
+  bool anySettings = false; // a dataset's settings are checked where it is made
+
+  bool takes(std::string_view setting) const {
+    if (anySettings)
+      return true;
+    for (std::string_view s : settings)
+      if (!s.empty() && s == setting)
+        return true;
+    return false;
+  }
+  std::vector<std::string> settingNames() const {
+    std::vector<std::string> names;
+    for (std::string_view s : settings)
+      if (!s.empty())
+        names.emplace_back(s);
+    return names;
+  }
+};
+
+/// runtime/Datasets.cpp makes each.
+inline constexpr CallKind kDatasets[] = {
+    {"reverse_sequences", {}, true}, {"set_anomaly", {}, true},
+    {"fleuret_sequences", {}, true}, {"square_corners", {}, true},
+    {"npy", {"dir"}}};
+/// compiler/transforms/TrainStep.cpp builds each (AdamW's weight decay
+/// defaults to 0.01, Adam's to 0: PyTorch's defaults).
+inline constexpr CallKind kOptimizers[] = {
+    {"adam", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
+    {"adamw", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
+    {"sgd", {"lr", "momentum", "weight_decay"}}};
+/// The learning rate's factor over the run's total steps (TrainStep.cpp).
+inline constexpr CallKind kSchedules[] = {
+    {"constant", {}}, {"cosine", {}}, {"cosine_warmup", {"warmup"}}, {"linear_warmup", {"warmup"}}};
+/// The settings of the block itself.
+inline constexpr std::string_view kTrainKeys[] = {"data",     "batch",    "epochs",
+                                                  "optimizer", "schedule", "clip_grad_norm",
+                                                  "seed"};
+
+template <size_t N> const CallKind *find(const CallKind (&kinds)[N], std::string_view name) {
+  for (const CallKind &k : kinds)
+    if (k.name == name)
+      return &k;
+  return nullptr;
+}
+
+/// "adam, adamw or sgd".
+template <size_t N> std::string listNames(const CallKind (&kinds)[N]) {
+  std::string text;
+  for (size_t i = 0; i < N; ++i)
+    text += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(kinds[i].name);
+  return text;
+}
+
+} // namespace tfc::train
+
+#endif // TFC_RUNTIME_TRAINBLOCK_H
