@@ -45,9 +45,39 @@ private:
   bool flushDenormals_ = true;
 };
 
+/// The CPU as if its memory were not the host's: every argument and result
+/// is copied into memory of its own and back, as a GPU's are. It checks the
+/// host side of that contract (Model::run's copies) on any machine; chosen
+/// by TFC_DEVICE=cpu-copied.
+class CopiedCpuDevice final : public Device {
+public:
+  std::string name() const override { return "cpu-copied"; }
+  bool hostMemory() const override { return false; }
+  void *allocate(size_t bytes) override { return cpu_.allocate(bytes); }
+  void release(void *memory) override { cpu_.release(memory); }
+  void copyIn(void *device, const void *host, size_t bytes) override {
+    cpu_.copyIn(device, host, bytes);
+  }
+  void copyOut(void *host, const void *device, size_t bytes) override {
+    cpu_.copyOut(host, device, bytes);
+  }
+  bool run(EntryFn entry, void **buffers, std::string &error) override {
+    return cpu_.run(entry, buffers, error);
+  }
+  void setFlushDenormals(bool flush) override { cpu_.setFlushDenormals(flush); }
+
+private:
+  CpuDevice cpu_;
+};
+
 } // namespace
 
-std::unique_ptr<Device> createCpuDevice() { return std::make_unique<CpuDevice>(); }
+std::unique_ptr<Device> createCpuDevice() {
+  const char *choice = std::getenv("TFC_DEVICE");
+  if (choice && std::string(choice) == "cpu-copied")
+    return std::make_unique<CopiedCpuDevice>();
+  return std::make_unique<CpuDevice>();
+}
 
 // A CPU binary's device (a CUDA binary links runtime/cuda/'s instead).
 std::unique_ptr<Device> createDevice() { return createCpuDevice(); }

@@ -17,7 +17,10 @@ void *allocateArena(size_t bytes);
 
 /// The CPU device: its memory is the host's (allocate is allocateArena), an
 /// entry runs on the calling thread (and the thread pool) in the float mode
-/// asked for (FloatMode.h).
+/// asked for (FloatMode.h). With TFC_DEVICE=cpu-copied in the environment,
+/// the same CPU as if its memory were not the host's: arguments and results
+/// copied in and out around every call, as a GPU's are (tests use it to
+/// check the runtime's side of runtime/Device.h without a GPU).
 std::unique_ptr<Device> createCpuDevice();
 
 } // namespace tfc::rt
