@@ -88,11 +88,12 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
 def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lower tf ops to linalg, tensor, arith and math on tensors";
   let description = [{
-    The first step of CPU code generation. Elementwise ops, broadcasts and
-    transposes become parallel `linalg.generic`s; reductions and `tf.matmul`
-    become `linalg.generic`s with reduction iterators over an init filled
-    with the reduction's identity (argmax carries the best value and its
-    index); reshapes become `tensor.reshape`, slices and concatenations
+    The first target-neutral step below tf (compiler/lowering/). Elementwise
+    ops, broadcasts and transposes become parallel `linalg.generic`s;
+    reductions and `tf.matmul` become `linalg.generic`s with reduction
+    iterators over an init filled with the reduction's identity (argmax
+    carries the best value and its index); reshapes become
+    `tensor.collapse_shape`/`expand_shape`, slices and concatenations
     `tensor.extract_slice`/`insert_slice`; one_hot and gather read the
     loop index (`linalg.index`); constants become `arith.constant`.
 
@@ -110,16 +111,13 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     ```
 
     softmax and log_softmax are three passes (max, sum of exponentials,
-    normalisation), layer_norm three (sum, squared deviations, affine);
-    attention and attention_grad call the runtime's fused kernels
-    (`tfc_attention_forward`/`_backward`, runtime/cpu/Attention.h) on the
-    operands' buffers (`bufferization.to_memref`) and results in fresh
-    `memref.alloc`s (`bufferization.to_tensor restrict writable`); an
-    attention whose weights are a result decomposes into tf ops (q k^T,
-    scale, mask fill, softmax, weights v) that are lowered in turn; conv1d pads with tensor.pad and
-    accumulates into its bias; cross_entropy reads the labelled class of a
-    log-softmax; dropout computes runtime/Philox.h's stream in the loop body
-    (bitwise the interpreter's mask).
+    normalisation), layer_norm three (sum, squared deviations, affine); an
+    attention no kernel takes decomposes into tf ops (q k^T, scale, mask
+    fill, softmax, weights v) that are lowered in turn; conv1d becomes GEMM
+    generics over its windows, its bias added after them (the GEMM's
+    epilogue); cross_entropy reads the labelled class of a log-softmax, the
+    label clamped into the classes, and gather the id's row, clamped into
+    the table.
 
     A `tf.fusion` region becomes one loop nest: its ops are lowered in
     place, then every elementwise generic of the region is fused into the
@@ -129,9 +127,12 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     different regions never fuse: the grouping is tf-fuse's decision.
 
     With `kernels=cpu` (the default) the ops the CPU runtime has fused
-    kernels for become calls of them (compiler/lowering/cpu/KernelCalls.cpp:
-    attention without stored weights and its gradient, the layer-norm
-    backward, dropout's masks); with `kernels=none` every attention is
+    kernels for become calls of them on the operands' buffers
+    (`bufferization.to_memref`) and results in fresh `memref.alloc`s
+    (compiler/lowering/cpu/KernelCalls.cpp: attention without stored
+    weights and its gradient, `tfc_attention_forward`/`_backward`; the
+    layer-norm backward; dropout's masks, `tfc_dropout_mask`, bitwise the
+    interpreter's Philox stream, applied by an elementwise select); with `kernels=none` every attention is
     decomposed into loops and attention_grad, layer_norm_grad and dropout
     are errors: a backend without those kernels runs tf-decompose first.
   }];

@@ -624,7 +624,7 @@ SmallVector<T> inPermutation(ArrayRef<int64_t> perm, ArrayRef<T> values) {
 ///      out[n] = w (O x C*K) @ windows (C*K x T), windows' row (c, j) being
 ///      xpad[n, c, j : j + T], one GEMM with K = C x kernel batched over n
 ///      (tfc_sgemm_windows: B's rows in two levels), accumulating into
-///      `out`, which starts as the broadcast bias (or zero);
+///      zeros, the bias added to the finished sums (the GEMM's epilogue);
 ///  * per output position t (width < kernel, the weight gradient, whose
 ///    "kernel" is the sequence):
 ///      outT[t] = sum_c xpad[:, c, t : t + K] (N x K) @ w[:, c, :]^T (K x O),
