@@ -113,6 +113,13 @@ inline constexpr const char *kSymbol = "symbol";
 inline constexpr const char *kArenaBytes = "arena_bytes";
 inline constexpr const char *kArgs = "args";
 inline constexpr const char *kResults = "results";
+// The CPU the model was compiled for (tfc compile --cpu; runtime/CpuCheck.h):
+// "cpu": {"name": the --cpu value ("native" or one of LLVM's CPU names),
+// "target": the CPU LLVM compiled for (the compiling machine's for native),
+// "features": what the generated code may use, by CpuCheck.h's names}.
+inline constexpr const char *kCpu = "cpu";
+inline constexpr const char *kCpuTarget = "target";
+inline constexpr const char *kCpuFeatures = "features";
 } // namespace key
 
 /// Element types as the manifest names them.

@@ -19,6 +19,7 @@
 
 #include "runtime/AttentionSvg.h"
 #include "runtime/Bench.h"
+#include "runtime/CpuCheck.h"
 #include "runtime/InputChecks.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
@@ -32,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 namespace tfc::rt {
@@ -83,9 +85,48 @@ std::string specString(DType dtype, const std::vector<int64_t> &shape) {
   return std::string(dtypeName(dtype)) + shapeString(shape);
 }
 
+/// The CPU the binary was compiled for and everything it needs of the one it
+/// runs on: the generated code's features and the runtime kernels'.
+void printCpu(const Manifest &m) {
+  std::printf("\ncpu:\n");
+  if (m.cpu) {
+    if (m.cpu->name == "native")
+      std::printf("  compiled for %s, the compiling machine's CPU (--cpu=native)\n",
+                  m.cpu->target.c_str());
+    else
+      std::printf("  compiled for %s (--cpu=%s)\n", m.cpu->name.c_str(), m.cpu->name.c_str());
+  }
+  if (*kernelMarch())
+    std::printf("  runtime kernels built with -march=%s\n", kernelMarch());
+  std::set<std::string> needs;
+  if (m.cpu)
+    needs.insert(m.cpu->features.begin(), m.cpu->features.end());
+  for (std::string word, list = kernelFeatures(); !list.empty();) {
+    size_t space = list.find(' ');
+    word = list.substr(0, space);
+    list = space == std::string::npos ? "" : list.substr(space + 1);
+    if (!word.empty())
+      needs.insert(word);
+  }
+  // Listed in the table's order (the x86-64 levels first), wrapped.
+  std::string line = "  needs";
+  for (const cpu::Feature &f : cpu::kFeatures) {
+    if (!needs.count(std::string(f.name)))
+      continue;
+    if (line.size() + 1 + f.name.size() > 80) {
+      std::printf("%s\n", line.c_str());
+      line = "       ";
+    }
+    line += " " + std::string(f.name);
+  }
+  std::printf("%s\n", needs.empty() ? "  needs nothing beyond x86-64" : line.c_str());
+  std::printf("  this CPU: %s\n", cpuBrand().c_str());
+}
+
 int info(Model &model) {
   const Manifest &m = model.manifest();
   std::printf("model %s, compiled for batch %lld\n", m.model.c_str(), (long long)m.batch);
+  printCpu(m);
   std::printf("\ninputs:\n");
   for (const TensorSpec &i : m.inputs)
     std::printf("  %-24s %s\n", i.name.c_str(), specString(i.dtype, i.shape).c_str());
@@ -512,6 +553,10 @@ int runEntry(Model &model, const std::string &entryName, const std::string &para
 
 int main(int argc, char **argv) {
   using namespace tfc::rt;
+  // Before anything else: a CPU without what the binary was compiled for
+  // (tfc compile --cpu) gets a message, not an illegal instruction.
+  if (int status = checkCpu())
+    return status;
   Model model;
   std::string error;
   if (!model.load(error))

@@ -159,6 +159,23 @@ static bool parseTrain(const json &j, TrainSpec &out) {
   return true;
 }
 
+static bool parseCpu(const json &j, CpuSpec &out) {
+  if (!j.is_object() || !optionalString(j, abi::key::kName, "", out.name) ||
+      !optionalString(j, abi::key::kCpuTarget, "", out.target))
+    return false;
+  if (j.contains(abi::key::kCpuFeatures)) {
+    const json &features = j[abi::key::kCpuFeatures];
+    if (!features.is_array())
+      return false;
+    for (const json &f : features) {
+      if (!f.is_string())
+        return false;
+      out.features.push_back(f.get<std::string>());
+    }
+  }
+  return true;
+}
+
 bool parseManifest(const char *text, Manifest &out, std::string &error) {
   auto fail = [&](const std::string &what) {
     error = "the model's embedded manifest is malformed (" + what +
@@ -232,6 +249,8 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
     }
   if (j.contains(abi::key::kTrain) && !parseTrain(j[abi::key::kTrain], out.train))
     return fail("the train block");
+  if (j.contains(abi::key::kCpu) && !parseCpu(j[abi::key::kCpu], out.cpu.emplace()))
+    return fail("the cpu record");
   return true;
 }
 

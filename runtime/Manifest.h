@@ -75,6 +75,13 @@ struct TrainSpec {
   std::optional<double> clipGradNorm;
 };
 
+/// What `tfc compile --cpu` compiled for (runtime/CpuCheck.h checks it).
+struct CpuSpec {
+  std::string name;                  // the --cpu value: "native" or an LLVM CPU name
+  std::string target;                // the CPU LLVM compiled for
+  std::vector<std::string> features; // what the generated code may use
+};
+
 struct Manifest {
   std::string model;
   int64_t batch = 1;
@@ -82,6 +89,7 @@ struct Manifest {
   std::vector<TensorSpec> inputs;
   std::vector<EntrySpec> entries;
   TrainSpec train;
+  std::optional<CpuSpec> cpu; // absent when no `tfc compile` made it (tf-opt)
 
   const EntrySpec *entry(std::string_view name) const;
   const ParamSpec *param(const std::string &name) const;

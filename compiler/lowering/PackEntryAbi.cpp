@@ -116,6 +116,10 @@ llvm::json::Object describeModel(ModuleOp module) {
     }
   if (auto train = module->getAttrOfType<DictionaryAttr>(tf::TFDialect::kTrainAttr))
     model[abi::key::kTrain] = toJson(train);
+  // The CPU `tfc compile --cpu` compiles for, {name, target, features}: what
+  // the runtime checks the CPU it runs on for at start-up (runtime/CpuCheck.h).
+  if (auto cpu = module->getAttrOfType<DictionaryAttr>("tfc.cpu"))
+    model[abi::key::kCpu] = toJson(cpu);
   model[abi::key::kParams] = std::move(params);
   model[abi::key::kInputs] = std::move(inputs);
   return model;

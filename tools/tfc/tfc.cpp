@@ -1,11 +1,12 @@
 //===- tfc.cpp - the tfc compiler driver ----------------------------------===//
 //
 //   tfc compile FILE [-o OUT] [--emit=STAGE] [--dump-ir=DIR] [--batch N]
-//                    [--model NAME] [-v]
+//                    [--model NAME] [--cpu=NAME] [-v]
 //
 // Without --emit, tfc links a native executable (the model's name, or -o):
 // the object file generated through MLIR and LLVM plus the runtime library,
-// found beside tfc (../lib/libtfc_runtime.a, in the build tree and installed).
+// found beside tfc (../lib/libtfc_runtime.a, in the build tree and installed;
+// ../lib/libtfc_runtime_x86-64-v3.a or _v4.a for a --cpu other than native).
 //
 // FILE is a .tf model file (parsed by compiler/frontend) or a .mlir file in
 // the tf dialect (parsed and verified); both go through the same pipeline.
@@ -19,6 +20,7 @@
 #include "compiler/Registration.h"
 #include "compiler/frontend/Diagnostics.h"
 #include "compiler/frontend/Parser.h"
+#include "compiler/lowering/Backend.h"
 #include "compiler/lowering/cpu/Pipeline.h"
 #include "runtime/Abi.h"
 
@@ -55,6 +57,11 @@
 
 #ifndef TFC_VERSION
 #define TFC_VERSION "unknown"
+#endif
+// The CPUs the portable runtimes' kernels are built for, oldest first, comma
+// separated (a --cpu other than native links one; runtime/cpu/CMakeLists.txt).
+#ifndef TFC_PORTABLE_CPUS
+#define TFC_PORTABLE_CPUS ""
 #endif
 
 namespace cl = llvm::cl;
@@ -93,10 +100,22 @@ static cl::opt<Stage> emit(
                clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)"),
                clEnumValN(EmitBuffers, "buffers",
                           "on buffers, with the memory plan and the entries' C ABI"),
-               clEnumValN(EmitLLVM, "llvm", "LLVM IR, optimised for this CPU"),
-               clEnumValN(EmitObj, "obj", "an object file for this CPU"),
+               clEnumValN(EmitLLVM, "llvm", "LLVM IR, optimised for the CPU (--cpu)"),
+               clEnumValN(EmitObj, "obj", "an object file for the CPU (--cpu)"),
                clEnumValN(EmitExe, "exe", "a native executable (the runtime linked in)")),
     cl::init(EmitExe), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<std::string> target(
+    "target", cl::desc("What to compile for: cpu (the default) or cuda (compiler/lowering/Backend.h)"),
+    cl::value_desc("NAME"), cl::init("cpu"), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
+             "x86-64 CPU with AVX2 and FMA: Haswell, Zen and later), x86-64-v4 (AVX-512), or "
+             "one of LLVM's CPU names (znver4, skylake-avx512, sapphirerapids, ...). A binary "
+             "for another CPU than native links a portable runtime (kernels for x86-64-v3, or "
+             "x86-64-v4 when the CPU has AVX-512); one started on a CPU without what it needs "
+             "says so and exits 1"),
+    cl::value_desc("NAME"), cl::init("native"), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<bool> verbose("v", cl::desc("Say what each stage did (entries, peak memory, "
                                            "the time of each phase)"),
                              cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -199,37 +218,43 @@ private:
   int index_ = 0;
 };
 
-/// The passes of every stage up to `emit` (the MLIR part of the pipeline).
-void buildPipeline(PassManager &pm) {
+/// The passes of every stage up to `emit` (the MLIR part of the pipeline):
+/// the target-neutral stages, then `backend`'s.
+void buildPipeline(PassManager &pm, const tfc::Backend &backend) {
   if (emit >= EmitGrad)
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
                          /*horizontal=*/!noHorizontal);
   if (emit >= EmitLinalg)
-    tfc::addCpuLinalgPasses(pm);
+    backend.addLinalgPasses(pm);
   if (emit >= EmitBuffers)
-    tfc::addCpuBufferPasses(pm, /*winograd=*/!noWinograd);
+    backend.addBufferPasses(pm, /*winograd=*/!noWinograd);
   if (emit >= EmitLLVM)
-    tfc::addCpuLLVMDialectPasses(pm);
+    backend.addLLVMDialectPasses(pm);
 }
 
-/// The runtime library beside this executable: BIN/../lib/libtfc_runtime.a.
-std::string findRuntimeLibrary(const char *argv0) {
+/// The runtime library beside this executable: BIN/../lib/libtfc_runtime.a,
+/// its kernels built for this machine's CPU (--cpu=native), or
+/// BIN/../lib/libtfc_runtime_R.a, for any CPU of level R (x86-64-v3, ...).
+std::string findRuntimeLibrary(const char *argv0, const std::string &runtime) {
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   llvm::SmallString<256> path(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-  llvm::sys::path::append(path, "lib", "libtfc_runtime.a");
+  llvm::sys::path::append(path, "lib",
+                          runtime.empty() ? "libtfc_runtime.a" : "libtfc_runtime_" + runtime + ".a");
   return std::string(path);
 }
 
 /// Links `object` with the runtime into `output` with the system's C++
 /// compiler driver (it knows the platform's crt files and libstdc++).
-bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char *argv0) {
-  std::string runtime = findRuntimeLibrary(argv0);
+bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char *argv0,
+                    const std::string &level) {
+  std::string runtime = findRuntimeLibrary(argv0, level);
   if (!llvm::sys::fs::exists(runtime)) {
-    llvm::errs() << "tfc: error: the runtime library is missing: '" << runtime
-                 << "' (build the tfc_runtime target, or reinstall)\n";
+    llvm::errs() << "tfc: error: the runtime library is missing: '" << runtime << "' (build the "
+                 << (level.empty() ? "tfc_runtime" : "tfc_runtime_" + level)
+                 << " target, or reinstall)\n";
     return false;
   }
   const char *cxx = std::getenv("CXX");
@@ -323,8 +348,37 @@ constexpr int kUsageError = 2;
 
 int compile() {
   PhaseClock clock;
+  const tfc::Backend *backend = tfc::findBackend(target);
+  if (!backend) {
+    std::string names;
+    for (const tfc::Backend &b : tfc::backends())
+      names += (names.empty() ? "" : ", ") + b.name.str();
+    llvm::errs() << "tfc: error: unknown --target=" << tfc::escapeForTerminal(target)
+                 << " (known: " << names << ")\n";
+    return kUsageError;
+  }
+  if (!backend->unavailable.empty()) {
+    llvm::errs() << "tfc: error: --target=" << backend->name << ": " << backend->unavailable
+                 << "\n";
+    return 1;
+  }
   if (batchSize.getNumOccurrences() && batchSize < 1) {
     llvm::errs() << "tfc: error: --batch must be positive, got " << batchSize << "\n";
+    return kUsageError;
+  }
+  SmallVector<StringRef> runtimes;
+  StringRef(TFC_PORTABLE_CPUS).split(runtimes, ',', -1, /*KeepEmpty=*/false);
+  tfc::CpuTarget cpu;
+  if (std::string error; !tfc::resolveCpuTarget(cpuName, runtimes, cpu, error)) {
+    llvm::errs() << "tfc: error: --cpu=" << tfc::escapeForTerminal(cpuName) << ": " << error
+                 << "; use native (this machine's CPU), x86-64-v3 (any x86-64 CPU with AVX2 "
+                    "and FMA), x86-64-v4 (AVX-512) or another CPU of LLVM's\n";
+    // Those a binary can be compiled for (the portable runtimes' minimum).
+    llvm::errs() << "tfc: note: --cpu takes native";
+    for (const std::string &name : tfc::knownCpuNames())
+      if (tfc::CpuTarget known; tfc::resolveCpuTarget(name, runtimes, known, error))
+        llvm::errs() << " " << name;
+    llvm::errs() << "\n";
     return kUsageError;
   }
   std::string errorMessage;
@@ -359,11 +413,23 @@ int compile() {
   OwningOpRef<ModuleOp> module = loadModule(sourceMgr, context);
   if (!module)
     return 1;
+  // What the manifest records of the CPU (tf-pack-entry-abi): the runtime
+  // checks the one it runs on at start-up (runtime/CpuCheck.h).
+  if (emit >= EmitBuffers) {
+    Builder b(&context);
+    SmallVector<Attribute> needs;
+    for (const std::string &feature : cpu.needs)
+      needs.push_back(b.getStringAttr(feature));
+    (*module)->setAttr("tfc.cpu", b.getDictionaryAttr({
+        b.getNamedAttr(tfc::abi::key::kName, b.getStringAttr(cpu.name)),
+        b.getNamedAttr(tfc::abi::key::kCpuTarget, b.getStringAttr(cpu.cpu)),
+        b.getNamedAttr(tfc::abi::key::kCpuFeatures, b.getArrayAttr(needs))}));
+  }
   if (dumps && failed(dumps->dumpStage("mlir", *module)))
     return 1;
 
   PassManager pm(&context);
-  buildPipeline(pm);
+  buildPipeline(pm, *backend);
   // The IR is verified once, after the pipeline: verifying after every pass
   // took a third of the MLIR time. --verify-each finds the pass at fault.
   pm.enableVerifier(verifyEach);
@@ -399,7 +465,7 @@ int compile() {
   if (emit <= EmitBuffers)
     return writeText([&](raw_ostream &os) { module->print(os); });
 
-  std::unique_ptr<llvm::TargetMachine> machine = tfc::createHostTargetMachine(errorMessage);
+  std::unique_ptr<llvm::TargetMachine> machine = tfc::createTargetMachine(cpu, errorMessage);
   if (!machine) {
     llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
     return 1;
@@ -422,7 +488,7 @@ int compile() {
     // Optimised and compiled in parts on every core.
     clock.lap("translate");
     unsigned parts = jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
-    if (!tfc::compileInParts(*llvmModule, std::min(parts, 16u), objects, errorMessage)) {
+    if (!tfc::compileInParts(*llvmModule, std::min(parts, 16u), objects, errorMessage, cpu)) {
       llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
       return 1;
     }
@@ -476,7 +542,10 @@ int compile() {
     os.write(bytes.data(), bytes.size());
     objectPaths.push_back(object.str().str());
   }
-  if (!linkExecutable(objectPaths, exePath, argv0_))
+  if (verbose)
+    llvm::errs() << "tfc: code for " << (cpu.native() ? "this machine's CPU, " : "")
+                 << cpu.cpu << "; linking " << findRuntimeLibrary(argv0_, cpu.runtime) << "\n";
+  if (!linkExecutable(objectPaths, exePath, argv0_, cpu.runtime))
     return 1;
   clock.lap("link");
   clock.report();
@@ -502,10 +571,11 @@ int main(int argc, char **argv) {
       "tfc: a static-graph compiler for transformer models\n\n"
       "  tfc compile model.tf --emit=mlir       the tf dialect of the model\n"
       "  tfc compile model.tf -o model          a native executable (run ./model --help)\n"
+      "  tfc compile model.tf --cpu=x86-64-v3   an executable for any x86-64-v3 CPU (AVX2, FMA)\n"
       "  tfc compile model.tf --emit=grad       after autodiff: the whole train step\n"
       "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n"
       "  tfc compile model.tf --emit=buffers    bufferized, with the memory plan\n"
-      "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU\n",
+      "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU (or --cpu's)\n",
       &llvm::errs());
   if (!parsed)
     return kUsageError;

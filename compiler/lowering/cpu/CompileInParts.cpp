@@ -115,7 +115,8 @@ Cut cutModule(Module &module, unsigned loopParts) {
 } // namespace
 
 bool tfc::compileInParts(Module &module, unsigned threads,
-                         std::vector<SmallVector<char, 0>> &objects, std::string &error) {
+                         std::vector<SmallVector<char, 0>> &objects, std::string &error,
+                         const CpuTarget &target) {
   threads = std::max(1u, threads);
   // Smaller parts than threads, so that no thread waits long on another.
   unsigned parts = threads == 1 ? 1 : 4 * threads;
@@ -146,10 +147,14 @@ bool tfc::compileInParts(Module &module, unsigned threads,
   }
 
   // Target machines are made here: target registration is not thread-safe.
+  // A default CpuTarget (no CPU resolved) is the host's, as --cpu=native.
+  CpuTarget cpu = target;
+  if (cpu.cpu.empty() && !resolveCpuTarget(cpu.name, {}, cpu, error))
+    return false;
   std::vector<std::unique_ptr<TargetMachine>> machines;
   for (unsigned part = 0; part < parts; ++part) {
-    machines.push_back(createHostTargetMachine(
-        error, cut.straight[part] ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
+    machines.push_back(createTargetMachine(
+        cpu, error, cut.straight[part] ? CodeGenOptLevel::None : CodeGenOptLevel::Aggressive));
     if (!machines.back())
       return false;
   }

@@ -7,6 +7,7 @@
 
 #include "compiler/lowering/cpu/Pipeline.h"
 #include "compiler/Passes.h"
+#include "runtime/CpuCheck.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -47,6 +48,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CommandLine.h"
@@ -143,30 +145,121 @@ void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-std::unique_ptr<llvm::TargetMachine> tfc::createHostTargetMachine(std::string &error,
-                                                                 llvm::CodeGenOptLevel level) {
+/// The host's target and triple (what every CPU --cpu names must be for).
+static const llvm::Target *hostTarget(std::string &triple, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  std::string triple = llvm::sys::getDefaultTargetTriple();
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  triple = llvm::sys::getDefaultTargetTriple();
+  return llvm::TargetRegistry::lookupTarget(triple, error);
+}
+
+/// The features of runtime/CpuCheck.h's table (those a compiled model can
+/// test) that `subtarget` has, in the table's order (the x86-64 levels first).
+static std::vector<std::string> checkableFeatures(const llvm::MCSubtargetInfo &subtarget) {
+  llvm::StringMap<unsigned> bits;
+  for (const llvm::SubtargetFeatureKV &kv : subtarget.getAllProcessorFeatures())
+    bits[kv.Key] = kv.Value;
+  std::vector<std::string> features;
+  for (const tfc::cpu::Feature &f : tfc::cpu::kFeatures) {
+    auto it = bits.find(llvm::StringRef(f.name.data(), f.name.size()));
+    if (it != bits.end() && subtarget.getFeatureBits().test(it->second))
+      features.emplace_back(f.name);
+  }
+  return features;
+}
+
+std::vector<std::string> tfc::knownCpuNames() {
+  std::string triple, error;
+  const llvm::Target *target = hostTarget(triple, error);
   if (!target)
-    return nullptr;
+    return {};
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(triple, "", ""));
+  std::vector<std::string> names;
+  for (const llvm::SubtargetSubTypeKV &cpu : info->getAllProcessorDescriptions())
+    names.emplace_back(cpu.Key);
+  return names;
+}
+
+bool tfc::resolveCpuTarget(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> runtimes,
+                           CpuTarget &out, std::string &error) {
+  std::string triple;
+  const llvm::Target *target = hostTarget(triple, error);
+  if (!target)
+    return false;
+  out = CpuTarget();
+  out.name = name.str();
   llvm::SubtargetFeatures features;
-  for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature, enabled);
+  if (out.native()) {
+    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature, enabled);
+    out.cpu = llvm::sys::getHostCPUName().str();
+  } else {
+    std::unique_ptr<llvm::MCSubtargetInfo> generic(
+        target->createMCSubtargetInfo(triple, "", ""));
+    if (!generic->isCPUStringValid(name)) {
+      error = "not a CPU LLVM knows";
+      return false;
+    }
+    out.cpu = name.str();
+  }
   // On AMD's Zen a vector gather costs more than the loads and shuffles the
   // vectoriser uses without it: a row loop over 10 classes, unrolled, had
   // gathered its 16 positions' elements 10 floats apart (the reverse task's
   // cross-entropy loop 28% faster without, its step 1% on 1 thread).
-  const std::string cpu = llvm::sys::getHostCPUName().str();
-  if (llvm::StringRef(cpu).starts_with("znver"))
+  if (llvm::StringRef(out.cpu).starts_with("znver"))
     features.AddFeature("prefer-no-gather", true);
+  out.features = features.getString();
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, out.cpu, out.features));
+  out.needs = checkableFeatures(*info);
+  if (out.native())
+    return true;
+  // A named CPU links the newest portable runtime whose kernels' CPU it has
+  // every feature of.
+  std::string missing;
+  for (llvm::StringRef runtime : runtimes) {
+    std::unique_ptr<llvm::MCSubtargetInfo> kernels(
+        target->createMCSubtargetInfo(triple, runtime, ""));
+    std::string lacks;
+    for (const std::string &feature : checkableFeatures(*kernels))
+      if (!llvm::is_contained(out.needs, feature))
+        lacks += (lacks.empty() ? "" : ", ") + feature;
+    if (lacks.empty())
+      out.runtime = runtime.str();
+    else if (missing.empty())
+      missing = lacks;
+  }
+  if (out.runtime.empty()) {
+    error = runtimes.empty()
+                ? "this tfc has no portable runtime (only --cpu=native)"
+                : name.str() + " lacks " + missing + ", which the runtime's portable kernels " +
+                      "need (they are built for " + runtimes.front().str() + " at least)";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<llvm::TargetMachine> tfc::createTargetMachine(const CpuTarget &cpu,
+                                                             std::string &error,
+                                                             llvm::CodeGenOptLevel level) {
+  std::string triple;
+  const llvm::Target *target = hostTarget(triple, error);
+  if (!target)
+    return nullptr;
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpu, features.getString(), options, llvm::Reloc::PIC_, std::nullopt, level));
+      triple, cpu.cpu, cpu.features, options, llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     error = "cannot create a target machine for " + triple;
   return machine;
+}
+
+std::unique_ptr<llvm::TargetMachine> tfc::createHostTargetMachine(std::string &error,
+                                                                 llvm::CodeGenOptLevel level) {
+  CpuTarget native;
+  if (!resolveCpuTarget("native", {}, native, error))
+    return nullptr;
+  return createTargetMachine(native, error, level);
 }
 
 /// An entry function is one long block of calls (one per loop nest and

@@ -3,7 +3,7 @@
 // The stages after the tf dialect, as `tfc compile --emit=` exposes them:
 //   linalg   entry points, tf ops to linalg on tensors
 //   buffers  one-shot bufferization, GEMM calls, the memory plan, entry ABI
-//   llvm     the LLVM dialect, LLVM IR, LLVM's O3 for the host CPU
+//   llvm     the LLVM dialect, LLVM IR, LLVM's O3 for the CPU (--cpu)
 //   obj      an object file; the driver links it with the runtime
 //
 //===----------------------------------------------------------------------===//
@@ -14,7 +14,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CodeGen.h"
 
 #include <memory>
@@ -50,8 +52,42 @@ void addCpuBufferPasses(mlir::OpPassManager &pm, bool winograd = true);
 /// buffers → the LLVM dialect.
 void addCpuLLVMDialectPasses(mlir::OpPassManager &pm);
 
-/// The host CPU's target machine (its own features: AVX2, AVX-512 where
-/// present), PIC, optimising; null with `error` set when LLVM has no target.
+/// The CPU generated code is for (`tfc compile --cpu=NAME`).
+struct CpuTarget {
+  /// What --cpu said: "native" (this machine's CPU, with its own features)
+  /// or one of LLVM's CPU names for the host's target (x86-64-v3, znver4, ...).
+  std::string name = "native";
+  /// The CPU and feature string LLVM gets: the host's name and features for
+  /// native, else `name` and no features beyond its own.
+  std::string cpu, features;
+  /// What the code may use, by runtime/CpuCheck.h's names: the features of
+  /// `cpu` a compiled model checks for at start-up (the manifest's cpu record).
+  std::vector<std::string> needs;
+  /// The portable runtime to link (its kernels' -march, libtfc_runtime_R.a):
+  /// the newest of those built that `cpu` has every feature of; "" for
+  /// native (libtfc_runtime.a, kernels built for this machine).
+  std::string runtime;
+  bool native() const { return name == "native"; }
+};
+
+/// Resolves --cpu=NAME into `target`; false with `error` set when NAME is
+/// neither "native" nor one of LLVM's CPUs for the host's target, or lacks
+/// a feature of every CPU in `runtimes`, those the portable runtimes'
+/// kernels are built for, oldest first (a named CPU links one of them).
+bool resolveCpuTarget(llvm::StringRef name, llvm::ArrayRef<llvm::StringRef> runtimes,
+                      CpuTarget &target, std::string &error);
+
+/// The CPU names --cpu takes besides "native": LLVM's for the host's target.
+std::vector<std::string> knownCpuNames();
+
+/// `target`'s machine, PIC, optimising; null with `error` set when LLVM has
+/// no target.
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const CpuTarget &target, std::string &error,
+                    llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive);
+
+/// The host CPU's target machine (--cpu=native: its own features, AVX2 and
+/// AVX-512 where present).
 std::unique_ptr<llvm::TargetMachine>
 createHostTargetMachine(std::string &error,
                         llvm::CodeGenOptLevel level = llvm::CodeGenOptLevel::Aggressive);
@@ -85,7 +121,8 @@ bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
 /// link together. Appends the objects' bytes to `objects`; false with
 /// `error` set on failure. Leaves `module` with its local symbols hidden.
 bool compileInParts(llvm::Module &module, unsigned threads,
-                    std::vector<llvm::SmallVector<char, 0>> &objects, std::string &error);
+                    std::vector<llvm::SmallVector<char, 0>> &objects, std::string &error,
+                    const CpuTarget &target = CpuTarget());
 
 } // namespace tfc
 

@@ -1,5 +1,5 @@
 # tfc's exit status: 0 success, 1 an error in the input, 2 a command line that
-# does not parse (README, "Exit codes"); as the compiled binaries.
+# does not parse (docs/cli.md, "Exit codes"); as the compiled binaries.
 # RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(['tfc', 'compile', sys.argv[1], '--emit=mlir'], capture_output=True).returncode)" %s
 # RUN: %python %S/Inputs/exit_status.py 1 tfc compile %t.missing.tf
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch 0
@@ -12,6 +12,14 @@
 # RUN: %python %S/Inputs/exit_status.py 0 tfc --help
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch 0 | FileCheck %s
 # CHECK: tfc: error: --batch must be positive, got 0
+# The backend table (compiler/lowering/Backend.h): an unknown target is a
+# usage error naming the known ones; a known one this tfc cannot build, an
+# error that says so; cpu is the default.
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=tpu | FileCheck %s --check-prefix=TPU
+# TPU: tfc: error: unknown --target=tpu (known: cpu, cuda)
+# RUN: %python %S/Inputs/exit_status.py 1 tfc compile %s --target=cuda | FileCheck %s --check-prefix=CUDA
+# CUDA: tfc: error: --target=cuda: this tfc has no CUDA backend yet (issue 26); compile with --target=cpu
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cpu --emit=linalg
 model m {
   input x: f32[batch, 4]
   output y = relu(x)
