@@ -48,7 +48,7 @@ function(tfc_add_model name)
     COMMENT "Building the tf IR of model ${name}")
   add_custom_command(OUTPUT ${binary}
     COMMAND $<TARGET_FILE:tfc> compile ${ir} ${ARG_TFC_FLAGS} -o ${binary}
-    DEPENDS ${ir} tfc tfc_runtime
+    DEPENDS ${ir} tfc ${TFC_RUNTIME_ARCHIVES}
     COMMENT "Compiling model ${name} with tfc")
   add_custom_target(${name} ALL DEPENDS ${binary})
 endfunction()

@@ -79,43 +79,17 @@ void tfc::registerCpuCodegen(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
-
-void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues,
-                          bool horizontal) {
-  pm.addPass(createTfEntryPoints());
-  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
-  // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
-  // shared destinations, which bufferization must copy.
-  pm.nest<func::FuncOp>().addPass(createCSEPass());
-  if (!fuse)
-    return;
-  pm.addPass(createTfFuse(TfFuseOptions{gemmEpilogues, horizontal}));
-  // Broadcasts cloned into every group that reads them are dead outside.
-  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
-}
-
 void tfc::addCpuLinalgPasses(OpPassManager &pm) {
   pm.addPass(createTfLowerToLinalg());
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
 void tfc::addCpuBufferPasses(OpPassManager &pm, bool winograd) {
-  bufferization::OneShotBufferizationOptions options;
-  options.bufferizeFunctionBoundaries = true;
-  options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
-  pm.addPass(bufferization::createOneShotBufferizePass(options));
-  // Results become out-params, each filled by a copy, which
-  // tf-results-in-place then saves where it can. (The pass's
-  // hoistStaticAllocs option would save the copy too but crashes in MLIR 19
-  // when an entry returns an argument, e.g. eval-mode dropout of an input.)
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass({}));
-  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
-  pm.addPass(createTfResultsInPlace());
+  addBufferizationPasses(pm);
+  // The CPU's own: GEMMs as runtime calls, independent loops merged.
   pm.addPass(createTfGemmToRuntime(TfGemmToRuntimeOptions{winograd}));
   pm.addPass(createTfHorizontalLoops());
-  pm.addPass(createTfPlanMemory());
-  pm.addPass(createTfPackEntryAbi());
+  addMemoryPlanAndEntryAbiPasses(pm);
 }
 
 void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {

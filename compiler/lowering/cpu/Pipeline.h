@@ -1,8 +1,9 @@
 //===- Pipeline.h - the CPU code generation pipeline ----------------------===//
 //
-// The stages after the tf dialect, as `tfc compile --emit=` exposes them:
-//   linalg   entry points, tf ops to linalg on tensors
-//   buffers  one-shot bufferization, GEMM calls, the memory plan, entry ABI
+// The CPU backend's stages after the shared ones (compiler/lowering/Pipeline.h),
+// as `tfc compile --emit=` exposes them:
+//   linalg   tf ops to linalg on tensors, the CPU runtime's kernel calls
+//   buffers  bufferization, GEMM calls, the memory plan, entry ABI
 //   llvm     the LLVM dialect, LLVM IR, LLVM's O3 for the CPU (--cpu)
 //   obj      an object file; the driver links it with the runtime
 //
@@ -11,6 +12,7 @@
 #ifndef TFC_COMPILER_LOWERING_CPU_PIPELINE_H
 #define TFC_COMPILER_LOWERING_CPU_PIPELINE_H
 
+#include "compiler/lowering/Pipeline.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -35,14 +37,6 @@ namespace tfc {
 /// Dialects, bufferization models and LLVM translations the CPU stages use.
 void registerCpuCodegen(mlir::DialectRegistry &registry);
 
-/// tf-autodiff: the train step (forward, backward, clipping, schedule and
-/// optimizer) as one tf function beside the model.
-void addAutodiffPasses(mlir::OpPassManager &pm);
-/// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
-/// grouped into tf.fusion regions (still tf, for every backend); without
-/// `fuse`, no groups (every op its own loop nest).
-void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true,
-                     bool horizontal = true);
 /// tf-lower-to-linalg: each fusion region becomes one loop nest.
 void addCpuLinalgPasses(mlir::OpPassManager &pm);
 /// linalg on tensors → buffers: GEMM calls (convolutions of 5 taps by

@@ -1,0 +1,36 @@
+//===- Pipeline.h - the stages every backend shares ----------------------===//
+//
+// `tfc compile --emit=` is one ordered list of stages. Every target runs the
+// same tf-level stages (autodiff, entry points, fusion) and the same
+// bufferization and entry ABI around its own passes; a backend
+// (compiler/lowering/Backend.h) composes its stages from these and its own
+// (compiler/lowering/cpu/Pipeline.h for the CPU).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_COMPILER_LOWERING_PIPELINE_H
+#define TFC_COMPILER_LOWERING_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+namespace tfc {
+
+/// tf-autodiff: the train step (forward, backward, clipping, schedule and
+/// optimizer) as one tf function beside the model.
+void addAutodiffPasses(mlir::OpPassManager &pm);
+/// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
+/// grouped into tf.fusion regions (still tf, for every backend); without
+/// `fuse`, no groups (every op its own loop nest).
+void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true,
+                     bool horizontal = true);
+/// linalg on tensors -> buffers: one-shot bufferization, results as
+/// out-params, written in place where they can be (tf-results-in-place).
+void addBufferizationPasses(mlir::OpPassManager &pm);
+/// The memory plan (one arena an entry, tf-plan-memory) and the entries' C
+/// ABI and manifest (tf-pack-entry-abi): after a backend's own passes on
+/// buffers.
+void addMemoryPlanAndEntryAbiPasses(mlir::OpPassManager &pm);
+
+} // namespace tfc
+
+#endif // TFC_COMPILER_LOWERING_PIPELINE_H
