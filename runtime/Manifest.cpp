@@ -4,6 +4,7 @@
 
 #include "runtime/FileIO.h"
 #include "runtime/JsonLimits.h"
+#include "runtime/TrainBlock.h"
 
 #include <nlohmann/json.hpp>
 
@@ -120,11 +121,11 @@ static bool optionalString(const json &j, const char *key, const char *fallback,
 }
 
 static bool parseCall(const json &j, TrainCallSpec &out) {
-  if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
+  if (!j.is_object() || !j.contains(train::key::kName) || !j[train::key::kName].is_string())
     return false;
-  out.name = j["name"].get<std::string>();
-  if (j.contains("args") && j["args"].is_object())
-    for (auto &[key, v] : j["args"].items()) {
+  out.name = j[train::key::kName].get<std::string>();
+  if (j.contains(train::key::kArgs) && j[train::key::kArgs].is_object())
+    for (auto &[key, v] : j[train::key::kArgs].items()) {
       if (v.is_boolean())
         out.args[key] = v.get<bool>();
       else if (v.is_number_integer())
@@ -142,20 +143,22 @@ static bool parseCall(const json &j, TrainCallSpec &out) {
 static bool parseTrain(const json &j, TrainSpec &out) {
   if (!j.is_object())
     return false;
-  for (auto [key, slot] : {std::pair{"data", &out.data}, std::pair{"optimizer", &out.optimizer},
-                           std::pair{"schedule", &out.schedule}})
+  for (auto [key, slot] : {std::pair{train::key::kData, &out.data},
+                           std::pair{train::key::kOptimizer, &out.optimizer},
+                           std::pair{train::key::kSchedule, &out.schedule}})
     if (j.contains(key)) {
       TrainCallSpec call;
       if (!parseCall(j[key], call))
         return false;
       *slot = std::move(call);
     }
-  for (auto [key, slot] : {std::pair{"batch", &out.batch}, std::pair{"epochs", &out.epochs},
-                           std::pair{"seed", &out.seed}})
+  for (auto [key, slot] : {std::pair{train::key::kBatch, &out.batch},
+                           std::pair{train::key::kEpochs, &out.epochs},
+                           std::pair{train::key::kSeed, &out.seed}})
     if (j.contains(key) && j[key].is_number_integer())
       *slot = j[key].get<int64_t>();
-  if (j.contains("clip_grad_norm") && j["clip_grad_norm"].is_number())
-    out.clipGradNorm = j["clip_grad_norm"].get<double>();
+  if (j.contains(train::key::kClipGradNorm) && j[train::key::kClipGradNorm].is_number())
+    out.clipGradNorm = j[train::key::kClipGradNorm].get<double>();
   return true;
 }
 

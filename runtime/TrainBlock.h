@@ -54,10 +54,24 @@ inline constexpr CallKind kOptimizers[] = {
 /// The learning rate's factor over the run's total steps (TrainStep.cpp).
 inline constexpr CallKind kSchedules[] = {
     {"constant", {}}, {"cosine", {}}, {"cosine_warmup", {"warmup"}}, {"linear_warmup", {"warmup"}}};
-/// The settings of the block itself.
-inline constexpr std::string_view kTrainKeys[] = {"data",     "batch",    "epochs",
-                                                  "optimizer", "schedule", "clip_grad_norm",
-                                                  "seed"};
+/// The settings of the block itself: the keys of the `tf.train` attribute
+/// the front ends build, tf-autodiff reads and the manifest carries.
+namespace key {
+inline constexpr const char *kModel = "model";
+inline constexpr const char *kData = "data";
+inline constexpr const char *kBatch = "batch";
+inline constexpr const char *kEpochs = "epochs";
+inline constexpr const char *kOptimizer = "optimizer";
+inline constexpr const char *kSchedule = "schedule";
+inline constexpr const char *kClipGradNorm = "clip_grad_norm";
+inline constexpr const char *kSeed = "seed";
+/// A dataset's, optimizer's or schedule's {name, args}.
+inline constexpr const char *kName = "name";
+inline constexpr const char *kArgs = "args";
+} // namespace key
+inline constexpr std::string_view kTrainKeys[] = {key::kData,     key::kBatch,    key::kEpochs,
+                                                  key::kOptimizer, key::kSchedule, key::kClipGradNorm,
+                                                  key::kSeed};
 
 template <size_t N> const CallKind *find(const CallKind (&kinds)[N], std::string_view name) {
   for (const CallKind &k : kinds)

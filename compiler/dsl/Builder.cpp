@@ -1,6 +1,7 @@
 //===- Builder.cpp - the DSL's builder, tensors and functions -------------===//
 
 #include "compiler/dsl/DSL.h"
+#include "runtime/TrainBlock.h"
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
@@ -312,24 +313,25 @@ DictionaryAttr trainConfigAttr(MLIRContext &context, const TrainConfig &config,
     SmallVector<NamedAttribute> args;
     for (const auto &[k, v] : c.args)
       args.push_back(b.getNamedAttr(k, value(v)));
-    return b.getDictionaryAttr({b.getNamedAttr("name", b.getStringAttr(c.name)),
-                                b.getNamedAttr("args", b.getDictionaryAttr(args))});
+    return b.getDictionaryAttr({b.getNamedAttr(train::key::kName, b.getStringAttr(c.name)),
+                                b.getNamedAttr(train::key::kArgs, b.getDictionaryAttr(args))});
   };
   SmallVector<NamedAttribute> attrs;
-  attrs.push_back(b.getNamedAttr("model", b.getStringAttr(config.model)));
-  attrs.push_back(b.getNamedAttr("batch", b.getI64IntegerAttr(batch)));
+  attrs.push_back(b.getNamedAttr(train::key::kModel, b.getStringAttr(config.model)));
+  attrs.push_back(b.getNamedAttr(train::key::kBatch, b.getI64IntegerAttr(batch)));
   if (config.data)
-    attrs.push_back(b.getNamedAttr("data", call(*config.data)));
+    attrs.push_back(b.getNamedAttr(train::key::kData, call(*config.data)));
   if (config.epochs)
-    attrs.push_back(b.getNamedAttr("epochs", b.getI64IntegerAttr(*config.epochs)));
+    attrs.push_back(b.getNamedAttr(train::key::kEpochs, b.getI64IntegerAttr(*config.epochs)));
   if (config.optimizer)
-    attrs.push_back(b.getNamedAttr("optimizer", call(*config.optimizer)));
+    attrs.push_back(b.getNamedAttr(train::key::kOptimizer, call(*config.optimizer)));
   if (config.schedule)
-    attrs.push_back(b.getNamedAttr("schedule", call(*config.schedule)));
+    attrs.push_back(b.getNamedAttr(train::key::kSchedule, call(*config.schedule)));
   if (config.clipGradNorm)
-    attrs.push_back(b.getNamedAttr("clip_grad_norm", b.getF64FloatAttr(*config.clipGradNorm)));
+    attrs.push_back(
+        b.getNamedAttr(train::key::kClipGradNorm, b.getF64FloatAttr(*config.clipGradNorm)));
   if (config.seed)
-    attrs.push_back(b.getNamedAttr("seed", b.getI64IntegerAttr(*config.seed)));
+    attrs.push_back(b.getNamedAttr(train::key::kSeed, b.getI64IntegerAttr(*config.seed)));
   return b.getDictionaryAttr(attrs);
 }
 } // namespace

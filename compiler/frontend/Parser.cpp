@@ -987,21 +987,21 @@ LogicalResult Parser::parseTrain() {
                              " integer, got " + describe(*v));
       return v->i;
     };
-    if (key == "data" || key == "optimizer" || key == "schedule") {
+    if (key == train::key::kData || key == train::key::kOptimizer || key == train::key::kSchedule) {
       FailureOr<TrainCall> call =
-          key == "data" ? parseTrainCall(train::kDatasets, "dataset")
-          : key == "optimizer" ? parseTrainCall(train::kOptimizers, "optimizer")
+          key == train::key::kData ? parseTrainCall(train::kDatasets, "dataset")
+          : key == train::key::kOptimizer ? parseTrainCall(train::kOptimizers, "optimizer")
                                : parseTrainCall(train::kSchedules, "schedule");
       if (failed(call))
         return failure();
-      (key == "data" ? config.data
-       : key == "optimizer" ? config.optimizer
+      (key == train::key::kData ? config.data
+       : key == train::key::kOptimizer ? config.optimizer
                             : config.schedule) = std::move(*call);
-    } else if (key == "batch" || key == "epochs" || key == "seed") {
-      FailureOr<int64_t> n = positiveInt(key, key == "seed");
+    } else if (key == train::key::kBatch || key == train::key::kEpochs || key == train::key::kSeed) {
+      FailureOr<int64_t> n = positiveInt(key, key == train::key::kSeed);
       if (failed(n))
         return failure();
-      (key == "batch" ? config.batch : key == "epochs" ? config.epochs : config.seed) = *n;
+      (key == train::key::kBatch ? config.batch : key == train::key::kEpochs ? config.epochs : config.seed) = *n;
     } else { // clip_grad_norm
       size_t at = pos_;
       FailureOr<Value> v = parseConstant();

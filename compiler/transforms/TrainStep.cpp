@@ -83,9 +83,9 @@ FailureOr<TrainSettings> readSettings(ModuleOp module) {
       }
     return success();
   };
-  if (auto opt = train.getAs<DictionaryAttr>("optimizer")) {
-    s.optimizer = cast<StringAttr>(opt.get("name")).getValue().str();
-    auto args = opt.getAs<DictionaryAttr>("args");
+  if (auto opt = train.getAs<DictionaryAttr>(train::key::kOptimizer)) {
+    s.optimizer = cast<StringAttr>(opt.get(train::key::kName)).getValue().str();
+    auto args = opt.getAs<DictionaryAttr>(train::key::kArgs);
     const train::CallKind *kind = train::find(train::kOptimizers, s.optimizer);
     if (!kind)
       return fail("unknown optimizer '" + s.optimizer + "' (expected " +
@@ -100,9 +100,9 @@ FailureOr<TrainSettings> readSettings(ModuleOp module) {
     s.weightDecay = numberArg(args, "weight_decay").value_or(s.weightDecay);
     s.momentum = numberArg(args, "momentum").value_or(s.momentum);
   }
-  if (auto schedule = train.getAs<DictionaryAttr>("schedule")) {
-    s.schedule = cast<StringAttr>(schedule.get("name")).getValue().str();
-    auto args = schedule.getAs<DictionaryAttr>("args");
+  if (auto schedule = train.getAs<DictionaryAttr>(train::key::kSchedule)) {
+    s.schedule = cast<StringAttr>(schedule.get(train::key::kName)).getValue().str();
+    auto args = schedule.getAs<DictionaryAttr>(train::key::kArgs);
     const train::CallKind *kind = train::find(train::kSchedules, s.schedule);
     if (!kind)
       return fail("unknown schedule '" + s.schedule + "' (expected " +
@@ -116,7 +116,7 @@ FailureOr<TrainSettings> readSettings(ModuleOp module) {
       s.warmup = int64_t(*warmup);
     }
   }
-  if (auto clip = train.get("clip_grad_norm")) {
+  if (auto clip = train.get(train::key::kClipGradNorm)) {
     std::optional<double> value;
     if (auto f = dyn_cast<FloatAttr>(clip))
       value = f.getValueAsDouble();
