@@ -1,5 +1,5 @@
 # tfc's exit status: 0 success, 1 an error in the input, 2 a command line that
-# does not parse (docs/cli.md, "Exit codes"); as the compiled binaries.
+# does not parse (README, "Exit codes"); as the compiled binaries.
 # RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(['tfc', 'compile', sys.argv[1], '--emit=mlir'], capture_output=True).returncode)" %s
 # RUN: %python %S/Inputs/exit_status.py 1 tfc compile %t.missing.tf
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --batch 0
