@@ -73,14 +73,6 @@ std::string bytesString(int64_t bytes) {
   return withThousands(bytes) + " bytes" + buf;
 }
 
-/// The model input `name` (with its index bound), or null.
-const TensorSpec *modelInput(const Manifest &m, const std::string &name) {
-  for (const TensorSpec &input : m.inputs)
-    if (input.name == name)
-      return &input;
-  return nullptr;
-}
-
 std::string specString(DType dtype, const std::vector<int64_t> &shape) {
   return std::string(dtypeName(dtype)) + shapeString(shape);
 }
@@ -125,7 +117,8 @@ void printCpu(const Manifest &m) {
 
 int info(Model &model) {
   const Manifest &m = model.manifest();
-  std::printf("model %s, compiled for batch %lld\n", m.model.c_str(), (long long)m.batch);
+  std::printf("model %s, compiled for batch %lld, runs on device %s\n", m.model.c_str(),
+              (long long)m.batch, model.device().name().c_str());
   printCpu(m);
   std::printf("\ninputs:\n");
   for (const TensorSpec &i : m.inputs)
@@ -305,7 +298,7 @@ int predict(Model &model, const std::string &paramsPath, const std::vector<std::
       return fail("input '" + a.name + "' is " + specString(t.dtype, t.shape) +
                   "; the model expects " + want);
     }
-    if (const TensorSpec *input = modelInput(m, a.name);
+    if (const TensorSpec *input = m.input(a.name);
         input && !checkInputValues(*input, t, "'" + paths[a.name] + "'", 0, error))
       return fail(error);
     if (batched(a.shape)) {
@@ -443,7 +436,7 @@ int attention(Model &model, const std::string &checkpoint, const std::vector<std
     size_t rowBytes = file.bytes.size() / size_t(file.shape[0]);
     std::memcpy(one.bytes.data(), file.bytes.data() + size_t(sample) * rowBytes, rowBytes);
     // Row 0 is the sample; the zero rows after it are valid anywhere.
-    if (const TensorSpec *input = modelInput(m, name);
+    if (const TensorSpec *input = m.input(name);
         input && !checkInputValues(*input, one, "'" + arg.substr(eq + 1) + "'", sample, error))
       return fail(error);
     if (labels.empty() && file.dtype == DType::I32 && row.size() == 1)
@@ -525,7 +518,7 @@ int runEntry(Model &model, const std::string &entryName, const std::string &para
     std::string key = arg.substr(0, eq);
     const std::string prefix = feedKey(abi::ValueKind::Input, "");
     std::string inputName = key.rfind(prefix, 0) == 0 ? key.substr(prefix.size()) : key;
-    if (const TensorSpec *input = modelInput(m, inputName);
+    if (const TensorSpec *input = m.input(inputName);
         input && !checkInputValues(*input, t, "'" + arg.substr(eq + 1) + "'", 0, error))
       return fail(error);
     tensors[key] = std::move(t);

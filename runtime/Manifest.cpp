@@ -36,6 +36,13 @@ const ParamSpec *Manifest::param(const std::string &name) const {
   return nullptr;
 }
 
+const TensorSpec *Manifest::input(const std::string &name) const {
+  for (const TensorSpec &i : inputs)
+    if (i.name == name)
+      return &i;
+  return nullptr;
+}
+
 static bool parseDType(const json &j, DType &out) {
   if (!j.is_string())
     return false;

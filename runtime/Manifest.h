@@ -93,6 +93,8 @@ struct Manifest {
 
   const EntrySpec *entry(std::string_view name) const;
   const ParamSpec *param(const std::string &name) const;
+  /// The model input `name` (with its index bound), or null.
+  const TensorSpec *input(const std::string &name) const;
 };
 
 /// Parses the embedded manifest; false with `error` set when it is malformed

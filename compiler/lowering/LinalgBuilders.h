@@ -14,44 +14,47 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace tfc {
-using namespace mlir;
 
 using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
 /// A linalg.generic writing a fresh tensor of `resultType` from `inputs`
 /// read through `inputMaps`, with `iterators` over the loop dims and the
 /// scalar `body`. The output map is the identity on the parallel dims.
-inline Value buildGeneric(OpBuilder &b, Location loc, RankedTensorType resultType,
-                   ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                   AffineMap outputMap, Value init,
-                   ArrayRef<utils::IteratorType> iterators, BodyFn body) {
-  SmallVector<AffineMap> maps(inputMaps);
+inline mlir::Value buildGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::RankedTensorType resultType, mlir::ValueRange inputs,
+                                llvm::ArrayRef<mlir::AffineMap> inputMaps,
+                                mlir::AffineMap outputMap, mlir::Value init,
+                                llvm::ArrayRef<mlir::utils::IteratorType> iterators,
+                                BodyFn body) {
+  llvm::SmallVector<mlir::AffineMap> maps(inputMaps);
   maps.push_back(outputMap);
-  auto generic = b.create<linalg::GenericOp>(
+  auto generic = b.create<mlir::linalg::GenericOp>(
       loc, resultType, inputs, init, maps, iterators,
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        nb.create<linalg::YieldOp>(nl, body(nb, nl, args));
+      [&](mlir::OpBuilder &nb, mlir::Location nl, mlir::ValueRange args) {
+        nb.create<mlir::linalg::YieldOp>(nl, body(nb, nl, args));
       });
   return generic.getResult(0);
 }
 
-inline Value emptyLike(OpBuilder &b, Location loc, RankedTensorType type) {
-  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+inline mlir::Value emptyLike(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::RankedTensorType type) {
+  return b.create<mlir::tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
 }
 
 /// An elementwise op over operands of the result's shape.
-inline Value elementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
-                  ValueRange inputs, BodyFn body) {
-  AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
-  SmallVector<AffineMap> maps(inputs.size(), id);
-  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
-                                             utils::IteratorType::parallel);
-  return buildGeneric(b, loc, resultType, inputs, maps, id,
-                      emptyLike(b, loc, resultType), iterators, body);
+inline mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::RankedTensorType resultType, mlir::ValueRange inputs,
+                               BodyFn body) {
+  mlir::AffineMap id = b.getMultiDimIdentityMap(resultType.getRank());
+  llvm::SmallVector<mlir::AffineMap> maps(inputs.size(), id);
+  llvm::SmallVector<mlir::utils::IteratorType> iterators(resultType.getRank(),
+                                                         mlir::utils::IteratorType::parallel);
+  return buildGeneric(b, loc, resultType, inputs, maps, id, emptyLike(b, loc, resultType),
+                      iterators, body);
 }
 
-inline Value f32Const(OpBuilder &b, Location loc, double v) {
-  return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v));
+inline mlir::Value f32Const(mlir::OpBuilder &b, mlir::Location loc, double v) {
+  return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(v));
 }
 
 } // namespace tfc

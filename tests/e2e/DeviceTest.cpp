@@ -22,10 +22,6 @@ namespace {
 const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
 
-std::string fileBytes(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   std::string dir = makeTempDir("tfc-device");
@@ -41,6 +37,9 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   ASSERT_EQ(saved.status, 0) << saved.output;
   for (const char *device : {"cpu", "cpu-copied"}) {
     std::string env = std::string("TFC_DEVICE=") + device + " ";
+    CommandResult info = run(env + binary + " info");
+    ASSERT_EQ(info.status, 0) << info.output;
+    EXPECT_THAT(info.output, HasSubstr(std::string("runs on device ") + device + "\n"));
     CommandResult trained = run(env + binary + " train --epochs 1 --run-dir " + dir + "/" +
                                 device);
     ASSERT_EQ(trained.status, 0) << device << ": " << trained.output;

@@ -198,8 +198,7 @@ TEST_F(IndexRange, BenchRefusesADatasetOutsideTheModel) {
 TEST_F(IndexRange, TheManifestCarriesEachBound) {
   // The bound is in the embedded manifest (tfc compile --emit=manifest is not
   // a stage; the binary's bytes hold the JSON).
-  std::ifstream f(binary, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(f)), {});
+  std::string bytes = fileBytes(binary);
   EXPECT_THAT(bytes, HasSubstr(R"({"dtype":"i32","index_bound":20,"name":"ids")"));
   EXPECT_THAT(bytes, HasSubstr(R"({"dtype":"i32","index_bound":5,"name":"tags")"));
   EXPECT_THAT(bytes, HasSubstr(R"({"dtype":"i32","index_bound":10,"name":"labels")"));

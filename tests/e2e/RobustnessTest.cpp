@@ -27,13 +27,11 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <poll.h>
 #include <random>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -49,10 +47,6 @@ namespace {
 
 const std::string kTfc = TFC_BINARY;
 
-std::string fileBytes(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 bool exists(const std::string &path) {
   struct stat st;

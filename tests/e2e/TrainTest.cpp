@@ -42,10 +42,6 @@ namespace {
 const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
 
-std::string fileBytes(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
 
 double elementAt(const rt::Tensor &t, int64_t i) {
   switch (t.dtype) {

@@ -17,6 +17,7 @@
 #include "compiler/Registration.h"
 #include "compiler/dsl/ModelRegistry.h"
 #include "compiler/interpreter/Interpreter.h"
+#include "tests/unit/IndexBounds.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -360,17 +361,7 @@ TEST_F(DecomposeTest, OpsOptionSelects) {
 /// hyperparameters positive (Adam's second moment); the sample mask 0/1,
 /// its first sample 1; integers in the smallest range an op indexes with.
 std::vector<HostTensor> entryArguments(mlir::func::FuncOp func, std::mt19937 &rng) {
-  int64_t range = 1 << 20;
-  func.walk([&](mlir::Operation *op) {
-    if (auto oneHot = llvm::dyn_cast<tf::OneHotOp>(op))
-      range = std::min(range, oneHot.getDepthAttr().getInt());
-    if (auto ce = llvm::dyn_cast<tf::CrossEntropyOp>(op))
-      range = std::min(range, llvm::cast<mlir::RankedTensorType>(ce.getLogits().getType())
-                                  .getDimSize(ce.getAxisAttr().getInt()));
-    if (auto gather = llvm::dyn_cast<tf::GatherOp>(op))
-      range = std::min(range, llvm::cast<mlir::RankedTensorType>(gather.getTable().getType())
-                                  .getDimSize(0));
-  });
+  const int64_t range = smallestIndexBound(func);
   auto abi = func->getAttrOfType<mlir::DictionaryAttr>(kAbiAttr);
   auto abiArgs = abi ? abi.getAs<mlir::ArrayAttr>("args") : mlir::ArrayAttr();
   std::vector<HostTensor> args;

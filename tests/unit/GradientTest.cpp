@@ -19,6 +19,7 @@
 #include "compiler/Registration.h"
 #include "compiler/dsl/DSL.h"
 #include "compiler/interpreter/Interpreter.h"
+#include "tests/unit/IndexBounds.h"
 #include "compiler/transforms/Autodiff.h"
 #include "dialect/TfDialect.h"
 
@@ -312,7 +313,7 @@ protected:
 
     std::vector<HostTensor> args;
     std::vector<unsigned> floatArgs;
-    int64_t range = integerRange(forward);
+    int64_t range = smallestIndexBound(forward);
     for (mlir::BlockArgument arg : forward.getArguments()) {
       HostTensor t = HostTensor::zeros(arg.getType());
       if (forward.getArgAttr(arg.getArgNumber(), tf::TFDialect::kSeedAttr))
@@ -343,23 +344,6 @@ protected:
         name = input.str();
       expectMatchesDifferences(loss, args, arg, results[1 + k], name);
     }
-  }
-
-  /// The largest integer range valid for every class or row index in `func`.
-  static int64_t integerRange(mlir::func::FuncOp func) {
-    int64_t range = 1 << 20;
-    func.walk([&](mlir::Operation *op) {
-      auto dimOf = [](mlir::Value v, int64_t d) {
-        return mlir::cast<mlir::RankedTensorType>(v.getType()).getDimSize(d);
-      };
-      if (auto oneHot = llvm::dyn_cast<tf::OneHotOp>(op))
-        range = std::min<int64_t>(range, oneHot.getDepth());
-      if (auto ce = llvm::dyn_cast<tf::CrossEntropyOp>(op))
-        range = std::min(range, dimOf(ce.getLogits(), ce.getAxis()));
-      if (auto gather = llvm::dyn_cast<tf::GatherOp>(op))
-        range = std::min(range, dimOf(gather.getTable(), 0));
-    });
-    return range;
   }
 
   std::string printModule() {

@@ -11,6 +11,7 @@
 #include "compiler/Registration.h"
 #include "compiler/dsl/ModelRegistry.h"
 #include "compiler/interpreter/Interpreter.h"
+#include "tests/unit/IndexBounds.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -75,23 +76,6 @@ std::vector<HostTensor> randomArguments(mlir::func::FuncOp func, std::mt19937 &r
   return args;
 }
 
-/// The smallest label range over the model's integer-consuming ops, so
-/// random integer inputs are valid class indices or tokens for all of them.
-int64_t integerRange(mlir::func::FuncOp func) {
-  int64_t range = 1 << 20;
-  func.walk([&](mlir::Operation *op) {
-    if (auto oneHot = llvm::dyn_cast<tf::OneHotOp>(op))
-      range = std::min(range, oneHot.getDepthAttr().getInt());
-    if (auto ce = llvm::dyn_cast<tf::CrossEntropyOp>(op))
-      range = std::min(range, mlir::cast<mlir::RankedTensorType>(ce.getLogits().getType())
-                                  .getDimSize(ce.getAxisAttr().getInt()));
-    if (auto gather = llvm::dyn_cast<tf::GatherOp>(op))
-      range = std::min(range, mlir::cast<mlir::RankedTensorType>(gather.getTable().getType())
-                                  .getDimSize(0));
-  });
-  return range;
-}
-
 TEST(ModelsTest, EverySeedModelIsRegistered) {
   // reverse, set_anomaly, fleuret_cnn, fleuret_attention, encoder_decoder.
   EXPECT_GE(registeredModels().size(), 5u);
@@ -112,7 +96,7 @@ TEST(ModelsTest, EveryModelRunsThroughTheInterpreter) {
     auto module = buildModel(*context, model, /*batch=*/2);
     ASSERT_TRUE(module);
     mlir::func::FuncOp func = modelFunction(*module);
-    std::vector<HostTensor> args = randomArguments(func, rng, integerRange(func));
+    std::vector<HostTensor> args = randomArguments(func, rng, smallestIndexBound(func));
     std::string error;
     auto results = interpret(func, args, &error);
     ASSERT_TRUE(mlir::succeeded(results)) << error;
@@ -213,7 +197,7 @@ TEST(ModelsTest, SetAnomalyLogitsArePermutationEquivariant) {
     if (auto name = func.getResultAttrOfType<mlir::StringAttr>(i, tf::TFDialect::kOutputAttr))
       logits = i;
   std::mt19937 rng(11);
-  std::vector<HostTensor> args = randomArguments(func, rng, integerRange(func));
+  std::vector<HostTensor> args = randomArguments(func, rng, smallestIndexBound(func));
   std::vector<int64_t> identity(10), perm = {9, 3, 0, 7, 1, 8, 2, 6, 4, 5};
   std::iota(identity.begin(), identity.end(), 0);
   std::vector<HostTensor> original = runPermuted(func, args, features, identity);
@@ -437,7 +421,7 @@ TEST(ModelsTest, CanonicalizationPreservesResults) {
     auto module = buildModel(*context, model, /*batch=*/2);
     ASSERT_TRUE(module);
     mlir::func::FuncOp func = modelFunction(*module);
-    std::vector<HostTensor> args = randomArguments(func, rng, integerRange(func));
+    std::vector<HostTensor> args = randomArguments(func, rng, smallestIndexBound(func));
     std::string error;
     auto before = interpret(func, args, &error);
     ASSERT_TRUE(mlir::succeeded(before)) << error;
@@ -481,7 +465,7 @@ TEST(ModelsTest, FusionPreservesResults) {
     auto fusedEntries = fused->getOps<mlir::func::FuncOp>();
     for (auto [before, after] : llvm::zip(entries, fusedEntries)) {
       SCOPED_TRACE(before.getName().str());
-      std::vector<HostTensor> args = randomArguments(before, rng, integerRange(before));
+      std::vector<HostTensor> args = randomArguments(before, rng, smallestIndexBound(before));
       for (HostTensor &arg : args) // positive: Adam's second moment, the step
         if (arg.type == ElementType::f32)
           for (double &v : arg.data)
