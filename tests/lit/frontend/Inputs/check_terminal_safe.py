@@ -4,7 +4,9 @@ Reads diagnostics on stdin and writes them unchanged to stdout (for
 FileCheck), after checking that they are safe to print on a terminal:
   - no byte below 0x20 but '\\n', no DEL (0x7f), and valid UTF-8 (so no
     lone C1 control bytes);
-  - --max-width N: no line wider than N characters;
+  - --max-width N: no line wider than N characters, not counting the
+    "PATH:LINE:COL: " that starts a diagnostic (the path is the user's and
+    as long as the directory it lies in: the width is what tfc prints);
   - --max-lines N: at most N lines;
   - --caret-under C: every caret line (blanks, then '^', then '~'s) has its
     '^' under the character C of the line above (a column of characters:
@@ -38,8 +40,9 @@ if args.max_lines is not None and len(lines) > args.max_lines:
     errors.append("%d lines, more than %d" % (len(lines), args.max_lines))
 if args.max_width is not None:
     for i, line in enumerate(lines):
-        if len(line) > args.max_width:
-            errors.append("line %d is %d characters wide" % (i + 1, len(line)))
+        width = len(re.sub(r"^[^\n]*?:\d+:\d+: (?=(error|warning|note): )", "", line, count=1))
+        if width > args.max_width:
+            errors.append("line %d is %d characters wide" % (i + 1, width))
 if args.caret_under is not None:
     carets = 0
     for i, line in enumerate(lines):
