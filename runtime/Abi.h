@@ -29,6 +29,12 @@ inline constexpr std::string_view kManifestSymbol = "tfc_manifest";
 /// `void tfc_entry_E(void **buffers)` for entry E: the entry's arguments,
 /// then its results, then its arena, each a pointer to device memory.
 inline constexpr std::string_view kEntrySymbolPrefix = "tfc_entry_";
+/// A CUDA model's kernels, one module for every entry: `const char
+/// tfc_cuda_image[]` (a fatbin, or PTX text ending in NUL) and `const int64_t
+/// tfc_cuda_image_size`, its bytes. The manifest's "cuda" record names the
+/// kernels in it.
+inline constexpr std::string_view kCudaImageSymbol = "tfc_cuda_image";
+inline constexpr std::string_view kCudaImageSizeSymbol = "tfc_cuda_image_size";
 /// The entries a model may have.
 inline constexpr std::string_view kPredict = "predict";
 inline constexpr std::string_view kEvaluate = "evaluate";
@@ -120,6 +126,18 @@ inline constexpr const char *kResults = "results";
 inline constexpr const char *kCpu = "cpu";
 inline constexpr const char *kCpuTarget = "target";
 inline constexpr const char *kCpuFeatures = "features";
+// The device the model's entries run on: "cpu" (also when absent) or "cuda".
+inline constexpr const char *kDevice = "device";
+inline constexpr const char *kDeviceCpu = "cpu";
+inline constexpr const char *kDeviceCuda = "cuda";
+// A CUDA model's kernels (tfc compile --target=cuda): "cuda": {"arch": the
+// SASS it carries ("sm_90"), "image": "fatbin" or "ptx" (tfc_cuda_image's
+// format), "kernels": [the name of kernel 0, of kernel 1, ...]}: the indices
+// tfc_cuda_launch takes.
+inline constexpr const char *kCuda = "cuda";
+inline constexpr const char *kCudaArch = "arch";
+inline constexpr const char *kCudaImage = "image";
+inline constexpr const char *kCudaKernels = "kernels";
 } // namespace key
 
 /// Element types as the manifest names them.
@@ -128,7 +146,7 @@ inline constexpr std::string_view kI32 = "i32";
 inline constexpr std::string_view kBool = "bool";
 
 //===----------------------------------------------------------------------===//
-// The runtime functions generated CPU code calls
+// The runtime functions generated CPU code calls (runtime/cpu/)
 //===----------------------------------------------------------------------===//
 
 /// Every pointer and size crosses as intptr_t (MLIR's index type).
@@ -194,9 +212,35 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
   X(ParallelFor, tfc_parallel_for, void(void (*)(void *, int64_t, int64_t), void *, int64_t, int64_t))
 
+//===----------------------------------------------------------------------===//
+// The runtime functions generated CUDA host code calls (runtime/cuda/)
+//===----------------------------------------------------------------------===//
+
+/// tfc_cuda_launch's arguments in order: kernel is an index into the
+/// manifest's "cuda" "kernels"; args is the address of argc 8-byte slots on
+/// the host, one per kernel parameter in order: a device pointer, or an
+/// integer whose low bytes are the parameter (a 32-bit index is the slot's
+/// first 4 bytes). The launch goes to the entry's stream (or the graph being
+/// captured); the slots may be reused as soon as it returns.
+namespace launch {
+enum Arg : unsigned {
+  Kernel, GridX, GridY, GridZ, BlockX, BlockY, BlockZ, SharedBytes, Argc, Args,
+  Count,
+};
+} // namespace launch
+
+// X(Enumerator, symbol, C function type)
+#define TFC_ABI_CUDA_RUNTIME_FUNCTIONS(X)                                      \
+  X(CudaLaunch, tfc_cuda_launch,                                               \
+    void(TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                        \
+  /* tfc_sgemm's arguments (gemm::Arg), on device memory: C[b] (+)= op(A[b]) \
+     op(B[b]), row-major, fp32 throughout */                                   \
+  X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))
+
 enum class RuntimeFunction {
 #define TFC_ABI_ENUMERATOR(id, symbol, type) id,
   TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_ENUMERATOR)
+  TFC_ABI_CUDA_RUNTIME_FUNCTIONS(TFC_ABI_ENUMERATOR)
 #undef TFC_ABI_ENUMERATOR
 };
 
@@ -207,6 +251,7 @@ constexpr std::string_view symbol(RuntimeFunction f) {
   case RuntimeFunction::id:                                                    \
     return #sym;
     TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_SYMBOL)
+    TFC_ABI_CUDA_RUNTIME_FUNCTIONS(TFC_ABI_SYMBOL)
 #undef TFC_ABI_SYMBOL
   }
   return "?";
@@ -224,6 +269,7 @@ constexpr unsigned arity(RuntimeFunction f) {
   case RuntimeFunction::id:                                                    \
     return Arity<type>::value;
     TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_ARITY)
+    TFC_ABI_CUDA_RUNTIME_FUNCTIONS(TFC_ABI_ARITY)
 #undef TFC_ABI_ARITY
   }
   return 0;
@@ -237,6 +283,8 @@ static_assert(arity(RuntimeFunction::AttentionBackward) ==
               attention::kSizes + 1 +
                   attention::kPerTensor * (attention::kBackwardInputs + attention::kBackwardOutputs));
 static_assert(arity(RuntimeFunction::SgemmWindows) == gemm::Count + gemm::kWindowArgs);
+static_assert(arity(RuntimeFunction::CudaLaunch) == launch::Count);
+static_assert(arity(RuntimeFunction::CudaSgemm) == gemm::Count);
 
 } // namespace tfc::abi
 
