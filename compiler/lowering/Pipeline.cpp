@@ -13,8 +13,10 @@ using namespace mlir;
 void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
 
 void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues,
-                          bool horizontal) {
+                          bool horizontal, bool decompose) {
   pm.addPass(createTfEntryPoints());
+  if (decompose)
+    pm.addPass(createTfDecompose());
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
   // shared destinations, which bufferization must copy.

@@ -20,9 +20,11 @@ namespace tfc {
 void addAutodiffPasses(mlir::OpPassManager &pm);
 /// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
 /// grouped into tf.fusion regions (still tf, for every backend); without
-/// `fuse`, no groups (every op its own loop nest).
+/// `fuse`, no groups (every op its own loop nest). With `decompose`,
+/// tf-decompose first: attention and layer norm (and their gradients) as
+/// plain tf ops, for a backend without kernels for them.
 void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true,
-                     bool horizontal = true);
+                     bool horizontal = true, bool decompose = false);
 /// linalg on tensors -> buffers: one-shot bufferization, results as
 /// out-params, written in place where they can be (tf-results-in-place).
 void addBufferizationPasses(mlir::OpPassManager &pm);
