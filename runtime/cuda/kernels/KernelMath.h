@@ -1,0 +1,294 @@
+//===- KernelMath.h - the CUDA kernels' arithmetic, for device and host ---===//
+//
+// Every rounding the hand-written CUDA kernels (runtime/cuda/kernels/*.cu)
+// make is spelled here once, as __host__ __device__ inline functions: the
+// kernels call them per element or per lane, and CudaKernelMathTest
+// (tests/unit) calls the same functions on the host, composing them in the
+// kernels' order (lanes, warp butterflies, key tiles), and compares them with
+// the CPU kernels (runtime/cpu/). The .cu files are compiled with
+// -fmad=false and the test with -ffp-contract=off, so neither compiler fuses
+// a multiply and an add behind our back: where a kernel wants an FMA it
+// calls fmaf (correctly rounded on both), as the CPU kernels' contracted
+// inner products and polynomials do. Division and sqrtf are IEEE on both
+// (nvcc's -prec-div/-prec-sqrt defaults), so host and device compute the
+// same bits for everything here except logf (cross-entropy: a few ulps).
+//
+// Plain C++17 without CUDA headers: under nvcc TFC_HD is __host__
+// __device__, elsewhere it is nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_CUDA_KERNELS_KERNELMATH_H
+#define TFC_RUNTIME_CUDA_KERNELS_KERNELMATH_H
+
+#include <cstdint>
+#if defined(__CUDACC__)
+#define TFC_HD __host__ __device__ __forceinline__
+#else
+#include <cmath>
+#include <cstring>
+#define TFC_HD inline
+#endif
+
+namespace tfc::rt::cuda::kernels {
+
+//===----------------------------------------------------------------------===//
+// Launch shapes (Kernels.h lists them per kernel)
+//===----------------------------------------------------------------------===//
+
+/// Lanes of a warp: the unit that owns a row (of attention, layer norm or
+/// cross-entropy) in every kernel here.
+constexpr int kWarp = 32;
+/// Threads a block of each kernel; a kernel traps on any other block size
+/// (a launch error, never a silent wrong result). Grids may be any size >= 1:
+/// every kernel walks its work units in a grid-stride loop.
+constexpr int kAttentionThreads = 128;    // forward and dQ: a warp a query row
+constexpr int kAttentionDkvThreads = 256; // dK/dV: 8 warps, 32 keys a block
+constexpr int kAttentionDkvKeys = 32;     // keys a dK/dV work unit
+constexpr int kLayerNormThreads = 256;    // a warp a row
+constexpr int kLayerNormChunk = 32;       // rows a backward block keeps stats of
+constexpr int kCrossEntropyThreads = 256; // a warp a row
+constexpr int kReduceThreads = 256;       // the one-block reductions
+constexpr int kDropoutThreads = 256;      // a thread a group of 4 elements
+/// Columns of an output row a warp keeps in registers (two a lane): wider
+/// heads go in slices of this many columns, recomputing the scores for each.
+constexpr int kAttentionColumns = 2 * kWarp;
+
+//===----------------------------------------------------------------------===//
+// Bits
+//===----------------------------------------------------------------------===//
+
+TFC_HD uint32_t floatBits(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+
+TFC_HD float bitsFloat(uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+#endif
+}
+
+TFC_HD float fusedMulAdd(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+TFC_HD float squareRoot(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return std::sqrt(x);
+#endif
+}
+
+TFC_HD float maxOf(float a, float b) { return a > b ? a : b; }
+
+//===----------------------------------------------------------------------===//
+// exp: runtime/cpu/Attention.cpp's exp8, one lane
+//===----------------------------------------------------------------------===//
+
+/// exp(x) as the CPU attention kernel computes it (Cephes: x = n ln2 + r,
+/// 1 + r + r^2 p(r), 2^n through the exponent bits; relative error below
+/// 2e-7), with the FMAs GCC makes of its vector code under -march=native.
+/// x is clamped to [-88, 88], so exp(-inf) and exp(-9e15 - m) are exactly 0.
+TFC_HD float expApprox(float x) {
+  x = x < -88.0f ? -88.0f : x;
+  x = x > 88.0f ? 88.0f : x;
+  const float magic = 12582912.0f; // 1.5 * 2^23: adding it rounds to an integer
+  const float t = fusedMulAdd(x, 1.44269504088896341f, magic);
+  const float n = t - magic;
+  float r = fusedMulAdd(-n, 0.693359375f, x); // ln 2 in two parts
+  r = fusedMulAdd(-n, -2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = fusedMulAdd(p, r, 1.3981999507e-3f);
+  p = fusedMulAdd(p, r, 8.3334519073e-3f);
+  p = fusedMulAdd(p, r, 4.1665795894e-2f);
+  p = fusedMulAdd(p, r, 1.6666665459e-1f);
+  p = fusedMulAdd(p, r, 5.0000001201e-1f);
+  p = fusedMulAdd(p, r * r, r) + 1.0f;
+  // t's low bits hold n + 0x400000; 2^n has the biased exponent n + 127
+  // (>= 0: x >= -88 gives n >= -127, where 2^n is the float 0).
+  return p * bitsFloat((floatBits(t) - (0x4B400000u - 127u)) << 23);
+}
+
+//===----------------------------------------------------------------------===//
+// Warp butterflies
+//===----------------------------------------------------------------------===//
+
+/// The order every warp reduction here uses, on the host: step o = 16, 8, 4,
+/// 2, 1 sets lane l to v[l] + v[l ^ o] (__shfl_xor_sync on the device, where
+/// lane l adds what lane l ^ o holds). Addition commutes, so after each step
+/// lanes l and l ^ o hold the same bits and at the end all 32 do.
+TFC_HD float butterflySum(const float (&lanes)[kWarp]) {
+  float v[kWarp], next[kWarp];
+  for (int l = 0; l < kWarp; ++l)
+    v[l] = lanes[l];
+  for (int o = kWarp / 2; o > 0; o /= 2) {
+    for (int l = 0; l < kWarp; ++l)
+      next[l] = v[l] + v[l ^ o];
+    for (int l = 0; l < kWarp; ++l)
+      v[l] = next[l];
+  }
+  return v[0];
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout: runtime/Philox.h's stream
+//===----------------------------------------------------------------------===//
+
+struct PhiloxWords {
+  uint32_t w[4];
+};
+
+/// Philox4x32-10 (runtime/Philox.h's philox4x32, without std::array).
+TFC_HD PhiloxWords philox4x32(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
+                              uint32_t k1) {
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = uint64_t(0xD2511F53u) * c0, p1 = uint64_t(0xCD9E8D57u) * c2;
+    const uint32_t n0 = uint32_t(p1 >> 32) ^ c1 ^ k0, n2 = uint32_t(p0 >> 32) ^ c3 ^ k1;
+    c1 = uint32_t(p1);
+    c3 = uint32_t(p0);
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {{c0, c1, c2, c3}};
+}
+
+/// The words that decide elements 4g .. 4g + 3 of dropout op `key` under
+/// `seed`: counter {g lo, g hi, key hi, 0}, key {seed, key lo} (Philox.h's
+/// dropoutWords).
+TFC_HD PhiloxWords dropoutWords(uint32_t seed, uint64_t key, uint64_t group) {
+  return philox4x32(uint32_t(group), uint32_t(group >> 32), uint32_t(key >> 32), 0u, seed,
+                    uint32_t(key));
+}
+
+/// tfc_dropout_mask's byte: 1 (dropped) when the word is below threshold =
+/// ceil(rate * 2^32).
+TFC_HD uint8_t dropped(uint32_t word, uint32_t threshold) { return word < threshold ? 1 : 0; }
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+/// Forward, as tf.layer_norm lowers (LowerToLinalg.cpp LayerNormLowering;
+/// separate roundings, no FMA): mean = sum / d, var = Σ (x - mean)^2 / d,
+/// y = (x - mean) rstd gamma + beta with rstd = 1 / sqrt(var + eps).
+TFC_HD float layerNormMean(float sum, int64_t d) { return sum / float(d); }
+TFC_HD float layerNormSquare(float x, float mean) {
+  const float c = x - mean;
+  return c * c;
+}
+TFC_HD float layerNormRstd(float squares, int64_t d, float eps) {
+  return 1.0f / squareRoot(squares / float(d) + eps);
+}
+TFC_HD float layerNormOut(float x, float mean, float rstd, float gamma, float beta) {
+  return (x - mean) * rstd * gamma + beta;
+}
+
+/// Backward, as runtime/cpu/LayerNorm.cpp's rowBackward (its products
+/// summed with FMAs, as GCC contracts them): mean = Σx / d (times 1/d),
+/// rstd = 1 / sqrt(Σ(x - mean)^2 / d + eps), x̂ = (x - mean) rstd,
+/// dx̂ = g gamma, a = mean(dx̂), b = mean(dx̂ x̂), dx = rstd (dx̂ - a - x̂ b).
+TFC_HD float layerNormBackwardRstd(float squares, float invD, float eps) {
+  return 1.0f / squareRoot(fusedMulAdd(squares, invD, eps));
+}
+TFC_HD float layerNormXhat(float x, float mean, float rstd) { return (x - mean) * rstd; }
+TFC_HD float layerNormDx(float dxhat, float xhat, float rstd, float a, float b) {
+  return rstd * fusedMulAdd(-xhat, b, dxhat - a);
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+/// The label as the CPU lowering reads it: clamped into [0, classes).
+TFC_HD int64_t clampLabel(int32_t label, int64_t classes) {
+  const int64_t l = label < 0 ? 0 : int64_t(label);
+  return l > classes - 1 ? classes - 1 : l;
+}
+
+/// A row's loss, -log_softmax(x)[label] = -((x[label] - max) - log Σ
+/// exp(x - max)), as the lowering's 0 - logp[label].
+TFC_HD float crossEntropyLoss(float xLabel, float max, float sumExp) {
+#if defined(__CUDA_ARCH__)
+  const float logSum = logf(sumExp);
+#else
+  const float logSum = std::log(sumExp);
+#endif
+  return 0.0f - ((xLabel - max) - logSum);
+}
+
+/// d loss / d x for one logit: (softmax - onehot) coef, coef the adjoint of
+/// the row's loss (the mean's adjoint / label count).
+TFC_HD float crossEntropyGrad(float x, float max, float sumExp, bool isLabel, float coef) {
+  const float p = expApprox(x - max) / sumExp;
+  return (p - (isLabel ? 1.0f : 0.0f)) * coef;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// The score of a masked-out key (the tutorials' masked_fill), as the CPU.
+constexpr float kMaskedScore = -9e15f;
+
+/// s = Σ_k q[k] (scale K[k]) in k order, one FMA chain from 0: the CPU
+/// kernel's product with its pre-scaled K^T.
+TFC_HD float attentionScore(const float *q, const float *k, int64_t d, float scale) {
+  float s = 0.0f;
+  for (int64_t c = 0; c < d; ++c)
+    s = fusedMulAdd(q[c], scale * k[c], s);
+  return s;
+}
+
+/// dP_ij = Σ_c dO[c] V[c], one FMA chain from 0.
+TFC_HD float attentionDot(const float *a, const float *b, int64_t n) {
+  float s = 0.0f;
+  for (int64_t c = 0; c < n; ++c)
+    s = fusedMulAdd(a[c], b[c], s);
+  return s;
+}
+
+/// A row's online-softmax state after some key tiles: m the largest score,
+/// l = Σ exp(s - m), and (backward) dot = Σ exp(s - m) dP.
+struct OnlineRow {
+  float m, l, dot;
+};
+
+/// The rescaling of a row's sums when its maximum grows from m to mNew:
+/// exp(m - mNew), and 0 before the first tile (the sums are then empty).
+TFC_HD float onlineAlpha(bool first, float m, float mNew) {
+  return first ? 0.0f : expApprox(m - mNew);
+}
+
+/// One key tile folded into the row: tileSum = Σ_tile exp(s - mNew) (and
+/// tileDot = Σ_tile exp(s - mNew) dP), alpha = onlineAlpha(...).
+TFC_HD OnlineRow onlineFold(const OnlineRow &row, float mNew, float alpha, float tileSum,
+                            float tileDot) {
+  return {mNew, fusedMulAdd(row.l, alpha, tileSum), fusedMulAdd(row.dot, alpha, tileDot)};
+}
+
+/// dS_ij = (scale live) (P_ij (dP_ij - D_i)), 0 for a row with every key
+/// masked (live = 0), as the CPU kernel.
+TFC_HD float attentionDs(float p, float dp, float D, float scaleLive) {
+  return scaleLive * (p * (dp - D));
+}
+
+} // namespace tfc::rt::cuda::kernels
+
+#endif // TFC_RUNTIME_CUDA_KERNELS_KERNELMATH_H

@@ -1,0 +1,103 @@
+//===- Kernels.h - the hand-written CUDA kernels, as images to load -------===//
+//
+// runtime/cuda/kernels/*.cu, one file a layer, compiled by nvcc -fatbin (SASS
+// for sm_80 and sm_90, PTX for compute_90: newer GPUs JIT it) and embedded
+// with bin2c in the static library tfc_cuda_kernels: a runtime loads an image
+// with cuModuleLoadData and finds each kernel by its name with
+// cuModuleGetFunction (the names are extern "C", unmangled). Kernel
+// parameters are passed as cuLaunchKernel's array of pointers, one per
+// parameter: "i64" a long long, "f32" a float, "ptr" a device pointer.
+// Each kernel's block size is fixed (a kernel traps on another); grids may
+// be any size >= 1 (grid-stride loops); no dynamic shared memory. The
+// kernels' comments say what each computes; docs/cuda-kernels.md the rest.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_CUDA_KERNELS_KERNELS_H
+#define TFC_RUNTIME_CUDA_KERNELS_KERNELS_H
+
+#include "runtime/cuda/kernels/KernelMath.h"
+
+#include <cstddef>
+
+extern "C" {
+/// The fatbins, 16-byte aligned, and their sizes in bytes.
+extern const unsigned char tfc_cuda_attention_fatbin[];
+extern const size_t tfc_cuda_attention_fatbin_size;
+extern const unsigned char tfc_cuda_layer_norm_fatbin[];
+extern const size_t tfc_cuda_layer_norm_fatbin_size;
+extern const unsigned char tfc_cuda_cross_entropy_fatbin[];
+extern const size_t tfc_cuda_cross_entropy_fatbin_size;
+extern const unsigned char tfc_cuda_dropout_fatbin[];
+extern const size_t tfc_cuda_dropout_fatbin_size;
+}
+
+namespace tfc::rt::cuda::kernels {
+
+/// The attention kernels' parameters: runtime/cpu/Attention.h's, in order.
+#define TFC_CUDA_ATTENTION_SIZES "i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, f32 scale"
+#define TFC_CUDA_STRIDED(name)                                                 \
+  "ptr " name ", i64 " name "Outer, i64 " name "Inner, i64 " name "Row"
+#define TFC_CUDA_ATTENTION_INPUTS                                              \
+  TFC_CUDA_STRIDED("q") ", " TFC_CUDA_STRIDED("k") ", " TFC_CUDA_STRIDED(      \
+      "v") ", " TFC_CUDA_STRIDED("mask")
+#define TFC_CUDA_ATTENTION_BACKWARD                                            \
+  TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
+      "dout") ", " TFC_CUDA_STRIDED("dq") ", " TFC_CUDA_STRIDED("dk") ", "     \
+      TFC_CUDA_STRIDED("dv")
+
+// X(image, kernel name, threads a block, parameter count, parameters)
+#define TFC_CUDA_KERNELS(X)                                                    \
+  X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 27,     \
+    TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
+  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 43, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 43, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 7,    \
+    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y")             \
+  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 9,   \
+    "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr dx, ptr scratch") \
+  X(layer_norm, "tfc_cuda_layer_norm_backward_reduce_kernel", kLayerNormThreads, 6, \
+    "i64 rows, i64 d, i64 blockRows, ptr scratch, ptr dgamma, ptr dbeta")      \
+  X(cross_entropy, "tfc_cuda_cross_entropy_forward_kernel", kCrossEntropyThreads, 6, \
+    "i64 outer, i64 classes, i64 inner, ptr logits, ptr labels, ptr losses")   \
+  X(cross_entropy, "tfc_cuda_cross_entropy_mean_kernel", kReduceThreads, 4,    \
+    "i64 n, f32 count, ptr losses, ptr out")                                   \
+  X(cross_entropy, "tfc_cuda_cross_entropy_backward_kernel", kCrossEntropyThreads, 8, \
+    "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr dloss, ptr dlogits") \
+  X(dropout, "tfc_cuda_dropout_mask_kernel", kDropoutThreads, 5,               \
+    "ptr mask, i64 n, i64 seed, i64 key, i64 threshold")
+
+/// An embedded image and a kernel in it.
+struct KernelImage {
+  const char *name; // "attention"
+  const unsigned char *data;
+  const size_t *size;
+};
+
+struct KernelInfo {
+  const char *image; // the KernelImage's name
+  const char *name;  // for cuModuleGetFunction
+  int threads;       // blockDim.x (y = z = 1)
+  int paramCount;
+  const char *params; // "i64 rows, f32 eps, ptr x, ..."
+};
+
+inline constexpr KernelImage kImages[] = {
+    {"attention", tfc_cuda_attention_fatbin, &tfc_cuda_attention_fatbin_size},
+    {"layer_norm", tfc_cuda_layer_norm_fatbin, &tfc_cuda_layer_norm_fatbin_size},
+    {"cross_entropy", tfc_cuda_cross_entropy_fatbin, &tfc_cuda_cross_entropy_fatbin_size},
+    {"dropout", tfc_cuda_dropout_fatbin, &tfc_cuda_dropout_fatbin_size},
+};
+
+inline constexpr KernelInfo kKernels[] = {
+#define TFC_CUDA_KERNEL_INFO(image, name, threads, count, params)              \
+  {#image, name, threads, count, params},
+    TFC_CUDA_KERNELS(TFC_CUDA_KERNEL_INFO)
+#undef TFC_CUDA_KERNEL_INFO
+};
+
+} // namespace tfc::rt::cuda::kernels
+
+#endif // TFC_RUNTIME_CUDA_KERNELS_KERNELS_H

@@ -1,0 +1,48 @@
+//===- Warp.cuh - warp reductions the CUDA kernels share ------------------===//
+//
+// defines: warpSum, warpMax, broadcast, trapUnlessBlockSize
+//
+// Butterflies over the full warp in KernelMath.h's order (butterflySum is
+// their host twin): step o = 16, 8, 4, 2, 1 adds lane l ^ o's value, so all
+// 32 lanes end with the same bits, the same on every run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_CUDA_KERNELS_WARP_CUH
+#define TFC_RUNTIME_CUDA_KERNELS_WARP_CUH
+
+#include "runtime/cuda/kernels/KernelMath.h"
+
+namespace tfc::rt::cuda::kernels {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ __forceinline__ float warpSum(float v) {
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+
+/// The largest value (max is exact: the order does not matter).
+__device__ __forceinline__ float warpMax(float v) {
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o /= 2)
+    v = maxOf(v, __shfl_xor_sync(kFullMask, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float broadcast(float v, int lane) {
+  return __shfl_sync(kFullMask, v, lane);
+}
+
+/// Kernels assume their documented block size; another is a launch error
+/// (the trap makes the launch fail), never a silent wrong result.
+__device__ __forceinline__ void trapUnlessBlockSize(int threads) {
+  if (blockDim.x != unsigned(threads) || blockDim.y != 1 || blockDim.z != 1)
+    __trap();
+}
+
+} // namespace tfc::rt::cuda::kernels
+
+#endif // TFC_RUNTIME_CUDA_KERNELS_WARP_CUH

@@ -1,0 +1,124 @@
+//===- cross_entropy.cu - fused softmax cross-entropy on the GPU ----------===//
+//
+// defines: tfc_cuda_cross_entropy_forward_kernel,
+//          tfc_cuda_cross_entropy_mean_kernel,
+//          tfc_cuda_cross_entropy_backward_kernel
+//
+// tf.cross_entropy over logits laid out [outer, classes, inner] (the class
+// axis anywhere: inner = 1 when it is the last), i32 labels [outer, inner]
+// clamped into [0, classes) as the CPU lowering clamps them
+// (LowerToLinalg.cpp clampedIndex). A warp a row (o, i): lane l takes classes
+// l, l + 32, ...; the row's maximum and Σ exp(x - max) come from warp
+// butterflies. exp is the CPU attention kernel's polynomial (KernelMath.h
+// expApprox), log is CUDA's logf.
+//
+//  - forward: losses[o * inner + i] = -log_softmax(x)[label];
+//  - mean: out[0] = Σ losses / count in a fixed tree (one block: thread t
+//    sums t, t + 256, ... in order, then halving in shared memory), the op's
+//    result;
+//  - backward: dlogits = (softmax(x) - onehot(label)) * (dloss[0] / count),
+//    dloss the adjoint of the mean (on the device: no host sync).
+// No atomics: the same bits on every run.
+//
+// Launch: 256 threads a block; forward and backward grid.x any
+// (ceil(outer * inner / 8) blocks is a row a warp), mean grid.x = 1 (more
+// blocks return at once).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/kernels/KernelMath.h"
+#include "runtime/cuda/kernels/Warp.cuh"
+
+using namespace tfc::rt::cuda::kernels;
+
+typedef long long i64;
+
+namespace {
+
+/// Row (o, i)'s maximum and Σ exp(x - max), on every lane.
+__device__ __forceinline__ void rowSoftmax(const float *__restrict__ xr, i64 classes,
+                                           i64 inner, int lane, float &max, float &sumExp) {
+  float m = -INFINITY;
+  for (i64 c = lane; c < classes; c += kWarp)
+    m = maxOf(m, xr[c * inner]);
+  max = warpMax(m);
+  float s = 0.0f;
+  for (i64 c = lane; c < classes; c += kWarp)
+    s += expApprox(xr[c * inner] - max);
+  sumExp = warpSum(s);
+}
+
+} // namespace
+
+/// losses[o * inner + i] = -log_softmax(logits[o, :, i])[clamp(labels[o *
+/// inner + i])].
+extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
+    tfc_cuda_cross_entropy_forward_kernel(i64 outer, i64 classes, i64 inner,
+                                          const float *__restrict__ logits,
+                                          const int *__restrict__ labels,
+                                          float *__restrict__ losses) {
+  trapUnlessBlockSize(kCrossEntropyThreads);
+  if (classes <= 0)
+    return;
+  constexpr int warps = kCrossEntropyThreads / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
+       row += i64(gridDim.x) * warps) {
+    const i64 o = row / inner, i = row % inner;
+    const float *xr = logits + o * classes * inner + i;
+    float max, sumExp;
+    rowSoftmax(xr, classes, inner, lane, max, sumExp);
+    if (lane == 0)
+      losses[row] =
+          crossEntropyLoss(xr[clampLabel(labels[row], classes) * inner], max, sumExp);
+  }
+}
+
+/// out[0] = (Σ_r losses[r]) / count for r < n (count: the label positions,
+/// usually n).
+extern "C" __global__ void __launch_bounds__(kReduceThreads)
+    tfc_cuda_cross_entropy_mean_kernel(i64 n, float count, const float *__restrict__ losses,
+                                       float *__restrict__ out) {
+  trapUnlessBlockSize(kReduceThreads);
+  if (blockIdx.x != 0)
+    return;
+  __shared__ float partial[kReduceThreads];
+  float s = 0.0f;
+  for (i64 r = threadIdx.x; r < n; r += kReduceThreads)
+    s += losses[r];
+  partial[threadIdx.x] = s;
+  for (int width = kReduceThreads / 2; width > 0; width /= 2) {
+    __syncthreads();
+    if (threadIdx.x < width)
+      partial[threadIdx.x] += partial[threadIdx.x + width];
+  }
+  if (threadIdx.x == 0)
+    out[0] = partial[0] / count;
+}
+
+/// dlogits[o, c, i] = (softmax(logits[o, :, i])_c - [c == label]) *
+/// (dloss[0] / count).
+extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
+    tfc_cuda_cross_entropy_backward_kernel(i64 outer, i64 classes, i64 inner, float count,
+                                           const float *__restrict__ logits,
+                                           const int *__restrict__ labels,
+                                           const float *__restrict__ dloss,
+                                           float *__restrict__ dlogits) {
+  trapUnlessBlockSize(kCrossEntropyThreads);
+  if (classes <= 0)
+    return;
+  constexpr int warps = kCrossEntropyThreads / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  const float coef = dloss[0] / count;
+  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
+       row += i64(gridDim.x) * warps) {
+    const i64 o = row / inner, i = row % inner;
+    const float *xr = logits + o * classes * inner + i;
+    float *dr = dlogits + o * classes * inner + i;
+    float max, sumExp;
+    rowSoftmax(xr, classes, inner, lane, max, sumExp);
+    const i64 label = clampLabel(labels[row], classes);
+    for (i64 c = lane; c < classes; c += kWarp)
+      dr[c * inner] = crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+  }
+}

@@ -1,0 +1,527 @@
+//===- CudaKernelMathTest.cpp - the CUDA kernels' math against the CPU ----===//
+//
+// The hand-written CUDA kernels (runtime/cuda/kernels/*.cu) do their
+// arithmetic through KernelMath.h's __host__ __device__ functions. Here the
+// host runs those functions composed as the kernels compose them (a lane a
+// key or column, KernelMath.h's butterflySum where a kernel has warpSum, key
+// tiles of 32, the same FMA chains) and compares the results with the CPU
+// kernels (runtime/cpu/): the dropout mask bit for bit, layer norm, cross-
+// entropy and attention within float tolerances. With -ffp-contract=off here
+// and -fmad=false for nvcc, these are the roundings the GPU makes; what only
+// a GPU can check (the launch geometry, shuffles, shared memory) is
+// tools/gpu/kernel_check.cpp's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Philox.h"
+#include "runtime/cpu/Attention.h"
+#include "runtime/cpu/Dropout.h"
+#include "runtime/cpu/LayerNorm.h"
+#include "runtime/cuda/kernels/KernelMath.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace tfc::rt::cuda::kernels;
+
+constexpr int W = kWarp;
+
+std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+/// max |a - b| / max(max |b|, tiny).
+double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
+  double err = 0, mag = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::fabs(double(a[i]) - double(b[i])));
+    mag = std::max(mag, std::fabs(double(b[i])));
+  }
+  return err / mag;
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+TEST(CudaKernelMath, PhiloxWordsAreRuntimePhilox) {
+  std::mt19937_64 rng(1);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const uint32_t seed = uint32_t(rng());
+    const uint64_t group = trial % 2 ? rng() : rng() % 4096;
+    const uint64_t key = trial % 3 ? rng() : rng() % 64;
+    const std::array<uint32_t, 4> expected = tfc::dropoutWords(seed, key, group);
+    const PhiloxWords got = dropoutWords(seed, key, group);
+    for (int w = 0; w < 4; ++w)
+      ASSERT_EQ(got.w[w], expected[size_t(w)]) << "seed " << seed << " key " << key;
+  }
+}
+
+/// The mask kernel, a thread a group, against tfc_dropout_mask.
+TEST(CudaKernelMath, DropoutMaskIsTheCpuMask) {
+  for (int64_t n : {1, 3, 4, 5, 63, 64, 65, 1000, 4099})
+    for (uint64_t key : {uint64_t(0), uint64_t(7), (uint64_t(3) << 32) | 11})
+      for (double rate : {0.1, 0.5}) {
+        const uint32_t seed = uint32_t(n * 2654435761u + key);
+        const auto threshold = int64_t(std::ceil(rate * 4294967296.0));
+        std::vector<uint8_t> cpu(static_cast<size_t>(n)), gpu(static_cast<size_t>(n), 7);
+        tfc_dropout_mask(intptr_t(cpu.data()), n, seed, intptr_t(key), threshold);
+        for (int64_t group = 0; group < (n + 3) / 4; ++group) {
+          const PhiloxWords words = dropoutWords(seed, key, uint64_t(group));
+          for (int e = 0; e < 4; ++e)
+            if (4 * group + e < n)
+              gpu[size_t(4 * group + e)] = dropped(words.w[e], uint32_t(threshold));
+        }
+        ASSERT_EQ(gpu, cpu) << "n " << n << " key " << key << " rate " << rate;
+      }
+}
+
+//===----------------------------------------------------------------------===//
+// exp and the butterfly
+//===----------------------------------------------------------------------===//
+
+TEST(CudaKernelMath, ExpApproxIsCloseToExp) {
+  double worst = 0;
+  for (float x = -87.0f; x <= 88.0f; x += 0.0137f) {
+    const double exact = std::exp(double(x));
+    worst = std::max(worst, std::fabs(double(expApprox(x)) - exact) / exact);
+  }
+  EXPECT_LT(worst, 3e-7);
+  EXPECT_EQ(expApprox(-INFINITY), 0.0f);
+  EXPECT_EQ(expApprox(kMaskedScore), 0.0f);
+  EXPECT_EQ(expApprox(0.0f), 1.0f);
+}
+
+TEST(CudaKernelMath, ButterflySumAddsEveryLane) {
+  float lanes[W];
+  for (int l = 0; l < W; ++l)
+    lanes[l] = float(l + 1);
+  EXPECT_EQ(butterflySum(lanes), 528.0f);
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm
+//===----------------------------------------------------------------------===//
+
+/// The warp's sum of f(j) over j < d, lane l taking l, l + 32, ... in
+/// order: what a kernel's lane loop and warpSum compute.
+template <typename F>
+float warpLoopSum(int64_t d, F &&term) {
+  float lanes[W] = {};
+  for (int l = 0; l < W; ++l)
+    for (int64_t j = l; j < d; j += W)
+      lanes[l] = term(j, lanes[l]);
+  return butterflySum(lanes);
+}
+
+/// tfc_cuda_layer_norm_forward_kernel on the host.
+std::vector<float> layerNormForward(const std::vector<float> &x, const std::vector<float> &gamma,
+                                    const std::vector<float> &beta, int64_t rows, int64_t d,
+                                    float eps) {
+  std::vector<float> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x.data() + r * d;
+    const float mean =
+        layerNormMean(warpLoopSum(d, [&](int64_t j, float acc) { return acc + xr[j]; }), d);
+    const float squares = warpLoopSum(
+        d, [&](int64_t j, float acc) { return acc + layerNormSquare(xr[j], mean); });
+    const float rstd = layerNormRstd(squares, d, eps);
+    for (int64_t j = 0; j < d; ++j)
+      y[size_t(r * d + j)] = layerNormOut(xr[j], mean, rstd, gamma[size_t(j)], beta[size_t(j)]);
+  }
+  return y;
+}
+
+TEST(CudaKernelMath, LayerNormForwardIsTheOpsDefinition) {
+  std::mt19937 rng(2);
+  for (int64_t d : {7, 32, 64, 100, 256}) {
+    const int64_t rows = 13;
+    const float eps = 1e-5f;
+    std::vector<float> x = randomFloats(size_t(rows * d), rng, 3.0f);
+    for (float &v : x)
+      v += 2.0f; // an offset, so the centring matters
+    const std::vector<float> gamma = randomFloats(size_t(d), rng), beta = randomFloats(size_t(d), rng);
+    const std::vector<float> y = layerNormForward(x, gamma, beta, rows, d, eps);
+    // The interpreter's formulas in double (Interpreter.cpp layerNorm).
+    std::vector<float> expected(y.size());
+    for (int64_t r = 0; r < rows; ++r) {
+      double mu = 0, var = 0;
+      for (int64_t j = 0; j < d; ++j)
+        mu += x[size_t(r * d + j)] / double(d);
+      for (int64_t j = 0; j < d; ++j)
+        var += (x[size_t(r * d + j)] - mu) * (x[size_t(r * d + j)] - mu) / double(d);
+      for (int64_t j = 0; j < d; ++j)
+        expected[size_t(r * d + j)] =
+            float((x[size_t(r * d + j)] - mu) / std::sqrt(var + eps) * gamma[size_t(j)] +
+                  beta[size_t(j)]);
+    }
+    EXPECT_LT(relativeError(y, expected), 2e-6) << "d " << d;
+  }
+}
+
+TEST(CudaKernelMath, LayerNormBackwardIsTheCpuKernel) {
+  std::mt19937 rng(3);
+  for (int64_t d : {7, 32, 64, 100, 256})
+    for (int64_t blockRows : {1, 8, 40}) {
+      const int64_t rows = 37, blocks = (rows + blockRows - 1) / blockRows;
+      const float eps = 1e-5f, invD = 1.0f / float(d);
+      const std::vector<float> x = randomFloats(size_t(rows * d), rng, 2.0f),
+                               g = randomFloats(size_t(rows * d), rng),
+                               gamma = randomFloats(size_t(d), rng);
+      std::vector<float> dx(x.size()), dgamma(static_cast<size_t>(d)), dbeta(static_cast<size_t>(d)),
+          scratch(static_cast<size_t>(2 * blocks * d));
+      tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
+                              intptr_t(g.data()), intptr_t(dx.data()), intptr_t(dgamma.data()),
+                              intptr_t(dbeta.data()), intptr_t(scratch.data()));
+      // tfc_cuda_layer_norm_backward_kernel: a warp a row for the statistics
+      // and dx, a thread a column for the block's partials (rows in order),
+      // then the reduce kernel (blocks in order).
+      std::vector<float> gdx(x.size()), partial(size_t(2 * blocks * d), 0.0f);
+      std::vector<float> means(static_cast<size_t>(rows)), rstds(static_cast<size_t>(rows));
+      for (int64_t r = 0; r < rows; ++r) {
+        const float *xr = x.data() + r * d, *gr = g.data() + r * d;
+        const float mean = warpLoopSum(d, [&](int64_t j, float a) { return a + xr[j]; }) * invD;
+        const float squares = warpLoopSum(d, [&](int64_t j, float a) {
+          const float c = xr[j] - mean;
+          return fusedMulAdd(c, c, a);
+        });
+        const float rstd = layerNormBackwardRstd(squares, invD, eps);
+        const float a = warpLoopSum(d, [&](int64_t j, float acc) {
+                          return acc + gr[j] * gamma[size_t(j)];
+                        }) * invD;
+        const float b = warpLoopSum(d, [&](int64_t j, float acc) {
+                          return fusedMulAdd(gr[j] * gamma[size_t(j)],
+                                             layerNormXhat(xr[j], mean, rstd), acc);
+                        }) * invD;
+        for (int64_t j = 0; j < d; ++j)
+          gdx[size_t(r * d + j)] = layerNormDx(gr[j] * gamma[size_t(j)],
+                                               layerNormXhat(xr[j], mean, rstd), rstd, a, b);
+        means[size_t(r)] = mean;
+        rstds[size_t(r)] = rstd;
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t block = r / blockRows;
+        for (int64_t j = 0; j < d; ++j) {
+          const float gj = g[size_t(r * d + j)];
+          float &pg = partial[size_t(block * d + j)], &pb = partial[size_t((blocks + block) * d + j)];
+          pg = fusedMulAdd(gj, layerNormXhat(x[size_t(r * d + j)], means[size_t(r)], rstds[size_t(r)]),
+                           pg);
+          pb += gj;
+        }
+      }
+      std::vector<float> gdgamma(size_t(d), 0.0f), gdbeta(size_t(d), 0.0f);
+      for (int64_t block = 0; block < blocks; ++block)
+        for (int64_t j = 0; j < d; ++j) {
+          gdgamma[size_t(j)] += partial[size_t(block * d + j)];
+          gdbeta[size_t(j)] += partial[size_t((blocks + block) * d + j)];
+        }
+      EXPECT_LT(relativeError(gdx, dx), 1e-5) << "d " << d << " blockRows " << blockRows;
+      EXPECT_LT(relativeError(gdgamma, dgamma), 1e-5) << "d " << d;
+      EXPECT_LT(relativeError(gdbeta, dbeta), 1e-6) << "d " << d;
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Cross-entropy
+//===----------------------------------------------------------------------===//
+
+TEST(CudaKernelMath, CrossEntropyRowIsLogSoftmax) {
+  std::mt19937 rng(4);
+  for (int64_t classes : {1, 2, 10, 33, 1000}) {
+    const std::vector<float> x = randomFloats(size_t(classes), rng, 4.0f);
+    // The forward kernel's row: the maximum, then Σ exp(x - max) by lanes.
+    float m = -INFINITY;
+    for (float v : x)
+      m = maxOf(m, v);
+    const float sumExp = warpLoopSum(
+        classes, [&](int64_t c, float acc) { return acc + expApprox(x[size_t(c)] - m); });
+    double dm = -INFINITY, ds = 0;
+    for (float v : x)
+      dm = std::max(dm, double(v));
+    for (float v : x)
+      ds += std::exp(v - dm);
+    for (int32_t label : {-3, 0, int32_t(classes / 2), int32_t(classes - 1), int32_t(classes + 5)}) {
+      const int64_t at = clampLabel(label, classes);
+      ASSERT_EQ(at, std::clamp<int64_t>(label, 0, classes - 1));
+      const double expected = -((x[size_t(at)] - dm) - std::log(ds));
+      EXPECT_NEAR(crossEntropyLoss(x[size_t(at)], m, sumExp), expected,
+                  2e-6 * std::max(1.0, std::fabs(expected)))
+          << "classes " << classes;
+      const float coef = 0.25f;
+      for (int64_t c = 0; c < classes; ++c) {
+        const double p = std::exp(x[size_t(c)] - dm) / ds;
+        EXPECT_NEAR(crossEntropyGrad(x[size_t(c)], m, sumExp, c == at, coef),
+                    (p - (c == at ? 1.0 : 0.0)) * coef, 1e-7);
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+/// A test problem in the CPU kernel's strided layout: heads (outer, inner)
+/// of [tq or tk, width] rows, `row` floats apart, heads packed.
+struct Strided {
+  std::vector<float> data;
+  int64_t outer, inner, row;
+  const float *head(int64_t b, int64_t innerCount) const {
+    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
+  }
+  float *head(int64_t b, int64_t innerCount) {
+    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
+  }
+};
+
+Strided makeStrided(int64_t outer, int64_t inner, int64_t rows, int64_t width, int64_t pad,
+                    std::mt19937 &rng) {
+  const int64_t row = width + pad, headSize = rows * row;
+  return {randomFloats(size_t(outer * inner * headSize), rng), inner * headSize, headSize, row};
+}
+
+struct Problem {
+  int64_t outer, inner, tq, tk, d, dv;
+  float scale;
+  Strided q, k, v, dout;
+  std::vector<uint8_t> mask; // [tq, tk] shared by every head (strides 0, 0, tk), or empty
+};
+
+Problem makeProblem(int64_t outer, int64_t inner, int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                    bool masked, std::mt19937 &rng) {
+  Problem p{outer, inner, tq, tk, d, dv, 1.0f / std::sqrt(float(d)),
+            makeStrided(outer, inner, tq, d, 3, rng), makeStrided(outer, inner, tk, d, 1, rng),
+            makeStrided(outer, inner, tk, dv, 0, rng), makeStrided(outer, inner, tq, dv, 2, rng),
+            {}};
+  if (masked) {
+    p.mask.resize(size_t(tq * tk));
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j < tk; ++j)
+        p.mask[size_t(i * tk + j)] = i == 1 ? 0 : (j <= i + 3 || (i + j) % 5 == 0); // row 1 fully masked
+  }
+  return p;
+}
+
+const uint8_t *maskRow(const Problem &p, int64_t i) {
+  return p.mask.empty() ? nullptr : p.mask.data() + i * p.tk;
+}
+
+/// tfc_cuda_attention_forward_kernel's warp for query row i of head b.
+void forwardRow(const Problem &p, int64_t b, int64_t i, float *out) {
+  const float *Q = p.q.head(b, p.inner) + i * p.q.row, *K = p.k.head(b, p.inner),
+              *V = p.v.head(b, p.inner);
+  const uint8_t *M = maskRow(p, i);
+  std::vector<float> acc(size_t(p.dv), 0.0f);
+  OnlineRow row{-INFINITY, 0.0f, 0.0f};
+  for (int64_t j0 = 0; j0 < p.tk; j0 += W) {
+    float s[W], prob[W], tileMax = -INFINITY;
+    for (int l = 0; l < W; ++l) {
+      const int64_t j = j0 + l;
+      s[l] = -INFINITY;
+      if (j < p.tk) {
+        s[l] = attentionScore(Q, K + j * p.k.row, p.d, p.scale);
+        if (M && !M[j])
+          s[l] = kMaskedScore;
+      }
+      tileMax = maxOf(tileMax, s[l]);
+    }
+    const float mNew = maxOf(row.m, tileMax);
+    for (int l = 0; l < W; ++l)
+      prob[l] = j0 + l < p.tk ? expApprox(s[l] - mNew) : 0.0f;
+    const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
+    row = onlineFold(row, mNew, alpha, butterflySum(prob), 0.0f);
+    for (int64_t c = 0; c < p.dv; ++c) {
+      acc[size_t(c)] *= alpha;
+      for (int64_t t = 0; t < std::min<int64_t>(W, p.tk - j0); ++t)
+        acc[size_t(c)] = fusedMulAdd(prob[t], V[(j0 + t) * p.v.row + c], acc[size_t(c)]);
+    }
+  }
+  const float inv = 1.0f / row.l;
+  for (int64_t c = 0; c < p.dv; ++c)
+    out[c] = acc[size_t(c)] * inv;
+}
+
+struct Stats {
+  float m, inv, D, scaleLive;
+};
+
+/// The backward kernels' rowStats for query row i of head b.
+Stats rowStats(const Problem &p, int64_t b, int64_t i) {
+  const float *Q = p.q.head(b, p.inner) + i * p.q.row, *K = p.k.head(b, p.inner),
+              *V = p.v.head(b, p.inner), *dO = p.dout.head(b, p.inner) + i * p.dout.row;
+  const uint8_t *M = maskRow(p, i);
+  OnlineRow row{-INFINITY, 0.0f, 0.0f};
+  bool live = M == nullptr;
+  for (int64_t j0 = 0; j0 < p.tk; j0 += W) {
+    float s[W], dp[W], prob[W], pdp[W], tileMax = -INFINITY;
+    for (int l = 0; l < W; ++l) {
+      const int64_t j = j0 + l;
+      s[l] = -INFINITY;
+      dp[l] = 0.0f;
+      if (j < p.tk) {
+        s[l] = attentionScore(Q, K + j * p.k.row, p.d, p.scale);
+        dp[l] = attentionDot(dO, V + j * p.v.row, p.dv);
+        if (M && !M[j])
+          s[l] = kMaskedScore;
+        else
+          live = true;
+      }
+      tileMax = maxOf(tileMax, s[l]);
+    }
+    const float mNew = maxOf(row.m, tileMax);
+    for (int l = 0; l < W; ++l) {
+      prob[l] = j0 + l < p.tk ? expApprox(s[l] - mNew) : 0.0f;
+      pdp[l] = prob[l] * dp[l];
+    }
+    const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
+    row = onlineFold(row, mNew, alpha, butterflySum(prob), butterflySum(pdp));
+  }
+  return {row.m, 1.0f / row.l, row.dot / row.l, live ? p.scale : 0.0f};
+}
+
+/// P_ij and dS_ij as both backward kernels recompute them.
+void probAndDs(const Problem &p, int64_t b, int64_t i, int64_t j, const Stats &st, float &prob,
+               float &ds) {
+  const float *Q = p.q.head(b, p.inner) + i * p.q.row, *K = p.k.head(b, p.inner),
+              *V = p.v.head(b, p.inner), *dO = p.dout.head(b, p.inner) + i * p.dout.row;
+  const uint8_t *M = maskRow(p, i);
+  float s = attentionScore(Q, K + j * p.k.row, p.d, p.scale);
+  if (M && !M[j])
+    s = kMaskedScore;
+  prob = expApprox(s - st.m) * st.inv;
+  ds = attentionDs(prob, attentionDot(dO, V + j * p.v.row, p.dv), st.D, st.scaleLive);
+}
+
+struct Grads {
+  Strided dq, dk, dv;
+};
+
+/// The dq kernel (a warp a query row) and the dkv kernel (a lane a query,
+/// keys by warp, query tiles of 32) on the host.
+Grads backward(const Problem &p) {
+  Grads g{p.q, p.k, p.v};
+  const int64_t heads = p.outer * p.inner;
+  for (int64_t b = 0; b < heads; ++b) {
+    std::vector<Stats> stats(size_t(p.tq));
+    for (int64_t i = 0; i < p.tq; ++i)
+      stats[size_t(i)] = rowStats(p, b, i);
+    const float *Q = p.q.head(b, p.inner), *K = p.k.head(b, p.inner),
+                *dO = p.dout.head(b, p.inner);
+    for (int64_t i = 0; i < p.tq; ++i) {
+      std::vector<float> acc(size_t(p.d), 0.0f);
+      for (int64_t j = 0; j < p.tk; ++j) {
+        float prob, ds;
+        probAndDs(p, b, i, j, stats[size_t(i)], prob, ds);
+        for (int64_t c = 0; c < p.d; ++c)
+          acc[size_t(c)] = fusedMulAdd(ds, K[j * p.k.row + c], acc[size_t(c)]);
+      }
+      std::copy(acc.begin(), acc.end(), g.dq.head(b, p.inner) + i * g.dq.row);
+    }
+    for (int64_t j = 0; j < p.tk; ++j) {
+      std::vector<float> accK(size_t(p.d), 0.0f), accV(size_t(p.dv), 0.0f);
+      for (int64_t i = 0; i < p.tq; ++i) {
+        float prob, ds;
+        probAndDs(p, b, i, j, stats[size_t(i)], prob, ds);
+        for (int64_t c = 0; c < p.dv; ++c)
+          accV[size_t(c)] = fusedMulAdd(prob, dO[i * p.dout.row + c], accV[size_t(c)]);
+        for (int64_t c = 0; c < p.d; ++c)
+          accK[size_t(c)] = fusedMulAdd(ds, Q[i * p.q.row + c], accK[size_t(c)]);
+      }
+      std::copy(accK.begin(), accK.end(), g.dk.head(b, p.inner) + j * g.dk.row);
+      std::copy(accV.begin(), accV.end(), g.dv.head(b, p.inner) + j * g.dv.row);
+    }
+  }
+  return g;
+}
+
+/// The first `width` floats of every row of every head.
+std::vector<float> rowsOf(const Strided &s, int64_t heads, int64_t innerCount, int64_t rows,
+                          int64_t width) {
+  std::vector<float> out;
+  for (int64_t b = 0; b < heads; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        out.push_back(s.head(b, innerCount)[r * s.row + c]);
+  return out;
+}
+
+struct Shape {
+  int64_t outer, inner, tq, tk, d, dv;
+  bool masked;
+};
+
+// The seed models' shapes (reverse: 16 x 16, d 32; set anomaly: 10 x 10,
+// d 64; the encoder-decoder: 2 x 2, d 2, masked), several key tiles, odd
+// sizes, and heads wider than 64 (the kernels' column slices).
+const Shape kShapes[] = {{1, 4, 16, 16, 32, 32, false}, {2, 4, 10, 10, 64, 64, false},
+                         {3, 3, 2, 2, 2, 2, true},      {1, 2, 40, 100, 24, 40, true},
+                         {2, 1, 33, 65, 7, 5, false},   {1, 1, 9, 70, 96, 80, true},
+                         {1, 2, 140, 140, 16, 16, false}};
+
+TEST(CudaKernelMath, AttentionForwardIsTheCpuKernel) {
+  std::mt19937 rng(5);
+  for (const Shape &s : kShapes) {
+    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    const int64_t heads = s.outer * s.inner;
+    Strided cpu = makeStrided(s.outer, s.inner, s.tq, s.dv, 1, rng), gpu = cpu;
+    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
+    tfc_attention_forward(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale, intptr_t(p.q.data.data()),
+                          p.q.outer, p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer,
+                          p.k.inner, p.k.row, intptr_t(p.v.data.data()), p.v.outer, p.v.inner,
+                          p.v.row, mask, 0, 0, s.tk, intptr_t(cpu.data.data()), cpu.outer,
+                          cpu.inner, cpu.row);
+    for (int64_t b = 0; b < heads; ++b)
+      for (int64_t i = 0; i < s.tq; ++i)
+        forwardRow(p, b, i, gpu.head(b, s.inner) + i * gpu.row);
+    EXPECT_LT(relativeError(rowsOf(gpu, heads, s.inner, s.tq, s.dv),
+                            rowsOf(cpu, heads, s.inner, s.tq, s.dv)),
+              2e-6)
+        << "tq " << s.tq << " tk " << s.tk << " d " << s.d << " dv " << s.dv;
+  }
+}
+
+TEST(CudaKernelMath, AttentionBackwardIsTheCpuKernel) {
+  std::mt19937 rng(6);
+  for (const Shape &s : kShapes) {
+    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    const int64_t heads = s.outer * s.inner;
+    Grads cpu{p.q, p.k, p.v};
+    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
+    tfc_attention_backward(
+        s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale, intptr_t(p.q.data.data()), p.q.outer,
+        p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
+        intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, mask, 0, 0, s.tk,
+        intptr_t(p.dout.data.data()), p.dout.outer, p.dout.inner, p.dout.row,
+        intptr_t(cpu.dq.data.data()), cpu.dq.outer, cpu.dq.inner, cpu.dq.row,
+        intptr_t(cpu.dk.data.data()), cpu.dk.outer, cpu.dk.inner, cpu.dk.row,
+        intptr_t(cpu.dv.data.data()), cpu.dv.outer, cpu.dv.inner, cpu.dv.row);
+    const Grads gpu = backward(p);
+    const auto where = ::testing::Message() << "tq " << s.tq << " tk " << s.tk << " d " << s.d
+                                            << " dv " << s.dv;
+    EXPECT_LT(relativeError(rowsOf(gpu.dq, heads, s.inner, s.tq, s.d),
+                            rowsOf(cpu.dq, heads, s.inner, s.tq, s.d)),
+              1e-5)
+        << "dq " << where;
+    EXPECT_LT(relativeError(rowsOf(gpu.dk, heads, s.inner, s.tk, s.d),
+                            rowsOf(cpu.dk, heads, s.inner, s.tk, s.d)),
+              1e-5)
+        << "dk " << where;
+    EXPECT_LT(relativeError(rowsOf(gpu.dv, heads, s.inner, s.tk, s.dv),
+                            rowsOf(cpu.dv, heads, s.inner, s.tk, s.dv)),
+              1e-5)
+        << "dv " << where;
+  }
+}
+
+} // namespace
