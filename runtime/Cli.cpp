@@ -9,6 +9,13 @@
 //   MODEL run ENTRY [--params P] --feed KIND:NAME=FILE.npy ... --output-dir DIR
 //   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
 //
+// A model compiled for CUDA (tfc compile --target=cuda) takes two options
+// more: --device N (the GPU; default $TFC_CUDA_DEVICE, else 0) and
+// --no-graph (launch every kernel eagerly instead of replaying each entry as
+// a CUDA graph; also TFC_CUDA_GRAPHS=0). `info` and `init` need no GPU; any
+// other command opens the device first and, without one, exits 1 with one
+// line saying what is missing.
+//
 // Every failure prints one line naming what is wrong (the file, both shapes)
 // and exits 1; nothing is written unless the whole command succeeded. Exit
 // codes: 0 success, 1 error, 2 usage error (a command line that does not
@@ -119,6 +126,11 @@ int info(Model &model) {
   const Manifest &m = model.manifest();
   std::printf("model %s, compiled for batch %lld, runs on device %s\n", m.model.c_str(),
               (long long)m.batch, model.device().name().c_str());
+  if (std::vector<std::string> lines = model.device().describe(m); !lines.empty()) {
+    std::printf("\ndevice:\n");
+    for (const std::string &line : lines)
+      std::printf("  %s\n", line.c_str());
+  }
   printCpu(m);
   std::printf("\ninputs:\n");
   for (const TensorSpec &i : m.inputs)
@@ -568,6 +580,21 @@ int main(int argc, char **argv) {
                "Keep subnormal floats as IEEE 754 has them (default: flushed to zero, "
                "as TensorFlow and oneDNN do; kept, a training step can get many times slower)");
 
+  // A CUDA model's device: which GPU, and graphs or eager launches.
+  DeviceOptions deviceOptions;
+  if (m.device == tfc::abi::key::kDeviceCuda) {
+    if (const char *index = std::getenv("TFC_CUDA_DEVICE"); index && *index)
+      deviceOptions.index = std::atoi(index);
+    if (const char *graphs = std::getenv("TFC_CUDA_GRAPHS"); graphs && std::string(graphs) == "0")
+      deviceOptions.graphs = false;
+    app.add_option("--device", deviceOptions.index,
+                   "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0)")
+        ->check(atLeast(0));
+    app.add_flag_function("--no-graph", [&](int64_t) { deviceOptions.graphs = false; },
+                 "Launch every kernel eagerly (default: each entry is captured as a CUDA graph "
+                 "on its second call and replayed; also TFC_CUDA_GRAPHS=0)");
+  }
+
   CLI::App *infoCmd = app.add_subcommand("info", "Inputs, outputs, parameters and peak memory");
 
   CLI::App *initCmd = app.add_subcommand("init", "Write freshly initialised parameters");
@@ -654,7 +681,13 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "warning: %s; running on %d thread(s)\n", threadError.c_str(),
                  numThreads());
   }
+  model.device().configure(deviceOptions);
   model.device().setFlushDenormals(!keepDenormals);
+  // Every command but info and init runs entries: open the device first, so
+  // that a machine without one (no CUDA driver, no GPU) gets one line now.
+  if (!*infoCmd && !*initCmd)
+    if (!model.openDevice(error))
+      return fail(error);
   auto command = [&] {
     if (*infoCmd)
       return info(model);

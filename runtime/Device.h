@@ -4,8 +4,10 @@
 // files) keeps tensors in host memory; a device holds what an entry reads
 // and writes and runs it. runtime/cpu/ is the device whose memory is the
 // host's, so tensors pass in place, never copied; runtime/cuda/ (issue 26)
-// will copy them in and out. A binary links exactly one device, which
-// createDevice() returns.
+// copies them in and out. A binary links exactly one device, which
+// createDevice() returns. A device is created unopened: nothing is loaded
+// (no driver, no GPU needed) until open(), which Model calls before the first
+// entry runs, so `info` and `init` work on any machine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,18 +17,38 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tfc::rt {
+
+struct Manifest;
 
 /// `tfc_entry_E(void **buffers)`: the entry's arguments, then its results,
 /// then its arena, each a device pointer (runtime/Abi.h).
 using EntryFn = void (*)(void **);
+
+/// What the command line chooses of a device (a CUDA binary's --device and
+/// --no-graph; the CPU has no choices).
+struct DeviceOptions {
+  int index = 0;      // which GPU
+  bool graphs = true; // replay each entry as a captured CUDA graph
+};
 
 class Device {
 public:
   virtual ~Device() = default;
   /// "cpu", "cuda:0": for messages and `info`.
   virtual std::string name() const = 0;
+  /// Before open(): which device, and how entries run.
+  virtual void configure(const DeviceOptions &) {}
+  /// Gets ready to run `manifest`'s entries (a GPU: the driver, the device,
+  /// the model's kernels); false with `error` set, e.g. "no CUDA driver:
+  /// tried ...". Called once, before anything is allocated.
+  virtual bool open(const Manifest &, std::string &) { return true; }
+  /// Lines for `info` about the device and what it would use, without
+  /// opening it (a GPU's name and memory, or why there is none); empty for
+  /// the CPU.
+  virtual std::vector<std::string> describe(const Manifest &) { return {}; }
   /// Whether device memory is host memory: then the host's tensors are the
   /// entry's buffers, and nothing is allocated or copied for them.
   virtual bool hostMemory() const = 0;
@@ -35,8 +57,12 @@ public:
   virtual void release(void *memory) = 0;
   virtual void copyIn(void *device, const void *host, size_t bytes) = 0;
   virtual void copyOut(void *host, const void *device, size_t bytes) = 0;
-  /// Runs `entry` on device `buffers`; false with `error` set on failure.
-  virtual bool run(EntryFn entry, void **buffers, std::string &error) = 0;
+  /// Runs `entry` on its `count` device `buffers`; false with `error` set on
+  /// failure (also one of allocate, copyIn or copyOut before it).
+  virtual bool run(EntryFn entry, void **buffers, size_t count, std::string &error) = 0;
+  /// The first failure of allocate, release, copyIn or copyOut not yet
+  /// reported, which those calls cannot return: false with `error` set.
+  virtual bool takeError(std::string &) { return true; }
   /// Subnormal floats flushed to zero (the default) or kept (IEEE 754).
   virtual void setFlushDenormals(bool flush) = 0;
 };

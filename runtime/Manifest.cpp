@@ -186,6 +186,34 @@ static bool parseCpu(const json &j, CpuSpec &out) {
   return true;
 }
 
+static bool parseCuda(const json &j, CudaSpec &out) {
+  if (!j.is_object())
+    return false;
+  // "arch": "sm_90" or ["sm_80", "sm_90"], or absent (a PTX image).
+  if (j.contains(abi::key::kCudaArch)) {
+    const json &arch = j[abi::key::kCudaArch];
+    if (arch.is_string())
+      out.archs.push_back(arch.get<std::string>());
+    else if (!arch.is_array())
+      return false;
+    for (const json &a : arch.is_array() ? arch : json::array()) {
+      if (!a.is_string())
+        return false;
+      out.archs.push_back(a.get<std::string>());
+    }
+  }
+  if (!optionalString(j, abi::key::kCudaImage, "", out.image) ||
+      (out.image != "fatbin" && out.image != "ptx") || !j.contains(abi::key::kCudaKernels) ||
+      !j[abi::key::kCudaKernels].is_array())
+    return false;
+  for (const json &k : j[abi::key::kCudaKernels]) {
+    if (!k.is_string() || k.get<std::string>().empty())
+      return false;
+    out.kernels.push_back(k.get<std::string>());
+  }
+  return true;
+}
+
 bool parseManifest(const char *text, Manifest &out, std::string &error) {
   auto fail = [&](const std::string &what) {
     error = "the model's embedded manifest is malformed (" + what +
@@ -261,6 +289,13 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
     return fail("the train block");
   if (j.contains(abi::key::kCpu) && !parseCpu(j[abi::key::kCpu], out.cpu.emplace()))
     return fail("the cpu record");
+  if (!optionalString(j, abi::key::kDevice, abi::key::kDeviceCpu, out.device) ||
+      (out.device != abi::key::kDeviceCpu && out.device != abi::key::kDeviceCuda))
+    return fail("the device");
+  if (j.contains(abi::key::kCuda) && !parseCuda(j[abi::key::kCuda], out.cuda.emplace()))
+    return fail("the cuda record");
+  if ((out.device == abi::key::kDeviceCuda) != out.cuda.has_value())
+    return fail(out.cuda ? "a cuda record on a cpu model" : "a cuda model without its cuda record");
   return true;
 }
 

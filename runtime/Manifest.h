@@ -82,6 +82,14 @@ struct CpuSpec {
   std::vector<std::string> features; // what the generated code may use
 };
 
+/// A CUDA model's kernels (tfc compile --target=cuda): tfc_cuda_launch's
+/// kernel indices name them.
+struct CudaSpec {
+  std::vector<std::string> archs;   // the GPUs it has SASS for, "sm_90" (none: PTX only)
+  std::string image;                // tfc_cuda_image's format: "fatbin" or "ptx"
+  std::vector<std::string> kernels; // kernel i's name in the image
+};
+
 struct Manifest {
   std::string model;
   int64_t batch = 1;
@@ -90,6 +98,8 @@ struct Manifest {
   std::vector<EntrySpec> entries;
   TrainSpec train;
   std::optional<CpuSpec> cpu; // absent when no `tfc compile` made it (tf-opt)
+  std::string device = abi::key::kDeviceCpu; // where the entries run: "cpu" or "cuda"
+  std::optional<CudaSpec> cuda;              // present exactly when device is "cuda"
 
   const EntrySpec *entry(std::string_view name) const;
   const ParamSpec *param(const std::string &name) const;

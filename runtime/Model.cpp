@@ -48,6 +48,14 @@ bool Model::load(std::string &error) {
   if (!parseManifest(tfc_manifest, manifest_, error))
     return false;
   device_ = createDevice();
+  // A manifest for another device than the runtime linked in ("cpu" and
+  // "cpu-copied", "cuda" and "cuda:0"): a build mismatch, said plainly.
+  if (device_->name().rfind(manifest_.device, 0) != 0) {
+    error = "model '" + manifest_.model + "' was compiled for device '" + manifest_.device +
+            "' but this binary's runtime runs on '" + device_->name() +
+            "'; recompile it with this version of tfc";
+    return false;
+  }
   // Allocated when drawn or loaded: `info` of a model with gigabytes of
   // parameters needs none of them.
   params_.assign(manifest_.params.size(), Tensor());
@@ -122,6 +130,16 @@ bool Model::saveParams(const std::string &path, std::string &error) const {
   return writeSafetensors(path, tensors, error);
 }
 
+bool Model::openDevice(std::string &error) {
+  if (!deviceOpenTried_) {
+    deviceOpenTried_ = true;
+    deviceOpened_ = device_->open(manifest_, deviceError_);
+  }
+  if (!deviceOpened_)
+    error = deviceError_;
+  return deviceOpened_;
+}
+
 bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                 std::vector<Tensor> &results, std::string &error) {
   EntryFn fn = findEntry(entry.symbol);
@@ -170,6 +188,8 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   // Device memory for the entry, allocated at its first call: the arena, and
   // where the device's memory is not the host's, a buffer per argument and
   // result (the host's tensors copied in and out around the call).
+  if (!openDevice(error))
+    return false;
   EntryMemory &memory = memory_[entry.name];
   if (memory.buffers.empty()) {
     std::vector<size_t> sizes;
@@ -183,8 +203,10 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     for (size_t bytes : sizes) {
       void *p = device_->allocate(bytes);
       if (!p) {
+        std::string why;
         error = "cannot allocate " + withThousands(int64_t(bytes)) + " bytes on device '" +
-                device_->name() + "' for entry '" + entry.name + "'";
+                device_->name() + "' for entry '" + entry.name + "'" +
+                (device_->takeError(why) ? "" : " (" + why + ")");
         return false;
       }
       memory.buffers.push_back(p);
@@ -202,12 +224,14 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     for (size_t i = 0; i < args.size(); ++i)
       device_->copyIn(buffers[i], args[i]->bytes.data(), args[i]->bytes.size());
   }
-  if (!device_->run(fn, buffers.data(), error))
+  // On a device whose memory is not the host's, an entry's buffers are the
+  // same at every call (a GPU replays the graph it captured on them).
+  if (!device_->run(fn, buffers.data(), buffers.size(), error))
     return false;
   if (!device_->hostMemory())
     for (size_t i = 0; i < results.size(); ++i)
       device_->copyOut(results[i].bytes.data(), buffers[args.size() + i], results[i].bytes.size());
-  return true;
+  return device_->takeError(error);
 }
 
 } // namespace tfc::rt

@@ -45,8 +45,11 @@ public:
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
            std::vector<Tensor> &results, std::string &error);
 
-  /// The device entries run on (load() creates it).
+  /// The device entries run on (load() creates it, unopened).
   Device &device() { return *device_; }
+  /// Opens the device for this model, once (run() does it when needed): a
+  /// GPU's driver, device and kernels. The first answer stands.
+  bool openDevice(std::string &error);
 
 private:
   /// An entry's device memory: its arena last, and before it (on a device
@@ -57,6 +60,8 @@ private:
   Manifest manifest_;
   std::vector<Tensor> params_;
   std::unique_ptr<Device> device_;
+  bool deviceOpened_ = false, deviceOpenTried_ = false;
+  std::string deviceError_;
   std::map<std::string, EntryMemory> memory_; // by entry name
 };
 

@@ -34,7 +34,7 @@ public:
   void copyOut(void *host, const void *device, size_t bytes) override {
     std::memcpy(host, device, bytes);
   }
-  bool run(EntryFn entry, void **buffers, std::string &) override {
+  bool run(EntryFn entry, void **buffers, size_t, std::string &) override {
     ScopedFloatMode floatMode(flushDenormals_);
     entry(buffers);
     return true;
@@ -61,8 +61,8 @@ public:
   void copyOut(void *host, const void *device, size_t bytes) override {
     cpu_.copyOut(host, device, bytes);
   }
-  bool run(EntryFn entry, void **buffers, std::string &error) override {
-    return cpu_.run(entry, buffers, error);
+  bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override {
+    return cpu_.run(entry, buffers, count, error);
   }
   void setFlushDenormals(bool flush) override { cpu_.setFlushDenormals(flush); }
 

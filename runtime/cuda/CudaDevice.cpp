@@ -1,37 +1,254 @@
 //===- CudaDevice.cpp - a CUDA GPU as the runtime's Device ----------------===//
 
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/Manifest.h"
 
+#include <atomic>
 #include <cstdint>
+
+// Defined by a CUDA model's object (runtime/Abi.h); weak so that the runtime
+// links without one (its tests, and `info` of a model without kernels).
+extern "C" const char tfc_cuda_image[] __attribute__((weak));
+extern "C" const int64_t tfc_cuda_image_size __attribute__((weak));
 
 namespace tfc::rt::cuda {
 
 namespace {
 CUdeviceptr devicePointer(const void *memory) { return CUdeviceptr(uintptr_t(memory)); }
+
+std::atomic<CudaDevice *> gActive{nullptr};
+
+/// Makes `device` the one tfc_cuda_launch reaches while an entry runs.
+class ActiveScope {
+public:
+  explicit ActiveScope(CudaDevice *device) : previous_(gActive.exchange(device)) {}
+  ~ActiveScope() { gActive.store(previous_); }
+
+private:
+  CudaDevice *previous_;
+};
+
+/// "with SASS for sm_80, sm_90", or what a PTX-only image needs.
+std::string archList(const CudaSpec &spec) {
+  if (spec.archs.empty())
+    return "compiled by the driver at load (PTX)";
+  std::string list;
+  for (const std::string &arch : spec.archs)
+    list += (list.empty() ? "" : ", ") + arch;
+  return "with SASS for " + list;
+}
+
+std::string dims(const int64_t d[3]) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
+}
 } // namespace
 
-std::unique_ptr<CudaDevice> CudaDevice::open(int index, std::string &error) {
-  std::unique_ptr<CudaDevice> device(new CudaDevice());
-  device->driver_ = CudaDriver::load(error);
-  if (!device->driver_)
-    return nullptr;
-  device->context_ = CudaContext::open(*device->driver_, index, error);
-  if (!device->context_)
+CudaDevice *CudaDevice::active() { return gActive.load(); }
+
+std::unique_ptr<CudaDevice> CudaDevice::openIndex(int index, std::string &error) {
+  auto device = std::make_unique<CudaDevice>();
+  device->options_.index = index;
+  if (!device->openContext(error))
     return nullptr;
   return device;
 }
 
-CudaDevice::~CudaDevice() = default;
+bool CudaDevice::openContext(std::string &error) {
+  driver_ = CudaDriver::load(error);
+  if (!driver_)
+    return false;
+  context_ = CudaContext::open(*driver_, options_.index, error);
+  if (!context_)
+    return false;
+  int optIn = 0;
+  if (driver_->api().deviceGetAttribute(&optIn,
+                                        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                        context_->device()) == CUDA_SUCCESS &&
+      optIn > kDefaultSharedBytes)
+    maxSharedBytes_ = optIn;
+  return true;
+}
 
-std::string CudaDevice::name() const { return "cuda:" + std::to_string(context_->index()); }
+CudaDevice::~CudaDevice() {
+  if (!context_)
+    return;
+  std::string ignored; // nothing can be done about errors on the way out
+  context_->makeCurrent(ignored);
+  destroyGraphs();
+  cublasLt_.reset();
+  if (workspace_)
+    driver_->api().memFree(workspace_);
+  if (module_)
+    driver_->api().moduleUnload(module_);
+  context_.reset();
+}
+
+std::string CudaDevice::name() const { return "cuda:" + std::to_string(options_.index); }
+
+bool CudaDevice::open(const Manifest &manifest, std::string &error) {
+  if (!manifest.cuda) {
+    error = "model '" + manifest.model + "' has no CUDA kernels (no \"cuda\" record)";
+    return false;
+  }
+  const CudaSpec &spec = *manifest.cuda;
+  if (!tfc_cuda_image || !&tfc_cuda_image_size) {
+    error = "this binary holds no CUDA kernel image (no tfc_cuda_image)";
+    return false;
+  }
+  const int64_t size = tfc_cuda_image_size;
+  if (spec.image == "ptx" && (size < 1 || tfc_cuda_image[size - 1] != '\0')) {
+    error = "the model's PTX image does not end in NUL (tfc_cuda_image_size " +
+            std::to_string(size) + "); recompile the model with this version of tfc";
+    return false;
+  }
+  if (!openContext(error))
+    return false;
+  if (!spec.kernels.empty() && !loadKernels(tfc_cuda_image, spec.kernels, error)) {
+    int major = 0, minor = 0;
+    std::string ignored;
+    if (error.rfind("cuModuleLoadData", 0) == 0 &&
+        driver_->computeCapability(context_->device(), major, minor, ignored))
+      error += " (the kernels are a " + spec.image + " image " + archList(spec) +
+               "; this GPU is sm_" + std::to_string(major) + std::to_string(minor) + ")";
+    return false;
+  }
+  // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
+  std::string ignored;
+  loadCublasLt(ignored);
+  return true;
+}
+
+bool CudaDevice::loadKernels(const void *image, const std::vector<std::string> &kernels,
+                             std::string &error) {
+  if (!context_ || !context_->makeCurrent(error)) {
+    if (!context_)
+      error = "the CUDA device is not open";
+    return false;
+  }
+  const DriverApi &api = driver_->api();
+  CUmodule module = nullptr;
+  if (!driver_->check(api.moduleLoadData(&module, image), "cuModuleLoadData", error))
+    return false;
+  std::vector<CUfunction> functions;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    CUfunction function = nullptr;
+    CUresult result = api.moduleGetFunction(&function, module, kernels[i].c_str());
+    if (result != CUDA_SUCCESS) {
+      driver_->check(result, "cuModuleGetFunction", error);
+      error = "the model's kernel image has no kernel '" + kernels[i] + "' (kernel " +
+              std::to_string(i) + " of " + std::to_string(kernels.size()) + "): " + error;
+      api.moduleUnload(module);
+      return false;
+    }
+    functions.push_back(function);
+  }
+  if (module_)
+    api.moduleUnload(module_);
+  module_ = module;
+  functions_ = std::move(functions);
+  kernelNames_ = kernels;
+  sharedOptIn_.assign(kernels.size(), kDefaultSharedBytes);
+  return true;
+}
+
+bool CudaDevice::loadCublasLt(std::string &error) {
+  if (cublasLt_)
+    return true;
+  if (!context_ || !context_->makeCurrent(error)) {
+    if (!context_)
+      error = "the CUDA device is not open";
+    cublasLtError_ = error;
+    return false;
+  }
+  cublasLt_ = CublasLt::load(error);
+  if (cublasLt_ &&
+      !driver_->checkWith(driver_->api().memAlloc(&workspace_, kCublasLtWorkspaceBytes), error, [] {
+        return "cuMemAlloc(" + formatBytes(kCublasLtWorkspaceBytes) + ", the cuBLASLt workspace)";
+      }))
+    cublasLt_.reset();
+  if (!cublasLt_)
+    cublasLtError_ = error;
+  return cublasLt_ != nullptr;
+}
+
+std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
+  std::vector<std::string> lines;
+  // The driver and GPU, found as open() would, without a context.
+  std::string error, gpu;
+  std::unique_ptr<CudaDriver> driver = CudaDriver::load(error);
+  CUdevice device = 0;
+  if (driver && driver->init(error) && driver->device(options_.index, device, error)) {
+    std::string name;
+    size_t bytes = 0;
+    int major = 0, minor = 0;
+    if (driver->deviceName(device, name, error) && driver->deviceMemory(device, bytes, error) &&
+        driver->computeCapability(device, major, minor, error))
+      gpu = name + ", sm_" + std::to_string(major) + std::to_string(minor) + ", " +
+            formatBytes(bytes) + " (driver " + driver->path() + ", CUDA " +
+            std::to_string(driver->version() / 1000) + "." +
+            std::to_string(driver->version() % 1000 / 10) + ")";
+  }
+  if (!gpu.empty())
+    lines.push_back(name() + ": " + gpu);
+  else
+    lines.push_back(name() + ": none here: " + error + " (info and init need no GPU; every "
+                    "other command does)");
+  if (manifest.cuda) {
+    const CudaSpec &spec = *manifest.cuda;
+    std::string image = &tfc_cuda_image_size && tfc_cuda_image
+                            ? formatBytes(size_t(tfc_cuda_image_size))
+                            : std::string("missing");
+    lines.push_back("kernels " + std::to_string(spec.kernels.size()) + ", a " + spec.image +
+                    " image " + archList(spec) + " (" + image + ")");
+  }
+  const char *cublas = std::getenv("TFC_CUBLASLT");
+  lines.push_back("cuBLASLt workspace " + formatBytes(kCublasLtWorkspaceBytes) +
+                  " of device memory; cuBLASLt from " +
+                  (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
+                                     : defaultCublasLtCandidates().front()) +
+                  ", loaded when the device opens");
+  lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
+                                    "then replayed (--no-graph: launched eagerly)"
+                                  : "entries launched eagerly (--no-graph)");
+  for (const EntrySpec &entry : manifest.entries) {
+    size_t bytes = size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
+    for (const auto *list : {&entry.args, &entry.results})
+      for (const TensorSpec &t : *list) {
+        size_t n = dtypeSize(t.dtype);
+        for (int64_t d : t.shape)
+          n *= size_t(d);
+        bytes += n;
+      }
+    lines.push_back(entry.name + ": " + formatBytes(bytes) +
+                    " of device memory (arguments, results and arena)");
+  }
+  return lines;
+}
 
 void CudaDevice::fail(const std::string &message) {
   if (pendingError_.empty())
     pendingError_ = message;
 }
 
+void CudaDevice::failLaunch(const std::string &message) {
+  if (launchError_.empty())
+    launchError_ = message;
+}
+
+bool CudaDevice::takeError(std::string &error) {
+  if (pendingError_.empty())
+    return true;
+  error = pendingError_;
+  pendingError_.clear();
+  return false;
+}
+
 void *CudaDevice::allocate(size_t bytes) {
   std::string error;
+  if (!context_) {
+    fail("the CUDA device is not open");
+    return nullptr;
+  }
   if (!context_->makeCurrent(error)) {
     fail(error);
     return nullptr;
@@ -48,7 +265,7 @@ void *CudaDevice::allocate(size_t bytes) {
 }
 
 void CudaDevice::release(void *memory) {
-  if (!memory)
+  if (!memory || !context_)
     return;
   std::string error;
   if (!context_->makeCurrent(error) ||
@@ -61,6 +278,8 @@ void CudaDevice::release(void *memory) {
 
 void CudaDevice::copyIn(void *device, const void *host, size_t bytes) {
   std::string error;
+  if (!context_)
+    return fail("the CUDA device is not open");
   const DriverApi &api = driver_->api();
   // On the context's stream, and waited for: a later launch there sees it,
   // and the host may reuse `host` at once.
@@ -74,6 +293,8 @@ void CudaDevice::copyIn(void *device, const void *host, size_t bytes) {
 
 void CudaDevice::copyOut(void *host, const void *device, size_t bytes) {
   std::string error;
+  if (!context_)
+    return fail("the CUDA device is not open");
   const DriverApi &api = driver_->api();
   if (!context_->makeCurrent(error) ||
       !driver_->checkWith(api.memcpyDtoHAsync(host, devicePointer(device), bytes,
@@ -83,17 +304,147 @@ void CudaDevice::copyOut(void *host, const void *device, size_t bytes) {
     fail(error);
 }
 
-bool CudaDevice::run(EntryFn entry, void **buffers, std::string &error) {
-  if (!pendingError_.empty()) {
-    error = pendingError_;
-    pendingError_.clear();
+void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t block[3],
+                        int64_t sharedBytes, int64_t argc, const intptr_t *args) {
+  if (!launchError_.empty())
+    return; // the first failure stands; what follows it would read garbage
+  if (!context_)
+    return failLaunch("tfc_cuda_launch: the CUDA device is not open");
+  if (kernel < 0 || size_t(kernel) >= functions_.size())
+    return failLaunch("tfc_cuda_launch: kernel " + std::to_string(kernel) +
+                      " does not exist (the model has " + std::to_string(functions_.size()) +
+                      " kernels)");
+  const std::string where = "kernel '" + kernelNames_[size_t(kernel)] + "' (grid " + dims(grid) +
+                            ", block " + dims(block) + ")";
+  if (grid[0] < 1 || grid[1] < 1 || grid[2] < 1 || grid[0] > kMaxGridX || grid[1] > kMaxGridYZ ||
+      grid[2] > kMaxGridYZ)
+    return failLaunch("tfc_cuda_launch of " + where +
+                      ": the grid must be at least 1 in each dimension, at most 2147483647 in "
+                      "x and 65535 in y and z");
+  if (block[0] < 1 || block[1] < 1 || block[2] < 1 || block[2] > kMaxBlockZ ||
+      block[0] * block[1] * block[2] > kMaxBlockThreads)
+    return failLaunch("tfc_cuda_launch of " + where +
+                      ": a block must have 1 to 1024 threads (z at most 64)");
+  if (sharedBytes < 0 || sharedBytes > maxSharedBytes_)
+    return failLaunch("tfc_cuda_launch of " + where + ": " + std::to_string(sharedBytes) +
+                      " bytes of shared memory (this GPU allows " +
+                      std::to_string(maxSharedBytes_) + " a block)");
+  if (argc < 0 || (argc > 0 && !args))
+    return failLaunch("tfc_cuda_launch of " + where + ": " + std::to_string(argc) +
+                      " arguments at " + (args ? "a non-null" : "a null") + " address");
+  std::string error;
+  const DriverApi &api = driver_->api();
+  CUfunction function = functions_[size_t(kernel)];
+  // More than 48 KiB of dynamic shared memory is opted into per kernel.
+  if (sharedBytes > sharedOptIn_[size_t(kernel)]) {
+    if (!driver_->check(api.funcSetAttribute(function,
+                                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             int(sharedBytes)),
+                        "cuFuncSetAttribute(" + where + ", MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                        error))
+      return failLaunch(error);
+    sharedOptIn_[size_t(kernel)] = sharedBytes;
+  }
+  // kernelParams[i] is the address of slot i: the parameter is its low bytes.
+  std::vector<void *> params(static_cast<size_t>(argc));
+  for (int64_t i = 0; i < argc; ++i)
+    params[size_t(i)] = const_cast<intptr_t *>(&args[i]);
+  if (!driver_->check(api.launchKernel(function, unsigned(grid[0]), unsigned(grid[1]),
+                                       unsigned(grid[2]), unsigned(block[0]), unsigned(block[1]),
+                                       unsigned(block[2]), unsigned(sharedBytes),
+                                       context_->stream(), params.data(), nullptr),
+                      "cuLaunchKernel(" + where + ")", error))
+    failLaunch(error);
+}
+
+void CudaDevice::sgemm(const GemmArgs &args) {
+  if (!launchError_.empty())
+    return;
+  if (!cublasLt_) {
+    return failLaunch("tfc_cuda_sgemm(" + describeGemm(args) + "): " +
+                      (cublasLtError_.empty() ? std::string("cuBLASLt is not loaded")
+                                              : cublasLtError_));
+  }
+  std::string error;
+  if (!cublasLt_->sgemm(args, context_->stream(), workspace_, kCublasLtWorkspaceBytes, error))
+    failLaunch(error);
+}
+
+bool CudaDevice::capture(EntryFn entry, void **buffers, EntryGraph &graph, std::string &error) {
+  const DriverApi &api = driver_->api();
+  CUstream stream = context_->stream();
+  // Thread-local mode: only this thread's unsafe calls (a cuMemAlloc) are refused.
+  if (!driver_->check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                      "cuStreamBeginCapture", error))
+    return false;
+  entry(buffers);
+  CUgraph captured = nullptr;
+  CUresult ended = api.streamEndCapture(stream, &captured);
+  if (!launchError_.empty() || !driver_->check(ended, "cuStreamEndCapture", error)) {
+    if (captured)
+      api.graphDestroy(captured);
+    return false;
+  }
+  CUgraphExec exec = nullptr;
+  CUresult instantiated = api.graphInstantiate(&exec, captured, 0);
+  api.graphDestroy(captured);
+  if (!driver_->check(instantiated, "cuGraphInstantiate", error))
+    return false;
+  graph.exec = exec;
+  ++graphsCaptured_;
+  return driver_->check(api.graphLaunch(exec, stream), "cuGraphLaunch", error);
+}
+
+void CudaDevice::destroyGraphs() {
+  for (auto &[entry, graph] : graphs_)
+    if (graph.exec)
+      driver_->api().graphExecDestroy(graph.exec);
+  graphs_.clear();
+}
+
+bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error) {
+  if (!takeError(error))
+    return false;
+  if (!context_) {
+    error = "the CUDA device is not open";
     return false;
   }
   if (!context_->makeCurrent(error))
     return false;
-  entry(buffers);
-  return driver_->check(driver_->api().streamSynchronize(context_->stream()),
-                        "cuStreamSynchronize (after the entry's launches)", error);
+  const DriverApi &api = driver_->api();
+  launchError_.clear();
+  ActiveScope scope(this);
+
+  EntryGraph &graph = graphs_[entry];
+  std::vector<void *> current(buffers, buffers + count);
+  if (graph.buffers != current) {
+    // New buffers: what was captured on the old ones no longer applies.
+    if (graph.exec)
+      api.graphExecDestroy(graph.exec);
+    graph = EntryGraph{std::move(current), 0, nullptr};
+  }
+  ++graph.calls;
+  bool ok = true;
+  if (!options_.graphs || graph.calls == 1)
+    entry(buffers); // eagerly: the first call makes the GEMM plans, shows any error
+  else if (!graph.exec)
+    ok = capture(entry, buffers, graph, error);
+  else
+    ok = driver_->check(api.graphLaunch(graph.exec, context_->stream()), "cuGraphLaunch", error);
+  // Wait for the stream whatever happened, so that nothing is left running.
+  std::string syncError;
+  bool synced = driver_->check(api.streamSynchronize(context_->stream()),
+                               "cuStreamSynchronize (after the entry's launches)", syncError);
+  if (!launchError_.empty()) {
+    error = launchError_;
+    launchError_.clear();
+    return false;
+  }
+  if (!ok)
+    return false;
+  if (!synced)
+    error = syncError;
+  return synced;
 }
 
 } // namespace tfc::rt::cuda

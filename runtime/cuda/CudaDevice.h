@@ -1,13 +1,29 @@
 //===- CudaDevice.h - a CUDA GPU as the runtime's Device -------------------===//
 //
-// runtime/Device.h on the driver API (Driver.h): device memory from
-// cuMemAlloc, copies on the context's stream, an entry run on the host (its
-// launches go to the stream) and then waited for. Not yet what
-// createDevice() returns: the compiled entries' launches (tfc_cuda_launch)
-// and the single-arena, CUDA-graph plan of issue 26 come later.
+// runtime/Device.h on the driver API (Driver.h), what createDevice() returns
+// in a CUDA binary (libtfc_runtime_cuda.a). Created unopened: nothing is
+// loaded until open(), so `info` and `init` run on a machine without a GPU.
+// open() loads the driver, opens the device (--device N), loads the model's
+// kernel image (tfc_cuda_image) with cuModuleLoadData and resolves every
+// kernel the manifest lists, once; cuBLASLt (CublasLt.h) and its workspace
+// come with it.
+//
+// Generated host code calls tfc_cuda_launch and tfc_cuda_sgemm (runtime/
+// Abi.h) while run() executes an entry; they reach the device that is
+// running it. Those calls cannot return an error: the first failure is kept,
+// later launches of that call are skipped, and run() returns it. Memory from
+// cuMemAlloc, copies on the context's stream.
+//
+// Graphs: an entry's first call runs eagerly (its GEMM plans are made and
+// any error shows there); its second is captured on the stream
+// (cuStreamBeginCapture ... cuStreamEndCapture, cuGraphInstantiate) and
+// launched, and every later call with the same buffers replays that graph
+// (cuGraphLaunch). Model keeps an entry's device buffers for the whole run;
+// should they change, the entry is captured again. DeviceOptions::graphs
+// false (--no-graph) launches eagerly every time.
 //
 // Device's allocate/copyIn/copyOut have no error channel: a failure there is
-// kept (the first one) and returned by the next run(), and by error().
+// kept (the first one) and returned by takeError() and the next run().
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,47 +31,112 @@
 #define TFC_RUNTIME_CUDA_CUDADEVICE_H
 
 #include "runtime/Device.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Driver.h"
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tfc::rt::cuda {
 
+/// The most threads a block may have, and the largest grid.
+constexpr int64_t kMaxBlockThreads = 1024;
+constexpr int64_t kMaxBlockZ = 64;
+constexpr int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;
+/// Dynamic shared memory a kernel gets without opting in.
+constexpr int64_t kDefaultSharedBytes = 48 * 1024;
+
 class CudaDevice final : public Device {
 public:
-  /// Loads the driver (Driver.h's search), initialises it and opens device
-  /// `index`; null with `error` set on any failure ("no CUDA driver: ...",
-  /// "cuInit: ...", "CUDA device 3 does not exist: ...").
-  static std::unique_ptr<CudaDevice> open(int index, std::string &error);
+  /// An unopened device (createDevice() in a CUDA binary).
+  CudaDevice() = default;
+  /// Opens device `index` without a model (no kernels; tests and tools):
+  /// null with `error` set ("no CUDA driver: ...", "cuInit: ...").
+  static std::unique_ptr<CudaDevice> openIndex(int index, std::string &error);
   ~CudaDevice() override;
 
   std::string name() const override;
+  void configure(const DeviceOptions &options) override { options_ = options; }
+  /// The driver, device `options.index`, the model's kernels (tfc_cuda_image
+  /// and the manifest's "cuda" record) and cuBLASLt. A kernel the image
+  /// lacks is an error naming it. cuBLASLt missing is not an error here: the
+  /// first tfc_cuda_sgemm reports it.
+  bool open(const Manifest &manifest, std::string &error) override;
+  std::vector<std::string> describe(const Manifest &manifest) override;
   bool hostMemory() const override { return false; }
   void *allocate(size_t bytes) override;
   void release(void *memory) override;
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
-  bool run(EntryFn entry, void **buffers, std::string &error) override;
+  bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
+  bool takeError(std::string &error) override;
   /// Kept for the kernels to come; GPU code keeps subnormals today.
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
   bool flushDenormals() const { return flushDenormals_; }
 
+  /// Loads `image` (a fatbin, or PTX text ending in NUL) and resolves
+  /// `kernels` in it: kernel i of tfc_cuda_launch is kernels[i]. open()
+  /// calls it with the model's; tests with their own.
+  bool loadKernels(const void *image, const std::vector<std::string> &kernels,
+                   std::string &error);
+  /// Loads cuBLASLt (TFC_CUBLASLT or the default search) and allocates its
+  /// workspace; false with `error` set, kept for the first GEMM to report.
+  bool loadCublasLt(std::string &error);
+
+  /// What tfc_cuda_launch and tfc_cuda_sgemm do on this device (outside of
+  /// run() too, for tests): enqueue on the stream, or record the first error.
+  void launch(intptr_t kernel, const int64_t grid[3], const int64_t block[3],
+              int64_t sharedBytes, int64_t argc, const intptr_t *args);
+  void sgemm(const GemmArgs &args);
+  /// The first launch or GEMM failure not yet reported (run() reports and
+  /// clears it), or "".
+  const std::string &launchError() const { return launchError_; }
+  /// The device running an entry now, for tfc_cuda_launch/tfc_cuda_sgemm.
+  static CudaDevice *active();
+
   /// The first failure of allocate/release/copyIn/copyOut not yet reported
-  /// by run(), or "".
+  /// by run() or takeError(), or "".
   const std::string &error() const { return pendingError_; }
   /// Allocations not yet released.
   size_t liveAllocations() const { return liveAllocations_; }
+  /// Graphs captured so far (one per entry with graphs on).
+  size_t graphsCaptured() const { return graphsCaptured_; }
+  const CublasLt *cublasLt() const { return cublasLt_.get(); }
+  bool isOpen() const { return context_ != nullptr; }
   CudaDriver &driver() const { return *driver_; }
   CudaContext &context() const { return *context_; }
 
 private:
-  CudaDevice() = default;
+  /// An entry's captured graph and the buffers it was captured on.
+  struct EntryGraph {
+    std::vector<void *> buffers;
+    unsigned calls = 0;
+    CUgraphExec exec = nullptr;
+  };
+  bool openContext(std::string &error);
   void fail(const std::string &message);
+  void failLaunch(const std::string &message);
+  bool capture(EntryFn entry, void **buffers, EntryGraph &graph, std::string &error);
+  void destroyGraphs();
 
+  DeviceOptions options_;
   std::unique_ptr<CudaDriver> driver_;
   std::unique_ptr<CudaContext> context_; // destroyed before driver_
+  CUmodule module_ = nullptr;
+  std::vector<CUfunction> functions_;
+  std::vector<std::string> kernelNames_;
+  std::vector<int64_t> sharedOptIn_; // per kernel: dynamic shared memory allowed so far
+  int64_t maxSharedBytes_ = kDefaultSharedBytes;
+  std::unique_ptr<CublasLt> cublasLt_;
+  std::string cublasLtError_;
+  CUdeviceptr workspace_ = 0;
+  std::map<EntryFn, EntryGraph> graphs_;
+  size_t graphsCaptured_ = 0;
   std::string pendingError_;
+  std::string launchError_;
   size_t liveAllocations_ = 0;
   bool flushDenormals_ = true;
 };

@@ -80,7 +80,19 @@ constexpr int kMinDriverVersion = 12000;
   X(streamDestroy, "cuStreamDestroy", PFN_cuStreamDestroy_v4000, 4000,                 \
     "cuStreamDestroy_v2")                                                              \
   X(streamSynchronize, "cuStreamSynchronize", PFN_cuStreamSynchronize_v2000, 2000,     \
-    "cuStreamSynchronize")
+    "cuStreamSynchronize")                                                             \
+  X(funcSetAttribute, "cuFuncSetAttribute", PFN_cuFuncSetAttribute_v9000, 9000,        \
+    "cuFuncSetAttribute")                                                              \
+  X(streamBeginCapture, "cuStreamBeginCapture", PFN_cuStreamBeginCapture_v10010, 10010, \
+    "cuStreamBeginCapture_v2")                                                         \
+  X(streamEndCapture, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000, 10000,      \
+    "cuStreamEndCapture")                                                              \
+  X(graphInstantiate, "cuGraphInstantiateWithFlags",                                   \
+    PFN_cuGraphInstantiateWithFlags_v11040, 11040, "cuGraphInstantiateWithFlags")      \
+  X(graphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000, 10000, "cuGraphLaunch")    \
+  X(graphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000, 10000,      \
+    "cuGraphExecDestroy")                                                              \
+  X(graphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000, 10000, "cuGraphDestroy")
 
 /// The resolved entry points, called as `driver.api().memAlloc(&p, n)`.
 struct DriverApi {

@@ -253,8 +253,9 @@ TEST_P(FakeDriverTest, ContextModuleAndLaunch) {
     EXPECT_NE(context->stream(), nullptr);
     const DriverApi &api = driver->api();
     CUmodule module = nullptr;
-    ASSERT_TRUE(driver->check(api.moduleLoadData(&module, "add_kernel scale_kernel"),
-                              "cuModuleLoadData", error));
+    const char *ptx = ".visible .entry add_kernel(\n\t.param .u64 a\n)\n{ ret; }\n"
+                      ".visible .entry scale_kernel()\n{ ret; }\n";
+    ASSERT_TRUE(driver->check(api.moduleLoadData(&module, ptx), "cuModuleLoadData", error));
     CUfunction function = nullptr;
     ASSERT_TRUE(driver->check(api.moduleGetFunction(&function, module, "scale_kernel"),
                               "cuModuleGetFunction(scale_kernel)", error));
@@ -273,7 +274,8 @@ TEST_P(FakeDriverTest, ContextModuleAndLaunch) {
                            "cuDevicePrimaryCtxRetain(0)\n"
                            "cuCtxSetCurrent(0xc0)\n"
                            "cuStreamCreate(1)\n"
-                           "cuModuleLoadData\n"
+                           "cuModuleLoadData(add_kernel/1, scale_kernel/0)\n"
+                           "cuModuleGetFunction(nope): not found\n"
                            "cuLaunchKernel(scale_kernel, grid 4x1x1, block 256x1x1, smem 0)\n"
                            "cuStreamSynchronize\n"
                            "cuModuleUnload\n"
@@ -329,14 +331,14 @@ void recordingEntry(void **buffers) {
 TEST(CudaDeviceTest, NoDriver) {
   ScopedEnv env("TFC_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
   std::string error;
-  EXPECT_FALSE(CudaDevice::open(0, error));
+  EXPECT_FALSE(CudaDevice::openIndex(0, error));
   EXPECT_EQ(error.rfind("no CUDA driver: tried /nonexistent/libcuda.so.1", 0), 0u) << error;
 }
 
 TEST(CudaDeviceTest, MemoryCopiesAndRun) {
   ScopedEnv env("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
   std::string error;
-  std::unique_ptr<CudaDevice> device = CudaDevice::open(0, error);
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
   ASSERT_TRUE(device) << error;
   EXPECT_EQ(device->name(), "cuda:0");
   EXPECT_FALSE(device->hostMemory());
@@ -350,7 +352,7 @@ TEST(CudaDeviceTest, MemoryCopiesAndRun) {
   device->copyOut(out.data(), a, out.size() * sizeof(float));
   EXPECT_EQ(in, out);
   void *buffers[] = {a, b};
-  ASSERT_TRUE(device->run(recordingEntry, buffers, error)) << error;
+  ASSERT_TRUE(device->run(recordingEntry, buffers, 2, error)) << error;
   EXPECT_EQ(gSeenBuffers[0], a);
   EXPECT_EQ(gSeenBuffers[1], b);
   device->release(a);
@@ -363,7 +365,7 @@ TEST(CudaDeviceTest, FailuresReachRun) {
   ScopedEnv env("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
   ScopedEnv limit("TFC_FAKE_CUDA_ALLOC_LIMIT", "1024");
   std::string error;
-  std::unique_ptr<CudaDevice> device = CudaDevice::open(0, error);
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
   ASSERT_TRUE(device) << error;
   EXPECT_EQ(device->allocate(size_t(2) << 20), nullptr);
   EXPECT_EQ(device->error(), "cuMemAlloc(2.0 MiB): CUDA_ERROR_OUT_OF_MEMORY: out of memory");
@@ -372,7 +374,7 @@ TEST(CudaDeviceTest, FailuresReachRun) {
   ASSERT_TRUE(small);
   char host[32] = {};
   device->copyIn(small, host, sizeof host);
-  EXPECT_FALSE(device->run(recordingEntry, nullptr, error));
+  EXPECT_FALSE(device->run(recordingEntry, nullptr, 0, error));
   EXPECT_EQ(error, "cuMemAlloc(2.0 MiB): CUDA_ERROR_OUT_OF_MEMORY: out of memory");
   EXPECT_EQ(device->error(), "");
   device->copyOut(host, small, sizeof host);
@@ -385,7 +387,7 @@ TEST(CudaDeviceTest, FailuresReachRun) {
 TEST(CudaRealDriverTest, RoundTripOnDevice0) {
   ScopedEnv env("TFC_CUDA_DRIVER", nullptr);
   std::string error;
-  std::unique_ptr<CudaDevice> device = CudaDevice::open(0, error);
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
   if (!device && error.rfind("no CUDA driver", 0) == 0)
     GTEST_SKIP() << error;
   ASSERT_TRUE(device) << error;

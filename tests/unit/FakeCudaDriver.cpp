@@ -2,15 +2,29 @@
 //
 // A shared library that CudaDriver loads through TFC_CUDA_DRIVER in place of
 // libcuda.so.1. Device memory is host memory (a CUdeviceptr is a malloc()ed
-// address), modules are text naming their kernels, launches and every other
-// call are recorded in a log, and failures are chosen by environment
-// variables read at each call:
+// address); modules are PTX text, whose `.entry NAME(` lines name the
+// kernels and whose `.param` lists give each one's parameters; launches and
+// every other call are recorded in a log. No kernel runs, but every launch
+// is checked as a GPU would refuse it, and refused with
+// CUDA_ERROR_INVALID_VALUE and an "INVALID" line in the log: the kernel
+// resolves, the grid is at least 1 and the block at most 1024 threads in
+// each dimension's limits, dynamic shared memory past 48 KiB was opted into
+// (cuFuncSetAttribute), and every .u64/.b64 parameter holding an address
+// (4 GiB and up: heap addresses; smaller values are taken as integers, which
+// PTX declares alike) lies inside a live allocation. Stream capture records
+// launches (and the host work tfcFakeCudaEnqueue is given, which the fake
+// cuBLASLt uses for its GEMMs) into a graph, in order: begin before end, no
+// synchronisation, allocation or copy on a capturing stream; cuGraphLaunch
+// checks every launch again and runs the host work. Failures are chosen by
+// environment variables read at each call:
 //   TFC_FAKE_CUDA_INIT_ERROR=N      cuInit returns CUresult N
 //   TFC_FAKE_CUDA_DEVICES=N         the number of devices (default 1)
 //   TFC_FAKE_CUDA_VERSION=N         cuDriverGetVersion's answer (default 13000)
 //   TFC_FAKE_CUDA_ALLOC_LIMIT=N     cuMemAlloc of more than N bytes fails
 //                                   with CUDA_ERROR_OUT_OF_MEMORY
 //   TFC_FAKE_CUDA_MISSING=cuXxx     cuGetProcAddress does not know cuXxx
+//   TFC_FAKE_CUDA_LOG=PATH          the log is appended to PATH when the
+//                                   library is unloaded (or the process ends)
 // Built twice: exporting only cuGetProcAddress(_v2) (the default), and with
 // TFC_FAKE_CUDA_PLAIN exporting only the plain versioned symbols (the dlsym
 // fallback). tfcFakeCudaLog()/tfcFakeCudaReset() are exported by both.
@@ -21,12 +35,15 @@
 // cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; the fake defines both.
 #undef cuGetProcAddress
 
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 #ifdef TFC_FAKE_CUDA_PLAIN
@@ -39,14 +56,43 @@
 
 namespace {
 
+/// A kernel of a loaded module: its name and the PTX types of its params.
+struct Kernel {
+  std::string name;
+  std::vector<std::string> params; // ".u64", ".u32", ".b8" (an aggregate), ...
+  int sharedOptIn = 48 * 1024;
+};
+
+/// What a graph does: a launch (its parameters' values as captured) or
+/// host work (tfcFakeCudaEnqueue).
+struct Node {
+  uintptr_t function = 0;
+  unsigned grid[3] = {}, block[3] = {}, sharedBytes = 0;
+  std::vector<uint64_t> params;
+  std::shared_ptr<void> context; // host work: run(context.get())
+  void (*run)(void *) = nullptr;
+};
+
 struct State {
   bool initialized = false;
   std::string log;
   std::map<uintptr_t, size_t> allocations;
-  std::map<uintptr_t, std::string> modules;   // handle -> image text
-  std::map<uintptr_t, std::string> functions; // handle -> kernel name
+  std::map<uintptr_t, std::vector<std::string>> modules; // handle -> kernel names
+  std::map<uintptr_t, Kernel> functions;                 // handle -> kernel
+  std::map<uintptr_t, std::vector<Node>> graphs, execs;  // captured, instantiated
+  uintptr_t capturing = 0;     // the stream being captured (0: none)
+  bool captureAny = false;     // whether capture is on at all (stream 0 included)
+  std::vector<Node> captured;  // what it has recorded so far
   uintptr_t nextHandle = 0x1000;
   int streams = 0;
+  ~State() {
+    const char *path = std::getenv("TFC_FAKE_CUDA_LOG");
+    if (path && *path)
+      if (FILE *f = std::fopen(path, "a")) {
+        std::fputs(log.c_str(), f);
+        std::fclose(f);
+      }
+  }
 };
 
 State &state() {
@@ -80,6 +126,11 @@ const ErrorText kErrors[] = {
     {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE",
+     "the operation cannot be performed in the present state"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
     {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
      "system has unsupported display driver / cuda driver combination"},
 };
@@ -94,6 +145,16 @@ const ErrorText *findError(CUresult code) {
 #define REQUIRE_INIT()                                                                            \
   if (!state().initialized)                                                                       \
   return CUDA_ERROR_NOT_INITIALIZED
+
+/// An H100's dynamic shared memory a block may opt into.
+constexpr int kSharedOptInLimit = 232448;
+
+/// Refuses what no stream may do while one is being captured.
+#define REFUSE_WHILE_CAPTURING(what)                                                              \
+  if (state().captureAny) {                                                                       \
+    record(std::string(what) + ": INVALID: while a stream is being captured");                    \
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;                                                 \
+  }
 
 std::string hex(uintptr_t value) {
   char text[32];
@@ -154,7 +215,9 @@ FAKE(cuDeviceGetAttribute)(int *value, CUdevice_attribute attribute, CUdevice de
   REQUIRE_INIT();
   if (device < 0 || device >= deviceCount())
     return CUDA_ERROR_INVALID_DEVICE;
-  if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+  if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+    *value = kSharedOptInLimit;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
     *value = 9;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = 0;
@@ -195,6 +258,7 @@ FAKE(cuMemGetInfo_v2)(size_t *free, size_t *total) {
 }
 FAKE(cuMemAlloc_v2)(CUdeviceptr *pointer, size_t bytes) {
   REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuMemAlloc");
   record("cuMemAlloc(" + std::to_string(bytes) + ")");
   long limit = envNumber("TFC_FAKE_CUDA_ALLOC_LIMIT", -1);
   if (bytes == 0)
@@ -210,6 +274,7 @@ FAKE(cuMemAlloc_v2)(CUdeviceptr *pointer, size_t bytes) {
 }
 FAKE(cuMemFree_v2)(CUdeviceptr pointer) {
   REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuMemFree");
   record("cuMemFree");
   auto it = state().allocations.find(uintptr_t(pointer));
   if (it == state().allocations.end())
@@ -233,6 +298,7 @@ bool deviceRange(CUdeviceptr pointer, size_t bytes) {
 
 FAKE(cuMemcpyHtoD_v2)(CUdeviceptr device, const void *host, size_t bytes) {
   REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuMemcpyHtoD");
   record("cuMemcpyHtoD(" + std::to_string(bytes) + ")");
   if (!deviceRange(device, bytes))
     return CUDA_ERROR_INVALID_VALUE;
@@ -241,6 +307,7 @@ FAKE(cuMemcpyHtoD_v2)(CUdeviceptr device, const void *host, size_t bytes) {
 }
 FAKE(cuMemcpyDtoH_v2)(void *host, CUdeviceptr device, size_t bytes) {
   REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuMemcpyDtoH");
   record("cuMemcpyDtoH(" + std::to_string(bytes) + ")");
   if (!deviceRange(device, bytes))
     return CUDA_ERROR_INVALID_VALUE;
@@ -255,36 +322,157 @@ FAKE(cuMemcpyDtoHAsync_v2)(void *host, CUdeviceptr device, size_t bytes, CUstrea
 }
 FAKE(cuMemsetD8_v2)(CUdeviceptr device, unsigned char value, size_t bytes) {
   REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuMemsetD8");
   if (!deviceRange(device, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memset(reinterpret_cast<void *>(uintptr_t(device)), value, bytes);
   return CUDA_SUCCESS;
 }
+namespace {
+/// The kernels of PTX text: each `.entry NAME(` and the types of the
+/// `.param` declarations up to its `)`. Empty when there is none.
+std::vector<Kernel> parsePtx(const std::string &ptx) {
+  std::vector<Kernel> kernels;
+  for (size_t at = ptx.find(".entry"); at != std::string::npos; at = ptx.find(".entry", at + 6)) {
+    size_t p = at + 6;
+    while (p < ptx.size() && std::isspace((unsigned char)ptx[p]))
+      ++p;
+    size_t nameEnd = p;
+    while (nameEnd < ptx.size() && (std::isalnum((unsigned char)ptx[nameEnd]) ||
+                                    ptx[nameEnd] == '_' || ptx[nameEnd] == '$' ||
+                                    ptx[nameEnd] == '.'))
+      ++nameEnd;
+    size_t open = ptx.find_first_not_of(" \t\r\n", nameEnd);
+    if (nameEnd == p || open == std::string::npos || ptx[open] != '(')
+      continue;
+    size_t close = ptx.find(')', open);
+    if (close == std::string::npos)
+      return {};
+    Kernel kernel;
+    kernel.name = ptx.substr(p, nameEnd - p);
+    std::string list = ptx.substr(open + 1, close - open - 1);
+    for (size_t q = list.find(".param"); q != std::string::npos; q = list.find(".param", q + 6)) {
+      // ".param .u64 name", ".param .u64 .ptr .global .align 4 name",
+      // ".param .align 8 .b8 name[16]": the first type word.
+      size_t t = q + 6;
+      std::string type;
+      while (type.empty() || type == ".align" || type == ".ptr") {
+        size_t b = list.find('.', t);
+        if (b == std::string::npos)
+          break;
+        size_t e = b + 1;
+        while (e < list.size() && std::isalnum((unsigned char)list[e]))
+          ++e;
+        std::string word = list.substr(b, e - b);
+        t = e;
+        if (word == ".align") {
+          type = word;
+          continue;
+        }
+        type = word;
+      }
+      kernel.params.push_back(type);
+    }
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
+
+/// Why launching `node` would be wrong, or "".
+std::string checkLaunch(const Node &node) {
+  auto it = state().functions.find(node.function);
+  if (it == state().functions.end())
+    return "an unknown function";
+  const Kernel &kernel = it->second;
+  for (int d = 0; d < 3; ++d)
+    if (node.grid[d] < 1)
+      return "an empty grid";
+  if (node.grid[1] > 65535 || node.grid[2] > 65535 || node.grid[0] > 2147483647u)
+    return "a grid past the limits";
+  unsigned long threads = 1;
+  for (int d = 0; d < 3; ++d) {
+    if (node.block[d] < 1)
+      return "an empty block";
+    threads *= node.block[d];
+  }
+  if (threads > 1024 || node.block[2] > 64)
+    return "a block of " + std::to_string(threads) + " threads (at most 1024, z at most 64)";
+  if (node.sharedBytes > unsigned(kernel.sharedOptIn))
+    return std::to_string(node.sharedBytes) + " bytes of dynamic shared memory without opting in";
+  for (size_t i = 0; i < kernel.params.size(); ++i) {
+    const std::string &type = kernel.params[i];
+    if (type != ".u64" && type != ".b64")
+      continue;
+    uint64_t value = node.params[i];
+    if (value >= (uint64_t(1) << 32) && !deviceRange(CUdeviceptr(value), 1))
+      return "param " + std::to_string(i) + " (" + hex(uintptr_t(value)) +
+             ") is outside every live allocation";
+  }
+  return "";
+}
+
+std::string describeLaunch(const Node &node) {
+  char text[200];
+  std::snprintf(text, sizeof text, "%s, grid %ux%ux%u, block %ux%ux%u, smem %u",
+                state().functions[node.function].name.c_str(), node.grid[0], node.grid[1],
+                node.grid[2], node.block[0], node.block[1], node.block[2], node.sharedBytes);
+  return text;
+}
+} // namespace
+
 FAKE(cuModuleLoadData)(CUmodule *module, const void *image) {
   REQUIRE_INIT();
+  std::vector<Kernel> kernels = parsePtx(static_cast<const char *>(image));
+  if (kernels.empty()) {
+    record("cuModuleLoadData: INVALID: no .entry in the image");
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
   uintptr_t handle = state().nextHandle++;
-  state().modules[handle] = static_cast<const char *>(image);
-  record("cuModuleLoadData");
+  std::vector<std::string> names;
+  std::string list;
+  for (Kernel &k : kernels) {
+    names.push_back(k.name);
+    list += (list.empty() ? "" : ", ") + k.name + "/" + std::to_string(k.params.size());
+  }
+  state().modules[handle] = names;
+  // The functions are made now; cuModuleGetFunction hands them out.
+  for (Kernel &k : kernels)
+    state().functions[(handle << 16) + state().functions.size() + 1] = std::move(k);
+  record("cuModuleLoadData(" + list + ")");
   *module = reinterpret_cast<CUmodule>(handle);
   return CUDA_SUCCESS;
 }
 FAKE(cuModuleUnload)(CUmodule module) {
   REQUIRE_INIT();
   record("cuModuleUnload");
-  return state().modules.erase(uintptr_t(module)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  uintptr_t handle = uintptr_t(module);
+  for (auto it = state().functions.begin(); it != state().functions.end();)
+    it = (it->first >> 16) == handle ? state().functions.erase(it) : std::next(it);
+  return state().modules.erase(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 FAKE(cuModuleGetFunction)(CUfunction *function, CUmodule module, const char *name) {
   REQUIRE_INIT();
-  auto it = state().modules.find(uintptr_t(module));
-  if (it == state().modules.end())
+  uintptr_t handle = uintptr_t(module);
+  if (!state().modules.count(handle))
     return CUDA_ERROR_INVALID_HANDLE;
-  // The image is "kernel_a kernel_b ...": a kernel is a whole word of it.
-  std::string words = " " + it->second + " ";
-  if (words.find(" " + std::string(name) + " ") == std::string::npos)
-    return CUDA_ERROR_NOT_FOUND;
-  uintptr_t handle = state().nextHandle++;
-  state().functions[handle] = name;
-  *function = reinterpret_cast<CUfunction>(handle);
+  for (auto &[key, kernel] : state().functions)
+    if ((key >> 16) == handle && kernel.name == name) {
+      *function = reinterpret_cast<CUfunction>(key);
+      return CUDA_SUCCESS;
+    }
+  record(std::string("cuModuleGetFunction(") + name + "): not found");
+  return CUDA_ERROR_NOT_FOUND;
+}
+FAKE(cuFuncSetAttribute)(CUfunction function, CUfunction_attribute attribute, int value) {
+  REQUIRE_INIT();
+  auto it = state().functions.find(uintptr_t(function));
+  if (it == state().functions.end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value < 0 ||
+      value > kSharedOptInLimit)
+    return CUDA_ERROR_INVALID_VALUE;
+  record("cuFuncSetAttribute(" + it->second.name + ", " + std::to_string(value) + ")");
+  it->second.sharedOptIn = value;
   return CUDA_SUCCESS;
 }
 FAKE(cuLaunchKernel)(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -292,16 +480,109 @@ FAKE(cuLaunchKernel)(CUfunction function, unsigned gx, unsigned gy, unsigned gz,
                      void **params, void **extra) {
   REQUIRE_INIT();
   auto it = state().functions.find(uintptr_t(function));
-  if (it == state().functions.end())
+  if (it == state().functions.end()) {
+    record("cuLaunchKernel: INVALID: an unknown function");
     return CUDA_ERROR_INVALID_HANDLE;
-  (void)stream;
-  (void)params;
-  (void)extra;
-  char text[160];
-  std::snprintf(text, sizeof text, "cuLaunchKernel(%s, grid %ux%ux%u, block %ux%ux%u, smem %u)",
-                it->second.c_str(), gx, gy, gz, bx, by, bz, sharedBytes);
-  record(text);
+  }
+  Node node;
+  node.function = uintptr_t(function);
+  node.grid[0] = gx, node.grid[1] = gy, node.grid[2] = gz;
+  node.block[0] = bx, node.block[1] = by, node.block[2] = bz;
+  node.sharedBytes = sharedBytes;
+  const std::vector<std::string> &types = it->second.params;
+  if (extra || (!types.empty() && !params)) {
+    record("cuLaunchKernel(" + describeLaunch(node) + "): INVALID: no kernelParams");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  // Each param's value, read as its PTX type's size (an aggregate: its
+  // first 8 bytes at most, never checked).
+  for (size_t i = 0; i < types.size(); ++i) {
+    uint64_t value = 0;
+    size_t bytes = types[i] == ".u64" || types[i] == ".b64" || types[i] == ".s64" ||
+                           types[i] == ".f64"
+                       ? 8
+                   : types[i] == ".u16" || types[i] == ".b16" || types[i] == ".s16" ? 2
+                   : types[i] == ".u8" || types[i] == ".b8" || types[i] == ".s8"    ? 1
+                                                                                    : 4;
+    std::memcpy(&value, params[i], bytes);
+    node.params.push_back(value);
+  }
+  if (std::string why = checkLaunch(node); !why.empty()) {
+    record("cuLaunchKernel(" + describeLaunch(node) + "): INVALID: " + why);
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  bool captured = state().captureAny && state().capturing == uintptr_t(stream);
+  record("cuLaunchKernel(" + describeLaunch(node) + ")" + (captured ? " captured" : ""));
+  if (captured)
+    state().captured.push_back(std::move(node));
   return CUDA_SUCCESS;
+}
+FAKE(cuStreamBeginCapture_v2)(CUstream stream, CUstreamCaptureMode mode) {
+  REQUIRE_INIT();
+  if (state().captureAny) {
+    record("cuStreamBeginCapture: INVALID: a capture is under way");
+    return CUDA_ERROR_ILLEGAL_STATE;
+  }
+  record("cuStreamBeginCapture(mode " + std::to_string(int(mode)) + ")");
+  state().captureAny = true;
+  state().capturing = uintptr_t(stream);
+  state().captured.clear();
+  return CUDA_SUCCESS;
+}
+FAKE(cuStreamEndCapture)(CUstream stream, CUgraph *graph) {
+  REQUIRE_INIT();
+  if (!state().captureAny || state().capturing != uintptr_t(stream)) {
+    record("cuStreamEndCapture: INVALID: the stream is not being captured");
+    return CUDA_ERROR_ILLEGAL_STATE;
+  }
+  uintptr_t handle = state().nextHandle++;
+  record("cuStreamEndCapture(" + std::to_string(state().captured.size()) + " nodes)");
+  state().graphs[handle] = std::move(state().captured);
+  state().captured.clear();
+  state().captureAny = false;
+  state().capturing = 0;
+  *graph = reinterpret_cast<CUgraph>(handle);
+  return CUDA_SUCCESS;
+}
+FAKE(cuGraphInstantiateWithFlags)(CUgraphExec *exec, CUgraph graph, unsigned long long) {
+  REQUIRE_INIT();
+  auto it = state().graphs.find(uintptr_t(graph));
+  if (it == state().graphs.end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  uintptr_t handle = state().nextHandle++;
+  state().execs[handle] = it->second;
+  record("cuGraphInstantiate");
+  *exec = reinterpret_cast<CUgraphExec>(handle);
+  return CUDA_SUCCESS;
+}
+FAKE(cuGraphLaunch)(CUgraphExec exec, CUstream) {
+  REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuGraphLaunch");
+  auto it = state().execs.find(uintptr_t(exec));
+  if (it == state().execs.end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  record("cuGraphLaunch(" + std::to_string(it->second.size()) + " nodes)");
+  // Replayed in order: launches checked again (their buffers must still be
+  // live), host work done.
+  for (const Node &node : it->second) {
+    if (node.run) {
+      node.run(node.context.get());
+      continue;
+    }
+    if (std::string why = checkLaunch(node); !why.empty()) {
+      record("cuGraphLaunch: INVALID: " + describeLaunch(node) + ": " + why);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+FAKE(cuGraphExecDestroy)(CUgraphExec exec) {
+  REQUIRE_INIT();
+  return state().execs.erase(uintptr_t(exec)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE(cuGraphDestroy)(CUgraph graph) {
+  REQUIRE_INIT();
+  return state().graphs.erase(uintptr_t(graph)) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 FAKE(cuStreamCreate)(CUstream *stream, unsigned int flags) {
   REQUIRE_INIT();
@@ -316,6 +597,7 @@ FAKE(cuStreamDestroy_v2)(CUstream) {
 }
 FAKE(cuStreamSynchronize)(CUstream) {
   REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuStreamSynchronize");
   record("cuStreamSynchronize");
   return CUDA_SUCCESS;
 }
@@ -356,6 +638,13 @@ const Entry kEntries[] = {
     ENTRY("cuStreamCreate", cuStreamCreate),
     ENTRY("cuStreamDestroy", cuStreamDestroy_v2),
     ENTRY("cuStreamSynchronize", cuStreamSynchronize),
+    ENTRY("cuFuncSetAttribute", cuFuncSetAttribute),
+    ENTRY("cuStreamBeginCapture", cuStreamBeginCapture_v2),
+    ENTRY("cuStreamEndCapture", cuStreamEndCapture),
+    ENTRY("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags),
+    ENTRY("cuGraphLaunch", cuGraphLaunch),
+    ENTRY("cuGraphExecDestroy", cuGraphExecDestroy),
+    ENTRY("cuGraphDestroy", cuGraphDestroy),
 };
 #undef ENTRY
 
@@ -384,15 +673,41 @@ FAKE_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int, cuuin
 
 /// The calls made since the last reset, one a line.
 FAKE_EXPORT const char *tfcFakeCudaLog() { return state().log.c_str(); }
-/// Forgets the log, the allocations (leaked), modules and init.
+/// Forgets the log, the allocations (leaked), modules, graphs and init.
 FAKE_EXPORT void tfcFakeCudaReset() {
   State &s = state();
   s.log.clear();
   s.allocations.clear();
   s.modules.clear();
   s.functions.clear();
+  s.graphs.clear();
+  s.execs.clear();
+  s.captured.clear();
+  s.captureAny = false;
+  s.capturing = 0;
   s.initialized = false;
 }
+/// Host work on `stream` (the fake cuBLASLt's GEMMs): done now, or, while
+/// the stream is being captured, recorded into its graph and done at every
+/// cuGraphLaunch. `release` frees `context` when no graph holds it.
+FAKE_EXPORT void tfcFakeCudaEnqueue(CUstream stream, void (*run)(void *), void *context,
+                                    void (*release)(void *)) {
+  std::shared_ptr<void> owned(context, release);
+  if (state().captureAny && state().capturing == uintptr_t(stream)) {
+    Node node;
+    node.run = run;
+    node.context = std::move(owned);
+    state().captured.push_back(std::move(node));
+    return;
+  }
+  run(context);
+}
+/// Whether [pointer, pointer + bytes) lies inside one live allocation.
+FAKE_EXPORT bool tfcFakeCudaDeviceRange(uintptr_t pointer, size_t bytes) {
+  return deviceRange(CUdeviceptr(pointer), bytes);
+}
+/// Appends a line to the log (the fake cuBLASLt's calls).
+FAKE_EXPORT void tfcFakeCudaRecord(const char *line) { record(line); }
 /// Bytes allocated and not freed.
 FAKE_EXPORT size_t tfcFakeCudaAllocatedBytes() {
   size_t used = 0;

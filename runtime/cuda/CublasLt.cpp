@@ -1,0 +1,259 @@
+//===- CublasLt.cpp - tfc_cuda_sgemm on cuBLASLt, loaded at run time ------===//
+
+#include "runtime/cuda/CublasLt.h"
+#include "runtime/Abi.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+
+namespace tfc::rt::cuda {
+
+using namespace abi::gemm;
+
+const std::vector<std::string> &defaultCublasLtCandidates() {
+  static const std::vector<std::string> candidates = {
+      "libcublasLt.so.13",
+      "/usr/local/cuda/lib64/libcublasLt.so.13",
+  };
+  return candidates;
+}
+
+std::string describeGemm(const GemmArgs &a) {
+  auto n = [](intptr_t v) { return std::to_string(v); };
+  return "batch " + n(a[Batch]) + ", " + n(a[M]) + "x" + n(a[N]) + "x" + n(a[K]) + ", A" +
+         (a[TransA] ? "^T" : "") + " lda " + n(a[Lda]) + ", B" + (a[TransB] ? "^T" : "") +
+         " ldb " + n(a[Ldb]) + ", C ldc " + n(a[Ldc]) + (a[Accumulate] ? ", accumulate" : "");
+}
+
+struct CublasLt::Plan {
+  const CublasLtApi *api = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr; // cuBLASLt's A, B, C = D
+  cublasLtMatmulAlgo_t algo{};
+  ~Plan() {
+    if (c)
+      api->matrixLayoutDestroy(c);
+    if (b)
+      api->matrixLayoutDestroy(b);
+    if (a)
+      api->matrixLayoutDestroy(a);
+    if (desc)
+      api->matmulDescDestroy(desc);
+  }
+};
+
+std::unique_ptr<CublasLt> CublasLt::load(std::string &error) {
+  std::vector<std::string> candidates = defaultCublasLtCandidates();
+  const char *source = "";
+  if (const char *path = std::getenv("TFC_CUBLASLT"); path && *path) {
+    candidates = {path};
+    source = " (from TFC_CUBLASLT)";
+  }
+  std::string tried;
+  void *library = nullptr;
+  std::string path;
+  for (const std::string &candidate : candidates) {
+    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (library) {
+      path = candidate;
+      break;
+    }
+    const char *why = dlerror();
+    std::string reason = why ? why : "";
+    tried += (tried.empty() ? "" : ", ") + candidate;
+    if (!reason.empty() && reason.find("No such file or directory") == std::string::npos)
+      tried += " (" + reason + ")";
+  }
+  if (!library) {
+    error = "no cuBLASLt: tried " + tried + source +
+            "; GEMMs on the GPU need CUDA 13's libcublasLt.so.13 (set TFC_CUBLASLT to its path)";
+    return nullptr;
+  }
+  std::unique_ptr<CublasLt> lt(new CublasLt());
+  lt->library_ = library;
+  lt->path_ = path;
+  std::string missing;
+#define TFC_CUBLASLT_RESOLVE(field, symbol)                                                        \
+  lt->api_.field = reinterpret_cast<decltype(&::symbol)>(dlsym(library, #symbol));                 \
+  if (!lt->api_.field)                                                                             \
+    missing += (missing.empty() ? "" : ", ") + std::string(#symbol);
+  TFC_CUBLASLT_FUNCTIONS(TFC_CUBLASLT_RESOLVE)
+#undef TFC_CUBLASLT_RESOLVE
+  if (!missing.empty()) {
+    error = "the cuBLASLt library " + path + " has no " + missing + ": it is not CUDA 13's";
+    return nullptr;
+  }
+  lt->version_ = lt->api_.getVersion();
+  cublasLtHandle_t handle = nullptr;
+  if (cublasStatus_t s = lt->api_.create(&handle); s != CUBLAS_STATUS_SUCCESS) {
+    error = "cublasLtCreate (" + path + "): " + lt->status(s);
+    return nullptr;
+  }
+  lt->handle_ = handle;
+  return lt;
+}
+
+CublasLt::~CublasLt() {
+  plans_.clear();
+  if (handle_)
+    api_.destroy(handle_);
+  if (library_)
+    dlclose(library_);
+}
+
+std::string CublasLt::status(cublasStatus_t s) const {
+  const char *name = api_.getStatusName ? api_.getStatusName(s) : nullptr;
+  const char *text = api_.getStatusString ? api_.getStatusString(s) : nullptr;
+  std::string out = name ? name : "cublasStatus_t " + std::to_string(int(s));
+  if (text && *text)
+    out += std::string(": ") + text;
+  return out;
+}
+
+namespace {
+/// The largest power of two (at most 16) dividing `address`: what cuBLASLt's
+/// kernels may assume of a pointer.
+uint32_t alignment(intptr_t address) {
+  uint32_t align = 16;
+  while (align > 4 && address % align)
+    align /= 2;
+  return align;
+}
+} // namespace
+
+CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspaceBytes,
+                               std::string &error) {
+  const int64_t batch = reduction ? 1 : g[Batch];
+  // Every item's pointer: the first's alignment and its stride's (in bytes).
+  auto itemsAlignment = [&](Arg pointer, Arg stride) {
+    return alignment(g[pointer] | (g[Batch] > 1 ? g[stride] * intptr_t(sizeof(float)) : 0));
+  };
+  const uint32_t alignA = itemsAlignment(A, StrideA), alignB = itemsAlignment(B, StrideB),
+                 alignC = itemsAlignment(C, StrideC);
+  std::vector<int64_t> key = {batch,     g[M],      g[N],       g[K],   g[Lda],
+                              g[TransA], g[Ldb],    g[TransB],  g[Ldc], batch > 1 ? g[StrideA] : 0,
+                              batch > 1 ? g[StrideB] : 0, batch > 1 ? g[StrideC] : 0,
+                              alignA,    alignB,    alignC};
+  auto found = plans_.find(key);
+  if (found != plans_.end())
+    return found->second.get();
+
+  auto plan = std::make_unique<Plan>();
+  plan->api = &api_;
+  auto ok = [&](cublasStatus_t s, const char *call) {
+    if (s == CUBLAS_STATUS_SUCCESS)
+      return true;
+    error = std::string(call) + ": " + status(s);
+    return false;
+  };
+  // Column-major, cuBLASLt's A is our B (N x K as op(B)^T), its B our A.
+  const cublasOperation_t opA = g[TransB] ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opB = g[TransA] ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const uint64_t aRows = uint64_t(g[TransB] ? g[K] : g[N]), aCols = uint64_t(g[TransB] ? g[N] : g[K]);
+  const uint64_t bRows = uint64_t(g[TransA] ? g[M] : g[K]), bCols = uint64_t(g[TransA] ? g[K] : g[M]);
+  if (!ok(api_.matmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "cublasLtMatmulDescCreate") ||
+      !ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA),
+          "cublasLtMatmulDescSetAttribute(TRANSA)") ||
+      !ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
+          "cublasLtMatmulDescSetAttribute(TRANSB)") ||
+      !ok(api_.matrixLayoutCreate(&plan->a, CUDA_R_32F, aRows, aCols, g[Ldb]),
+          "cublasLtMatrixLayoutCreate(B)") ||
+      !ok(api_.matrixLayoutCreate(&plan->b, CUDA_R_32F, bRows, bCols, g[Lda]),
+          "cublasLtMatrixLayoutCreate(A)") ||
+      !ok(api_.matrixLayoutCreate(&plan->c, CUDA_R_32F, uint64_t(g[N]), uint64_t(g[M]), g[Ldc]),
+          "cublasLtMatrixLayoutCreate(C)"))
+    return nullptr;
+  if (batch > 1) {
+    const int32_t count = int32_t(batch);
+    const int64_t strides[3] = {g[StrideB], g[StrideA], g[StrideC]};
+    cublasLtMatrixLayout_t layouts[3] = {plan->a, plan->b, plan->c};
+    for (int i = 0; i < 3; ++i)
+      if (!ok(api_.matrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                            sizeof count),
+              "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)") ||
+          !ok(api_.matrixLayoutSetAttribute(layouts[i],
+                                            CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                            &strides[i], sizeof strides[i]),
+              "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)"))
+        return nullptr;
+  }
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  if (!ok(api_.preferenceCreate(&preference), "cublasLtMatmulPreferenceCreate"))
+    return nullptr;
+  const uint64_t workspace = workspaceBytes;
+  // D is C: its alignment is C's.
+  const uint32_t aligns[4] = {alignB, alignA, alignC, alignC};
+  const cublasLtMatmulPreferenceAttributes_t alignAttrs[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  bool prepared = ok(api_.preferenceSetAttribute(preference,
+                                                 CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                 &workspace, sizeof workspace),
+                     "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+  for (int i = 0; prepared && i < 4; ++i)
+    prepared = ok(api_.preferenceSetAttribute(preference, alignAttrs[i], &aligns[i],
+                                              sizeof aligns[i]),
+                  "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  if (prepared)
+    prepared = ok(api_.algoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c,
+                                        preference, 1, &result, &returned),
+                  "cublasLtMatmulAlgoGetHeuristic");
+  api_.preferenceDestroy(preference);
+  if (!prepared)
+    return nullptr;
+  if (returned < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+    error = "cublasLtMatmulAlgoGetHeuristic: no algorithm for this GEMM";
+    return nullptr;
+  }
+  plan->algo = result.algo;
+  Plan *raw = plan.get();
+  plans_.emplace(std::move(key), std::move(plan));
+  return raw;
+}
+
+bool CublasLt::sgemm(const GemmArgs &g, CUstream stream, CUdeviceptr workspace,
+                     size_t workspaceBytes, std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "tfc_cuda_sgemm(" + describeGemm(g) + "): " + why;
+    return false;
+  };
+  for (Arg arg : {Batch, M, N, K, Lda, Ldb, Ldc})
+    if (g[arg] < 0)
+      return fail("a negative size or leading dimension");
+  if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
+    return true;
+  if (g[K] == 0)
+    return fail("K = 0 is not supported");
+  if (!g[A] || !g[B] || !g[C])
+    return fail("a null matrix");
+  // Row pitches of the matrices as stored (row-major).
+  if (g[Lda] < (g[TransA] ? g[M] : g[K]) || g[Ldb] < (g[TransB] ? g[K] : g[N]) || g[Ldc] < g[N])
+    return fail("a leading dimension shorter than its rows");
+  // strideC 0 over several items sums them into one C: one matmul an item.
+  const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
+  std::string why;
+  Plan *plan = this->plan(g, reduction, workspaceBytes, why);
+  if (!plan)
+    return fail(why);
+  const float alpha = 1.0f, one = 1.0f, zero = 0.0f;
+  const int64_t items = reduction ? g[Batch] : 1;
+  for (int64_t item = 0; item < items; ++item) {
+    const float *a = reinterpret_cast<const float *>(g[A]) + item * g[StrideA];
+    const float *b = reinterpret_cast<const float *>(g[B]) + item * g[StrideB];
+    float *c = reinterpret_cast<float *>(g[C]);
+    const float *beta = g[Accumulate] || item > 0 ? &one : &zero;
+    cublasStatus_t s = api_.matmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, beta, c,
+                                   plan->c, c, plan->c, &plan->algo,
+                                   reinterpret_cast<void *>(uintptr_t(workspace)), workspaceBytes,
+                                   reinterpret_cast<cudaStream_t>(stream));
+    if (s != CUBLAS_STATUS_SUCCESS)
+      return fail("cublasLtMatmul: " + status(s));
+  }
+  return true;
+}
+
+} // namespace tfc::rt::cuda

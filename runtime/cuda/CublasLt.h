@@ -1,0 +1,113 @@
+//===- CublasLt.h - tfc_cuda_sgemm on cuBLASLt, loaded at run time --------===//
+//
+// Generated CUDA host code calls tfc_cuda_sgemm for every product (the same
+// 16 arguments as the CPU's tfc_sgemm, runtime/cpu/Gemm.h, on device
+// memory). Here it becomes one cublasLtMatmul: row-major C = op(A) op(B) is
+// column-major C^T = op(B)^T op(A)^T, so B's memory is cuBLASLt's A and A's
+// is its B, with the transposes kept; strided batches map to cuBLASLt's
+// batch count and offsets; accumulate is beta = 1; CUBLAS_COMPUTE_32F (full
+// FP32, never TF32). A batch reduction (strideC 0, batch > 1) is one matmul
+// per item on the stream, each after the first with beta = 1.
+//
+// libcublasLt is dlopen()ed like the driver (Driver.h), so a binary starts
+// without it: $TFC_CUBLASLT when set (tests point it at a fake), else
+// libcublasLt.so.13 by the loader's search path, then in /usr/local/cuda.
+// Only the entry points below are used, resolved by dlsym; the toolkit's
+// cublasLt.h gives their types. A plan (descriptors, layouts and the
+// heuristic's algorithm) is made once per distinct shape, on the first call
+// with it, and reused, so a captured graph replays without host work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_CUDA_CUBLASLT_H
+#define TFC_RUNTIME_CUDA_CUBLASLT_H
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tfc::rt::cuda {
+
+/// The device memory cuBLASLt may use per call (NVIDIA recommends 32 MiB on
+/// Hopper); allocated once when the library is loaded.
+constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
+
+/// X(field, symbol): every cuBLASLt entry point tfc uses.
+#define TFC_CUBLASLT_FUNCTIONS(X)                                                                  \
+  X(getVersion, cublasLtGetVersion)                                                                \
+  X(getStatusName, cublasLtGetStatusName)                                                          \
+  X(getStatusString, cublasLtGetStatusString)                                                      \
+  X(create, cublasLtCreate)                                                                        \
+  X(destroy, cublasLtDestroy)                                                                      \
+  X(matmulDescCreate, cublasLtMatmulDescCreate)                                                    \
+  X(matmulDescDestroy, cublasLtMatmulDescDestroy)                                                  \
+  X(matmulDescSetAttribute, cublasLtMatmulDescSetAttribute)                                        \
+  X(matrixLayoutCreate, cublasLtMatrixLayoutCreate)                                                \
+  X(matrixLayoutDestroy, cublasLtMatrixLayoutDestroy)                                              \
+  X(matrixLayoutSetAttribute, cublasLtMatrixLayoutSetAttribute)                                    \
+  X(preferenceCreate, cublasLtMatmulPreferenceCreate)                                              \
+  X(preferenceDestroy, cublasLtMatmulPreferenceDestroy)                                            \
+  X(preferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute)                                  \
+  X(algoGetHeuristic, cublasLtMatmulAlgoGetHeuristic)                                              \
+  X(matmul, cublasLtMatmul)
+
+struct CublasLtApi {
+#define TFC_CUBLASLT_FIELD(field, symbol) decltype(&::symbol) field = nullptr;
+  TFC_CUBLASLT_FUNCTIONS(TFC_CUBLASLT_FIELD)
+#undef TFC_CUBLASLT_FIELD
+};
+
+/// The libraries load() tries, in order, when $TFC_CUBLASLT is unset.
+const std::vector<std::string> &defaultCublasLtCandidates();
+
+/// tfc_sgemm's arguments (abi::gemm::Arg order) as generated code passes them.
+using GemmArgs = std::array<intptr_t, 16>;
+
+/// "batch 4, 64x32x16, A^T lda 64, B ldb 32, C ldc 32, accumulate": a GEMM in messages.
+std::string describeGemm(const GemmArgs &args);
+
+class CublasLt {
+public:
+  /// Loads the library, resolves every entry point and creates a handle
+  /// (the device's context must be current). Null with `error` set: "no
+  /// cuBLASLt: tried libcublasLt.so.13, ...; GEMMs on the GPU need ...".
+  static std::unique_ptr<CublasLt> load(std::string &error);
+  ~CublasLt();
+  CublasLt(const CublasLt &) = delete;
+  CublasLt &operator=(const CublasLt &) = delete;
+
+  const std::string &path() const { return path_; }
+  size_t version() const { return version_; }
+  /// Plans made so far (one per distinct shape and alignment).
+  size_t plans() const { return plans_.size(); }
+
+  /// Enqueues C (+)= op(A) op(B) on `stream`, with `workspace` (device
+  /// memory of `workspaceBytes`). False with `error` naming the GEMM and
+  /// cuBLASLt's status.
+  bool sgemm(const GemmArgs &args, CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
+             std::string &error);
+
+private:
+  CublasLt() = default;
+  struct Plan;
+  /// The plan of a GEMM of this shape and alignment, made on first use.
+  Plan *plan(const GemmArgs &args, bool reduction, size_t workspaceBytes, std::string &error);
+  std::string status(cublasStatus_t status) const;
+
+  void *library_ = nullptr;
+  std::string path_;
+  size_t version_ = 0;
+  CublasLtApi api_;
+  cublasLtHandle_t handle_ = nullptr;
+  std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+};
+
+} // namespace tfc::rt::cuda
+
+#endif // TFC_RUNTIME_CUDA_CUBLASLT_H

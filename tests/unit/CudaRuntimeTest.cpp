@@ -1,0 +1,526 @@
+//===- CudaRuntimeTest.cpp - tfc_cuda_launch and tfc_cuda_sgemm on fakes --===//
+//
+// The CUDA device as generated code drives it, against the fake driver
+// (FakeCudaDriver.cpp: PTX modules, launches checked as a GPU would, graphs)
+// and the fake cuBLASLt (FakeCublasLt.cpp: naive GEMMs on the fake's
+// memory): kernels loaded from a PTX image of two kernels, launches from an
+// entry, the first call eager, the second captured, the third a replay; GEMMs
+// with transposes, strided batches, batch reductions and accumulation against
+// a naive row-major reference; and every error path (no driver, an unknown
+// kernel, a bad grid or block, a pointer outside device memory, no cuBLASLt).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Manifest.h"
+#include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/RuntimeFunctions.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+using namespace tfc::rt;
+using namespace tfc::rt::cuda;
+
+namespace {
+
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+/// Two kernels as MLIR's NVPTX backend writes them: pointers and an index as
+/// .u64, a 32-bit size, a float.
+const char kPtx[] = R"(//
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry tfc_kernel_scale(
+	.param .u64 .ptr .global .align 4 tfc_kernel_scale_param_0,
+	.param .u64 .ptr .global .align 4 tfc_kernel_scale_param_1,
+	.param .u32 tfc_kernel_scale_param_2
+)
+{
+	ret;
+}
+
+.visible .entry tfc_kernel_fill(
+	.param .u64 tfc_kernel_fill_param_0,
+	.param .u64 tfc_kernel_fill_param_1,
+	.param .f32 tfc_kernel_fill_param_2
+)
+{
+	ret;
+}
+)";
+
+/// The fake driver's log and reset, through the library the device loaded.
+struct FakeLog {
+  FakeLog() {
+    handle = dlopen(TFC_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_NOLOAD);
+    if (handle) {
+      log = reinterpret_cast<const char *(*)()>(dlsym(handle, "tfcFakeCudaLog"));
+      reset = reinterpret_cast<void (*)()>(dlsym(handle, "tfcFakeCudaReset"));
+    }
+  }
+  ~FakeLog() {
+    if (handle)
+      dlclose(handle);
+  }
+  std::string text() const { return log ? log() : ""; }
+  void *handle = nullptr;
+  const char *(*log)() = nullptr;
+  void (*reset)() = nullptr;
+};
+
+/// A device on the fakes with kPtx's kernels, and the log cleared.
+class CudaRuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string error;
+    device = CudaDevice::openIndex(0, error);
+    ASSERT_TRUE(device) << error;
+    ASSERT_TRUE(device->loadKernels(kPtx, {"tfc_kernel_scale", "tfc_kernel_fill"}, error))
+        << error;
+    ASSERT_TRUE(device->loadCublasLt(error)) << error;
+    fake = std::make_unique<FakeLog>(); // the library is loaded now
+    ASSERT_TRUE(fake->log && fake->reset);
+    fakeLogStart = fake->text().size();
+  }
+  /// The log since SetUp (the fake's log spans the process).
+  std::string log() const { return fake->text().substr(fakeLogStart); }
+  /// How often `what` occurs in log().
+  size_t count(const std::string &what) const {
+    std::string all = log();
+    size_t n = 0;
+    for (size_t at = all.find(what); at != std::string::npos; at = all.find(what, at + 1))
+      ++n;
+    return n;
+  }
+
+  ScopedEnv driver{"TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER};
+  ScopedEnv cublas{"TFC_CUBLASLT", TFC_FAKE_CUBLASLT};
+  std::unique_ptr<CudaDevice> device;
+  std::unique_ptr<FakeLog> fake;
+  size_t fakeLogStart = 0;
+};
+
+// What the entries below launch: set by each test.
+intptr_t gSlots[3];
+int64_t gGrid[3] = {1, 1, 1}, gBlock[3] = {1, 1, 1};
+intptr_t gKernel = 0;
+
+/// An entry as generated code is: two launches, buffers[0] and [1] as
+/// pointers, an integer, and a float's bits in a slot's low bytes.
+void twoLaunches(void **buffers) {
+  intptr_t scale[3] = {intptr_t(buffers[0]), intptr_t(buffers[1]), 1024};
+  tfc_cuda_launch(0, 4, 1, 1, 256, 1, 1, 0, 3, intptr_t(scale));
+  float value = 0.5f;
+  intptr_t fill[3] = {intptr_t(buffers[1]), 7, 0};
+  std::memcpy(&fill[2], &value, sizeof value);
+  tfc_cuda_launch(1, 2, 3, 1, 32, 4, 1, 0, 3, intptr_t(fill));
+}
+
+/// One launch of gKernel with gGrid, gBlock and gSlots, then kernel 1.
+void configuredLaunch(void **) {
+  tfc_cuda_launch(gKernel, gGrid[0], gGrid[1], gGrid[2], gBlock[0], gBlock[1], gBlock[2], 0, 3,
+                  intptr_t(gSlots));
+  intptr_t fill[3] = {gSlots[1], 0, 0};
+  tfc_cuda_launch(1, 1, 1, 1, 1, 1, 1, 0, 3, intptr_t(fill));
+}
+
+} // namespace
+
+TEST_F(CudaRuntimeTest, LaunchesThenGraphCaptureThenReplay) {
+  void *x = device->allocate(4096), *y = device->allocate(4096);
+  ASSERT_TRUE(x && y);
+  void *buffers[] = {x, y};
+  std::string error;
+  // First call eager, second captured and launched, third replayed.
+  for (int call = 0; call < 3; ++call)
+    ASSERT_TRUE(device->run(twoLaunches, buffers, 2, error)) << "call " << call << ": " << error;
+  EXPECT_EQ(device->graphsCaptured(), 1u);
+  const std::string scale = "cuLaunchKernel(tfc_kernel_scale, grid 4x1x1, block 256x1x1, smem 0)";
+  const std::string fill = "cuLaunchKernel(tfc_kernel_fill, grid 2x3x1, block 32x4x1, smem 0)";
+  const std::string current = "cuCtxSetCurrent(0xc0)\n";
+  EXPECT_EQ(log(), current + "cuMemAlloc(4096)\n" + current + "cuMemAlloc(4096)\n" + current +
+                       scale + "\n" + fill + "\ncuStreamSynchronize\n" + current +
+                       "cuStreamBeginCapture(mode 1)\n" + scale + " captured\n" + fill +
+                       " captured\ncuStreamEndCapture(2 nodes)\ncuGraphInstantiate\n"
+                       "cuGraphLaunch(2 nodes)\ncuStreamSynchronize\n" +
+                       current + "cuGraphLaunch(2 nodes)\ncuStreamSynchronize\n");
+  device->release(x);
+  device->release(y);
+}
+
+TEST_F(CudaRuntimeTest, NoGraphLaunchesEagerly) {
+  device->configure({0, /*graphs=*/false});
+  void *x = device->allocate(64), *y = device->allocate(64);
+  void *buffers[] = {x, y};
+  std::string error;
+  for (int call = 0; call < 3; ++call)
+    ASSERT_TRUE(device->run(twoLaunches, buffers, 2, error)) << error;
+  EXPECT_EQ(device->graphsCaptured(), 0u);
+  EXPECT_EQ(count("cuLaunchKernel(tfc_kernel_scale"), 3u) << log();
+  EXPECT_EQ(count("cuStreamBeginCapture"), 0u) << log();
+  device->release(x);
+  device->release(y);
+}
+
+TEST_F(CudaRuntimeTest, NewBuffersAreCapturedAgain) {
+  void *a = device->allocate(64), *b = device->allocate(64), *c = device->allocate(64);
+  void *first[] = {a, b}, *second[] = {c, b};
+  std::string error;
+  ASSERT_TRUE(device->run(twoLaunches, first, 2, error)) << error;
+  ASSERT_TRUE(device->run(twoLaunches, first, 2, error)) << error;
+  // The graph holds a's address: with c in its place, eager again, then a
+  // new graph.
+  ASSERT_TRUE(device->run(twoLaunches, second, 2, error)) << error;
+  ASSERT_TRUE(device->run(twoLaunches, second, 2, error)) << error;
+  EXPECT_EQ(device->graphsCaptured(), 2u);
+  // a is freed: a replay of the first graph would now be refused by the fake.
+  device->release(a);
+  ASSERT_TRUE(device->run(twoLaunches, second, 2, error)) << error;
+  device->release(b);
+  device->release(c);
+}
+
+TEST_F(CudaRuntimeTest, BadGridBlockOrKernelNamesTheKernel) {
+  void *x = device->allocate(64), *y = device->allocate(64);
+  gSlots[0] = intptr_t(x), gSlots[1] = intptr_t(y), gSlots[2] = 16;
+  std::string error;
+  struct Case {
+    intptr_t kernel;
+    int64_t grid[3], block[3];
+    std::string message;
+  };
+  const Case cases[] = {
+      {0, {0, 1, 1}, {32, 1, 1},
+       "tfc_cuda_launch of kernel 'tfc_kernel_scale' (grid 0x1x1, block 32x1x1): the grid must "
+       "be at least 1 in each dimension, at most 2147483647 in x and 65535 in y and z"},
+      {0, {1, 70000, 1}, {32, 1, 1},
+       "tfc_cuda_launch of kernel 'tfc_kernel_scale' (grid 1x70000x1, block 32x1x1): the grid "
+       "must be at least 1 in each dimension, at most 2147483647 in x and 65535 in y and z"},
+      {1, {1, 1, 1}, {64, 32, 1},
+       "tfc_cuda_launch of kernel 'tfc_kernel_fill' (grid 1x1x1, block 64x32x1): a block must "
+       "have 1 to 1024 threads (z at most 64)"},
+      {1, {1, 1, 1}, {0, 1, 1},
+       "tfc_cuda_launch of kernel 'tfc_kernel_fill' (grid 1x1x1, block 0x1x1): a block must "
+       "have 1 to 1024 threads (z at most 64)"},
+      {2, {1, 1, 1}, {1, 1, 1}, "tfc_cuda_launch: kernel 2 does not exist (the model has 2 kernels)"},
+      {-1, {1, 1, 1}, {1, 1, 1},
+       "tfc_cuda_launch: kernel -1 does not exist (the model has 2 kernels)"},
+  };
+  for (const Case &c : cases) {
+    gKernel = c.kernel;
+    std::copy(c.grid, c.grid + 3, gGrid);
+    std::copy(c.block, c.block + 3, gBlock);
+    size_t launches = count("cuLaunchKernel(");
+    void *buffers[] = {x, y};
+    EXPECT_FALSE(device->run(configuredLaunch, buffers, 2, error));
+    EXPECT_EQ(error, c.message);
+    // Refused before the driver, and the launch after it skipped.
+    EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
+  }
+  // The device is usable after an error: the next run starts clean.
+  gKernel = 0, gGrid[0] = 1, gBlock[0] = 1;
+  void *buffers[] = {x, y};
+  EXPECT_TRUE(device->run(configuredLaunch, buffers, 2, error)) << error;
+  device->release(x);
+  device->release(y);
+}
+
+TEST_F(CudaRuntimeTest, PointerOutsideDeviceMemoryIsRefused) {
+  void *x = device->allocate(64), *y = device->allocate(64);
+  std::vector<float> host(16);
+  // A host address where a device pointer belongs: the fake refuses it as a
+  // GPU would fault on it.
+  gKernel = 0, gGrid[0] = 1, gBlock[0] = 1;
+  gSlots[0] = intptr_t(host.data()), gSlots[1] = intptr_t(y), gSlots[2] = 16;
+  void *buffers[] = {x, y};
+  std::string error;
+  EXPECT_FALSE(device->run(configuredLaunch, buffers, 2, error));
+  EXPECT_EQ(error, "cuLaunchKernel(kernel 'tfc_kernel_scale' (grid 1x1x1, block 1x1x1)): "
+                   "CUDA_ERROR_INVALID_VALUE: invalid argument");
+  EXPECT_NE(log().find("INVALID: param 0"), std::string::npos) << log();
+  // The integer param (16) and the 32-bit size are not pointers.
+  gSlots[0] = intptr_t(x);
+  EXPECT_TRUE(device->run(configuredLaunch, buffers, 2, error)) << error;
+  device->release(x);
+  device->release(y);
+}
+
+TEST_F(CudaRuntimeTest, LargeSharedMemoryIsOptedInto) {
+  // 64 KiB of dynamic shared memory needs cuFuncSetAttribute first (once).
+  auto launch = [](void **buffers) {
+    intptr_t slots[3] = {intptr_t(buffers[0]), intptr_t(buffers[0]), 0};
+    tfc_cuda_launch(0, 1, 1, 1, 128, 1, 1, 65536, 3, intptr_t(slots));
+    tfc_cuda_launch(0, 1, 1, 1, 128, 1, 1, 65536, 3, intptr_t(slots));
+  };
+  void *x = device->allocate(64);
+  void *buffers[] = {x};
+  std::string error;
+  device->configure({0, false});
+  ASSERT_TRUE(device->run(launch, buffers, 1, error)) << error;
+  EXPECT_EQ(count("cuFuncSetAttribute(tfc_kernel_scale, 65536)"), 1u) << log();
+  EXPECT_EQ(count("smem 65536)"), 2u) << log();
+  device->release(x);
+}
+
+//===- tfc_cuda_sgemm against a naive reference ----------------------------===//
+
+namespace {
+
+struct GemmCase {
+  int64_t batch, m, n, k;
+  bool transA, transB, accumulate, reduction;
+  int64_t pad; // extra elements on every leading dimension
+};
+
+std::string caseName(const ::testing::TestParamInfo<GemmCase> &info) {
+  const GemmCase &c = info.param;
+  return "b" + std::to_string(c.batch) + "_" + std::to_string(c.m) + "x" + std::to_string(c.n) +
+         "x" + std::to_string(c.k) + (c.transA ? "_At" : "") + (c.transB ? "_Bt" : "") +
+         (c.accumulate ? "_acc" : "") + (c.reduction ? "_sum" : "") +
+         (c.pad ? "_pad" + std::to_string(c.pad) : "");
+}
+
+GemmArgs gGemm;
+void gemmEntry(void **) {
+  tfc_cuda_sgemm(gGemm[0], gGemm[1], gGemm[2], gGemm[3], gGemm[4], gGemm[5], gGemm[6], gGemm[7],
+                 gGemm[8], gGemm[9], gGemm[10], gGemm[11], gGemm[12], gGemm[13], gGemm[14],
+                 gGemm[15]);
+}
+
+/// tfc_sgemm's meaning, in double: Gemm.h.
+void reference(const GemmCase &c, int64_t lda, int64_t ldb, int64_t ldc, int64_t strideA,
+               int64_t strideB, int64_t strideC, const std::vector<float> &a,
+               const std::vector<float> &b, std::vector<double> &out) {
+  for (int64_t item = 0; item < c.batch; ++item)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < c.k; ++p) {
+          double x = c.transA ? a[size_t(item * strideA + p * lda + i)]
+                              : a[size_t(item * strideA + i * lda + p)];
+          double y = c.transB ? b[size_t(item * strideB + j * ldb + p)]
+                              : b[size_t(item * strideB + p * ldb + j)];
+          sum += x * y;
+        }
+        out[size_t(item * strideC + i * ldc + j)] += sum;
+      }
+}
+
+class CudaSgemmTest : public CudaRuntimeTest, public ::testing::WithParamInterface<GemmCase> {};
+
+} // namespace
+
+TEST_P(CudaSgemmTest, MatchesNaiveReference) {
+  const GemmCase c = GetParam();
+  const int64_t lda = (c.transA ? c.m : c.k) + c.pad, ldb = (c.transB ? c.k : c.n) + c.pad;
+  const int64_t ldc = c.n + c.pad;
+  const int64_t rowsA = c.transA ? c.k : c.m, rowsB = c.transB ? c.n : c.k;
+  const int64_t strideA = rowsA * lda + 3, strideB = rowsB * ldb + 5;
+  const int64_t strideC = c.reduction ? 0 : c.m * ldc + 1;
+  const size_t sizeA = size_t(c.batch * strideA), sizeB = size_t(c.batch * strideB);
+  const size_t sizeC = size_t(c.reduction ? c.m * ldc : c.batch * strideC);
+  std::vector<float> a(sizeA), b(sizeB), c0(sizeC);
+  for (size_t i = 0; i < sizeA; ++i)
+    a[i] = float(int((i * 37) % 17) - 8) / 8.0f;
+  for (size_t i = 0; i < sizeB; ++i)
+    b[i] = float(int((i * 53) % 13) - 6) / 4.0f;
+  for (size_t i = 0; i < sizeC; ++i)
+    c0[i] = float(int(i % 7) - 3);
+
+  float *da = static_cast<float *>(device->allocate(sizeA * 4));
+  float *db = static_cast<float *>(device->allocate(sizeB * 4));
+  float *dc = static_cast<float *>(device->allocate(sizeC * 4));
+  ASSERT_TRUE(da && db && dc);
+  device->copyIn(da, a.data(), sizeA * 4);
+  device->copyIn(db, b.data(), sizeB * 4);
+  gGemm = {c.batch, c.m,          c.n,          c.k,        intptr_t(da), lda,
+           strideA, c.transA,     intptr_t(db), ldb,        strideB,      c.transB,
+           intptr_t(dc), ldc,     strideC,      c.accumulate};
+  void *buffers[] = {da, db, dc};
+  // Three calls: eager, captured, replayed; each on fresh inputs (A scaled
+  // by the call's number) so that a replay that computed nothing would show.
+  for (int call = 1; call <= 3; ++call) {
+    std::vector<float> scaled = a;
+    for (float &v : scaled)
+      v *= float(call);
+    device->copyIn(da, scaled.data(), sizeA * 4);
+    device->copyIn(dc, c0.data(), sizeC * 4);
+    std::string error;
+    ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
+    std::vector<float> got(sizeC);
+    device->copyOut(got.data(), dc, sizeC * 4);
+    ASSERT_EQ(device->error(), "");
+
+    std::vector<double> want(sizeC);
+    for (size_t i = 0; i < sizeC; ++i)
+      want[i] = c.accumulate ? c0[i] : 0.0;
+    GemmCase asRef = c;
+    if (c.reduction) // every item into the one C
+      reference(asRef, lda, ldb, ldc, strideA, strideB, 0, scaled, b, want);
+    else
+      reference(asRef, lda, ldb, ldc, strideA, strideB, strideC, scaled, b, want);
+    for (int64_t item = 0; item < (c.reduction ? 1 : c.batch); ++item)
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          size_t at = size_t(item * strideC + i * ldc + j);
+          ASSERT_NEAR(got[at], want[at], 1e-4 * (1 + std::fabs(want[at])))
+              << "call " << call << " item " << item << " (" << i << ", " << j << ")";
+        }
+    // Padding between rows and items is never written.
+    for (size_t at = 0; at < sizeC; ++at) {
+      int64_t inItem = c.reduction ? int64_t(at) : int64_t(at) % strideC;
+      if (inItem >= c.m * ldc || inItem % ldc >= c.n) {
+        ASSERT_EQ(got[at], c0[at]) << "padding at " << at;
+      }
+    }
+  }
+  EXPECT_EQ(device->graphsCaptured(), 1u);
+  EXPECT_EQ(count("cublasLtMatmul("), size_t(2 * (c.reduction ? c.batch : 1))) << log();
+  device->release(da);
+  device->release(db);
+  device->release(dc);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaSgemmTest,
+    ::testing::Values(GemmCase{1, 5, 7, 3, false, false, false, false, 0},
+                      GemmCase{1, 5, 7, 3, true, false, false, false, 2},
+                      GemmCase{1, 5, 7, 3, false, true, false, false, 1},
+                      GemmCase{1, 4, 6, 9, true, true, true, false, 3},
+                      GemmCase{3, 4, 5, 6, false, false, false, false, 0},
+                      GemmCase{3, 4, 5, 6, true, true, false, false, 2},
+                      GemmCase{2, 3, 8, 5, false, true, true, false, 1},
+                      GemmCase{4, 6, 3, 2, false, false, false, true, 0},
+                      GemmCase{3, 2, 5, 7, true, false, true, true, 1},
+                      GemmCase{1, 1, 1, 1, false, false, true, false, 0}),
+    caseName);
+
+TEST_F(CudaRuntimeTest, SgemmErrorsNameTheGemm) {
+  void *a = device->allocate(64);
+  void *buffers[] = {a};
+  std::string error;
+  // A leading dimension shorter than a row.
+  gGemm = {1, 2, 4, 3, intptr_t(a), 2, 0, 0, intptr_t(a), 4, 0, 0, intptr_t(a), 4, 0, 0};
+  EXPECT_FALSE(device->run(gemmEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm(batch 1, 2x4x3, A lda 2, B ldb 4, C ldc 4): a leading "
+                   "dimension shorter than its rows");
+  // Outside device memory: the fake cuBLASLt refuses it.
+  std::vector<float> host(64);
+  gGemm = {1, 2, 2, 2, intptr_t(host.data()), 2, 0, 0, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 1};
+  EXPECT_FALSE(device->run(gemmEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm(batch 1, 2x2x2, A lda 2, B ldb 2, C ldc 2, accumulate): "
+                   "cublasLtMatmul: CUBLAS_STATUS_INVALID_VALUE: the fake cuBLASLt refused it");
+  // Empty products do nothing.
+  gGemm = {0, 2, 2, 2, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0};
+  EXPECT_TRUE(device->run(gemmEntry, buffers, 1, error)) << error;
+  device->release(a);
+}
+
+TEST(CudaRuntimeErrors, NoCublasLtIsTheFirstGemmsError) {
+  ScopedEnv driver("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
+  ScopedEnv cublas("TFC_CUBLASLT", "/nonexistent/libcublasLt.so.13");
+  std::string error;
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
+  ASSERT_TRUE(device) << error;
+  EXPECT_FALSE(device->loadCublasLt(error));
+  void *a = device->allocate(64);
+  void *buffers[] = {a};
+  gGemm = {1, 2, 2, 2, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0};
+  EXPECT_FALSE(device->run(gemmEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm(batch 1, 2x2x2, A lda 2, B ldb 2, C ldc 2): no cuBLASLt: "
+                   "tried /nonexistent/libcublasLt.so.13 (from TFC_CUBLASLT); GEMMs on the GPU "
+                   "need CUDA 13's libcublasLt.so.13 (set TFC_CUBLASLT to its path)");
+  device->release(a);
+}
+
+TEST(CudaRuntimeErrors, UnknownKernelIsNamed) {
+  ScopedEnv driver("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
+  std::string error;
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
+  ASSERT_TRUE(device) << error;
+  EXPECT_FALSE(device->loadKernels(kPtx, {"tfc_kernel_scale", "tfc_kernel_gone"}, error));
+  EXPECT_EQ(error, "the model's kernel image has no kernel 'tfc_kernel_gone' (kernel 1 of 2): "
+                   "cuModuleGetFunction: CUDA_ERROR_NOT_FOUND: named symbol not found");
+  EXPECT_FALSE(device->loadKernels("not PTX", {"k"}, error));
+  EXPECT_EQ(error, "cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid");
+}
+
+TEST(CudaRuntimeErrors, NoDriverOpensNothingAndSaysSo) {
+  ScopedEnv driver("TFC_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
+  CudaDevice device;
+  EXPECT_EQ(device.name(), "cuda:0");
+  device.configure({2, true});
+  EXPECT_EQ(device.name(), "cuda:2");
+  Manifest manifest;
+  manifest.model = "m";
+  manifest.device = "cuda";
+  manifest.cuda = CudaSpec{{"sm_90"}, "ptx", {"k"}};
+  std::string error;
+  EXPECT_FALSE(device.open(manifest, error));
+  // This test binary has no tfc_cuda_image: that is said first...
+  EXPECT_EQ(error, "this binary holds no CUDA kernel image (no tfc_cuda_image)");
+  // ...and `info` says why there is no GPU without failing.
+  std::vector<std::string> lines = device.describe(manifest);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "cuda:2: none here: no CUDA driver: tried /nonexistent/libcuda.so.1 (from "
+                      "TFC_CUDA_DRIVER); running on a GPU needs the NVIDIA driver (libcuda.so.1) "
+                      "(info and init need no GPU; every other command does)");
+  // Nothing works on an unopened device, and each says so.
+  EXPECT_EQ(device.allocate(16), nullptr);
+  EXPECT_FALSE(device.takeError(error));
+  EXPECT_EQ(error, "the CUDA device is not open");
+  void *none[] = {nullptr};
+  EXPECT_FALSE(device.run(twoLaunches, none, 1, error));
+  EXPECT_EQ(error, "the CUDA device is not open");
+}
+
+TEST(CudaRuntimeErrors, DescribeOnTheFake) {
+  ScopedEnv driver("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
+  CudaDevice device;
+  Manifest manifest;
+  manifest.device = "cuda";
+  manifest.cuda = CudaSpec{{"sm_80", "sm_90"}, "fatbin", {"a", "b", "c"}};
+  EntrySpec entry;
+  entry.name = "predict";
+  entry.arenaBytes = 1000;
+  TensorSpec x;
+  x.shape = {4, 8};
+  entry.args.push_back(x);
+  manifest.entries.push_back(entry);
+  std::vector<std::string> lines = device.describe(manifest);
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], std::string("cuda:0: Fake CUDA Device 0, sm_90, 80.0 GiB (driver ") +
+                          TFC_FAKE_CUDA_DRIVER + ", CUDA 13.0)");
+  EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
+  EXPECT_EQ(lines[4], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+}

@@ -1,0 +1,314 @@
+//===- FakeCublasLt.cpp - cuBLASLt without a GPU, for tests ---------------===//
+//
+// A shared library that the CUDA runtime loads through TFC_CUBLASLT in place
+// of libcublasLt.so.13, beside the fake driver (FakeCudaDriver.cpp, whose
+// device memory is host memory). It has the entry points tfc uses
+// (runtime/cuda/CublasLt.h) with cuBLASLt's meaning: column-major matrices,
+// op(A) m x k, op(B) k x n, D = alpha op(A) op(B) + beta C, strided batches;
+// and it computes the product naively on the host, so a model's GEMMs give
+// real numbers without a GPU. Like cuBLASLt it refuses what it does not do:
+// only CUDA_R_32F matrices with CUBLAS_COMPUTE_32F (TF32 is refused, which
+// checks that tfc never asks for it), leading dimensions of at least the
+// rows, matching batch counts, a batch of C with stride 0 (items would race
+// on a GPU), and every matrix, in every item, inside one live allocation of
+// the fake driver.
+//
+// The fake driver is found as the runtime found it ($TFC_CUDA_DRIVER, the
+// library already loaded): each GEMM is given to it as host work on the
+// stream (tfcFakeCudaEnqueue), so that a captured graph replays it, and
+// recorded in its log ("cublasLtMatmul(...)").
+//
+//===----------------------------------------------------------------------===//
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+struct Desc {
+  cublasComputeType_t compute;
+  cudaDataType_t scale;
+  int32_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
+};
+struct Layout {
+  cudaDataType_t type;
+  uint64_t rows, cols;
+  int64_t ld;
+  int32_t batch = 1;
+  int64_t stride = 0;
+};
+struct Preference {
+  uint64_t workspace = 0;
+};
+
+/// The fake driver's exports, through the library the runtime loaded.
+struct Driver {
+  void (*enqueue)(CUstream, void (*)(void *), void *, void (*)(void *)) = nullptr;
+  bool (*range)(uintptr_t, size_t) = nullptr;
+  void (*record)(const char *) = nullptr;
+  Driver() {
+    const char *path = std::getenv("TFC_CUDA_DRIVER");
+    void *handle = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+    if (!handle)
+      return;
+    enqueue = reinterpret_cast<decltype(enqueue)>(dlsym(handle, "tfcFakeCudaEnqueue"));
+    range = reinterpret_cast<decltype(range)>(dlsym(handle, "tfcFakeCudaDeviceRange"));
+    record = reinterpret_cast<decltype(record)>(dlsym(handle, "tfcFakeCudaRecord"));
+    // The handle is kept: the driver outlives this library's use of it.
+  }
+};
+
+Driver &driver() {
+  static Driver d;
+  return d;
+}
+
+/// One GEMM's operands as captured (cuBLASLt reads alpha and beta at the call).
+struct Work {
+  int64_t m, n, k, batch;
+  bool transA, transB;
+  const float *a, *b, *c;
+  float *d;
+  int64_t lda, ldb, ldc, ldd, strideA, strideB, strideC, strideD;
+  float alpha, beta;
+};
+
+void compute(void *context) {
+  const Work &w = *static_cast<const Work *>(context);
+  std::vector<float> out(size_t(w.m * w.n));
+  for (int64_t item = 0; item < w.batch; ++item) {
+    const float *a = w.a + item * w.strideA, *b = w.b + item * w.strideB,
+                *c = w.c + item * w.strideC;
+    float *d = w.d + item * w.strideD;
+    for (int64_t j = 0; j < w.n; ++j)
+      for (int64_t i = 0; i < w.m; ++i) {
+        double sum = 0;
+        for (int64_t p = 0; p < w.k; ++p) {
+          double x = w.transA ? a[p + i * w.lda] : a[i + p * w.lda];
+          double y = w.transB ? b[j + p * w.ldb] : b[p + j * w.ldb];
+          sum += x * y;
+        }
+        double prior = w.beta != 0 ? double(w.beta) * c[i + j * w.ldc] : 0.0;
+        out[size_t(i + j * w.m)] = float(double(w.alpha) * sum + prior);
+      }
+    // D may be C: written after every C element of the item is read.
+    for (int64_t j = 0; j < w.n; ++j)
+      for (int64_t i = 0; i < w.m; ++i)
+        d[i + j * w.ldd] = out[size_t(i + j * w.m)];
+  }
+}
+
+void release(void *context) { delete static_cast<Work *>(context); }
+
+/// The last byte an item of `l` at `pointer` reaches, for range checks.
+bool inside(const void *pointer, const Layout &l) {
+  if (!driver().range)
+    return true;
+  const size_t span = size_t((int64_t(l.cols) - 1) * l.ld + int64_t(l.rows)) * sizeof(float);
+  for (int32_t item = 0; item < l.batch; ++item)
+    if (!driver().range(uintptr_t(static_cast<const float *>(pointer) + item * l.stride), span))
+      return false;
+  return true;
+}
+
+void note(const std::string &line) {
+  if (driver().record)
+    driver().record(line.c_str());
+}
+
+/// Whether the operation is one cuBLASLt would run; `why` says what is not.
+bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, const Layout &d,
+           std::string &why) {
+  if (desc.compute != CUBLAS_COMPUTE_32F || desc.scale != CUDA_R_32F)
+    return why = "compute type other than CUBLAS_COMPUTE_32F", false;
+  for (const Layout *l : {&a, &b, &c, &d})
+    if (l->type != CUDA_R_32F || l->ld < int64_t(l->rows) || l->ld < 1)
+      return why = "a layout that is not R_32F with ld >= rows", false;
+  const uint64_t m = desc.transA ? a.cols : a.rows, k = desc.transA ? a.rows : a.cols;
+  const uint64_t kb = desc.transB ? b.cols : b.rows, n = desc.transB ? b.rows : b.cols;
+  if (k != kb || c.rows != m || c.cols != n || d.rows != m || d.cols != n)
+    return why = "shapes that do not multiply", false;
+  if (a.batch != b.batch || a.batch != c.batch || a.batch != d.batch)
+    return why = "different batch counts", false;
+  if (c.batch > 1 && (c.stride == 0 || d.stride == 0))
+    return why = "a batch of C or D with stride 0", false;
+  return true;
+}
+
+} // namespace
+
+FAKE_EXPORT size_t cublasLtGetVersion() { return 130100; }
+FAKE_EXPORT const char *cublasLtGetStatusName(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_SUCCESS:
+    return "CUBLAS_STATUS_SUCCESS";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "CUBLAS_STATUS_INVALID_VALUE";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "CUBLAS_STATUS_NOT_SUPPORTED";
+  default:
+    return "CUBLAS_STATUS_UNKNOWN";
+  }
+}
+FAKE_EXPORT const char *cublasLtGetStatusString(cublasStatus_t status) {
+  return status == CUBLAS_STATUS_SUCCESS ? "success" : "the fake cuBLASLt refused it";
+}
+FAKE_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
+  static int token;
+  *handle = reinterpret_cast<cublasLtHandle_t>(&token);
+  note("cublasLtCreate");
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t) { return CUBLAS_STATUS_SUCCESS; }
+
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
+                                                    cublasComputeType_t compute,
+                                                    cudaDataType_t scale) {
+  *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new Desc{compute, scale});
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
+  delete reinterpret_cast<Desc *>(desc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t handle,
+                                                          cublasLtMatmulDescAttributes_t attr,
+                                                          const void *buf, size_t size) {
+  Desc *desc = reinterpret_cast<Desc *>(handle);
+  if ((attr == CUBLASLT_MATMUL_DESC_TRANSA || attr == CUBLASLT_MATMUL_DESC_TRANSB) &&
+      size == sizeof(int32_t)) {
+    int32_t op;
+    std::memcpy(&op, buf, sizeof op);
+    if (op != CUBLAS_OP_N && op != CUBLAS_OP_T)
+      return CUBLAS_STATUS_INVALID_VALUE;
+    (attr == CUBLASLT_MATMUL_DESC_TRANSA ? desc->transA : desc->transB) = op;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
+                                                      cudaDataType type, uint64_t rows,
+                                                      uint64_t cols, int64_t ld) {
+  *layout = reinterpret_cast<cublasLtMatrixLayout_t>(new Layout{type, rows, cols, ld});
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
+  delete reinterpret_cast<Layout *>(layout);
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t handle,
+                                                            cublasLtMatrixLayoutAttribute_t attr,
+                                                            const void *buf, size_t size) {
+  Layout *layout = reinterpret_cast<Layout *>(handle);
+  if (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT && size == sizeof(int32_t)) {
+    std::memcpy(&layout->batch, buf, size);
+    return layout->batch >= 1 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+  }
+  if (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET && size == sizeof(int64_t)) {
+    std::memcpy(&layout->stride, buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref) {
+  *pref = reinterpret_cast<cublasLtMatmulPreference_t>(new Preference);
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
+  delete reinterpret_cast<Preference *>(pref);
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t
+cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t handle,
+                                     cublasLtMatmulPreferenceAttributes_t attr, const void *buf,
+                                     size_t size) {
+  Preference *pref = reinterpret_cast<Preference *>(handle);
+  if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES && size == sizeof(uint64_t)) {
+    std::memcpy(&pref->workspace, buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if ((attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES ||
+       attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES ||
+       attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES ||
+       attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES) &&
+      size == sizeof(uint32_t))
+    return CUBLAS_STATUS_SUCCESS;
+  return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
+    cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+    cublasLtMatmulPreference_t, int requested, cublasLtMatmulHeuristicResult_t *results,
+    int *returned) {
+  std::string why;
+  *returned = 0;
+  if (requested < 1)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (!valid(*reinterpret_cast<Desc *>(desc), *reinterpret_cast<Layout *>(a),
+             *reinterpret_cast<Layout *>(b), *reinterpret_cast<Layout *>(c),
+             *reinterpret_cast<Layout *>(d), why)) {
+    note("cublasLtMatmulAlgoGetHeuristic: INVALID: " + why);
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+  std::memset(&results[0], 0, sizeof results[0]);
+  results[0].state = CUBLAS_STATUS_SUCCESS;
+  results[0].wavesCount = 1;
+  *returned = 1;
+  return CUBLAS_STATUS_SUCCESS;
+}
+FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t descHandle,
+                                          const void *alpha, const void *A,
+                                          cublasLtMatrixLayout_t aHandle, const void *B,
+                                          cublasLtMatrixLayout_t bHandle, const void *beta,
+                                          const void *C, cublasLtMatrixLayout_t cHandle, void *D,
+                                          cublasLtMatrixLayout_t dHandle,
+                                          const cublasLtMatmulAlgo_t *, void *workspace,
+                                          size_t workspaceBytes, cudaStream_t stream) {
+  const Desc &desc = *reinterpret_cast<Desc *>(descHandle);
+  const Layout &a = *reinterpret_cast<Layout *>(aHandle), &b = *reinterpret_cast<Layout *>(bHandle),
+               &c = *reinterpret_cast<Layout *>(cHandle), &d = *reinterpret_cast<Layout *>(dHandle);
+  std::string why;
+  if (!valid(desc, a, b, c, d, why) ||
+      (why = "a matrix outside every live allocation",
+       !inside(A, a) || !inside(B, b) || !inside(C, c) || !inside(D, d)) ||
+      (why = "a workspace outside every live allocation",
+       workspaceBytes && driver().range && !driver().range(uintptr_t(workspace), workspaceBytes))) {
+    note("cublasLtMatmul: INVALID: " + why);
+    return CUBLAS_STATUS_INVALID_VALUE;
+  }
+  auto *work = new Work;
+  work->m = int64_t(d.rows), work->n = int64_t(d.cols);
+  work->k = int64_t(desc.transA ? a.rows : a.cols);
+  work->batch = d.batch;
+  work->transA = desc.transA == CUBLAS_OP_T, work->transB = desc.transB == CUBLAS_OP_T;
+  work->a = static_cast<const float *>(A), work->b = static_cast<const float *>(B);
+  work->c = static_cast<const float *>(C), work->d = static_cast<float *>(D);
+  work->lda = a.ld, work->ldb = b.ld, work->ldc = c.ld, work->ldd = d.ld;
+  work->strideA = a.stride, work->strideB = b.stride, work->strideC = c.stride;
+  work->strideD = d.stride;
+  std::memcpy(&work->alpha, alpha, sizeof(float));
+  std::memcpy(&work->beta, beta, sizeof(float));
+  char line[200];
+  std::snprintf(line, sizeof line, "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g)",
+                (long long)work->m, (long long)work->n, (long long)work->k,
+                (long long)work->batch, work->transA ? "T" : "N", work->transB ? "T" : "N",
+                double(work->beta));
+  note(line);
+  if (driver().enqueue)
+    driver().enqueue(reinterpret_cast<CUstream>(stream), compute, work, release);
+  else {
+    compute(work);
+    release(work);
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
