@@ -40,6 +40,13 @@ std::string withThousands(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+Model::~Model() {
+  if (device_)
+    for (auto &[name, memory] : memory_)
+      for (void *buffer : memory.buffers)
+        device_->release(buffer);
+}
+
 bool Model::load(std::string &error) {
   if (!tfc_manifest) {
     error = "this binary holds no compiled model (no tfc_manifest)";

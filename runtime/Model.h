@@ -22,6 +22,12 @@ namespace tfc::rt {
 
 class Model {
 public:
+  Model() = default;
+  /// Gives the entries' device memory back (a GPU's before its context goes).
+  ~Model();
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
   /// Reads the manifest linked into this binary.
   bool load(std::string &error);
   const Manifest &manifest() const { return manifest_; }
