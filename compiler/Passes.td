@@ -133,8 +133,11 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     weights and its gradient, `tfc_attention_forward`/`_backward`; the
     layer-norm backward; dropout's masks, `tfc_dropout_mask`, bitwise the
     interpreter's Philox stream, applied by an elementwise select); with `kernels=none` every attention is
-    decomposed into loops and attention_grad, layer_norm_grad and dropout
-    are errors: a backend without those kernels runs tf-decompose first.
+    decomposed into loops, dropout becomes one elementwise generic that
+    computes each element's Philox word in arith ops (the same masks, bit
+    for bit: compiler/lowering/DropoutInCode.cpp), and attention_grad and
+    layer_norm_grad are errors: a backend without those kernels runs
+    tf-decompose first.
   }];
   let options = [
     Option<"kernels", "kernels", "std::string", /*default=*/"\"cpu\"",

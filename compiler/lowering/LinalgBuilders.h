@@ -2,7 +2,7 @@
 //
 // What tf-lower-to-linalg's patterns and a backend's kernel calls share: a
 // generic from a scalar body and indexing maps, an elementwise generic, an
-// empty tensor, an f32 constant.
+// empty tensor, an f32 constant, how dropout applies its mask.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +55,14 @@ inline mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
 
 inline mlir::Value f32Const(mlir::OpBuilder &b, mlir::Location loc, double v) {
   return b.create<mlir::arith::ConstantOp>(loc, b.getF32FloatAttr(v));
+}
+
+/// Inverted dropout of one element, as every lowering of tf.dropout applies
+/// its mask: 0 where `dropped` (i1), else x / (1 - rate).
+inline mlir::Value applyDropout(mlir::OpBuilder &b, mlir::Location loc, mlir::Value dropped,
+                                mlir::Value x, double rate) {
+  mlir::Value kept = b.create<mlir::arith::DivFOp>(loc, x, f32Const(b, loc, 1.0 - rate));
+  return b.create<mlir::arith::SelectOp>(loc, dropped, f32Const(b, loc, 0.0), kept);
 }
 
 } // namespace tfc

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/lowering/DropoutInCode.h"
 #include "compiler/lowering/LinalgBuilders.h"
 #include "compiler/lowering/cpu/KernelCalls.h"
 #include "dialect/TfDialect.h"
@@ -981,10 +982,10 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
       return signalPassFailure();
     } else {
       WalkResult missing = getOperation().walk([&](Operation *op) {
-        if (isa<tf::AttentionGradOp, tf::LayerNormGradOp, tf::DropoutOp>(op)) {
+        if (isa<tf::AttentionGradOp, tf::LayerNormGradOp>(op)) {
           op->emitError() << op->getName()
-                          << " has no lowering without the CPU runtime's kernels"
-                          << (isa<tf::DropoutOp>(op) ? "" : "; run tf-decompose first");
+                          << " has no lowering without the CPU runtime's kernels; run "
+                             "tf-decompose first";
           return WalkResult::interrupt();
         }
         return WalkResult::advance();
@@ -1046,6 +1047,8 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  AttentionDecomposition, Conv1dLowering, CrossEntropyLowering>(ctx);
     if (kernels == "cpu")
       populateCpuKernelCallPatterns(patterns);
+    else
+      populateDropoutInCodePatterns(patterns);
 
     ConversionTarget target(*ctx);
     target.addIllegalDialect<tf::TFDialect>();

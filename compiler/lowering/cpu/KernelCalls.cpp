@@ -424,8 +424,7 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
           Value zero8 = b.create<arith::ConstantOp>(l, b.getI8IntegerAttr(0));
           Value drop = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, a[1], zero8);
-          Value kept = b.create<arith::DivFOp>(l, a[0], f32Const(b, l, 1.0 - rate));
-          return b.create<arith::SelectOp>(l, drop, f32Const(b, l, 0.0), kept);
+          return applyDropout(b, l, drop, a[0], rate);
         });
     rewriter.replaceOp(op, result);
     return success();

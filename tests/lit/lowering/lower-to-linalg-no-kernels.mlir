@@ -22,3 +22,38 @@ func.func @attention_grad(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tens
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.353553385 : tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>, tensor<2x4x3xf32> -> tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>
   return %dq : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Without kernels, dropout draws its mask in the loop that applies it: one
+// elementwise generic reads x and the seed (a 0-d input, so nothing is
+// loaded outside the loop), numbers the element row-major, and computes
+// runtime/Philox.h's dropoutWords for its group of four: counter {g lo, g
+// hi, key hi = 0, 0}, key {seed, key lo = 3}, ten rounds of two 32 x 32 ->
+// 64-bit products. Word i % 4 below ceil(0.25 * 2^32) = 1073741824
+// (unsigned) drops the element; the rest are scaled by 1 / 0.75, as the CPU
+// lowering applies its mask. Without `training` dropout is the identity.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<i32>)
+// CHECK-NOT: call
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[SCALAR:.+]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[S]] : tensor<4x8xf32>, tensor<i32>) outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK: ^bb0(%[[XE:.+]]: f32, %[[SEED:.+]]: i32, %{{.+}}: f32):
+// CHECK-DAG: linalg.index 0 : index
+// CHECK-DAG: linalg.index 1 : index
+// CHECK: arith.index_castui %{{.+}} : index to i64
+// CHECK: %[[G:.+]] = arith.shrui
+// CHECK: %[[LANE:.+]] = arith.andi
+// CHECK: %[[GLO:.+]] = arith.trunci %[[G]] : i64 to i32
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK-NOT: arith.mului_extended
+// CHECK: %[[DROP:.+]] = arith.cmpi ult, %{{.+}}, %{{.+}} : i32
+// CHECK: arith.divf %[[XE]]
+// CHECK: arith.select %[[DROP]]
+// CHECK: return %[[R]], %[[X]]
+// CPU-LABEL: func.func @dropout
+// CPU: call @tfc_dropout_mask
+func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = tf.dropout %x, %s rate 0.25 key 3 training : tensor<4x8xf32>
+  %1 = tf.dropout %x, %s rate 0.25 key 4 : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
