@@ -28,6 +28,11 @@ void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues,
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
+void tfc::addLinalgPassesWithoutKernels(OpPassManager &pm) {
+  pm.addPass(createTfLowerToLinalg(TfLowerToLinalgOptions{"none"}));
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+}
+
 void tfc::addBufferizationPasses(OpPassManager &pm) {
   bufferization::OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;

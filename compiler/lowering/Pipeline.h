@@ -25,6 +25,11 @@ void addAutodiffPasses(mlir::OpPassManager &pm);
 /// plain tf ops, for a backend without kernels for them.
 void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true,
                      bool horizontal = true, bool decompose = false);
+/// tf-lower-to-linalg with kernels=none, canonicalize: every op in generated
+/// code, dropout's masks included (after addFusionPasses' `decompose`), for
+/// a target whose runtime has no kernels, or the CPU with
+/// `--no-runtime-kernels`.
+void addLinalgPassesWithoutKernels(mlir::OpPassManager &pm);
 /// linalg on tensors -> buffers: one-shot bufferization, results as
 /// out-params, written in place where they can be (tf-results-in-place).
 void addBufferizationPasses(mlir::OpPassManager &pm);

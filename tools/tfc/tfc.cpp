@@ -153,6 +153,13 @@ static cl::opt<bool> noWinograd(
              "the direct sum's rounding)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noRuntimeKernels(
+    "no-runtime-kernels",
+    cl::desc("Decompose attention and layer norm and compute dropout masks in generated "
+             "code, as --target=cuda does, instead of calling the CPU runtime's kernels for "
+             "them (GEMMs still call it); for comparing the two"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<std::string> dumpDir(
     "dump-ir", cl::desc("Write the IR after every stage and pass to DIR, one numbered file each"),
     cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
@@ -225,8 +232,10 @@ void buildPipeline(PassManager &pm, const tfc::Backend &backend) {
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
-                         /*horizontal=*/!noHorizontal);
-  if (emit >= EmitLinalg)
+                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels);
+  if (emit >= EmitLinalg && noRuntimeKernels)
+    tfc::addLinalgPassesWithoutKernels(pm);
+  else if (emit >= EmitLinalg)
     backend.addLinalgPasses(pm);
   if (emit >= EmitBuffers)
     backend.addBufferPasses(pm, /*winograd=*/!noWinograd);
