@@ -21,6 +21,9 @@ class MathDialect;
 namespace memref {
 class MemRefDialect;
 }
+namespace gpu {
+class GPUDialect;
+}
 namespace func {
 class FuncDialect;
 class FuncOp;

@@ -298,6 +298,10 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
     Option<"winograd", "winograd", "bool", /*default=*/"true",
            "Convolutions of 5 taps and their weight gradients by Winograd's minimal "
            "filtering (F(4, 5), F(5, 4))">,
+    Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
+           "Whose GEMM to call: cpu (tfc_sgemm and its variants, epilogues paired) "
+           "or cuda (tfc_cuda_sgemm on device memory: plain products only; "
+           "convolutions and epilogues stay loop nests, for tf-map-to-gpu)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
@@ -437,6 +441,83 @@ def TfPackEntryAbi : Pass<"tf-pack-entry-abi", "mlir::ModuleOp"> {
     bytes): everything the runtime needs, in one place.
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// The CUDA backend (compiler/lowering/cuda/)
+//===----------------------------------------------------------------------===//
+
+def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Make every loop nest of an entry a GPU kernel launch";
+  let description = [{
+    Every `linalg.generic` on buffers (and every `linalg.fill` and
+    `memref.copy`, as generics) becomes one `gpu.launch`, so that no memory
+    access of an entry is left on the host. Its parallel iterations are
+    linearised over 256-thread blocks, one iteration a thread, the innermost
+    dim fastest (lanes along the contiguous dim of row-major results); its
+    reduction dims, if any, run as a serial loop in the thread with the
+    accumulators in registers and each result stored once (the same order of
+    additions on every run: deterministic, no atomics). Constant tables
+    (`memref.get_global` and views of it) are read inside the kernel, so
+    outlining moves them into the GPU module.
+
+    ```mlir
+    linalg.generic {iterator_types = ["parallel", "reduction"]}
+        ins(%x : memref<128x10xf32>) outs(%sum : memref<128xf32>) {...}
+    // becomes
+    gpu.launch blocks(%bx, ...) in (%c1, %c1, %c1) threads(%tx, ...) in (%c128, %c1, %c1) {
+      %i = bx * 128 + tx
+      scf.if %i < 128 {
+        %init = memref.load %sum[%i]
+        %r = scf.for %k = 0 to 10 iter_args(%acc = %init) { ... }
+        memref.store %r, %sum[%i]
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def TfMergeGpuModules : Pass<"tf-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one GPU module";
+  let description = [{
+    After `gpu-kernel-outlining` (one `gpu.module` a kernel), every kernel
+    moves into one module, `@tfc_kernels`, renamed `tfc_k0`, `tfc_k1`, ...
+    in the order the entries first launch them (the indices the runtime's
+    `tfc_cuda_launch` takes); the globals the kernels read are kept once.
+    One module assembles in a third of the time of hundreds, and loads once.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def TfLaunchesToRuntime : Pass<"tf-launches-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Launch kernels through the CUDA runtime and embed their image";
+  let description = [{
+    Each `gpu.launch_func` of `@tfc_kernels` becomes a call of the runtime's
+    `tfc_cuda_launch(kernel, grid x y z, block x y z, shared bytes, argc,
+    args)`, `args` a stack array of 8-byte slots (a buffer's aligned pointer,
+    or an integer). The PTX of `@tfc_kernels` (its `gpu.binary`, from
+    `gpu-module-to-binary{format=isa}`) becomes the constant
+    `tfc_cuda_image`: the PTX itself (`image=ptx`, compiled by the driver
+    when the model loads), or a fatbin of SASS for each of `archs` and the
+    PTX for newer GPUs (`image=fatbin`, by the toolkit's ptxas and
+    fatbinary). The module's `tfc.cuda` attribute says which, and names the
+    kernels, for the manifest (tf-pack-entry-abi).
+  }];
+  let options = [
+    Option<"imageFormat", "image", "std::string", /*default=*/"\"fatbin\"",
+           "What tfc_cuda_image holds: fatbin (SASS and PTX) or ptx">,
+    ListOption<"archs", "archs", "std::string",
+               "The GPUs a fatbin carries SASS for (sm_80, sm_90, ...)">,
+    Option<"ptxArch", "ptx-arch", "std::string", /*default=*/"\"sm_80\"",
+           "The GPU the PTX is for (the oldest it runs on)">,
+    Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
+           "The CUDA toolkit whose ptxas and fatbinary make a fatbin">,
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
 #endif // TFC_COMPILER_PASSES_TD

@@ -2,6 +2,7 @@
 #include "compiler/Registration.h"
 #include "compiler/Passes.h"
 #include "compiler/lowering/cpu/Pipeline.h"
+#include "compiler/lowering/cuda/Pipeline.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,6 +19,7 @@ void tfc::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::linalg::LinalgDialect, mlir::math::MathDialect,
                   mlir::tensor::TensorDialect>();
   registerCpuCodegen(registry);
+  registerCudaCodegen(registry);
 }
 
 void tfc::registerAllPasses() {

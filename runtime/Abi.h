@@ -131,7 +131,8 @@ inline constexpr const char *kDevice = "device";
 inline constexpr const char *kDeviceCpu = "cpu";
 inline constexpr const char *kDeviceCuda = "cuda";
 // A CUDA model's kernels (tfc compile --target=cuda): "cuda": {"arch": the
-// SASS it carries ("sm_90"), "image": "fatbin" or "ptx" (tfc_cuda_image's
+// GPUs it carries SASS for (["sm_80", "sm_90"]; none for a PTX image, which
+// the driver compiles), "image": "fatbin" or "ptx" (tfc_cuda_image's
 // format), "kernels": [the name of kernel 0, of kernel 1, ...]}: the indices
 // tfc_cuda_launch takes.
 inline constexpr const char *kCuda = "cuda";

@@ -2,15 +2,27 @@
 
 #include "compiler/lowering/Backend.h"
 #include "compiler/lowering/cpu/Pipeline.h"
+#include "compiler/lowering/cuda/Pipeline.h"
 
 namespace tfc {
 
 llvm::ArrayRef<Backend> backends() {
   static const Backend table[] = {
       {"cpu", "native code for the host CPU (or --cpu=NAME) through LLVM", "",
-       addCpuLinalgPasses, addCpuBufferPasses, addCpuLLVMDialectPasses},
-      {"cuda", "CUDA code for NVIDIA GPUs",
-       "this tfc has no CUDA backend yet (issue 26); compile with --target=cpu"},
+       /*decompose=*/false, addCpuLinalgPasses,
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCpuBufferPasses(pm, o.winograd); },
+       nullptr, nullptr,
+       [](mlir::OpPassManager &pm, const CodegenOptions &) { addCpuLLVMDialectPasses(pm); },
+       "tfc_runtime"},
+      {"cuda", "CUDA kernels for NVIDIA GPUs (sm_80 and newer), host code for this CPU", "",
+       /*decompose=*/true, addCudaLinalgPasses,
+       [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaBufferPasses(pm); },
+       addCudaKernelPasses,
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaPtxPasses(pm, o.cuda); },
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) {
+         addCudaLLVMDialectPasses(pm, o.cuda);
+       },
+       "tfc_runtime_cuda"},
   };
   return table;
 }

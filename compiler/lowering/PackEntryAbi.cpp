@@ -120,6 +120,11 @@ llvm::json::Object describeModel(ModuleOp module) {
   // the runtime checks the CPU it runs on for at start-up (runtime/CpuCheck.h).
   if (auto cpu = module->getAttrOfType<DictionaryAttr>("tfc.cpu"))
     model[abi::key::kCpu] = toJson(cpu);
+  // A CUDA model's kernels (tf-launches-to-runtime): {arch, image, kernels}.
+  if (auto cuda = module->getAttrOfType<DictionaryAttr>("tfc.cuda")) {
+    model[abi::key::kDevice] = abi::key::kDeviceCuda;
+    model[abi::key::kCuda] = toJson(cuda);
+  }
   model[abi::key::kParams] = std::move(params);
   model[abi::key::kInputs] = std::move(inputs);
   return model;

@@ -24,6 +24,7 @@
 #include "compiler/lowering/cpu/Pipeline.h"
 #include "runtime/Abi.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -87,6 +88,8 @@ enum Stage {
   EmitFused,   // entry functions, their ops grouped into tf.fusion regions (tf-fuse)
   EmitLinalg,  // entry functions; linalg/tensor/arith/math on tensors
   EmitBuffers, // bufferized: GEMM calls, the memory plan, the entries' C ABI
+  EmitGpu,     // cuda: every loop nest a kernel, outlined; the entries launch them
+  EmitPtx,     // cuda: the kernels' PTX
   EmitLLVM,    // LLVM IR after LLVM's O3 for the host CPU
   EmitObj,     // an object file
   EmitExe,     // an executable linked with the runtime (the default)
@@ -99,14 +102,28 @@ static cl::opt<Stage> emit(
                           "the entry functions after tf-fuse: tf.fusion regions"),
                clEnumValN(EmitLinalg, "linalg", "linalg on tensors (tf-lower-to-linalg)"),
                clEnumValN(EmitBuffers, "buffers",
-                          "on buffers, with the memory plan and the entries' C ABI"),
-               clEnumValN(EmitLLVM, "llvm", "LLVM IR, optimised for the CPU (--cpu)"),
+                          "on buffers, with the memory plan (cpu: and the entries' C ABI)"),
+               clEnumValN(EmitGpu, "gpu",
+                          "--target=cuda: the kernels (gpu.func) and the entries' launches"),
+               clEnumValN(EmitPtx, "ptx", "--target=cuda: the kernels' PTX"),
+               clEnumValN(EmitLLVM, "llvm", "LLVM IR of the host code, optimised for the CPU (--cpu)"),
                clEnumValN(EmitObj, "obj", "an object file for the CPU (--cpu)"),
                clEnumValN(EmitExe, "exe", "a native executable (the runtime linked in)")),
     cl::init(EmitExe), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> target(
     "target", cl::desc("What to compile for: cpu (the default) or cuda (compiler/lowering/Backend.h)"),
     cl::value_desc("NAME"), cl::init("cpu"), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("--target=cuda: the CUDA toolkit (ptxas, fatbinary, libdevice; default: $CUDA_HOME, "
+             "else /usr/local/cuda)"),
+    cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<std::string> cudaImage(
+    "cuda-image",
+    cl::desc("--target=cuda: how the kernels ship: fatbin (SASS for sm_80 and sm_90 and PTX for "
+             "newer GPUs, the default) or ptx (compiled by the driver when the model starts)"),
+    cl::value_desc("fatbin|ptx"), cl::init("fatbin"), cl::sub(compileCommand),
+    cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
@@ -227,20 +244,25 @@ private:
 
 /// The passes of every stage up to `emit` (the MLIR part of the pipeline):
 /// the target-neutral stages, then `backend`'s.
-void buildPipeline(PassManager &pm, const tfc::Backend &backend) {
+void buildPipeline(PassManager &pm, const tfc::Backend &backend,
+                   const tfc::CodegenOptions &options) {
   if (emit >= EmitGrad)
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
-                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels);
-  if (emit >= EmitLinalg && noRuntimeKernels)
+                         /*horizontal=*/!noHorizontal, backend.decompose || noRuntimeKernels);
+  if (emit >= EmitLinalg && noRuntimeKernels && !backend.decompose)
     tfc::addLinalgPassesWithoutKernels(pm);
   else if (emit >= EmitLinalg)
     backend.addLinalgPasses(pm);
   if (emit >= EmitBuffers)
-    backend.addBufferPasses(pm, /*winograd=*/!noWinograd);
+    backend.addBufferPasses(pm, options);
+  if (emit >= EmitGpu && backend.addKernelPasses)
+    backend.addKernelPasses(pm);
+  if (emit >= EmitPtx && backend.addPtxPasses)
+    backend.addPtxPasses(pm, options);
   if (emit >= EmitLLVM)
-    backend.addLLVMDialectPasses(pm);
+    backend.addLLVMDialectPasses(pm, options);
 }
 
 /// The runtime library beside this executable: BIN/../lib/libtfc_runtime.a,
@@ -250,20 +272,18 @@ std::string findRuntimeLibrary(const char *argv0, const std::string &runtime) {
   static int anchor;
   std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
   llvm::SmallString<256> path(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-  llvm::sys::path::append(path, "lib",
-                          runtime.empty() ? "libtfc_runtime.a" : "libtfc_runtime_" + runtime + ".a");
+  llvm::sys::path::append(path, "lib", "lib" + runtime + ".a");
   return std::string(path);
 }
 
 /// Links `object` with the runtime into `output` with the system's C++
 /// compiler driver (it knows the platform's crt files and libstdc++).
 bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char *argv0,
-                    const std::string &level) {
-  std::string runtime = findRuntimeLibrary(argv0, level);
+                    const std::string &archive) {
+  std::string runtime = findRuntimeLibrary(argv0, archive);
   if (!llvm::sys::fs::exists(runtime)) {
     llvm::errs() << "tfc: error: the runtime library is missing: '" << runtime << "' (build the "
-                 << (level.empty() ? "tfc_runtime" : "tfc_runtime_" + level)
-                 << " target, or reinstall)\n";
+                 << archive << " target, or reinstall)\n";
     return false;
   }
   const char *cxx = std::getenv("CXX");
@@ -278,7 +298,9 @@ bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char 
   if (llvm::sys::findProgramByName("ld.lld"))
     args.push_back("-fuse-ld=lld");
   args.append(objects.begin(), objects.end());
-  args.append({runtime, "-o", output, "-lpthread", "-lm"});
+  // -ldl: the CUDA runtime loads the driver and cuBLASLt itself (none is a
+  // link-time dependency: the binary starts on a machine without them).
+  args.append({runtime, "-o", output, "-lpthread", "-lm", "-ldl"});
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*driver, args, std::nullopt, {}, 0, 0, &message);
   if (rc != 0) {
@@ -371,6 +393,32 @@ int compile() {
                  << "\n";
     return 1;
   }
+  if ((emit == EmitGpu || emit == EmitPtx) && !backend->addKernelPasses) {
+    llvm::errs() << "tfc: error: --emit=" << (emit == EmitGpu ? "gpu" : "ptx")
+                 << " is a stage of --target=cuda, not of --target=" << backend->name << "\n";
+    return kUsageError;
+  }
+  tfc::CodegenOptions codegen;
+  codegen.winograd = !noWinograd;
+  if (backend->addKernelPasses) {
+    if (cudaImage != "fatbin" && cudaImage != "ptx") {
+      llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"
+                   << tfc::escapeForTerminal(cudaImage) << "'\n";
+      return kUsageError;
+    }
+    codegen.cuda.image = cudaImage;
+    const char *home = std::getenv("CUDA_HOME");
+    codegen.cuda.toolkit = !cudaPath.empty() ? std::string(cudaPath)
+                           : home && *home   ? std::string(home)
+                                             : std::string("/usr/local/cuda");
+    std::string error;
+    if (emit >= EmitPtx && !tfc::checkCudaToolkit(codegen.cuda.toolkit, error)) {
+      llvm::errs() << "tfc: error: --target=cuda needs the CUDA toolkit: "
+                   << tfc::escapeForTerminal(error) << " (install it, or name it with "
+                   << "--cuda-path or CUDA_HOME)\n";
+      return 1;
+    }
+  }
   if (batchSize.getNumOccurrences() && batchSize < 1) {
     llvm::errs() << "tfc: error: --batch must be positive, got " << batchSize << "\n";
     return kUsageError;
@@ -378,8 +426,13 @@ int compile() {
   SmallVector<StringRef> runtimes;
   StringRef(TFC_PORTABLE_CPUS).split(runtimes, ',', -1, /*KeepEmpty=*/false);
   tfc::CpuTarget cpu;
-  if (std::string error; !tfc::resolveCpuTarget(cpuName, runtimes, cpu, error)) {
-    llvm::errs() << "tfc: error: --cpu=" << tfc::escapeForTerminal(cpuName) << ": " << error
+  // A GPU model's host code only launches: by default it is portable, so a
+  // binary compiled on one machine starts on the GPU machine's CPU.
+  std::string cpuChoice = cpuName;
+  if (backend->addKernelPasses && !cpuName.getNumOccurrences())
+    cpuChoice = "x86-64-v3";
+  if (std::string error; !tfc::resolveCpuTarget(cpuChoice, runtimes, cpu, error)) {
+    llvm::errs() << "tfc: error: --cpu=" << tfc::escapeForTerminal(cpuChoice) << ": " << error
                  << "; use native (this machine's CPU), x86-64-v3 (any x86-64 CPU with AVX2 "
                     "and FMA), x86-64-v4 (AVX-512) or another CPU of LLVM's\n";
     // Those a binary can be compiled for (the portable runtimes' minimum).
@@ -438,7 +491,7 @@ int compile() {
     return 1;
 
   PassManager pm(&context);
-  buildPipeline(pm, *backend);
+  buildPipeline(pm, *backend, codegen);
   // The IR is verified once, after the pipeline: verifying after every pass
   // took a third of the MLIR time. --verify-each finds the pass at fault.
   pm.enableVerifier(verifyEach);
@@ -471,8 +524,21 @@ int compile() {
     output->keep();
     return 0;
   };
-  if (emit <= EmitBuffers)
+  if (emit <= EmitGpu)
     return writeText([&](raw_ostream &os) { module->print(os); });
+  if (emit == EmitPtx) {
+    auto binary = module->lookupSymbol<gpu::BinaryOp>("tfc_kernels");
+    auto object = binary && binary.getObjects().size() == 1
+                      ? dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0])
+                      : gpu::ObjectAttr();
+    if (!object) {
+      llvm::errs() << "tfc: error: the model has no kernels\n";
+      return 1;
+    }
+    // (NVPTX ends the text with a NUL, which ptxas refuses in a file.)
+    return writeText(
+        [&](raw_ostream &os) { os << object.getObject().getValue().rtrim(StringRef("\0", 1)); });
+  }
 
   std::unique_ptr<llvm::TargetMachine> machine = tfc::createTargetMachine(cpu, errorMessage);
   if (!machine) {
@@ -551,10 +617,14 @@ int compile() {
     os.write(bytes.data(), bytes.size());
     objectPaths.push_back(object.str().str());
   }
+  // The CPU's kernels come in portable builds; the CUDA runtime has none.
+  std::string archive = backend->runtime.str();
+  if (!backend->addKernelPasses && !cpu.runtime.empty())
+    archive += "_" + cpu.runtime;
   if (verbose)
     llvm::errs() << "tfc: code for " << (cpu.native() ? "this machine's CPU, " : "")
-                 << cpu.cpu << "; linking " << findRuntimeLibrary(argv0_, cpu.runtime) << "\n";
-  if (!linkExecutable(objectPaths, exePath, argv0_, cpu.runtime))
+                 << cpu.cpu << "; linking " << findRuntimeLibrary(argv0_, archive) << "\n";
+  if (!linkExecutable(objectPaths, exePath, argv0_, archive))
     return 1;
   clock.lap("link");
   clock.report();

@@ -227,7 +227,7 @@ void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t batch, i
   builder.create<scf::YieldOp>(epilogue.getLoc());
 }
 
-LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
+LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, bool pairEpilogues) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
   auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -273,7 +273,7 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm) {
   Value aBuffer = op.getDpsInputs()[0], bBuffer = op.getDpsInputs()[1];
   op.erase();
   // One batch loop at most: the epilogue's rows are then C's, item by item.
-  if (batch == 1 || (loops.numBatch() == 1 && c->batchStride != 0))
+  if (pairEpilogues && (batch == 1 || (loops.numBatch() == 1 && c->batchStride != 0)))
     pairEpilogue(call, aBuffer, bBuffer, cBuffer, batch, M, N);
   return success();
 }
@@ -588,13 +588,24 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       if (op->hasAttr(kMatmulAttr))
         matmuls.push_back(op);
     });
+    if (device != "cpu" && device != "cuda") {
+      module.emitError("tf-gemm-to-runtime: device must be cpu or cuda, got '") << device << "'";
+      return signalPassFailure();
+    }
     if (matmuls.empty())
       return;
+    if (device == "cuda") {
+      // cuBLASLt's plain products; the rest stays loops for tf-map-to-gpu.
+      func::FuncOp gemm = declareRuntime(module, RuntimeFunction::CudaSgemm);
+      for (linalg::GenericOp op : matmuls)
+        (void)rewriteMatmul(op, gemm, /*pairEpilogues=*/false);
+      return;
+    }
     func::FuncOp gemm = declareRuntime(module, RuntimeFunction::Sgemm);
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module, winograd)) &&
           failed(rewriteTapsMatmul(op, module, winograd)))
-        (void)rewriteMatmul(op, gemm); // what the GEMM cannot express stays a loop
+        (void)rewriteMatmul(op, gemm, /*pairEpilogues=*/true); // what the GEMM cannot express stays a loop
     pairIndependentGemms(module);
   }
 };

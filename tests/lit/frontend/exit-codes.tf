@@ -17,8 +17,15 @@
 # error that says so; cpu is the default.
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=tpu | FileCheck %s --check-prefix=TPU
 # TPU: tfc: error: unknown --target=tpu (known: cpu, cuda)
-# RUN: %python %S/Inputs/exit_status.py 1 tfc compile %s --target=cuda | FileCheck %s --check-prefix=CUDA
-# CUDA: tfc: error: --target=cuda: this tfc has no CUDA backend yet (issue 26); compile with --target=cpu
+# --target=cuda without the CUDA toolkit says what is missing and where it
+# looked (exit status 1); a GPU stage asked of the CPU target, or an image
+# format tfc does not make, is a usage error.
+# RUN: %python %S/Inputs/exit_status.py 1 tfc compile %s --target=cuda --cuda-path=%t.no-toolkit | FileCheck %s --check-prefix=CUDA
+# CUDA: tfc: error: --target=cuda needs the CUDA toolkit: no CUDA toolkit at '{{.*}}no-toolkit' (install it, or name it with --cuda-path or CUDA_HOME)
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --emit=ptx | FileCheck %s --check-prefix=PTX-CPU
+# PTX-CPU: tfc: error: --emit=ptx is a stage of --target=cuda, not of --target=cpu
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda --cuda-image=cubin | FileCheck %s --check-prefix=IMAGE
+# IMAGE: tfc: error: --cuda-image must be fatbin or ptx, got 'cubin'
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cpu --emit=linalg
 model m {
   input x: f32[batch, 4]

@@ -1,0 +1,308 @@
+//===- MapToGpu.cpp - every loop nest of an entry becomes a GPU kernel ----===//
+//
+// On a GPU the host only launches: every memory access of an entry must be
+// in a kernel (CUDA.md §3c: upstream's loop mapping leaves full reductions
+// and scalar code on the host and strides lanes along the outer dim). So
+// each `linalg.generic` on buffers (and each `linalg.fill` and
+// `memref.copy`, as generics) becomes one `gpu.launch`, mapped by its static
+// shape:
+//
+//   - its parallel iterations linearised, the innermost dim fastest (lanes
+//     along the contiguous dim of row-major results: coalesced stores),
+//     256-thread blocks, one iteration a thread;
+//   - its reduction dims, if any, a serial loop inside the thread with the
+//     accumulators in registers (scf.for iter_args) and each result stored
+//     once: the same order of additions on every run, so the same bits, and
+//     no float atomics.
+//
+// A constant table (memref.get_global, and views of it) is read inside the
+// kernel, so outlining moves the global into the GPU module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace tfc {
+#define GEN_PASS_DEF_TFMAPTOGPU
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+
+namespace {
+
+/// Threads a block: 8 warps, the size CUDA.md's kernels assembled without
+/// spills at 16-26 registers.
+constexpr int64_t kBlockThreads = 256;
+
+/// The index of `expr` over the loop indices `ivs`.
+Value applyExpr(OpBuilder &b, Location loc, AffineExpr expr, ArrayRef<Value> ivs) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return ivs[dim.getPosition()];
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return b.create<arith::ConstantIndexOp>(loc, constant.getValue());
+  auto map = AffineMap::get(ivs.size(), 0, expr);
+  return b.create<affine::AffineApplyOp>(loc, map, ivs);
+}
+
+SmallVector<Value> applyMap(OpBuilder &b, Location loc, AffineMap map, ArrayRef<Value> ivs) {
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults())
+    indices.push_back(applyExpr(b, loc, expr, ivs));
+  return indices;
+}
+
+/// Clones `op`'s body (not its yield) at `b`, its block arguments mapped to
+/// `args` and linalg.index to `ivs`; returns the yielded values.
+SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange args,
+                             ArrayRef<Value> ivs) {
+  Block &body = op.getRegion().front();
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &inner : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      mapping.map(index.getResult(), ivs[index.getDim()]);
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  SmallVector<Value> yielded;
+  for (Value v : body.getTerminator()->getOperands())
+    yielded.push_back(mapping.lookupOrDefault(v));
+  return yielded;
+}
+
+/// The iteration `ivs` of `op` (all its loops known): loads, body, stores.
+/// With reduction dims, `ivs` holds the parallel ones and the reduction
+/// loops run here, accumulating in registers.
+void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector<Value> ivs,
+                   ArrayRef<unsigned> reductionDims, ArrayRef<int64_t> sizes) {
+  Block &body = op.getRegion().front();
+  // The results' indices: the parallel ivs (their maps name no reduction dim).
+  SmallVector<Value> resultIvs(ivs);
+  for (unsigned d : reductionDims)
+    resultIvs[d] = b.create<arith::ConstantIndexOp>(loc, 0);
+  SmallVector<OpOperand *> inits;
+  for (OpOperand &init : op.getDpsInitsMutable())
+    inits.push_back(&init);
+  // The results' current values, where the body reads them (or accumulates).
+  SmallVector<Value> current;
+  for (OpOperand *init : inits) {
+    BlockArgument arg = op.getMatchingBlockArgument(init);
+    if (arg.use_empty() && reductionDims.empty()) {
+      current.push_back(Value());
+      continue;
+    }
+    current.push_back(b.create<memref::LoadOp>(
+        loc, init->get(), applyMap(b, loc, op.getMatchingIndexingMap(init), resultIvs)));
+  }
+  auto loadInputsAndRun = [&](OpBuilder &inner, ArrayRef<Value> loopIvs,
+                              ValueRange accumulators) {
+    SmallVector<Value> args;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      if (!isa<MemRefType>(input->get().getType())) { // a scalar (a fill's value)
+        args.push_back(input->get());
+        continue;
+      }
+      args.push_back(inner.create<memref::LoadOp>(
+          loc, input->get(), applyMap(inner, loc, op.getMatchingIndexingMap(input), loopIvs)));
+    }
+    for (Value acc : accumulators)
+      args.push_back(acc ? acc
+                         : inner.create<arith::ConstantOp>(
+                               loc, inner.getZeroAttr(body.getArgument(args.size()).getType())));
+    return cloneBody(inner, op, args, loopIvs);
+  };
+  SmallVector<Value> results;
+  if (reductionDims.empty()) {
+    results = loadInputsAndRun(b, ivs, current);
+  } else {
+    // One scf.for a reduction dim, outermost first, the accumulators carried.
+    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
+        [&](OpBuilder &at, unsigned level, ValueRange acc) -> SmallVector<Value> {
+      if (level == reductionDims.size())
+        return loadInputsAndRun(at, ivs, acc);
+      Value lb = at.create<arith::ConstantIndexOp>(loc, 0);
+      Value ub = at.create<arith::ConstantIndexOp>(loc, sizes[reductionDims[level]]);
+      Value step = at.create<arith::ConstantIndexOp>(loc, 1);
+      auto loop = at.create<scf::ForOp>(
+          loc, lb, ub, step, acc,
+          [&](OpBuilder &inner, Location, Value iv, ValueRange iterArgs) {
+            ivs[reductionDims[level]] = iv;
+            SmallVector<Value> next = nest(inner, level + 1, iterArgs);
+            inner.create<scf::YieldOp>(loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
+    };
+    results = nest(b, 0, current);
+  }
+  for (auto [init, value] : llvm::zip(inits, results))
+    b.create<memref::StoreOp>(loc, value, init->get(),
+                              applyMap(b, loc, op.getMatchingIndexingMap(init), resultIvs));
+}
+
+/// Why `op` cannot be mapped, or "".
+std::string unmappable(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics())
+    return "not on buffers";
+  for (int64_t size : op.getStaticLoopRanges())
+    if (ShapedType::isDynamic(size))
+      return "a dynamic loop size";
+  // Each result element belongs to one thread: its map names every parallel
+  // dim and no reduction dim.
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    if (!map.isProjectedPermutation())
+      return "a result indexed by more than loop indices";
+    for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
+      if ((type == utils::IteratorType::parallel) != map.isFunctionOfDim(d))
+        return "a result not indexed by exactly the parallel dims";
+  }
+  return "";
+}
+
+/// Replaces `op` by one gpu.launch (see the file comment).
+LogicalResult mapGeneric(linalg::GenericOp op) {
+  if (std::string why = unmappable(op); !why.empty())
+    return op.emitError() << "tf-map-to-gpu: cannot map this loop nest to the GPU: " << why;
+  Location loc = op.getLoc();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  SmallVector<unsigned> parallelDims, reductionDims;
+  for (auto [d, type] : llvm::enumerate(op.getIteratorTypesArray()))
+    (type == utils::IteratorType::parallel ? parallelDims : reductionDims).push_back(d);
+  int64_t iterations = 1;
+  for (unsigned d : parallelDims)
+    iterations *= sizes[d];
+  if (iterations == 0) { // nothing to compute or store
+    op.erase();
+    return success();
+  }
+  const int64_t threads = std::min<int64_t>(kBlockThreads, llvm::alignTo(iterations, 32));
+  const int64_t blocks = llvm::divideCeil(iterations, threads);
+  if (blocks > std::numeric_limits<int32_t>::max())
+    return op.emitError() << "tf-map-to-gpu: " << iterations << " iterations need more blocks "
+                          << "than a grid has";
+
+  OpBuilder b(op);
+  auto constant = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  Value one = constant(1);
+  auto launch = b.create<gpu::LaunchOp>(loc, constant(blocks), one, one, constant(threads), one,
+                                        one);
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  Value linear = b.create<arith::AddIOp>(
+      loc, b.create<arith::MulIOp>(loc, launch.getBlockIds().x, constant(threads)),
+      launch.getThreadIds().x);
+  Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear,
+                                          constant(iterations));
+  auto guard = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
+  b.create<gpu::TerminatorOp>(loc);
+  b.setInsertionPointToStart(guard.thenBlock());
+  // The parallel indices of thread `linear`, the innermost dim fastest.
+  SmallVector<Value> ivs(sizes.size());
+  Value rest = linear;
+  for (unsigned d : llvm::reverse(parallelDims)) {
+    Value size = constant(sizes[d]);
+    ivs[d] = d == parallelDims.front() ? rest : b.create<arith::RemUIOp>(loc, rest, size);
+    if (d != parallelDims.front())
+      rest = b.create<arith::DivUIOp>(loc, rest, size);
+  }
+  emitIteration(b, loc, op, ivs, reductionDims, sizes);
+  op.erase();
+  return success();
+}
+
+/// Whether `value` is a constant table, or a view of one: computed again
+/// inside the kernel instead of passed to it.
+bool isGlobalView(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<memref::GetGlobalOp>(def))
+    return true;
+  if (isa<ViewLikeOpInterface>(def) && def->getNumOperands() >= 1 && isMemoryEffectFree(def))
+    return isGlobalView(def->getOperand(0)) &&
+           llvm::all_of(def->getOperands().drop_front(), [](Value v) {
+             return v.getDefiningOp<arith::ConstantOp>() != nullptr;
+           });
+  return false;
+}
+
+/// Clones the constant tables `launch` reads (and their views) into it.
+void sinkGlobals(gpu::LaunchOp launch) {
+  IRMapping mapping;
+  OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+  // A view's other operands are constants: cloned the same way.
+  std::function<Value(Value)> sink = [&](Value v) -> Value {
+    if (Value done = mapping.lookupOrNull(v))
+      return done;
+    Operation *def = v.getDefiningOp();
+    for (Value operand : def->getOperands())
+      (void)sink(operand);
+    Operation *clone = b.clone(*def, mapping);
+    mapping.map(def->getResults(), clone->getResults());
+    return mapping.lookup(v);
+  };
+  launch.getBody().walk([&](Operation *inner) {
+    for (OpOperand &use : inner->getOpOperands()) {
+      Operation *def = use.get().getDefiningOp();
+      if (def && !launch->isAncestor(def) && isGlobalView(use.get()))
+        use.set(sink(use.get()));
+    }
+  });
+}
+
+struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Fills and copies as generics, so one mapping covers them.
+    SmallVector<Operation *> named;
+    module.walk([&](Operation *op) {
+      if (isa<linalg::FillOp, memref::CopyOp>(op) && !op->getParentOfType<gpu::LaunchOp>())
+        named.push_back(op);
+    });
+    for (Operation *op : named) {
+      rewriter.setInsertionPoint(op);
+      if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        linalg::makeMemRefCopyOp(rewriter, op->getLoc(), copy.getSource(), copy.getTarget());
+        rewriter.eraseOp(op);
+      } else if (failed(linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(op)))) {
+        op->emitError("tf-map-to-gpu: cannot make this fill a generic");
+        return signalPassFailure();
+      }
+    }
+    SmallVector<linalg::GenericOp> generics;
+    module.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics)
+      if (failed(mapGeneric(op)))
+        return signalPassFailure();
+    module.walk([](gpu::LaunchOp launch) { sinkGlobals(launch); });
+    // Nothing else may touch memory on the host: what would is a bug here.
+    WalkResult left = module.walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::LaunchOp>() || !isa_and_nonnull<func::FuncOp>(op->getParentOp()))
+        return WalkResult::advance();
+      if (isa<memref::LoadOp, memref::StoreOp, linalg::LinalgOp>(op)) {
+        op->emitError("tf-map-to-gpu: this would read or write device memory on the host");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,143 @@
+//===- Pipeline.cpp - the CUDA code generation pipeline -------------------===//
+//
+// The only translation unit that includes the upstream GPU and NVVM
+// conversions (slow to compile, like cpu/Pipeline.cpp's).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/cuda/Pipeline.h"
+#include "compiler/Passes.h"
+#include "compiler/lowering/Pipeline.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+void tfc::registerCudaCodegen(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}
+
+void tfc::addCudaLinalgPasses(OpPassManager &pm) {
+  // No CPU kernels: attention and layer norm were decomposed before fusion
+  // (Backend's `decompose`), dropout's masks are drawn in generated code.
+  addLinalgPassesWithoutKernels(pm);
+}
+
+void tfc::addCudaBufferPasses(OpPassManager &pm) {
+  addBufferizationPasses(pm);
+  TfGemmToRuntimeOptions gemm;
+  gemm.device = "cuda";
+  pm.addPass(createTfGemmToRuntime(gemm));
+  // The plan before mapping: its liveness reads the loop nests in order.
+  pm.addPass(createTfPlanMemory());
+}
+
+void tfc::addCudaKernelPasses(OpPassManager &pm) {
+  // exp, log, tanh, erf as the CPU build computes them (the same
+  // polynomials: results agree across targets, and no libdevice for them).
+  pm.addPass(createTfApproximateMath());
+  pm.addPass(createTfMapToGpu());
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+  // Constants into the kernels, or each would be a kernel parameter.
+  pm.addPass(createGpuLauchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createTfMergeGpuModules());
+}
+
+void tfc::addCudaPtxPasses(OpPassManager &pm, const CudaTarget &target) {
+  GpuNVVMAttachTargetOptions attach;
+  attach.chip = target.ptxArch;
+  attach.features = "+ptx80";
+  attach.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(attach));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  // scf before the NVVM conversion, or the failure shows only at
+  // serialisation (CUDA.md §3c, pitfall 7).
+  kernels.addPass(createConvertSCFToCFPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  // One pointer a buffer (static shapes), 32-bit indices (every buffer has
+  // fewer than 2^31 elements): a third less PTX (CUDA.md §3c, pitfall 5).
+  nvvm.indexBitwidth = 32;
+  nvvm.useBarePtrCallConv = true;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  // What the conversion leaves to LLVM's intrinsics (math.fma of the
+  // approximations' polynomials: fma.rn.f32).
+  kernels.addPass(createConvertMathToLLVMPass());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa"; // PTX: tf-launches-to-runtime assembles it
+  binary.toolkitPath = target.toolkit; // libdevice (sqrt), CUDA.md pitfall 6
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+void tfc::addCudaLLVMDialectPasses(OpPassManager &pm, const CudaTarget &target) {
+  TfLaunchesToRuntimeOptions launches;
+  launches.imageFormat = target.image;
+  launches.archs = target.archs;
+  launches.ptxArch = target.ptxArch;
+  launches.toolkit = target.toolkit;
+  pm.addPass(createTfLaunchesToRuntime(launches));
+  pm.addPass(createTfPackEntryAbi());
+  // The host code: views, the launches' argument slots and calls.
+  OpPassManager &perFunction = pm.nest<func::FuncOp>();
+  perFunction.addPass(createConvertSCFToCFPass());
+  perFunction.addPass(memref::createExpandStridedMetadataPass());
+  perFunction.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.nest<func::FuncOp>().addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+bool tfc::checkCudaToolkit(const std::string &toolkit, std::string &error) {
+  auto path = [&](std::initializer_list<const char *> parts) {
+    llvm::SmallString<128> p(toolkit);
+    for (const char *part : parts)
+      llvm::sys::path::append(p, part);
+    return std::string(p);
+  };
+  if (!llvm::sys::fs::is_directory(toolkit)) {
+    error = "no CUDA toolkit at '" + toolkit + "'";
+    return false;
+  }
+  for (const std::string &tool : {path({"bin", "ptxas"}), path({"bin", "fatbinary"})})
+    if (!llvm::sys::fs::can_execute(tool)) {
+      error = "the CUDA toolkit at '" + toolkit + "' has no " + tool;
+      return false;
+    }
+  std::string libdevice = path({"nvvm", "libdevice", "libdevice.10.bc"});
+  if (!llvm::sys::fs::exists(libdevice)) {
+    error = "the CUDA toolkit at '" + toolkit + "' has no " + libdevice;
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,57 @@
+//===- Pipeline.h - the CUDA code generation pipeline ---------------------===//
+//
+// The CUDA backend's stages after the shared ones (compiler/lowering/Pipeline.h),
+// as `tfc compile --target=cuda --emit=` exposes them:
+//   linalg   tf ops to linalg on tensors (attention, layer norm decomposed)
+//   buffers  bufferization, cuBLASLt GEMM calls, the memory plan
+//   gpu      every other loop nest a kernel (tf-map-to-gpu), outlined into
+//            one gpu.module, the entries launching them
+//   ptx      the kernels' PTX (NVVM, assembled by LLVM's NVPTX backend)
+//   llvm     the host code: tfc_cuda_launch calls, the image, the entry ABI
+//   obj/exe  as on the CPU; the driver links the CUDA runtime
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_COMPILER_LOWERING_CUDA_PIPELINE_H
+#define TFC_COMPILER_LOWERING_CUDA_PIPELINE_H
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+#include <vector>
+
+namespace tfc {
+
+/// What `tfc compile --target=cuda` compiles for.
+struct CudaTarget {
+  /// The CUDA toolkit (ptxas, fatbinary, libdevice): --cuda-path, CUDA_HOME,
+  /// or /usr/local/cuda.
+  std::string toolkit = "/usr/local/cuda";
+  /// tfc_cuda_image: "fatbin" (SASS for `archs` and PTX) or "ptx".
+  std::string image = "fatbin";
+  std::vector<std::string> archs = {"sm_80", "sm_90"};
+  /// The PTX's target: the oldest GPU the model runs on.
+  std::string ptxArch = "sm_80";
+};
+
+/// Dialects, target interfaces and translations the CUDA stages use.
+void registerCudaCodegen(mlir::DialectRegistry &registry);
+
+void addCudaLinalgPasses(mlir::OpPassManager &pm);
+void addCudaBufferPasses(mlir::OpPassManager &pm);
+/// buffers -> gpu: kernels outlined into one gpu.module, entries launching them.
+void addCudaKernelPasses(mlir::OpPassManager &pm);
+/// gpu -> the kernels as PTX (a gpu.binary).
+void addCudaPtxPasses(mlir::OpPassManager &pm, const CudaTarget &target);
+/// ptx -> the LLVM dialect: launches as runtime calls, the image embedded,
+/// the entry ABI and manifest, the host code.
+void addCudaLLVMDialectPasses(mlir::OpPassManager &pm, const CudaTarget &target);
+
+/// Whether `toolkit` has what the CUDA backend needs (ptxas, fatbinary and
+/// libdevice); false with `error` saying what is missing.
+bool checkCudaToolkit(const std::string &toolkit, std::string &error);
+
+} // namespace tfc
+
+#endif // TFC_COMPILER_LOWERING_CUDA_PIPELINE_H
