@@ -264,23 +264,47 @@ void sinkGlobals(gpu::LaunchOp launch) {
   });
 }
 
+/// `map` as a generic (upstream's generalisation refuses linalg.map: its
+/// body has no argument for the result).
+linalg::GenericOp generalizeMap(RewriterBase &rewriter, linalg::MapOp map) {
+  unsigned rank = map.getInit().getType().getRank();
+  SmallVector<AffineMap> maps(map.getInputs().size() + 1,
+                              rewriter.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  return rewriter.create<linalg::GenericOp>(
+      map.getLoc(), TypeRange{}, map.getInputs(), ValueRange{map.getInit()}, maps, iterators,
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        IRMapping mapping;
+        Block &body = map.getMapper().front();
+        mapping.map(body.getArguments(), args.drop_back());
+        for (Operation &inner : body)
+          b.clone(inner, mapping);
+      });
+}
+
 struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
-    // Fills and copies as generics, so one mapping covers them.
+    // Fills, maps, copies (any structured op) as generics, so one mapping
+    // covers them.
     SmallVector<Operation *> named;
     module.walk([&](Operation *op) {
-      if (isa<linalg::FillOp, memref::CopyOp>(op) && !op->getParentOfType<gpu::LaunchOp>())
+      if (((isa<linalg::LinalgOp>(op) && !isa<linalg::GenericOp>(op)) || isa<memref::CopyOp>(op)) &&
+          !op->getParentOfType<gpu::LaunchOp>())
         named.push_back(op);
     });
     for (Operation *op : named) {
       rewriter.setInsertionPoint(op);
+      if (auto map = dyn_cast<linalg::MapOp>(op)) {
+        rewriter.replaceOp(map, generalizeMap(rewriter, map));
+        continue;
+      }
       if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         linalg::makeMemRefCopyOp(rewriter, op->getLoc(), copy.getSource(), copy.getTarget());
         rewriter.eraseOp(op);
       } else if (failed(linalg::generalizeNamedOp(rewriter, cast<linalg::LinalgOp>(op)))) {
-        op->emitError("tf-map-to-gpu: cannot make this fill a generic");
+        op->emitError("tf-map-to-gpu: cannot make this op a generic");
         return signalPassFailure();
       }
     }
