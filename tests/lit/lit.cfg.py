@@ -14,6 +14,14 @@ config.substitutions.append(("%models", os.path.join(config.tfc_src_root, "model
 # Test helpers in Inputs/ run on the interpreter that runs lit (no numpy needed).
 config.substitutions.append(("%python", sys.executable))
 
+# The CUDA toolkit (ptxas, libdevice) for the tests of PTX: where tfc looks
+# for it by default ($CUDA_HOME, else /usr/local/cuda), passed to it as
+# --cuda-path=%cuda since lit does not pass the environment on.
+cuda_home = os.environ.get("CUDA_HOME") or "/usr/local/cuda"
+if os.access(os.path.join(cuda_home, "bin", "ptxas"), os.X_OK):
+    config.available_features.add("cuda-toolkit")
+config.substitutions.append(("%cuda", cuda_home))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.tfc_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
