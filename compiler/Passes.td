@@ -302,6 +302,8 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
            "Whose GEMM to call: cpu (tfc_sgemm and its variants, epilogues paired) "
            "or cuda (tfc_cuda_sgemm on device memory: plain products only; "
            "convolutions and epilogues stay loop nests, for tf-map-to-gpu)">,
+    Option<"plain", "plain", "bool", /*default=*/"false",
+           "cpu: plain products only, as for cuda (the CUDA kernels emulated on the CPU)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
@@ -518,6 +520,19 @@ def TfLaunchesToRuntime : Pass<"tf-launches-to-runtime", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+}
+
+def TfLaunchesToLoops : Pass<"tf-launches-to-loops", "mlir::ModuleOp"> {
+  let summary = "Run GPU kernels as parallel loops on the CPU";
+  let description = [{
+    Each `gpu.launch` whose threads are independent (no shared memory, no
+    barriers or shuffles: every kernel tf-map-to-gpu makes) becomes an
+    `scf.parallel` over its blocks and threads, the ids its indices. `tfc
+    compile --target=cuda-emulated` compiles the CUDA backend's kernels so
+    for the CPU, to check the GPU mapping against the CPU build where there
+    is no GPU.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::arith::ArithDialect"];
 }
 
 #endif // TFC_COMPILER_PASSES_TD

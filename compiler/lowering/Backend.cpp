@@ -23,6 +23,16 @@ llvm::ArrayRef<Backend> backends() {
          addCudaLLVMDialectPasses(pm, o.cuda);
        },
        "tfc_runtime_cuda"},
+      {"cuda-emulated",
+       "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
+       "a GPU; slow)",
+       "", /*decompose=*/true, addLinalgPassesWithoutKernels,
+       [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaEmulatedBufferPasses(pm); },
+       nullptr, nullptr,
+       [](mlir::OpPassManager &pm, const CodegenOptions &) {
+         addCudaEmulatedLLVMDialectPasses(pm);
+       },
+       "tfc_runtime"},
   };
   return table;
 }

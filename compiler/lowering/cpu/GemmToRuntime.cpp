@@ -602,6 +602,11 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       return;
     }
     func::FuncOp gemm = declareRuntime(module, RuntimeFunction::Sgemm);
+    if (plain) { // as for cuda, on the CPU's GEMM
+      for (linalg::GenericOp op : matmuls)
+        (void)rewriteMatmul(op, gemm, /*pairEpilogues=*/false);
+      return;
+    }
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module, winograd)) &&
           failed(rewriteTapsMatmul(op, module, winograd)))

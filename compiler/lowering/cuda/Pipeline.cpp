@@ -8,6 +8,7 @@
 #include "compiler/lowering/cuda/Pipeline.h"
 #include "compiler/Passes.h"
 #include "compiler/lowering/Pipeline.h"
+#include "compiler/lowering/cpu/Pipeline.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -53,6 +54,23 @@ void tfc::addCudaBufferPasses(OpPassManager &pm) {
   pm.addPass(createTfGemmToRuntime(gemm));
   // The plan before mapping: its liveness reads the loop nests in order.
   pm.addPass(createTfPlanMemory());
+}
+
+void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm) {
+  addBufferizationPasses(pm);
+  TfGemmToRuntimeOptions gemm;
+  gemm.plain = true;
+  pm.addPass(createTfGemmToRuntime(gemm));
+  pm.addPass(createTfPlanMemory());
+}
+
+void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm) {
+  pm.addPass(createTfApproximateMath());
+  pm.addPass(createTfMapToGpu());
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+  pm.addPass(createTfLaunchesToLoops());
+  pm.addPass(createTfPackEntryAbi());
+  addCpuLLVMDialectPasses(pm);
 }
 
 void tfc::addCudaKernelPasses(OpPassManager &pm) {

@@ -48,6 +48,12 @@ void addCudaPtxPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 /// the entry ABI and manifest, the host code.
 void addCudaLLVMDialectPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 
+/// --target=cuda-emulated: the CUDA backend's buffers and kernels, the
+/// kernels run as parallel loops on the CPU (tf-launches-to-loops), the GEMMs
+/// by the CPU's runtime; the rest as the CPU backend.
+void addCudaEmulatedBufferPasses(mlir::OpPassManager &pm);
+void addCudaEmulatedLLVMDialectPasses(mlir::OpPassManager &pm);
+
 /// Whether `toolkit` has what the CUDA backend needs (ptxas, fatbinary and
 /// libdevice); false with `error` saying what is missing.
 bool checkCudaToolkit(const std::string &toolkit, std::string &error);

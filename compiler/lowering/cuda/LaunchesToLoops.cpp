@@ -1,0 +1,87 @@
+//===- LaunchesToLoops.cpp - GPU kernels run as loops on the CPU ----------===//
+//
+// The GPU mapping (tf-map-to-gpu) decides what each thread of each kernel
+// computes; on a machine without a GPU nothing runs it. Its kernels have no
+// barriers, shared memory or shuffles (each thread is independent), so a
+// `gpu.launch` means exactly an `scf.parallel` over its blocks and threads,
+// the ids its indices:
+//
+//   gpu.launch blocks(%bx, ...) in (%gx, ...) threads(%tx, ...) in (%n, ...)
+//   // becomes
+//   scf.parallel (%bx, %by, %bz, %tx, %ty, %tz) = (0, ...) to (%gx, ..., %n, ...)
+//
+// which the CPU pipeline runs on its thread pool. `tfc compile
+// --target=cuda-emulated` compiles a model so: the CUDA backend's kernels,
+// checked against the CPU build's results where there is no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace tfc {
+#define GEN_PASS_DEF_TFLAUNCHESTOLOOPS
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+
+namespace {
+
+LogicalResult launchToLoops(gpu::LaunchOp launch) {
+  if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty() ||
+      launch.getAsyncToken() || launch.getDynamicSharedMemorySize() ||
+      !launch.getBody().hasOneBlock())
+    return launch.emitError("tf-launches-to-loops: only kernels whose threads are independent "
+                            "(no shared memory, one block, synchronous) run as loops");
+  WalkResult cooperative = launch.getBody().walk([](Operation *op) {
+    return isa<gpu::GPUDialect>(op->getDialect()) && !isa<gpu::TerminatorOp>(op)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (cooperative.wasInterrupted())
+    return launch.emitError("tf-launches-to-loops: the kernel's threads cooperate (a gpu op "
+                            "in its body)");
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  SmallVector<Value> upper = {launch.getGridSizeX(),  launch.getGridSizeY(),
+                              launch.getGridSizeZ(),  launch.getBlockSizeX(),
+                              launch.getBlockSizeY(), launch.getBlockSizeZ()};
+  auto loop = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
+                                        SmallVector<Value>(6, one));
+  Block &body = launch.getBody().front();
+  IRMapping mapping;
+  gpu::KernelDim3 ids[] = {launch.getBlockIds(), launch.getThreadIds()};
+  gpu::KernelDim3 sizes[] = {launch.getGridSize(), launch.getBlockSize()};
+  for (int level = 0; level < 2; ++level) {
+    mapping.map(ids[level].x, loop.getInductionVars()[3 * level]);
+    mapping.map(ids[level].y, loop.getInductionVars()[3 * level + 1]);
+    mapping.map(ids[level].z, loop.getInductionVars()[3 * level + 2]);
+    mapping.map(sizes[level].x, upper[3 * level]);
+    mapping.map(sizes[level].y, upper[3 * level + 1]);
+    mapping.map(sizes[level].z, upper[3 * level + 2]);
+  }
+  OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
+  for (Operation &op : body.without_terminator())
+    inner.clone(op, mapping);
+  launch.erase();
+  return success();
+}
+
+struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoopsPass> {
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation().walk([&](gpu::LaunchOp launch) { launches.push_back(launch); });
+    for (gpu::LaunchOp launch : launches)
+      if (failed(launchToLoops(launch)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

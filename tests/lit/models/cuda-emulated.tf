@@ -1,0 +1,15 @@
+# The CUDA backend's kernels, checked where there is no GPU: every seed model
+# compiled with --target=cuda-emulated (the same tf-map-to-gpu kernels, each
+# gpu.launch run as a parallel loop over its blocks and threads on the CPU)
+# against the CPU build, on the same parameters and feeds, with the issue's
+# GPU tolerances (tools/gpu/parity.py: predict 1e-5, train_step and evaluate
+# 1e-4 relative to each result's largest magnitude; train_step twice, the
+# same bytes). Small batches keep it quick.
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: for m in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do \
+# RUN:   tfc compile %models/$m.tf --batch 4 -o %t/$m.cpu && \
+# RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated -o %t/$m.emulated && \
+# RUN:   %python %S/../../../tools/gpu/parity.py --cpu %t/$m.cpu --cuda %t/$m.emulated --work %t/$m --repeat || exit 1; \
+# RUN: done | FileCheck %s
+# CHECK-COUNT-20: PASS {{.*}}
+# CHECK-NOT: FAIL

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""parity.py --cpu CPU_BINARY --cuda CUDA_BINARY --work DIR [--repeat]
+
+One model's GPU binary against its CPU twin (issue 26's correctness
+contract), on the same parameters and the same random feeds:
+  - predict: every output within 1e-5 of the CPU's, relative to the
+    output's largest magnitude;
+  - run train_step: every result (loss, metrics, updated parameters and
+    optimizer moments, the step, lr, grad norm) within 1e-4, likewise;
+  - run evaluate: loss and metrics within 1e-4;
+  - --repeat: train_step run twice on the GPU gives the same bytes.
+Prints one `PASS name` or `FAIL name: why` line a check; exits 1 if any
+failed. Pure Python (no numpy): the GPU machines need nothing installed.
+Feeds: inputs uniform in [0, index_bound) (integers) or N(0, 1); the seed
+1234; optimizer moments small (second moments positive); the step 10; lr
+1e-3; total_steps 1000; masks 1. Parameters: `CPU init --seed 5`.
+"""
+import argparse
+import array
+import ast
+import json
+import os
+import random
+import subprocess
+import sys
+
+DTYPES = {"f32": ("<f4", "f"), "i32": ("<i4", "i"), "bool": ("|b1", "b")}
+
+
+def manifest(binary):
+    data = open(binary, "rb").read()
+    # llvm::json writes keys sorted: the manifest starts with "batch".
+    start = data.find(b'{"batch":')
+    if start < 0:
+        sys.exit(f"parity.py: no manifest in {binary}")
+    return json.loads(data[start:data.find(b"\0", start)])
+
+
+def write_npy(path, dtype, shape, values):
+    descr, code = DTYPES[dtype]
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, "".join(f"{d}, " for d in shape) if len(shape) != 1 else f"{shape[0]},")
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode())
+        f.write(array.array(code, values).tobytes())
+
+
+def read_npy(path):
+    data = open(path, "rb").read()
+    length = int.from_bytes(data[8:10], "little")
+    header = ast.literal_eval(data[10:10 + length].decode())
+    code = {"<f4": "f", "<i4": "i", "|b1": "b"}[header["descr"]]
+    values = array.array(code)
+    values.frombytes(data[10 + length:])
+    return list(values)
+
+
+def numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def feed_values(arg, rng, bounds):
+    n = numel(arg["shape"])
+    kind, name, dtype = arg["kind"], arg["name"], arg["dtype"]
+    if kind == "input":
+        if dtype == "f32":
+            return [rng.gauss(0, 1) for _ in range(n)]
+        bound = bounds.get(name, 2)
+        return [rng.randrange(bound) for _ in range(n)]
+    if kind == "seed":
+        return [1234] * n
+    if kind == "state":
+        if name.endswith("_sq"):
+            return [rng.uniform(0, 1e-4) for _ in range(n)]
+        return [rng.gauss(0, 1e-2) for _ in range(n)]
+    if kind == "step":
+        return [10.0] * n
+    if kind == "hyper":
+        return [{"lr": 1e-3, "total_steps": 1000.0}.get(name, 1.0)] * n
+    if kind == "mask":
+        return [1.0] * n
+    sys.exit(f"parity.py: no feed for {kind}:{name}")
+
+
+def run(command):
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(" ".join(command) + f" exited {result.returncode}: " +
+                           (result.stderr or result.stdout).strip()[-400:])
+    return result
+
+
+def compare(cpu_dir, cuda_dir, files, tolerance):
+    """The worst relative error over `files`, and the file where it is."""
+    worst, where = 0.0, ""
+    for file in files:
+        a, b = read_npy(os.path.join(cpu_dir, file)), read_npy(os.path.join(cuda_dir, file))
+        if len(a) != len(b):
+            return float("inf"), file + " (sizes differ)"
+        scale = max((abs(x) for x in a), default=0.0) or 1.0
+        for x, y in zip(a, b):
+            error = abs(x - y) / scale if x == x and y == y else (0.0 if x != x and y != y else float("inf"))
+            if error > worst:
+                worst, where = error, file
+    return worst, where
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cpu", required=True)
+    parser.add_argument("--cuda", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--repeat", action="store_true")
+    args = parser.parse_args()
+    model = manifest(args.cpu)
+    name = model["model"]
+    os.makedirs(args.work, exist_ok=True)
+    rng = random.Random(20261126)
+    bounds = {i["name"]: i["index_bound"] for i in model["inputs"] if i.get("index_bound")}
+    params = os.path.join(args.work, "params.safetensors")
+    failures = 0
+
+    def check(label, body):
+        nonlocal failures
+        try:
+            why = body()
+        except RuntimeError as e:
+            why = str(e)
+        if why:
+            failures += 1
+            print(f"FAIL {name} {label}: {why}", flush=True)
+        else:
+            print(f"PASS {name} {label}", flush=True)
+
+    try:
+        run([args.cpu, "init", "--seed", "5", "--out", params])
+    except RuntimeError as e:
+        print(f"FAIL {name} init: {e}")
+        return 1
+    for entry in model["entries"]:
+        feeds = []
+        for arg in entry["args"]:
+            if arg["kind"] == "param":
+                continue
+            path = os.path.join(args.work, f"{entry['name']}.{arg['kind']}.{arg['name']}.npy")
+            write_npy(path, arg["dtype"], arg["shape"], feed_values(arg, rng, bounds))
+            feeds.append((arg, path))
+        outputs = [f"{r['kind']}.{r['name']}.npy" for r in entry["results"]]
+        tolerance = 1e-5 if entry["name"] == "predict" else 1e-4
+
+        def one_entry(entry=entry, feeds=feeds, outputs=outputs, tolerance=tolerance):
+            dirs = {}
+            for side, binary in (("cpu", args.cpu), ("cuda", args.cuda)):
+                dirs[side] = os.path.join(args.work, f"{entry['name']}.{side}")
+                command = [binary, "run", entry["name"], "--params", params, "--output-dir", dirs[side]]
+                for arg, path in feeds:
+                    command += ["--feed", f"{arg['kind']}:{arg['name']}={path}"]
+                run(command)
+            worst, where = compare(dirs["cpu"], dirs["cuda"], outputs, tolerance)
+            detail = f"worst relative error {worst:.2e} ({where})"
+            print(f"     {name} {entry['name']}: {detail}", flush=True)
+            return "" if worst <= tolerance else detail + f" > {tolerance:g}"
+
+        check(f"{entry['name']} GPU vs CPU", one_entry)
+        if args.repeat and entry["name"] == "train_step":
+            def repeat(entry=entry, feeds=feeds, outputs=outputs):
+                again = os.path.join(args.work, "train_step.cuda2")
+                command = [args.cuda, "run", "train_step", "--params", params, "--output-dir", again]
+                for arg, path in feeds:
+                    command += ["--feed", f"{arg['kind']}:{arg['name']}={path}"]
+                run(command)
+                first = os.path.join(args.work, "train_step.cuda")
+                for file in outputs:
+                    if open(os.path.join(first, file), "rb").read() != open(os.path.join(again, file), "rb").read():
+                        return f"{file} differs between two runs"
+                return ""
+            check("train_step twice on the GPU: the same bytes", repeat)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
