@@ -482,6 +482,32 @@ def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {
+  let summary = "Split reductions with too few results for a GPU in two stages";
+  let description = [{
+    A reduction generic on buffers with one result, an associative combining
+    step (`out = out + x`, `*`, max, min; no fast-math flags) and fewer than
+    8,192 results (a loss, a bias gradient, a gradient norm) becomes two
+    generics over a scratch buffer: S partial results, each over a slice of
+    its outermost reduction dim (S a divisor of its size, at most sqrt(R) of
+    the R elements reduced and 8,192 / P for P results, each slice at least
+    16 elements), then each result combined with its S partials in order.
+    tf-map-to-gpu gives each of the S x P partials a thread, instead of P
+    threads each a chain of thousands of loads. Deterministic (the order is
+    fixed by the shapes); rounds differently from one chain.
+
+    ```mlir
+    // out[] += x[i, j] for i < 2048, j < 10: one chain of 20,480 additions
+    // becomes
+    %p = memref.alloc() : memref<128xf32>    // partials, filled with 0
+    // %p[s] += x[s * 16 + i, j] for i < 16, j < 10   (128 threads, 160 each)
+    // out[] += %p[s] for s < 128                    (1 thread, 128 additions)
+    ```
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def TfMergeGpuModules : Pass<"tf-merge-gpu-modules", "mlir::ModuleOp"> {
   let summary = "Move every outlined kernel into one GPU module";
   let description = [{

@@ -88,7 +88,7 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange args
 /// With reduction dims, `ivs` holds the parallel ones and the reduction
 /// loops run here, accumulating in registers.
 void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector<Value> ivs,
-                   ArrayRef<unsigned> reductionDims, ArrayRef<int64_t> sizes) {
+                   ArrayRef<unsigned> reductionDims, ArrayRef<int64_t> sizes, Value filled) {
   Block &body = op.getRegion().front();
   // The results' indices: the parallel ivs (their maps name no reduction dim).
   SmallVector<Value> resultIvs(ivs);
@@ -103,6 +103,10 @@ void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector
     BlockArgument arg = op.getMatchingBlockArgument(init);
     if (arg.use_empty() && reductionDims.empty()) {
       current.push_back(Value());
+      continue;
+    }
+    if (filled) { // the fill folded in: its value, not a load
+      current.push_back(b.clone(*filled.getDefiningOp())->getResult(0));
       continue;
     }
     current.push_back(b.create<memref::LoadOp>(
@@ -173,8 +177,25 @@ std::string unmappable(linalg::GenericOp op) {
   return "";
 }
 
-/// Replaces `op` by one gpu.launch (see the file comment).
-LogicalResult mapGeneric(linalg::GenericOp op) {
+/// The constant a reduction's result was filled with right before it: that
+/// fill is folded into the reduction's kernel (the accumulators start at
+/// the constant instead of a load), one launch fewer.
+Value foldableFill(linalg::GenericOp op) {
+  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+    return Value();
+  Operation *previous = op->getPrevNode();
+  while (previous && isMemoryEffectFree(previous) && previous->getNumRegions() == 0)
+    previous = previous->getPrevNode();
+  auto fill = dyn_cast_or_null<linalg::FillOp>(previous);
+  if (!fill || fill.getDpsInits()[0] != op.getDpsInits()[0])
+    return Value();
+  Value value = fill.getDpsInputs()[0];
+  return value.getDefiningOp<arith::ConstantOp>() ? value : Value();
+}
+
+/// Replaces `op` by one gpu.launch (see the file comment); `filled`, if
+/// set, is the value its result was filled with (foldableFill).
+LogicalResult mapGeneric(linalg::GenericOp op, Value filled) {
   if (std::string why = unmappable(op); !why.empty())
     return op.emitError() << "tf-map-to-gpu: cannot map this loop nest to the GPU: " << why;
   Location loc = op.getLoc();
@@ -219,7 +240,7 @@ LogicalResult mapGeneric(linalg::GenericOp op) {
     if (d != parallelDims.front())
       rest = b.create<arith::DivUIOp>(loc, rest, size);
   }
-  emitIteration(b, loc, op, ivs, reductionDims, sizes);
+  emitIteration(b, loc, op, ivs, reductionDims, sizes, filled);
   op.erase();
   return success();
 }
@@ -286,6 +307,17 @@ struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
+    // Fills folded into the reductions right after them.
+    DenseMap<Operation *, Value> filled;
+    module.walk([&](linalg::GenericOp op) {
+      if (Value value = foldableFill(op)) {
+        filled[op] = value;
+        Operation *fill = op->getPrevNode();
+        while (!isa<linalg::FillOp>(fill))
+          fill = fill->getPrevNode();
+        fill->erase();
+      }
+    });
     // Fills, maps, copies (any structured op) as generics, so one mapping
     // covers them.
     SmallVector<Operation *> named;
@@ -311,7 +343,7 @@ struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
     SmallVector<linalg::GenericOp> generics;
     module.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics)
-      if (failed(mapGeneric(op)))
+      if (failed(mapGeneric(op, filled.lookup(op))))
         return signalPassFailure();
     module.walk([](gpu::LaunchOp launch) { sinkGlobals(launch); });
     // Nothing else may touch memory on the host: what would is a bug here.

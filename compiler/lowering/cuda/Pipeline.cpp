@@ -52,6 +52,7 @@ void tfc::addCudaBufferPasses(OpPassManager &pm) {
   TfGemmToRuntimeOptions gemm;
   gemm.device = "cuda";
   pm.addPass(createTfGemmToRuntime(gemm));
+  pm.addPass(createTfSplitReductions());
   // The plan before mapping: its liveness reads the loop nests in order.
   pm.addPass(createTfPlanMemory());
 }
@@ -61,6 +62,7 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm) {
   TfGemmToRuntimeOptions gemm;
   gemm.plain = true;
   pm.addPass(createTfGemmToRuntime(gemm));
+  pm.addPass(createTfSplitReductions());
   pm.addPass(createTfPlanMemory());
 }
 

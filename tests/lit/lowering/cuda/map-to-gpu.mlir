@@ -65,6 +65,34 @@ func.func @row_sum(%x: memref<4x64xf32>, %y: memref<4xf32>) {
 
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A reduction right after a constant fill of its result: the fill folds
+// into the reduction's kernel (the accumulator starts at the constant, the
+// result is never loaded): one launch, not two.
+// CHECK-LABEL: func.func @fill_folded
+// CHECK-SAME: (%[[X:.+]]: memref<4x64xf32>, %[[Y:.+]]: memref<4xf32>)
+// CHECK-COUNT-1: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: memref.load %[[Y]]
+// CHECK: %[[INIT:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[INIT]]) -> (f32)
+// CHECK: memref.store %{{.+}}, %[[Y]]
+func.func @fill_folded(%x: memref<4x64xf32>, %y: memref<4xf32>) {
+  %lowest = arith.constant 0xFF800000 : f32
+  linalg.fill ins(%lowest : f32) outs(%y : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %m = arith.maximumf %c, %a : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // A full reduction (a loss): one thread, every dim a loop, the 0-d result
 // loaded and stored once.
 // CHECK-LABEL: func.func @full_sum
