@@ -20,3 +20,24 @@ target_compile_definitions(CudaBinaryTest PRIVATE
 set_target_properties(CudaBinaryTest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/bin)
 add_dependencies(CudaBinaryTest cuda_hand_model tfc_fake_cuda tfc_fake_cublaslt)
 add_test(NAME CudaBinaryTest COMMAND CudaBinaryTest)
+
+# tfc --target=cuda's own binaries (CudaCompiledTest.cpp): ptxas on every
+# seed model's kernels, a fatbin binary without a driver, every entry's host
+# path on the fakes. Needs the toolkit tfc assembles with (ptxas beside
+# nvcc: runtime/cuda/kernels/CMakeLists.txt), passed to tfc as --cuda-path.
+if(TFC_PTXAS AND TARGET tfc)
+  get_filename_component(tfc_cuda_toolkit ${TFC_PTXAS} DIRECTORY)
+  get_filename_component(tfc_cuda_toolkit ${tfc_cuda_toolkit} DIRECTORY)
+  add_executable(CudaCompiledTest CudaCompiledTest.cpp ${PROJECT_SOURCE_DIR}/runtime/Manifest.cpp)
+  target_link_libraries(CudaCompiledTest PRIVATE tfc_runtime_io GTest::gtest GTest::gtest_main
+    Threads::Threads)
+  target_include_directories(CudaCompiledTest PRIVATE ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(CudaCompiledTest PRIVATE
+    TFC_BINARY="$<TARGET_FILE:tfc>" TFC_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    TFC_CUDA_TOOLKIT="${tfc_cuda_toolkit}"
+    TFC_FAKE_CUDA_DRIVER="$<TARGET_FILE:tfc_fake_cuda>"
+    TFC_FAKE_CUBLASLT="$<TARGET_FILE:tfc_fake_cublaslt>")
+  set_target_properties(CudaCompiledTest PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/tests/bin)
+  add_dependencies(CudaCompiledTest tfc tfc_runtime_cuda tfc_fake_cuda tfc_fake_cublaslt)
+  add_test(NAME CudaCompiledTest COMMAND CudaCompiledTest)
+endif()

@@ -1,0 +1,473 @@
+//===- CudaCompiledTest.cpp - tfc --target=cuda's binaries, without a GPU --===//
+//
+// What CI can check of the compiler's CUDA path with the toolkit but no GPU
+// (issue 26): every seed model's kernels assemble for sm_90 with no spills,
+// no stack and no unresolved function, in a bounded number of registers and
+// of kernels; a binary with the default fatbin needs nothing of CUDA to
+// start and says in one line what is missing; and the host path of every
+// entry runs on the fake driver and fake cuBLASLt (tests/unit/Fake*), whose
+// log shows every launch accepted (kernel resolved, grid and block valid,
+// every address inside a live allocation), each entry eager on its first
+// call and captured as a graph on its second, and every kernel of the
+// manifest launched by some entry. Kernels do not run on the fakes, so no
+// number is checked here: tools/gpu/check.sh compares them on a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Manifest.h"
+#include "runtime/Tensor.h"
+#include "tests/e2e/Command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace tfc;
+using namespace tfc::e2e;
+using ValueKind = tfc::abi::ValueKind;
+
+namespace {
+
+const std::string kTfc = TFC_BINARY;
+const std::string kSource = TFC_SOURCE_DIR;
+const std::string kToolkit = TFC_CUDA_TOOLKIT; // what CMake found ptxas in
+const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
+                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
+const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
+
+size_t countOf(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+std::vector<std::string> linesOf(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
+/// Compiles models/MODEL.tf for CUDA with `flags` into DIR/OUT; its path.
+std::string compileCuda(const std::string &dir, const std::string &model, const std::string &out,
+                        const std::string &flags) {
+  std::string path = dir + "/" + out;
+  CommandResult r = run(kTfc + " compile " + kSource + "/models/" + model +
+                        ".tf --target=cuda --cuda-path=" + kToolkit + " " + flags + " -o " + path);
+  EXPECT_EQ(r.status, 0) << model << " " << flags << ": " << r.output;
+  return path;
+}
+
+//===----------------------------------------------------------------------===//
+// ptxas on every seed model's kernels
+//===----------------------------------------------------------------------===//
+
+// The most registers a kernel may use. Today's largest is 64 (set_anomaly's
+// and encoder_decoder's widest fused loops; reverse 46, the Fleuret models
+// 32): 72 leaves one allocation granule (8 registers a thread) for codegen
+// drift. A kernel past it keeps more live values than any kernel today
+// (another accumulator in registers, a loop unrolled) and costs occupancy
+// (4 blocks of 256 threads fit an SM at 64, 3 at 72): look before raising it.
+constexpr int kMaxRegisters = 72;
+
+struct KernelCountCase {
+  std::string model;
+  int kernels; // its kernels at commit cfbc763, the first that compiled every seed model
+};
+
+class SeedModelPtx : public ::testing::TestWithParam<KernelCountCase> {};
+
+// Each seed model's PTX assembles for sm_90 (what the fatbin ships SASS for
+// besides sm_80): ptxas exits 0; no kernel spills or has a stack frame (a
+// stack is local memory: slow, and a sign of an array the mapping failed to
+// keep in registers); nothing is left for the driver to link (no .extern
+// .func: exp, log, tanh are inline); and the number of kernels is that of
+// today within a band. The count is a regression check, not a target: fewer
+// kernels (better fusion) may lower the floor, more need a reason.
+TEST_P(SeedModelPtx, AssemblesWithoutSpillsOrCalls) {
+  const KernelCountCase &c = GetParam();
+  std::string dir = makeTempDir("cuda-ptx-" + c.model);
+  ASSERT_FALSE(dir.empty());
+  std::string ptxPath = compileCuda(dir, c.model, c.model + ".ptx", "--emit=ptx");
+  ASSERT_FALSE(testing::Test::HasFailure());
+  std::string ptx = fileBytes(ptxPath);
+  ASSERT_FALSE(ptx.empty());
+  EXPECT_EQ(countOf(ptx, ".extern .func"), 0u) << "unresolved functions in " << c.model;
+  size_t entries = countOf(ptx, ".visible .entry tfc_k");
+  EXPECT_EQ(countOf(ptx, ".entry "), entries) << "a kernel not named tfc_kN";
+
+  CommandResult r = run(kToolkit + "/bin/ptxas -arch=sm_90 -v " + ptxPath + " -o " + dir +
+                        "/" + c.model + ".cubin");
+  ASSERT_EQ(r.status, 0) << r.output;
+  size_t compiled = 0, properties = 0;
+  int maxRegisters = 0;
+  std::string kernel, widest;
+  for (const std::string &line : linesOf(r.output)) {
+    char name[256];
+    unsigned stack, spillStores, spillLoads;
+    int registers;
+    if (std::sscanf(line.c_str(), "ptxas info : Compiling entry function '%255[^']'", name) == 1) {
+      kernel = name;
+      ++compiled;
+    } else if (std::sscanf(line.c_str(),
+                           " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads",
+                           &stack, &spillStores, &spillLoads) == 3) {
+      ++properties;
+      EXPECT_EQ(stack, 0u) << c.model << " " << kernel << ": " << line;
+      EXPECT_EQ(spillStores + spillLoads, 0u) << c.model << " " << kernel << ": " << line;
+    } else if (std::sscanf(line.c_str(), "ptxas info : Used %d registers", &registers) == 1) {
+      if (registers > maxRegisters) {
+        maxRegisters = registers;
+        widest = kernel;
+      }
+      EXPECT_LE(registers, kMaxRegisters) << c.model << " " << kernel << ": " << line;
+    }
+  }
+  // Every kernel was assembled and reported on.
+  EXPECT_EQ(compiled, entries) << r.output.substr(0, 2000);
+  EXPECT_EQ(properties, entries);
+  std::printf("  %s: %zu kernels, at most %d registers (%s)\n", c.model.c_str(), entries,
+              maxRegisters, widest.c_str());
+  EXPECT_GE(entries, size_t(c.kernels * 8 / 10)) << c.model;
+  EXPECT_LE(entries, size_t(c.kernels * 11 / 10)) << c.model;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SeedModelPtx,
+                         ::testing::Values(KernelCountCase{"reverse", 344},
+                                           KernelCountCase{"set_anomaly", 941},
+                                           KernelCountCase{"fleuret_cnn", 175},
+                                           KernelCountCase{"fleuret_attention", 201},
+                                           KernelCountCase{"encoder_decoder", 1061}),
+                         [](const ::testing::TestParamInfo<KernelCountCase> &info) {
+                           return info.param.model;
+                         });
+
+//===----------------------------------------------------------------------===//
+// A fatbin binary on a machine without a GPU
+//===----------------------------------------------------------------------===//
+
+// The default build (SASS for sm_80 and sm_90, PTX for newer GPUs) links
+// nothing of CUDA: the driver and cuBLASLt are opened when a command needs
+// the GPU. `info` and `init` work without a driver; predict and train say in
+// one line what is missing and exit 1.
+TEST(CudaCompiled, FatbinBinaryStartsWithoutCuda) {
+  std::string dir = makeTempDir("cuda-fatbin");
+  ASSERT_FALSE(dir.empty());
+  std::string binary = compileCuda(dir, "reverse", "reverse", "--batch 4");
+  ASSERT_FALSE(testing::Test::HasFailure());
+
+  CommandResult r = run("readelf -d " + binary);
+  ASSERT_EQ(r.status, 0) << r.output;
+  size_t needed = 0;
+  for (size_t at = r.output.find("Shared library: ["); at != std::string::npos;
+       at = r.output.find("Shared library: [", at + 1)) {
+    size_t begin = at + 17, end = r.output.find(']', begin);
+    std::string lib = r.output.substr(begin, end - begin);
+    ++needed;
+    EXPECT_TRUE(lib.rfind("libstdc++", 0) == 0 || lib.rfind("libm.", 0) == 0 ||
+                lib.rfind("libgcc_s", 0) == 0 || lib.rfind("libc.", 0) == 0 ||
+                lib.rfind("ld-linux", 0) == 0)
+        << lib;
+  }
+  EXPECT_GT(needed, 0u) << r.output;
+
+  r = run(kNoDriver + binary + " info");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("runs on device cuda:0"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("cuda:0: none here: no CUDA driver: tried /nonexistent/libcuda.so.1"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("a fatbin image with SASS for sm_80, sm_90"), std::string::npos)
+      << r.output;
+
+  r = run(kNoDriver + binary + " init --seed 1 --out " + dir + "/p.safetensors");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<std::pair<std::string, rt::Tensor>> params;
+  std::string error;
+  ASSERT_TRUE(rt::readSafetensors(dir + "/p.safetensors", params, error)) << error;
+  EXPECT_FALSE(params.empty());
+
+  // predict and train: exit 1, one line that names the missing driver.
+  rt::Tensor tokens(rt::DType::I32, {4, 16});
+  for (int64_t e = 0; e < tokens.numel(); ++e)
+    tokens.i32()[e] = int32_t(e % 10);
+  ASSERT_TRUE(rt::writeNpy(dir + "/tokens.npy", tokens, error)) << error;
+  for (const std::string &command :
+       {" predict --input tokens=" + dir + "/tokens.npy --output-dir " + dir + "/out",
+        " train --epochs 1 --run-dir " + dir + "/run"}) {
+    r = run(kNoDriver + binary + command);
+    EXPECT_EQ(r.status, 1) << command << ": " << r.output;
+    EXPECT_EQ(countOf(r.output, "\n"), 1u) << command << ": " << r.output;
+    EXPECT_EQ(r.output.rfind("error: no CUDA driver: tried /nonexistent/libcuda.so.1", 0), 0u)
+        << command << ": " << r.output;
+  }
+  EXPECT_EQ(fileBytes(dir + "/out/logits.npy"), "");
+}
+
+//===----------------------------------------------------------------------===//
+// The host path of every entry on the fake driver
+//===----------------------------------------------------------------------===//
+
+/// The manifest a binary embeds (tfc_manifest: NUL-terminated JSON, its
+/// keys sorted, so it opens with "batch" and holds "entries"), parsed as the
+/// runtime parses it.
+bool readManifest(const std::string &binary, rt::Manifest &manifest, std::string &error) {
+  std::string bytes = fileBytes(binary);
+  size_t key = bytes.find("\"entries\":[");
+  size_t begin = key == std::string::npos ? key : bytes.rfind("{\"batch\":", key);
+  if (begin == std::string::npos) {
+    error = "no manifest in " + binary;
+    return false;
+  }
+  size_t end = bytes.find('\0', key);
+  return rt::parseManifest(bytes.substr(begin, end - begin).c_str(), manifest, error);
+}
+
+/// Random values of `spec`'s type, valid for what it is: integers below the
+/// input's index bound (10 where it has none: a class or token of every seed
+/// model), Adam's second moments positive, the step counter 5, lr 1e-3.
+rt::Tensor feedFor(const rt::TensorSpec &spec, std::vector<int64_t> shape, std::mt19937 &rng) {
+  rt::Tensor t(spec.dtype, std::move(shape));
+  std::normal_distribution<float> normal(0.f, 1.f);
+  std::uniform_real_distribution<float> uniform(0.f, 1.f);
+  int64_t bound = spec.indexBound > 0 ? spec.indexBound : 10;
+  bool secondMoment = spec.name.size() > 10 && spec.name.substr(spec.name.size() - 10) == "exp_avg_sq";
+  for (int64_t e = 0; e < t.numel(); ++e) {
+    if (t.dtype == rt::DType::I32)
+      t.i32()[e] = int32_t(uniform(rng) * float(bound)) % int32_t(bound);
+    else if (t.dtype == rt::DType::Bool)
+      t.bytes[size_t(e)] = uniform(rng) < 0.7f;
+    else if (spec.kind == ValueKind::State)
+      t.f32()[e] = secondMoment ? 1e-6f + 1e-4f * uniform(rng) : 1e-3f * normal(rng);
+    else if (spec.kind == ValueKind::Mask)
+      t.f32()[e] = 1;
+    else
+      t.f32()[e] = normal(rng);
+  }
+  if (spec.kind == ValueKind::Step)
+    t.f32()[0] = 5;
+  else if (spec.kind == ValueKind::Hyper && spec.name == "lr")
+    t.f32()[0] = 1e-3f;
+  else if (spec.kind == ValueKind::Hyper && spec.name == "total_steps")
+    t.f32()[0] = 100;
+  else if (spec.kind == ValueKind::Seed)
+    t.i32()[0] = 3;
+  return t;
+}
+
+/// What the fake's log says of one process: its launches, eager and
+/// captured, the kernels they named, the GEMMs, the graphs.
+struct FakeLog {
+  std::string text;
+  size_t eager = 0, captured = 0, gemms = 0, captures = 0;
+  std::vector<size_t> capturedNodes, replayedNodes; // cuStreamEndCapture, cuGraphLaunch
+  std::set<std::string> launched;
+
+  explicit FakeLog(const std::string &path) : text(fileBytes(path)) {
+    for (const std::string &line : linesOf(text)) {
+      size_t nodes;
+      char name[64];
+      if (std::sscanf(line.c_str(), "cuLaunchKernel(%63[^,]", name) == 1) {
+        launched.insert(name);
+        bool inGraph = line.size() > 9 && line.substr(line.size() - 9) == " captured";
+        ++(inGraph ? captured : eager);
+      } else if (line.rfind("cublasLtMatmul(", 0) == 0) {
+        ++gemms;
+      } else if (line.rfind("cuStreamBeginCapture(", 0) == 0) {
+        ++captures;
+      } else if (std::sscanf(line.c_str(), "cuStreamEndCapture(%zu nodes)", &nodes) == 1) {
+        capturedNodes.push_back(nodes);
+      } else if (std::sscanf(line.c_str(), "cuGraphLaunch(%zu nodes)", &nodes) == 1) {
+        replayedNodes.push_back(nodes);
+      }
+    }
+  }
+};
+
+/// A seed model compiled with a PTX image (the fake loads no SASS), batch 4.
+class OnFakes : public ::testing::Test {
+protected:
+  void compile(const std::string &model) {
+    dir_ = makeTempDir("cuda-fake-" + model);
+    ASSERT_FALSE(dir_.empty());
+    binary_ = compileCuda(dir_, model, "model", "--cuda-image=ptx --batch 4");
+    ASSERT_FALSE(testing::Test::HasFailure());
+    std::string error;
+    ASSERT_TRUE(readManifest(binary_, manifest_, error)) << error;
+    ASSERT_EQ(manifest_.device, "cuda");
+    ASSERT_TRUE(manifest_.cuda.has_value());
+    ASSERT_EQ(manifest_.cuda->image, "ptx");
+    ASSERT_FALSE(manifest_.cuda->kernels.empty());
+  }
+
+  /// Runs `command` of the binary on the fakes; the fake's log of it.
+  FakeLog runOnFakes(const std::string &name, const std::string &command) {
+    std::string log = dir_ + "/" + name + ".log";
+    CommandResult r = run(kFakes + "TFC_FAKE_CUDA_LOG=" + log + " " + binary_ + " " + command);
+    EXPECT_EQ(r.status, 0) << name << ": " << r.output;
+    FakeLog parsed(log);
+    EXPECT_FALSE(parsed.text.empty()) << name << ": no log";
+    // Every call the fake checks was accepted.
+    EXPECT_EQ(parsed.text.find("INVALID"), std::string::npos) << name << ":\n" << parsed.text;
+    EXPECT_EQ(parsed.text.find("not found"), std::string::npos) << name << ":\n" << parsed.text;
+    // The image loaded holds every kernel of the manifest.
+    std::string load = "cuModuleLoadData(";
+    size_t at = parsed.text.find(load);
+    EXPECT_NE(at, std::string::npos) << name;
+    std::string loaded = at == std::string::npos
+                             ? ""
+                             : parsed.text.substr(at, parsed.text.find('\n', at) - at);
+    for (const std::string &k : manifest_.cuda->kernels)
+      EXPECT_NE(loaded.find(k + "/"), std::string::npos) << name << ": " << k << " not loaded";
+    return parsed;
+  }
+
+  /// `run ENTRY` fed random values of every non-parameter argument.
+  FakeLog runEntry(const std::string &entryName) {
+    const rt::EntrySpec *entry = manifest_.entry(entryName);
+    EXPECT_NE(entry, nullptr) << entryName;
+    if (!entry)
+      return FakeLog("");
+    std::mt19937 rng(17);
+    std::string feeds, error;
+    for (const rt::TensorSpec &arg : entry->args) {
+      if (arg.kind == ValueKind::Param)
+        continue;
+      const rt::TensorSpec *input = manifest_.input(arg.name);
+      rt::TensorSpec spec = arg.kind == ValueKind::Input && input ? *input : arg;
+      spec.kind = arg.kind;
+      std::string path = dir_ + "/" + entryName + "." + std::string(tfc::abi::kindName(arg.kind)) +
+                         "." + arg.name + ".npy";
+      EXPECT_TRUE(rt::writeNpy(path, feedFor(spec, arg.shape, rng), error)) << error;
+      feeds += " --feed " + arg.feedKey() + "=" + path;
+    }
+    FakeLog log = runOnFakes("run-" + entryName, "run " + entryName + feeds + " --output-dir " +
+                                                     dir_ + "/out-" + entryName);
+    // One call: every launch eager, none captured.
+    EXPECT_GT(log.eager, 0u) << entryName;
+    EXPECT_EQ(log.captured, 0u) << entryName;
+    EXPECT_EQ(log.captures, 0u) << entryName;
+    for (const rt::TensorSpec &result : entry->results)
+      EXPECT_NE(fileBytes(dir_ + "/out-" + entryName + "/" + std::string(tfc::abi::kindName(result.kind)) +
+                          "." + result.name + ".npy"),
+                "")
+          << entryName << ": " << result.feedKey();
+    return log;
+  }
+
+  std::string dir_, binary_;
+  rt::Manifest manifest_;
+};
+
+// predict over three batches: the first eager, the second captured as a
+// CUDA graph (the same launches, and the same GEMMs, as nodes) and launched,
+// the third a replay of that graph; every launch accepted by the fake.
+// `run train_step` and `run evaluate` once each; between them the three
+// entries launch every kernel of the manifest (entries have no host control
+// flow: a kernel no entry launches would be dead weight in the image).
+class SeedModelOnFakes : public OnFakes, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
+  ASSERT_NO_FATAL_FAILURE(compile(GetParam()));
+  const int64_t batch = manifest_.batch, samples = 3 * batch;
+  ASSERT_EQ(batch, 4);
+  std::mt19937 rng(5);
+  std::string inputs, error;
+  for (const rt::TensorSpec &input : manifest_.inputs) {
+    const rt::EntrySpec *predict = manifest_.entry("predict");
+    ASSERT_NE(predict, nullptr);
+    bool read = std::any_of(predict->args.begin(), predict->args.end(),
+                            [&](const rt::TensorSpec &a) { return a.name == input.name; });
+    if (!read)
+      continue;
+    std::vector<int64_t> shape = input.shape;
+    shape[0] = samples;
+    rt::TensorSpec spec = input;
+    spec.kind = ValueKind::Input;
+    std::string path = dir_ + "/" + input.name + ".npy";
+    ASSERT_TRUE(rt::writeNpy(path, feedFor(spec, shape, rng), error)) << error;
+    inputs += " --input " + input.name + "=" + path;
+  }
+  FakeLog predict = runOnFakes("predict", "predict" + inputs + " --output-dir " + dir_ + "/out");
+  EXPECT_GT(predict.eager, 0u);
+  EXPECT_EQ(predict.captured, predict.eager) << "the captured call launched other kernels";
+  EXPECT_EQ(predict.captures, 1u);
+  ASSERT_EQ(predict.capturedNodes.size(), 1u) << predict.text;
+  // The graph: the second call's launches and GEMMs (a GEMM is logged when
+  // run eagerly and when captured, not when replayed).
+  EXPECT_EQ(predict.gemms % 2, 0u);
+  EXPECT_EQ(predict.capturedNodes[0], predict.captured + predict.gemms / 2);
+  // Launched after the capture, then replayed for the third batch.
+  EXPECT_EQ(predict.replayedNodes, std::vector<size_t>(2, predict.capturedNodes[0]));
+  const rt::EntrySpec *predictEntry = manifest_.entry("predict");
+  for (const rt::TensorSpec &result : predictEntry->results) {
+    if (result.kind != ValueKind::Output)
+      continue;
+    rt::Tensor out;
+    ASSERT_TRUE(rt::readNpy(dir_ + "/out/" + result.name + ".npy", out, error)) << error;
+    ASSERT_FALSE(out.shape.empty());
+    EXPECT_EQ(out.shape[0], samples) << result.name;
+  }
+
+  FakeLog step = runEntry("train_step");
+  FakeLog evaluate = runEntry("evaluate");
+  std::set<std::string> launched = predict.launched;
+  launched.insert(step.launched.begin(), step.launched.end());
+  launched.insert(evaluate.launched.begin(), evaluate.launched.end());
+  std::set<std::string> manifestKernels(manifest_.cuda->kernels.begin(),
+                                        manifest_.cuda->kernels.end());
+  EXPECT_EQ(launched, manifestKernels);
+  std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu\n",
+              GetParam().c_str(), manifestKernels.size(), predict.eager, step.eager,
+              evaluate.eager);
+}
+
+// A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):
+// train_step eager, captured, replayed, with every launch accepted, and the
+// checkpoints written.
+// Reverse only: its steps are the cheapest; the other models' train_step is
+// covered by `run train_step` above.
+TEST_F(OnFakes, ReverseTrainsAnEpoch) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  std::mt19937 rng(9);
+  std::string error;
+  for (auto [split, n] : {std::pair{"train", 12}, std::pair{"val", 4}, std::pair{"test", 4}}) {
+    ASSERT_EQ(run("mkdir -p " + dir_ + "/data/" + split).status, 0);
+    for (const rt::TensorSpec &input : manifest_.inputs) {
+      std::vector<int64_t> shape = input.shape;
+      shape[0] = n;
+      rt::TensorSpec spec = input;
+      spec.kind = ValueKind::Input;
+      ASSERT_TRUE(rt::writeNpy(dir_ + "/data/" + split + "/" + input.name + ".npy",
+                               feedFor(spec, shape, rng), error))
+          << error;
+    }
+  }
+  FakeLog train = runOnFakes("train", "train --epochs 1 --data " + dir_ + "/data --run-dir " +
+                                          dir_ + "/run");
+  EXPECT_GT(train.eager, 0u);
+  EXPECT_GT(train.captured, 0u);
+  EXPECT_GE(train.captures, 1u);
+  EXPECT_EQ(train.capturedNodes.size(), train.captures);
+  EXPECT_FALSE(train.replayedNodes.empty());
+  EXPECT_NE(fileBytes(dir_ + "/run/last.safetensors"), "");
+  EXPECT_NE(fileBytes(dir_ + "/run/metrics.jsonl"), "");
+}
+
+// Reverse (attention, layer norm, embeddings), set_anomaly (dropout) and
+// fleuret_cnn (convolutions).
+INSTANTIATE_TEST_SUITE_P(Models, SeedModelOnFakes,
+                         ::testing::Values("reverse", "set_anomaly", "fleuret_cnn"),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return info.param;
+                         });
+
+} // namespace
