@@ -85,6 +85,8 @@ void tfc::addCudaKernelPasses(OpPassManager &pm) {
   pm.addPass(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createTfMergeGpuModules());
+  // The host's copies of what the kernels now compute themselves.
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
 void tfc::addCudaPtxPasses(OpPassManager &pm, const CudaTarget &target) {

@@ -16,7 +16,7 @@
 # usage error naming the known ones; a known one this tfc cannot build, an
 # error that says so; cpu is the default.
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=tpu | FileCheck %s --check-prefix=TPU
-# TPU: tfc: error: unknown --target=tpu (known: cpu, cuda)
+# TPU: tfc: error: unknown --target=tpu (known: cpu, cuda, cuda-emulated)
 # --target=cuda without the CUDA toolkit says what is missing and where it
 # looked (exit status 1); a GPU stage asked of the CPU target, or an image
 # format tfc does not make, is a usage error.
