@@ -4,8 +4,9 @@
 // each input's range; zeros for integer inputs and uniform [-1, 1) floats
 // when the model has no usable dataset), freshly initialised parameters, and
 // `warmup` untimed then `steps` timed calls of each entry (more to fill
-// --min-seconds). Only Model::run is
-// inside the clock: the batch is filled once, before.
+// --min-seconds). Only the call and the read of its results are inside the
+// clock: the batch is filled once, before, and parameters and optimizer state
+// stay on the device between calls, as in training (StepFeeds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -158,7 +159,7 @@ int bench(Model &model, const BenchOptions &options) {
     StepFeeds feeds(model, *entry, state, lr, totalSteps, uint64_t(m.train.seed.value_or(0)));
     feeds.bindBatch(batch);
 
-    std::vector<Tensor> results;
+    std::vector<StepResults> done;
     std::vector<double> times;
     std::string error;
     double loss = NAN;
@@ -170,18 +171,19 @@ int bench(Model &model, const BenchOptions &options) {
          call < fixedCalls ||
          (timedMs < 1e3 * options.minSeconds && call < options.warmup + kMaxTimedCalls);
          ++call) {
-      feeds.setStep(call);
+      // The next call starts from this one's parameters and state, as in
+      // training; its results are read back inside the clock, so a device
+      // that runs entries asynchronously is timed to the end of the call.
       auto start = Clock::now();
-      if (!model.run(*entry, feeds.feeds(), results, error))
+      if (!feeds.run(call, error) || !feeds.readBack(done, error))
         return fail(error);
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
       if (call >= options.warmup)
         times.push_back(ms), timedMs += ms;
+      const std::vector<Tensor> &results = *done.front().results;
       for (size_t r = 0; r < results.size(); ++r)
         if (entry->results[r].kind == abi::ValueKind::Loss && call < fixedCalls)
           loss = results[r].f32()[0];
-      // The training loop's swaps: the next call starts from this one's results.
-      feeds.takeResults(results);
     }
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);

@@ -60,6 +60,13 @@ public:
   /// Runs `entry` on its `count` device `buffers`; false with `error` set on
   /// failure (also one of allocate, copyIn or copyOut before it).
   virtual bool run(EntryFn entry, void **buffers, size_t count, std::string &error) = 0;
+  /// Like run, but may return before the entry finishes (a GPU's stream):
+  /// what follows on the device (a copy in, the next entry) runs after it,
+  /// and copyOut waits for it. A failure while it runs is reported by the
+  /// next copyOut's takeError or the next run. By default, run.
+  virtual bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) {
+    return run(entry, buffers, count, error);
+  }
   /// The first failure of allocate, release, copyIn or copyOut not yet
   /// reported, which those calls cannot return: false with `error` set.
   virtual bool takeError(std::string &) { return true; }

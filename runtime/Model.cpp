@@ -41,10 +41,18 @@ std::string withThousands(int64_t n) {
 }
 
 Model::~Model() {
-  if (device_)
-    for (auto &[name, memory] : memory_)
-      for (void *buffer : memory.buffers)
+  if (!device_)
+    return;
+  for (auto &[name, memory] : memory_) {
+    device_->release(memory.arena);
+    for (void *buffer : memory.args)
+      device_->release(buffer);
+    for (auto &slot : memory.slots)
+      for (void *buffer : slot)
         device_->release(buffer);
+  }
+  for (DeviceCopy &copy : paramCopies_)
+    release(copy);
 }
 
 bool Model::load(std::string &error) {
@@ -66,7 +74,53 @@ bool Model::load(std::string &error) {
   // Allocated when drawn or loaded: `info` of a model with gigabytes of
   // parameters needs none of them.
   params_.assign(manifest_.params.size(), Tensor());
+  paramCopies_.assign(manifest_.params.size(), DeviceCopy());
   return true;
+}
+
+std::vector<Tensor> &Model::params() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    toHost(params_[i], paramCopies_[i]);
+    paramCopies_[i].onDevice = false; // the caller may change the host's
+  }
+  return params_;
+}
+
+bool Model::syncParams(std::string &error) {
+  for (size_t i = 0; i < params_.size(); ++i)
+    toHost(params_[i], paramCopies_[i]);
+  return device_->takeError(error);
+}
+
+bool Model::toDevice(const Tensor &host, DeviceCopy &copy, std::string &error) {
+  if (copy.onDevice)
+    return true;
+  if (!copy.current) {
+    copy.current = device_->allocate(host.bytes.size());
+    if (!copy.current) {
+      std::string why;
+      error = "cannot allocate " + withThousands(int64_t(host.bytes.size())) +
+              " bytes on device '" + device_->name() + "'" +
+              (device_->takeError(why) ? "" : " (" + why + ")");
+      return false;
+    }
+  }
+  device_->copyIn(copy.current, host.bytes.data(), host.bytes.size());
+  copy.onDevice = true;
+  return true;
+}
+
+void Model::toHost(Tensor &host, DeviceCopy &copy) {
+  if (copy.onHost)
+    return;
+  device_->copyOut(host.bytes.data(), copy.current, host.bytes.size());
+  copy.onHost = true;
+}
+
+void Model::release(DeviceCopy &copy) {
+  device_->release(copy.current);
+  device_->release(copy.spare);
+  copy = DeviceCopy();
 }
 
 /// FNV-1a: a stable 64-bit key per parameter name.
@@ -78,6 +132,8 @@ static uint64_t nameKey(const std::string &name) {
 }
 
 void Model::initParams(uint64_t seed) {
+  for (DeviceCopy &copy : paramCopies_)
+    copy.onHost = true, copy.onDevice = false;
   for (size_t i = 0; i < params_.size(); ++i) {
     const ParamSpec &spec = manifest_.params[i];
     Tensor &t = params_[i];
@@ -125,12 +181,16 @@ bool Model::loadParams(const std::string &path, std::string &error) {
       return false;
     }
   }
-  for (size_t i = 0; i < params_.size(); ++i)
+  for (size_t i = 0; i < params_.size(); ++i) {
     params_[i] = std::move(*byName[manifest_.params[i].name]);
+    paramCopies_[i].onHost = true, paramCopies_[i].onDevice = false;
+  }
   return true;
 }
 
-bool Model::saveParams(const std::string &path, std::string &error) const {
+bool Model::saveParams(const std::string &path, std::string &error) {
+  if (!syncParams(error))
+    return false;
   std::vector<std::pair<std::string, const Tensor *>> tensors;
   for (size_t i = 0; i < params_.size(); ++i)
     tensors.push_back({manifest_.params[i].name, &params_[i]});
@@ -147,20 +207,18 @@ bool Model::openDevice(std::string &error) {
   return deviceOpened_;
 }
 
-bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
-                std::vector<Tensor> &results, std::string &error) {
-  EntryFn fn = findEntry(entry.symbol);
-  if (!fn) {
-    error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
-    return false;
-  }
-  std::vector<const Tensor *> args;
+bool Model::bindArgs(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                     const std::map<std::string, KeptValue> *kept,
+                     std::vector<const Tensor *> &args, std::string &error) {
+  args.clear();
   for (const TensorSpec &arg : entry.args) {
     const Tensor *t = nullptr;
     if (arg.kind == abi::ValueKind::Param) {
       const ParamSpec *spec = manifest_.param(arg.name);
       if (spec)
         t = &params_[size_t(spec - manifest_.params.data())];
+    } else if (kept && kept->count(arg.feedKey())) {
+      t = kept->at(arg.feedKey()).host;
     } else {
       // "kind:name" first (state, hyperparameters), then the bare name.
       auto it = feeds.find(arg.feedKey());
@@ -181,6 +239,45 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     }
     args.push_back(t);
   }
+  return true;
+}
+
+bool Model::deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error) {
+  if (buffer)
+    return true;
+  buffer = device_->allocate(bytes);
+  if (buffer)
+    return true;
+  std::string why;
+  error = "cannot allocate " + withThousands(int64_t(bytes)) + " bytes on device '" +
+          device_->name() + "' for entry '" + entry.name + "'" +
+          (device_->takeError(why) ? "" : " (" + why + ")");
+  return false;
+}
+
+Model::EntryMemory &Model::memoryFor(const EntrySpec &entry, size_t slots) {
+  EntryMemory &memory = memory_[entry.name];
+  memory.args.resize(entry.args.size(), nullptr);
+  if (memory.slots.size() < slots)
+    memory.slots.resize(slots, std::vector<void *>(entry.results.size(), nullptr));
+  return memory;
+}
+
+/// The arena's size: at least 64 bytes, a multiple of 64.
+static size_t arenaBytes(const EntrySpec &entry) {
+  return size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
+}
+
+bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                std::vector<Tensor> &results, std::string &error) {
+  EntryFn fn = findEntry(entry.symbol);
+  if (!fn) {
+    error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
+    return false;
+  }
+  std::vector<const Tensor *> args;
+  if (!bindArgs(entry, feeds, nullptr, args, error))
+    return false;
   // Reuse the caller's result tensors when they already fit (the training
   // loop calls the same entry thousands of times).
   bool fits = results.size() == entry.results.size();
@@ -194,50 +291,145 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
 
   // Device memory for the entry, allocated at its first call: the arena, and
   // where the device's memory is not the host's, a buffer per argument and
-  // result (the host's tensors copied in and out around the call).
+  // result (the host's tensors copied in and out around the call), but for
+  // the parameters, which stay on the device (copied in when they changed).
   if (!openDevice(error))
     return false;
-  EntryMemory &memory = memory_[entry.name];
-  if (memory.buffers.empty()) {
-    std::vector<size_t> sizes;
-    if (!device_->hostMemory()) {
-      for (const Tensor *t : args)
-        sizes.push_back(t->bytes.size());
-      for (const Tensor &r : results)
-        sizes.push_back(r.bytes.size());
-    }
-    sizes.push_back(size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64)));
-    for (size_t bytes : sizes) {
-      void *p = device_->allocate(bytes);
-      if (!p) {
-        std::string why;
-        error = "cannot allocate " + withThousands(int64_t(bytes)) + " bytes on device '" +
-                device_->name() + "' for entry '" + entry.name + "'" +
-                (device_->takeError(why) ? "" : " (" + why + ")");
-        return false;
-      }
-      memory.buffers.push_back(p);
-    }
-  }
+  EntryMemory &memory = memoryFor(entry, 1);
+  if (!deviceBuffer(memory.arena, arenaBytes(entry), entry, error))
+    return false;
   std::vector<void *> buffers;
   if (device_->hostMemory()) {
     for (const Tensor *t : args)
       buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
     for (Tensor &r : results)
       buffers.push_back(r.bytes.data());
-    buffers.push_back(memory.buffers.back());
+    buffers.push_back(memory.arena);
   } else {
-    buffers = memory.buffers;
-    for (size_t i = 0; i < args.size(); ++i)
-      device_->copyIn(buffers[i], args[i]->bytes.data(), args[i]->bytes.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (entry.args[i].kind == abi::ValueKind::Param) {
+        size_t p = size_t(args[i] - params_.data());
+        if (!toDevice(params_[p], paramCopies_[p], error))
+          return false;
+        buffers.push_back(paramCopies_[p].current);
+        continue;
+      }
+      if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
+        return false;
+      device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
+      buffers.push_back(memory.args[i]);
+    }
+    for (size_t r = 0; r < results.size(); ++r) {
+      if (!deviceBuffer(memory.slots[0][r], results[r].bytes.size(), entry, error))
+        return false;
+      buffers.push_back(memory.slots[0][r]);
+    }
+    buffers.push_back(memory.arena);
   }
-  // On a device whose memory is not the host's, an entry's buffers are the
-  // same at every call (a GPU replays the graph it captured on them).
   if (!device_->run(fn, buffers.data(), buffers.size(), error))
     return false;
   if (!device_->hostMemory())
     for (size_t i = 0; i < results.size(); ++i)
       device_->copyOut(results[i].bytes.data(), buffers[args.size() + i], results[i].bytes.size());
+  return device_->takeError(error);
+}
+
+bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                    const std::map<std::string, KeptValue> &kept, size_t slot,
+                    std::string &error) {
+  EntryFn fn = findEntry(entry.symbol);
+  if (!fn) {
+    error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
+    return false;
+  }
+  if (!openDevice(error))
+    return false;
+  if (device_->hostMemory()) {
+    error = "Model::runStep is for a device whose memory is not the host's";
+    return false;
+  }
+  std::vector<const Tensor *> args;
+  if (!bindArgs(entry, feeds, &kept, args, error))
+    return false;
+  EntryMemory &memory = memoryFor(entry, slot + 1);
+  if (!deviceBuffer(memory.arena, arenaBytes(entry), entry, error))
+    return false;
+
+  // Arguments: the kept ones' current copies, the others copied in.
+  std::vector<void *> buffers;
+  std::map<std::pair<abi::ValueKind, std::string>, std::pair<const Tensor *, DeviceCopy *>> byName;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TensorSpec &arg = entry.args[i];
+    DeviceCopy *copy = nullptr;
+    if (arg.kind == abi::ValueKind::Param)
+      copy = &paramCopies_[size_t(args[i] - params_.data())];
+    else if (auto it = kept.find(arg.feedKey()); it != kept.end())
+      copy = it->second.copy;
+    if (copy) {
+      if (!toDevice(*args[i], *copy, error))
+        return false;
+      byName[{arg.kind, arg.name}] = {args[i], copy};
+      buffers.push_back(copy->current);
+      continue;
+    }
+    if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
+      return false;
+    device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
+    buffers.push_back(memory.args[i]);
+  }
+  // Results: a kept argument's next value into its spare, the rest into the slot.
+  std::vector<DeviceCopy *> swaps;
+  memory.swapped.assign(entry.results.size(), false);
+  for (size_t r = 0; r < entry.results.size(); ++r) {
+    const TensorSpec &result = entry.results[r];
+    size_t bytes = dtypeSize(result.dtype);
+    for (int64_t d : result.shape)
+      bytes *= size_t(d);
+    auto it = byName.find({result.kind, result.name});
+    if (it != byName.end() && it->second.first->bytes.size() == bytes) {
+      DeviceCopy &copy = *it->second.second;
+      if (!deviceBuffer(copy.spare, bytes, entry, error))
+        return false;
+      swaps.push_back(&copy);
+      memory.swapped[r] = true;
+      buffers.push_back(copy.spare);
+      continue;
+    }
+    if (!deviceBuffer(memory.slots[slot][r], bytes, entry, error))
+      return false;
+    buffers.push_back(memory.slots[slot][r]);
+  }
+  buffers.push_back(memory.arena);
+  if (!device_->enqueue(fn, buffers.data(), buffers.size(), error))
+    return false;
+  for (DeviceCopy *copy : swaps) {
+    std::swap(copy->current, copy->spare);
+    copy->onHost = false;
+  }
+  return device_->takeError(error);
+}
+
+bool Model::readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,
+                     std::string &error) {
+  auto it = memory_.find(entry.name);
+  if (it == memory_.end() || slot >= it->second.slots.size()) {
+    error = "entry '" + entry.name + "' has no results in slot " + std::to_string(slot);
+    return false;
+  }
+  const EntryMemory &memory = it->second;
+  const std::vector<void *> &buffers = memory.slots[slot];
+  results.resize(entry.results.size());
+  for (size_t r = 0; r < entry.results.size(); ++r) {
+    const TensorSpec &spec = entry.results[r];
+    if (!buffers[r] || (r < memory.swapped.size() && memory.swapped[r])) { // a kept value's
+      results[r] = Tensor();
+      continue;
+    }
+    if (results[r].dtype != spec.dtype || results[r].shape != spec.shape ||
+        results[r].bytes.empty())
+      results[r] = Tensor(spec.dtype, spec.shape);
+    device_->copyOut(results[r].bytes.data(), buffers[r], results[r].bytes.size());
+  }
   return device_->takeError(error);
 }
 

@@ -20,6 +20,24 @@
 
 namespace tfc::rt {
 
+/// A tensor that stays on a device whose memory is not the host's between
+/// entries (a parameter, an optimizer buffer): its device buffer, a spare that
+/// a training step writes the next value into (the two then swap, so nothing
+/// is copied), and which of the host's and the device's copies is current.
+/// Each side gets a copy only when it needs one.
+struct DeviceCopy {
+  void *current = nullptr, *spare = nullptr;
+  bool onHost = true;    // the host's tensor holds the value
+  bool onDevice = false; // `current` holds it
+};
+
+/// A non-parameter argument kept on the device by Model::runStep: the host's
+/// tensor (its shape, and its value when `copy->onHost`) and its device copy.
+struct KeptValue {
+  Tensor *host = nullptr;
+  DeviceCopy *copy = nullptr;
+};
+
 class Model {
 public:
   Model() = default;
@@ -32,9 +50,19 @@ public:
   bool load(std::string &error);
   const Manifest &manifest() const { return manifest_; }
 
-  /// Parameters in manifest order: empty tensors until initParams or
-  /// loadParams fills them.
-  std::vector<Tensor> &params() { return params_; }
+  /// Parameters in manifest order, the host's copies: empty tensors until
+  /// initParams or loadParams fills them. On a device whose memory is not the
+  /// host's the parameters stay on the device between entries and a training
+  /// step (runStep) updates them there; this copies out what changed, so the
+  /// host's copies are current, and lets the caller change them: they are
+  /// copied in again before the next entry runs.
+  std::vector<Tensor> &params();
+  /// Makes the host's copies current (copies out what a step changed) and
+  /// keeps the device's: for a checkpoint. False with `error` set when a
+  /// copy failed.
+  bool syncParams(std::string &error);
+  /// The host's copies as they are: current after syncParams.
+  const std::vector<Tensor> &hostParams() const { return params_; }
   /// Draws every parameter with its initialiser: a pure function of the
   /// seed and the parameter's name (Philox4x32), so adding a layer does not
   /// change the others' draws.
@@ -42,7 +70,8 @@ public:
   /// Loads every parameter by name; a missing name, a wrong dtype or shape
   /// is an error naming it. Tensors the model does not use are ignored.
   bool loadParams(const std::string &path, std::string &error);
-  bool saveParams(const std::string &path, std::string &error) const;
+  /// Writes the parameters (synced from the device first).
+  bool saveParams(const std::string &path, std::string &error);
 
   /// Runs `entry` on exactly one compiled batch. `feeds` holds the entry's
   /// non-parameter arguments by "kind:name" or by name (shapes are checked
@@ -51,6 +80,32 @@ public:
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
            std::vector<Tensor> &results, std::string &error);
 
+  /// The step that a training loop or `bench` runs over and over, on a
+  /// device whose memory is not the host's (never called on host memory:
+  /// StepFeeds swaps host tensors there). Parameters and the arguments in
+  /// `kept` (by feed key: the optimizer state) are read on the device, copied
+  /// in only when the host changed them; a parameter or state result, named
+  /// as an argument, is written into that argument's spare, which then
+  /// becomes its current copy (the swap: nothing is copied). Every other
+  /// argument comes from `feeds` and is copied in (the batch, the step, the
+  /// seed: a few bytes besides the batch). Every other result stays on the
+  /// device in result slot `slot` until readSlot copies it out. The entry
+  /// may still be running when this returns (a GPU's stream): nothing waits
+  /// for it until something is copied out.
+  bool runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+               const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error);
+  /// Copies out the results runStep left in `slot` (waiting for the step):
+  /// `results` in entry order, the ones runStep swapped empty tensors.
+  bool readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,
+                std::string &error);
+  /// A kept value's device copy: allocated, and copied in unless current.
+  bool toDevice(const Tensor &host, DeviceCopy &copy, std::string &error);
+  /// Copies a kept value out unless the host's copy is current (waits for
+  /// the device); failures are reported by the device's takeError.
+  void toHost(Tensor &host, DeviceCopy &copy);
+  /// Gives a kept value's device memory back.
+  void release(DeviceCopy &copy);
+
   /// The device entries run on (load() creates it, unopened).
   Device &device() { return *device_; }
   /// Opens the device for this model, once (run() does it when needed): a
@@ -58,13 +113,28 @@ public:
   bool openDevice(std::string &error);
 
 private:
-  /// An entry's device memory: its arena last, and before it (on a device
-  /// whose memory is not the host's) a buffer per argument and result.
+  /// An entry's device memory, each buffer allocated at its first use: its
+  /// arena and, on a device whose memory is not the host's, a buffer per
+  /// argument copied in (not the kept ones) and per result and result slot
+  /// (not the swapped ones).
   struct EntryMemory {
-    std::vector<void *> buffers;
+    void *arena = nullptr;
+    std::vector<void *> args;
+    std::vector<std::vector<void *>> slots; // [slot][result]
+    std::vector<bool> swapped;              // per result: runStep's into a kept value
   };
+  /// The entry's arguments, found and shape-checked: `feeds` by "kind:name"
+  /// or name, parameters from params(), and `kept` first when given.
+  bool bindArgs(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                const std::map<std::string, KeptValue> *kept, std::vector<const Tensor *> &args,
+                std::string &error);
+  /// `*buffer`, allocated with `bytes` at its first use; false with `error`.
+  bool deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error);
+  EntryMemory &memoryFor(const EntrySpec &entry, size_t slots);
+
   Manifest manifest_;
   std::vector<Tensor> params_;
+  std::vector<DeviceCopy> paramCopies_; // on a device whose memory is not the host's
   std::unique_ptr<Device> device_;
   bool deviceOpened_ = false, deviceOpenTried_ = false;
   std::string deviceError_;

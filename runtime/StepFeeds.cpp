@@ -26,7 +26,8 @@ void setScalar(Tensor &t, double v) {
 
 StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string, Tensor> &state,
                      double lr, double totalSteps, uint64_t seed)
-    : model_(model), entry_(entry), state_(state), seed_(seed) {
+    : model_(model), entry_(entry), state_(state), seed_(seed),
+      hostMemory_(model.device().hostMemory()), slots_(hostMemory_ ? 1 : kResultSlots) {
   const Manifest &m = model.manifest();
   for (size_t i = 0; i < m.params.size(); ++i)
     paramIndex_[m.params[i].name] = i;
@@ -37,6 +38,8 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
       if (!state_.count(a.name))
         state_[a.name] = Tensor(a.dtype, a.shape);
       feeds_[a.feedKey()] = &state_[a.name];
+      if (!hostMemory_)
+        kept_[a.feedKey()] = {&state_[a.name], &stateCopies_[a.name]};
       continue;
     }
     Tensor t(a.dtype, a.shape);
@@ -57,6 +60,12 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
     owned_[key] = std::move(t);
     feeds_[key] = &owned_[key];
   }
+  results_.resize(slots_);
+}
+
+StepFeeds::~StepFeeds() {
+  for (auto &[name, copy] : stateCopies_)
+    model_.release(copy);
 }
 
 void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
@@ -70,6 +79,45 @@ void StepFeeds::setStep(int64_t step) {
     setScalar(it->second, double(step));
   if (auto it = owned_.find(feedKey(abi::ValueKind::Seed, "seed")); it != owned_.end())
     setScalar(it->second, double(stepSeed(seed_, step)));
+}
+
+bool StepFeeds::run(int64_t step, std::string &error) {
+  if (full()) {
+    error = "StepFeeds::run: the results of " + std::to_string(pending_.size()) +
+            " steps are still to be read";
+    return false;
+  }
+  setStep(step);
+  size_t slot = nextSlot_;
+  if (hostMemory_) {
+    if (!model_.run(entry_, feeds_, results_[slot], error))
+      return false;
+    takeResults(results_[slot]);
+  } else if (!model_.runStep(entry_, feeds_, kept_, slot, error)) {
+    return false;
+  }
+  pending_.push_back({step, slot});
+  nextSlot_ = (slot + 1) % slots_;
+  return true;
+}
+
+bool StepFeeds::readBack(std::vector<StepResults> &steps, std::string &error) {
+  steps.clear();
+  for (auto [step, slot] : pending_) {
+    if (!hostMemory_ && !model_.readSlot(entry_, slot, results_[slot], error))
+      return false;
+    steps.push_back({step, &results_[slot]});
+  }
+  pending_.clear();
+  return true;
+}
+
+bool StepFeeds::syncToHost(std::string &error) {
+  if (!model_.syncParams(error))
+    return false;
+  for (auto &[name, copy] : stateCopies_)
+    model_.toHost(state_.at(name), copy);
+  return model_.device().takeError(error);
 }
 
 void StepFeeds::takeResults(std::vector<Tensor> &results) {

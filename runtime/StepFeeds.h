@@ -5,6 +5,14 @@
 // steps, the step's dropout seed and a sample mask, and both hand a step's
 // updated parameters and state to the next. This is the one implementation.
 //
+// On host memory (the CPU) a step's results are host tensors, swapped with
+// the parameters and the state after each step and read at once. On a device
+// whose memory is not the host's, parameters and state stay on the device
+// (Model::runStep swaps device buffers; nothing is copied), only the batch and
+// the small per-step arguments are copied in, and the other results (loss,
+// metrics, lr) wait on the device, in one of slots() result slots, until the
+// host reads them with readBack: one wait for up to slots() steps.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_RUNTIME_STEPFEEDS_H
@@ -22,6 +30,14 @@ namespace tfc::rt {
 /// (seed, step), 31 bits.
 int32_t stepSeed(uint64_t seed, int64_t step);
 
+/// One step's results as readBack gives them: the step's number, and its
+/// results in entry order (the parameters' and the state's are not given:
+/// they are the model's and the state's; read those with syncToHost).
+struct StepResults {
+  int64_t step;
+  const std::vector<Tensor> *results;
+};
+
 class StepFeeds {
 public:
   /// Feeds for `entry`: `state` (by name, zero-filled here when empty) is
@@ -29,26 +45,58 @@ public:
   /// `totalSteps` the schedule's hyperparameters; masks select every sample.
   StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string, Tensor> &state,
             double lr, double totalSteps, uint64_t seed);
+  /// Gives the state's device memory back.
+  ~StepFeeds();
+  StepFeeds(const StepFeeds &) = delete;
+  StepFeeds &operator=(const StepFeeds &) = delete;
 
   /// The batch (one tensor per model input, in the model's order), as
   /// fillBatch fills it.
   void bindBatch(const std::vector<Tensor> &batch);
-  /// Step `step`: its counter and its dropout seed.
-  void setStep(int64_t step);
-  const std::map<std::string, const Tensor *> &feeds() const { return feeds_; }
-  /// The loop's swaps: the step's updated parameters go to the model and its
-  /// state to `state`, so the next step starts from them (`results` gets the
-  /// old buffers, reused by the next call).
-  void takeResults(std::vector<Tensor> &results);
+  /// Runs step `step` on the bound batch (its counter and dropout seed set
+  /// here): the next step starts from its parameters and state. Its other
+  /// results wait for readBack; full() says when readBack must come first.
+  bool run(int64_t step, std::string &error);
+  /// How many steps' results may wait: 1 on host memory (read after every
+  /// step), kResultSlots on another device.
+  size_t slots() const { return slots_; }
+  /// Whether the steps run since the last readBack fill every slot.
+  bool full() const { return pending_.size() == slots_; }
+  /// The results of the steps run since the last readBack, in step order
+  /// (on a device whose memory is not the host's, copied out: one wait).
+  /// They stay valid until the next run.
+  bool readBack(std::vector<StepResults> &steps, std::string &error);
+  /// Makes the host's parameters and `state` current (copied out if steps
+  /// changed them on the device; they stay there too): before a checkpoint.
+  bool syncToHost(std::string &error);
+
+  /// Result slots on a device whose memory is not the host's. Each step's
+  /// buffers differ from the last's (the swapped parameters and state
+  /// alternate between two buffers, the slots cycle), so a GPU keeps a graph
+  /// for each of lcm(2, kResultSlots) buffer sets: runtime/cuda keeps up to
+  /// kGraphsPerEntry, at least that.
+  static constexpr size_t kResultSlots = 4;
 
 private:
+  void setStep(int64_t step);
+  /// The host's swaps (host memory): the step's updated parameters go to
+  /// the model and its state to `state`.
+  void takeResults(std::vector<Tensor> &results);
+
   Model &model_;
   const EntrySpec &entry_;
   std::map<std::string, Tensor> &state_;
   uint64_t seed_;
+  bool hostMemory_;
+  size_t slots_;
   std::map<std::string, Tensor> owned_; // counters, hyperparameters, masks
   std::map<std::string, const Tensor *> feeds_;
   std::map<std::string, size_t> paramIndex_;
+  std::map<std::string, DeviceCopy> stateCopies_; // by state name
+  std::map<std::string, KeptValue> kept_;         // by feed key
+  std::vector<std::vector<Tensor>> results_;      // per slot
+  std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
+  size_t nextSlot_ = 0;
 };
 
 } // namespace tfc::rt

@@ -224,7 +224,10 @@ private:
   int64_t lastStep = -1;  // the step of last.safetensors; -1: none
   int64_t bestEpoch = -1; // the epoch of best.safetensors; 0: before --resume; -1: none
 
+  StepFeeds *feeds = nullptr; // while the loop runs
+
   bool lockRunDir(std::string &error);
+  bool syncToHost(std::string &error);
   std::string nonFinite();
   std::string savedText() const;
   std::string stepText(int64_t atStep) const;
@@ -274,11 +277,19 @@ bool Trainer::lockRunDir(std::string &error) {
   return true;
 }
 
+/// Makes the host's parameters and optimizer state current (a device whose
+/// memory is not the host's keeps them between steps): before they are
+/// checked or saved.
+bool Trainer::syncToHost(std::string &error) {
+  return feeds ? feeds->syncToHost(error) : model.syncParams(error);
+}
+
 /// The first parameter or optimizer buffer holding a NaN or an infinity, or
-/// "". A scan of everything: called before a checkpoint, never per step.
+/// "". A scan of everything: called before a checkpoint, never per step, on
+/// the host's copies (syncToHost first).
 std::string Trainer::nonFinite() {
-  for (size_t i = 0; i < model.params().size(); ++i)
-    if (!allFinite(model.params()[i]))
+  for (size_t i = 0; i < model.hostParams().size(); ++i)
+    if (!allFinite(model.hostParams()[i]))
       return m.params[i].name;
   for (auto &[name, t] : state)
     if (!allFinite(t))
@@ -310,14 +321,16 @@ std::string Trainer::savedText() const {
 
 bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pending,
                              std::string &error) {
+  if (!syncToHost(error))
+    return false;
   if (std::string bad = nonFinite(); !bad.empty()) {
     error = "'" + bad + "' holds a NaN or an infinity at " + stepText(atStep) +
             "; nothing is saved. " + savedText();
     return false;
   }
   std::vector<std::pair<std::string, const Tensor *>> tensors;
-  for (size_t i = 0; i < model.params().size(); ++i)
-    tensors.push_back({m.params[i].name, &model.params()[i]});
+  for (size_t i = 0; i < model.hostParams().size(); ++i)
+    tensors.push_back({m.params[i].name, &model.hostParams()[i]});
   for (auto &[name, t] : state)
     tensors.push_back({kStatePrefix + name, &t});
   Tensor stepT = scalarF32(float(atStep)), bestT = scalarF32(float(best)),
@@ -337,6 +350,8 @@ bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pendi
 }
 
 bool Trainer::saveBest(int64_t epoch, std::string &error) {
+  if (!syncToHost(error))
+    return false;
   if (std::string bad = nonFinite(); !bad.empty()) {
     error = "'" + bad + "' holds a NaN or an infinity at the end of epoch " +
             std::to_string(epoch) + "; nothing is saved. " + savedText();
@@ -509,8 +524,15 @@ int Trainer::run() {
   std::fflush(stdout);
 
   // Feeds: one batch, the state buffers, the counters and hyperparameters.
-  std::vector<Tensor> batch, results;
-  StepFeeds feeds(model, *stepEntry, state, lr, double(totalSteps), seed);
+  std::vector<Tensor> batch;
+  StepFeeds stepFeeds(model, *stepEntry, state, lr, double(totalSteps), seed);
+  feeds = &stepFeeds;
+  struct Unbind {
+    StepFeeds *&feeds;
+    ~Unbind() { feeds = nullptr; }
+  } unbind{feeds};
+  std::vector<StepResults> done;
+  float loss = 0;
 
   // SIGINT (Ctrl-C) and SIGTERM stop the run between steps or batches, with
   // a checkpoint; the handler resets itself, so a second signal kills.
@@ -596,56 +618,64 @@ int Trainer::run() {
     if (order.empty() || inEpoch == 0)
       order = epochOrder(train.samples, seed, epoch);
     fillBatch(train, m.inputs, &order, inEpoch * m.batch, m.batch, batch);
-    feeds.bindBatch(batch);
-    feeds.setStep(step);
-    if (!model.run(*stepEntry, feeds.feeds(), results, error))
+    feeds->bindBatch(batch);
+    if (!feeds->run(step, error))
       return fail(error);
 
-    // The loss is the one of the parameters before this step's update:
-    // those diverged, so nothing in memory is saved.
-    float loss = results[0].f32()[0];
-    if (!std::isfinite(loss)) {
-      std::fprintf(stderr, "\nerror: the loss is %s at step %lld (epoch %lld); stopping without "
-                           "saving. %s\n",
-                   std::isnan(loss) ? "NaN" : "infinite", (long long)step + 1,
-                   (long long)epoch + 1, savedText().c_str());
-      return 1;
+    // The step's loss and metrics are read when the host needs them: when
+    // every result slot is taken, for a progress line, at the epoch's end
+    // or a stop (on the CPU, after every step).
+    auto now = Clock::now();
+    bool epochEnd = inEpoch == stepsPerEpoch - 1;
+    bool lineDue = terminal ? epochEnd || now - lastDraw > std::chrono::milliseconds(100)
+                            : (inEpoch + 1) % std::max<int64_t>(1, stepsPerEpoch / 10) == 0 &&
+                                  !epochEnd;
+    if (!(feeds->full() || lineDue || epochEnd || stopSignal.load()))
+      continue;
+    if (!feeds->readBack(done, error))
+      return fail(error);
+    for (const StepResults &read : done) {
+      const std::vector<Tensor> &results = *read.results;
+      // The loss is the one of the parameters before this step's update:
+      // those diverged, so nothing in memory is saved.
+      loss = results[0].f32()[0];
+      if (!std::isfinite(loss)) {
+        std::fprintf(stderr, "\nerror: the loss is %s at step %lld (epoch %lld); stopping without "
+                             "saving. %s\n",
+                     std::isnan(loss) ? "NaN" : "infinite", (long long)read.step + 1,
+                     (long long)(read.step / stepsPerEpoch) + 1, savedText().c_str());
+        return 1;
+      }
+      size_t scoreIndex = 0;
+      for (size_t r = 0; r < results.size(); ++r) {
+        const TensorSpec &spec = stepEntry->results[r];
+        if (spec.kind == abi::ValueKind::Loss || spec.kind == abi::ValueKind::Metric)
+          sums[scoreIndex++] += results[r].f32()[0];
+        else if (spec.kind == abi::ValueKind::Lr)
+          currentLr = results[r].f32()[0];
+      }
+      ++sumCount;
     }
-    size_t scoreIndex = 0;
-    for (size_t r = 0; r < results.size(); ++r) {
-      const TensorSpec &spec = stepEntry->results[r];
-      if (spec.kind == abi::ValueKind::Loss || spec.kind == abi::ValueKind::Metric)
-        sums[scoreIndex++] += results[r].f32()[0];
-      else if (spec.kind == abi::ValueKind::Lr)
-        currentLr = results[r].f32()[0];
-    }
-    feeds.takeResults(results);
-    ++sumCount;
 
     // Progress: a bar on a terminal, a line every tenth of an epoch otherwise.
-    auto now = Clock::now();
     double elapsed = std::chrono::duration<double>(now - start).count();
     double rate = double(step + 1 - firstStep) / std::max(elapsed, 1e-9);
     double eta = double(totalSteps - step - 1) / rate;
-    bool epochEnd = inEpoch == stepsPerEpoch - 1;
     char line[256];
     std::snprintf(line, sizeof line, "epoch %lld/%lld  step %lld/%lld  loss %.4f  lr %.2e  %.1f steps/s  ETA %s",
                   (long long)epoch + 1, (long long)epochs, (long long)inEpoch + 1,
                   (long long)stepsPerEpoch, loss, currentLr, rate, formatDuration(eta).c_str());
-    if (terminal) {
-      if (epochEnd || now - lastDraw > std::chrono::milliseconds(100)) {
-        std::printf("\r%s\033[K", line);
-        std::fflush(stdout);
-        lastDraw = now;
-      }
-    } else if ((inEpoch + 1) % std::max<int64_t>(1, stepsPerEpoch / 10) == 0 && !epochEnd) {
-      std::printf("%s\n", line);
+    if (lineDue) {
+      std::printf(terminal ? "\r%s\033[K" : "%s\n", line);
       std::fflush(stdout);
+      lastDraw = now;
     }
 
     if (epochEnd) {
       // An update can turn parameters non-finite while the loss before it
       // was finite: checked once an epoch, before anything of it is written.
+      if (!syncToHost(error))
+        return fail(error);
       if (std::string bad = nonFinite(); !bad.empty()) {
         std::fprintf(stderr, "\nerror: '%s' holds a NaN or an infinity after step %lld (the end of "
                              "epoch %lld), though every loss was finite; stopping without "

@@ -3,6 +3,7 @@
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/Manifest.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -281,13 +282,14 @@ void CudaDevice::copyIn(void *device, const void *host, size_t bytes) {
   if (!context_)
     return fail("the CUDA device is not open");
   const DriverApi &api = driver_->api();
-  // On the context's stream, and waited for: a later launch there sees it,
-  // and the host may reuse `host` at once.
+  // On the context's stream, so a later launch there sees it, and not waited
+  // for: from pageable memory the driver stages the bytes before it returns
+  // (CUDA's "API synchronization behavior"), so the host may reuse `host` at
+  // once, and an entry still running keeps the stream's order.
   if (!context_->makeCurrent(error) ||
       !driver_->checkWith(api.memcpyHtoDAsync(devicePointer(device), host, bytes,
                                               context_->stream()),
-                          error, [&] { return "cuMemcpyHtoDAsync(" + formatBytes(bytes) + ")"; }) ||
-      !driver_->check(api.streamSynchronize(context_->stream()), "cuStreamSynchronize", error))
+                          error, [&] { return "cuMemcpyHtoDAsync(" + formatBytes(bytes) + ")"; }))
     fail(error);
 }
 
@@ -396,13 +398,23 @@ bool CudaDevice::capture(EntryFn entry, void **buffers, EntryGraph &graph, std::
 }
 
 void CudaDevice::destroyGraphs() {
-  for (auto &[entry, graph] : graphs_)
-    if (graph.exec)
-      driver_->api().graphExecDestroy(graph.exec);
+  for (auto &[entry, graphs] : graphs_)
+    for (EntryGraph &graph : graphs.graphs)
+      if (graph.exec)
+        driver_->api().graphExecDestroy(graph.exec);
   graphs_.clear();
 }
 
-bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error) {
+size_t CudaDevice::graphsHeld() const {
+  size_t held = 0;
+  for (auto &[entry, graphs] : graphs_)
+    held += graphs.graphs.size();
+  return held;
+}
+
+bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, bool &launched,
+                       std::string &error) {
+  launched = false;
   if (!takeError(error))
     return false;
   if (!context_) {
@@ -414,32 +426,62 @@ bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &e
   const DriverApi &api = driver_->api();
   launchError_.clear();
   ActiveScope scope(this);
+  launched = true;
 
-  EntryGraph &graph = graphs_[entry];
-  std::vector<void *> current(buffers, buffers + count);
-  if (graph.buffers != current) {
-    // New buffers: what was captured on the old ones no longer applies.
-    if (graph.exec)
-      api.graphExecDestroy(graph.exec);
-    graph = EntryGraph{std::move(current), 0, nullptr};
-  }
-  ++graph.calls;
+  EntryGraphs &graphs = graphs_[entry];
   bool ok = true;
-  if (!options_.graphs || graph.calls == 1)
+  if (!options_.graphs || !graphs.ranEagerly) {
     entry(buffers); // eagerly: the first call makes the GEMM plans, shows any error
-  else if (!graph.exec)
-    ok = capture(entry, buffers, graph, error);
-  else
-    ok = driver_->check(api.graphLaunch(graph.exec, context_->stream()), "cuGraphLaunch", error);
-  // Wait for the stream whatever happened, so that nothing is left running.
-  std::string syncError;
-  bool synced = driver_->check(api.streamSynchronize(context_->stream()),
-                               "cuStreamSynchronize (after the entry's launches)", syncError);
+    graphs.ranEagerly = true;
+  } else {
+    std::vector<void *> current(buffers, buffers + count);
+    auto found = std::find_if(graphs.graphs.begin(), graphs.graphs.end(),
+                              [&](const EntryGraph &g) { return g.buffers == current; });
+    if (found != graphs.graphs.end()) {
+      std::rotate(graphs.graphs.begin(), found, found + 1); // most recently used first
+      ok = driver_->check(api.graphLaunch(graphs.graphs.front().exec, context_->stream()),
+                          "cuGraphLaunch", error);
+    } else {
+      // New buffers: a graph of their own, the least recently used dropped.
+      if (graphs.graphs.size() >= kGraphsPerEntry) {
+        api.graphExecDestroy(graphs.graphs.back().exec);
+        graphs.graphs.pop_back();
+      }
+      EntryGraph graph{std::move(current), nullptr};
+      ok = capture(entry, buffers, graph, error);
+      if (graph.exec)
+        graphs.graphs.insert(graphs.graphs.begin(), std::move(graph));
+    }
+  }
   if (!launchError_.empty()) {
     error = launchError_;
     launchError_.clear();
     return false;
   }
+  return ok;
+}
+
+bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) {
+  bool launched = false;
+  if (start(entry, buffers, count, launched, error))
+    return true;
+  // Nothing is left running after a failure.
+  std::string ignored;
+  if (launched)
+    driver_->check(driver_->api().streamSynchronize(context_->stream()), "cuStreamSynchronize",
+                   ignored);
+  return false;
+}
+
+bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error) {
+  bool launched = false;
+  bool ok = start(entry, buffers, count, launched, error);
+  if (!launched)
+    return false;
+  // Wait for the stream whatever happened, so that nothing is left running.
+  std::string syncError;
+  bool synced = driver_->check(driver_->api().streamSynchronize(context_->stream()),
+                               "cuStreamSynchronize (after the entry's launches)", syncError);
   if (!ok)
     return false;
   if (!synced)

@@ -18,9 +18,18 @@
 // any error shows there); its second is captured on the stream
 // (cuStreamBeginCapture ... cuStreamEndCapture, cuGraphInstantiate) and
 // launched, and every later call with the same buffers replays that graph
-// (cuGraphLaunch). Model keeps an entry's device buffers for the whole run;
-// should they change, the entry is captured again. DeviceOptions::graphs
-// false (--no-graph) launches eagerly every time.
+// (cuGraphLaunch). A graph holds its buffers' addresses, so each distinct
+// set of buffers has its own graph, captured at its first call after the
+// entry's eager one: a training step, whose parameters and state swap
+// between two buffers and whose loss goes to one of StepFeeds' result
+// slots, cycles through a few sets and replays a graph for each. Up to
+// kGraphsPerEntry are kept, the least recently used dropped past that.
+// DeviceOptions::graphs false (--no-graph) launches eagerly every time.
+//
+// run() waits for the entry; enqueue() does not (Model::runStep): the next
+// copy in or entry queues behind it on the stream, and a copy out waits.
+// copyIn does not wait either: from pageable memory the driver has staged
+// the bytes when cuMemcpyHtoDAsync returns, so the host may reuse them.
 //
 // Device's allocate/copyIn/copyOut have no error channel: a failure there is
 // kept (the first one) and returned by takeError() and the next run().
@@ -48,6 +57,9 @@ constexpr int64_t kMaxBlockZ = 64;
 constexpr int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;
 /// Dynamic shared memory a kernel gets without opting in.
 constexpr int64_t kDefaultSharedBytes = 48 * 1024;
+/// Captured graphs kept per entry, one per distinct buffer set: at least
+/// the lcm(2, StepFeeds::kResultSlots) sets a training step cycles through.
+constexpr size_t kGraphsPerEntry = 4;
 
 class CudaDevice final : public Device {
 public:
@@ -72,6 +84,7 @@ public:
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
+  bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool takeError(std::string &error) override;
   /// Kept for the kernels to come; GPU code keeps subnormals today.
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
@@ -102,24 +115,33 @@ public:
   const std::string &error() const { return pendingError_; }
   /// Allocations not yet released.
   size_t liveAllocations() const { return liveAllocations_; }
-  /// Graphs captured so far (one per entry with graphs on).
+  /// Graphs captured so far (one per entry and buffer set with graphs on).
   size_t graphsCaptured() const { return graphsCaptured_; }
+  /// Graphs held now (at most kGraphsPerEntry an entry).
+  size_t graphsHeld() const;
   const CublasLt *cublasLt() const { return cublasLt_.get(); }
   bool isOpen() const { return context_ != nullptr; }
   CudaDriver &driver() const { return *driver_; }
   CudaContext &context() const { return *context_; }
 
 private:
-  /// An entry's captured graph and the buffers it was captured on.
+  /// A graph of an entry and the buffers it was captured on.
   struct EntryGraph {
     std::vector<void *> buffers;
-    unsigned calls = 0;
     CUgraphExec exec = nullptr;
+  };
+  /// An entry's graphs, the most recently used first.
+  struct EntryGraphs {
+    bool ranEagerly = false;
+    std::vector<EntryGraph> graphs;
   };
   bool openContext(std::string &error);
   void fail(const std::string &message);
   void failLaunch(const std::string &message);
   bool capture(EntryFn entry, void **buffers, EntryGraph &graph, std::string &error);
+  /// Starts `entry` on the stream: eagerly, by a new graph or a replay
+  /// (`launched` false when it failed before anything was enqueued).
+  bool start(EntryFn entry, void **buffers, size_t count, bool &launched, std::string &error);
   void destroyGraphs();
 
   DeviceOptions options_;
@@ -133,7 +155,7 @@ private:
   std::unique_ptr<CublasLt> cublasLt_;
   std::string cublasLtError_;
   CUdeviceptr workspace_ = 0;
-  std::map<EntryFn, EntryGraph> graphs_;
+  std::map<EntryFn, EntryGraphs> graphs_;
   size_t graphsCaptured_ = 0;
   std::string pendingError_;
   std::string launchError_;

@@ -1,9 +1,13 @@
 //===- DeviceTest.cpp - the host side of runtime/Device.h without a GPU ---===//
 //
-// A device whose memory is not the host's gets every argument copied in and
-// every result copied out around each call (Model::run). TFC_DEVICE=cpu-copied
-// runs the CPU that way: a training run and a prediction must give the same
-// bits as on the CPU proper, so the copies move exactly the right bytes.
+// A device whose memory is not the host's keeps parameters and optimizer
+// state on the device between training steps (swapped there, copied out for
+// checkpoints), gets the batch and the per-step scalars copied in, and has
+// the loss and metrics read back a few steps late (StepFeeds' result slots);
+// `predict` and `eval` copy arguments in and results out around each call.
+// TFC_DEVICE=cpu-copied runs the CPU that way: training, a resumed run, bench
+// and a prediction must give the same bits as on the CPU proper, so the copies
+// move exactly the right bytes at the right time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +58,42 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   EXPECT_EQ(fileBytes(dir + "/cpu/metrics.jsonl"), fileBytes(dir + "/cpu-copied/metrics.jsonl"));
   EXPECT_EQ(fileBytes(dir + "/cpu-out/logits.npy"), fileBytes(dir + "/cpu-copied-out/logits.npy"));
   EXPECT_FALSE(fileBytes(dir + "/cpu-out/logits.npy").empty());
+}
+
+// A run stopped after its first epoch and resumed on cpu-copied (parameters
+// and optimizer state loaded on the host, then copied to the device once) ends
+// with the same checkpoints as an uninterrupted run on the CPU; bench's losses
+// after three steps (parameters updated on the device) agree too.
+TEST(Device, CopiedMemoryResumesAndBenchesToTheSameBits) {
+  std::string dir = makeTempDir("tfc-device-resume");
+  ASSERT_FALSE(dir.empty());
+  std::string binary = dir + "/reverse";
+  CommandResult compiled = run(kTfc + " compile " + kSource + "/models/reverse.tf -o " + binary);
+  ASSERT_EQ(compiled.status, 0) << compiled.output;
+  std::string train = binary + " train --epochs 2 --run-dir ";
+  CommandResult whole = run("TFC_DEVICE=cpu " + train + dir + "/cpu");
+  ASSERT_EQ(whole.status, 0) << whole.output;
+  CommandResult first = run("TFC_DEVICE=cpu-copied " + train + dir + "/copied --stop-after 1");
+  ASSERT_EQ(first.status, 0) << first.output;
+  CommandResult resumed = run("TFC_DEVICE=cpu-copied " + train + dir + "/copied --resume");
+  ASSERT_EQ(resumed.status, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("resuming"));
+  for (const char *file : {"last.safetensors", "best.safetensors", "metrics.jsonl"}) {
+    EXPECT_FALSE(fileBytes(dir + "/cpu/" + file).empty()) << file;
+    EXPECT_EQ(fileBytes(dir + "/cpu/" + file), fileBytes(dir + "/copied/" + file)) << file;
+  }
+
+  auto benchLoss = [&](const char *device) {
+    CommandResult r = run(std::string("TFC_DEVICE=") + device + " " + binary +
+                          " bench --steps 3 --warmup 1 --entry train_step");
+    EXPECT_EQ(r.status, 0) << device << ": " << r.output;
+    size_t at = r.output.find(" loss=");
+    EXPECT_NE(at, std::string::npos) << device << ": " << r.output;
+    return at == std::string::npos ? std::string() : r.output.substr(at, r.output.find('\n', at) - at);
+  };
+  std::string cpuLoss = benchLoss("cpu");
+  EXPECT_FALSE(cpuLoss.empty());
+  EXPECT_EQ(cpuLoss, benchLoss("cpu-copied"));
 }
 
 } // namespace

@@ -1,0 +1,157 @@
+//===- DeviceResidencyTest.cpp - a GPU training step copies only its batch -===//
+//
+// On a device whose memory is not the host's, parameters and optimizer state
+// stay on the device between training steps (Model::runStep swaps their
+// buffers), only the batch and the per-step scalars are copied in, and the
+// loss and metrics are read back only when the host needs them (StepFeeds'
+// result slots). Checked on a CUDA binary of the reverse task run on the fake
+// driver and fake cuBLASLt: their log records every copy, synchronisation and
+// graph launch, so each step's traffic can be counted. No GPU is used, and no
+// generated kernel runs (the numbers are not checked here: DeviceTest checks
+// the bits on TFC_DEVICE=cpu-copied, the same host path).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Manifest.h"
+#include "runtime/Tensor.h"
+#include "tests/e2e/Command.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+using namespace tfc;
+using namespace tfc::e2e;
+
+namespace {
+
+const std::string kTfc = TFC_BINARY;
+const std::string kSource = TFC_SOURCE_DIR;
+const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
+                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
+
+/// The manifest a binary embeds (NUL-terminated JSON, keys sorted).
+bool readManifest(const std::string &binary, rt::Manifest &manifest, std::string &error) {
+  std::string bytes = fileBytes(binary);
+  size_t key = bytes.find("\"entries\":[");
+  size_t begin = key == std::string::npos ? key : bytes.rfind("{\"batch\":", key);
+  if (begin == std::string::npos) {
+    error = "no manifest in " + binary;
+    return false;
+  }
+  size_t end = bytes.find('\0', key);
+  return rt::parseManifest(bytes.substr(begin, end - begin).c_str(), manifest, error);
+}
+
+size_t tensorBytes(const rt::TensorSpec &spec) {
+  size_t n = rt::dtypeSize(spec.dtype);
+  for (int64_t d : spec.shape)
+    n *= size_t(d);
+  return n;
+}
+
+/// What the host did between two launches of the training step's graph.
+struct Gap {
+  size_t copiedIn = 0; // cuMemcpyHtoD bytes
+  size_t readBacks = 0, syncs = 0, eagerLaunches = 0;
+};
+
+TEST(DeviceResidency, TrainingStepsCopyOnlyTheBatchAndScalarsIn) {
+  std::string dir = makeTempDir("tfc-residency");
+  ASSERT_FALSE(dir.empty());
+  std::string binary = dir + "/reverse";
+  CommandResult compiled = run(kTfc + " compile " + kSource +
+                               "/models/reverse.tf --target=cuda --cuda-image=ptx --batch 4 -o " +
+                               binary);
+  ASSERT_EQ(compiled.status, 0) << compiled.output;
+  rt::Manifest m;
+  std::string error;
+  ASSERT_TRUE(readManifest(binary, m, error)) << error;
+  const rt::EntrySpec *step = m.entry(tfc::abi::kTrainStep);
+  ASSERT_NE(step, nullptr);
+
+  // 200 training samples: 50 steps of 4, a progress line every 5.
+  std::mt19937 rng(3);
+  for (auto [split, n] : {std::pair{"train", 200}, std::pair{"val", 8}, std::pair{"test", 8}}) {
+    ASSERT_EQ(run("mkdir -p " + dir + "/data/" + split).status, 0);
+    for (const rt::TensorSpec &input : m.inputs) {
+      std::vector<int64_t> shape = input.shape;
+      shape[0] = n;
+      rt::Tensor t(input.dtype, shape);
+      for (int64_t i = 0; i < t.numel(); ++i)
+        t.i32()[i] = int32_t(rng() % 10);
+      ASSERT_TRUE(rt::writeNpy(dir + "/data/" + split + "/" + input.name + ".npy", t, error))
+          << error;
+    }
+  }
+  std::string logPath = dir + "/train.log";
+  CommandResult trained = run(kFakes + "TFC_FAKE_CUDA_LOG=" + logPath + " " + binary +
+                              " train --epochs 1 --data " + dir + "/data --run-dir " + dir +
+                              "/run");
+  ASSERT_EQ(trained.status, 0) << trained.output;
+  std::string log = fileBytes(logPath);
+  ASSERT_EQ(log.find("INVALID"), std::string::npos) << log;
+
+  // A step copies in its batch and its small arguments (step, seed, lr...):
+  // every argument but the parameters and the optimizer state.
+  size_t perStep = 0, resident = 0;
+  for (const rt::TensorSpec &arg : step->args)
+    (arg.kind == tfc::abi::ValueKind::Param || arg.kind == tfc::abi::ValueKind::State ? resident : perStep) +=
+        tensorBytes(arg);
+  ASSERT_GT(resident, 100 * perStep); // so a parameter copied would show
+
+  // The training step is the first entry captured: its graph's node count
+  // names its launches. The host's work between two of them is one step's.
+  std::istringstream lines(log);
+  size_t stepNodes = 0, stepCaptures = 0, launches = 0;
+  std::vector<Gap> gaps;
+  for (std::string line; std::getline(lines, line);) {
+    size_t nodes = 0, bytes = 0;
+    if (std::sscanf(line.c_str(), "cuStreamEndCapture(%zu nodes)", &nodes) == 1) {
+      if (!stepNodes)
+        stepNodes = nodes;
+      stepCaptures += nodes == stepNodes;
+    } else if (std::sscanf(line.c_str(), "cuGraphLaunch(%zu nodes)", &nodes) == 1) {
+      if (nodes == stepNodes) {
+        ++launches;
+        gaps.emplace_back();
+      }
+    } else if (gaps.empty()) {
+      continue; // before the first graph: allocations, the first copies, the eager step
+    } else if (std::sscanf(line.c_str(), "cuMemcpyHtoD(%zu)", &bytes) == 1) {
+      gaps.back().copiedIn += bytes;
+    } else if (line.rfind("cuMemcpyDtoH(", 0) == 0) {
+      ++gaps.back().readBacks;
+    } else if (line == "cuStreamSynchronize") {
+      ++gaps.back().syncs;
+    } else if (line.rfind("cuLaunchKernel(", 0) == 0 && line.find(" captured") == std::string::npos) {
+      ++gaps.back().eagerLaunches;
+    }
+  }
+  ASSERT_GT(stepNodes, 0u) << log;
+  // 50 steps: the first eager, the other 49 graphs; one graph for each of the
+  // four buffer sets the steps cycle through (swapped parameters and state,
+  // four result slots), captured once and replayed: never captured again.
+  EXPECT_EQ(launches, 49u);
+  EXPECT_EQ(stepCaptures, 4u);
+  // The gaps between two steps' launches (the last gap holds the end of
+  // training: the last read, the checkpoint, the evaluations).
+  ASSERT_EQ(gaps.size(), launches);
+  size_t quiet = 0;
+  for (size_t i = 0; i + 1 < gaps.size(); ++i) {
+    EXPECT_EQ(gaps[i].copiedIn, perStep) << "before step " << i + 3;
+    EXPECT_EQ(gaps[i].eagerLaunches, 0u) << "before step " << i + 3;
+    quiet += gaps[i].readBacks == 0 && gaps[i].syncs == 0;
+  }
+  // The loss and metrics are read when a progress line is due (every 5
+  // steps) or the four result slots are full (4 steps after the last read):
+  // most steps (3 of 5 here) read nothing and wait for nothing.
+  EXPECT_GT(2 * quiet, gaps.size()) << quiet << " of " << gaps.size() << " steps quiet";
+  // The parameters came out for the checkpoints only: the run wrote them.
+  EXPECT_FALSE(fileBytes(dir + "/run/last.safetensors").empty());
+  EXPECT_FALSE(fileBytes(dir + "/run/best.safetensors").empty());
+}
+
+} // namespace
