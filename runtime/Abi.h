@@ -39,6 +39,11 @@ inline constexpr std::string_view kCudaImageSizeSymbol = "tfc_cuda_image_size";
 inline constexpr std::string_view kPredict = "predict";
 inline constexpr std::string_view kEvaluate = "evaluate";
 inline constexpr std::string_view kTrainStep = "train_step";
+/// train_step in two halves, for data-parallel training: grad_step (the
+/// forward and backward passes: loss, metrics, gradients) and apply_step
+/// (clipping, schedule and optimizer on gradients averaged across ranks).
+inline constexpr std::string_view kGradStep = "grad_step";
+inline constexpr std::string_view kApplyStep = "apply_step";
 
 //===----------------------------------------------------------------------===//
 // What each entry argument and result is
@@ -58,7 +63,8 @@ inline constexpr std::string_view kTrainStep = "train_step";
   X(Loss, "loss")           /* the loss, a mean over the batch */              \
   X(Metric, "metric")       /* a declared metric */                            \
   X(Lr, "lr")               /* the step's scheduled learning rate */           \
-  X(GradNorm, "grad_norm")  /* the gradients' norm before clipping */
+  X(GradNorm, "grad_norm")  /* the gradients' norm before clipping */        \
+  X(Grad, "grad")           /* a parameter's gradient (grad_step, apply_step) */
 
 enum class ValueKind {
 #define TFC_ABI_ENUMERATOR(id, name) id,

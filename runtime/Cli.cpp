@@ -28,6 +28,7 @@
 #include "runtime/Bench.h"
 #include "runtime/CpuCheck.h"
 #include "runtime/InputChecks.h"
+#include "runtime/Distributed.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Train.h"
@@ -126,6 +127,12 @@ int info(Model &model) {
   const Manifest &m = model.manifest();
   std::printf("model %s, compiled for batch %lld, runs on device %s\n", m.model.c_str(),
               (long long)m.batch, model.device().name().c_str());
+  // Data-parallel training (runtime/Distributed.h): `mpirun -np N` trains
+  // with N ranks of this batch.
+  const dist::World &w = dist::world();
+  std::printf("ranks: %d (batch %lld a rank, a global batch of %lld)%s\n", w.size,
+              (long long)m.batch, (long long)(m.batch * w.size),
+              w.size > 1 ? "" : "; `mpirun -np N ... train` trains on N ranks");
   if (std::vector<std::string> lines = model.device().describe(m); !lines.empty()) {
     std::printf("\ndevice:\n");
     for (const std::string &line : lines)
@@ -685,6 +692,9 @@ int main(int argc, char **argv) {
   model.device().setFlushDenormals(!keepDenormals);
   // Every command but info and init runs entries: open the device first, so
   // that a machine without one (no CUDA driver, no GPU) gets one line now.
+  // Under mpirun, train is data-parallel; every other command is rank 0's.
+  if (dist::parallel() && dist::world().rank != 0 && !*trainCmd)
+    return 0;
   if (!*infoCmd && !*initCmd)
     if (!model.openDevice(error))
       return fail(error);
@@ -711,7 +721,14 @@ int main(int argc, char **argv) {
   // needs them; a model too large for this machine ends in one line, not an
   // abort (outputs are written only when a command has succeeded).
   try {
-    return command();
+    int status = command();
+    // Ranks that stop together (done, a signal) leave MPI together; one that
+    // fails alone takes the others down with it rather than leave them
+    // waiting for it.
+    if (dist::parallel() && status != 0 && status < 128)
+      dist::abortAll(status);
+    dist::finalize();
+    return status;
   } catch (const std::bad_alloc &) {
     return fail("out of memory: model '" + m.model + "' needs more than this machine can "
                 "give (`info` lists its parameters and arenas)");

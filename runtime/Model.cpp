@@ -12,11 +12,13 @@ extern "C" const char tfc_manifest[] __attribute__((weak));
 extern "C" void tfc_entry_predict(void **) __attribute__((weak));
 extern "C" void tfc_entry_evaluate(void **) __attribute__((weak));
 extern "C" void tfc_entry_train_step(void **) __attribute__((weak));
+extern "C" void tfc_entry_grad_step(void **) __attribute__((weak));
+extern "C" void tfc_entry_apply_step(void **) __attribute__((weak));
 
 namespace tfc::rt {
 
 /// The entry whose manifest symbol is `symbol` (abi::kEntrySymbolPrefix and
-/// the entry's name; the declarations above spell the same three).
+/// the entry's name; the declarations above spell the same five).
 static EntryFn findEntry(const std::string &symbol) {
   auto is = [&](std::string_view entry) {
     return symbol == std::string(abi::kEntrySymbolPrefix) + std::string(entry);
@@ -27,6 +29,10 @@ static EntryFn findEntry(const std::string &symbol) {
     return tfc_entry_evaluate;
   if (is(abi::kTrainStep))
     return tfc_entry_train_step;
+  if (is(abi::kGradStep))
+    return tfc_entry_grad_step;
+  if (is(abi::kApplyStep))
+    return tfc_entry_apply_step;
   return nullptr;
 }
 
@@ -282,7 +288,8 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   // loop calls the same entry thousands of times).
   bool fits = results.size() == entry.results.size();
   for (size_t i = 0; fits && i < results.size(); ++i)
-    fits = results[i].dtype == entry.results[i].dtype && results[i].shape == entry.results[i].shape;
+    fits = results[i].dtype == entry.results[i].dtype && results[i].shape == entry.results[i].shape &&
+           results[i].bytes.size() == size_t(results[i].numel()) * dtypeSize(results[i].dtype);
   if (!fits) {
     results.clear();
     for (const TensorSpec &r : entry.results)

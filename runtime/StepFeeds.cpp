@@ -1,6 +1,7 @@
 //===- StepFeeds.cpp - what a step is fed besides its batch and parameters ===//
 
 #include "runtime/StepFeeds.h"
+#include "runtime/Distributed.h"
 #include "runtime/Philox.h"
 
 #include <algorithm>
@@ -61,6 +62,73 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
     feeds_[key] = &owned_[key];
   }
   results_.resize(slots_);
+  if (dist::parallel()) {
+    gradEntry_ = m.entry(abi::kGradStep);
+    applyEntry_ = m.entry(abi::kApplyStep);
+    if (!gradEntry_ || !applyEntry_)
+      parallelError_ = "this model has no grad_step and apply_step entries, which "
+                       "data-parallel training needs: recompile it with this version of tfc";
+    else if (!hostMemory_)
+      parallelError_ = "data-parallel training on " + model.device().name() +
+                       " is not supported yet (only on the CPU)";
+  }
+}
+
+bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
+  if (!parallelError_.empty()) {
+    error = parallelError_;
+    return false;
+  }
+  if (!model_.run(*gradEntry_, feeds_, gradResults_, error))
+    return false;
+  // The gradients, the loss and the metrics averaged over the ranks, in one
+  // exchange.
+  auto exchanged = [](abi::ValueKind kind) {
+    return kind == abi::ValueKind::Grad || kind == abi::ValueKind::Loss ||
+           kind == abi::ValueKind::Metric;
+  };
+  exchange_.clear();
+  for (size_t r = 0; r < gradResults_.size(); ++r)
+    if (exchanged(gradEntry_->results[r].kind)) {
+      const float *v = gradResults_[r].f32();
+      exchange_.insert(exchange_.end(), v, v + gradResults_[r].numel());
+    }
+  if (!dist::allreduceMean(exchange_.data(), exchange_.size(), error))
+    return false;
+  size_t at = 0;
+  for (size_t r = 0; r < gradResults_.size(); ++r) {
+    const TensorSpec &spec = gradEntry_->results[r];
+    if (!exchanged(spec.kind))
+      continue;
+    std::copy_n(exchange_.data() + at, gradResults_[r].numel(), gradResults_[r].f32());
+    at += size_t(gradResults_[r].numel());
+    if (spec.kind == abi::ValueKind::Grad)
+      feeds_[spec.feedKey()] = &gradResults_[r];
+  }
+  if (!model_.run(*applyEntry_, feeds_, applyResults_, error))
+    return false;
+  // train_step's results: the loss and metrics of grad_step, the rest of
+  // apply_step.
+  results.resize(entry_.results.size());
+  auto take = [](const EntrySpec &from, std::vector<Tensor> &values, const TensorSpec &want,
+                 Tensor &out) {
+    for (size_t r = 0; r < from.results.size(); ++r)
+      if (from.results[r].kind == want.kind && from.results[r].name == want.name) {
+        std::swap(out, values[r]); // sizes kept both ways: no allocation a step
+        return true;
+      }
+    return false;
+  };
+  for (size_t r = 0; r < entry_.results.size(); ++r) {
+    const TensorSpec &want = entry_.results[r];
+    if (!take(*gradEntry_, gradResults_, want, results[r]) &&
+        !take(*applyEntry_, applyResults_, want, results[r])) {
+      error = "data-parallel step: neither grad_step nor apply_step returns train_step's " +
+              want.feedKey();
+      return false;
+    }
+  }
+  return true;
 }
 
 StepFeeds::~StepFeeds() {
@@ -89,7 +157,11 @@ bool StepFeeds::run(int64_t step, std::string &error) {
   }
   setStep(step);
   size_t slot = nextSlot_;
-  if (hostMemory_) {
+  if (gradEntry_ || !parallelError_.empty()) {
+    if (!runParallel(results_[slot], error))
+      return false;
+    takeResults(results_[slot]);
+  } else if (hostMemory_) {
     if (!model_.run(entry_, feeds_, results_[slot], error))
       return false;
     takeResults(results_[slot]);

@@ -13,6 +13,11 @@
 // metrics, lr) wait on the device, in one of slots() result slots, until the
 // host reads them with readBack: one wait for up to slots() steps.
 //
+// Started as several ranks (runtime/Distributed.h), a step is grad_step on
+// this rank's share of the batch, the gradients, loss and metrics averaged
+// across the ranks, then apply_step: the same results, in train_step's
+// order, as one process with the whole batch gives (host memory only).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_RUNTIME_STEPFEEDS_H
@@ -79,6 +84,8 @@ public:
 
 private:
   void setStep(int64_t step);
+  /// One data-parallel step into `results` (train_step's order).
+  bool runParallel(std::vector<Tensor> &results, std::string &error);
   /// The host's swaps (host memory): the step's updated parameters go to
   /// the model and its state to `state`.
   void takeResults(std::vector<Tensor> &results);
@@ -97,6 +104,11 @@ private:
   std::vector<std::vector<Tensor>> results_;      // per slot
   std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
   size_t nextSlot_ = 0;
+  // Data-parallel steps: the two halves, their results, why not possible.
+  const EntrySpec *gradEntry_ = nullptr, *applyEntry_ = nullptr;
+  std::vector<Tensor> gradResults_, applyResults_;
+  std::vector<float> exchange_;
+  std::string parallelError_;
 };
 
 } // namespace tfc::rt

@@ -30,6 +30,7 @@
 #include "runtime/InputChecks.h"
 #include "runtime/JsonLimits.h"
 #include "runtime/StepFeeds.h"
+#include "runtime/Distributed.h"
 
 #include <nlohmann/json.hpp>
 
@@ -225,6 +226,14 @@ private:
   int64_t bestEpoch = -1; // the epoch of best.safetensors; 0: before --resume; -1: none
 
   StepFeeds *feeds = nullptr; // while the loop runs
+  // Data-parallel (runtime/Distributed.h): this rank, the ranks; rank 0
+  // alone writes (checkpoints, metrics.jsonl, progress) and validates.
+  const dist::World &world = dist::world();
+  bool writer = world.rank == 0;
+
+  /// Every rank gets rank 0's parameters, optimizer state and counters
+  /// (after init or --resume), so all start alike wherever the run dir is.
+  bool shareStart(std::string &error);
 
   bool lockRunDir(std::string &error);
   bool syncToHost(std::string &error);
@@ -319,8 +328,30 @@ std::string Trainer::savedText() const {
   return text + " (`train --resume` with a smaller --lr continues from it).";
 }
 
+bool Trainer::shareStart(std::string &error) {
+  if (!dist::parallel())
+    return true;
+  for (Tensor &p : model.params())
+    if (!dist::broadcast(p.bytes.data(), p.bytes.size(), error))
+      return false;
+  for (auto &[name, t] : state)
+    if (!dist::broadcast(t.bytes.data(), t.bytes.size(), error))
+      return false;
+  double counters[] = {double(step), best, pendingValidation ? 1.0 : 0.0, double(sumCount)};
+  if (!dist::broadcast(counters, sizeof counters, error) ||
+      (!sums.empty() && !dist::broadcast(sums.data(), sums.size() * sizeof(double), error)))
+    return false;
+  step = int64_t(counters[0]);
+  best = counters[1];
+  pendingValidation = counters[2] != 0;
+  sumCount = int64_t(counters[3]);
+  return true;
+}
+
 bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pending,
                              std::string &error) {
+  if (!writer) // rank 0 writes for all
+    return true;
   if (!syncToHost(error))
     return false;
   if (std::string bad = nonFinite(); !bad.empty()) {
@@ -350,6 +381,8 @@ bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pendi
 }
 
 bool Trainer::saveBest(int64_t epoch, std::string &error) {
+  if (!writer)
+    return true;
   if (!syncToHost(error))
     return false;
   if (std::string bad = nonFinite(); !bad.empty()) {
@@ -470,16 +503,26 @@ int Trainer::run() {
     return fail("--epochs must be at least 1");
   runDir = options.runDir.empty() ? "runs/" + m.model : options.runDir;
   std::string error;
+  if (!dist::init(error))
+    return fail(error);
+  // One global batch a step: rank r's share is its rows r*b .. (r+1)*b - 1,
+  // as one process compiled for ranks*b would see them.
+  const int64_t ranks = world.size, globalBatch = m.batch * ranks;
+  if (!writer) // the other ranks say nothing unless something fails
+    std::fflush(stdout), (void)!std::freopen("/dev/null", "w", stdout);
 
   Dataset data;
   if (!loadDataset(m, options.dataDir, seed, data, error) ||
       !checkDatasetValues(data, m.inputs, error))
     return fail(error);
   const Split &train = data.train;
-  stepsPerEpoch = train.samples / m.batch; // drop_last, as the seeds train
+  stepsPerEpoch = train.samples / globalBatch; // drop_last, as the seeds train
   if (stepsPerEpoch == 0)
     return fail("the training split has " + std::to_string(train.samples) +
-                " samples, fewer than one batch of " + std::to_string(m.batch));
+                " samples, fewer than one batch of " + std::to_string(globalBatch) +
+                (ranks > 1 ? " (" + std::to_string(ranks) + " ranks of " +
+                                 std::to_string(m.batch) + ")"
+                           : std::string()));
   int64_t totalSteps = epochs * stepsPerEpoch;
 
   for (const TensorSpec &a : stepEntry->args)
@@ -491,14 +534,17 @@ int Trainer::run() {
       metricNames.push_back(r.name);
   sums.assign(metricNames.size(), 0.0);
   std::error_code ec;
-  std::filesystem::create_directories(runDir, ec);
+  if (writer)
+    std::filesystem::create_directories(runDir, ec);
   if (ec)
     return fail("cannot create run directory '" + runDir + "': " + ec.message());
   // The directory is ours before anything in it is read, written or truncated.
-  if (!lockRunDir(error))
+  if (writer && !lockRunDir(error))
     return fail(error);
   std::string last = runDir + "/last.safetensors";
-  if (options.resume) {
+  if (options.resume && !writer) {
+    model.initParams(seed); // the shapes; rank 0's values come next
+  } else if (options.resume) {
     if (!loadCheckpoint(last, error))
       return fail(error);
     if (step > totalSteps || (step == totalSteps && !pendingValidation))
@@ -513,14 +559,25 @@ int Trainer::run() {
   } else {
     model.initParams(seed);
   }
+  if (!shareStart(error))
+    return fail(error);
+  if (!writer && options.resume) {
+    lastStep = step;
+    bestEpoch = data.val.samples > 0 ? (std::isnan(best) ? -1 : 0) : (step >= stepsPerEpoch ? 0 : -1);
+  }
   std::string metricsPath = runDir + "/metrics.jsonl";
-  std::ofstream metrics(metricsPath, options.resume ? std::ios::app : std::ios::trunc);
-  if (!metrics)
-    return fail("cannot write '" + metricsPath + "'");
+  std::ofstream metrics; // rank 0's; the other ranks' writes go nowhere
+  if (writer) {
+    metrics.open(metricsPath, options.resume ? std::ios::app : std::ios::trunc);
+    if (!metrics)
+      return fail("cannot write '" + metricsPath + "'");
+  }
 
   std::printf("training %s: %lld samples, batch %lld, %lld epochs of %lld steps, lr %g, seed %llu\n",
-              m.model.c_str(), (long long)train.samples, (long long)m.batch, (long long)epochs,
+              m.model.c_str(), (long long)train.samples, (long long)globalBatch, (long long)epochs,
               (long long)stepsPerEpoch, lr, (unsigned long long)seed);
+  if (ranks > 1)
+    std::printf("data-parallel: %lld ranks of batch %lld\n", (long long)ranks, (long long)m.batch);
   std::fflush(stdout);
 
   // Feeds: one batch, the state buffers, the counters and hyperparameters.
@@ -564,7 +621,7 @@ int Trainer::run() {
 
   // The end of an epoch (after its train line): validation, the best
   // checkpoint, last.safetensors. -1 to go on, else the exit status.
-  auto finishEpoch = [&](int64_t epoch, int64_t atStep, double elapsed) -> int {
+  auto finishEpochAlone = [&](int64_t epoch, int64_t atStep, double elapsed) -> int {
     if (data.val.samples > 0) {
       Scores val;
       bool stopped = false;
@@ -603,6 +660,14 @@ int Trainer::run() {
       return fail(error);
     return -1;
   };
+  // Rank 0 validates and saves while the others wait; then every rank
+  // learns whether it stopped (its exit status), and all stop together.
+  auto finishEpoch = [&](int64_t epoch, int64_t atStep, double elapsed) -> int {
+    int status = writer ? finishEpochAlone(epoch, atStep, elapsed) : -1;
+    if (dist::parallel() && !dist::allreduceMax(status, error))
+      return fail(error);
+    return status;
+  };
 
   if (pendingValidation) { // stopped during this validation last time
     int64_t epoch = step / stepsPerEpoch - 1;
@@ -617,10 +682,18 @@ int Trainer::run() {
     int64_t epoch = step / stepsPerEpoch, inEpoch = step % stepsPerEpoch;
     if (order.empty() || inEpoch == 0)
       order = epochOrder(train.samples, seed, epoch);
-    fillBatch(train, m.inputs, &order, inEpoch * m.batch, m.batch, batch);
+    fillBatch(train, m.inputs, &order, inEpoch * globalBatch + world.rank * m.batch, m.batch,
+              batch);
     feeds->bindBatch(batch);
     if (!feeds->run(step, error))
       return fail(error);
+    // A signal on any rank stops every rank after the same step.
+    if (dist::parallel()) {
+      int stop = stopSignal.load();
+      if (!dist::allreduceMax(stop, error))
+        return fail(error);
+      stopSignal.store(stop);
+    }
 
     // The step's loss and metrics are read when the host needs them: when
     // every result slot is taken, for a progress line, at the epoch's end
@@ -710,8 +783,8 @@ int Trainer::run() {
     }
   }
 
-  // The test split, with the best parameters (by validation).
-  if (data.test.samples > 0) {
+  // The test split, with the best parameters (by validation): rank 0's.
+  if (data.test.samples > 0 && writer) {
     bool useBest = data.val.samples > 0 && bestEpoch >= 0;
     if (useBest && !model.loadParams(runDir + "/best.safetensors", error))
       return fail(error);

@@ -226,12 +226,102 @@ SmallVector<StringRef> stateNames(const TrainSettings &s) {
   return {"exp_avg", "exp_avg_sq"};
 }
 
-LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
+/// Clipping by the global norm of `grads`, the schedule and the optimizer
+/// update of every parameter: appends the new parameters, the new state, the
+/// step, the lr used and (with clipping) the norm to `results`, described in
+/// `resultInfo`. Shared by train_step and apply_step, so both update alike.
+void emitUpdate(Emitter &e, Builder &attrs, const TrainSettings &s, ArrayRef<Value> params,
+                ArrayRef<std::string> paramNames, SmallVector<Value> grads,
+                ArrayRef<SmallVector<Value>> state, Value stepCount, Value baseLr,
+                Value totalSteps, SmallVector<Value> &results,
+                SmallVector<Attribute> &resultInfo) {
+  // clip_grad_norm_: g *= min(1, max_norm / (||g|| + 1e-6)) over all grads.
+  Value gradNorm;
+  if (s.clipGradNorm) {
+    Value sumSq = e.constant(0.0);
+    for (Value g : grads)
+      sumSq = e.add(sumSq, e.sumAll(e.mul(g, g)));
+    gradNorm = e.sqrt(sumSq);
+    Value coef = e.min(e.constant(1.0), e.div(e.constant(*s.clipGradNorm),
+                                              e.add(gradNorm, e.constant(1e-6))));
+    for (Value &g : grads)
+      g = e.scale(g, coef);
+  }
+
+  Value lr = e.mul(baseLr, scheduleFactor(e, s, stepCount, totalSteps));
+  Value nextStep = e.add(stepCount, e.constant(1.0));
+  SmallVector<Value> newState;
+  SmallVector<Attribute> stateInfo;
+  for (auto [i, p] : llvm::enumerate(params)) {
+    ParamUpdate u = optimizerStep(e, s, p, grads[i], state[i], lr, nextStep);
+    results.push_back(u.param);
+    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Param, paramNames[i]));
+    for (auto [buffer, value] : llvm::zip(stateNames(s), u.state)) {
+      newState.push_back(value);
+      stateInfo.push_back(describeEntryValue(attrs, abi::ValueKind::State, paramNames[i] + "." + buffer.str()));
+    }
+  }
+  results.append(newState);
+  resultInfo.append(stateInfo);
+  results.push_back(nextStep);
+  resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Step, "step"));
+  results.push_back(lr);
+  resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Lr, "lr"));
+  if (gradNorm) {
+    results.push_back(gradNorm);
+    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::GradNorm, "grad_norm"));
+  }
+}
+
+/// Finishes grad_step (`step`, a clone of the model): its results the loss,
+/// the metrics and each parameter's gradient.
+LogicalResult buildGradients(func::FuncOp model, func::FuncOp step, ArrayRef<BlockArgument> params,
+                             ArrayRef<std::string> paramNames, Value loss,
+                             ArrayRef<std::pair<Value, Attribute>> metrics,
+                             ArrayRef<Attribute> argInfo) {
+  Builder attrs(model.getContext());
+  Block &body = step.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  OpBuilder b(ret);
+  SmallVector<Value> wrt(params.begin(), params.end());
+  FailureOr<SmallVector<Value>> grads = buildAdjoints(b, loss, wrt);
+  if (failed(grads)) {
+    step.erase();
+    return failure();
+  }
+  SmallVector<Value> results = {loss};
+  SmallVector<Attribute> resultInfo = {describeEntryValue(attrs, abi::ValueKind::Loss, "loss")};
+  for (auto &[value, info] : metrics) {
+    results.push_back(value);
+    resultInfo.push_back(info);
+  }
+  for (auto [g, name] : llvm::zip(*grads, paramNames)) {
+    results.push_back(g);
+    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Grad, name));
+  }
+  b.create<func::ReturnOp>(ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  step.removeResAttrsAttr();
+  step.removeArgAttrsAttr();
+  step.setFunctionType(b.getFunctionType(body.getArgumentTypes(), resultTypes));
+  finalizeEntry(step, abi::kGradStep, argInfo, resultInfo);
+  return success();
+}
+
+/// train_step (`gradientsOnly` false), or grad_step: the forward and
+/// backward passes alone, (inputs, params, seed) -> (loss, metrics,
+/// gradients), for data-parallel training, where the runtime averages the
+/// gradients across ranks before apply_step.
+LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s, bool gradientsOnly) {
   MLIRContext *ctx = model.getContext();
   Builder attrs(ctx);
   OpBuilder b(model);
   auto step = cast<func::FuncOp>(b.clone(*model));
-  step.setSymName(abi::kTrainStep);
+  const std::string_view name = gradientsOnly ? abi::kGradStep : abi::kTrainStep;
+  step.setSymName(name);
   step->removeAttr(tf::TFDialect::kBatchAttr);
   Block &body = step.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -270,6 +360,8 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
     return arg;
   };
   SmallVector<SmallVector<Value>> state(params.size());
+  if (gradientsOnly)
+    return buildGradients(model, step, params, paramNames, loss, metrics, argInfo);
   for (auto [i, p] : llvm::enumerate(params))
     for (StringRef buffer : stateNames(s))
       state[i].push_back(addArg(p.getType(), abi::ValueKind::State, paramNames[i] + "." + buffer.str()));
@@ -292,42 +384,8 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
     resultInfo.push_back(info);
   }
 
-  // clip_grad_norm_: g *= min(1, max_norm / (||g|| + 1e-6)) over all grads.
-  Value gradNorm;
-  if (s.clipGradNorm) {
-    Value sumSq = e.constant(0.0);
-    for (Value g : *grads)
-      sumSq = e.add(sumSq, e.sumAll(e.mul(g, g)));
-    gradNorm = e.sqrt(sumSq);
-    Value coef = e.min(e.constant(1.0), e.div(e.constant(*s.clipGradNorm),
-                                              e.add(gradNorm, e.constant(1e-6))));
-    for (Value &g : *grads)
-      g = e.scale(g, coef);
-  }
-
-  Value lr = e.mul(baseLr, scheduleFactor(e, s, stepCount, totalSteps));
-  Value nextStep = e.add(stepCount, e.constant(1.0));
-  SmallVector<Value> newState;
-  SmallVector<Attribute> stateInfo;
-  for (auto [i, p] : llvm::enumerate(params)) {
-    ParamUpdate u = optimizerStep(e, s, p, (*grads)[i], state[i], lr, nextStep);
-    results.push_back(u.param);
-    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Param, paramNames[i]));
-    for (auto [buffer, value] : llvm::zip(stateNames(s), u.state)) {
-      newState.push_back(value);
-      stateInfo.push_back(describeEntryValue(attrs, abi::ValueKind::State, paramNames[i] + "." + buffer.str()));
-    }
-  }
-  results.append(newState);
-  resultInfo.append(stateInfo);
-  results.push_back(nextStep);
-  resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Step, "step"));
-  results.push_back(lr);
-  resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Lr, "lr"));
-  if (gradNorm) {
-    results.push_back(gradNorm);
-    resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::GradNorm, "grad_norm"));
-  }
+  emitUpdate(e, attrs, s, SmallVector<Value>(params.begin(), params.end()), paramNames, *grads,
+             state, stepCount, baseLr, totalSteps, results, resultInfo);
 
   b.create<func::ReturnOp>(ret.getLoc(), results);
   ret.erase();
@@ -339,6 +397,56 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s) {
   step.setFunctionType(b.getFunctionType(body.getArgumentTypes(), resultTypes));
   finalizeEntry(step, abi::kTrainStep, argInfo, resultInfo);
   return success();
+}
+
+/// apply_step: (params, gradients, state, step, lr, total_steps) -> what
+/// train_step returns after its loss and metrics: the update alone, on
+/// gradients already averaged across ranks.
+void buildApplyStep(func::FuncOp model, const TrainSettings &s) {
+  MLIRContext *ctx = model.getContext();
+  Builder attrs(ctx);
+  OpBuilder b(model);
+  Location loc = model.getLoc();
+  SmallVector<Type> paramTypes;
+  SmallVector<std::string> paramNames;
+  for (unsigned i = 0, e = model.getNumArguments(); i < e; ++i)
+    if (auto name = model.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kParamAttr)) {
+      paramTypes.push_back(model.getArgument(i).getType());
+      paramNames.push_back(name.str());
+    }
+  auto step = b.create<func::FuncOp>(loc, abi::kApplyStep, b.getFunctionType({}, {}));
+  Block *body = step.addEntryBlock();
+  SmallVector<Attribute> argInfo;
+  auto addArg = [&](Type type, abi::ValueKind kind, StringRef name) {
+    BlockArgument arg = body->addArgument(type, loc);
+    argInfo.push_back(describeEntryValue(attrs, kind, name));
+    return arg;
+  };
+  SmallVector<Value> params, grads;
+  for (auto [type, name] : llvm::zip(paramTypes, paramNames))
+    params.push_back(addArg(type, abi::ValueKind::Param, name));
+  for (auto [type, name] : llvm::zip(paramTypes, paramNames))
+    grads.push_back(addArg(type, abi::ValueKind::Grad, name));
+  SmallVector<SmallVector<Value>> state(params.size());
+  for (auto [i, type] : llvm::enumerate(paramTypes))
+    for (StringRef buffer : stateNames(s))
+      state[i].push_back(addArg(type, abi::ValueKind::State, paramNames[i] + "." + buffer.str()));
+  auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
+  Value stepCount = addArg(scalarF32, abi::ValueKind::Step, "step");
+  Value baseLr = addArg(scalarF32, abi::ValueKind::Hyper, abi::kLrName);
+  Value totalSteps = addArg(scalarF32, abi::ValueKind::Hyper, abi::kTotalStepsName);
+  b.setInsertionPointToEnd(body);
+  Emitter e(b, loc);
+  SmallVector<Value> results;
+  SmallVector<Attribute> resultInfo;
+  emitUpdate(e, attrs, s, params, paramNames, grads, state, stepCount, baseLr, totalSteps,
+             results, resultInfo);
+  b.create<func::ReturnOp>(loc, results);
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  step.setFunctionType(b.getFunctionType(body->getArgumentTypes(), resultTypes));
+  finalizeEntry(step, abi::kApplyStep, argInfo, resultInfo);
 }
 
 struct TfAutodiffPass : tfc::impl::TfAutodiffBase<TfAutodiffPass> {
@@ -357,8 +465,13 @@ struct TfAutodiffPass : tfc::impl::TfAutodiffBase<TfAutodiffPass> {
     if (!hasLoss)
       return; // an inference-only model
     FailureOr<TrainSettings> settings = readSettings(module);
-    if (failed(settings) || failed(buildTrainStep(model, *settings)))
+    if (failed(settings) || failed(buildTrainStep(model, *settings, /*gradientsOnly=*/false)))
       return signalPassFailure();
+    // The same step in two halves, for data-parallel training (the runtime
+    // averages the gradients across ranks between them).
+    if (failed(buildTrainStep(model, *settings, /*gradientsOnly=*/true)))
+      return signalPassFailure();
+    buildApplyStep(model, *settings);
   }
 };
 
