@@ -129,19 +129,24 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     With `kernels=cpu` (the default) the ops the CPU runtime has fused
     kernels for become calls of them on the operands' buffers
     (`bufferization.to_memref`) and results in fresh `memref.alloc`s
-    (compiler/lowering/cpu/KernelCalls.cpp: attention without stored
+    (compiler/lowering/KernelCalls.cpp: attention without stored
     weights and its gradient, `tfc_attention_forward`/`_backward`; the
-    layer-norm backward; dropout's masks, `tfc_dropout_mask`, bitwise the
-    interpreter's Philox stream, applied by an elementwise select); with `kernels=none` every attention is
-    decomposed into loops, dropout becomes one elementwise generic that
-    computes each element's Philox word in arith ops (the same masks, bit
-    for bit: compiler/lowering/DropoutInCode.cpp), and attention_grad and
+    layer-norm backward, `tfc_layer_norm_backward`; dropout's masks,
+    `tfc_dropout_mask`, bitwise the interpreter's Philox stream, applied by
+    an elementwise select). With `kernels=cuda` the same three ops call the
+    CUDA runtime's hand-written twins, `tfc_cuda_attention_forward`/
+    `_backward` and `tfc_cuda_layer_norm_backward` (the same C types and
+    arguments, on device memory), and dropout is as with `kernels=none`.
+    With `kernels=none` every attention is decomposed into loops, dropout
+    becomes one elementwise generic that computes each element's Philox
+    word in arith ops (the same masks, bit for bit:
+    compiler/lowering/DropoutInCode.cpp), and attention_grad and
     layer_norm_grad are errors: a backend without those kernels runs
     tf-decompose first.
   }];
   let options = [
     Option<"kernels", "kernels", "std::string", /*default=*/"\"cpu\"",
-           "Whose runtime kernels to call: cpu or none">,
+           "Whose runtime kernels to call: cpu, cuda or none">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
@@ -553,7 +558,10 @@ def TfLaunchesToLoops : Pass<"tf-launches-to-loops", "mlir::ModuleOp"> {
   let description = [{
     Each `gpu.launch` whose threads are independent (no shared memory, no
     barriers or shuffles: every kernel tf-map-to-gpu makes) becomes an
-    `scf.parallel` over its blocks and threads, the ids its indices. `tfc
+    `scf.parallel` over its blocks and threads, the ids its indices. A call
+    of a hand-written CUDA kernel (`tfc_cuda_attention_forward`,
+    `tfc_cuda_attention_backward`, `tfc_cuda_layer_norm_backward`) becomes
+    a call of its CPU twin, which takes the same arguments. `tfc
     compile --target=cuda-emulated` compiles the CUDA backend's kernels so
     for the CPU, to check the GPU mapping against the CPU build where there
     is no GPU.

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace tfc::abi {
 
@@ -242,7 +243,16 @@ enum Arg : unsigned {
     void(TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                        \
   /* tfc_sgemm's arguments (gemm::Arg), on device memory: C[b] (+)= op(A[b]) \
      op(B[b]), row-major, fp32 throughout */                                   \
-  X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))
+  X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))                       \
+  /* The hand-written kernels (runtime/cuda/kernels/): the CPU kernels' C    \
+     types and arguments exactly, every pointer one to device memory */       \
+  X(CudaAttentionForward, tfc_cuda_attention_forward,                          \
+    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4)) \
+  X(CudaAttentionBackward, tfc_cuda_attention_backward,                        \
+    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
+  X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I))
 
 enum class RuntimeFunction {
 #define TFC_ABI_ENUMERATOR(id, symbol, type) id,
@@ -262,6 +272,34 @@ constexpr std::string_view symbol(RuntimeFunction f) {
 #undef TFC_ABI_SYMBOL
   }
   return "?";
+}
+
+/// A runtime function's C type.
+template <RuntimeFunction F> struct FunctionType;
+#define TFC_ABI_FUNCTION_TYPE(id, sym, fn)                                     \
+  template <> struct FunctionType<RuntimeFunction::id> {                       \
+    using type = fn;                                                           \
+  };
+TFC_ABI_RUNTIME_FUNCTIONS(TFC_ABI_FUNCTION_TYPE)
+TFC_ABI_CUDA_RUNTIME_FUNCTIONS(TFC_ABI_FUNCTION_TYPE)
+#undef TFC_ABI_FUNCTION_TYPE
+
+/// The CPU kernel a CUDA runtime function is the GPU twin of (the same C
+/// type, the same arguments; --target=cuda-emulated calls the CPU's), or
+/// `f` itself.
+constexpr RuntimeFunction cpuTwin(RuntimeFunction f) {
+  switch (f) {
+  case RuntimeFunction::CudaSgemm:
+    return RuntimeFunction::Sgemm;
+  case RuntimeFunction::CudaAttentionForward:
+    return RuntimeFunction::AttentionForward;
+  case RuntimeFunction::CudaAttentionBackward:
+    return RuntimeFunction::AttentionBackward;
+  case RuntimeFunction::CudaLayerNormBackward:
+    return RuntimeFunction::LayerNormBackward;
+  default:
+    return f;
+  }
 }
 
 template <typename F> struct Arity;
@@ -292,6 +330,15 @@ static_assert(arity(RuntimeFunction::AttentionBackward) ==
 static_assert(arity(RuntimeFunction::SgemmWindows) == gemm::Count + gemm::kWindowArgs);
 static_assert(arity(RuntimeFunction::CudaLaunch) == launch::Count);
 static_assert(arity(RuntimeFunction::CudaSgemm) == gemm::Count);
+#define TFC_ABI_SAME_AS_TWIN(id)                                               \
+  static_assert(std::is_same_v<FunctionType<RuntimeFunction::id>::type,         \
+                               FunctionType<cpuTwin(RuntimeFunction::id)>::type>, \
+                #id " differs from its CPU twin's C type");
+TFC_ABI_SAME_AS_TWIN(CudaSgemm)
+TFC_ABI_SAME_AS_TWIN(CudaAttentionForward)
+TFC_ABI_SAME_AS_TWIN(CudaAttentionBackward)
+TFC_ABI_SAME_AS_TWIN(CudaLayerNormBackward)
+#undef TFC_ABI_SAME_AS_TWIN
 
 } // namespace tfc::abi
 

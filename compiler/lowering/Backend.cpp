@@ -9,13 +9,13 @@ namespace tfc {
 llvm::ArrayRef<Backend> backends() {
   static const Backend table[] = {
       {"cpu", "native code for the host CPU (or --cpu=NAME) through LLVM", "",
-       /*decompose=*/false, addCpuLinalgPasses,
+       addCpuLinalgPasses,
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCpuBufferPasses(pm, o.winograd); },
        nullptr, nullptr,
        [](mlir::OpPassManager &pm, const CodegenOptions &) { addCpuLLVMDialectPasses(pm); },
        "tfc_runtime"},
       {"cuda", "CUDA kernels for NVIDIA GPUs (sm_80 and newer), host code for this CPU", "",
-       /*decompose=*/true, addCudaLinalgPasses,
+       addCudaLinalgPasses,
        [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaBufferPasses(pm); },
        addCudaKernelPasses,
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaPtxPasses(pm, o.cuda); },
@@ -26,7 +26,7 @@ llvm::ArrayRef<Backend> backends() {
       {"cuda-emulated",
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
        "a GPU; slow)",
-       "", /*decompose=*/true, addLinalgPassesWithoutKernels,
+       "", addCudaLinalgPasses,
        [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaEmulatedBufferPasses(pm); },
        nullptr, nullptr,
        [](mlir::OpPassManager &pm, const CodegenOptions &) {

@@ -31,9 +31,6 @@ struct Backend {
   llvm::StringRef summary; // for --help and errors
   /// Why this build of tfc cannot compile for the target; empty when it can.
   llvm::StringRef unavailable;
-  /// Whether attention and layer norm are decomposed before fusion (the
-  /// target's runtime has no kernels for them).
-  bool decompose = false;
   /// tf entries (tf.fusion regions) to linalg on tensors and kernel calls.
   void (*addLinalgPasses)(mlir::OpPassManager &pm) = nullptr;
   /// linalg on tensors to buffers: the runtime's calls and the memory plan

@@ -1,15 +1,17 @@
-//===- KernelCalls.cpp - tf ops the CPU runtime has fused kernels for ----===//
+//===- KernelCalls.cpp - tf ops a runtime has hand-written kernels for ---===//
 //
-// tf-lower-to-linalg (with kernels=cpu, the default) hands these to the CPU
-// runtime (runtime/cpu/) instead of loops: attention without stored weights
+// tf-lower-to-linalg (with kernels=cpu, the default, or kernels=cuda) hands
+// these to the runtime instead of loops: attention without stored weights
 // and its gradient (flash-attention style kernels reading the heads in
-// place), the layer-norm backward, and dropout's masks (Philox, as the
-// interpreter draws them). A backend without such kernels decomposes the
-// first three with tf-decompose and brings its own masks.
+// place) and the layer-norm backward, to the CPU's (runtime/cpu/) or their
+// GPU twins (runtime/cuda/kernels/: the same C types and arguments, on
+// device memory), and on the CPU dropout's masks (Philox, as the interpreter
+// draws them; the CUDA target draws them in generated code). A backend
+// without such kernels decomposes the first three with tf-decompose.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/cpu/KernelCalls.h"
+#include "compiler/lowering/KernelCalls.h"
 #include "compiler/lowering/LinalgBuilders.h"
 #include "dialect/TfDialect.h"
 #include "runtime/Abi.h"
@@ -25,8 +27,21 @@ using namespace tfc;
 
 namespace {
 
-const StringRef kAttentionForward = abi::symbol(abi::RuntimeFunction::AttentionForward);
-const StringRef kAttentionBackward = abi::symbol(abi::RuntimeFunction::AttentionBackward);
+/// The symbols of one runtime's kernels.
+struct KernelSymbols {
+  StringRef attentionForward, attentionBackward, layerNormBackward;
+};
+
+KernelSymbols symbolsOf(KernelRuntime runtime) {
+  using abi::RuntimeFunction;
+  auto name = [](RuntimeFunction f) -> StringRef { return abi::symbol(f); };
+  if (runtime == KernelRuntime::Cuda)
+    return {name(RuntimeFunction::CudaAttentionForward),
+            name(RuntimeFunction::CudaAttentionBackward),
+            name(RuntimeFunction::CudaLayerNormBackward)};
+  return {name(RuntimeFunction::AttentionForward), name(RuntimeFunction::AttentionBackward),
+          name(RuntimeFunction::LayerNormBackward)};
+}
 
 /// Declares a runtime attention kernel (runtime/cpu/Attention.h) taking the
 /// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
@@ -294,7 +309,7 @@ Destinations destinationsOf(Operation *op, AttentionCall &call) {
 /// Lowers one tf.attention (weights not a result) or tf.attention_grad to
 /// its kernel call, before the conversion: the call may also take the place
 /// of the ops that lay its results out again.
-void lowerFusedAttention(Operation *op) {
+void lowerFusedAttention(Operation *op, const KernelSymbols &symbols) {
   OpBuilder b(op);
   auto attention = dyn_cast<tf::AttentionOp>(op);
   auto grad = dyn_cast<tf::AttentionGradOp>(op);
@@ -308,7 +323,7 @@ void lowerFusedAttention(Operation *op) {
   call.addMask(attention ? attention.getMask() : grad.getMask());
   if (grad)
     call.addInput(grad.getDvalues());
-  StringRef kernel = attention ? kAttentionForward : kAttentionBackward;
+  StringRef kernel = attention ? symbols.attentionForward : symbols.attentionBackward;
 
   Destinations dest = destinationsOf(op, call);
   if (!dest.root) {
@@ -349,14 +364,13 @@ void callRuntime(OpBuilder &b, Location loc, Operation *from, StringRef name, Va
   b.create<func::CallOp>(loc, name, TypeRange(), args);
 }
 
-const StringRef kLayerNormBackward = abi::symbol(abi::RuntimeFunction::LayerNormBackward);
 /// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
 constexpr int64_t kLayerNormBlockRows = 64;
 
 /// tf.layer_norm_grad as one call of the runtime's fused kernel
 /// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
 /// and dbeta fresh buffers, and a scratch buffer for the blocks' sums.
-void lowerLayerNormGrad(tf::LayerNormGradOp op) {
+void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   auto xType = cast<RankedTensorType>(op.getX().getType());
@@ -380,7 +394,7 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op) {
   for (Value result : op->getResults())
     outputs.push_back(addBuffer(cast<RankedTensorType>(result.getType()).getShape()));
   addBuffer({std::max<int64_t>(1, 2 * blocks * d)}); // scratch
-  callRuntime(b, loc, op, kLayerNormBackward, args);
+  callRuntime(b, loc, op, kernel, args);
   for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
     result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
                                                                   /*writable=*/true));
@@ -435,17 +449,18 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
 
 namespace tfc {
 
-void lowerToCpuKernelCalls(ModuleOp module) {
+void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime) {
+  const KernelSymbols symbols = symbolsOf(runtime);
   // Calls first: a call may take the place of the ops that lay its results
   // out again, which the conversion then never sees.
   SmallVector<Operation *> fusedKernels;
   module.walk([&](Operation *op) {
     if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
-      declareAttentionKernel(module, kAttentionForward, // q, k, v, mask; out
+      declareAttentionKernel(module, symbols.attentionForward, // q, k, v, mask; out
                              abi::attention::kForwardInputs, abi::attention::kForwardOutputs);
       fusedKernels.push_back(op);
     } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
-      declareAttentionKernel(module, kAttentionBackward, abi::attention::kBackwardInputs,
+      declareAttentionKernel(module, symbols.attentionBackward, abi::attention::kBackwardInputs,
                              abi::attention::kBackwardOutputs);
       fusedKernels.push_back(op);
     } else if (isa<tf::LayerNormGradOp>(op)) {
@@ -454,9 +469,9 @@ void lowerToCpuKernelCalls(ModuleOp module) {
   });
   for (Operation *op : fusedKernels) {
     if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
-      lowerLayerNormGrad(grad);
+      lowerLayerNormGrad(grad, symbols.layerNormBackward);
     else
-      lowerFusedAttention(op);
+      lowerFusedAttention(op, symbols);
   }
 }
 

@@ -1,21 +1,26 @@
-//===- KernelCalls.h - tf ops the CPU runtime has fused kernels for -------===//
+//===- KernelCalls.h - tf ops a runtime has hand-written kernels for ------===//
 
-#ifndef TFC_COMPILER_LOWERING_CPU_KERNELCALLS_H
-#define TFC_COMPILER_LOWERING_CPU_KERNELCALLS_H
+#ifndef TFC_COMPILER_LOWERING_KERNELCALLS_H
+#define TFC_COMPILER_LOWERING_KERNELCALLS_H
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace tfc {
 
+/// Whose kernels generated code calls: the CPU runtime's (runtime/cpu/) or
+/// the CUDA runtime's GPU twins of them (runtime/cuda/kernels/, the same C
+/// types: runtime/Abi.h).
+enum class KernelRuntime { Cpu, Cuda };
+
 /// Replaces every tf.attention without stored weights, tf.attention_grad
-/// and tf.layer_norm_grad in `module` by a call of the CPU runtime's fused
-/// kernel (declared in `module` on first use), on buffers.
-void lowerToCpuKernelCalls(mlir::ModuleOp module);
+/// and tf.layer_norm_grad in `module` by a call of `runtime`'s fused kernel
+/// (declared in `module` on first use), on buffers.
+void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime);
 
 /// tf.dropout as the CPU runtime's mask kernel and an elementwise select.
 void populateCpuKernelCallPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace tfc
 
-#endif // TFC_COMPILER_LOWERING_CPU_KERNELCALLS_H
+#endif // TFC_COMPILER_LOWERING_KERNELCALLS_H

@@ -8,8 +8,8 @@
 
 #include "compiler/Passes.h"
 #include "compiler/lowering/DropoutInCode.h"
+#include "compiler/lowering/KernelCalls.h"
 #include "compiler/lowering/LinalgBuilders.h"
-#include "compiler/lowering/cpu/KernelCalls.h"
 #include "dialect/TfDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -974,10 +974,12 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     MLIRContext *ctx = &getContext();
     // The ops a backend's runtime has kernels for first; without kernels
     // they must have been decomposed (tf-decompose).
-    if (kernels == "cpu") {
-      lowerToCpuKernelCalls(getOperation());
+    if (kernels == "cpu" || kernels == "cuda") {
+      lowerToKernelCalls(getOperation(),
+                         kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda);
     } else if (kernels != "none") {
-      getOperation().emitError("tf-lower-to-linalg: kernels must be \"cpu\" or \"none\", got \"")
+      getOperation().emitError(
+          "tf-lower-to-linalg: kernels must be \"cpu\", \"cuda\" or \"none\", got \"")
           << kernels << "\"";
       return signalPassFailure();
     } else {
@@ -1045,6 +1047,8 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
                  MseLowering, SoftmaxLowering<tf::SoftmaxOp, false>,
                  SoftmaxLowering<tf::LogSoftmaxOp, true>, LayerNormLowering,
                  AttentionDecomposition, Conv1dLowering, CrossEntropyLowering>(ctx);
+    // Dropout's masks: the CPU runtime's kernel, or drawn in generated code
+    // (the same Philox words: a GPU thread draws its elements' own).
     if (kernels == "cpu")
       populateCpuKernelCallPatterns(patterns);
     else

@@ -1,13 +1,14 @@
 //===- AbiCheck.cpp - the CUDA runtime's functions against runtime/Abi.h --===//
 //
 // As runtime/cpu/AbiCheck.cpp: each function of TFC_ABI_CUDA_RUNTIME_FUNCTIONS
-// is looked up by its symbol among RuntimeFunctions.h's declarations and its
-// type compared, so a renamed function or a changed parameter list on either
-// side fails to compile.
+// is looked up by its symbol among RuntimeFunctions.h's and LayerKernels.h's
+// declarations and its type compared, so a renamed function or a changed
+// parameter list on either side fails to compile.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Abi.h"
+#include "runtime/cuda/LayerKernels.h"
 #include "runtime/cuda/RuntimeFunctions.h"
 
 #include <type_traits>

@@ -81,6 +81,7 @@ CudaDevice::~CudaDevice() {
     driver_->api().memFree(workspace_);
   if (module_)
     driver_->api().moduleUnload(module_);
+  layerKernels_.unload(*driver_);
   context_.reset();
 }
 
@@ -113,6 +114,9 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
                "; this GPU is sm_" + std::to_string(major) + std::to_string(minor) + ")";
     return false;
   }
+  // A model may call no hand-written kernel: one that cannot load is the
+  // first call's error.
+  layerKernels_.load(*driver_);
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   std::string ignored;
   loadCublasLt(ignored);

@@ -42,6 +42,7 @@
 #include "runtime/Device.h"
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Driver.h"
+#include "runtime/cuda/LayerKernels.h"
 
 #include <cstdint>
 #include <map>
@@ -120,6 +121,11 @@ public:
   /// Graphs held now (at most kGraphsPerEntry an entry).
   size_t graphsHeld() const;
   const CublasLt *cublasLt() const { return cublasLt_.get(); }
+  /// The hand-written kernels (LayerKernels.h), loaded by open().
+  const LayerKernels &layerKernels() const { return layerKernels_; }
+  /// Keeps `message` as the launch failure run() returns, unless one is
+  /// kept already (tfc_cuda_launch's and the hand-written kernels' own).
+  void failLaunch(const std::string &message);
   bool isOpen() const { return context_ != nullptr; }
   CudaDriver &driver() const { return *driver_; }
   CudaContext &context() const { return *context_; }
@@ -137,7 +143,6 @@ private:
   };
   bool openContext(std::string &error);
   void fail(const std::string &message);
-  void failLaunch(const std::string &message);
   bool capture(EntryFn entry, void **buffers, EntryGraph &graph, std::string &error);
   /// Starts `entry` on the stream: eagerly, by a new graph or a replay
   /// (`launched` false when it failed before anything was enqueued).
@@ -152,6 +157,7 @@ private:
   std::vector<std::string> kernelNames_;
   std::vector<int64_t> sharedOptIn_; // per kernel: dynamic shared memory allowed so far
   int64_t maxSharedBytes_ = kDefaultSharedBytes;
+  LayerKernels layerKernels_;
   std::unique_ptr<CublasLt> cublasLt_;
   std::string cublasLtError_;
   CUdeviceptr workspace_ = 0;

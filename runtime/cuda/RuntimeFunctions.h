@@ -1,7 +1,8 @@
 //===- RuntimeFunctions.h - what generated CUDA host code calls -----------===//
 //
 // The functions of runtime/Abi.h's TFC_ABI_CUDA_RUNTIME_FUNCTIONS, defined in
-// RuntimeFunctions.cpp on the device running the entry (CudaDevice::active()).
+// RuntimeFunctions.cpp on the device running the entry (CudaDevice::active()),
+// but for the hand-written kernels' (LayerKernels.h).
 // Every pointer and size is an intptr_t, as generated code passes them.
 //
 //===----------------------------------------------------------------------===//

@@ -8,8 +8,9 @@
 // entry runs on the fake driver and fake cuBLASLt (tests/unit/Fake*), whose
 // log shows every launch accepted (kernel resolved, grid and block valid,
 // every address inside a live allocation), each entry eager on its first
-// call and captured as a graph on its second, and every kernel of the
-// manifest launched by some entry. Kernels do not run on the fakes, so no
+// call and captured as a graph on its second, every kernel of the
+// manifest launched by some entry, and the hand-written attention and
+// layer-norm kernels launched where the model has those layers. Kernels do not run on the fakes, so no
 // number is checked here: tools/gpu/check.sh compares them on a GPU.
 //
 //===----------------------------------------------------------------------===//
@@ -22,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -141,11 +143,11 @@ TEST_P(SeedModelPtx, AssemblesWithoutSpillsOrCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SeedModelPtx,
-                         ::testing::Values(KernelCountCase{"reverse", 294},
-                                           KernelCountCase{"set_anomaly", 903},
+                         ::testing::Values(KernelCountCase{"reverse", 158},
+                                           KernelCountCase{"set_anomaly", 455},
                                            KernelCountCase{"fleuret_cnn", 153},
                                            KernelCountCase{"fleuret_attention", 165},
-                                           KernelCountCase{"encoder_decoder", 875}),
+                                           KernelCountCase{"encoder_decoder", 337}),
                          [](const ::testing::TestParamInfo<KernelCountCase> &info) {
                            return info.param.model;
                          });
@@ -270,13 +272,18 @@ struct FakeLog {
   size_t eager = 0, captured = 0, gemms = 0, captures = 0;
   std::vector<size_t> capturedNodes, replayedNodes; // cuStreamEndCapture, cuGraphLaunch
   std::set<std::string> launched;
+  std::map<std::string, std::set<std::string>> blocks; // a kernel's "128x1x1", ...
 
   explicit FakeLog(const std::string &path) : text(fileBytes(path)) {
     for (const std::string &line : linesOf(text)) {
       size_t nodes;
-      char name[64];
+      char name[64], block[32];
       if (std::sscanf(line.c_str(), "cuLaunchKernel(%63[^,]", name) == 1) {
         launched.insert(name);
+        if (size_t at = line.find(", block "); at != std::string::npos &&
+                                                std::sscanf(line.c_str() + at, ", block %31[0-9x]",
+                                                            block) == 1)
+          blocks[name].insert(block);
         bool inGraph = line.size() > 9 && line.substr(line.size() - 9) == " captured";
         ++(inGraph ? captured : eager);
       } else if (line.rfind("cublasLtMatmul(", 0) == 0) {
@@ -290,6 +297,18 @@ struct FakeLog {
       }
     }
   }
+};
+
+/// The hand-written kernels tfc_cuda_attention_forward/_backward and
+/// tfc_cuda_layer_norm_backward launch (runtime/cuda/LayerKernels.cpp; the
+/// fake reads their fatbins' ELF), and the block each must have
+/// (runtime/cuda/kernels/Kernels.h).
+const std::map<std::string, std::string> kHandKernels = {
+    {"tfc_cuda_attention_forward_kernel", "128x1x1"},
+    {"tfc_cuda_attention_backward_dq_kernel", "128x1x1"},
+    {"tfc_cuda_attention_backward_dkv_kernel", "256x1x1"},
+    {"tfc_cuda_layer_norm_backward_kernel", "256x1x1"},
+    {"tfc_cuda_layer_norm_backward_reduce_kernel", "256x1x1"},
 };
 
 /// A seed model compiled with a PTX image (the fake loads no SASS), batch 4.
@@ -372,7 +391,10 @@ protected:
 // the third a replay of that graph; every launch accepted by the fake.
 // `run train_step` and `run evaluate` once each; between them the three
 // entries launch every kernel of the manifest (entries have no host control
-// flow: a kernel no entry launches would be dead weight in the image).
+// flow: a kernel no entry launches would be dead weight in the image), and
+// the transformers' attention and layer-norm backward launch the
+// hand-written kernels (from their fatbins, on their fixed blocks, every
+// pointer inside an allocation, captured with the rest).
 class SeedModelOnFakes : public OnFakes, public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
@@ -419,12 +441,30 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
 
   FakeLog step = runEntry("train_step");
   FakeLog evaluate = runEntry("evaluate");
-  std::set<std::string> launched = predict.launched;
-  launched.insert(step.launched.begin(), step.launched.end());
-  launched.insert(evaluate.launched.begin(), evaluate.launched.end());
+  std::set<std::string> launched, handLaunched;
+  for (const FakeLog *log : {&predict, &step, &evaluate})
+    for (const std::string &kernel : log->launched) {
+      if (!kHandKernels.count(kernel)) {
+        launched.insert(kernel);
+        continue;
+      }
+      // A hand-written kernel: the runtime's launch, on its fixed block.
+      handLaunched.insert(kernel);
+      EXPECT_EQ(log->blocks.at(kernel), std::set<std::string>{kHandKernels.at(kernel)})
+          << kernel;
+    }
   std::set<std::string> manifestKernels(manifest_.cuda->kernels.begin(),
                                         manifest_.cuda->kernels.end());
   EXPECT_EQ(launched, manifestKernels);
+  // Attention and the layer norm's backward call the hand-written kernels
+  // (predict the forward, train_step the backward too), none else does.
+  const bool transformer = GetParam() != "fleuret_cnn";
+  EXPECT_EQ(handLaunched.size(), transformer ? kHandKernels.size() : 0u);
+  if (transformer) {
+    EXPECT_TRUE(predict.launched.count("tfc_cuda_attention_forward_kernel"));
+    EXPECT_TRUE(step.launched.count("tfc_cuda_attention_backward_dkv_kernel"));
+    EXPECT_TRUE(step.launched.count("tfc_cuda_layer_norm_backward_reduce_kernel"));
+  }
   std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu\n",
               GetParam().c_str(), manifestKernels.size(), predict.eager, step.eager,
               evaluate.eager);

@@ -3,7 +3,9 @@
 // A shared library that CudaDriver loads through TFC_CUDA_DRIVER in place of
 // libcuda.so.1. Device memory is host memory (a CUdeviceptr is a malloc()ed
 // address); modules are PTX text, whose `.entry NAME(` lines name the
-// kernels and whose `.param` lists give each one's parameters; launches and
+// kernels and whose `.param` lists give each one's parameters, or fatbins
+// (nvcc -fatbin: the hand-written kernels), whose first ELF's `.nv.info.NAME`
+// sections name the kernels and give their parameters' sizes; launches and
 // every other call are recorded in a log. No kernel runs, but every launch
 // is checked as a GPU would refuse it, and refused with
 // CUDA_ERROR_INVALID_VALUE and an "INVALID" line in the log: the kernel
@@ -378,6 +380,85 @@ std::vector<Kernel> parsePtx(const std::string &ptx) {
   return kernels;
 }
 
+template <typename T> T readAt(const unsigned char *bytes, size_t offset) {
+  T value;
+  std::memcpy(&value, bytes + offset, sizeof value);
+  return value;
+}
+
+/// The kernels of a cubin (an ELF for one GPU): each `.nv.info.NAME`
+/// section names a kernel, and its EIATTR_KPARAM_INFO records (format SVAL,
+/// attribute 0x17: index u32, ordinal u16, offset u16, then a word whose
+/// bits 18 and up are the size) give its parameters' sizes: 8 bytes as
+/// ".u64", 4 as ".u32", others as ".b8" (the launch checks them as it does
+/// PTX's). Empty when it is not such an ELF.
+std::vector<Kernel> parseCubin(const unsigned char *elf, size_t size) {
+  if (size < 64 || std::memcmp(elf, "\x7f" "ELF", 4) != 0 || elf[4] != 2 /* 64-bit */)
+    return {};
+  const auto shoff = readAt<uint64_t>(elf, 0x28);
+  const auto shentsize = readAt<uint16_t>(elf, 0x3a), shnum = readAt<uint16_t>(elf, 0x3c),
+             shstrndx = readAt<uint16_t>(elf, 0x3e);
+  if (shentsize < 64 || shstrndx >= shnum || shoff + uint64_t(shnum) * shentsize > size)
+    return {};
+  auto section = [&](unsigned i) { return elf + shoff + uint64_t(i) * shentsize; };
+  const auto namesAt = readAt<uint64_t>(section(shstrndx), 0x18);
+  std::vector<Kernel> kernels;
+  for (unsigned i = 0; i < shnum; ++i) {
+    const auto nameOffset = readAt<uint32_t>(section(i), 0);
+    const auto at = readAt<uint64_t>(section(i), 0x18), bytes = readAt<uint64_t>(section(i), 0x20);
+    if (namesAt + nameOffset >= size || at + bytes > size)
+      return {};
+    const char *name = reinterpret_cast<const char *>(elf + namesAt + nameOffset);
+    const std::string prefix = ".nv.info.";
+    if (std::strncmp(name, prefix.c_str(), prefix.size()) != 0)
+      continue;
+    Kernel kernel;
+    kernel.name = name + prefix.size();
+    std::map<unsigned, std::string> byOrdinal;
+    for (uint64_t p = at; p + 4 <= at + bytes;) {
+      const unsigned format = elf[p], attribute = elf[p + 1];
+      if (format != 0x04) { // EIFMT_NVAL, _BVAL, _HVAL: 4 bytes in all
+        p += 4;
+        continue;
+      }
+      const auto length = readAt<uint16_t>(elf, p + 2);
+      if (attribute == 0x17 && length >= 12 && p + 16 <= at + bytes) {
+        const unsigned paramBytes = readAt<uint32_t>(elf, p + 12) >> 18;
+        byOrdinal[readAt<uint16_t>(elf, p + 8)] =
+            paramBytes == 8 ? ".u64" : paramBytes == 4 ? ".u32" : ".b8";
+      }
+      p += 4 + length;
+    }
+    for (auto &[ordinal, type] : byOrdinal)
+      kernel.params.push_back(type);
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
+
+/// The kernels of an image: PTX text, or a fatbin (magic 0xBA55ED50, then
+/// entries of a kind (2 an ELF, 1 PTX, compressed here), a header size and
+/// a payload size), read from its first ELF, whose kernels every other
+/// entry has too.
+std::vector<Kernel> parseImage(const void *image) {
+  const auto *bytes = static_cast<const unsigned char *>(image);
+  if (readAt<uint32_t>(bytes, 0) != 0xBA55ED50u)
+    return parsePtx(static_cast<const char *>(image));
+  const size_t end = readAt<uint16_t>(bytes, 6) + readAt<uint64_t>(bytes, 8);
+  for (size_t at = readAt<uint16_t>(bytes, 6); at + 16 <= end;) {
+    const auto kind = readAt<uint16_t>(bytes, at);
+    const auto header = readAt<uint32_t>(bytes, at + 4);
+    const auto payload = readAt<uint64_t>(bytes, at + 8);
+    if (header < 16 || at + header + payload > end)
+      return {};
+    if (kind == 2)
+      if (std::vector<Kernel> kernels = parseCubin(bytes + at + header, payload); !kernels.empty())
+        return kernels;
+    at += header + payload;
+  }
+  return {};
+}
+
 /// Why launching `node` would be wrong, or "".
 std::string checkLaunch(const Node &node) {
   auto it = state().functions.find(node.function);
@@ -422,9 +503,9 @@ std::string describeLaunch(const Node &node) {
 
 FAKE(cuModuleLoadData)(CUmodule *module, const void *image) {
   REQUIRE_INIT();
-  std::vector<Kernel> kernels = parsePtx(static_cast<const char *>(image));
+  std::vector<Kernel> kernels = parseImage(image);
   if (kernels.empty()) {
-    record("cuModuleLoadData: INVALID: no .entry in the image");
+    record("cuModuleLoadData: INVALID: no kernel in the image (PTX .entry, or a fatbin's ELF)");
     return CUDA_ERROR_INVALID_IMAGE;
   }
   uintptr_t handle = state().nextHandle++;

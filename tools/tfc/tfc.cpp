@@ -173,8 +173,8 @@ static cl::opt<bool> noWinograd(
 static cl::opt<bool> noRuntimeKernels(
     "no-runtime-kernels",
     cl::desc("Decompose attention and layer norm and compute dropout masks in generated "
-             "code, as --target=cuda does, instead of calling the CPU runtime's kernels for "
-             "them (GEMMs still call it); for comparing the two"),
+             "code instead of calling the runtime's kernels for them (GEMMs still call it); "
+             "for comparing the two"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
 static cl::opt<std::string> dumpDir(
@@ -250,8 +250,8 @@ void buildPipeline(PassManager &pm, const tfc::Backend &backend,
     tfc::addAutodiffPasses(pm);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
-                         /*horizontal=*/!noHorizontal, backend.decompose || noRuntimeKernels);
-  if (emit >= EmitLinalg && noRuntimeKernels && !backend.decompose)
+                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels);
+  if (emit >= EmitLinalg && noRuntimeKernels)
     tfc::addLinalgPassesWithoutKernels(pm);
   else if (emit >= EmitLinalg)
     backend.addLinalgPasses(pm);

@@ -10,15 +10,20 @@
 //   // becomes
 //   scf.parallel (%bx, %by, %bz, %tx, %ty, %tz) = (0, ...) to (%gx, ..., %n, ...)
 //
-// which the CPU pipeline runs on its thread pool. `tfc compile
-// --target=cuda-emulated` compiles a model so: the CUDA backend's kernels,
-// checked against the CPU build's results where there is no GPU.
+// which the CPU pipeline runs on its thread pool. The hand-written kernels'
+// calls (tfc_cuda_attention_forward, ...) become calls of their CPU twins,
+// which take the same arguments (runtime/Abi.h's cpuTwin; memory is the
+// host's here). `tfc compile --target=cuda-emulated` compiles a model so:
+// the CUDA backend's kernels, checked against the CPU build's results where
+// there is no GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "runtime/Abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -81,6 +86,29 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
     for (gpu::LaunchOp launch : launches)
       if (failed(launchToLoops(launch)))
         return signalPassFailure();
+    callCpuTwins();
+  }
+
+  /// Each call of a CUDA runtime kernel that has a CPU twin calls the twin.
+  void callCpuTwins() {
+    namespace abi = tfc::abi;
+    using abi::RuntimeFunction;
+    ModuleOp module = getOperation();
+    for (RuntimeFunction f :
+         {RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
+          RuntimeFunction::CudaLayerNormBackward}) {
+      StringRef cuda = abi::symbol(f), cpu = abi::symbol(abi::cpuTwin(f));
+      auto declaration = module.lookupSymbol<func::FuncOp>(cuda);
+      if (!declaration)
+        continue;
+      if (auto existing = module.lookupSymbol<func::FuncOp>(cpu))
+        existing.erase();
+      declaration.setSymName(cpu);
+      module.walk([&](func::CallOp call) {
+        if (call.getCallee() == cuda)
+          call.setCallee(cpu);
+      });
+    }
   }
 };
 

@@ -42,9 +42,12 @@ void tfc::registerCudaCodegen(DialectRegistry &registry) {
 }
 
 void tfc::addCudaLinalgPasses(OpPassManager &pm) {
-  // No CPU kernels: attention and layer norm were decomposed before fusion
-  // (Backend's `decompose`), dropout's masks are drawn in generated code.
-  addLinalgPassesWithoutKernels(pm);
+  // Attention, its gradient and the layer norm's backward call the
+  // hand-written kernels (runtime/cuda/kernels/); dropout's masks are drawn
+  // in generated code. --target=cuda-emulated runs the same calls on the
+  // CPU's kernels (tf-launches-to-loops renames them).
+  pm.addPass(createTfLowerToLinalg(TfLowerToLinalgOptions{"cuda"}));
+  pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
 void tfc::addCudaBufferPasses(OpPassManager &pm) {

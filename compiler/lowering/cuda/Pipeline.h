@@ -2,7 +2,8 @@
 //
 // The CUDA backend's stages after the shared ones (compiler/lowering/Pipeline.h),
 // as `tfc compile --target=cuda --emit=` exposes them:
-//   linalg   tf ops to linalg on tensors (attention, layer norm decomposed)
+//   linalg   tf ops to linalg on tensors; attention, its gradient and the
+//            layer norm's backward calls of the hand-written kernels
 //   buffers  bufferization, cuBLASLt GEMM calls, the memory plan
 //   gpu      every other loop nest a kernel (tf-map-to-gpu), outlined into
 //            one gpu.module, the entries launching them

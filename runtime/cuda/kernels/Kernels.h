@@ -50,9 +50,9 @@ namespace tfc::rt::cuda::kernels {
 #define TFC_CUDA_KERNELS(X)                                                    \
   X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 27,     \
     TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
-  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 43, \
+  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 39, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 43, \
+  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 39, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 7,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y")             \

@@ -1,0 +1,233 @@
+//===- LayerKernels.cpp - the hand-written kernels generated code calls ---===//
+
+#include "runtime/cuda/LayerKernels.h"
+#include "runtime/cuda/CudaDevice.h"
+
+#ifdef TFC_CUDA_HAND_KERNELS
+#include "runtime/cuda/kernels/Kernels.h"
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace tfc::rt::cuda {
+
+namespace {
+/// Each kernel's name, image and block size. The block sizes are
+/// KernelMath.h's (a kernel traps on another); where the kernels are not
+/// built they are never launched.
+struct KernelSpec {
+  const char *name;
+  const char *image;
+  int threads;
+  int params;
+};
+
+#ifdef TFC_CUDA_HAND_KERNELS
+namespace k = kernels;
+constexpr const k::KernelInfo &info(std::string_view name) {
+  for (const k::KernelInfo &kernel : k::kKernels)
+    if (name == kernel.name)
+      return kernel;
+  return k::kKernels[0]; // not reached for the names below
+}
+#define TFC_KERNEL_SPEC(name)                                                  \
+  KernelSpec { name, info(name).image, info(name).threads, info(name).paramCount }
+#else
+#define TFC_KERNEL_SPEC(name)                                                  \
+  KernelSpec { name, "", 1, 0 }
+#endif
+
+constexpr KernelSpec kSpecs[LayerKernels::Count] = {
+    TFC_KERNEL_SPEC("tfc_cuda_attention_forward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_backward_dq_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_backward_dkv_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_layer_norm_backward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_layer_norm_backward_reduce_kernel"),
+};
+#undef TFC_KERNEL_SPEC
+
+#ifdef TFC_CUDA_HAND_KERNELS
+// The CPU kernels' argument lists are the GPU kernels' parameter lists.
+static_assert(kSpecs[LayerKernels::AttentionForward].params == 27);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39);
+static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 9);
+static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
+static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
+#endif
+
+/// Query rows (a warp each) a block of the forward and dq kernels.
+constexpr int64_t rowsPerBlock(LayerKernels::Kernel kernel) { return kSpecs[kernel].threads / 32; }
+/// Keys a block of the dk/dv kernel.
+constexpr int64_t kKeysPerBlock = 32;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// A slot holding an f32 in its low bytes.
+uint64_t f32Slot(float value) {
+  uint64_t slot = 0;
+  std::memcpy(&slot, &value, sizeof value);
+  return slot;
+}
+
+std::vector<uint64_t> slots(std::initializer_list<intptr_t> values) {
+  std::vector<uint64_t> out;
+  out.reserve(values.size());
+  for (intptr_t v : values)
+    out.push_back(uint64_t(v));
+  return out;
+}
+
+/// The device running the entry (as RuntimeFunctions.cpp's).
+CudaDevice &activeDevice(const char *function) {
+  CudaDevice *device = CudaDevice::active();
+  if (!device) {
+    std::fprintf(stderr, "error: %s called outside of an entry's run (a bug in tfc)\n", function);
+    std::abort();
+  }
+  return *device;
+}
+} // namespace
+
+void LayerKernels::load(CudaDriver &driver) {
+#ifndef TFC_CUDA_HAND_KERNELS
+  (void)driver;
+  error_ = "this runtime was built without the hand-written CUDA kernels (nvcc was not found "
+           "when libtfc_runtime_cuda.a was built; see docs/cuda-kernels.md)";
+#else
+  const DriverApi &api = driver.api();
+  std::vector<std::pair<std::string_view, CUmodule>> loaded;
+  for (const k::KernelImage &image : k::kImages) {
+    bool needed = std::any_of(std::begin(kSpecs), std::end(kSpecs),
+                              [&](const KernelSpec &s) { return image.name == std::string_view(s.image); });
+    if (!needed)
+      continue;
+    CUmodule module = nullptr;
+    std::string error;
+    if (!driver.check(api.moduleLoadData(&module, image.data),
+                      std::string("cuModuleLoadData(the hand-written ") + image.name + " kernels)",
+                      error)) {
+      error_ = error;
+      return unload(driver);
+    }
+    modules_.push_back(module);
+    loaded.emplace_back(image.name, module);
+  }
+  for (unsigned i = 0; i < Count; ++i) {
+    CUmodule module = nullptr;
+    for (auto &[name, m] : loaded)
+      if (name == kSpecs[i].image)
+        module = m;
+    std::string error;
+    if (!driver.check(api.moduleGetFunction(&functions_[i], module, kSpecs[i].name),
+                      std::string("cuModuleGetFunction(") + kSpecs[i].name + ")", error)) {
+      error_ = error;
+      return unload(driver);
+    }
+  }
+#endif
+}
+
+void LayerKernels::unload(CudaDriver &driver) {
+  for (CUmodule module : modules_)
+    driver.api().moduleUnload(module);
+  modules_.clear();
+  std::fill(std::begin(functions_), std::end(functions_), nullptr);
+}
+
+void LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
+                          const std::vector<uint64_t> &params) const {
+  if (!device.launchError().empty())
+    return; // the first failure stands
+  const KernelSpec &spec = kSpecs[kernel];
+  const int64_t grid = std::clamp<int64_t>(blocks, 1, kMaxGridX); // grid-stride loops
+  const std::string where = std::string("the hand-written kernel '") + spec.name + "' (grid " +
+                            std::to_string(grid) + ", block " + std::to_string(spec.threads) + ")";
+  if (!device.isOpen())
+    return device.failLaunch("launch of " + where + ": the CUDA device is not open");
+  if (!functions_[kernel])
+    return device.failLaunch("launch of " + where + ": " +
+                             (error_.empty() ? "the kernels are not loaded" : error_));
+  std::vector<void *> pointers(params.size());
+  for (size_t i = 0; i < params.size(); ++i)
+    pointers[i] = const_cast<uint64_t *>(&params[i]);
+  std::string error;
+  CudaDriver &driver = device.driver();
+  if (!driver.check(driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1,
+                                              unsigned(spec.threads), 1, 1, 0,
+                                              device.context().stream(), pointers.data(), nullptr),
+                    "cuLaunchKernel(" + where + ")", error))
+    device.failLaunch(error);
+}
+
+} // namespace tfc::rt::cuda
+
+using namespace tfc::rt::cuda;
+
+extern "C" void tfc_cuda_attention_forward(
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv,
+    float scale, intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
+    intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
+    intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+    intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow) {
+  auto &device = activeDevice("tfc_cuda_attention_forward");
+  std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
+  params.push_back(f32Slot(scale));
+  for (intptr_t value : {q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, vInner,
+                         vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner,
+                         outRow})
+    params.push_back(uint64_t(value));
+  const int64_t rows = outer * inner * tq;
+  device.layerKernels().launch(device, LayerKernels::AttentionForward,
+                               ceilDiv(rows, rowsPerBlock(LayerKernels::AttentionForward)),
+                               params);
+}
+
+extern "C" void tfc_cuda_attention_backward(
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv,
+    float scale, intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
+    intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
+    intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+    intptr_t maskRow, intptr_t dout, intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow,
+    intptr_t dq, intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow, intptr_t dk,
+    intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter,
+    intptr_t dvInner, intptr_t dvRow) {
+  auto &device = activeDevice("tfc_cuda_attention_backward");
+  std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
+  params.push_back(f32Slot(scale));
+  for (intptr_t value :
+       {q,    qOuter,    qInner,    qRow,    k,  kOuter,  kInner,  kRow,  v,     vOuter,  vInner,
+        vRow, mask,      maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,
+        dqOuter, dqInner, dqRow,   dk,      dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
+        dvRow})
+    params.push_back(uint64_t(value));
+  const int64_t heads = outer * inner;
+  const LayerKernels &kernels = device.layerKernels();
+  kernels.launch(device, LayerKernels::AttentionBackwardDq,
+                 ceilDiv(heads * tq, rowsPerBlock(LayerKernels::AttentionBackwardDq)), params);
+  kernels.launch(device, LayerKernels::AttentionBackwardDkv, heads * ceilDiv(tk, kKeysPerBlock),
+                 params);
+}
+
+extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,
+                                             float eps, intptr_t x, intptr_t gamma, intptr_t g,
+                                             intptr_t dx, intptr_t dgamma, intptr_t dbeta,
+                                             intptr_t scratch) {
+  auto &device = activeDevice("tfc_cuda_layer_norm_backward");
+  std::vector<uint64_t> params = slots({rows, d, blockRows});
+  params.push_back(f32Slot(eps));
+  for (intptr_t value : {x, gamma, g, dx, scratch})
+    params.push_back(uint64_t(value));
+  const LayerKernels &kernels = device.layerKernels();
+  // A block a row block (each writes its partial sums to scratch), then a
+  // thread a column adds the blocks' partials in block order.
+  kernels.launch(device, LayerKernels::LayerNormBackward,
+                 ceilDiv(rows, std::max<intptr_t>(blockRows, 1)), params);
+  kernels.launch(device, LayerKernels::LayerNormBackwardReduce,
+                 ceilDiv(d, kSpecs[LayerKernels::LayerNormBackwardReduce].threads),
+                 slots({rows, d, blockRows, scratch, dgamma, dbeta}));
+}

@@ -1,0 +1,96 @@
+//===- LayerKernels.h - the hand-written kernels generated code calls -----===//
+//
+// defines: tfc_cuda_attention_forward, tfc_cuda_attention_backward,
+// tfc_cuda_layer_norm_backward (runtime/Abi.h's TFC_ABI_CUDA_RUNTIME_FUNCTIONS)
+//
+// tfc --target=cuda calls these where the CPU build calls tfc_attention_*
+// and tfc_layer_norm_backward, with the same arguments on device memory.
+// Each launches the kernels of runtime/cuda/kernels/ (Kernels.h: the images
+// embedded in tfc_cuda_kernels, the block sizes) on the running device's
+// stream, so a captured graph records them: the attention forward one
+// launch (a warp a query row), its backward two (dq, a warp a query row;
+// then dk and dv, a block 32 keys), the layer norm's backward two (a block
+// a row block, then the blocks' sums added in order). A failure is kept as
+// tfc_cuda_launch keeps it: the first one stands, later launches are
+// skipped, and the entry's run returns it.
+//
+// The images are loaded once, when the device opens (CudaDevice::open).
+// Where nvcc did not build tfc_cuda_kernels the runtime has none, and the
+// first call says so; so does a GPU the images have no code for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_CUDA_LAYERKERNELS_H
+#define TFC_RUNTIME_CUDA_LAYERKERNELS_H
+
+#include "runtime/cuda/Driver.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+extern "C" {
+/// tfc_attention_forward (runtime/cpu/Attention.h) on the GPU.
+void tfc_cuda_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk,
+                                intptr_t d, intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
+                                intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+                                intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
+                                intptr_t vInner, intptr_t vRow, intptr_t mask,
+                                intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow,
+                                intptr_t out, intptr_t outOuter, intptr_t outInner,
+                                intptr_t outRow);
+/// tfc_attention_backward (runtime/cpu/Attention.h) on the GPU.
+void tfc_cuda_attention_backward(
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv,
+    float scale, intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
+    intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
+    intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+    intptr_t maskRow, intptr_t dout, intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow,
+    intptr_t dq, intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow, intptr_t dk,
+    intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter,
+    intptr_t dvInner, intptr_t dvRow);
+/// tfc_layer_norm_backward (runtime/cpu/LayerNorm.h) on the GPU: scratch
+/// holds 2 x ceil(rows / blockRows) x d floats.
+void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
+                                  intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
+                                  intptr_t dgamma, intptr_t dbeta, intptr_t scratch);
+}
+
+namespace tfc::rt::cuda {
+
+class CudaDevice;
+
+/// The hand-written kernels as one device loaded them.
+class LayerKernels {
+public:
+  /// The kernels tfc_cuda_* launch, by index into `functions_`.
+  enum Kernel : unsigned {
+    AttentionForward,
+    AttentionBackwardDq,
+    AttentionBackwardDkv,
+    LayerNormBackward,
+    LayerNormBackwardReduce,
+    Count,
+  };
+
+  /// Loads the images (the context current) and resolves every kernel. A
+  /// failure is not the device's: it is kept for the first launch to report.
+  void load(CudaDriver &driver);
+  /// Unloads what load() loaded (before the context goes).
+  void unload(CudaDriver &driver);
+
+  /// Launches `kernel` on `device`'s stream on `blocks` blocks of its
+  /// threads, `params` one slot a parameter (an i64, a pointer, or an f32
+  /// in the low bytes): what the tfc_cuda_* functions do.
+  void launch(CudaDevice &device, Kernel kernel, int64_t blocks,
+              const std::vector<uint64_t> &params) const;
+
+private:
+  std::vector<CUmodule> modules_;
+  CUfunction functions_[Count] = {};
+  std::string error_; // why the kernels cannot run, from load()
+};
+
+} // namespace tfc::rt::cuda
+
+#endif // TFC_RUNTIME_CUDA_LAYERKERNELS_H
