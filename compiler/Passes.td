@@ -176,7 +176,17 @@ def TfAutodiff : Pass<"tf-autodiff", "mlir::ModuleOp"> {
     The entry carries `tfc.entry` and `tfc.abi` (kinds input, param, seed,
     state, step, hyper; loss, metric, param, state, step, lr, grad_norm).
     Unknown optimizer or schedule names and arguments are errors.
+
+    With `split-step` (the default), also the same step in two halves for
+    data-parallel training, where the runtime averages the gradients across
+    ranks between them: `grad_step(inputs, params, [seed]) -> (loss,
+    metrics, gradients)` and `apply_step(params, gradients, state, step, lr,
+    total_steps) -> (new params, new state, step + 1, lr, [grad_norm])`.
   }];
+  let options = [
+    Option<"splitStep", "split-step", "bool", /*default=*/"true",
+           "Also build grad_step and apply_step (data-parallel training)">,
+  ];
 }
 
 def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {

@@ -13,7 +13,7 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCpuBufferPasses(pm, o.winograd); },
        nullptr, nullptr,
        [](mlir::OpPassManager &pm, const CodegenOptions &) { addCpuLLVMDialectPasses(pm); },
-       "tfc_runtime"},
+       "tfc_runtime", /*dataParallel=*/true},
       {"cuda", "CUDA kernels for NVIDIA GPUs (sm_80 and newer), host code for this CPU", "",
        addCudaLinalgPasses,
        [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaBufferPasses(pm); },
@@ -22,7 +22,7 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaLLVMDialectPasses(pm, o.cuda);
        },
-       "tfc_runtime_cuda"},
+       "tfc_runtime_cuda", /*dataParallel=*/false}, // NCCL: issue 27
       {"cuda-emulated",
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
        "a GPU; slow)",
@@ -32,7 +32,7 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &) {
          addCudaEmulatedLLVMDialectPasses(pm);
        },
-       "tfc_runtime"},
+       "tfc_runtime", /*dataParallel=*/false},
   };
   return table;
 }

@@ -45,6 +45,9 @@ struct Backend {
   /// The runtime archive a model links, BIN/../lib/lib<runtime>.a (the CPU
   /// picks a portable one by --cpu).
   llvm::StringRef runtime;
+  /// Whether its runtime trains data-parallel (mpirun): then tf-autodiff
+  /// also builds grad_step and apply_step.
+  bool dataParallel = false;
 };
 
 /// Every target, the default (cpu) first.

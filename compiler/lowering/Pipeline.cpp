@@ -10,7 +10,9 @@
 
 using namespace mlir;
 
-void tfc::addAutodiffPasses(OpPassManager &pm) { pm.addPass(createTfAutodiff()); }
+void tfc::addAutodiffPasses(OpPassManager &pm, bool splitStep) {
+  pm.addPass(createTfAutodiff(TfAutodiffOptions{splitStep}));
+}
 
 void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues,
                           bool horizontal, bool decompose) {

@@ -17,7 +17,9 @@ namespace tfc {
 
 /// tf-autodiff: the train step (forward, backward, clipping, schedule and
 /// optimizer) as one tf function beside the model.
-void addAutodiffPasses(mlir::OpPassManager &pm);
+/// With `splitStep`, also grad_step and apply_step (data-parallel training;
+/// a backend whose runtime cannot train data-parallel yet leaves them out).
+void addAutodiffPasses(mlir::OpPassManager &pm, bool splitStep = true);
 /// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
 /// grouped into tf.fusion regions (still tf, for every backend); without
 /// `fuse`, no groups (every op its own loop nest). With `decompose`,

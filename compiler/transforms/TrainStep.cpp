@@ -450,6 +450,7 @@ void buildApplyStep(func::FuncOp model, const TrainSettings &s) {
 }
 
 struct TfAutodiffPass : tfc::impl::TfAutodiffBase<TfAutodiffPass> {
+  using TfAutodiffBase::TfAutodiffBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     func::FuncOp model;
@@ -469,6 +470,8 @@ struct TfAutodiffPass : tfc::impl::TfAutodiffBase<TfAutodiffPass> {
       return signalPassFailure();
     // The same step in two halves, for data-parallel training (the runtime
     // averages the gradients across ranks between them).
+    if (!splitStep)
+      return;
     if (failed(buildTrainStep(model, *settings, /*gradientsOnly=*/true)))
       return signalPassFailure();
     buildApplyStep(model, *settings);

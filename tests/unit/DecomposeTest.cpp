@@ -434,6 +434,23 @@ TEST(DecomposeModelsTest, EveryEntryOfEverySeedModel) {
       auto actual = interpret(after, args, &error);
       ASSERT_TRUE(mlir::succeeded(actual)) << error;
       ASSERT_EQ(expected->size(), actual->size());
+      // grad_step returns the gradients themselves (train_step's results
+      // carry them only inside Adam's moments), some of them mathematically
+      // zero (a key's bias: softmax ignores it) and computed as rounding
+      // noise either way: its results are compared against the step's
+      // largest value, not each element's own.
+      if (before.getName() == "grad_step") {
+        double scale = 0, err = 0;
+        for (const HostTensor &t : *expected)
+          for (double v : t.data)
+            scale = std::max(scale, std::abs(v));
+        for (size_t i = 0; i < expected->size(); ++i)
+          for (size_t j = 0; j < (*expected)[i].data.size(); ++j)
+            err = std::max(err, std::abs((*expected)[i].data[j] - (*actual)[i].data[j]) / scale);
+        EXPECT_LE(err, kTolerance);
+        worst = std::max(worst, err);
+        continue;
+      }
       for (size_t i = 0; i < expected->size(); ++i) {
         double err = relativeError((*expected)[i], (*actual)[i]);
         EXPECT_LE(err, kTolerance) << "result " << i;

@@ -247,7 +247,7 @@ private:
 void buildPipeline(PassManager &pm, const tfc::Backend &backend,
                    const tfc::CodegenOptions &options) {
   if (emit >= EmitGrad)
-    tfc::addAutodiffPasses(pm);
+    tfc::addAutodiffPasses(pm, /*splitStep=*/backend.dataParallel);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
                          /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels);
