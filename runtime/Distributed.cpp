@@ -2,9 +2,12 @@
 
 #include "runtime/Distributed.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #ifdef TFC_HAVE_MPI
@@ -84,6 +87,56 @@ Mpi &mpi() {
   return m;
 }
 
+/// MPI waits for the other ranks without a limit: a rank that hangs (rather
+/// than dies, which mpirun notices) would hold every other rank forever. A
+/// watchdog stops the job when one exchange has waited longer than
+/// TFC_MPI_TIMEOUT seconds (default 1800: longer than any validation rank 0
+/// runs while the others wait; 0 turns it off).
+struct Watchdog {
+  std::atomic<int64_t> since{0}; // steady-clock ms when the wait began; 0: none
+  std::atomic<const char *> call{nullptr};
+  double limit = 1800;
+
+  void start() {
+    if (const char *text = std::getenv("TFC_MPI_TIMEOUT"); text && *text)
+      limit = std::atof(text);
+    if (limit <= 0)
+      return;
+    std::thread([this] {
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        int64_t began = since.load();
+        if (began && double(now() - began) / 1000.0 > limit) {
+          std::fprintf(stderr,
+                       "error: rank %d waited %.0f s in %s for the other ranks (TFC_MPI_TIMEOUT): "
+                       "one of them hangs; stopping every rank\n",
+                       world().rank, limit, call.load() ? call.load() : "MPI");
+          abortAll(1);
+        }
+      }
+    }).detach();
+  }
+  static int64_t now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+Watchdog &watchdog() {
+  static Watchdog w;
+  return w;
+}
+
+/// Marks an exchange with the other ranks, for the watchdog.
+struct Waiting {
+  explicit Waiting(const char *call) {
+    watchdog().call.store(call);
+    watchdog().since.store(Watchdog::now());
+  }
+  ~Waiting() { watchdog().since.store(0); }
+};
+
 bool check(int code, const char *call, std::string &error) {
   if (code == MPI_SUCCESS)
     return true;
@@ -153,6 +206,7 @@ bool init(std::string &error) {
   if (!check(m.init(nullptr, nullptr), "MPI_Init", error))
     return false;
   m.joined = true;
+  watchdog().start();
   int rank = -1, size = 0;
   if (!check(m.commRank(m.world, &rank), "MPI_Comm_rank", error) ||
       !check(m.commSize(m.world, &size), "MPI_Comm_size", error))
@@ -185,6 +239,7 @@ bool allreduceMean(float *data, size_t n, std::string &error) {
   const size_t chunk = (n + size_t(ranks) - 1) / size_t(ranks);
   std::vector<float> padded(chunk * size_t(ranks), 0.0f), gathered(padded.size());
   std::memcpy(padded.data(), data, n * sizeof(float));
+  Waiting waiting("the gradient exchange");
   if (!check(m.alltoall(padded.data(), int(chunk), m.floatType, gathered.data(), int(chunk),
                         m.floatType, m.world),
              "MPI_Alltoall", error))
@@ -209,6 +264,7 @@ bool allreduceMax(int &value, std::string &error) {
   if (world().size == 1)
     return true;
   int in = value;
+  Waiting waiting("an agreement of the ranks");
   return check(m.allreduce(&in, &value, 1, m.intType, m.max, m.world), "MPI_Allreduce", error);
 }
 
@@ -217,6 +273,7 @@ bool broadcast(void *data, size_t bytes, std::string &error) {
   if (world().size == 1)
     return true;
   // In pieces below MPI's int count.
+  Waiting waiting("the start's broadcast");
   for (size_t done = 0; done < bytes;) {
     int piece = int(std::min<size_t>(bytes - done, size_t(1) << 30));
     if (!check(m.bcast(static_cast<char *>(data) + done, piece, m.byteType, 0, m.world),

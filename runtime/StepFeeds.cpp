@@ -57,6 +57,8 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
       setScalar(t, lr);
     else if (a.kind == abi::ValueKind::Hyper && a.name == abi::kTotalStepsName)
       setScalar(t, totalSteps);
+    else if (a.kind == abi::ValueKind::SampleOffset) // rank r's rows: r*b .. (r+1)*b - 1
+      setScalar(t, double(int64_t(dist::world().rank) * m.batch));
     std::string key = a.feedKey();
     owned_[key] = std::move(t);
     feeds_[key] = &owned_[key];
@@ -65,12 +67,12 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
   if (dist::parallel()) {
     gradEntry_ = m.entry(abi::kGradStep);
     applyEntry_ = m.entry(abi::kApplyStep);
-    if (!gradEntry_ || !applyEntry_)
+    if (!hostMemory_)
+      parallelError_ = "data-parallel training on " + model.device().name() +
+                       " is not supported yet (only on the CPU: NCCL between GPUs is to come)";
+    else if (!gradEntry_ || !applyEntry_)
       parallelError_ = "this model has no grad_step and apply_step entries, which "
                        "data-parallel training needs: recompile it with this version of tfc";
-    else if (!hostMemory_)
-      parallelError_ = "data-parallel training on " + model.device().name() +
-                       " is not supported yet (only on the CPU)";
   }
 }
 

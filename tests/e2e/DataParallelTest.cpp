@@ -262,6 +262,39 @@ TEST_F(DataParallelTest, ASignalledRankStopsAllWithACheckpoint) {
   EXPECT_NE(resumed.output.find("resuming"), std::string::npos) << resumed.output;
 }
 
+// A rank that hangs (stopped, not dead: mpirun sees nothing) would hold the
+// others in the exchange forever; the watchdog ends the job after
+// TFC_MPI_TIMEOUT seconds.
+TEST_F(DataParallelTest, AHangingRankTimesOut) {
+  writeReverseData(dir + "/data", {{"train", 4096}, {"val", 16}, {"test", 16}});
+  std::string log = dir + "/run.log", status = dir + "/status";
+  ASSERT_EQ(run("(" + kMpirun + "-x TFC_MPI_TIMEOUT=3 " + binary(8) +
+                " train --epochs 200 --threads 1 --data " + dir + "/data --run-dir " + dir +
+                "/run > " + log + " 2>&1; echo $? > " + status + ") > /dev/null 2>&1 &")
+                .status,
+            0);
+  pid_t pid = 0;
+  for (int i = 0; i < 600 && !pid; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (fileBytes(log).find("step ") != std::string::npos)
+      pid = rankPid(binary(8), 1);
+  }
+  ASSERT_NE(pid, 0) << fileBytes(log);
+  kill(pid, SIGSTOP);
+  auto start = std::chrono::steady_clock::now();
+  std::string text;
+  for (int i = 0; i < 600 && text.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    text = fileBytes(status);
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  kill(pid, SIGKILL); // if mpirun left it behind
+  ASSERT_FALSE(text.empty()) << "still running after 30 s: " << fileBytes(log);
+  EXPECT_NE(std::atoi(text.c_str()), 0);
+  EXPECT_LT(seconds, 15);
+  EXPECT_NE(fileBytes(log).find("TFC_MPI_TIMEOUT"), std::string::npos) << fileBytes(log);
+}
+
 TEST_F(DataParallelTest, InfoShowsTheRanks) {
   CommandResult r = run(kMpirun + binary(8) + " info");
   ASSERT_EQ(r.status, 0) << r.output;
