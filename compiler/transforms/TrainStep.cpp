@@ -273,6 +273,24 @@ void emitUpdate(Emitter &e, Builder &attrs, const TrainSettings &s, ArrayRef<Val
   }
 }
 
+/// Ends `step` (a clone of the model) by returning `results` in place of the
+/// model's `ret`, and makes it the entry `name`.
+void returnResults(func::FuncOp step, func::ReturnOp ret, ArrayRef<Value> results,
+                   ArrayRef<Attribute> argInfo, ArrayRef<Attribute> resultInfo,
+                   std::string_view name) {
+  OpBuilder b(ret);
+  b.create<func::ReturnOp>(ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  step.removeResAttrsAttr();
+  step.removeArgAttrsAttr();
+  step.setFunctionType(
+      b.getFunctionType(step.getBody().front().getArgumentTypes(), resultTypes));
+  finalizeEntry(step, llvm::StringRef(name.data(), name.size()), argInfo, resultInfo);
+}
+
 /// Finishes grad_step (`step`, a clone of the model): its results the loss,
 /// the metrics and each parameter's gradient.
 LogicalResult buildGradients(func::FuncOp model, func::FuncOp step, ArrayRef<BlockArgument> params,
@@ -299,15 +317,7 @@ LogicalResult buildGradients(func::FuncOp model, func::FuncOp step, ArrayRef<Blo
     results.push_back(g);
     resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Grad, name));
   }
-  b.create<func::ReturnOp>(ret.getLoc(), results);
-  ret.erase();
-  SmallVector<Type> resultTypes;
-  for (Value v : results)
-    resultTypes.push_back(v.getType());
-  step.removeResAttrsAttr();
-  step.removeArgAttrsAttr();
-  step.setFunctionType(b.getFunctionType(body.getArgumentTypes(), resultTypes));
-  finalizeEntry(step, abi::kGradStep, argInfo, resultInfo);
+  returnResults(step, ret, results, argInfo, resultInfo, abi::kGradStep);
   return success();
 }
 
@@ -387,15 +397,7 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s, bool gr
   emitUpdate(e, attrs, s, SmallVector<Value>(params.begin(), params.end()), paramNames, *grads,
              state, stepCount, baseLr, totalSteps, results, resultInfo);
 
-  b.create<func::ReturnOp>(ret.getLoc(), results);
-  ret.erase();
-  SmallVector<Type> resultTypes;
-  for (Value v : results)
-    resultTypes.push_back(v.getType());
-  step.removeResAttrsAttr();
-  step.removeArgAttrsAttr();
-  step.setFunctionType(b.getFunctionType(body.getArgumentTypes(), resultTypes));
-  finalizeEntry(step, abi::kTrainStep, argInfo, resultInfo);
+  returnResults(step, ret, results, argInfo, resultInfo, abi::kTrainStep);
   return success();
 }
 
