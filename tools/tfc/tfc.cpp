@@ -283,7 +283,12 @@ bool linkExecutable(ArrayRef<std::string> objects, StringRef output, const char 
   std::string runtime = findRuntimeLibrary(argv0, archive);
   if (!llvm::sys::fs::exists(runtime)) {
     llvm::errs() << "tfc: error: the runtime library is missing: '" << runtime << "' (build the "
-                 << archive << " target, or reinstall)\n";
+                 << archive << " target, or reinstall"
+                 << (archive == "tfc_runtime_cuda"
+                         ? "; tfc builds it only where the CUDA toolkit's headers were found "
+                           "when tfc itself was built: install the toolkit and rebuild tfc"
+                         : "")
+                 << ")\n";
     return false;
   }
   const char *cxx = std::getenv("CXX");
