@@ -35,6 +35,9 @@ def TF_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kInitAttr = "tf.init";
     static constexpr ::llvm::StringLiteral kInputAttr = "tf.input";
     static constexpr ::llvm::StringLiteral kSeedAttr = "tf.seed";
+    // The index of the batch's first sample in the global batch (a rank's
+    // share of a data-parallel batch), which dropout's masks count from.
+    static constexpr ::llvm::StringLiteral kSampleOffsetAttr = "tf.sample_offset";
     static constexpr ::llvm::StringLiteral kOutputAttr = "tf.output";
     static constexpr ::llvm::StringLiteral kLossAttr = "tf.loss";
     static constexpr ::llvm::StringLiteral kMetricAttr = "tf.metric";

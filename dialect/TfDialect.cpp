@@ -130,12 +130,12 @@ LogicalResult TFDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                              << ": tf.input must be a non-empty string";
     return success();
   }
-  if (name == kSeedAttr) {
+  if (name == kSeedAttr || name == kSampleOffsetAttr) {
     auto t = dyn_cast<RankedTensorType>(type);
     if (!isa<UnitAttr>(attr.getValue()) || !t || t.getRank() != 0 ||
         !t.getElementType().isInteger(32))
-      return op->emitError() << "argument #" << argIndex
-                             << ": tf.seed marks a tensor<i32> argument";
+      return op->emitError() << "argument #" << argIndex << ": " << name
+                             << " marks a tensor<i32> argument";
     return success();
   }
   return op->emitError() << "unknown tf argument attribute '" << name << "'";

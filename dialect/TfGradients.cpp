@@ -461,13 +461,16 @@ TF_VJP(LayerNormOp) {
   return success();
 }
 
-// The same dropout (seed, key, rate, mode) applied to g: the same mask and
-// scale. The seed has no adjoint.
+// The same dropout (seed, sample offset, key, rate, mode) applied to g: the
+// same mask and scale. The seed and the sample offset have no adjoint.
 TF_VJP(DropoutOp) {
   TF_VJP_PROLOGUE
-  operandGrads.append({builder.create<DropoutOp>(getLoc(), g, getSeed(), getRateAttr(),
-                                                 getKeyAttr(), getTrainingAttr()),
+  operandGrads.append({builder.create<DropoutOp>(getLoc(), g, getSeed(), getSampleOffset(),
+                                                 getRateAttr(), getKeyAttr(),
+                                                 getSampleSizeAttr(), getTrainingAttr()),
                        Value()});
+  if (getSampleOffset())
+    operandGrads.push_back(Value());
   return success();
 }
 

@@ -611,6 +611,11 @@ LogicalResult DropoutOp::inferReturnTypes(MLIRContext *,
   float rate = adaptor.getRate().convertToFloat();
   if (!(rate >= 0.0f && rate < 1.0f))
     return rule.fail("rate ", rate, " must be in [0, 1)");
+  auto sampleSize = adaptor.getSampleSizeAttr();
+  if (bool(adaptor.getSampleOffset()) != bool(sampleSize))
+    return rule.fail("needs both a sample_offset and a sample_size, or neither");
+  if (sampleSize && sampleSize.getInt() < 1)
+    return rule.fail("sample_size ", sampleSize.getInt(), " must be positive");
   types.push_back(*x);
   return success();
 }

@@ -358,16 +358,29 @@ def TF_DropoutOp : TF_InferredOp<"dropout", [TF_Differentiable, TF_LoopFusible,
     the rest by `1 / (1 - rate)`; the mask is a counter-based random function
     of (`seed`, `key`, element index), so runs are reproducible. Without
     `training` it is the identity.
+
+    The element index is the row-major one, counted from
+    `sample_offset * sample_size` when the op has a `sample_offset` (a 0-d
+    i32 operand, the model's `tf.sample_offset` argument) and a
+    `sample_size` (the elements of one sample): a rank of a data-parallel
+    run, whose batch is samples `sample_offset ..` of the global batch, then
+    draws the masks those samples have in one process with the whole batch.
+    The DSL gives a dropout these when its operand's leading dimension is the
+    model's batch; a reshape keeps them (the element count is the same).
     ```mlir
     %y = tf.dropout %x, %seed rate 1.000000e-01 key 3 training : tensor<64x10x256xf32>
+    %z = tf.dropout %x, %seed sample_offset %offset sample_size 2560 rate 1.000000e-01
+         key 3 training : tensor<64x10x256xf32>
     ```
   }];
-  let arguments = (ins TF_FloatTensor:$x, TF_ScalarInt:$seed, F32Attr:$rate,
-                       I64Attr:$key, UnitAttr:$training);
+  let arguments = (ins TF_FloatTensor:$x, TF_ScalarInt:$seed,
+                       Optional<TF_ScalarInt>:$sample_offset, F32Attr:$rate,
+                       I64Attr:$key, OptionalAttr<I64Attr>:$sample_size,
+                       UnitAttr:$training);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = [{
-    $x `,` $seed `rate` $rate `key` $key (`training` $training^)? attr-dict
-    `:` type($x)
+    $x `,` $seed (`sample_offset` $sample_offset^ `sample_size` $sample_size)?
+    `rate` $rate `key` $key (`training` $training^)? attr-dict `:` type($x)
   }];
 }
 

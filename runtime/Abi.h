@@ -55,6 +55,7 @@ inline constexpr std::string_view kApplyStep = "apply_step";
   X(Input, "input")         /* a model input: a batch of samples */            \
   X(Param, "param")         /* a parameter (the runtime owns them) */          \
   X(Seed, "seed")           /* the step's dropout seed, i32 */                 \
+  X(SampleOffset, "sample_offset") /* the batch's first global sample, i32 */ \
   X(State, "state")         /* optimizer state, fed back every step */         \
   X(Step, "step")           /* the step counter, f32 (argument and result) */  \
   X(Hyper, "hyper")         /* a hyperparameter: lr, total_steps */            \
@@ -215,8 +216,8 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   /* rows, d, blockRows, eps, x, gamma, the adjoint, dx, dgamma, dbeta, scratch */ \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
-  /* mask, n, seed, key, threshold */                                          \
-  X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I))                \
+  /* mask, n, first element's index, seed, key, threshold */                   \
+  X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))     \
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
   X(ParallelFor, tfc_parallel_for, void(void (*)(void *, int64_t, int64_t), void *, int64_t, int64_t))
 

@@ -57,6 +57,8 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
       setScalar(t, lr);
     else if (a.kind == abi::ValueKind::Hyper && a.name == abi::kTotalStepsName)
       setScalar(t, totalSteps);
+    else if (a.kind == abi::ValueKind::SampleOffset) // rank r's rows: r*b .. (r+1)*b - 1
+      setScalar(t, double(int64_t(dist::world().rank) * m.batch));
     std::string key = a.feedKey();
     owned_[key] = std::move(t);
     feeds_[key] = &owned_[key];

@@ -16,7 +16,9 @@
 // Started as several ranks (runtime/Distributed.h), a step is grad_step on
 // this rank's share of the batch, the gradients, loss and metrics averaged
 // across the ranks, then apply_step: the same results, in train_step's
-// order, as one process with the whole batch gives (host memory only).
+// order, as one process with the whole batch gives (host memory only). The
+// sample offset (rank * batch, 0 in one process) makes the rank's dropout
+// masks those of its rows of the whole batch.
 //
 //===----------------------------------------------------------------------===//
 

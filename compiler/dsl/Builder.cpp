@@ -240,6 +240,14 @@ Tensor Builder::seed() {
   return seed_;
 }
 
+Tensor Builder::sampleOffset() {
+  if (!sampleOffset_)
+    sampleOffset_ = addArgument(RankedTensorType::get({}, ops_.getI32Type()),
+                                {ops_.getNamedAttr(tf::TFDialect::kSampleOffsetAttr,
+                                                   ops_.getUnitAttr())});
+  return sampleOffset_;
+}
+
 void Builder::addResult(Tensor value, NamedAttribute attr) {
   if (!value.valid()) {
     if (!failed_)
@@ -811,6 +819,16 @@ Tensor dropout(Tensor x, double rate) {
       attr(b, "rate", b.ops().getF32FloatAttr(rate)),
       i64Attr(b, "key", b.nextDropoutKey()),
       attr(b, "training", b.ops().getUnitAttr())};
+  // A tensor of samples (its leading dimension the batch) counts its
+  // elements from the batch's first sample in the global batch, so that the
+  // ranks of a data-parallel run draw one process's masks. Any other tensor
+  // draws the same mask on every rank: one process's only where its shape
+  // does not depend on the batch.
+  if (x.rank() >= 1 && x.dim(0) == b.options().batch) {
+    Tensor seed = b.seed();
+    attrs.push_back(i64Attr(b, "sample_size", x.type().getNumElements() / x.dim(0)));
+    return first(b.create<tf::DropoutOp>({x, seed, b.sampleOffset()}, attrs));
+  }
   return first(b.create<tf::DropoutOp>({x, b.seed()}, attrs));
 }
 

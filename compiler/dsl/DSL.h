@@ -146,6 +146,10 @@ public:
   Tensor fill(double value, llvm::ArrayRef<int64_t> shape);
   /// The tensor<i32> argument dropout reads its seed from (made on first use).
   Tensor seed();
+  /// The tensor<i32> argument saying which sample of the global batch is
+  /// this batch's first (rank * batch under mpirun, else 0): a dropout on
+  /// the batch counts its elements from there (made on first use).
+  Tensor sampleOffset();
   /// A per-op key for dropout's random stream: 0, 1, 2, ... in build order.
   int64_t nextDropoutKey() { return dropoutKeys_++; }
 
@@ -179,6 +183,7 @@ private:
   std::vector<mlir::DictionaryAttr> resultAttrs_;
   bool hasLoss_ = false;
   Tensor seed_;
+  Tensor sampleOffset_;
   int64_t dropoutKeys_ = 0;
   bool failed_ = false;
   bool finished_ = false;

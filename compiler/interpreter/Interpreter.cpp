@@ -517,8 +517,15 @@ private:
       double rate = op.getRate().convertToDouble();
       auto seed = static_cast<uint32_t>(static_cast<int64_t>(in(op.getSeed()).data[0]));
       auto key = static_cast<uint64_t>(op.getKeyAttr().getInt());
+      // Element i counts as first + i: one process's index of a rank's
+      // share of a data-parallel batch.
+      int64_t first = 0;
+      if (op.getSampleOffset())
+        first = static_cast<int64_t>(in(op.getSampleOffset()).data[0]) *
+                op.getSampleSizeAttr().getInt();
       for (int64_t i = 0; i < int64_t(r.data.size()); ++i)
-        r.data[i] = dropoutUniform(seed, key, i) < rate ? 0.0 : x.data[i] / (1 - rate);
+        r.data[i] = dropoutUniform(seed, key, uint64_t(first + i)) < rate ? 0.0
+                                                                          : x.data[i] / (1 - rate);
     }
     set(op.getResult(), std::move(r));
     return success();

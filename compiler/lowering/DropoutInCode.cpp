@@ -50,11 +50,13 @@ std::array<Value, 4> philox4x32(OpBuilder &b, Location loc, std::array<Value, 4>
   return c;
 }
 
-/// Element i (row-major over the result) of dropout op `key` under `seed`
-/// is dropped when word i % 4 of
+/// Element i (row-major over the result, counted from sample_offset *
+/// sample_size when the op has a sample offset) of dropout op `key` under
+/// `seed` is dropped when word i % 4 of
 ///   philox4x32(counter = {g lo, g hi, key hi, 0}, key = {seed, key lo}),
-/// g = i / 4, is below ceil(rate * 2^32) as an unsigned integer: the seed is
-/// read in the loop (a 0-d input), so no scalar is loaded outside it.
+/// g = i / 4, is below ceil(rate * 2^32) as an unsigned integer: the seed and
+/// the sample offset are read in the loop (0-d inputs), so no scalar is
+/// loaded outside it.
 struct DropoutInCode : OpRewritePattern<tf::DropoutOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::DropoutOp op, PatternRewriter &rewriter) const override {
@@ -72,8 +74,14 @@ struct DropoutInCode : OpRewritePattern<tf::DropoutOp> {
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     AffineMap scalar = AffineMap::get(rank, 0, rewriter.getContext());
     SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    SmallVector<Value> inputs = {op.getX(), op.getSeed()};
+    SmallVector<AffineMap> maps = {id, scalar};
+    if (op.getSampleOffset()) {
+      inputs.push_back(op.getSampleOffset());
+      maps.push_back(scalar);
+    }
     Value result = buildGeneric(
-        rewriter, loc, type, {op.getX(), op.getSeed()}, {id, scalar}, id,
+        rewriter, loc, type, inputs, maps, id,
         emptyLike(rewriter, loc, type), iterators,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           // The row-major element number, as an i64.
@@ -87,6 +95,11 @@ struct DropoutInCode : OpRewritePattern<tf::DropoutOp> {
           auto i64 = [&](int64_t v) {
             return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)).getResult();
           };
+          if (op.getSampleOffset()) {
+            Value offset = b.create<arith::ExtSIOp>(l, b.getI64Type(), args[2]);
+            Value first = b.create<arith::MulIOp>(l, offset, i64(*op.getSampleSize()));
+            index = b.create<arith::AddIOp>(l, first, index);
+          }
           Value group = b.create<arith::ShRUIOp>(l, index, i64(2));
           Value lane = b.create<arith::AndIOp>(l, index, i64(3));
           auto low32 = [&](Value v) { return b.create<arith::TruncIOp>(l, b.getI32Type(), v); };

@@ -407,6 +407,8 @@ const StringRef kDropoutMask = abi::symbol(abi::RuntimeFunction::DropoutMask);
 /// call decides four elements, as runtime/Philox.h's dropoutUniform, which
 /// the interpreter uses) into a byte buffer, and applied by an elementwise
 /// generic that fuses with its neighbours: y = mask ? 0 : x / (1 - rate).
+/// The runtime counts the elements from sample_offset * sample_size when the
+/// op has a sample offset (a rank's share of a data-parallel batch).
 /// An element is dropped when its word < ceil(rate * 2^32), compared as
 /// integers, so compiled code and the interpreter agree bitwise on the mask.
 struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
@@ -425,10 +427,17 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
     };
     Value seed = rewriter.create<tensor::ExtractOp>(loc, op.getSeed(), ValueRange{});
     seed = rewriter.create<arith::IndexCastUIOp>(loc, rewriter.getIndexType(), seed);
+    // The index of element 0: sample_offset * sample_size (TfOps.td), else 0.
+    Value first = index(0);
+    if (Value offset = op.getSampleOffset()) {
+      offset = rewriter.create<tensor::ExtractOp>(loc, offset, ValueRange{});
+      offset = rewriter.create<arith::IndexCastOp>(loc, rewriter.getIndexType(), offset);
+      first = rewriter.create<arith::MulIOp>(loc, offset, index(*op.getSampleSize()));
+    }
     auto maskType = MemRefType::get(type.getShape(), rewriter.getI8Type());
     Value mask = rewriter.create<memref::AllocOp>(loc, maskType);
     SmallVector<Value> args = {rewriter.create<memref::ExtractAlignedPointerAsIndexOp>(loc, mask),
-                               index(type.getNumElements()), seed, index(op.getKey()),
+                               index(type.getNumElements()), first, seed, index(op.getKey()),
                                index(threshold)};
     callRuntime(rewriter, loc, op, kDropoutMask, args);
     Value dropped = rewriter.create<bufferization::ToTensorOp>(loc, mask, /*restrict=*/true,

@@ -31,6 +31,8 @@ DictionaryAttr describeModelArgument(func::FuncOp func, unsigned i) {
     return describeEntryValue(b, abi::ValueKind::Param, name.getValue());
   if (func.getArgAttr(i, tf::TFDialect::kSeedAttr))
     return describeEntryValue(b, abi::ValueKind::Seed, "seed");
+  if (func.getArgAttr(i, tf::TFDialect::kSampleOffsetAttr))
+    return describeEntryValue(b, abi::ValueKind::SampleOffset, "sample_offset");
   return describeEntryValue(b, abi::ValueKind::Input, llvm::formatv("arg{0}", i).str());
 }
 

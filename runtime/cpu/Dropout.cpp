@@ -17,20 +17,21 @@
 
 namespace {
 
-/// Mask bytes of the elements of groups [begin, end) (4 a group, < n).
-void scalarGroups(uint8_t *out, int64_t n, uint32_t seed, uint64_t key, uint32_t bound,
-                  int64_t begin, int64_t end) {
+/// Mask bytes of the elements of groups [begin, end) (4 a group) that lie in
+/// [first, first + n): element i in byte out[i - first].
+void scalarGroups(uint8_t *out, int64_t n, int64_t first, uint32_t seed, uint64_t key,
+                  uint32_t bound, int64_t begin, int64_t end) {
   for (int64_t g = begin; g < end; ++g) {
     std::array<uint32_t, 4> words = tfc::dropoutWords(seed, key, uint64_t(g));
-    for (int64_t i = 4 * g; i < std::min<int64_t>(4 * g + 4, n); ++i)
-      out[i] = words[i - 4 * g] < bound;
+    for (int64_t i = std::max(4 * g, first); i < std::min(4 * g + 4, first + n); ++i)
+      out[i - first] = words[i - 4 * g] < bound;
   }
 }
 
 #if defined(__AVX512F__)
-/// Groups [begin, begin + 16 * kSets) whole (64 * kSets elements < n,
-/// counters below 2^32), eight a vector: group begin + 2i + j of set pair s
-/// in lane i of set 2s + j. Each word sits in the low half of a 64-bit lane,
+/// Groups [begin, begin + 16 * kSets) whole (64 * kSets bytes of the mask
+/// from `dst` on, counters below 2^32), eight a vector: group begin + 2i + j
+/// of set pair s in lane i of set 2s + j. Each word sits in the low half of a 64-bit lane,
 /// so a 32 x 32-bit product fills its lane whole (_mm512_mul_epu32 reads
 /// only the low halves): its low word is the product as it stands, its high
 /// word one shift away, and what the other ops leave in the high halves is
@@ -38,7 +39,7 @@ void scalarGroups(uint8_t *out, int64_t n, uint32_t seed, uint64_t key, uint32_t
 /// shifts and two blends a product.) The sets' rounds interleave, so that
 /// the multiplies' latency is hidden: 0.57 -> 0.40 ns an element on Zen 4.
 constexpr int kSetPairs = 2;
-inline void vectorGroups(uint8_t *out, uint32_t seed, uint64_t key, uint32_t bound,
+inline void vectorGroups(uint8_t *dst, uint32_t seed, uint64_t key, uint32_t bound,
                          int64_t begin) {
   constexpr int kSets = 2 * kSetPairs;
   const __m512i m0 = _mm512_set1_epi64(0xD2511F53), m1 = _mm512_set1_epi64(0xCD9E8D57);
@@ -85,29 +86,34 @@ inline void vectorGroups(uint8_t *out, uint32_t seed, uint64_t key, uint32_t bou
     bytes =
         _mm512_or_si512(bytes, _mm512_maskz_mov_epi32(_mm512_cmplt_epu32_mask(word(c3), threshold),
                                                       _mm512_set1_epi32(0x1000000)));
-    _mm512_storeu_si512(out + 4 * (begin + 16 * pair), bytes);
+    _mm512_storeu_si512(dst + 64 * pair, bytes);
   }
 }
 #endif
 
 } // namespace
 
-extern "C" void tfc_dropout_mask(intptr_t mask, intptr_t n, intptr_t seed, intptr_t key,
-                                 intptr_t threshold) {
+extern "C" void tfc_dropout_mask(intptr_t mask, intptr_t n, intptr_t first, intptr_t seed,
+                                 intptr_t key, intptr_t threshold) {
   auto *out = reinterpret_cast<uint8_t *>(mask);
   const auto seed32 = uint32_t(seed), bound = uint32_t(threshold);
   const auto key64 = uint64_t(key);
-  const int64_t groups = (int64_t(n) + 3) / 4;
-  tfc::rt::parallelFor(groups, 2048, [&](int64_t begin, int64_t end) {
-    int64_t g = begin;
+  // The groups elements [first, first + n) fall in (the first and the last
+  // may be partial when first is not a multiple of 4).
+  const int64_t firstGroup = int64_t(first) / 4, lastGroup = (int64_t(first) + n + 3) / 4;
+  tfc::rt::parallelFor(lastGroup - firstGroup, 2048, [&](int64_t begin, int64_t end) {
+    int64_t g = firstGroup + begin;
 #if defined(__AVX512F__)
-    // Whole steps of 16 * kSetPairs groups inside [0, n) whose counters fit
-    // 32 bits.
+    // Whole steps of 16 * kSetPairs groups inside [first, first + n) whose
+    // counters fit 32 bits.
     constexpr int64_t step = 16 * kSetPairs;
-    for (; g + step <= end && 4 * (g + step) <= int64_t(n) && g + step <= (int64_t(1) << 32);
+    for (; g < firstGroup + end && 4 * g < int64_t(first); ++g)
+      scalarGroups(out, n, first, seed32, key64, bound, g, g + 1);
+    for (; g + step <= firstGroup + end && 4 * (g + step) <= int64_t(first) + n &&
+           g + step <= (int64_t(1) << 32);
          g += step)
-      vectorGroups(out, seed32, key64, bound, g);
+      vectorGroups(out + (4 * g - first), seed32, key64, bound, g);
 #endif
-    scalarGroups(out, n, seed32, key64, bound, g, end);
+    scalarGroups(out, n, first, seed32, key64, bound, g, firstGroup + end);
   });
 }

@@ -3,9 +3,9 @@
 // Issue 27's contract on the CPU: a binary compiled for batch b and started
 // as N ranks trains like one process compiled for batch N*b, step for step
 // (losses within 1e-6 relative, parameters and optimizer state within
-// 1e-5); it resumes across ranks to the same bytes; a rank that dies or is
-// signalled stops the others within seconds, never a hang. Skipped where
-// Open MPI's mpirun is not installed.
+// 1e-5), dropout's masks included; it resumes across ranks to the same
+// bytes; a rank that dies or is signalled stops the others within seconds,
+// never a hang. Skipped where Open MPI's mpirun is not installed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +159,74 @@ TEST_F(DataParallelTest, TwoRanksMatchOneProcessStepForStep) {
   EXPECT_LT(noise, compared / 100) << "elements apart by more than 1e-5, their gradient noise";
   std::printf("[ measure  ] %lld elements compared, %lld apart with noise-level gradients\n",
               (long long)compared, (long long)noise);
+}
+
+// A model with dropout (tests/e2e/dropout.tf: on an input and after a GEMM's
+// bias and relu, 65 and 45 elements a sample, so a rank's first element
+// falls inside a group of four): rank r's masks are those of rows r*b ..
+// (r+1)*b - 1 of one process's batch (the sample offset), so 2 ranks of
+// batch 3 train like one process of batch 6, step for step. Plain SGD: no
+// Adam to turn rounding noise into steps, so every parameter is compared.
+// Masks drawn in generated code (--no-runtime-kernels) count from the same
+// offset: the same bits as the runtime's, under mpirun too.
+TEST(DataParallelDropout, TwoRanksDrawOneProcesssMasks) {
+  if (!haveMpirun())
+    GTEST_SKIP() << "mpirun not found (Debian's openmpi-bin): data-parallel training untested";
+  std::string dir = makeTempDir("dataparallel-dropout");
+  ASSERT_FALSE(dir.empty());
+  for (std::string flags : {"--batch 3", "--batch 6", "--batch 3 --no-runtime-kernels"}) {
+    std::string name = flags.size() > 10 ? "in-code3" : "dropout" + flags.substr(8);
+    CommandResult r = run(kTfc + " compile " + kSource + "/tests/e2e/dropout.tf " + flags +
+                          " -o " + dir + "/" + name);
+    ASSERT_EQ(r.status, 0) << r.output;
+  }
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (auto [split, n] : {std::pair{"train", 6}, std::pair{"val", 6}, std::pair{"test", 6}}) {
+    ASSERT_EQ(run("mkdir -p " + dir + "/data/" + split).status, 0);
+    for (auto [input, width] : {std::pair{"x", 13}, std::pair{"y", 9}}) {
+      Tensor t(DType::F32, {n, 5, width});
+      for (int64_t e = 0; e < t.numel(); ++e)
+        t.f32()[e] = normal(rng);
+      std::string error;
+      ASSERT_TRUE(tfc::rt::writeNpy(dir + "/data/" + split + "/" + input + ".npy", t, error))
+          << error;
+    }
+  }
+  const std::string common = " train --epochs 4 --data " + dir + "/data";
+  CommandResult one = run(dir + "/dropout6" + common + " --run-dir " + dir + "/one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  CommandResult two =
+      run(kMpirun + dir + "/dropout3" + common + " --threads 1 --run-dir " + dir + "/two");
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("data-parallel: 2 ranks of batch 3"), std::string::npos) << two.output;
+
+  auto a = trainScores(dir + "/one"), b = trainScores(dir + "/two");
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  for (size_t step = 0; step < a.size(); ++step)
+    EXPECT_NEAR(b[step].first, a[step].first, 1e-6 * std::abs(a[step].first)) << "step " << step + 1;
+
+  auto x = checkpoint(dir + "/one/last.safetensors"), y = checkpoint(dir + "/two/last.safetensors");
+  int64_t compared = 0;
+  for (auto &[name, t] : x) {
+    if (name.rfind("train.", 0) == 0 || t.dtype != DType::F32)
+      continue;
+    ASSERT_TRUE(y.count(name)) << name;
+    double scale = 0;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      scale = std::max(scale, std::abs(double(t.f32()[i])));
+    for (int64_t i = 0; i < t.numel(); ++i, ++compared)
+      EXPECT_NEAR(y.at(name).f32()[i], t.f32()[i], 1e-5 * scale) << name << "[" << i << "]";
+  }
+  EXPECT_EQ(compared, 13 * 9 + 9 + 9 * 9 + 9); // a.weight, a.bias, b.weight, b.bias
+
+  CommandResult inCode =
+      run(kMpirun + dir + "/in-code3" + common + " --threads 1 --run-dir " + dir + "/in-code");
+  ASSERT_EQ(inCode.status, 0) << inCode.output;
+  EXPECT_TRUE(fileBytes(dir + "/in-code/last.safetensors") ==
+              fileBytes(dir + "/two/last.safetensors"))
+      << "generated code drew other masks than the runtime under mpirun";
 }
 
 // Stopped after 2 epochs and resumed as 2 ranks again: the same bytes as

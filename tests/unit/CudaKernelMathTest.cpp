@@ -68,23 +68,26 @@ TEST(CudaKernelMath, PhiloxWordsAreRuntimePhilox) {
   }
 }
 
-/// The mask kernel, a thread a group, against tfc_dropout_mask.
+/// The mask kernel, a thread a group (from the group of element `first`),
+/// against tfc_dropout_mask.
 TEST(CudaKernelMath, DropoutMaskIsTheCpuMask) {
-  for (int64_t n : {1, 3, 4, 5, 63, 64, 65, 1000, 4099})
-    for (uint64_t key : {uint64_t(0), uint64_t(7), (uint64_t(3) << 32) | 11})
-      for (double rate : {0.1, 0.5}) {
-        const uint32_t seed = uint32_t(n * 2654435761u + key);
-        const auto threshold = int64_t(std::ceil(rate * 4294967296.0));
-        std::vector<uint8_t> cpu(static_cast<size_t>(n)), gpu(static_cast<size_t>(n), 7);
-        tfc_dropout_mask(intptr_t(cpu.data()), n, seed, intptr_t(key), threshold);
-        for (int64_t group = 0; group < (n + 3) / 4; ++group) {
-          const PhiloxWords words = dropoutWords(seed, key, uint64_t(group));
-          for (int e = 0; e < 4; ++e)
-            if (4 * group + e < n)
-              gpu[size_t(4 * group + e)] = dropped(words.w[e], uint32_t(threshold));
+  for (int64_t first : {int64_t(0), int64_t(6), (int64_t(1) << 34) - 10})
+    for (int64_t n : {1, 3, 4, 5, 63, 64, 65, 1000, 4099})
+      for (uint64_t key : {uint64_t(0), uint64_t(7), (uint64_t(3) << 32) | 11})
+        for (double rate : {0.1, 0.5}) {
+          const uint32_t seed = uint32_t(n * 2654435761u + key);
+          const auto threshold = int64_t(std::ceil(rate * 4294967296.0));
+          std::vector<uint8_t> cpu(static_cast<size_t>(n)), gpu(static_cast<size_t>(n), 7);
+          tfc_dropout_mask(intptr_t(cpu.data()), n, first, seed, intptr_t(key), threshold);
+          for (int64_t group = first / 4; group < (first + n + 3) / 4; ++group) {
+            const PhiloxWords words = dropoutWords(seed, key, uint64_t(group));
+            for (int e = 0; e < 4; ++e)
+              if (4 * group + e >= first && 4 * group + e < first + n)
+                gpu[size_t(4 * group + e - first)] = dropped(words.w[e], uint32_t(threshold));
+          }
+          ASSERT_EQ(gpu, cpu) << "n " << n << " from " << first << " key " << key << " rate "
+                              << rate;
         }
-        ASSERT_EQ(gpu, cpu) << "n " << n << " key " << key << " rate " << rate;
-      }
 }
 
 //===----------------------------------------------------------------------===//

@@ -257,6 +257,47 @@ TEST_F(InterpreterTest, DropoutEvalIsIdentityTrainingKeepsRate) {
   EXPECT_NE(other[1].data, r[1].data); // the seed matters
 }
 
+// A rank's share of a data-parallel batch: rows r*b .. (r+1)*b - 1 of a
+// batch-(N*b) dropout (offset 0) are the batch-b dropout with sample offset
+// r*b, bit for bit, for every rank; a sample of 35 elements puts the ranks'
+// first elements inside groups of four.
+TEST_F(InterpreterTest, DropoutSampleOffsetGivesTheGlobalBatchsRows) {
+  constexpr int64_t kRanks = 4, kBatch = 3, kSample = 5 * 7;
+  auto source = [](int64_t batch) {
+    std::string t = "tensor<" + std::to_string(batch) + "x5x7xf32>";
+    return "func.func @f(%x: " + t + ", %s: tensor<i32>, %o: tensor<i32>) -> " + t +
+           " {\n  %y = tf.dropout %x, %s sample_offset %o sample_size 35 rate 0.5 key 2 training : " +
+           t + "\n  return %y : " + t + "\n}";
+  };
+  std::vector<double> all(size_t(kRanks * kBatch * kSample));
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = double(i + 1);
+  auto whole = run(source(kRanks * kBatch), {HostTensor::f32({kRanks * kBatch, 5, 7}, all),
+                                             HostTensor::i32({}, {11}), HostTensor::i32({}, {0})});
+  ASSERT_EQ(whole.size(), 1u);
+  int dropped = 0;
+  for (double v : whole[0].data)
+    dropped += v == 0.0;
+  EXPECT_GT(dropped, 0);
+  for (int64_t r = 0; r < kRanks; ++r) {
+    auto begin = all.begin() + r * kBatch * kSample;
+    std::vector<double> rows(begin, begin + kBatch * kSample);
+    auto share = run(source(kBatch), {HostTensor::f32({kBatch, 5, 7}, rows),
+                                      HostTensor::i32({}, {11}),
+                                      HostTensor::i32({}, {double(r * kBatch)})});
+    ASSERT_EQ(share.size(), 1u);
+    auto wholeBegin = whole[0].data.begin() + r * kBatch * kSample;
+    EXPECT_EQ(share[0].data, std::vector<double>(wholeBegin, wholeBegin + kBatch * kSample))
+        << "rank " << r;
+  }
+  // Without the offset every rank would draw rank 0's masks.
+  std::vector<double> rank1(all.begin() + kBatch * kSample, all.begin() + 2 * kBatch * kSample);
+  auto unshifted = run(source(kBatch), {HostTensor::f32({kBatch, 5, 7}, rank1),
+                                        HostTensor::i32({}, {11}), HostTensor::i32({}, {0})});
+  auto wholeBegin = whole[0].data.begin() + kBatch * kSample;
+  EXPECT_NE(unshifted[0].data, std::vector<double>(wholeBegin, wholeBegin + kBatch * kSample));
+}
+
 TEST_F(InterpreterTest, Conv1dPaddingAndBias) {
   auto r = run(R"(
     func.func @f(%x: tensor<1x1x3xf32>, %w: tensor<2x1x2xf32>, %b: tensor<2xf32>) -> tensor<1x2x4xf32> {

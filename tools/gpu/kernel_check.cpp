@@ -357,17 +357,17 @@ void checkCrossEntropy(Gpu &gpu, long long outer, long long classes, long long i
   sameBits(n + " grad", runs[0][1], runs[1][1]);
 }
 
-void checkDropout(Gpu &gpu, long long n, long long key, double rate) {
+void checkDropout(Gpu &gpu, long long n, long long first, long long key, double rate) {
   long long seed = (n * 2654435761LL + key) & 0xffffffffLL;
   long long threshold = (long long)std::ceil(rate * 4294967296.0);
   std::vector<unsigned char> cpu(static_cast<size_t>(n));
-  tfc_dropout_mask(intptr_t(cpu.data()), n, seed, key, threshold);
+  tfc_dropout_mask(intptr_t(cpu.data()), n, first, seed, key, threshold);
   CUdeviceptr gm = gpu.alloc(size_t(n));
-  gpu.launch("tfc_cuda_dropout_mask_kernel", unsigned(((n + 3) / 4 + 255) / 256),
-             {&gm, &n, &seed, &key, &threshold});
+  gpu.launch("tfc_cuda_dropout_mask_kernel", unsigned(((n + 3 + first % 4) / 4 + 255) / 256),
+             {&gm, &n, &first, &seed, &key, &threshold});
   const auto mask = gpu.download<unsigned char>(gm, size_t(n));
-  report(mask == cpu, "dropout mask n=" + std::to_string(n) + " key=" + std::to_string(key) +
-                          " is the CPU's bit for bit");
+  report(mask == cpu, "dropout mask n=" + std::to_string(n) + " first=" + std::to_string(first) +
+                          " key=" + std::to_string(key) + " is the CPU's bit for bit");
 }
 
 } // namespace
@@ -412,9 +412,10 @@ int main(int argc, char **argv) {
     checkCrossEntropy(gpu, 2048, 10, 1);
     checkCrossEntropy(gpu, 16, 1000, 1);
     checkCrossEntropy(gpu, 8, 12, 5);
-    for (long long n : {1LL, 5LL, 1000LL, 1LL << 20})
-      for (long long key : {0LL, 3LL, (5LL << 32) | 9})
-        checkDropout(gpu, n, key, 0.1);
+    for (long long first : {0LL, 6LL, (1LL << 34) - 10})
+      for (long long n : {1LL, 5LL, 1000LL, 1LL << 20})
+        for (long long key : {0LL, 3LL, (5LL << 32) | 9})
+          checkDropout(gpu, n, first, key, 0.1);
   }
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

@@ -73,6 +73,8 @@ def feed_values(arg, rng, bounds):
         return [rng.randrange(bound) for _ in range(n)]
     if kind == "seed":
         return [1234] * n
+    if kind == "sample_offset":  # one process: the batch is the global batch
+        return [0] * n
     if kind == "state":
         if name.endswith("_sq"):
             return [rng.uniform(0, 1e-4) for _ in range(n)]

@@ -333,6 +333,30 @@ func.func @f(%a: tensor<2xf32>, %s: tensor<i32>) {
 
 // -----
 
+func.func @f(%a: tensor<2xf32>, %s: tensor<i32>) {
+  // expected-error @+2 {{needs both a sample_offset and a sample_size, or neither}}
+  // expected-error @+1 {{'tf.dropout' op failed to infer returned types}}
+  %0 = "tf.dropout"(%a, %s, %s) {rate = 0.1 : f32, key = 0 : i64, training} : (tensor<2xf32>, tensor<i32>, tensor<i32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @f(%a: tensor<2xf32>, %s: tensor<i32>) {
+  // expected-error @+1 {{sample_size 0 must be positive}}
+  %0 = tf.dropout %a, %s sample_offset %s sample_size 0 rate 0.1 key 0 training : tensor<2xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tf.sample_offset marks a tensor<i32> argument}}
+func.func @f(%s: tensor<2xi32> {tf.sample_offset}) {
+  return
+}
+
+// -----
+
 func.func @f(%q: tensor<2x3xf32>, %k: tensor<1x2x3xf32>) {
   // expected-error @+2 {{needs q, k, v of equal rank >= 2}}
   // expected-error @+1 {{'tf.attention' op failed to infer returned types}}

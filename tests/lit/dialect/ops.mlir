@@ -177,6 +177,17 @@ func.func @nn_ops(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %seed: tensor<i32>) ->
 
 // -----
 
+// A dropout on a rank's share of a batch counts its elements from
+// sample_offset * sample_size.
+// CHECK-LABEL: func.func @dropout_sample_offset
+// CHECK: tf.dropout %{{.+}}, %{{.+}} sample_offset %{{.+}} sample_size 8 rate 1.000000e-01 key 3 training : tensor<2x8xf32>
+func.func @dropout_sample_offset(%x: tensor<2x8xf32>, %seed: tensor<i32>, %offset: tensor<i32>) -> tensor<2x8xf32> {
+  %0 = tf.dropout %x, %seed sample_offset %offset sample_size 8 rate 0.1 key 3 training : tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x4x3x8xf32>, %[[K:.+]]: tensor<2x4x5x8xf32>, %[[V:.+]]: tensor<2x4x5x6xf32>, %[[M:.+]]: tensor<2x4x3x5xi1>)
 func.func @attention(%q: tensor<2x4x3x8xf32>, %k: tensor<2x4x5x8xf32>, %v: tensor<2x4x5x6xf32>, %m: tensor<2x4x3x5xi1>) -> (tensor<2x4x3x6xf32>, tensor<2x4x3x6xf32>, tensor<2x4x3x5xf32>) {

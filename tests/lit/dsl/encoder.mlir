@@ -26,15 +26,16 @@
 // PRE-LABEL: func.func @encoder_pre
 // PRE-SAME: %[[X:[a-z0-9]+]]: tensor<2x5x8xf32>
 // PRE-SAME: %[[SEED:[a-z0-9]+]]: tensor<i32> {tf.seed}
+// PRE-SAME: %[[OFFSET:[a-z0-9]+]]: tensor<i32> {tf.sample_offset}
 // PRE-SAME: tf.param = "encoder.norm.weight"
 // PRE: %[[N1:.+]] = tf.layer_norm %[[X]]
 // PRE: tf.attention
-// PRE: %[[D0:.+]] = tf.dropout %{{.+}}, %[[SEED]] rate 1.000000e-01 key 0 training
+// PRE: %[[D0:.+]] = tf.dropout %{{.+}}, %[[SEED]] sample_offset %[[OFFSET]] sample_size 40 rate 1.000000e-01 key 0 training
 // PRE: %[[R1:.+]] = tf.add %[[X]], %[[D0]]
 // PRE: tf.layer_norm %[[R1]]
-// PRE: tf.dropout %{{.+}}, %[[SEED]] rate 1.000000e-01 key 1 training : tensor<2x5x16xf32>
+// PRE: tf.dropout %{{.+}}, %[[SEED]] sample_offset %[[OFFSET]] sample_size 80 rate 1.000000e-01 key 1 training : tensor<2x5x16xf32>
 // PRE: tf.relu
-// PRE: tf.dropout %{{.+}}, %[[SEED]] rate 1.000000e-01 key 2 training
+// PRE: tf.dropout %{{.+}}, %[[SEED]] sample_offset %[[OFFSET]] sample_size 40 rate 1.000000e-01 key 2 training
 // PRE: %[[R2:.+]] = tf.add %[[R1]], %{{.+}}
 // PRE: %[[OUT:.+]] = tf.layer_norm %[[R2]]
 // PRE: return %[[OUT]]

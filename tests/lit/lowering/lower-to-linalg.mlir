@@ -413,30 +413,54 @@ func.func @cross_entropy(%logits: tensor<2x3x5xf32>, %labels: tensor<2x5xi32>) -
 // -----
 
 // dropout: the runtime draws the mask into bytes (tfc_dropout_mask: the
-// buffer, 32 elements, the seed, key 3, the integer threshold ceil(0.25 *
-// 2^32) = 1073741824), an elementwise generic applies it with the 1/(1 -
-// rate) scaling; without `training` it is the identity.
+// buffer, 32 elements, the first element's index 0, the seed, key 3, the
+// integer threshold ceil(0.25 * 2^32) = 1073741824), an elementwise generic
+// applies it with the 1/(1 - rate) scaling; without `training` it is the
+// identity.
 // CHECK-LABEL: func.func @dropout
 // CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<i32>)
 func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   // CHECK: %[[SEED:.+]] = tensor.extract %[[S]][] : tensor<i32>
   // CHECK: %[[SEEDI:.+]] = arith.index_castui %[[SEED]] : i32 to index
+  // CHECK: %[[FIRST:.+]] = arith.constant 0 : index
   // CHECK: %[[MASK:.+]] = memref.alloc() : memref<4x8xi8>
   // CHECK: %[[P:.+]] = memref.extract_aligned_pointer_as_index %[[MASK]]
   // CHECK-DAG: %[[N:.+]] = arith.constant 32 : index
   // CHECK-DAG: %[[KEY:.+]] = arith.constant 3 : index
   // CHECK-DAG: %[[T:.+]] = arith.constant 1073741824 : index
-  // CHECK: call @tfc_dropout_mask(%[[P]], %[[N]], %[[SEEDI]], %[[KEY]], %[[T]])
+  // CHECK: call @tfc_dropout_mask(%[[P]], %[[N]], %[[FIRST]], %[[SEEDI]], %[[KEY]], %[[T]])
   // CHECK: %[[M:.+]] = bufferization.to_tensor %[[MASK]] restrict writable
   // CHECK: %[[R:.+]] = linalg.generic {{.*}} ins(%[[X]], %[[M]] : tensor<4x8xf32>, tensor<4x8xi8>)
   // CHECK: %[[DROP:.+]] = arith.cmpi ne, %{{.+}}, %{{.+}} : i8
   // CHECK: arith.constant 7.500000e-01 : f32
   // CHECK: arith.select %[[DROP]]
   // CHECK: return %[[R]], %[[X]]
-  // CHECK: func.func private @tfc_dropout_mask(index, index, index, index, index)
+  // CHECK: func.func private @tfc_dropout_mask(index, index, index, index, index, index)
   %0 = tf.dropout %x, %s rate 0.25 key 3 training : tensor<4x8xf32>
   %1 = tf.dropout %x, %s rate 0.25 key 4 : tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// dropout on a rank's share of a data-parallel batch: the mask counts its
+// elements from sample_offset * sample_size (8 elements a sample), the
+// offset read from its 0-d tensor as a signed index.
+// CHECK-LABEL: func.func @dropout_sample_offset
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<i32>, %[[O:.+]]: tensor<i32>)
+func.func @dropout_sample_offset(%x: tensor<4x8xf32>, %s: tensor<i32>, %o: tensor<i32>) -> tensor<4x8xf32> {
+  // CHECK: %[[SEED:.+]] = tensor.extract %[[S]][] : tensor<i32>
+  // CHECK: %[[SEEDI:.+]] = arith.index_castui %[[SEED]] : i32 to index
+  // CHECK: %[[OFF:.+]] = tensor.extract %[[O]][] : tensor<i32>
+  // CHECK: %[[OFFI:.+]] = arith.index_cast %[[OFF]] : i32 to index
+  // CHECK-DAG: %[[SIZE:.+]] = arith.constant 8 : index
+  // CHECK: %[[FIRST:.+]] = arith.muli %[[OFFI]], %[[SIZE]] : index
+  // CHECK: %[[MASK:.+]] = memref.alloc() : memref<4x8xi8>
+  // CHECK: %[[P:.+]] = memref.extract_aligned_pointer_as_index %[[MASK]]
+  // CHECK: call @tfc_dropout_mask(%[[P]], %{{.+}}, %[[FIRST]], %[[SEEDI]], %{{.+}}, %{{.+}})
+  // CHECK: linalg.generic
+  %0 = tf.dropout %x, %s sample_offset %o sample_size 8 rate 0.25 key 3 training : tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
 }
 
 // -----
