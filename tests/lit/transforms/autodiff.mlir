@@ -143,3 +143,29 @@ module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args =
     return %2 : tensor<f32>
   }
 }
+
+// -----
+
+// A dropout with a sample offset (a rank's share of a data-parallel batch):
+// train_step and grad_step read the seed and the sample offset (the ABI's
+// kind sample_offset, which the runtime feeds), and the backward applies the
+// forward's mask again, from the same offset; apply_step reads neither.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%{{.+}}: tensor<2x3xf32>, %{{.+}}: tensor<3xf32>, %[[SEED:[a-z0-9]+]]: tensor<i32>, %[[OFFSET:[a-z0-9]+]]: tensor<i32>,
+// CHECK-SAME: {kind = "seed", name = "seed"}, {kind = "sample_offset", name = "sample_offset"}
+// CHECK: tf.dropout %{{.+}}, %[[SEED]] sample_offset %[[OFFSET]] sample_size 3 rate 5.000000e-01 key 0 training
+// CHECK: tf.dropout %{{.+}}, %[[SEED]] sample_offset %[[OFFSET]] sample_size 3 rate 5.000000e-01 key 0 training
+// CHECK-LABEL: func.func @grad_step
+// CHECK-SAME: {kind = "seed", name = "seed"}, {kind = "sample_offset", name = "sample_offset"}
+// CHECK-LABEL: func.func @apply_step
+// CHECK-NOT: sample_offset
+// CHECK-LABEL: func.func @m
+module attributes {tf.train = {batch = 2 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %w: tensor<3xf32> {tf.init = #tf.init<uniform, 0.5>, tf.param = "w"}, %seed: tensor<i32> {tf.seed}, %offset: tensor<i32> {tf.sample_offset}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 2 : i64} {
+    %0 = tf.broadcast_in_dim %w [1] : tensor<3xf32> to tensor<2x3xf32>
+    %1 = tf.mul %x, %0 : tensor<2x3xf32>
+    %2 = tf.dropout %1, %seed sample_offset %offset sample_size 3 rate 5.000000e-01 key 0 training : tensor<2x3xf32>
+    %3 = tf.reduce_mean %2 [0, 1] : tensor<2x3xf32> -> tensor<f32>
+    return %3 : tensor<f32>
+  }
+}

@@ -26,15 +26,17 @@ func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %labels: tensor<2xi32> {tf.in
 
 // -----
 
-// predict is eval mode: dropout is the identity and the seed is not read.
+// predict is eval mode: dropout is the identity and neither the seed nor the
+// sample offset is read.
 // CHECK-LABEL: func.func @predict(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-SAME: tfc.abi = {args = [{kind = "input", name = "x"}], results = [{kind = "output", name = "y"}]}
 // CHECK-NOT: tf.dropout
 // CHECK: return %[[X]]
-func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %seed: tensor<i32> {tf.seed})
+func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %seed: tensor<i32> {tf.seed},
+             %offset: tensor<i32> {tf.sample_offset})
     -> (tensor<2x3xf32> {tf.output = "y"}) attributes {tf.batch = 2 : i64} {
-  %y = tf.dropout %x, %seed rate 5.000000e-01 key 1 training : tensor<2x3xf32>
+  %y = tf.dropout %x, %seed sample_offset %offset sample_size 3 rate 5.000000e-01 key 1 training : tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
 
