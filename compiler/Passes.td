@@ -523,6 +523,19 @@ def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def TfGlobalsToDevice : Pass<"tf-globals-to-device", "mlir::ModuleOp"> {
+  let summary = "Copy the constant tables a runtime call reads into device memory";
+  let description = [{
+    A `memref.global` read by loop nests moves into the GPU module with their
+    kernels; one whose pointer a runtime call takes (a hand-written attention
+    kernel's mask) must be in device memory. Each such table gets a buffer,
+    filled by a `memref.copy` (a kernel) where the table is read, and every
+    use but the copy reads the buffer. Before the memory plan, which places
+    the buffer in the entry's arena.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def TfMergeGpuModules : Pass<"tf-merge-gpu-modules", "mlir::ModuleOp"> {
   let summary = "Move every outlined kernel into one GPU module";
   let description = [{

@@ -134,7 +134,8 @@ MODELS
 echo "== 5. bench (train_step; GPU, then CPU on $(nproc) cores)"
 for model in $models; do
   for side in cuda cpu; do
-    line=$(timeout 60 "$dir/$side/$model" bench --entry train_step 2>&1 | grep '^bench' | head -1)
+    line=$(timeout 60 "$dir/$side/$model" bench --entry train_step --steps 50 2>&1 |
+      grep '^bench train_step' | cut -d' ' -f3-5)
     echo "    $model $side: ${line:-failed}"
   done
 done

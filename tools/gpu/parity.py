@@ -98,10 +98,17 @@ def run(command):
     return result
 
 
+VERBOSE = False
+
+
 def compare(cpu_dir, cuda_dir, files, tolerance):
     """The worst relative error over `files`, and the file where it is."""
     worst, where = 0.0, ""
     for file in files:
+        if VERBOSE:
+            w, _ = compare(cpu_dir, cuda_dir, [file], tolerance) if len(files) > 1 else (None, None)
+            if w is not None:
+                print(f"       {file}: {w:.2e}", flush=True)
         a, b = read_npy(os.path.join(cpu_dir, file)), read_npy(os.path.join(cuda_dir, file))
         if len(a) != len(b):
             return float("inf"), file + " (sizes differ)"
@@ -119,7 +126,10 @@ def main():
     parser.add_argument("--cuda", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--repeat", action="store_true")
+    parser.add_argument("--verbose", action="store_true", help="every result's error")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     model = manifest(args.cpu)
     name = model["model"]
     os.makedirs(args.work, exist_ok=True)

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FileSystem.h"
@@ -131,6 +132,22 @@ bool assembleFatbin(StringRef ptx, StringRef ptxArch, ArrayRef<std::string> arch
   return true;
 }
 
+/// The aligned pointer of `buffer` as an index: the bare-pointer convention's
+/// kernel parameter (the kernel adds the static offset of the buffer's type).
+/// A memref.view moves the aligned pointer by its byte shift, which
+/// expand-strided-metadata's fold of extract_aligned_pointer_as_index through
+/// view-like ops drops (MLIR 19): the shift is added here, explicitly. Every
+/// other view keeps its source's aligned pointer.
+Value alignedPointer(OpBuilder &b, Location loc, Value buffer) {
+  if (auto view = buffer.getDefiningOp<memref::ViewOp>())
+    return b.create<arith::AddIOp>(loc, alignedPointer(b, loc, view.getSource()),
+                                   view.getByteShift());
+  if (auto viewLike = buffer.getDefiningOp<ViewLikeOpInterface>())
+    if (isa<MemRefType>(viewLike.getViewSource().getType()))
+      return alignedPointer(b, loc, viewLike.getViewSource());
+  return b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+}
+
 /// The kernel index of `name` ("tfc_k12": 12), as tf-merge-gpu-modules named it.
 std::optional<unsigned> kernelIndex(StringRef name) {
   unsigned index;
@@ -153,7 +170,7 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
     for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
       Value slot;
       if (isa<MemRefType>(operand.getType())) {
-        slot = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, operand);
+        slot = alignedPointer(b, loc, operand);
       } else if (operand.getType().isIndex()) {
         slot = operand;
       } else if (auto integer = dyn_cast<IntegerType>(operand.getType());

@@ -56,6 +56,8 @@ void tfc::addCudaBufferPasses(OpPassManager &pm) {
   gemm.device = "cuda";
   pm.addPass(createTfGemmToRuntime(gemm));
   pm.addPass(createTfSplitReductions());
+  // The tables a hand-written kernel reads (a causal mask), in device memory.
+  pm.addPass(createTfGlobalsToDevice());
   // The plan before mapping: its liveness reads the loop nests in order.
   pm.addPass(createTfPlanMemory());
 }

@@ -84,6 +84,39 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// Buffers in the arena (memref.view, as tf-plan-memory places them): a
+// view's aligned pointer is the arena's moved by the view's byte shift, added
+// here explicitly (MLIR 19 folds extract_aligned_pointer_as_index through
+// view-like ops, which drops a memref.view's shift: two buffers of one arena
+// were handed to kernels as one, found on an H200). A subview of a view
+// keeps the view's aligned pointer: the kernel adds the subview's static
+// offset itself (the bare-pointer convention).
+// CHECK-LABEL: func.func @arena_views
+// CHECK-SAME: (%[[ARENA:.+]]: memref<?xi8>)
+// CHECK-DAG: %[[SHIFT:.+]] = arith.constant 64 : index
+// CHECK: %[[BASE0:.+]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK: %[[P0:.+]] = arith.addi %[[BASE0]], %[[ZERO:.+]] : index
+// CHECK: %[[BASE1:.+]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK: %[[P1:.+]] = arith.addi %[[BASE1]], %[[SHIFT]] : index
+// CHECK: %[[BASE2:.+]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK: %[[P2:.+]] = arith.addi %[[BASE2]], %[[SHIFT]] : index
+// CHECK: call @tfc_cuda_launch
+module attributes {gpu.container_module} {
+  func.func @arena_views(%arena: memref<?xi8>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    %max = memref.view %arena[%c0][] : memref<?xi8> to memref<4xf32>
+    %sum = memref.view %arena[%c64][] : memref<?xi8> to memref<4xf32>
+    %tail = memref.subview %sum[2] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: 2>>
+    gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%max : memref<4xf32>, %sum : memref<4xf32>, %tail : memref<2xf32, strided<[1], offset: 2>>)
+    return
+  }
+  gpu.binary @tfc_kernels [#gpu.object<#nvvm.target, assembly = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry tfc_k0(\n.param .u64 p0,\n.param .u64 p1,\n.param .u64 p2\n)\n{\nret;\n}\n">]
+}
+
+// -----
+
 // Launches with no image to launch from.
 // expected-error @+1 {{tf-launches-to-runtime: no gpu.binary @tfc_kernels (run tf-merge-gpu-modules and gpu-module-to-binary first)}}
 module attributes {gpu.container_module} {
