@@ -13,11 +13,11 @@
 
 #include "runtime/Tensor.h"
 #include "tests/e2e/Command.h"
+#include "tests/e2e/ReverseData.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <random>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,19 +85,7 @@ TEST_F(DataParallelHostsTest, TwoHostsOverTcpMatchOneHostToTheByte) {
       run(kTfc + " compile " + kSource + "/models/reverse.tf --batch 8 -o " + binary);
   ASSERT_EQ(compiled.status, 0) << compiled.output;
   // The reverse task, 6 steps of a global batch of 16.
-  std::mt19937 rng(5);
-  for (auto [split, n] : {std::pair{"train", 96}, std::pair{"val", 16}, std::pair{"test", 16}}) {
-    ASSERT_EQ(run("mkdir -p " + dir + "/data/" + split).status, 0);
-    Tensor tokens(DType::I32, {n, 16}), labels(DType::I32, {n, 16});
-    for (int64_t i = 0; i < n * 16; ++i)
-      tokens.i32()[i] = int32_t(rng() % 10);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t t = 0; t < 16; ++t)
-        labels.i32()[i * 16 + t] = tokens.i32()[i * 16 + 15 - t];
-    std::string error;
-    ASSERT_TRUE(tfc::rt::writeNpy(dir + "/data/" + split + "/tokens.npy", tokens, error));
-    ASSERT_TRUE(tfc::rt::writeNpy(dir + "/data/" + split + "/labels.npy", labels, error));
-  }
+  writeReverseData(dir + "/data", {{"train", 96}, {"val", 16}, {"test", 16}}, /*seed=*/5);
   const std::string train = binary + " train --epochs 1 --threads 1 --data " + dir + "/data";
   CommandResult hosts = run(
       "timeout 120 ip netns exec " + nsA + " unshare --uts sh -c \"hostname tfc-a; mpirun "

@@ -11,6 +11,7 @@
 
 #include "runtime/Tensor.h"
 #include "tests/e2e/Command.h"
+#include "tests/e2e/ReverseData.h"
 
 #include <gtest/gtest.h>
 
@@ -35,25 +36,6 @@ const std::string kSource = TFC_SOURCE_DIR;
 const std::string kMpirun = "mpirun --allow-run-as-root --oversubscribe -np 2 ";
 
 bool haveMpirun() { return run("command -v mpirun").status == 0; }
-
-/// The reverse task's data in DIR/{train,val,test}: `samples` sequences of
-/// 16 digits each and their reversals.
-void writeReverseData(const std::string &dir, const std::map<std::string, int64_t> &samples) {
-  std::mt19937 rng(11);
-  for (auto &[split, n] : samples) {
-    ASSERT_EQ(run("mkdir -p " + dir + "/" + split).status, 0);
-    Tensor tokens(DType::I32, {n, 16}), labels(DType::I32, {n, 16});
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t t = 0; t < 16; ++t)
-        tokens.i32()[i * 16 + t] = int32_t(rng() % 10);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t t = 0; t < 16; ++t)
-        labels.i32()[i * 16 + t] = tokens.i32()[i * 16 + 15 - t];
-    std::string error;
-    ASSERT_TRUE(tfc::rt::writeNpy(dir + "/" + split + "/tokens.npy", tokens, error)) << error;
-    ASSERT_TRUE(tfc::rt::writeNpy(dir + "/" + split + "/labels.npy", labels, error)) << error;
-  }
-}
 
 /// The "train" lines of a run's metrics.jsonl: {loss, accuracy} per epoch.
 std::vector<std::pair<double, double>> trainScores(const std::string &runDir) {
