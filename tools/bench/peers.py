@@ -43,6 +43,8 @@ def parse_args():
     p.add_argument("--workload", choices=WORKLOADS, required=True)
     p.add_argument("--entry", choices=["train_step", "predict"], required=True)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                   help="torch only: cuda runs the model on the GPU (fp32: no TF32)")
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--schedule", default="constant", choices=["constant", "cosine_warmup"])
@@ -353,19 +355,28 @@ def run_torch(args, data):
     except RuntimeError:
         pass
     torch.manual_seed(0)
-    model = torch_models()[args.workload]()
+    device = torch.device(args.device)
+    if args.device == "cuda":
+        # fp32 throughout, as tfc's CUDA binaries compute.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    model = torch_models()[args.workload]().to(device)
     params = sum(p.numel() for p in model.parameters())
     # int32 ids become int64, as PyTorch's one_hot and cross_entropy want them.
-    batch = {k: torch.from_numpy(v).long() if v.dtype.kind == "i" else torch.from_numpy(v)
+    batch = {k: (torch.from_numpy(v).long() if v.dtype.kind == "i" else torch.from_numpy(v)).to(device)
              for k, v in data.items()}
-    info = {"params": params, "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+    info = {"params": params, "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
+            "device": args.device}
 
     if args.entry == "predict":
         model.eval()
 
         def call():
             with torch.inference_mode():
-                return model.predict(batch)
+                out = model.predict(batch)
+                if args.device == "cuda":
+                    torch.cuda.synchronize()  # the time of the whole call
+                return out
     else:
         model.train()
         # The fastest Adam PyTorch has on CPU: fused (2.4+), else multi-tensor.
