@@ -117,7 +117,7 @@ LogicalResult split(linalg::GenericOp op) {
   // sqrt(R): the two stages' chains (R / S and S long) balanced.
   const int64_t n = sizes[*outer];
   const int64_t want =
-      std::min<int64_t>({llvm::divideCeil(kEnoughThreads, results), reduced / kMinSlice,
+      std::min<int64_t>({int64_t(llvm::divideCeil(kEnoughThreads, results)), reduced / kMinSlice,
                          int64_t(std::ceil(std::sqrt(double(reduced))))});
   int64_t slices = 1;
   for (int64_t s = 2; s <= std::min(n, want); ++s)
