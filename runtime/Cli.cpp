@@ -542,6 +542,11 @@ int runEntry(Model &model, const std::string &entryName, const std::string &para
       return fail(error);
     tensors[key] = std::move(t);
   }
+  // The sample offset is only a data-parallel rank's (its first sample in
+  // the global batch): one call's is 0 unless fed.
+  for (const TensorSpec &a : entry->args)
+    if (a.kind == abi::ValueKind::SampleOffset && !tensors.count(a.feedKey()))
+      tensors[a.feedKey()] = Tensor(a.dtype, a.shape);
   std::map<std::string, const Tensor *> feeds;
   for (auto &[key, t] : tensors)
     feeds[key] = &t;
