@@ -4,8 +4,8 @@
 # (default build/gpu-check): the GPU machines have no LLVM and no MLIR.
 #   1. the driver: a round trip through device 0 (CudaDriverTest, Real);
 #   2. the hand-written kernels against the CPU's (tfc-kernel-check);
-#   3. each seed model's GPU binary against its CPU twin on the same
-#      parameters and feeds: predict within 1e-5, one train_step's results
+#   3. each seed model's GPU binary against its CPU twin, and every op of
+#      tests/e2e/ops.tf (3b), on the same parameters and feeds: predict within 1e-5, one train_step's results
 #      (parameters, moments, loss) within 1e-4, evaluate; train_step twice on
 #      the GPU gives the same bytes (tools/gpu/parity.py);
 #   4. the reverse task trained on the GPU to 100% test accuracy (its
@@ -61,6 +61,16 @@ for model in $models; do
   python3 "$root/tools/gpu/parity.py" --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
     --work "$work/$model" --repeat >"$work/parity-$model.log" 2>&1
   cat "$work/parity-$model.log"
+  passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
+  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
+  grep -q -e '^PASS' -e '^FAIL' "$work/parity-$model.log" || fail "parity $model (no result)"
+done
+
+echo "== 3b. every op of tests/e2e/ops.tf, GPU against CPU"
+for model in ops scalars; do
+  python3 "$root/tools/gpu/parity.py" --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
+    --work "$work/$model" --verbose >"$work/parity-$model.log" 2>&1
+  grep -v '^       ' "$work/parity-$model.log"
   passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
   failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
   grep -q -e '^PASS' -e '^FAIL' "$work/parity-$model.log" || fail "parity $model (no result)"

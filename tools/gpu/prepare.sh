@@ -14,5 +14,12 @@ for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; 
   "$build/bin/tfc" compile "$root/models/$model.tf" --cpu=x86-64-v3 -o "$out/cpu/$model"
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda -o "$out/cuda/$model"
 done
+# Every op of tests/e2e/ops.tf (two models of the file), small batches.
+for model in ops scalars; do
+  "$build/bin/tfc" compile "$root/tests/e2e/ops.tf" --model "$model" --batch 4 --cpu=x86-64-v3 \
+    -o "$out/cpu/$model"
+  "$build/bin/tfc" compile "$root/tests/e2e/ops.tf" --model "$model" --batch 4 --target=cuda \
+    -o "$out/cuda/$model"
+done
 cp "$build/tests/bin/CudaDriverTest" "$build/tools/gpu/tfc-kernel-check" "$out/"
 du -sh "$out"
