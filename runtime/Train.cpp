@@ -609,7 +609,12 @@ int Trainer::run() {
   sigaction(SIGINT, &action, &restore.intAction);
   sigaction(SIGTERM, &action, &restore.termAction);
   // 130 for SIGINT, 143 for SIGTERM: what a shell reports for a death by it.
-  auto stoppedStatus = [] { return 128 + stopSignal.load(); };
+  // Data-parallel, the ranks act on the signal they agreed on after a step
+  // (stopSignal is this rank's own, and may come in during the exchange: it
+  // then counts at the next step's, never overwritten by the agreement).
+  int agreedStop = 0;
+  auto stopping = [&] { return dist::parallel() ? agreedStop : stopSignal.load(); };
+  auto stoppedStatus = [&] { return 128 + (agreedStop ? agreedStop : stopSignal.load()); };
   std::string resumeHint = "`train --resume` continues";
 
   using Clock = std::chrono::steady_clock;
@@ -689,10 +694,9 @@ int Trainer::run() {
       return fail(error);
     // A signal on any rank stops every rank after the same step.
     if (dist::parallel()) {
-      int stop = stopSignal.load();
-      if (!dist::allreduceMax(stop, error))
+      agreedStop = stopSignal.load();
+      if (!dist::allreduceMax(agreedStop, error))
         return fail(error);
-      stopSignal.store(stop);
     }
 
     // The step's loss and metrics are read when the host needs them: when
@@ -703,7 +707,7 @@ int Trainer::run() {
     bool lineDue = terminal ? epochEnd || now - lastDraw > std::chrono::milliseconds(100)
                             : (inEpoch + 1) % std::max<int64_t>(1, stepsPerEpoch / 10) == 0 &&
                                   !epochEnd;
-    if (!(feeds->full() || lineDue || epochEnd || stopSignal.load()))
+    if (!(feeds->full() || lineDue || epochEnd || stopping()))
       continue;
     if (!feeds->readBack(done, error))
       return fail(error);
@@ -774,10 +778,10 @@ int Trainer::run() {
         return 0;
       }
     }
-    if (stopSignal.load()) {
+    if (stopping()) {
       if (lastStep != step + 1 && !saveCheckpoint(last, step + 1, /*pending=*/false, error))
         return fail(error);
-      std::printf("\n%s at %s: saved %s (%s)\n", signalName(stopSignal.load()),
+      std::printf("\n%s at %s: saved %s (%s)\n", signalName(stopping()),
                   stepText(step + 1).c_str(), last.c_str(), resumeHint.c_str());
       return stoppedStatus();
     }
