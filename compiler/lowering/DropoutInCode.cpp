@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/DropoutInCode.h"
+#include "runtime/Philox.h"
 #include "compiler/lowering/LinalgBuilders.h"
 #include "dialect/TfDialect.h"
 
@@ -25,10 +26,7 @@ using namespace tfc;
 
 namespace {
 
-/// runtime/Philox.h's constants: the round multipliers and the key's Weyl
-/// increments.
-constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+using namespace tfc::philox;
 
 Value i32Const(OpBuilder &b, Location loc, uint32_t v) {
   return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(int32_t(v)));
@@ -67,8 +65,7 @@ struct DropoutInCode : OpRewritePattern<tf::DropoutOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     const double rate = op.getRate().convertToDouble();
-    // rate < 1 (the verifier), so the threshold fits 32 bits.
-    const auto threshold = static_cast<uint32_t>(std::ceil(rate * 4294967296.0));
+    const uint32_t threshold = dropoutThreshold(rate);
     const auto key = static_cast<uint64_t>(op.getKeyAttr().getInt());
     const int64_t rank = type.getRank();
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);

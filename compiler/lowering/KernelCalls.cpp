@@ -15,6 +15,7 @@
 #include "compiler/lowering/LinalgBuilders.h"
 #include "dialect/TfDialect.h"
 #include "runtime/Abi.h"
+#include "runtime/Philox.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -421,7 +422,7 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     double rate = op.getRate().convertToDouble();
-    auto threshold = static_cast<int64_t>(std::ceil(rate * 4294967296.0));
+    const int64_t threshold = dropoutThreshold(rate);
     auto index = [&](int64_t v) -> Value {
       return rewriter.create<arith::ConstantIndexOp>(loc, v);
     };
