@@ -1,6 +1,9 @@
 //===- CudaDevice.cpp - a CUDA GPU as the runtime's Device ----------------===//
 
 #include "runtime/cuda/CudaDevice.h"
+
+#include <cstdio>
+#include <cstdlib>
 #include "runtime/Manifest.h"
 
 #include <algorithm>
@@ -45,6 +48,15 @@ std::string dims(const int64_t d[3]) {
 } // namespace
 
 CudaDevice *CudaDevice::active() { return gActive.load(); }
+
+CudaDevice &CudaDevice::activeFor(const char *function) {
+  CudaDevice *device = active();
+  if (!device) {
+    std::fprintf(stderr, "error: %s called outside of an entry's run (a bug in tfc)\n", function);
+    std::abort();
+  }
+  return *device;
+}
 
 std::unique_ptr<CudaDevice> CudaDevice::openIndex(int index, std::string &error) {
   auto device = std::make_unique<CudaDevice>();

@@ -110,6 +110,10 @@ public:
   const std::string &launchError() const { return launchError_; }
   /// The device running an entry now, for tfc_cuda_launch/tfc_cuda_sgemm.
   static CudaDevice *active();
+  /// active(), for a runtime function generated code calls (`function`):
+  /// those run only inside an entry, so no active device is a bug in tfc,
+  /// reported on stderr, then abort.
+  static CudaDevice &activeFor(const char *function);
 
   /// The first failure of allocate/release/copyIn/copyOut not yet reported
   /// by run() or takeError(), or "".

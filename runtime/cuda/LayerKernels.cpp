@@ -82,15 +82,6 @@ std::vector<uint64_t> slots(std::initializer_list<intptr_t> values) {
   return out;
 }
 
-/// The device running the entry (as RuntimeFunctions.cpp's).
-CudaDevice &activeDevice(const char *function) {
-  CudaDevice *device = CudaDevice::active();
-  if (!device) {
-    std::fprintf(stderr, "error: %s called outside of an entry's run (a bug in tfc)\n", function);
-    std::abort();
-  }
-  return *device;
-}
 } // namespace
 
 void LayerKernels::load(CudaDriver &driver) {
@@ -174,7 +165,7 @@ extern "C" void tfc_cuda_attention_forward(
     intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
     intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
     intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow) {
-  auto &device = activeDevice("tfc_cuda_attention_forward");
+  auto &device = CudaDevice::activeFor("tfc_cuda_attention_forward");
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
   for (intptr_t value : {q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, vInner,
@@ -196,7 +187,7 @@ extern "C" void tfc_cuda_attention_backward(
     intptr_t dq, intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow, intptr_t dk,
     intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter,
     intptr_t dvInner, intptr_t dvRow) {
-  auto &device = activeDevice("tfc_cuda_attention_backward");
+  auto &device = CudaDevice::activeFor("tfc_cuda_attention_backward");
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
   for (intptr_t value :
@@ -217,7 +208,7 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
                                              float eps, intptr_t x, intptr_t gamma, intptr_t g,
                                              intptr_t dx, intptr_t dgamma, intptr_t dbeta,
                                              intptr_t scratch) {
-  auto &device = activeDevice("tfc_cuda_layer_norm_backward");
+  auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_backward");
   std::vector<uint64_t> params = slots({rows, d, blockRows});
   params.push_back(f32Slot(eps));
   for (intptr_t value : {x, gamma, g, dx, scratch})

@@ -12,24 +12,11 @@
 
 using tfc::rt::cuda::CudaDevice;
 
-namespace {
-/// The device running the entry. Generated code calls these only from an
-/// entry, which only Device::run calls: anything else is a bug to stop at.
-CudaDevice &activeDevice(const char *function) {
-  CudaDevice *device = CudaDevice::active();
-  if (!device) {
-    std::fprintf(stderr, "error: %s called outside of an entry's run (a bug in tfc)\n", function);
-    std::abort();
-  }
-  return *device;
-}
-} // namespace
-
 extern "C" void tfc_cuda_launch(intptr_t kernel, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
                                 intptr_t blockX, intptr_t blockY, intptr_t blockZ,
                                 intptr_t sharedBytes, intptr_t argc, intptr_t args) {
   const int64_t grid[3] = {gridX, gridY, gridZ}, block[3] = {blockX, blockY, blockZ};
-  activeDevice("tfc_cuda_launch")
+  CudaDevice::activeFor("tfc_cuda_launch")
       .launch(kernel, grid, block, sharedBytes, argc, reinterpret_cast<const intptr_t *>(args));
 }
 
@@ -37,7 +24,7 @@ extern "C" void tfc_cuda_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t 
                                intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                                intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
                                intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
-  activeDevice("tfc_cuda_sgemm")
+  CudaDevice::activeFor("tfc_cuda_sgemm")
       .sgemm({batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
               accumulate});
 }
