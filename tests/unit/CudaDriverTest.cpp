@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/unit/ScopedEnv.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/Driver.h"
 
@@ -21,31 +22,7 @@ using namespace tfc::rt::cuda;
 
 namespace {
 
-/// Sets an environment variable for the scope, restoring it after.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  bool had_ = false;
-  std::string old_;
-};
+using tfc::test::ScopedEnv;
 
 /// The fake's own exports (log, reset), through the handle CudaDriver holds.
 struct FakeControl {

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tests/unit/ScopedEnv.h"
 #include "runtime/Manifest.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/RuntimeFunctions.h"
@@ -28,30 +29,7 @@ using namespace tfc::rt::cuda;
 
 namespace {
 
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  bool had_ = false;
-  std::string old_;
-};
+using tfc::test::ScopedEnv;
 
 /// Two kernels as MLIR's NVPTX backend writes them: pointers and an index as
 /// .u64, a 32-bit size, a float.
