@@ -40,6 +40,14 @@ inline std::string fileBytes(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
+/// How many times `what` occurs in `text`.
+inline size_t countOf(const std::string &text, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 /// A fresh directory under the test's temp dir ("" on failure).
 inline std::string makeTempDir(const std::string &prefix) {
   std::string pattern = ::testing::TempDir() + "/" + prefix + "-XXXXXX";

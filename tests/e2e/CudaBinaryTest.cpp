@@ -30,13 +30,6 @@ const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVE
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
 
-size_t countOf(const std::string &text, const std::string &what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
-
 /// x: `samples` rows of 3, distinct small values.
 std::string writeInput(const std::string &dir, int64_t samples) {
   rt::Tensor x(rt::DType::F32, {samples, 3});

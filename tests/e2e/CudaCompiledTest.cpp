@@ -18,6 +18,7 @@
 #include "runtime/Manifest.h"
 #include "runtime/Tensor.h"
 #include "tests/e2e/Command.h"
+#include "tests/e2e/EmbeddedManifest.h"
 
 #include <gtest/gtest.h>
 
@@ -42,13 +43,6 @@ const std::string kToolkit = TFC_CUDA_TOOLKIT; // what CMake found ptxas in
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
-
-size_t countOf(const std::string &text, const std::string &what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-    ++n;
-  return n;
-}
 
 std::vector<std::string> linesOf(const std::string &text) {
   std::vector<std::string> lines;
@@ -217,21 +211,6 @@ TEST(CudaCompiled, FatbinBinaryStartsWithoutCuda) {
 //===----------------------------------------------------------------------===//
 // The host path of every entry on the fake driver
 //===----------------------------------------------------------------------===//
-
-/// The manifest a binary embeds (tfc_manifest: NUL-terminated JSON, its
-/// keys sorted, so it opens with "batch" and holds "entries"), parsed as the
-/// runtime parses it.
-bool readManifest(const std::string &binary, rt::Manifest &manifest, std::string &error) {
-  std::string bytes = fileBytes(binary);
-  size_t key = bytes.find("\"entries\":[");
-  size_t begin = key == std::string::npos ? key : bytes.rfind("{\"batch\":", key);
-  if (begin == std::string::npos) {
-    error = "no manifest in " + binary;
-    return false;
-  }
-  size_t end = bytes.find('\0', key);
-  return rt::parseManifest(bytes.substr(begin, end - begin).c_str(), manifest, error);
-}
 
 /// Random values of `spec`'s type, valid for what it is: integers below the
 /// input's index bound (10 where it has none: a class or token of every seed

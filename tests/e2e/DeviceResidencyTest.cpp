@@ -15,6 +15,7 @@
 #include "runtime/Manifest.h"
 #include "runtime/Tensor.h"
 #include "tests/e2e/Command.h"
+#include "tests/e2e/EmbeddedManifest.h"
 
 #include <gtest/gtest.h>
 
@@ -31,19 +32,6 @@ const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
-
-/// The manifest a binary embeds (NUL-terminated JSON, keys sorted).
-bool readManifest(const std::string &binary, rt::Manifest &manifest, std::string &error) {
-  std::string bytes = fileBytes(binary);
-  size_t key = bytes.find("\"entries\":[");
-  size_t begin = key == std::string::npos ? key : bytes.rfind("{\"batch\":", key);
-  if (begin == std::string::npos) {
-    error = "no manifest in " + binary;
-    return false;
-  }
-  size_t end = bytes.find('\0', key);
-  return rt::parseManifest(bytes.substr(begin, end - begin).c_str(), manifest, error);
-}
 
 size_t tensorBytes(const rt::TensorSpec &spec) {
   size_t n = rt::dtypeSize(spec.dtype);
