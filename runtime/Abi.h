@@ -216,6 +216,12 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   /* rows, d, blockRows, eps, x, gamma, the adjoint, dx, dgamma, dbeta, scratch */ \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
+  /* rows, d, eps, x, gamma, beta, y: tf.layer_norm over rows of d */      \
+  X(LayerNormForward, tfc_layer_norm_forward, void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4)) \
+  /* outer, classes, inner, count, logits, labels, losses (outer x inner    \
+     scratch), out: tf.cross_entropy's mean */                                \
+  X(CrossEntropy, tfc_cross_entropy,                                          \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   /* mask, n, first element's index, seed, key, threshold */                   \
   X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))     \
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
@@ -253,7 +259,11 @@ enum Arg : unsigned {
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I))
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
+  X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                             \
+  X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))
 
 enum class RuntimeFunction {
 #define TFC_ABI_ENUMERATOR(id, symbol, type) id,
@@ -298,6 +308,10 @@ constexpr RuntimeFunction cpuTwin(RuntimeFunction f) {
     return RuntimeFunction::AttentionBackward;
   case RuntimeFunction::CudaLayerNormBackward:
     return RuntimeFunction::LayerNormBackward;
+  case RuntimeFunction::CudaLayerNormForward:
+    return RuntimeFunction::LayerNormForward;
+  case RuntimeFunction::CudaCrossEntropy:
+    return RuntimeFunction::CrossEntropy;
   default:
     return f;
   }

@@ -6,8 +6,11 @@
 // place) and the layer-norm backward, to the CPU's (runtime/cpu/) or their
 // GPU twins (runtime/cuda/kernels/: the same C types and arguments, on
 // device memory), and on the CPU dropout's masks (Philox, as the interpreter
-// draws them; the CUDA target draws them in generated code). A backend
-// without such kernels decomposes the first three with tf-decompose.
+// draws them; the CUDA target draws them in generated code). On the GPU the
+// layer norm's forward and the cross-entropy loss also go to kernels (a
+// warp a row, where generated code makes two reductions and a pass, each a
+// launch); the CPU generates those loops. A backend without such kernels
+// decomposes the first three with tf-decompose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +34,8 @@ namespace {
 /// The symbols of one runtime's kernels.
 struct KernelSymbols {
   StringRef attentionForward, attentionBackward, layerNormBackward;
+  /// Only the CUDA runtime's (the CPU generates these loops itself).
+  StringRef layerNormForward = {}, crossEntropy = {};
 };
 
 KernelSymbols symbolsOf(KernelRuntime runtime) {
@@ -39,7 +44,9 @@ KernelSymbols symbolsOf(KernelRuntime runtime) {
   if (runtime == KernelRuntime::Cuda)
     return {name(RuntimeFunction::CudaAttentionForward),
             name(RuntimeFunction::CudaAttentionBackward),
-            name(RuntimeFunction::CudaLayerNormBackward)};
+            name(RuntimeFunction::CudaLayerNormBackward),
+            name(RuntimeFunction::CudaLayerNormForward),
+            name(RuntimeFunction::CudaCrossEntropy)};
   return {name(RuntimeFunction::AttentionForward), name(RuntimeFunction::AttentionBackward),
           name(RuntimeFunction::LayerNormBackward)};
 }
@@ -368,38 +375,100 @@ void callRuntime(OpBuilder &b, Location loc, Operation *from, StringRef name, Va
 /// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
 constexpr int64_t kLayerNormBlockRows = 64;
 
+/// The arguments of a row kernel's call (layer norm, cross-entropy): sizes,
+/// scalars, and tensors by their contiguous buffers' addresses.
+struct RowKernelCall {
+  OpBuilder &b;
+  Location loc;
+  SmallVector<Value> args = {};
+  SmallVector<Value> outputs = {};
+
+  void addIndex(int64_t v) { args.push_back(b.create<arith::ConstantIndexOp>(loc, v)); }
+  void addF32(float v) { args.push_back(b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(v))); }
+  /// An input, read where bufferization puts it (copied if not contiguous).
+  void addInput(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Value buffer = b.create<bufferization::ToMemrefOp>(
+        loc, MemRefType::get(type.getShape(), type.getElementType()), tensor, /*read_only=*/true);
+    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+  }
+  /// A fresh buffer; a result when `result` (else scratch).
+  void addBuffer(ArrayRef<int64_t> shape, bool result) {
+    Value buffer = b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()));
+    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
+    if (result)
+      outputs.push_back(buffer);
+  }
+  /// Calls `kernel` and replaces `op`'s results by the result buffers.
+  void callInstead(Operation *op, StringRef kernel) {
+    callRuntime(b, loc, op, kernel, args);
+    for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
+      result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
+                                                                    /*writable=*/true));
+    op->erase();
+  }
+};
+
 /// tf.layer_norm_grad as one call of the runtime's fused kernel
 /// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
 /// and dbeta fresh buffers, and a scratch buffer for the blocks' sums.
 void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel) {
   OpBuilder b(op);
-  Location loc = op.getLoc();
   auto xType = cast<RankedTensorType>(op.getX().getType());
   int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
   int64_t blocks = (rows + kLayerNormBlockRows - 1) / kLayerNormBlockRows;
-  auto index = [&](int64_t v) -> Value { return b.create<arith::ConstantIndexOp>(loc, v); };
-  SmallVector<Value> args = {index(rows), index(d), index(kLayerNormBlockRows),
-                             b.create<arith::ConstantOp>(loc, op.getEpsilonAttr())};
-  for (Value input : {op.getX(), op.getGamma(), op.getGrad()}) {
-    auto type = cast<RankedTensorType>(input.getType());
-    Value buffer = b.create<bufferization::ToMemrefOp>(
-        loc, MemRefType::get(type.getShape(), type.getElementType()), input, /*read_only=*/true);
-    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-  }
-  SmallVector<Value> outputs;
-  auto addBuffer = [&](ArrayRef<int64_t> shape) {
-    Value buffer = b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getF32Type()));
-    args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer));
-    return buffer;
-  };
+  RowKernelCall call{b, op.getLoc()};
+  call.addIndex(rows);
+  call.addIndex(d);
+  call.addIndex(kLayerNormBlockRows);
+  call.addF32(op.getEpsilon().convertToFloat());
+  for (Value input : {op.getX(), op.getGamma(), op.getGrad()})
+    call.addInput(input);
   for (Value result : op->getResults())
-    outputs.push_back(addBuffer(cast<RankedTensorType>(result.getType()).getShape()));
-  addBuffer({std::max<int64_t>(1, 2 * blocks * d)}); // scratch
-  callRuntime(b, loc, op, kernel, args);
-  for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
-    result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                                                  /*writable=*/true));
-  op->erase();
+    call.addBuffer(cast<RankedTensorType>(result.getType()).getShape(), /*result=*/true);
+  call.addBuffer({std::max<int64_t>(1, 2 * blocks * d)}, /*result=*/false); // scratch
+  call.callInstead(op, kernel);
+}
+
+/// tf.layer_norm as one call of tfc_cuda_layer_norm_forward: a warp a row
+/// instead of the two reductions and the pass of its loops.
+void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
+  OpBuilder b(op);
+  auto type = cast<RankedTensorType>(op.getType());
+  int64_t d = type.getShape().back(), rows = type.getNumElements() / std::max<int64_t>(d, 1);
+  RowKernelCall call{b, op.getLoc()};
+  call.addIndex(rows);
+  call.addIndex(d);
+  call.addF32(op.getEpsilon().convertToFloat());
+  for (Value input : {op.getX(), op.getGamma(), op.getBeta()})
+    call.addInput(input);
+  call.addBuffer(type.getShape(), /*result=*/true);
+  call.callInstead(op, kernel);
+}
+
+/// tf.cross_entropy as one call of tfc_cuda_cross_entropy: a warp a label
+/// position's loss (logits read [outer, classes, inner] around the class
+/// axis), then their mean in a fixed order.
+void lowerCrossEntropy(tf::CrossEntropyOp op, StringRef kernel) {
+  OpBuilder b(op);
+  auto logits = cast<RankedTensorType>(op.getLogits().getType());
+  int64_t axis = op.getAxisAttr().getInt();
+  ArrayRef<int64_t> shape = logits.getShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= shape[i];
+  for (int64_t i = axis + 1; i < int64_t(shape.size()); ++i)
+    inner *= shape[i];
+  RowKernelCall call{b, op.getLoc()};
+  call.addIndex(outer);
+  call.addIndex(shape[axis]);
+  call.addIndex(inner);
+  call.addF32(float(cast<RankedTensorType>(op.getLabels().getType()).getNumElements()));
+  call.addInput(op.getLogits());
+  call.addInput(op.getLabels());
+  call.addBuffer({std::max<int64_t>(1, outer * inner)}, /*result=*/false); // the rows' losses
+  call.addBuffer({}, /*result=*/true);
+  call.callInstead(op, kernel);
 }
 
 const StringRef kDropoutMask = abi::symbol(abi::RuntimeFunction::DropoutMask);
@@ -475,11 +544,18 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime) {
       fusedKernels.push_back(op);
     } else if (isa<tf::LayerNormGradOp>(op)) {
       fusedKernels.push_back(op);
+    } else if (isa<tf::LayerNormOp, tf::CrossEntropyOp>(op) && !symbols.layerNormForward.empty() &&
+               isa<func::FuncOp>(op->getParentOp())) {
+      fusedKernels.push_back(op); // not one tf-fuse grouped with its neighbours
     }
   });
   for (Operation *op : fusedKernels) {
     if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
       lowerLayerNormGrad(grad, symbols.layerNormBackward);
+    else if (auto norm = dyn_cast<tf::LayerNormOp>(op))
+      lowerLayerNorm(norm, symbols.layerNormForward);
+    else if (auto loss = dyn_cast<tf::CrossEntropyOp>(op))
+      lowerCrossEntropy(loss, symbols.crossEntropy);
     else
       lowerFusedAttention(op, symbols);
   }

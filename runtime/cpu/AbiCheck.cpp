@@ -10,6 +10,7 @@
 #include "runtime/Abi.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/cpu/Attention.h"
+#include "runtime/cpu/CrossEntropy.h"
 #include "runtime/cpu/Dropout.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/LayerNorm.h"

@@ -1,4 +1,4 @@
-//===- LayerNorm.cpp - tfc_layer_norm_backward ----------------------------===//
+//===- LayerNorm.cpp - tfc_layer_norm_backward (and its forward twin) -----===//
 //
 // One row at a time, in L1: the statistics (recomputed from x, as the
 // forward does: mean, then the centred sum of squares), x̂ and dx̂ kept in
@@ -10,6 +10,7 @@
 
 #include "runtime/cpu/LayerNorm.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -286,4 +287,27 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
       dgammas[j] += partial[block * d + j];
       dbetas[j] += partial[(blocks + block) * d + j];
     }
+}
+
+extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
+                                       intptr_t gamma, intptr_t beta, intptr_t y) {
+  namespace k = tfc::rt::cuda::kernels;
+  if (d <= 0)
+    return;
+  const auto *xs = reinterpret_cast<const float *>(x);
+  const auto *gammas = reinterpret_cast<const float *>(gamma);
+  const auto *betas = reinterpret_cast<const float *>(beta);
+  auto *ys = reinterpret_cast<float *>(y);
+  tfc::rt::parallelFor(rows, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float *xr = xs + r * d;
+      const float mean = k::layerNormMean(laneSum(xr, d), d);
+      float lanes[kLanes] = {};
+      for (int64_t j = 0; j < d; ++j)
+        lanes[j % kLanes] += k::layerNormSquare(xr[j], mean);
+      const float rstd = k::layerNormRstd(combine(lanes), d, eps);
+      for (int64_t j = 0; j < d; ++j)
+        ys[r * d + j] = k::layerNormOut(xr[j], mean, rstd, gammas[j], betas[j]);
+    }
+  });
 }

@@ -13,6 +13,13 @@
 #include <cstdint>
 
 extern "C" {
+/// tf.layer_norm over rows x[r] of d floats (r < rows): y = (x - mean) rstd
+/// gamma + beta, rstd = 1 / sqrt(var + eps), the biased variance, with the
+/// per-element math of the CUDA kernel (runtime/cuda/kernels/KernelMath.h).
+/// The CPU build generates this loop itself; this is the twin of
+/// tfc_cuda_layer_norm_forward, which --target=cuda-emulated calls.
+void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
+                            intptr_t beta, intptr_t y);
 /// For rows x[r] (d floats each, r < rows) and their adjoints g[r]: with
 /// x̂ = (x - mean) rstd, rstd = 1 / sqrt(var + eps) (biased variance) and
 /// dx̂ = g gamma,

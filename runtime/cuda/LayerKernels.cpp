@@ -47,6 +47,9 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_attention_backward_dkv_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_layer_norm_backward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_layer_norm_backward_reduce_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_layer_norm_forward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_forward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_mean_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -57,6 +60,9 @@ static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 9);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
+static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
+static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
+static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
 #endif
 
@@ -221,4 +227,33 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
   kernels.launch(device, LayerKernels::LayerNormBackwardReduce,
                  ceilDiv(d, kSpecs[LayerKernels::LayerNormBackwardReduce].threads),
                  slots({rows, d, blockRows, scratch, dgamma, dbeta}));
+}
+
+extern "C" void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
+                                            intptr_t gamma, intptr_t beta, intptr_t y) {
+  auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_forward");
+  std::vector<uint64_t> params = slots({rows, d});
+  params.push_back(f32Slot(eps));
+  for (intptr_t value : {x, gamma, beta, y})
+    params.push_back(uint64_t(value));
+  device.layerKernels().launch(device, LayerKernels::LayerNormForward,
+                               ceilDiv(rows, rowsPerBlock(LayerKernels::LayerNormForward)),
+                               params);
+}
+
+extern "C" void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner,
+                                       float count, intptr_t logits, intptr_t labels,
+                                       intptr_t losses, intptr_t out) {
+  auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy");
+  const LayerKernels &kernels = device.layerKernels();
+  // A warp a row writes the rows' losses, then one block adds them in a
+  // fixed tree.
+  kernels.launch(device, LayerKernels::CrossEntropyForward,
+                 ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyForward)),
+                 slots({outer, classes, inner, logits, labels, losses}));
+  std::vector<uint64_t> mean = slots({outer * inner});
+  mean.push_back(f32Slot(count));
+  for (intptr_t value : {losses, out})
+    mean.push_back(uint64_t(value));
+  kernels.launch(device, LayerKernels::CrossEntropyMean, 1, mean);
 }

@@ -1,7 +1,8 @@
 //===- LayerKernels.h - the hand-written kernels generated code calls -----===//
 //
 // defines: tfc_cuda_attention_forward, tfc_cuda_attention_backward,
-// tfc_cuda_layer_norm_backward (runtime/Abi.h's TFC_ABI_CUDA_RUNTIME_FUNCTIONS)
+// tfc_cuda_layer_norm_backward, tfc_cuda_layer_norm_forward,
+// tfc_cuda_cross_entropy (runtime/Abi.h's TFC_ABI_CUDA_RUNTIME_FUNCTIONS)
 //
 // tfc --target=cuda calls these where the CPU build calls tfc_attention_*
 // and tfc_layer_norm_backward, with the same arguments on device memory.
@@ -10,7 +11,9 @@
 // stream, so a captured graph records them: the attention forward one
 // launch (a warp a query row), its backward two (dq, a warp a query row;
 // then dk and dv, a block 32 keys), the layer norm's backward two (a block
-// a row block, then the blocks' sums added in order). A failure is kept as
+// a row block, then the blocks' sums added in order), its forward one (a
+// warp a row), the cross-entropy two (a warp a row's loss, then one block
+// adds the losses in a fixed tree). A failure is kept as
 // tfc_cuda_launch keeps it: the first one stands, later launches are
 // skipped, and the entry's run returns it.
 //
@@ -54,6 +57,12 @@ void tfc_cuda_attention_backward(
 void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
                                   intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
                                   intptr_t dgamma, intptr_t dbeta, intptr_t scratch);
+/// tfc_layer_norm_forward (runtime/cpu/LayerNorm.h) on the GPU.
+void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
+                                 intptr_t gamma, intptr_t beta, intptr_t y);
+/// tfc_cross_entropy (runtime/cpu/CrossEntropy.h) on the GPU.
+void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
+                            intptr_t logits, intptr_t labels, intptr_t losses, intptr_t out);
 }
 
 namespace tfc::rt::cuda {
@@ -70,6 +79,9 @@ public:
     AttentionBackwardDkv,
     LayerNormBackward,
     LayerNormBackwardReduce,
+    LayerNormForward,
+    CrossEntropyForward,
+    CrossEntropyMean,
     Count,
   };
 

@@ -96,7 +96,8 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
     ModuleOp module = getOperation();
     for (RuntimeFunction f :
          {RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
-          RuntimeFunction::CudaLayerNormBackward}) {
+          RuntimeFunction::CudaLayerNormBackward, RuntimeFunction::CudaLayerNormForward,
+          RuntimeFunction::CudaCrossEntropy}) {
       StringRef cuda = abi::symbol(f), cpu = abi::symbol(abi::cpuTwin(f));
       auto declaration = module.lookupSymbol<func::FuncOp>(cuda);
       if (!declaration)

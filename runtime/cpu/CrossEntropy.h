@@ -1,0 +1,25 @@
+//===- CrossEntropy.h - tf.cross_entropy as one kernel, the CUDA twin -----===//
+//
+// The CPU build generates tf.cross_entropy's loops itself; this is the CPU
+// twin of the CUDA runtime's tfc_cuda_cross_entropy (the same arguments),
+// which --target=cuda-emulated calls in its place. Every argument but count
+// is an index (pointers included) as generated code passes them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_RUNTIME_CPU_CROSSENTROPY_H
+#define TFC_RUNTIME_CPU_CROSSENTROPY_H
+
+#include <cstdint>
+
+extern "C" {
+/// out[0] = Σ_r -log_softmax(logits[o, :, i])[clamp(labels[r])] / count
+/// over the rows r = o * inner + i of logits laid out [outer, classes,
+/// inner] (i32 labels [outer, inner]); losses (outer x inner floats) holds
+/// each row's loss. The per-row math is the CUDA kernel's
+/// (runtime/cuda/kernels/KernelMath.h).
+void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
+                       intptr_t logits, intptr_t labels, intptr_t losses, intptr_t out);
+}
+
+#endif // TFC_RUNTIME_CPU_CROSSENTROPY_H
