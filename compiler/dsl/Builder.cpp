@@ -233,7 +233,7 @@ Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape,
 }
 
 Tensor Builder::seed() {
-  if (!seed_)
+  if (!seed_.valid())
     seed_ = addArgument(RankedTensorType::get({}, ops_.getI32Type()),
                         {ops_.getNamedAttr(tf::TFDialect::kSeedAttr,
                                            ops_.getUnitAttr())});
@@ -241,7 +241,7 @@ Tensor Builder::seed() {
 }
 
 Tensor Builder::sampleOffset() {
-  if (!sampleOffset_)
+  if (!sampleOffset_.valid())
     sampleOffset_ = addArgument(RankedTensorType::get({}, ops_.getI32Type()),
                                 {ops_.getNamedAttr(tf::TFDialect::kSampleOffsetAttr,
                                                    ops_.getUnitAttr())});

@@ -40,8 +40,13 @@ public:
   Tensor() = default;
   Tensor(Builder *builder, mlir::Value value) : builder_(builder), value_(value) {}
 
+  /// False when the call that made it failed (the error is reported).
   bool valid() const { return builder_ && value_; }
-  explicit operator bool() const { return valid(); }
+  /// A tensor has no truth value while the graph is built: `if (a == b)`
+  /// would compile and test whether the comparison was built, not what it
+  /// computes. Ask `valid()` whether a call succeeded; choose between
+  /// tensors elementwise with where().
+  explicit operator bool() const = delete;
   mlir::Value value() const { return value_; }
   Builder &builder() const { return *builder_; }
   mlir::RankedTensorType type() const;
@@ -209,7 +214,8 @@ Tensor operator/(double a, Tensor b);
 Tensor operator-(Tensor a);
 Tensor maximum(Tensor a, Tensor b);
 Tensor minimum(Tensor a, Tensor b);
-// Comparisons (broadcasting; operands of one dtype) give bool tensors.
+// Comparisons (broadcasting; operands of one dtype) give bool tensors, which
+// have no truth value in C++ (`if (a == b)` does not compile: see Tensor).
 Tensor operator==(Tensor a, Tensor b);
 Tensor operator!=(Tensor a, Tensor b);
 Tensor operator<(Tensor a, Tensor b);
