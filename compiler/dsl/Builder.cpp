@@ -84,10 +84,14 @@ DType Tensor::dtype() const {
 //===----------------------------------------------------------------------===//
 
 Builder::Builder(MLIRContext &context, StringRef modelName,
-                 ModelOptions options)
-    : context_(context), options_(options), ops_(&context),
+                 ModelOptions options, Frontend frontend)
+    : context_(context), options_(options), frontend_(frontend),
+      modelLoc_(UnknownLoc::get(&context)), ops_(&context),
       loc_(UnknownLoc::get(&context)) {
   context.loadDialect<tf::TFDialect, func::FuncDialect>();
+  // A C++ model's diagnostics name it (the .tf parser locates everything).
+  if (frontend_ == Frontend::cpp)
+    loc_ = modelLoc_ = NameLoc::get(StringAttr::get(&context, modelName));
   module_ = ModuleOp::create(loc_);
   ops_.setInsertionPointToEnd(module_->getBody());
   func_ = ops_.create<func::FuncOp>(loc_, modelName,
@@ -96,6 +100,31 @@ Builder::Builder(MLIRContext &context, StringRef modelName,
 }
 
 Builder::~Builder() = default;
+
+Builder::CallSite::CallSite(Builder *builder, SourceLoc at) {
+  if (!builder || builder->frontend_ != Frontend::cpp)
+    return;
+  builder_ = builder;
+  if (builder_->callDepth_++ == 0 && at.file)
+    builder_->loc_ = NameLoc::get(
+        cast<NameLoc>(builder_->modelLoc_).getName(),
+        FileLineColLoc::get(&builder_->context_, at.file, at.line, 0));
+}
+
+Builder::CallSite::CallSite(std::initializer_list<Tensor> tensors, SourceLoc at)
+    : CallSite(
+          [&]() -> Builder * {
+            for (const Tensor &t : tensors)
+              if (t.valid())
+                return &t.builder();
+            return nullptr;
+          }(),
+          at) {}
+
+Builder::CallSite::~CallSite() {
+  if (builder_ && --builder_->callDepth_ == 0)
+    builder_->loc_ = builder_->modelLoc_;
+}
 
 Builder::Scope::Scope(Builder &builder, StringRef name) : builder_(builder) {
   builder_.scopes_.push_back(name.str());
@@ -186,7 +215,8 @@ Tensor Builder::constant(DenseElementsAttr value) {
   return r.empty() ? Tensor() : r[0];
 }
 
-Tensor Builder::fill(double value, ArrayRef<int64_t> shape) {
+Tensor Builder::fill(double value, ArrayRef<int64_t> shape, SourceLoc at) {
+  CallSite site(this, at);
   auto scalarType = RankedTensorType::get({}, ops_.getF32Type());
   Tensor scalar = constant(
       DenseElementsAttr::get(scalarType, static_cast<float>(value)));
@@ -202,7 +232,9 @@ Tensor Builder::addArgument(Type type, ArrayRef<NamedAttribute> attrs) {
   return Tensor(this, arg);
 }
 
-Tensor Builder::input(StringRef name, DType dtype, ArrayRef<int64_t> shape) {
+Tensor Builder::input(StringRef name, DType dtype, ArrayRef<int64_t> shape,
+                      SourceLoc at) {
+  CallSite site(this, at);
   if (!checkedCount(shape))
     return error("input '" + name + "' has shape " + shapeStr(shape) +
                  ": dimensions must be positive and the size at most 2^31 "
@@ -215,12 +247,13 @@ Tensor Builder::input(StringRef name, DType dtype, ArrayRef<int64_t> shape) {
 }
 
 Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape,
-                      tf::InitKind init, double scale) {
+                      tf::InitKind init, double scale, SourceLoc at) {
+  CallSite site(this, at);
   std::string full = qualified(name);
   if (!paramNames_.insert(full).second)
     return error("parameter '" + full +
-                 "' is defined twice (give one of the layers a different "
-                 "name:)");
+                 "' is defined twice (give one of the layers a different " +
+                 spelling(".name", "name:").str() + ")");
   if (!checkedCount(shape))
     return error("parameter '" + full + "' has shape " + shapeStr(shape) +
                  ": dimensions must be positive and the size at most 2^31 "
@@ -258,7 +291,8 @@ void Builder::addResult(Tensor value, NamedAttribute attr) {
   resultAttrs_.push_back(DictionaryAttr::get(&context_, {attr}));
 }
 
-void Builder::output(StringRef name, Tensor value) {
+void Builder::output(StringRef name, Tensor value, SourceLoc at) {
+  CallSite site(this, at);
   if (!resultNames_.insert(name).second) {
     error("'" + name + "' is already an output, metric or loss");
     return;
@@ -267,7 +301,8 @@ void Builder::output(StringRef name, Tensor value) {
                                      ops_.getStringAttr(name)));
 }
 
-void Builder::loss(Tensor value) {
+void Builder::loss(Tensor value, SourceLoc at) {
+  CallSite site(this, at);
   if (hasLoss_) {
     error("a model has one loss");
     return;
@@ -282,7 +317,8 @@ void Builder::loss(Tensor value) {
   addResult(value, ops_.getNamedAttr(tf::TFDialect::kLossAttr, ops_.getUnitAttr()));
 }
 
-void Builder::metric(StringRef name, Tensor value) {
+void Builder::metric(StringRef name, Tensor value, SourceLoc at) {
+  CallSite site(this, at);
   if (!resultNames_.insert(name).second) {
     error("'" + name + "' is already an output, metric or loss");
     return;
@@ -297,7 +333,8 @@ void Builder::metric(StringRef name, Tensor value) {
                                      ops_.getStringAttr(name)));
 }
 
-void Builder::attentionMap(StringRef name, Tensor weights) {
+void Builder::attentionMap(StringRef name, Tensor weights, SourceLoc at) {
+  CallSite site(this, at);
   addResult(weights, ops_.getNamedAttr(tf::TFDialect::kAttentionAttr,
                                        ops_.getStringAttr(name)));
 }
@@ -417,7 +454,9 @@ bool requireDType(Tensor t, DType dtype, StringRef what) {
     return true;
   std::string hint = dtype == DType::f32 && t.dtype() != DType::f32
                          ? " (integer and bool tensors enter arithmetic only "
-                           "through float(), one_hot() or embedding())"
+                           "through " +
+                               t.builder().spelling("to_float()", "float()").str() +
+                               ", one_hot() or embedding())"
                          : "";
   t.builder().error(what + " needs " + dtypeName(dtype) + " operands, got " +
                     dtypeName(t.dtype()) + " " + shapeStr(t.shape()) + hint);
@@ -443,10 +482,14 @@ std::optional<SmallVector<int64_t>> broadcastShape(Builder &b, ArrayRef<int64_t>
   return out;
 }
 
+/// `what` as C++ and as .tf spell it: a diagnostic says what the user wrote.
 template <typename OpT>
-Tensor binaryFloat(Tensor a, Tensor b, StringRef what) {
+Tensor binaryFloat(Tensor a, Tensor b, StringRef cppWhat, StringRef tfWhat) {
   Builder *builder = builderOf({&a, &b});
-  if (!builder || !requireDType(a, DType::f32, what) ||
+  if (!builder)
+    return {};
+  StringRef what = builder->spelling(cppWhat, tfWhat);
+  if (!requireDType(a, DType::f32, what) ||
       !requireDType(b, DType::f32, what))
     return {};
   auto shape = broadcastShape(*builder, a.shape(), b.shape(), what);
@@ -456,15 +499,17 @@ Tensor binaryFloat(Tensor a, Tensor b, StringRef what) {
       {broadcast_to(a, *shape), broadcast_to(b, *shape)}));
 }
 
-Tensor compare(Tensor a, Tensor b, tf::ComparePredicate pred, StringRef what) {
+Tensor compare(Tensor a, Tensor b, tf::ComparePredicate pred, StringRef cppWhat,
+               StringRef tfWhat) {
   Builder *builder = builderOf({&a, &b});
   if (!builder)
     return {};
+  StringRef what = builder->spelling(cppWhat, tfWhat);
   if (a.dtype() != b.dtype())
     return builder->error(what + " compares " + dtypeName(a.dtype()) + " " +
                           shapeStr(a.shape()) + " with " + dtypeName(b.dtype()) +
-                          " " + shapeStr(b.shape()) +
-                          " (no implicit conversions: use float())");
+                          " " + shapeStr(b.shape()) + " (no implicit conversions: use " +
+                          builder->spelling("to_float()", "float()") + ")");
   auto shape = broadcastShape(*builder, a.shape(), b.shape(), what);
   if (!shape)
     return {};
@@ -475,8 +520,8 @@ Tensor compare(Tensor a, Tensor b, tf::ComparePredicate pred, StringRef what) {
 }
 
 template <typename OpT>
-Tensor unaryFloat(Tensor x, StringRef what) {
-  if (!x.valid() || !requireDType(x, DType::f32, what))
+Tensor unaryFloat(Tensor x, StringRef cppWhat, StringRef tfWhat) {
+  if (!x.valid() || !requireDType(x, DType::f32, x.builder().spelling(cppWhat, tfWhat)))
     return {};
   return first(x.builder().create<OpT>({x}));
 }
@@ -495,7 +540,8 @@ Tensor logical(Tensor a, Tensor b, StringRef what) {
 }
 } // namespace
 
-Tensor broadcast_to(Tensor x, ArrayRef<int64_t> shape) {
+Tensor broadcast_to(Tensor x, ArrayRef<int64_t> shape, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   if (x.shape() == shape)
@@ -517,41 +563,112 @@ Tensor broadcast_to(Tensor x, ArrayRef<int64_t> shape) {
                        {x}, {arrayAttr(b, "dims", dims)});
 }
 
-Tensor operator+(Tensor a, Tensor b) { return binaryFloat<tf::AddOp>(a, b, "'+'"); }
-Tensor operator-(Tensor a, Tensor b) { return binaryFloat<tf::SubOp>(a, b, "'-'"); }
-Tensor operator*(Tensor a, Tensor b) { return binaryFloat<tf::MulOp>(a, b, "'*'"); }
-Tensor operator/(Tensor a, Tensor b) { return binaryFloat<tf::DivOp>(a, b, "'/'"); }
-Tensor maximum(Tensor a, Tensor b) { return binaryFloat<tf::MaxOp>(a, b, "maximum"); }
-Tensor minimum(Tensor a, Tensor b) { return binaryFloat<tf::MinOp>(a, b, "minimum"); }
+// An operator's CallSite is at its Located operand; a tensor operand that
+// is invalid has no builder, but then nothing is built or reported.
+template <typename OpT>
+static Tensor arithmetic(Located<Tensor> a, Tensor b, StringRef cpp, StringRef tf) {
+  Builder::CallSite site({a.value, b}, a.at);
+  return binaryFloat<OpT>(a.value, b, cpp, tf);
+}
+Tensor operator+(Located<Tensor> a, Tensor b) {
+  return arithmetic<tf::AddOp>(a, b, "operator+", "'+'");
+}
+Tensor operator-(Located<Tensor> a, Tensor b) {
+  return arithmetic<tf::SubOp>(a, b, "operator-", "'-'");
+}
+Tensor operator*(Located<Tensor> a, Tensor b) {
+  return arithmetic<tf::MulOp>(a, b, "operator*", "'*'");
+}
+Tensor operator/(Located<Tensor> a, Tensor b) {
+  return arithmetic<tf::DivOp>(a, b, "operator/", "'/'");
+}
+Tensor maximum(Tensor a, Tensor b, SourceLoc at) {
+  return arithmetic<tf::MaxOp>({a, at}, b, "maximum", "maximum");
+}
+Tensor minimum(Tensor a, Tensor b, SourceLoc at) {
+  return arithmetic<tf::MinOp>({a, at}, b, "minimum", "minimum");
+}
 
 static Tensor scalarLike(Tensor like, double v) {
   return like.valid() ? like.builder().fill(v, {}) : Tensor();
 }
-Tensor operator+(Tensor a, double b) { return a + scalarLike(a, b); }
-Tensor operator-(Tensor a, double b) { return a - scalarLike(a, b); }
-Tensor operator*(Tensor a, double b) { return a * scalarLike(a, b); }
-Tensor operator/(Tensor a, double b) { return a / scalarLike(a, b); }
-Tensor operator+(double a, Tensor b) { return scalarLike(b, a) + b; }
-Tensor operator-(double a, Tensor b) { return scalarLike(b, a) - b; }
-Tensor operator*(double a, Tensor b) { return scalarLike(b, a) * b; }
-Tensor operator/(double a, Tensor b) { return scalarLike(b, a) / b; }
-Tensor operator-(Tensor a) { return unaryFloat<tf::NegOp>(a, "unary '-'"); }
+Tensor operator+(Located<Tensor> a, double b) {
+  Builder::CallSite site({a.value}, a.at);
+  return a.value + scalarLike(a.value, b);
+}
+Tensor operator-(Located<Tensor> a, double b) {
+  Builder::CallSite site({a.value}, a.at);
+  return a.value - scalarLike(a.value, b);
+}
+Tensor operator*(Located<Tensor> a, double b) {
+  Builder::CallSite site({a.value}, a.at);
+  return a.value * scalarLike(a.value, b);
+}
+Tensor operator/(Located<Tensor> a, double b) {
+  Builder::CallSite site({a.value}, a.at);
+  return a.value / scalarLike(a.value, b);
+}
+Tensor operator+(Located<double> a, Tensor b) {
+  Builder::CallSite site({b}, a.at);
+  return scalarLike(b, a.value) + b;
+}
+Tensor operator-(Located<double> a, Tensor b) {
+  Builder::CallSite site({b}, a.at);
+  return scalarLike(b, a.value) - b;
+}
+Tensor operator*(Located<double> a, Tensor b) {
+  Builder::CallSite site({b}, a.at);
+  return scalarLike(b, a.value) * b;
+}
+Tensor operator/(Located<double> a, Tensor b) {
+  Builder::CallSite site({b}, a.at);
+  return scalarLike(b, a.value) / b;
+}
+Tensor operator-(Located<Tensor> a) {
+  Builder::CallSite site({a.value}, a.at);
+  return unaryFloat<tf::NegOp>(a.value, "unary operator-", "unary '-'");
+}
 
-Tensor operator==(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::eq, "'=='"); }
-Tensor operator!=(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::ne, "'!='"); }
-Tensor operator<(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::lt, "'<'"); }
-Tensor operator<=(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::le, "'<='"); }
-Tensor operator>(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::gt, "'>'"); }
-Tensor operator>=(Tensor a, Tensor b) { return compare(a, b, tf::ComparePredicate::ge, "'>='"); }
-Tensor logical_and(Tensor a, Tensor b) { return logical<tf::AndOp>(a, b, "logical_and"); }
-Tensor logical_or(Tensor a, Tensor b) { return logical<tf::OrOp>(a, b, "logical_or"); }
-Tensor logical_not(Tensor a) {
+static Tensor comparison(Located<Tensor> a, Tensor b, tf::ComparePredicate pred,
+                         StringRef cpp, StringRef tf) {
+  Builder::CallSite site({a.value, b}, a.at);
+  return compare(a.value, b, pred, cpp, tf);
+}
+Tensor operator==(Located<Tensor> a, Tensor b) {
+  return comparison(a, b, tf::ComparePredicate::eq, "operator==", "'=='");
+}
+Tensor operator!=(Located<Tensor> a, Tensor b) {
+  return comparison(a, b, tf::ComparePredicate::ne, "operator!=", "'!='");
+}
+Tensor operator<(Located<Tensor> a, Tensor b) {
+  return comparison(a, b, tf::ComparePredicate::lt, "operator<", "'<'");
+}
+Tensor operator<=(Located<Tensor> a, Tensor b) {
+  return comparison(a, b, tf::ComparePredicate::le, "operator<=", "'<='");
+}
+Tensor operator>(Located<Tensor> a, Tensor b) {
+  return comparison(a, b, tf::ComparePredicate::gt, "operator>", "'>'");
+}
+Tensor operator>=(Located<Tensor> a, Tensor b) {
+  return comparison(a, b, tf::ComparePredicate::ge, "operator>=", "'>='");
+}
+Tensor logical_and(Tensor a, Tensor b, SourceLoc at) {
+  Builder::CallSite site({a, b}, at);
+  return logical<tf::AndOp>(a, b, "logical_and");
+}
+Tensor logical_or(Tensor a, Tensor b, SourceLoc at) {
+  Builder::CallSite site({a, b}, at);
+  return logical<tf::OrOp>(a, b, "logical_or");
+}
+Tensor logical_not(Tensor a, SourceLoc at) {
+  Builder::CallSite site({a}, at);
   if (!a.valid() || !requireDType(a, DType::boolean, "logical_not"))
     return {};
   return first(a.builder().create<tf::NotOp>({a}));
 }
 
-Tensor where(Tensor cond, Tensor a, Tensor b) {
+Tensor where(Tensor cond, Tensor a, Tensor b, SourceLoc at) {
+  Builder::CallSite site({cond, a, b}, at);
   Builder *builder = builderOf({&cond, &a, &b});
   if (!builder || !requireDType(cond, DType::boolean, "where"))
     return {};
@@ -569,29 +686,37 @@ Tensor where(Tensor cond, Tensor a, Tensor b) {
                                               broadcast_to(b, *shape)}));
 }
 
-Tensor relu(Tensor x) { return unaryFloat<tf::ReluOp>(x, "relu"); }
-Tensor gelu(Tensor x) { return unaryFloat<tf::GeluOp>(x, "gelu"); }
-Tensor tanh(Tensor x) { return unaryFloat<tf::TanhOp>(x, "tanh"); }
-Tensor exp(Tensor x) { return unaryFloat<tf::ExpOp>(x, "exp"); }
-Tensor log(Tensor x) { return unaryFloat<tf::LogOp>(x, "log"); }
-Tensor sqrt(Tensor x) { return unaryFloat<tf::SqrtOp>(x, "sqrt"); }
-Tensor rsqrt(Tensor x) { return unaryFloat<tf::RsqrtOp>(x, "rsqrt"); }
+template <typename OpT>
+static Tensor unary(Tensor x, StringRef what, SourceLoc at) {
+  Builder::CallSite site({x}, at);
+  return unaryFloat<OpT>(x, what, what);
+}
+Tensor relu(Tensor x, SourceLoc at) { return unary<tf::ReluOp>(x, "relu", at); }
+Tensor gelu(Tensor x, SourceLoc at) { return unary<tf::GeluOp>(x, "gelu", at); }
+Tensor tanh(Tensor x, SourceLoc at) { return unary<tf::TanhOp>(x, "tanh", at); }
+Tensor exp(Tensor x, SourceLoc at) { return unary<tf::ExpOp>(x, "exp", at); }
+Tensor log(Tensor x, SourceLoc at) { return unary<tf::LogOp>(x, "log", at); }
+Tensor sqrt(Tensor x, SourceLoc at) { return unary<tf::SqrtOp>(x, "sqrt", at); }
+Tensor rsqrt(Tensor x, SourceLoc at) { return unary<tf::RsqrtOp>(x, "rsqrt", at); }
 
 //===----------------------------------------------------------------------===//
 // Shape functions
 //===----------------------------------------------------------------------===//
 
-Tensor matmul(Tensor a, Tensor b) {
+Tensor matmul(Tensor a, Tensor b, SourceLoc at) {
+  Builder::CallSite site({a, b}, at);
   Builder *builder = builderOf({&a, &b});
-  if (!builder || !requireDType(a, DType::f32, "'@'") ||
-      !requireDType(b, DType::f32, "'@'"))
+  if (!builder)
+    return {};
+  StringRef what = builder->spelling("matmul", "'@'");
+  if (!requireDType(a, DType::f32, what) || !requireDType(b, DType::f32, what))
     return {};
   if (a.rank() < 2 || b.rank() < 2)
-    return builder->error("'@' needs operands of rank >= 2, got " +
+    return builder->error(what + " needs operands of rank >= 2, got " +
                           shapeStr(a.shape()) + " and " + shapeStr(b.shape()) +
                           " (use unsqueeze)");
   if (a.dim(-1) != b.dim(-2))
-    return builder->error("'@' contracts " + shapeStr(a.shape()) + " with " +
+    return builder->error(what + " contracts " + shapeStr(a.shape()) + " with " +
                           shapeStr(b.shape()) + ": " + Twine(a.dim(-1)) +
                           " != " + Twine(b.dim(-2)));
   // x[..., M, K] @ W[K, N]: fold the batch into M instead of broadcasting W.
@@ -602,7 +727,8 @@ Tensor matmul(Tensor a, Tensor b) {
     return reshape(first(builder->create<tf::MatmulOp>({flat, b})), outShape);
   }
   auto batch = broadcastShape(*builder, a.shape().drop_back(2),
-                              b.shape().drop_back(2), "'@' batch dimensions");
+                              b.shape().drop_back(2),
+                              (what + " batch dimensions").str());
   if (!batch)
     return {};
   SmallVector<int64_t> aShape(*batch), bShape(*batch);
@@ -612,7 +738,8 @@ Tensor matmul(Tensor a, Tensor b) {
       {broadcast_to(a, aShape), broadcast_to(b, bShape)}));
 }
 
-Tensor softmax(Tensor x, int64_t axis) {
+Tensor softmax(Tensor x, int64_t axis, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireDType(x, DType::f32, "softmax"))
     return {};
   auto a = normalizeAxis(x.builder(), axis, x.rank(), "softmax");
@@ -621,7 +748,8 @@ Tensor softmax(Tensor x, int64_t axis) {
   return first(x.builder().create<tf::SoftmaxOp>({x}, {i64Attr(x.builder(), "axis", *a)}));
 }
 
-Tensor log_softmax(Tensor x, int64_t axis) {
+Tensor log_softmax(Tensor x, int64_t axis, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireDType(x, DType::f32, "log_softmax"))
     return {};
   auto a = normalizeAxis(x.builder(), axis, x.rank(), "log_softmax");
@@ -656,7 +784,8 @@ reductionAxes(Tensor x, ArrayRef<int64_t> axes, StringRef what) {
 
 template <typename OpT>
 static Tensor reduce(Tensor x, ArrayRef<int64_t> axes, StringRef what,
-                     bool countsBools) {
+                     bool countsBools, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   if (countsBools && x.dtype() == DType::boolean)
@@ -671,17 +800,18 @@ static Tensor reduce(Tensor x, ArrayRef<int64_t> axes, StringRef what,
   return first(x.builder().create<OpT>({x}, {arrayAttr(x.builder(), "axes", *a)}));
 }
 
-Tensor sum(Tensor x, ArrayRef<int64_t> axes) {
-  return reduce<tf::ReduceSumOp>(x, axes, "sum", true);
+Tensor sum(Tensor x, ArrayRef<int64_t> axes, SourceLoc at) {
+  return reduce<tf::ReduceSumOp>(x, axes, "sum", true, at);
 }
-Tensor mean(Tensor x, ArrayRef<int64_t> axes) {
-  return reduce<tf::ReduceMeanOp>(x, axes, "mean", true);
+Tensor mean(Tensor x, ArrayRef<int64_t> axes, SourceLoc at) {
+  return reduce<tf::ReduceMeanOp>(x, axes, "mean", true, at);
 }
-Tensor max(Tensor x, ArrayRef<int64_t> axes) {
-  return reduce<tf::ReduceMaxOp>(x, axes, "max", false);
+Tensor max(Tensor x, ArrayRef<int64_t> axes, SourceLoc at) {
+  return reduce<tf::ReduceMaxOp>(x, axes, "max", false, at);
 }
 
-Tensor argmax(Tensor x, int64_t axis) {
+Tensor argmax(Tensor x, int64_t axis, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireDType(x, DType::f32, "argmax"))
     return {};
   auto a = normalizeAxis(x.builder(), axis, x.rank(), "argmax");
@@ -690,7 +820,8 @@ Tensor argmax(Tensor x, int64_t axis) {
   return first(x.builder().create<tf::ArgmaxOp>({x}, {i64Attr(x.builder(), "axis", *a)}));
 }
 
-Tensor transpose(Tensor x, ArrayRef<int64_t> perm) {
+Tensor transpose(Tensor x, ArrayRef<int64_t> perm, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   SmallVector<int64_t> p;
@@ -703,7 +834,8 @@ Tensor transpose(Tensor x, ArrayRef<int64_t> perm) {
   return first(x.builder().create<tf::TransposeOp>({x}, {arrayAttr(x.builder(), "perm", p)}));
 }
 
-Tensor reshape(Tensor x, ArrayRef<int64_t> shape) {
+Tensor reshape(Tensor x, ArrayRef<int64_t> shape, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   Builder &b = x.builder();
@@ -738,7 +870,8 @@ Tensor reshape(Tensor x, ArrayRef<int64_t> shape) {
                        RankedTensorType::get(out, x.type().getElementType()), {x});
 }
 
-Tensor squeeze(Tensor x, int64_t axis) {
+Tensor squeeze(Tensor x, int64_t axis, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   auto a = normalizeAxis(x.builder(), axis, x.rank(), "squeeze");
@@ -752,7 +885,8 @@ Tensor squeeze(Tensor x, int64_t axis) {
   return reshape(x, shape);
 }
 
-Tensor unsqueeze(Tensor x, int64_t axis) {
+Tensor unsqueeze(Tensor x, int64_t axis, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   auto a = normalizeAxis(x.builder(), axis, x.rank() + 1, "unsqueeze");
@@ -763,7 +897,11 @@ Tensor unsqueeze(Tensor x, int64_t axis) {
   return reshape(x, shape);
 }
 
-Tensor concat(ArrayRef<Tensor> tensors, int64_t axis) {
+Tensor concat(ArrayRef<Tensor> tensors, int64_t axis, SourceLoc at) {
+  Builder::CallSite site(tensors.empty() || !tensors.front().valid()
+                             ? nullptr
+                             : &tensors.front().builder(),
+                         at);
   if (tensors.empty() || !Builder::allValid(tensors))
     return {};
   Builder &b = tensors.front().builder();
@@ -775,7 +913,8 @@ Tensor concat(ArrayRef<Tensor> tensors, int64_t axis) {
   return first(b.create<tf::ConcatOp>(tensors, {i64Attr(b, "axis", *a)}));
 }
 
-Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit) {
+Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid())
     return {};
   auto a = normalizeAxis(x.builder(), axis, x.rank(), "slice");
@@ -792,7 +931,8 @@ Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit) {
                                            arrayAttr(b, "stride", strides)}));
 }
 
-Tensor to_float(Tensor x) {
+Tensor to_float(Tensor x, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || x.dtype() == DType::f32)
     return x;
   return x.builder().createTyped(
@@ -800,14 +940,16 @@ Tensor to_float(Tensor x) {
       RankedTensorType::get(x.shape(), x.builder().ops().getF32Type()), {x});
 }
 
-Tensor one_hot(Tensor ids, int64_t classes) {
+Tensor one_hot(Tensor ids, int64_t classes, SourceLoc at) {
+  Builder::CallSite site({ids}, at);
   if (!ids.valid() || !requireDType(ids, DType::i32, "one_hot"))
     return {};
   return first(ids.builder().create<tf::OneHotOp>(
       {ids}, {i64Attr(ids.builder(), "depth", classes)}));
 }
 
-Tensor dropout(Tensor x, double rate) {
+Tensor dropout(Tensor x, double rate, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireDType(x, DType::f32, "dropout"))
     return {};
   Builder &b = x.builder();
@@ -832,7 +974,8 @@ Tensor dropout(Tensor x, double rate) {
   return first(b.create<tf::DropoutOp>({x, b.seed()}, attrs));
 }
 
-Tensor positional_encoding(Builder &b, int64_t len, int64_t dim) {
+Tensor positional_encoding(Builder &b, int64_t len, int64_t dim, SourceLoc at) {
+  Builder::CallSite site(&b, at);
   if (len <= 0 || dim <= 0 || dim % 2 != 0 || !checkedCount({len, dim}) ||
       len * dim > (int64_t(1) << 26))
     return b.error("positional_encoding(" + Twine(len) + ", " + Twine(dim) +
@@ -851,7 +994,8 @@ Tensor positional_encoding(Builder &b, int64_t len, int64_t dim) {
   return b.constant(DenseElementsAttr::get(type, ArrayRef<float>(pe)));
 }
 
-Tensor causal_mask(Builder &b, int64_t n) {
+Tensor causal_mask(Builder &b, int64_t n, SourceLoc at) {
+  Builder::CallSite site(&b, at);
   if (n <= 0 || n > (int64_t(1) << 13))
     return b.error("causal_mask(" + Twine(n) + ") needs a size in [1, 8192]");
   SmallVector<bool> mask(n * n);
@@ -863,7 +1007,8 @@ Tensor causal_mask(Builder &b, int64_t n) {
 }
 
 Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask,
-                             bool withWeights) {
+                             bool withWeights, SourceLoc at) {
+  Builder::CallSite site({q, k, v}, at);
   Builder *builder = builderOf({&q, &k, &v});
   if (!builder)
     return {};
@@ -894,7 +1039,8 @@ Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask,
   return {r[0], withWeights ? r[1] : Tensor()};
 }
 
-Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis) {
+Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis, SourceLoc at) {
+  Builder::CallSite site({logits, labels}, at);
   Builder *builder = builderOf({&logits, &labels});
   if (!builder || !requireDType(logits, DType::f32, "cross_entropy logits") ||
       !requireDType(labels, DType::i32, "cross_entropy labels"))
@@ -906,7 +1052,8 @@ Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis) {
       {logits, labels}, {i64Attr(*builder, "axis", *a)}));
 }
 
-Tensor mse(Tensor a, Tensor b) {
+Tensor mse(Tensor a, Tensor b, SourceLoc at) {
+  Builder::CallSite site({a, b}, at);
   Builder *builder = builderOf({&a, &b});
   if (!builder || !requireDType(a, DType::f32, "mse") ||
       !requireDType(b, DType::f32, "mse"))

@@ -7,7 +7,9 @@
 //
 // Errors never abort: a failing call emits an MLIR diagnostic at the current
 // location and returns an invalid Tensor; every call on an invalid tensor
-// returns another one silently, so only the first error is reported.
+// returns another one silently, so only the first error is reported. In a
+// C++ model the location is the caller's file and line (SourceLoc), named by
+// the model; the .tf parser sets its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +26,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +36,31 @@ namespace tfc {
 class Builder;
 
 enum class DType { f32, i32, boolean };
+
+/// Where a DSL call is written in a C++ model. Every public DSL function and
+/// Builder method takes one as its defaulted last parameter, so it holds the
+/// caller's file and line, as C++20's std::source_location::current() would
+/// (GCC and Clang provide the builtins it is made of in C++17 too).
+struct SourceLoc {
+  const char *file = nullptr;
+  unsigned line = 0;
+
+  static constexpr SourceLoc current(const char *file = __builtin_FILE(),
+                                     unsigned line = __builtin_LINE()) {
+    return {file, line};
+  }
+};
+
+/// An operand of a DSL operator that holds the line of the expression: an
+/// operator cannot take a defaulted extra parameter, but the converting
+/// constructor of its operand can (`a + b` builds a Located<Tensor> from `a`
+/// where `a + b` is written).
+template <typename T>
+struct Located {
+  Located(T value, SourceLoc at = SourceLoc::current()) : value(value), at(at) {}
+  T value;
+  SourceLoc at;
+};
 
 /// A value of the graph under construction.
 class Tensor {
@@ -70,34 +98,68 @@ struct ModelOptions {
   bool recordAttention = false;
 };
 
+/// The front end that drives a Builder. It decides where ops and errors are
+/// located and how diagnostics spell what the user wrote:
+///  - cpp: a C++ model. The caller's file and line (SourceLoc), in a NameLoc
+///    naming the model; C++ names (`operator+`, `matmul`, `to_float()`).
+///  - tf: the .tf parser, which sets every location itself (setLoc); .tf
+///    names (`'+'`, `'@'`, `float()`).
+enum class Frontend { cpp, tf };
+
 /// Builds one model function in a module. Parameters and inputs become
 /// function arguments, in creation order; outputs, loss and metrics become
 /// results.
 class Builder {
 public:
   Builder(mlir::MLIRContext &context, llvm::StringRef modelName,
-          ModelOptions options = {});
+          ModelOptions options = {}, Frontend frontend = Frontend::cpp);
   ~Builder();
 
   mlir::MLIRContext &context() { return context_; }
   mlir::OpBuilder &ops() { return ops_; }
   const ModelOptions &options() const { return options_; }
   int64_t batch() const { return options_.batch; }
+  Frontend frontend() const { return frontend_; }
+  /// `cpp` or `tf`, as this builder's front end spells the thing.
+  llvm::StringRef spelling(llvm::StringRef cpp, llvm::StringRef tf) const {
+    return frontend_ == Frontend::tf ? tf : cpp;
+  }
 
   /// Location of the ops created next (the .tf front end sets the source
-  /// position of each expression; C++ models may leave it unknown).
+  /// position of each expression; in a C++ model CallSite sets it).
   void setLoc(mlir::Location loc) { loc_ = loc; }
   mlir::Location loc() const { return loc_; }
 
+  /// RAII, opened by every public DSL function and Builder method with its
+  /// caller's SourceLoc. In a C++ model the outermost one locates the ops
+  /// created and the error reported while it lives at the caller's line;
+  /// calls nested in it (the reshape inside a layer) keep that location,
+  /// and under the .tf front end it does nothing.
+  class CallSite {
+  public:
+    CallSite(Builder *builder, SourceLoc at);
+    /// On the builder of the first valid tensor (none: nothing to locate).
+    CallSite(std::initializer_list<Tensor> tensors, SourceLoc at);
+    ~CallSite();
+    CallSite(const CallSite &) = delete;
+    CallSite &operator=(const CallSite &) = delete;
+
+  private:
+    Builder *builder_ = nullptr; // null when it does nothing
+  };
+
   // Model interface ---------------------------------------------------------
-  Tensor input(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> shape);
+  Tensor input(llvm::StringRef name, DType dtype, llvm::ArrayRef<int64_t> shape,
+               SourceLoc at = SourceLoc::current());
   /// A parameter named `<scope>.<name>` (see Scope) with its initialiser.
   Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
-               tf::InitKind init, double scale = 0.0);
-  void output(llvm::StringRef name, Tensor value);
-  void loss(Tensor value);
-  void metric(llvm::StringRef name, Tensor value);
-  void attentionMap(llvm::StringRef name, Tensor weights);
+               tf::InitKind init, double scale = 0.0,
+               SourceLoc at = SourceLoc::current());
+  void output(llvm::StringRef name, Tensor value, SourceLoc at = SourceLoc::current());
+  void loss(Tensor value, SourceLoc at = SourceLoc::current());
+  void metric(llvm::StringRef name, Tensor value, SourceLoc at = SourceLoc::current());
+  void attentionMap(llvm::StringRef name, Tensor weights,
+                    SourceLoc at = SourceLoc::current());
   /// The model's `train` settings, kept on the module as `tf.train` (with
   /// the batch it was built for); `model` defaults to this model's name.
   void train(TrainConfig config);
@@ -148,7 +210,8 @@ public:
                      llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   Tensor constant(mlir::DenseElementsAttr value);
   /// A scalar f32 constant broadcast to `shape`.
-  Tensor fill(double value, llvm::ArrayRef<int64_t> shape);
+  Tensor fill(double value, llvm::ArrayRef<int64_t> shape,
+              SourceLoc at = SourceLoc::current());
   /// The tensor<i32> argument dropout reads its seed from (made on first use).
   Tensor seed();
   /// The tensor<i32> argument saying which sample of the global batch is
@@ -173,6 +236,10 @@ private:
 
   mlir::MLIRContext &context_;
   ModelOptions options_;
+  Frontend frontend_;
+  /// Where this model's ops are when no call site is known (C++ models).
+  mlir::Location modelLoc_;
+  int callDepth_ = 0; // open CallSites
   std::optional<TrainConfig> train_;
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   mlir::func::FuncOp func_;
@@ -198,70 +265,83 @@ private:
 // Functions (no parameters). Axes may be negative, counting from the end.
 //===----------------------------------------------------------------------===//
 
+// Every function takes the caller's SourceLoc as its defaulted last
+// parameter, and every operator holds it in a Located operand; both are
+// filled in where the call is written.
+
 // numpy-broadcasting arithmetic on f32 tensors, and with scalars.
-Tensor operator+(Tensor a, Tensor b);
-Tensor operator-(Tensor a, Tensor b);
-Tensor operator*(Tensor a, Tensor b);
-Tensor operator/(Tensor a, Tensor b);
-Tensor operator+(Tensor a, double b);
-Tensor operator-(Tensor a, double b);
-Tensor operator*(Tensor a, double b);
-Tensor operator/(Tensor a, double b);
-Tensor operator+(double a, Tensor b);
-Tensor operator-(double a, Tensor b);
-Tensor operator*(double a, Tensor b);
-Tensor operator/(double a, Tensor b);
-Tensor operator-(Tensor a);
-Tensor maximum(Tensor a, Tensor b);
-Tensor minimum(Tensor a, Tensor b);
+Tensor operator+(Located<Tensor> a, Tensor b);
+Tensor operator-(Located<Tensor> a, Tensor b);
+Tensor operator*(Located<Tensor> a, Tensor b);
+Tensor operator/(Located<Tensor> a, Tensor b);
+Tensor operator+(Located<Tensor> a, double b);
+Tensor operator-(Located<Tensor> a, double b);
+Tensor operator*(Located<Tensor> a, double b);
+Tensor operator/(Located<Tensor> a, double b);
+Tensor operator+(Located<double> a, Tensor b);
+Tensor operator-(Located<double> a, Tensor b);
+Tensor operator*(Located<double> a, Tensor b);
+Tensor operator/(Located<double> a, Tensor b);
+Tensor operator-(Located<Tensor> a);
+Tensor maximum(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
+Tensor minimum(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
 // Comparisons (broadcasting; operands of one dtype) give bool tensors, which
 // have no truth value in C++ (`if (a == b)` does not compile: see Tensor).
-Tensor operator==(Tensor a, Tensor b);
-Tensor operator!=(Tensor a, Tensor b);
-Tensor operator<(Tensor a, Tensor b);
-Tensor operator<=(Tensor a, Tensor b);
-Tensor operator>(Tensor a, Tensor b);
-Tensor operator>=(Tensor a, Tensor b);
-Tensor logical_and(Tensor a, Tensor b);
-Tensor logical_or(Tensor a, Tensor b);
-Tensor logical_not(Tensor a);
+Tensor operator==(Located<Tensor> a, Tensor b);
+Tensor operator!=(Located<Tensor> a, Tensor b);
+Tensor operator<(Located<Tensor> a, Tensor b);
+Tensor operator<=(Located<Tensor> a, Tensor b);
+Tensor operator>(Located<Tensor> a, Tensor b);
+Tensor operator>=(Located<Tensor> a, Tensor b);
+Tensor logical_and(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
+Tensor logical_or(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
+Tensor logical_not(Tensor a, SourceLoc at = SourceLoc::current());
 /// cond ? a : b, broadcasting all three.
-Tensor where(Tensor cond, Tensor a, Tensor b);
+Tensor where(Tensor cond, Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
 /// Batched matrix product with numpy's matmul broadcasting of batch dims
 /// (1-d operands are not supported: use unsqueeze).
-Tensor matmul(Tensor a, Tensor b);
-Tensor broadcast_to(Tensor x, llvm::ArrayRef<int64_t> shape);
+Tensor matmul(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
+Tensor broadcast_to(Tensor x, llvm::ArrayRef<int64_t> shape,
+                    SourceLoc at = SourceLoc::current());
 
-Tensor relu(Tensor x);
-Tensor gelu(Tensor x);
-Tensor tanh(Tensor x);
-Tensor exp(Tensor x);
-Tensor log(Tensor x);
-Tensor sqrt(Tensor x);
-Tensor rsqrt(Tensor x);
-Tensor softmax(Tensor x, int64_t axis = -1);
-Tensor log_softmax(Tensor x, int64_t axis = -1);
+Tensor relu(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor gelu(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor tanh(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor exp(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor log(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor sqrt(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor rsqrt(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor softmax(Tensor x, int64_t axis = -1, SourceLoc at = SourceLoc::current());
+Tensor log_softmax(Tensor x, int64_t axis = -1, SourceLoc at = SourceLoc::current());
 /// Reductions over `axes` (all axes when empty). A bool tensor counts its
 /// trues (sum) or their fraction (mean).
-Tensor sum(Tensor x, llvm::ArrayRef<int64_t> axes = {});
-Tensor mean(Tensor x, llvm::ArrayRef<int64_t> axes = {});
-Tensor max(Tensor x, llvm::ArrayRef<int64_t> axes = {});
-Tensor argmax(Tensor x, int64_t axis = -1);
-Tensor transpose(Tensor x, llvm::ArrayRef<int64_t> perm);
+Tensor sum(Tensor x, llvm::ArrayRef<int64_t> axes = {},
+           SourceLoc at = SourceLoc::current());
+Tensor mean(Tensor x, llvm::ArrayRef<int64_t> axes = {},
+            SourceLoc at = SourceLoc::current());
+Tensor max(Tensor x, llvm::ArrayRef<int64_t> axes = {},
+           SourceLoc at = SourceLoc::current());
+Tensor argmax(Tensor x, int64_t axis = -1, SourceLoc at = SourceLoc::current());
+Tensor transpose(Tensor x, llvm::ArrayRef<int64_t> perm,
+                 SourceLoc at = SourceLoc::current());
 /// One entry may be -1 (inferred), as in PyTorch.
-Tensor reshape(Tensor x, llvm::ArrayRef<int64_t> shape);
-Tensor squeeze(Tensor x, int64_t axis);
-Tensor unsqueeze(Tensor x, int64_t axis);
-Tensor concat(llvm::ArrayRef<Tensor> tensors, int64_t axis);
-Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit);
-/// `float()` of the .tf language: i32/bool to f32.
-Tensor to_float(Tensor x);
-Tensor one_hot(Tensor ids, int64_t classes);
-Tensor dropout(Tensor x, double rate);
+Tensor reshape(Tensor x, llvm::ArrayRef<int64_t> shape,
+               SourceLoc at = SourceLoc::current());
+Tensor squeeze(Tensor x, int64_t axis, SourceLoc at = SourceLoc::current());
+Tensor unsqueeze(Tensor x, int64_t axis, SourceLoc at = SourceLoc::current());
+Tensor concat(llvm::ArrayRef<Tensor> tensors, int64_t axis,
+              SourceLoc at = SourceLoc::current());
+Tensor slice(Tensor x, int64_t axis, int64_t start, int64_t limit,
+             SourceLoc at = SourceLoc::current());
+/// i32/bool to f32 (`float()` in the .tf language).
+Tensor to_float(Tensor x, SourceLoc at = SourceLoc::current());
+Tensor one_hot(Tensor ids, int64_t classes, SourceLoc at = SourceLoc::current());
+Tensor dropout(Tensor x, double rate, SourceLoc at = SourceLoc::current());
 /// The sinusoidal encoding of the UvA tutorial, [len, dim], as a constant.
-Tensor positional_encoding(Builder &b, int64_t len, int64_t dim);
+Tensor positional_encoding(Builder &b, int64_t len, int64_t dim,
+                           SourceLoc at = SourceLoc::current());
 /// True on and below the diagonal, [n, n].
-Tensor causal_mask(Builder &b, int64_t n);
+Tensor causal_mask(Builder &b, int64_t n, SourceLoc at = SourceLoc::current());
 
 struct Attention {
   Tensor values;
@@ -270,13 +350,20 @@ struct Attention {
 /// softmax(q k^T / sqrt(d)) v; `mask` (bool, true = attend) broadcasts to the
 /// weights' shape.
 Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask = {},
-                             bool withWeights = true);
+                             bool withWeights = true,
+                             SourceLoc at = SourceLoc::current());
 
-Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis = -1);
-Tensor mse(Tensor a, Tensor b);
+Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis = -1,
+                     SourceLoc at = SourceLoc::current());
+Tensor mse(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
 
 //===----------------------------------------------------------------------===//
 // Layers (own parameters, PyTorch-style names and initialisers)
+//
+// Options are designated initializers, `linear(x, 8, {.bias = false, .name =
+// "proj"})`: C++ wants the fields named in their order of declaration here
+// (GCC rejects another order: "designator order for field ... does not match
+// declaration order"; Clang warns, -Wreorder-init-list). Leave out any.
 //===----------------------------------------------------------------------===//
 
 struct LinearOptions {
@@ -285,14 +372,16 @@ struct LinearOptions {
 };
 /// x @ W^T + b over the last dim; W [out, in] and b with PyTorch's default
 /// init: uniform(+-1/sqrt(in)).
-Tensor linear(Tensor x, int64_t out, const LinearOptions &options = {});
+Tensor linear(Tensor x, int64_t out, const LinearOptions &options = {},
+              SourceLoc at = SourceLoc::current());
 
 struct LayerNormOptions {
   double epsilon = 1e-5;
   std::string name;
 };
 /// Over the last dim; weight ones, bias zeros.
-Tensor layer_norm(Tensor x, const LayerNormOptions &options = {});
+Tensor layer_norm(Tensor x, const LayerNormOptions &options = {},
+                  SourceLoc at = SourceLoc::current());
 
 struct Conv1dOptions {
   int64_t kernel = 1;
@@ -301,14 +390,16 @@ struct Conv1dOptions {
   std::string name;
 };
 /// NCW; weight [out, in, kernel], PyTorch's default init.
-Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options = {});
+Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options = {},
+              SourceLoc at = SourceLoc::current());
 
 struct EmbeddingOptions {
   std::string name;
 };
 /// Table [vocab, dim] drawn from N(0, 1) as nn.Embedding.
 Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
-                 const EmbeddingOptions &options = {});
+                 const EmbeddingOptions &options = {},
+                 SourceLoc at = SourceLoc::current());
 
 struct AttentionOptions {
   int64_t heads = 1;
@@ -320,7 +411,8 @@ struct AttentionOptions {
 /// The tutorial's MultiheadAttention: one fused qkv projection (q and a
 /// fused kv projection for cross-attention), heads chunk the projections,
 /// xavier-uniform weights and zero biases, output projection "out".
-Tensor multi_head_attention(Tensor x, const AttentionOptions &options);
+Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
+                            SourceLoc at = SourceLoc::current());
 
 enum class NormPlacement { post, pre };
 
@@ -337,7 +429,8 @@ struct EncoderOptions {
 /// UvA tutorial's LayerNorm(x + f(x)), `pre` is x + f(LayerNorm(x)) with a
 /// final norm. Parameters: NAME.i.{self_attn,linear1,linear2,norm1,norm2},
 /// NAME.norm for pre.
-Tensor encoder(Tensor x, const EncoderOptions &options);
+Tensor encoder(Tensor x, const EncoderOptions &options,
+               SourceLoc at = SourceLoc::current());
 
 struct DecoderOptions {
   int64_t layers = 1;
@@ -352,7 +445,8 @@ struct DecoderOptions {
 /// N blocks of masked self-attention, cross-attention to `memory` and
 /// feed-forward. Parameters: NAME.i.{self_attn,cross_attn,linear1,linear2,
 /// norm1,norm2,norm3}, NAME.norm for pre.
-Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options);
+Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options,
+               SourceLoc at = SourceLoc::current());
 
 } // namespace tfc
 

@@ -28,8 +28,9 @@ bool requireFloat(Tensor x, StringRef layer) {
   if (x.dtype() == DType::f32)
     return true;
   x.builder().error(layer + " needs an f32 input, got " + shapeStr(x.shape()) +
-                    " of integers or bools (use float(), one_hot() or "
-                    "embedding())");
+                    " of integers or bools (use " +
+                    x.builder().spelling("to_float()", "float()") +
+                    ", one_hot() or embedding())");
   return false;
 }
 
@@ -112,7 +113,8 @@ std::optional<int64_t> ffnWidth(Tensor x, int64_t ffn, int64_t layers,
 }
 } // namespace
 
-Tensor linear(Tensor x, int64_t out, const LinearOptions &options) {
+Tensor linear(Tensor x, int64_t out, const LinearOptions &options, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireFloat(x, "linear"))
     return {};
   Builder &b = x.builder();
@@ -129,7 +131,8 @@ Tensor linear(Tensor x, int64_t out, const LinearOptions &options) {
   return affine(x, out, options.bias, bound, bound);
 }
 
-Tensor layer_norm(Tensor x, const LayerNormOptions &options) {
+Tensor layer_norm(Tensor x, const LayerNormOptions &options, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireFloat(x, "layer_norm"))
     return {};
   Builder &b = x.builder();
@@ -146,7 +149,8 @@ Tensor layer_norm(Tensor x, const LayerNormOptions &options) {
   return r.empty() ? Tensor() : r[0];
 }
 
-Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options) {
+Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireFloat(x, "conv1d"))
     return {};
   Builder &b = x.builder();
@@ -171,7 +175,8 @@ Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options) {
 }
 
 Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
-                 const EmbeddingOptions &options) {
+                 const EmbeddingOptions &options, SourceLoc at) {
+  Builder::CallSite site({ids}, at);
   if (!ids.valid())
     return {};
   Builder &b = ids.builder();
@@ -186,7 +191,9 @@ Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
   return r.empty() ? Tensor() : r[0];
 }
 
-Tensor multi_head_attention(Tensor x, const AttentionOptions &options) {
+Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
+                            SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireFloat(x, "multi_head_attention"))
     return {};
   Builder &b = x.builder();
@@ -250,7 +257,8 @@ Tensor multi_head_attention(Tensor x, const AttentionOptions &options) {
   return xavierLinear(merged, dim, "out");
 }
 
-Tensor encoder(Tensor x, const EncoderOptions &options) {
+Tensor encoder(Tensor x, const EncoderOptions &options, SourceLoc at) {
+  Builder::CallSite site({x}, at);
   if (!x.valid() || !requireFloat(x, "encoder"))
     return {};
   Builder &b = x.builder();
@@ -275,7 +283,9 @@ Tensor encoder(Tensor x, const EncoderOptions &options) {
   return pre ? layer_norm(x, {.name = "norm"}) : x;
 }
 
-Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options) {
+Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options,
+               SourceLoc at) {
+  Builder::CallSite site({x, memory}, at);
   if (!x.valid() || !memory.valid() || !requireFloat(x, "decoder"))
     return {};
   Builder &b = x.builder();

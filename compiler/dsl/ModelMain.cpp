@@ -50,6 +50,10 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tfc::registerAllDialects(registry);
   mlir::MLIRContext context(registry);
+  mlir::ScopedDiagnosticHandler printer(&context, [](mlir::Diagnostic &diag) {
+    llvm::errs() << tfc::formatModelDiagnostic(diag);
+    return mlir::success();
+  });
   tfc::ModelOptions options;
   options.recordAttention = recordAttention;
   auto module = tfc::buildModel(context, *model, batchSize, options);

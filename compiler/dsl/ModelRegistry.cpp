@@ -2,6 +2,8 @@
 
 #include "compiler/dsl/ModelRegistry.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <vector>
 
 namespace tfc {
@@ -33,6 +35,45 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context,
   Builder b(context, model.name, options);
   model.build(b);
   return b.finish();
+}
+
+namespace {
+const char *severityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  case mlir::DiagnosticSeverity::Note:
+    return "note";
+  case mlir::DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+/// "file:line: severity: message" ("severity: message" where no file is known).
+void printLine(llvm::raw_ostream &os, mlir::Location loc,
+               mlir::DiagnosticSeverity severity, const mlir::Diagnostic &diag) {
+  if (auto file = loc->findInstanceOf<mlir::FileLineColLoc>())
+    os << file.getFilename().getValue() << ":" << file.getLine() << ": ";
+  os << severityName(severity) << ": " << diag.str() << "\n";
+}
+} // namespace
+
+std::string formatModelDiagnostic(const mlir::Diagnostic &diag) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  mlir::Location loc = diag.getLocation();
+  if (auto model = loc->findInstanceOf<mlir::NameLoc>()) {
+    if (auto file = loc->findInstanceOf<mlir::FileLineColLoc>())
+      os << file.getFilename().getValue() << ": ";
+    os << "In model '" << model.getName().getValue() << "':\n";
+  }
+  printLine(os, loc, diag.getSeverity(), diag);
+  for (const mlir::Diagnostic &note : diag.getNotes())
+    printLine(os, note.getLocation(), note.getSeverity(), note);
+  return out;
 }
 
 } // namespace tfc

@@ -11,6 +11,10 @@
 
 #include "compiler/dsl/DSL.h"
 
+#include "mlir/IR/Diagnostics.h"
+
+#include <string>
+
 namespace tfc {
 
 struct ModelDef {
@@ -30,6 +34,14 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context,
                                              const ModelDef &model,
                                              int64_t batch = 0,
                                              ModelOptions options = {});
+
+/// A diagnostic of a C++ model as a C++ compiler prints its own: the model
+/// (the NameLoc the DSL gives every location), then the file and line of the
+/// call that failed, the severity and the message, and its notes alike:
+///
+///   my_model.cpp: In model 'my_model':
+///   my_model.cpp:12: error: operator+: shapes [64, 8] and [64, 24, 32] cannot be broadcast together
+std::string formatModelDiagnostic(const mlir::Diagnostic &diag);
 
 } // namespace tfc
 

@@ -2073,7 +2073,7 @@ FrontendResult Parser::run() {
   modelOptions.batch = batch_;
   modelOptions.training = options_.training;
   modelOptions.recordAttention = options_.recordAttention;
-  Builder builder(context_, model->name, modelOptions);
+  Builder builder(context_, model->name, modelOptions, Frontend::tf);
   builder_ = &builder;
   frames_.push_back(std::make_unique<Frame>());
   mode_ = Mode::Build;

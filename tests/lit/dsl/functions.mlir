@@ -22,4 +22,7 @@
 // CHECK: return %[[SUM]], %[[SCALED]], %[[ACC]], %[[LT]] : tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<2x3xi1>
 
 // HEADS: error: multi_head_attention: 4 heads do not divide the model dimension 6
-// BROADCAST: error: '+': shapes [2, 3] and [4] cannot be broadcast together
+// A C++ model's error is at the line of the call, under the model's name,
+// and spells the operator as C++ does.
+// BROADCAST: composites.cpp: In model 'bad_broadcast':
+// BROADCAST-NEXT: composites.cpp:{{[0-9]+}}: error: operator+: shapes [2, 3] and [4] cannot be broadcast together
