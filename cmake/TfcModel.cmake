@@ -10,18 +10,26 @@
 #
 # MODEL picks one model when the sources define several (default: the only
 # one); BATCH overrides the model's batch size; TFC_FLAGS go to `tfc compile`
-# (e.g. --attention-maps). Use it from a project that has tfc as a
-# subdirectory (add_subdirectory or FetchContent).
+# (e.g. --attention-maps).
+#
+# Targets: NAME-gen (the generator), NAME-compile (runs it and tfc; part of
+# `all`) and NAME, an imported executable whose file is the compiled model,
+# so that add_test(COMMAND NAME), $<TARGET_FILE:NAME>, add_dependencies(X
+# NAME) and install(IMPORTED_RUNTIME_ARTIFACTS NAME) work as for any
+# executable. (A custom target NAME would clash with a binary NAME in the
+# top build directory: Ninja refuses two rules for one path.)
+#
+# Works the same with tfc as a subdirectory (add_subdirectory, FetchContent)
+# and installed (find_package(tfc CONFIG)): it uses only the tfc:: targets
+# (cmake/TfcPackage.cmake), never tfc's source or build paths.
 function(tfc_add_model name)
   cmake_parse_arguments(ARG "" "MODEL;BATCH" "SOURCES;TFC_FLAGS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "tfc_add_model(${name}): SOURCES is required")
   endif()
-  add_executable(${name}-gen ${ARG_SOURCES} ${TFC_SOURCE_DIR}/compiler/dsl/ModelMain.cpp)
-  target_link_libraries(${name}-gen PRIVATE TfcDSL TfcRegistration MLIR)
+  add_executable(${name}-gen ${ARG_SOURCES})
+  target_link_libraries(${name}-gen PRIVATE tfc::TfcModelMain)
   set_target_properties(${name}-gen PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/generators)
-  target_include_directories(${name}-gen PRIVATE ${TFC_SOURCE_DIR} ${TFC_BINARY_DIR})
-  add_dependencies(${name}-gen TfOpsIncGen)
 
   set(gen_args)
   if(ARG_MODEL)
@@ -46,9 +54,19 @@ function(tfc_add_model name)
     COMMAND ${CMAKE_COMMAND} -E rename ${ir}.partial ${ir}
     DEPENDS ${name}-gen
     COMMENT "Building the tf IR of model ${name}")
-  add_custom_command(OUTPUT ${binary}
-    COMMAND $<TARGET_FILE:tfc> compile ${ir} ${ARG_TFC_FLAGS} -o ${binary}
-    DEPENDS ${ir} tfc ${TFC_RUNTIME_ARCHIVES}
+  # TFC_RUNTIME_ARCHIVES: in tfc's build, the runtimes tfc links (a change
+  # relinks the model); installed, they change only with tfc itself.
+  # The target depends on a stamp, not on the binary: CMake takes a
+  # dependency on a file named as a target in that target's directory for
+  # one on the target, which would make NAME-compile depend on itself.
+  set(stamp ${CMAKE_CURRENT_BINARY_DIR}/${name}.compiled)
+  add_custom_command(OUTPUT ${stamp} ${binary}
+    COMMAND $<TARGET_FILE:tfc::tfc> compile ${ir} ${ARG_TFC_FLAGS} -o ${binary}
+    COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
+    DEPENDS ${ir} tfc::tfc ${TFC_RUNTIME_ARCHIVES}
     COMMENT "Compiling model ${name} with tfc")
-  add_custom_target(${name} ALL DEPENDS ${binary})
+  add_custom_target(${name}-compile ALL DEPENDS ${stamp})
+  add_executable(${name} IMPORTED GLOBAL)
+  set_target_properties(${name} PROPERTIES IMPORTED_LOCATION ${binary})
+  add_dependencies(${name} ${name}-compile)
 endfunction()
