@@ -315,10 +315,11 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
            "filtering (F(4, 5), F(5, 4))">,
     Option<"device", "device", "std::string", /*default=*/"\"cpu\"",
            "Whose GEMM to call: cpu (tfc_sgemm and its variants, epilogues paired) "
-           "or cuda (tfc_cuda_sgemm on device memory: plain products only; "
-           "convolutions and epilogues stay loop nests, for tf-map-to-gpu)">,
+           "or cuda (tfc_cuda_sgemm on device memory; an epilogue of bias, ReLU and "
+           "another matrix in the same call, tfc_cuda_sgemm_fused, cuBLASLt's; "
+           "convolutions and other epilogues stay loop nests, for tf-map-to-gpu)">,
     Option<"plain", "plain", "bool", /*default=*/"false",
-           "cpu: plain products only, as for cuda (the CUDA kernels emulated on the CPU)">,
+           "cpu: plain products only (every epilogue a loop nest of its own)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];

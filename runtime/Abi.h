@@ -179,6 +179,9 @@ enum Arg : unsigned {
   C, Ldc, StrideC, Accumulate,
   Count,
 };
+/// What tfc_sgemm_fused adds after Count: C = relu?(op(A) op(B) + bias[n] +
+/// R), relu 0 or 1, bias N floats or 0, R (M x N, row pitch ldResidual) or 0.
+enum FusedArg : unsigned { Relu = Count, Bias, Residual, LdResidual, FusedCount };
 /// What the windows and taps variants add after Count: kInner / mInner,
 /// ldbInner / ldaOuter, pad, width.
 inline constexpr unsigned kWindowArgs = 4;
@@ -200,6 +203,8 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   X(SgemmWindows, tfc_sgemm_windows, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS)) \
   X(SgemmTaps, tfc_sgemm_taps, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))   \
   X(SgemmPair, tfc_sgemm_pair, void(TFC_ABI_GEMM_ARGS, TFC_ABI_GEMM_ARGS))     \
+  /* tfc_sgemm, then relu, bias, residual, ldResidual (gemm::FusedArg) */   \
+  X(SgemmFused, tfc_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4))          \
   X(SgemmEpilogue, tfc_sgemm_epilogue, void(TFC_ABI_GEMM_ARGS, Epilogue, void *)) \
   X(SgemmWindowsEpilogue, tfc_sgemm_windows_epilogue,                          \
     void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS, Epilogue, void *))            \
@@ -251,6 +256,8 @@ enum Arg : unsigned {
   /* tfc_sgemm's arguments (gemm::Arg), on device memory: C[b] (+)= op(A[b]) \
      op(B[b]), row-major, fp32 throughout */                                   \
   X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))                       \
+  /* tfc_sgemm_fused's arguments, on device memory: cuBLASLt's epilogues */ \
+  X(CudaSgemmFused, tfc_cuda_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4)) \
   /* The hand-written kernels (runtime/cuda/kernels/): the CPU kernels' C    \
      types and arguments exactly, every pointer one to device memory */       \
   X(CudaAttentionForward, tfc_cuda_attention_forward,                          \
@@ -302,6 +309,8 @@ constexpr RuntimeFunction cpuTwin(RuntimeFunction f) {
   switch (f) {
   case RuntimeFunction::CudaSgemm:
     return RuntimeFunction::Sgemm;
+  case RuntimeFunction::CudaSgemmFused:
+    return RuntimeFunction::SgemmFused;
   case RuntimeFunction::CudaAttentionForward:
     return RuntimeFunction::AttentionForward;
   case RuntimeFunction::CudaAttentionBackward:
@@ -336,6 +345,7 @@ constexpr unsigned arity(RuntimeFunction f) {
 }
 
 static_assert(arity(RuntimeFunction::Sgemm) == gemm::Count);
+static_assert(arity(RuntimeFunction::SgemmFused) == gemm::FusedCount);
 static_assert(arity(RuntimeFunction::AttentionForward) ==
               attention::kSizes + 1 +
                   attention::kPerTensor * (attention::kForwardInputs + attention::kForwardOutputs));

@@ -1260,3 +1260,29 @@ extern "C" void tfc_sgemm_epilogue(intptr_t batch, intptr_t m, intptr_t n, intpt
   sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
         accumulate, epilogue ? &rows : nullptr);
 }
+
+extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                                intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                                intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                                intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                intptr_t relu, intptr_t bias, intptr_t residual,
+                                intptr_t ldResidual) {
+  // A residual that is C itself: the product accumulates into it.
+  const bool inPlace = residual == c && ldResidual == ldc;
+  tfc_sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+            accumulate || inPlace);
+  auto *cs = reinterpret_cast<float *>(c);
+  const auto *biases = reinterpret_cast<const float *>(bias);
+  const auto *rs = inPlace ? nullptr : reinterpret_cast<const float *>(residual);
+  tfc::rt::parallelFor(m, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        float v = cs[i * ldc + j];
+        if (rs)
+          v += rs[i * ldResidual + j];
+        if (biases)
+          v += biases[j];
+        cs[i * ldc + j] = relu && v < 0.0f ? 0.0f : v;
+      }
+  });
+}

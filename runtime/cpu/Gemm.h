@@ -29,6 +29,17 @@ void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate);
 
+/// C = relu?(op(A) op(B) + bias[n] + R) for batch 1 and accumulate 0: the
+/// CPU twin of tfc_cuda_sgemm_fused (cuBLASLt's epilogues), which
+/// --target=cuda-emulated calls. relu is 0 or 1; bias (n floats) and R (m x
+/// n, row pitch ldResidual; C itself when it is the same matrix) are 0 when
+/// absent. The sum goes as cuBLASLt's: (product + R) + bias.
+void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                     intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                     intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                     intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                     intptr_t relu, intptr_t bias, intptr_t residual, intptr_t ldResidual);
+
 /// tfc_sgemm whose B has rows in two levels: row p of op(B) (transB must be
 /// 0) is at b + (p / kInner) * ldb + (p % kInner) * ldbInner. A 1-d
 /// convolution is one such GEMM per sample, K = channels x taps: row (c, j)

@@ -28,9 +28,12 @@ std::string describeGemm(const GemmArgs &a) {
 struct CublasLt::Plan {
   const CublasLtApi *api = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr; // cuBLASLt's A, B, C = D
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr; // cuBLASLt's A, B, D
+  cublasLtMatrixLayout_t residual = nullptr; // cuBLASLt's C when not D (a fused residual)
   cublasLtMatmulAlgo_t algo{};
   ~Plan() {
+    if (residual)
+      api->matrixLayoutDestroy(residual);
     if (c)
       api->matrixLayoutDestroy(c);
     if (b)
@@ -121,8 +124,8 @@ uint32_t alignment(intptr_t address) {
 }
 } // namespace
 
-CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspaceBytes,
-                               std::string &error) {
+CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue, bool reduction,
+                               size_t workspaceBytes, std::string &error) {
   const int64_t batch = reduction ? 1 : g[Batch];
   // Every item's pointer: the first's alignment and its stride's (in bytes).
   auto itemsAlignment = [&](Arg pointer, Arg stride) {
@@ -133,7 +136,10 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspa
   std::vector<int64_t> key = {batch,     g[M],      g[N],       g[K],   g[Lda],
                               g[TransA], g[Ldb],    g[TransB],  g[Ldc], batch > 1 ? g[StrideA] : 0,
                               batch > 1 ? g[StrideB] : 0, batch > 1 ? g[StrideC] : 0,
-                              alignA,    alignB,    alignC};
+                              alignA,    alignB,    alignC,
+                              epilogue.relu, epilogue.bias != 0, epilogue.residual != 0,
+                              epilogue.residual ? epilogue.ldResidual : 0,
+                              epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0};
   auto found = plans_.find(key);
   if (found != plans_.end())
     return found->second.get();
@@ -164,6 +170,20 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspa
       !ok(api_.matrixLayoutCreate(&plan->c, CUDA_R_32F, uint64_t(g[N]), uint64_t(g[M]), g[Ldc]),
           "cublasLtMatrixLayoutCreate(C)"))
     return nullptr;
+  if (epilogue.any()) {
+    const cublasLtEpilogue_t kind =
+        epilogue.bias ? (epilogue.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                      : (epilogue.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    if (!ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind,
+                                        sizeof kind),
+            "cublasLtMatmulDescSetAttribute(EPILOGUE)"))
+      return nullptr;
+    if (epilogue.residual &&
+        !ok(api_.matrixLayoutCreate(&plan->residual, CUDA_R_32F, uint64_t(g[N]), uint64_t(g[M]),
+                                    epilogue.ldResidual),
+            "cublasLtMatrixLayoutCreate(the residual)"))
+      return nullptr;
+  }
   if (batch > 1) {
     const int32_t count = int32_t(batch);
     const int64_t strides[3] = {g[StrideB], g[StrideA], g[StrideC]};
@@ -183,8 +203,10 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspa
   if (!ok(api_.preferenceCreate(&preference), "cublasLtMatmulPreferenceCreate"))
     return nullptr;
   const uint64_t workspace = workspaceBytes;
-  // D is C: its alignment is C's.
-  const uint32_t aligns[4] = {alignB, alignA, alignC, alignC};
+  // cuBLASLt's C is D unless a residual is.
+  const uint32_t alignResidual =
+      epilogue.residual ? alignment(intptr_t(epilogue.residual)) : alignC;
+  const uint32_t aligns[4] = {alignB, alignA, alignResidual, alignC};
   const cublasLtMatmulPreferenceAttributes_t alignAttrs[4] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
@@ -199,7 +221,8 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspa
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   if (prepared)
-    prepared = ok(api_.algoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c,
+    prepared = ok(api_.algoGetHeuristic(handle_, plan->desc, plan->a, plan->b,
+                                        plan->residual ? plan->residual : plan->c, plan->c,
                                         preference, 1, &result, &returned),
                   "cublasLtMatmulAlgoGetHeuristic");
   api_.preferenceDestroy(preference);
@@ -215,12 +238,18 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, bool reduction, size_t workspa
   return raw;
 }
 
-bool CublasLt::sgemm(const GemmArgs &g, CUstream stream, CUdeviceptr workspace,
-                     size_t workspaceBytes, std::string &error) {
+bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, CUstream stream,
+                     CUdeviceptr workspace, size_t workspaceBytes, std::string &error) {
   auto fail = [&](const std::string &why) {
-    error = "tfc_cuda_sgemm(" + describeGemm(g) + "): " + why;
+    error = std::string(epilogue.any() ? "tfc_cuda_sgemm_fused(" : "tfc_cuda_sgemm(") +
+            describeGemm(g) + (epilogue.relu ? ", relu" : "") + (epilogue.bias ? ", bias" : "") +
+            (epilogue.residual ? ", residual" : "") + "): " + why;
     return false;
   };
+  if (epilogue.any() && (g[Batch] != 1 || g[Accumulate]))
+    return fail("an epilogue on a batch or an accumulating product");
+  if (epilogue.residual && epilogue.ldResidual < g[N])
+    return fail("a residual's leading dimension shorter than its rows");
   for (Arg arg : {Batch, M, N, K, Lda, Ldb, Ldc})
     if (g[arg] < 0)
       return fail("a negative size or leading dimension");
@@ -236,18 +265,31 @@ bool CublasLt::sgemm(const GemmArgs &g, CUstream stream, CUdeviceptr workspace,
   // strideC 0 over several items sums them into one C: one matmul an item.
   const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
   std::string why;
-  Plan *plan = this->plan(g, reduction, workspaceBytes, why);
+  Plan *plan = this->plan(g, epilogue, reduction, workspaceBytes, why);
   if (!plan)
     return fail(why);
+  // The bias's address is the call's (a plan is the shape's): set before
+  // each matmul, which a capture records with it.
+  if (epilogue.bias) {
+    const void *bias = reinterpret_cast<const void *>(uintptr_t(epilogue.bias));
+    if (cublasStatus_t s = api_.matmulDescSetAttribute(
+            plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
+        s != CUBLAS_STATUS_SUCCESS)
+      return fail("cublasLtMatmulDescSetAttribute(BIAS_POINTER): " + status(s));
+  }
   const float alpha = 1.0f, one = 1.0f, zero = 0.0f;
   const int64_t items = reduction ? g[Batch] : 1;
   for (int64_t item = 0; item < items; ++item) {
     const float *a = reinterpret_cast<const float *>(g[A]) + item * g[StrideA];
     const float *b = reinterpret_cast<const float *>(g[B]) + item * g[StrideB];
     float *c = reinterpret_cast<float *>(g[C]);
-    const float *beta = g[Accumulate] || item > 0 ? &one : &zero;
-    cublasStatus_t s = api_.matmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, beta, c,
-                                   plan->c, c, plan->c, &plan->algo,
+    const float *beta = g[Accumulate] || item > 0 || epilogue.residual ? &one : &zero;
+    const float *prior = epilogue.residual
+                             ? reinterpret_cast<const float *>(uintptr_t(epilogue.residual))
+                             : c;
+    cublasStatus_t s = api_.matmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, beta,
+                                   prior, plan->residual ? plan->residual : plan->c, c, plan->c,
+                                   &plan->algo,
                                    reinterpret_cast<void *>(uintptr_t(workspace)), workspaceBytes,
                                    reinterpret_cast<cudaStream_t>(stream));
     if (s != CUBLAS_STATUS_SUCCESS)

@@ -8,6 +8,8 @@
 // batch count and offsets; accumulate is beta = 1; CUBLAS_COMPUTE_32F (full
 // FP32, never TF32). A batch reduction (strideC 0, batch > 1) is one matmul
 // per item on the stream, each after the first with beta = 1.
+// tfc_cuda_sgemm_fused adds cuBLASLt's epilogues: a bias along C's rows
+// (cuBLASLt's D rows, column-major), ReLU, and another matrix as its C.
 //
 // libcublasLt is dlopen()ed like the driver (Driver.h), so a binary starts
 // without it: $TFC_CUBLASLT when set (tests point it at a fake), else
@@ -69,6 +71,16 @@ const std::vector<std::string> &defaultCublasLtCandidates();
 /// tfc_sgemm's arguments (abi::gemm::Arg order) as generated code passes them.
 using GemmArgs = std::array<intptr_t, 16>;
 
+/// What cuBLASLt adds to a product (tfc_cuda_sgemm_fused): C = relu?(op(A)
+/// op(B) + bias[n] + R): its RELU/BIAS/RELU_BIAS epilogue, R as its C with
+/// beta = 1 (batch 1, no accumulation).
+struct GemmEpilogue {
+  bool relu = false;
+  CUdeviceptr bias = 0, residual = 0; // 0: none
+  int64_t ldResidual = 0;
+  bool any() const { return relu || bias || residual; }
+};
+
 /// "batch 4, 64x32x16, A^T lda 64, B ldb 32, C ldc 32, accumulate": a GEMM in messages.
 std::string describeGemm(const GemmArgs &args);
 
@@ -90,14 +102,15 @@ public:
   /// Enqueues C (+)= op(A) op(B) on `stream`, with `workspace` (device
   /// memory of `workspaceBytes`). False with `error` naming the GEMM and
   /// cuBLASLt's status.
-  bool sgemm(const GemmArgs &args, CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
-             std::string &error);
+  bool sgemm(const GemmArgs &args, const GemmEpilogue &epilogue, CUstream stream,
+             CUdeviceptr workspace, size_t workspaceBytes, std::string &error);
 
 private:
   CublasLt() = default;
   struct Plan;
   /// The plan of a GEMM of this shape and alignment, made on first use.
-  Plan *plan(const GemmArgs &args, bool reduction, size_t workspaceBytes, std::string &error);
+  Plan *plan(const GemmArgs &args, const GemmEpilogue &epilogue, bool reduction,
+             size_t workspaceBytes, std::string &error);
   std::string status(cublasStatus_t status) const;
 
   void *library_ = nullptr;

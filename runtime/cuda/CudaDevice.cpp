@@ -375,16 +375,18 @@ void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t bl
     failLaunch(error);
 }
 
-void CudaDevice::sgemm(const GemmArgs &args) {
+void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
   if (!launchError_.empty())
     return;
   if (!cublasLt_) {
-    return failLaunch("tfc_cuda_sgemm(" + describeGemm(args) + "): " +
+    return failLaunch(std::string(epilogue.any() ? "tfc_cuda_sgemm_fused(" : "tfc_cuda_sgemm(") +
+                      describeGemm(args) + "): " +
                       (cublasLtError_.empty() ? std::string("cuBLASLt is not loaded")
                                               : cublasLtError_));
   }
   std::string error;
-  if (!cublasLt_->sgemm(args, context_->stream(), workspace_, kCublasLtWorkspaceBytes, error))
+  if (!cublasLt_->sgemm(args, epilogue, context_->stream(), workspace_, kCublasLtWorkspaceBytes,
+                       error))
     failLaunch(error);
 }
 

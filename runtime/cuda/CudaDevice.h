@@ -104,7 +104,7 @@ public:
   /// run() too, for tests): enqueue on the stream, or record the first error.
   void launch(intptr_t kernel, const int64_t grid[3], const int64_t block[3],
               int64_t sharedBytes, int64_t argc, const intptr_t *args);
-  void sgemm(const GemmArgs &args);
+  void sgemm(const GemmArgs &args, const GemmEpilogue &epilogue = {});
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
   const std::string &launchError() const { return launchError_; }

@@ -29,6 +29,23 @@ extern "C" void tfc_cuda_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t 
               accumulate});
 }
 
+extern "C" void tfc_cuda_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                     intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                                     intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                                     intptr_t c, intptr_t ldc, intptr_t strideC,
+                                     intptr_t accumulate, intptr_t relu, intptr_t bias,
+                                     intptr_t residual, intptr_t ldResidual) {
+  tfc::rt::cuda::GemmEpilogue epilogue;
+  epilogue.relu = relu != 0;
+  epilogue.bias = CUdeviceptr(bias);
+  epilogue.residual = CUdeviceptr(residual);
+  epilogue.ldResidual = ldResidual;
+  CudaDevice::activeFor("tfc_cuda_sgemm_fused")
+      .sgemm({batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+              accumulate},
+             epilogue);
+}
+
 namespace tfc::rt {
 // A CUDA binary's device (a CPU binary links runtime/cpu/'s instead).
 std::unique_ptr<Device> createDevice() { return std::make_unique<cuda::CudaDevice>(); }

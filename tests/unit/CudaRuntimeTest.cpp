@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -402,6 +403,105 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{3, 2, 5, 7, true, false, true, true, 1},
                       GemmCase{1, 1, 1, 1, false, false, true, false, 0}),
     caseName);
+
+namespace {
+std::array<intptr_t, 20> gFused;
+void fusedEntry(void **) {
+  const auto &g = gFused;
+  tfc_cuda_sgemm_fused(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11],
+                       g[12], g[13], g[14], g[15], g[16], g[17], g[18], g[19]);
+}
+} // namespace
+
+// tfc_cuda_sgemm_fused: C = relu?(A B^T + bias[n] + R), R another matrix
+// (its own pitch) or C itself, as one cublasLtMatmul with cuBLASLt's
+// epilogue; captured and replayed with the same bias.
+TEST_F(CudaRuntimeTest, FusedEpiloguesMatchTheReference) {
+  const int64_t m = 5, n = 6, k = 4, ldr = 8;
+  std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k)),
+      bias(static_cast<size_t>(n)), r(static_cast<size_t>(m * ldr));
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(int((i * 37) % 17) - 8) / 8.0f;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(int((i * 53) % 13) - 6) / 4.0f;
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = float(int(i) - 3) / 2.0f;
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = float(int(i % 5) - 2);
+  auto *da = static_cast<float *>(device->allocate(a.size() * 4));
+  auto *db = static_cast<float *>(device->allocate(b.size() * 4));
+  auto *dbias = static_cast<float *>(device->allocate(bias.size() * 4));
+  auto *dr = static_cast<float *>(device->allocate(r.size() * 4));
+  auto *dc = static_cast<float *>(device->allocate(size_t(m * n) * 4));
+  ASSERT_TRUE(da && db && dbias && dr && dc);
+  device->copyIn(da, a.data(), a.size() * 4);
+  device->copyIn(db, b.data(), b.size() * 4);
+  device->copyIn(dbias, bias.data(), bias.size() * 4);
+  device->copyIn(dr, r.data(), r.size() * 4);
+  const std::vector<float> c0(size_t(m * n), 0.5f);
+  struct Case {
+    bool relu, withBias;
+    int residual; // 0 none, 1 R, 2 C itself
+  };
+  std::vector<void *> tokens;
+  for (Case e : {Case{true, true, 0}, Case{false, true, 1}, Case{true, false, 2},
+                 Case{false, true, 2}}) {
+    const intptr_t residual = e.residual == 1 ? intptr_t(dr) : e.residual == 2 ? intptr_t(dc) : 0;
+    const intptr_t ldResidual = e.residual == 1 ? ldr : e.residual == 2 ? n : 0;
+    gFused = {1, m, n, k, intptr_t(da), k, 0, 0, intptr_t(db), k, 0, 1, intptr_t(dc), n, 0, 0,
+              e.relu, e.withBias ? intptr_t(dbias) : 0, residual, ldResidual};
+    // A graph is kept per buffer set: a buffer of the case's own (kept to
+    // the end, so not reused) makes its own.
+    void *token = tokens.emplace_back(device->allocate(4));
+    void *buffers[] = {da, db, dbias, dr, dc, token};
+    for (int call = 0; call < 3; ++call) { // eager, captured, replayed
+      device->copyIn(dc, c0.data(), c0.size() * 4);
+      std::string error;
+      ASSERT_TRUE(device->run(fusedEntry, buffers, 6, error)) << error;
+      std::vector<float> got(size_t(m * n));
+      device->copyOut(got.data(), dc, got.size() * 4);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (int64_t p = 0; p < k; ++p)
+            want += double(a[size_t(i * k + p)]) * b[size_t(j * k + p)];
+          if (e.withBias)
+            want += bias[size_t(j)];
+          want += e.residual == 1 ? r[size_t(i * ldr + j)] : e.residual == 2 ? 0.5 : 0.0;
+          if (e.relu && want < 0)
+            want = 0;
+          ASSERT_NEAR(got[size_t(i * n + j)], want, 1e-5)
+              << "relu " << e.relu << " bias " << e.withBias << " residual " << e.residual
+              << " call " << call << " (" << i << ", " << j << ")";
+        }
+    }
+  }
+  EXPECT_EQ(count(", bias, relu)"), 2u) << log(); // the first case: eager and captured
+  for (void *buffer : {(void *)da, (void *)db, (void *)dbias, (void *)dr, (void *)dc})
+    device->release(buffer);
+  for (void *token : tokens)
+    device->release(token);
+}
+
+TEST_F(CudaRuntimeTest, FusedEpilogueErrorsNameTheGemm) {
+  void *a = device->allocate(256);
+  void *buffers[] = {a};
+  std::string error;
+  // A batch with an epilogue.
+  gFused = {2, 2, 2, 2, intptr_t(a), 2, 4, 0, intptr_t(a), 2, 4, 0, intptr_t(a), 2, 4, 0,
+            1, 0, 0, 0};
+  EXPECT_FALSE(device->run(fusedEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 2, 2x2x2, A lda 2, B ldb 2, C ldc 2, relu): an "
+                   "epilogue on a batch or an accumulating product");
+  // A bias outside device memory: the fake cuBLASLt refuses it.
+  std::vector<float> host(4);
+  gFused = {1, 2, 2, 2, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0,
+            0, intptr_t(host.data()), 0, 0};
+  EXPECT_FALSE(device->run(fusedEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 1, 2x2x2, A lda 2, B ldb 2, C ldc 2, bias): "
+                   "cublasLtMatmul: CUBLAS_STATUS_INVALID_VALUE: the fake cuBLASLt refused it");
+  device->release(a);
+}
 
 TEST_F(CudaRuntimeTest, SgemmErrorsNameTheGemm) {
   void *a = device->allocate(64);

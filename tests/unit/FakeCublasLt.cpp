@@ -39,6 +39,8 @@ struct Desc {
   cublasComputeType_t compute;
   cudaDataType_t scale;
   int32_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const float *bias = nullptr;
 };
 struct Layout {
   cudaDataType_t type;
@@ -81,6 +83,8 @@ struct Work {
   float *d;
   int64_t lda, ldb, ldc, ldd, strideA, strideB, strideC, strideD;
   float alpha, beta;
+  bool relu = false;
+  const float *bias = nullptr; // m floats, along D's rows
 };
 
 void compute(void *context) {
@@ -99,7 +103,10 @@ void compute(void *context) {
           sum += x * y;
         }
         double prior = w.beta != 0 ? double(w.beta) * c[i + j * w.ldc] : 0.0;
-        out[size_t(i + j * w.m)] = float(double(w.alpha) * sum + prior);
+        float value = float(double(w.alpha) * sum + prior);
+        if (w.bias)
+          value += w.bias[i];
+        out[size_t(i + j * w.m)] = w.relu && value < 0.0f ? 0.0f : value;
       }
     // D may be C: written after every C element of the item is read.
     for (int64_t j = 0; j < w.n; ++j)
@@ -194,6 +201,20 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t h
     (attr == CUBLASLT_MATMUL_DESC_TRANSA ? desc->transA : desc->transB) = op;
     return CUBLAS_STATUS_SUCCESS;
   }
+  // The epilogues tfc_cuda_sgemm_fused asks for, and the bias they read.
+  if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE && size == sizeof(cublasLtEpilogue_t)) {
+    cublasLtEpilogue_t epilogue;
+    std::memcpy(&epilogue, buf, sizeof epilogue);
+    if (epilogue != CUBLASLT_EPILOGUE_DEFAULT && epilogue != CUBLASLT_EPILOGUE_BIAS &&
+        epilogue != CUBLASLT_EPILOGUE_RELU && epilogue != CUBLASLT_EPILOGUE_RELU_BIAS)
+      return CUBLAS_STATUS_NOT_SUPPORTED;
+    desc->epilogue = epilogue;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER && size == sizeof(void *)) {
+    std::memcpy(&desc->bias, buf, sizeof(void *));
+    return CUBLAS_STATUS_SUCCESS;
+  }
   return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 FAKE_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout,
@@ -278,7 +299,12 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   const Layout &a = *reinterpret_cast<Layout *>(aHandle), &b = *reinterpret_cast<Layout *>(bHandle),
                &c = *reinterpret_cast<Layout *>(cHandle), &d = *reinterpret_cast<Layout *>(dHandle);
   std::string why;
+  const bool withBias =
+      desc.epilogue == CUBLASLT_EPILOGUE_BIAS || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  Layout biasLayout{CUDA_R_32F, d.rows, 1, int64_t(d.rows)};
   if (!valid(desc, a, b, c, d, why) ||
+      (why = "a bias epilogue without its bias pointer", withBias && !desc.bias) ||
+      (why = "a bias outside every live allocation", withBias && !inside(desc.bias, biasLayout)) ||
       (why = "a matrix outside every live allocation",
        !inside(A, a) || !inside(B, b) || !inside(C, c) || !inside(D, d)) ||
       (why = "a workspace outside every live allocation",
@@ -298,11 +324,14 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   work->strideD = d.stride;
   std::memcpy(&work->alpha, alpha, sizeof(float));
   std::memcpy(&work->beta, beta, sizeof(float));
+  work->relu =
+      desc.epilogue == CUBLASLT_EPILOGUE_RELU || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  work->bias = withBias ? desc.bias : nullptr;
   char line[200];
-  std::snprintf(line, sizeof line, "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g)",
+  std::snprintf(line, sizeof line, "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g%s%s)",
                 (long long)work->m, (long long)work->n, (long long)work->k,
                 (long long)work->batch, work->transA ? "T" : "N", work->transB ? "T" : "N",
-                double(work->beta));
+                double(work->beta), work->bias ? ", bias" : "", work->relu ? ", relu" : "");
   note(line);
   if (driver().enqueue)
     driver().enqueue(reinterpret_cast<CUstream>(stream), compute, work, release);

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFGEMMTORUNTIME
@@ -227,7 +228,209 @@ void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t batch, i
   builder.create<scf::YieldOp>(epilogue.getLoc());
 }
 
-LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, bool pairEpilogues) {
+/// A BLAS library's epilogue: C = relu?(op(A) op(B) + bias[n] + R), found in
+/// the marked generic right after a GEMM (cuBLASLt's BIAS, RELU, RELU_BIAS,
+/// with R as its C and beta = 1).
+struct BlasEpilogue {
+  linalg::GenericOp generic;
+  Value out;              // where the result goes: the product's buffer or another
+  Value bias, residual;   // null when absent
+  bool relu = false;
+};
+
+/// The 2-D row-major layout (offset, row pitch) of `buffer` if its rows are
+/// contiguous.
+std::optional<std::pair<int64_t, int64_t>> rowsLayout(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || type.getRank() != 2 || failed(getStridesAndOffset(type, strides, offset)) ||
+      ShapedType::isDynamic(offset) || ShapedType::isDynamic(strides[0]) || strides[1] != 1)
+    return std::nullopt;
+  return std::make_pair(offset, strides[0]);
+}
+
+/// Whether every use of `root` and its views is `except` or a view: nothing
+/// else reads the buffer.
+bool onlyUsedBy(Value root, ArrayRef<Operation *> except) {
+  for (Operation *user : root.getUsers()) {
+    if (llvm::is_contained(except, user) || isa<memref::DeallocOp>(user))
+      continue;
+    auto view = dyn_cast<ViewLikeOpInterface>(user);
+    if (!view || view.getViewSource() != root)
+      return false;
+    for (Value result : user->getResults())
+      if (!onlyUsedBy(result, except))
+        return false;
+  }
+  return true;
+}
+
+/// The epilogue after `call` (the M x N product `c` of `a` and `b`) when a
+/// BLAS epilogue computes it: an elementwise generic over (m, n) whose body
+/// is relu?(sum of the product, at most one bias over n and at most one
+/// other matrix), each once.
+std::optional<BlasEpilogue> blasEpilogueOf(func::CallOp call, Value a, Value b, Value c,
+                                           int64_t M, int64_t N) {
+  Operation *next = call->getNextNode();
+  while (next && touchesNoMemory(next))
+    next = next->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || !generic->hasAttr(kGemmEpilogueAttr) || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != 2 ||
+      generic.getNumLoops() != 2 || generic.getStaticLoopRanges() != SmallVector<int64_t>{M, N})
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  BlasEpilogue epilogue{generic, generic.getDpsInits()[0]};
+  OpOperand *outOperand = generic.getDpsInitOperand(0);
+  if (!generic.getMatchingIndexingMap(outOperand).isIdentity() || !rowsLayout(epilogue.out))
+    return std::nullopt;
+  Value product; // the block argument reading the product
+  if (epilogue.out == c)
+    product = generic.getMatchingBlockArgument(outOperand);
+  else if (!generic.getMatchingBlockArgument(outOperand).use_empty())
+    return std::nullopt;
+  // The sum's leaves, each a block argument used once.
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Value root = yield.getOperand(0);
+  auto isZero = [](Value v) {
+    auto constant = v.getDefiningOp<arith::ConstantOp>();
+    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
+    return value && value.getValue().isZero();
+  };
+  if (auto max = root.getDefiningOp<arith::MaximumFOp>()) {
+    if (!isZero(max.getRhs()) && !isZero(max.getLhs()))
+      return std::nullopt;
+    epilogue.relu = true;
+    root = isZero(max.getRhs()) ? max.getLhs() : max.getRhs();
+  }
+  SmallVector<Value> leaves, pending = {root};
+  unsigned adds = 0;
+  while (!pending.empty()) {
+    Value v = pending.pop_back_val();
+    if (auto add = v.getDefiningOp<arith::AddFOp>(); add && add->getBlock() == &body) {
+      if (!add->hasOneUse())
+        return std::nullopt;
+      ++adds;
+      pending.push_back(add.getLhs());
+      pending.push_back(add.getRhs());
+    } else if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == &body &&
+                                                        arg.hasOneUse()) {
+      leaves.push_back(v);
+    } else {
+      return std::nullopt;
+    }
+  }
+  // Nothing else computed in the body (constants aside).
+  unsigned ops = 0;
+  for (Operation &op : body.without_terminator())
+    if (!isa<arith::ConstantOp>(op))
+      ++ops;
+  if (ops != adds + (epilogue.relu ? 1 : 0))
+    return std::nullopt;
+  bool sawProduct = false;
+  for (Value leaf : leaves) {
+    auto arg = cast<BlockArgument>(leaf);
+    if (leaf == product) {
+      sawProduct = true;
+      continue;
+    }
+    OpOperand *operand = generic.getMatchingOpOperand(arg);
+    if (generic.isDpsInit(operand))
+      return std::nullopt;
+    Value buffer = operand->get();
+    AffineMap map = generic.getMatchingIndexingMap(operand);
+    if (buffer == c && !product && map.isIdentity()) {
+      product = leaf, sawProduct = true;
+    } else if (map.isIdentity() && !epilogue.residual && rowsLayout(buffer) &&
+               (buffer == epilogue.out || rootBuffer(buffer) != rootBuffer(epilogue.out))) {
+      epilogue.residual = buffer;
+    } else if (map == AffineMap::get(2, 0, getAffineDimExpr(1, map.getContext())) &&
+               !epilogue.bias && cast<MemRefType>(buffer.getType()).getRank() == 1 &&
+               cast<MemRefType>(buffer.getType()).getLayout().isIdentity()) {
+      epilogue.bias = buffer;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!sawProduct || (!epilogue.bias && !epilogue.residual && !epilogue.relu))
+    return std::nullopt;
+  if (epilogue.out != c) {
+    // The GEMM writes the result in place of the product, which nothing
+    // else may read then, and never over what it reads.
+    Value out = rootBuffer(epilogue.out);
+    if (out == rootBuffer(a) || out == rootBuffer(b) || out == rootBuffer(c))
+      return std::nullopt;
+    Value product = rootBuffer(c);
+    // The call's own pointer to C: (extract_aligned_pointer C) + offset.
+    SmallVector<Operation *> readers = {generic};
+    if (auto addi = call.getOperand(abi::gemm::C).getDefiningOp<arith::AddIOp>())
+      if (Operation *extract = addi.getLhs().getDefiningOp())
+        readers.push_back(extract);
+    if (!product.getDefiningOp<memref::AllocOp>() || !onlyUsedBy(product, readers))
+      return std::nullopt;
+  }
+  return epilogue;
+}
+
+/// `call` (tfc_cuda_sgemm, not accumulating) and the epilogue after it as
+/// one tfc_cuda_sgemm_fused call writing the epilogue's result.
+void fuseBlasEpilogue(func::CallOp call, const BlasEpilogue &epilogue) {
+  ModuleOp module = call->getParentOfType<ModuleOp>();
+  func::FuncOp fused = declareRuntime(module, RuntimeFunction::CudaSgemmFused);
+  // At the epilogue: its buffers may be made between it and the call (which
+  // touches no memory in between).
+  OpBuilder b(epilogue.generic);
+  Location loc = call.getLoc();
+  CallArgs args{b, loc};
+  args.values = llvm::to_vector(call.getOperands());
+  auto [outOffset, outPitch] = *rowsLayout(epilogue.out);
+  {
+    CallArgs out{b, loc};
+    out.pointer(epilogue.out, outOffset).index(outPitch);
+    args.values[abi::gemm::C] = out.values[0];
+    args.values[abi::gemm::Ldc] = out.values[1];
+  }
+  args.index(epilogue.relu ? 1 : 0);
+  if (epilogue.bias) {
+    auto type = cast<MemRefType>(epilogue.bias.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset = 0;
+    (void)getStridesAndOffset(type, strides, offset);
+    args.pointer(epilogue.bias, offset);
+  } else {
+    args.index(0);
+  }
+  if (epilogue.residual) {
+    auto [offset, pitch] = *rowsLayout(epilogue.residual);
+    args.pointer(epilogue.residual, offset).index(pitch);
+  } else {
+    args.index(0).index(0);
+  }
+  b.create<func::CallOp>(loc, fused, args.values);
+  // The old call's pointer to the product, and the product if now unused.
+  Operation *cPointer = call.getOperand(abi::gemm::C).getDefiningOp();
+  call.erase();
+  epilogue.generic->erase();
+  llvm::SetVector<Operation *> dead;
+  dead.insert(cPointer);
+  while (!dead.empty()) {
+    Operation *op = dead.pop_back_val();
+    if (!op || !op->use_empty() || !touchesNoMemory(op))
+      continue;
+    for (Value operand : op->getOperands())
+      dead.insert(operand.getDefiningOp());
+    op->erase();
+  }
+}
+
+enum class EpilogueMode {
+  None,   // the epilogue stays a loop nest of its own
+  Paired, // CPU: run by tfc_sgemm_epilogue on finished blocks of rows
+  Blas,   // CUDA: cuBLASLt's epilogue where it computes it (blasEpilogueOf)
+};
+
+LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, EpilogueMode epilogues) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
   auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -273,8 +476,12 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, bool pairEp
   Value aBuffer = op.getDpsInputs()[0], bBuffer = op.getDpsInputs()[1];
   op.erase();
   // One batch loop at most: the epilogue's rows are then C's, item by item.
-  if (pairEpilogues && (batch == 1 || (loops.numBatch() == 1 && c->batchStride != 0)))
+  if (epilogues == EpilogueMode::Paired &&
+      (batch == 1 || (loops.numBatch() == 1 && c->batchStride != 0)))
     pairEpilogue(call, aBuffer, bBuffer, cBuffer, batch, M, N);
+  if (epilogues == EpilogueMode::Blas && batch == 1 && !accumulate)
+    if (auto epilogue = blasEpilogueOf(call, aBuffer, bBuffer, cBuffer, M, N))
+      fuseBlasEpilogue(call, *epilogue);
   return success();
 }
 
@@ -595,22 +802,23 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
     if (matmuls.empty())
       return;
     if (device == "cuda") {
-      // cuBLASLt's plain products; the rest stays loops for tf-map-to-gpu.
+      // cuBLASLt's products and the epilogues it computes; the rest stays
+      // loops for tf-map-to-gpu.
       func::FuncOp gemm = declareRuntime(module, RuntimeFunction::CudaSgemm);
       for (linalg::GenericOp op : matmuls)
-        (void)rewriteMatmul(op, gemm, /*pairEpilogues=*/false);
+        (void)rewriteMatmul(op, gemm, EpilogueMode::Blas);
       return;
     }
     func::FuncOp gemm = declareRuntime(module, RuntimeFunction::Sgemm);
     if (plain) { // as for cuda, on the CPU's GEMM
       for (linalg::GenericOp op : matmuls)
-        (void)rewriteMatmul(op, gemm, /*pairEpilogues=*/false);
+        (void)rewriteMatmul(op, gemm, EpilogueMode::None);
       return;
     }
     for (linalg::GenericOp op : matmuls)
       if (failed(rewriteWindowedMatmul(op, module, winograd)) &&
           failed(rewriteTapsMatmul(op, module, winograd)))
-        (void)rewriteMatmul(op, gemm, /*pairEpilogues=*/true); // what the GEMM cannot express stays a loop
+        (void)rewriteMatmul(op, gemm, EpilogueMode::Paired); // what the GEMM cannot express stays a loop
     pairIndependentGemms(module);
   }
 };

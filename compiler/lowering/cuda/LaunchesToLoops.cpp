@@ -95,7 +95,8 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
     using abi::RuntimeFunction;
     ModuleOp module = getOperation();
     for (RuntimeFunction f :
-         {RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
+         {RuntimeFunction::CudaSgemm, RuntimeFunction::CudaSgemmFused,
+          RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
           RuntimeFunction::CudaLayerNormBackward, RuntimeFunction::CudaLayerNormForward,
           RuntimeFunction::CudaCrossEntropy}) {
       StringRef cuda = abi::symbol(f), cpu = abi::symbol(abi::cpuTwin(f));

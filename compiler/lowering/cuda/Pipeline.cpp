@@ -64,8 +64,10 @@ void tfc::addCudaBufferPasses(OpPassManager &pm) {
 
 void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm) {
   addBufferizationPasses(pm);
+  // The CUDA target's GEMM calls, fused epilogues included (tf-launches-to-
+  // loops calls their CPU twins).
   TfGemmToRuntimeOptions gemm;
-  gemm.plain = true;
+  gemm.device = "cuda";
   pm.addPass(createTfGemmToRuntime(gemm));
   pm.addPass(createTfSplitReductions());
   pm.addPass(createTfPlanMemory());
