@@ -57,6 +57,9 @@ public:
   virtual void release(void *memory) = 0;
   virtual void copyIn(void *device, const void *host, size_t bytes) = 0;
   virtual void copyOut(void *host, const void *device, size_t bytes) = 0;
+  /// Copies `bytes` from device memory to device memory, after what was
+  /// enqueued before (a GPU's stream); a failure as copyIn's.
+  virtual void copyWithin(void *to, const void *from, size_t bytes) = 0;
   /// Runs `entry` on its `count` device `buffers`; false with `error` set on
   /// failure (also one of allocate, copyIn or copyOut before it).
   virtual bool run(EntryFn entry, void **buffers, size_t count, std::string &error) = 0;

@@ -343,7 +343,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
 
 bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                     const std::map<std::string, KeptValue> &kept, size_t slot,
-                    std::string &error) {
+                    std::string &error, const std::map<std::string, const void *> &onDevice) {
   EntryFn fn = findEntry(entry.symbol);
   if (!fn) {
     error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
@@ -381,7 +381,13 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     }
     if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
       return false;
-    device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
+    auto source = onDevice.find(arg.feedKey());
+    if (source == onDevice.end())
+      source = onDevice.find(arg.name);
+    if (source != onDevice.end())
+      device_->copyWithin(memory.args[i], source->second, args[i]->bytes.size());
+    else
+      device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
     buffers.push_back(memory.args[i]);
   }
   // Results: a kept argument's next value into its spare, the rest into the slot.

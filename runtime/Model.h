@@ -91,9 +91,13 @@ public:
   /// seed: a few bytes besides the batch). Every other result stays on the
   /// device in result slot `slot` until readSlot copies it out. The entry
   /// may still be running when this returns (a GPU's stream): nothing waits
-  /// for it until something is copied out.
+  /// for it until something is copied out. An argument in `onDevice` (by
+  /// feed key or name: the batch, when the epoch's samples are on the device)
+  /// is copied from that device memory instead of from its feed, which then
+  /// gives only its shape.
   bool runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
-               const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error);
+               const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error,
+               const std::map<std::string, const void *> &onDevice = {});
   /// Copies out the results runStep left in `slot` (waiting for the step):
   /// `results` in entry order, the ones runStep swapped empty tensors.
   bool readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,

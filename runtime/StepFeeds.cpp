@@ -142,6 +142,15 @@ void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < batch.size(); ++i)
     feeds_[m.inputs[i].name] = &batch[i];
+  onDevice_.clear();
+}
+
+void StepFeeds::bindDeviceBatch(const std::vector<Tensor> &shapes,
+                                const std::vector<const void *> &inputs) {
+  bindBatch(shapes);
+  const Manifest &m = model_.manifest();
+  for (size_t i = 0; i < m.inputs.size() && i < inputs.size(); ++i)
+    onDevice_[m.inputs[i].name] = inputs[i];
 }
 
 void StepFeeds::setStep(int64_t step) {
@@ -167,7 +176,7 @@ bool StepFeeds::run(int64_t step, std::string &error) {
     if (!model_.run(entry_, feeds_, results_[slot], error))
       return false;
     takeResults(results_[slot]);
-  } else if (!model_.runStep(entry_, feeds_, kept_, slot, error)) {
+  } else if (!model_.runStep(entry_, feeds_, kept_, slot, error, onDevice_)) {
     return false;
   }
   pending_.push_back({step, slot});

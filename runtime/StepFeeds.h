@@ -60,6 +60,10 @@ public:
   /// The batch (one tensor per model input, in the model's order), as
   /// fillBatch fills it.
   void bindBatch(const std::vector<Tensor> &batch);
+  /// The batch already in device memory (a device whose memory is not the
+  /// host's): `inputs[i]` holds model input i's batch, copied from there on
+  /// the device; `shapes` give the inputs' shapes (their values unused).
+  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<const void *> &inputs);
   /// Runs step `step` on the bound batch (its counter and dropout seed set
   /// here): the next step starts from its parameters and state. Its other
   /// results wait for readBack; full() says when readBack must come first.
@@ -103,6 +107,7 @@ private:
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
   std::map<std::string, KeptValue> kept_;         // by feed key
+  std::map<std::string, const void *> onDevice_;  // the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot
   std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
   size_t nextSlot_ = 0;

@@ -46,6 +46,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <sys/file.h>
 #include <unistd.h>
@@ -94,6 +95,78 @@ std::string formatDuration(double seconds) {
 
 /// Named scalars (loss first, then metrics in entry order).
 using Scores = std::vector<std::pair<std::string, double>>;
+
+/// The most device memory an epoch's samples may take on a device whose
+/// memory is not the host's; a larger epoch is copied in a batch a step.
+constexpr size_t kEpochOnDeviceMaxBytes = size_t(1) << 30;
+
+/// An epoch's training samples in device memory, in the epoch's order, on a
+/// device whose memory is not the host's: filled and copied in once an epoch
+/// (one copy an input), so that each step's batch is a copy on the device
+/// from its rows, not a fill and a copy in from the host.
+class EpochOnDevice {
+public:
+  /// For epochs of `rows` samples of `inputs` (each a batch of `batch`
+  /// rows); usable() says whether they fit.
+  EpochOnDevice(Device &device, const std::vector<TensorSpec> &inputs, int64_t batch,
+                int64_t rows)
+      : device_(device), specs_(inputs) {
+    size_t total = 0;
+    for (TensorSpec &spec : specs_) {
+      size_t bytes = dtypeSize(spec.dtype);
+      for (size_t d = 1; d < spec.shape.size(); ++d)
+        bytes *= size_t(spec.shape[d]);
+      rowBytes_.push_back(bytes);
+      spec.shape[0] = rows;
+      total += bytes * size_t(rows);
+    }
+    if (device.hostMemory() || batch <= 0 || rows <= 0 || total > kEpochOnDeviceMaxBytes)
+      return;
+    for (size_t i = 0; i < specs_.size(); ++i) {
+      void *memory = device.allocate(std::max<size_t>(1, rowBytes_[i] * size_t(rows)));
+      if (!memory) { // no room: a batch a step, as without
+        std::string ignored;
+        device.takeError(ignored);
+        release();
+        return;
+      }
+      memory_.push_back(memory);
+    }
+    bytes_ = total;
+  }
+  ~EpochOnDevice() { release(); }
+  EpochOnDevice(const EpochOnDevice &) = delete;
+  EpochOnDevice &operator=(const EpochOnDevice &) = delete;
+
+  bool usable() const { return !memory_.empty(); }
+  size_t bytes() const { return bytes_; }
+  /// The epoch's samples, order[0 .. rows), filled and copied in.
+  void load(const Split &split, const std::vector<int64_t> &order) {
+    fillBatch(split, specs_, &order, 0, specs_.empty() ? 0 : specs_[0].shape[0], staging_);
+    for (size_t i = 0; i < memory_.size(); ++i)
+      device_.copyIn(memory_[i], staging_[i].bytes.data(), staging_[i].bytes.size());
+  }
+  /// Where the batch starting at the epoch's row `first` is, an input each.
+  std::vector<const void *> batchAt(int64_t first) const {
+    std::vector<const void *> inputs;
+    for (size_t i = 0; i < memory_.size(); ++i)
+      inputs.push_back(static_cast<const char *>(memory_[i]) + size_t(first) * rowBytes_[i]);
+    return inputs;
+  }
+
+private:
+  void release() {
+    for (void *memory : memory_)
+      device_.release(memory);
+    memory_.clear();
+  }
+  Device &device_;
+  std::vector<TensorSpec> specs_; // the inputs, `rows` of them
+  std::vector<size_t> rowBytes_;
+  std::vector<void *> memory_;
+  std::vector<Tensor> staging_; // the host's fill, reused
+  size_t bytes_ = 0;
+};
 
 std::string scoresText(const Scores &scores) {
   std::string text;
@@ -683,13 +756,34 @@ int Trainer::run() {
       return status;
   }
 
+  // On a GPU the epoch's samples go to the device once an epoch (when they
+  // fit); a step's batch is then copied there from their rows.
+  std::unique_ptr<EpochOnDevice> onDevice;
+  if (!model.device().hostMemory() && !dist::parallel()) {
+    if (!model.openDevice(error))
+      return fail(error);
+    onDevice = std::make_unique<EpochOnDevice>(model.device(), m.inputs, m.batch,
+                                               stepsPerEpoch * globalBatch);
+    if (!onDevice->usable())
+      onDevice.reset();
+  }
   for (; step < totalSteps; ++step) {
     int64_t epoch = step / stepsPerEpoch, inEpoch = step % stepsPerEpoch;
-    if (order.empty() || inEpoch == 0)
+    bool newOrder = order.empty() || inEpoch == 0;
+    if (newOrder)
       order = epochOrder(train.samples, seed, epoch);
-    fillBatch(train, m.inputs, &order, inEpoch * globalBatch + world.rank * m.batch, m.batch,
-              batch);
-    feeds->bindBatch(batch);
+    int64_t first = inEpoch * globalBatch + world.rank * m.batch;
+    if (onDevice) {
+      if (newOrder)
+        onDevice->load(train, order);
+      if (batch.empty())
+        for (const TensorSpec &in : m.inputs)
+          batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
+      feeds->bindDeviceBatch(batch, onDevice->batchAt(first));
+    } else {
+      fillBatch(train, m.inputs, &order, first, m.batch, batch);
+      feeds->bindBatch(batch);
+    }
     if (!feeds->run(step, error))
       return fail(error);
     // A signal on any rank stops every rank after the same step.

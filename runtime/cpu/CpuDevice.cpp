@@ -34,6 +34,9 @@ public:
   void copyOut(void *host, const void *device, size_t bytes) override {
     std::memcpy(host, device, bytes);
   }
+  void copyWithin(void *to, const void *from, size_t bytes) override {
+    std::memcpy(to, from, bytes);
+  }
   bool run(EntryFn entry, void **buffers, size_t, std::string &) override {
     ScopedFloatMode floatMode(flushDenormals_);
     entry(buffers);
@@ -60,6 +63,9 @@ public:
   }
   void copyOut(void *host, const void *device, size_t bytes) override {
     cpu_.copyOut(host, device, bytes);
+  }
+  void copyWithin(void *to, const void *from, size_t bytes) override {
+    cpu_.copyWithin(to, from, bytes);
   }
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override {
     return cpu_.run(entry, buffers, count, error);

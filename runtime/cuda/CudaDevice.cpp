@@ -309,6 +309,18 @@ void CudaDevice::copyIn(void *device, const void *host, size_t bytes) {
     fail(error);
 }
 
+void CudaDevice::copyWithin(void *to, const void *from, size_t bytes) {
+  std::string error;
+  if (!context_)
+    return fail("the CUDA device is not open");
+  const DriverApi &api = driver_->api();
+  if (!context_->makeCurrent(error) ||
+      !driver_->checkWith(api.memcpyDtoDAsync(devicePointer(to), devicePointer(from), bytes,
+                                              context_->stream()),
+                          error, [&] { return "cuMemcpyDtoDAsync(" + formatBytes(bytes) + ")"; }))
+    fail(error);
+}
+
 void CudaDevice::copyOut(void *host, const void *device, size_t bytes) {
   std::string error;
   if (!context_)

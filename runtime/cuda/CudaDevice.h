@@ -84,6 +84,7 @@ public:
   void release(void *memory) override;
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
+  void copyWithin(void *to, const void *from, size_t bytes) override;
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool takeError(std::string &error) override;

@@ -69,6 +69,8 @@ constexpr int kMinDriverVersion = 12000;
     "cuMemcpyHtoDAsync_v2")                                                            \
   X(memcpyDtoHAsync, "cuMemcpyDtoHAsync", PFN_cuMemcpyDtoHAsync_v3020, 3020,           \
     "cuMemcpyDtoHAsync_v2")                                                            \
+  X(memcpyDtoDAsync, "cuMemcpyDtoDAsync", PFN_cuMemcpyDtoDAsync_v3020, 3020,           \
+    "cuMemcpyDtoDAsync_v2")                                                            \
   X(memsetD8, "cuMemsetD8", PFN_cuMemsetD8_v3020, 3020, "cuMemsetD8_v2")               \
   X(moduleLoadData, "cuModuleLoadData", PFN_cuModuleLoadData_v2000, 2000,              \
     "cuModuleLoadData")                                                                \

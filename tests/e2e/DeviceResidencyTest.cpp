@@ -2,9 +2,10 @@
 //
 // On a device whose memory is not the host's, parameters and optimizer state
 // stay on the device between training steps (Model::runStep swaps their
-// buffers), only the batch and the per-step scalars are copied in, and the
-// loss and metrics are read back only when the host needs them (StepFeeds'
-// result slots). Checked on a CUDA binary of the reverse task run on the fake
+// buffers), the epoch's samples are copied in once an epoch and each step's
+// batch is copied on the device from their rows, only the per-step scalars
+// are copied in, and the loss and metrics are read back only when the host
+// needs them (StepFeeds' result slots). Checked on a CUDA binary of the reverse task run on the fake
 // driver and fake cuBLASLt: their log records every copy, synchronisation and
 // graph launch, so each step's traffic can be counted. No GPU is used, and no
 // generated kernel runs (the numbers are not checked here: DeviceTest checks
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -42,11 +44,12 @@ size_t tensorBytes(const rt::TensorSpec &spec) {
 
 /// What the host did between two launches of the training step's graph.
 struct Gap {
-  size_t copiedIn = 0; // cuMemcpyHtoD bytes
+  size_t copiedIn = 0;     // cuMemcpyHtoD bytes
+  size_t copiedWithin = 0; // cuMemcpyDtoDAsync bytes
   size_t readBacks = 0, syncs = 0, eagerLaunches = 0;
 };
 
-TEST(DeviceResidency, TrainingStepsCopyOnlyTheBatchAndScalarsIn) {
+TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndTheirBatchOnTheDevice) {
   std::string dir = makeTempDir("tfc-residency");
   ASSERT_FALSE(dir.empty());
   std::string binary = dir + "/reverse";
@@ -82,13 +85,25 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyTheBatchAndScalarsIn) {
   std::string log = fileBytes(logPath);
   ASSERT_EQ(log.find("INVALID"), std::string::npos) << log;
 
-  // A step copies in its batch and its small arguments (step, seed, lr...):
-  // every argument but the parameters and the optimizer state.
-  size_t perStep = 0, resident = 0;
-  for (const rt::TensorSpec &arg : step->args)
-    (arg.kind == tfc::abi::ValueKind::Param || arg.kind == tfc::abi::ValueKind::State ? resident : perStep) +=
-        tensorBytes(arg);
-  ASSERT_GT(resident, 100 * perStep); // so a parameter copied would show
+  // A step copies in its small arguments (step, seed, lr...) and copies its
+  // batch on the device: every argument but the parameters and the state.
+  size_t perStep = 0, batchBytes = 0, resident = 0;
+  for (const rt::TensorSpec &arg : step->args) {
+    if (arg.kind == tfc::abi::ValueKind::Param || arg.kind == tfc::abi::ValueKind::State)
+      resident += tensorBytes(arg);
+    else
+      (arg.kind == tfc::abi::ValueKind::Input ? batchBytes : perStep) += tensorBytes(arg);
+  }
+  ASSERT_GT(batchBytes, 0u);
+  ASSERT_GT(resident, 100 * (perStep + batchBytes)); // so a parameter copied would show
+
+  // The epoch's samples (all 200, in the epoch's order) are copied in once,
+  // an input each: 50 times a step's batch.
+  std::map<size_t, size_t> epochCopies; // bytes -> inputs of that size
+  for (const rt::TensorSpec &input : m.inputs)
+    ++epochCopies[50 * tensorBytes(input)];
+  for (auto [bytes, inputs] : epochCopies)
+    EXPECT_EQ(countOf(log, "cuMemcpyHtoD(" + std::to_string(bytes) + ")\n"), inputs) << log;
 
   // The training step is the first entry captured: its graph's node count
   // names its launches. The host's work between two of them is one step's.
@@ -110,6 +125,8 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyTheBatchAndScalarsIn) {
       continue; // before the first graph: allocations, the first copies, the eager step
     } else if (std::sscanf(line.c_str(), "cuMemcpyHtoD(%zu)", &bytes) == 1) {
       gaps.back().copiedIn += bytes;
+    } else if (std::sscanf(line.c_str(), "cuMemcpyDtoDAsync(%zu)", &bytes) == 1) {
+      gaps.back().copiedWithin += bytes;
     } else if (line.rfind("cuMemcpyDtoH(", 0) == 0) {
       ++gaps.back().readBacks;
     } else if (line == "cuStreamSynchronize") {
@@ -130,6 +147,7 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyTheBatchAndScalarsIn) {
   size_t quiet = 0;
   for (size_t i = 0; i + 1 < gaps.size(); ++i) {
     EXPECT_EQ(gaps[i].copiedIn, perStep) << "before step " << i + 3;
+    EXPECT_EQ(gaps[i].copiedWithin, batchBytes) << "before step " << i + 3;
     EXPECT_EQ(gaps[i].eagerLaunches, 0u) << "before step " << i + 3;
     quiet += gaps[i].readBacks == 0 && gaps[i].syncs == 0;
   }

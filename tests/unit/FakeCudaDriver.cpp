@@ -322,6 +322,16 @@ FAKE(cuMemcpyHtoDAsync_v2)(CUdeviceptr device, const void *host, size_t bytes, C
 FAKE(cuMemcpyDtoHAsync_v2)(void *host, CUdeviceptr device, size_t bytes, CUstream) {
   return FAKE_FN(cuMemcpyDtoH_v2)(host, device, bytes);
 }
+FAKE(cuMemcpyDtoDAsync_v2)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream) {
+  REQUIRE_INIT();
+  REFUSE_WHILE_CAPTURING("cuMemcpyDtoDAsync");
+  record("cuMemcpyDtoDAsync(" + std::to_string(bytes) + ")");
+  if (!deviceRange(to, bytes) || !deviceRange(from, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(reinterpret_cast<void *>(uintptr_t(to)),
+               reinterpret_cast<const void *>(uintptr_t(from)), bytes);
+  return CUDA_SUCCESS;
+}
 FAKE(cuMemsetD8_v2)(CUdeviceptr device, unsigned char value, size_t bytes) {
   REQUIRE_INIT();
   REFUSE_WHILE_CAPTURING("cuMemsetD8");
@@ -710,6 +720,7 @@ const Entry kEntries[] = {
     ENTRY("cuMemcpyHtoD", cuMemcpyHtoD_v2),
     ENTRY("cuMemcpyDtoH", cuMemcpyDtoH_v2),
     ENTRY("cuMemcpyHtoDAsync", cuMemcpyHtoDAsync_v2),
+    ENTRY("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync_v2),
     ENTRY("cuMemcpyDtoHAsync", cuMemcpyDtoHAsync_v2),
     ENTRY("cuMemsetD8", cuMemsetD8_v2),
     ENTRY("cuModuleLoadData", cuModuleLoadData),
