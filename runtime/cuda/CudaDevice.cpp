@@ -1,6 +1,7 @@
 //===- CudaDevice.cpp - a CUDA GPU as the runtime's Device ----------------===//
 
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/StepFeeds.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -89,8 +90,10 @@ CudaDevice::~CudaDevice() {
   context_->makeCurrent(ignored);
   destroyGraphs();
   cublasLt_.reset();
-  if (workspace_)
+  if (workspace_ && !pool_.contains(uintptr_t(workspace_)))
     driver_->api().memFree(workspace_);
+  if (poolMemory_)
+    driver_->api().memFree(poolMemory_);
   if (module_)
     driver_->api().moduleUnload(module_);
   layerKernels_.unload(*driver_);
@@ -98,6 +101,38 @@ CudaDevice::~CudaDevice() {
 }
 
 std::string CudaDevice::name() const { return "cuda:" + std::to_string(options_.index); }
+
+size_t plannedDeviceBytes(const Manifest &manifest) {
+  auto bytesOf = [](DType dtype, const std::vector<int64_t> &shape) {
+    size_t n = dtypeSize(dtype);
+    for (int64_t d : shape)
+      n *= size_t(d);
+    return DevicePool::rounded(n);
+  };
+  // Parameters and state: a current copy and the spare a step writes.
+  size_t total = DevicePool::rounded(kCublasLtWorkspaceBytes);
+  for (const ParamSpec &param : manifest.params)
+    total += 2 * bytesOf(param.dtype, param.shape);
+  std::map<std::string, size_t> state;
+  for (const EntrySpec &entry : manifest.entries) {
+    const bool step = entry.name == abi::kTrainStep;
+    total += DevicePool::rounded(size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64)));
+    for (const TensorSpec &arg : entry.args) {
+      if (arg.kind == abi::ValueKind::Param)
+        continue;
+      if (arg.kind == abi::ValueKind::State)
+        state[arg.name] = 2 * bytesOf(arg.dtype, arg.shape);
+      else
+        total += bytesOf(arg.dtype, arg.shape);
+    }
+    for (const TensorSpec &result : entry.results)
+      if (!step || (result.kind != abi::ValueKind::Param && result.kind != abi::ValueKind::State))
+        total += (step ? StepFeeds::kResultSlots : 1) * bytesOf(result.dtype, result.shape);
+  }
+  for (const auto &[name, bytes] : state)
+    total += bytes;
+  return total;
+}
 
 bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   if (!manifest.cuda) {
@@ -126,6 +161,13 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
                "; this GPU is sm_" + std::to_string(major) + std::to_string(minor) + ")";
     return false;
   }
+  // The model's planned memory as one allocation; without room for it, an
+  // allocation a buffer (allocate() falls back to cuMemAlloc).
+  const size_t planned = plannedDeviceBytes(manifest);
+  if (driver_->api().memAlloc(&poolMemory_, planned) == CUDA_SUCCESS)
+    pool_.reset(uintptr_t(poolMemory_), planned);
+  else
+    poolMemory_ = 0;
   // A model may call no hand-written kernel: one that cannot load is the
   // first call's error.
   layerKernels_.load(*driver_);
@@ -178,11 +220,16 @@ bool CudaDevice::loadCublasLt(std::string &error) {
     return false;
   }
   cublasLt_ = CublasLt::load(error);
-  if (cublasLt_ &&
-      !driver_->checkWith(driver_->api().memAlloc(&workspace_, kCublasLtWorkspaceBytes), error, [] {
-        return "cuMemAlloc(" + formatBytes(kCublasLtWorkspaceBytes) + ", the cuBLASLt workspace)";
-      }))
-    cublasLt_.reset();
+  if (cublasLt_) {
+    if (auto block = pool_.take(kCublasLtWorkspaceBytes))
+      workspace_ = CUdeviceptr(*block);
+    else if (!driver_->checkWith(
+                 driver_->api().memAlloc(&workspace_, kCublasLtWorkspaceBytes), error, [] {
+                   return "cuMemAlloc(" + formatBytes(kCublasLtWorkspaceBytes) +
+                          ", the cuBLASLt workspace)";
+                 }))
+      cublasLt_.reset();
+  }
   if (!cublasLt_)
     cublasLtError_ = error;
   return cublasLt_ != nullptr;
@@ -224,6 +271,9 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                   (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
                                      : defaultCublasLtCandidates().front()) +
                   ", loaded when the device opens");
+  lines.push_back("device memory: one allocation of " + formatBytes(plannedDeviceBytes(manifest)) +
+                  " when the device opens (parameters and optimizer state twice, each entry's "
+                  "arguments, results and arena, the cuBLASLt workspace)");
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
                                     "then replayed (--no-graph: launched eagerly)"
                                   : "entries launched eagerly (--no-graph)");
@@ -270,6 +320,10 @@ void *CudaDevice::allocate(size_t bytes) {
     fail(error);
     return nullptr;
   }
+  if (auto block = pool_.take(bytes)) { // 256-byte aligned, as cuMemAlloc's
+    ++liveAllocations_;
+    return reinterpret_cast<void *>(*block);
+  }
   CUdeviceptr memory = 0;
   // cuMemAlloc's memory is aligned to at least 256 bytes: enough for any tensor.
   if (!driver_->checkWith(driver_->api().memAlloc(&memory, bytes ? bytes : 1), error,
@@ -284,6 +338,13 @@ void *CudaDevice::allocate(size_t bytes) {
 void CudaDevice::release(void *memory) {
   if (!memory || !context_)
     return;
+  if (pool_.contains(uintptr_t(memory))) {
+    if (pool_.give(uintptr_t(memory)))
+      --liveAllocations_;
+    else
+      fail("release of a device pointer inside the model's allocation that no allocate() gave");
+    return;
+  }
   std::string error;
   if (!context_->makeCurrent(error) ||
       !driver_->check(driver_->api().memFree(devicePointer(memory)), "cuMemFree", error)) {

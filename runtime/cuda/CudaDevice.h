@@ -41,6 +41,7 @@
 
 #include "runtime/Device.h"
 #include "runtime/cuda/CublasLt.h"
+#include "runtime/cuda/DevicePool.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LayerKernels.h"
 
@@ -61,6 +62,12 @@ constexpr int64_t kDefaultSharedBytes = 48 * 1024;
 /// Captured graphs kept per entry, one per distinct buffer set: at least
 /// the lcm(2, StepFeeds::kResultSlots) sets a training step cycles through.
 constexpr size_t kGraphsPerEntry = 4;
+
+/// The device memory a model plans (DevicePool.h): its parameters and
+/// optimizer state twice (current and spare), each entry's non-parameter
+/// arguments, results (train_step's in StepFeeds' result slots) and arena,
+/// and the cuBLASLt workspace, each rounded to the pool's alignment.
+size_t plannedDeviceBytes(const Manifest &manifest);
 
 class CudaDevice final : public Device {
 public:
@@ -121,6 +128,10 @@ public:
   const std::string &error() const { return pendingError_; }
   /// Allocations not yet released.
   size_t liveAllocations() const { return liveAllocations_; }
+  /// The allocation open() made for the model's planned memory (0: none),
+  /// and how much of it is in use.
+  size_t poolBytes() const { return pool_.bytes(); }
+  size_t poolInUse() const { return pool_.inUse(); }
   /// Graphs captured so far (one per entry and buffer set with graphs on).
   size_t graphsCaptured() const { return graphsCaptured_; }
   /// Graphs held now (at most kGraphsPerEntry an entry).
@@ -166,6 +177,8 @@ private:
   std::unique_ptr<CublasLt> cublasLt_;
   std::string cublasLtError_;
   CUdeviceptr workspace_ = 0;
+  CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
+  DevicePool pool_;
   std::map<EntryFn, EntryGraphs> graphs_;
   size_t graphsCaptured_ = 0;
   std::string pendingError_;

@@ -104,6 +104,14 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndTheirBatchOnTheDevice) {
     ++epochCopies[50 * tensorBytes(input)];
   for (auto [bytes, inputs] : epochCopies)
     EXPECT_EQ(countOf(log, "cuMemcpyHtoD(" + std::to_string(bytes) + ")\n"), inputs) << log;
+  // Device memory: one allocation for what the model plans (parameters and
+  // state, every entry's buffers and arena, the cuBLASLt workspace), made
+  // first; the epoch's samples in it where they fit, else one for each input.
+  size_t first = 0;
+  ASSERT_NE(log.find("cuMemAlloc("), std::string::npos) << log;
+  ASSERT_EQ(std::sscanf(log.c_str() + log.find("cuMemAlloc("), "cuMemAlloc(%zu)", &first), 1);
+  EXPECT_GE(first, (size_t(32) << 20) + 2 * resident); // the workspace, parameters and state
+  EXPECT_LE(countOf(log, "cuMemAlloc("), 1 + m.inputs.size()) << log;
 
   // The training step is the first entry captured: its graph's node count
   // names its launches. The host's work between two of them is one step's.

@@ -596,9 +596,14 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   entry.args.push_back(x);
   manifest.entries.push_back(entry);
   std::vector<std::string> lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 5u);
+  ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[0], std::string("cuda:0: Fake CUDA Device 0, sm_90, 80.0 GiB (driver ") +
                           TFC_FAKE_CUDA_DRIVER + ", CUDA 13.0)");
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
-  EXPECT_EQ(lines[4], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+  // The workspace (32 MiB), the arena (1,024 bytes) and x (128, in 256).
+  EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256);
+  EXPECT_EQ(lines[3].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
+            0u)
+      << lines[3];
+  EXPECT_EQ(lines[5], "predict: 1.1 KiB of device memory (arguments, results and arena)");
 }
