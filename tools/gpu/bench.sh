@@ -4,11 +4,14 @@
 # --no-gemm-epilogues (each GEMM's epilogue a kernel of its own instead of
 # cuBLASLt's), and PyTorch eager on the same GPU (tools/bench/peers.py, fp32,
 # fused Adam). DIR is what tools/gpu/prepare.sh built (default
-# build/gpu-check). Prints a table of medians in ms; builds nothing.
+# build/gpu-check). tfc's two binaries run alternately, 3 times each, and
+# give the median of their 3 medians (steps of a millisecond or less vary
+# by 10% between runs). Prints a table of medians in ms; builds nothing.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dir="${1:-$root/build/gpu-check}"
-steps=50
+steps=200
+repeats=3
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 || true
 python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 || true
 
@@ -18,6 +21,10 @@ median() { # BINARY: the median of `bench` over $steps train steps, or "-"
     grep -o 'median_ms=[0-9.]*' | cut -d= -f2)
   echo "${line:--}"
 }
+middle() { # VALUES...: the median of numbers ("-" when any is missing)
+  python3 -c 'import sys; v = sys.argv[1:]
+print("-" if "-" in v or not v else "%.4f" % sorted(map(float, v))[len(v) // 2])' "$@"
+}
 batchOf() { # BINARY: its compiled batch size (`info`)
   "$1" info 2>/dev/null | grep -o -m1 'batch [0-9]*' | grep -o '[0-9]*'
 }
@@ -25,9 +32,13 @@ batchOf() { # BINARY: its compiled batch size (`info`)
 printf '%-18s %6s %12s %22s %12s %14s\n' model batch "tfc ms" "tfc no-epilogues ms" \
   "torch ms" "torch / tfc"
 for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do
-  tfc=$(median "$dir/cuda/$model")
-  plain=-
-  [ -x "$dir/cuda-no-epilogues/$model" ] && plain=$(median "$dir/cuda-no-epilogues/$model")
+  fused=() unfused=()
+  for ((i = 0; i < repeats; ++i)); do
+    fused+=("$(median "$dir/cuda/$model")")
+    [ -x "$dir/cuda-no-epilogues/$model" ] && unfused+=("$(median "$dir/cuda-no-epilogues/$model")")
+  done
+  tfc=$(middle "${fused[@]}")
+  plain=$(middle "${unfused[@]}")
   batch=$(batchOf "$dir/cuda/$model")
   torch=$(timeout 120 python3 "$root/tools/bench/peers.py" --framework torch --workload "$model" \
     --entry train_step --batch "${batch:-1}" --device cuda --steps "$steps" --warmup 10 2>/dev/null |
