@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -123,21 +124,31 @@ func::FuncOp buildEntry(func::FuncOp model, StringRef name,
   return entry;
 }
 
-/// Rewrites `score`, a scalar mean over every sample of the batch, into the
-/// mean over the samples `mask` (f32[batch], 1 or 0) selects, so that the
-/// padded rows of a last partial batch do not count. Knows the three ways a
-/// model declares a mean: reduce_mean over all axes, cross_entropy and mse.
-FailureOr<Value> maskedMean(OpBuilder &b, Value score, Value mask, StringRef name) {
-  Location loc = score.getLoc();
-  Operation *def = score.getDefiningOp();
-  int64_t batch = cast<RankedTensorType>(mask.getType()).getDimSize(0);
-  Value perElement; // [batch, ...]: the values the mean runs over
-  if (auto mean = dyn_cast_or_null<tf::ReduceMeanOp>(def)) {
-    perElement = mean.getX();
-  } else if (auto mse = dyn_cast_or_null<tf::MseOp>(def)) {
+/// The values a reduction over every sample of the batch runs over, and the
+/// number of them a sample contributes: reduce_mean and reduce_sum over all
+/// axes, mse and cross_entropy (over its last axis), of a tensor whose first
+/// axis is the batch; null when `def` is none of those.
+struct BatchReduction {
+  Value perElement; // [batch, ...]
+  bool mean = true; // else a sum
+};
+FailureOr<BatchReduction> batchReductionOf(OpBuilder &b, Operation *def, int64_t batch,
+                                           StringRef name) {
+  Location loc = def->getLoc();
+  BatchReduction r;
+  auto allAxes = [](ArrayRef<int64_t> axes, Value x) {
+    return int64_t(axes.size()) == cast<RankedTensorType>(x.getType()).getRank();
+  };
+  if (auto mean = dyn_cast<tf::ReduceMeanOp>(def)) {
+    if (allAxes(mean.getAxes(), mean.getX()))
+      r.perElement = mean.getX();
+  } else if (auto sum = dyn_cast<tf::ReduceSumOp>(def)) {
+    if (allAxes(sum.getAxes(), sum.getX()))
+      r.perElement = sum.getX(), r.mean = false;
+  } else if (auto mse = dyn_cast<tf::MseOp>(def)) {
     Value d = b.create<tf::SubOp>(loc, mse.getLhs(), mse.getRhs());
-    perElement = b.create<tf::MulOp>(loc, d, d);
-  } else if (auto ce = dyn_cast_or_null<tf::CrossEntropyOp>(def)) {
+    r.perElement = b.create<tf::MulOp>(loc, d, d);
+  } else if (auto ce = dyn_cast<tf::CrossEntropyOp>(def)) {
     auto logits = cast<RankedTensorType>(ce.getLogits().getType());
     int64_t axis = ce.getAxis();
     if (axis != logits.getRank() - 1)
@@ -147,25 +158,89 @@ FailureOr<Value> maskedMean(OpBuilder &b, Value score, Value mask, StringRef nam
     Value hot = b.create<tf::OneHotOp>(loc, ce.getLabels(), logits.getDimSize(axis));
     Value picked = b.create<tf::ReduceSumOp>(loc, b.create<tf::MulOp>(loc, logProbs, hot),
                                              b.getDenseI64ArrayAttr({axis}));
-    perElement = b.create<tf::NegOp>(loc, picked);
+    r.perElement = b.create<tf::NegOp>(loc, picked);
   }
-  auto type = perElement ? cast<RankedTensorType>(perElement.getType()) : RankedTensorType();
-  if (!type || type.getRank() == 0 || type.getDimSize(0) != batch ||
-      (isa<tf::ReduceMeanOp>(def) &&
-       int64_t(cast<tf::ReduceMeanOp>(def).getAxes().size()) != type.getRank()))
-    return (def ? def->emitError() : emitError(loc))
-           << "evaluate: '" << name << "' is not a mean over the samples of the batch, so "
-           << "the padded samples of a last partial batch cannot be masked out";
-  Value weights = b.create<tf::BroadcastInDimOp>(loc, type, mask, b.getDenseI64ArrayAttr({0}));
-  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  Value total = b.create<tf::ReduceSumOp>(loc, b.create<tf::MulOp>(loc, perElement, weights),
-                                          b.getDenseI64ArrayAttr(all));
-  Value samples = b.create<tf::ReduceSumOp>(loc, mask, b.getDenseI64ArrayAttr({0}));
-  auto scalar = RankedTensorType::get({}, b.getF32Type());
-  Value perSample = b.create<tf::ConstantOp>(
-      loc, DenseElementsAttr::get(scalar, b.getF32FloatAttr(float(type.getNumElements() / batch))));
-  return b.create<tf::DivOp>(loc, total, b.create<tf::MulOp>(loc, samples, perSample)).getResult();
+  if (!r.perElement)
+    return BatchReduction{};
+  auto type = cast<RankedTensorType>(r.perElement.getType());
+  if (type.getRank() == 0 || type.getDimSize(0) != batch)
+    return BatchReduction{};
+  return r;
 }
+
+/// Rewrites `score`, a scalar computed from the batch, into the same scalar
+/// over the samples `mask` (f32[batch], 1 or 0) selects, so that the padded
+/// rows of a last partial batch do not count: each reduction over every
+/// sample (mean, sum, mse, cross_entropy) becomes one over the selected
+/// samples, and the scalar arithmetic above them is recomputed from those.
+/// A mean over the selected samples is their sum over their count; a score
+/// that reduces the batch any other way is an error.
+class ScoreMasking {
+public:
+  ScoreMasking(OpBuilder &b, Value mask, llvm::function_ref<bool(Value)> fromBatch)
+      : b_(b), mask_(mask), fromBatch_(fromBatch),
+        batch_(cast<RankedTensorType>(mask.getType()).getDimSize(0)) {}
+
+  FailureOr<Value> masked(Value score, StringRef name) {
+    if (!fromBatch_(score))
+      return score; // parameters only: the same for every batch
+    if (auto it = done_.find(score); it != done_.end())
+      return it->second;
+    Operation *def = score.getDefiningOp();
+    auto type = dyn_cast<RankedTensorType>(score.getType());
+    if (def && type && type.getRank() == 0) {
+      FailureOr<BatchReduction> reduction = batchReductionOf(b_, def, batch_, name);
+      if (failed(reduction))
+        return failure();
+      if (reduction->perElement)
+        return done_[score] = maskedReduction(*reduction, score.getLoc());
+      // Scalar arithmetic: recomputed from its masked operands.
+      bool scalars = def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), [](Value v) {
+        auto t = dyn_cast<RankedTensorType>(v.getType());
+        return t && t.getRank() == 0;
+      });
+      if (scalars) {
+        IRMapping mapping;
+        for (Value operand : def->getOperands()) {
+          FailureOr<Value> m = masked(operand, name);
+          if (failed(m))
+            return failure();
+          mapping.map(operand, *m);
+        }
+        Operation *copy = b_.clone(*def, mapping);
+        return done_[score] = copy->getResult(cast<OpResult>(score).getResultNumber());
+      }
+    }
+    return (def ? def->emitError() : emitError(score.getLoc()))
+           << "evaluate: '" << name << "' reduces the batch's samples in a way that cannot be "
+           << "restricted to the real samples of a last partial batch; reduce with mean, sum, "
+              "cross_entropy or mse over every axis of a tensor whose first axis is the batch, "
+              "then combine those scalars as you like";
+  }
+
+private:
+  Value maskedReduction(const BatchReduction &r, Location loc) {
+    auto type = cast<RankedTensorType>(r.perElement.getType());
+    Value weights = b_.create<tf::BroadcastInDimOp>(loc, type, mask_, b_.getDenseI64ArrayAttr({0}));
+    SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+    Value total = b_.create<tf::ReduceSumOp>(loc, b_.create<tf::MulOp>(loc, r.perElement, weights),
+                                             b_.getDenseI64ArrayAttr(all));
+    if (!r.mean)
+      return total;
+    Value samples = b_.create<tf::ReduceSumOp>(loc, mask_, b_.getDenseI64ArrayAttr({0}));
+    auto scalar = RankedTensorType::get({}, b_.getF32Type());
+    Value perSample = b_.create<tf::ConstantOp>(
+        loc, DenseElementsAttr::get(scalar,
+                                    b_.getF32FloatAttr(float(type.getNumElements() / batch_))));
+    return b_.create<tf::DivOp>(loc, total, b_.create<tf::MulOp>(loc, samples, perSample));
+  }
+
+  OpBuilder &b_;
+  Value mask_;
+  llvm::function_ref<bool(Value)> fromBatch_;
+  int64_t batch_;
+  DenseMap<Value, Value> done_;
+};
 
 /// `evaluate`: the loss and metrics in eval mode over the real samples of a
 /// batch, given `sample_mask` (its last argument).
@@ -184,10 +259,24 @@ LogicalResult buildEvaluate(func::FuncOp model) {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   auto abi = entry->getAttrOfType<DictionaryAttr>(kAbiAttr);
   auto results = cast<ArrayAttr>(abi.get("results"));
+  // What depends on the batch: the model's inputs and what is computed from them.
+  auto argInfo = cast<ArrayAttr>(abi.get("args"));
+  DenseMap<Value, bool> fromBatch;
+  for (unsigned i = 0, e = argInfo.size(); i < e; ++i)
+    fromBatch[body.getArgument(i)] =
+        kindOf(cast<DictionaryAttr>(argInfo[i])) == abi::ValueKind::Input;
+  fromBatch[mask] = true;
+  body.walk([&](Operation *op) {
+    bool any = llvm::any_of(op->getOperands(), [&](Value v) { return fromBatch.lookup(v); });
+    for (Value result : op->getResults())
+      fromBatch[result] = any;
+  });
   OpBuilder b(ret);
+  auto isFromBatch = [&](Value v) { return fromBatch.lookup(v); };
+  ScoreMasking masking(b, mask, isFromBatch); // (a function_ref: the lambda must outlive it)
   for (unsigned i = 0, e = ret.getNumOperands(); i < e; ++i) {
     StringRef name = cast<StringAttr>(cast<DictionaryAttr>(results[i]).get("name")).getValue();
-    FailureOr<Value> masked = maskedMean(b, ret.getOperand(i), mask, name);
+    FailureOr<Value> masked = masking.masked(ret.getOperand(i), name);
     if (failed(masked))
       return failure();
     ret.setOperand(i, *masked);

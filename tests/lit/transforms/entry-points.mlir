@@ -106,14 +106,52 @@ func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %labels: tensor<2xi32> {tf.in
 
 // -----
 
-// A score that is not a mean over the samples cannot be masked: an error
-// that names it.
+// A score that reduces the samples other than by a mean, sum, mse or
+// cross_entropy over every axis cannot be masked: an error that names it.
 func.func @m(%x: tensor<2x3xf32> {tf.input = "x"})
     -> (tensor<f32> {tf.loss}, tensor<f32> {tf.metric = "peak"}) attributes {tf.batch = 2 : i64} {
   %l = tf.reduce_mean %x [0, 1] : tensor<2x3xf32> -> tensor<f32>
-  // expected-error @+1 {{evaluate: 'peak' is not a mean over the samples of the batch}}
+  // expected-error @+1 {{evaluate: 'peak' reduces the batch's samples in a way that cannot be restricted to the real samples of a last partial batch}}
   %p = tf.reduce_max %x [0, 1] : tensor<2x3xf32> -> tensor<f32>
   return %l, %p : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// Any scalar arithmetic of batch reductions: each reduction over the samples
+// is masked (a sum: the masked sum; a mean: over the real samples), the
+// arithmetic above them recomputed from the masked values, and what depends
+// on parameters only (the weight penalty) kept as it is. The score here is a
+// masked loss, sum(x m) / max(sum(m), 1), plus 2 mean(w^2).
+// CHECK-LABEL: func.func @evaluate(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x3xf32>, %[[M:[a-z0-9]+]]: tensor<2x3xf32>, %[[W:[a-z0-9]+]]: tensor<4xf32>, %[[MASK:[a-z0-9]+]]: tensor<2xf32>
+// CHECK-DAG: %[[PENALTY:[a-z0-9]+]] = tf.reduce_mean %{{.*}} [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-DAG: %[[XM:[a-z0-9]+]] = tf.mul %[[X]], %[[M]]
+// CHECK-DAG: %[[W1:[a-z0-9]+]] = tf.broadcast_in_dim %[[MASK]] [0] : tensor<2xf32> to tensor<2x3xf32>
+// CHECK-DAG: %[[XMW:[a-z0-9]+]] = tf.mul %[[XM]], %[[W1]]
+// CHECK-DAG: %[[NUM:[a-z0-9]+]] = tf.reduce_sum %[[XMW]] [0, 1]
+// CHECK-DAG: %[[W2:[a-z0-9]+]] = tf.broadcast_in_dim %[[MASK]] [0] : tensor<2xf32> to tensor<2x3xf32>
+// CHECK-DAG: %[[MW:[a-z0-9]+]] = tf.mul %[[M]], %[[W2]]
+// CHECK-DAG: %[[DEN:[a-z0-9]+]] = tf.reduce_sum %[[MW]] [0, 1]
+// CHECK-DAG: %[[SAFE:[a-z0-9]+]] = tf.max %[[DEN]], %{{.*}}
+// CHECK-DAG: %[[RATIO:[a-z0-9]+]] = tf.div %[[NUM]], %[[SAFE]]
+// CHECK: %[[SCORE:[a-z0-9]+]] = tf.add %[[RATIO]], %{{.*}}
+// CHECK: return %[[SCORE]]
+func.func @m(%x: tensor<2x3xf32> {tf.input = "x"}, %m: tensor<2x3xf32> {tf.input = "m"},
+             %w: tensor<4xf32> {tf.param = "w", tf.init = #tf.init<uniform, 0.5>})
+    -> (tensor<f32> {tf.loss}) attributes {tf.batch = 2 : i64} {
+  %xm = tf.mul %x, %m : tensor<2x3xf32>
+  %num = tf.reduce_sum %xm [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %den = tf.reduce_sum %m [0, 1] : tensor<2x3xf32> -> tensor<f32>
+  %one = tf.constant dense<1.0> : tensor<f32>
+  %safe = tf.max %den, %one : tensor<f32>
+  %ratio = tf.div %num, %safe : tensor<f32>
+  %ww = tf.mul %w, %w : tensor<4xf32>
+  %pen = tf.reduce_mean %ww [0] : tensor<4xf32> -> tensor<f32>
+  %two = tf.constant dense<2.0> : tensor<f32>
+  %pen2 = tf.mul %two, %pen : tensor<f32>
+  %score = tf.add %ratio, %pen2 : tensor<f32>
+  return %score : tensor<f32>
 }
 
 // -----
