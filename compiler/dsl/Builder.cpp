@@ -1052,6 +1052,56 @@ Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis, SourceLoc at) {
       {logits, labels}, {i64Attr(*builder, "axis", *a)}));
 }
 
+Tensor cross_entropy(Tensor logits, Tensor labels, const CrossEntropyOptions &o, SourceLoc at) {
+  if (!o.ignoreIndex && o.labelSmoothing == 0.0 && !o.weight.valid())
+    return cross_entropy(logits, labels, -1, at);
+  Builder::CallSite site({logits, labels}, at);
+  Builder *builder = builderOf({&logits, &labels});
+  if (!builder || !requireDType(logits, DType::f32, "cross_entropy logits") ||
+      !requireDType(labels, DType::i32, "cross_entropy labels"))
+    return {};
+  Builder &b = *builder;
+  if (logits.rank() != labels.rank() + 1 ||
+      logits.shape().drop_back() != labels.shape())
+    return b.error("cross_entropy: labels " + shapeStr(labels.shape()) +
+                   " must be the logits' shape " + shapeStr(logits.shape()) +
+                   " without its last axis (the classes)");
+  if (!(o.labelSmoothing >= 0.0 && o.labelSmoothing < 1.0))
+    return b.error("cross_entropy: label_smoothing must be in [0, 1), got " +
+                   Twine(std::to_string(o.labelSmoothing)));
+  const int64_t classes = logits.dim(-1);
+  if (o.weight.valid() && (o.weight.dtype() != DType::f32 || o.weight.rank() != 1 ||
+                           o.weight.dim(0) != classes))
+    return b.error("cross_entropy: weight must be f32[" + Twine(classes) + "] (one per class), got " +
+                   Twine(dtypeName(o.weight.dtype())) + " " + shapeStr(o.weight.shape()));
+  auto i32Scalar = [&](int64_t v) {
+    return b.constant(DenseElementsAttr::get(RankedTensorType::get({}, b.ops().getI32Type()),
+                                             static_cast<int32_t>(v)));
+  };
+  // Ignored positions read class 0 (not their label, which may index nothing)
+  // and weigh 0.
+  Tensor counted = b.fill(1.0, labels.shape());
+  Tensor target = labels;
+  if (o.ignoreIndex) {
+    Tensor kept = labels != i32Scalar(*o.ignoreIndex);
+    counted = to_float(kept);
+    target = where(kept, labels, i32Scalar(0));
+  }
+  Tensor logp = log_softmax(logits, -1);
+  Tensor hot = one_hot(target, classes);
+  Tensor weights = counted; // w_i
+  if (o.weight.valid())
+    weights = weights * sum(hot * o.weight, {-1});
+  Tensor picked = sum(logp * hot, {-1}) * -1.0; // nll_i
+  Tensor perPosition = weights * picked;
+  if (o.labelSmoothing > 0.0) {
+    Tensor all = o.weight.valid() ? logp * o.weight : logp;
+    Tensor smooth = sum(all, {-1}) * (-o.labelSmoothing / double(classes)) * counted;
+    perPosition = perPosition * (1.0 - o.labelSmoothing) + smooth;
+  }
+  return sum(perPosition) / maximum(sum(weights), b.fill(1e-12, {}));
+}
+
 Tensor mse(Tensor a, Tensor b, SourceLoc at) {
   Builder::CallSite site({a, b}, at);
   Builder *builder = builderOf({&a, &b});

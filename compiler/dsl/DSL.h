@@ -355,6 +355,25 @@ Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask = {},
 
 Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis = -1,
                      SourceLoc at = SourceLoc::current());
+
+/// PyTorch's options of a cross-entropy (the classes on the last axis).
+struct CrossEntropyOptions {
+  /// Label positions with this label count for nothing (PyTorch's -100).
+  std::optional<int64_t> ignoreIndex;
+  /// The target is (1 - labelSmoothing) on the label and labelSmoothing / C
+  /// spread over the C classes.
+  double labelSmoothing = 0.0;
+  /// f32[C]: a class's weight multiplies its positions' losses, and the mean
+  /// divides by their sum.
+  Tensor weight;
+};
+/// The mean over the label positions as PyTorch's `cross_entropy(...,
+/// ignore_index, label_smoothing, weight)` computes it, built of log_softmax,
+/// one_hot and sums: (Σ_i w_i ((1 - ε) nll_i + ε smooth_i / C)) / Σ_i w_i,
+/// w_i the label's weight (0 where ignored); 0, not NaN, when no position
+/// counts. Without options, the op above.
+Tensor cross_entropy(Tensor logits, Tensor labels, const CrossEntropyOptions &options,
+                     SourceLoc at = SourceLoc::current());
 Tensor mse(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
 
 //===----------------------------------------------------------------------===//

@@ -493,10 +493,25 @@ const std::vector<BuiltinSpec> &builtins() {
        {{"x", K::Tensor, true}},
        [](Builder &, const CallArgs &a) { return tensorValue(to_float(a.tensor("x"))); }},
       {"cross_entropy",
-       {{"logits", K::Tensor, true}, {"labels", K::Tensor, true}, {"axis", K::Int}},
-       [](Builder &, const CallArgs &a) {
-         return tensorValue(cross_entropy(a.tensor("logits"), a.tensor("labels"),
-                                          a.integer("axis", -1)));
+       {{"logits", K::Tensor, true},
+        {"labels", K::Tensor, true},
+        {"axis", K::Int},
+        {"ignore_index", K::Int},
+        {"label_smoothing", K::Number},
+        {"weight", K::OptTensor}},
+       [](Builder &b, const CallArgs &a) {
+         CrossEntropyOptions o;
+         if (a.get("ignore_index"))
+           o.ignoreIndex = a.integer("ignore_index");
+         o.labelSmoothing = a.number("label_smoothing", 0.0);
+         o.weight = a.tensor("weight");
+         bool options = o.ignoreIndex || o.labelSmoothing != 0.0 || o.weight.valid();
+         int64_t axis = a.integer("axis", -1);
+         if (options && axis != -1 && axis != a.tensor("logits").rank() - 1)
+           return tensorValue(b.error("cross_entropy: ignore_index, label_smoothing and "
+                                      "weight need the classes on the last axis"));
+         return tensorValue(options ? cross_entropy(a.tensor("logits"), a.tensor("labels"), o)
+                                    : cross_entropy(a.tensor("logits"), a.tensor("labels"), axis));
        }},
       TFC_BINARY(mse),
       TFC_BINARY(maximum),

@@ -697,6 +697,61 @@ TEST_F(GradientTest, CompositeLayerNormWithCrossEntropy) {
   checkGradientFunction(b.finish());
 }
 
+// cross_entropy with PyTorch's options, built of log_softmax, one_hot and
+// sums: its gradient through the logits and the class weights, with some
+// positions ignored (label 1, drawn among the 4 classes), smoothing and
+// weights together.
+TEST_F(GradientTest, CrossEntropyWithIgnoreIndexSmoothingAndWeights) {
+  Builder b(context, "model");
+  Tensor x = b.input("x", DType::f32, {3, 5, 4});
+  Tensor labels = b.input("labels", DType::i32, {3, 5});
+  Tensor w = b.input("w", DType::f32, {4});
+  b.loss(cross_entropy(linear(x, 4), labels,
+                       {.ignoreIndex = 1, .labelSmoothing = 0.1, .weight = w * w + 0.5}));
+  checkGradientFunction(b.finish());
+}
+
+// Its value is PyTorch's: sum_i w_i ((1 - e) nll_i + e smooth_i / C) / sum_i
+// w_i over the positions not ignored, smooth_i = -sum_c w_c logp_ic; and 0,
+// not NaN, when every position is ignored.
+TEST_F(GradientTest, CrossEntropyOptionsValueIsPyTorchs) {
+  Builder b(context, "model");
+  Tensor x = b.input("x", DType::f32, {4, 3});
+  Tensor labels = b.input("labels", DType::i32, {4});
+  Tensor w = b.input("w", DType::f32, {3});
+  b.loss(cross_entropy(x, labels, {.ignoreIndex = -100, .labelSmoothing = 0.2, .weight = w}));
+  module = b.finish();
+  ASSERT_TRUE(module);
+  auto forward = *module->getOps<mlir::func::FuncOp>().begin();
+  HostTensor logits = normal({4, 3}, 1.0);
+  HostTensor weight = HostTensor::f32({3}, {0.5, 2.0, 1.5});
+  HostTensor ids = HostTensor::i32({4}, {2, -100, 0, 1});
+  std::vector<HostTensor> r = run(forward, {logits, ids, weight});
+  ASSERT_FALSE(r.empty());
+  double num = 0, den = 0, e = 0.2;
+  for (int i = 0; i < 4; ++i) {
+    int y = int(ids.data[size_t(i)]);
+    if (y == -100)
+      continue;
+    double m = -INFINITY, z = 0;
+    for (int c = 0; c < 3; ++c)
+      m = std::max(m, logits.data[size_t(i * 3 + c)]);
+    for (int c = 0; c < 3; ++c)
+      z += std::exp(logits.data[size_t(i * 3 + c)] - m);
+    auto logp = [&](int c) { return logits.data[size_t(i * 3 + c)] - m - std::log(z); };
+    double smooth = 0;
+    for (int c = 0; c < 3; ++c)
+      smooth -= weight.data[size_t(c)] * logp(c);
+    num += (1 - e) * weight.data[size_t(y)] * -logp(y) + e * smooth / 3;
+    den += weight.data[size_t(y)];
+  }
+  EXPECT_NEAR(r[0].data[0], num / den, 1e-6);
+  HostTensor ignored = HostTensor::i32({4}, {-100, -100, -100, -100});
+  r = run(forward, {logits, ignored, weight});
+  ASSERT_FALSE(r.empty());
+  EXPECT_EQ(r[0].data[0], 0.0);
+}
+
 TEST_F(GradientTest, CompositeScaledDotProductWeightsInTheLoss) {
   Builder b(context, "model");
   Tensor q = b.input("q", DType::f32, {2, 3, 4});
