@@ -434,6 +434,9 @@ Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
                             SourceLoc at = SourceLoc::current());
 
 enum class NormPlacement { post, pre };
+/// The feed-forward net's nonlinearity: ReLU (the tutorials') or GELU (the
+/// erf form, BERT's and GPT's).
+enum class Activation { relu, gelu };
 
 struct EncoderOptions {
   int64_t layers = 1;
@@ -443,6 +446,7 @@ struct EncoderOptions {
   NormPlacement norm = NormPlacement::post;
   Tensor mask;
   std::string name;
+  Activation activation = Activation::relu;
 };
 /// N blocks of self-attention + feed-forward with residuals; `post` is the
 /// UvA tutorial's LayerNorm(x + f(x)), `pre` is x + f(LayerNorm(x)) with a
@@ -460,6 +464,7 @@ struct DecoderOptions {
   Tensor mask;        // self-attention mask (e.g. causal_mask)
   Tensor memoryMask;  // cross-attention mask
   std::string name;
+  Activation activation = Activation::relu;
 };
 /// N blocks of masked self-attention, cross-attention to `memory` and
 /// feed-forward. Parameters: NAME.i.{self_attn,cross_attn,linear1,linear2,

@@ -81,11 +81,12 @@ std::vector<Tensor> splitHeads(Tensor x, int64_t heads, int64_t parts) {
   return out;
 }
 
-Tensor feedForward(Tensor x, int64_t hidden, double rate) {
+Tensor feedForward(Tensor x, int64_t hidden, double rate, Activation activation) {
   if (!x.valid())
     return {};
   Tensor h = linear(x, hidden, {.bias = true, .name = "linear1"});
-  h = relu(dropout(h, rate));
+  h = dropout(h, rate);
+  h = activation == Activation::gelu ? gelu(h) : relu(h);
   return linear(h, x.dim(-1), {.bias = true, .name = "linear2"});
 }
 
@@ -274,10 +275,13 @@ Tensor encoder(Tensor x, const EncoderOptions &options, SourceLoc at) {
                           .name = "self_attn"};
     if (pre) {
       x = x + dropout(multi_head_attention(layer_norm(x, {.name = "norm1"}), attn), rate);
-      x = x + dropout(feedForward(layer_norm(x, {.name = "norm2"}), *ffn, rate), rate);
+      x = x + dropout(feedForward(layer_norm(x, {.name = "norm2"}), *ffn, rate,
+                                  options.activation),
+                      rate);
     } else {
       x = layer_norm(x + dropout(multi_head_attention(x, attn), rate), {.name = "norm1"});
-      x = layer_norm(x + dropout(feedForward(x, *ffn, rate), rate), {.name = "norm2"});
+      x = layer_norm(x + dropout(feedForward(x, *ffn, rate, options.activation), rate),
+                     {.name = "norm2"});
     }
   }
   return pre ? layer_norm(x, {.name = "norm"}) : x;
@@ -304,11 +308,14 @@ Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options,
     if (pre) {
       x = x + dropout(multi_head_attention(layer_norm(x, {.name = "norm1"}), self), rate);
       x = x + dropout(multi_head_attention(layer_norm(x, {.name = "norm2"}), cross), rate);
-      x = x + dropout(feedForward(layer_norm(x, {.name = "norm3"}), *ffn, rate), rate);
+      x = x + dropout(feedForward(layer_norm(x, {.name = "norm3"}), *ffn, rate,
+                                  options.activation),
+                      rate);
     } else {
       x = layer_norm(x + dropout(multi_head_attention(x, self), rate), {.name = "norm1"});
       x = layer_norm(x + dropout(multi_head_attention(x, cross), rate), {.name = "norm2"});
-      x = layer_norm(x + dropout(feedForward(x, *ffn, rate), rate), {.name = "norm3"});
+      x = layer_norm(x + dropout(feedForward(x, *ffn, rate, options.activation), rate),
+                     {.name = "norm3"});
     }
   }
   return pre ? layer_norm(x, {.name = "norm"}) : x;

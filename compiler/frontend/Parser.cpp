@@ -209,6 +209,7 @@ enum class ArgKind {
   Bool,
   String,
   Norm,    // "post" or "pre"
+  Activation, // "relu" or "gelu"
   Ints,    // an integer or a list of integers (axes)
   IntList, // a list of integers (perm, shape)
   Tensors, // a list of tensors
@@ -276,6 +277,9 @@ struct CallArgs {
   }
   NormPlacement norm() const {
     return str("norm", "post") == "pre" ? NormPlacement::pre : NormPlacement::post;
+  }
+  Activation activation() const {
+    return str("activation", "relu") == "gelu" ? Activation::gelu : Activation::relu;
   }
 };
 
@@ -363,7 +367,8 @@ const std::vector<BuiltinSpec> &builtins() {
         {"dropout", K::Number},
         {"norm", K::Norm},
         {"mask", K::OptTensor},
-        {"name", K::String}},
+        {"name", K::String},
+        {"activation", K::Activation}},
        [](Builder &, const CallArgs &a) {
          EncoderOptions o;
          o.layers = a.integer("layers", o.layers);
@@ -373,6 +378,7 @@ const std::vector<BuiltinSpec> &builtins() {
          o.norm = a.norm();
          o.mask = a.tensor("mask");
          o.name = a.str("name");
+         o.activation = a.activation();
          return tensorValue(encoder(a.tensor("x"), o));
        }},
       {"decoder",
@@ -385,7 +391,8 @@ const std::vector<BuiltinSpec> &builtins() {
         {"norm", K::Norm},
         {"mask", K::OptTensor},
         {"memory_mask", K::OptTensor},
-        {"name", K::String}},
+        {"name", K::String},
+        {"activation", K::Activation}},
        [](Builder &, const CallArgs &a) {
          DecoderOptions o;
          o.layers = a.integer("layers", o.layers);
@@ -396,6 +403,7 @@ const std::vector<BuiltinSpec> &builtins() {
          o.mask = a.tensor("mask");
          o.memoryMask = a.tensor("memory_mask");
          o.name = a.str("name");
+         o.activation = a.activation();
          return tensorValue(decoder(a.tensor("x"), a.tensor("memory"), o));
        }},
       // Functions.
@@ -1811,8 +1819,12 @@ FailureOr<Value> Parser::applyNeg(const Value &v, size_t at) {
 FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &param,
                                     const Value &v, size_t at) {
   auto bad = [&](const Twine &expected) -> FailureOr<Value> {
+    // A string is shown: `norm: "prenorm"` wants to be told what it gave.
+    std::string got = v.is(VK::Str)
+                          ? "\"" + escapeForTerminal(StringRef(v.s).take_front(60)) + "\""
+                          : describe(v);
     return error(at, "argument " + quote(param.name) + " of " + quote(spec.name) +
-                         " must be " + expected + ", got " + describe(v));
+                         " must be " + expected + ", got " + got);
   };
   if (v.is(VK::Tuple))
     return tupleError(v, at);
@@ -1851,6 +1863,10 @@ FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &pa
     if (v.is(VK::Str) && (v.s == "post" || v.s == "pre"))
       return v;
     return bad("\"post\" or \"pre\"");
+  case ArgKind::Activation:
+    if (v.is(VK::Str) && (v.s == "relu" || v.s == "gelu"))
+      return v;
+    return bad("\"relu\" or \"gelu\"");
   case ArgKind::Ints:
     if (v.is(VK::Int))
       return Value::list({v});
