@@ -33,6 +33,8 @@ def TF_Dialect : Dialect {
     // Argument and result attribute names, in one place.
     static constexpr ::llvm::StringLiteral kParamAttr = "tf.param";
     static constexpr ::llvm::StringLiteral kInitAttr = "tf.init";
+    // A parameter AdamW leaves undecayed by default (an embedding table).
+    static constexpr ::llvm::StringLiteral kNoDecayAttr = "tf.no_decay";
     static constexpr ::llvm::StringLiteral kInputAttr = "tf.input";
     static constexpr ::llvm::StringLiteral kSeedAttr = "tf.seed";
     // The index of the batch's first sample in the global batch (a rank's

@@ -117,6 +117,12 @@ LogicalResult TFDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                              << "' must be a static f32 tensor, got " << type;
     return success();
   }
+  if (name == kNoDecayAttr) {
+    if (!isa<UnitAttr>(attr.getValue()) || !func.getArgAttr(argIndex, kParamAttr))
+      return op->emitError() << "argument #" << argIndex
+                             << ": tf.no_decay is a unit attribute of a parameter";
+    return success();
+  }
   if (name == kInitAttr) {
     if (!isa<InitAttr>(attr.getValue()))
       return op->emitError() << "argument #" << argIndex

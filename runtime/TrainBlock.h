@@ -20,7 +20,7 @@ namespace tfc::train {
 /// `name(setting: value, ...)`.
 struct CallKind {
   std::string_view name;
-  std::array<std::string_view, 5> settings{}; // the ones it takes ("" ends the list)
+  std::array<std::string_view, 6> settings{}; // the ones it takes ("" ends the list)
   bool anySettings = false; // a dataset's settings are checked where it is made
 
   bool takes(std::string_view setting) const {
@@ -49,7 +49,7 @@ inline constexpr CallKind kDatasets[] = {
 /// defaults to 0.01, Adam's to 0: PyTorch's defaults).
 inline constexpr CallKind kOptimizers[] = {
     {"adam", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
-    {"adamw", {"lr", "beta1", "beta2", "eps", "weight_decay"}},
+    {"adamw", {"lr", "beta1", "beta2", "eps", "weight_decay", "decay_all"}},
     {"sgd", {"lr", "momentum", "weight_decay"}}};
 /// The learning rate's factor over the run's total steps (TrainStep.cpp).
 inline constexpr CallKind kSchedules[] = {

@@ -265,6 +265,18 @@ Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape,
              ops_.getNamedAttr(tf::TFDialect::kInitAttr, initAttr)});
 }
 
+void Builder::noWeightDecay(Tensor param) {
+  auto arg = dyn_cast_or_null<BlockArgument>(param.value());
+  if (!arg || arg.getOwner() != &func_.getBody().front() ||
+      arg.getArgNumber() >= argAttrs_.size())
+    return;
+  NamedAttrList attrs(cast<DictionaryAttr>(argAttrs_[arg.getArgNumber()]));
+  if (!attrs.get(tf::TFDialect::kParamAttr))
+    return;
+  attrs.set(tf::TFDialect::kNoDecayAttr, ops_.getUnitAttr());
+  argAttrs_[arg.getArgNumber()] = attrs.getDictionary(&context_);
+}
+
 Tensor Builder::seed() {
   if (!seed_.valid())
     seed_ = addArgument(RankedTensorType::get({}, ops_.getI32Type()),

@@ -155,6 +155,9 @@ public:
   Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                tf::InitKind init, double scale = 0.0,
                SourceLoc at = SourceLoc::current());
+  /// Marks parameter `param` (from param()) as one AdamW does not decay by
+  /// default, as an embedding table (tf.no_decay); vectors never are.
+  void noWeightDecay(Tensor param);
   void output(llvm::StringRef name, Tensor value, SourceLoc at = SourceLoc::current());
   void loss(Tensor value, SourceLoc at = SourceLoc::current());
   void metric(llvm::StringRef name, Tensor value, SourceLoc at = SourceLoc::current());

@@ -188,6 +188,7 @@ Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
     return b.error("embedding needs a positive vocabulary and dimension");
   Builder::Scope scope(b, b.layerName("embedding", options.name));
   Tensor table = b.param("weight", {vocab, dim}, InitKind::normal, 1.0);
+  b.noWeightDecay(table); // as the GPT-2 and BERT recipes leave embeddings
   std::vector<Tensor> r = b.create<tf::GatherOp>({table, ids});
   return r.empty() ? Tensor() : r[0];
 }

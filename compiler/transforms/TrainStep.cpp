@@ -46,6 +46,9 @@ struct TrainSettings {
   std::string schedule = "constant"; // constant | linear_warmup | cosine | cosine_warmup
   int64_t warmup = 0;
   std::optional<double> clipGradNorm;
+  /// adamw: decay every parameter (decay_all: true), not only the matrices
+  /// that are no embedding table (the GPT-2 and BERT recipes' default).
+  bool decayAll = false;
 };
 
 std::optional<double> numberArg(DictionaryAttr args, StringRef key) {
@@ -99,6 +102,7 @@ FailureOr<TrainSettings> readSettings(ModuleOp module) {
     s.eps = numberArg(args, "eps").value_or(s.eps);
     s.weightDecay = numberArg(args, "weight_decay").value_or(s.weightDecay);
     s.momentum = numberArg(args, "momentum").value_or(s.momentum);
+    s.decayAll = numberArg(args, "decay_all").value_or(0.0) != 0.0;
   }
   if (auto schedule = train.getAs<DictionaryAttr>(train::key::kSchedule)) {
     s.schedule = cast<StringAttr>(schedule.get(train::key::kName)).getValue().str();
@@ -189,6 +193,16 @@ struct ParamUpdate {
 /// One PyTorch optimizer step for parameter `p` with gradient `g` and
 /// learning rate `lr` (scalar); `state` holds its buffers; `t1` is the step
 /// number after this one (1 on the first step).
+/// Whether AdamW's decoupled decay applies to parameter `i` of `f`: unless
+/// decay_all, not to a vector (a bias, a norm's scale or shift) nor to a
+/// table the DSL marked tf.no_decay (an embedding).
+bool decays(const TrainSettings &s, func::FuncOp f, unsigned i) {
+  if (s.optimizer != "adamw" || s.decayAll)
+    return true;
+  auto type = cast<RankedTensorType>(f.getArgument(i).getType());
+  return type.getRank() >= 2 && !f.getArgAttr(i, tf::TFDialect::kNoDecayAttr);
+}
+
 ParamUpdate optimizerStep(Emitter &e, const TrainSettings &s, Value p, Value g,
                           ArrayRef<Value> state, Value lr, Value t1) {
   Type type = p.getType();
@@ -231,7 +245,8 @@ SmallVector<StringRef> stateNames(const TrainSettings &s) {
 /// step, the lr used and (with clipping) the norm to `results`, described in
 /// `resultInfo`. Shared by train_step and apply_step, so both update alike.
 void emitUpdate(Emitter &e, Builder &attrs, const TrainSettings &s, ArrayRef<Value> params,
-                ArrayRef<std::string> paramNames, SmallVector<Value> grads,
+                ArrayRef<std::string> paramNames, ArrayRef<bool> paramDecays,
+                SmallVector<Value> grads,
                 ArrayRef<SmallVector<Value>> state, Value stepCount, Value baseLr,
                 Value totalSteps, SmallVector<Value> &results,
                 SmallVector<Attribute> &resultInfo) {
@@ -253,7 +268,10 @@ void emitUpdate(Emitter &e, Builder &attrs, const TrainSettings &s, ArrayRef<Val
   SmallVector<Value> newState;
   SmallVector<Attribute> stateInfo;
   for (auto [i, p] : llvm::enumerate(params)) {
-    ParamUpdate u = optimizerStep(e, s, p, grads[i], state[i], lr, nextStep);
+    TrainSettings settings = s;
+    if (!paramDecays[i])
+      settings.weightDecay = 0;
+    ParamUpdate u = optimizerStep(e, settings, p, grads[i], state[i], lr, nextStep);
     results.push_back(u.param);
     resultInfo.push_back(describeEntryValue(attrs, abi::ValueKind::Param, paramNames[i]));
     for (auto [buffer, value] : llvm::zip(stateNames(s), u.state)) {
@@ -352,11 +370,13 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s, bool gr
   SmallVector<Attribute> argInfo;
   SmallVector<BlockArgument> params;
   SmallVector<std::string> paramNames;
+  SmallVector<bool> paramDecays;
   for (unsigned i = 0, e = step.getNumArguments(); i < e; ++i) {
     argInfo.push_back(describeModelArgument(step, i));
     if (auto name = step.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kParamAttr)) {
       params.push_back(step.getArgument(i));
       paramNames.push_back(name.str());
+      paramDecays.push_back(decays(s, step, i));
     }
   }
 
@@ -394,8 +414,8 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s, bool gr
     resultInfo.push_back(info);
   }
 
-  emitUpdate(e, attrs, s, SmallVector<Value>(params.begin(), params.end()), paramNames, *grads,
-             state, stepCount, baseLr, totalSteps, results, resultInfo);
+  emitUpdate(e, attrs, s, SmallVector<Value>(params.begin(), params.end()), paramNames,
+             paramDecays, *grads, state, stepCount, baseLr, totalSteps, results, resultInfo);
 
   returnResults(step, ret, results, argInfo, resultInfo, abi::kTrainStep);
   return success();
@@ -411,10 +431,12 @@ void buildApplyStep(func::FuncOp model, const TrainSettings &s) {
   Location loc = model.getLoc();
   SmallVector<Type> paramTypes;
   SmallVector<std::string> paramNames;
+  SmallVector<bool> paramDecays;
   for (unsigned i = 0, e = model.getNumArguments(); i < e; ++i)
     if (auto name = model.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kParamAttr)) {
       paramTypes.push_back(model.getArgument(i).getType());
       paramNames.push_back(name.str());
+      paramDecays.push_back(decays(s, model, i));
     }
   auto step = b.create<func::FuncOp>(loc, abi::kApplyStep, b.getFunctionType({}, {}));
   Block *body = step.addEntryBlock();
@@ -441,8 +463,8 @@ void buildApplyStep(func::FuncOp model, const TrainSettings &s) {
   Emitter e(b, loc);
   SmallVector<Value> results;
   SmallVector<Attribute> resultInfo;
-  emitUpdate(e, attrs, s, params, paramNames, grads, state, stepCount, baseLr, totalSteps,
-             results, resultInfo);
+  emitUpdate(e, attrs, s, params, paramNames, paramDecays, grads, state, stepCount, baseLr,
+             totalSteps, results, resultInfo);
   b.create<func::ReturnOp>(loc, results);
   SmallVector<Type> resultTypes;
   for (Value v : results)
