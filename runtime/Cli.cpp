@@ -3,7 +3,7 @@
 //   MODEL info
 //   MODEL init --seed N --out params.safetensors
 //   MODEL predict [--params P.safetensors] --input NAME=FILE.npy ... --output-dir DIR
-//   MODEL train [--epochs N] [--lr X] [--seed N] [--run-dir DIR] [--resume] [--data DIR]
+//   MODEL train [--epochs N] [--lr X] [--seed N] [--run-dir DIR] [--resume] [--data DIR] [--best S]
 //   MODEL eval --checkpoint FILE [--split val|test|all] [--data DIR]
 //   MODEL attention --checkpoint F --input NAME=FILE.npy ... [--sample I] --svg OUT.svg
 //   MODEL run ENTRY [--params P] --feed KIND:NAME=FILE.npy ... --output-dir DIR
@@ -634,6 +634,10 @@ int main(int argc, char **argv) {
   trainCmd->add_option("--run-dir", trainOptions.runDir, "Where checkpoints and metrics go (default: runs/MODEL)");
   trainCmd->add_option("--data", trainOptions.dataDir, "Train on DIR/{train,val,test}/INPUT.npy instead");
   trainCmd->add_flag("--resume", trainOptions.resume, "Continue from RUN_DIR/last.safetensors exactly");
+  trainCmd->add_option("--best", trainOptions.best,
+                       "The validation score that picks best.safetensors: NAME (the loss is "
+                       "lower-better, a metric higher-better), min:NAME or max:NAME (default: "
+                       "the train block's best, else the first metric, else the loss)");
   trainCmd->add_option("--stop-after", trainOptions.stopAfter,
                        "Stop after this many epochs, as Ctrl-C would (resume continues)")
       ->check(atLeast(0));

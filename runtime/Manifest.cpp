@@ -166,6 +166,8 @@ static bool parseTrain(const json &j, TrainSpec &out) {
       *slot = j[key].get<int64_t>();
   if (j.contains(train::key::kClipGradNorm) && j[train::key::kClipGradNorm].is_number())
     out.clipGradNorm = j[train::key::kClipGradNorm].get<double>();
+  if (j.contains(train::key::kBest) && j[train::key::kBest].is_string())
+    out.best = j[train::key::kBest].get<std::string>();
   return true;
 }
 

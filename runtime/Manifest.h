@@ -73,6 +73,7 @@ struct TrainSpec {
   std::optional<TrainCallSpec> data, optimizer, schedule;
   std::optional<int64_t> batch, epochs, seed;
   std::optional<double> clipGradNorm;
+  std::optional<std::string> best; // "NAME", "min:NAME" or "max:NAME"
 };
 
 /// What `tfc compile --cpu` compiled for (runtime/CpuCheck.h checks it).

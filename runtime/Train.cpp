@@ -250,6 +250,42 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
   return true;
 }
 
+/// The validation score that picks best.safetensors: its index among the
+/// evaluate entry's results and whether lower is better. `spec` is "NAME"
+/// (the loss lower-better, a metric higher-better), "min:NAME" or
+/// "max:NAME"; empty: the first metric, else the loss.
+struct BestBy {
+  size_t index = 0;
+  bool lower = true;
+};
+bool bestBy(const EntrySpec &evaluate, const std::string &spec, BestBy &out, std::string &error) {
+  std::vector<std::string> names;
+  for (const TensorSpec &r : evaluate.results)
+    names.push_back(r.name);
+  if (spec.empty()) {
+    out = names.size() > 1 ? BestBy{1, false} : BestBy{0, true};
+    return true;
+  }
+  std::string name = spec;
+  std::optional<bool> lower;
+  if (spec.rfind("min:", 0) == 0 || spec.rfind("max:", 0) == 0) {
+    lower = spec[1] == 'i';
+    name = spec.substr(4);
+  }
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) {
+    std::string known;
+    for (const std::string &n : names)
+      known += (known.empty() ? "" : ", ") + n;
+    error = "--best '" + spec + "': '" + name + "' is neither the loss nor a metric (known: " +
+            known + ")";
+    return false;
+  }
+  out.index = size_t(it - names.begin());
+  out.lower = lower.value_or(out.index == 0 && evaluate.results[0].kind == abi::ValueKind::Loss);
+  return true;
+}
+
 /// What `--resume` needs besides the parameters, saved beside them.
 constexpr const char *kStepKey = "train.step";
 constexpr const char *kBestKey = "train.best";
@@ -597,6 +633,11 @@ int Trainer::run() {
                                  std::to_string(m.batch) + ")"
                            : std::string()));
   int64_t totalSteps = epochs * stepsPerEpoch;
+  BestBy bestScore;
+  if (const EntrySpec *evaluate = m.entry(abi::kEvaluate))
+    if (!bestBy(*evaluate, !options.best.empty() ? options.best : m.train.best.value_or(""),
+                bestScore, error))
+      return fail(error);
 
   for (const TensorSpec &a : stepEntry->args)
     if (a.kind == abi::ValueKind::State)
@@ -718,9 +759,9 @@ int Trainer::run() {
       }
       metrics << scoresJson(epoch + 1, atStep, "val", val) << "\n";
       std::printf("  |  val: %s", scoresText(val).c_str());
-      // Best by the first metric (higher is better), or by loss (lower).
-      bool byMetric = val.size() > 1;
-      double score = byMetric ? val[1].second : -val[0].second;
+      // Best by --best, the train block's best, else the first metric
+      // (higher is better), else the loss (lower).
+      double score = bestScore.lower ? -val[bestScore.index].second : val[bestScore.index].second;
       if (std::isfinite(score) && (std::isnan(best) || score > best)) {
         best = score;
         if (!saveBest(epoch + 1, error))

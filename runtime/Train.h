@@ -28,6 +28,7 @@ struct TrainOptions {
   std::string dataDir; // --data DIR: npy(dir: DIR) instead of the file's data
   bool resume = false;
   int64_t stopAfter = 0; // stop (as Ctrl-C would) after this many epochs of this run
+  std::string best;      // --best: "NAME", "min:NAME" or "max:NAME" (default: the train block's)
 };
 
 struct EvalOptions {

@@ -65,13 +65,16 @@ inline constexpr const char *kOptimizer = "optimizer";
 inline constexpr const char *kSchedule = "schedule";
 inline constexpr const char *kClipGradNorm = "clip_grad_norm";
 inline constexpr const char *kSeed = "seed";
+/// Which validation score picks best.safetensors: "NAME", "min:NAME" or
+/// "max:NAME" (`best accuracy`, `best min(rmse)`).
+inline constexpr const char *kBest = "best";
 /// A dataset's, optimizer's or schedule's {name, args}.
 inline constexpr const char *kName = "name";
 inline constexpr const char *kArgs = "args";
 } // namespace key
 inline constexpr std::string_view kTrainKeys[] = {key::kData,     key::kBatch,    key::kEpochs,
                                                   key::kOptimizer, key::kSchedule, key::kClipGradNorm,
-                                                  key::kSeed};
+                                                  key::kSeed,     key::kBest};
 
 template <size_t N> const CallKind *find(const CallKind (&kinds)[N], std::string_view name) {
   for (const CallKind &k : kinds)

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -341,6 +342,7 @@ void Builder::metric(StringRef name, Tensor value, SourceLoc at) {
           " (reduce it with mean or sum)");
     return;
   }
+  metricNames_.push_back(name.str());
   addResult(value, ops_.getNamedAttr(tf::TFDialect::kMetricAttr,
                                      ops_.getStringAttr(name)));
 }
@@ -389,9 +391,19 @@ DictionaryAttr trainConfigAttr(MLIRContext &context, const TrainConfig &config,
         b.getNamedAttr(train::key::kClipGradNorm, b.getF64FloatAttr(*config.clipGradNorm)));
   if (config.seed)
     attrs.push_back(b.getNamedAttr(train::key::kSeed, b.getI64IntegerAttr(*config.seed)));
+  if (config.best)
+    attrs.push_back(b.getNamedAttr(train::key::kBest, b.getStringAttr(*config.best)));
   return b.getDictionaryAttr(attrs);
 }
 } // namespace
+
+std::vector<std::string> Builder::scoreNames() const {
+  std::vector<std::string> names;
+  if (hasLoss_)
+    names.push_back("loss");
+  names.insert(names.end(), metricNames_.begin(), metricNames_.end());
+  return names;
+}
 
 void Builder::train(TrainConfig config) {
   if (config.model.empty())
@@ -414,6 +426,17 @@ OwningOpRef<ModuleOp> Builder::finish() {
   func_.setAllArgAttrs(argAttrs_);
   func_.setAllResultAttrs(resultAttrs_);
   func_->setAttr(tf::TFDialect::kBatchAttr, ops_.getI64IntegerAttr(options_.batch));
+  if (train_ && train_->best) { // the score best.safetensors is chosen by
+    StringRef name = *train_->best;
+    if (name.starts_with("min:") || name.starts_with("max:"))
+      name = name.drop_front(4);
+    std::vector<std::string> scores = scoreNames();
+    if (!llvm::is_contained(scores, name.str())) {
+      error("train block: best '" + name + "' is neither the loss nor a metric (known: " +
+            llvm::join(scores, ", ") + ")");
+      return nullptr;
+    }
+  }
   if (train_)
     (*module_)->setAttr(tf::TFDialect::kTrainAttr, trainConfigAttr(context_, *train_, options_.batch));
   if (mlir::failed(mlir::verify(*module_)))

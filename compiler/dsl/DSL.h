@@ -166,6 +166,8 @@ public:
   /// The model's `train` settings, kept on the module as `tf.train` (with
   /// the batch it was built for); `model` defaults to this model's name.
   void train(TrainConfig config);
+  /// The validation scores so far: "loss" (once declared), then the metrics.
+  std::vector<std::string> scoreNames() const;
 
   /// Finishes the function (return op, signature, result attributes) and
   /// verifies the module. Null after any error.
@@ -257,6 +259,7 @@ private:
   std::vector<mlir::Value> results_;
   std::vector<mlir::DictionaryAttr> resultAttrs_;
   bool hasLoss_ = false;
+  std::vector<std::string> metricNames_;
   Tensor seed_;
   Tensor sampleOffset_;
   int64_t dropoutKeys_ = 0;

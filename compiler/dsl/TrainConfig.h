@@ -54,6 +54,9 @@ struct TrainConfig {
   std::optional<TrainCall> schedule;  // constant, cosine, cosine_warmup, ...
   std::optional<double> clipGradNorm;
   std::optional<int64_t> seed;
+  /// "NAME", "min:NAME" or "max:NAME": the validation score best.safetensors
+  /// is chosen by (default: the first metric, higher is better, else the loss).
+  std::optional<std::string> best;
 };
 
 } // namespace tfc

@@ -1025,6 +1025,23 @@ LogicalResult Parser::parseTrain() {
       if (failed(n))
         return failure();
       (key == train::key::kBatch ? config.batch : key == train::key::kEpochs ? config.epochs : config.seed) = *n;
+    } else if (key == train::key::kBest) { // NAME, min(NAME) or max(NAME)
+      if (!tok().is(TokenKind::Identifier))
+        return error(pos_, "best needs the name of the loss or a metric, as `best accuracy` or "
+                           "`best min(rmse)`, got " + spell(tok().kind));
+      std::string spec = tok().text.str();
+      consume();
+      if ((spec == "min" || spec == "max") && tok().is(TokenKind::LParen)) {
+        consume();
+        if (!tok().is(TokenKind::Identifier))
+          return error(pos_, "expected the name of the loss or a metric in " + spec + "(...), got " +
+                                 spell(tok().kind));
+        spec += ":" + tok().text.str();
+        consume();
+        if (failed(expect(TokenKind::RParen, "after the score's name")))
+          return failure();
+      }
+      config.best = spec;
     } else { // clip_grad_norm
       size_t at = pos_;
       FailureOr<Value> v = parseConstant();
@@ -2115,8 +2132,12 @@ FrontendResult Parser::run() {
   if (failed(built))
     return result;
   builder.setLoc(loc(model->nameTok));
-  if (result.train)
+  if (result.train) {
+    // Errors about the train block (its `best`) point at it.
+    if (auto it = trainIndex_.find(model->name); it != trainIndex_.end())
+      builder.setLoc(loc(trains_[it->second].second));
     builder.train(*result.train);
+  }
   result.module = builder.finish();
   if (!result.module)
     return result;

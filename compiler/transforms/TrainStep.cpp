@@ -367,6 +367,21 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s, bool gr
   }
   if (!loss)
     return model.emitError("the model declares no 'loss', so it cannot be trained");
+  // The train block's `best` names the loss or a metric.
+  if (auto train = model->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
+          tf::TFDialect::kTrainAttr))
+    if (auto best = train.getAs<StringAttr>(train::key::kBest)) {
+      StringRef name = best.getValue();
+      if (name.starts_with("min:") || name.starts_with("max:"))
+        name = name.drop_front(4);
+      std::vector<std::string> scores = {"loss"};
+      for (auto &[value, info] : metrics)
+        scores.push_back(cast<StringAttr>(cast<DictionaryAttr>(info).get("name")).str());
+      if (!llvm::is_contained(scores, name.str()))
+        return model.emitError("train block: best '")
+               << name << "' is neither the loss nor a metric (known: "
+               << llvm::join(scores, ", ") << ")";
+    }
   SmallVector<Attribute> argInfo;
   SmallVector<BlockArgument> params;
   SmallVector<std::string> paramNames;

@@ -4,6 +4,6 @@ model m {
   output x
 }
 train m {
-  # CHECK: err-train-key.tf:[[@LINE+1]]:3: error: unknown train setting 'epoch'; did you mean 'epochs'? (known: data, batch, epochs, optimizer, schedule, clip_grad_norm, seed)
+  # CHECK: err-train-key.tf:[[@LINE+1]]:3: error: unknown train setting 'epoch'; did you mean 'epochs'? (known: data, batch, epochs, optimizer, schedule, clip_grad_norm, seed, best)
   epoch 10
 }
