@@ -1087,6 +1087,38 @@ Tensor cross_entropy(Tensor logits, Tensor labels, int64_t axis, SourceLoc at) {
       {logits, labels}, {i64Attr(*builder, "axis", *a)}));
 }
 
+Tensor pow(Tensor x, double k, SourceLoc at) {
+  Builder::CallSite site({x}, at);
+  if (!x.valid() || !requireDType(x, DType::f32, "pow"))
+    return {};
+  if (k == 0.5)
+    return sqrt(x);
+  if (k == -0.5)
+    return rsqrt(x);
+  if (k == std::floor(k) && std::fabs(k) <= 16) {
+    int64_t n = int64_t(std::fabs(k));
+    Tensor result, base = x;
+    for (; n > 0; n /= 2) { // square and multiply
+      if (n % 2)
+        result = result.valid() ? result * base : base;
+      if (n > 1)
+        base = base * base;
+    }
+    if (!result.valid()) // x ** 0
+      return x.builder().fill(1.0, x.shape());
+    return k < 0 ? 1.0 / result : result;
+  }
+  return exp(log(x) * k);
+}
+
+Tensor pow(Tensor x, Tensor y, SourceLoc at) {
+  Builder::CallSite site({x, y}, at);
+  if (!x.valid() || !y.valid() || !requireDType(x, DType::f32, "pow") ||
+      !requireDType(y, DType::f32, "pow"))
+    return {};
+  return exp(log(x) * y);
+}
+
 Tensor cross_entropy(Tensor logits, Tensor labels, const CrossEntropyOptions &o, SourceLoc at) {
   if (!o.ignoreIndex && o.labelSmoothing == 0.0 && !o.weight.valid())
     return cross_entropy(logits, labels, -1, at);

@@ -317,6 +317,11 @@ Tensor exp(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor log(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor sqrt(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor rsqrt(Tensor x, SourceLoc at = SourceLoc::current());
+/// x ** k: an integer k (|k| <= 16) by multiplications (a negative one: 1 /
+/// x^|k|), 0.5 as sqrt, -0.5 as rsqrt, any other k as exp(k log x) (x > 0).
+Tensor pow(Tensor x, double k, SourceLoc at = SourceLoc::current());
+/// x ** y elementwise, as exp(y log x) (x > 0).
+Tensor pow(Tensor x, Tensor y, SourceLoc at = SourceLoc::current());
 Tensor softmax(Tensor x, int64_t axis = -1, SourceLoc at = SourceLoc::current());
 Tensor log_softmax(Tensor x, int64_t axis = -1, SourceLoc at = SourceLoc::current());
 /// Reductions over `axes` (all axes when empty). A bool tensor counts its

@@ -40,6 +40,7 @@ llvm::StringRef spell(TokenKind kind) {
   case TokenKind::Plus: return "'+'";
   case TokenKind::Minus: return "'-'";
   case TokenKind::Star: return "'*'";
+  case TokenKind::StarStar: return "'**'";
   case TokenKind::Slash: return "'/'";
   case TokenKind::At: return "'@'";
   case TokenKind::EqEq: return "'=='";
@@ -180,7 +181,7 @@ Token Lexer::next() {
   case ':': return make(TokenKind::Colon, start, line, col);
   case '+': return make(TokenKind::Plus, start, line, col);
   case '-': return make(TokenKind::Minus, start, line, col);
-  case '*': return make(TokenKind::Star, start, line, col);
+  case '*': return two('*', TokenKind::StarStar, TokenKind::Star);
   case '/': return make(TokenKind::Slash, start, line, col);
   case '@': return make(TokenKind::At, start, line, col);
   case '=': return two('=', TokenKind::EqEq, TokenKind::Equal);

@@ -47,6 +47,7 @@ enum class TokenKind {
   Plus,
   Minus,
   Star,
+  StarStar, // '**'
   Slash,
   At,
   EqEq,

@@ -677,6 +677,7 @@ private:
   FailureOr<Value> parseMultiplicative();
   FailureOr<Value> parseMatmul();
   FailureOr<Value> parseUnary();
+  FailureOr<Value> parsePower();
   FailureOr<Value> parsePrimary();
   FailureOr<Value> parseList();
   FailureOr<Value> parseCall();
@@ -709,6 +710,9 @@ private:
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  /// '**' chains being parsed (each a recursion), and the most allowed.
+  unsigned powerDepth_ = 0;
+  static constexpr unsigned kMaxPowerChain = 64;
   Mode mode_ = Mode::Check;
   int depth_ = 0;
   int64_t statements_ = 0;
@@ -1482,10 +1486,30 @@ FailureOr<Value> Parser::parseUnary() {
     minuses.push_back(pos_);
     consume();
   }
-  FailureOr<Value> v = parsePrimary();
+  FailureOr<Value> v = parsePower();
   for (size_t i = minuses.size(); i-- > 0 && succeeded(v);)
     v = applyNeg(*v, minuses[i]);
   return v;
+}
+
+/// primary ('**' unary)?, as Python: right-associative, binding tighter than
+/// a '-' on its left (-x ** 2 is -(x ** 2)) and looser than one on its right.
+FailureOr<Value> Parser::parsePower() {
+  FailureOr<Value> base = parsePrimary();
+  if (failed(base) || !tok().is(TokenKind::StarStar))
+    return base;
+  size_t opTok = pos_;
+  consume();
+  skipNewlines();
+  if (++powerDepth_ > kMaxPowerChain) {
+    --powerDepth_;
+    return error(opTok, "more than " + Twine(kMaxPowerChain) + " '**' in a row");
+  }
+  FailureOr<Value> exponent = parseUnary();
+  --powerDepth_;
+  if (failed(exponent))
+    return failure();
+  return applyBinary(TokenKind::StarStar, *base, *exponent, opTok);
 }
 
 FailureOr<Value> Parser::parsePrimary() {
@@ -1685,6 +1709,18 @@ FailureOr<Value> Parser::foldBinary(TokenKind op, const Value &l, const Value &r
         if (a % b == 0)
           return Value::integer(a / b);
         return Value::number(static_cast<double>(a) / static_cast<double>(b));
+      case TokenKind::StarStar: {
+        if (b < 0) // a number, as Python's 2 ** -1
+          return Value::number(std::pow(double(a), double(b)));
+        if (a == 0 || a == 1 || a == -1) {
+          out = b == 0 ? 1 : (a == -1 && b % 2 == 0 ? 1 : a);
+          break;
+        }
+        out = 1; // |a| >= 2 overflows within 63 factors
+        for (int64_t i = 0; i < b && !overflow; ++i)
+          overflow = __builtin_mul_overflow(out, a, &out);
+        break;
+      }
       case TokenKind::EqEq: return Value::boolean(a == b);
       case TokenKind::NotEq: return Value::boolean(a != b);
       case TokenKind::Less: return Value::boolean(a < b);
@@ -1709,6 +1745,7 @@ FailureOr<Value> Parser::foldBinary(TokenKind op, const Value &l, const Value &r
         return error(at, "division by zero");
       out = a / b;
       break;
+    case TokenKind::StarStar: out = std::pow(a, b); break;
     case TokenKind::EqEq: return Value::boolean(a == b);
     case TokenKind::NotEq: return Value::boolean(a != b);
     case TokenKind::Less: return Value::boolean(a < b);
@@ -1765,6 +1802,7 @@ FailureOr<Value> Parser::applyBinary(TokenKind op, const Value &l, const Value &
     case TokenKind::Star: result = a * b; break;
     case TokenKind::Slash: result = a / b; break;
     case TokenKind::At: result = matmul(a, b); break;
+    case TokenKind::StarStar: result = pow(a, b); break;
     case TokenKind::EqEq: result = a == b; break;
     case TokenKind::NotEq: result = a != b; break;
     case TokenKind::Less: result = a < b; break;
@@ -1791,6 +1829,7 @@ FailureOr<Value> Parser::applyBinary(TokenKind op, const Value &l, const Value &
     case TokenKind::Plus: result = l.t + b; break;
     case TokenKind::Minus: result = l.t - b; break;
     case TokenKind::Star: result = l.t * b; break;
+    case TokenKind::StarStar: result = pow(l.t, b); break;
     default: result = l.t / b; break;
     }
   } else {
@@ -1799,6 +1838,7 @@ FailureOr<Value> Parser::applyBinary(TokenKind op, const Value &l, const Value &
     case TokenKind::Plus: result = a + r.t; break;
     case TokenKind::Minus: result = a - r.t; break;
     case TokenKind::Star: result = a * r.t; break;
+    case TokenKind::StarStar: result = pow(scalarTensor(l, DType::f32, at), r.t); break;
     default: result = a / r.t; break;
     }
   }

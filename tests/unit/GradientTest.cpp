@@ -697,6 +697,18 @@ TEST_F(GradientTest, CompositeLayerNormWithCrossEntropy) {
   checkGradientFunction(b.finish());
 }
 
+// x ** k and x ** y (positive x): multiplications for integer k, sqrt and
+// rsqrt for +-0.5, exp(k log x) otherwise.
+TEST_F(GradientTest, PowersByMultiplicationRootsAndLogarithms) {
+  Builder b(context, "model");
+  Tensor x = b.input("x", DType::f32, {2, 3});
+  Tensor y = b.input("y", DType::f32, {2, 3});
+  Tensor positive = exp(x); // keeps the bases positive
+  b.loss(mean(pow(x, 3.0) + pow(positive, -2.0) + pow(positive, 0.5) + pow(positive, 1.7) +
+              pow(positive, y)));
+  checkGradientFunction(b.finish());
+}
+
 // cross_entropy with PyTorch's options, built of log_softmax, one_hot and
 // sums: its gradient through the logits and the class weights, with some
 // positions ignored (label 1, drawn among the 4 classes), smoothing and
