@@ -6,12 +6,14 @@
 using namespace tfc;
 
 /// nn.Embedding written out with a raw parameter: a table [vocab, dim] drawn
-/// from N(0, 1), named `<name>.weight`, and a gather of its rows. (The DSL's
-/// embedding() is this; .tf writes it as embedding(..., name: "embed").)
+/// from N(0, 1), named `<name>.weight`, left out of AdamW's weight decay as
+/// embeddings are, and a gather of its rows. (The DSL's embedding() is this;
+/// .tf writes it as embedding(..., name: "embed").)
 static Tensor tokenEmbedding(Tensor ids, int64_t vocab, int64_t dim, llvm::StringRef name) {
   Builder &b = ids.builder();
   Builder::Scope scope(b, b.layerName("embedding", name));
   Tensor table = b.param("weight", {vocab, dim}, tf::InitKind::normal, 1.0);
+  b.noWeightDecay(table);
   std::vector<Tensor> rows = b.create<tf::GatherOp>({table, ids});
   return rows.empty() ? Tensor() : rows[0];
 }
