@@ -55,6 +55,10 @@ struct EntrySpec {
   std::string name, symbol;
   int64_t arenaBytes = 0;
   std::vector<TensorSpec> args, results;
+  /// The arena as a device allocates it: at least 64 bytes, a multiple of 64.
+  size_t arenaAllocation() const {
+    return size_t(arenaBytes < 64 ? 64 : (arenaBytes + 63) / 64 * 64);
+  }
 };
 
 /// A constant of the .tf file's `train` block.

@@ -269,10 +269,6 @@ Model::EntryMemory &Model::memoryFor(const EntrySpec &entry, size_t slots) {
   return memory;
 }
 
-/// The arena's size: at least 64 bytes, a multiple of 64.
-static size_t arenaBytes(const EntrySpec &entry) {
-  return size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
-}
 
 bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                 std::vector<Tensor> &results, std::string &error) {
@@ -303,7 +299,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   if (!openDevice(error))
     return false;
   EntryMemory &memory = memoryFor(entry, 1);
-  if (!deviceBuffer(memory.arena, arenaBytes(entry), entry, error))
+  if (!deviceBuffer(memory.arena, entry.arenaAllocation(), entry, error))
     return false;
   std::vector<void *> buffers;
   if (device_->hostMemory()) {
@@ -359,7 +355,7 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
   if (!bindArgs(entry, feeds, &kept, args, error))
     return false;
   EntryMemory &memory = memoryFor(entry, slot + 1);
-  if (!deviceBuffer(memory.arena, arenaBytes(entry), entry, error))
+  if (!deviceBuffer(memory.arena, entry.arenaAllocation(), entry, error))
     return false;
 
   // Arguments: the kept ones' current copies, the others copied in.

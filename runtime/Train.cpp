@@ -30,6 +30,7 @@
 #include "runtime/InputChecks.h"
 #include "runtime/JsonLimits.h"
 #include "runtime/StepFeeds.h"
+#include "runtime/TrainBlock.h"
 #include "runtime/Distributed.h"
 
 #include <nlohmann/json.hpp>
@@ -132,14 +133,12 @@ public:
       }
       memory_.push_back(memory);
     }
-    bytes_ = total;
   }
   ~EpochOnDevice() { release(); }
   EpochOnDevice(const EpochOnDevice &) = delete;
   EpochOnDevice &operator=(const EpochOnDevice &) = delete;
 
   bool usable() const { return !memory_.empty(); }
-  size_t bytes() const { return bytes_; }
   /// The epoch's samples, order[0 .. rows), filled and copied in.
   void load(const Split &split, const std::vector<int64_t> &order) {
     fillBatch(split, specs_, &order, 0, specs_.empty() ? 0 : specs_[0].shape[0], staging_);
@@ -165,7 +164,6 @@ private:
   std::vector<size_t> rowBytes_;
   std::vector<void *> memory_;
   std::vector<Tensor> staging_; // the host's fill, reused
-  size_t bytes_ = 0;
 };
 
 std::string scoresText(const Scores &scores) {
@@ -266,12 +264,8 @@ bool bestBy(const EntrySpec &evaluate, const std::string &spec, BestBy &out, std
     out = names.size() > 1 ? BestBy{1, false} : BestBy{0, true};
     return true;
   }
-  std::string name = spec;
-  std::optional<bool> lower;
-  if (spec.rfind("min:", 0) == 0 || spec.rfind("max:", 0) == 0) {
-    lower = spec[1] == 'i';
-    name = spec.substr(4);
-  }
+  const tfc::train::BestSpec best = tfc::train::parseBest(spec);
+  const std::string name(best.name);
   auto it = std::find(names.begin(), names.end(), name);
   if (it == names.end()) {
     std::string known;
@@ -282,7 +276,7 @@ bool bestBy(const EntrySpec &evaluate, const std::string &spec, BestBy &out, std
     return false;
   }
   out.index = size_t(it - names.begin());
-  out.lower = lower.value_or(out.index == 0 && evaluate.results[0].kind == abi::ValueKind::Loss);
+  out.lower = best.lower.value_or(out.index == 0 && evaluate.results[0].kind == abi::ValueKind::Loss);
   return true;
 }
 

@@ -12,6 +12,7 @@
 
 #include <array>
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -75,6 +76,18 @@ inline constexpr const char *kArgs = "args";
 inline constexpr std::string_view kTrainKeys[] = {key::kData,     key::kBatch,    key::kEpochs,
                                                   key::kOptimizer, key::kSchedule, key::kClipGradNorm,
                                                   key::kSeed,     key::kBest};
+
+/// A `best` setting ("NAME", "min:NAME" or "max:NAME"): the score's name
+/// and, when given, whether lower is better.
+struct BestSpec {
+  std::string_view name;
+  std::optional<bool> lower;
+};
+inline BestSpec parseBest(std::string_view spec) {
+  if (spec.size() > 4 && (spec.substr(0, 4) == "min:" || spec.substr(0, 4) == "max:"))
+    return {spec.substr(4), spec[1] == 'i'};
+  return {spec, std::nullopt};
+}
 
 template <size_t N> const CallKind *find(const CallKind (&kinds)[N], std::string_view name) {
   for (const CallKind &k : kinds)

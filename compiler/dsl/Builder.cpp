@@ -427,9 +427,7 @@ OwningOpRef<ModuleOp> Builder::finish() {
   func_.setAllResultAttrs(resultAttrs_);
   func_->setAttr(tf::TFDialect::kBatchAttr, ops_.getI64IntegerAttr(options_.batch));
   if (train_ && train_->best) { // the score best.safetensors is chosen by
-    StringRef name = *train_->best;
-    if (name.starts_with("min:") || name.starts_with("max:"))
-      name = name.drop_front(4);
+    StringRef name = train::parseBest(*train_->best).name;
     std::vector<std::string> scores = scoreNames();
     if (!llvm::is_contained(scores, name.str())) {
       error("train block: best '" + name + "' is neither the loss nor a metric (known: " +

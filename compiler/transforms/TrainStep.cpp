@@ -371,9 +371,7 @@ LogicalResult buildTrainStep(func::FuncOp model, const TrainSettings &s, bool gr
   if (auto train = model->getParentOfType<ModuleOp>()->getAttrOfType<DictionaryAttr>(
           tf::TFDialect::kTrainAttr))
     if (auto best = train.getAs<StringAttr>(train::key::kBest)) {
-      StringRef name = best.getValue();
-      if (name.starts_with("min:") || name.starts_with("max:"))
-        name = name.drop_front(4);
+      StringRef name = train::parseBest(best.getValue()).name;
       std::vector<std::string> scores = {"loss"};
       for (auto &[value, info] : metrics)
         scores.push_back(cast<StringAttr>(cast<DictionaryAttr>(info).get("name")).str());

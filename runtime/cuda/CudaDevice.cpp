@@ -116,7 +116,7 @@ size_t plannedDeviceBytes(const Manifest &manifest) {
   std::map<std::string, size_t> state;
   for (const EntrySpec &entry : manifest.entries) {
     const bool step = entry.name == abi::kTrainStep;
-    total += DevicePool::rounded(size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64)));
+    total += DevicePool::rounded(entry.arenaAllocation());
     for (const TensorSpec &arg : entry.args) {
       if (arg.kind == abi::ValueKind::Param)
         continue;
@@ -278,7 +278,7 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                                     "then replayed (--no-graph: launched eagerly)"
                                   : "entries launched eagerly (--no-graph)");
   for (const EntrySpec &entry : manifest.entries) {
-    size_t bytes = size_t(std::max<int64_t>(64, (entry.arenaBytes + 63) / 64 * 64));
+    size_t bytes = entry.arenaAllocation();
     for (const auto *list : {&entry.args, &entry.results})
       for (const TensorSpec &t : *list) {
         size_t n = dtypeSize(t.dtype);

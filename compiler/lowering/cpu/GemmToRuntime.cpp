@@ -134,12 +134,14 @@ func::FuncOp declareRuntime(ModuleOp module, RuntimeFunction f) {
 
 /// True for a zero fill of `buffer`: linalg.fill, or the linalg.map
 /// bufferization makes of tensor.pad's padding.
+/// True for a float constant 0.
+bool isZero(Value v) {
+  auto constant = v.getDefiningOp<arith::ConstantOp>();
+  auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
+  return value && value.getValue().isZero();
+}
+
 bool isZeroFill(Operation *op, Value buffer) {
-  auto isZero = [](Value v) {
-    auto constant = v.getDefiningOp<arith::ConstantOp>();
-    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
-    return value && value.getValue().isZero();
-  };
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return fill.getOutputs()[0] == buffer && isZero(fill.getInputs()[0]);
   auto map = dyn_cast<linalg::MapOp>(op);
@@ -293,11 +295,6 @@ std::optional<BlasEpilogue> blasEpilogueOf(func::CallOp call, Value a, Value b, 
   // The sum's leaves, each a block argument used once.
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   Value root = yield.getOperand(0);
-  auto isZero = [](Value v) {
-    auto constant = v.getDefiningOp<arith::ConstantOp>();
-    auto value = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
-    return value && value.getValue().isZero();
-  };
   if (auto max = root.getDefiningOp<arith::MaximumFOp>()) {
     if (!isZero(max.getRhs()) && !isZero(max.getLhs()))
       return std::nullopt;
