@@ -44,6 +44,16 @@ def TF_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLossAttr = "tf.loss";
     static constexpr ::llvm::StringLiteral kMetricAttr = "tf.metric";
     static constexpr ::llvm::StringLiteral kAttentionAttr = "tf.attention";
+    // A self-attention layer's key or value cache, [1, heads, length, head
+    // dim], by name ("encoder.0.self_attn.k"): a result of a generating
+    // model's prefill function, an argument and a result of its decode step.
+    static constexpr ::llvm::StringLiteral kKvCacheAttr = "tf.kv_cache";
+    // The decode step's position in the sequence, a tensor<i32>.
+    static constexpr ::llvm::StringLiteral kPositionAttr = "tf.position";
+    // On a function: "prefill" or "decode", the generation functions of a
+    // model that declares `generate` (Builder::generate); tf-entry-points
+    // makes them the entries of those names.
+    static constexpr ::llvm::StringLiteral kGenerationAttr = "tf.generation";
     // On a model function: the compiled batch size (an i64), the leading
     // dimension of every input and output that has one.
     static constexpr ::llvm::StringLiteral kBatchAttr = "tf.batch";

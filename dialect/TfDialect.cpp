@@ -136,7 +136,14 @@ LogicalResult TFDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                              << ": tf.input must be a non-empty string";
     return success();
   }
-  if (name == kSeedAttr || name == kSampleOffsetAttr) {
+  if (name == kKvCacheAttr) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty() || !isF32Tensor())
+      return op->emitError() << "argument #" << argIndex
+                             << ": tf.kv_cache names a static f32 tensor";
+    return success();
+  }
+  if (name == kSeedAttr || name == kSampleOffsetAttr || name == kPositionAttr) {
     auto t = dyn_cast<RankedTensorType>(type);
     if (!isa<UnitAttr>(attr.getValue()) || !t || t.getRank() != 0 ||
         !t.getElementType().isInteger(32))
@@ -161,7 +168,8 @@ LogicalResult TFDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                              << ": the tf.loss must be a tensor<f32>";
     return success();
   }
-  if (name == kOutputAttr || name == kMetricAttr || name == kAttentionAttr) {
+  if (name == kOutputAttr || name == kMetricAttr || name == kAttentionAttr ||
+      name == kKvCacheAttr) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
     if (!str || str.getValue().empty())
       return op->emitError() << "result #" << resultIndex << ": " << name

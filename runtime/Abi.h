@@ -45,6 +45,12 @@ inline constexpr std::string_view kTrainStep = "train_step";
 /// (clipping, schedule and optimizer on gradients averaged across ranks).
 inline constexpr std::string_view kGradStep = "grad_step";
 inline constexpr std::string_view kApplyStep = "apply_step";
+/// A model that declares `generate`: prefill runs the whole (padded) prompt,
+/// returning the output at every position and each self-attention's key and
+/// value caches; decode runs one token at a position, reading and returning
+/// the caches.
+inline constexpr std::string_view kPrefill = "prefill";
+inline constexpr std::string_view kDecode = "decode";
 
 //===----------------------------------------------------------------------===//
 // What each entry argument and result is
@@ -66,7 +72,9 @@ inline constexpr std::string_view kApplyStep = "apply_step";
   X(Metric, "metric")       /* a declared metric */                            \
   X(Lr, "lr")               /* the step's scheduled learning rate */           \
   X(GradNorm, "grad_norm")  /* the gradients' norm before clipping */        \
-  X(Grad, "grad")           /* a parameter's gradient (grad_step, apply_step) */
+  X(Grad, "grad")           /* a parameter's gradient (grad_step, apply_step) */ \
+  X(KvCache, "kv_cache")    /* a self-attention's key or value cache */        \
+  X(Position, "position")   /* the decode step's position, i32 */
 
 enum class ValueKind {
 #define TFC_ABI_ENUMERATOR(id, name) id,

@@ -8,6 +8,8 @@
 //   MODEL attention --checkpoint F --input NAME=FILE.npy ... [--sample I] --svg OUT.svg
 //   MODEL run ENTRY [--params P] --feed KIND:NAME=FILE.npy ... --output-dir DIR
 //   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
+//   MODEL generate [--params P] --prompt TEXT|--prompt-npy F [--max-new-tokens N]
+//                  [--temperature T] [--top-k K] [--seed S] [--output F.npy]
 //
 // A model compiled for CUDA (tfc compile --target=cuda) takes two options
 // more: --device N (the GPU; default $TFC_CUDA_DEVICE, else 0) and
@@ -29,6 +31,7 @@
 #include "runtime/CpuCheck.h"
 #include "runtime/InputChecks.h"
 #include "runtime/Distributed.h"
+#include "runtime/Generate.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Train.h"
@@ -672,6 +675,34 @@ int main(int argc, char **argv) {
   BenchOptions benchOptions;
   CLI::App *benchCmd = addBenchCommand(app, benchOptions);
 
+  CLI::App *generateCmd = app.add_subcommand(
+      "generate", "Continue a prompt token by token with a KV cache (a model that declares "
+                  "`generate`)");
+  GenerateOptions generateOptions;
+  generateCmd->add_option("--params", generateOptions.params,
+                          "Parameters (safetensors; default: init seed 0)");
+  CLI::Option *promptOption = generateCmd->add_option(
+      "--prompt", generateOptions.prompt, "The prompt as text: its bytes are the tokens");
+  generateCmd->add_option("--prompt-npy", generateOptions.promptNpy,
+                          "The prompt as token ids, i32 [n]")
+      ->excludes(promptOption);
+  generateCmd->add_option("--max-new-tokens", generateOptions.maxNewTokens,
+                          "Tokens to generate, at most up to the model's sequence length")
+      ->check(atLeast(1))
+      ->capture_default_str();
+  generateCmd->add_option("--temperature", generateOptions.temperature,
+                          "Divides the logits; 0 takes the most likely token")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  generateCmd->add_option("--top-k", generateOptions.topK,
+                          "Sample among the K most likely tokens (0: all)")
+      ->check(atLeast(0))
+      ->capture_default_str();
+  generateCmd->add_option("--seed", generateOptions.seed, "Seed of the sampling")
+      ->capture_default_str();
+  generateCmd->add_option("--output", generateOptions.output,
+                          "Also write every token (prompt, then new) to this .npy, i32");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -724,6 +755,10 @@ int main(int argc, char **argv) {
       return evaluate(model, evalOptions);
     if (*benchCmd)
       return bench(model, benchOptions);
+    if (*generateCmd) {
+      generateOptions.promptGiven = promptOption->count() > 0;
+      return generate(model, generateOptions);
+    }
     return 1;
   };
   // Parameters, optimizer state, arenas and inputs are allocated as a command

@@ -14,11 +14,13 @@ extern "C" void tfc_entry_evaluate(void **) __attribute__((weak));
 extern "C" void tfc_entry_train_step(void **) __attribute__((weak));
 extern "C" void tfc_entry_grad_step(void **) __attribute__((weak));
 extern "C" void tfc_entry_apply_step(void **) __attribute__((weak));
+extern "C" void tfc_entry_prefill(void **) __attribute__((weak));
+extern "C" void tfc_entry_decode(void **) __attribute__((weak));
 
 namespace tfc::rt {
 
 /// The entry whose manifest symbol is `symbol` (abi::kEntrySymbolPrefix and
-/// the entry's name; the declarations above spell the same five).
+/// the entry's name; the declarations above spell the same seven).
 static EntryFn findEntry(const std::string &symbol) {
   auto is = [&](std::string_view entry) {
     return symbol == std::string(abi::kEntrySymbolPrefix) + std::string(entry);
@@ -33,6 +35,10 @@ static EntryFn findEntry(const std::string &symbol) {
     return tfc_entry_grad_step;
   if (is(abi::kApplyStep))
     return tfc_entry_apply_step;
+  if (is(abi::kPrefill))
+    return tfc_entry_prefill;
+  if (is(abi::kDecode))
+    return tfc_entry_decode;
   return nullptr;
 }
 

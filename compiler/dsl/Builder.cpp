@@ -151,7 +151,14 @@ Tensor Builder::error(const Twine &message) {
   // Only the first error is reported: later ones are usually its echoes.
   if (failed_)
     return {};
-  emitError(loc_) << message;
+  InFlightDiagnostic diag = emitError(loc_) << message;
+  if (options_.generation != GenerationPass::none)
+    diag.attachNote() << "in the "
+                      << (options_.generation == GenerationPass::prefill ? "prefill" : "decode step")
+                      << " that `generate` builds from the model's code (batch 1"
+                      << (options_.generation == GenerationPass::decode
+                              ? ", one position: the sequence axis has length 1)"
+                              : ")");
   failed_ = true;
   return {};
 }
@@ -242,7 +249,12 @@ Tensor Builder::input(StringRef name, DType dtype, ArrayRef<int64_t> shape,
                  "elements");
   if (!inputNames_.insert(name).second)
     return error("input '" + name + "' is declared twice");
-  auto type = RankedTensorType::get(shape, elementType(context_, dtype));
+  SmallVector<int64_t> dims(shape);
+  // The decode step reads one position of every sequence.
+  if (options_.generation == GenerationPass::decode && dims.size() >= 2 &&
+      dims[1] == options_.generationSpec.length)
+    dims[1] = 1;
+  auto type = RankedTensorType::get(dims, elementType(context_, dtype));
   return addArgument(
       type, {ops_.getNamedAttr(tf::TFDialect::kInputAttr, ops_.getStringAttr(name))});
 }
@@ -306,6 +318,8 @@ void Builder::addResult(Tensor value, NamedAttribute attr) {
 
 void Builder::output(StringRef name, Tensor value, SourceLoc at) {
   CallSite site(this, at);
+  if (options_.generation != GenerationPass::none)
+    return; // generate() adds the one output they return
   if (!resultNames_.insert(name).second) {
     error("'" + name + "' is already an output, metric or loss");
     return;
@@ -316,6 +330,8 @@ void Builder::output(StringRef name, Tensor value, SourceLoc at) {
 
 void Builder::loss(Tensor value, SourceLoc at) {
   CallSite site(this, at);
+  if (options_.generation != GenerationPass::none)
+    return;
   if (hasLoss_) {
     error("a model has one loss");
     return;
@@ -332,6 +348,8 @@ void Builder::loss(Tensor value, SourceLoc at) {
 
 void Builder::metric(StringRef name, Tensor value, SourceLoc at) {
   CallSite site(this, at);
+  if (options_.generation != GenerationPass::none)
+    return;
   if (!resultNames_.insert(name).second) {
     error("'" + name + "' is already an output, metric or loss");
     return;
@@ -349,6 +367,8 @@ void Builder::metric(StringRef name, Tensor value, SourceLoc at) {
 
 void Builder::attentionMap(StringRef name, Tensor weights, SourceLoc at) {
   CallSite site(this, at);
+  if (options_.generation != GenerationPass::none)
+    return;
   addResult(weights, ops_.getNamedAttr(tf::TFDialect::kAttentionAttr,
                                        ops_.getStringAttr(name)));
 }
@@ -415,6 +435,10 @@ OwningOpRef<ModuleOp> Builder::finish() {
   if (finished_ || failed_)
     return nullptr;
   finished_ = true;
+  if (options_.generation != GenerationPass::none && !generation_) {
+    error("generate: the model's code did not declare `generate` again when built for it");
+    return nullptr;
+  }
   OpBuilder::InsertionGuard guard(ops_);
   ops_.setInsertionPointToEnd(&func_.getBody().front());
   ops_.create<func::ReturnOp>(loc_, results_);
@@ -1024,7 +1048,7 @@ Tensor positional_encoding(Builder &b, int64_t len, int64_t dim, SourceLoc at) {
       pe[pos * dim + i + 1] = static_cast<float>(std::cos(pos * w));
     }
   auto type = RankedTensorType::get({len, dim}, b.ops().getF32Type());
-  return b.constant(DenseElementsAttr::get(type, ArrayRef<float>(pe)));
+  return b.sequenceRow(b.constant(DenseElementsAttr::get(type, ArrayRef<float>(pe))));
 }
 
 Tensor causal_mask(Builder &b, int64_t n, SourceLoc at) {
@@ -1036,7 +1060,7 @@ Tensor causal_mask(Builder &b, int64_t n, SourceLoc at) {
     for (int64_t j = 0; j < n; ++j)
       mask[i * n + j] = j <= i;
   auto type = RankedTensorType::get({n, n}, b.ops().getI1Type());
-  return b.constant(DenseElementsAttr::get(type, ArrayRef<bool>(mask)));
+  return b.causalMaskRow(b.constant(DenseElementsAttr::get(type, ArrayRef<bool>(mask))));
 }
 
 Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask,

@@ -23,6 +23,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -89,6 +90,21 @@ private:
   mlir::Value value_;
 };
 
+/// The functions of a model that declares `generate` (Builder::generate),
+/// each built from the model's code: the model itself (none); its prefill,
+/// the whole sequence at batch 1 returning every self-attention's key and
+/// value caches; its decode step, one token at a position at batch 1,
+/// reading and returning the caches.
+enum class GenerationPass { none, prefill, decode };
+
+/// What a model's `generate` declares: the input that holds the token
+/// sequence, its length, and the vocabulary its output scores.
+struct GenerationSpec {
+  std::string input;
+  int64_t length = 0;
+  int64_t vocab = 0;
+};
+
 struct ModelOptions {
   int64_t batch = 1;
   /// Build dropout in training mode (eval mode makes it the identity).
@@ -96,6 +112,10 @@ struct ModelOptions {
   /// Return every multi-head attention's weights as a `tf.attention` result
   /// named by the layer (e.g. "encoder.0.self_attn").
   bool recordAttention = false;
+  /// Which function of a generating model to build; prefill and decode are
+  /// built with batch 1 and the spec the model's own build declared.
+  GenerationPass generation = GenerationPass::none;
+  GenerationSpec generationSpec;
 };
 
 /// The front end that drives a Builder. It decides where ops and errors are
@@ -166,6 +186,35 @@ public:
   /// The model's `train` settings, kept on the module as `tf.train` (with
   /// the batch it was built for); `model` defaults to this model's name.
   void train(TrainConfig config);
+  /// Declares that the model generates text: `logits` f32[batch, seq, vocab]
+  /// scores the next token at every position of `tokens` i32[batch, seq], an
+  /// input, through position-wise ops and causal self-attention. The module
+  /// then gets the prefill and decode entries `MODEL generate` runs
+  /// (buildGenerationFunctions builds them from the same code).
+  void generate(Tensor logits, Tensor tokens, SourceLoc at = SourceLoc::current());
+  /// What generate() declared, if it was called.
+  const std::optional<GenerationSpec> &generation() const { return generation_; }
+  GenerationPass generationPass() const { return options_.generation; }
+
+  // The generation functions: what the model's code builds differently in
+  // them. Outside them each returns its argument unchanged.
+  /// The decode step's position in the sequence, the tensor<i32> argument
+  /// (made on first use).
+  Tensor position();
+  /// In the decode step, the row of `table` [length, ...] at the position,
+  /// [1, ...] (positional encodings, learned positions); else `table`.
+  Tensor sequenceRow(Tensor table);
+  /// In the decode step, the decode position's row of a causal mask: true
+  /// where the key's position is at most the position, bool[1, length];
+  /// else `full`. Either is remembered as a causal mask.
+  Tensor causalMaskRow(Tensor full);
+  bool isCausalMask(Tensor mask) const;
+  /// A self-attention's keys or values `fresh` [1, heads, seq, dim]: in the
+  /// prefill returned as the cache `name`; in the decode step (seq 1) written
+  /// at the position into the cache `name` [1, heads, length, dim] (an
+  /// argument), which is returned, updated, as a result and here.
+  Tensor kvCache(llvm::StringRef name, Tensor fresh);
+
   /// The validation scores so far: "loss" (once declared), then the metrics.
   std::vector<std::string> scoreNames() const;
 
@@ -260,12 +309,24 @@ private:
   std::vector<mlir::DictionaryAttr> resultAttrs_;
   bool hasLoss_ = false;
   std::vector<std::string> metricNames_;
+  std::optional<GenerationSpec> generation_;
+  Tensor position_;
+  llvm::DenseSet<mlir::Value> causalMasks_;
   Tensor seed_;
   Tensor sampleOffset_;
   int64_t dropoutKeys_ = 0;
   bool failed_ = false;
   bool finished_ = false;
 };
+
+/// Adds to `module`, the model built with `options` (whose Builder's
+/// generation() gave `spec`), its prefill and decode functions, each built by
+/// `build` from the model's code with the options it is given. Null after a
+/// diagnostic.
+mlir::OwningOpRef<mlir::ModuleOp> buildGenerationFunctions(
+    mlir::OwningOpRef<mlir::ModuleOp> module, const GenerationSpec &spec,
+    const ModelOptions &options,
+    llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>(const ModelOptions &)> build);
 
 //===----------------------------------------------------------------------===//
 // Functions (no parameters). Axes may be negative, counting from the end.

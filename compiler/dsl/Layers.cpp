@@ -232,6 +232,22 @@ Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
   }
   if (!Builder::allValid({q, k, v}))
     return {};
+  if (b.generationPass() != GenerationPass::none) {
+    // Generation runs the sequence one position at a time: only causal
+    // self-attention sees the same keys either way.
+    if (cross)
+      return b.error("generate: a generating model reads only its tokens, but '" +
+                     qualifiedName + "' attends to a memory (cross-attention)");
+    if (!b.isCausalMask(options.mask))
+      return b.error("generate: self-attention '" + qualifiedName +
+                     "' must be causal to generate one token at a time: give it " +
+                     b.spelling("{.mask = causal_mask(b, seq)}", "mask: causal_mask(seq)").str() +
+                     " (directly)");
+    k = b.kvCache(qualifiedName + ".k", k);
+    v = b.kvCache(qualifiedName + ".v", v);
+    if (!Builder::allValid({k, v}))
+      return {};
+  }
 
   Tensor mask = options.mask;
   if (mask.valid()) {

@@ -34,7 +34,16 @@ mlir::OwningOpRef<mlir::ModuleOp> buildModel(mlir::MLIRContext &context,
   options.batch = batch > 0 ? batch : model.defaultBatch;
   Builder b(context, model.name, options);
   model.build(b);
-  return b.finish();
+  mlir::OwningOpRef<mlir::ModuleOp> module = b.finish();
+  if (!module || !b.generation())
+    return module;
+  // A model that generates: its prefill and decode functions too.
+  return buildGenerationFunctions(std::move(module), *b.generation(), options,
+                                  [&](const ModelOptions &passOptions) {
+                                    Builder pass(context, model.name, passOptions);
+                                    model.build(pass);
+                                    return pass.finish();
+                                  });
 }
 
 namespace {

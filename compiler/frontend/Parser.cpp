@@ -666,6 +666,9 @@ private:
   LogicalResult parseLoss();
   LogicalResult parseMetric();
   LogicalResult parseOutput();
+  LogicalResult parseGenerate();
+  /// Builds the model block into `builder` (once per function it needs).
+  LogicalResult buildModelBody(const ModelInfo &model, Builder &builder);
   FailureOr<Value> parseReturn();
   LogicalResult bindNames(llvm::ArrayRef<size_t> names, const Value &value,
                           size_t valueTok, bool isLet);
@@ -1109,7 +1112,7 @@ LogicalResult Parser::parseStatement(BlockKind kind) {
   if (tok().is(TokenKind::KwLet))
     return parseLet();
   static const char *const modelStatements[] = {"param", "input", "loss", "metric",
-                                                "output"};
+                                                "output", "generate"};
   if (tok().is(TokenKind::Identifier)) {
     if (peek().is(TokenKind::Equal) || peek().is(TokenKind::Comma))
       return parseRebind();
@@ -1125,6 +1128,8 @@ LogicalResult Parser::parseStatement(BlockKind kind) {
         return parseLoss();
       if (word == "metric")
         return parseMetric();
+      if (word == "generate")
+        return parseGenerate();
       return parseOutput();
     }
     std::vector<std::string> words(std::begin(modelStatements),
@@ -1342,6 +1347,33 @@ LogicalResult Parser::parseMetric() {
     return failure();
   builder_->setLoc(loc(nameTok));
   builder_->metric(name, *t);
+  return checkBuilder();
+}
+
+/// `generate LOGITS from TOKENS`: the model generates (Builder::generate).
+LogicalResult Parser::parseGenerate() {
+  size_t kwTok = pos_;
+  consume(); // generate
+  size_t logitsTok = pos_;
+  FailureOr<Value> logits = parseExpr();
+  if (failed(logits))
+    return failure();
+  if (!tok().is(TokenKind::Identifier) || tok().text != "from")
+    return error(pos_, "expected 'from' and the input of tokens after what generate scores "
+                       "('generate logits from tokens'), got " + spell(tok().kind));
+  consume(); // from
+  size_t tokensTok = pos_;
+  FailureOr<Value> tokens = parseExpr();
+  if (failed(tokens) || mode_ != Mode::Build)
+    return failure(failed(tokens));
+  FailureOr<Tensor> l = requireTensor(*logits, logitsTok, "what generate scores");
+  if (failed(l))
+    return failure();
+  FailureOr<Tensor> t = requireTensor(*tokens, tokensTok, "the tokens generate reads");
+  if (failed(t))
+    return failure();
+  builder_->setLoc(loc(kwTok));
+  builder_->generate(*l, *t);
   return checkBuilder();
 }
 
@@ -2098,6 +2130,18 @@ FailureOr<Value> Parser::callDef(const DefInfo &def, std::vector<CallArg> &args,
 // Driver
 //===----------------------------------------------------------------------===//
 
+LogicalResult Parser::buildModelBody(const ModelInfo &model, Builder &builder) {
+  builder_ = &builder;
+  frames_.clear();
+  frames_.push_back(std::make_unique<Frame>());
+  mode_ = Mode::Build;
+  pos_ = model.bodyTok;
+  LogicalResult built = parseBlockBody(BlockKind::Model, model.openTok, model.name, nullptr);
+  frames_.clear();
+  builder_ = nullptr;
+  return built;
+}
+
 FrontendResult Parser::run() {
   FrontendResult result;
   Lexer lexer(source_);
@@ -2162,14 +2206,7 @@ FrontendResult Parser::run() {
   modelOptions.training = options_.training;
   modelOptions.recordAttention = options_.recordAttention;
   Builder builder(context_, model->name, modelOptions, Frontend::tf);
-  builder_ = &builder;
-  frames_.push_back(std::make_unique<Frame>());
-  mode_ = Mode::Build;
-  pos_ = model->bodyTok;
-  LogicalResult built = parseBlockBody(BlockKind::Model, model->openTok, model->name, nullptr);
-  frames_.clear();
-  builder_ = nullptr;
-  if (failed(built))
+  if (failed(buildModelBody(*model, builder)))
     return result;
   builder.setLoc(loc(model->nameTok));
   if (result.train) {
@@ -2181,6 +2218,22 @@ FrontendResult Parser::run() {
   result.module = builder.finish();
   if (!result.module)
     return result;
+  if (const std::optional<GenerationSpec> &spec = builder.generation()) {
+    // The prefill and decode functions, from the model block again.
+    int64_t batch = batch_;
+    result.module = buildGenerationFunctions(
+        std::move(result.module), *spec, modelOptions,
+        [&](const ModelOptions &options) -> OwningOpRef<ModuleOp> {
+          batch_ = options.batch;
+          Builder pass(context_, model->name, options, Frontend::tf);
+          if (failed(buildModelBody(*model, pass)))
+            return nullptr;
+          return pass.finish();
+        });
+    batch_ = batch;
+    if (!result.module)
+      return result;
+  }
   if (defaultBatch_ && usedBatch_)
     context_.getDiagEngine().emit(loc(model->nameTok), DiagnosticSeverity::Note)
         << "batch is 1 for model " << quote(model->name)

@@ -33,6 +33,10 @@ DictionaryAttr describeModelArgument(func::FuncOp func, unsigned i) {
     return describeEntryValue(b, abi::ValueKind::Seed, "seed");
   if (func.getArgAttr(i, tf::TFDialect::kSampleOffsetAttr))
     return describeEntryValue(b, abi::ValueKind::SampleOffset, "sample_offset");
+  if (auto name = func.getArgAttrOfType<StringAttr>(i, tf::TFDialect::kKvCacheAttr))
+    return describeEntryValue(b, abi::ValueKind::KvCache, name.getValue());
+  if (func.getArgAttr(i, tf::TFDialect::kPositionAttr))
+    return describeEntryValue(b, abi::ValueKind::Position, "position");
   return describeEntryValue(b, abi::ValueKind::Input, llvm::formatv("arg{0}", i).str());
 }
 
@@ -46,6 +50,8 @@ DictionaryAttr describeModelResult(func::FuncOp func, unsigned i) {
     return describeEntryValue(b, abi::ValueKind::Metric, name.getValue());
   if (func.getResultAttr(i, tf::TFDialect::kLossAttr))
     return describeEntryValue(b, abi::ValueKind::Loss, "loss");
+  if (auto name = func.getResultAttrOfType<StringAttr>(i, tf::TFDialect::kKvCacheAttr))
+    return describeEntryValue(b, abi::ValueKind::KvCache, name.getValue());
   return describeEntryValue(b, abi::ValueKind::Output, llvm::formatv("result{0}", i).str());
 }
 

@@ -309,6 +309,30 @@ struct TfEntryPointsPass : tfc::impl::TfEntryPointsBase<TfEntryPointsPass> {
     }
     func::FuncOp model = models.front();
     recordModel(module, model);
+    // A generating model's prefill and decode functions (Builder::generate):
+    // each becomes the entry of its name, returning the output it generates
+    // from and the key and value caches, in eval mode.
+    SmallVector<func::FuncOp> generation;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(tf::TFDialect::kGenerationAttr))
+        generation.push_back(func);
+    for (func::FuncOp func : generation) {
+      auto name = func->getAttrOfType<StringAttr>(tf::TFDialect::kGenerationAttr);
+      if (!name || (name.getValue() != StringRef(abi::kPrefill) &&
+                    name.getValue() != StringRef(abi::kDecode))) {
+        func.emitError("tf.generation must be \"prefill\" or \"decode\"");
+        return signalPassFailure();
+      }
+      func::FuncOp entry = buildEntry(
+          func, name.getValue(),
+          [](DictionaryAttr info) {
+            abi::ValueKind kind = kindOf(info);
+            return kind == abi::ValueKind::Output || kind == abi::ValueKind::KvCache;
+          },
+          /*training=*/false);
+      entry->removeAttr(tf::TFDialect::kGenerationAttr);
+      func.erase();
+    }
     buildEntry(
         model, abi::kPredict,
         [](DictionaryAttr info) {

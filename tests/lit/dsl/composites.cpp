@@ -121,3 +121,14 @@ TFC_MODEL(bad_broadcast, 2) {
   Tensor y = b.input("y", DType::f32, {4});
   b.output("y", x + y);
 }
+
+// A causal language model that generates (Builder::generate): the module
+// holds its prefill and decode functions too.
+TFC_MODEL(causal_lm, 2) {
+  Tensor tokens = b.input("tokens", DType::i32, {b.batch(), 5});
+  Tensor x = embedding(tokens, 7, 4) + positional_encoding(b, 5, 4);
+  x = encoder(x, {.heads = 2, .norm = NormPlacement::pre, .mask = causal_mask(b, 5)});
+  Tensor logits = linear(x, 7);
+  b.output("logits", logits);
+  b.generate(logits, tokens);
+}
