@@ -329,8 +329,8 @@ Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape, Init init, Source
   if (shape.size() < 2)
     return error("parameter '" + qualified(name) + "' has shape " + shapeStr(shape) + ": " +
                  init.str() +
-                 " needs fan-in and fan-out, so a shape of rank >= 2 (as PyTorch); "
-                 "use normal(std) or uniform(bound)");
+                 " needs a fan-in and a fan-out, so a rank of at least 2 (as in "
+                 "PyTorch); use normal(std) or uniform(bound)");
   int64_t receptive = 1;
   for (int64_t d : shape.drop_front(2))
     receptive *= d;
