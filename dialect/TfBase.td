@@ -35,6 +35,9 @@ def TF_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kInitAttr = "tf.init";
     // A parameter AdamW leaves undecayed by default (an embedding table).
     static constexpr ::llvm::StringLiteral kNoDecayAttr = "tf.no_decay";
+    // A parameter's explicit weight-decay choice (a bool): it decays, or
+    // not, whatever the optimizer's default rule and decay_all say.
+    static constexpr ::llvm::StringLiteral kDecayAttr = "tf.decay";
     static constexpr ::llvm::StringLiteral kInputAttr = "tf.input";
     static constexpr ::llvm::StringLiteral kSeedAttr = "tf.seed";
     // The index of the batch's first sample in the global batch (a rank's

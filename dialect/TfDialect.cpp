@@ -123,6 +123,12 @@ LogicalResult TFDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                              << ": tf.no_decay is a unit attribute of a parameter";
     return success();
   }
+  if (name == kDecayAttr) {
+    if (!isa<BoolAttr>(attr.getValue()) || !func.getArgAttr(argIndex, kParamAttr))
+      return op->emitError() << "argument #" << argIndex
+                             << ": tf.decay is a bool attribute of a parameter";
+    return success();
+  }
   if (name == kInitAttr) {
     if (!isa<InitAttr>(attr.getValue()))
       return op->emitError() << "argument #" << argIndex

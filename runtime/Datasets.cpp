@@ -1,7 +1,8 @@
 //===- Datasets.cpp - the built-in datasets of `train` and batching -------===//
 //
-// Each dataset is one function below, with a comment saying what it is and
-// which seed document it follows. All random draws come from Philox keyed by
+// Each dataset is one function below (the example models' datasets in files
+// of their own: TextBytes.cpp, MaskedTokens.cpp, SyntheticImages.cpp), with a
+// comment saying what it is and which seed document or issue it follows. All random draws come from Philox keyed by
 // the seed, on a stream named after the dataset, the split and what is drawn
 // ("reverse_sequences.test"), at counter = the sample's index: a sample never
 // depends on another split, on the split's size, or on the order of calls.
@@ -9,12 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Datasets.h"
+#include "runtime/DatasetSupport.h"
 #include "runtime/TrainBlock.h"
-#include "runtime/Philox.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -22,237 +22,8 @@
 #include <numeric>
 
 namespace tfc::rt {
+using namespace datasets;
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Random draws
-//===----------------------------------------------------------------------===//
-
-/// FNV-1a: a stream's number from its name.
-uint32_t streamId(const std::string &name) {
-  uint32_t h = 2166136261u;
-  for (unsigned char c : name)
-    h = (h ^ c) * 16777619u;
-  return h;
-}
-
-/// The draws of one sample: Philox4x32 with key = seed and counter =
-/// {index lo, index hi, stream, block}, four words per block, in order.
-class Draws {
-public:
-  Draws(uint64_t seed, uint32_t stream, uint64_t index)
-      : key{uint32_t(seed), uint32_t(seed >> 32)}, stream(stream), index(index) {}
-
-  uint32_t bits() {
-    if (used == 4) {
-      words = philox4x32({uint32_t(index), uint32_t(index >> 32), stream, block++}, key);
-      used = 0;
-    }
-    return words[used++];
-  }
-  uint64_t bits64() {
-    uint64_t hi = bits();
-    return hi << 32 | bits();
-  }
-  /// Uniform in [0, n), n >= 1 (multiply-shift on 64 bits: bias < n / 2^64).
-  uint64_t below(uint64_t n) {
-    return uint64_t(static_cast<unsigned __int128>(bits64()) * n >> 64);
-  }
-  /// Uniform in [0, 1), 53 bits.
-  double uniform() { return double(bits64() >> 11) * 0x1p-53; }
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  /// Standard normal: Box-Muller on 32-bit uniforms, both values used.
-  double normal() {
-    if (spare) {
-      spare = false;
-      return spareValue;
-    }
-    double u1 = (bits() + 0.5) * 0x1p-32, u2 = bits() * 0x1p-32;
-    double r = std::sqrt(-2.0 * std::log(u1)), a = 2.0 * M_PI * u2;
-    spare = true;
-    spareValue = r * std::sin(a);
-    return r * std::cos(a);
-  }
-
-private:
-  std::array<uint32_t, 2> key;
-  uint32_t stream;
-  uint64_t index;
-  uint32_t block = 0;
-  std::array<uint32_t, 4> words{};
-  int used = 4;
-  bool spare = false;
-  double spareValue = 0;
-};
-
-//===----------------------------------------------------------------------===//
-// Arguments
-//===----------------------------------------------------------------------===//
-
-enum class ArgKind { Count, Positive, Real, Text }; // Count >= 0, Positive >= 1, Real >= 0
-
-struct ArgSpec {
-  const char *key;
-  ArgKind kind;
-};
-
-std::string valueText(const DataValue &v) {
-  if (auto *i = std::get_if<int64_t>(&v))
-    return std::to_string(*i);
-  if (auto *d = std::get_if<double>(&v)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", *d);
-    return buf;
-  }
-  if (auto *b = std::get_if<bool>(&v))
-    return *b ? "true" : "false";
-  return "\"" + std::get<std::string>(v) + "\"";
-}
-
-/// An integral value (an int, or a double without fraction), if it is one.
-bool asInteger(const DataValue &v, int64_t &out) {
-  if (auto *i = std::get_if<int64_t>(&v))
-    return out = *i, true;
-  if (auto *d = std::get_if<double>(&v))
-    if (std::isfinite(*d) && *d == std::floor(*d) && std::fabs(*d) < 9e15)
-      return out = int64_t(*d), true;
-  return false;
-}
-
-/// Checks every argument against what dataset `name` accepts.
-bool checkArgs(const std::string &name, const DataArgs &args, const std::vector<ArgSpec> &accepted,
-               std::string &error) {
-  for (auto &[key, value] : args) {
-    auto spec = std::find_if(accepted.begin(), accepted.end(),
-                             [&](const ArgSpec &s) { return key == s.key; });
-    if (spec == accepted.end()) {
-      std::string keys;
-      for (const ArgSpec &s : accepted)
-        keys += (keys.empty() ? "" : ", ") + std::string(s.key);
-      error = "dataset '" + name + "' has no argument '" + key + "' (it takes " + keys + ")";
-      return false;
-    }
-    int64_t i = 0;
-    const char *need = nullptr;
-    switch (spec->kind) {
-    case ArgKind::Count:
-      if (!asInteger(value, i) || i < 0)
-        need = "an integer >= 0";
-      break;
-    case ArgKind::Positive:
-      if (!asInteger(value, i) || i < 1)
-        need = "an integer >= 1";
-      break;
-    case ArgKind::Real: {
-      auto *d = std::get_if<double>(&value);
-      auto *n = std::get_if<int64_t>(&value);
-      if (!(n && *n >= 0) && !(d && std::isfinite(*d) && *d >= 0))
-        need = "a number >= 0";
-      break;
-    }
-    case ArgKind::Text:
-      if (!std::holds_alternative<std::string>(value))
-        need = "a string";
-      break;
-    }
-    if (need) {
-      error = "argument '" + key + "' of dataset '" + name + "' must be " + need + ", not " +
-              valueText(value);
-      return false;
-    }
-  }
-  return true;
-}
-
-// Accessors for checked arguments.
-int64_t intArg(const DataArgs &args, const std::string &key, int64_t fallback) {
-  auto it = args.find(key);
-  int64_t v = fallback;
-  if (it != args.end())
-    asInteger(it->second, v);
-  return v;
-}
-double realArg(const DataArgs &args, const std::string &key, double fallback) {
-  auto it = args.find(key);
-  if (it == args.end())
-    return fallback;
-  if (auto *i = std::get_if<int64_t>(&it->second))
-    return double(*i);
-  return std::get<double>(it->second);
-}
-std::string textArg(const DataArgs &args, const std::string &key) {
-  auto it = args.find(key);
-  return it == args.end() ? std::string() : std::get<std::string>(it->second);
-}
-
-//===----------------------------------------------------------------------===//
-// Matching a dataset's arrays with the model's inputs
-//===----------------------------------------------------------------------===//
-
-/// One array of a dataset: what it is, and one sample's dtype and shape.
-struct ArraySpec {
-  std::string what;
-  DType dtype;
-  std::vector<int64_t> shape;
-};
-
-std::string arrayText(DType dtype, const std::vector<int64_t> &shape) {
-  return dtypeName(dtype) + shapeString(shape);
-}
-
-bool checkInputs(const std::string &name, const std::vector<ArraySpec> &arrays,
-                 const std::vector<TensorSpec> &inputs, std::string &error) {
-  if (arrays.size() != inputs.size()) {
-    std::string gives, has;
-    for (const ArraySpec &a : arrays)
-      gives += (gives.empty() ? "" : ", ") + a.what + " " + arrayText(a.dtype, a.shape);
-    for (const TensorSpec &in : inputs)
-      has += (has.empty() ? "" : ", ") + in.name;
-    error = "dataset '" + name + "' gives " + std::to_string(arrays.size()) + " arrays (" + gives +
-            ") but the model has " + std::to_string(inputs.size()) + " inputs (" + has + ")";
-    return false;
-  }
-  for (size_t i = 0; i < arrays.size(); ++i) {
-    const ArraySpec &a = arrays[i];
-    const TensorSpec &in = inputs[i];
-    if (!in.shape.empty() && in.dtype == a.dtype &&
-        std::equal(in.shape.begin() + 1, in.shape.end(), a.shape.begin(), a.shape.end()))
-      continue;
-    std::string per = in.shape.empty()
-                          ? "no batch dimension"
-                          : "per sample " + arrayText(in.dtype, std::vector<int64_t>(
-                                                                    in.shape.begin() + 1,
-                                                                    in.shape.end()));
-    error = "dataset '" + name + "' gives its " + a.what + " as " + arrayText(a.dtype, a.shape) +
-            " per sample, but the model's input " + std::to_string(i + 1) + " '" + in.name +
-            "' is " + arrayText(in.dtype, in.shape) + " (" + per + ")";
-    return false;
-  }
-  return true;
-}
-
-/// Axis `axis` of one sample of input `i`, or `fallback` where it has none.
-int64_t sampleDim(const std::vector<TensorSpec> &inputs, size_t i, size_t axis, int64_t fallback) {
-  if (i < inputs.size() && axis + 1 < inputs[i].shape.size())
-    return inputs[i].shape[axis + 1];
-  return fallback;
-}
-
-const char *const kSplitNames[] = {"train", "val", "test"};
-
-Split *splitNamed(Dataset &d, int k) { return k == 0 ? &d.train : k == 1 ? &d.val : &d.test; }
-
-/// Per-split sample counts: `train`, `val`, `test` or their defaults.
-bool splitSizes(const std::string &name, const DataArgs &args, const int64_t (&defaults)[3],
-                int64_t (&sizes)[3], std::string &error) {
-  for (int k = 0; k < 3; ++k)
-    sizes[k] = intArg(args, kSplitNames[k], defaults[k]);
-  if (sizes[0] < 1) {
-    error = "dataset '" + name + "' needs at least one training sample (train: 0)";
-    return false;
-  }
-  return true;
-}
 
 /// A split backed by arrays of equal leading dimension: fill copies rows.
 Split arraySplit(std::vector<Tensor> arrays) {
@@ -831,6 +602,12 @@ bool makeDataset(const std::string &name, const DataArgs &args, uint64_t seed,
     ok = makeFleuretSequences(args, seed, inputs, out, error);
   else if (name == "square_corners")
     ok = makeSquareCorners(args, seed, inputs, out, error);
+  else if (name == "text_bytes")
+    ok = makeTextBytes(args, seed, inputs, out, error);
+  else if (name == "masked_tokens")
+    ok = makeMaskedTokens(args, seed, inputs, out, error);
+  else if (name == "synthetic_images")
+    ok = makeSyntheticImages(args, seed, inputs, out, error);
   else if (name == "npy")
     ok = makeNpy(args, inputs, splits, out, error);
   else

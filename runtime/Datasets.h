@@ -7,6 +7,10 @@
 //                      class features (or real ones from `dir:`)
 //   fleuret_sequences  François Fleuret's triangles and boxes (the blog post)
 //   square_corners     the step-by-step book's corners of a square
+//   text_bytes         byte-level language modelling on text files (by
+//                      default the licences every Debian system has)
+//   masked_tokens      BERT-style masked tokens of structured sequences
+//   synthetic_images   shapes in noise, to classify (a small ViT's task)
 //   npy                DIR/{train,val,test}/INPUT.npy
 //
 // Every generated sample is a pure function of (seed, dataset, split, sample
@@ -62,7 +66,8 @@ enum SplitMask : unsigned { kTrainSplit = 1, kValSplit = 2, kTestSplit = 4, kAll
 /// problem (unknown dataset, unknown or ill-typed argument, missing file...).
 /// Splits read from files (npy, set_anomaly's dir:) are read only when in
 /// `splits`, and only a needed training split must exist; the others stay
-/// absent (samples 0). Generated splits cost nothing until used: all are made.
+/// absent (samples 0). Generated splits cost nothing until used: all are made
+/// (text_bytes reads its whole corpus: its splits are parts of it).
 bool makeDataset(const std::string &name, const DataArgs &args, uint64_t seed,
                  const std::vector<TensorSpec> &inputs, Dataset &out, std::string &error,
                  unsigned splits = kAllSplits);
@@ -104,6 +109,61 @@ FleuretSample fleuretSample(uint64_t seed, const std::string &split, int64_t ind
 /// at each step the largest of the triangles' and boxes' values.
 std::vector<double> fleuretProfile(const FleuretShape (&triangles)[2],
                                    const FleuretShape (&boxes)[2], int64_t length);
+
+//===----------------------------------------------------------------------===//
+// The example models' datasets (issue 29), exposed for tests and tools
+//===----------------------------------------------------------------------===//
+
+/// text_bytes' default source: the licence texts that base-files installs on
+/// every Debian system (237,320 bytes in 14 files on Debian 12).
+inline constexpr const char *kDefaultTextCorpus = "/usr/share/common-licenses";
+
+/// A text corpus: its files in the order read, their bytes concatenated.
+struct TextCorpus {
+  std::vector<std::string> files;
+  std::string bytes;
+};
+
+/// Reads `source`: a file, a directory (its files, not its subdirectories')
+/// or a glob pattern (`*`, `?`, `[...]`, `{a,b}`). Files are read in the byte
+/// order of their paths; a symbolic link to a file read already is skipped
+/// (GPL -> GPL-3). False with a one-line `error` naming the path where there
+/// is no such path, no file, an unreadable file, or no byte at all.
+bool readTextCorpus(const std::string &source, TextCorpus &out, std::string &error);
+
+/// Where text_bytes' splits lie in a corpus of `bytes` bytes: train
+/// [0, valBegin), val [valBegin, testBegin), test [testBegin, bytes); val and
+/// test are the last 5% each (bytes / 20, rounded down).
+struct TextSplits {
+  int64_t valBegin = 0, testBegin = 0;
+};
+TextSplits textSplits(int64_t bytes);
+
+/// masked_tokens' rules, one per sequence (MaskedTokens.cpp says which).
+enum class MaskedRule { Count, Copy, Mirror };
+
+/// One sample of masked_tokens before it is written into a batch.
+struct MaskedSample {
+  MaskedRule rule = MaskedRule::Count;
+  std::vector<int32_t> original; // the sequence
+  std::vector<int32_t> tokens;   // the sequence, mask id at the masked positions
+  std::vector<int32_t> labels;   // the original token where masked, -100 elsewhere
+};
+
+/// Sample `index` of split `split` of masked_tokens under `seed`.
+MaskedSample maskedTokensSample(uint64_t seed, const std::string &split, int64_t index,
+                                int64_t vocab, int64_t seq, double maskRate, int64_t maskId);
+
+/// synthetic_images' classes, in order: `classes: k` takes the first k.
+inline constexpr const char *kImageShapes[] = {
+    "horizontal bar", "vertical bar", "diagonal", "antidiagonal", "plus",
+    "x",              "square",       "ring",     "corner",       "filled square"};
+
+/// Image `index` of split `split` of synthetic_images under `seed`:
+/// [channels, size, size] floats, row-major; its class in `label`.
+std::vector<float> syntheticImage(uint64_t seed, const std::string &split, int64_t index,
+                                  int64_t classes, int64_t channels, int64_t size, double noise,
+                                  int32_t &label);
 
 } // namespace tfc::rt
 

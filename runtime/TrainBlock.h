@@ -45,7 +45,8 @@ struct CallKind {
 inline constexpr CallKind kDatasets[] = {
     {"reverse_sequences", {}, true}, {"set_anomaly", {}, true},
     {"fleuret_sequences", {}, true}, {"square_corners", {}, true},
-    {"npy", {"dir"}}};
+    {"text_bytes", {}, true},        {"masked_tokens", {}, true},
+    {"synthetic_images", {}, true},  {"npy", {"dir"}}};
 /// compiler/transforms/TrainStep.cpp builds each (AdamW's weight decay
 /// defaults to 0.01, Adam's to 0: PyTorch's defaults).
 inline constexpr CallKind kOptimizers[] = {

@@ -9,6 +9,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 using namespace mlir;
@@ -21,6 +22,13 @@ static std::string shapeStr(ArrayRef<int64_t> shape) {
   llvm::interleaveComma(shape, os);
   os << "]";
   return s;
+}
+
+/// A number as a message or the .tf language shows it: 0.02, 1e-05.
+static std::string numberStr(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
 }
 
 static const char *dtypeName(DType t) {
@@ -126,6 +134,13 @@ Builder::CallSite::~CallSite() {
   if (builder_ && --builder_->callDepth_ == 0)
     builder_->loc_ = builder_->modelLoc_;
 }
+
+Builder::DecayScope::DecayScope(Builder &builder, std::optional<bool> decay)
+    : builder_(builder), saved_(builder.decay_) {
+  if (decay)
+    builder_.decay_ = decay;
+}
+Builder::DecayScope::~DecayScope() { builder_.decay_ = saved_; }
 
 Builder::Scope::Scope(Builder &builder, StringRef name) : builder_(builder) {
   builder_.scopes_.push_back(name.str());
@@ -273,9 +288,69 @@ Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape,
                  "elements");
   auto type = RankedTensorType::get(shape, ops_.getF32Type());
   auto initAttr = tf::InitAttr::get(&context_, init, llvm::APFloat(scale));
-  return addArgument(
-      type, {ops_.getNamedAttr(tf::TFDialect::kParamAttr, ops_.getStringAttr(full)),
-             ops_.getNamedAttr(tf::TFDialect::kInitAttr, initAttr)});
+  SmallVector<NamedAttribute> attrs = {
+      ops_.getNamedAttr(tf::TFDialect::kParamAttr, ops_.getStringAttr(full)),
+      ops_.getNamedAttr(tf::TFDialect::kInitAttr, initAttr)};
+  if (decay_)
+    attrs.push_back(ops_.getNamedAttr(tf::TFDialect::kDecayAttr, ops_.getBoolAttr(*decay_)));
+  return addArgument(type, attrs);
+}
+
+std::string Init::str() const {
+  switch (kind) {
+  case Kind::zeros:
+    return "zeros";
+  case Kind::ones:
+    return "ones";
+  case Kind::normal:
+    return "normal(" + numberStr(scale) + ")";
+  case Kind::uniform:
+    return "uniform(" + numberStr(scale) + ")";
+  case Kind::xavier:
+    return "xavier";
+  case Kind::kaiming:
+    return "kaiming";
+  }
+  return "?";
+}
+
+Tensor Builder::param(StringRef name, ArrayRef<int64_t> shape, Init init, SourceLoc at) {
+  CallSite site(this, at);
+  if (!checkedCount(shape)) // the other param() reports it
+    return param(name, shape, tf::InitKind::zeros);
+  switch (init.kind) {
+  case Init::Kind::zeros:
+    return param(name, shape, tf::InitKind::zeros);
+  case Init::Kind::ones:
+    return param(name, shape, tf::InitKind::ones);
+  case Init::Kind::normal:
+  case Init::Kind::uniform:
+    if (!(init.scale > 0 && std::isfinite(init.scale)))
+      return error("parameter '" + qualified(name) + "': " +
+                   (init.kind == Init::Kind::normal ? "normal's std" : "uniform's bound") +
+                   " must be positive and finite, got " + numberStr(init.scale));
+    return param(name, shape,
+                 init.kind == Init::Kind::normal ? tf::InitKind::normal : tf::InitKind::uniform,
+                 init.scale);
+  case Init::Kind::xavier:
+  case Init::Kind::kaiming:
+    break;
+  }
+  // torch.nn.init._calculate_fan_in_and_fan_out: [out, in, k...] has fan_in
+  // in * prod(k) and fan_out out * prod(k).
+  if (shape.size() < 2)
+    return error("parameter '" + qualified(name) + "' has shape " + shapeStr(shape) + ": " +
+                 init.str() +
+                 " needs a fan-in and a fan-out, so a rank of at least 2 (as in "
+                 "PyTorch); use normal(std) or uniform(bound)");
+  int64_t receptive = 1;
+  for (int64_t d : shape.drop_front(2))
+    receptive *= d;
+  int64_t fanIn = shape[1] * receptive, fanOut = shape[0] * receptive;
+  double bound = init.kind == Init::Kind::xavier
+                     ? std::sqrt(6.0 / static_cast<double>(fanIn + fanOut))
+                     : 1.0 / std::sqrt(static_cast<double>(fanIn));
+  return param(name, shape, tf::InitKind::uniform, bound);
 }
 
 void Builder::noWeightDecay(Tensor param) {
@@ -284,7 +359,7 @@ void Builder::noWeightDecay(Tensor param) {
       arg.getArgNumber() >= argAttrs_.size())
     return;
   NamedAttrList attrs(cast<DictionaryAttr>(argAttrs_[arg.getArgNumber()]));
-  if (!attrs.get(tf::TFDialect::kParamAttr))
+  if (!attrs.get(tf::TFDialect::kParamAttr) || attrs.get(tf::TFDialect::kDecayAttr))
     return;
   attrs.set(tf::TFDialect::kNoDecayAttr, ops_.getUnitAttr());
   argAttrs_[arg.getArgNumber()] = attrs.getDictionary(&context_);
@@ -1061,6 +1136,112 @@ Tensor causal_mask(Builder &b, int64_t n, SourceLoc at) {
       mask[i * n + j] = j <= i;
   auto type = RankedTensorType::get({n, n}, b.ops().getI1Type());
   return b.causalMaskRow(b.constant(DenseElementsAttr::get(type, ArrayRef<bool>(mask))));
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+/// Non-splat constants (arange, eye) are stored whole in the IR and the
+/// binary: at most 2^26 elements, as positional_encoding.
+static constexpr int64_t kMaxDenseConstant = int64_t(1) << 26;
+
+/// `value` (already checked to fit `dtype`) as a scalar constant broadcast
+/// to `shape`: one splat, whatever the size.
+static Tensor splat(Builder &b, ArrayRef<int64_t> shape, double value, DType dtype,
+                    StringRef what) {
+  if (!checkedCount(shape))
+    return b.error(what + ": shape " + shapeStr(shape) +
+                   ": dimensions must be positive and the size at most 2^31 elements");
+  auto scalarType = RankedTensorType::get({}, elementType(b.context(), dtype));
+  DenseElementsAttr scalar;
+  if (dtype == DType::f32)
+    scalar = DenseElementsAttr::get(scalarType, static_cast<float>(value));
+  else if (dtype == DType::i32)
+    scalar = DenseElementsAttr::get(scalarType,
+                                    ArrayRef<int32_t>(static_cast<int32_t>(value)));
+  else
+    scalar = DenseElementsAttr::get(scalarType, value != 0);
+  return broadcast_to(b.constant(scalar), shape);
+}
+
+Tensor zeros(Builder &b, ArrayRef<int64_t> shape, DType dtype, SourceLoc at) {
+  Builder::CallSite site(&b, at);
+  return splat(b, shape, 0.0, dtype, "zeros");
+}
+
+Tensor ones(Builder &b, ArrayRef<int64_t> shape, DType dtype, SourceLoc at) {
+  Builder::CallSite site(&b, at);
+  return splat(b, shape, 1.0, dtype, "ones");
+}
+
+Tensor full(Builder &b, ArrayRef<int64_t> shape, double value, DType dtype, SourceLoc at) {
+  Builder::CallSite site(&b, at);
+  if (dtype == DType::f32 && !std::isfinite(static_cast<float>(value)))
+    return b.error("full: " + numberStr(value) + " is not a finite f32");
+  if (dtype == DType::i32 && !(value == std::floor(value) && value >= INT32_MIN &&
+                               value <= INT32_MAX))
+    return b.error("full: " + numberStr(value) + " is not an i32 (an integer in [-2^31, 2^31))");
+  if (dtype == DType::boolean && value != 0 && value != 1)
+    return b.error("full: a bool tensor holds 0 or 1 (false or true), got " + numberStr(value));
+  return splat(b, shape, value, dtype, "full");
+}
+
+Tensor arange(Builder &b, int64_t n, DType dtype, SourceLoc at) {
+  return arange(b, 0, n, dtype, at);
+}
+
+Tensor arange(Builder &b, int64_t start, int64_t limit, DType dtype, SourceLoc at) {
+  Builder::CallSite site(&b, at);
+  int64_t count = 0;
+  if (__builtin_sub_overflow(limit, start, &count) || count <= 0 ||
+      count > kMaxDenseConstant)
+    return b.error("arange(" + Twine(start) + ", " + Twine(limit) +
+                   ") needs start < limit and at most 2^26 values");
+  if (dtype == DType::boolean)
+    return b.error("arange makes i32 or f32 values, not bool");
+  if (dtype == DType::i32 && (start < INT32_MIN || limit - 1 > INT32_MAX))
+    return b.error("arange(" + Twine(start) + ", " + Twine(limit) +
+                   "): the values do not fit in i32");
+  auto type = RankedTensorType::get({count}, elementType(b.context(), dtype));
+  if (dtype == DType::f32) {
+    std::vector<float> values(count);
+    for (int64_t i = 0; i < count; ++i)
+      values[i] = static_cast<float>(start + i);
+    return b.constant(DenseElementsAttr::get(type, ArrayRef<float>(values)));
+  }
+  std::vector<int32_t> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = static_cast<int32_t>(start + i);
+  return b.constant(DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
+}
+
+Tensor eye(Builder &b, int64_t n, DType dtype, SourceLoc at) {
+  Builder::CallSite site(&b, at);
+  if (n <= 0 || n > (int64_t(1) << 13))
+    return b.error("eye(" + Twine(n) + ") needs a size in [1, 8192]");
+  auto type = RankedTensorType::get({n, n}, elementType(b.context(), dtype));
+  switch (dtype) {
+  case DType::f32: {
+    std::vector<float> values(n * n, 0.0f);
+    for (int64_t i = 0; i < n; ++i)
+      values[i * n + i] = 1.0f;
+    return b.constant(DenseElementsAttr::get(type, ArrayRef<float>(values)));
+  }
+  case DType::i32: {
+    std::vector<int32_t> values(n * n, 0);
+    for (int64_t i = 0; i < n; ++i)
+      values[i * n + i] = 1;
+    return b.constant(DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
+  }
+  case DType::boolean: {
+    SmallVector<bool> values(n * n, false);
+    for (int64_t i = 0; i < n; ++i)
+      values[i * n + i] = true;
+    return b.constant(DenseElementsAttr::get(type, ArrayRef<bool>(values)));
+  }
+  }
+  return {};
 }
 
 Attention scaled_dot_product(Tensor q, Tensor k, Tensor v, Tensor mask,

@@ -38,6 +38,27 @@ class Builder;
 
 enum class DType { f32, i32, boolean };
 
+/// How a parameter is drawn, as PyTorch's nn.init: zeros, ones, normal(0,
+/// std), uniform(-bound, bound), xavier (xavier_uniform_, gain 1: bound
+/// sqrt(6 / (fan_in + fan_out))) or kaiming (kaiming_uniform_(a = sqrt 5),
+/// nn.Linear's default: bound 1 / sqrt(fan_in)). fan_in and fan_out are
+/// torch's: for a shape [out, in, k...] in * prod(k) and out * prod(k);
+/// xavier and kaiming need a rank of at least 2.
+struct Init {
+  enum class Kind { zeros, ones, normal, uniform, xavier, kaiming };
+  Kind kind = Kind::zeros;
+  double scale = 0.0; // normal's std, uniform's bound
+
+  static Init zeros() { return {Kind::zeros, 0.0}; }
+  static Init ones() { return {Kind::ones, 0.0}; }
+  static Init normal(double std) { return {Kind::normal, std}; }
+  static Init uniform(double bound) { return {Kind::uniform, bound}; }
+  static Init xavier() { return {Kind::xavier, 0.0}; }
+  static Init kaiming() { return {Kind::kaiming, 0.0}; }
+  /// As the .tf language writes it: "normal(0.02)", "xavier".
+  std::string str() const;
+};
+
 /// Where a DSL call is written in a C++ model. Every public DSL function and
 /// Builder method takes one as its defaulted last parameter, so it holds the
 /// caller's file and line, as C++20's std::source_location::current() would
@@ -175,8 +196,13 @@ public:
   Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
                tf::InitKind init, double scale = 0.0,
                SourceLoc at = SourceLoc::current());
+  /// The same, with xavier and kaiming resolved from `shape` (an error for
+  /// a shape of rank < 2, and for a std or bound that is not positive).
+  Tensor param(llvm::StringRef name, llvm::ArrayRef<int64_t> shape, Init init,
+               SourceLoc at = SourceLoc::current());
   /// Marks parameter `param` (from param()) as one AdamW does not decay by
-  /// default, as an embedding table (tf.no_decay); vectors never are.
+  /// default, as an embedding table (tf.no_decay); vectors never are. A
+  /// parameter made under a DecayScope keeps that explicit choice instead.
   void noWeightDecay(Tensor param);
   void output(llvm::StringRef name, Tensor value, SourceLoc at = SourceLoc::current());
   void loss(Tensor value, SourceLoc at = SourceLoc::current());
@@ -234,6 +260,21 @@ public:
 
   private:
     Builder &builder_;
+  };
+  /// RAII: parameters created while it lives carry an explicit weight-decay
+  /// choice, `tf.decay = true|false`, which wins over the optimizer's
+  /// default rule and `decay_all` (a PyTorch parameter group of its own).
+  /// Nothing changes when `decay` is empty; an inner scope wins.
+  class DecayScope {
+  public:
+    DecayScope(Builder &builder, std::optional<bool> decay);
+    ~DecayScope();
+    DecayScope(const DecayScope &) = delete;
+    DecayScope &operator=(const DecayScope &) = delete;
+
+  private:
+    Builder &builder_;
+    std::optional<bool> saved_;
   };
   /// `explicitName` if given, else a fresh name for an unnamed layer of
   /// `kind` in the current scope: "linear", "linear_1", ...
@@ -301,6 +342,7 @@ private:
   mlir::Location loc_;
   std::vector<std::string> scopes_;
   llvm::StringMap<int> layerCounts_; // per scope + kind
+  std::optional<bool> decay_;         // set by DecayScope
   llvm::StringSet<> paramNames_;
   llvm::StringSet<> inputNames_;
   std::vector<mlir::DictionaryAttr> argAttrs_;
@@ -415,6 +457,26 @@ Tensor positional_encoding(Builder &b, int64_t len, int64_t dim,
 /// True on and below the diagonal, [n, n].
 Tensor causal_mask(Builder &b, int64_t n, SourceLoc at = SourceLoc::current());
 
+// Constants (tf.constant; zeros, ones and full are one scalar broadcast, so
+// their size is bounded only as any tensor's, 2^31 elements; arange and eye
+// at most 2^26 elements). dtype f32, i32 or bool where it makes sense.
+Tensor zeros(Builder &b, llvm::ArrayRef<int64_t> shape, DType dtype = DType::f32,
+             SourceLoc at = SourceLoc::current());
+Tensor ones(Builder &b, llvm::ArrayRef<int64_t> shape, DType dtype = DType::f32,
+            SourceLoc at = SourceLoc::current());
+/// `value` everywhere: an integer in i32's range for i32, 0 or 1 for bool.
+Tensor full(Builder &b, llvm::ArrayRef<int64_t> shape, double value,
+            DType dtype = DType::f32, SourceLoc at = SourceLoc::current());
+/// [0, 1, ..., n - 1] (i32 unless dtype says f32).
+Tensor arange(Builder &b, int64_t n, DType dtype = DType::i32,
+              SourceLoc at = SourceLoc::current());
+/// [start, start + 1, ..., limit - 1].
+Tensor arange(Builder &b, int64_t start, int64_t limit, DType dtype = DType::i32,
+              SourceLoc at = SourceLoc::current());
+/// The identity [n, n] (f32 unless dtype says i32 or bool).
+Tensor eye(Builder &b, int64_t n, DType dtype = DType::f32,
+           SourceLoc at = SourceLoc::current());
+
 struct Attention {
   Tensor values;
   Tensor weights; // invalid unless requested
@@ -457,9 +519,30 @@ Tensor mse(Tensor a, Tensor b, SourceLoc at = SourceLoc::current());
 // declaration order"; Clang warns, -Wreorder-init-list). Leave out any.
 //===----------------------------------------------------------------------===//
 
+// Every layer takes `init`, the initialiser of its weight matrices (tables,
+// kernels; biases and norms keep theirs), unset for PyTorch's default, and
+// `decay`, an explicit weight-decay choice for every parameter it makes
+// (Builder::DecayScope), unset for the optimizer's default rule.
+
+struct ParameterOptions {
+  Init init = Init::zeros();
+  std::string name;
+  std::optional<bool> decay;
+};
+/// A learnable tensor of any shape (rank 0 too), named `name` in the
+/// current scope, or `parameter`, `parameter_1`, ... when unnamed.
+Tensor parameter(Builder &b, llvm::ArrayRef<int64_t> shape,
+                 const ParameterOptions &options = {},
+                 SourceLoc at = SourceLoc::current());
+
 struct LinearOptions {
   bool bias = true;
   std::string name;
+  std::optional<Init> init; // default kaiming: uniform(+-1/sqrt(in))
+  std::optional<bool> decay;
+  /// Use this f32 [out, in] tensor as W instead of making one: a parameter
+  /// (an embedding's table, say) used here too is tied, its gradient the sum.
+  Tensor weight;
 };
 /// x @ W^T + b over the last dim; W [out, in] and b with PyTorch's default
 /// init: uniform(+-1/sqrt(in)).
@@ -469,6 +552,7 @@ Tensor linear(Tensor x, int64_t out, const LinearOptions &options = {},
 struct LayerNormOptions {
   double epsilon = 1e-5;
   std::string name;
+  std::optional<bool> decay;
 };
 /// Over the last dim; weight ones, bias zeros.
 Tensor layer_norm(Tensor x, const LayerNormOptions &options = {},
@@ -479,6 +563,8 @@ struct Conv1dOptions {
   int64_t padding = 0;
   bool bias = true;
   std::string name;
+  std::optional<Init> init; // default kaiming: uniform(+-1/sqrt(in * kernel))
+  std::optional<bool> decay;
 };
 /// NCW; weight [out, in, kernel], PyTorch's default init.
 Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options = {},
@@ -486,6 +572,13 @@ Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options = {},
 
 struct EmbeddingOptions {
   std::string name;
+  std::optional<Init> init; // default normal(1.0)
+  /// Explicit: the table decays (true) or not (false). Unset, it is marked
+  /// tf.no_decay: AdamW leaves it out unless decay_all.
+  std::optional<bool> decay;
+  /// Look up in this f32 [vocab, dim] tensor instead of making a table: a
+  /// parameter used here and elsewhere (an output projection) is tied.
+  Tensor table;
 };
 /// Table [vocab, dim] drawn from N(0, 1) as nn.Embedding.
 Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
@@ -498,6 +591,8 @@ struct AttentionOptions {
   Tensor mask;    // bool, 2-d [Tq, Tk], 3-d [B, Tq, Tk] or 4-d [B, H, Tq, Tk]
   std::string name;
   Tensor *weights = nullptr; // receives [B, H, Tq, Tk] when non-null
+  std::optional<Init> init; // the projections'; default xavier
+  std::optional<bool> decay;
 };
 /// The tutorial's MultiheadAttention: one fused qkv projection (q and a
 /// fused kv projection for cross-attention), heads chunk the projections,
@@ -519,6 +614,8 @@ struct EncoderOptions {
   Tensor mask;
   std::string name;
   Activation activation = Activation::relu;
+  std::optional<Init> init; // every weight matrix's (attention, feed-forward)
+  std::optional<bool> decay;
 };
 /// N blocks of self-attention + feed-forward with residuals; `post` is the
 /// UvA tutorial's LayerNorm(x + f(x)), `pre` is x + f(LayerNorm(x)) with a
@@ -537,6 +634,8 @@ struct DecoderOptions {
   Tensor memoryMask;  // cross-attention mask
   std::string name;
   Activation activation = Activation::relu;
+  std::optional<Init> init; // every weight matrix's (attention, feed-forward)
+  std::optional<bool> decay;
 };
 /// N blocks of masked self-attention, cross-attention to `memory` and
 /// feed-forward. Parameters: NAME.i.{self_attn,cross_attn,linear1,linear2,

@@ -34,13 +34,33 @@ bool requireFloat(Tensor x, StringRef layer) {
   return false;
 }
 
-/// x @ W^T + b over the last dimension of x, with W [out, in] drawn
-/// uniform(+-weightBound) and b uniform(+-biasBound) or zeros.
-Tensor affine(Tensor x, int64_t out, bool bias, double weightBound,
-              std::optional<double> biasBound) {
+const char *dtypeName(DType t) {
+  return t == DType::f32 ? "f32" : t == DType::i32 ? "i32" : "bool";
+}
+
+/// Whether `tied`, a tensor given to `layer` through its option `option` in
+/// place of a parameter it would make, is f32 of that parameter's `shape`
+/// (`dims` names them); reports it if not.
+bool checkTied(Tensor tied, ArrayRef<int64_t> shape, StringRef layer, StringRef option,
+               StringRef dims) {
+  if (tied.dtype() == DType::f32 && tied.shape() == shape)
+    return true;
+  Builder &b = tied.builder();
+  b.error(layer + ": " + b.spelling(("." + option).str(), (option + ":").str()) + " is " +
+          dtypeName(tied.dtype()) + " " + shapeStr(tied.shape()) + ", but the layer needs f32 " +
+          shapeStr(shape) + " (" + dims + ")");
+  return false;
+}
+
+/// x @ W^T + b over the last dimension of x, with W [out, in] drawn by
+/// `weightInit` (or `tied`, when valid) and b uniform(+-biasBound) or zeros.
+Tensor affine(Tensor x, int64_t out, bool bias, Init weightInit,
+              std::optional<double> biasBound, Tensor tied = {}) {
   Builder &b = x.builder();
   int64_t in = x.dim(-1);
-  Tensor w = b.param("weight", {out, in}, InitKind::uniform, weightBound);
+  if (tied.valid() && !checkTied(tied, {out, in}, "linear", "weight", "[out, in]"))
+    return {};
+  Tensor w = tied.valid() ? tied : b.param("weight", {out, in}, weightInit);
   Tensor bvec;
   if (bias)
     bvec = biasBound ? b.param("bias", {out}, InitKind::uniform, *biasBound)
@@ -60,11 +80,11 @@ Tensor affine(Tensor x, int64_t out, bool bias, double weightBound,
   return reshape(y, outShape);
 }
 
-/// The tutorial's projections inside attention: xavier-uniform, zero bias.
-Tensor xavierLinear(Tensor x, int64_t out, StringRef name) {
+/// The tutorial's projections inside attention: xavier-uniform (or `init`),
+/// zero bias.
+Tensor xavierLinear(Tensor x, int64_t out, StringRef name, std::optional<Init> init) {
   Builder::Scope scope(x.builder(), name);
-  double bound = std::sqrt(6.0 / static_cast<double>(x.dim(-1) + out));
-  return affine(x, out, /*bias=*/true, bound, std::nullopt);
+  return affine(x, out, /*bias=*/true, init.value_or(Init::xavier()), std::nullopt);
 }
 
 /// [B, T, H * parts * hd] -> `parts` tensors [B, H, T, hd]: each head owns a
@@ -81,13 +101,14 @@ std::vector<Tensor> splitHeads(Tensor x, int64_t heads, int64_t parts) {
   return out;
 }
 
-Tensor feedForward(Tensor x, int64_t hidden, double rate, Activation activation) {
+Tensor feedForward(Tensor x, int64_t hidden, double rate, Activation activation,
+                   std::optional<Init> init) {
   if (!x.valid())
     return {};
-  Tensor h = linear(x, hidden, {.bias = true, .name = "linear1"});
+  Tensor h = linear(x, hidden, {.bias = true, .name = "linear1", .init = init});
   h = dropout(h, rate);
   h = activation == Activation::gelu ? gelu(h) : relu(h);
-  return linear(h, x.dim(-1), {.bias = true, .name = "linear2"});
+  return linear(h, x.dim(-1), {.bias = true, .name = "linear2", .init = init});
 }
 
 /// A block's feed-forward width, after checking the block's input and size.
@@ -124,12 +145,21 @@ Tensor linear(Tensor x, int64_t out, const LinearOptions &options, SourceLoc at)
   if (out <= 0)
     return b.error("linear: output width " + Twine(out) + " must be positive");
   Builder::Scope scope(b, b.layerName("linear", options.name));
+  Builder::DecayScope decay(b, options.decay);
   // PyTorch's nn.Linear: kaiming-uniform(a = sqrt 5) weight and bias, both
   // uniform(+-1/sqrt(in)).
+  Init init = options.init.value_or(Init::kaiming());
   double bound = 1.0 / std::sqrt(static_cast<double>(x.dim(-1)));
   if (x.rank() == 1)
-    return squeeze(affine(unsqueeze(x, 0), out, options.bias, bound, bound), 0);
-  return affine(x, out, options.bias, bound, bound);
+    return squeeze(affine(unsqueeze(x, 0), out, options.bias, init, bound, options.weight), 0);
+  return affine(x, out, options.bias, init, bound, options.weight);
+}
+
+Tensor parameter(Builder &b, ArrayRef<int64_t> shape, const ParameterOptions &options,
+                 SourceLoc at) {
+  Builder::CallSite site(&b, at);
+  Builder::DecayScope decay(b, options.decay);
+  return b.param(b.layerName("parameter", options.name), shape, options.init);
 }
 
 Tensor layer_norm(Tensor x, const LayerNormOptions &options, SourceLoc at) {
@@ -142,6 +172,7 @@ Tensor layer_norm(Tensor x, const LayerNormOptions &options, SourceLoc at) {
   if (!(options.epsilon > 0))
     return b.error("layer_norm: epsilon must be positive");
   Builder::Scope scope(b, b.layerName("layer_norm", options.name));
+  Builder::DecayScope decay(b, options.decay);
   Tensor gamma = b.param("weight", {x.dim(-1)}, InitKind::ones);
   Tensor beta = b.param("bias", {x.dim(-1)}, InitKind::zeros);
   std::vector<Tensor> r = b.create<tf::LayerNormOp>(
@@ -162,10 +193,13 @@ Tensor conv1d(Tensor x, int64_t out, const Conv1dOptions &options, SourceLoc at)
     return b.error("conv1d needs positive out channels and kernel and a "
                    "non-negative padding");
   Builder::Scope scope(b, b.layerName("conv1d", options.name));
+  Builder::DecayScope decay(b, options.decay);
+  // PyTorch's nn.Conv1d: kaiming-uniform(a = sqrt 5) weight, bias
+  // uniform(+-1/sqrt(fan_in)).
   int64_t fanIn = x.dim(1) * options.kernel;
   double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
   Tensor w = b.param("weight", {out, x.dim(1), options.kernel},
-                     InitKind::uniform, bound);
+                     options.init.value_or(Init::kaiming()));
   std::vector<Tensor> operands = {x, w};
   if (options.bias)
     operands.push_back(b.param("bias", {out}, InitKind::uniform, bound));
@@ -187,8 +221,16 @@ Tensor embedding(Tensor ids, int64_t vocab, int64_t dim,
   if (vocab <= 0 || dim <= 0)
     return b.error("embedding needs a positive vocabulary and dimension");
   Builder::Scope scope(b, b.layerName("embedding", options.name));
-  Tensor table = b.param("weight", {vocab, dim}, InitKind::normal, 1.0);
-  b.noWeightDecay(table); // as the GPT-2 and BERT recipes leave embeddings
+  Builder::DecayScope decay(b, options.decay);
+  Tensor table = options.table;
+  if (table.valid()) {
+    if (!checkTied(table, {vocab, dim}, "embedding", "table", "[vocab, dim]"))
+      return {};
+  } else {
+    table = b.param("weight", {vocab, dim}, options.init.value_or(Init::normal(1.0)));
+    if (!options.decay)
+      b.noWeightDecay(table); // as the GPT-2 and BERT recipes leave embeddings
+  }
   std::vector<Tensor> r = b.create<tf::GatherOp>({table, ids});
   return r.empty() ? Tensor() : r[0];
 }
@@ -216,16 +258,18 @@ Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
   std::string name = b.layerName(cross ? "cross_attn" : "self_attn", options.name);
   std::string qualifiedName = b.qualified(name);
   Builder::Scope scope(b, name);
+  Builder::DecayScope decay(b, options.decay);
 
   Tensor q, k, v;
   if (cross) {
-    q = splitHeads(xavierLinear(x, dim, "q"), heads, 1)[0];
+    q = splitHeads(xavierLinear(x, dim, "q", options.init), heads, 1)[0];
     std::vector<Tensor> kv =
-        splitHeads(xavierLinear(options.memory, 2 * dim, "kv"), heads, 2);
+        splitHeads(xavierLinear(options.memory, 2 * dim, "kv", options.init), heads, 2);
     k = kv[0];
     v = kv[1];
   } else {
-    std::vector<Tensor> qkv = splitHeads(xavierLinear(x, 3 * dim, "qkv"), heads, 3);
+    std::vector<Tensor> qkv =
+        splitHeads(xavierLinear(x, 3 * dim, "qkv", options.init), heads, 3);
     q = qkv[0];
     k = qkv[1];
     v = qkv[2];
@@ -272,7 +316,7 @@ Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
     b.attentionMap(qualifiedName, attn.weights);
   Tensor merged = reshape(transpose(attn.values, {0, 2, 1, 3}),
                           {x.dim(0), x.dim(1), dim});
-  return xavierLinear(merged, dim, "out");
+  return xavierLinear(merged, dim, "out", options.init);
 }
 
 Tensor encoder(Tensor x, const EncoderOptions &options, SourceLoc at) {
@@ -284,21 +328,23 @@ Tensor encoder(Tensor x, const EncoderOptions &options, SourceLoc at) {
   if (!ffn)
     return {};
   Builder::Scope scope(b, b.layerName("encoder", options.name));
+  Builder::DecayScope decay(b, options.decay);
   bool pre = options.norm == NormPlacement::pre;
   double rate = options.dropout;
   for (int64_t i = 0; i < options.layers && x.valid(); ++i) {
     Builder::Scope block(b, std::to_string(i));
     AttentionOptions attn{.heads = options.heads, .mask = options.mask,
-                          .name = "self_attn"};
+                          .name = "self_attn", .init = options.init};
     if (pre) {
       x = x + dropout(multi_head_attention(layer_norm(x, {.name = "norm1"}), attn), rate);
       x = x + dropout(feedForward(layer_norm(x, {.name = "norm2"}), *ffn, rate,
-                                  options.activation),
+                                  options.activation, options.init),
                       rate);
     } else {
       x = layer_norm(x + dropout(multi_head_attention(x, attn), rate), {.name = "norm1"});
-      x = layer_norm(x + dropout(feedForward(x, *ffn, rate, options.activation), rate),
-                     {.name = "norm2"});
+      x = layer_norm(
+          x + dropout(feedForward(x, *ffn, rate, options.activation, options.init), rate),
+          {.name = "norm2"});
     }
   }
   return pre ? layer_norm(x, {.name = "norm"}) : x;
@@ -314,25 +360,28 @@ Tensor decoder(Tensor x, Tensor memory, const DecoderOptions &options,
   if (!ffn)
     return {};
   Builder::Scope scope(b, b.layerName("decoder", options.name));
+  Builder::DecayScope decay(b, options.decay);
   bool pre = options.norm == NormPlacement::pre;
   double rate = options.dropout;
   for (int64_t i = 0; i < options.layers && x.valid(); ++i) {
     Builder::Scope block(b, std::to_string(i));
     AttentionOptions self{.heads = options.heads, .mask = options.mask,
-                          .name = "self_attn"};
+                          .name = "self_attn", .init = options.init};
     AttentionOptions cross{.heads = options.heads, .memory = memory,
-                           .mask = options.memoryMask, .name = "cross_attn"};
+                           .mask = options.memoryMask, .name = "cross_attn",
+                           .init = options.init};
     if (pre) {
       x = x + dropout(multi_head_attention(layer_norm(x, {.name = "norm1"}), self), rate);
       x = x + dropout(multi_head_attention(layer_norm(x, {.name = "norm2"}), cross), rate);
       x = x + dropout(feedForward(layer_norm(x, {.name = "norm3"}), *ffn, rate,
-                                  options.activation),
+                                  options.activation, options.init),
                       rate);
     } else {
       x = layer_norm(x + dropout(multi_head_attention(x, self), rate), {.name = "norm1"});
       x = layer_norm(x + dropout(multi_head_attention(x, cross), rate), {.name = "norm2"});
-      x = layer_norm(x + dropout(feedForward(x, *ffn, rate, options.activation), rate),
-                     {.name = "norm3"});
+      x = layer_norm(
+          x + dropout(feedForward(x, *ffn, rate, options.activation, options.init), rate),
+          {.name = "norm3"});
     }
   }
   return pre ? layer_norm(x, {.name = "norm"}) : x;

@@ -56,13 +56,14 @@ constexpr int64_t kMaxStatements = 200000;
 //===----------------------------------------------------------------------===//
 
 struct Value {
-  enum class Kind { Unknown, Int, Float, Bool, Str, Tensor, List, Tuple };
+  enum class Kind { Unknown, Int, Float, Bool, Str, Tensor, List, Tuple, Init };
   Kind kind = Kind::Unknown; // Unknown: while only checking syntax
   int64_t i = 0;
   double f = 0.0;
   bool b = false;
   std::string s;
   Tensor t;
+  Init init; // an initialiser: `xavier`, `normal(0.02)`
   /// List and Tuple elements; shared, so copying a value is cheap.
   std::shared_ptr<const std::vector<Value>> elemsPtr;
   const std::vector<Value> &elems() const {
@@ -98,6 +99,12 @@ struct Value {
     Value r;
     r.kind = Kind::Tensor;
     r.t = v;
+    return r;
+  }
+  static Value initialiser(Init v) {
+    Value r;
+    r.kind = Kind::Init;
+    r.init = v;
     return r;
   }
   static Value list(std::vector<Value> v, Kind kind = Kind::List) {
@@ -169,6 +176,8 @@ std::string describe(const Value &v) {
     return "a list";
   case VK::Tuple:
     return std::to_string(v.elems().size()) + " values";
+  case VK::Init:
+    return "the initialiser " + v.init.str();
   }
   return "a value";
 }
@@ -210,7 +219,10 @@ enum class ArgKind {
   String,
   Norm,    // "post" or "pre"
   Activation, // "relu" or "gelu"
-  Ints,    // an integer or a list of integers (axes)
+  Init,    // an initialiser: zeros, ones, normal(std), uniform(bound), xavier, kaiming
+  Scalar,  // an int, a float or a bool
+  DType,   // "f32", "i32" or "bool"
+  Ints,    // an integer or a list of integers (axes, a shape)
   IntList, // a list of integers (perm, shape)
   Tensors, // a list of tensors
 };
@@ -275,6 +287,20 @@ struct CallArgs {
         out.push_back(e.t);
     return out;
   }
+  std::optional<bool> optBool(StringRef name) const {
+    const Value *v = get(name);
+    return v ? std::optional<bool>(v->b) : std::nullopt;
+  }
+  std::optional<Init> init() const {
+    const Value *v = get("init");
+    return v ? std::optional<Init>(v->init) : std::nullopt;
+  }
+  DType dtype(DType otherwise) const {
+    const Value *v = get("dtype");
+    if (!v)
+      return otherwise;
+    return v->s == "i32" ? DType::i32 : v->s == "bool" ? DType::boolean : DType::f32;
+  }
   NormPlacement norm() const {
     return str("norm", "post") == "pre" ? NormPlacement::pre : NormPlacement::post;
   }
@@ -284,6 +310,33 @@ struct CallArgs {
 };
 
 Value tensorValue(Tensor t) { return Value::tensor(t); }
+
+/// `init` as a value, once its std or bound is known to be usable.
+Value initValue(Builder &b, Init init) {
+  if (!(init.scale > 0 && std::isfinite(init.scale))) {
+    b.error(init.str() + ": the " + (init.kind == Init::Kind::normal ? "std" : "bound") +
+            " must be positive (zeros draws nothing)");
+    return Value();
+  }
+  return Value::initialiser(init);
+}
+
+/// The initialisers, as an error lists them.
+constexpr const char *kInitialisers =
+    "zeros, ones, normal(std), uniform(bound), xavier, kaiming";
+
+/// The initialisers written as a bare name.
+std::optional<Init> bareInitialiser(StringRef name) {
+  if (name == "zeros")
+    return Init::zeros();
+  if (name == "ones")
+    return Init::ones();
+  if (name == "xavier")
+    return Init::xavier();
+  if (name == "kaiming")
+    return Init::kaiming();
+  return std::nullopt;
+}
 
 #define TFC_UNARY(NAME)                                                        \
   {#NAME, {{"x", ArgKind::Tensor, true}},                                      \
@@ -304,19 +357,29 @@ const std::vector<BuiltinSpec> &builtins() {
   static const std::vector<BuiltinSpec> table = {
       // Layers that own weights.
       {"linear",
-       {{"x", K::Tensor, true}, {"out", K::Int, true}, {"bias", K::Bool}, {"name", K::String}},
+       {{"x", K::Tensor, true},
+        {"out", K::Int, true},
+        {"bias", K::Bool},
+        {"name", K::String},
+        {"init", K::Init},
+        {"decay", K::Bool},
+        {"weight", K::OptTensor}},
        [](Builder &, const CallArgs &a) {
          LinearOptions o;
          o.bias = a.boolean("bias", true);
          o.name = a.str("name");
+         o.init = a.init();
+         o.decay = a.optBool("decay");
+         o.weight = a.tensor("weight");
          return tensorValue(linear(a.tensor("x"), a.integer("out"), o));
        }},
       {"layer_norm",
-       {{"x", K::Tensor, true}, {"eps", K::Number}, {"name", K::String}},
+       {{"x", K::Tensor, true}, {"eps", K::Number}, {"name", K::String}, {"decay", K::Bool}},
        [](Builder &, const CallArgs &a) {
          LayerNormOptions o;
          o.epsilon = a.number("eps", o.epsilon);
          o.name = a.str("name");
+         o.decay = a.optBool("decay");
          return tensorValue(layer_norm(a.tensor("x"), o));
        }},
       {"conv1d",
@@ -325,23 +388,33 @@ const std::vector<BuiltinSpec> &builtins() {
         {"kernel", K::Int},
         {"padding", K::Int},
         {"bias", K::Bool},
-        {"name", K::String}},
+        {"name", K::String},
+        {"init", K::Init},
+        {"decay", K::Bool}},
        [](Builder &, const CallArgs &a) {
          Conv1dOptions o;
          o.kernel = a.integer("kernel", o.kernel);
          o.padding = a.integer("padding", o.padding);
          o.bias = a.boolean("bias", true);
          o.name = a.str("name");
+         o.init = a.init();
+         o.decay = a.optBool("decay");
          return tensorValue(conv1d(a.tensor("x"), a.integer("out"), o));
        }},
       {"embedding",
        {{"ids", K::Tensor, true},
         {"vocab", K::Int, true},
         {"dim", K::Int, true},
-        {"name", K::String}},
+        {"name", K::String},
+        {"init", K::Init},
+        {"decay", K::Bool},
+        {"table", K::OptTensor}},
        [](Builder &, const CallArgs &a) {
          EmbeddingOptions o;
          o.name = a.str("name");
+         o.init = a.init();
+         o.decay = a.optBool("decay");
+         o.table = a.tensor("table");
          return tensorValue(
              embedding(a.tensor("ids"), a.integer("vocab"), a.integer("dim"), o));
        }},
@@ -350,13 +423,17 @@ const std::vector<BuiltinSpec> &builtins() {
         {"heads", K::Int},
         {"memory", K::OptTensor},
         {"mask", K::OptTensor},
-        {"name", K::String}},
+        {"name", K::String},
+        {"init", K::Init},
+        {"decay", K::Bool}},
        [](Builder &, const CallArgs &a) {
          AttentionOptions o;
          o.heads = a.integer("heads", o.heads);
          o.memory = a.tensor("memory");
          o.mask = a.tensor("mask");
          o.name = a.str("name");
+         o.init = a.init();
+         o.decay = a.optBool("decay");
          return tensorValue(multi_head_attention(a.tensor("x"), o));
        }},
       {"encoder",
@@ -368,7 +445,9 @@ const std::vector<BuiltinSpec> &builtins() {
         {"norm", K::Norm},
         {"mask", K::OptTensor},
         {"name", K::String},
-        {"activation", K::Activation}},
+        {"activation", K::Activation},
+        {"init", K::Init},
+        {"decay", K::Bool}},
        [](Builder &, const CallArgs &a) {
          EncoderOptions o;
          o.layers = a.integer("layers", o.layers);
@@ -379,6 +458,8 @@ const std::vector<BuiltinSpec> &builtins() {
          o.mask = a.tensor("mask");
          o.name = a.str("name");
          o.activation = a.activation();
+         o.init = a.init();
+         o.decay = a.optBool("decay");
          return tensorValue(encoder(a.tensor("x"), o));
        }},
       {"decoder",
@@ -392,7 +473,9 @@ const std::vector<BuiltinSpec> &builtins() {
         {"mask", K::OptTensor},
         {"memory_mask", K::OptTensor},
         {"name", K::String},
-        {"activation", K::Activation}},
+        {"activation", K::Activation},
+        {"init", K::Init},
+        {"decay", K::Bool}},
        [](Builder &, const CallArgs &a) {
          DecoderOptions o;
          o.layers = a.integer("layers", o.layers);
@@ -404,7 +487,62 @@ const std::vector<BuiltinSpec> &builtins() {
          o.memoryMask = a.tensor("memory_mask");
          o.name = a.str("name");
          o.activation = a.activation();
+         o.init = a.init();
+         o.decay = a.optBool("decay");
          return tensorValue(decoder(a.tensor("x"), a.tensor("memory"), o));
+       }},
+      {"parameter",
+       {{"shape", K::Ints, true}, {"init", K::Init}, {"name", K::String}, {"decay", K::Bool}},
+       [](Builder &b, const CallArgs &a) {
+         ParameterOptions o;
+         o.init = a.init().value_or(o.init);
+         o.name = a.str("name");
+         o.decay = a.optBool("decay");
+         return tensorValue(parameter(b, a.ints("shape"), o));
+       }},
+      // Initialisers with an argument (zeros, ones, xavier and kaiming are
+      // bare names: see Parser::lookup).
+      {"normal",
+       {{"std", K::Number, true}},
+       [](Builder &b, const CallArgs &a) {
+         return initValue(b, Init::normal(a.number("std", 0.0)));
+       }},
+      {"uniform",
+       {{"bound", K::Number, true}},
+       [](Builder &b, const CallArgs &a) {
+         return initValue(b, Init::uniform(a.number("bound", 0.0)));
+       }},
+      // Constants.
+      {"zeros",
+       {{"shape", K::Ints, true}, {"dtype", K::DType}},
+       [](Builder &b, const CallArgs &a) {
+         return tensorValue(zeros(b, a.ints("shape"), a.dtype(DType::f32)));
+       }},
+      {"ones",
+       {{"shape", K::Ints, true}, {"dtype", K::DType}},
+       [](Builder &b, const CallArgs &a) {
+         return tensorValue(ones(b, a.ints("shape"), a.dtype(DType::f32)));
+       }},
+      {"full",
+       {{"shape", K::Ints, true}, {"value", K::Scalar, true}, {"dtype", K::DType}},
+       [](Builder &b, const CallArgs &a) {
+         const Value &v = *a.get("value");
+         double value = v.is(VK::Bool) ? double(v.b) : v.asDouble();
+         DType dtype = a.dtype(v.is(VK::Bool) ? DType::boolean : DType::f32);
+         return tensorValue(full(b, a.ints("shape"), value, dtype));
+       }},
+      {"arange",
+       {{"start", K::Int, true}, {"limit", K::Int}, {"dtype", K::DType}},
+       [](Builder &b, const CallArgs &a) {
+         DType dtype = a.dtype(DType::i32);
+         if (!a.get("limit")) // arange(n)
+           return tensorValue(arange(b, a.integer("start"), dtype));
+         return tensorValue(arange(b, a.integer("start"), a.integer("limit"), dtype));
+       }},
+      {"eye",
+       {{"n", K::Int, true}, {"dtype", K::DType}},
+       [](Builder &b, const CallArgs &a) {
+         return tensorValue(eye(b, a.integer("n"), a.dtype(DType::f32)));
        }},
       // Functions.
       {"one_hot",
@@ -685,6 +823,7 @@ private:
   FailureOr<Value> parseList();
   FailureOr<Value> parseCall();
   FailureOr<Value> lookup(size_t t);
+  LogicalResult initialiserError(size_t t, bool isCall);
 
   // Evaluation ----------------------------------------------------------------
   FailureOr<Value> applyBinary(TokenKind op, const Value &l, const Value &r, size_t at);
@@ -715,6 +854,9 @@ private:
   size_t pos_ = 0;
   /// '**' chains being parsed (each a recursion), and the most allowed.
   unsigned powerDepth_ = 0;
+  /// The first token of the initialiser argument being parsed, if any: an
+  /// unknown name there is an unknown initialiser.
+  size_t initArgTok_ = SIZE_MAX;
   static constexpr unsigned kMaxPowerChain = 64;
   Mode mode_ = Mode::Check;
   int depth_ = 0;
@@ -1625,12 +1767,30 @@ FailureOr<Value> Parser::lookup(size_t t) {
     usedBatch_ = true;
     return Value::integer(batch_);
   }
+  if (std::optional<Init> init = bareInitialiser(name))
+    return Value::initialiser(*init);
+  if (t == initArgTok_)
+    return initialiserError(t, /*isCall=*/false);
   if (isFunction(name))
     return error(t, quote(name) + " is a function; call it: " + name + "(...)");
   std::vector<std::string> vars = {"batch"};
   for (const auto &var : frame().vars)
     vars.push_back(var.getKey().str());
   return error(t, "unknown name " + quote(name) + suggest(name, vars));
+}
+
+/// The name at `t`, written as an initialiser argument, is none (or is
+/// called with arguments it does not take).
+LogicalResult Parser::initialiserError(size_t t, bool isCall) {
+  StringRef name = toks_[t].text;
+  if (isCall && bareInitialiser(name))
+    return error(t, "initialiser " + quote(name) + " takes no arguments: write init: " + name);
+  if (!isCall && (name == "normal" || name == "uniform"))
+    return error(t, "initialiser " + quote(name) + " takes its " +
+                        (name == "normal" ? "std: normal(0.02)" : "bound: uniform(0.1)"));
+  return error(t, "unknown initialiser " + quote(name) +
+                      suggest(name, {"zeros", "ones", "normal", "uniform", "xavier", "kaiming"}) +
+                      " (initialisers: " + kInitialisers + ")");
 }
 
 FailureOr<Value> Parser::parseCall() {
@@ -1641,8 +1801,19 @@ FailureOr<Value> Parser::parseCall() {
   std::vector<CallArg> args;
   llvm::StringSet<> keywords;
   bool sawKeyword = false;
+  // The built-in's positional parameters, to know which argument is an
+  // initialiser (a def of the same name wins, as below).
+  const BuiltinSpec *builtin = mode_ == Mode::Build && !defs_.count(name) ? findBuiltin(name)
+                                                                           : nullptr;
+  std::vector<const ParamSpec *> positional;
+  if (builtin)
+    for (const ParamSpec &p : builtin->params)
+      if (StringRef(p.name) != "name")
+        positional.push_back(&p);
+  size_t savedInitArgTok = initArgTok_;
   while (!tok().is(TokenKind::RParen)) {
     CallArg arg;
+    size_t index = args.size();
     if (atKeywordArg()) {
       arg.keyword = tok().text.str();
       if (!keywords.insert(arg.keyword).second)
@@ -1654,7 +1825,13 @@ FailureOr<Value> Parser::parseCall() {
       return error(pos_, "positional argument after keyword arguments");
     }
     arg.tok = pos_;
+    bool isInit = builtin && (arg.keyword.empty()
+                                  ? index < positional.size() &&
+                                        positional[index]->kind == ArgKind::Init
+                                  : arg.keyword == "init");
+    initArgTok_ = isInit ? pos_ : SIZE_MAX;
     FailureOr<Value> v = parseExpr();
+    initArgTok_ = savedInitArgTok;
     if (failed(v))
       return failure();
     arg.value = std::move(*v);
@@ -1673,6 +1850,8 @@ FailureOr<Value> Parser::parseCall() {
     return error(calleeTok, "expected a constant, got a call of " + quote(name));
   if (auto it = defs_.find(name); it != defs_.end())
     return callDef(it->second, args, calleeTok);
+  if (calleeTok == initArgTok_ && (bareInitialiser(name) || !findBuiltin(name)))
+    return initialiserError(calleeTok, /*isCall=*/true);
   if (const BuiltinSpec *spec = findBuiltin(name))
     return callBuiltin(*spec, args, calleeTok);
   if (frame().vars.count(name))
@@ -1807,6 +1986,9 @@ FailureOr<Value> Parser::applyBinary(TokenKind op, const Value &l, const Value &
     return tupleError(l, at);
   if (r.is(VK::Tuple))
     return tupleError(r, at);
+  if (l.is(VK::Init) || r.is(VK::Init))
+    return error(at, "cannot apply " + spell(op) + " to " + describe(l) + " and " +
+                         describe(r) + " (an initialiser is an argument, as in init: xavier)");
   if (l.is(VK::List) || r.is(VK::List))
     return error(at, "cannot apply " + spell(op) +
                          " to a list (lists are arguments, as in transpose(x, [0, 2, 1]))");
@@ -1956,6 +2138,21 @@ FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &pa
     if (v.is(VK::Str) && (v.s == "relu" || v.s == "gelu"))
       return v;
     return bad("\"relu\" or \"gelu\"");
+  case ArgKind::Init:
+    if (v.is(VK::Init))
+      return v;
+    if (v.is(VK::Str) && bareInitialiser(v.s))
+      return bad("an initialiser, written without quotes (" + std::string(param.name) + ": " +
+                 v.s + ")");
+    return bad(std::string("an initialiser (") + kInitialisers + ")");
+  case ArgKind::Scalar:
+    if (v.isNumber() || v.is(VK::Bool))
+      return v;
+    return bad("a number or a bool");
+  case ArgKind::DType:
+    if (v.is(VK::Str) && (v.s == "f32" || v.s == "i32" || v.s == "bool"))
+      return v;
+    return bad("\"f32\", \"i32\" or \"bool\"");
   case ArgKind::Ints:
     if (v.is(VK::Int))
       return Value::list({v});

@@ -193,10 +193,14 @@ struct ParamUpdate {
 /// One PyTorch optimizer step for parameter `p` with gradient `g` and
 /// learning rate `lr` (scalar); `state` holds its buffers; `t1` is the step
 /// number after this one (1 on the first step).
-/// Whether AdamW's decoupled decay applies to parameter `i` of `f`: unless
-/// decay_all, not to a vector (a bias, a norm's scale or shift) nor to a
-/// table the DSL marked tf.no_decay (an embedding).
+/// Whether the optimizer's weight decay applies to parameter `i` of `f`: as
+/// its explicit tf.decay says (a parameter group of its own, for any
+/// optimizer); else AdamW's, unless decay_all, not to a vector (a bias, a
+/// norm's scale or shift) nor to a table the DSL marked tf.no_decay (an
+/// embedding).
 bool decays(const TrainSettings &s, func::FuncOp f, unsigned i) {
+  if (auto decay = f.getArgAttrOfType<BoolAttr>(i, tf::TFDialect::kDecayAttr))
+    return decay.getValue();
   if (s.optimizer != "adamw" || s.decayAll)
     return true;
   auto type = cast<RankedTensorType>(f.getArgument(i).getType());

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -254,6 +255,143 @@ TEST_F(DslErrors, TfFrontendSaysFloat) {
             "relu needs f32 operands, got i32 [2, 3] (integer and bool tensors enter "
             "arithmetic only through float(), one_hot() or embedding())");
   EXPECT_EQ(captured_.line, 3u);
+}
+
+// Learnable tensors, tying, initialisers and constants: each error at the
+// user's line, spelled in C++ (`.weight`, `.table`).
+
+TEST_F(DslErrors, TiedWeightOfTheWrongShapeNamesBothShapes) {
+  Builder b(context_, "m");
+  Tensor x = b.input("x", DType::f32, {2, 8});
+  Tensor wte = parameter(b, {8, 10}, {.init = Init::normal(0.02), .name = "wte"});
+  unsigned line = __LINE__ + 1;
+  Tensor y = linear(x, 10, {.bias = false, .weight = wte});
+  EXPECT_FALSE(y.valid());
+  EXPECT_EQ(captured_.printed,
+            expected("m", line,
+                     "linear: .weight is f32 [8, 10], but the layer needs f32 [10, 8] "
+                     "([out, in])"));
+}
+
+TEST_F(DslErrors, TiedTableOfTheWrongShapeOrDtype) {
+  Builder b(context_, "m");
+  Tensor ids = b.input("ids", DType::i32, {2, 5});
+  unsigned line = __LINE__ + 1;
+  Tensor y = embedding(ids, 10, 4, {.table = ids});
+  EXPECT_FALSE(y.valid());
+  EXPECT_EQ(captured_.printed,
+            expected("m", line,
+                     "embedding: .table is i32 [2, 5], but the layer needs f32 [10, 4] "
+                     "([vocab, dim])"));
+}
+
+TEST_F(DslErrors, XavierOfAVectorIsAnErrorAsInPyTorch) {
+  Builder b(context_, "m");
+  unsigned line = __LINE__ + 1;
+  Tensor p = parameter(b, {16}, {.init = Init::kaiming(), .name = "gain"});
+  EXPECT_FALSE(p.valid());
+  EXPECT_EQ(captured_.printed,
+            expected("m", line,
+                     "parameter 'gain' has shape [16]: kaiming needs a fan-in and a fan-out, "
+                     "so a rank of at least 2 (as in PyTorch); use normal(std) or "
+                     "uniform(bound)"));
+}
+
+TEST_F(DslErrors, InitialiserScaleMustBePositive) {
+  Builder b(context_, "m");
+  Tensor x = b.input("x", DType::f32, {2, 8});
+  unsigned line = __LINE__ + 1;
+  Tensor y = linear(x, 4, {.init = Init::normal(0.0)});
+  EXPECT_FALSE(y.valid());
+  EXPECT_EQ(captured_.printed,
+            expected("m", line,
+                     "parameter 'linear.weight': normal's std must be positive and finite, "
+                     "got 0"));
+}
+
+TEST_F(DslErrors, ParameterShapeAndNameAreChecked) {
+  Builder b(context_, "m");
+  Tensor ok = parameter(b, {3}, {.name = "p"});
+  EXPECT_TRUE(ok.valid());
+  unsigned line = __LINE__ + 1;
+  Tensor again = parameter(b, {3}, {.name = "p"});
+  EXPECT_FALSE(again.valid());
+  EXPECT_EQ(captured_.printed,
+            expected("m", line,
+                     "parameter 'p' is defined twice (give one of the layers a different "
+                     ".name)"));
+
+  Builder c(context_, "n");
+  captured_ = {};
+  line = __LINE__ + 1;
+  Tensor huge = parameter(c, {int64_t(1) << 40, int64_t(1) << 40});
+  EXPECT_FALSE(huge.valid());
+  EXPECT_EQ(captured_.printed,
+            expected("n", line,
+                     "parameter 'parameter' has shape [1099511627776, 1099511627776]: "
+                     "dimensions must be positive and the size at most 2^31 elements"));
+}
+
+TEST_F(DslErrors, ConstantsCheckTheirValuesAndSizes) {
+  struct Case {
+    std::function<Tensor(Builder &)> build;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {[](Builder &b) { return full(b, {2}, 0.5, DType::i32); },
+       "full: 0.5 is not an i32 (an integer in [-2^31, 2^31))"},
+      {[](Builder &b) { return full(b, {2}, 3e9, DType::i32); },
+       "full: 3e+09 is not an i32 (an integer in [-2^31, 2^31))"},
+      {[](Builder &b) { return full(b, {2}, 2, DType::boolean); },
+       "full: a bool tensor holds 0 or 1 (false or true), got 2"},
+      {[](Builder &b) { return full(b, {2}, 1e39); }, "full: 1e+39 is not a finite f32"},
+      {[](Builder &b) { return zeros(b, {4, -1}); },
+       "zeros: shape [4, -1]: dimensions must be positive and the size at most 2^31 elements"},
+      {[](Builder &b) { return arange(b, 3, 3); },
+       "arange(3, 3) needs start < limit and at most 2^26 values"},
+      {[](Builder &b) { return arange(b, INT64_MIN, INT64_MAX); },
+       "arange(-9223372036854775808, 9223372036854775807) needs start < limit and at most "
+       "2^26 values"},
+      {[](Builder &b) { return arange(b, int64_t(1) << 40, (int64_t(1) << 40) + 2); },
+       "arange(1099511627776, 1099511627778): the values do not fit in i32"},
+      {[](Builder &b) { return arange(b, 3, DType::boolean); },
+       "arange makes i32 or f32 values, not bool"},
+      {[](Builder &b) { return eye(b, 10000); }, "eye(10000) needs a size in [1, 8192]"},
+  };
+  for (const Case &c : cases) {
+    captured_ = {};
+    Builder b(context_, "m");
+    Tensor t = c.build(b);
+    EXPECT_FALSE(t.valid()) << c.message;
+    EXPECT_EQ(captured_.message, c.message);
+    EXPECT_EQ(captured_.file, __FILE__) << "at the lambda's line, not in the DSL";
+  }
+}
+
+TEST_F(DslErrors, TfFrontendSaysWeightColonAndSuggestsTheInitialiser) {
+  const char *source = "model m {\n"
+                       "  input x: f32[2, 8]\n"
+                       "  let w = parameter([8, 8], init: xavier, name: \"w\")\n"
+                       "  output y = linear(x, 4, weight: w, init: kaimin)\n"
+                       "}\n";
+  FrontendResult r = parseTfSource(source, "m.tf", context_);
+  EXPECT_FALSE(r.module);
+  EXPECT_EQ(captured_.message,
+            "unknown initialiser 'kaimin'; did you mean 'kaiming'? (initialisers: zeros, ones, "
+            "normal(std), uniform(bound), xavier, kaiming)");
+  EXPECT_EQ(captured_.line, 4u);
+
+  captured_ = {};
+  const char *tied = "model m {\n"
+                     "  input x: f32[2, 8]\n"
+                     "  let w = parameter([8, 8], init: xavier, name: \"w\")\n"
+                     "  output y = linear(x, 4, weight: w)\n"
+                     "}\n";
+  r = parseTfSource(tied, "m.tf", context_);
+  EXPECT_FALSE(r.module);
+  EXPECT_EQ(captured_.message,
+            "linear: weight: is f32 [8, 8], but the layer needs f32 [4, 8] ([out, in])");
+  EXPECT_EQ(captured_.line, 4u);
 }
 
 } // namespace

@@ -836,4 +836,179 @@ TEST_F(GradientTest, CompositeConv1dLayers) {
   checkGradientFunction(b.finish());
 }
 
+//===----------------------------------------------------------------------===//
+// Learnable tensors, tying, initialisers and constants
+//===----------------------------------------------------------------------===//
+
+/// The tf.init of the parameter named `name` of the model in `module`.
+tf::InitAttr initOf(mlir::ModuleOp module, llvm::StringRef name) {
+  auto f = *module.getOps<mlir::func::FuncOp>().begin();
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (auto param = f.getArgAttrOfType<mlir::StringAttr>(i, tf::TFDialect::kParamAttr))
+      if (param.getValue() == name)
+        return f.getArgAttrOfType<tf::InitAttr>(i, tf::TFDialect::kInitAttr);
+  return {};
+}
+
+/// The names of the parameters of the model in `module`, in order.
+std::vector<std::string> paramNames(mlir::ModuleOp module) {
+  auto f = *module.getOps<mlir::func::FuncOp>().begin();
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < f.getNumArguments(); ++i)
+    if (auto param = f.getArgAttrOfType<mlir::StringAttr>(i, tf::TFDialect::kParamAttr))
+      names.push_back(param.str());
+  return names;
+}
+
+// Learnable tensors of rank 0, 2 and 3, used as a scale, a matrix and a
+// token prepended along the sequence (a ViT's cls token), named as asked,
+// numbered when not, and under their scope.
+TEST_F(GradientTest, ParametersOfAnyShapeUsedAnywhere) {
+  Builder b(context, "model");
+  Tensor x = b.input("x", DType::f32, {2, 3, 4});
+  Tensor target = b.input("target", DType::f32, {2, 4, 4});
+  Tensor cls = parameter(b, {1, 1, 4}, {.init = Init::normal(0.02), .name = "cls"});
+  Tensor w = parameter(b, {4, 4}, {.init = Init::xavier()});
+  Tensor scale;
+  {
+    Builder::Scope scope(b, "block");
+    scale = parameter(b, {}, {.init = Init::ones()});
+  }
+  Tensor h = concat({broadcast_to(cls, {2, 1, 4}), x}, 1);
+  b.loss(mse(tanh(matmul(h, w)) * scale, target));
+  checkGradientFunction(b.finish());
+  EXPECT_EQ(paramNames(*module), (std::vector<std::string>{"cls", "parameter", "block.parameter"}));
+  EXPECT_EQ(initOf(*module, "cls").getKind(), tf::InitKind::normal);
+  EXPECT_EQ(initOf(*module, "cls").getScale().convertToDouble(), 0.02);
+  EXPECT_EQ(initOf(*module, "parameter").getScale().convertToDouble(), std::sqrt(6.0 / 8.0));
+  EXPECT_EQ(initOf(*module, "block.parameter").getKind(), tf::InitKind::ones);
+}
+
+// One parameter as an embedding's table, an output projection's weight and
+// the right operand of a plain matmul: one argument, whose gradient is the
+// sum of what its three uses would get as three parameters.
+TEST_F(GradientTest, TiedParameterGetsTheSumOfItsUsesGradients) {
+  auto build = [&](bool tied) {
+    Builder b(context, "model");
+    Tensor ids = b.input("ids", DType::i32, {2, 3});
+    Tensor labels = b.input("labels", DType::i32, {2, 3});
+    auto table = [&](const char *name) {
+      return parameter(b, {5, 4}, {.init = Init::normal(1.0), .name = name});
+    };
+    Tensor wte = table("wte");
+    Tensor h = tanh(embedding(ids, 5, 4, {.table = wte}));
+    Tensor logits = linear(h, 5, {.bias = false, .weight = tied ? wte : table("proj")});
+    logits = logits + matmul(h, transpose(tied ? wte : table("mat"), {1, 0}));
+    b.loss(cross_entropy(logits, labels));
+    return b.finish();
+  };
+  checkGradientFunction(build(true));
+  EXPECT_EQ(paramNames(*module), std::vector<std::string>{"wte"});
+
+  // The same values in three parameters: the tied gradient is their sum.
+  mlir::OwningOpRef<mlir::ModuleOp> tiedModule = std::move(module);
+  mlir::OwningOpRef<mlir::ModuleOp> untiedModule = build(false);
+  ASSERT_TRUE(untiedModule);
+  EXPECT_EQ(paramNames(*untiedModule), (std::vector<std::string>{"wte", "proj", "mat"}));
+  auto gradOf = [&](mlir::ModuleOp m) {
+    return createGradientFunction(*m.getOps<mlir::func::FuncOp>().begin(), "grad");
+  };
+  auto tiedGrad = gradOf(*tiedModule), untiedGrad = gradOf(*untiedModule);
+  ASSERT_TRUE(mlir::succeeded(tiedGrad) && mlir::succeeded(untiedGrad));
+  HostTensor ids = ints({2, 3}, 5), labels = ints({2, 3}, 5), w = normal({5, 4});
+  std::vector<HostTensor> tied = run(*tiedGrad, {ids, labels, w});
+  std::vector<HostTensor> untied = run(*untiedGrad, {ids, labels, w, w, w});
+  ASSERT_EQ(tied.size(), 2u);   // loss, d wte
+  ASSERT_EQ(untied.size(), 4u); // loss, d wte, d proj, d mat
+  EXPECT_NEAR(tied[0].data[0], untied[0].data[0], 1e-12);
+  for (size_t i = 0; i < w.data.size(); ++i) {
+    double sum = untied[1].data[i] + untied[2].data[i] + untied[3].data[i];
+    EXPECT_NEAR(tied[1].data[i], sum, 1e-12) << "element " << i;
+    EXPECT_NE(untied[2].data[i], 0.0) << "each use contributes";
+  }
+}
+
+// init: on every layer that owns weight matrices sets theirs, as PyTorch's
+// nn.init computes the bound from torch's fan-in and fan-out (a conv's
+// kernel is its receptive field); biases and norms keep their defaults.
+TEST_F(GradientTest, InitialiserChoiceOnEveryLayer) {
+  Builder b(context, "model");
+  Tensor ids = b.input("ids", DType::i32, {2, 6});
+  Tensor labels = b.input("labels", DType::i32, {2, 6});
+  Tensor x = embedding(ids, 7, 4, {.init = Init::uniform(0.5)});
+  Tensor c = conv1d(transpose(x, {0, 2, 1}), 4, {.kernel = 3, .padding = 1,
+                                                 .init = Init::xavier()});
+  x = x + transpose(c, {0, 2, 1});
+  x = multi_head_attention(x, {.heads = 2, .init = Init::kaiming()});
+  x = encoder(x, {.heads = 2, .ffn = 6, .init = Init::normal(0.3)});
+  x = decoder(x, x, {.heads = 2, .ffn = 6, .init = Init::uniform(0.4)});
+  b.loss(cross_entropy(linear(x, 7, {.init = Init::normal(0.7)}), labels));
+  checkGradientFunction(b.finish());
+  auto expectInit = [&](const char *name, tf::InitKind kind, double scale) {
+    tf::InitAttr init = initOf(*module, name);
+    ASSERT_TRUE(init) << name;
+    EXPECT_EQ(init.getKind(), kind) << name;
+    EXPECT_DOUBLE_EQ(init.getScale().convertToDouble(), scale) << name;
+  };
+  using K = tf::InitKind;
+  expectInit("embedding.weight", K::uniform, 0.5);
+  expectInit("conv1d.weight", K::uniform, std::sqrt(6.0 / (4 * 3 + 4 * 3)));
+  expectInit("conv1d.bias", K::uniform, 1.0 / std::sqrt(12.0)); // the default
+  expectInit("self_attn.qkv.weight", K::uniform, 1.0 / std::sqrt(4.0));
+  expectInit("self_attn.qkv.bias", K::zeros, 0.0);
+  expectInit("self_attn.out.weight", K::uniform, 0.5);
+  expectInit("encoder.0.self_attn.qkv.weight", K::normal, 0.3);
+  expectInit("encoder.0.linear1.weight", K::normal, 0.3);
+  expectInit("encoder.0.linear2.weight", K::normal, 0.3);
+  expectInit("encoder.0.linear2.bias", K::uniform, 1.0 / std::sqrt(6.0));
+  expectInit("encoder.0.norm1.weight", K::ones, 0.0);
+  expectInit("decoder.0.cross_attn.q.weight", K::uniform, 0.4);
+  expectInit("decoder.0.cross_attn.kv.weight", K::uniform, 0.4);
+  expectInit("decoder.0.linear1.weight", K::uniform, 0.4);
+  expectInit("linear.weight", K::normal, 0.7);
+  expectInit("linear.bias", K::uniform, 0.5);
+}
+
+// zeros, ones, full, arange and eye hold their values (run through the
+// interpreter), in each dtype they take; a gradient flows through arithmetic
+// with them.
+TEST_F(GradientTest, ConstantsHoldTheirValuesAndGradientsFlowPastThem) {
+  Builder b(context, "model");
+  Tensor x = b.input("x", DType::f32, {3, 3});
+  b.output("zeros", zeros(b, {2, 2}));
+  b.output("ones_i32", ones(b, {3}, DType::i32));
+  b.output("full", full(b, {2}, -2.5));
+  b.output("full_bool", full(b, {2, 1}, 1, DType::boolean));
+  b.output("arange", arange(b, 4));
+  b.output("arange_f32", arange(b, -2, 1, DType::f32));
+  b.output("eye", eye(b, 3));
+  b.output("eye_bool", eye(b, 2, DType::boolean));
+  b.output("scalar", full(b, {}, 7));
+  module = b.finish();
+  ASSERT_TRUE(module);
+  auto f = *module->getOps<mlir::func::FuncOp>().begin();
+  std::vector<HostTensor> r = run(f, {normal({3, 3})});
+  ASSERT_EQ(r.size(), 9u);
+  using V = std::vector<double>;
+  EXPECT_EQ(r[0].data, V({0, 0, 0, 0}));
+  EXPECT_EQ(r[1].data, V({1, 1, 1}));
+  EXPECT_EQ(r[1].type, ElementType::i32);
+  EXPECT_EQ(r[2].data, V({-2.5, -2.5}));
+  EXPECT_EQ(r[3].data, V({1, 1}));
+  EXPECT_EQ(r[3].type, ElementType::i1);
+  EXPECT_EQ(r[4].data, V({0, 1, 2, 3}));
+  EXPECT_EQ(r[4].type, ElementType::i32);
+  EXPECT_EQ(r[5].data, V({-2, -1, 0}));
+  EXPECT_EQ(r[6].data, V({1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(r[7].data, V({1, 0, 0, 1}));
+  EXPECT_EQ(r[8].shape, std::vector<int64_t>{});
+  EXPECT_EQ(r[8].data, V({7}));
+
+  Builder g(context, "model");
+  Tensor y = g.input("y", DType::f32, {3, 3});
+  Tensor shift = to_float(unsqueeze(arange(g, 3), 0));
+  g.loss(sum(tanh(matmul(y, eye(g, 3) * 2.0 + full(g, {3, 3}, 0.1)) + shift) * ones(g, {3})));
+  checkGradientFunction(g.finish());
+}
+
 } // namespace
