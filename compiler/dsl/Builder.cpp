@@ -1208,12 +1208,14 @@ Tensor arange(Builder &b, int64_t start, int64_t limit, DType dtype, SourceLoc a
     std::vector<float> values(count);
     for (int64_t i = 0; i < count; ++i)
       values[i] = static_cast<float>(start + i);
-    return b.constant(DenseElementsAttr::get(type, ArrayRef<float>(values)));
+    return b.sequenceRange(b.constant(DenseElementsAttr::get(type, ArrayRef<float>(values))),
+                           start);
   }
   std::vector<int32_t> values(count);
   for (int64_t i = 0; i < count; ++i)
     values[i] = static_cast<int32_t>(start + i);
-  return b.constant(DenseElementsAttr::get(type, ArrayRef<int32_t>(values)));
+  return b.sequenceRange(b.constant(DenseElementsAttr::get(type, ArrayRef<int32_t>(values))),
+                         start);
 }
 
 Tensor eye(Builder &b, int64_t n, DType dtype, SourceLoc at) {

@@ -230,6 +230,10 @@ public:
   /// In the decode step, the row of `table` [length, ...] at the position,
   /// [1, ...] (positional encodings, learned positions); else `table`.
   Tensor sequenceRow(Tensor table);
+  /// In the decode step, the element at the position of `range` = [start,
+  /// start + length) (arange over the sequence, as learned positions index
+  /// with): [start + position], of its dtype; else `range`.
+  Tensor sequenceRange(Tensor range, int64_t start);
   /// In the decode step, the decode position's row of a causal mask: true
   /// where the key's position is at most the position, bool[1, length];
   /// else `full`. Either is remembered as a causal mask.

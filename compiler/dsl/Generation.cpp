@@ -104,6 +104,22 @@ Tensor Builder::sequenceRow(Tensor table) {
   return table.rank() == 2 ? row[0] : reshape(row[0], rowShape);
 }
 
+Tensor Builder::sequenceRange(Tensor range, int64_t start) {
+  int64_t length = options_.generationSpec.length;
+  if (options_.generation != GenerationPass::decode || !range.valid() || range.rank() != 1 ||
+      range.dim(0) != length)
+    return range;
+  Tensor row = reshape(position(), {1});
+  if (start == 0 && range.dtype() == DType::i32)
+    return row;
+  // There is no integer addition: exact in f32 for any length there can be.
+  Tensor shifted = to_float(row) + double(start);
+  return range.dtype() == DType::f32
+             ? shifted
+             : createTyped(tf::CastOp::getOperationName(),
+                           RankedTensorType::get({1}, ops_.getI32Type()), {shifted});
+}
+
 Tensor Builder::causalMaskRow(Tensor full) {
   if (!full.valid())
     return full;

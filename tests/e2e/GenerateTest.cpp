@@ -36,7 +36,10 @@ using ::testing::HasSubstr;
 namespace {
 
 const std::string kTfc = TFC_BINARY;
-const std::string kModel = std::string(TFC_SOURCE_DIR) + "/tests/e2e/tiny_lm.tf";
+const std::string kModels = std::string(TFC_SOURCE_DIR) + "/tests/e2e/";
+const std::string kModel = kModels + "tiny_lm.tf";
+// Both test models have 8 positions and 16 tokens: tiny_lm (sinusoidal
+// positions), tiny_gpt (learned positions by arange, tied output weights).
 constexpr int64_t kLength = 8, kVocab = 16;
 
 /// The tiny model's entries at the tf level (batch 1), as the compiler
@@ -50,18 +53,18 @@ struct Entries {
   }
 };
 
-Entries buildEntries() {
+Entries buildEntries(const std::string &path) {
   Entries e;
   mlir::DialectRegistry registry;
   registerAllDialects(registry);
   e.context = std::make_unique<mlir::MLIRContext>(registry);
   e.context->loadAllAvailableDialects();
-  auto file = llvm::MemoryBuffer::getFile(kModel);
+  auto file = llvm::MemoryBuffer::getFile(path);
   if (!file)
     return e;
   FrontendOptions options;
   options.batch = 1;
-  e.module = parseTfSource((*file)->getBuffer(), kModel, *e.context, options).module;
+  e.module = parseTfSource((*file)->getBuffer(), path, *e.context, options).module;
   if (!e.module)
     return e;
   mlir::PassManager pm(e.context.get());
@@ -107,10 +110,12 @@ std::map<std::string, HostTensor> call(mlir::func::FuncOp func,
   return out;
 }
 
+class GenerateInterpreter : public ::testing::TestWithParam<std::string> {};
+
 // The oracle: prefill then one decode step a position gives, in double
 // precision, the logits predict gives for the whole sequence.
-TEST(GenerateInterpreter, DecodeStepsEqualPredictOnTheWholeSequence) {
-  Entries e = buildEntries();
+TEST_P(GenerateInterpreter, DecodeStepsEqualPredictOnTheWholeSequence) {
+  Entries e = buildEntries(kModels + GetParam() + ".tf");
   ASSERT_TRUE(e.module);
   mlir::func::FuncOp predict = e.get("predict"), prefill = e.get("prefill"),
                      decode = e.get("decode");
@@ -172,6 +177,8 @@ TEST(GenerateInterpreter, DecodeStepsEqualPredictOnTheWholeSequence) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Models, GenerateInterpreter, ::testing::Values("tiny_lm", "tiny_gpt"));
+
 TEST(GenerateSampling, TemperatureAndTopK) {
   const float logits[4] = {0.0f, std::log(2.0f), -1.0f, std::log(2.0f)};
   // Greedy: the largest, the first of a tie.
@@ -202,7 +209,11 @@ std::vector<int32_t> readTokens(const std::string &path) {
   return std::vector<int32_t>(t.i32(), t.i32() + t.numel());
 }
 
-class CompiledGenerate : public ::testing::TestWithParam<std::string> {};
+struct CompiledCase {
+  std::string model, target;
+};
+
+class CompiledGenerate : public ::testing::TestWithParam<CompiledCase> {};
 
 // Greedy generation with the cache picks, at every position, the argmax of
 // predict's logits over the generated sequence; sampling depends on the
@@ -210,9 +221,10 @@ class CompiledGenerate : public ::testing::TestWithParam<std::string> {};
 TEST_P(CompiledGenerate, GreedyEqualsPredictsArgmaxAndSamplingIsSeeded) {
   std::string dir = makeTempDir("tfc-generate");
   ASSERT_FALSE(dir.empty());
-  std::string binary = dir + "/tiny_lm";
-  CommandResult compiled =
-      run(kTfc + " compile " + kModel + " --target=" + GetParam() + " -o " + binary);
+  const CompiledCase &c = GetParam();
+  std::string binary = dir + "/" + c.model;
+  CommandResult compiled = run(kTfc + " compile " + kModels + c.model + ".tf --target=" +
+                               c.target + " -o " + binary);
   ASSERT_EQ(compiled.status, 0) << compiled.output;
   CommandResult init = run(binary + " init --seed 4 --out " + dir + "/p.safetensors");
   ASSERT_EQ(init.status, 0) << init.output;
@@ -259,9 +271,11 @@ TEST_P(CompiledGenerate, GreedyEqualsPredictsArgmaxAndSamplingIsSeeded) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, CompiledGenerate,
-                         ::testing::Values("cpu", "cuda-emulated"),
+                         ::testing::Values(CompiledCase{"tiny_lm", "cpu"},
+                                           CompiledCase{"tiny_lm", "cuda-emulated"},
+                                           CompiledCase{"tiny_gpt", "cpu"}),
                          [](const auto &info) {
-                           std::string name = info.param;
+                           std::string name = info.param.model + "_" + info.param.target;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
