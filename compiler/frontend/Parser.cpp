@@ -606,6 +606,11 @@ const std::vector<BuiltinSpec> &builtins() {
        [](Builder &, const CallArgs &a) {
          return tensorValue(transpose(a.tensor("x"), a.ints("perm")));
        }},
+      {"broadcast_to",
+       {{"x", K::Tensor, true}, {"shape", K::IntList, true}},
+       [](Builder &, const CallArgs &a) {
+         return tensorValue(broadcast_to(a.tensor("x"), a.ints("shape")));
+       }},
       {"reshape",
        {{"x", K::Tensor, true}, {"shape", K::IntList, true}},
        [](Builder &, const CallArgs &a) {
