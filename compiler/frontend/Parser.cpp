@@ -182,12 +182,18 @@ std::string describe(const Value &v) {
   return "a value";
 }
 
-/// "; did you mean 'x'?" for the closest candidate, or "".
-std::string suggest(StringRef name, const std::vector<std::string> &candidates) {
+/// The candidate `name` most likely meant, if any: one that differs only in
+/// case (`AdamW` is `adamw`), else the closest within a few edits, else the
+/// longest of at least 3 characters that `name` starts with (`prenorm` is
+/// `pre`, `softmax2d` is `softmax`).
+std::optional<std::string> closest(StringRef name, const std::vector<std::string> &candidates) {
   // Typos are short; the cost of edit_distance grows with both lengths.
   constexpr size_t kMaxLength = 64;
   if (name.size() > kMaxLength)
-    return "";
+    return std::nullopt;
+  for (const std::string &c : candidates)
+    if (c != name && name.equals_insensitive(c))
+      return c;
   unsigned maxDist = std::clamp<unsigned>((name.size() + 2) / 3, 1, 3);
   unsigned best = maxDist + 1;
   StringRef bestName;
@@ -203,11 +209,25 @@ std::string suggest(StringRef name, const std::vector<std::string> &candidates) 
       bestName = cand;
     }
   }
-  return bestName.empty() ? "" : "; did you mean " + quote(bestName) + "?";
+  if (bestName.empty())
+    for (const std::string &c : candidates)
+      if (c.size() >= 3 && c.size() > bestName.size() && c != name &&
+          name.starts_with_insensitive(c))
+        bestName = c;
+  if (bestName.empty())
+    return std::nullopt;
+  return bestName.str();
+}
+
+/// "; did you mean 'x'?" for the closest candidate, or "".
+std::string suggest(StringRef name, const std::vector<std::string> &candidates) {
+  std::optional<std::string> c = closest(name, candidates);
+  return c ? "; did you mean " + quote(*c) + "?" : "";
 }
 
 //===----------------------------------------------------------------------===//
-// Built-ins: one entry per DSL function, with its arguments
+// Built-ins: one entry per DSL function, with its arguments and its
+// documentation (`tfc builtins` prints the table as the reference)
 //===----------------------------------------------------------------------===//
 
 enum class ArgKind {
@@ -227,17 +247,141 @@ enum class ArgKind {
   Tensors, // a list of tensors
 };
 
+/// The strings an enumerated kind takes (none for the others).
+std::vector<std::string> choices(ArgKind kind) {
+  switch (kind) {
+  case ArgKind::Norm:
+    return {"post", "pre"};
+  case ArgKind::Activation:
+    return {"relu", "gelu"};
+  case ArgKind::DType:
+    return {"f32", "i32", "bool"};
+  default:
+    return {};
+  }
+}
+
+/// `"a", "b" or "c"`.
+std::string orList(const std::vector<std::string> &words, bool quoted) {
+  std::string s;
+  for (auto [i, w] : llvm::enumerate(words))
+    s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") +
+         (quoted ? "\"" + w + "\"" : w);
+  return s;
+}
+
+/// How the reference names a kind.
+std::string kindName(ArgKind kind) {
+  switch (kind) {
+  case ArgKind::Tensor:
+  case ArgKind::OptTensor:
+    return "tensor";
+  case ArgKind::Int:
+    return "int";
+  case ArgKind::Number:
+    return "number";
+  case ArgKind::Bool:
+    return "bool";
+  case ArgKind::String:
+    return "string";
+  case ArgKind::Init:
+    return "initialiser";
+  case ArgKind::Scalar:
+    return "number or bool";
+  case ArgKind::Ints:
+    return "int or [ints]";
+  case ArgKind::IntList:
+    return "[ints]";
+  case ArgKind::Tensors:
+    return "[tensors]";
+  case ArgKind::Norm:
+  case ArgKind::Activation:
+  case ArgKind::DType:
+    return orList(choices(kind), /*quoted=*/true);
+  }
+  return "?";
+}
+
+/// dtype names from other frameworks, and the one each means here.
+std::optional<std::string> dtypeAlias(StringRef name) {
+  static const std::pair<const char *, const char *> aliases[] = {
+      {"float", "f32"}, {"float32", "f32"}, {"fp32", "f32"},     {"int", "i32"},
+      {"int32", "i32"}, {"int64", "i32"},   {"long", "i32"},     {"boolean", "bool"}};
+  for (const auto &[alias, dtype] : aliases)
+    if (name.equals_insensitive(alias))
+      return std::string(dtype);
+  return std::nullopt;
+}
+
 struct ParamSpec {
   const char *name;
   ArgKind kind = ArgKind::Tensor;
   bool required = false;
+  const char *defaultText = ""; // an optional one's default, as the reference says it
+  const char *doc = "";
 };
+
+ParamSpec req(const char *name, ArgKind kind, const char *doc) {
+  return {name, kind, true, "", doc};
+}
+ParamSpec opt(const char *name, ArgKind kind, const char *defaultText, const char *doc) {
+  return {name, kind, false, defaultText, doc};
+}
+/// The arguments every layer takes.
+ParamSpec nameArg(const char *defaultText = "`{fn}`, `{fn}_1`, ... in its scope") {
+  return opt("name", ArgKind::String, defaultText,
+             "keyword only: the prefix of its parameters' names (`name: \"proj\"` gives "
+             "`proj.weight`)");
+}
+ParamSpec initArg(const char *defaultText) {
+  return opt("init", ArgKind::Init, defaultText,
+             "the initialiser of its weight matrices (biases and norms keep theirs)");
+}
+ParamSpec decayArg() {
+  return opt("decay", ArgKind::Bool, "the optimizer's rule",
+             "false: none of its parameters gets weight decay; true: all of them do");
+}
 
 struct CallArgs;
 using BuildFn = Value (*)(Builder &, const CallArgs &);
 
+/// The reference's sections, in order.
+enum class Group { Layer, Learnable, Constant, Attention, Elementwise, Reduction, Shape, Loss };
+
+const char *groupTitle(Group g) {
+  switch (g) {
+  case Group::Layer:
+    return "Layers";
+  case Group::Learnable:
+    return "Learnable tensors and initialisers";
+  case Group::Constant:
+    return "Constant tensors";
+  case Group::Attention:
+    return "Encodings, masks, attention and dropout";
+  case Group::Elementwise:
+    return "Elementwise";
+  case Group::Reduction:
+    return "Reductions and softmax";
+  case Group::Shape:
+    return "Shapes and dtypes";
+  case Group::Loss:
+    return "Losses";
+  }
+  return "";
+}
+
+/// The inputs the examples use: a model that declares them and binds an
+/// example compiles to a result of the example's type (BuiltinsTest).
+constexpr const char *kExampleInputs =
+    "input x: f32[2, 4, 8]\ninput y: f32[2, 4, 8]\ninput ids: i32[2, 4]\n";
+
 struct BuiltinSpec {
   const char *name;
+  Group group;
+  const char *doc;         // one line: what it computes
+  const char *shape;       // the result's shape, from the arguments'
+  const char *example;     // an expression over kExampleInputs
+  const char *exampleType; // the example's result: "f32[2, 4, 16]", "(f32[..], f32[..])"
   std::vector<ParamSpec> params; // `name` is keyword-only, the rest positional too
   BuildFn build;
 };
@@ -325,29 +469,45 @@ Value initValue(Builder &b, Init init) {
 constexpr const char *kInitialisers =
     "zeros, ones, normal(std), uniform(bound), xavier, kaiming";
 
-/// The initialisers written as a bare name.
+/// The initialisers written as a bare name (`init: xavier`).
+struct BareInit {
+  const char *name;
+  Init (*make)();
+  const char *doc;
+};
+const BareInit kBareInits[] = {
+    {"zeros", Init::zeros, "0"},
+    {"ones", Init::ones, "1"},
+    {"xavier", Init::xavier,
+     "U(-a, a), a = sqrt(6 / (fan_in + fan_out)): PyTorch's xavier_uniform_ (gain 1)"},
+    {"kaiming", Init::kaiming,
+     "U(-a, a), a = 1 / sqrt(fan_in): PyTorch's kaiming_uniform_(a=sqrt(5)), "
+     "nn.Linear's default"}};
+
 std::optional<Init> bareInitialiser(StringRef name) {
-  if (name == "zeros")
-    return Init::zeros();
-  if (name == "ones")
-    return Init::ones();
-  if (name == "xavier")
-    return Init::xavier();
-  if (name == "kaiming")
-    return Init::kaiming();
+  for (const BareInit &b : kBareInits)
+    if (name == b.name)
+      return b.make();
   return std::nullopt;
 }
 
-#define TFC_UNARY(NAME)                                                        \
-  {#NAME, {{"x", ArgKind::Tensor, true}},                                      \
+/// An f32 function of each element.
+#define TFC_UNARY(NAME, DOC)                                                   \
+  {#NAME, Group::Elementwise, DOC, "x's shape", #NAME "(x)", "f32[2, 4, 8]",         \
+   {req("x", ArgKind::Tensor, "an f32 tensor")},                               \
    [](Builder &, const CallArgs &a) { return tensorValue(NAME(a.tensor("x"))); }}
-#define TFC_BINARY(NAME)                                                       \
-  {#NAME, {{"a", ArgKind::Tensor, true}, {"b", ArgKind::Tensor, true}},        \
+#define TFC_BINARY(NAME, GROUP, DOC, SHAPE, EXAMPLE, TYPE)                     \
+  {#NAME, Group::GROUP, DOC, SHAPE, EXAMPLE, TYPE,                             \
+   {req("a", ArgKind::Tensor, "a tensor (or a number)"),                       \
+    req("b", ArgKind::Tensor, "a tensor (or a number)")},                      \
    [](Builder &, const CallArgs &a) {                                          \
      return tensorValue(NAME(a.tensor("a"), a.tensor("b")));                   \
    }}
-#define TFC_REDUCE(NAME)                                                       \
-  {#NAME, {{"x", ArgKind::Tensor, true}, {"axis", ArgKind::Ints}},             \
+#define TFC_REDUCE(NAME, DOC)                                                  \
+  {#NAME, Group::Reduction, DOC, "x's without the axes", #NAME "(x, axis: -1)", \
+   "f32[2, 4]",                                                                \
+   {req("x", ArgKind::Tensor, "a tensor (bool: its trues count)"),             \
+    opt("axis", ArgKind::Ints, "all axes", "an axis or a list of axes")},      \
    [](Builder &, const CallArgs &a) {                                          \
      return tensorValue(NAME(a.tensor("x"), a.ints("axis")));                  \
    }}
@@ -356,14 +516,16 @@ const std::vector<BuiltinSpec> &builtins() {
   using K = ArgKind;
   static const std::vector<BuiltinSpec> table = {
       // Layers that own weights.
-      {"linear",
-       {{"x", K::Tensor, true},
-        {"out", K::Int, true},
-        {"bias", K::Bool},
-        {"name", K::String},
-        {"init", K::Init},
-        {"decay", K::Bool},
-        {"weight", K::OptTensor}},
+      {"linear", Group::Layer,
+       "x @ W^T + b over the last axis (nn.Linear): W [out, in] and b [out] are parameters",
+       "[..., in] -> [..., out]", "linear(x, 16)", "f32[2, 4, 16]",
+       {req("x", K::Tensor, "the input, [..., in]"),
+        req("out", K::Int, "the output features"),
+        opt("bias", K::Bool, "true", "add the bias b"),
+        nameArg(),
+        initArg("kaiming"),
+        decayArg(),
+        opt("weight", K::OptTensor, "a new parameter", "an f32 [out, in] tensor to use as W (weight tying)")},
        [](Builder &, const CallArgs &a) {
          LinearOptions o;
          o.bias = a.boolean("bias", true);
@@ -373,8 +535,13 @@ const std::vector<BuiltinSpec> &builtins() {
          o.weight = a.tensor("weight");
          return tensorValue(linear(a.tensor("x"), a.integer("out"), o));
        }},
-      {"layer_norm",
-       {{"x", K::Tensor, true}, {"eps", K::Number}, {"name", K::String}, {"decay", K::Bool}},
+      {"layer_norm", Group::Layer,
+       "normalises the last axis to mean 0 and variance 1, then scales (weight, ones) and shifts (bias, zeros)",
+       "x's shape", "layer_norm(x)", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "the input, [..., D]"),
+        opt("eps", K::Number, "1e-5", "added to the variance"),
+        nameArg(),
+        decayArg()},
        [](Builder &, const CallArgs &a) {
          LayerNormOptions o;
          o.epsilon = a.number("eps", o.epsilon);
@@ -382,15 +549,17 @@ const std::vector<BuiltinSpec> &builtins() {
          o.decay = a.optBool("decay");
          return tensorValue(layer_norm(a.tensor("x"), o));
        }},
-      {"conv1d",
-       {{"x", K::Tensor, true},
-        {"out", K::Int, true},
-        {"kernel", K::Int},
-        {"padding", K::Int},
-        {"bias", K::Bool},
-        {"name", K::String},
-        {"init", K::Init},
-        {"decay", K::Bool}},
+      {"conv1d", Group::Layer,
+       "a 1-d convolution in NCW layout (nn.Conv1d): weight [out, in, kernel], bias [out]",
+       "[B, in, W] -> [B, out, W + 2 padding - kernel + 1]", "conv1d(x, 16, kernel: 3, padding: 1)", "f32[2, 16, 8]",
+       {req("x", K::Tensor, "the input, [B, in, W]"),
+        req("out", K::Int, "the output channels"),
+        opt("kernel", K::Int, "1", "the window's width"),
+        opt("padding", K::Int, "0", "zeros added at each end"),
+        opt("bias", K::Bool, "true", "add the bias"),
+        nameArg(),
+        initArg("kaiming"),
+        decayArg()},
        [](Builder &, const CallArgs &a) {
          Conv1dOptions o;
          o.kernel = a.integer("kernel", o.kernel);
@@ -401,14 +570,16 @@ const std::vector<BuiltinSpec> &builtins() {
          o.decay = a.optBool("decay");
          return tensorValue(conv1d(a.tensor("x"), a.integer("out"), o));
        }},
-      {"embedding",
-       {{"ids", K::Tensor, true},
-        {"vocab", K::Int, true},
-        {"dim", K::Int, true},
-        {"name", K::String},
-        {"init", K::Init},
-        {"decay", K::Bool},
-        {"table", K::OptTensor}},
+      {"embedding", Group::Layer,
+       "the rows of a table [vocab, dim] at ids (nn.Embedding)",
+       "[...] -> [..., dim]", "embedding(ids, 10, 8)", "f32[2, 4, 8]",
+       {req("ids", K::Tensor, "i32 ids in [0, vocab)"),
+        req("vocab", K::Int, "the table's rows"),
+        req("dim", K::Int, "the table's columns"),
+        nameArg(),
+        initArg("normal(1.0)"),
+        opt("decay", K::Bool, "the optimizer's rule (AdamW: none)", "false: the table gets no weight decay; true: it does"),
+        opt("table", K::OptTensor, "a new parameter", "an f32 [vocab, dim] tensor to use as the table (weight tying)")},
        [](Builder &, const CallArgs &a) {
          EmbeddingOptions o;
          o.name = a.str("name");
@@ -418,14 +589,16 @@ const std::vector<BuiltinSpec> &builtins() {
          return tensorValue(
              embedding(a.tensor("ids"), a.integer("vocab"), a.integer("dim"), o));
        }},
-      {"multi_head_attention",
-       {{"x", K::Tensor, true},
-        {"heads", K::Int},
-        {"memory", K::OptTensor},
-        {"mask", K::OptTensor},
-        {"name", K::String},
-        {"init", K::Init},
-        {"decay", K::Bool}},
+      {"multi_head_attention", Group::Layer,
+       "multi-head scaled dot-product attention: a fused qkv projection, the heads, an output projection (the UvA tutorial's)",
+       "[B, T, D] -> [B, T, D]", "multi_head_attention(x, heads: 2, mask: causal_mask(4))", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "the queries (and keys and values without memory), [B, T, D]; D divisible by heads"),
+        opt("heads", K::Int, "1", "the heads"),
+        opt("memory", K::OptTensor, "none: self-attention", "keys and values from here, [B, S, D] (cross-attention)"),
+        opt("mask", K::OptTensor, "none", "bool, true where attending is allowed: [T, S], [B, T, S] or [B, heads, T, S]"),
+        nameArg("`self_attn` (`cross_attn` with memory), `self_attn_1`, ..."),
+        initArg("xavier"),
+        decayArg()},
        [](Builder &, const CallArgs &a) {
          AttentionOptions o;
          o.heads = a.integer("heads", o.heads);
@@ -436,18 +609,20 @@ const std::vector<BuiltinSpec> &builtins() {
          o.decay = a.optBool("decay");
          return tensorValue(multi_head_attention(a.tensor("x"), o));
        }},
-      {"encoder",
-       {{"x", K::Tensor, true},
-        {"layers", K::Int},
-        {"heads", K::Int},
-        {"ffn", K::Int},
-        {"dropout", K::Number},
-        {"norm", K::Norm},
-        {"mask", K::OptTensor},
-        {"name", K::String},
-        {"activation", K::Activation},
-        {"init", K::Init},
-        {"decay", K::Bool}},
+      {"encoder", Group::Layer,
+       "`layers` blocks of self-attention and a feed-forward net, each with residuals and layer norms",
+       "[B, T, D] -> [B, T, D]", "encoder(x, layers: 2, heads: 2, ffn: 32, norm: \"pre\")", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "the input, [B, T, D]"),
+        opt("layers", K::Int, "1", "the blocks"),
+        opt("heads", K::Int, "1", "the attention heads"),
+        opt("ffn", K::Int, "2 * D", "the feed-forward net's hidden width"),
+        opt("dropout", K::Number, "0.0", "the dropout rate in each block (in training)"),
+        opt("norm", K::Norm, "\"post\"", "post: LayerNorm(x + f(x)) (the UvA tutorial); pre: x + f(LayerNorm(x)) and a final norm"),
+        opt("mask", K::OptTensor, "none", "the self-attention mask, as multi_head_attention's"),
+        nameArg(),
+        opt("activation", K::Activation, "\"relu\"", "the feed-forward net's nonlinearity (gelu: the erf form)"),
+        initArg("each layer's own"),
+        decayArg()},
        [](Builder &, const CallArgs &a) {
          EncoderOptions o;
          o.layers = a.integer("layers", o.layers);
@@ -462,20 +637,22 @@ const std::vector<BuiltinSpec> &builtins() {
          o.decay = a.optBool("decay");
          return tensorValue(encoder(a.tensor("x"), o));
        }},
-      {"decoder",
-       {{"x", K::Tensor, true},
-        {"memory", K::Tensor, true},
-        {"layers", K::Int},
-        {"heads", K::Int},
-        {"ffn", K::Int},
-        {"dropout", K::Number},
-        {"norm", K::Norm},
-        {"mask", K::OptTensor},
-        {"memory_mask", K::OptTensor},
-        {"name", K::String},
-        {"activation", K::Activation},
-        {"init", K::Init},
-        {"decay", K::Bool}},
+      {"decoder", Group::Layer,
+       "`layers` blocks of masked self-attention, cross-attention over `memory` and a feed-forward net",
+       "[B, T, D] and memory [B, S, D] -> [B, T, D]", "decoder(x, y, heads: 2, mask: causal_mask(4))", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "the input, [B, T, D]"),
+        req("memory", K::Tensor, "what cross-attention attends to, [B, S, D]"),
+        opt("layers", K::Int, "1", "the blocks"),
+        opt("heads", K::Int, "1", "the attention heads"),
+        opt("ffn", K::Int, "2 * D", "the feed-forward net's hidden width"),
+        opt("dropout", K::Number, "0.0", "the dropout rate in each block (in training)"),
+        opt("norm", K::Norm, "\"post\"", "post or pre, as encoder's"),
+        opt("mask", K::OptTensor, "none", "the self-attention mask (causal_mask(T) for a language model)"),
+        opt("memory_mask", K::OptTensor, "none", "the cross-attention mask, [T, S], [B, T, S] or [B, heads, T, S]"),
+        nameArg(),
+        opt("activation", K::Activation, "\"relu\"", "the feed-forward net's nonlinearity, as encoder's"),
+        initArg("each layer's own"),
+        decayArg()},
        [](Builder &, const CallArgs &a) {
          DecoderOptions o;
          o.layers = a.integer("layers", o.layers);
@@ -491,8 +668,13 @@ const std::vector<BuiltinSpec> &builtins() {
          o.decay = a.optBool("decay");
          return tensorValue(decoder(a.tensor("x"), a.tensor("memory"), o));
        }},
-      {"parameter",
-       {{"shape", K::Ints, true}, {"init", K::Init}, {"name", K::String}, {"decay", K::Bool}},
+      {"parameter", Group::Learnable,
+       "a learnable f32 tensor of any rank, usable anywhere a tensor is",
+       "shape", "parameter([4, 8], init: normal(0.02))", "f32[4, 8]",
+       {req("shape", K::Ints, "its shape: [] for a scalar, an int for a vector"),
+        opt("init", K::Init, "zeros", "its initialiser"),
+        opt("name", K::String, "`parameter`, `parameter_1`, ... in its scope", "keyword only: its name in the scope (`cls`; `block.cls` inside a call of def block)"),
+        decayArg()},
        [](Builder &b, const CallArgs &a) {
          ParameterOptions o;
          o.init = a.init().value_or(o.init);
@@ -502,154 +684,221 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       // Initialisers with an argument (zeros, ones, xavier and kaiming are
       // bare names: see Parser::lookup).
-      {"normal",
-       {{"std", K::Number, true}},
+      {"normal", Group::Learnable,
+       "the initialiser N(0, std^2), an argument of `init:`",
+       "an initialiser, not a tensor", "parameter([4, 8], init: normal(0.02))", "f32[4, 8]",
+       {req("std", K::Number, "the standard deviation, > 0")},
        [](Builder &b, const CallArgs &a) {
          return initValue(b, Init::normal(a.number("std", 0.0)));
        }},
-      {"uniform",
-       {{"bound", K::Number, true}},
+      {"uniform", Group::Learnable,
+       "the initialiser U(-bound, bound), an argument of `init:`",
+       "an initialiser, not a tensor", "linear(x, 16, init: uniform(0.1))", "f32[2, 4, 16]",
+       {req("bound", K::Number, "the bound, > 0")},
        [](Builder &b, const CallArgs &a) {
          return initValue(b, Init::uniform(a.number("bound", 0.0)));
        }},
       // Constants.
-      {"zeros",
-       {{"shape", K::Ints, true}, {"dtype", K::DType}},
+      {"zeros", Group::Constant,
+       "a constant of zeros (bare, `zeros` is the initialiser)",
+       "shape", "zeros([4, 8])", "f32[4, 8]",
+       {req("shape", K::Ints, "its shape (an int for a vector)"),
+        opt("dtype", K::DType, "\"f32\"", "its element type")},
        [](Builder &b, const CallArgs &a) {
          return tensorValue(zeros(b, a.ints("shape"), a.dtype(DType::f32)));
        }},
-      {"ones",
-       {{"shape", K::Ints, true}, {"dtype", K::DType}},
+      {"ones", Group::Constant,
+       "a constant of ones (bare, `ones` is the initialiser)",
+       "shape", "ones(8, dtype: \"i32\")", "i32[8]",
+       {req("shape", K::Ints, "its shape (an int for a vector)"),
+        opt("dtype", K::DType, "\"f32\"", "its element type")},
        [](Builder &b, const CallArgs &a) {
          return tensorValue(ones(b, a.ints("shape"), a.dtype(DType::f32)));
        }},
-      {"full",
-       {{"shape", K::Ints, true}, {"value", K::Scalar, true}, {"dtype", K::DType}},
+      {"full", Group::Constant,
+       "a constant of one value everywhere",
+       "shape", "full([2, 4], true)", "bool[2, 4]",
+       {req("shape", K::Ints, "its shape (an int for a vector)"),
+        req("value", K::Scalar, "the value; it must fit the dtype"),
+        opt("dtype", K::DType, "\"f32\" (\"bool\" for a bool value)", "its element type")},
        [](Builder &b, const CallArgs &a) {
          const Value &v = *a.get("value");
          double value = v.is(VK::Bool) ? double(v.b) : v.asDouble();
          DType dtype = a.dtype(v.is(VK::Bool) ? DType::boolean : DType::f32);
          return tensorValue(full(b, a.ints("shape"), value, dtype));
        }},
-      {"arange",
-       {{"start", K::Int, true}, {"limit", K::Int}, {"dtype", K::DType}},
+      {"arange", Group::Constant,
+       "start, start + 1, ..., limit - 1; arange(n) is 0, 1, ..., n - 1",
+       "[limit - start]", "arange(4)", "i32[4]",
+       {req("start", K::Int, "n, or the first value when limit is given"),
+        opt("limit", K::Int, "none", "one past the last value"),
+        opt("dtype", K::DType, "\"i32\"", "\"i32\" or \"f32\"")},
        [](Builder &b, const CallArgs &a) {
          DType dtype = a.dtype(DType::i32);
          if (!a.get("limit")) // arange(n)
            return tensorValue(arange(b, a.integer("start"), dtype));
          return tensorValue(arange(b, a.integer("start"), a.integer("limit"), dtype));
        }},
-      {"eye",
-       {{"n", K::Int, true}, {"dtype", K::DType}},
+      {"eye", Group::Constant,
+       "the identity matrix",
+       "[n, n]", "eye(8)", "f32[8, 8]",
+       {req("n", K::Int, "its rows and columns"),
+        opt("dtype", K::DType, "\"f32\"", "its element type")},
        [](Builder &b, const CallArgs &a) {
          return tensorValue(eye(b, a.integer("n"), a.dtype(DType::f32)));
        }},
       // Functions.
-      {"one_hot",
-       {{"ids", K::Tensor, true}, {"n", K::Int, true}},
+      {"one_hot", Group::Attention,
+       "1.0 at each id on a new last axis, 0.0 elsewhere",
+       "[...] -> [..., n]", "one_hot(ids, 10)", "f32[2, 4, 10]",
+       {req("ids", K::Tensor, "i32 ids in [0, n)"),
+        req("n", K::Int, "the classes")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(one_hot(a.tensor("ids"), a.integer("n")));
        }},
-      {"positional_encoding",
-       {{"len", K::Int, true}, {"dim", K::Int, true}},
+      {"positional_encoding", Group::Attention,
+       "the sinusoidal positional encoding (the UvA tutorial's), a constant",
+       "[len, dim]", "x + positional_encoding(4, 8)", "f32[2, 4, 8]",
+       {req("len", K::Int, "the positions"),
+        req("dim", K::Int, "the features")},
        [](Builder &b, const CallArgs &a) {
          return tensorValue(positional_encoding(b, a.integer("len"), a.integer("dim")));
        }},
-      {"causal_mask",
-       {{"n", K::Int, true}},
+      {"causal_mask", Group::Attention,
+       "true on and below the diagonal: position i attends to positions 0 to i",
+       "bool [n, n]", "causal_mask(4)", "bool[4, 4]",
+       {req("n", K::Int, "the positions")},
        [](Builder &b, const CallArgs &a) {
          return tensorValue(causal_mask(b, a.integer("n")));
        }},
-      {"scaled_dot_product",
-       {{"q", K::Tensor, true},
-        {"k", K::Tensor, true},
-        {"v", K::Tensor, true},
-        {"mask", K::OptTensor}},
+      {"scaled_dot_product", Group::Attention,
+       "softmax(q k^T / sqrt(d)) v, and the weights (bind both: `let values, weights = ...`)",
+       "q [..., T, d], k [..., S, d], v [..., S, e] -> ([..., T, e], [..., T, S])", "scaled_dot_product(x, y, y, mask: causal_mask(4))", "(f32[2, 4, 8], f32[2, 4, 4])",
+       {req("q", K::Tensor, "the queries, [..., T, d]"),
+        req("k", K::Tensor, "the keys, [..., S, d]"),
+        req("v", K::Tensor, "the values, [..., S, e]"),
+        opt("mask", K::OptTensor, "none", "bool, true where attending is allowed; broadcasts to [..., T, S]")},
        [](Builder &, const CallArgs &a) {
          Attention r = scaled_dot_product(a.tensor("q"), a.tensor("k"),
                                           a.tensor("v"), a.tensor("mask"));
          return Value::list({tensorValue(r.values), tensorValue(r.weights)},
                             VK::Tuple);
        }},
-      {"dropout",
-       {{"x", K::Tensor, true}, {"p", K::Number, true}},
+      {"dropout", Group::Attention,
+       "in training, zeroes each element with probability p and scales the rest by 1 / (1 - p); else x",
+       "x's shape", "dropout(x, 0.1)", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "an f32 tensor"),
+        req("p", K::Number, "the probability of a zero, in [0, 1)")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(dropout(a.tensor("x"), a.number("p", 0.0)));
        }},
-      TFC_UNARY(relu),
-      TFC_UNARY(gelu),
-      TFC_UNARY(tanh),
-      TFC_UNARY(exp),
-      TFC_UNARY(log),
-      TFC_UNARY(sqrt),
-      TFC_UNARY(rsqrt),
-      {"softmax",
-       {{"x", K::Tensor, true}, {"axis", K::Int}},
+      TFC_UNARY(relu, "max(x, 0)"),
+      TFC_UNARY(gelu, "x * Phi(x), Phi the normal distribution's CDF (the erf form: BERT's, GPT's)"),
+      TFC_UNARY(tanh, "the hyperbolic tangent"),
+      TFC_UNARY(exp, "e to the x"),
+      TFC_UNARY(log, "the natural logarithm"),
+      TFC_UNARY(sqrt, "the square root"),
+      TFC_UNARY(rsqrt, "1 / sqrt(x)"),
+      {"softmax", Group::Reduction,
+       "exp(x) / sum(exp(x)) along an axis",
+       "x's shape", "softmax(x, axis: -1)", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "an f32 tensor"),
+        opt("axis", K::Int, "-1", "the axis")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(softmax(a.tensor("x"), a.integer("axis", -1)));
        }},
-      {"log_softmax",
-       {{"x", K::Tensor, true}, {"axis", K::Int}},
+      {"log_softmax", Group::Reduction,
+       "x - log(sum(exp(x))) along an axis",
+       "x's shape", "log_softmax(x, axis: 1)", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "an f32 tensor"),
+        opt("axis", K::Int, "-1", "the axis")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(log_softmax(a.tensor("x"), a.integer("axis", -1)));
        }},
-      TFC_REDUCE(sum),
-      TFC_REDUCE(mean),
-      TFC_REDUCE(max),
-      {"argmax",
-       {{"x", K::Tensor, true}, {"axis", K::Int}},
+      TFC_REDUCE(sum, "the sum over axes (of a bool tensor: the count of trues)"),
+      TFC_REDUCE(mean, "the mean over axes (of a bool tensor: the fraction of trues)"),
+      TFC_REDUCE(max, "the largest element over axes"),
+      {"argmax", Group::Reduction,
+       "the index of the largest element along an axis",
+       "i32, x's without the axis", "argmax(x, axis: -1)", "i32[2, 4]",
+       {req("x", K::Tensor, "an f32 tensor"),
+        opt("axis", K::Int, "-1", "the axis")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(argmax(a.tensor("x"), a.integer("axis", -1)));
        }},
-      {"transpose",
-       {{"x", K::Tensor, true}, {"perm", K::IntList, true}},
+      {"transpose", Group::Shape,
+       "permutes the axes: the result's axis i is x's axis perm[i]",
+       "x's dimensions permuted", "transpose(x, [0, 2, 1])", "f32[2, 8, 4]",
+       {req("x", K::Tensor, "a tensor"),
+        req("perm", K::IntList, "a permutation of x's axes")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(transpose(a.tensor("x"), a.ints("perm")));
        }},
-      {"broadcast_to",
-       {{"x", K::Tensor, true}, {"shape", K::IntList, true}},
+      {"broadcast_to", Group::Shape,
+       "x broadcast to a shape (numpy's rules)",
+       "shape", "broadcast_to(mean(x, axis: 0), [2, 4, 8])", "f32[2, 4, 8]",
+       {req("x", K::Tensor, "a tensor"),
+        req("shape", K::IntList, "the shape")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(broadcast_to(a.tensor("x"), a.ints("shape")));
        }},
-      {"reshape",
-       {{"x", K::Tensor, true}, {"shape", K::IntList, true}},
+      {"reshape", Group::Shape,
+       "the same elements in another shape; one dimension may be -1 (inferred)",
+       "shape", "reshape(x, [2, -1])", "f32[2, 32]",
+       {req("x", K::Tensor, "a tensor"),
+        req("shape", K::IntList, "the new shape")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(reshape(a.tensor("x"), a.ints("shape")));
        }},
-      {"squeeze",
-       {{"x", K::Tensor, true}, {"axis", K::Int, true}},
+      {"squeeze", Group::Shape,
+       "removes an axis of size 1",
+       "x's without the axis", "squeeze(slice(x, 1, 0, 1), 1)", "f32[2, 8]",
+       {req("x", K::Tensor, "a tensor"),
+        req("axis", K::Int, "the axis (negative: from the end)")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(squeeze(a.tensor("x"), a.integer("axis")));
        }},
-      {"unsqueeze",
-       {{"x", K::Tensor, true}, {"axis", K::Int, true}},
+      {"unsqueeze", Group::Shape,
+       "inserts an axis of size 1",
+       "x's with a 1 at axis", "unsqueeze(x, 1)", "f32[2, 1, 4, 8]",
+       {req("x", K::Tensor, "a tensor"),
+        req("axis", K::Int, "where the new axis goes")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(unsqueeze(a.tensor("x"), a.integer("axis")));
        }},
-      {"concat",
-       {{"tensors", K::Tensors, true}, {"axis", K::Int}},
+      {"concat", Group::Shape,
+       "joins tensors along an axis",
+       "the sum of their sizes along axis", "concat([x, y], axis: 2)", "f32[2, 4, 16]",
+       {req("tensors", K::Tensors, "tensors of one rank and dtype, equal but along axis"),
+        opt("axis", K::Int, "0", "the axis")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(concat(a.tensors("tensors"), a.integer("axis", 0)));
        }},
-      {"slice",
-       {{"x", K::Tensor, true},
-        {"axis", K::Int, true},
-        {"start", K::Int, true},
-        {"limit", K::Int, true}},
+      {"slice", Group::Shape,
+       "the elements start, ..., limit - 1 along an axis (there is no x[i] indexing)",
+       "x's with limit - start along axis", "slice(x, 2, 0, 4)", "f32[2, 4, 4]",
+       {req("x", K::Tensor, "a tensor"),
+        req("axis", K::Int, "the axis"),
+        req("start", K::Int, "the first index"),
+        req("limit", K::Int, "one past the last index")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(slice(a.tensor("x"), a.integer("axis"),
                                   a.integer("start"), a.integer("limit")));
        }},
-      {"float",
-       {{"x", K::Tensor, true}},
+      {"float", Group::Shape,
+       "an i32 or bool tensor as f32: how integers and bools enter arithmetic (of a constant: a number)",
+       "f32, x's shape", "float(ids)", "f32[2, 4]",
+       {req("x", K::Tensor, "an i32 or bool tensor")},
        [](Builder &, const CallArgs &a) { return tensorValue(to_float(a.tensor("x"))); }},
-      {"cross_entropy",
-       {{"logits", K::Tensor, true},
-        {"labels", K::Tensor, true},
-        {"axis", K::Int},
-        {"ignore_index", K::Int},
-        {"label_smoothing", K::Number},
-        {"weight", K::OptTensor}},
+      {"cross_entropy", Group::Loss,
+       "the mean negative log-likelihood of labels under softmax(logits), with PyTorch's options",
+       "[]", "cross_entropy(x, ids, label_smoothing: 0.1)", "f32[]",
+       {req("logits", K::Tensor, "the scores, [..., C] (the classes on axis)"),
+        req("labels", K::Tensor, "i32 class ids, [...]"),
+        opt("axis", K::Int, "-1", "the classes' axis (the last with any option below)"),
+        opt("ignore_index", K::Int, "none", "positions with this label count for nothing"),
+        opt("label_smoothing", K::Number, "0.0", "the share of the target spread over the classes"),
+        opt("weight", K::OptTensor, "none", "f32 [C]: each class's weight, for the sum and the mean")},
        [](Builder &b, const CallArgs &a) {
          CrossEntropyOptions o;
          if (a.get("ignore_index"))
@@ -664,14 +913,24 @@ const std::vector<BuiltinSpec> &builtins() {
          return tensorValue(options ? cross_entropy(a.tensor("logits"), a.tensor("labels"), o)
                                     : cross_entropy(a.tensor("logits"), a.tensor("labels"), axis));
        }},
-      TFC_BINARY(mse),
-      TFC_BINARY(maximum),
-      TFC_BINARY(minimum),
-      TFC_BINARY(logical_and),
-      TFC_BINARY(logical_or),
-      TFC_UNARY(logical_not),
-      {"where",
-       {{"cond", K::Tensor, true}, {"a", K::Tensor, true}, {"b", K::Tensor, true}},
+      TFC_BINARY(mse, Loss, "the mean of (a - b)^2 over all elements", "[]", "mse(x, y)", "f32[]"),
+      TFC_BINARY(maximum, Elementwise, "the larger of a and b, broadcasting (numpy's rules)",
+                 "a and b broadcast", "maximum(x, 0.0)", "f32[2, 4, 8]"),
+      TFC_BINARY(minimum, Elementwise, "the smaller of a and b, broadcasting (numpy's rules)",
+                 "a and b broadcast", "minimum(x, y)", "f32[2, 4, 8]"),
+      TFC_BINARY(logical_and, Elementwise, "a and b, of bool tensors, broadcasting", "a and b broadcast",
+                 "logical_and(x > 0.0, y > 0.0)", "bool[2, 4, 8]"),
+      TFC_BINARY(logical_or, Elementwise, "a or b, of bool tensors, broadcasting", "a and b broadcast",
+                 "logical_or(x > 0.0, y > 0.0)", "bool[2, 4, 8]"),
+      {"logical_not", Group::Elementwise, "not x, of a bool tensor", "x's shape", "logical_not(x > 0.0)",
+       "bool[2, 4, 8]", {req("x", K::Tensor, "a bool tensor")},
+       [](Builder &, const CallArgs &a) { return tensorValue(logical_not(a.tensor("x"))); }},
+      {"where", Group::Elementwise,
+       "a where cond is true, else b, broadcasting all three",
+       "cond, a and b broadcast", "where(x > 0.0, x, 0.0)", "f32[2, 4, 8]",
+       {req("cond", K::Tensor, "a bool tensor"),
+        req("a", K::Tensor, "the values where cond is true"),
+        req("b", K::Tensor, "the values where cond is false")},
        [](Builder &, const CallArgs &a) {
          return tensorValue(where(a.tensor("cond"), a.tensor("a"), a.tensor("b")));
        }},
@@ -779,6 +1038,14 @@ private:
   }
   LogicalResult expect(TokenKind k, const Twine &context);
   LogicalResult expectStatementEnd();
+  std::string keywordHint(size_t eqTok, StringRef what) const;
+  /// The value token at `t` as written when it is one literal or name, else "...".
+  StringRef valueText(size_t t) const {
+    TokenKind k = toks_[std::min(t, toks_.size() - 1)].kind;
+    bool one = k == TokenKind::Integer || k == TokenKind::Float || k == TokenKind::String ||
+               k == TokenKind::KwTrue || k == TokenKind::KwFalse || k == TokenKind::Identifier;
+    return one && toks_[t].text.size() <= 40 ? toks_[t].text : StringRef("...");
+  }
   std::string where(size_t t) const {
     return std::to_string(toks_[t].line) + ":" + std::to_string(toks_[t].col);
   }
@@ -924,6 +1191,34 @@ LogicalResult Parser::expectStatementEnd() {
                          spell(tok().kind));
 }
 
+/// At `name =` in an argument list, how it is written ("; keyword arguments
+/// are written 'axis: -1'"); else "".
+std::string Parser::keywordHint(size_t eqTok, StringRef what) const {
+  if (eqTok == 0 || !toks_[eqTok].is(TokenKind::Equal) ||
+      !toks_[eqTok - 1].is(TokenKind::Identifier))
+    return "";
+  // The value as written: up to the ',' or ')' that ends it.
+  size_t end = eqTok + 1;
+  for (int depth = 0; end < toks_.size(); ++end) {
+    TokenKind k = toks_[end].kind;
+    if (k == TokenKind::Eof || k == TokenKind::Newline || k == TokenKind::Error ||
+        ((k == TokenKind::Comma || k == TokenKind::RParen || k == TokenKind::RBracket) &&
+         depth == 0))
+      break;
+    depth += k == TokenKind::LParen || k == TokenKind::LBracket;
+    depth -= k == TokenKind::RParen || k == TokenKind::RBracket;
+  }
+  StringRef value = "...";
+  if (end > eqTok + 1) {
+    const char *first = toks_[eqTok + 1].text.begin(), *last = toks_[end - 1].text.end();
+    value = StringRef(first, last - first);
+    if (value.size() > 40)
+      value = "...";
+  }
+  return "; " + what.str() + " are written " +
+         quote((toks_[eqTok - 1].text + ": " + value).str());
+}
+
 LogicalResult Parser::checkBuilder() {
   if (builder_ && builder_->failed()) {
     errored_ = true; // the DSL has reported it
@@ -1008,6 +1303,10 @@ LogicalResult Parser::parseDef() {
   if (failed(expect(TokenKind::RParen, "to close the parameters of " + quote(def.name))))
     return failure();
   def.openTok = pos_;
+  if (tok().is(TokenKind::Colon))
+    return error(pos_, "expected '{' to open the body of " + quote(def.name) +
+                           ", got ':'; a def's body is in braces: def " + def.name +
+                           "(x) { ... return y }");
   if (failed(expect(TokenKind::LBrace, "to open the body of " + quote(def.name))))
     return failure();
   def.bodyTok = pos_;
@@ -1090,6 +1389,9 @@ FailureOr<TrainCall> Parser::parseTrainCall(llvm::ArrayRef<train::CallKind> kind
     return call; // `schedule constant`: no arguments
   llvm::StringSet<> seenKeys;
   while (!tok().is(TokenKind::RParen)) {
+    if (tok().is(TokenKind::Identifier) && peek().is(TokenKind::Equal))
+      return error(pos_ + 1, "expected ':' after " + quote(tok().text) + ", got '='" +
+                                 keywordHint(pos_ + 1, "settings"));
     if (!atKeywordArg())
       return error(pos_, "expected a setting of " + quote(call.name) +
                              " as `key: value`, got " + spell(tok().kind));
@@ -1153,6 +1455,10 @@ LogicalResult Parser::parseTrain() {
                            it->second, "the first one is here");
     seen[key] = pos_;
     consume();
+    if (tok().is(TokenKind::Colon) || tok().is(TokenKind::Equal))
+      return error(pos_, "expected the value of " + quote(key) + ", got " + spell(tok().kind) +
+                             "; train settings are written without it: " +
+                             quote((key + " " + valueText(pos_ + 1)).str()));
 
     auto positiveInt = [&](StringRef what, bool allowZero) -> FailureOr<int64_t> {
       size_t at = pos_;
@@ -1287,6 +1593,10 @@ LogicalResult Parser::parseStatement(BlockKind kind) {
       hint = " (to compute a value, bind it: 'let x = ...')";
     return error(pos_, "expected a statement, got the name " + quote(word) + hint);
   }
+  if (tok().is(TokenKind::KwDef))
+    return error(pos_, "'def' defines a layer at the top level of the file, not in a " +
+                           Twine(kind == BlockKind::Def ? "def" : "model") +
+                           "; to bind a value, write 'let x = ...'");
   return error(pos_, "expected a statement ('let', 'NAME = ...', 'param', 'input', "
                      "'loss', 'metric', 'output' or 'return'), got " +
                          spell(tok().kind));
@@ -1383,6 +1693,9 @@ LogicalResult Parser::parseParam() {
   size_t nameTok = pos_;
   StringRef name = tok().text;
   consume();
+  if (tok().is(TokenKind::Colon))
+    return error(pos_, "expected '=' after the param's name, got ':'; params are written " +
+                           quote(("param " + name + " = " + valueText(pos_ + 1)).str()));
   if (failed(expect(TokenKind::Equal, "after the param's name")))
     return failure();
   size_t valueTok = pos_;
@@ -1425,7 +1738,9 @@ LogicalResult Parser::parseInput() {
     dtype = DType::boolean;
   else
     return error(pos_, "unknown dtype " + quote(dtypeName) +
-                           suggest(dtypeName, {"f32", "i32", "bool"}) +
+                           (dtypeAlias(dtypeName)
+                                ? "; did you mean " + quote(*dtypeAlias(dtypeName)) + "?"
+                                : suggest(dtypeName, choices(ArgKind::DType))) +
                            " (inputs are f32, i32 or bool)");
   consume();
   SmallVector<int64_t> shape;
@@ -1675,6 +1990,9 @@ FailureOr<Value> Parser::parseUnary() {
 /// a '-' on its left (-x ** 2 is -(x ** 2)) and looser than one on its right.
 FailureOr<Value> Parser::parsePower() {
   FailureOr<Value> base = parsePrimary();
+  if (succeeded(base) && tok().is(TokenKind::LBracket))
+    return error(pos_, "there is no indexing with '[...]': take elements with slice(x, axis, "
+                       "start, limit), and drop an axis of size 1 with squeeze(x, axis)");
   if (failed(base) || !tok().is(TokenKind::StarStar))
     return base;
   size_t opTok = pos_;
@@ -1736,7 +2054,11 @@ FailureOr<Value> Parser::parsePrimary() {
       return lookup(at);
     }
   default:
-    return error(pos_, "expected an expression, got " + spell(t.kind));
+    return error(pos_, "expected an expression, got " + spell(t.kind) +
+                           (t.is(TokenKind::Star) || t.is(TokenKind::StarStar)
+                                ? "; there is no *args or **kwargs: pass each argument, by "
+                                  "position or as 'name: value'"
+                                : ""));
   }
 }
 
@@ -1763,6 +2085,11 @@ FailureOr<Value> Parser::lookup(size_t t) {
   StringRef name = toks_[t].text;
   if (mode_ == Mode::Check)
     return Value();
+  if (name == "True" || name == "False")
+    return error(t, "unknown name " + quote(name) + "; booleans are written 'true' and 'false'");
+  if (name == "None" || name == "null")
+    return error(t, "unknown name " + quote(name) +
+                        "; there is no None: leave an optional argument out");
   if (mode_ == Mode::Constant)
     return error(t, "expected a constant, got the name " + quote(name));
   auto it = frame().vars.find(name);
@@ -1844,10 +2171,11 @@ FailureOr<Value> Parser::parseCall() {
     if (!consumeIf(TokenKind::Comma))
       break;
   }
-  if (failed(expect(TokenKind::RParen,
-                    "or ',' in the arguments of " + quote(name) + " (opened at " +
-                        where(calleeTok + 1) + ")")))
-    return failure();
+  if (!tok().is(TokenKind::RParen))
+    return error(pos_, "expected ')' or ',' in the arguments of " + quote(name) +
+                           " (opened at " + where(calleeTok + 1) + "), got " +
+                           spell(tok().kind) + keywordHint(pos_, "keyword arguments"));
+  consume(); // )
 
   if (mode_ == Mode::Check)
     return Value();
@@ -2094,13 +2422,13 @@ FailureOr<Value> Parser::applyNeg(const Value &v, size_t at) {
 
 FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &param,
                                     const Value &v, size_t at) {
-  auto bad = [&](const Twine &expected) -> FailureOr<Value> {
+  auto bad = [&](const Twine &expected, const Twine &hint = "") -> FailureOr<Value> {
     // A string is shown: `norm: "prenorm"` wants to be told what it gave.
     std::string got = v.is(VK::Str)
                           ? "\"" + escapeForTerminal(StringRef(v.s).take_front(60)) + "\""
                           : describe(v);
     return error(at, "argument " + quote(param.name) + " of " + quote(spec.name) +
-                         " must be " + expected + ", got " + got);
+                         " must be " + expected + ", got " + got + hint);
   };
   if (v.is(VK::Tuple))
     return tupleError(v, at);
@@ -2136,13 +2464,18 @@ FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &pa
       return v;
     return bad("a non-empty string");
   case ArgKind::Norm:
-    if (v.is(VK::Str) && (v.s == "post" || v.s == "pre"))
-      return v;
-    return bad("\"post\" or \"pre\"");
   case ArgKind::Activation:
-    if (v.is(VK::Str) && (v.s == "relu" || v.s == "gelu"))
+  case ArgKind::DType: {
+    std::vector<std::string> words = choices(param.kind);
+    if (v.is(VK::Str) && llvm::is_contained(words, v.s))
       return v;
-    return bad("\"relu\" or \"gelu\"");
+    std::optional<std::string> meant;
+    if (v.is(VK::Str))
+      meant = param.kind == ArgKind::DType && dtypeAlias(v.s) ? dtypeAlias(v.s)
+                                                              : closest(v.s, words);
+    return bad(orList(words, /*quoted=*/true),
+               meant ? "; did you mean \"" + *meant + "\"?" : std::string());
+  }
   case ArgKind::Init:
     if (v.is(VK::Init))
       return v;
@@ -2154,10 +2487,6 @@ FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &pa
     if (v.isNumber() || v.is(VK::Bool))
       return v;
     return bad("a number or a bool");
-  case ArgKind::DType:
-    if (v.is(VK::Str) && (v.s == "f32" || v.s == "i32" || v.s == "bool"))
-      return v;
-    return bad("\"f32\", \"i32\" or \"bool\"");
   case ArgKind::Ints:
     if (v.is(VK::Int))
       return Value::list({v});
@@ -2351,7 +2680,12 @@ FrontendResult Parser::run() {
     toks_.push_back(lexer.next());
     if (toks_.back().is(TokenKind::Error)) {
       pos_ = toks_.size() - 1;
-      (void)error(pos_, toks_.back().string);
+      std::string hint;
+      if (toks_.back().text == "." && pos_ > 0 &&
+          (toks_[pos_ - 1].is(TokenKind::Identifier) || toks_[pos_ - 1].is(TokenKind::RParen)))
+        hint = "; values have no attributes or methods: shapes are fixed when the model is "
+               "built, and functions are called as sum(x), not x.sum()";
+      (void)error(pos_, toks_.back().string + hint);
       return result;
     }
     if (toks_.back().is(TokenKind::Eof))
@@ -2444,6 +2778,35 @@ FrontendResult Parser::run() {
 }
 
 } // namespace
+
+std::vector<BuiltinDoc> builtinReference() {
+  std::vector<BuiltinDoc> docs;
+  for (const BuiltinSpec &spec : builtins()) {
+    BuiltinDoc &doc = docs.emplace_back();
+    doc.name = spec.name;
+    doc.section = groupTitle(spec.group);
+    doc.description = spec.doc;
+    doc.shape = spec.shape;
+    doc.example = spec.example;
+    doc.exampleType = spec.exampleType;
+    for (const ParamSpec &p : spec.params) {
+      std::string defaultText = p.defaultText;
+      for (size_t at; (at = defaultText.find("{fn}")) != std::string::npos;)
+        defaultText.replace(at, 4, spec.name);
+      doc.args.push_back({p.name, kindName(p.kind), p.required, defaultText, p.doc});
+    }
+  }
+  return docs;
+}
+
+StringRef builtinExampleInputs() { return kExampleInputs; }
+
+std::vector<std::pair<StringRef, StringRef>> bareInitialisers() {
+  std::vector<std::pair<StringRef, StringRef>> out;
+  for (const BareInit &b : kBareInits)
+    out.emplace_back(b.name, b.doc);
+  return out;
+}
 
 FrontendResult parseTfSource(StringRef source, StringRef filename,
                              MLIRContext &context, const FrontendOptions &options) {

@@ -25,6 +25,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class MLIRContext;
@@ -60,6 +61,36 @@ struct FrontendResult {
 FrontendResult parseTfSource(llvm::StringRef source, llvm::StringRef filename,
                              mlir::MLIRContext &context,
                              const FrontendOptions &options = {});
+
+/// One argument of a built-in, as the reference documents it.
+struct BuiltinArgDoc {
+  llvm::StringRef name;
+  std::string kind;           // "tensor", "int", "\"post\" or \"pre\"", ...
+  bool required;
+  std::string defaultText;    // an optional one's default, in words or as written
+  llvm::StringRef description;
+};
+
+/// One built-in function of the .tf language, from the table the parser
+/// calls them through (Parser.cpp), so the reference cannot drift from it.
+struct BuiltinDoc {
+  llvm::StringRef name;
+  llvm::StringRef section;     // "Layers", "Elementwise", ...
+  llvm::StringRef description; // one line
+  llvm::StringRef shape;       // the result's shape, from the arguments'
+  /// An expression over builtinExampleInputs(), and the type it gives there
+  /// ("f32[2, 4, 16]"; a tuple: "(f32[2, 4, 8], f32[2, 4, 4])").
+  llvm::StringRef example, exampleType;
+  std::vector<BuiltinArgDoc> args; // in positional order; `name` is keyword-only
+};
+
+/// Every built-in, in the table's order.
+std::vector<BuiltinDoc> builtinReference();
+/// The `input` statements that declare what the examples use.
+llvm::StringRef builtinExampleInputs();
+/// The initialisers written as a bare name (`init: xavier`), each with what
+/// it draws.
+std::vector<std::pair<llvm::StringRef, llvm::StringRef>> bareInitialisers();
 
 } // namespace tfc
 
