@@ -24,6 +24,20 @@ The thread count is fixed before torch or jax is imported: the process is pinned
 to the first N CPUs (os.sched_setaffinity) and the libraries' own knobs are set
 (OMP/MKL env vars and torch.set_num_threads; XLA's Eigen pool for JAX).
 Only the step (or forward) call is inside the clock; the batch is made before.
+
+On the GPU (`--device cuda`, tools/bench/gpu.sh): PyTorch on CUDA, eager or
+`--compile` (torch.compile of the loss, forward and backward; `--compile-mode
+reduce-overhead` is torch's name for the same with CUDA graphs), fused Adam,
+TF32 matmuls with `--precision tf32` (bf16 autocast with `--precision bf16`);
+JAX on whatever device it sees (the GPU when its CUDA plugin is installed: the
+JSON's device says which), `--precision tf32|fp32` as its default matmul
+precision. Each step is synchronised (torch.cuda.synchronize, or
+jax.block_until_ready on the new parameters) before the clock stops, and the
+JSON has the device, its name and the peak device memory (torch's
+max_memory_allocated, JAX's peak_bytes_in_use). No CPU pinning there unless
+--threads says so. `--entry epochs` trains the reverse tasks (reverse,
+medium_encoder) for whole epochs on data made on the device, validating every
+epoch and testing at the end, as `./MODEL train` does.
 """
 
 import argparse
@@ -34,17 +48,37 @@ import resource
 import sys
 import time
 
-WORKLOADS = ["reverse", "set_anomaly", "fleuret_cnn", "fleuret_attention", "encoder_decoder"]
+WORKLOADS = ["reverse", "set_anomaly", "fleuret_cnn", "fleuret_attention", "encoder_decoder",
+             "medium_encoder"]
+# The reverse tasks (reverse_sequences): classes and sequence length, for --entry epochs.
+REVERSE_TASKS = {"reverse": (10, 16), "medium_encoder": (1000, 256)}
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--framework", choices=["torch", "jax"], required=True)
     p.add_argument("--workload", choices=WORKLOADS, required=True)
-    p.add_argument("--entry", choices=["train_step", "predict"], required=True)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--entry", choices=["train_step", "predict", "epochs"], required=True,
+                   help="epochs: --epochs of training on the reverse tasks, timed as a whole")
+    p.add_argument("--threads", type=int, default=None,
+                   help="pin to the first N CPUs (default 1; with --device cuda: no pinning)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                   help="torch only: cuda runs the model on the GPU (fp32: no TF32)")
+                   help="cuda: PyTorch on the GPU, JAX on whatever device it sees (not forced"
+                        " to the CPU)")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"],
+                   help="on the GPU: fp32 (no TF32), tf32 (TF32 matmuls allowed) or bf16 "
+                        "(PyTorch's autocast; fp32 weights and optimizer)")
+    p.add_argument("--compile", action="store_true", help="PyTorch: torch.compile the loss")
+    p.add_argument("--compile-mode", default=None,
+                   choices=["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"],
+                   help="torch.compile's mode (reduce-overhead: with CUDA graphs); implies --compile")
+    p.add_argument("--attention", default="auto", choices=["auto", "sdpa", "matmul"],
+                   help="PyTorch: auto times both briefly in eager mode and keeps the faster; "
+                        "compiled, auto is sdpa")
+    p.add_argument("--epochs", type=int, default=10, help="--entry epochs: how many")
+    p.add_argument("--train-samples", type=int, default=50000, help="--entry epochs")
+    p.add_argument("--val-samples", type=int, default=1000, help="--entry epochs")
+    p.add_argument("--test-samples", type=int, default=10000, help="--entry epochs")
     p.add_argument("--batch", type=int, required=True)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--schedule", default="constant", choices=["constant", "cosine_warmup"])
@@ -59,17 +93,32 @@ def parse_args():
     p.add_argument("--min-seconds", type=float, default=0.0,
                    help="go on timing steps past --steps until they add up to this long "
                         "(the loss reported stays the one after --steps), as tfc's bench")
-    return p.parse_args()
+    args = p.parse_args()
+    if args.compile_mode:
+        args.compile = True
+    elif args.compile:
+        args.compile_mode = "default"
+    if args.threads is None:
+        args.threads = 1 if args.device == "cpu" else 0
+    if args.device == "cpu" and args.precision != "fp32":
+        p.error("--precision %s is for --device cuda" % args.precision)
+    if args.entry == "epochs" and args.workload not in REVERSE_TASKS:
+        p.error("--entry epochs makes the data of the reverse tasks only (%s)" % ", ".join(REVERSE_TASKS))
+    return args
 
 
-def limit_threads(n):
-    """Before importing torch or jax: pin to N CPUs and size every pool to N."""
+def limit_threads(n, device="cpu"):
+    """Before importing torch or jax: pin to N CPUs and size every pool to N
+    (N = 0: leave both alone, as on the GPU by default)."""
+    if device != "cpu" and n == 0:
+        return
     cpus = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, cpus[:n])
     for var in ["OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"]:
         os.environ[var] = str(n)
-    os.environ["JAX_PLATFORMS"] = "cpu"
-    if n == 1:
+    if device == "cpu":
+        os.environ["JAX_PLATFORMS"] = "cpu"
+    if n == 1 and device == "cpu":
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                    " --xla_cpu_multi_thread_eigen=false").strip()
 
@@ -103,8 +152,9 @@ def make_data(workload, batch):
     """One batch of synthetic but valid inputs (numpy), as the tfc datasets shape them."""
     import numpy as np
     rng = np.random.default_rng(0)
-    if workload == "reverse":  # digits 0..9, the label is the reversed sequence
-        tokens = rng.integers(0, 10, size=(batch, 16), dtype=np.int32)
+    if workload in REVERSE_TASKS:  # tokens, the label is the reversed sequence
+        classes, seq = REVERSE_TASKS[workload]
+        tokens = rng.integers(0, classes, size=(batch, seq), dtype=np.int32)
         return {"tokens": tokens, "labels": np.ascontiguousarray(tokens[:, ::-1])}
     if workload == "set_anomaly":  # 10 feature vectors of 512, the odd one's index
         return {"features": rng.standard_normal((batch, 10, 512), dtype=np.float32),
@@ -232,22 +282,26 @@ def torch_models():
             return x + self.dropout(self.ffn(self.norm3(x)))
 
     class Reverse(nn.Module):
-        def __init__(self):
+        """reverse.tf, and at medium_encoder.tf's sizes the same model scaled up."""
+
+        def __init__(self, classes=10, seq=16, dim=32, layers=1, heads=1, ffn=64, rate=0.0):
             super().__init__()
-            self.input_net = nn.Linear(10, 32)
-            self.register_buffer("pe", torch.from_numpy(positional_encoding(16, 32)))
-            self.encoder = Encoder(1, 32, 1, 64, 0.0, pre=False)
-            self.linear, self.layer_norm, self.output = nn.Linear(32, 32), nn.LayerNorm(32), nn.Linear(32, 10)
+            self.classes = classes
+            self.input_net = nn.Linear(classes, dim)
+            self.register_buffer("pe", torch.from_numpy(positional_encoding(seq, dim)))
+            self.encoder = Encoder(layers, dim, heads, ffn, rate, pre=False)
+            self.linear, self.layer_norm = nn.Linear(dim, dim), nn.LayerNorm(dim)
+            self.output = nn.Linear(dim, classes)
 
         def forward(self, tokens):
-            x = self.input_net(F.one_hot(tokens, 10).float()) + self.pe
+            x = self.input_net(F.one_hot(tokens, self.classes).float()) + self.pe
             x = self.encoder(x)
             return self.output(F.relu(self.layer_norm(self.linear(x))))
 
         def loss(self, batch):
             logits = self(batch["tokens"])
             labels = batch["labels"]
-            loss = F.cross_entropy(logits.reshape(-1, 10), labels.reshape(-1))
+            loss = F.cross_entropy(logits.reshape(-1, self.classes), labels.reshape(-1))
             return loss, (logits.argmax(-1) == labels).float().mean()
 
         def predict(self, batch):
@@ -338,48 +392,86 @@ def torch_models():
             return self(batch["source"], batch["target"])
 
     return {"reverse": Reverse, "set_anomaly": SetAnomaly,
+            "medium_encoder": lambda: Reverse(1000, 256, 512, 6, 8, 2048, 0.1),
             "fleuret_cnn": lambda: Fleuret(False), "fleuret_attention": lambda: Fleuret(True),
             "encoder_decoder": EncoderDecoder}
 
 
 def run_torch(args, data):
+    """(call, info, hooks): call() runs one timed step; hooks' sync and
+    memory are the device's (no-ops on the CPU); hooks' epochs trains whole
+    epochs (--entry epochs)."""
     import torch
     # The float mode of tfc's binaries (runtime/FloatMode.h) and of XLA's CPU
     # runtime: subnormals flushed to zero. Set before the first parallel
     # region, so that PyTorch's OpenMP threads inherit it with the rest of
     # the floating-point environment (POSIX threads do).
     torch.set_flush_denormal(True)
-    torch.set_num_threads(args.threads)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:
+            pass
     torch.manual_seed(0)
     device = torch.device(args.device)
-    if args.device == "cuda":
-        # fp32 throughout, as tfc's CUDA binaries compute.
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+    cuda = args.device == "cuda"
+    if cuda:
+        if not torch.cuda.is_available():
+            raise SystemExit("peers.py: --device cuda, but torch %s sees no GPU" % torch.__version__)
+        # fp32 as tfc's CUDA binaries compute, or TF32 matmuls (PyTorch at its best).
+        tf32 = args.precision != "fp32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
     model = torch_models()[args.workload]().to(device)
     params = sum(p.numel() for p in model.parameters())
     # int32 ids become int64, as PyTorch's one_hot and cross_entropy want them.
     batch = {k: (torch.from_numpy(v).long() if v.dtype.kind == "i" else torch.from_numpy(v)).to(device)
              for k, v in data.items()}
     info = {"params": params, "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-            "device": args.device}
+            "device": args.device, "precision": args.precision if cuda else "fp32"}
+    if cuda:
+        info["device_name"] = torch.cuda.get_device_name()
+    if args.compile:
+        info["compile"] = args.compile_mode
 
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    def memory():
+        return torch.cuda.max_memory_allocated() if cuda else None
+
+    def autocast():
+        return torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.precision == "bf16")
+
+    # The compiled loss (forward and, through AOTAutograd, backward); the
+    # optimizer and clipping stay eager: fused Adam is already few kernels.
+    loss_fn, predict_fn = model.loss, model.predict
+    if args.compile:
+        loss_fn = torch.compile(model.loss, mode=args.compile_mode)
+        predict_fn = torch.compile(model.predict, mode=args.compile_mode)
+    graphs = args.compile and "cudagraphs" not in args.compile_mode and args.compile_mode != "default"
+
+    def step_begin():
+        if graphs:  # a new iteration: the graphs' outputs of the last may be overwritten
+            torch.compiler.cudagraph_mark_step_begin()
+
+    hooks = {"sync": sync, "memory": memory}
+    opt = sched = None
     if args.entry == "predict":
         model.eval()
 
         def call():
-            with torch.inference_mode():
-                out = model.predict(batch)
-                if args.device == "cuda":
-                    torch.cuda.synchronize()  # the time of the whole call
-                return out
+            step_begin()
+            with torch.inference_mode(), autocast():
+                out = predict_fn(batch)
+            sync()  # the time of the whole call
+            return out
     else:
         model.train()
-        # The fastest Adam PyTorch has on CPU: fused (2.4+), else multi-tensor.
+        # The fastest Adam PyTorch has on CPU and GPU: fused (2.4+), else multi-tensor.
         try:
             opt = torch.optim.Adam(model.parameters(), lr=args.lr, fused=True)
             info["adam"] = "fused"
@@ -390,40 +482,117 @@ def run_torch(args, data):
             opt, lambda t: schedule_factor(t, args.schedule, args.warmup_steps, args.total_steps))
         plist = list(model.parameters())
 
-        def call():
+        def train_step(b):
+            step_begin()
             opt.zero_grad(set_to_none=True)
-            loss, _metric = model.loss(batch)
+            with autocast():
+                loss, _metric = loss_fn(b)
             loss.backward()
             if args.clip > 0:
                 torch.nn.utils.clip_grad_norm_(plist, args.clip)
             opt.step()
             sched.step()
-            return loss.item()
+            return loss.detach()
 
-    # PyTorch at its best: fused SDPA wins on some shapes, two matmuls on
-    # others (small heads), so time both briefly and keep the faster.
-    if args.workload != "fleuret_cnn":
-        # The trial's steps are undone afterwards, so that the loss reported
-        # is the one after the same number of steps as tfc's and JAX's.
-        import copy
-        saved = copy.deepcopy((model.state_dict(), opt.state_dict(), sched.state_dict())
-                              if args.entry == "train_step" else None)
-        trial = {}
-        for impl in ["sdpa", "matmul"]:
-            ATTENTION["impl"] = impl
-            times = []
-            for i in range(max(2, args.warmup) + 5):
-                start = time.perf_counter()
-                call()
-                times.append(time.perf_counter() - start)
-            trial[impl] = sorted(times[-5:])[2]
-        ATTENTION["impl"] = min(trial, key=trial.get)
-        info["attention"] = ATTENTION["impl"]
-        if saved is not None:
-            model.load_state_dict(saved[0])
+        def call():
+            return train_step(batch).item()  # waits for the step
+
+    import copy
+
+    def snapshot():
+        return copy.deepcopy((model.state_dict(), opt.state_dict() if opt else None,
+                              sched.state_dict() if sched else None))
+
+    def restore(saved):
+        model.load_state_dict(saved[0])
+        if opt:
             opt.load_state_dict(saved[1])
             sched.load_state_dict(saved[2])
-    return call, info
+
+    # PyTorch at its best: fused SDPA wins on some shapes, two matmuls on
+    # others (small heads), so time both briefly and keep the faster (eager
+    # only: compiled, each would be another compilation; SDPA there).
+    if args.workload != "fleuret_cnn":
+        if args.attention != "auto" or args.compile:
+            ATTENTION["impl"] = "sdpa" if args.attention == "auto" else args.attention
+        else:
+            # The trial's steps are undone afterwards, so that the loss reported
+            # is the one after the same number of steps as tfc's and JAX's.
+            saved = snapshot() if args.entry != "predict" else None
+            trial = {}
+            for impl in ["sdpa", "matmul"]:
+                ATTENTION["impl"] = impl
+                times = []
+                for i in range(max(2, args.warmup) + 5):
+                    start = time.perf_counter()
+                    call()
+                    times.append(time.perf_counter() - start)
+                trial[impl] = sorted(times[-5:])[2]
+            ATTENTION["impl"] = min(trial, key=trial.get)
+            if saved is not None:
+                restore(saved)
+        info["attention"] = ATTENTION["impl"]
+
+    if args.entry == "epochs":
+        hooks["epochs"] = lambda: torch_epochs(args, model, train_step, autocast, snapshot, restore,
+                                               device)
+    return call, info, hooks
+
+
+def torch_epochs(args, model, train_step, autocast, snapshot, restore, device):
+    """`./MODEL train` in PyTorch: --epochs over --train-samples made on the
+    device (uniform tokens, the label their reverse), each epoch in a fresh
+    order on the device, a validation pass after each, a test pass at the end.
+    Before the clock: --warmup steps (compilation, CUDA graphs), then undone."""
+    import torch
+    classes, seq = REVERSE_TASKS[args.workload]
+    g = torch.Generator(device=device)
+    g.manual_seed(42)
+
+    def split(n):
+        tokens = torch.randint(0, classes, (n, seq), generator=g, device=device)
+        return {"tokens": tokens, "labels": tokens.flip(1)}
+
+    train, val, test = split(args.train_samples), split(args.val_samples), split(args.test_samples)
+    b = args.batch
+    steps = args.train_samples // b  # the last partial batch dropped, as tfc's train
+    first = {k: v[:b] for k, v in train.items()}
+    saved = snapshot()
+    start = time.perf_counter()
+    for _ in range(args.warmup):
+        train_step(first)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    warmup_s = time.perf_counter() - start
+    restore(saved)
+
+    def evaluate(data):  # eager, full batches only (the model's compiled batch)
+        model.eval()
+        loss = correct = 0.0
+        n = data["tokens"].shape[0] // b
+        with torch.no_grad(), autocast():
+            for i in range(n):
+                part = {k: v[i * b:(i + 1) * b] for k, v in data.items()}
+                l, acc = model.loss(part)
+                loss, correct = loss + l.float(), correct + acc
+        model.train()
+        return (loss / n).item(), (correct / n).item()
+
+    history = []
+    start = time.perf_counter()
+    for epoch in range(args.epochs):
+        order = torch.randperm(args.train_samples, generator=g, device=device)
+        tokens, labels = train["tokens"][order], train["labels"][order]
+        total = torch.zeros((), device=device)
+        for i in range(steps):
+            total += train_step({"tokens": tokens[i * b:(i + 1) * b], "labels": labels[i * b:(i + 1) * b]})
+        val_loss, val_acc = evaluate(val)
+        history.append({"epoch": epoch + 1, "train_loss": (total / steps).item(),
+                        "val_loss": val_loss, "val_accuracy": val_acc})
+    test_loss, test_acc = evaluate(test)
+    seconds = time.perf_counter() - start
+    return {"epochs_s": seconds, "warmup_s": warmup_s, "steps": steps * args.epochs,
+            "test_loss": test_loss, "test_accuracy": test_acc, "history": history}
 
 
 # ===========================================================================
@@ -573,19 +742,23 @@ def jax_models():
 
     # --- the models: init(key) -> params; forward(params, batch, keys, train) ---
 
-    pe16 = jnp.asarray(positional_encoding(16, 32))
+    def reverse_model(classes, seq, dim, layers, heads, ffn, rate):
+        """reverse.tf, and at medium_encoder.tf's sizes the same model scaled up."""
+        pe = jnp.asarray(positional_encoding(seq, dim))
 
-    def reverse_init(key):
-        ks = jax.random.split(key, 5)
-        return {"input_net": linear_init(ks[0], 10, 32), "encoder": encoder_init(ks[1], 1, 32, 64, False),
-                "linear": linear_init(ks[2], 32, 32), "layer_norm": norm_init(32),
-                "output": linear_init(ks[3], 32, 10)}
+        def init(key):
+            ks = jax.random.split(key, 5)
+            return {"input_net": linear_init(ks[0], classes, dim),
+                    "encoder": encoder_init(ks[1], layers, dim, ffn, False),
+                    "linear": linear_init(ks[2], dim, dim), "layer_norm": norm_init(dim),
+                    "output": linear_init(ks[3], dim, classes)}
 
-    def reverse_forward(p, batch, keys, train):
-        x = linear(p["input_net"], jax.nn.one_hot(batch["tokens"], 10, dtype=jnp.float32)) + pe16
-        x = encoder(p["encoder"], x, 1, 0.0, False, keys, train)
-        logits = linear(p["output"], jax.nn.relu(layer_norm(p["layer_norm"], linear(p["linear"], x))))
-        return logits, cross_entropy(logits, batch["labels"]), accuracy(logits, batch["labels"])
+        def forward(p, batch, keys, train):
+            x = linear(p["input_net"], jax.nn.one_hot(batch["tokens"], classes, dtype=jnp.float32)) + pe
+            x = encoder(p["encoder"], x, heads, rate, False, keys, train)
+            logits = linear(p["output"], jax.nn.relu(layer_norm(p["layer_norm"], linear(p["linear"], x))))
+            return logits, cross_entropy(logits, batch["labels"]), accuracy(logits, batch["labels"])
+        return init, forward
 
     def set_anomaly_init(key):
         ks = jax.random.split(key, 4)
@@ -645,7 +818,8 @@ def jax_models():
         prediction = linear(p["linear"], states)
         return prediction, ((prediction - target) ** 2).mean(), None
 
-    return {"reverse": (reverse_init, reverse_forward),
+    return {"reverse": reverse_model(10, 16, 32, 1, 1, 64, 0.0),
+            "medium_encoder": reverse_model(1000, 256, 512, 6, 8, 2048, 0.1),
             "set_anomaly": (set_anomaly_init, set_anomaly_forward),
             "fleuret_cnn": (fleuret_init(False), fleuret_forward),
             "fleuret_attention": (fleuret_init(True), fleuret_forward),
@@ -653,23 +827,42 @@ def jax_models():
 
 
 def run_jax(args, data):
+    """(call, info, hooks) as run_torch's."""
     import warnings
     warnings.filterwarnings("ignore", message=".*donat.*")
     import jax
     import jax.numpy as jnp
+    dev = jax.devices()[0]
+    on_gpu = dev.platform != "cpu"
+    if args.precision == "bf16":
+        raise SystemExit("peers.py: --precision bf16 is PyTorch's autocast only")
+    if on_gpu:  # JAX's own default on the GPU is TF32; fp32 asks for full precision
+        jax.config.update("jax_default_matmul_precision",
+                          "tensorfloat32" if args.precision == "tf32" else "float32")
     models, Keys = jax_models()
     init, forward = models[args.workload]
     params = init(jax.random.PRNGKey(0))
     count = sum(int(x.size) for x in jax.tree_util.tree_leaves(params))
     batch = {k: jnp.asarray(v) for k, v in data.items()}
-    info = {"params": count, "jax": jax.__version__}
+    info = {"params": count, "jax": jax.__version__, "device": dev.platform,
+            "device_name": getattr(dev, "device_kind", str(dev)),
+            "precision": args.precision if on_gpu else "fp32"}
+
+    def memory():
+        try:
+            stats = dev.memory_stats() or {}
+        except Exception:  # noqa: BLE001 - not every backend has them (the CPU)
+            return None
+        return stats.get("peak_bytes_in_use")
+
+    hooks = {"sync": lambda: None, "memory": memory}
 
     if args.entry == "predict":
         predict = jax.jit(lambda p, b: forward(p, b, None, False)[0])
 
         def call():
             return predict(params, batch).block_until_ready()
-        return call, info
+        return call, info, hooks
 
     b1, b2, eps, lr, clip = 0.9, 0.999, 1e-8, args.lr, args.clip
 
@@ -681,7 +874,7 @@ def run_jax(args, data):
             f = jnp.where(t <= args.warmup_steps, f * t / args.warmup_steps, f)
         return lr * f
 
-    def train_step(params, state, step, key):
+    def train_step(params, state, step, key, batch):
         def loss_fn(p):
             _, loss, metric = forward(p, batch, Keys(key), True)
             return loss, metric
@@ -704,29 +897,112 @@ def run_jax(args, data):
     holder = {"params": params, "state": {"m": zeros(), "v": zeros()}, "step": 0}
     base = jax.random.PRNGKey(1)
 
-    def call():
+    def step(b):
         s = holder["step"]
         holder["params"], holder["state"], loss, _ = step_fn(
-            holder["params"], holder["state"], jnp.float32(s), jax.random.fold_in(base, s))
+            holder["params"], holder["state"], jnp.float32(s), jax.random.fold_in(base, s), b)
         holder["step"] = s + 1
+        return loss
+
+    def call():
+        loss = step(batch)
+        if on_gpu:  # the whole step, its update too, not only the loss
+            jax.block_until_ready(holder["params"])
         return float(loss)  # waits for the step, as tfc's returns its loss
-    return call, info
+
+    if args.entry == "epochs":
+        def train_step_at(params, state, step, key, data, i):  # batch i of an epoch's samples
+            b = {k: jax.lax.dynamic_slice_in_dim(v, i * args.batch, args.batch) for k, v in data.items()}
+            return train_step(params, state, step, key, b)
+        step_at_fn = jax.jit(train_step_at, donate_argnums=(0, 1))
+
+        def step_at(data, i):
+            s = holder["step"]
+            holder["params"], holder["state"], loss, _ = step_at_fn(
+                holder["params"], holder["state"], jnp.float32(s), jax.random.fold_in(base, s), data,
+                jnp.int32(i))
+            holder["step"] = s + 1
+            return loss
+        evaluate_fn = jax.jit(lambda p, b: forward(p, b, None, False)[1:])
+        hooks["epochs"] = lambda: jax_epochs(args, holder, step_at, evaluate_fn)
+    return call, info, hooks
+
+
+def jax_epochs(args, holder, step_at, evaluate_fn):
+    """torch_epochs in JAX: the data made on the device, a fresh order each
+    epoch by jax.random.permutation; --warmup steps (compilation) undone."""
+    import jax
+    import jax.numpy as jnp
+    classes, seq = REVERSE_TASKS[args.workload]
+    key = jax.random.PRNGKey(42)
+
+    def split(k, n):
+        tokens = jax.random.randint(k, (n, seq), 0, classes, dtype=jnp.int32)
+        return {"tokens": tokens, "labels": tokens[:, ::-1]}
+
+    k1, k2, k3, key = jax.random.split(key, 4)
+    train = split(k1, args.train_samples)
+    val, test = split(k2, args.val_samples), split(k3, args.test_samples)
+    b = args.batch
+    steps = args.train_samples // b
+    saved = jax.tree_util.tree_map(jnp.copy, (holder["params"], holder["state"]))
+    start = time.perf_counter()
+    for _ in range(args.warmup):
+        step_at(train, 0)
+    jax.block_until_ready(holder["params"])
+    warmup_s = time.perf_counter() - start
+    holder["params"], holder["state"] = saved
+    holder["step"] = 0
+
+    def evaluate(data):
+        n = data["tokens"].shape[0] // b
+        results = [evaluate_fn(holder["params"], {k: v[i * b:(i + 1) * b] for k, v in data.items()})
+                   for i in range(n)]
+        return (float(sum(r[0] for r in results) / n), float(sum(r[1] for r in results) / n))
+
+    history = []
+    start = time.perf_counter()
+    for epoch in range(args.epochs):
+        key, k = jax.random.split(key)
+        order = jax.random.permutation(k, args.train_samples)
+        epoch_data = {k: v[order] for k, v in train.items()}
+        losses = [step_at(epoch_data, i) for i in range(steps)]
+        val_loss, val_acc = evaluate(val)
+        history.append({"epoch": epoch + 1, "train_loss": float(jnp.mean(jnp.stack(losses))),
+                        "val_loss": val_loss, "val_accuracy": val_acc})
+    test_loss, test_acc = evaluate(test)
+    seconds = time.perf_counter() - start
+    return {"epochs_s": seconds, "warmup_s": warmup_s, "steps": steps * args.epochs,
+            "test_loss": test_loss, "test_accuracy": test_acc, "history": history}
 
 
 def main():
     args = parse_args()
-    limit_threads(args.threads)
+    limit_threads(args.threads, args.device)
     data = (load_data(args.workload, args.batch, args.data) if args.data
             else make_data(args.workload, args.batch))
     run = run_torch if args.framework == "torch" else run_jax
-    call, info = run(args, data)
+    call, info, hooks = run(args, data)
+    head = {"framework": args.framework, "workload": args.workload, "entry": args.entry,
+            "threads": args.threads, "batch": args.batch}
+    if args.entry == "epochs":
+        out = dict(head, **hooks["epochs"]())
+        out.update(epochs=args.epochs, train_samples=args.train_samples,
+                   max_rss_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                   peak_device_bytes=hooks["memory"](), **info)
+        print(json.dumps(out))
+        sys.stdout.flush()
+        return
+    sync = hooks["sync"]
     times = []
     last = None
     fixed = args.warmup + args.steps
     i = 0
     while i < fixed or (sum(times) < 1e3 * args.min_seconds and i < args.warmup + 100000):
+        sync()  # nothing of the last call still running on the device
         start = time.perf_counter()
         result = call()
+        sync()
         elapsed = (time.perf_counter() - start) * 1e3
         if i < fixed:
             last = result
@@ -736,11 +1012,12 @@ def main():
     times.sort()
     n = len(times)
     median = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
-    out = {"framework": args.framework, "workload": args.workload, "entry": args.entry,
-           "threads": args.threads, "batch": args.batch, "median_ms": median, "min_ms": times[0],
-           "mean_ms": sum(times) / n, "steps": n, "warmup": args.warmup,
-           "max_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-           "cpus": len(os.sched_getaffinity(0))}
+    out = dict(head, median_ms=median, min_ms=times[0], mean_ms=sum(times) / n, steps=n,
+               warmup=args.warmup, max_rss_kib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+               cpus=len(os.sched_getaffinity(0)))
+    peak = hooks["memory"]()
+    if peak is not None:
+        out["peak_device_bytes"] = peak
     if isinstance(last, float):
         out["loss"] = last
     out.update(info)
