@@ -506,7 +506,7 @@ std::optional<Init> bareInitialiser(StringRef name) {
 #define TFC_REDUCE(NAME, DOC)                                                  \
   {#NAME, Group::Reduction, DOC, "x's without the axes", #NAME "(x, axis: -1)", \
    "f32[2, 4]",                                                                \
-   {req("x", ArgKind::Tensor, "a tensor (bool: its trues count)"),             \
+   {req("x", ArgKind::Tensor, "a tensor"),                                     \
     opt("axis", ArgKind::Ints, "all axes", "an axis or a list of axes")},      \
    [](Builder &, const CallArgs &a) {                                          \
      return tensorValue(NAME(a.tensor("x"), a.ints("axis")));                  \
@@ -670,7 +670,7 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       {"parameter", Group::Learnable,
        "a learnable f32 tensor of any rank, usable anywhere a tensor is",
-       "shape", "parameter([4, 8], init: normal(0.02))", "f32[4, 8]",
+       "the given shape", "parameter([4, 8], init: normal(0.02))", "f32[4, 8]",
        {req("shape", K::Ints, "its shape: [] for a scalar, an int for a vector"),
         opt("init", K::Init, "zeros", "its initialiser"),
         opt("name", K::String, "`parameter`, `parameter_1`, ... in its scope", "keyword only: its name in the scope (`cls`; `block.cls` inside a call of def block)"),
@@ -701,7 +701,7 @@ const std::vector<BuiltinSpec> &builtins() {
       // Constants.
       {"zeros", Group::Constant,
        "a constant of zeros (bare, `zeros` is the initialiser)",
-       "shape", "zeros([4, 8])", "f32[4, 8]",
+       "the given shape", "zeros([4, 8])", "f32[4, 8]",
        {req("shape", K::Ints, "its shape (an int for a vector)"),
         opt("dtype", K::DType, "\"f32\"", "its element type")},
        [](Builder &b, const CallArgs &a) {
@@ -709,7 +709,7 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       {"ones", Group::Constant,
        "a constant of ones (bare, `ones` is the initialiser)",
-       "shape", "ones(8, dtype: \"i32\")", "i32[8]",
+       "the given shape", "ones(8, dtype: \"i32\")", "i32[8]",
        {req("shape", K::Ints, "its shape (an int for a vector)"),
         opt("dtype", K::DType, "\"f32\"", "its element type")},
        [](Builder &b, const CallArgs &a) {
@@ -717,7 +717,7 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       {"full", Group::Constant,
        "a constant of one value everywhere",
-       "shape", "full([2, 4], true)", "bool[2, 4]",
+       "the given shape", "full([2, 4], true)", "bool[2, 4]",
        {req("shape", K::Ints, "its shape (an int for a vector)"),
         req("value", K::Scalar, "the value; it must fit the dtype"),
         opt("dtype", K::DType, "\"f32\" (\"bool\" for a bool value)", "its element type")},
@@ -836,7 +836,7 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       {"broadcast_to", Group::Shape,
        "x broadcast to a shape (numpy's rules)",
-       "shape", "broadcast_to(mean(x, axis: 0), [2, 4, 8])", "f32[2, 4, 8]",
+       "the given shape", "broadcast_to(mean(x, axis: 0), [2, 4, 8])", "f32[2, 4, 8]",
        {req("x", K::Tensor, "a tensor"),
         req("shape", K::IntList, "the shape")},
        [](Builder &, const CallArgs &a) {
@@ -844,7 +844,7 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       {"reshape", Group::Shape,
        "the same elements in another shape; one dimension may be -1 (inferred)",
-       "shape", "reshape(x, [2, -1])", "f32[2, 32]",
+       "the given shape", "reshape(x, [2, -1])", "f32[2, 32]",
        {req("x", K::Tensor, "a tensor"),
         req("shape", K::IntList, "the new shape")},
        [](Builder &, const CallArgs &a) {
