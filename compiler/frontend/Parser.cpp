@@ -218,7 +218,7 @@ enum class ArgKind {
   Bool,
   String,
   Norm,    // "post" or "pre"
-  Activation, // "relu" or "gelu"
+  Activation, // "relu", "gelu" or "swiglu"
   Init,    // an initialiser: zeros, ones, normal(std), uniform(bound), xavier, kaiming
   Scalar,  // an int, a float or a bool
   DType,   // "f32", "i32" or "bool"
@@ -305,7 +305,10 @@ struct CallArgs {
     return str("norm", "post") == "pre" ? NormPlacement::pre : NormPlacement::post;
   }
   Activation activation() const {
-    return str("activation", "relu") == "gelu" ? Activation::gelu : Activation::relu;
+    std::string name = str("activation", "relu");
+    return name == "gelu"     ? Activation::gelu
+           : name == "swiglu" ? Activation::swiglu
+                              : Activation::relu;
   }
 };
 
@@ -2140,9 +2143,9 @@ FailureOr<Value> Parser::convertArg(const BuiltinSpec &spec, const ParamSpec &pa
       return v;
     return bad("\"post\" or \"pre\"");
   case ArgKind::Activation:
-    if (v.is(VK::Str) && (v.s == "relu" || v.s == "gelu"))
+    if (v.is(VK::Str) && (v.s == "relu" || v.s == "gelu" || v.s == "swiglu"))
       return v;
-    return bad("\"relu\" or \"gelu\"");
+    return bad("\"relu\", \"gelu\" or \"swiglu\"");
   case ArgKind::Init:
     if (v.is(VK::Init))
       return v;
