@@ -151,6 +151,20 @@ int info(Model &model) {
       std::printf("  %-24s %s%s\n", r.name.c_str(), specString(r.dtype, r.shape).c_str(),
                   r.kind == abi::ValueKind::Attention ? "  (attention map)" : "");
   }
+  // A model that generates: what `generate` reads and how far it goes.
+  if (const EntrySpec *prefill = m.entry(abi::kPrefill); prefill && m.entry(abi::kDecode)) {
+    const TensorSpec *tokens = nullptr;
+    size_t caches = 0;
+    for (const TensorSpec &a : prefill->args)
+      if (a.kind == abi::ValueKind::Input)
+        tokens = &a;
+    for (const TensorSpec &r : prefill->results)
+      caches += r.kind == abi::ValueKind::KvCache;
+    if (tokens && tokens->shape.size() == 2)
+      std::printf("\ngenerates: from '%s', up to %lld tokens, with %zu key and value caches "
+                  "(`generate --prompt ...`)\n",
+                  tokens->name.c_str(), (long long)tokens->shape[1], caches);
+  }
   // Parameters grouped by layer: everything before the last '.'.
   std::printf("\nparameters:\n");
   int64_t total = 0, paramBytes = 0;

@@ -826,6 +826,11 @@ static Tensor unary(Tensor x, StringRef what, SourceLoc at) {
 Tensor relu(Tensor x, SourceLoc at) { return unary<tf::ReluOp>(x, "relu", at); }
 Tensor gelu(Tensor x, SourceLoc at) { return unary<tf::GeluOp>(x, "gelu", at); }
 Tensor tanh(Tensor x, SourceLoc at) { return unary<tf::TanhOp>(x, "tanh", at); }
+Tensor silu(Tensor x, SourceLoc at) {
+  Builder::CallSite site({x}, at);
+  Tensor half = 0.5 * x;
+  return half + half * tanh(half);
+}
 Tensor exp(Tensor x, SourceLoc at) { return unary<tf::ExpOp>(x, "exp", at); }
 Tensor log(Tensor x, SourceLoc at) { return unary<tf::LogOp>(x, "log", at); }
 Tensor sqrt(Tensor x, SourceLoc at) { return unary<tf::SqrtOp>(x, "sqrt", at); }

@@ -419,6 +419,8 @@ Tensor broadcast_to(Tensor x, llvm::ArrayRef<int64_t> shape,
 
 Tensor relu(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor gelu(Tensor x, SourceLoc at = SourceLoc::current());
+/// x * sigmoid(x) (SiLU, swish), built as x * (1 + tanh(x / 2)) / 2.
+Tensor silu(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor tanh(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor exp(Tensor x, SourceLoc at = SourceLoc::current());
 Tensor log(Tensor x, SourceLoc at = SourceLoc::current());
@@ -605,9 +607,10 @@ Tensor multi_head_attention(Tensor x, const AttentionOptions &options,
                             SourceLoc at = SourceLoc::current());
 
 enum class NormPlacement { post, pre };
-/// The feed-forward net's nonlinearity: ReLU (the tutorials') or GELU (the
-/// erf form, BERT's and GPT's).
-enum class Activation { relu, gelu };
+/// The feed-forward net's nonlinearity: ReLU (the tutorials'), GELU (the
+/// erf form, BERT's and GPT's) or SwiGLU (PaLM's and LLaMA's: linear1 makes
+/// 2 x ffn features, and silu(the first half) * the second half goes on).
+enum class Activation { relu, gelu, swiglu };
 
 struct EncoderOptions {
   int64_t layers = 1;

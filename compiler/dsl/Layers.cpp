@@ -105,6 +105,16 @@ Tensor feedForward(Tensor x, int64_t hidden, double rate, Activation activation,
                    std::optional<Init> init) {
   if (!x.valid())
     return {};
+  if (activation == Activation::swiglu) {
+    // One projection for the gate and the value, as PyTorch ports fuse them.
+    Tensor gateAndValue =
+        linear(x, 2 * hidden, {.bias = true, .name = "linear1", .init = init});
+    int64_t last = gateAndValue.valid() ? gateAndValue.rank() - 1 : 0;
+    Tensor h = silu(slice(gateAndValue, last, 0, hidden)) *
+               slice(gateAndValue, last, hidden, 2 * hidden);
+    h = dropout(h, rate);
+    return linear(h, x.dim(-1), {.bias = true, .name = "linear2", .init = init});
+  }
   Tensor h = linear(x, hidden, {.bias = true, .name = "linear1", .init = init});
   h = dropout(h, rate);
   h = activation == Activation::gelu ? gelu(h) : relu(h);

@@ -238,7 +238,7 @@ enum class ArgKind {
   Bool,
   String,
   Norm,    // "post" or "pre"
-  Activation, // "relu" or "gelu"
+  Activation, // "relu", "gelu" or "swiglu"
   Init,    // an initialiser: zeros, ones, normal(std), uniform(bound), xavier, kaiming
   Scalar,  // an int, a float or a bool
   DType,   // "f32", "i32" or "bool"
@@ -253,7 +253,7 @@ std::vector<std::string> choices(ArgKind kind) {
   case ArgKind::Norm:
     return {"post", "pre"};
   case ArgKind::Activation:
-    return {"relu", "gelu"};
+    return {"relu", "gelu", "swiglu"};
   case ArgKind::DType:
     return {"f32", "i32", "bool"};
   default:
@@ -449,7 +449,10 @@ struct CallArgs {
     return str("norm", "post") == "pre" ? NormPlacement::pre : NormPlacement::post;
   }
   Activation activation() const {
-    return str("activation", "relu") == "gelu" ? Activation::gelu : Activation::relu;
+    std::string name = str("activation", "relu");
+    return name == "gelu"     ? Activation::gelu
+           : name == "swiglu" ? Activation::swiglu
+                              : Activation::relu;
   }
 };
 
@@ -620,7 +623,7 @@ const std::vector<BuiltinSpec> &builtins() {
         opt("norm", K::Norm, "\"post\"", "post: LayerNorm(x + f(x)) (the UvA tutorial); pre: x + f(LayerNorm(x)) and a final norm"),
         opt("mask", K::OptTensor, "none", "the self-attention mask, as multi_head_attention's"),
         nameArg(),
-        opt("activation", K::Activation, "\"relu\"", "the feed-forward net's nonlinearity (gelu: the erf form)"),
+        opt("activation", K::Activation, "\"relu\"", "the feed-forward net's nonlinearity (gelu: the erf form; swiglu: silu of half of linear1 times the other half)"),
         initArg("each layer's own"),
         decayArg()},
        [](Builder &, const CallArgs &a) {
@@ -794,6 +797,7 @@ const std::vector<BuiltinSpec> &builtins() {
        }},
       TFC_UNARY(relu, "max(x, 0)"),
       TFC_UNARY(gelu, "x * Phi(x), Phi the normal distribution's CDF (the erf form: BERT's, GPT's)"),
+      TFC_UNARY(silu, "x * sigmoid(x) (SiLU, swish; built as x (1 + tanh(x / 2)) / 2)"),
       TFC_UNARY(tanh, "the hyperbolic tangent"),
       TFC_UNARY(exp, "e to the x"),
       TFC_UNARY(log, "the natural logarithm"),

@@ -697,6 +697,29 @@ TEST_F(GradientTest, CompositeLayerNormWithCrossEntropy) {
   checkGradientFunction(b.finish());
 }
 
+// An encoder block with a SwiGLU feed-forward net (silu of one half of
+// linear1 times the other half), and silu's value: x * sigmoid(x).
+TEST_F(GradientTest, SwiGluFeedForward) {
+  Builder b(context, "model");
+  Tensor x = b.input("x", DType::f32, {2, 3, 4});
+  Tensor target = b.input("target", DType::f32, {2, 3, 4});
+  b.loss(mse(encoder(x, {.heads = 2, .ffn = 6, .activation = Activation::swiglu}), target));
+  checkGradientFunction(b.finish());
+
+  Builder values(context, "silu");
+  Tensor v = values.input("v", DType::f32, {5});
+  values.output("y", silu(v));
+  module = values.finish();
+  ASSERT_TRUE(module);
+  HostTensor in = HostTensor::f32({5}, {-3.0, -0.5, 0.0, 0.7, 4.0});
+  std::vector<HostTensor> r = run(*module->getOps<mlir::func::FuncOp>().begin(), {in});
+  ASSERT_FALSE(r.empty());
+  for (int i = 0; i < 5; ++i) {
+    double t = in.data[size_t(i)];
+    EXPECT_NEAR(r[0].data[size_t(i)], t / (1 + std::exp(-t)), 1e-12);
+  }
+}
+
 // x ** k and x ** y (positive x): multiplications for integer k, sqrt and
 // rsqrt for +-0.5, exp(k log x) otherwise.
 TEST_F(GradientTest, PowersByMultiplicationRootsAndLogarithms) {

@@ -8,6 +8,8 @@
 #      tests/e2e/ops.tf (3b), on the same parameters and feeds: predict within 1e-5, one train_step's results
 #      (parameters, moments, loss) within 1e-4, evaluate; train_step twice on
 #      the GPU gives the same bytes (tools/gpu/parity.py);
+#   3c. gpt_bytes's prefill and decode entries against the CPU's, and
+#      `generate` on the GPU (issue 29);
 #   4. the reverse task trained on the GPU to 100% test accuracy (its
 #      file's settings), and twice with one seed: the same checkpoint bytes;
 #      its checkpoint scores the same with the CPU binary; the other seed
@@ -75,6 +77,17 @@ for model in ops scalars; do
   failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
   grep -q -e '^PASS' -e '^FAIL' "$work/parity-$model.log" || fail "parity $model (no result)"
 done
+
+echo "== 3c. generation: gpt_bytes's prefill and decode, GPU against CPU, and generate"
+python3 "$root/tools/gpu/parity.py" --cpu "$dir/cpu/gpt_bytes" --cuda "$dir/cuda/gpt_bytes" \
+  --work "$work/gpt_bytes" >"$work/parity-gpt_bytes.log" 2>&1
+cat "$work/parity-gpt_bytes.log"
+passed=$((passed + $(grep -c '^PASS' "$work/parity-gpt_bytes.log")))
+failed=$((failed + $(grep -c '^FAIL' "$work/parity-gpt_bytes.log")))
+"$dir/cpu/gpt_bytes" init --seed 5 --out "$work/gpt.safetensors" >/dev/null 2>&1
+check generate timeout 60 "$dir/cuda/gpt_bytes" generate --params "$work/gpt.safetensors" \
+  --prompt "The " --max-new-tokens 100 --seed 1
+tail -n 1 "$work/generate.log" | sed 's/^/    /'
 
 echo "== 4. reverse trained on the GPU"
 start=$(date +%s%N)

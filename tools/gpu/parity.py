@@ -8,6 +8,8 @@ contract), on the same parameters and the same random feeds:
   - run train_step: every result (loss, metrics, updated parameters and
     optimizer moments, the step, lr, grad norm) within 1e-4, likewise;
   - run evaluate: loss and metrics within 1e-4;
+  - run prefill and decode (a model that generates): logits and key and
+    value caches within 1e-4;
   - --repeat: train_step run twice on the GPU gives the same bytes.
 Prints one `PASS name` or `FAIL name: why` line a check; exits 1 if any
 failed. Pure Python (no numpy): the GPU machines need nothing installed.
@@ -87,6 +89,10 @@ def feed_values(arg, rng, bounds):
         return [1.0] * n
     if kind == "grad":
         return [rng.gauss(0, 1e-2) for _ in range(n)]
+    if kind == "kv_cache":  # a decode step's keys and values so far
+        return [rng.gauss(0, 1) for _ in range(n)]
+    if kind == "position":  # within every model's sequence
+        return [3] * n
     sys.exit(f"parity.py: no feed for {kind}:{name}")
 
 

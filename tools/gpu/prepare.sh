@@ -25,5 +25,8 @@ for model in ops scalars; do
   "$build/bin/tfc" compile "$root/tests/e2e/ops.tf" --model "$model" --batch 4 --target=cuda \
     -o "$out/cuda/$model"
 done
+# Generation (issue 29): the byte-level GPT's prefill and decode entries.
+"$build/bin/tfc" compile "$root/models/gpt_bytes.tf" --cpu=x86-64-v3 -o "$out/cpu/gpt_bytes"
+"$build/bin/tfc" compile "$root/models/gpt_bytes.tf" --target=cuda -o "$out/cuda/gpt_bytes"
 cp "$build/tests/bin/CudaDriverTest" "$build/tools/gpu/tfc-kernel-check" "$out/"
 du -sh "$out"

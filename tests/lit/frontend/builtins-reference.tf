@@ -35,7 +35,7 @@
 # The enumerated strings list their choices.
 # CHECK: `encoder(x, layers, heads, ffn, dropout, norm, mask, name, activation, init, decay)`
 # CHECK: | `norm` | "post" or "pre" | `"post"` |
-# CHECK: | `activation` | "relu" or "gelu" | `"relu"` |
+# CHECK: | `activation` | "relu", "gelu" or "swiglu" | `"relu"` |
 
 # CHECK: ### scaled_dot_product
 # CHECK-EMPTY:
@@ -74,6 +74,7 @@
 # SIG-NEXT: `dropout(x, p)`
 # SIG-NEXT: `relu(x)`
 # SIG-NEXT: `gelu(x)`
+# SIG-NEXT: `silu(x)`
 # SIG-NEXT: `tanh(x)`
 # SIG-NEXT: `exp(x)`
 # SIG-NEXT: `log(x)`

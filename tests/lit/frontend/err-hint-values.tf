@@ -26,7 +26,7 @@ model norm {
 }
 model activation {
   input x: f32[2, 4, 8]
-  # ACTIVATION: err-hint-values.tf:[[@LINE+1]]:37: error: argument 'activation' of 'encoder' must be "relu" or "gelu", got "GELU"; did you mean "gelu"?
+  # ACTIVATION: err-hint-values.tf:[[@LINE+1]]:37: error: argument 'activation' of 'encoder' must be "relu", "gelu" or "swiglu", got "GELU"; did you mean "gelu"?
   output y = encoder(x, activation: "GELU")
 }
 model dtype {

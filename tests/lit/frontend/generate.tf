@@ -36,6 +36,7 @@
 # The labels only feed the loss: neither entry reads them.
 # ENTRY-NOT: name = "labels"{{.*}}tfc.entry = "decode"
 
+# INFO: generates: from 'tokens', up to 6 tokens, with 2 key and value caches (`generate --prompt ...`)
 # INFO: prefill: peak of intermediate buffers
 # INFO: decode: peak of intermediate buffers
 
