@@ -3,6 +3,7 @@
 #
 #   tools/bench/run.sh [--build-dir DIR] [--steps N] [--warmup N] [--min-seconds S] [--threads 1,2]
 #                      [--workloads reverse,set_anomaly,...] [--no-build] [--no-peers]
+#   tools/bench/run.sh --gpu [ARGS]     the GPU benchmark instead: tools/bench/gpu.sh ARGS
 #
 # 1. builds tfc and its runtime in DIR (default: build/; configured with CMake +
 #    Ninja when DIR has no build yet);
@@ -18,6 +19,10 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+if [[ ${1:-} == --gpu ]]; then  # issue 28's GPU table: builds nothing (gpu-prepare.sh did)
+  shift
+  exec "$ROOT/tools/bench/gpu.sh" "$@"
+fi
 BUILD=${TFC_BUILD_DIR:-$ROOT/build}
 BUILD_TFC=1
 PEERS=1
@@ -30,7 +35,7 @@ while [[ $# -gt 0 ]]; do
     --no-peers) PEERS=0; shift ;;
     --steps|--warmup|--min-seconds|--threads|--workloads|--timeout) PASS+=("$1" "$2"); shift 2 ;;
     --steps=*|--warmup=*|--min-seconds=*|--threads=*|--workloads=*|--timeout=*) PASS+=("$1"); shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tools/bench/gpu-prepare.sh [--dry-run-cpu] [BUILD_DIR]: on the CPU machine (LLVM/MLIR
+# and the CUDA toolkit), what tools/bench/gpu.sh runs on the GPU machine, which
+# builds nothing: every seed model and models/medium_encoder.tf compiled with
+# --target=cuda (host code for x86-64-v3, any x86-64 the GPU machine has) into
+# BUILD_DIR/gpu-bench/cuda, with a STAMP naming the commit. BUILD_DIR (default
+# build/) needs a configured build; tfc is built there first.
+#
+# --dry-run-cpu compiles the same models for this CPU into BUILD_DIR/gpu-bench/cpu,
+# for `tools/bench/gpu.sh --dry-run-cpu` (the same pipeline without a GPU).
+#
+# Then carry BUILD_DIR/gpu-bench to the GPU machine (about 30 MiB; the device
+# tool's `carry`) and run tools/bench/gpu.sh there (tools/bench/README.md).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+target=cuda
+if [[ ${1:-} == --dry-run-cpu ]]; then
+  target=cpu
+  shift
+fi
+build="${1:-$root/build}"
+out="$build/gpu-bench"
+models=(reverse set_anomaly medium_encoder fleuret_cnn fleuret_attention encoder_decoder)
+ninja -C "$build" tfc >/dev/null
+rm -rf "$out/$target"
+mkdir -p "$out/$target"
+for model in "${models[@]}"; do
+  if [[ $target == cuda ]]; then
+    "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 -o "$out/cuda/$model"
+  else
+    "$build/bin/tfc" compile "$root/models/$model.tf" -o "$out/cpu/$model"
+  fi
+done
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$root" diff --quiet HEAD -- models compiler runtime 2>/dev/null || commit="$commit with local changes"
+echo "commit $commit, compiled for $target by gpu-prepare.sh on $(date -u '+%Y-%m-%d %H:%M UTC')" \
+  >"$out/$target/STAMP"
+du -sh "$out/$target"
