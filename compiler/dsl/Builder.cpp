@@ -529,7 +529,14 @@ OwningOpRef<ModuleOp> Builder::finish() {
     StringRef name = train::parseBest(*train_->best).name;
     std::vector<std::string> scores = scoreNames();
     if (!llvm::is_contained(scores, name.str())) {
-      error("train block: best '" + name + "' is neither the loss nor a metric (known: " +
+      // The closest score, when one is near (a typo).
+      std::string closest;
+      unsigned best = std::max<unsigned>(1, unsigned(name.size()) / 3) + 1;
+      for (const std::string &score : scores)
+        if (unsigned d = name.edit_distance(score, true, best); d < best)
+          best = d, closest = score;
+      error("train block: best '" + name + "' is neither the loss nor a metric" +
+            (closest.empty() ? "" : "; did you mean '" + closest + "'?") + " (known: " +
             llvm::join(scores, ", ") + ")");
       return nullptr;
     }

@@ -14,7 +14,7 @@
 # MINLOSS: epoch 1/2  train: {{.*}}(best)
 # MINLOSS: epoch 2/2  train: {{.*}}(best)
 # FLAG: error: --best 'acuracy': 'acuracy' is neither the loss nor a metric (known: loss, accuracy)
-# BLOCK: error: train block: best 'acuracy' is neither the loss nor a metric (known: loss, accuracy)
+# BLOCK: error: train block: best 'acuracy' is neither the loss nor a metric; did you mean 'accuracy'? (known: loss, accuracy)
 model reverse {
   param classes = 10
   param seq = 8
