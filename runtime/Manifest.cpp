@@ -213,7 +213,9 @@ static bool parseCuda(const json &j, CudaSpec &out) {
       return false;
     out.kernels.push_back(k.get<std::string>());
   }
-  return true;
+  // "precision": absent (a model before --precision) is fp32.
+  return optionalString(j, abi::key::kCudaPrecision, abi::key::kPrecisionFp32, out.precision) &&
+         (out.precision == abi::key::kPrecisionFp32 || out.precision == abi::key::kPrecisionTf32);
 }
 
 bool parseManifest(const char *text, Manifest &out, std::string &error) {

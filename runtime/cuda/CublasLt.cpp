@@ -18,6 +18,18 @@ const std::vector<std::string> &defaultCublasLtCandidates() {
   return candidates;
 }
 
+std::optional<GemmPrecision> parseGemmPrecision(const std::string &name) {
+  if (name == abi::key::kPrecisionFp32)
+    return GemmPrecision::Fp32;
+  if (name == abi::key::kPrecisionTf32)
+    return GemmPrecision::Tf32;
+  return std::nullopt;
+}
+
+cublasComputeType_t computeType(GemmPrecision precision) {
+  return precision == GemmPrecision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+}
+
 std::string describeGemm(const GemmArgs &a) {
   auto n = [](intptr_t v) { return std::to_string(v); };
   return "batch " + n(a[Batch]) + ", " + n(a[M]) + "x" + n(a[N]) + "x" + n(a[K]) + ", A" +
@@ -124,8 +136,9 @@ uint32_t alignment(intptr_t address) {
 }
 } // namespace
 
-CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue, bool reduction,
-                               size_t workspaceBytes, std::string &error) {
+CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
+                               GemmPrecision precision, bool reduction, size_t workspaceBytes,
+                               std::string &error) {
   const int64_t batch = reduction ? 1 : g[Batch];
   // Every item's pointer: the first's alignment and its stride's (in bytes).
   auto itemsAlignment = [&](Arg pointer, Arg stride) {
@@ -139,7 +152,8 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue, 
                               alignA,    alignB,    alignC,
                               epilogue.relu, epilogue.bias != 0, epilogue.residual != 0,
                               epilogue.residual ? epilogue.ldResidual : 0,
-                              epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0};
+                              epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0,
+                              int64_t(precision)};
   auto found = plans_.find(key);
   if (found != plans_.end())
     return found->second.get();
@@ -157,7 +171,8 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue, 
   const cublasOperation_t opB = g[TransA] ? CUBLAS_OP_T : CUBLAS_OP_N;
   const uint64_t aRows = uint64_t(g[TransB] ? g[K] : g[N]), aCols = uint64_t(g[TransB] ? g[N] : g[K]);
   const uint64_t bRows = uint64_t(g[TransA] ? g[M] : g[K]), bCols = uint64_t(g[TransA] ? g[K] : g[M]);
-  if (!ok(api_.matmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  // Either compute type scales by fp32 alpha and beta and keeps fp32 data.
+  if (!ok(api_.matmulDescCreate(&plan->desc, computeType(precision), CUDA_R_32F),
           "cublasLtMatmulDescCreate") ||
       !ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA),
           "cublasLtMatmulDescSetAttribute(TRANSA)") ||
@@ -238,8 +253,9 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue, 
   return raw;
 }
 
-bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, CUstream stream,
-                     CUdeviceptr workspace, size_t workspaceBytes, std::string &error) {
+bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecision precision,
+                     CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
+                     std::string &error) {
   auto fail = [&](const std::string &why) {
     error = std::string(epilogue.any() ? "tfc_cuda_sgemm_fused(" : "tfc_cuda_sgemm(") +
             describeGemm(g) + (epilogue.relu ? ", relu" : "") + (epilogue.bias ? ", bias" : "") +
@@ -265,7 +281,7 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, CUstream s
   // strideC 0 over several items sums them into one C: one matmul an item.
   const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
   std::string why;
-  Plan *plan = this->plan(g, epilogue, reduction, workspaceBytes, why);
+  Plan *plan = this->plan(g, epilogue, precision, reduction, workspaceBytes, why);
   if (!plan)
     return fail(why);
   // The bias's address is the call's (a plan is the shape's): set before

@@ -6,7 +6,9 @@
 // column-major C^T = op(B)^T op(A)^T, so B's memory is cuBLASLt's A and A's
 // is its B, with the transposes kept; strided batches map to cuBLASLt's
 // batch count and offsets; accumulate is beta = 1; CUBLAS_COMPUTE_32F (full
-// FP32, never TF32). A batch reduction (strideC 0, batch > 1) is one matmul
+// FP32), or CUBLAS_COMPUTE_32F_FAST_TF32 for a model compiled with
+// --precision tf32 (the manifest's "cuda" "precision"): fp32 in and out and
+// fp32 accumulation, the products on TF32 tensor cores. A batch reduction (strideC 0, batch > 1) is one matmul
 // per item on the stream, each after the first with beta = 1.
 // tfc_cuda_sgemm_fused adds cuBLASLt's epilogues: a bias along C's rows
 // (cuBLASLt's D rows, column-major), ReLU, and another matrix as its C.
@@ -16,8 +18,8 @@
 // libcublasLt.so.13 by the loader's search path, then in /usr/local/cuda.
 // Only the entry points below are used, resolved by dlsym; the toolkit's
 // cublasLt.h gives their types. A plan (descriptors, layouts and the
-// heuristic's algorithm) is made once per distinct shape, on the first call
-// with it, and reused, so a captured graph replays without host work.
+// heuristic's algorithm) is made once per distinct shape and precision, on
+// the first call with it, and reused, so a captured graph replays without host work.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +33,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +84,16 @@ struct GemmEpilogue {
   bool any() const { return relu || bias || residual; }
 };
 
+/// A product's compute type: full FP32 (CUBLAS_COMPUTE_32F), or TF32 tensor
+/// cores on fp32 data (CUBLAS_COMPUTE_32F_FAST_TF32; tfc compile --precision
+/// tf32).
+enum class GemmPrecision { Fp32, Tf32 };
+
+/// "fp32" or "tf32", as the manifest names it; nothing for another name.
+std::optional<GemmPrecision> parseGemmPrecision(const std::string &name);
+/// The cuBLASLt compute type of `precision`.
+cublasComputeType_t computeType(GemmPrecision precision);
+
 /// "batch 4, 64x32x16, A^T lda 64, B ldb 32, C ldc 32, accumulate": a GEMM in messages.
 std::string describeGemm(const GemmArgs &args);
 
@@ -96,21 +109,22 @@ public:
 
   const std::string &path() const { return path_; }
   size_t version() const { return version_; }
-  /// Plans made so far (one per distinct shape and alignment).
+  /// Plans made so far (one per distinct shape, alignment and precision).
   size_t plans() const { return plans_.size(); }
 
-  /// Enqueues C (+)= op(A) op(B) on `stream`, with `workspace` (device
-  /// memory of `workspaceBytes`). False with `error` naming the GEMM and
-  /// cuBLASLt's status.
-  bool sgemm(const GemmArgs &args, const GemmEpilogue &epilogue, CUstream stream,
-             CUdeviceptr workspace, size_t workspaceBytes, std::string &error);
+  /// Enqueues C (+)= op(A) op(B) on `stream`, computed in `precision`, with
+  /// `workspace` (device memory of `workspaceBytes`). False with `error`
+  /// naming the GEMM and cuBLASLt's status.
+  bool sgemm(const GemmArgs &args, const GemmEpilogue &epilogue, GemmPrecision precision,
+             CUstream stream, CUdeviceptr workspace, size_t workspaceBytes, std::string &error);
 
 private:
   CublasLt() = default;
   struct Plan;
-  /// The plan of a GEMM of this shape and alignment, made on first use.
-  Plan *plan(const GemmArgs &args, const GemmEpilogue &epilogue, bool reduction,
-             size_t workspaceBytes, std::string &error);
+  /// The plan of a GEMM of this shape, alignment and precision, made on
+  /// first use.
+  Plan *plan(const GemmArgs &args, const GemmEpilogue &epilogue, GemmPrecision precision,
+             bool reduction, size_t workspaceBytes, std::string &error);
   std::string status(cublasStatus_t status) const;
 
   void *library_ = nullptr;

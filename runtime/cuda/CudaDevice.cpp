@@ -150,6 +150,8 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
             std::to_string(size) + "); recompile the model with this version of tfc";
     return false;
   }
+  // parseManifest admits only the precisions parseGemmPrecision knows.
+  gemmPrecision_ = parseGemmPrecision(spec.precision).value_or(GemmPrecision::Fp32);
   if (!openContext(error))
     return false;
   if (!spec.kernels.empty() && !loadKernels(tfc_cuda_image, spec.kernels, error)) {
@@ -264,6 +266,11 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                             : std::string("missing");
     lines.push_back("kernels " + std::to_string(spec.kernels.size()) + ", a " + spec.image +
                     " image " + archList(spec) + " (" + image + ")");
+    lines.push_back(spec.precision == abi::key::kPrecisionTf32
+                        ? "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
+                          "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32"
+                        : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
+                          "in full FP32");
   }
   const char *cublas = std::getenv("TFC_CUBLASLT");
   lines.push_back("cuBLASLt workspace " + formatBytes(kCublasLtWorkspaceBytes) +
@@ -458,8 +465,8 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
                                               : cublasLtError_));
   }
   std::string error;
-  if (!cublasLt_->sgemm(args, epilogue, context_->stream(), workspace_, kCublasLtWorkspaceBytes,
-                       error))
+  if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), workspace_,
+                       kCublasLtWorkspaceBytes, error))
     failLaunch(error);
 }
 

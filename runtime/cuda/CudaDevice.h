@@ -104,6 +104,10 @@ public:
   /// calls it with the model's; tests with their own.
   bool loadKernels(const void *image, const std::vector<std::string> &kernels,
                    std::string &error);
+  /// The GEMMs' compute type: open() takes the manifest's "cuda"
+  /// "precision"; fp32 until then (tests set it).
+  void setGemmPrecision(GemmPrecision precision) { gemmPrecision_ = precision; }
+  GemmPrecision gemmPrecision() const { return gemmPrecision_; }
   /// Loads cuBLASLt (TFC_CUBLASLT or the default search) and allocates its
   /// workspace; false with `error` set, kept for the first GEMM to report.
   bool loadCublasLt(std::string &error);
@@ -176,6 +180,7 @@ private:
   LayerKernels layerKernels_;
   std::unique_ptr<CublasLt> cublasLt_;
   std::string cublasLtError_;
+  GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
   DevicePool pool_;

@@ -483,6 +483,49 @@ TEST_F(CudaRuntimeTest, FusedEpiloguesMatchTheReference) {
     device->release(token);
 }
 
+// --precision tf32 (the manifest's "cuda" "precision"): each plan's matmul
+// descriptor has the precision's compute type, fp32 CUBLAS_COMPUTE_32F and
+// tf32 CUBLAS_COMPUTE_32F_FAST_TF32, and a GEMM of one shape in the two
+// precisions is two plans. The fake rounds A and B to TF32 as tensor cores
+// do: 1 + 2^-12 (below TF32's 10-bit mantissa) times 1 is 1 there.
+TEST_F(CudaRuntimeTest, GemmPrecisionIsTheDescriptorsComputeType) {
+  device->configure({0, false}); // eager: one plan a precision, no capture
+  const float x = 1.0f + 0x1p-12f, one = 1.0f;
+  void *a = device->allocate(4), *b = device->allocate(4), *c = device->allocate(4);
+  ASSERT_TRUE(a && b && c);
+  device->copyIn(a, &x, 4);
+  device->copyIn(b, &one, 4);
+  void *buffers[] = {a, b, c};
+  gGemm = {1, 1, 1, 1, intptr_t(a), 1, 0, 0, intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 0};
+  auto product = [&](GemmPrecision precision) {
+    device->setGemmPrecision(precision);
+    std::string error;
+    EXPECT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
+    float got = 0;
+    device->copyOut(&got, c, 4);
+    return got;
+  };
+  EXPECT_EQ(device->gemmPrecision(), GemmPrecision::Fp32); // the default
+  EXPECT_EQ(product(GemmPrecision::Fp32), x);
+  EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), 1u) << log();
+  EXPECT_EQ(count("CUBLAS_COMPUTE_32F_FAST_TF32"), 0u) << log();
+  EXPECT_EQ(product(GemmPrecision::Tf32), 1.0f);
+  EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F_FAST_TF32)"), 1u) << log();
+  EXPECT_EQ(device->cublasLt()->plans(), 2u);
+  // Each precision's plan is reused.
+  EXPECT_EQ(product(GemmPrecision::Fp32), x);
+  EXPECT_EQ(product(GemmPrecision::Tf32), 1.0f);
+  EXPECT_EQ(count("cublasLtMatmulDescCreate("), 2u) << log();
+  EXPECT_EQ(count("cublasLtMatmul("), 4u) << log();
+  // The manifest's names of them.
+  EXPECT_EQ(parseGemmPrecision("fp32"), GemmPrecision::Fp32);
+  EXPECT_EQ(parseGemmPrecision("tf32"), GemmPrecision::Tf32);
+  EXPECT_EQ(parseGemmPrecision("bf16"), std::nullopt);
+  EXPECT_EQ(computeType(GemmPrecision::Tf32), CUBLAS_COMPUTE_32F_FAST_TF32);
+  for (void *buffer : {a, b, c})
+    device->release(buffer);
+}
+
 TEST_F(CudaRuntimeTest, FusedEpilogueErrorsNameTheGemm) {
   void *a = device->allocate(256);
   void *buffers[] = {a};
@@ -596,14 +639,22 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   entry.args.push_back(x);
   manifest.entries.push_back(entry);
   std::vector<std::string> lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 6u);
+  ASSERT_EQ(lines.size(), 7u);
   EXPECT_EQ(lines[0], std::string("cuda:0: Fake CUDA Device 0, sm_90, 80.0 GiB (driver ") +
                           TFC_FAKE_CUDA_DRIVER + ", CUDA 13.0)");
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
+  EXPECT_EQ(lines[2], "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in "
+                      "full FP32");
   // The workspace (32 MiB), the arena (1,024 bytes) and x (128, in 256).
   EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256);
-  EXPECT_EQ(lines[3].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
+  EXPECT_EQ(lines[4].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
             0u)
-      << lines[3];
-  EXPECT_EQ(lines[5], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+      << lines[4];
+  EXPECT_EQ(lines[6], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+  // --precision tf32: the GEMMs on TF32 tensor cores, nothing else.
+  manifest.cuda->precision = "tf32";
+  lines = device.describe(manifest);
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[2], "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
+                      "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32");
 }

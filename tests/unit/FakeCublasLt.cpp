@@ -7,8 +7,10 @@
 // op(A) m x k, op(B) k x n, D = alpha op(A) op(B) + beta C, strided batches;
 // and it computes the product naively on the host, so a model's GEMMs give
 // real numbers without a GPU. Like cuBLASLt it refuses what it does not do:
-// only CUDA_R_32F matrices with CUBLAS_COMPUTE_32F (TF32 is refused, which
-// checks that tfc never asks for it), leading dimensions of at least the
+// only CUDA_R_32F matrices with CUBLAS_COMPUTE_32F or, for --precision
+// tf32, CUBLAS_COMPUTE_32F_FAST_TF32 (whose products it computes on A and B
+// rounded to TF32's 10-bit mantissa, as the tensor cores read them; every
+// other compute type is refused), leading dimensions of at least the
 // rows, matching batch counts, a batch of C with stride 0 (items would race
 // on a GPU), and every matrix, in every item, inside one live allocation of
 // the fake driver.
@@ -16,7 +18,8 @@
 // The fake driver is found as the runtime found it ($TFC_CUDA_DRIVER, the
 // library already loaded): each GEMM is given to it as host work on the
 // stream (tfcFakeCudaEnqueue), so that a captured graph replays it, and
-// recorded in its log ("cublasLtMatmul(...)").
+// recorded in its log ("cublasLtMatmul(...)"), as is each matmul
+// descriptor's compute type ("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)").
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,9 +86,20 @@ struct Work {
   float *d;
   int64_t lda, ldb, ldc, ldd, strideA, strideB, strideC, strideD;
   float alpha, beta;
+  bool tf32 = false; // A and B rounded to TF32 first
   bool relu = false;
   const float *bias = nullptr; // m floats, along D's rows
 };
+
+/// `x` rounded to TF32 (8-bit exponent, 10-bit mantissa), to nearest.
+float toTf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7f800000u) != 0x7f800000u) // not inf or NaN
+    bits = (bits + 0x1000u) & 0xffffe000u;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
 
 void compute(void *context) {
   const Work &w = *static_cast<const Work *>(context);
@@ -98,9 +112,11 @@ void compute(void *context) {
       for (int64_t i = 0; i < w.m; ++i) {
         double sum = 0;
         for (int64_t p = 0; p < w.k; ++p) {
-          double x = w.transA ? a[p + i * w.lda] : a[i + p * w.lda];
-          double y = w.transB ? b[j + p * w.ldb] : b[p + j * w.ldb];
-          sum += x * y;
+          float x = w.transA ? a[p + i * w.lda] : a[i + p * w.lda];
+          float y = w.transB ? b[j + p * w.ldb] : b[p + j * w.ldb];
+          if (w.tf32)
+            x = toTf32(x), y = toTf32(y);
+          sum += double(x) * double(y);
         }
         double prior = w.beta != 0 ? double(w.beta) * c[i + j * w.ldc] : 0.0;
         float value = float(double(w.alpha) * sum + prior);
@@ -136,8 +152,9 @@ void note(const std::string &line) {
 /// Whether the operation is one cuBLASLt would run; `why` says what is not.
 bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, const Layout &d,
            std::string &why) {
-  if (desc.compute != CUBLAS_COMPUTE_32F || desc.scale != CUDA_R_32F)
-    return why = "compute type other than CUBLAS_COMPUTE_32F", false;
+  if ((desc.compute != CUBLAS_COMPUTE_32F && desc.compute != CUBLAS_COMPUTE_32F_FAST_TF32) ||
+      desc.scale != CUDA_R_32F)
+    return why = "compute type other than CUBLAS_COMPUTE_32F(_FAST_TF32)", false;
   for (const Layout *l : {&a, &b, &c, &d})
     if (l->type != CUDA_R_32F || l->ld < int64_t(l->rows) || l->ld < 1)
       return why = "a layout that is not R_32F with ld >= rows", false;
@@ -182,6 +199,11 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
                                                     cublasComputeType_t compute,
                                                     cudaDataType_t scale) {
   *desc = reinterpret_cast<cublasLtMatmulDesc_t>(new Desc{compute, scale});
+  note(std::string("cublasLtMatmulDescCreate(") +
+       (compute == CUBLAS_COMPUTE_32F             ? "CUBLAS_COMPUTE_32F"
+        : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                                  : "compute type " + std::to_string(int(compute))) +
+       ")");
   return CUBLAS_STATUS_SUCCESS;
 }
 FAKE_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
@@ -324,6 +346,7 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   work->strideD = d.stride;
   std::memcpy(&work->alpha, alpha, sizeof(float));
   std::memcpy(&work->beta, beta, sizeof(float));
+  work->tf32 = desc.compute == CUBLAS_COMPUTE_32F_FAST_TF32;
   work->relu =
       desc.epilogue == CUBLASLT_EPILOGUE_RELU || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
   work->bias = withBias ? desc.bias : nullptr;

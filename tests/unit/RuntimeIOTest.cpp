@@ -988,6 +988,37 @@ TEST(RuntimeManifest, MalformedFieldsAreErrorsNotAborts) {
   }
 }
 
+// A CUDA model's "cuda" record: its "precision" (tfc compile --precision)
+// is fp32 when absent, fp32 or tf32 when present, and anything else (bf16
+// included: not implemented, issue 28) is malformed.
+TEST(RuntimeManifest, CudaPrecision) {
+  const std::string cuda =
+      R"("device":"cuda","cuda":{"arch":["sm_90"],"image":"fatbin","kernels":["tfc_k0"])";
+  auto parse = [&](const std::string &precision, Manifest &m, std::string &error) {
+    return parseManifest(manifestWith(R"("version":1)", cuda + precision + R"(},"version":1)")
+                             .c_str(),
+                         m, error);
+  };
+  for (const auto &[field, want] :
+       {std::pair<std::string, std::string>{"", "fp32"}, {R"(,"precision":"fp32")", "fp32"},
+        {R"(,"precision":"tf32")", "tf32"}}) {
+    SCOPED_TRACE(field);
+    Manifest m;
+    std::string error;
+    ASSERT_TRUE(parse(field, m, error)) << error;
+    ASSERT_TRUE(m.cuda);
+    EXPECT_EQ(m.cuda->precision, want);
+  }
+  for (const std::string field : {R"(,"precision":"bf16")", R"(,"precision":"TF32")",
+                                  R"(,"precision":32)", R"(,"precision":null)"}) {
+    SCOPED_TRACE(field);
+    Manifest m;
+    std::string error;
+    EXPECT_FALSE(parse(field, m, error));
+    EXPECT_THAT(error, HasSubstr("manifest is malformed (the cuda record)"));
+  }
+}
+
 // An empty tensor's byte count is 0 however large its other dimensions,
 // but numel() and strides multiply them: 3 * 2^62 overflowed int64.
 TEST_F(RuntimeIOTest, EmptyShapesThatOverflowAreRefused) {
