@@ -560,8 +560,9 @@ def TfLaunchesToRuntime : Pass<"tf-launches-to-runtime", "mlir::ModuleOp"> {
     `tfc_cuda_image`: the PTX itself (`image=ptx`, compiled by the driver
     when the model loads), or a fatbin of SASS for each of `archs` and the
     PTX for newer GPUs (`image=fatbin`, by the toolkit's ptxas and
-    fatbinary). The module's `tfc.cuda` attribute says which, and names the
-    kernels, for the manifest (tf-pack-entry-abi).
+    fatbinary). The module's `tfc.cuda` attribute says which, names the
+    kernels and records `precision` (the GEMMs' compute type, which the
+    runtime's cuBLASLt plans use), for the manifest (tf-pack-entry-abi).
   }];
   let options = [
     Option<"imageFormat", "image", "std::string", /*default=*/"\"fatbin\"",
@@ -572,6 +573,8 @@ def TfLaunchesToRuntime : Pass<"tf-launches-to-runtime", "mlir::ModuleOp"> {
            "The GPU the PTX is for (the oldest it runs on)">,
     Option<"toolkit", "toolkit", "std::string", /*default=*/"\"/usr/local/cuda\"",
            "The CUDA toolkit whose ptxas and fatbinary make a fatbin">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "The GEMMs' precision the manifest records: fp32 or tf32">,
   ];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];

@@ -23,7 +23,7 @@ namespace tfc {
 /// The command line's choices the backends' passes take.
 struct CodegenOptions {
   bool winograd = true; // cpu: convolutions of 5 taps by Winograd's filtering
-  CudaTarget cuda;      // cuda: the toolkit, the image and the GPUs
+  CudaTarget cuda;      // cuda: the toolkit, the image, the GPUs, the GEMMs' precision
 };
 
 struct Backend {

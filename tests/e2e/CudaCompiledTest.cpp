@@ -312,10 +312,10 @@ std::set<std::string> handKernelsOf(const std::string &model) {
 /// A seed model compiled with a PTX image (the fake loads no SASS), batch 4.
 class OnFakes : public ::testing::Test {
 protected:
-  void compile(const std::string &model) {
+  void compile(const std::string &model, const std::string &flags = "") {
     dir_ = makeTempDir("cuda-fake-" + model);
     ASSERT_FALSE(dir_.empty());
-    binary_ = compileCuda(dir_, model, "model", "--cuda-image=ptx --batch 4");
+    binary_ = compileCuda(dir_, model, "model", "--cuda-image=ptx --batch 4 " + flags);
     ASSERT_FALSE(testing::Test::HasFailure());
     std::string error;
     ASSERT_TRUE(readManifest(binary_, manifest_, error)) << error;
@@ -498,6 +498,26 @@ TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   EXPECT_FALSE(train.replayedNodes.empty());
   EXPECT_NE(fileBytes(dir_ + "/run/last.safetensors"), "");
   EXPECT_NE(fileBytes(dir_ + "/run/metrics.jsonl"), "");
+}
+
+// --precision tf32 end to end: the manifest says tf32, and every GEMM's
+// cuBLASLt plan has CUBLAS_COMPUTE_32F_FAST_TF32 (the fake logs each matmul
+// descriptor's compute type); the default is CUBLAS_COMPUTE_32F.
+TEST_F(OnFakes, Tf32ReachesEveryGemmPlan) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse", "--precision tf32"));
+  EXPECT_EQ(manifest_.cuda->precision, "tf32");
+  FakeLog predict = runEntry("predict");
+  EXPECT_GT(predict.gemms, 0u);
+  EXPECT_NE(predict.text.find("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F_FAST_TF32)"),
+            std::string::npos)
+      << predict.text;
+  EXPECT_EQ(predict.text.find("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), std::string::npos)
+      << predict.text;
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  EXPECT_EQ(manifest_.cuda->precision, "fp32");
+  FakeLog fp32 = runEntry("predict");
+  EXPECT_NE(fp32.text.find("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), std::string::npos);
+  EXPECT_EQ(fp32.text.find("FAST_TF32"), std::string::npos);
 }
 
 // Reverse (attention, layer norm, embeddings), set_anomaly (dropout),

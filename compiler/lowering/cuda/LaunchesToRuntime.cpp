@@ -15,7 +15,7 @@
 // PTX) becomes `tfc_cuda_image`: the PTX itself (image=ptx), or a fatbin of
 // SASS for each of `archs` and the PTX for newer GPUs (image=fatbin, by the
 // toolkit's ptxas and fatbinary); the module's `tfc.cuda` attribute records
-// what the manifest says of it (runtime/Abi.h).
+// what the manifest says of it and the GEMMs' precision (runtime/Abi.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -270,6 +270,11 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
           << imageFormat << "'";
       return signalPassFailure();
     }
+    if (precision != abi::key::kPrecisionFp32 && precision != abi::key::kPrecisionTf32) {
+      module.emitError("tf-launches-to-runtime: precision must be fp32 or tf32, got '")
+          << precision << "'";
+      return signalPassFailure();
+    }
     binary.erase();
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
     auto bytes = LLVM::LLVMArrayType::get(b.getI8Type(), image.size());
@@ -288,6 +293,7 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
                         b.getNamedAttr(abi::key::kCudaArch, b.getArrayAttr(sass)),
                         b.getNamedAttr(abi::key::kCudaImage, b.getStringAttr(imageFormat)),
                         b.getNamedAttr(abi::key::kCudaKernels, b.getArrayAttr(names)),
+                        b.getNamedAttr(abi::key::kCudaPrecision, b.getStringAttr(precision)),
                     }));
   }
 };

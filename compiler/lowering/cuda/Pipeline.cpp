@@ -133,6 +133,7 @@ void tfc::addCudaLLVMDialectPasses(OpPassManager &pm, const CudaTarget &target) 
   launches.archs = target.archs;
   launches.ptxArch = target.ptxArch;
   launches.toolkit = target.toolkit;
+  launches.precision = target.precision;
   pm.addPass(createTfLaunchesToRuntime(launches));
   pm.addPass(createTfPackEntryAbi());
   // The host code: views, the launches' argument slots and calls.

@@ -34,6 +34,10 @@ struct CudaTarget {
   std::vector<std::string> archs = {"sm_80", "sm_90"};
   /// The PTX's target: the oldest GPU the model runs on.
   std::string ptxArch = "sm_80";
+  /// The GEMMs' precision (--precision): "fp32", or "tf32" (cuBLASLt on TF32
+  /// tensor cores); the generated and hand-written kernels are fp32 either
+  /// way. The manifest's "cuda" record carries it to the runtime.
+  std::string precision = "fp32";
 };
 
 /// Dialects, target interfaces and translations the CUDA stages use.

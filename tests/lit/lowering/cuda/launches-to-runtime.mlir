@@ -5,10 +5,19 @@
 // RUN:   2>&1 | FileCheck %s --check-prefix=TOOLKIT
 // RUN: not tf-opt %s --split-input-file --tf-launches-to-runtime=image=cubin 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=FORMAT
+// RUN: tf-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --tf-launches-to-runtime="image=ptx precision=tf32" | FileCheck %s --check-prefix=TF32
+// RUN: not tf-opt %s --split-input-file --tf-launches-to-runtime="image=ptx precision=bf16" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PRECISION
 
 // A fatbin needs the toolkit's ptxas; without it the error says where it looked.
 // TOOLKIT: error: tfc: the CUDA toolkit has no ptxas ('{{.*}}.no-cuda/bin/ptxas'); set --cuda-path or CUDA_HOME
 // FORMAT: error: tf-launches-to-runtime: image must be ptx or fatbin, got 'cubin'
+// PRECISION: error: tf-launches-to-runtime: precision must be fp32 or tf32, got 'bf16'
+
+// tfc compile --precision: the GEMMs' compute type, for the runtime's
+// cuBLASLt (fp32 unless asked).
+// TF32: module attributes {tfc.cuda = {arch = [], image = "ptx", kernels = ["tfc_k0", "tfc_k1"], precision = "tf32"}}
 
 // Each launch becomes tfc_cuda_launch(kernel index, grid, block, shared
 // bytes, argc, slots): its buffers' aligned pointers and its integers stored
@@ -16,7 +25,7 @@
 // needs. The PTX (image=ptx: the driver compiles it at load) becomes
 // tfc_cuda_image with its NUL, and its size; the module's tfc.cuda names the
 // kernels for the manifest, and it is no longer a GPU container.
-// CHECK-LABEL: module attributes {tfc.cuda = {arch = [], image = "ptx", kernels = ["tfc_k0", "tfc_k1"]}}
+// CHECK-LABEL: module attributes {tfc.cuda = {arch = [], image = "ptx", kernels = ["tfc_k0", "tfc_k1"], precision = "fp32"}}
 // CHECK-NOT: gpu.container_module
 // CHECK: func.func @predict(%[[A:.+]]: memref<4xf32>, %[[B:.+]]: memref<2x2xf32>, %[[N:.+]]: index, %[[K:.+]]: i32)
 // CHECK: %[[SLOTS:.+]] = memref.alloca() : memref<3xi64>
