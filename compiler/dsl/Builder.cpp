@@ -1,6 +1,7 @@
 //===- Builder.cpp - the DSL's builder, tensors and functions -------------===//
 
 #include "compiler/dsl/DSL.h"
+#include "compiler/dsl/ShapeText.h"
 #include "runtime/TrainBlock.h"
 
 #include "mlir/IR/Verifier.h"
@@ -15,14 +16,6 @@
 using namespace mlir;
 
 namespace tfc {
-
-static std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
 
 /// A number as a message or the .tf language shows it: 0.02, 1e-05.
 static std::string numberStr(double v) {

@@ -14,21 +14,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/dsl/DSL.h"
-
-#include "llvm/ADT/StringExtras.h"
+#include "compiler/dsl/ShapeText.h"
 
 using namespace mlir;
 
 namespace tfc {
 
 namespace {
-std::string shapeText(ArrayRef<int64_t> shape) {
-  return "[" + llvm::join(llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }),
-                          ", ") +
-         "]";
-}
-
-/// The constant i32 [0, 1, ..., n - 1].
+/// The constant i32 [0, 1, ..., n - 1]: not arange(), which in the decode
+/// step gives the position.
 Tensor positions(Builder &b, int64_t n) {
   std::vector<int32_t> values(n);
   for (int64_t i = 0; i < n; ++i)
@@ -55,15 +49,15 @@ void Builder::generate(Tensor logits, Tensor tokens, SourceLoc at) {
     return;
   }
   if (tokens.dtype() != DType::i32 || tokens.rank() != 2) {
-    error("generate: the tokens must be i32[batch, seq], got " + shapeText(tokens.shape()) +
+    error("generate: the tokens must be i32[batch, seq], got " + shapeStr(tokens.shape()) +
           (tokens.dtype() == DType::f32 ? " of f32" : tokens.dtype() == DType::i32 ? "" : " of bool"));
     return;
   }
   if (logits.dtype() != DType::f32 || logits.rank() != 3 || logits.dim(0) != tokens.dim(0) ||
       logits.dim(1) != tokens.dim(1)) {
     error("generate: the logits must be f32[batch, seq, vocab], a score of every token at "
-          "every position of the tokens " + shapeText(tokens.shape()) + ", got " +
-          shapeText(logits.shape()));
+          "every position of the tokens " + shapeStr(tokens.shape()) + ", got " +
+          shapeStr(logits.shape()));
     return;
   }
   GenerationSpec spec;
@@ -92,7 +86,7 @@ Tensor Builder::sequenceRow(Tensor table) {
     return table;
   if (table.dtype() != DType::f32)
     return error("generate: the decode step cannot take one position's row of a " +
-                 shapeText(table.shape()) + " tensor that is not f32");
+                 shapeStr(table.shape()) + " tensor that is not f32");
   // gather takes rows of a [rows, columns] table.
   SmallVector<int64_t> rowShape(table.shape());
   rowShape[0] = 1;
@@ -152,7 +146,7 @@ Tensor Builder::kvCache(StringRef name, Tensor fresh) {
   int64_t length = options_.generationSpec.length;
   if (fresh.rank() != 4 || fresh.dim(2) != 1)
     return error("generate: the decode step's keys and values must be [1, heads, 1, dim], got " +
-                 shapeText(fresh.shape()));
+                 shapeStr(fresh.shape()));
   SmallVector<int64_t> cacheShape(fresh.shape());
   cacheShape[2] = length;
   Tensor cache = addArgument(RankedTensorType::get(cacheShape, ops_.getF32Type()), {cacheAttr});

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/dsl/DSL.h"
+#include "compiler/dsl/ShapeText.h"
 
 #include <cmath>
 
@@ -16,14 +17,6 @@ namespace tfc {
 using tf::InitKind;
 
 namespace {
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  llvm::raw_string_ostream os(s);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return s;
-}
-
 bool requireFloat(Tensor x, StringRef layer) {
   if (x.dtype() == DType::f32)
     return true;
