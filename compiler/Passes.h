@@ -55,6 +55,10 @@ inline constexpr llvm::StringLiteral kGemmEpilogueAttr = "tfc.gemm_epilogue";
 /// On the generics of one lowered tf.fusion "horizontal" (the same integer
 /// for the loops of one fusion): tf-horizontal-loops runs them as one loop.
 inline constexpr llvm::StringLiteral kHorizontalAttr = "tfc.horizontal";
+/// On loop nests on buffers that tf-group-loops found independent and put
+/// side by side (one integer a group): tf-plan-memory counts the group as
+/// one position, so its members share no bytes and may run at once.
+inline constexpr llvm::StringLiteral kLaunchGroupAttr = "tfc.launch_group";
 /// On an scf.parallel: the work of one iteration, when the loop's body
 /// cannot tell (tf-parallel-loops-to-runtime's estimate otherwise).
 inline constexpr llvm::StringLiteral kWorkPerIterationAttr = "tfc.work_per_iteration";

@@ -441,7 +441,8 @@ def TfPlanMemory : Pass<"tf-plan-memory", "mlir::ModuleOp"> {
     alloc becomes a `memref.view` of a new last argument, the arena
     (`memref<?xi8>`), and the entry records its size as `tfc.arena_bytes`.
     Buffers whose lifetimes overlap never share bytes; buffers that are
-    never live together do.
+    never live together do. Consecutive ops with one `tfc.launch_group` id
+    (tf-group-loops) count as one position.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
@@ -521,6 +522,64 @@ def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def TfGroupLoops : Pass<"tf-group-loops", "mlir::ModuleOp"> {
+  let summary = "Put independent loop nests side by side, marked to run as one launch";
+  let description = [{
+    On buffers, before the memory plan (the CUDA backend). Each run of loop
+    nests (linalg ops and `memref.copy`; the allocations, views and
+    constants among them move along; any other op ends the run) is cut into
+    groups of independent nests, in order: the earliest nest not yet placed
+    joins the current group if it is independent of every member (neither
+    writes what the other reads or writes); else a later nest that writes
+    at most 64 KiB and is independent of the members and of every nest it
+    passes joins instead; else the group closes. A constant fill right
+    before its reduction moves with it. The nests of a group of two or more
+    get one `tfc.launch_group` id and stand together, the views and
+    allocations they use before them; tf-plan-memory counts a group as one
+    position, so no two members share bytes, and tf-merge-launches runs
+    them as one kernel. Distinct allocations and entry arguments never
+    alias; a nest on a buffer of other origin keeps its place.
+
+    ```mlir
+    // sq0 = sum(g0 * g0); sq1 = sum(g1 * g1)   (split: partials, then finals)
+    fill p0; partial p0 <- g0; fill n0; final n0 <- p0
+    fill p1; partial p1 <- g1; fill n1; final n1 <- p1
+    // becomes
+    fill p0; partial p0 <- g0; fill p1; partial p1 <- g1  {tfc.launch_group = 0}
+    fill n0; final n0 <- p0;   fill n1; final n1 <- p1    {tfc.launch_group = 1}
+    ```
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
+  let summary = "Run adjacent independent kernel launches as one";
+  let description = [{
+    After tf-map-to-gpu: consecutive `gpu.launch`es (1-D, constant sizes,
+    only pure ops between them) that share no bytes one of them writes
+    become one launch: its grid the sum of theirs, its block
+    the largest of theirs, each block running the member whose range of
+    blocks holds it (and only that member's threads). Accesses are resolved
+    to a buffer and a byte range (the arena's views by their constant
+    offsets, entry arguments and constant tables whole); a launch touching
+    anything else, or with an op in it that is not a load, a store or pure,
+    stays alone. At most 256 captured values a merged launch (each a kernel
+    parameter of 8 bytes; CUDA takes 4 KiB).
+
+    ```mlir
+    gpu.launch blocks(%b) in (4) threads(%t) in (256) { A }
+    gpu.launch blocks(%b) in (1) threads(%t) in (96)  { B }
+    // becomes
+    gpu.launch blocks(%b) in (5) threads(%t) in (256) {
+      if %b - 0 < 4 { A }
+      if %b - 4 < 1 and %t < 96 { B with %b - 4 }
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
 }
 

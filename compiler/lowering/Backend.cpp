@@ -16,8 +16,8 @@ llvm::ArrayRef<Backend> backends() {
        "tfc_runtime", /*dataParallel=*/true},
       {"cuda", "CUDA kernels for NVIDIA GPUs (sm_80 and newer), host code for this CPU", "",
        addCudaLinalgPasses,
-       [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaBufferPasses(pm); },
-       addCudaKernelPasses,
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaBufferPasses(pm, o.cuda); },
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaKernelPasses(pm, o.cuda); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaPtxPasses(pm, o.cuda); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaLLVMDialectPasses(pm, o.cuda);
@@ -27,10 +27,12 @@ llvm::ArrayRef<Backend> backends() {
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
        "a GPU; slow)",
        "", addCudaLinalgPasses,
-       [](mlir::OpPassManager &pm, const CodegenOptions &) { addCudaEmulatedBufferPasses(pm); },
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) {
+         addCudaEmulatedBufferPasses(pm, o.cuda);
+       },
        nullptr, nullptr,
-       [](mlir::OpPassManager &pm, const CodegenOptions &) {
-         addCudaEmulatedLLVMDialectPasses(pm);
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) {
+         addCudaEmulatedLLVMDialectPasses(pm, o.cuda);
        },
        "tfc_runtime", /*dataParallel=*/false},
   };

@@ -37,7 +37,7 @@ struct Backend {
   /// (on the CPU also the entries' C ABI and the manifest).
   void (*addBufferPasses)(mlir::OpPassManager &pm, const CodegenOptions &options) = nullptr;
   /// A GPU's: buffers to kernels (gpu.func) and the host's launches of them.
-  void (*addKernelPasses)(mlir::OpPassManager &pm) = nullptr;
+  void (*addKernelPasses)(mlir::OpPassManager &pm, const CodegenOptions &options) = nullptr;
   /// A GPU's: the kernels assembled to PTX.
   void (*addPtxPasses)(mlir::OpPassManager &pm, const CodegenOptions &options) = nullptr;
   /// To the LLVM dialect (the host's code).

@@ -4,7 +4,8 @@
 // time: the runtime allocates one arena of `tfc.arena_bytes` per entry and
 // generated code never calls malloc. Live ranges are positions in the entry's
 // top-level block (bufferized linalg has no control flow there); placement is
-// the classic greedy "largest first, lowest fitting offset".
+// the classic greedy "largest first, lowest fitting offset". A group of
+// loop nests tf-group-loops marked counts as one position.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,10 +95,19 @@ int64_t place(MutableArrayRef<Buffer> buffers) {
 
 LogicalResult planEntry(func::FuncOp func) {
   Block &block = func.getBody().front();
+  // Consecutive ops of one tf-group-loops group share a position: what any
+  // of them reads or writes is live at once, so members share no bytes and
+  // may run at the same time (tf-merge-launches).
   DenseMap<Operation *, int64_t> position;
-  int64_t index = 0;
-  for (Operation &op : block)
-    position[&op] = index++;
+  int64_t index = -1;
+  IntegerAttr group;
+  for (Operation &op : block) {
+    auto own = op.getAttrOfType<IntegerAttr>(kLaunchGroupAttr);
+    if (!own || own != group)
+      ++index;
+    group = own;
+    position[&op] = index;
+  }
 
   SmallVector<Buffer> buffers;
   WalkResult walk = func.walk([&](Operation *op) {

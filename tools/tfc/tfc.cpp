@@ -177,6 +177,12 @@ static cl::opt<bool> noHorizontal(
              "pass (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noMergeLaunches(
+    "no-merge-launches",
+    cl::desc("cuda: launch every loop nest as a kernel of its own instead of running "
+             "adjacent independent ones as one launch (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noWinograd(
     "no-winograd",
     cl::desc("Run convolutions of 5 taps and their weight gradients as GEMMs over their "
@@ -272,7 +278,7 @@ void buildPipeline(PassManager &pm, const tfc::Backend &backend,
   if (emit >= EmitBuffers)
     backend.addBufferPasses(pm, options);
   if (emit >= EmitGpu && backend.addKernelPasses)
-    backend.addKernelPasses(pm);
+    backend.addKernelPasses(pm, options);
   if (emit >= EmitPtx && backend.addPtxPasses)
     backend.addPtxPasses(pm, options);
   if (emit >= EmitLLVM)
@@ -441,6 +447,7 @@ int compile() {
   tfc::CodegenOptions codegen;
   codegen.winograd = !noWinograd;
   codegen.cuda.precision = precision;
+  codegen.cuda.mergeLaunches = !noMergeLaunches;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

@@ -50,7 +50,7 @@ void tfc::addCudaLinalgPasses(OpPassManager &pm) {
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
-void tfc::addCudaBufferPasses(OpPassManager &pm) {
+void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
   addBufferizationPasses(pm);
   TfGemmToRuntimeOptions gemm;
   gemm.device = "cuda";
@@ -58,11 +58,15 @@ void tfc::addCudaBufferPasses(OpPassManager &pm) {
   pm.addPass(createTfSplitReductions());
   // The tables a hand-written kernel reads (a causal mask), in device memory.
   pm.addPass(createTfGlobalsToDevice());
+  // Independent loop nests side by side, apart in the plan: one launch each
+  // group (tf-merge-launches).
+  if (target.mergeLaunches)
+    pm.addPass(createTfGroupLoops());
   // The plan before mapping: its liveness reads the loop nests in order.
   pm.addPass(createTfPlanMemory());
 }
 
-void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm) {
+void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &target) {
   addBufferizationPasses(pm);
   // The CUDA target's GEMM calls, fused epilogues included (tf-launches-to-
   // loops calls their CPU twins).
@@ -70,23 +74,29 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm) {
   gemm.device = "cuda";
   pm.addPass(createTfGemmToRuntime(gemm));
   pm.addPass(createTfSplitReductions());
+  if (target.mergeLaunches)
+    pm.addPass(createTfGroupLoops());
   pm.addPass(createTfPlanMemory());
 }
 
-void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm) {
+void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm, const CudaTarget &target) {
   pm.addPass(createTfApproximateMath());
   pm.addPass(createTfMapToGpu());
+  if (target.mergeLaunches)
+    pm.addPass(createTfMergeLaunches());
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfLaunchesToLoops());
   pm.addPass(createTfPackEntryAbi());
   addCpuLLVMDialectPasses(pm);
 }
 
-void tfc::addCudaKernelPasses(OpPassManager &pm) {
+void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
   // exp, log, tanh, erf as the CPU build computes them (the same
   // polynomials: results agree across targets, and no libdevice for them).
   pm.addPass(createTfApproximateMath());
   pm.addPass(createTfMapToGpu());
+  if (target.mergeLaunches)
+    pm.addPass(createTfMergeLaunches());
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // Constants into the kernels, or each would be a kernel parameter.
   pm.addPass(createGpuLauchSinkIndexComputationsPass());

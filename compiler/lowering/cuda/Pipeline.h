@@ -38,15 +38,18 @@ struct CudaTarget {
   /// tensor cores); the generated and hand-written kernels are fp32 either
   /// way. The manifest's "cuda" record carries it to the runtime.
   std::string precision = "fp32";
+  /// Adjacent independent loop nests as one kernel launch (tf-group-loops,
+  /// tf-merge-launches); --no-merge-launches: a launch each.
+  bool mergeLaunches = true;
 };
 
 /// Dialects, target interfaces and translations the CUDA stages use.
 void registerCudaCodegen(mlir::DialectRegistry &registry);
 
 void addCudaLinalgPasses(mlir::OpPassManager &pm);
-void addCudaBufferPasses(mlir::OpPassManager &pm);
+void addCudaBufferPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 /// buffers -> gpu: kernels outlined into one gpu.module, entries launching them.
-void addCudaKernelPasses(mlir::OpPassManager &pm);
+void addCudaKernelPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 /// gpu -> the kernels as PTX (a gpu.binary).
 void addCudaPtxPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 /// ptx -> the LLVM dialect: launches as runtime calls, the image embedded,
@@ -56,8 +59,8 @@ void addCudaLLVMDialectPasses(mlir::OpPassManager &pm, const CudaTarget &target)
 /// --target=cuda-emulated: the CUDA backend's buffers and kernels, the
 /// kernels run as parallel loops on the CPU (tf-launches-to-loops), the GEMMs
 /// by the CPU's runtime; the rest as the CPU backend.
-void addCudaEmulatedBufferPasses(mlir::OpPassManager &pm);
-void addCudaEmulatedLLVMDialectPasses(mlir::OpPassManager &pm);
+void addCudaEmulatedBufferPasses(mlir::OpPassManager &pm, const CudaTarget &target);
+void addCudaEmulatedLLVMDialectPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 
 /// Whether `toolkit` has what the CUDA backend needs (ptxas, fatbinary and
 /// libdevice); false with `error` saying what is missing.

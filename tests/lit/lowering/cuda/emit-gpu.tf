@@ -6,6 +6,7 @@
 # no toolkit: nothing is assembled yet.
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --cuda-path=%t.no-cuda | FileCheck %s
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --cuda-path=%t.no-cuda | FileCheck %s --check-prefix=MAX
+# RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --no-merge-launches --cuda-path=%t.no-cuda | FileCheck %s --check-prefix=SEPARATE
 
 # The max over a row, in some kernel: a serial loop in the thread, its
 # accumulator in a register.
@@ -21,20 +22,27 @@
 # CHECK-NOT: memref.load
 # CHECK-NOT: memref.store
 # CHECK: call @tfc_cuda_sgemm(
-# Softmax's row max and sum (a thread a row), its normalised output into y,
-# then z's elementwise loop: kernels numbered as first launched, each
-# launched once; the last kernel defined is the last launched.
-# CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(
-# CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks
-# CHECK: gpu.launch_func @tfc_kernels::@tfc_k{{[0-9]+}} {{.*}}, %[[Y]] : memref<2x3xf32>)
-# CHECK-NEXT: gpu.launch_func @tfc_kernels::@tfc_k[[LAST:[0-9]+]] {{.*}} args(%[[X]] : memref<2x4xf32>, %[[Z]] : memref<2x4xf32>)
+# Softmax's row max beside z's elementwise loop (independent: one launch of
+# two blocks, tf-merge-launches), then its sum, then its normalised output
+# into y: kernels numbered as first launched, each launched once.
+# CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1) args({{.*}}%[[X]] : memref<2x4xf32>, %[[Z]] : memref<2x4xf32>)
+# CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c1, %c1, %c1)
+# CHECK-NEXT: gpu.launch_func @tfc_kernels::@tfc_k[[LAST:[0-9]+]] {{.*}}, %[[Y]] : memref<2x3xf32>)
 # CHECK-NOT: memref.load
 # CHECK-NOT: memref.store
 # CHECK-NOT: gpu.launch_func
 # CHECK: return
 # CHECK: gpu.module @tfc_kernels {
-# CHECK: gpu.func @tfc_k0(%{{.+}}: memref<{{.+}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 1, 1, 1>}
+# CHECK: gpu.func @tfc_k0(%{{.+}}: memref<{{.+}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 2, 1, 1>}
 # CHECK: gpu.func @tfc_k1(
-# CHECK: gpu.func @tfc_k[[LAST]](%{{.+}}: memref<2x4xf32>, %{{.+}}: memref<2x4xf32>) kernel
+# CHECK: gpu.func @tfc_k[[LAST]](
 # CHECK-NOT: gpu.func
 # CHECK-NOT: gpu.module
+
+# --no-merge-launches: a launch each loop nest, z's last.
+# SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(
+# SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k1 blocks
+# SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k{{[0-9]+}} {{.*}}, %[[Y:.+]] : memref<2x3xf32>)
+# SEPARATE-NEXT: gpu.launch_func @tfc_kernels::@tfc_k[[LAST:[0-9]+]] {{.*}} args(%[[X:.+]] : memref<2x4xf32>, %[[Z:.+]] : memref<2x4xf32>)
+# SEPARATE-NOT: gpu.launch_func
+# SEPARATE: gpu.func @tfc_k[[LAST]](%{{.+}}: memref<2x4xf32>, %{{.+}}: memref<2x4xf32>) kernel

@@ -14,11 +14,12 @@
 # CHECK: .visible .entry tfc_k0(
 # CHECK-NEXT: .param .u64 tfc_k0_param_0,
 # CHECK-NEXT: .param .u64 tfc_k0_param_1,
-# CHECK-NEXT: .param .u64 tfc_k0_param_2
+# CHECK-NEXT: .param .u64 tfc_k0_param_2,
+# CHECK-NEXT: .param .u64 tfc_k0_param_3,
+# CHECK-NEXT: .param .u64 tfc_k0_param_4
 # CHECK-NEXT: )
 # CHECK: .visible .entry tfc_k1(
 # CHECK: .visible .entry tfc_k2(
-# CHECK: .visible .entry tfc_k3(
 # CHECK-NOT: .entry
 # CHECK-NOT: .extern .func
 # CHECK-NOT: call

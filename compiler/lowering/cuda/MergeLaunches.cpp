@@ -1,0 +1,273 @@
+//===- MergeLaunches.cpp - adjacent independent kernels as one launch ------===//
+//
+// A step replayed as a CUDA graph still pays a few microseconds a kernel,
+// and a small model's step is mostly small kernels: a gradient norm's
+// partial sums, one a parameter, then one Adam update a parameter
+// (tf-group-loops puts such independent loop nests side by side). Adjacent
+// launches that touch no common bytes (or only read them) run as one:
+//
+//   gpu.launch blocks(%b) in (4) threads(%t) in (256) { A(%b, %t) }
+//   gpu.launch blocks(%b) in (1) threads(%t) in (96)  { B(%b, %t) }
+//   // becomes
+//   gpu.launch blocks(%b) in (5) threads(%t) in (256) {
+//     scf.if %b - 0 <u 4 { A(%b - 0, %t) }
+//     scf.if %b - 4 <u 1 and %t <u 96 { B(%b - 4, %t) }
+//   }
+//
+// Each block runs one member's block, with that member's own grid and block
+// sizes; nothing else changes, so each member computes exactly what it did.
+// Independence is checked here, on what the launches access after the
+// memory plan (a view of the arena is its byte range; an entry argument or a
+// constant table is a buffer of its own), so a merge never depends on how
+// the launches came to be adjacent.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <limits>
+#include <optional>
+
+namespace tfc {
+#define GEN_PASS_DEF_TFMERGELAUNCHES
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+
+namespace {
+
+/// The most values a merged launch may capture: each becomes a kernel
+/// parameter of 8 bytes, and CUDA takes 4 KiB of parameters.
+constexpr size_t kMaxCaptured = 256;
+
+constexpr int64_t kWhole = std::numeric_limits<int64_t>::max();
+
+/// Bytes [begin, end) of a buffer.
+struct Access {
+  const void *buffer; // an entry argument's or a global's identity
+  int64_t begin = 0, end = kWhole;
+  bool write = false;
+};
+
+struct Launch {
+  gpu::LaunchOp op;
+  int64_t blocks = 0, threads = 0;
+  SmallVector<Access> accesses;
+  SetVector<Value> captured; // values from outside the body, but constants
+};
+
+std::optional<int64_t> constantIndex(Value v) {
+  if (auto c = v.getDefiningOp<arith::ConstantIndexOp>())
+    return c.value();
+  return std::nullopt;
+}
+
+int64_t byteSize(MemRefType type) {
+  return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// The buffer and bytes `memref` can reach, or nothing when unknown.
+std::optional<Access> resolve(Value memref) {
+  Access access;
+  bool narrowed = false;
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(memref)) {
+      if (!isa_and_nonnull<func::FuncOp>(arg.getOwner()->getParentOp()))
+        return std::nullopt;
+      access.buffer = arg.getAsOpaquePointer();
+      return access;
+    }
+    Operation *def = memref.getDefiningOp();
+    if (auto global = dyn_cast_or_null<memref::GetGlobalOp>(def)) {
+      access.buffer = global.getNameAttr().getAsOpaquePointer();
+      return access;
+    }
+    if (auto view = dyn_cast_or_null<memref::ViewOp>(def)) {
+      std::optional<int64_t> shift = constantIndex(view.getByteShift());
+      auto type = view.getType();
+      if (!shift || !type.hasStaticShape())
+        return std::nullopt;
+      if (!narrowed) { // the outermost view's bytes; views of it lie inside
+        access.begin = *shift;
+        access.end = *shift + byteSize(type);
+        narrowed = true;
+      }
+      memref = view.getSource();
+      continue;
+    }
+    auto viewLike = dyn_cast_or_null<ViewLikeOpInterface>(def);
+    if (!viewLike)
+      return std::nullopt;
+    // A reshape or subview lies inside its source: the source's bytes (or
+    // the arena view's, found further up) bound it.
+    memref = viewLike.getViewSource();
+  }
+}
+
+/// `op`'s sizes and accesses, or nothing when it cannot be merged.
+std::optional<Launch> describe(gpu::LaunchOp op) {
+  if (op.getAsyncToken() || !op.getAsyncDependencies().empty() ||
+      op.getDynamicSharedMemorySize() || op.hasClusterSize() ||
+      !op.getWorkgroupAttributions().empty() || !op.getPrivateAttributions().empty() ||
+      !op.getBody().hasOneBlock())
+    return std::nullopt;
+  std::optional<int64_t> sizes[] = {constantIndex(op.getGridSizeX()),
+                                    constantIndex(op.getGridSizeY()),
+                                    constantIndex(op.getGridSizeZ()),
+                                    constantIndex(op.getBlockSizeX()),
+                                    constantIndex(op.getBlockSizeY()),
+                                    constantIndex(op.getBlockSizeZ())};
+  for (auto &size : sizes)
+    if (!size)
+      return std::nullopt;
+  if (*sizes[1] != 1 || *sizes[2] != 1 || *sizes[4] != 1 || *sizes[5] != 1)
+    return std::nullopt;
+  Launch launch{op, *sizes[0], *sizes[3], {}, {}};
+  WalkResult walk = op.getBody().walk([&](Operation *inner) {
+    Value memref;
+    bool write = false;
+    if (auto load = dyn_cast<memref::LoadOp>(inner))
+      memref = load.getMemRef();
+    else if (auto store = dyn_cast<memref::StoreOp>(inner))
+      memref = store.getMemRef(), write = true;
+    else if (inner->hasTrait<OpTrait::IsTerminator>() ||
+             inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || isMemoryEffectFree(inner))
+      return WalkResult::advance(); // (a region's ops are walked themselves)
+    else
+      return WalkResult::interrupt(); // a barrier, an atomic, a call: alone
+    std::optional<Access> access = resolve(memref);
+    if (!access)
+      return WalkResult::interrupt();
+    access->write = write;
+    launch.accesses.push_back(*access);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return std::nullopt;
+  SetVector<Value> used;
+  getUsedValuesDefinedAbove(op.getBody(), used);
+  for (Value v : used)
+    if (!v.getDefiningOp<arith::ConstantOp>())
+      launch.captured.insert(v);
+  return launch;
+}
+
+bool conflict(const Launch &a, const Launch &b) {
+  for (const Access &x : a.accesses)
+    for (const Access &y : b.accesses)
+      if (x.buffer == y.buffer && (x.write || y.write) && x.begin < y.end && y.begin < x.end)
+        return true;
+  return false;
+}
+
+/// One launch running `group`'s members, at the last one's place.
+void merge(ArrayRef<Launch> group) {
+  gpu::LaunchOp last = group.back().op;
+  Location loc = last.getLoc();
+  OpBuilder b(last);
+  auto constant = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  int64_t blocks = 0, threads = 0;
+  for (const Launch &member : group) {
+    blocks += member.blocks;
+    threads = std::max(threads, member.threads);
+  }
+  Value one = constant(1);
+  auto merged =
+      b.create<gpu::LaunchOp>(loc, constant(blocks), one, one, constant(threads), one, one);
+  Block &body = merged.getBody().front();
+  b.setInsertionPointToStart(&body);
+  Value blockId = merged.getBlockIds().x, threadId = merged.getThreadIds().x;
+  int64_t first = 0;
+  for (const Launch &member : group) {
+    // The member's own block index; below `first` it wraps to a huge one.
+    Value local = b.create<arith::SubIOp>(loc, blockId, constant(first));
+    Value mine = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, local,
+                                         constant(member.blocks));
+    if (member.threads < threads)
+      mine = b.create<arith::AndIOp>(
+          loc, mine,
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId,
+                                  constant(member.threads)));
+    auto branch = b.create<scf::IfOp>(loc, mine, /*withElseRegion=*/false);
+    OpBuilder inner = OpBuilder::atBlockBegin(branch.thenBlock());
+    gpu::LaunchOp op = member.op;
+    IRMapping mapping;
+    auto mapDims = [&](gpu::KernelDim3 from, gpu::KernelDim3 to, Value x) {
+      mapping.map(from.x, x);
+      mapping.map(from.y, to.y);
+      mapping.map(from.z, to.z);
+    };
+    mapDims(op.getBlockIds(), merged.getBlockIds(), local);
+    mapDims(op.getThreadIds(), merged.getThreadIds(), threadId);
+    mapDims(op.getGridSize(), merged.getGridSize(),
+            inner.create<arith::ConstantIndexOp>(loc, member.blocks));
+    mapDims(op.getBlockSize(), merged.getBlockSize(),
+            inner.create<arith::ConstantIndexOp>(loc, member.threads));
+    for (Operation &o : op.getBody().front().without_terminator())
+      inner.clone(o, mapping);
+    first += member.blocks;
+  }
+  b.create<gpu::TerminatorOp>(loc);
+  for (const Launch &member : group)
+    gpu::LaunchOp(member.op).erase();
+}
+
+void mergeIn(Block &block) {
+  SmallVector<Launch> group;
+  SetVector<Value> captured;
+  auto flush = [&] {
+    if (group.size() > 1)
+      merge(group);
+    group.clear();
+    captured.clear();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto launchOp = dyn_cast<gpu::LaunchOp>(op);
+    if (!launchOp) {
+      // Constants and views between launches: the merged launch comes after
+      // them, and the earlier members' operands come before.
+      if (!(isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
+            !op.hasTrait<OpTrait::IsTerminator>()))
+        flush();
+      continue;
+    }
+    std::optional<Launch> launch = describe(launchOp);
+    if (!launch) {
+      flush();
+      continue;
+    }
+    SetVector<Value> wider = captured;
+    wider.insert(launch->captured.begin(), launch->captured.end());
+    if (!group.empty() && (wider.size() > kMaxCaptured ||
+                           llvm::any_of(group, [&](const Launch &member) {
+                             return conflict(member, *launch);
+                           }))) {
+      flush();
+      wider = launch->captured;
+    }
+    group.push_back(std::move(*launch));
+    captured = std::move(wider);
+  }
+  flush();
+}
+
+struct TfMergeLaunchesPass : tfc::impl::TfMergeLaunchesBase<TfMergeLaunchesPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        mergeIn(func.getBody().front());
+  }
+};
+
+} // namespace
