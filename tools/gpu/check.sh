@@ -10,6 +10,9 @@
 #      the GPU gives the same bytes (tools/gpu/parity.py);
 #   3c. gpt_bytes's prefill and decode entries against the CPU's, and
 #      `generate` on the GPU (issue 29);
+#   3d. each seed model with adjacent independent launches merged (the
+#      default) against the same compiled with --no-merge-launches: every
+#      result the same bytes (issue 28);
 #   4. the reverse task trained on the GPU to 100% test accuracy (its
 #      file's settings), and twice with one seed: the same checkpoint bytes;
 #      its checkpoint scores the same with the CPU binary; the other seed
@@ -88,6 +91,17 @@ failed=$((failed + $(grep -c '^FAIL' "$work/parity-gpt_bytes.log")))
 check generate timeout 60 "$dir/cuda/gpt_bytes" generate --params "$work/gpt.safetensors" \
   --prompt "The " --max-new-tokens 100 --seed 1
 tail -n 1 "$work/generate.log" | sed 's/^/    /'
+
+echo "== 3d. merged launches against a launch each loop nest: the same bytes"
+for model in $models; do
+  [ -x "$dir/cuda-separate/$model" ] || { fail "merged launches $model (no cuda-separate build)"; continue; }
+  python3 "$root/tools/gpu/parity.py" --cpu "$dir/cuda-separate/$model" --cuda "$dir/cuda/$model" \
+    --work "$work/$model.exact" --exact >"$work/exact-$model.log" 2>&1
+  grep -v '^     ' "$work/exact-$model.log"
+  passed=$((passed + $(grep -c '^PASS' "$work/exact-$model.log")))
+  failed=$((failed + $(grep -c '^FAIL' "$work/exact-$model.log")))
+  grep -q -e '^PASS' -e '^FAIL' "$work/exact-$model.log" || fail "merged launches $model (no result)"
+done
 
 echo "== 4. reverse trained on the GPU"
 start=$(date +%s%N)

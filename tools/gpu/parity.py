@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""parity.py --cpu CPU_BINARY --cuda CUDA_BINARY --work DIR [--repeat]
+"""parity.py --cpu CPU_BINARY --cuda CUDA_BINARY --work DIR [--repeat] [--exact]
 
 One model's GPU binary against its CPU twin (issue 26's correctness
 contract), on the same parameters and the same random feeds:
@@ -10,7 +10,10 @@ contract), on the same parameters and the same random feeds:
   - run evaluate: loss and metrics within 1e-4;
   - run prefill and decode (a model that generates): logits and key and
     value caches within 1e-4;
-  - --repeat: train_step run twice on the GPU gives the same bytes.
+  - --repeat: train_step run twice on the GPU gives the same bytes;
+  - --exact: instead of tolerances, every result file the same bytes (two
+    builds of one target that must compute alike, e.g. with and without
+    --no-merge-launches).
 Prints one `PASS name` or `FAIL name: why` line a check; exits 1 if any
 failed. Pure Python (no numpy): the GPU machines need nothing installed.
 Feeds: inputs uniform in [0, index_bound) (integers) or N(0, 1); the seed
@@ -132,6 +135,8 @@ def main():
     parser.add_argument("--cuda", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--repeat", action="store_true")
+    parser.add_argument("--exact", action="store_true",
+                        help="every result file of the second binary the first's bytes")
     parser.add_argument("--verbose", action="store_true", help="every result's error")
     args = parser.parse_args()
     global VERBOSE
@@ -188,9 +193,13 @@ def main():
             worst, where = compare(dirs["cpu"], dirs["cuda"], outputs, tolerance)
             detail = f"worst relative error {worst:.2e} ({where})"
             print(f"     {name} {entry['name']}: {detail}", flush=True)
+            if args.exact:
+                differ = [f for f in outputs if open(os.path.join(dirs["cpu"], f), "rb").read() !=
+                          open(os.path.join(dirs["cuda"], f), "rb").read()]
+                return f"{len(differ)} results' bytes differ, first {differ[0]}; {detail}" if differ else ""
             return "" if worst <= tolerance else detail + f" > {tolerance:g}"
 
-        check(f"{entry['name']} GPU vs CPU", one_entry)
+        check(f"{entry['name']} " + ("the same bits" if args.exact else "GPU vs CPU"), one_entry)
         if args.repeat and entry["name"] == "train_step":
             def repeat(entry=entry, feeds=feeds, outputs=outputs):
                 again = os.path.join(args.work, "train_step.cuda2")

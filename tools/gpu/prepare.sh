@@ -2,7 +2,8 @@
 # tools/gpu/prepare.sh [BUILD_DIR]: on a CPU machine (with LLVM/MLIR and the
 # CUDA toolkit), everything tools/gpu/check.sh and tools/gpu/bench.sh run on a
 # GPU machine (which has neither): every seed model compiled for the GPU (a
-# fatbin; again without fused GEMM epilogues, for bench.sh) and for the CPU
+# fatbin; again without fused GEMM epilogues and without merged launches, for
+# bench.sh and check.sh) and for the CPU
 # (x86-64-v3: any x86-64 the GPU machine has), and the test programs, in
 # BUILD_DIR/gpu-check (carried to the GPU machine).
 set -euo pipefail
@@ -10,13 +11,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build}"
 out="$build/gpu-check"
 ninja -C "$build" tfc CudaDriverTest tfc-kernel-check >/dev/null
-rm -rf "$out" && mkdir -p "$out/cpu" "$out/cuda" "$out/cuda-no-epilogues"
+rm -rf "$out" && mkdir -p "$out/cpu" "$out/cuda" "$out/cuda-no-epilogues" "$out/cuda-separate"
 for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do
   "$build/bin/tfc" compile "$root/models/$model.tf" --cpu=x86-64-v3 -o "$out/cpu/$model"
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda -o "$out/cuda/$model"
   # For bench.sh: the GEMMs' epilogues not fused (kernels of their own).
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --no-gemm-epilogues \
     -o "$out/cuda-no-epilogues/$model"
+  # For check.sh (the same bits) and bench.sh: a launch each loop nest.
+  "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --no-merge-launches \
+    -o "$out/cuda-separate/$model"
 done
 # Every op of tests/e2e/ops.tf (two models of the file), small batches.
 for model in ops scalars; do

@@ -13,3 +13,11 @@
 # RUN: done | FileCheck %s
 # CHECK-COUNT-20: PASS {{.*}}
 # CHECK-NOT: FAIL
+# Merging independent launches (tf-merge-launches) changes no bit: each
+# block runs exactly its member's block.
+# RUN: for m in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do \
+# RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated --no-merge-launches -o %t/$m.separate && \
+# RUN:   %python %S/../../../tools/gpu/parity.py --cpu %t/$m.separate --cuda %t/$m.emulated --work %t/$m.exact --exact || exit 1; \
+# RUN: done | FileCheck %s --check-prefix=EXACT
+# EXACT-COUNT-15: PASS {{.*}} the same bits
+# EXACT-NOT: FAIL
