@@ -151,9 +151,10 @@ inline constexpr const char *kDeviceCuda = "cuda";
 // the driver compiles), "image": "fatbin" or "ptx" (tfc_cuda_image's
 // format), "kernels": [the name of kernel 0, of kernel 1, ...]: the indices
 // tfc_cuda_launch takes, "precision": the GEMMs' (tfc compile --precision):
-// "fp32" (also when absent; CUBLAS_COMPUTE_32F) or "tf32" (cuBLASLt may use
-// TF32 tensor cores: CUBLAS_COMPUTE_32F_FAST_TF32); every other kernel is
-// fp32 either way}.
+// "fp32" (also when absent; CUBLAS_COMPUTE_32F), "tf32" (cuBLASLt may use
+// TF32 tensor cores: CUBLAS_COMPUTE_32F_FAST_TF32) or "bf16" (bf16 tensor
+// cores on A and B rounded to bf16: CUBLAS_COMPUTE_32F_FAST_16BF); every
+// other kernel, and every tensor stored, is fp32 either way}.
 inline constexpr const char *kCuda = "cuda";
 inline constexpr const char *kCudaArch = "arch";
 inline constexpr const char *kCudaImage = "image";
@@ -161,6 +162,7 @@ inline constexpr const char *kCudaKernels = "kernels";
 inline constexpr const char *kCudaPrecision = "precision";
 inline constexpr const char *kPrecisionFp32 = "fp32";
 inline constexpr const char *kPrecisionTf32 = "tf32";
+inline constexpr const char *kPrecisionBf16 = "bf16";
 } // namespace key
 
 /// Element types as the manifest names them.

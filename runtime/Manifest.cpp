@@ -215,7 +215,8 @@ static bool parseCuda(const json &j, CudaSpec &out) {
   }
   // "precision": absent (a model before --precision) is fp32.
   return optionalString(j, abi::key::kCudaPrecision, abi::key::kPrecisionFp32, out.precision) &&
-         (out.precision == abi::key::kPrecisionFp32 || out.precision == abi::key::kPrecisionTf32);
+         (out.precision == abi::key::kPrecisionFp32 || out.precision == abi::key::kPrecisionTf32 ||
+          out.precision == abi::key::kPrecisionBf16);
 }
 
 bool parseManifest(const char *text, Manifest &out, std::string &error) {

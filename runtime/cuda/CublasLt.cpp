@@ -23,11 +23,21 @@ std::optional<GemmPrecision> parseGemmPrecision(const std::string &name) {
     return GemmPrecision::Fp32;
   if (name == abi::key::kPrecisionTf32)
     return GemmPrecision::Tf32;
+  if (name == abi::key::kPrecisionBf16)
+    return GemmPrecision::Bf16;
   return std::nullopt;
 }
 
 cublasComputeType_t computeType(GemmPrecision precision) {
-  return precision == GemmPrecision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  switch (precision) {
+  case GemmPrecision::Tf32:
+    return CUBLAS_COMPUTE_32F_FAST_TF32;
+  case GemmPrecision::Bf16:
+    return CUBLAS_COMPUTE_32F_FAST_16BF;
+  case GemmPrecision::Fp32:
+    break;
+  }
+  return CUBLAS_COMPUTE_32F;
 }
 
 std::string describeGemm(const GemmArgs &a) {

@@ -8,7 +8,9 @@
 // batch count and offsets; accumulate is beta = 1; CUBLAS_COMPUTE_32F (full
 // FP32), or CUBLAS_COMPUTE_32F_FAST_TF32 for a model compiled with
 // --precision tf32 (the manifest's "cuda" "precision"): fp32 in and out and
-// fp32 accumulation, the products on TF32 tensor cores. A batch reduction (strideC 0, batch > 1) is one matmul
+// fp32 accumulation, the products on TF32 tensor cores; or
+// CUBLAS_COMPUTE_32F_FAST_16BF for --precision bf16, the products on bf16
+// tensor cores. A batch reduction (strideC 0, batch > 1) is one matmul
 // per item on the stream, each after the first with beta = 1.
 // tfc_cuda_sgemm_fused adds cuBLASLt's epilogues: a bias along C's rows
 // (cuBLASLt's D rows, column-major), ReLU, and another matrix as its C.
@@ -84,12 +86,14 @@ struct GemmEpilogue {
   bool any() const { return relu || bias || residual; }
 };
 
-/// A product's compute type: full FP32 (CUBLAS_COMPUTE_32F), or TF32 tensor
+/// A product's compute type: full FP32 (CUBLAS_COMPUTE_32F), TF32 tensor
 /// cores on fp32 data (CUBLAS_COMPUTE_32F_FAST_TF32; tfc compile --precision
-/// tf32).
-enum class GemmPrecision { Fp32, Tf32 };
+/// tf32), or bf16 tensor cores on fp32 data rounded to bf16 as they are read
+/// (CUBLAS_COMPUTE_32F_FAST_16BF; --precision bf16). Accumulation and the
+/// result are fp32 in all three.
+enum class GemmPrecision { Fp32, Tf32, Bf16 };
 
-/// "fp32" or "tf32", as the manifest names it; nothing for another name.
+/// "fp32", "tf32" or "bf16", as the manifest names it; nothing for another.
 std::optional<GemmPrecision> parseGemmPrecision(const std::string &name);
 /// The cuBLASLt compute type of `precision`.
 cublasComputeType_t computeType(GemmPrecision precision);

@@ -269,6 +269,10 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
     lines.push_back(spec.precision == abi::key::kPrecisionTf32
                         ? "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                           "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32"
+                    : spec.precision == abi::key::kPrecisionBf16
+                        ? "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
+                          "(CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every "
+                          "tensor fp32"
                         : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
                           "in full FP32");
   }

@@ -521,6 +521,20 @@ TEST_F(OnFakes, Tf32ReachesEveryGemmPlan) {
   EXPECT_EQ(fp32.text.find("FAST_TF32"), std::string::npos);
 }
 
+// --precision bf16 likewise: CUBLAS_COMPUTE_32F_FAST_16BF in every plan.
+TEST_F(OnFakes, Bf16ReachesEveryGemmPlan) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse", "--precision bf16"));
+  EXPECT_EQ(manifest_.cuda->precision, "bf16");
+  FakeLog predict = runEntry("predict");
+  EXPECT_GT(predict.gemms, 0u);
+  EXPECT_NE(predict.text.find("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F_FAST_16BF)"),
+            std::string::npos)
+      << predict.text;
+  EXPECT_EQ(predict.text.find("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), std::string::npos)
+      << predict.text;
+  EXPECT_EQ(predict.text.find("FAST_TF32"), std::string::npos) << predict.text;
+}
+
 // Reverse (attention, layer norm, embeddings), set_anomaly (dropout),
 // fleuret_cnn (convolutions) and encoder_decoder (a causal mask: a constant
 // table the attention kernel reads, which must be in device memory; in host

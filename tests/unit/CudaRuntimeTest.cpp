@@ -483,21 +483,23 @@ TEST_F(CudaRuntimeTest, FusedEpiloguesMatchTheReference) {
     device->release(token);
 }
 
-// --precision tf32 (the manifest's "cuda" "precision"): each plan's matmul
-// descriptor has the precision's compute type, fp32 CUBLAS_COMPUTE_32F and
-// tf32 CUBLAS_COMPUTE_32F_FAST_TF32, and a GEMM of one shape in the two
-// precisions is two plans. The fake rounds A and B to TF32 as tensor cores
-// do: 1 + 2^-12 (below TF32's 10-bit mantissa) times 1 is 1 there.
+// --precision tf32 and bf16 (the manifest's "cuda" "precision"): each plan's
+// matmul descriptor has the precision's compute type, fp32
+// CUBLAS_COMPUTE_32F, tf32 CUBLAS_COMPUTE_32F_FAST_TF32 and bf16
+// CUBLAS_COMPUTE_32F_FAST_16BF, and a GEMM of one shape in the three
+// precisions is three plans. The fake rounds A and B as tensor cores read
+// them: 1 + 2^-12 is below TF32's 10-bit mantissa (1 in TF32 and bf16), and
+// 1 + 2^-9 below bf16's 7-bit one but not TF32's.
 TEST_F(CudaRuntimeTest, GemmPrecisionIsTheDescriptorsComputeType) {
   device->configure({0, false}); // eager: one plan a precision, no capture
-  const float x = 1.0f + 0x1p-12f, one = 1.0f;
+  const float belowTf32 = 1.0f + 0x1p-12f, belowBf16 = 1.0f + 0x1p-9f, one = 1.0f;
   void *a = device->allocate(4), *b = device->allocate(4), *c = device->allocate(4);
   ASSERT_TRUE(a && b && c);
-  device->copyIn(a, &x, 4);
   device->copyIn(b, &one, 4);
   void *buffers[] = {a, b, c};
   gGemm = {1, 1, 1, 1, intptr_t(a), 1, 0, 0, intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 0};
-  auto product = [&](GemmPrecision precision) {
+  auto product = [&](GemmPrecision precision, float x) {
+    device->copyIn(a, &x, 4);
     device->setGemmPrecision(precision);
     std::string error;
     EXPECT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
@@ -506,22 +508,27 @@ TEST_F(CudaRuntimeTest, GemmPrecisionIsTheDescriptorsComputeType) {
     return got;
   };
   EXPECT_EQ(device->gemmPrecision(), GemmPrecision::Fp32); // the default
-  EXPECT_EQ(product(GemmPrecision::Fp32), x);
+  EXPECT_EQ(product(GemmPrecision::Fp32, belowTf32), belowTf32);
   EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), 1u) << log();
   EXPECT_EQ(count("CUBLAS_COMPUTE_32F_FAST_TF32"), 0u) << log();
-  EXPECT_EQ(product(GemmPrecision::Tf32), 1.0f);
+  EXPECT_EQ(product(GemmPrecision::Tf32, belowTf32), 1.0f);
   EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F_FAST_TF32)"), 1u) << log();
-  EXPECT_EQ(device->cublasLt()->plans(), 2u);
-  // Each precision's plan is reused.
-  EXPECT_EQ(product(GemmPrecision::Fp32), x);
-  EXPECT_EQ(product(GemmPrecision::Tf32), 1.0f);
-  EXPECT_EQ(count("cublasLtMatmulDescCreate("), 2u) << log();
-  EXPECT_EQ(count("cublasLtMatmul("), 4u) << log();
+  EXPECT_EQ(product(GemmPrecision::Bf16, belowBf16), 1.0f);
+  EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F_FAST_16BF)"), 1u) << log();
+  EXPECT_EQ(device->cublasLt()->plans(), 3u);
+  // Each precision's plan is reused; TF32 keeps what bf16 drops.
+  EXPECT_EQ(product(GemmPrecision::Fp32, belowTf32), belowTf32);
+  EXPECT_EQ(product(GemmPrecision::Tf32, belowBf16), belowBf16);
+  EXPECT_EQ(product(GemmPrecision::Bf16, belowTf32), 1.0f);
+  EXPECT_EQ(count("cublasLtMatmulDescCreate("), 3u) << log();
+  EXPECT_EQ(count("cublasLtMatmul("), 6u) << log();
   // The manifest's names of them.
   EXPECT_EQ(parseGemmPrecision("fp32"), GemmPrecision::Fp32);
   EXPECT_EQ(parseGemmPrecision("tf32"), GemmPrecision::Tf32);
-  EXPECT_EQ(parseGemmPrecision("bf16"), std::nullopt);
+  EXPECT_EQ(parseGemmPrecision("bf16"), GemmPrecision::Bf16);
+  EXPECT_EQ(parseGemmPrecision("fp16"), std::nullopt);
   EXPECT_EQ(computeType(GemmPrecision::Tf32), CUBLAS_COMPUTE_32F_FAST_TF32);
+  EXPECT_EQ(computeType(GemmPrecision::Bf16), CUBLAS_COMPUTE_32F_FAST_16BF);
   for (void *buffer : {a, b, c})
     device->release(buffer);
 }
@@ -657,4 +664,9 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   ASSERT_EQ(lines.size(), 7u);
   EXPECT_EQ(lines[2], "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32");
+  manifest.cuda->precision = "bf16";
+  lines = device.describe(manifest);
+  ASSERT_EQ(lines.size(), 7u);
+  EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
+                      "(CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32");
 }

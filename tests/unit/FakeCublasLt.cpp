@@ -8,9 +8,9 @@
 // and it computes the product naively on the host, so a model's GEMMs give
 // real numbers without a GPU. Like cuBLASLt it refuses what it does not do:
 // only CUDA_R_32F matrices with CUBLAS_COMPUTE_32F or, for --precision
-// tf32, CUBLAS_COMPUTE_32F_FAST_TF32 (whose products it computes on A and B
-// rounded to TF32's 10-bit mantissa, as the tensor cores read them; every
-// other compute type is refused), leading dimensions of at least the
+// tf32 and bf16, CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF (whose products
+// it computes on A and B rounded to TF32's 10-bit or bf16's 7-bit mantissa,
+// as the tensor cores read them; every other compute type is refused), leading dimensions of at least the
 // rows, matching batch counts, a batch of C with stride 0 (items would race
 // on a GPU), and every matrix, in every item, inside one live allocation of
 // the fake driver.
@@ -86,17 +86,23 @@ struct Work {
   float *d;
   int64_t lda, ldb, ldc, ldd, strideA, strideB, strideC, strideD;
   float alpha, beta;
-  bool tf32 = false; // A and B rounded to TF32 first
+  int mantissa = 23; // A and B rounded to this many mantissa bits first (TF32 10, bf16 7)
   bool relu = false;
   const float *bias = nullptr; // m floats, along D's rows
 };
 
-/// `x` rounded to TF32 (8-bit exponent, 10-bit mantissa), to nearest.
-float toTf32(float x) {
+/// `x` rounded to `mantissa` bits (8-bit exponent: TF32 10, bf16 7), to
+/// nearest, ties to even.
+float toMantissa(float x, int mantissa) {
+  if (mantissa >= 23)
+    return x;
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof bits);
-  if ((bits & 0x7f800000u) != 0x7f800000u) // not inf or NaN
-    bits = (bits + 0x1000u) & 0xffffe000u;
+  if ((bits & 0x7f800000u) != 0x7f800000u) { // not inf or NaN
+    const int drop = 23 - mantissa;
+    const uint32_t half = 1u << (drop - 1), odd = (bits >> drop) & 1u;
+    bits = (bits + half - 1 + odd) & ~((1u << drop) - 1);
+  }
   std::memcpy(&x, &bits, sizeof x);
   return x;
 }
@@ -114,8 +120,7 @@ void compute(void *context) {
         for (int64_t p = 0; p < w.k; ++p) {
           float x = w.transA ? a[p + i * w.lda] : a[i + p * w.lda];
           float y = w.transB ? b[j + p * w.ldb] : b[p + j * w.ldb];
-          if (w.tf32)
-            x = toTf32(x), y = toTf32(y);
+          x = toMantissa(x, w.mantissa), y = toMantissa(y, w.mantissa);
           sum += double(x) * double(y);
         }
         double prior = w.beta != 0 ? double(w.beta) * c[i + j * w.ldc] : 0.0;
@@ -152,9 +157,10 @@ void note(const std::string &line) {
 /// Whether the operation is one cuBLASLt would run; `why` says what is not.
 bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, const Layout &d,
            std::string &why) {
-  if ((desc.compute != CUBLAS_COMPUTE_32F && desc.compute != CUBLAS_COMPUTE_32F_FAST_TF32) ||
+  if ((desc.compute != CUBLAS_COMPUTE_32F && desc.compute != CUBLAS_COMPUTE_32F_FAST_TF32 &&
+       desc.compute != CUBLAS_COMPUTE_32F_FAST_16BF) ||
       desc.scale != CUDA_R_32F)
-    return why = "compute type other than CUBLAS_COMPUTE_32F(_FAST_TF32)", false;
+    return why = "compute type other than CUBLAS_COMPUTE_32F(_FAST_TF32, _FAST_16BF)", false;
   for (const Layout *l : {&a, &b, &c, &d})
     if (l->type != CUDA_R_32F || l->ld < int64_t(l->rows) || l->ld < 1)
       return why = "a layout that is not R_32F with ld >= rows", false;
@@ -202,6 +208,7 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc,
   note(std::string("cublasLtMatmulDescCreate(") +
        (compute == CUBLAS_COMPUTE_32F             ? "CUBLAS_COMPUTE_32F"
         : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+        : compute == CUBLAS_COMPUTE_32F_FAST_16BF ? "CUBLAS_COMPUTE_32F_FAST_16BF"
                                                   : "compute type " + std::to_string(int(compute))) +
        ")");
   return CUBLAS_STATUS_SUCCESS;
@@ -346,7 +353,9 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   work->strideD = d.stride;
   std::memcpy(&work->alpha, alpha, sizeof(float));
   std::memcpy(&work->beta, beta, sizeof(float));
-  work->tf32 = desc.compute == CUBLAS_COMPUTE_32F_FAST_TF32;
+  work->mantissa = desc.compute == CUBLAS_COMPUTE_32F_FAST_TF32   ? 10
+                   : desc.compute == CUBLAS_COMPUTE_32F_FAST_16BF ? 7
+                                                                  : 23;
   work->relu =
       desc.epilogue == CUBLASLT_EPILOGUE_RELU || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
   work->bias = withBias ? desc.bias : nullptr;

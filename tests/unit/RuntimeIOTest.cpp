@@ -989,8 +989,8 @@ TEST(RuntimeManifest, MalformedFieldsAreErrorsNotAborts) {
 }
 
 // A CUDA model's "cuda" record: its "precision" (tfc compile --precision)
-// is fp32 when absent, fp32 or tf32 when present, and anything else (bf16
-// included: not implemented, issue 28) is malformed.
+// is fp32 when absent, fp32, tf32 or bf16 when present, and anything else is
+// malformed.
 TEST(RuntimeManifest, CudaPrecision) {
   const std::string cuda =
       R"("device":"cuda","cuda":{"arch":["sm_90"],"image":"fatbin","kernels":["tfc_k0"])";
@@ -1001,7 +1001,7 @@ TEST(RuntimeManifest, CudaPrecision) {
   };
   for (const auto &[field, want] :
        {std::pair<std::string, std::string>{"", "fp32"}, {R"(,"precision":"fp32")", "fp32"},
-        {R"(,"precision":"tf32")", "tf32"}}) {
+        {R"(,"precision":"tf32")", "tf32"}, {R"(,"precision":"bf16")", "bf16"}}) {
     SCOPED_TRACE(field);
     Manifest m;
     std::string error;
@@ -1009,7 +1009,7 @@ TEST(RuntimeManifest, CudaPrecision) {
     ASSERT_TRUE(m.cuda);
     EXPECT_EQ(m.cuda->precision, want);
   }
-  for (const std::string field : {R"(,"precision":"bf16")", R"(,"precision":"TF32")",
+  for (const std::string field : {R"(,"precision":"fp16")", R"(,"precision":"TF32")",
                                   R"(,"precision":32)", R"(,"precision":null)"}) {
     SCOPED_TRACE(field);
     Manifest m;

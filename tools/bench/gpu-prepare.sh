@@ -3,17 +3,19 @@
 # and the CUDA toolkit), what tools/bench/gpu.sh runs on the GPU machine, which
 # builds nothing: every seed model and models/medium_encoder.tf compiled with
 # --target=cuda (host code for x86-64-v3, any x86-64 the GPU machine has) into
-# BUILD_DIR/gpu-bench/cuda, with a STAMP naming the commit, and
-# medium_encoder also with --precision tf32 (cuda/medium_encoder.tf32: its
-# GEMMs on TF32 tensor cores, for issue 28's fp32/TF32 target; only that one,
-# to keep the carry small). BUILD_DIR (default build/) needs a configured
-# build; tfc is built there first.
+# BUILD_DIR/gpu-bench/cuda, with a STAMP naming the commit, and reverse,
+# set_anomaly and medium_encoder also with --precision tf32 and bf16
+# (cuda/MODEL.tf32, cuda/MODEL.bf16: their GEMMs on TF32 or bf16 tensor
+# cores, for issue 28's targets; gpu.sh times them beside the fp32 build).
+# BUILD_DIR (default build/) needs a configured build; tfc is built there
+# first.
 #
 # --dry-run-cpu compiles the same models for this CPU into BUILD_DIR/gpu-bench/cpu,
 # for `tools/bench/gpu.sh --dry-run-cpu` (the same pipeline without a GPU).
 #
-# Then carry BUILD_DIR/gpu-bench to the GPU machine (about 30 MiB; the device
-# tool's `carry`) and run tools/bench/gpu.sh there (tools/bench/README.md).
+# Then carry it to the GPU machine (tools/gpu/pack.sh packs it with
+# tools/gpu/prepare.sh's checks into a few MiB for the device tool's `carry`)
+# and run tools/bench/gpu.sh there (tools/bench/README.md).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 target=cuda
@@ -24,16 +26,18 @@ fi
 build="${1:-$root/build}"
 out="$build/gpu-bench"
 models=(reverse set_anomaly medium_encoder fleuret_cnn fleuret_attention encoder_decoder)
-tf32_models=(medium_encoder)
+precision_models=(reverse set_anomaly medium_encoder)
 ninja -C "$build" tfc >/dev/null
 rm -rf "$out/$target"
 mkdir -p "$out/$target"
 for model in "${models[@]}"; do
   if [[ $target == cuda ]]; then
     "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 -o "$out/cuda/$model"
-    if [[ " ${tf32_models[*]} " == *" $model "* ]]; then
-      "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
-        --precision tf32 -o "$out/cuda/$model.tf32"
+    if [[ " ${precision_models[*]} " == *" $model "* ]]; then
+      for precision in tf32 bf16; do
+        "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
+          --precision "$precision" -o "$out/cuda/$model.$precision"
+      done
     fi
   else
     "$build/bin/tfc" compile "$root/models/$model.tf" -o "$out/cpu/$model"

@@ -56,7 +56,12 @@ PEERS = [
     ("graphs", "torch.compile + CUDA graphs", ["--framework", "torch", "--compile-mode", "reduce-overhead"]),
     ("jax", "JAX jit", ["--framework", "jax"]),
 ]
-SIDES = [("tfc", "tfc")] + [(k, title) for k, title, _ in PEERS]
+# tfc's own: the default (fp32) build, and where gpu-prepare.sh made them,
+# the same model with its GEMMs on TF32 or bf16 tensor cores (WORKLOAD.tf32,
+# WORKLOAD.bf16: tfc compile --precision).
+PRECISIONS = ["tf32", "bf16"]
+SIDES = [("tfc", "tfc")] + [("tfc_" + p, "tfc " + p) for p in PRECISIONS] + [
+    (k, title) for k, title, _ in PEERS]
 # Seconds a process may take at most (less when the budget has less left).
 CAP = {"info": 60, "tfc": 90, "eager": 150, "compile": 240, "graphs": 240, "jax": 180, "train": 120}
 MIN_START = 15  # seconds: a process is not started with less of the budget left
@@ -315,6 +320,16 @@ def main():
         parsed = None if err else bench.parse_bench(out, "train_step")
         row["sides"]["tfc"] = dict(parsed, wall_s=seconds) if parsed else {
             "error": err or "no `bench train_step` line"}
+        for precision in PRECISIONS:
+            variant = exe + "." + precision
+            if not os.access(variant, os.X_OK):
+                continue
+            out, err, seconds = run([variant] + tfc_flags + [
+                "bench", "--entry", "train_step", "--steps", str(args.steps), "--warmup",
+                str(args.warmup), "--min-seconds", repr(args.min_seconds)], "tfc")
+            parsed_variant = None if err else bench.parse_bench(out, "train_step")
+            row["sides"]["tfc_" + precision] = dict(parsed_variant, wall_s=seconds) if parsed_variant \
+                else {"error": err or "no `bench train_step` line"}
         steps_per_epoch = max(1, (info["train_samples"] or info["batch"]) // info["batch"])
         extra = ["--entry", "train_step"] + hyper(info, info["epochs"] * steps_per_epoch) + [
             "--steps", str(args.steps), "--warmup", str(args.warmup),
@@ -426,9 +441,9 @@ def render(args, rows, gpu, versions, stamp, elapsed):
             if key in ok:
                 return fmt(value(ok[key]))
             r = sides.get(key)
-            return r["error"] if r else ("not run" if key != "tfc" else "-")
+            return r["error"] if r else ("not run" if not key.startswith("tfc") else "-")
 
-        peers = [(value(r), k) for k, r in ok.items() if k != "tfc"]
+        peers = [(value(r), k) for k, r in ok.items() if not k.startswith("tfc")]
         ratio = "-"
         if peers and "tfc" in ok:
             v, k = min(peers)
@@ -440,7 +455,7 @@ def render(args, rows, gpu, versions, stamp, elapsed):
                 return "-"
             if dry:
                 return bench.fmt_bytes(r["max_rss_kib"] * 1024) if r.get("max_rss_kib") else "-"
-            if key == "tfc":
+            if key.startswith("tfc"):
                 return bench.fmt_bytes(info.get("device_bytes"))
             return bench.fmt_bytes(r.get("peak_device_bytes"))
 

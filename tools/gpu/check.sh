@@ -17,6 +17,8 @@
 #      file's settings), and twice with one seed: the same checkpoint bytes;
 #      its checkpoint scores the same with the CPU binary; the other seed
 #      models trained on the GPU and the CPU to the same quality;
+#   4c. reverse compiled with --precision tf32 and bf16 (the GEMMs on tensor
+#      cores) trains to 100% test accuracy too (issue 28);
 #   5. `bench` of every model's train_step, GPU and CPU (this machine's
 #      cores) in the same run.
 # Prints `N passed, N failed` last; exits 1 if any check failed. Sized to
@@ -167,6 +169,23 @@ fleuret_cnn 5 test loss mse
 fleuret_attention 5 test loss mse
 encoder_decoder 50 val loss mse
 MODELS
+
+echo "== 4c. reverse with the GEMMs on tensor cores (--precision tf32, bf16): still 100%"
+for precision in tf32 bf16; do
+  binary="$dir/cuda-$precision/reverse"
+  [ -x "$binary" ] || { fail "reverse $precision (no cuda-$precision build)"; continue; }
+  start=$(date +%s%N)
+  timeout 120 "$binary" train --run-dir "$work/reverse-$precision" >"$work/train-$precision.log" 2>&1
+  ms=$((($(date +%s%N) - start) / 1000000))
+  grep '^test' "$work/train-$precision.log" | sed "s/^/    $precision: /"
+  echo "    reverse $precision: 10 epochs in ${ms} ms"
+  if grep -q '^test.*accuracy 1\.0000' "$work/train-$precision.log"; then
+    pass "reverse --precision $precision trains to 100% test accuracy"
+  else
+    fail "reverse --precision $precision trains to 100% test accuracy"
+    tail -n 5 "$work/train-$precision.log" | sed 's/^/    /'
+  fi
+done
 
 echo "== 5. bench (train_step; GPU, then CPU on $(nproc) cores)"
 for model in $models; do

@@ -11,7 +11,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$root/build}"
 out="$build/gpu-check"
 ninja -C "$build" tfc CudaDriverTest tfc-kernel-check >/dev/null
-rm -rf "$out" && mkdir -p "$out/cpu" "$out/cuda" "$out/cuda-no-epilogues" "$out/cuda-separate"
+rm -rf "$out" && mkdir -p "$out/cpu" "$out/cuda" "$out/cuda-no-epilogues" "$out/cuda-separate" \
+  "$out/cuda-tf32" "$out/cuda-bf16"
 for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do
   "$build/bin/tfc" compile "$root/models/$model.tf" --cpu=x86-64-v3 -o "$out/cpu/$model"
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda -o "$out/cuda/$model"
@@ -21,6 +22,11 @@ for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; 
   # For check.sh (the same bits) and bench.sh: a launch each loop nest.
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --no-merge-launches \
     -o "$out/cuda-separate/$model"
+done
+# The GEMMs on tensor cores (issue 28): reverse must still reach 100%.
+for precision in tf32 bf16; do
+  "$build/bin/tfc" compile "$root/models/reverse.tf" --target=cuda --precision "$precision" \
+    -o "$out/cuda-$precision/reverse"
 done
 # Every op of tests/e2e/ops.tf (two models of the file), small batches.
 for model in ops scalars; do

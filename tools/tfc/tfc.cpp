@@ -133,10 +133,10 @@ static cl::opt<std::string> cudaImage(
     cl::cat(tfcCategory));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("The GEMMs' precision: fp32 (the default: everything in full FP32) or tf32 "
-             "(--target=cuda: cuBLASLt may use TF32 tensor cores for the fp32 GEMMs; every other "
-             "kernel stays fp32; docs/cuda.md). bf16 is not implemented yet"),
-    cl::value_desc("fp32|tf32"), cl::init("fp32"), cl::sub(compileCommand),
+    cl::desc("The GEMMs' precision: fp32 (the default: everything in full FP32), tf32 or bf16 "
+             "(--target=cuda: cuBLASLt may use TF32, or bf16, tensor cores for the fp32 GEMMs; "
+             "every other kernel and every tensor stays fp32; docs/cuda.md)"),
+    cl::value_desc("fp32|tf32|bf16"), cl::init("fp32"), cl::sub(compileCommand),
     cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
@@ -423,21 +423,17 @@ int compile() {
                  << " is a stage of --target=cuda, not of --target=" << backend->name << "\n";
     return kUsageError;
   }
-  // --precision: bf16 is issue 28's other half; TF32 exists only in the
-  // GPU's cuBLASLt (cuda-emulated runs the CPU's fp32 sgemm, and its
-  // purpose, parity with the CPU build, would be lost to TF32's rounding).
-  if (precision == "bf16") {
-    llvm::errs() << "tfc: error: --precision bf16 is not implemented yet (issue 28); use fp32 "
-                    "or tf32\n";
-    return 1;
-  }
-  if (precision != "fp32" && precision != "tf32") {
-    llvm::errs() << "tfc: error: --precision must be fp32 or tf32, got '"
+  // --precision: TF32 and bf16 exist only in the GPU's cuBLASLt
+  // (cuda-emulated runs the CPU's fp32 sgemm, and its purpose, parity with
+  // the CPU build, would be lost to their rounding).
+  if (precision != "fp32" && precision != "tf32" && precision != "bf16") {
+    llvm::errs() << "tfc: error: --precision must be fp32, tf32 or bf16, got '"
                  << tfc::escapeForTerminal(precision) << "'\n";
     return kUsageError;
   }
-  if (precision == "tf32" && !backend->addKernelPasses) {
-    llvm::errs() << "tfc: error: TF32 is a GPU precision: --precision tf32 needs --target=cuda"
+  if (precision != "fp32" && !backend->addKernelPasses) {
+    llvm::errs() << "tfc: error: " << (precision == "tf32" ? "TF32" : "bf16")
+                 << " is a GPU precision: --precision " << precision << " needs --target=cuda"
                  << (backend->name == "cuda-emulated"
                          ? " (--target=cuda-emulated runs the CPU's fp32 GEMMs)"
                          : "")

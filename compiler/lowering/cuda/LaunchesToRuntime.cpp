@@ -270,8 +270,9 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
           << imageFormat << "'";
       return signalPassFailure();
     }
-    if (precision != abi::key::kPrecisionFp32 && precision != abi::key::kPrecisionTf32) {
-      module.emitError("tf-launches-to-runtime: precision must be fp32 or tf32, got '")
+    if (precision != abi::key::kPrecisionFp32 && precision != abi::key::kPrecisionTf32 &&
+        precision != abi::key::kPrecisionBf16) {
+      module.emitError("tf-launches-to-runtime: precision must be fp32, tf32 or bf16, got '")
           << precision << "'";
       return signalPassFailure();
     }

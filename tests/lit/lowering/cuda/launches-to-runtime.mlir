@@ -7,17 +7,20 @@
 // RUN:   | FileCheck %s --check-prefix=FORMAT
 // RUN: tf-opt %s --split-input-file --verify-diagnostics \
 // RUN:   --tf-launches-to-runtime="image=ptx precision=tf32" | FileCheck %s --check-prefix=TF32
-// RUN: not tf-opt %s --split-input-file --tf-launches-to-runtime="image=ptx precision=bf16" 2>&1 \
+// RUN: tf-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --tf-launches-to-runtime="image=ptx precision=bf16" | FileCheck %s --check-prefix=BF16
+// RUN: not tf-opt %s --split-input-file --tf-launches-to-runtime="image=ptx precision=fp16" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PRECISION
 
 // A fatbin needs the toolkit's ptxas; without it the error says where it looked.
 // TOOLKIT: error: tfc: the CUDA toolkit has no ptxas ('{{.*}}.no-cuda/bin/ptxas'); set --cuda-path or CUDA_HOME
 // FORMAT: error: tf-launches-to-runtime: image must be ptx or fatbin, got 'cubin'
-// PRECISION: error: tf-launches-to-runtime: precision must be fp32 or tf32, got 'bf16'
+// PRECISION: error: tf-launches-to-runtime: precision must be fp32, tf32 or bf16, got 'fp16'
 
 // tfc compile --precision: the GEMMs' compute type, for the runtime's
 // cuBLASLt (fp32 unless asked).
 // TF32: module attributes {tfc.cuda = {arch = [], image = "ptx", kernels = ["tfc_k0", "tfc_k1"], precision = "tf32"}}
+// BF16: module attributes {tfc.cuda = {arch = [], image = "ptx", kernels = ["tfc_k0", "tfc_k1"], precision = "bf16"}}
 
 // Each launch becomes tfc_cuda_launch(kernel index, grid, block, shared
 // bytes, argc, slots): its buffers' aligned pointers and its integers stored

@@ -1,12 +1,15 @@
-# tfc compile --target=cuda --precision tf32: the manifest's "cuda" record
-# says "precision": "tf32" and the binary's `info` says what it changes (the
-# cuBLASLt GEMMs' compute type) and what it does not (every other kernel);
+# tfc compile --target=cuda --precision tf32|bf16: the manifest's "cuda"
+# record says "precision": "tf32" or "bf16" and the binary's `info` says what
+# it changes (the cuBLASLt GEMMs' compute type) and what it does not (every
+# other kernel);
 # the default is fp32. `info` needs no GPU. The flag's errors:
 # tests/lit/frontend/precision.tf.
 # REQUIRES: cuda-toolkit
 # RUN: rm -rf %t && mkdir -p %t
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --precision tf32 --cuda-path=%cuda -o %t/tf32
 # RUN: %t/tf32 info | FileCheck %s --check-prefix=TF32
+# RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --precision bf16 --cuda-path=%cuda -o %t/bf16
+# RUN: %t/bf16 info | FileCheck %s --check-prefix=BF16
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --cuda-path=%cuda -o %t/fp32
 # RUN: %t/fp32 info | FileCheck %s --check-prefix=FP32
 # The manifest as tf-pack-entry-abi embeds it (the module's tfc.cuda).
@@ -15,6 +18,8 @@
 # TF32: runs on device cuda:0
 # TF32: kernels {{[0-9]+}}, a fatbin image with SASS for sm_80, sm_90
 # TF32-NEXT: precision tf32: cuBLASLt GEMMs on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32
+# BF16: kernels {{[0-9]+}}, a fatbin image
+# BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32
 # FP32: kernels {{[0-9]+}}, a fatbin image
 # FP32-NEXT: precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in full FP32
 # MANIFEST: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[],\22image\22:\22ptx\22,\22kernels\22:[{{.*}}],\22precision\22:\22tf32\22}
