@@ -43,6 +43,20 @@ check() {
   fi
 }
 
+# parity NAME SHOW PARITY_ARGS...: tools/gpu/parity.py, its log in
+# $work/parity-NAME.log shown through SHOW (cat, or a filter), each of its
+# PASS and FAIL lines counted.
+parity() {
+  local name="$1" show="$2"
+  shift 2
+  python3 "$root/tools/gpu/parity.py" --work "$work/$name" "$@" >"$work/parity-$name.log" 2>&1
+  $show "$work/parity-$name.log"
+  passed=$((passed + $(grep -c '^PASS' "$work/parity-$name.log")))
+  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$name.log")))
+  grep -q -e '^PASS' -e '^FAIL' "$work/parity-$name.log" || fail "parity $name (no result)"
+}
+results() { grep -v '^       ' "$1"; } # PASS/FAIL and their summaries, not each file's error
+
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
 lscpu | grep -m1 'Model name' || true
@@ -65,30 +79,16 @@ sed -n '$p' "$work/kernels.log"
 
 echo "== 3. GPU against CPU"
 for model in $models; do
-  python3 "$root/tools/gpu/parity.py" --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
-    --work "$work/$model" --repeat >"$work/parity-$model.log" 2>&1
-  cat "$work/parity-$model.log"
-  passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
-  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
-  grep -q -e '^PASS' -e '^FAIL' "$work/parity-$model.log" || fail "parity $model (no result)"
+  parity "$model" cat --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" --repeat
 done
 
 echo "== 3b. every op of tests/e2e/ops.tf, GPU against CPU"
 for model in ops scalars; do
-  python3 "$root/tools/gpu/parity.py" --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
-    --work "$work/$model" --verbose >"$work/parity-$model.log" 2>&1
-  grep -v '^       ' "$work/parity-$model.log"
-  passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
-  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
-  grep -q -e '^PASS' -e '^FAIL' "$work/parity-$model.log" || fail "parity $model (no result)"
+  parity "$model" results --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" --verbose
 done
 
 echo "== 3c. generation: gpt_bytes's prefill and decode, GPU against CPU, and generate"
-python3 "$root/tools/gpu/parity.py" --cpu "$dir/cpu/gpt_bytes" --cuda "$dir/cuda/gpt_bytes" \
-  --work "$work/gpt_bytes" >"$work/parity-gpt_bytes.log" 2>&1
-cat "$work/parity-gpt_bytes.log"
-passed=$((passed + $(grep -c '^PASS' "$work/parity-gpt_bytes.log")))
-failed=$((failed + $(grep -c '^FAIL' "$work/parity-gpt_bytes.log")))
+parity gpt_bytes cat --cpu "$dir/cpu/gpt_bytes" --cuda "$dir/cuda/gpt_bytes"
 "$dir/cpu/gpt_bytes" init --seed 5 --out "$work/gpt.safetensors" >/dev/null 2>&1
 check generate timeout 60 "$dir/cuda/gpt_bytes" generate --params "$work/gpt.safetensors" \
   --prompt "The " --max-new-tokens 100 --seed 1
@@ -97,12 +97,7 @@ tail -n 1 "$work/generate.log" | sed 's/^/    /'
 echo "== 3d. merged launches against a launch each loop nest: the same bytes"
 for model in $models; do
   [ -x "$dir/cuda-separate/$model" ] || { fail "merged launches $model (no cuda-separate build)"; continue; }
-  python3 "$root/tools/gpu/parity.py" --cpu "$dir/cuda-separate/$model" --cuda "$dir/cuda/$model" \
-    --work "$work/$model.exact" --exact >"$work/exact-$model.log" 2>&1
-  grep -v '^     ' "$work/exact-$model.log"
-  passed=$((passed + $(grep -c '^PASS' "$work/exact-$model.log")))
-  failed=$((failed + $(grep -c '^FAIL' "$work/exact-$model.log")))
-  grep -q -e '^PASS' -e '^FAIL' "$work/exact-$model.log" || fail "merged launches $model (no result)"
+  parity "$model.exact" results --cpu "$dir/cuda-separate/$model" --cuda "$dir/cuda/$model" --exact
 done
 
 echo "== 4. reverse trained on the GPU"
