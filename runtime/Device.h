@@ -54,6 +54,10 @@ public:
   virtual bool hostMemory() const = 0;
   /// `bytes` of device memory aligned for any tensor, or null.
   virtual void *allocate(size_t bytes) = 0;
+  /// The same for memory the model's plan does not count (an epoch's
+  /// samples): a GPU serves it from the plan's allocation only while that
+  /// leaves room for the rest of the plan.
+  virtual void *allocateOutsidePlan(size_t bytes) { return allocate(bytes); }
   virtual void release(void *memory) = 0;
   virtual void copyIn(void *device, const void *host, size_t bytes) = 0;
   virtual void copyOut(void *host, const void *device, size_t bytes) = 0;

@@ -14,6 +14,7 @@
 #include "runtime/Tensor.h"
 
 #include <map>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <variant>
@@ -111,6 +112,14 @@ struct Manifest {
 
   const EntrySpec *entry(std::string_view name) const;
   const ParamSpec *param(const std::string &name) const;
+  /// The arena every entry shares (entries never run at once, and an arena
+  /// holds only an entry's intermediates): the largest entry's allocation.
+  size_t sharedArenaAllocation() const {
+    size_t bytes = 64;
+    for (const EntrySpec &e : entries)
+      bytes = std::max(bytes, e.arenaAllocation());
+    return bytes;
+  }
   /// The model input `name` (with its index bound), or null.
   const TensorSpec *input(const std::string &name) const;
 };

@@ -55,8 +55,8 @@ std::string withThousands(int64_t n) {
 Model::~Model() {
   if (!device_)
     return;
+  device_->release(arena_);
   for (auto &[name, memory] : memory_) {
-    device_->release(memory.arena);
     for (void *buffer : memory.args)
       device_->release(buffer);
     for (auto &slot : memory.slots)
@@ -267,6 +267,13 @@ bool Model::deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, st
   return false;
 }
 
+bool Model::sharedArena(const EntrySpec &entry, void *&arena, std::string &error) {
+  if (!deviceBuffer(arena_, manifest_.sharedArenaAllocation(), entry, error))
+    return false;
+  arena = arena_;
+  return true;
+}
+
 Model::EntryMemory &Model::memoryFor(const EntrySpec &entry, size_t slots) {
   EntryMemory &memory = memory_[entry.name];
   memory.args.resize(entry.args.size(), nullptr);
@@ -305,7 +312,8 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   if (!openDevice(error))
     return false;
   EntryMemory &memory = memoryFor(entry, 1);
-  if (!deviceBuffer(memory.arena, entry.arenaAllocation(), entry, error))
+  void *arena = nullptr;
+  if (!sharedArena(entry, arena, error))
     return false;
   std::vector<void *> buffers;
   if (device_->hostMemory()) {
@@ -313,7 +321,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
       buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
     for (Tensor &r : results)
       buffers.push_back(r.bytes.data());
-    buffers.push_back(memory.arena);
+    buffers.push_back(arena);
   } else {
     for (size_t i = 0; i < args.size(); ++i) {
       if (entry.args[i].kind == abi::ValueKind::Param) {
@@ -333,7 +341,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
         return false;
       buffers.push_back(memory.slots[0][r]);
     }
-    buffers.push_back(memory.arena);
+    buffers.push_back(arena);
   }
   if (!device_->run(fn, buffers.data(), buffers.size(), error))
     return false;
@@ -361,7 +369,8 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
   if (!bindArgs(entry, feeds, &kept, args, error))
     return false;
   EntryMemory &memory = memoryFor(entry, slot + 1);
-  if (!deviceBuffer(memory.arena, entry.arenaAllocation(), entry, error))
+  void *arena = nullptr;
+  if (!sharedArena(entry, arena, error))
     return false;
 
   // Arguments: the kept ones' current copies, the others copied in.
@@ -414,7 +423,7 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
       return false;
     buffers.push_back(memory.slots[slot][r]);
   }
-  buffers.push_back(memory.arena);
+  buffers.push_back(arena);
   if (!device_->enqueue(fn, buffers.data(), buffers.size(), error))
     return false;
   for (DeviceCopy *copy : swaps) {

@@ -117,12 +117,11 @@ public:
   bool openDevice(std::string &error);
 
 private:
-  /// An entry's device memory, each buffer allocated at its first use: its
-  /// arena and, on a device whose memory is not the host's, a buffer per
-  /// argument copied in (not the kept ones) and per result and result slot
-  /// (not the swapped ones).
+  /// An entry's device memory, each buffer allocated at its first use: on a
+  /// device whose memory is not the host's, a buffer per argument copied in
+  /// (not the kept ones) and per result and result slot (not the swapped
+  /// ones). The arena is the model's one (arena_).
   struct EntryMemory {
-    void *arena = nullptr;
     std::vector<void *> args;
     std::vector<std::vector<void *>> slots; // [slot][result]
     std::vector<bool> swapped;              // per result: runStep's into a kept value
@@ -135,6 +134,10 @@ private:
   /// `*buffer`, allocated with `bytes` at its first use; false with `error`.
   bool deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error);
   EntryMemory &memoryFor(const EntrySpec &entry, size_t slots);
+  /// The arena every entry runs in, allocated at the first entry's call with
+  /// the largest entry's size (Manifest::sharedArenaAllocation): entries run
+  /// one after another, on a GPU in one stream, and keep nothing there.
+  bool sharedArena(const EntrySpec &entry, void *&arena, std::string &error);
 
   Manifest manifest_;
   std::vector<Tensor> params_;
@@ -143,6 +146,7 @@ private:
   bool deviceOpened_ = false, deviceOpenTried_ = false;
   std::string deviceError_;
   std::map<std::string, EntryMemory> memory_; // by entry name
+  void *arena_ = nullptr;                     // every entry's (sharedArena)
 };
 
 /// "1,234,567".

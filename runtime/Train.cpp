@@ -124,7 +124,7 @@ public:
     if (device.hostMemory() || batch <= 0 || rows <= 0 || total > kEpochOnDeviceMaxBytes)
       return;
     for (size_t i = 0; i < specs_.size(); ++i) {
-      void *memory = device.allocate(std::max<size_t>(1, rowBytes_[i] * size_t(rows)));
+      void *memory = device.allocateOutsidePlan(std::max<size_t>(1, rowBytes_[i] * size_t(rows)));
       if (!memory) { // no room: a batch a step, as without
         std::string ignored;
         device.takeError(ignored);

@@ -114,9 +114,9 @@ size_t plannedDeviceBytes(const Manifest &manifest) {
   for (const ParamSpec &param : manifest.params)
     total += 2 * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
+  total += DevicePool::rounded(manifest.sharedArenaAllocation()); // every entry's
   for (const EntrySpec &entry : manifest.entries) {
     const bool step = entry.name == abi::kTrainStep;
-    total += DevicePool::rounded(entry.arenaAllocation());
     for (const TensorSpec &arg : entry.args) {
       if (arg.kind == abi::ValueKind::Param)
         continue;
@@ -284,7 +284,8 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                   ", loaded when the device opens");
   lines.push_back("device memory: one allocation of " + formatBytes(plannedDeviceBytes(manifest)) +
                   " when the device opens (parameters and optimizer state twice, each entry's "
-                  "arguments, results and arena, the cuBLASLt workspace)");
+                  "arguments and results, one arena the entries share, the cuBLASLt "
+                  "workspace)");
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
                                     "then replayed (--no-graph: launched eagerly)"
                                   : "entries launched eagerly (--no-graph)");
@@ -321,7 +322,25 @@ bool CudaDevice::takeError(std::string &error) {
   return false;
 }
 
-void *CudaDevice::allocate(size_t bytes) {
+void *CudaDevice::allocateOutsidePlan(size_t bytes) {
+  // What the plan still needs: its size less the planned blocks taken.
+  size_t outside = 0;
+  for (auto [address, size] : outsidePlan_)
+    outside += size;
+  const size_t planned = pool_.bytes(), taken = pool_.inUse() - outside;
+  const size_t toCome = planned > taken ? planned - taken : 0;
+  const size_t free = pool_.bytes() - pool_.inUse();
+  if (free < toCome + DevicePool::rounded(bytes))
+    return allocate(bytes, /*fromPool=*/false);
+  void *memory = allocate(bytes);
+  if (memory && pool_.contains(uintptr_t(memory)))
+    outsidePlan_[uintptr_t(memory)] = DevicePool::rounded(bytes);
+  return memory;
+}
+
+void *CudaDevice::allocate(size_t bytes) { return allocate(bytes, /*fromPool=*/true); }
+
+void *CudaDevice::allocate(size_t bytes, bool fromPool) {
   std::string error;
   if (!context_) {
     fail("the CUDA device is not open");
@@ -331,7 +350,7 @@ void *CudaDevice::allocate(size_t bytes) {
     fail(error);
     return nullptr;
   }
-  if (auto block = pool_.take(bytes)) { // 256-byte aligned, as cuMemAlloc's
+  if (auto block = fromPool ? pool_.take(bytes) : std::nullopt) { // 256-byte aligned, as cuMemAlloc's
     ++liveAllocations_;
     return reinterpret_cast<void *>(*block);
   }
@@ -350,6 +369,7 @@ void CudaDevice::release(void *memory) {
   if (!memory || !context_)
     return;
   if (pool_.contains(uintptr_t(memory))) {
+    outsidePlan_.erase(uintptr_t(memory));
     if (pool_.give(uintptr_t(memory)))
       --liveAllocations_;
     else

@@ -88,6 +88,7 @@ public:
   std::vector<std::string> describe(const Manifest &manifest) override;
   bool hostMemory() const override { return false; }
   void *allocate(size_t bytes) override;
+  void *allocateOutsidePlan(size_t bytes) override;
   void release(void *memory) override;
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
@@ -151,6 +152,8 @@ public:
   CudaContext &context() const { return *context_; }
 
 private:
+  /// allocate(), from the pool when `fromPool` and it has room, else cuMemAlloc.
+  void *allocate(size_t bytes, bool fromPool);
   /// A graph of an entry and the buffers it was captured on.
   struct EntryGraph {
     std::vector<void *> buffers;
@@ -183,6 +186,7 @@ private:
   GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
+  std::map<uintptr_t, size_t> outsidePlan_; // blocks of the pool allocateOutsidePlan took
   DevicePool pool_;
   std::map<EntryFn, EntryGraphs> graphs_;
   size_t graphsCaptured_ = 0;

@@ -1,8 +1,8 @@
 //===- DevicePool.h - a model's device memory as one allocation ----------===//
 //
 // A GPU model's memory is known before it runs: its parameters, optimizer
-// state, each entry's arguments, results and arena (the static memory plan,
-// runtime/Manifest.h) and the cuBLASLt workspace. CudaDevice makes one
+// state, each entry's arguments and results, the arena the entries share
+// (the static memory plan, runtime/Manifest.h) and the cuBLASLt workspace. CudaDevice makes one
 // device allocation of that size when it opens and serves allocate() from it
 // through this pool; what does not fit (an epoch's samples, more than the
 // plan) gets an allocation of its own. Blocks are 256-byte aligned, as

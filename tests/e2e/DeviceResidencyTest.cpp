@@ -105,8 +105,9 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndTheirBatchOnTheDevice) {
   for (auto [bytes, inputs] : epochCopies)
     EXPECT_EQ(countOf(log, "cuMemcpyHtoD(" + std::to_string(bytes) + ")\n"), inputs) << log;
   // Device memory: one allocation for what the model plans (parameters and
-  // state, every entry's buffers and arena, the cuBLASLt workspace), made
-  // first; the epoch's samples in it where they fit, else one for each input.
+  // state, every entry's buffers, the arena they share, the cuBLASLt
+  // workspace), made first; the epoch's samples in it where they leave room
+  // for the plan, else one for each input.
   size_t first = 0;
   ASSERT_NE(log.find("cuMemAlloc("), std::string::npos) << log;
   ASSERT_EQ(std::sscanf(log.c_str() + log.find("cuMemAlloc("), "cuMemAlloc(%zu)", &first), 1);
