@@ -217,7 +217,7 @@ def TfEntryPoints : Pass<"tf-entry-points", "mlir::ModuleOp"> {
 }
 
 def TfDecompose : Pass<"tf-decompose", "mlir::ModuleOp"> {
-  let summary = "Rewrite attention, attention_grad, layer_norm and layer_norm_grad into plain tf ops";
+  let summary = "Rewrite attention, layer_norm, cross_entropy_grad and their kin into plain tf ops";
   let description = [{
     For a backend without fused kernels for them: each listed op becomes
     its definition (the formulas of TfOps.td) in the simple tf ops every
@@ -241,12 +241,16 @@ def TfDecompose : Pass<"tf-decompose", "mlir::ModuleOp"> {
       `y = x̂ gamma + beta`;
     - `layer_norm_grad`: `x̂` recomputed, `dx̂ = g gamma`,
       `dx = rstd (dx̂ - mean(dx̂) - x̂ mean(dx̂ x̂))`, `dgamma = Σ_rows g x̂`,
-      `dbeta = Σ_rows g`.
+      `dbeta = Σ_rows g`;
+    - `cross_entropy_grad`: `(softmax(logits) - one_hot(labels)) g / N`,
+      the one-hot transposed to the class axis, in the ops cross_entropy's
+      VJP emitted before the fused op (the CPU's code unchanged).
 
     `ops` lists the ops to rewrite (`ops=attention,layer_norm`; empty, the
-    default, means all four), so a backend rewrites only those it has no
-    kernel for. Run it before tf-fuse, so that the parts fuse with their
-    neighbours. No other op changes, and nothing is folded.
+    default, means all five), so a backend rewrites only those it has no
+    kernel for: the CPU pipeline runs it with `ops=cross_entropy_grad`.
+    Run it before tf-fuse, so that the parts fuse with their neighbours. No
+    other op changes, and nothing is folded.
 
     ```mlir
     %y = tf.layer_norm %x, %g, %b : tensor<8x16xf32>, tensor<16xf32>
@@ -270,7 +274,7 @@ def TfDecompose : Pass<"tf-decompose", "mlir::ModuleOp"> {
   let options = [
     ListOption<"ops", "ops", "std::string",
                "The ops to decompose: attention, attention_grad, layer_norm, "
-               "layer_norm_grad (empty: all four)">,
+               "layer_norm_grad, cross_entropy_grad (empty: all five)">,
   ];
 }
 

@@ -572,23 +572,13 @@ TF_VJP(GatherOp) {
 //===----------------------------------------------------------------------===//
 
 // dlogits = (softmax(logits) - one_hot(labels)) g / (number of label
-// positions), the one-hot moved to the class axis. Labels have no adjoint.
+// positions): one tf.cross_entropy_grad, which the CUDA backend runs as one
+// kernel and tf-decompose spells out for the CPU. Labels have no adjoint.
 TF_VJP(CrossEntropyOp) {
   TF_VJP_PROLOGUE
-  Value logits = getLogits();
-  RankedTensorType type = tensorType(logits);
-  int64_t axis = getAxis(), rank = type.getRank();
-  Value oneHot = builder.create<OneHotOp>(getLoc(), getLabels(), type.getDimSize(axis));
-  if (axis != rank - 1) {
-    SmallVector<int64_t> perm;
-    for (int64_t d = 0; d < rank; ++d)
-      perm.push_back(d < axis ? d : d == axis ? rank - 1 : d - 1);
-    oneHot = e.transpose(oneHot, perm);
-  }
-  Value p = builder.create<SoftmaxOp>(getLoc(), logits, axis);
-  double positions = double(tensorType(getLabels()).getNumElements());
-  Value scaled = e.div(e.broadcast(g, {}, type), positions);
-  operandGrads.append({e.mul(e.sub(p, oneHot), scaled), Value()});
+  operandGrads.append(
+      {builder.create<CrossEntropyGradOp>(getLoc(), getLogits(), getLabels(), g, getAxisAttr()),
+       Value()});
   return success();
 }
 

@@ -776,18 +776,17 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
 // Losses
 //===----------------------------------------------------------------------===//
 
-LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
-                                               std::optional<Location> loc,
-                                               Adaptor adaptor,
-                                               SmallVectorImpl<Type> &types) {
-  ShapeRule rule{loc, "cross_entropy"};
-  if (failed(rule.present(adaptor.getAxisAttr(), "axis")))
+/// tf.cross_entropy's and tf.cross_entropy_grad's rule: `axis` of logits
+/// holds the classes, labels have the logits' shape without it.
+static LogicalResult crossEntropyShapes(ShapeRule &rule, Value logitsValue, Value labelsValue,
+                                        IntegerAttr axisAttr) {
+  if (failed(rule.present(axisAttr, "axis")))
     return failure();
-  auto logits = rule.tensor(adaptor.getLogits(), "logits");
-  auto labels = rule.tensor(adaptor.getLabels(), "labels");
+  auto logits = rule.tensor(logitsValue, "logits");
+  auto labels = rule.tensor(labelsValue, "labels");
   if (failed(logits) || failed(labels))
     return failure();
-  int64_t axis = adaptor.getAxisAttr().getInt();
+  int64_t axis = axisAttr.getInt();
   if (failed(rule.axisInRange(axis, logits->getRank(), "class axis", *logits)))
     return failure();
   SmallVector<int64_t> expected(logits->getShape());
@@ -796,7 +795,35 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
     return rule.fail("labels ", *labels, " must have the logits' shape ",
                      formatShape(*logits), " without the class axis ", axis,
                      ": ", formatShape(withShape(*logits, expected)));
+  return success();
+}
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "cross_entropy"};
+  if (failed(crossEntropyShapes(rule, adaptor.getLogits(), adaptor.getLabels(),
+                                adaptor.getAxisAttr())))
+    return failure();
   types.push_back(f32Scalar(ctx));
+  return success();
+}
+
+LogicalResult CrossEntropyGradOp::inferReturnTypes(MLIRContext *ctx,
+                                                   std::optional<Location> loc,
+                                                   Adaptor adaptor,
+                                                   SmallVectorImpl<Type> &types) {
+  ShapeRule rule{loc, "cross_entropy_grad"};
+  if (failed(crossEntropyShapes(rule, adaptor.getLogits(), adaptor.getLabels(),
+                                adaptor.getAxisAttr())))
+    return failure();
+  auto grad = rule.tensor(adaptor.getGrad(), "grad");
+  if (failed(grad))
+    return failure();
+  if (grad->getRank() != 0)
+    return rule.fail("grad ", *grad, " must be a scalar: the adjoint of the loss");
+  types.push_back(adaptor.getLogits().getType());
   return success();
 }
 
@@ -840,6 +867,11 @@ std::optional<int64_t> GatherOp::indexBound(unsigned operand) {
   return getTable().getType().getDimSize(0);
 }
 std::optional<int64_t> CrossEntropyOp::indexBound(unsigned operand) {
+  if (operand != getLabelsMutable().getOperandNumber())
+    return std::nullopt;
+  return getLogits().getType().getDimSize(getAxisAttr().getInt());
+}
+std::optional<int64_t> CrossEntropyGradOp::indexBound(unsigned operand) {
   if (operand != getLabelsMutable().getOperandNumber())
     return std::nullopt;
   return getLogits().getType().getDimSize(getAxisAttr().getInt());

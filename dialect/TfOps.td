@@ -493,6 +493,28 @@ def TF_CrossEntropyOp : TF_InferredOp<"cross_entropy",
   }];
 }
 
+def TF_CrossEntropyGradOp : TF_InferredOp<"cross_entropy_grad", [TF_Indexing]> {
+  let summary = "the adjoint of tf.cross_entropy's logits, as one fused op";
+  let description = [{
+    What the VJP of a `tf.cross_entropy` emits: with `g` the adjoint of its
+    (scalar) result and `N` the number of label positions,
+    `dlogits = (softmax(logits, axis) - one_hot(labels on axis)) g / N`.
+    Labels have the logits' shape without `axis`; a label outside the
+    classes is an error in the interpreter, and clamped into them by the
+    compiled code (as tf.cross_entropy's). The CUDA backend runs it as the
+    hand-written kernel `tfc_cuda_cross_entropy_backward` (a warp a row);
+    the CPU backend rewrites it into those formulas first (tf-decompose),
+    so that they fuse with their neighbours. Not differentiable itself.
+  }];
+  let arguments = (ins TF_FloatTensor:$logits, TF_IntTensor:$labels, TF_ScalarFloat:$grad,
+                       I64Attr:$axis);
+  let results = (outs TF_FloatTensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `grad` $grad `axis` $axis attr-dict `:` type($logits) `,` type($labels) `,`
+    type($grad)
+  }];
+}
+
 def TF_MseOp : TF_InferredOp<"mse", [TF_Differentiable, TF_ReductionFusible]> {
   let summary = "mean squared error over all elements";
   let arguments = (ins TF_FloatTensor:$lhs, TF_FloatTensor:$rhs);

@@ -243,6 +243,10 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
      scratch), out: tf.cross_entropy's mean */                                \
   X(CrossEntropy, tfc_cross_entropy,                                          \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
+  /* outer, classes, inner, count, logits, labels, the loss's adjoint (one   \
+     float), dlogits: tf.cross_entropy_grad */                               \
+  X(CrossEntropyBackward, tfc_cross_entropy_backward,                         \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   /* mask, n, first element's index, seed, key, threshold */                   \
   X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))     \
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
@@ -286,6 +290,8 @@ enum Arg : unsigned {
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
     void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                             \
   X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
+  X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))
 
 enum class RuntimeFunction {
@@ -337,6 +343,8 @@ constexpr RuntimeFunction cpuTwin(RuntimeFunction f) {
     return RuntimeFunction::LayerNormForward;
   case RuntimeFunction::CudaCrossEntropy:
     return RuntimeFunction::CrossEntropy;
+  case RuntimeFunction::CudaCrossEntropyBackward:
+    return RuntimeFunction::CrossEntropyBackward;
   default:
     return f;
   }
@@ -379,6 +387,7 @@ TFC_ABI_SAME_AS_TWIN(CudaSgemm)
 TFC_ABI_SAME_AS_TWIN(CudaAttentionForward)
 TFC_ABI_SAME_AS_TWIN(CudaAttentionBackward)
 TFC_ABI_SAME_AS_TWIN(CudaLayerNormBackward)
+TFC_ABI_SAME_AS_TWIN(CudaCrossEntropyBackward)
 #undef TFC_ABI_SAME_AS_TWIN
 
 } // namespace tfc::abi

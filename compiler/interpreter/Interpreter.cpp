@@ -216,6 +216,7 @@ private:
         .Case([&](tf::OneHotOp o) { return oneHot(o); })
         .Case([&](tf::GatherOp o) { return gather(o); })
         .Case([&](tf::CrossEntropyOp o) { return crossEntropy(o); })
+        .Case([&](tf::CrossEntropyGradOp o) { return crossEntropyGrad(o); })
         .Case([&](tf::MseOp o) {
           const HostTensor &a = in(o.getLhs()), &b = in(o.getRhs());
           double s = 0;
@@ -696,6 +697,27 @@ private:
         total -= logp[(o * n + int64_t(label)) * inner + j];
       }
     set(op.getResult(), HostTensor::f32({}, {total / double(outer * inner)}));
+    return success();
+  }
+
+  // dlogits = (softmax(logits) - one_hot(labels)) g / N, N the label positions.
+  LogicalResult crossEntropyGrad(tf::CrossEntropyGradOp op) {
+    const HostTensor &logits = in(op.getLogits()), &labels = in(op.getLabels());
+    int64_t axis = op.getAxisAttr().getInt();
+    HostTensor d = HostTensor::f32(logits.shape, std::vector<double>(logits.data.size()));
+    softmaxInto(logits.data, d.data, logits.shape, axis, false);
+    auto [outer, n, inner] = around(logits.shape, axis);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        double label = labels.data[o * inner + j];
+        if (failed(checkIndex(label, n, "cross_entropy_grad label")))
+          return failure();
+        d.data[(o * n + int64_t(label)) * inner + j] -= 1.0;
+      }
+    const double scale = in(op.getGrad()).data[0] / double(outer * inner);
+    for (double &v : d.data)
+      v *= scale;
+    set(op.getResult(), std::move(d));
     return success();
   }
 

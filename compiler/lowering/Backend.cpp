@@ -22,7 +22,8 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaLLVMDialectPasses(pm, o.cuda);
        },
-       "tfc_runtime_cuda", /*dataParallel=*/false}, // NCCL: issue 27
+       "tfc_runtime_cuda", /*dataParallel=*/false, // NCCL: issue 27
+       /*crossEntropyGradKernel=*/true},
       {"cuda-emulated",
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
        "a GPU; slow)",
@@ -34,7 +35,7 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaEmulatedLLVMDialectPasses(pm, o.cuda);
        },
-       "tfc_runtime", /*dataParallel=*/false},
+       "tfc_runtime", /*dataParallel=*/false, /*crossEntropyGradKernel=*/true},
   };
   return table;
 }

@@ -48,6 +48,9 @@ struct Backend {
   /// Whether its runtime trains data-parallel (mpirun): then tf-autodiff
   /// also builds grad_step and apply_step.
   bool dataParallel = false;
+  /// Whether it runs tf.cross_entropy_grad as a kernel (CUDA's
+  /// tfc_cuda_cross_entropy_backward); else tf-decompose spells it out.
+  bool crossEntropyGradKernel = false;
 };
 
 /// Every target, the default (cpu) first.

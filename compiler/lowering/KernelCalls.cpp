@@ -35,7 +35,7 @@ namespace {
 struct KernelSymbols {
   StringRef attentionForward, attentionBackward, layerNormBackward;
   /// Only the CUDA runtime's (the CPU generates these loops itself).
-  StringRef layerNormForward = {}, crossEntropy = {};
+  StringRef layerNormForward = {}, crossEntropy = {}, crossEntropyBackward = {};
 };
 
 KernelSymbols symbolsOf(KernelRuntime runtime) {
@@ -46,7 +46,8 @@ KernelSymbols symbolsOf(KernelRuntime runtime) {
             name(RuntimeFunction::CudaAttentionBackward),
             name(RuntimeFunction::CudaLayerNormBackward),
             name(RuntimeFunction::CudaLayerNormForward),
-            name(RuntimeFunction::CudaCrossEntropy)};
+            name(RuntimeFunction::CudaCrossEntropy),
+            name(RuntimeFunction::CudaCrossEntropyBackward)};
   return {name(RuntimeFunction::AttentionForward), name(RuntimeFunction::AttentionBackward),
           name(RuntimeFunction::LayerNormBackward)};
 }
@@ -446,11 +447,11 @@ void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
   call.callInstead(op, kernel);
 }
 
-/// tf.cross_entropy as one call of tfc_cuda_cross_entropy: a warp a label
-/// position's loss (logits read [outer, classes, inner] around the class
-/// axis), then their mean in a fixed order.
-void lowerCrossEntropy(tf::CrossEntropyOp op, StringRef kernel) {
-  OpBuilder b(op);
+/// A cross-entropy kernel call's first arguments: the logits' [outer,
+/// classes, inner] around the class axis, the label positions' count, the
+/// logits and the labels.
+template <typename CrossEntropyLike>
+RowKernelCall crossEntropyCall(OpBuilder &b, CrossEntropyLike op) {
   auto logits = cast<RankedTensorType>(op.getLogits().getType());
   int64_t axis = op.getAxisAttr().getInt();
   ArrayRef<int64_t> shape = logits.getShape();
@@ -466,8 +467,28 @@ void lowerCrossEntropy(tf::CrossEntropyOp op, StringRef kernel) {
   call.addF32(float(cast<RankedTensorType>(op.getLabels().getType()).getNumElements()));
   call.addInput(op.getLogits());
   call.addInput(op.getLabels());
-  call.addBuffer({std::max<int64_t>(1, outer * inner)}, /*result=*/false); // the rows' losses
+  return call;
+}
+
+/// tf.cross_entropy as one call of tfc_cuda_cross_entropy: a warp a label
+/// position's loss, then their mean in a fixed order.
+void lowerCrossEntropy(tf::CrossEntropyOp op, StringRef kernel) {
+  OpBuilder b(op);
+  RowKernelCall call = crossEntropyCall(b, op);
+  int64_t rows = cast<RankedTensorType>(op.getLabels().getType()).getNumElements();
+  call.addBuffer({std::max<int64_t>(1, rows)}, /*result=*/false); // the rows' losses
   call.addBuffer({}, /*result=*/true);
+  call.callInstead(op, kernel);
+}
+
+/// tf.cross_entropy_grad as one call of tfc_cuda_cross_entropy_backward: a
+/// warp a label position, its softmax recomputed, dlogits written once; the
+/// adjoint g read from device memory (no host sync).
+void lowerCrossEntropyGrad(tf::CrossEntropyGradOp op, StringRef kernel) {
+  OpBuilder b(op);
+  RowKernelCall call = crossEntropyCall(b, op);
+  call.addInput(op.getGrad());
+  call.addBuffer(cast<RankedTensorType>(op.getType()).getShape(), /*result=*/true);
   call.callInstead(op, kernel);
 }
 
@@ -547,6 +568,8 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime) {
     } else if (isa<tf::LayerNormOp, tf::CrossEntropyOp>(op) && !symbols.layerNormForward.empty() &&
                isa<func::FuncOp>(op->getParentOp())) {
       fusedKernels.push_back(op); // not one tf-fuse grouped with its neighbours
+    } else if (isa<tf::CrossEntropyGradOp>(op) && !symbols.crossEntropyBackward.empty()) {
+      fusedKernels.push_back(op);
     }
   });
   for (Operation *op : fusedKernels) {
@@ -556,6 +579,8 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime) {
       lowerLayerNorm(norm, symbols.layerNormForward);
     else if (auto loss = dyn_cast<tf::CrossEntropyOp>(op))
       lowerCrossEntropy(loss, symbols.crossEntropy);
+    else if (auto grad = dyn_cast<tf::CrossEntropyGradOp>(op))
+      lowerCrossEntropyGrad(grad, symbols.crossEntropyBackward);
     else
       lowerFusedAttention(op, symbols);
   }

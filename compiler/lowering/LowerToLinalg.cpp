@@ -974,6 +974,18 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     MLIRContext *ctx = &getContext();
     // The ops a backend's runtime has kernels for first; without kernels
     // they must have been decomposed (tf-decompose).
+    // tf.cross_entropy_grad is a kernel of the CUDA runtime only; elsewhere
+    // tf-decompose spells it out first.
+    if (kernels != "cuda") {
+      WalkResult kernelOnly = getOperation().walk([&](tf::CrossEntropyGradOp op) {
+        op->emitError() << op->getName()
+                        << " has no lowering but the CUDA runtime's kernel; run "
+                           "tf-decompose{ops=cross_entropy_grad} first";
+        return WalkResult::interrupt();
+      });
+      if (kernelOnly.wasInterrupted())
+        return signalPassFailure();
+    }
     if (kernels == "cpu" || kernels == "cuda") {
       lowerToKernelCalls(getOperation(),
                          kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda);

@@ -15,10 +15,15 @@ void tfc::addAutodiffPasses(OpPassManager &pm, bool splitStep) {
 }
 
 void tfc::addFusionPasses(OpPassManager &pm, bool fuse, bool gemmEpilogues,
-                          bool horizontal, bool decompose) {
+                          bool horizontal, bool decompose, bool crossEntropyGradKernel) {
   pm.addPass(createTfEntryPoints());
-  if (decompose)
+  if (decompose) {
     pm.addPass(createTfDecompose());
+  } else if (!crossEntropyGradKernel) {
+    // (The options hold an ArrayRef: the names must outlive the pass's creation.)
+    static const std::string ceGrad[] = {"cross_entropy_grad"};
+    pm.addPass(createTfDecompose(TfDecomposeOptions{ceGrad}));
+  }
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // CSE on tf ops, not after lowering: merged `linalg.fill` inits would be
   // shared destinations, which bufferization must copy.

@@ -23,10 +23,13 @@ void addAutodiffPasses(mlir::OpPassManager &pm, bool splitStep = true);
 /// tf-entry-points, canonicalize, CSE, tf-fuse: the entries, their ops
 /// grouped into tf.fusion regions (still tf, for every backend); without
 /// `fuse`, no groups (every op its own loop nest). With `decompose`,
-/// tf-decompose first: attention and layer norm (and their gradients) as
-/// plain tf ops, for a backend without kernels for them.
+/// tf-decompose first: attention and layer norm (and their gradients) and
+/// cross_entropy_grad as plain tf ops, for a backend without kernels for
+/// them; without it, cross_entropy_grad alone unless the backend has its
+/// kernel (`crossEntropyGradKernel`: CUDA's).
 void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogues = true,
-                     bool horizontal = true, bool decompose = false);
+                     bool horizontal = true, bool decompose = false,
+                     bool crossEntropyGradKernel = false);
 /// tf-lower-to-linalg with kernels=none, canonicalize: every op in generated
 /// code, dropout's masks included (after addFusionPasses' `decompose`), for
 /// a target whose runtime has no kernels, or the CPU with

@@ -1,12 +1,14 @@
 //===- Decompose.cpp - fused tf ops as plain tf ops -----------------------===//
 //
-// tf.attention, tf.attention_grad, tf.layer_norm and tf.layer_norm_grad are
-// fused ops: the CPU backend runs the last three as kernels of its runtime
-// (tfc_attention_forward/_backward, tfc_layer_norm_backward) or as a
-// dedicated loop nest. A backend without such kernels rewrites them here
-// into the ops every backend lowers: matmul (transposes as its flags),
-// softmax, reduce_sum/reduce_mean, broadcast_in_dim, elementwise arithmetic,
-// rsqrt and select. Each rewrite spells out the formulas of TfOps.td in the
+// tf.attention, tf.attention_grad, tf.layer_norm, tf.layer_norm_grad and
+// tf.cross_entropy_grad are fused ops: the CPU backend runs the middle three
+// as kernels of its runtime (tfc_attention_forward/_backward,
+// tfc_layer_norm_backward) or as a dedicated loop nest, the CUDA backend
+// all but attention with weights. A backend without such kernels (the CPU
+// for cross_entropy_grad) rewrites them here into the ops every backend
+// lowers: matmul (transposes as its flags), softmax, one_hot, transpose,
+// reduce_sum/reduce_mean, broadcast_in_dim, elementwise arithmetic, rsqrt
+// and select. Each rewrite spells out the formulas of TfOps.td in the
 // order the reference interpreter evaluates them, so the interpreter gives
 // the decomposed function the original's results within rounding (the
 // attention ones bit for bit: the same sums in the same order).
@@ -55,6 +57,10 @@ struct Emit {
     return b.create<tf::MatmulOp>(loc, x, y, tx, ty);
   }
   Value softmax(Value x, int64_t axis) { return b.create<tf::SoftmaxOp>(loc, x, axis); }
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    return b.create<tf::TransposeOp>(loc, x, perm);
+  }
+  Value div(Value x, Value y) { return b.create<tf::DivOp>(loc, x, y); }
   Value sum(Value x, ArrayRef<int64_t> axes) {
     return axes.empty() ? x : b.create<tf::ReduceSumOp>(loc, x, axes).getResult();
   }
@@ -181,10 +187,40 @@ struct LayerNormGradDecomposition : OpRewritePattern<tf::LayerNormGradOp> {
   }
 };
 
+/// The formula of tf.cross_entropy_grad (TfOps.td), in the ops and order
+/// cross_entropy's VJP emitted before the fused op existed (so the CPU's
+/// code is what it was): one_hot moved to the class axis, softmax,
+///   dlogits = (softmax(logits) - one_hot(labels)) (broadcast(g) / N).
+struct CrossEntropyGradDecomposition : OpRewritePattern<tf::CrossEntropyGradOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tf::CrossEntropyGradOp op,
+                                PatternRewriter &rewriter) const override {
+    Emit e{rewriter, op.getLoc()};
+    Value logits = op.getLogits();
+    RankedTensorType type = Emit::typeOf(logits);
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    Value oneHot =
+        rewriter.create<tf::OneHotOp>(op.getLoc(), op.getLabels(), type.getDimSize(axis));
+    if (axis != rank - 1) {
+      SmallVector<int64_t> perm;
+      for (int64_t d = 0; d < rank; ++d)
+        perm.push_back(d < axis ? d : d == axis ? rank - 1 : d - 1);
+      oneHot = e.transpose(oneHot, perm);
+    }
+    Value p = e.softmax(logits, axis);
+    double positions = double(Emit::typeOf(op.getLabels()).getNumElements());
+    Value g = e.broadcast(op.getGrad(), {}, type);
+    Value scaled = e.div(g, e.splat(type, positions));
+    rewriter.replaceOp(op, e.mul(e.sub(p, oneHot), scaled));
+    return success();
+  }
+};
+
 constexpr StringLiteral kAttention = "attention";
 constexpr StringLiteral kAttentionGrad = "attention_grad";
 constexpr StringLiteral kLayerNorm = "layer_norm";
 constexpr StringLiteral kLayerNormGrad = "layer_norm_grad";
+constexpr StringLiteral kCrossEntropyGrad = "cross_entropy_grad";
 
 struct TfDecomposePass : tfc::impl::TfDecomposeBase<TfDecomposePass> {
   using TfDecomposeBase::TfDecomposeBase;
@@ -194,9 +230,12 @@ struct TfDecomposePass : tfc::impl::TfDecomposeBase<TfDecomposePass> {
     llvm::StringSet<> chosen;
     for (StringRef name : ops) {
       name.consume_front("tf.");
-      if (!llvm::is_contained({kAttention, kAttentionGrad, kLayerNorm, kLayerNormGrad}, name)) {
+      if (!llvm::is_contained(
+              {kAttention, kAttentionGrad, kLayerNorm, kLayerNormGrad, kCrossEntropyGrad}, name)) {
         getOperation().emitError("tf-decompose: unknown op '")
-            << name << "' in ops (attention, attention_grad, layer_norm, layer_norm_grad)";
+            << name
+            << "' in ops (attention, attention_grad, layer_norm, layer_norm_grad, "
+               "cross_entropy_grad)";
         return signalPassFailure();
       }
       chosen.insert(name);
@@ -213,6 +252,8 @@ struct TfDecomposePass : tfc::impl::TfDecomposeBase<TfDecomposePass> {
       patterns.add<LayerNormDecomposition>(ctx);
     if (wanted(kLayerNormGrad))
       patterns.add<LayerNormGradDecomposition>(ctx);
+    if (wanted(kCrossEntropyGrad))
+      patterns.add<CrossEntropyGradDecomposition>(ctx);
     FrozenRewritePatternSet frozen(std::move(patterns));
 
     // Only the fused ops themselves are visited: the rest of the module,
@@ -222,7 +263,8 @@ struct TfDecomposePass : tfc::impl::TfDecomposeBase<TfDecomposePass> {
       if ((isa<tf::AttentionOp>(op) && wanted(kAttention)) ||
           (isa<tf::AttentionGradOp>(op) && wanted(kAttentionGrad)) ||
           (isa<tf::LayerNormOp>(op) && wanted(kLayerNorm)) ||
-          (isa<tf::LayerNormGradOp>(op) && wanted(kLayerNormGrad)))
+          (isa<tf::LayerNormGradOp>(op) && wanted(kLayerNormGrad)) ||
+          (isa<tf::CrossEntropyGradOp>(op) && wanted(kCrossEntropyGrad)))
         targets.push_back(op);
     });
     if (targets.empty())

@@ -1,7 +1,8 @@
-//===- CrossEntropy.cpp - tfc_cross_entropy -------------------------------===//
+//===- CrossEntropy.cpp - tfc_cross_entropy and its backward --------------===//
 //
 // A row's maximum, then Σ exp(x - max) with the CUDA kernel's exp
-// polynomial, then its loss; the losses summed in row order.
+// polynomial, then its loss (the losses summed in row order) or its
+// gradient.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,25 @@
 #include "runtime/cuda/kernels/KernelMath.h"
 
 #include <cmath>
+
+namespace {
+
+/// Row `row`'s logits (a stride of `inner` between classes), its maximum
+/// and Σ exp(x - max): the CUDA kernels' rowSoftmax, in one thread.
+const float *rowSoftmax(const float *xs, int64_t row, int64_t classes, int64_t inner,
+                        float &max, float &sumExp) {
+  namespace k = tfc::rt::cuda::kernels;
+  const float *xr = xs + (row / inner) * classes * inner + row % inner;
+  max = -INFINITY;
+  sumExp = 0.0f;
+  for (int64_t c = 0; c < classes; ++c)
+    max = k::maxOf(max, xr[c * inner]);
+  for (int64_t c = 0; c < classes; ++c)
+    sumExp += k::expApprox(xr[c * inner] - max);
+  return xr;
+}
+
+} // namespace
 
 extern "C" void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                                   intptr_t logits, intptr_t labels, intptr_t losses,
@@ -22,12 +42,8 @@ extern "C" void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inn
   if (classes > 0)
     tfc::rt::parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
       for (int64_t row = r0; row < r1; ++row) {
-        const float *xr = xs + (row / inner) * classes * inner + row % inner;
-        float max = -INFINITY, sumExp = 0.0f;
-        for (int64_t c = 0; c < classes; ++c)
-          max = k::maxOf(max, xr[c * inner]);
-        for (int64_t c = 0; c < classes; ++c)
-          sumExp += k::expApprox(xr[c * inner] - max);
+        float max, sumExp;
+        const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
         rowLosses[row] =
             k::crossEntropyLoss(xr[k::clampLabel(ls[row], classes) * inner], max, sumExp);
       }
@@ -36,4 +52,25 @@ extern "C" void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inn
   for (int64_t row = 0; row < rows; ++row)
     sum += rowLosses[row];
   *reinterpret_cast<float *>(out) = sum / count;
+}
+
+extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
+                                           float count, intptr_t logits, intptr_t labels,
+                                           intptr_t dloss, intptr_t dlogits) {
+  namespace k = tfc::rt::cuda::kernels;
+  const auto *xs = reinterpret_cast<const float *>(logits);
+  const auto *ls = reinterpret_cast<const int32_t *>(labels);
+  auto *ds = reinterpret_cast<float *>(dlogits);
+  const float coef = *reinterpret_cast<const float *>(dloss) / count;
+  if (classes > 0)
+    tfc::rt::parallelFor(int64_t(outer) * inner, 64, [&](int64_t r0, int64_t r1) {
+      for (int64_t row = r0; row < r1; ++row) {
+        float max, sumExp;
+        const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
+        float *dr = ds + (row / inner) * classes * inner + row % inner;
+        const int64_t label = k::clampLabel(ls[row], classes);
+        for (int64_t c = 0; c < classes; ++c)
+          dr[c * inner] = k::crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+      }
+    });
 }

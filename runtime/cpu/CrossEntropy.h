@@ -1,8 +1,9 @@
 //===- CrossEntropy.h - tf.cross_entropy as one kernel, the CUDA twin -----===//
 //
-// The CPU build generates tf.cross_entropy's loops itself; this is the CPU
-// twin of the CUDA runtime's tfc_cuda_cross_entropy (the same arguments),
-// which --target=cuda-emulated calls in its place. Every argument but count
+// The CPU build generates tf.cross_entropy's loops itself (and decomposes
+// tf.cross_entropy_grad); these are the CPU twins of the CUDA runtime's
+// tfc_cuda_cross_entropy and tfc_cuda_cross_entropy_backward (the same
+// arguments), which --target=cuda-emulated calls in their place. Every argument but count
 // is an index (pointers included) as generated code passes them.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,12 @@ extern "C" {
 /// (runtime/cuda/kernels/KernelMath.h).
 void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                        intptr_t logits, intptr_t labels, intptr_t losses, intptr_t out);
+/// dlogits[o, c, i] = (softmax(logits[o, :, i])_c - [c == clamp(label)]) *
+/// (dloss[0] / count): tf.cross_entropy_grad, the CPU twin of
+/// tfc_cuda_cross_entropy_backward with its per-row math.
+void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner, float count,
+                                intptr_t logits, intptr_t labels, intptr_t dloss,
+                                intptr_t dlogits);
 }
 
 #endif // TFC_RUNTIME_CPU_CROSSENTROPY_H

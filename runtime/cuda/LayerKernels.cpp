@@ -50,6 +50,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_layer_norm_forward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_forward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_mean_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_backward_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -63,6 +64,7 @@ static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
+static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
 #endif
 
@@ -256,4 +258,18 @@ extern "C" void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_
   for (intptr_t value : {losses, out})
     mean.push_back(uint64_t(value));
   kernels.launch(device, LayerKernels::CrossEntropyMean, 1, mean);
+}
+
+extern "C" void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
+                                                float count, intptr_t logits, intptr_t labels,
+                                                intptr_t dloss, intptr_t dlogits) {
+  auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy_backward");
+  // A warp a row: its softmax recomputed, its dlogits written once.
+  std::vector<uint64_t> params = slots({outer, classes, inner});
+  params.push_back(f32Slot(count));
+  for (intptr_t value : {logits, labels, dloss, dlogits})
+    params.push_back(uint64_t(value));
+  device.layerKernels().launch(
+      device, LayerKernels::CrossEntropyBackward,
+      ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyBackward)), params);
 }

@@ -63,6 +63,10 @@ void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t 
 /// tfc_cross_entropy (runtime/cpu/CrossEntropy.h) on the GPU.
 void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                             intptr_t logits, intptr_t labels, intptr_t losses, intptr_t out);
+/// tfc_cross_entropy_backward (runtime/cpu/CrossEntropy.h) on the GPU.
+void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
+                                     float count, intptr_t logits, intptr_t labels,
+                                     intptr_t dloss, intptr_t dlogits);
 }
 
 namespace tfc::rt::cuda {
@@ -82,6 +86,7 @@ public:
     LayerNormForward,
     CrossEntropyForward,
     CrossEntropyMean,
+    CrossEntropyBackward,
     Count,
   };
 

@@ -15,6 +15,7 @@
 
 #include "runtime/Philox.h"
 #include "runtime/cpu/Attention.h"
+#include "runtime/cpu/CrossEntropy.h"
 #include "runtime/cpu/Dropout.h"
 #include "runtime/cpu/LayerNorm.h"
 #include "runtime/cuda/kernels/KernelMath.h"
@@ -268,6 +269,64 @@ TEST(CudaKernelMath, CrossEntropyRowIsLogSoftmax) {
                     (p - (c == at ? 1.0 : 0.0)) * coef, 1e-7);
       }
     }
+  }
+}
+
+/// The CPU twins tfc_cross_entropy and tfc_cross_entropy_backward (what
+/// --target=cuda-emulated calls for the CUDA kernels) on logits laid out
+/// [outer, classes, inner], labels out of range included (clamped): the
+/// loss and dlogits against tf.cross_entropy's and tf.cross_entropy_grad's
+/// definitions in double (the interpreter's), and dlogits against the
+/// backward kernel's rows composed on the host (Σ exp by lanes).
+TEST(CudaKernelMath, CrossEntropyTwinsAreTheOpsDefinitions) {
+  std::mt19937 rng(5);
+  struct Layout {
+    int64_t outer, classes, inner;
+  };
+  for (Layout l : {Layout{37, 10, 1}, Layout{4, 7, 6}, Layout{1, 33, 5}, Layout{3, 1, 2},
+                   Layout{2, 1000, 1}}) {
+    SCOPED_TRACE(testing::Message() << "outer " << l.outer << " classes " << l.classes
+                                    << " inner " << l.inner);
+    const int64_t rows = l.outer * l.inner, n = rows * l.classes;
+    const std::vector<float> x = randomFloats(size_t(n), rng, 3.0f);
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    std::uniform_int_distribution<int32_t> label(-2, int32_t(l.classes) + 1);
+    for (int32_t &y : labels)
+      y = label(rng);
+    const float count = float(rows), dloss = 0.75f;
+    std::vector<float> dx(static_cast<size_t>(n), NAN), losses(static_cast<size_t>(rows));
+    float loss = NAN;
+    tfc_cross_entropy(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                      intptr_t(labels.data()), intptr_t(losses.data()), intptr_t(&loss));
+    tfc_cross_entropy_backward(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                               intptr_t(labels.data()), intptr_t(&dloss), intptr_t(dx.data()));
+    std::vector<float> expected(static_cast<size_t>(n)), kernel(static_cast<size_t>(n));
+    double expectedLoss = 0;
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t o = row / l.inner, i = row % l.inner;
+      auto at = [&](int64_t c) { return size_t((o * l.classes + c) * l.inner + i); };
+      const int64_t y = std::clamp<int64_t>(labels[size_t(row)], 0, l.classes - 1);
+      double m = -INFINITY, s = 0;
+      for (int64_t c = 0; c < l.classes; ++c)
+        m = std::max(m, double(x[at(c)]));
+      for (int64_t c = 0; c < l.classes; ++c)
+        s += std::exp(x[at(c)] - m);
+      expectedLoss += (std::log(s) - (x[at(y)] - m)) / double(rows);
+      for (int64_t c = 0; c < l.classes; ++c)
+        expected[at(c)] =
+            float((std::exp(x[at(c)] - m) / s - (c == y ? 1.0 : 0.0)) * dloss / double(rows));
+      // tfc_cuda_cross_entropy_backward_kernel's row: a lane a class.
+      float km = -INFINITY;
+      for (int64_t c = 0; c < l.classes; ++c)
+        km = maxOf(km, x[at(c)]);
+      const float sumExp = warpLoopSum(
+          l.classes, [&](int64_t c, float acc) { return acc + expApprox(x[at(c)] - km); });
+      for (int64_t c = 0; c < l.classes; ++c)
+        kernel[at(c)] = crossEntropyGrad(x[at(c)], km, sumExp, c == y, dloss / count);
+    }
+    EXPECT_NEAR(loss, expectedLoss, 2e-6 * std::max(1.0, std::fabs(expectedLoss)));
+    EXPECT_LT(relativeError(dx, expected), 2e-6);
+    EXPECT_LT(relativeError(dx, kernel), 1e-6);
   }
 }
 

@@ -1,15 +1,17 @@
 //===- DecomposeTest.cpp - tf-decompose against the interpreter -----------===//
 //
-// tf-decompose rewrites tf.attention, tf.attention_grad, tf.layer_norm and
-// tf.layer_norm_grad into plain tf ops. The reference interpreter evaluates
-// both forms (the fused ops by their own loops, the decompositions op by
-// op), so each case builds a function around one op, interprets it on
-// random inputs, decomposes a clone and interprets that: every result must
-// agree to 1e-10 relative (same math in double; the attention ones are the
-// same sums in the same order). Shapes cover no batch, one head and several,
+// tf-decompose rewrites tf.attention, tf.attention_grad, tf.layer_norm,
+// tf.layer_norm_grad and tf.cross_entropy_grad into plain tf ops. The
+// reference interpreter evaluates both forms (the fused ops by their own
+// loops, the decompositions op by op), so each case builds a function around
+// one op, interprets it on random inputs, decomposes a clone and interprets
+// that: every result must agree to 1e-10 relative (same math in double; the
+// attention ones are the same sums in the same order). Shapes cover no batch, one head and several,
 // Tq != Tk, odd sizes, causal and random masks (a fully masked row
-// included). Last, every seed model's entries (the train step: forward,
-// attention_grad, layer_norm_grad, Adam) give the same results decomposed.
+// included), the cross-entropy's class axis first, in the middle and last.
+// Last, every seed model's entries (the train step: forward, attention_grad,
+// layer_norm_grad, cross_entropy_grad, Adam) give the same results
+// decomposed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,8 +45,8 @@ namespace {
 constexpr double kTolerance = 1e-10;
 
 bool isDecomposable(mlir::Operation *op) {
-  return llvm::isa<tf::AttentionOp, tf::AttentionGradOp, tf::LayerNormOp, tf::LayerNormGradOp>(
-      op);
+  return llvm::isa<tf::AttentionOp, tf::AttentionGradOp, tf::LayerNormOp, tf::LayerNormGradOp,
+                   tf::CrossEntropyGradOp>(op);
 }
 
 int64_t countDecomposable(mlir::Operation *root) {
@@ -315,6 +317,42 @@ TEST_F(DecomposeTest, LayerNormGrad) {
   std::printf("[ measure  ] layer_norm_grad: max relative error %.3g\n", worst);
 }
 
+struct CrossEntropyCase {
+  std::vector<int64_t> logits;
+  int64_t axis;
+};
+
+const CrossEntropyCase kCrossEntropyCases[] = {
+    {{4, 5}, 1},     // [rows, classes]: the CPU's and the kernel's usual layout
+    {{2, 3, 7}, 2},  // rows over two dims
+    {{2, 5, 3}, 1},  // the classes in the middle: the one-hot transposed
+    {{3, 2, 2}, 0},  // the classes first
+    {{6, 1}, 1},     // one class: softmax 1, dlogits 0
+};
+
+TEST_F(DecomposeTest, CrossEntropyGrad) {
+  double worst = 0;
+  for (const CrossEntropyCase &c : kCrossEntropyCases) {
+    std::vector<int64_t> labelShape = c.logits;
+    labelShape.erase(labelShape.begin() + c.axis);
+    std::string x = tensorType(c.logits), y = tensorType(labelShape, "i32");
+    SCOPED_TRACE(x + " axis " + std::to_string(c.axis));
+    std::string source = "func.func @f(%x: " + x + ", %y: " + y + ", %g: tensor<f32>) -> " + x +
+                         " {\n  %d = tf.cross_entropy_grad %x, %y grad %g axis " +
+                         std::to_string(c.axis) + " : " + x + ", " + y +
+                         ", tensor<f32>\n  return %d : " + x + "\n}\n";
+    HostTensor labels = HostTensor::i32(labelShape, {});
+    labels.data.resize(labels.numElements());
+    std::uniform_int_distribution<int64_t> classes(0, c.logits[size_t(c.axis)] - 1);
+    for (double &v : labels.data)
+      v = double(classes(rng));
+    // Logits of a few units (peaked softmaxes), an adjoint other than 1.
+    std::vector<HostTensor> args = {normal(c.logits, 0, 2.0), labels, normal({}, 1.0, 0.5)};
+    worst = std::max(worst, compare(source, args));
+  }
+  std::printf("[ measure  ] cross_entropy_grad: max relative error %.3g\n", worst);
+}
+
 // `ops` rewrites only the ops it names; an unknown name is an error.
 TEST_F(DecomposeTest, OpsOptionSelects) {
   const char *source = R"(
@@ -416,7 +454,7 @@ TEST(DecomposeModelsTest, EveryEntryOfEverySeedModel) {
     ASSERT_TRUE(mlir::succeeded(pm.run(*module)));
     decomposedOps += countDecomposable(*module);
     module->walk([&](mlir::Operation *op) {
-      grads += llvm::isa<tf::AttentionGradOp, tf::LayerNormGradOp>(op);
+      grads += llvm::isa<tf::AttentionGradOp, tf::LayerNormGradOp, tf::CrossEntropyGradOp>(op);
     });
     mlir::OwningOpRef<mlir::ModuleOp> decomposed = module->clone();
     mlir::PassManager decompose(&context);

@@ -270,7 +270,8 @@ void buildPipeline(PassManager &pm, const tfc::Backend &backend,
     tfc::addAutodiffPasses(pm, /*splitStep=*/backend.dataParallel);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
-                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels);
+                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels,
+                         /*crossEntropyGradKernel=*/backend.crossEntropyGradKernel);
   if (emit >= EmitLinalg && noRuntimeKernels)
     tfc::addLinalgPassesWithoutKernels(pm);
   else if (emit >= EmitLinalg)

@@ -98,7 +98,7 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
          {RuntimeFunction::CudaSgemm, RuntimeFunction::CudaSgemmFused,
           RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
           RuntimeFunction::CudaLayerNormBackward, RuntimeFunction::CudaLayerNormForward,
-          RuntimeFunction::CudaCrossEntropy}) {
+          RuntimeFunction::CudaCrossEntropy, RuntimeFunction::CudaCrossEntropyBackward}) {
       StringRef cuda = abi::symbol(f), cpu = abi::symbol(abi::cpuTwin(f));
       auto declaration = module.lookupSymbol<func::FuncOp>(cuda);
       if (!declaration)

@@ -490,6 +490,30 @@ func.func @f(%l: tensor<4x16x10xf32>, %y: tensor<4x16xi32>) {
 
 // -----
 
+func.func @f(%l: tensor<4x16x10xf32>, %y: tensor<4x10xi32>, %g: tensor<f32>) {
+  // expected-error @+1 {{labels 'tensor<4x10xi32>' must have the logits' shape [4, 16, 10] without the class axis 2: [4, 16]}}
+  %0 = tf.cross_entropy_grad %l, %y grad %g axis 2 : tensor<4x16x10xf32>, tensor<4x10xi32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<4x16x10xf32>, %y: tensor<4x16xi32>, %g: tensor<f32>) {
+  // expected-error @+1 {{class axis 3 is out of range}}
+  %0 = tf.cross_entropy_grad %l, %y grad %g axis 3 : tensor<4x16x10xf32>, tensor<4x16xi32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @f(%l: tensor<4x16x10xf32>, %y: tensor<4x16xi32>, %g: tensor<1xf32>) {
+  // expected-error @+1 {{grad 'tensor<1xf32>' must be a scalar: the adjoint of the loss}}
+  %0 = tf.cross_entropy_grad %l, %y grad %g axis 2 : tensor<4x16x10xf32>, tensor<4x16xi32>, tensor<1xf32>
+  return
+}
+
+// -----
+
 func.func @f(%a: tensor<2xf32>, %b: tensor<3xf32>) {
   // expected-error @+1 {{operands differ: lhs is 'tensor<2xf32>' but rhs is 'tensor<3xf32>'}}
   %0 = tf.mse %a, %b : tensor<2xf32>, tensor<3xf32>

@@ -219,6 +219,20 @@ func.func @conv_embedding_losses(%x: tensor<4x1x100xf32>, %w: tensor<64x1x5xf32>
 
 // -----
 
+// The cross-entropy's adjoint of the logits (what its VJP emits), the class
+// axis last and not last: the result has the logits' type.
+// CHECK-LABEL: func.func @cross_entropy_grad
+func.func @cross_entropy_grad(%logits: tensor<4x16x10xf32>, %ids: tensor<4x16xi32>, %g: tensor<f32>, %l1: tensor<4x10x16xf32>) -> (tensor<4x16x10xf32>, tensor<4x10x16xf32>) {
+  // CHECK: %[[D0:.+]] = tf.cross_entropy_grad %{{.+}}, %{{.+}} grad %{{.+}} axis 2 : tensor<4x16x10xf32>, tensor<4x16xi32>, tensor<f32>
+  // CHECK: %[[D1:.+]] = tf.cross_entropy_grad %{{.+}}, %{{.+}} grad %{{.+}} axis 1 : tensor<4x10x16xf32>, tensor<4x16xi32>, tensor<f32>
+  // CHECK: return %[[D0]], %[[D1]] : tensor<4x16x10xf32>, tensor<4x10x16xf32>
+  %0 = tf.cross_entropy_grad %logits, %ids grad %g axis 2 : tensor<4x16x10xf32>, tensor<4x16xi32>, tensor<f32>
+  %1 = tf.cross_entropy_grad %l1, %ids grad %g axis 1 : tensor<4x10x16xf32>, tensor<4x16xi32>, tensor<f32>
+  return %0, %1 : tensor<4x16x10xf32>, tensor<4x10x16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @model_signature
 // CHECK-SAME: tensor<2x16xi32> {tf.input = "tokens"}
 // CHECK-SAME: tensor<32x10xf32> {tf.init = #tf.init<uniform, 3.160000e-01>, tf.param = "input_net.weight"}

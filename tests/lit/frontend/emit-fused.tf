@@ -4,7 +4,7 @@
 # are one loop, the epilogue of the GEMM, which stays a GEMM.
 # RUN: tfc compile %s --emit=fused | FileCheck %s
 # RUN: rm -rf %t && tfc compile %s --emit=fused --dump-ir=%t -o %t.out
-# RUN: FileCheck %s --input-file=%t/05-tf-fuse.mlir
+# RUN: FileCheck %s --input-file=%t/06-tf-fuse.mlir
 # RUN: tfc compile %s --emit=linalg | FileCheck %s --check-prefix=LINALG
 # RUN: tfc compile %s -o %t.exe -v 2>&1 | FileCheck %s --check-prefix=VERBOSE
 

@@ -4,8 +4,8 @@
 # RUN: rm -rf %t && tfc compile %s --emit=linalg --dump-ir=%t -o %t.out
 # RUN: FileCheck %s --check-prefix=MLIR --input-file=%t/00-mlir.mlir
 # RUN: FileCheck %s --check-prefix=ENTRY --input-file=%t/02-tf-entry-points.mlir
-# RUN: FileCheck %s --input-file=%t/07-tf-lower-to-linalg.mlir
-# RUN: FileCheck %s --check-prefix=DUMP --input-file=%t/08-canonicalize.mlir
+# RUN: FileCheck %s --input-file=%t/08-tf-lower-to-linalg.mlir
+# RUN: FileCheck %s --check-prefix=DUMP --input-file=%t/09-canonicalize.mlir
 # RUN: FileCheck %s --input-file=%t.out
 
 # MLIR: func.func @m

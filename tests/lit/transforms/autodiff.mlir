@@ -126,6 +126,43 @@ module attributes {tf.train = {batch = 4 : i64, model = "m", optimizer = {args =
 
 // -----
 
+// cross_entropy's adjoint of the logits is one fused tf.cross_entropy_grad
+// (the logits, the labels, the loss's adjoint and the class axis; no softmax
+// in tf ops), here the class axis not last; the labels have none.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x3x5xf32>, %[[Y:[a-z0-9]+]]: tensor<2x5xi32>, %[[P:[a-z0-9]+]]: tensor<2x3x5xf32>
+// CHECK: %[[L:.+]] = tf.mul %[[X]], %[[P]] : tensor<2x3x5xf32>
+// CHECK: %[[LOSS:.+]] = tf.cross_entropy %[[L]], %[[Y]] axis 1 : tensor<2x3x5xf32>, tensor<2x5xi32>
+// CHECK: %[[ONE:.+]] = tf.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NOT: tf.softmax
+// CHECK-NOT: tf.one_hot
+// CHECK: %[[DL:.+]] = tf.cross_entropy_grad %[[L]], %[[Y]] grad %[[ONE]] axis 1 : tensor<2x3x5xf32>, tensor<2x5xi32>, tensor<f32>
+// CHECK-NOT: tf.softmax
+// CHECK: tf.mul %[[DL]], %[[X]] : tensor<2x3x5xf32>
+// CHECK-LABEL: func.func @m
+module attributes {tf.train = {batch = 2 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%arg0: tensor<2x3x5xf32> {tf.input = "x"}, %arg1: tensor<2x5xi32> {tf.input = "y"}, %arg2: tensor<2x3x5xf32> {tf.init = #tf.init<ones>, tf.param = "p"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 2 : i64} {
+    %0 = tf.mul %arg0, %arg2 : tensor<2x3x5xf32>
+    %1 = tf.cross_entropy %0, %arg1 axis 1 : tensor<2x3x5xf32>, tensor<2x5xi32>
+    return %1 : tensor<f32>
+  }
+}
+
+// -----
+
+// tf.cross_entropy_grad is what a VJP emits; it has no gradient itself.
+module attributes {tf.train = {batch = 2 : i64, model = "m", optimizer = {args = {lr = 1.000000e-01 : f64}, name = "sgd"}}} {
+  func.func @m(%arg0: tensor<2x4xf32> {tf.input = "x"}, %arg1: tensor<2xi32> {tf.input = "y"}, %arg2: tensor<2x4xf32> {tf.init = #tf.init<ones>, tf.param = "p"}, %arg3: tensor<f32> {tf.input = "g"}) -> (tensor<f32> {tf.loss}) attributes {tf.batch = 2 : i64} {
+    %0 = tf.mul %arg0, %arg2 : tensor<2x4xf32>
+    // expected-error @+1 {{autodiff: 'tf.cross_entropy_grad' has no gradient, but the loss depends on it}}
+    %1 = tf.cross_entropy_grad %0, %arg1 grad %arg3 axis 1 : tensor<2x4xf32>, tensor<2xi32>, tensor<f32>
+    %2 = tf.mse %1, %arg0 : tensor<2x4xf32>
+    return %2 : tensor<f32>
+  }
+}
+
+// -----
+
 // relu's adjoint masks by its output (y > 0 exactly where x > 0), so that
 // x is read by nothing after the relu.
 // CHECK-LABEL: func.func @train_step

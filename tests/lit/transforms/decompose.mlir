@@ -3,7 +3,7 @@
 // RUN: tf-opt --split-input-file --tf-decompose --tf-lower-to-linalg %s | FileCheck %s --check-prefix=LINALG
 // RUN: not tf-opt --tf-decompose=ops=softmax %s 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Decomposed, nothing of the four reaches the CPU lowering as a runtime call:
+// Decomposed, nothing of the five reaches the CPU lowering as a runtime call:
 // LINALG-NOT: call @tfc_
 // LINALG-NOT: tf.
 // BAD: tf-decompose: unknown op 'softmax' in ops
@@ -143,6 +143,25 @@ func.func @layer_norm(%x: tensor<8x16xf32>, %g: tensor<16xf32>, %b: tensor<16xf3
 func.func @layer_norm_grad(%x: tensor<2x3x16xf32>, %g: tensor<16xf32>, %dy: tensor<2x3x16xf32>) -> (tensor<2x3x16xf32>, tensor<16xf32>, tensor<16xf32>) {
   %dx, %dg, %db = tf.layer_norm_grad %x, %g grad %dy {epsilon = 1.0e-6 : f32} : tensor<2x3x16xf32>, tensor<16xf32>
   return %dx, %dg, %db : tensor<2x3x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// (softmax(logits) - one_hot(labels)) g / N, N the 6 label positions; the
+// class axis last, so no transpose (cross-entropy-grad.mlir in
+// tests/lit/lowering has the other axes).
+// CHECK-LABEL: func.func @cross_entropy_grad
+// CHECK-NOT: tf.cross_entropy_grad
+// CHECK: tf.one_hot %arg1 depth 5
+// CHECK: tf.softmax %arg0 axis 1 : tensor<6x5xf32>
+// CHECK: tf.constant dense<6.000000e+00> : tensor<6x5xf32>
+// CHECK-NOT: tf.cross_entropy_grad
+// CHECK: return
+// ONLY-LABEL: func.func @cross_entropy_grad
+// ONLY: tf.cross_entropy_grad
+func.func @cross_entropy_grad(%l: tensor<6x5xf32>, %y: tensor<6xi32>, %g: tensor<f32>) -> tensor<6x5xf32> {
+  %d = tf.cross_entropy_grad %l, %y grad %g axis 1 : tensor<6x5xf32>, tensor<6xi32>, tensor<f32>
+  return %d : tensor<6x5xf32>
 }
 
 // -----
