@@ -12,7 +12,8 @@
 //                  [--temperature T] [--top-k K] [--seed S] [--output F.npy]
 //
 // A model compiled for CUDA (tfc compile --target=cuda) takes two options
-// more: --device N (the GPU; default $TFC_CUDA_DEVICE, else 0) and
+// more: --device N (the GPU; default $TFC_CUDA_DEVICE, else 0, or under
+// mpirun the rank's local rank modulo the node's GPUs) and
 // --no-graph (launch every kernel eagerly instead of replaying each entry as
 // a CUDA graph; also TFC_CUDA_GRAPHS=0). `info` and `init` need no GPU; any
 // other command opens the device first and, without one, exits 1 with one
@@ -613,11 +614,13 @@ int main(int argc, char **argv) {
   DeviceOptions deviceOptions;
   if (m.device == tfc::abi::key::kDeviceCuda) {
     if (const char *index = std::getenv("TFC_CUDA_DEVICE"); index && *index)
-      deviceOptions.index = std::atoi(index);
+      deviceOptions.index = std::atoi(index), deviceOptions.indexGiven = true;
     if (const char *graphs = std::getenv("TFC_CUDA_GRAPHS"); graphs && std::string(graphs) == "0")
       deviceOptions.graphs = false;
-    app.add_option("--device", deviceOptions.index,
-                   "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0)")
+    app.add_option_function<int>(
+           "--device", [&](const int &index) { deviceOptions.index = index, deviceOptions.indexGiven = true; },
+           "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0; under mpirun, "
+           "the rank's local rank modulo the node's GPUs)")
         ->check(atLeast(0));
     app.add_flag_function("--no-graph", [&](int64_t) { deviceOptions.graphs = false; },
                  "Launch every kernel eagerly (default: each entry is captured as a CUDA graph "

@@ -30,8 +30,10 @@ using EntryFn = void (*)(void **);
 /// What the command line chooses of a device (a CUDA binary's --device and
 /// --no-graph; the CPU has no choices).
 struct DeviceOptions {
-  int index = 0;      // which GPU
-  bool graphs = true; // replay each entry as a captured CUDA graph
+  int index = 0;            // which GPU
+  bool indexGiven = false;  // --device or TFC_CUDA_DEVICE; else a data-parallel
+                            // rank takes its local rank modulo the node's GPUs
+  bool graphs = true;       // replay each entry as a captured CUDA graph
 };
 
 class Device {
@@ -75,6 +77,26 @@ public:
   virtual bool takeError(std::string &) { return true; }
   /// Subnormal floats flushed to zero (the default) or kept (IEEE 754).
   virtual void setFlushDenormals(bool flush) = 0;
+
+  /// Data-parallel training on a device whose memory is not the host's
+  /// (runtime/Distributed.h; the host's memory is averaged on the host):
+  /// joins the ranks of dist::world() in a collective of this device, once
+  /// (a GPU's NCCL communicator). Every rank calls it, after open(); false
+  /// with `error` set, e.g. "cannot load NCCL: ...". By default the device
+  /// has no collective.
+  virtual bool joinRanks(std::string &error) {
+    error = "data-parallel training on device '" + name() + "' is not supported";
+    return false;
+  }
+  /// Replaces `n` floats of device memory at `data` with their mean over
+  /// the ranks, after what was enqueued before; what is enqueued after sees
+  /// the mean (it may return before it is done, as enqueue). The same bits
+  /// on every rank, and run to run with the same ranks on the same devices.
+  /// After joinRanks.
+  virtual bool allreduceMean(float *, size_t, std::string &error) {
+    error = "device '" + name() + "' has no collective (joinRanks first)";
+    return false;
+  }
 };
 
 /// The device this binary was built for.

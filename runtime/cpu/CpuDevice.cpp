@@ -1,6 +1,7 @@
 //===- CpuDevice.cpp - the CPU as a device: host memory, entries in place -===//
 
 #include "runtime/cpu/CpuDevice.h"
+#include "runtime/Distributed.h"
 #include "runtime/FloatMode.h"
 
 #include <cstdlib>
@@ -43,6 +44,12 @@ public:
     return true;
   }
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
+  // Its memory is the host's: the ranks' collective is MPI's, on it
+  // (runtime/Distributed.h; entries have finished when run returns).
+  bool joinRanks(std::string &error) override { return dist::init(error); }
+  bool allreduceMean(float *data, size_t n, std::string &error) override {
+    return dist::allreduceMean(data, n, error);
+  }
 
 private:
   bool flushDenormals_ = true;
@@ -71,6 +78,13 @@ public:
     return cpu_.run(entry, buffers, count, error);
   }
   void setFlushDenormals(bool flush) override { cpu_.setFlushDenormals(flush); }
+  // "Device" memory that is host memory underneath: the data-parallel
+  // exchange is MPI's on it, as the CPU's, so the device path of a
+  // data-parallel step (one buffer averaged in place) runs here numerically.
+  bool joinRanks(std::string &error) override { return cpu_.joinRanks(error); }
+  bool allreduceMean(float *data, size_t n, std::string &error) override {
+    return cpu_.allreduceMean(data, n, error);
+  }
 
 private:
   CpuDevice cpu_;

@@ -1,6 +1,7 @@
 //===- CudaDevice.cpp - a CUDA GPU as the runtime's Device ----------------===//
 
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/Distributed.h"
 #include "runtime/StepFeeds.h"
 
 #include <cstdio>
@@ -71,6 +72,13 @@ bool CudaDevice::openContext(std::string &error) {
   driver_ = CudaDriver::load(error);
   if (!driver_)
     return false;
+  // Ranks on one node take a GPU each, by local rank, unless told which.
+  if (!options_.indexGiven && dist::world().localRank > 0) {
+    int count = 0;
+    if (!driver_->init(error) || !driver_->deviceCount(count, error))
+      return false;
+    options_.index = count > 0 ? dist::world().localRank % count : 0;
+  }
   context_ = CudaContext::open(*driver_, options_.index, error);
   if (!context_)
     return false;
@@ -88,6 +96,7 @@ CudaDevice::~CudaDevice() {
     return;
   std::string ignored; // nothing can be done about errors on the way out
   context_->makeCurrent(ignored);
+  nccl_.reset();
   destroyGraphs();
   cublasLt_.reset();
   if (workspace_ && !pool_.contains(uintptr_t(workspace_)))
@@ -177,6 +186,49 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   std::string ignored;
   loadCublasLt(ignored);
   return true;
+}
+
+bool CudaDevice::joinRanks(std::string &error) {
+  if (nccl_)
+    return true;
+  if (!context_) {
+    error = "the CUDA device is not open";
+    return false;
+  }
+  if (!dist::init(error) || !context_->makeCurrent(error))
+    return false;
+  std::string loadError;
+  std::unique_ptr<Nccl> nccl = Nccl::load(loadError);
+  // Before anyone waits in NCCL's rendezvous: did every rank load it?
+  int failed = nccl ? 0 : 1;
+  if (!dist::allreduceMax(failed, error))
+    return false;
+  if (!nccl) {
+    error = "data-parallel training on " + name() + ": " + loadError;
+    return false;
+  }
+  if (failed) {
+    error = "data-parallel training on " + name() + ": another rank cannot load NCCL (its "
+            "error says why)";
+    return false;
+  }
+  const dist::World &world = dist::world();
+  if (!nccl->join(world.rank, world.size, dist::broadcast, error)) {
+    error = "data-parallel training on " + name() + ": " + error;
+    return false;
+  }
+  nccl_ = std::move(nccl);
+  return true;
+}
+
+bool CudaDevice::allreduceMean(float *data, size_t n, std::string &error) {
+  if (!nccl_) {
+    error = "allreduceMean on " + name() + " before joinRanks";
+    return false;
+  }
+  if (!takeError(error) || !context_->makeCurrent(error))
+    return false;
+  return nccl_->allreduceMean(data, n, context_->stream(), error);
 }
 
 bool CudaDevice::loadKernels(const void *image, const std::vector<std::string> &kernels,
@@ -278,6 +330,11 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                   (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
                                      : defaultCublasLtCandidates().front()) +
                   ", loaded when the device opens");
+  const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
+  lines.push_back("NCCL from " +
+                  (nccl && *nccl ? std::string(nccl) + " (TFC_NCCL_LIBRARY)"
+                                 : defaultNcclCandidates().front()) +
+                  ", loaded only for data-parallel training (mpirun, or TFC_DATA_PARALLEL=nccl)");
   lines.push_back("device memory: one allocation of " + formatBytes(plannedDeviceBytes(manifest)) +
                   " when the device opens (parameters and optimizer state twice, each entry's "
                   "arguments, results and arena, the cuBLASLt workspace)");

@@ -34,6 +34,11 @@
 // Device's allocate/copyIn/copyOut have no error channel: a failure there is
 // kept (the first one) and returned by takeError() and the next run().
 //
+// Data-parallel training: joinRanks() loads NCCL (Nccl.h) and joins the
+// ranks' communicator on this GPU; allreduceMean() is ncclAllReduce with
+// ncclAvg on the stream. The GPU is --device (or TFC_CUDA_DEVICE) when
+// given, else the rank's local rank modulo the node's GPU count.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_RUNTIME_CUDA_CUDADEVICE_H
@@ -44,6 +49,7 @@
 #include "runtime/cuda/DevicePool.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LayerKernels.h"
+#include "runtime/cuda/Nccl.h"
 
 #include <cstdint>
 #include <map>
@@ -95,6 +101,14 @@ public:
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool takeError(std::string &error) override;
+  /// NCCL loaded (TFC_NCCL_LIBRARY, else libnccl.so.2) and the ranks of
+  /// dist::world() joined on this GPU, once: rank 0's unique id goes to the
+  /// others by dist::broadcast. Every rank first learns whether every rank
+  /// loaded NCCL, so a rank without it fails them all at once.
+  bool joinRanks(std::string &error) override;
+  /// ncclAllReduce(ncclAvg) in place on the stream, not waited for.
+  bool allreduceMean(float *data, size_t n, std::string &error) override;
+  const Nccl *nccl() const { return nccl_.get(); }
   /// Kept for the kernels to come; GPU code keeps subnormals today.
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
   bool flushDenormals() const { return flushDenormals_; }
@@ -172,6 +186,7 @@ private:
   DeviceOptions options_;
   std::unique_ptr<CudaDriver> driver_;
   std::unique_ptr<CudaContext> context_; // destroyed before driver_
+  std::unique_ptr<Nccl> nccl_;           // destroyed before context_
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;
   std::vector<std::string> kernelNames_;
