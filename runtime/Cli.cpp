@@ -745,6 +745,14 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "warning: %s; running on %d thread(s)\n", threadError.c_str(),
                  numThreads());
   }
+  // Data-parallel training (runtime/Distributed.h): a rank's GPU, unless
+  // --device says, is its local rank's; the device plans memory for the
+  // steps that run (a wrong TFC_DATA_PARALLEL is train's error).
+  deviceOptions.localRank = dist::world().localRank;
+  bool dataParallel = false;
+  std::string switchError;
+  if ((*trainCmd || *infoCmd || *benchCmd) && dist::dataParallel(dataParallel, switchError))
+    deviceOptions.dataParallel = dataParallel;
   model.device().configure(deviceOptions);
   model.device().setFlushDenormals(!keepDenormals);
   // Every command but info and init runs entries: open the device first, so

@@ -15,6 +15,7 @@
 #define TFC_RUNTIME_DEVICE_H
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +33,25 @@ using EntryFn = void (*)(void **);
 struct DeviceOptions {
   int index = 0;            // which GPU
   bool indexGiven = false;  // --device or TFC_CUDA_DEVICE; else a data-parallel
-                            // rank takes its local rank modulo the node's GPUs
+  int localRank = 0;        // rank takes its local rank (on its node) modulo
+                            // the node's GPUs
   bool graphs = true;       // replay each entry as a captured CUDA graph
+  bool dataParallel = false; // training runs grad_step and apply_step (what
+                             // device memory is planned for)
+};
+
+/// The ranks of a data-parallel run as a device's collective joins them:
+/// this rank, and the host's exchanges with the others (runtime/
+/// Distributed.h's, over MPI; with one rank they do nothing). Devices know
+/// nothing of MPI: StepFeeds fills this.
+struct RankGroup {
+  int rank = 0, size = 1;
+  /// `bytes` at `data` from rank 0 to every rank.
+  std::function<bool(void *data, size_t bytes, std::string &error)> broadcast;
+  /// `value` replaced by the largest of the ranks' values.
+  std::function<bool(int &value, std::string &error)> agreeMax;
+  /// `n` floats of host memory replaced by their mean over the ranks.
+  std::function<bool(float *data, size_t n, std::string &error)> hostMean;
 };
 
 class Device {
@@ -80,11 +98,10 @@ public:
 
   /// Data-parallel training on a device whose memory is not the host's
   /// (runtime/Distributed.h; the host's memory is averaged on the host):
-  /// joins the ranks of dist::world() in a collective of this device, once
-  /// (a GPU's NCCL communicator). Every rank calls it, after open(); false
-  /// with `error` set, e.g. "cannot load NCCL: ...". By default the device
-  /// has no collective.
-  virtual bool joinRanks(std::string &error) {
+  /// joins `ranks` in a collective of this device, once (a GPU's NCCL
+  /// communicator). Every rank calls it, after open(); false with `error`
+  /// set, e.g. "no NCCL: tried ...". By default the device has none.
+  virtual bool joinRanks(const RankGroup &, std::string &error) {
     error = "data-parallel training on device '" + name() + "' is not supported";
     return false;
   }

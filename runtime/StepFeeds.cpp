@@ -129,57 +129,15 @@ bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
   return true;
 }
 
-namespace {
-
-size_t floatsOf(const TensorSpec &spec) {
-  size_t n = 1;
-  for (int64_t d : spec.shape)
-    n *= size_t(d);
-  return n;
-}
-
-/// Each gradient in the exchange's buffer starts on a 256-byte boundary
-/// (as an allocation of its own would: what kernels and cuBLASLt expect).
-constexpr size_t kExchangeAlignFloats = 64;
-/// A slot's copy of the scores, rounded as the device pool rounds.
-constexpr size_t kScoreSlotAlignBytes = 256;
-
-} // namespace
-
 bool StepFeeds::prepareExchange(std::string &error) {
   Device &device = model_.device();
-  if (!model_.openDevice(error) || !device.joinRanks(error))
-    return false;
-  // grad_step's loss and metrics first, packed (one copy to a slot), then
-  // its gradients, in the entry's order.
   DeviceExchange &x = exchange_;
-  std::vector<std::pair<std::string, size_t>> grads;
-  size_t at = 0;
-  for (const TensorSpec &r : gradEntry_->results) {
-    if (r.dtype != DType::F32) {
-      error = "data-parallel step: grad_step's " + r.feedKey() + " is " + dtypeName(r.dtype) +
-              ", and only f32 values are averaged";
-      return false;
-    }
-    if (r.kind == abi::ValueKind::Loss || r.kind == abi::ValueKind::Metric) {
-      x.scoreAt.push_back({r.feedKey(), at});
-      at += floatsOf(r);
-    } else if (r.kind != abi::ValueKind::Grad) {
-      error = "data-parallel step: grad_step returns " + r.feedKey() +
-              ", which is neither a gradient, the loss nor a metric";
-      return false;
-    }
-  }
-  x.scores = at;
-  for (const TensorSpec &r : gradEntry_->results)
-    if (r.kind == abi::ValueKind::Grad) {
-      at = (at + kExchangeAlignFloats - 1) / kExchangeAlignFloats * kExchangeAlignFloats;
-      grads.push_back({r.feedKey(), at});
-      at += floatsOf(r);
-    }
-  x.floats = at;
-  x.scoreSlotBytes = (x.scores * sizeof(float) + kScoreSlotAlignBytes - 1) /
-                     kScoreSlotAlignBytes * kScoreSlotAlignBytes;
+  const dist::World &world = dist::world();
+  RankGroup ranks{world.rank, world.size, dist::broadcast, dist::allreduceMax,
+                  dist::allreduceMean};
+  if (!model_.openDevice(error) || !exchangeLayout(*gradEntry_, x, error) ||
+      !device.joinRanks(ranks, error))
+    return false;
   x.device = device.allocate(std::max<size_t>(1, x.floats) * sizeof(float));
   x.scoreSlots = x.device ? device.allocate(std::max<size_t>(1, slots_ * x.scoreSlotBytes))
                           : nullptr;
@@ -196,7 +154,7 @@ bool StepFeeds::prepareExchange(std::string &error) {
   auto address = [&](size_t floats) { return static_cast<float *>(x.device) + floats; };
   for (auto &[key, offset] : x.scoreAt)
     placed_.writeAt[key] = address(offset);
-  for (auto &[key, offset] : grads) {
+  for (auto &[key, offset] : x.gradAt) {
     placed_.writeAt[key] = address(offset);
     x.apply.readAt[key] = address(offset);
   }

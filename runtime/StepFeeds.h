@@ -20,7 +20,7 @@
 // the whole batch gives. On host memory the average is taken on the host
 // (dist::allreduceMean). On another device everything stays there:
 // grad_step writes its loss, metrics and gradients into one device buffer
-// (that order, each gradient 256-byte aligned), the device's collective
+// (runtime/ExchangeLayout.h), the device's collective
 // averages it in place (Device::allreduceMean: NCCL on a GPU), apply_step
 // reads the gradients there and updates parameters and state in place (the
 // swap, as train_step's), and the loss and metrics are copied on the device
@@ -33,6 +33,7 @@
 #ifndef TFC_RUNTIME_STEPFEEDS_H
 #define TFC_RUNTIME_STEPFEEDS_H
 
+#include "runtime/ExchangeLayout.h"
 #include "runtime/Model.h"
 
 #include <map>
@@ -136,14 +137,11 @@ private:
   std::vector<Tensor> gradResults_, applyResults_;
   std::vector<float> hostExchange_;
   std::string parallelError_;
-  /// The device's exchange: grad_step's loss and metrics (`scores` floats,
-  /// packed), then its gradients; each slot's copy of the scores.
-  struct DeviceExchange {
+  /// The device's exchange (runtime/ExchangeLayout.h) and each slot's copy
+  /// of its scores.
+  struct DeviceExchange : ExchangeLayout {
     void *device = nullptr;
-    size_t floats = 0, scores = 0;
     void *scoreSlots = nullptr; // slots() * scoreSlotBytes
-    size_t scoreSlotBytes = 0;
-    std::vector<std::pair<std::string, size_t>> scoreAt; // result feed key, float offset
     DevicePlacement apply;      // readAt: the gradients
     std::vector<float> scoresRead;
   } exchange_;

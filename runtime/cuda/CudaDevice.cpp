@@ -1,7 +1,7 @@
 //===- CudaDevice.cpp - a CUDA GPU as the runtime's Device ----------------===//
 
 #include "runtime/cuda/CudaDevice.h"
-#include "runtime/Distributed.h"
+#include "runtime/ExchangeLayout.h"
 #include "runtime/StepFeeds.h"
 
 #include <cstdio>
@@ -73,11 +73,11 @@ bool CudaDevice::openContext(std::string &error) {
   if (!driver_)
     return false;
   // Ranks on one node take a GPU each, by local rank, unless told which.
-  if (!options_.indexGiven && dist::world().localRank > 0) {
+  if (!options_.indexGiven && options_.localRank > 0) {
     int count = 0;
     if (!driver_->init(error) || !driver_->deviceCount(count, error))
       return false;
-    options_.index = count > 0 ? dist::world().localRank % count : 0;
+    options_.index = count > 0 ? options_.localRank % count : 0;
   }
   context_ = CudaContext::open(*driver_, options_.index, error);
   if (!context_)
@@ -111,7 +111,7 @@ CudaDevice::~CudaDevice() {
 
 std::string CudaDevice::name() const { return "cuda:" + std::to_string(options_.index); }
 
-size_t plannedDeviceBytes(const Manifest &manifest) {
+size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   auto bytesOf = [](DType dtype, const std::vector<int64_t> &shape) {
     size_t n = dtypeSize(dtype);
     for (int64_t d : shape)
@@ -124,15 +124,27 @@ size_t plannedDeviceBytes(const Manifest &manifest) {
     total += 2 * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
   for (const EntrySpec &entry : manifest.entries) {
-    const bool step = entry.name == abi::kTrainStep;
+    const bool gradStep = entry.name == abi::kGradStep, applyStep = entry.name == abi::kApplyStep;
+    // Training runs train_step in one process, its two halves data-parallel.
+    if (dataParallel ? entry.name == abi::kTrainStep : gradStep || applyStep)
+      continue;
+    const bool step = entry.name == abi::kTrainStep || applyStep;
     total += DevicePool::rounded(entry.arenaAllocation());
     for (const TensorSpec &arg : entry.args) {
-      if (arg.kind == abi::ValueKind::Param)
-        continue;
+      if (arg.kind == abi::ValueKind::Param || (applyStep && arg.kind == abi::ValueKind::Grad))
+        continue; // the gradients are read in the exchange's buffer
       if (arg.kind == abi::ValueKind::State)
         state[arg.name] = 2 * bytesOf(arg.dtype, arg.shape);
       else
         total += bytesOf(arg.dtype, arg.shape);
+    }
+    ExchangeLayout exchange;
+    std::string ignored; // a layout that cannot be is the first step's error
+    if (gradStep) {
+      if (exchangeLayout(entry, exchange, ignored))
+        total += DevicePool::rounded(exchange.floats * sizeof(float)) +
+                 DevicePool::rounded(StepFeeds::kResultSlots * exchange.scoreSlotBytes);
+      continue;
     }
     for (const TensorSpec &result : entry.results)
       if (!step || (result.kind != abi::ValueKind::Param && result.kind != abi::ValueKind::State))
@@ -174,7 +186,7 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   }
   // The model's planned memory as one allocation; without room for it, an
   // allocation a buffer (allocate() falls back to cuMemAlloc).
-  const size_t planned = plannedDeviceBytes(manifest);
+  const size_t planned = plannedDeviceBytes(manifest, options_.dataParallel);
   if (driver_->api().memAlloc(&poolMemory_, planned) == CUDA_SUCCESS)
     pool_.reset(uintptr_t(poolMemory_), planned);
   else
@@ -188,20 +200,20 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   return true;
 }
 
-bool CudaDevice::joinRanks(std::string &error) {
+bool CudaDevice::joinRanks(const RankGroup &ranks, std::string &error) {
   if (nccl_)
     return true;
   if (!context_) {
     error = "the CUDA device is not open";
     return false;
   }
-  if (!dist::init(error) || !context_->makeCurrent(error))
+  if (!context_->makeCurrent(error))
     return false;
   std::string loadError;
   std::unique_ptr<Nccl> nccl = Nccl::load(loadError);
   // Before anyone waits in NCCL's rendezvous: did every rank load it?
   int failed = nccl ? 0 : 1;
-  if (!dist::allreduceMax(failed, error))
+  if (ranks.size > 1 && !ranks.agreeMax(failed, error))
     return false;
   if (!nccl) {
     error = "data-parallel training on " + name() + ": " + loadError;
@@ -212,8 +224,7 @@ bool CudaDevice::joinRanks(std::string &error) {
             "error says why)";
     return false;
   }
-  const dist::World &world = dist::world();
-  if (!nccl->join(world.rank, world.size, dist::broadcast, error)) {
+  if (!nccl->join(ranks.rank, ranks.size, ranks.broadcast, error)) {
     error = "data-parallel training on " + name() + ": " + error;
     return false;
   }
@@ -330,12 +341,16 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                   (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
                                      : defaultCublasLtCandidates().front()) +
                   ", loaded when the device opens");
-  const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
-  lines.push_back("NCCL from " +
-                  (nccl && *nccl ? std::string(nccl) + " (TFC_NCCL_LIBRARY)"
-                                 : defaultNcclCandidates().front()) +
-                  ", loaded only for data-parallel training (mpirun, or TFC_DATA_PARALLEL=nccl)");
-  lines.push_back("device memory: one allocation of " + formatBytes(plannedDeviceBytes(manifest)) +
+  const bool dataParallel = options_.dataParallel;
+  if (dataParallel) {
+    const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
+    lines.push_back("data-parallel: gradients averaged by NCCL (" +
+                    (nccl && *nccl ? std::string(nccl) + ", TFC_NCCL_LIBRARY"
+                                   : defaultNcclCandidates().front()) +
+                    "), loaded when training starts");
+  }
+  lines.push_back("device memory: one allocation of " +
+                  formatBytes(plannedDeviceBytes(manifest, dataParallel)) +
                   " when the device opens (parameters and optimizer state twice, each entry's "
                   "arguments, results and arena, the cuBLASLt workspace)");
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "

@@ -72,8 +72,12 @@ constexpr size_t kGraphsPerEntry = 4;
 /// The device memory a model plans (DevicePool.h): its parameters and
 /// optimizer state twice (current and spare), each entry's non-parameter
 /// arguments, results (train_step's in StepFeeds' result slots) and arena,
-/// and the cuBLASLt workspace, each rounded to the pool's alignment.
-size_t plannedDeviceBytes(const Manifest &manifest);
+/// and the cuBLASLt workspace, each rounded to the pool's alignment. The
+/// training entries that run: train_step in one process; grad_step and
+/// apply_step when `dataParallel` (dist::dataParallel), with the exchange's
+/// one buffer (runtime/ExchangeLayout.h) in place of grad_step's results and
+/// apply_step's gradients, and apply_step's results in the result slots.
+size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel = false);
 
 class CudaDevice final : public Device {
 public:
@@ -101,11 +105,11 @@ public:
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool takeError(std::string &error) override;
-  /// NCCL loaded (TFC_NCCL_LIBRARY, else libnccl.so.2) and the ranks of
-  /// dist::world() joined on this GPU, once: rank 0's unique id goes to the
-  /// others by dist::broadcast. Every rank first learns whether every rank
-  /// loaded NCCL, so a rank without it fails them all at once.
-  bool joinRanks(std::string &error) override;
+  /// NCCL loaded (TFC_NCCL_LIBRARY, else libnccl.so.2) and `ranks` joined
+  /// on this GPU, once: rank 0's unique id goes to the others by
+  /// ranks.broadcast. Every rank first learns whether every rank loaded
+  /// NCCL (ranks.agreeMax), so a rank without it fails them all at once.
+  bool joinRanks(const RankGroup &ranks, std::string &error) override;
   /// ncclAllReduce(ncclAvg) in place on the stream, not waited for.
   bool allreduceMean(float *data, size_t n, std::string &error) override;
   const Nccl *nccl() const { return nccl_.get(); }
