@@ -134,7 +134,7 @@ bool Nccl::check(int result, const std::string &call, std::string &error) const 
     return true;
   const char *text = api_->getErrorString ? api_->getErrorString(result) : nullptr;
   error = call + ": " + (text ? std::string(text) : "ncclResult_t " + std::to_string(result)) +
-          " (NCCL " + versionText() + ", " + path_ + "; NCCL_DEBUG=WARN says more)";
+          " (NCCL " + versionText() + ", " + path_ + ")";
   return false;
 }
 

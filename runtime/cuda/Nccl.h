@@ -15,9 +15,9 @@
 // toolkit); where it is, Nccl.cpp checks them against it.
 //
 // Every call is checked: a result other than ncclSuccess becomes one line
-// naming the call and ncclGetErrorString's text, e.g. "ncclCommInitRank
-// (rank 1 of 2): unhandled system error (run with NCCL_DEBUG=WARN for
-// details)".
+// naming the call and ncclGetErrorString's text, e.g. "ncclCommInitRank(rank
+// 1 of 2): unhandled system error (run with NCCL_DEBUG=INFO for details)
+// (NCCL 2.28.9, libnccl.so.2)".
 //
 // Determinism: NCCL sums in an order fixed by its algorithm and the
 // topology (ring or tree over the same GPUs and links), never by timing, so

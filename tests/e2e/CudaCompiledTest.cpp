@@ -137,11 +137,15 @@ TEST_P(SeedModelPtx, AssemblesWithoutSpillsOrCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SeedModelPtx,
-                         ::testing::Values(KernelCountCase{"reverse", 103},
-                                           KernelCountCase{"set_anomaly", 262},
-                                           KernelCountCase{"fleuret_cnn", 153},
-                                           KernelCountCase{"fleuret_attention", 165},
-                                           KernelCountCase{"encoder_decoder", 180}),
+                         // Every entry's kernels: predict, evaluate, train_step, and
+                         // data-parallel training's grad_step and apply_step (issue 27:
+                         // reverse 103 before them, set_anomaly 262, fleuret_cnn 153,
+                         // fleuret_attention 165, encoder_decoder 180).
+                         ::testing::Values(KernelCountCase{"reverse", 184},
+                                           KernelCountCase{"set_anomaly", 506},
+                                           KernelCountCase{"fleuret_cnn", 266},
+                                           KernelCountCase{"fleuret_attention", 286},
+                                           KernelCountCase{"encoder_decoder", 335}),
                          [](const ::testing::TestParamInfo<KernelCountCase> &info) {
                            return info.param.model;
                          });
@@ -387,8 +391,8 @@ protected:
 // predict over three batches: the first eager, the second captured as a
 // CUDA graph (the same launches, and the same GEMMs, as nodes) and launched,
 // the third a replay of that graph; every launch accepted by the fake.
-// `run train_step` and `run evaluate` once each; between them the three
-// entries launch every kernel of the manifest (entries have no host control
+// `run train_step`, `run evaluate`, `run grad_step` and `run apply_step` once
+// each; between them the entries launch every kernel of the manifest (entries have no host control
 // flow: a kernel no entry launches would be dead weight in the image), and
 // the transformers' attention and layer-norm backward launch the
 // hand-written kernels (from their fatbins, on their fixed blocks, every
@@ -439,8 +443,11 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
 
   FakeLog step = runEntry("train_step");
   FakeLog evaluate = runEntry("evaluate");
+  // Data-parallel training's two halves of the step (runtime/StepFeeds.h).
+  FakeLog grad = runEntry("grad_step");
+  FakeLog apply = runEntry("apply_step");
   std::set<std::string> launched, handLaunched;
-  for (const FakeLog *log : {&predict, &step, &evaluate})
+  for (const FakeLog *log : {&predict, &step, &evaluate, &grad, &apply})
     for (const std::string &kernel : log->launched) {
       if (!kHandKernels.count(kernel)) {
         launched.insert(kernel);
@@ -463,9 +470,10 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
     EXPECT_TRUE(step.launched.count("tfc_cuda_attention_backward_dkv_kernel"));
     EXPECT_TRUE(step.launched.count("tfc_cuda_layer_norm_backward_reduce_kernel"));
   }
-  std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu\n",
+  std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu, "
+              "grad_step %zu, apply_step %zu\n",
               GetParam().c_str(), manifestKernels.size(), predict.eager, step.eager,
-              evaluate.eager);
+              evaluate.eager, grad.eager, apply.eager);
 }
 
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):
