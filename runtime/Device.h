@@ -31,11 +31,11 @@ using EntryFn = void (*)(void **);
 /// What the command line chooses of a device (a CUDA binary's --device and
 /// --no-graph; the CPU has no choices).
 struct DeviceOptions {
-  int index = 0;            // which GPU
-  bool indexGiven = false;  // --device or TFC_CUDA_DEVICE; else a data-parallel
-  int localRank = 0;        // rank takes its local rank (on its node) modulo
-                            // the node's GPUs
-  bool graphs = true;       // replay each entry as a captured CUDA graph
+  int index = 0;             // which GPU
+  bool graphs = true;        // replay each entry as a captured CUDA graph
+  bool indexGiven = false;   // --device or TFC_CUDA_DEVICE; else a data-parallel
+  int localRank = 0;         // rank takes its local rank (on its node) modulo
+                             // the node's GPUs
   bool dataParallel = false; // training runs grad_step and apply_step (what
                              // device memory is planned for)
 };
