@@ -5,6 +5,7 @@
 #include "runtime/Philox.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tfc::rt {
 
@@ -26,7 +27,7 @@ void setScalar(Tensor &t, double v) {
 } // namespace
 
 StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string, Tensor> &state,
-                     double lr, double totalSteps, uint64_t seed)
+                     double lr, double totalSteps, uint64_t seed, bool alone)
     : model_(model), entry_(entry), state_(state), seed_(seed),
       hostMemory_(model.device().hostMemory()), slots_(hostMemory_ ? 1 : kResultSlots) {
   const Manifest &m = model.manifest();
@@ -64,10 +65,22 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
     feeds_[key] = &owned_[key];
   }
   results_.resize(slots_);
+  if (alone) { // one rank: nothing to exchange with anyone
+    ranks_.broadcast = [](void *, size_t, std::string &) { return true; };
+    ranks_.agreeMax = [](int &, std::string &) { return true; };
+    ranks_.hostMean = [](float *, size_t, std::string &) { return true; };
+  } else {
+    ranks_ = {dist::world().rank, dist::world().size, dist::broadcast, dist::allreduceMax,
+              dist::allreduceMean};
+  }
   bool dataParallel = false;
   if (!dist::dataParallel(dataParallel, parallelError_))
     return; // run() reports it
-  if (dataParallel) {
+  if (alone && dist::parallel()) { // several ranks, but this one steps alone
+    const char *on = std::getenv(dist::kDataParallelSwitch);
+    dataParallel = on && *on; // (its one value, checked above)
+  }
+  if (dataParallel && entry.name == abi::kTrainStep) {
     gradEntry_ = m.entry(abi::kGradStep);
     applyEntry_ = m.entry(abi::kApplyStep);
     if (!gradEntry_ || !applyEntry_)
@@ -91,7 +104,7 @@ bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
       const float *v = gradResults_[r].f32();
       hostExchange_.insert(hostExchange_.end(), v, v + gradResults_[r].numel());
     }
-  if (!dist::allreduceMean(hostExchange_.data(), hostExchange_.size(), error))
+  if (!ranks_.hostMean(hostExchange_.data(), hostExchange_.size(), error))
     return false;
   size_t at = 0;
   for (size_t r = 0; r < gradResults_.size(); ++r) {
@@ -132,11 +145,8 @@ bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
 bool StepFeeds::prepareExchange(std::string &error) {
   Device &device = model_.device();
   DeviceExchange &x = exchange_;
-  const dist::World &world = dist::world();
-  RankGroup ranks{world.rank, world.size, dist::broadcast, dist::allreduceMax,
-                  dist::allreduceMean};
   if (!model_.openDevice(error) || !exchangeLayout(*gradEntry_, x, error) ||
-      !device.joinRanks(ranks, error))
+      !device.joinRanks(ranks_, error))
     return false;
   x.device = device.allocate(std::max<size_t>(1, x.floats) * sizeof(float));
   x.scoreSlots = x.device ? device.allocate(std::max<size_t>(1, slots_ * x.scoreSlotBytes))

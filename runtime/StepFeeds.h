@@ -59,8 +59,11 @@ public:
   /// Feeds for `entry`: `state` (by name, zero-filled here when empty) is
   /// the optimizer state the entry reads and its results replace; `lr` and
   /// `totalSteps` the schedule's hyperparameters; masks select every sample.
+  /// `alone`: this process steps by itself whatever the ranks (`bench`, rank
+  /// 0's alone under mpirun): train_step, or one rank's data-parallel step
+  /// with TFC_DATA_PARALLEL=nccl.
   StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string, Tensor> &state,
-            double lr, double totalSteps, uint64_t seed);
+            double lr, double totalSteps, uint64_t seed, bool alone = false);
   /// Gives the state's device memory back.
   ~StepFeeds();
   StepFeeds(const StepFeeds &) = delete;
@@ -136,6 +139,7 @@ private:
   const EntrySpec *gradEntry_ = nullptr, *applyEntry_ = nullptr;
   std::vector<Tensor> gradResults_, applyResults_;
   std::vector<float> hostExchange_;
+  RankGroup ranks_; // the ranks averaged over: dist::world()'s, or this one
   std::string parallelError_;
   /// The device's exchange (runtime/ExchangeLayout.h) and each slot's copy
   /// of its scores.
