@@ -617,10 +617,13 @@ int main(int argc, char **argv) {
       deviceOptions.index = std::atoi(index), deviceOptions.indexGiven = true;
     if (const char *graphs = std::getenv("TFC_CUDA_GRAPHS"); graphs && std::string(graphs) == "0")
       deviceOptions.graphs = false;
-    app.add_option_function<int>(
-           "--device", [&](const int &index) { deviceOptions.index = index, deviceOptions.indexGiven = true; },
-           "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0; under mpirun, "
-           "the rank's local rank modulo the node's GPUs)")
+    auto chooseDevice = [&](const int &index) {
+      deviceOptions.index = index;
+      deviceOptions.indexGiven = true;
+    };
+    app.add_option_function<int>("--device", chooseDevice,
+                                 "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0; "
+                                 "under mpirun, the rank's local rank modulo the node's GPUs)")
         ->check(atLeast(0));
     app.add_flag_function("--no-graph", [&](int64_t) { deviceOptions.graphs = false; },
                  "Launch every kernel eagerly (default: each entry is captured as a CUDA graph "

@@ -211,11 +211,13 @@ bool StepFeeds::readParallelSlot(size_t slot, std::vector<Tensor> &results, std:
       }
     } else {
       bool found = false;
-      for (size_t a = 0; a < applyEntry_->results.size() && !found; ++a)
-        if (applyEntry_->results[a].kind == want.kind && applyEntry_->results[a].name == want.name) {
+      for (size_t a = 0; a < applyEntry_->results.size() && !found; ++a) {
+        const TensorSpec &have = applyEntry_->results[a];
+        if (have.kind == want.kind && have.name == want.name) {
           std::swap(results[r], applyResults_[a]);
           found = true;
         }
+      }
       if (found)
         continue;
     }
