@@ -156,7 +156,10 @@ int bench(Model &model, const BenchOptions &options) {
   for (const EntrySpec *entry : entries) {
     // As the training loop feeds it, from step 0 with zeroed optimizer state.
     std::map<std::string, Tensor> state;
-    StepFeeds feeds(model, *entry, state, lr, totalSteps, uint64_t(m.train.seed.value_or(0)));
+    // Alone: under mpirun, bench is rank 0's (TFC_DATA_PARALLEL=nccl times
+    // one rank's data-parallel step).
+    StepFeeds feeds(model, *entry, state, lr, totalSteps, uint64_t(m.train.seed.value_or(0)),
+                    /*alone=*/true);
     feeds.bindBatch(batch);
 
     std::vector<StepResults> done;

@@ -12,7 +12,8 @@
 //                  [--temperature T] [--top-k K] [--seed S] [--output F.npy]
 //
 // A model compiled for CUDA (tfc compile --target=cuda) takes two options
-// more: --device N (the GPU; default $TFC_CUDA_DEVICE, else 0) and
+// more: --device N (the GPU; default $TFC_CUDA_DEVICE, else 0, or under
+// mpirun the rank's local rank modulo the node's GPUs) and
 // --no-graph (launch every kernel eagerly instead of replaying each entry as
 // a CUDA graph; also TFC_CUDA_GRAPHS=0). `info` and `init` need no GPU; any
 // other command opens the device first and, without one, exits 1 with one
@@ -613,11 +614,16 @@ int main(int argc, char **argv) {
   DeviceOptions deviceOptions;
   if (m.device == tfc::abi::key::kDeviceCuda) {
     if (const char *index = std::getenv("TFC_CUDA_DEVICE"); index && *index)
-      deviceOptions.index = std::atoi(index);
+      deviceOptions.index = std::atoi(index), deviceOptions.indexGiven = true;
     if (const char *graphs = std::getenv("TFC_CUDA_GRAPHS"); graphs && std::string(graphs) == "0")
       deviceOptions.graphs = false;
-    app.add_option("--device", deviceOptions.index,
-                   "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0)")
+    auto chooseDevice = [&](const int &index) {
+      deviceOptions.index = index;
+      deviceOptions.indexGiven = true;
+    };
+    app.add_option_function<int>("--device", chooseDevice,
+                                 "The CUDA device to run on (default: $TFC_CUDA_DEVICE, else 0; "
+                                 "under mpirun, the rank's local rank modulo the node's GPUs)")
         ->check(atLeast(0));
     app.add_flag_function("--no-graph", [&](int64_t) { deviceOptions.graphs = false; },
                  "Launch every kernel eagerly (default: each entry is captured as a CUDA graph "
@@ -742,6 +748,14 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "warning: %s; running on %d thread(s)\n", threadError.c_str(),
                  numThreads());
   }
+  // Data-parallel training (runtime/Distributed.h): a rank's GPU, unless
+  // --device says, is its local rank's; the device plans memory for the
+  // steps that run (a wrong TFC_DATA_PARALLEL is train's error).
+  deviceOptions.localRank = dist::world().localRank;
+  bool dataParallel = false;
+  std::string switchError;
+  if ((*trainCmd || *infoCmd || *benchCmd) && dist::dataParallel(dataParallel, switchError))
+    deviceOptions.dataParallel = dataParallel;
   model.device().configure(deviceOptions);
   model.device().setFlushDenormals(!keepDenormals);
   // Every command but info and init runs entries: open the device first, so

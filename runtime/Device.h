@@ -15,6 +15,7 @@
 #define TFC_RUNTIME_DEVICE_H
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +31,27 @@ using EntryFn = void (*)(void **);
 /// What the command line chooses of a device (a CUDA binary's --device and
 /// --no-graph; the CPU has no choices).
 struct DeviceOptions {
-  int index = 0;      // which GPU
-  bool graphs = true; // replay each entry as a captured CUDA graph
+  int index = 0;             // which GPU
+  bool graphs = true;        // replay each entry as a captured CUDA graph
+  bool indexGiven = false;   // --device or TFC_CUDA_DEVICE; else a data-parallel
+  int localRank = 0;         // rank takes its local rank (on its node) modulo
+                             // the node's GPUs
+  bool dataParallel = false; // training runs grad_step and apply_step (what
+                             // device memory is planned for)
+};
+
+/// The ranks of a data-parallel run as a device's collective joins them:
+/// this rank, and the host's exchanges with the others (runtime/
+/// Distributed.h's, over MPI; with one rank they do nothing). Devices know
+/// nothing of MPI: StepFeeds fills this.
+struct RankGroup {
+  int rank = 0, size = 1;
+  /// `bytes` at `data` from rank 0 to every rank.
+  std::function<bool(void *data, size_t bytes, std::string &error)> broadcast;
+  /// `value` replaced by the largest of the ranks' values.
+  std::function<bool(int &value, std::string &error)> agreeMax;
+  /// `n` floats of host memory replaced by their mean over the ranks.
+  std::function<bool(float *data, size_t n, std::string &error)> hostMean;
 };
 
 class Device {
@@ -79,6 +99,25 @@ public:
   virtual bool takeError(std::string &) { return true; }
   /// Subnormal floats flushed to zero (the default) or kept (IEEE 754).
   virtual void setFlushDenormals(bool flush) = 0;
+
+  /// Data-parallel training on a device whose memory is not the host's
+  /// (runtime/Distributed.h; the host's memory is averaged on the host):
+  /// joins `ranks` in a collective of this device, once (a GPU's NCCL
+  /// communicator). Every rank calls it, after open(); false with `error`
+  /// set, e.g. "no NCCL: tried ...". By default the device has none.
+  virtual bool joinRanks(const RankGroup &, std::string &error) {
+    error = "data-parallel training on device '" + name() + "' is not supported";
+    return false;
+  }
+  /// Replaces `n` floats of device memory at `data` with their mean over
+  /// the ranks, after what was enqueued before; what is enqueued after sees
+  /// the mean (it may return before it is done, as enqueue). The same bits
+  /// on every rank, and run to run with the same ranks on the same devices.
+  /// After joinRanks.
+  virtual bool allreduceMean(float *, size_t, std::string &error) {
+    error = "device '" + name() + "' has no collective (joinRanks first)";
+    return false;
+  }
 };
 
 /// The device this binary was built for.

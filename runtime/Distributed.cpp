@@ -43,6 +43,20 @@ const World &world() {
   return w;
 }
 
+bool dataParallel(bool &on, std::string &error) {
+  on = parallel();
+  const char *choice = std::getenv(kDataParallelSwitch);
+  if (!choice || !*choice)
+    return true;
+  if (std::string(choice) != "nccl") {
+    error = std::string(kDataParallelSwitch) + "=" + choice +
+            ": the only value is 'nccl' (one process on the data-parallel path, as one rank)";
+    return false;
+  }
+  on = true;
+  return true;
+}
+
 #ifndef TFC_HAVE_MPI
 
 bool init(std::string &error) {

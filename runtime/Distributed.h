@@ -32,6 +32,17 @@ const World &world();
 /// Several ranks.
 inline bool parallel() { return world().size > 1; }
 
+/// The environment variable that makes one process, started without
+/// mpirun, train on the data-parallel path as one rank: grad_step, the
+/// exchange (a GPU's NCCL over a communicator of one), apply_step. A check
+/// and debug switch for that path on a machine with one GPU and no mpirun;
+/// its only value is "nccl".
+inline constexpr const char *kDataParallelSwitch = "TFC_DATA_PARALLEL";
+/// Whether training takes the data-parallel path: several ranks, or one
+/// with TFC_DATA_PARALLEL=nccl. False with `error` set when the switch has
+/// another value.
+bool dataParallel(bool &on, std::string &error);
+
 /// Loads MPI and joins the other ranks (once; nothing for one rank); false
 /// with `error` set ("this binary has no MPI", "cannot load libmpi.so.40: ...").
 bool init(std::string &error);

@@ -221,9 +221,14 @@ bool Model::openDevice(std::string &error) {
 
 bool Model::bindArgs(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                      const std::map<std::string, KeptValue> *kept,
-                     std::vector<const Tensor *> &args, std::string &error) {
+                     std::vector<const Tensor *> &args, std::string &error,
+                     const std::map<std::string, const void *> *readAt) {
   args.clear();
   for (const TensorSpec &arg : entry.args) {
+    if (readAt && readAt->count(arg.feedKey())) {
+      args.push_back(nullptr);
+      continue;
+    }
     const Tensor *t = nullptr;
     if (arg.kind == abi::ValueKind::Param) {
       const ParamSpec *spec = manifest_.param(arg.name);
@@ -353,7 +358,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
 
 bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                     const std::map<std::string, KeptValue> &kept, size_t slot,
-                    std::string &error, const std::map<std::string, const void *> &onDevice) {
+                    std::string &error, const DevicePlacement &placed) {
   EntryFn fn = findEntry(entry.symbol);
   if (!fn) {
     error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
@@ -366,7 +371,7 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     return false;
   }
   std::vector<const Tensor *> args;
-  if (!bindArgs(entry, feeds, &kept, args, error))
+  if (!bindArgs(entry, feeds, &kept, args, error, &placed.readAt))
     return false;
   EntryMemory &memory = memoryFor(entry, slot + 1);
   void *arena = nullptr;
@@ -378,6 +383,10 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
   std::map<std::pair<abi::ValueKind, std::string>, std::pair<const Tensor *, DeviceCopy *>> byName;
   for (size_t i = 0; i < args.size(); ++i) {
     const TensorSpec &arg = entry.args[i];
+    if (!args[i]) { // read in place in the caller's memory
+      buffers.push_back(const_cast<void *>(placed.readAt.at(arg.feedKey())));
+      continue;
+    }
     DeviceCopy *copy = nullptr;
     if (arg.kind == abi::ValueKind::Param)
       copy = &paramCopies_[size_t(args[i] - params_.data())];
@@ -392,10 +401,10 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     }
     if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
       return false;
-    auto source = onDevice.find(arg.feedKey());
-    if (source == onDevice.end())
-      source = onDevice.find(arg.name);
-    if (source != onDevice.end())
+    auto source = placed.copyFrom.find(arg.feedKey());
+    if (source == placed.copyFrom.end())
+      source = placed.copyFrom.find(arg.name);
+    if (source != placed.copyFrom.end())
       device_->copyWithin(memory.args[i], source->second, args[i]->bytes.size());
     else
       device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
@@ -409,6 +418,11 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     size_t bytes = dtypeSize(result.dtype);
     for (int64_t d : result.shape)
       bytes *= size_t(d);
+    if (auto at = placed.writeAt.find(result.feedKey()); at != placed.writeAt.end()) {
+      buffers.push_back(at->second); // the caller's memory: not a slot's
+      memory.swapped[r] = true;
+      continue;
+    }
     auto it = byName.find({result.kind, result.name});
     if (it != byName.end() && it->second.first->bytes.size() == bytes) {
       DeviceCopy &copy = *it->second.second;

@@ -38,6 +38,19 @@ struct KeptValue {
   DeviceCopy *copy = nullptr;
 };
 
+/// Device memory that Model::runStep's caller holds for some of an entry's
+/// values, by feed key ("kind:name"; an input also by its name). An argument
+/// in `copyFrom` is copied from there on the device (the batch, when the
+/// epoch's samples are on the device); one in `readAt` is read there in
+/// place, nothing copied (the averaged gradients of a data-parallel step); a
+/// result in `writeAt` is written there instead of into a result slot
+/// (grad_step's gradients, loss and metrics, into the one buffer the ranks
+/// average).
+struct DevicePlacement {
+  std::map<std::string, const void *> copyFrom, readAt;
+  std::map<std::string, void *> writeAt;
+};
+
 class Model {
 public:
   Model() = default;
@@ -91,15 +104,16 @@ public:
   /// seed: a few bytes besides the batch). Every other result stays on the
   /// device in result slot `slot` until readSlot copies it out. The entry
   /// may still be running when this returns (a GPU's stream): nothing waits
-  /// for it until something is copied out. An argument in `onDevice` (by
-  /// feed key or name: the batch, when the epoch's samples are on the device)
-  /// is copied from that device memory instead of from its feed, which then
-  /// gives only its shape.
+  /// for it until something is copied out. Values in `placed` are read or
+  /// written in the caller's device memory (DevicePlacement): an argument
+  /// copied from there takes only its shape from its feed; one read there in
+  /// place needs no feed at all (the caller vouches for its size).
   bool runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error,
-               const std::map<std::string, const void *> &onDevice = {});
+               const DevicePlacement &placed = {});
   /// Copies out the results runStep left in `slot` (waiting for the step):
-  /// `results` in entry order, the ones runStep swapped empty tensors.
+  /// `results` in entry order, the ones runStep swapped or placed (in the
+  /// caller's memory) empty tensors.
   bool readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,
                 std::string &error);
   /// A kept value's device copy: allocated, and copied in unless current.
@@ -124,13 +138,14 @@ private:
   struct EntryMemory {
     std::vector<void *> args;
     std::vector<std::vector<void *>> slots; // [slot][result]
-    std::vector<bool> swapped;              // per result: runStep's into a kept value
+    std::vector<bool> swapped; // per result: runStep's into a kept value or placed: no slot
   };
   /// The entry's arguments, found and shape-checked: `feeds` by "kind:name"
-  /// or name, parameters from params(), and `kept` first when given.
+  /// or name, parameters from params(), and `kept` first when given; null
+  /// for an argument that `readAt` holds on the device.
   bool bindArgs(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                 const std::map<std::string, KeptValue> *kept, std::vector<const Tensor *> &args,
-                std::string &error);
+                std::string &error, const std::map<std::string, const void *> *readAt = nullptr);
   /// `*buffer`, allocated with `bytes` at its first use; false with `error`.
   bool deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error);
   EntryMemory &memoryFor(const EntrySpec &entry, size_t slots);

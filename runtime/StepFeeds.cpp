@@ -5,6 +5,7 @@
 #include "runtime/Philox.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tfc::rt {
 
@@ -26,7 +27,7 @@ void setScalar(Tensor &t, double v) {
 } // namespace
 
 StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string, Tensor> &state,
-                     double lr, double totalSteps, uint64_t seed)
+                     double lr, double totalSteps, uint64_t seed, bool alone)
     : model_(model), entry_(entry), state_(state), seed_(seed),
       hostMemory_(model.device().hostMemory()), slots_(hostMemory_ ? 1 : kResultSlots) {
   const Manifest &m = model.manifest();
@@ -64,23 +65,31 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
     feeds_[key] = &owned_[key];
   }
   results_.resize(slots_);
-  if (dist::parallel()) {
+  if (alone) { // one rank: nothing to exchange with anyone
+    ranks_.broadcast = [](void *, size_t, std::string &) { return true; };
+    ranks_.agreeMax = [](int &, std::string &) { return true; };
+    ranks_.hostMean = [](float *, size_t, std::string &) { return true; };
+  } else {
+    ranks_ = {dist::world().rank, dist::world().size, dist::broadcast, dist::allreduceMax,
+              dist::allreduceMean};
+  }
+  bool dataParallel = false;
+  if (!dist::dataParallel(dataParallel, parallelError_))
+    return; // run() reports it
+  if (alone && dist::parallel()) { // several ranks, but this one steps alone
+    const char *on = std::getenv(dist::kDataParallelSwitch);
+    dataParallel = on && *on; // (its one value, checked above)
+  }
+  if (dataParallel && entry.name == abi::kTrainStep) {
     gradEntry_ = m.entry(abi::kGradStep);
     applyEntry_ = m.entry(abi::kApplyStep);
-    if (!hostMemory_)
-      parallelError_ = "data-parallel training on " + model.device().name() +
-                       " is not supported yet (only on the CPU: NCCL between GPUs is to come)";
-    else if (!gradEntry_ || !applyEntry_)
+    if (!gradEntry_ || !applyEntry_)
       parallelError_ = "this model has no grad_step and apply_step entries, which "
                        "data-parallel training needs: recompile it with this version of tfc";
   }
 }
 
 bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
-  if (!parallelError_.empty()) {
-    error = parallelError_;
-    return false;
-  }
   if (!model_.run(*gradEntry_, feeds_, gradResults_, error))
     return false;
   // The gradients, the loss and the metrics averaged over the ranks, in one
@@ -89,20 +98,20 @@ bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
     return kind == abi::ValueKind::Grad || kind == abi::ValueKind::Loss ||
            kind == abi::ValueKind::Metric;
   };
-  exchange_.clear();
+  hostExchange_.clear();
   for (size_t r = 0; r < gradResults_.size(); ++r)
     if (exchanged(gradEntry_->results[r].kind)) {
       const float *v = gradResults_[r].f32();
-      exchange_.insert(exchange_.end(), v, v + gradResults_[r].numel());
+      hostExchange_.insert(hostExchange_.end(), v, v + gradResults_[r].numel());
     }
-  if (!dist::allreduceMean(exchange_.data(), exchange_.size(), error))
+  if (!ranks_.hostMean(hostExchange_.data(), hostExchange_.size(), error))
     return false;
   size_t at = 0;
   for (size_t r = 0; r < gradResults_.size(); ++r) {
     const TensorSpec &spec = gradEntry_->results[r];
     if (!exchanged(spec.kind))
       continue;
-    std::copy_n(exchange_.data() + at, gradResults_[r].numel(), gradResults_[r].f32());
+    std::copy_n(hostExchange_.data() + at, gradResults_[r].numel(), gradResults_[r].f32());
     at += size_t(gradResults_[r].numel());
     if (spec.kind == abi::ValueKind::Grad)
       feeds_[spec.feedKey()] = &gradResults_[r];
@@ -133,16 +142,104 @@ bool StepFeeds::runParallel(std::vector<Tensor> &results, std::string &error) {
   return true;
 }
 
+bool StepFeeds::prepareExchange(std::string &error) {
+  Device &device = model_.device();
+  DeviceExchange &x = exchange_;
+  if (!model_.openDevice(error) || !exchangeLayout(*gradEntry_, x, error) ||
+      !device.joinRanks(ranks_, error))
+    return false;
+  x.device = device.allocate(std::max<size_t>(1, x.floats) * sizeof(float));
+  x.scoreSlots = x.device ? device.allocate(std::max<size_t>(1, slots_ * x.scoreSlotBytes))
+                          : nullptr;
+  if (!x.device || !x.scoreSlots) {
+    std::string why;
+    error = "cannot allocate the data-parallel exchange's " +
+            withThousands(int64_t(x.floats * sizeof(float))) + " bytes on device '" +
+            device.name() + "'" + (device.takeError(why) ? "" : " (" + why + ")");
+    return false;
+  }
+  // The padding between gradients is averaged too, and never read: zeros.
+  std::vector<float> zeros(x.floats, 0.0f);
+  device.copyIn(x.device, zeros.data(), zeros.size() * sizeof(float));
+  auto address = [&](size_t floats) { return static_cast<float *>(x.device) + floats; };
+  for (auto &[key, offset] : x.scoreAt)
+    placed_.writeAt[key] = address(offset);
+  for (auto &[key, offset] : x.gradAt) {
+    placed_.writeAt[key] = address(offset);
+    x.apply.readAt[key] = address(offset);
+  }
+  return device.takeError(error);
+}
+
+bool StepFeeds::runParallelOnDevice(size_t slot, std::string &error) {
+  DeviceExchange &x = exchange_;
+  if (!x.device && !prepareExchange(error))
+    return false;
+  Device &device = model_.device();
+  // Nothing here waits for the device: the three steps and the copy queue
+  // behind each other (a GPU's stream).
+  if (!model_.runStep(*gradEntry_, feeds_, kept_, slot, error, placed_) ||
+      !device.allreduceMean(static_cast<float *>(x.device), x.floats, error))
+    return false;
+  device.copyWithin(static_cast<char *>(x.scoreSlots) + slot * x.scoreSlotBytes, x.device,
+                    x.scores * sizeof(float));
+  return model_.runStep(*applyEntry_, feeds_, kept_, slot, error, x.apply);
+}
+
+bool StepFeeds::readParallelSlot(size_t slot, std::vector<Tensor> &results, std::string &error) {
+  DeviceExchange &x = exchange_;
+  if (!model_.readSlot(*applyEntry_, slot, applyResults_, error))
+    return false;
+  x.scoresRead.resize(x.scores);
+  model_.device().copyOut(x.scoresRead.data(),
+                          static_cast<const char *>(x.scoreSlots) + slot * x.scoreSlotBytes,
+                          x.scores * sizeof(float));
+  if (!model_.device().takeError(error))
+    return false;
+  results.resize(entry_.results.size());
+  for (size_t r = 0; r < entry_.results.size(); ++r) {
+    const TensorSpec &want = entry_.results[r];
+    if (want.kind == abi::ValueKind::Loss || want.kind == abi::ValueKind::Metric) {
+      auto score = std::find_if(x.scoreAt.begin(), x.scoreAt.end(),
+                                [&](auto &s) { return s.first == want.feedKey(); });
+      if (score != x.scoreAt.end()) {
+        if (results[r].dtype != want.dtype || results[r].shape != want.shape ||
+            results[r].bytes.empty())
+          results[r] = Tensor(want.dtype, want.shape);
+        std::copy_n(x.scoresRead.data() + score->second, results[r].numel(), results[r].f32());
+        continue;
+      }
+    } else {
+      bool found = false;
+      for (size_t a = 0; a < applyEntry_->results.size() && !found; ++a) {
+        const TensorSpec &have = applyEntry_->results[a];
+        if (have.kind == want.kind && have.name == want.name) {
+          std::swap(results[r], applyResults_[a]);
+          found = true;
+        }
+      }
+      if (found)
+        continue;
+    }
+    error = "data-parallel step: neither grad_step nor apply_step returns train_step's " +
+            want.feedKey();
+    return false;
+  }
+  return true;
+}
+
 StepFeeds::~StepFeeds() {
   for (auto &[name, copy] : stateCopies_)
     model_.release(copy);
+  model_.device().release(exchange_.device);
+  model_.device().release(exchange_.scoreSlots);
 }
 
 void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < batch.size(); ++i)
     feeds_[m.inputs[i].name] = &batch[i];
-  onDevice_.clear();
+  placed_.copyFrom.clear();
 }
 
 void StepFeeds::bindDeviceBatch(const std::vector<Tensor> &shapes,
@@ -150,7 +247,7 @@ void StepFeeds::bindDeviceBatch(const std::vector<Tensor> &shapes,
   bindBatch(shapes);
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < inputs.size(); ++i)
-    onDevice_[m.inputs[i].name] = inputs[i];
+    placed_.copyFrom[m.inputs[i].name] = inputs[i];
 }
 
 void StepFeeds::setStep(int64_t step) {
@@ -167,16 +264,20 @@ bool StepFeeds::run(int64_t step, std::string &error) {
     return false;
   }
   setStep(step);
+  if (!parallelError_.empty()) {
+    error = parallelError_;
+    return false;
+  }
   size_t slot = nextSlot_;
-  if (gradEntry_ || !parallelError_.empty()) {
-    if (!runParallel(results_[slot], error))
+  if (gradEntry_ && !hostMemory_) {
+    if (!runParallelOnDevice(slot, error))
       return false;
-    takeResults(results_[slot]);
   } else if (hostMemory_) {
-    if (!model_.run(entry_, feeds_, results_[slot], error))
+    if (!(gradEntry_ ? runParallel(results_[slot], error)
+                     : model_.run(entry_, feeds_, results_[slot], error)))
       return false;
     takeResults(results_[slot]);
-  } else if (!model_.runStep(entry_, feeds_, kept_, slot, error, onDevice_)) {
+  } else if (!model_.runStep(entry_, feeds_, kept_, slot, error, placed_)) {
     return false;
   }
   pending_.push_back({step, slot});
@@ -187,7 +288,8 @@ bool StepFeeds::run(int64_t step, std::string &error) {
 bool StepFeeds::readBack(std::vector<StepResults> &steps, std::string &error) {
   steps.clear();
   for (auto [step, slot] : pending_) {
-    if (!hostMemory_ && !model_.readSlot(entry_, slot, results_[slot], error))
+    if (!hostMemory_ && !(gradEntry_ ? readParallelSlot(slot, results_[slot], error)
+                                     : model_.readSlot(entry_, slot, results_[slot], error)))
       return false;
     steps.push_back({step, &results_[slot]});
   }

@@ -13,18 +13,27 @@
 // metrics, lr) wait on the device, in one of slots() result slots, until the
 // host reads them with readBack: one wait for up to slots() steps.
 //
-// Started as several ranks (runtime/Distributed.h), a step is grad_step on
-// this rank's share of the batch, the gradients, loss and metrics averaged
-// across the ranks, then apply_step: the same results, in train_step's
-// order, as one process with the whole batch gives (host memory only). The
-// sample offset (rank * batch, 0 in one process) makes the rank's dropout
-// masks those of its rows of the whole batch.
+// Started as several ranks (runtime/Distributed.h; or as one with
+// TFC_DATA_PARALLEL=nccl), a step is grad_step on this rank's share of the
+// batch, the gradients, loss and metrics averaged across the ranks, then
+// apply_step: the same results, in train_step's order, as one process with
+// the whole batch gives. On host memory the average is taken on the host
+// (dist::allreduceMean). On another device everything stays there:
+// grad_step writes its loss, metrics and gradients into one device buffer
+// (runtime/ExchangeLayout.h), the device's collective
+// averages it in place (Device::allreduceMean: NCCL on a GPU), apply_step
+// reads the gradients there and updates parameters and state in place (the
+// swap, as train_step's), and the loss and metrics are copied on the device
+// into the step's result slot, read only by readBack. The sample offset
+// (rank * batch, 0 in one process) makes the rank's dropout masks those of
+// its rows of the whole batch.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_RUNTIME_STEPFEEDS_H
 #define TFC_RUNTIME_STEPFEEDS_H
 
+#include "runtime/ExchangeLayout.h"
 #include "runtime/Model.h"
 
 #include <map>
@@ -50,8 +59,11 @@ public:
   /// Feeds for `entry`: `state` (by name, zero-filled here when empty) is
   /// the optimizer state the entry reads and its results replace; `lr` and
   /// `totalSteps` the schedule's hyperparameters; masks select every sample.
+  /// `alone`: this process steps by itself whatever the ranks (`bench`, rank
+  /// 0's alone under mpirun): train_step, or one rank's data-parallel step
+  /// with TFC_DATA_PARALLEL=nccl.
   StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string, Tensor> &state,
-            double lr, double totalSteps, uint64_t seed);
+            double lr, double totalSteps, uint64_t seed, bool alone = false);
   /// Gives the state's device memory back.
   ~StepFeeds();
   StepFeeds(const StepFeeds &) = delete;
@@ -88,10 +100,22 @@ public:
   /// kGraphsPerEntry, at least that.
   static constexpr size_t kResultSlots = 4;
 
+  /// The data-parallel step's one device buffer (a device whose memory is
+  /// not the host's): its address and size in floats, null and 0 before the
+  /// first step. For tests and messages.
+  const void *exchangeBuffer() const { return exchange_.device; }
+  size_t exchangeFloats() const { return exchange_.floats; }
+
 private:
   void setStep(int64_t step);
-  /// One data-parallel step into `results` (train_step's order).
+  /// One data-parallel step into `results` (train_step's order), on the host.
   bool runParallel(std::vector<Tensor> &results, std::string &error);
+  /// One data-parallel step on the device, its results into slot `slot`.
+  bool runParallelOnDevice(size_t slot, std::string &error);
+  /// Joins the ranks' collective and lays out the exchange's buffer, once.
+  bool prepareExchange(std::string &error);
+  /// The results a device step left in `slot`, in train_step's order.
+  bool readParallelSlot(size_t slot, std::vector<Tensor> &results, std::string &error);
   /// The host's swaps (host memory): the step's updated parameters go to
   /// the model and its state to `state`.
   void takeResults(std::vector<Tensor> &results);
@@ -107,15 +131,24 @@ private:
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
   std::map<std::string, KeptValue> kept_;         // by feed key
-  std::map<std::string, const void *> onDevice_;  // the batch's inputs on the device, by name
+  DevicePlacement placed_; // copyFrom: the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot
   std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
   size_t nextSlot_ = 0;
   // Data-parallel steps: the two halves, their results, why not possible.
   const EntrySpec *gradEntry_ = nullptr, *applyEntry_ = nullptr;
   std::vector<Tensor> gradResults_, applyResults_;
-  std::vector<float> exchange_;
+  std::vector<float> hostExchange_;
+  RankGroup ranks_; // the ranks averaged over: dist::world()'s, or this one
   std::string parallelError_;
+  /// The device's exchange (runtime/ExchangeLayout.h) and each slot's copy
+  /// of its scores.
+  struct DeviceExchange : ExchangeLayout {
+    void *device = nullptr;
+    void *scoreSlots = nullptr; // slots() * scoreSlotBytes
+    DevicePlacement apply;      // readAt: the gradients
+    std::vector<float> scoresRead;
+  } exchange_;
 };
 
 } // namespace tfc::rt

@@ -606,7 +606,8 @@ int Trainer::run() {
     return fail("--epochs must be at least 1");
   runDir = options.runDir.empty() ? "runs/" + m.model : options.runDir;
   std::string error;
-  if (!dist::init(error))
+  bool dataParallel = false; // several ranks, or one by TFC_DATA_PARALLEL
+  if (!dist::init(error) || !dist::dataParallel(dataParallel, error))
     return fail(error);
   // One global batch a step: rank r's share is its rows r*b .. (r+1)*b - 1,
   // as one process compiled for ranks*b would see them.
@@ -686,6 +687,9 @@ int Trainer::run() {
               (long long)stepsPerEpoch, lr, (unsigned long long)seed);
   if (ranks > 1)
     std::printf("data-parallel: %lld ranks of batch %lld\n", (long long)ranks, (long long)m.batch);
+  else if (dataParallel)
+    std::printf("data-parallel: 1 rank of batch %lld (%s=%s)\n", (long long)m.batch,
+                dist::kDataParallelSwitch, std::getenv(dist::kDataParallelSwitch));
   std::fflush(stdout);
 
   // Feeds: one batch, the state buffers, the counters and hyperparameters.
@@ -792,9 +796,10 @@ int Trainer::run() {
   }
 
   // On a GPU the epoch's samples go to the device once an epoch (when they
-  // fit); a step's batch is then copied there from their rows.
+  // fit); a step's batch is then copied there from their rows (a rank's
+  // rows of the global batch, data-parallel: every rank holds the epoch).
   std::unique_ptr<EpochOnDevice> onDevice;
-  if (!model.device().hostMemory() && !dist::parallel()) {
+  if (!model.device().hostMemory()) {
     if (!model.openDevice(error))
       return fail(error);
     onDevice = std::make_unique<EpochOnDevice>(model.device(), m.inputs, m.batch,

@@ -22,7 +22,7 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaLLVMDialectPasses(pm, o.cuda);
        },
-       "tfc_runtime_cuda", /*dataParallel=*/false, // NCCL: issue 27
+       "tfc_runtime_cuda", /*dataParallel=*/true, // NCCL (runtime/cuda/Nccl.h)
        /*crossEntropyGradKernel=*/true},
       {"cuda-emulated",
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "

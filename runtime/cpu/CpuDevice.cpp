@@ -43,9 +43,21 @@ public:
     return true;
   }
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
+  // Its memory is the host's: the ranks' collective is the host's (MPI's),
+  // on it (an entry has finished when run returns).
+  bool joinRanks(const RankGroup &ranks, std::string &) override {
+    hostMean_ = ranks.hostMean;
+    return true;
+  }
+  bool allreduceMean(float *data, size_t n, std::string &error) override {
+    if (!hostMean_)
+      return Device::allreduceMean(data, n, error);
+    return hostMean_(data, n, error);
+  }
 
 private:
   bool flushDenormals_ = true;
+  std::function<bool(float *, size_t, std::string &)> hostMean_;
 };
 
 /// The CPU as if its memory were not the host's: every argument and result
@@ -71,6 +83,15 @@ public:
     return cpu_.run(entry, buffers, count, error);
   }
   void setFlushDenormals(bool flush) override { cpu_.setFlushDenormals(flush); }
+  // "Device" memory that is host memory underneath: the data-parallel
+  // exchange is MPI's on it, as the CPU's, so the device path of a
+  // data-parallel step (one buffer averaged in place) runs here numerically.
+  bool joinRanks(const RankGroup &ranks, std::string &error) override {
+    return cpu_.joinRanks(ranks, error);
+  }
+  bool allreduceMean(float *data, size_t n, std::string &error) override {
+    return cpu_.allreduceMean(data, n, error);
+  }
 
 private:
   CpuDevice cpu_;

@@ -1,6 +1,7 @@
 //===- CudaDevice.cpp - a CUDA GPU as the runtime's Device ----------------===//
 
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/ExchangeLayout.h"
 #include "runtime/StepFeeds.h"
 
 #include <cstdio>
@@ -71,6 +72,13 @@ bool CudaDevice::openContext(std::string &error) {
   driver_ = CudaDriver::load(error);
   if (!driver_)
     return false;
+  // Ranks on one node take a GPU each, by local rank, unless told which.
+  if (!options_.indexGiven && options_.localRank > 0) {
+    int count = 0;
+    if (!driver_->init(error) || !driver_->deviceCount(count, error))
+      return false;
+    options_.index = count > 0 ? options_.localRank % count : 0;
+  }
   context_ = CudaContext::open(*driver_, options_.index, error);
   if (!context_)
     return false;
@@ -88,6 +96,7 @@ CudaDevice::~CudaDevice() {
     return;
   std::string ignored; // nothing can be done about errors on the way out
   context_->makeCurrent(ignored);
+  nccl_.reset();
   destroyGraphs();
   cublasLt_.reset();
   if (workspace_ && !pool_.contains(uintptr_t(workspace_)))
@@ -102,7 +111,7 @@ CudaDevice::~CudaDevice() {
 
 std::string CudaDevice::name() const { return "cuda:" + std::to_string(options_.index); }
 
-size_t plannedDeviceBytes(const Manifest &manifest) {
+size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   auto bytesOf = [](DType dtype, const std::vector<int64_t> &shape) {
     size_t n = dtypeSize(dtype);
     for (int64_t d : shape)
@@ -116,14 +125,26 @@ size_t plannedDeviceBytes(const Manifest &manifest) {
   std::map<std::string, size_t> state;
   total += DevicePool::rounded(manifest.sharedArenaAllocation()); // every entry's
   for (const EntrySpec &entry : manifest.entries) {
-    const bool step = entry.name == abi::kTrainStep;
+    const bool gradStep = entry.name == abi::kGradStep, applyStep = entry.name == abi::kApplyStep;
+    // Training runs train_step in one process, its two halves data-parallel.
+    if (dataParallel ? entry.name == abi::kTrainStep : gradStep || applyStep)
+      continue;
+    const bool step = entry.name == abi::kTrainStep || applyStep;
     for (const TensorSpec &arg : entry.args) {
-      if (arg.kind == abi::ValueKind::Param)
-        continue;
+      if (arg.kind == abi::ValueKind::Param || (applyStep && arg.kind == abi::ValueKind::Grad))
+        continue; // the gradients are read in the exchange's buffer
       if (arg.kind == abi::ValueKind::State)
         state[arg.name] = 2 * bytesOf(arg.dtype, arg.shape);
       else
         total += bytesOf(arg.dtype, arg.shape);
+    }
+    ExchangeLayout exchange;
+    std::string ignored; // a layout that cannot be is the first step's error
+    if (gradStep) {
+      if (exchangeLayout(entry, exchange, ignored))
+        total += DevicePool::rounded(exchange.floats * sizeof(float)) +
+                 DevicePool::rounded(StepFeeds::kResultSlots * exchange.scoreSlotBytes);
+      continue;
     }
     for (const TensorSpec &result : entry.results)
       if (!step || (result.kind != abi::ValueKind::Param && result.kind != abi::ValueKind::State))
@@ -165,7 +186,7 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   }
   // The model's planned memory as one allocation; without room for it, an
   // allocation a buffer (allocate() falls back to cuMemAlloc).
-  const size_t planned = plannedDeviceBytes(manifest);
+  const size_t planned = plannedDeviceBytes(manifest, options_.dataParallel);
   if (driver_->api().memAlloc(&poolMemory_, planned) == CUDA_SUCCESS)
     pool_.reset(uintptr_t(poolMemory_), planned);
   else
@@ -177,6 +198,48 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   std::string ignored;
   loadCublasLt(ignored);
   return true;
+}
+
+bool CudaDevice::joinRanks(const RankGroup &ranks, std::string &error) {
+  if (nccl_)
+    return true;
+  if (!context_) {
+    error = "the CUDA device is not open";
+    return false;
+  }
+  if (!context_->makeCurrent(error))
+    return false;
+  std::string loadError;
+  std::unique_ptr<Nccl> nccl = Nccl::load(loadError);
+  // Before anyone waits in NCCL's rendezvous: did every rank load it?
+  int failed = nccl ? 0 : 1;
+  if (ranks.size > 1 && !ranks.agreeMax(failed, error))
+    return false;
+  if (!nccl) {
+    error = "data-parallel training on " + name() + ": " + loadError;
+    return false;
+  }
+  if (failed) {
+    error = "data-parallel training on " + name() + ": another rank cannot load NCCL (its "
+            "error says why)";
+    return false;
+  }
+  if (!nccl->join(ranks.rank, ranks.size, ranks.broadcast, error)) {
+    error = "data-parallel training on " + name() + ": " + error;
+    return false;
+  }
+  nccl_ = std::move(nccl);
+  return true;
+}
+
+bool CudaDevice::allreduceMean(float *data, size_t n, std::string &error) {
+  if (!nccl_) {
+    error = "allreduceMean on " + name() + " before joinRanks";
+    return false;
+  }
+  if (!takeError(error) || !context_->makeCurrent(error))
+    return false;
+  return nccl_->allreduceMean(data, n, context_->stream(), error);
 }
 
 bool CudaDevice::loadKernels(const void *image, const std::vector<std::string> &kernels,
@@ -282,7 +345,16 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                   (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
                                      : defaultCublasLtCandidates().front()) +
                   ", loaded when the device opens");
-  lines.push_back("device memory: one allocation of " + formatBytes(plannedDeviceBytes(manifest)) +
+  const bool dataParallel = options_.dataParallel;
+  if (dataParallel) {
+    const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
+    lines.push_back("data-parallel: gradients averaged by NCCL (" +
+                    (nccl && *nccl ? std::string(nccl) + ", TFC_NCCL_LIBRARY"
+                                   : defaultNcclCandidates().front()) +
+                    "), loaded when training starts");
+  }
+  lines.push_back("device memory: one allocation of " +
+                  formatBytes(plannedDeviceBytes(manifest, dataParallel)) +
                   " when the device opens (parameters and optimizer state twice, each entry's "
                   "arguments and results, one arena the entries share, the cuBLASLt "
                   "workspace)");

@@ -34,6 +34,11 @@
 // Device's allocate/copyIn/copyOut have no error channel: a failure there is
 // kept (the first one) and returned by takeError() and the next run().
 //
+// Data-parallel training: joinRanks() loads NCCL (Nccl.h) and joins the
+// ranks' communicator on this GPU; allreduceMean() is ncclAllReduce with
+// ncclAvg on the stream. The GPU is --device (or TFC_CUDA_DEVICE) when
+// given, else the rank's local rank modulo the node's GPU count.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_RUNTIME_CUDA_CUDADEVICE_H
@@ -44,6 +49,7 @@
 #include "runtime/cuda/DevicePool.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LayerKernels.h"
+#include "runtime/cuda/Nccl.h"
 
 #include <cstdint>
 #include <map>
@@ -66,8 +72,12 @@ constexpr size_t kGraphsPerEntry = 4;
 /// The device memory a model plans (DevicePool.h): its parameters and
 /// optimizer state twice (current and spare), each entry's non-parameter
 /// arguments, results (train_step's in StepFeeds' result slots) and arena,
-/// and the cuBLASLt workspace, each rounded to the pool's alignment.
-size_t plannedDeviceBytes(const Manifest &manifest);
+/// and the cuBLASLt workspace, each rounded to the pool's alignment. The
+/// training entries that run: train_step in one process; grad_step and
+/// apply_step when `dataParallel` (dist::dataParallel), with the exchange's
+/// one buffer (runtime/ExchangeLayout.h) in place of grad_step's results and
+/// apply_step's gradients, and apply_step's results in the result slots.
+size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel = false);
 
 class CudaDevice final : public Device {
 public:
@@ -96,6 +106,14 @@ public:
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool takeError(std::string &error) override;
+  /// NCCL loaded (TFC_NCCL_LIBRARY, else libnccl.so.2) and `ranks` joined
+  /// on this GPU, once: rank 0's unique id goes to the others by
+  /// ranks.broadcast. Every rank first learns whether every rank loaded
+  /// NCCL (ranks.agreeMax), so a rank without it fails them all at once.
+  bool joinRanks(const RankGroup &ranks, std::string &error) override;
+  /// ncclAllReduce(ncclAvg) in place on the stream, not waited for.
+  bool allreduceMean(float *data, size_t n, std::string &error) override;
+  const Nccl *nccl() const { return nccl_.get(); }
   /// Kept for the kernels to come; GPU code keeps subnormals today.
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
   bool flushDenormals() const { return flushDenormals_; }
@@ -175,6 +193,7 @@ private:
   DeviceOptions options_;
   std::unique_ptr<CudaDriver> driver_;
   std::unique_ptr<CudaContext> context_; // destroyed before driver_
+  std::unique_ptr<Nccl> nccl_;           // destroyed before context_
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;
   std::vector<std::string> kernelNames_;

@@ -138,11 +138,14 @@ TEST_P(SeedModelPtx, AssemblesWithoutSpillsOrCalls) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SeedModelPtx,
-                         ::testing::Values(KernelCountCase{"reverse", 40},
-                                           KernelCountCase{"set_anomaly", 86},
-                                           KernelCountCase{"fleuret_cnn", 96},
-                                           KernelCountCase{"fleuret_attention", 97},
-                                           KernelCountCase{"encoder_decoder", 113}),
+                         // Every entry's kernels: predict, evaluate, train_step, and
+                         // data-parallel training's grad_step and apply_step (issue 27),
+                         // adjacent independent ones merged (tf-merge-launches).
+                         ::testing::Values(KernelCountCase{"reverse", 67},
+                                           KernelCountCase{"set_anomaly", 161},
+                                           KernelCountCase{"fleuret_cnn", 164},
+                                           KernelCountCase{"fleuret_attention", 162},
+                                           KernelCountCase{"encoder_decoder", 191}),
                          [](const ::testing::TestParamInfo<KernelCountCase> &info) {
                            return info.param.model;
                          });
@@ -390,8 +393,8 @@ protected:
 // predict over three batches: the first eager, the second captured as a
 // CUDA graph (the same launches, and the same GEMMs, as nodes) and launched,
 // the third a replay of that graph; every launch accepted by the fake.
-// `run train_step` and `run evaluate` once each; between them the three
-// entries launch every kernel of the manifest (entries have no host control
+// `run train_step`, `run evaluate`, `run grad_step` and `run apply_step` once
+// each; between them the entries launch every kernel of the manifest (entries have no host control
 // flow: a kernel no entry launches would be dead weight in the image), and
 // the transformers' attention and layer-norm backward launch the
 // hand-written kernels (from their fatbins, on their fixed blocks, every
@@ -442,8 +445,11 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
 
   FakeLog step = runEntry("train_step");
   FakeLog evaluate = runEntry("evaluate");
+  // Data-parallel training's two halves of the step (runtime/StepFeeds.h).
+  FakeLog grad = runEntry("grad_step");
+  FakeLog apply = runEntry("apply_step");
   std::set<std::string> launched, handLaunched;
-  for (const FakeLog *log : {&predict, &step, &evaluate})
+  for (const FakeLog *log : {&predict, &step, &evaluate, &grad, &apply})
     for (const std::string &kernel : log->launched) {
       if (!kHandKernels.count(kernel)) {
         launched.insert(kernel);
@@ -466,9 +472,10 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
     EXPECT_TRUE(step.launched.count("tfc_cuda_attention_backward_dkv_kernel"));
     EXPECT_TRUE(step.launched.count("tfc_cuda_layer_norm_backward_reduce_kernel"));
   }
-  std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu\n",
+  std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu, "
+              "grad_step %zu, apply_step %zu\n",
               GetParam().c_str(), manifestKernels.size(), predict.eager, step.eager,
-              evaluate.eager);
+              evaluate.eager, grad.eager, apply.eager);
 }
 
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):

@@ -60,54 +60,30 @@ std::map<std::string, Tensor> checkpoint(const std::string &path) {
   return {tensors.begin(), tensors.end()};
 }
 
-class DataParallelTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    if (!haveMpirun())
-      GTEST_SKIP() << "mpirun not found (Debian's openmpi-bin): data-parallel training untested";
-    dir = makeTempDir("dataparallel");
-    ASSERT_FALSE(dir.empty());
-    // Batch 8 on each of 2 ranks against one process of batch 16.
-    for (int64_t batch : {8, 16}) {
-      CommandResult r = run(kTfc + " compile " + kSource + "/models/reverse.tf --batch " +
-                            std::to_string(batch) + " -o " + binary(batch));
-      ASSERT_EQ(r.status, 0) << r.output;
-    }
+/// Each step's loss (and accuracy, when `accuracy`) of run `b` within 1e-6
+/// (relative for the loss) of run `a`'s: one step an epoch, so each epoch's
+/// train line is one step's.
+void expectStepsMatch(const std::string &a, const std::string &b, size_t steps,
+                      bool accuracy = true) {
+  auto x = trainScores(a), y = trainScores(b);
+  ASSERT_EQ(x.size(), steps) << a;
+  ASSERT_EQ(y.size(), steps) << b;
+  for (size_t step = 0; step < steps; ++step) {
+    EXPECT_NEAR(y[step].first, x[step].first, 1e-6 * std::abs(x[step].first)) << "step " << step + 1;
+    if (accuracy)
+      EXPECT_NEAR(y[step].second, x[step].second, 1e-6) << "step " << step + 1;
   }
-  std::string binary(int64_t batch) const { return dir + "/reverse" + std::to_string(batch); }
-  std::string dir;
-};
+}
 
-// One global batch a step, one step an epoch: each epoch's train loss is
-// one step's loss.
-TEST_F(DataParallelTest, TwoRanksMatchOneProcessStepForStep) {
-  writeReverseData(dir + "/data", {{"train", 16}, {"val", 16}, {"test", 16}});
-  const std::string common = " train --epochs 6 --lr 1e-2 --data " + dir + "/data";
-  CommandResult one = run(binary(16) + common + " --run-dir " + dir + "/one");
-  ASSERT_EQ(one.status, 0) << one.output;
-  CommandResult two = run(kMpirun + binary(8) + common + " --threads 1 --run-dir " + dir + "/two");
-  ASSERT_EQ(two.status, 0) << two.output;
-  EXPECT_NE(two.output.find("data-parallel: 2 ranks of batch 8"), std::string::npos) << two.output;
-  // Only rank 0 reports: one "done" line.
-  size_t done = two.output.find("done: ");
-  ASSERT_NE(done, std::string::npos);
-  EXPECT_EQ(two.output.find("done: ", done + 1), std::string::npos) << two.output;
-
-  auto a = trainScores(dir + "/one"), b = trainScores(dir + "/two");
-  ASSERT_EQ(a.size(), 6u);
-  ASSERT_EQ(b.size(), 6u);
-  for (size_t step = 0; step < a.size(); ++step) {
-    EXPECT_NEAR(b[step].first, a[step].first, 1e-6 * std::abs(a[step].first)) << "step " << step + 1;
-    EXPECT_NEAR(b[step].second, a[step].second, 1e-6) << "step " << step + 1;
-  }
-
-  // Parameters and Adam's moments within 1e-5 of each tensor's largest
-  // value, but for the elements whose gradient is rounding noise in both
-  // runs (attention's key bias: softmax ignores it), which Adam turns into
-  // steps of the learning rate's size either way: an element whose second
-  // moment is below 1e-12 of its tensor's largest has a gradient below 1e-6
-  // of its tensor's largest. Those may differ, and must be few.
-  auto x = checkpoint(dir + "/one/last.safetensors"), y = checkpoint(dir + "/two/last.safetensors");
+/// The reverse task's checkpoints `a` and `b` (Adam): parameters and Adam's
+/// moments within 1e-5 of each tensor's largest value, but for the elements
+/// whose gradient is rounding noise in both runs (attention's key bias:
+/// softmax ignores it), which Adam turns into steps of the learning rate's
+/// size either way: an element whose second moment is below 1e-12 of its
+/// tensor's largest has a gradient below 1e-6 of its tensor's largest. Those
+/// may differ, and must be few.
+void expectAdamCheckpointsMatch(const std::string &a, const std::string &b) {
+  auto x = checkpoint(a), y = checkpoint(b);
   int64_t compared = 0, noise = 0;
   for (auto &[name, t] : x) {
     if (name.rfind("train.", 0) == 0 || t.dtype != DType::F32)
@@ -143,23 +119,132 @@ TEST_F(DataParallelTest, TwoRanksMatchOneProcessStepForStep) {
               (long long)compared, (long long)noise);
 }
 
-// A model with dropout (tests/e2e/dropout.tf: on an input and after a GEMM's
-// bias and relu, 65 and 45 elements a sample, so a rank's first element
-// falls inside a group of four): rank r's masks are those of rows r*b ..
-// (r+1)*b - 1 of one process's batch (the sample offset), so 2 ranks of
-// batch 3 train like one process of batch 6, step for step. Plain SGD: no
-// Adam to turn rounding noise into steps, so every parameter is compared.
-// Masks drawn in generated code (--no-runtime-kernels) count from the same
-// offset: the same bits as the runtime's, under mpirun too.
-TEST(DataParallelDropout, TwoRanksDrawOneProcesssMasks) {
+/// Every parameter of checkpoint `b` within 1e-5 of its tensor's largest
+/// value in `a` (plain SGD: nothing turns rounding noise into steps);
+/// `elements` compared in all.
+void expectCheckpointsMatch(const std::string &a, const std::string &b, int64_t elements) {
+  auto x = checkpoint(a), y = checkpoint(b);
+  int64_t compared = 0;
+  for (auto &[name, t] : x) {
+    if (name.rfind("train.", 0) == 0 || t.dtype != DType::F32)
+      continue;
+    ASSERT_TRUE(y.count(name)) << name;
+    double scale = 0;
+    for (int64_t i = 0; i < t.numel(); ++i)
+      scale = std::max(scale, std::abs(double(t.f32()[i])));
+    for (int64_t i = 0; i < t.numel(); ++i, ++compared)
+      EXPECT_NEAR(y.at(name).f32()[i], t.f32()[i], 1e-5 * scale) << name << "[" << i << "]";
+  }
+  EXPECT_EQ(compared, elements);
+}
+
+class DataParallelTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!haveMpirun())
+      GTEST_SKIP() << "mpirun not found (Debian's openmpi-bin): data-parallel training untested";
+    dir = makeTempDir("dataparallel");
+    ASSERT_FALSE(dir.empty());
+    // Batch 8 on each of 2 ranks against one process of batch 16.
+    for (int64_t batch : {8, 16}) {
+      CommandResult r = run(kTfc + " compile " + kSource + "/models/reverse.tf --batch " +
+                            std::to_string(batch) + " -o " + binary(batch));
+      ASSERT_EQ(r.status, 0) << r.output;
+    }
+  }
+  std::string binary(int64_t batch) const { return dir + "/reverse" + std::to_string(batch); }
+  std::string dir;
+};
+
+// One global batch a step, one step an epoch: each epoch's train loss is
+// one step's loss.
+TEST_F(DataParallelTest, TwoRanksMatchOneProcessStepForStep) {
+  writeReverseData(dir + "/data", {{"train", 16}, {"val", 16}, {"test", 16}});
+  const std::string common = " train --epochs 6 --lr 1e-2 --data " + dir + "/data";
+  CommandResult one = run(binary(16) + common + " --run-dir " + dir + "/one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  CommandResult two = run(kMpirun + binary(8) + common + " --threads 1 --run-dir " + dir + "/two");
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("data-parallel: 2 ranks of batch 8"), std::string::npos) << two.output;
+  // Only rank 0 reports: one "done" line.
+  size_t done = two.output.find("done: ");
+  ASSERT_NE(done, std::string::npos);
+  EXPECT_EQ(two.output.find("done: ", done + 1), std::string::npos) << two.output;
+
+  expectStepsMatch(dir + "/one", dir + "/two", 6);
+  expectAdamCheckpointsMatch(dir + "/one/last.safetensors", dir + "/two/last.safetensors");
+}
+
+// The same on a device whose memory is not the host's (TFC_DEVICE=cpu-copied:
+// the CPU's memory taken as a GPU's): each rank's grad_step writes its loss,
+// metrics and gradients into one device buffer, averaged there
+// (Device::allreduceMean; cpu-copied's is MPI's on that memory), and
+// apply_step reads the gradients there. The same contract against one
+// process; and the same bytes as the CPU's ranks, which average the same
+// values in the same order on the host.
+TEST_F(DataParallelTest, CpuCopiedTwoRanksMatchOneProcessStepForStep) {
+  writeReverseData(dir + "/data", {{"train", 16}, {"val", 16}, {"test", 16}});
+  const std::string common = " train --epochs 6 --lr 1e-2 --data " + dir + "/data";
+  CommandResult one = run(binary(16) + common + " --run-dir " + dir + "/one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  CommandResult copied = run(kMpirun + "-x TFC_DEVICE=cpu-copied " + binary(8) + common +
+                             " --threads 1 --run-dir " + dir + "/copied");
+  ASSERT_EQ(copied.status, 0) << copied.output;
+  EXPECT_NE(copied.output.find("data-parallel: 2 ranks of batch 8"), std::string::npos)
+      << copied.output;
+  EXPECT_EQ(copied.output.find("not supported"), std::string::npos) << copied.output;
+  expectStepsMatch(dir + "/one", dir + "/copied", 6);
+  expectAdamCheckpointsMatch(dir + "/one/last.safetensors", dir + "/copied/last.safetensors");
+
+  CommandResult host = run(kMpirun + binary(8) + common + " --threads 1 --run-dir " + dir + "/host");
+  ASSERT_EQ(host.status, 0) << host.output;
+  EXPECT_TRUE(fileBytes(dir + "/host/last.safetensors") ==
+              fileBytes(dir + "/copied/last.safetensors"))
+      << "the device's exchange averaged other values than the host's";
+  EXPECT_EQ(fileBytes(dir + "/host/metrics.jsonl"), fileBytes(dir + "/copied/metrics.jsonl"));
+}
+
+// TFC_DATA_PARALLEL=nccl: one process, no mpirun, takes the data-parallel
+// path as one rank (grad_step, the device's collective over one rank,
+// apply_step): a check of that path on a machine with one GPU. On
+// cpu-copied it trains as train_step does, within the same contract; any
+// other value of the switch is an error before training.
+TEST_F(DataParallelTest, OneRankSwitchTrainsAsOneProcess) {
+  writeReverseData(dir + "/data", {{"train", 16}, {"val", 16}, {"test", 16}});
+  const std::string common = " train --epochs 6 --lr 1e-2 --data " + dir + "/data";
+  CommandResult one = run(binary(16) + common + " --run-dir " + dir + "/one");
+  ASSERT_EQ(one.status, 0) << one.output;
+  CommandResult split = run("TFC_DEVICE=cpu-copied TFC_DATA_PARALLEL=nccl " + binary(16) + common +
+                            " --run-dir " + dir + "/split");
+  ASSERT_EQ(split.status, 0) << split.output;
+  EXPECT_NE(split.output.find("data-parallel: 1 rank of batch 16 (TFC_DATA_PARALLEL=nccl)"),
+            std::string::npos)
+      << split.output;
+  expectStepsMatch(dir + "/one", dir + "/split", 6);
+  expectAdamCheckpointsMatch(dir + "/one/last.safetensors", dir + "/split/last.safetensors");
+
+  CommandResult wrong = run("TFC_DATA_PARALLEL=mpi " + binary(16) + common + " --run-dir " + dir +
+                            "/wrong");
+  EXPECT_EQ(wrong.status, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("TFC_DATA_PARALLEL=mpi: the only value is 'nccl'"),
+            std::string::npos)
+      << wrong.output;
+}
+
+/// tests/e2e/dropout.tf: 2 ranks of batch 3 (their environment `env`, as
+/// mpirun's -x options) against one process of batch 6; `inCode` also runs
+/// the build whose masks are drawn in generated code.
+void dropoutTwoRanksMatchOneProcess(const std::string &name, const std::string &env, bool inCode) {
   if (!haveMpirun())
     GTEST_SKIP() << "mpirun not found (Debian's openmpi-bin): data-parallel training untested";
-  std::string dir = makeTempDir("dataparallel-dropout");
+  std::string dir = makeTempDir(name);
   ASSERT_FALSE(dir.empty());
   for (std::string flags : {"--batch 3", "--batch 6", "--batch 3 --no-runtime-kernels"}) {
-    std::string name = flags.size() > 10 ? "in-code3" : "dropout" + flags.substr(8);
+    if (!inCode && flags.size() > 10)
+      continue;
+    std::string binary = flags.size() > 10 ? "in-code3" : "dropout" + flags.substr(8);
     CommandResult r = run(kTfc + " compile " + kSource + "/tests/e2e/dropout.tf " + flags +
-                          " -o " + dir + "/" + name);
+                          " -o " + dir + "/" + binary);
     ASSERT_EQ(r.status, 0) << r.output;
   }
   std::mt19937 rng(5);
@@ -179,36 +264,40 @@ TEST(DataParallelDropout, TwoRanksDrawOneProcesssMasks) {
   CommandResult one = run(dir + "/dropout6" + common + " --run-dir " + dir + "/one");
   ASSERT_EQ(one.status, 0) << one.output;
   CommandResult two =
-      run(kMpirun + dir + "/dropout3" + common + " --threads 1 --run-dir " + dir + "/two");
+      run(kMpirun + env + dir + "/dropout3" + common + " --threads 1 --run-dir " + dir + "/two");
   ASSERT_EQ(two.status, 0) << two.output;
   EXPECT_NE(two.output.find("data-parallel: 2 ranks of batch 3"), std::string::npos) << two.output;
-
-  auto a = trainScores(dir + "/one"), b = trainScores(dir + "/two");
-  ASSERT_EQ(a.size(), 4u);
-  ASSERT_EQ(b.size(), 4u);
-  for (size_t step = 0; step < a.size(); ++step)
-    EXPECT_NEAR(b[step].first, a[step].first, 1e-6 * std::abs(a[step].first)) << "step " << step + 1;
-
-  auto x = checkpoint(dir + "/one/last.safetensors"), y = checkpoint(dir + "/two/last.safetensors");
-  int64_t compared = 0;
-  for (auto &[name, t] : x) {
-    if (name.rfind("train.", 0) == 0 || t.dtype != DType::F32)
-      continue;
-    ASSERT_TRUE(y.count(name)) << name;
-    double scale = 0;
-    for (int64_t i = 0; i < t.numel(); ++i)
-      scale = std::max(scale, std::abs(double(t.f32()[i])));
-    for (int64_t i = 0; i < t.numel(); ++i, ++compared)
-      EXPECT_NEAR(y.at(name).f32()[i], t.f32()[i], 1e-5 * scale) << name << "[" << i << "]";
-  }
-  EXPECT_EQ(compared, 13 * 9 + 9 + 9 * 9 + 9); // a.weight, a.bias, b.weight, b.bias
-
-  CommandResult inCode =
-      run(kMpirun + dir + "/in-code3" + common + " --threads 1 --run-dir " + dir + "/in-code");
-  ASSERT_EQ(inCode.status, 0) << inCode.output;
+  expectStepsMatch(dir + "/one", dir + "/two", 4, /*accuracy=*/false);
+  // a.weight, a.bias, b.weight, b.bias
+  expectCheckpointsMatch(dir + "/one/last.safetensors", dir + "/two/last.safetensors",
+                         13 * 9 + 9 + 9 * 9 + 9);
+  if (!inCode)
+    return;
+  CommandResult inCodeRun = run(kMpirun + env + dir + "/in-code3" + common +
+                                " --threads 1 --run-dir " + dir + "/in-code");
+  ASSERT_EQ(inCodeRun.status, 0) << inCodeRun.output;
   EXPECT_TRUE(fileBytes(dir + "/in-code/last.safetensors") ==
               fileBytes(dir + "/two/last.safetensors"))
       << "generated code drew other masks than the runtime under mpirun";
+}
+
+// A model with dropout (tests/e2e/dropout.tf: on an input and after a GEMM's
+// bias and relu, 65 and 45 elements a sample, so a rank's first element
+// falls inside a group of four): rank r's masks are those of rows r*b ..
+// (r+1)*b - 1 of one process's batch (the sample offset), so 2 ranks of
+// batch 3 train like one process of batch 6, step for step. Plain SGD: no
+// Adam to turn rounding noise into steps, so every parameter is compared.
+// Masks drawn in generated code (--no-runtime-kernels) count from the same
+// offset: the same bits as the runtime's, under mpirun too.
+TEST(DataParallelDropout, TwoRanksDrawOneProcesssMasks) {
+  dropoutTwoRanksMatchOneProcess("dataparallel-dropout", "", /*inCode=*/true);
+}
+
+// The same on TFC_DEVICE=cpu-copied: the device path's step (one buffer
+// averaged on the device) feeds grad_step the same sample offset.
+TEST(DataParallelDropout, CpuCopiedTwoRanksDrawOneProcesssMasks) {
+  dropoutTwoRanksMatchOneProcess("dataparallel-dropout-copied", "-x TFC_DEVICE=cpu-copied ",
+                                 /*inCode=*/false);
 }
 
 // Stopped after 2 epochs and resumed as 2 ranks again: the same bytes as

@@ -29,7 +29,8 @@
 //                                   library is unloaded (or the process ends)
 // Built twice: exporting only cuGetProcAddress(_v2) (the default), and with
 // TFC_FAKE_CUDA_PLAIN exporting only the plain versioned symbols (the dlsym
-// fallback). tfcFakeCudaLog()/tfcFakeCudaReset() are exported by both.
+// fallback). tfcFakeCudaLog()/tfcFakeCudaReset() are exported by both, and
+// what the fake cuBLASLt and fake NCCL reach the fake's memory and log by.
 //
 //===----------------------------------------------------------------------===//
 
@@ -798,7 +799,20 @@ FAKE_EXPORT void tfcFakeCudaEnqueue(CUstream stream, void (*run)(void *), void *
 FAKE_EXPORT bool tfcFakeCudaDeviceRange(uintptr_t pointer, size_t bytes) {
   return deviceRange(CUdeviceptr(pointer), bytes);
 }
-/// Appends a line to the log (the fake cuBLASLt's calls).
+/// The live allocation holding `pointer`: its start and size (false: none).
+FAKE_EXPORT bool tfcFakeCudaAllocationOf(uintptr_t pointer, uintptr_t *base, size_t *bytes) {
+  auto &allocations = state().allocations;
+  auto it = allocations.upper_bound(pointer);
+  if (it == allocations.begin())
+    return false;
+  --it;
+  if (pointer >= it->first + it->second)
+    return false;
+  *base = it->first;
+  *bytes = it->second;
+  return true;
+}
+/// Appends a line to the log (the fake cuBLASLt's and fake NCCL's calls).
 FAKE_EXPORT void tfcFakeCudaRecord(const char *line) { record(line); }
 /// Bytes allocated and not freed.
 FAKE_EXPORT size_t tfcFakeCudaAllocatedBytes() {

@@ -15,8 +15,11 @@
 #      result the same bytes (issue 28);
 #   4. the reverse task trained on the GPU to 100% test accuracy (its
 #      file's settings), and twice with one seed: the same checkpoint bytes;
-#      its checkpoint scores the same with the CPU binary; the other seed
-#      models trained on the GPU and the CPU to the same quality;
+#      its checkpoint scores the same with the CPU binary; 4a. trained
+#      data-parallel as one rank (TFC_DATA_PARALLEL=nccl: NCCL on the GPU)
+#      against train_step, losses within 1e-6 and parameters within 1e-5
+#      (tools/gpu/dataparallel.py; skipped without libnccl.so.2); the other
+#      seed models trained on the GPU and the CPU to the same quality;
 #   4c. reverse compiled with --precision tf32 and bf16 (the GEMMs on tensor
 #      cores) trains to 100% test accuracy too (issue 28);
 #   5. `bench` of every model's train_step, GPU and CPU (this machine's
@@ -61,7 +64,7 @@ echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
 lscpu | grep -m1 'Model name' || true
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
-ldconfig -p | grep -E 'libcuda.so.1|libcublasLt.so' | head -4
+ldconfig -p | grep -E 'libcuda.so.1|libcublasLt.so|libnccl.so' | head -5
 
 echo "== 1. driver"
 # (The test skips itself where there is no driver: here that is a failure.)
@@ -136,6 +139,16 @@ if [ -f "$work/reverse-run/best.safetensors" ]; then
   if [ -n "$gpu" ] && [ "$gpu" = "$cpu" ]; then pass "a GPU checkpoint scores the same on the CPU"
   else fail "a GPU checkpoint scores the same on the CPU"; fi
 fi
+
+echo "== 4a. data-parallel on one GPU: TFC_DATA_PARALLEL=nccl against train_step (issue 27)"
+# grad_step, NCCL's all-reduce over one rank on the one buffer of gradients,
+# apply_step; skipped (not failed) where NCCL is not installed.
+python3 "$root/tools/gpu/dataparallel.py" --cuda "$dir/cuda/reverse" --work "$work/dataparallel" \
+  >"$work/dataparallel.log" 2>&1
+cat "$work/dataparallel.log"
+passed=$((passed + $(grep -c '^PASS' "$work/dataparallel.log")))
+failed=$((failed + $(grep -c '^FAIL' "$work/dataparallel.log")))
+grep -q -e '^PASS' -e '^FAIL' -e '^SKIP' "$work/dataparallel.log" || fail "data-parallel (no result)"
 
 echo "== 4b. the other seed models trained on the GPU and on this machine's CPU"
 # model, epochs, the score: the GPU's within 0.02 of the CPU's for an
