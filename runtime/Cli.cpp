@@ -754,8 +754,13 @@ int main(int argc, char **argv) {
   deviceOptions.localRank = dist::world().localRank;
   bool dataParallel = false;
   std::string switchError;
-  if ((*trainCmd || *infoCmd || *benchCmd) && dist::dataParallel(dataParallel, switchError))
-    deviceOptions.dataParallel = dataParallel;
+  if (dist::dataParallel(dataParallel, switchError)) {
+    // bench steps alone: data-parallel (as one rank) by the switch only.
+    const char *oneRank = std::getenv(dist::kDataParallelSwitch);
+    deviceOptions.dataParallel = *trainCmd || *infoCmd ? dataParallel
+                                 : *benchCmd           ? oneRank && *oneRank
+                                                       : false;
+  }
   model.device().configure(deviceOptions);
   model.device().setFlushDenormals(!keepDenormals);
   // Every command but info and init runs entries: open the device first, so
