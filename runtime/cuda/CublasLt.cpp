@@ -3,6 +3,8 @@
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/Abi.h"
 
+#include "runtime/cuda/Driver.h"
+
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -74,21 +76,8 @@ std::unique_ptr<CublasLt> CublasLt::load(std::string &error) {
     candidates = {path};
     source = " (from TFC_CUBLASLT)";
   }
-  std::string tried;
-  void *library = nullptr;
-  std::string path;
-  for (const std::string &candidate : candidates) {
-    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library) {
-      path = candidate;
-      break;
-    }
-    const char *why = dlerror();
-    std::string reason = why ? why : "";
-    tried += (tried.empty() ? "" : ", ") + candidate;
-    if (!reason.empty() && reason.find("No such file or directory") == std::string::npos)
-      tried += " (" + reason + ")";
-  }
+  std::string tried, path;
+  void *library = openFirstLibrary(candidates, path, tried);
   if (!library) {
     error = "no cuBLASLt: tried " + tried + source +
             "; GEMMs on the GPU need CUDA 13's libcublasLt.so.13 (set TFC_CUBLASLT to its path)";

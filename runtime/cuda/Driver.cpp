@@ -71,26 +71,33 @@ std::unique_ptr<CudaDriver> CudaDriver::load(std::string &error) {
   return loadFrom(defaultDriverCandidates(), error);
 }
 
+void *openFirstLibrary(const std::vector<std::string> &candidates, std::string &path,
+                       std::string &tried) {
+  for (const std::string &candidate : candidates) {
+    if (void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      path = candidate;
+      return handle;
+    }
+    const char *why = dlerror();
+    if (!tried.empty())
+      tried += ", ";
+    tried += candidate;
+    // "cannot open shared object file" says nothing new; anything else
+    // (wrong ELF class, missing dependency, bad symbol) is worth keeping.
+    std::string reason = why ? why : "";
+    if (!reason.empty() && reason.find("No such file or directory") == std::string::npos)
+      tried += " (" + reason + ")";
+  }
+  return nullptr;
+}
+
 std::unique_ptr<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string> &candidates,
                                                  std::string &error, const char *source) {
-  std::string tried;
-  for (const std::string &candidate : candidates) {
-    void *handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-      const char *why = dlerror();
-      if (!tried.empty())
-        tried += ", ";
-      tried += candidate;
-      // "cannot open shared object file" says nothing new; anything else
-      // (wrong ELF class, missing dependency, bad symbol) is worth keeping.
-      std::string reason = why ? why : "";
-      if (!reason.empty() && reason.find("No such file or directory") == std::string::npos)
-        tried += " (" + reason + ")";
-      continue;
-    }
+  std::string tried, path;
+  if (void *handle = openFirstLibrary(candidates, path, tried)) {
     std::unique_ptr<CudaDriver> driver(new CudaDriver());
     driver->handle_ = handle;
-    driver->path_ = candidate;
+    driver->path_ = path;
     if (!driver->resolve(error))
       return nullptr;
     return driver;

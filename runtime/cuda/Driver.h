@@ -109,6 +109,14 @@ std::string formatBytes(size_t bytes);
 /// The libraries load() tries, in order, when $TFC_CUDA_DRIVER is unset.
 const std::vector<std::string> &defaultDriverCandidates();
 
+/// dlopen()s the first of `candidates` that loads (RTLD_NOW | RTLD_LOCAL):
+/// its handle, with `path` set; or null, with `tried` listing every
+/// candidate and, for a failure other than a missing file (wrong ELF
+/// class, a missing dependency), dlerror()'s reason. The driver, cuBLASLt
+/// and NCCL are all loaded this way.
+void *openFirstLibrary(const std::vector<std::string> &candidates, std::string &path,
+                       std::string &tried);
+
 class CudaDriver {
 public:
   /// Loads the driver and resolves every entry point (cuInit is not called).

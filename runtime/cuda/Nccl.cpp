@@ -2,6 +2,8 @@
 
 #include "runtime/cuda/Nccl.h"
 
+#include "runtime/cuda/Driver.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -71,19 +73,7 @@ std::unique_ptr<Nccl> Nccl::load(std::string &error) {
     source = " (from TFC_NCCL_LIBRARY)";
   }
   std::string tried, path;
-  void *library = nullptr;
-  for (const std::string &candidate : candidates) {
-    library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (library) {
-      path = candidate;
-      break;
-    }
-    const char *why = dlerror();
-    std::string reason = why ? why : "";
-    tried += (tried.empty() ? "" : ", ") + candidate;
-    if (!reason.empty() && reason.find("No such file or directory") == std::string::npos)
-      tried += " (" + reason + ")";
-  }
+  void *library = openFirstLibrary(candidates, path, tried);
   if (!library) {
     error = "no NCCL: tried " + tried + source +
             "; data-parallel training on GPUs needs NCCL 2.10 or later (libnccl2; set "

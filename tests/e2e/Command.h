@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 
 namespace tfc::e2e {
@@ -41,6 +43,15 @@ inline std::string fileBytes(const std::string &path) {
 }
 
 /// How many times `what` occurs in `text`.
+/// `text`'s lines, without their newlines.
+inline std::vector<std::string> linesOf(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line);
+  return lines;
+}
+
 inline size_t countOf(const std::string &text, const std::string &what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))

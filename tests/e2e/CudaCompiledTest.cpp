@@ -44,14 +44,6 @@ const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVE
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
 
-std::vector<std::string> linesOf(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
-
 /// Compiles models/MODEL.tf for CUDA with `flags` into DIR/OUT; its path.
 std::string compileCuda(const std::string &dir, const std::string &model, const std::string &out,
                         const std::string &flags) {

@@ -42,14 +42,6 @@ const std::string kMpirun = "mpirun --allow-run-as-root --oversubscribe -np 2 ";
 
 bool haveMpirun() { return run("command -v mpirun").status == 0; }
 
-std::vector<std::string> linesOf(const std::string &text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    lines.push_back(line);
-  return lines;
-}
-
 /// The exchange's floats, laid out as runtime/ExchangeLayout.h says: the
 /// loss and metrics packed, then each gradient on a 64-float boundary.
 size_t exchangeFloats(const rt::EntrySpec &gradStep, size_t &scores) {

@@ -313,23 +313,22 @@ def main():
         data = os.path.join(work, "data", w)
         os.makedirs(data, exist_ok=True)
         exe = os.path.join(bins, w)
-        out, err, seconds = run([exe] + tfc_flags + ["bench", "--entry", "train_step", "--steps",
-                                                     str(args.steps), "--warmup", str(args.warmup),
-                                                     "--min-seconds", repr(args.min_seconds),
-                                                     "--save-batch", data], "tfc")
-        parsed = None if err else bench.parse_bench(out, "train_step")
-        row["sides"]["tfc"] = dict(parsed, wall_s=seconds) if parsed else {
-            "error": err or "no `bench train_step` line"}
+
+        def tfc_step(binary, extra=()):
+            """One tfc binary's `bench train_step`: its parsed line, or {"error": ...}."""
+            out, err, seconds = run([binary] + tfc_flags + [
+                "bench", "--entry", "train_step", "--steps", str(args.steps), "--warmup",
+                str(args.warmup), "--min-seconds", repr(args.min_seconds)] + list(extra), "tfc")
+            parsed = None if err else bench.parse_bench(out, "train_step")
+            return dict(parsed, wall_s=seconds) if parsed else {
+                "error": err or "no `bench train_step` line"}
+
+        row["sides"]["tfc"] = tfc_step(exe, ["--save-batch", data])
+        parsed = "error" not in row["sides"]["tfc"]
         for precision in PRECISIONS:
             variant = exe + "." + precision
-            if not os.access(variant, os.X_OK):
-                continue
-            out, err, seconds = run([variant] + tfc_flags + [
-                "bench", "--entry", "train_step", "--steps", str(args.steps), "--warmup",
-                str(args.warmup), "--min-seconds", repr(args.min_seconds)], "tfc")
-            parsed_variant = None if err else bench.parse_bench(out, "train_step")
-            row["sides"]["tfc_" + precision] = dict(parsed_variant, wall_s=seconds) if parsed_variant \
-                else {"error": err or "no `bench train_step` line"}
+            if os.access(variant, os.X_OK):
+                row["sides"]["tfc_" + precision] = tfc_step(variant)
         steps_per_epoch = max(1, (info["train_samples"] or info["batch"]) // info["batch"])
         extra = ["--entry", "train_step"] + hyper(info, info["epochs"] * steps_per_epoch) + [
             "--steps", str(args.steps), "--warmup", str(args.warmup),
