@@ -312,6 +312,15 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
     16 or more channels each way and positions, the output gradient's rows
     along t) calls `tfc_conv1d_winograd_taps`: F(5, 4). `winograd=false`,
     or TFC_CONV=direct when the model runs, keeps the direct GEMMs.
+
+    With `device=cuda` each product is a `tfc_cuda_sgemm` call on device
+    memory, and cuBLASLt computes what its epilogues can: an epilogue of a
+    bias, a ReLU and one other matrix (`tfc_cuda_sgemm_fused`), and a
+    weight gradient's bias gradient (`tfc_cuda_sgemm_bias_grad`): the
+    column sums of the output gradient dY (stored K x M as a transposed A,
+    or K x N as a B), zero-filled and summed before the GEMM that reads it,
+    with nothing between them touching dY or the sums. The sum moves into
+    the call and cuBLASLt's BGRADB (of A) or BGRADA (of B) computes it.
   }];
   let options = [
     Option<"winograd", "winograd", "bool", /*default=*/"true",
@@ -324,6 +333,10 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
            "convolutions and other epilogues stay loop nests, for tf-map-to-gpu)">,
     Option<"plain", "plain", "bool", /*default=*/"false",
            "cpu: plain products only (every epilogue a loop nest of its own)">,
+    Option<"biasGradients", "bias-gradients", "bool", /*default=*/"true",
+           "cuda: a weight gradient's bias gradient (the column sums of the output "
+           "gradient, zero-filled before the GEMM) in the same call, "
+           "tfc_cuda_sgemm_bias_grad, cuBLASLt's BGRADB/BGRADA">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];

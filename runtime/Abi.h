@@ -198,6 +198,11 @@ enum Arg : unsigned {
 /// What tfc_sgemm_fused adds after Count: C = relu?(op(A) op(B) + bias[n] +
 /// R), relu 0 or 1, bias N floats or 0, R (M x N, row pitch ldResidual) or 0.
 enum FusedArg : unsigned { Relu = Count, Bias, Residual, LdResidual, FusedCount };
+/// What tfc_sgemm_bias_grad adds after Count: which operand's rows are
+/// summed (kBiasGradOfA: A, stored K x M, transA 1; kBiasGradOfB: B, stored
+/// K x N, transB 0) and where the sums go (M or N floats, overwritten).
+enum BiasGradArg : unsigned { BiasGradOperand = Count, BiasGrad, BiasGradCount };
+inline constexpr int64_t kBiasGradOfA = 0, kBiasGradOfB = 1;
 /// What the windows and taps variants add after Count: kInner / mInner,
 /// ldbInner / ldaOuter, pad, width.
 inline constexpr unsigned kWindowArgs = 4;
@@ -221,6 +226,8 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   X(SgemmPair, tfc_sgemm_pair, void(TFC_ABI_GEMM_ARGS, TFC_ABI_GEMM_ARGS))     \
   /* tfc_sgemm, then relu, bias, residual, ldResidual (gemm::FusedArg) */   \
   X(SgemmFused, tfc_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4))          \
+  /* tfc_sgemm, then operand, bias gradient (gemm::BiasGradArg) */            \
+  X(SgemmBiasGrad, tfc_sgemm_bias_grad, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I, TFC_ABI_I)) \
   X(SgemmEpilogue, tfc_sgemm_epilogue, void(TFC_ABI_GEMM_ARGS, Epilogue, void *)) \
   X(SgemmWindowsEpilogue, tfc_sgemm_windows_epilogue,                          \
     void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS, Epilogue, void *))            \
@@ -278,6 +285,9 @@ enum Arg : unsigned {
   X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))                       \
   /* tfc_sgemm_fused's arguments, on device memory: cuBLASLt's epilogues */ \
   X(CudaSgemmFused, tfc_cuda_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4)) \
+  /* tfc_sgemm_bias_grad's arguments, on device memory: cuBLASLt's BGRADA/B */ \
+  X(CudaSgemmBiasGrad, tfc_cuda_sgemm_bias_grad,                               \
+    void(TFC_ABI_GEMM_ARGS, TFC_ABI_I, TFC_ABI_I))                             \
   /* The hand-written kernels (runtime/cuda/kernels/): the CPU kernels' C    \
      types and arguments exactly, every pointer one to device memory */       \
   X(CudaAttentionForward, tfc_cuda_attention_forward,                          \
@@ -333,6 +343,8 @@ constexpr RuntimeFunction cpuTwin(RuntimeFunction f) {
     return RuntimeFunction::Sgemm;
   case RuntimeFunction::CudaSgemmFused:
     return RuntimeFunction::SgemmFused;
+  case RuntimeFunction::CudaSgemmBiasGrad:
+    return RuntimeFunction::SgemmBiasGrad;
   case RuntimeFunction::CudaAttentionForward:
     return RuntimeFunction::AttentionForward;
   case RuntimeFunction::CudaAttentionBackward:
@@ -370,6 +382,8 @@ constexpr unsigned arity(RuntimeFunction f) {
 
 static_assert(arity(RuntimeFunction::Sgemm) == gemm::Count);
 static_assert(arity(RuntimeFunction::SgemmFused) == gemm::FusedCount);
+static_assert(arity(RuntimeFunction::SgemmBiasGrad) == gemm::BiasGradCount);
+static_assert(arity(RuntimeFunction::CudaSgemmBiasGrad) == gemm::BiasGradCount);
 static_assert(arity(RuntimeFunction::AttentionForward) ==
               attention::kSizes + 1 +
                   attention::kPerTensor * (attention::kForwardInputs + attention::kForwardOutputs));

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/Abi.h"
 #include "runtime/cpu/GemmKernels.h"
 #include "runtime/ThreadPool.h"
 
@@ -1284,5 +1285,27 @@ extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t
           v += biases[j];
         cs[i * ldc + j] = relu && v < 0.0f ? 0.0f : v;
       }
+  });
+}
+
+extern "C" void tfc_sgemm_bias_grad(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                    intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                                    intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                                    intptr_t c, intptr_t ldc, intptr_t strideC,
+                                    intptr_t accumulate, intptr_t operand, intptr_t biasGrad) {
+  tfc_sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+            accumulate);
+  // The summed operand as stored: K rows of `width` floats, `pitch` apart.
+  const bool ofA = operand == tfc::abi::gemm::kBiasGradOfA;
+  const auto *rows = reinterpret_cast<const float *>(ofA ? a : b);
+  const int64_t width = ofA ? m : n, pitch = ofA ? lda : ldb;
+  auto *sums = reinterpret_cast<float *>(biasGrad);
+  tfc::rt::parallelFor(width, 64, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j) {
+      float sum = 0.0f;
+      for (int64_t p = 0; p < k; ++p)
+        sum += rows[p * pitch + j];
+      sums[j] = sum;
+    }
   });
 }

@@ -40,6 +40,18 @@ void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                      intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
                      intptr_t relu, intptr_t bias, intptr_t residual, intptr_t ldResidual);
 
+/// C = op(A) op(B) and the bias gradient of one operand, for batch 1 and
+/// accumulate 0: the CPU twin of tfc_cuda_sgemm_bias_grad (cuBLASLt's
+/// BGRADB and BGRADA), which --target=cuda-emulated calls. operand
+/// abi::gemm::kBiasGradOfA: biasGrad[i] = sum over p of A[p][i] (A stored K
+/// x M, transA 1); kBiasGradOfB: biasGrad[j] = sum over p of B[p][j] (B
+/// stored K x N, transB 0). Each sum in p's order, overwriting biasGrad.
+void tfc_sgemm_bias_grad(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                         intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
+                         intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
+                         intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                         intptr_t operand, intptr_t biasGrad);
+
 /// tfc_sgemm whose B has rows in two levels: row p of op(B) (transB must be
 /// 0) is at b + (p / kInner) * ldb + (p % kInner) * ldbInner. A 1-d
 /// convolution is one such GEMM per sample, K = channels x taps: row (c, j)

@@ -49,6 +49,17 @@ std::string describeGemm(const GemmArgs &a) {
          " ldb " + n(a[Ldb]) + ", C ldc " + n(a[Ldc]) + (a[Accumulate] ? ", accumulate" : "");
 }
 
+const char *GemmEpilogue::function() const {
+  return biasGrad ? "tfc_cuda_sgemm_bias_grad" : any() ? "tfc_cuda_sgemm_fused" : "tfc_cuda_sgemm";
+}
+
+std::string GemmEpilogue::describe() const {
+  return std::string(relu ? ", relu" : "") + (bias ? ", bias" : "") +
+         (residual ? ", residual" : "") +
+         (biasGrad ? (biasGradOfB ? ", the bias gradient of B" : ", the bias gradient of A")
+                   : "");
+}
+
 struct CublasLt::Plan {
   const CublasLtApi *api = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
@@ -150,6 +161,7 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
                               batch > 1 ? g[StrideB] : 0, batch > 1 ? g[StrideC] : 0,
                               alignA,    alignB,    alignC,
                               epilogue.relu, epilogue.bias != 0, epilogue.residual != 0,
+                              epilogue.biasGrad ? 1 + epilogue.biasGradOfB : 0,
                               epilogue.residual ? epilogue.ldResidual : 0,
                               epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0,
                               int64_t(precision)};
@@ -185,9 +197,12 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
           "cublasLtMatrixLayoutCreate(C)"))
     return nullptr;
   if (epilogue.any()) {
+    // Our A is cuBLASLt's B and our B its A (column-major, above).
     const cublasLtEpilogue_t kind =
-        epilogue.bias ? (epilogue.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                      : (epilogue.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+        epilogue.biasGrad
+            ? (epilogue.biasGradOfB ? CUBLASLT_EPILOGUE_BGRADA : CUBLASLT_EPILOGUE_BGRADB)
+        : epilogue.bias ? (epilogue.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                        : (epilogue.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
     if (!ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind,
                                         sizeof kind),
             "cublasLtMatmulDescSetAttribute(EPILOGUE)"))
@@ -256,13 +271,18 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
                      CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
                      std::string &error) {
   auto fail = [&](const std::string &why) {
-    error = std::string(epilogue.any() ? "tfc_cuda_sgemm_fused(" : "tfc_cuda_sgemm(") +
-            describeGemm(g) + (epilogue.relu ? ", relu" : "") + (epilogue.bias ? ", bias" : "") +
-            (epilogue.residual ? ", residual" : "") + "): " + why;
+    error = std::string(epilogue.function()) + "(" + describeGemm(g) + epilogue.describe() +
+            "): " + why;
     return false;
   };
   if (epilogue.any() && (g[Batch] != 1 || g[Accumulate]))
     return fail("an epilogue on a batch or an accumulating product");
+  if (epilogue.biasGrad && (epilogue.relu || epilogue.bias || epilogue.residual))
+    return fail("a bias gradient with another epilogue");
+  // cuBLASLt sums its A only untransposed and its B only transposed.
+  if (epilogue.biasGrad && (epilogue.biasGradOfB ? g[TransB] != 0 : g[TransA] == 0))
+    return fail(epilogue.biasGradOfB ? "the bias gradient of a transposed B"
+                                     : "the bias gradient of an A that is not transposed");
   if (epilogue.residual && epilogue.ldResidual < g[N])
     return fail("a residual's leading dimension shorter than its rows");
   for (Arg arg : {Batch, M, N, K, Lda, Ldb, Ldc})
@@ -283,10 +303,11 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   Plan *plan = this->plan(g, epilogue, precision, reduction, workspaceBytes, why);
   if (!plan)
     return fail(why);
-  // The bias's address is the call's (a plan is the shape's): set before
-  // each matmul, which a capture records with it.
-  if (epilogue.bias) {
-    const void *bias = reinterpret_cast<const void *>(uintptr_t(epilogue.bias));
+  // The bias's address (read, or written by a bias gradient) is the call's
+  // (a plan is the shape's): set before each matmul, which a capture
+  // records with it.
+  if (const CUdeviceptr address = epilogue.biasGrad ? epilogue.biasGrad : epilogue.bias) {
+    const void *bias = reinterpret_cast<const void *>(uintptr_t(address));
     if (cublasStatus_t s = api_.matmulDescSetAttribute(
             plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
         s != CUBLAS_STATUS_SUCCESS)

@@ -14,6 +14,10 @@
 // per item on the stream, each after the first with beta = 1.
 // tfc_cuda_sgemm_fused adds cuBLASLt's epilogues: a bias along C's rows
 // (cuBLASLt's D rows, column-major), ReLU, and another matrix as its C.
+// tfc_cuda_sgemm_bias_grad adds the column sums of one operand as stored
+// (K x M for A^T, K x N for B), a weight gradient's bias gradient: A is
+// cuBLASLt's B, transposed, so BGRADB; B is its A, not transposed, BGRADA
+// (the only orientations cuBLASLt sums).
 //
 // libcublasLt is dlopen()ed like the driver (Driver.h), so a binary starts
 // without it: $TFC_CUBLASLT when set (tests point it at a fake), else
@@ -83,7 +87,15 @@ struct GemmEpilogue {
   bool relu = false;
   CUdeviceptr bias = 0, residual = 0; // 0: none
   int64_t ldResidual = 0;
-  bool any() const { return relu || bias || residual; }
+  /// tfc_cuda_sgemm_bias_grad: the operand's column sums go here (M floats
+  /// for A, N for B), 0 for none; it excludes the others.
+  CUdeviceptr biasGrad = 0;
+  bool biasGradOfB = false;
+  bool any() const { return relu || bias || residual || biasGrad; }
+  /// The runtime function computing this: "tfc_cuda_sgemm_fused" etc.
+  const char *function() const;
+  /// ", relu, bias": what the epilogue adds, for messages.
+  std::string describe() const;
 };
 
 /// A product's compute type: full FP32 (CUBLAS_COMPUTE_32F), TF32 tensor

@@ -555,8 +555,7 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
   if (!launchError_.empty())
     return;
   if (!cublasLt_) {
-    return failLaunch(std::string(epilogue.any() ? "tfc_cuda_sgemm_fused(" : "tfc_cuda_sgemm(") +
-                      describeGemm(args) + "): " +
+    return failLaunch(std::string(epilogue.function()) + "(" + describeGemm(args) + "): " +
                       (cublasLtError_.empty() ? std::string("cuBLASLt is not loaded")
                                               : cublasLtError_));
   }

@@ -6,6 +6,7 @@
 
 #include "runtime/cuda/RuntimeFunctions.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/Abi.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,21 @@ extern "C" void tfc_cuda_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, int
   epilogue.residual = CUdeviceptr(residual);
   epilogue.ldResidual = ldResidual;
   CudaDevice::activeFor("tfc_cuda_sgemm_fused")
+      .sgemm({batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
+              accumulate},
+             epilogue);
+}
+
+extern "C" void tfc_cuda_sgemm_bias_grad(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
+                                         intptr_t a, intptr_t lda, intptr_t strideA,
+                                         intptr_t transA, intptr_t b, intptr_t ldb,
+                                         intptr_t strideB, intptr_t transB, intptr_t c,
+                                         intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                                         intptr_t operand, intptr_t biasGrad) {
+  tfc::rt::cuda::GemmEpilogue epilogue;
+  epilogue.biasGrad = CUdeviceptr(biasGrad);
+  epilogue.biasGradOfB = operand == tfc::abi::gemm::kBiasGradOfB;
+  CudaDevice::activeFor("tfc_cuda_sgemm_bias_grad")
       .sgemm({batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
               accumulate},
              epilogue);

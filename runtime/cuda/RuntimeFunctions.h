@@ -40,6 +40,15 @@ void tfc_cuda_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
                           intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
                           intptr_t ldc, intptr_t strideC, intptr_t accumulate, intptr_t relu,
                           intptr_t bias, intptr_t residual, intptr_t ldResidual);
+
+/// tfc_cuda_sgemm and the bias gradient of one operand (runtime/Abi.h
+/// gemm::BiasGradArg; the CPU twin is tfc_sgemm_bias_grad): one
+/// cublasLtMatmul with BGRADB (A's) or BGRADA (B's).
+void tfc_cuda_sgemm_bias_grad(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
+                              intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
+                              intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
+                              intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                              intptr_t operand, intptr_t biasGrad);
 }
 
 #endif // TFC_RUNTIME_CUDA_RUNTIMEFUNCTIONS_H

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tests/unit/ScopedEnv.h"
+#include "runtime/Abi.h"
 #include "runtime/Manifest.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/RuntimeFunctions.h"
@@ -550,6 +551,106 @@ TEST_F(CudaRuntimeTest, FusedEpilogueErrorsNameTheGemm) {
   EXPECT_FALSE(device->run(fusedEntry, buffers, 1, error));
   EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 1, 2x2x2, A lda 2, B ldb 2, C ldc 2, bias): "
                    "cublasLtMatmul: CUBLAS_STATUS_INVALID_VALUE: the fake cuBLASLt refused it");
+  device->release(a);
+}
+
+namespace {
+std::array<intptr_t, 18> gBiasGrad;
+void biasGradEntry(void **) {
+  const auto &g = gBiasGrad;
+  tfc_cuda_sgemm_bias_grad(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10],
+                           g[11], g[12], g[13], g[14], g[15], g[16], g[17]);
+}
+} // namespace
+
+// tfc_cuda_sgemm_bias_grad: a linear layer's weight gradient and its bias
+// gradient in one cublasLtMatmul. dW = dY^T X (A = dY stored K x M,
+// transposed) sums A's rows into M floats with cuBLASLt's BGRADB; W^T's
+// gradient X^T dY (B = dY stored K x N) sums B's rows into N floats with
+// BGRADA. Eager, captured and replayed: the sums are overwritten each time
+// (the vector starts at 7), and the product is the plain GEMM's.
+TEST_F(CudaRuntimeTest, BiasGradientsAreTheOperandsColumnSums) {
+  const int64_t rows = 9, width = 5, other = 3; // K, dY's columns, X's columns
+  std::vector<float> dy(size_t(rows * width)), x(size_t(rows * other));
+  for (size_t i = 0; i < dy.size(); ++i)
+    dy[i] = float(int((i * 29) % 19) - 9) / 4.0f;
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int((i * 31) % 11) - 5) / 2.0f;
+  auto *ddy = static_cast<float *>(device->allocate(dy.size() * 4));
+  auto *dx = static_cast<float *>(device->allocate(x.size() * 4));
+  auto *dw = static_cast<float *>(device->allocate(size_t(width * other) * 4));
+  auto *dsums = static_cast<float *>(device->allocate(size_t(width) * 4));
+  ASSERT_TRUE(ddy && dx && dw && dsums);
+  device->copyIn(ddy, dy.data(), dy.size() * 4);
+  device->copyIn(dx, x.data(), x.size() * 4);
+  std::vector<double> sums(size_t(width), 0.0);
+  for (int64_t p = 0; p < rows; ++p)
+    for (int64_t j = 0; j < width; ++j)
+      sums[size_t(j)] += dy[size_t(p * width + j)];
+  std::vector<void *> tokens;
+  for (bool ofB : {false, true}) {
+    // ofA: C (width x other) = dY^T X; ofB: C (other x width) = X^T dY.
+    const int64_t m = ofB ? other : width, n = ofB ? width : other;
+    if (ofB)
+      gBiasGrad = {1, m, n, rows, intptr_t(dx), other, 0, 1, intptr_t(ddy), width, 0, 0,
+                   intptr_t(dw), n, 0, 0, tfc::abi::gemm::kBiasGradOfB, intptr_t(dsums)};
+    else
+      gBiasGrad = {1, m, n, rows, intptr_t(ddy), width, 0, 1, intptr_t(dx), other, 0, 0,
+                   intptr_t(dw), n, 0, 0, tfc::abi::gemm::kBiasGradOfA, intptr_t(dsums)};
+    void *token = tokens.emplace_back(device->allocate(4));
+    void *buffers[] = {ddy, dx, dw, dsums, token};
+    for (int call = 0; call < 3; ++call) { // eager, captured, replayed
+      const std::vector<float> sevens(size_t(width), 7.0f);
+      device->copyIn(dsums, sevens.data(), sevens.size() * 4);
+      std::string error;
+      ASSERT_TRUE(device->run(biasGradEntry, buffers, 5, error)) << error;
+      std::vector<float> got(static_cast<size_t>(width)), product(static_cast<size_t>(m * n));
+      device->copyOut(got.data(), dsums, got.size() * 4);
+      device->copyOut(product.data(), dw, product.size() * 4);
+      for (int64_t j = 0; j < width; ++j)
+        ASSERT_NEAR(got[size_t(j)], sums[size_t(j)], 1e-5) << "of B " << ofB << " sum " << j;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double want = 0;
+          for (int64_t p = 0; p < rows; ++p)
+            want += ofB ? double(x[size_t(p * other + i)]) * dy[size_t(p * width + j)]
+                        : double(dy[size_t(p * width + i)]) * x[size_t(p * other + j)];
+          ASSERT_NEAR(product[size_t(i * n + j)], want, 1e-4) << "of B " << ofB;
+        }
+    }
+  }
+  // The first case eager and captured, the second captured (its graph);
+  // replays run no host code.
+  EXPECT_EQ(count(", bgradb)"), 2u) << log();
+  EXPECT_EQ(count(", bgrada)"), 1u) << log();
+  for (void *buffer : {(void *)ddy, (void *)dx, (void *)dw, (void *)dsums})
+    device->release(buffer);
+  for (void *token : tokens)
+    device->release(token);
+}
+
+// What cuBLASLt cannot sum is refused with the GEMM named, never computed
+// wrong: an A that is not transposed (cuBLASLt's B untransposed), a
+// transposed B, a batch.
+TEST_F(CudaRuntimeTest, BiasGradientErrorsNameTheGemm) {
+  void *a = device->allocate(256);
+  void *buffers[] = {a};
+  std::string error;
+  gBiasGrad = {1, 2, 2, 2, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0,
+               tfc::abi::gemm::kBiasGradOfA, intptr_t(a) + 64};
+  EXPECT_FALSE(device->run(biasGradEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_bias_grad(batch 1, 2x2x2, A lda 2, B ldb 2, C ldc 2, the bias "
+                   "gradient of A): the bias gradient of an A that is not transposed");
+  gBiasGrad = {1, 2, 2, 2, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 1, intptr_t(a), 2, 0, 0,
+               tfc::abi::gemm::kBiasGradOfB, intptr_t(a) + 64};
+  EXPECT_FALSE(device->run(biasGradEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_bias_grad(batch 1, 2x2x2, A lda 2, B^T ldb 2, C ldc 2, the bias "
+                   "gradient of B): the bias gradient of a transposed B");
+  gBiasGrad = {2, 2, 2, 2, intptr_t(a), 2, 4, 1, intptr_t(a), 2, 4, 0, intptr_t(a), 2, 4, 0,
+               tfc::abi::gemm::kBiasGradOfA, intptr_t(a) + 64};
+  EXPECT_FALSE(device->run(biasGradEntry, buffers, 1, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_bias_grad(batch 2, 2x2x2, A^T lda 2, B ldb 2, C ldc 2, the "
+                   "bias gradient of A): an epilogue on a batch or an accumulating product");
   device->release(a);
 }
 

@@ -10,7 +10,10 @@
 // only CUDA_R_32F matrices with CUBLAS_COMPUTE_32F or, for --precision
 // tf32 and bf16, CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF (whose products
 // it computes on A and B rounded to TF32's 10-bit or bf16's 7-bit mantissa,
-// as the tensor cores read them; every other compute type is refused), leading dimensions of at least the
+// as the tensor cores read them; every other compute type is refused), the
+// epilogues BIAS, RELU, RELU_BIAS and the bias gradients BGRADA (of an A
+// not transposed) and BGRADB (of a transposed B), which it sums in double;
+// leading dimensions of at least the
 // rows, matching batch counts, a batch of C with stride 0 (items would race
 // on a GPU), and every matrix, in every item, inside one live allocation of
 // the fake driver.
@@ -89,6 +92,8 @@ struct Work {
   int mantissa = 23; // A and B rounded to this many mantissa bits first (TF32 10, bf16 7)
   bool relu = false;
   const float *bias = nullptr; // m floats, along D's rows
+  float *biasGrad = nullptr;   // BGRADA: m sums of op(A)'s rows; BGRADB: n of op(B)'s columns
+  bool biasGradOfB = false;
 };
 
 /// `x` rounded to `mantissa` bits (8-bit exponent: TF32 10, bf16 7), to
@@ -134,6 +139,16 @@ void compute(void *context) {
       for (int64_t i = 0; i < w.m; ++i)
         d[i + j * w.ldd] = out[size_t(i + j * w.m)];
   }
+  // A bias gradient sums the operand over k (batch 1: valid() saw to it).
+  if (w.biasGrad) {
+    const int64_t count = w.biasGradOfB ? w.n : w.m;
+    for (int64_t x = 0; x < count; ++x) {
+      double sum = 0;
+      for (int64_t p = 0; p < w.k; ++p)
+        sum += w.biasGradOfB ? w.b[x + p * w.ldb] : w.a[x + p * w.lda];
+      w.biasGrad[x] = float(sum);
+    }
+  }
 }
 
 void release(void *context) { delete static_cast<Work *>(context); }
@@ -172,6 +187,14 @@ bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, 
     return why = "different batch counts", false;
   if (c.batch > 1 && (c.stride == 0 || d.stride == 0))
     return why = "a batch of C or D with stride 0", false;
+  if (desc.epilogue == CUBLASLT_EPILOGUE_BGRADA || desc.epilogue == CUBLASLT_EPILOGUE_BGRADB) {
+    if (a.batch != 1)
+      return why = "a bias gradient over a batch", false;
+    if (desc.epilogue == CUBLASLT_EPILOGUE_BGRADA && desc.transA != CUBLAS_OP_N)
+      return why = "BGRADA of a transposed A", false;
+    if (desc.epilogue == CUBLASLT_EPILOGUE_BGRADB && desc.transB != CUBLAS_OP_T)
+      return why = "BGRADB of a B that is not transposed", false;
+  }
   return true;
 }
 
@@ -235,7 +258,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t h
     cublasLtEpilogue_t epilogue;
     std::memcpy(&epilogue, buf, sizeof epilogue);
     if (epilogue != CUBLASLT_EPILOGUE_DEFAULT && epilogue != CUBLASLT_EPILOGUE_BIAS &&
-        epilogue != CUBLASLT_EPILOGUE_RELU && epilogue != CUBLASLT_EPILOGUE_RELU_BIAS)
+        epilogue != CUBLASLT_EPILOGUE_RELU && epilogue != CUBLASLT_EPILOGUE_RELU_BIAS &&
+        epilogue != CUBLASLT_EPILOGUE_BGRADA && epilogue != CUBLASLT_EPILOGUE_BGRADB)
       return CUBLAS_STATUS_NOT_SUPPORTED;
     desc->epilogue = epilogue;
     return CUBLAS_STATUS_SUCCESS;
@@ -330,10 +354,14 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   std::string why;
   const bool withBias =
       desc.epilogue == CUBLASLT_EPILOGUE_BIAS || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
-  Layout biasLayout{CUDA_R_32F, d.rows, 1, int64_t(d.rows)};
+  const bool biasGrad =
+      desc.epilogue == CUBLASLT_EPILOGUE_BGRADA || desc.epilogue == CUBLASLT_EPILOGUE_BGRADB;
+  Layout biasLayout{CUDA_R_32F, desc.epilogue == CUBLASLT_EPILOGUE_BGRADB ? d.cols : d.rows, 1,
+                    int64_t(desc.epilogue == CUBLASLT_EPILOGUE_BGRADB ? d.cols : d.rows)};
   if (!valid(desc, a, b, c, d, why) ||
-      (why = "a bias epilogue without its bias pointer", withBias && !desc.bias) ||
-      (why = "a bias outside every live allocation", withBias && !inside(desc.bias, biasLayout)) ||
+      (why = "a bias epilogue without its bias pointer", (withBias || biasGrad) && !desc.bias) ||
+      (why = "a bias outside every live allocation",
+       (withBias || biasGrad) && !inside(desc.bias, biasLayout)) ||
       (why = "a matrix outside every live allocation",
        !inside(A, a) || !inside(B, b) || !inside(C, c) || !inside(D, d)) ||
       (why = "a workspace outside every live allocation",
@@ -359,11 +387,16 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   work->relu =
       desc.epilogue == CUBLASLT_EPILOGUE_RELU || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
   work->bias = withBias ? desc.bias : nullptr;
+  // The bias pointer is where a bias gradient goes (cuBLASLt's convention).
+  work->biasGrad = biasGrad ? const_cast<float *>(desc.bias) : nullptr;
+  work->biasGradOfB = desc.epilogue == CUBLASLT_EPILOGUE_BGRADB;
   char line[200];
-  std::snprintf(line, sizeof line, "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g%s%s)",
+  std::snprintf(line, sizeof line,
+                "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g%s%s%s)",
                 (long long)work->m, (long long)work->n, (long long)work->k,
                 (long long)work->batch, work->transA ? "T" : "N", work->transB ? "T" : "N",
-                double(work->beta), work->bias ? ", bias" : "", work->relu ? ", relu" : "");
+                double(work->beta), work->bias ? ", bias" : "", work->relu ? ", relu" : "",
+                !biasGrad ? "" : work->biasGradOfB ? ", bgradb" : ", bgrada");
   note(line);
   if (driver().enqueue)
     driver().enqueue(reinterpret_cast<CUstream>(stream), compute, work, release);

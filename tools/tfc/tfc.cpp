@@ -168,7 +168,8 @@ static cl::opt<bool> noFuse("no-fuse",
 static cl::opt<bool> noGemmEpilogues(
     "no-gemm-epilogues",
     cl::desc("Keep every GEMM's elementwise consumers in a loop of their own instead of "
-             "running them on the GEMM's rows as it finishes them (same results)"),
+             "running them on the GEMM's rows as it finishes them (same results); for "
+             "--target=cuda also every bias gradient (no cuBLASLt epilogues)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
 static cl::opt<bool> noHorizontal(
@@ -445,6 +446,7 @@ int compile() {
   codegen.winograd = !noWinograd;
   codegen.cuda.precision = precision;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
+  codegen.cuda.biasGradients = !noGemmEpilogues;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

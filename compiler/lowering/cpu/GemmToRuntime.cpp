@@ -421,13 +421,129 @@ void fuseBlasEpilogue(func::CallOp call, const BlasEpilogue &epilogue) {
   }
 }
 
+/// A weight gradient's bias gradient that cuBLASLt computes with the GEMM
+/// (BGRADB, BGRADA; runtime/cuda/CublasLt.h): a zero fill of a vector, then
+/// the column sums of one operand as stored into it, before the GEMM.
+struct BiasGradient {
+  Operation *fill;
+  linalg::GenericOp sum;
+  Value out;
+  int64_t operand; // abi::gemm::kBiasGradOfA or kBiasGradOfB
+};
+
+/// Whether `generic` sums the rows of its K x width input into its output:
+/// out[x] += in[p][x] over loops (p, x).
+bool isColumnSum(linalg::GenericOp generic, int64_t K, int64_t width) {
+  if (!generic.hasPureBufferSemantics() || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getStaticLoopRanges() != SmallVector<int64_t>{K, width} ||
+      generic.getIteratorTypesArray() !=
+          SmallVector<utils::IteratorType>{utils::IteratorType::reduction,
+                                           utils::IteratorType::parallel})
+    return false;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  if (!maps[0].isIdentity() ||
+      maps[1] != AffineMap::get(2, 0, getAffineDimExpr(1, generic.getContext())))
+    return false;
+  Block &body = generic.getRegion().front();
+  auto add = dyn_cast<arith::AddFOp>(body.front());
+  if (!add || body.getOperations().size() != 2 ||
+      cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) != add.getResult())
+    return false;
+  Value in = body.getArgument(0), out = body.getArgument(1);
+  return (add.getLhs() == in && add.getRhs() == out) ||
+         (add.getLhs() == out && add.getRhs() == in);
+}
+
+/// The bias gradient cuBLASLt may compute with `call` (C = op(A) op(B),
+/// batch 1, not accumulating): the column sums of A as stored (K x M: op(A)
+/// = A^T, cuBLASLt's B transposed) or of B (K x N, not transposed, its A),
+/// into a zero-filled vector, before the call, with nothing in between that
+/// touches the operand or the vector. That is a linear layer's backward:
+/// dW = dY^T X with db = the sum of dY's rows.
+std::optional<BiasGradient> biasGradientOf(func::CallOp call, Value a, const MatrixLayout &aLayout,
+                                           Value b, const MatrixLayout &bLayout, Value c,
+                                           int64_t M, int64_t N, int64_t K) {
+  auto stored = [&](Value v, int64_t width, const MatrixLayout &layout) {
+    auto layoutOf = rowsLayout(v);
+    auto type = cast<MemRefType>(v.getType());
+    return layoutOf && type.getShape() == ArrayRef<int64_t>{K, width} &&
+           layoutOf->first == layout.offset && layoutOf->second == layout.ld;
+  };
+  struct Candidate {
+    Value operand;
+    int64_t width, which;
+  };
+  SmallVector<Candidate, 2> candidates;
+  if (aLayout.transposed && stored(a, M, aLayout))
+    candidates.push_back({a, M, abi::gemm::kBiasGradOfA});
+  if (!bLayout.transposed && stored(b, N, bLayout))
+    candidates.push_back({b, N, abi::gemm::kBiasGradOfB});
+  Value roots[3] = {rootBuffer(a), rootBuffer(b), rootBuffer(c)};
+  for (const Candidate &candidate : candidates) {
+    for (Operation *user : candidate.operand.getUsers()) {
+      auto sum = dyn_cast<linalg::GenericOp>(user);
+      if (!sum || sum->getBlock() != call->getBlock() || !sum->isBeforeInBlock(call) ||
+          sum.getDpsInputs()[0] != candidate.operand ||
+          !isColumnSum(sum, K, candidate.width))
+        continue;
+      Value out = sum.getDpsInits()[0];
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      auto outType = cast<MemRefType>(out.getType());
+      if (failed(getStridesAndOffset(outType, strides, offset)) || strides[0] != 1 ||
+          ShapedType::isDynamic(offset) || llvm::is_contained(roots, rootBuffer(out)))
+        continue;
+      Operation *fill = sum->getPrevNode();
+      while (fill && touchesNoMemory(fill))
+        fill = fill->getPrevNode();
+      if (!fill || !isZeroFill(fill, out))
+        continue;
+      // The call moves the sum down to itself: nothing in between may touch
+      // the vector or the operand.
+      Value touched[2] = {rootBuffer(out), rootBuffer(candidate.operand)};
+      bool clear = true;
+      for (Operation *op = sum->getNextNode(); clear && op != call.getOperation();
+           op = op->getNextNode())
+        if (!touchesNoMemory(op))
+          op->walk([&](Operation *nested) {
+            for (Value operand : nested->getOperands())
+              if (llvm::is_contained(touched, rootBuffer(operand)))
+                clear = false;
+          });
+      if (clear)
+        return BiasGradient{fill, sum, out, candidate.which};
+    }
+  }
+  return std::nullopt;
+}
+
+/// `call` (tfc_cuda_sgemm) and the bias gradient before it as one
+/// tfc_cuda_sgemm_bias_grad call.
+void fuseBiasGradient(func::CallOp call, const BiasGradient &gradient) {
+  ModuleOp module = call->getParentOfType<ModuleOp>();
+  func::FuncOp fused = declareRuntime(module, RuntimeFunction::CudaSgemmBiasGrad);
+  OpBuilder b(call);
+  CallArgs args{b, call.getLoc()};
+  args.values = llvm::to_vector(call.getOperands());
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  (void)getStridesAndOffset(cast<MemRefType>(gradient.out.getType()), strides, offset);
+  args.index(gradient.operand).pointer(gradient.out, offset);
+  b.create<func::CallOp>(call.getLoc(), fused, args.values);
+  call.erase();
+  gradient.sum->erase();
+  gradient.fill->erase();
+}
+
 enum class EpilogueMode {
   None,   // the epilogue stays a loop nest of its own
   Paired, // CPU: run by tfc_sgemm_epilogue on finished blocks of rows
   Blas,   // CUDA: cuBLASLt's epilogue where it computes it (blasEpilogueOf)
 };
 
-LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, EpilogueMode epilogues) {
+LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, EpilogueMode epilogues,
+                            bool biasGradients = false) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
   auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -476,9 +592,13 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, EpilogueMod
   if (epilogues == EpilogueMode::Paired &&
       (batch == 1 || (loops.numBatch() == 1 && c->batchStride != 0)))
     pairEpilogue(call, aBuffer, bBuffer, cBuffer, batch, M, N);
-  if (epilogues == EpilogueMode::Blas && batch == 1 && !accumulate)
+  if (epilogues == EpilogueMode::Blas && batch == 1 && !accumulate) {
     if (auto epilogue = blasEpilogueOf(call, aBuffer, bBuffer, cBuffer, M, N))
       fuseBlasEpilogue(call, *epilogue);
+    else if (biasGradients)
+      if (auto gradient = biasGradientOf(call, aBuffer, *a, bBuffer, *bl, cBuffer, M, N, K))
+        fuseBiasGradient(call, *gradient);
+  }
   return success();
 }
 
@@ -803,7 +923,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       // loops for tf-map-to-gpu.
       func::FuncOp gemm = declareRuntime(module, RuntimeFunction::CudaSgemm);
       for (linalg::GenericOp op : matmuls)
-        (void)rewriteMatmul(op, gemm, EpilogueMode::Blas);
+        (void)rewriteMatmul(op, gemm, EpilogueMode::Blas, biasGradients);
       return;
     }
     func::FuncOp gemm = declareRuntime(module, RuntimeFunction::Sgemm);

@@ -96,6 +96,7 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
     ModuleOp module = getOperation();
     for (RuntimeFunction f :
          {RuntimeFunction::CudaSgemm, RuntimeFunction::CudaSgemmFused,
+          RuntimeFunction::CudaSgemmBiasGrad,
           RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
           RuntimeFunction::CudaLayerNormBackward, RuntimeFunction::CudaLayerNormForward,
           RuntimeFunction::CudaCrossEntropy, RuntimeFunction::CudaCrossEntropyBackward}) {
