@@ -301,8 +301,11 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
   std::string why;
   Plan *plan = this->plan(g, epilogue, precision, reduction, workspaceBytes, why);
+  // A cuBLASLt without this epilogue for this shape: say how to do without.
   if (!plan)
-    return fail(why);
+    return fail(why + (epilogue.any() ? "; tfc compile --no-gemm-epilogues builds the model "
+                                        "without cuBLASLt's epilogues"
+                                      : ""));
   // The bias's address (read, or written by a bias gradient) is the call's
   // (a plan is the shape's): set before each matmul, which a capture
   // records with it.
