@@ -333,10 +333,11 @@ def TfGemmToRuntime : Pass<"tf-gemm-to-runtime", "mlir::ModuleOp"> {
            "convolutions and other epilogues stay loop nests, for tf-map-to-gpu)">,
     Option<"plain", "plain", "bool", /*default=*/"false",
            "cpu: plain products only (every epilogue a loop nest of its own)">,
-    Option<"biasGradients", "bias-gradients", "bool", /*default=*/"true",
+    Option<"gradientEpilogues", "gradient-epilogues", "bool", /*default=*/"true",
            "cuda: a weight gradient's bias gradient (the column sums of the output "
            "gradient, zero-filled before the GEMM) in the same call, "
-           "tfc_cuda_sgemm_bias_grad, cuBLASLt's BGRADB/BGRADA">,
+           "tfc_cuda_sgemm_bias_grad, cuBLASLt's BGRADB/BGRADA; ReLU's gradient "
+           "by the mask its forward GEMM wrote (RELU_AUX, DRELU)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];

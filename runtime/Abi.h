@@ -195,9 +195,19 @@ enum Arg : unsigned {
   C, Ldc, StrideC, Accumulate,
   Count,
 };
-/// What tfc_sgemm_fused adds after Count: C = relu?(op(A) op(B) + bias[n] +
-/// R), relu 0 or 1, bias N floats or 0, R (M x N, row pitch ldResidual) or 0.
-enum FusedArg : unsigned { Relu = Count, Bias, Residual, LdResidual, FusedCount };
+/// What tfc_sgemm_fused adds after Count: C = act(op(A) op(B) + bias[n] + R),
+/// act a FusedActivation, bias N floats or 0, R (M x N, row pitch
+/// ldResidual) or 0, and ReLU's mask: aux (0: none) holds bit (j + i *
+/// ldAux) of element (i, j), ldAux a multiple of 128 and at least N (the
+/// layout of cuBLASLt's ReLU bit-mask: C^T column-major). kRelu with aux
+/// writes the mask of the sum > 0; kReluGrad multiplies the product by it.
+enum FusedArg : unsigned {
+  Activation = Count, Bias, Residual, LdResidual, Aux, LdAux, FusedCount
+};
+enum FusedActivation : int64_t { kNoActivation = 0, kRelu = 1, kReluGrad = 2 };
+/// The bytes of a ReLU mask of an M x N product, and its ldAux.
+inline constexpr int64_t reluMaskLd(int64_t n) { return (n + 127) / 128 * 128; }
+inline constexpr int64_t reluMaskBytes(int64_t m, int64_t n) { return reluMaskLd(n) / 8 * m; }
 /// What tfc_sgemm_bias_grad adds after Count: which operand's rows are
 /// summed (kBiasGradOfA: A, stored K x M, transA 1; kBiasGradOfB: B, stored
 /// K x N, transB 0) and where the sums go (M or N floats, overwritten).
@@ -224,8 +234,9 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   X(SgemmWindows, tfc_sgemm_windows, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS)) \
   X(SgemmTaps, tfc_sgemm_taps, void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))   \
   X(SgemmPair, tfc_sgemm_pair, void(TFC_ABI_GEMM_ARGS, TFC_ABI_GEMM_ARGS))     \
-  /* tfc_sgemm, then relu, bias, residual, ldResidual (gemm::FusedArg) */   \
-  X(SgemmFused, tfc_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4))          \
+  /* tfc_sgemm, then activation, bias, residual, ldResidual, aux, ldAux     \
+     (gemm::FusedArg) */                                                       \
+  X(SgemmFused, tfc_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I)) \
   /* tfc_sgemm, then operand, bias gradient (gemm::BiasGradArg) */            \
   X(SgemmBiasGrad, tfc_sgemm_bias_grad, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I, TFC_ABI_I)) \
   X(SgemmEpilogue, tfc_sgemm_epilogue, void(TFC_ABI_GEMM_ARGS, Epilogue, void *)) \
@@ -284,7 +295,8 @@ enum Arg : unsigned {
      op(B[b]), row-major, fp32 throughout */                                   \
   X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))                       \
   /* tfc_sgemm_fused's arguments, on device memory: cuBLASLt's epilogues */ \
-  X(CudaSgemmFused, tfc_cuda_sgemm_fused, void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4)) \
+  X(CudaSgemmFused, tfc_cuda_sgemm_fused,                                     \
+    void(TFC_ABI_GEMM_ARGS, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                 \
   /* tfc_sgemm_bias_grad's arguments, on device memory: cuBLASLt's BGRADA/B */ \
   X(CudaSgemmBiasGrad, tfc_cuda_sgemm_bias_grad,                               \
     void(TFC_ABI_GEMM_ARGS, TFC_ABI_I, TFC_ABI_I))                             \
@@ -382,6 +394,7 @@ constexpr unsigned arity(RuntimeFunction f) {
 
 static_assert(arity(RuntimeFunction::Sgemm) == gemm::Count);
 static_assert(arity(RuntimeFunction::SgemmFused) == gemm::FusedCount);
+static_assert(arity(RuntimeFunction::CudaSgemmFused) == gemm::FusedCount);
 static_assert(arity(RuntimeFunction::SgemmBiasGrad) == gemm::BiasGradCount);
 static_assert(arity(RuntimeFunction::CudaSgemmBiasGrad) == gemm::BiasGradCount);
 static_assert(arity(RuntimeFunction::AttentionForward) ==

@@ -1266,8 +1266,9 @@ extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t
                                 intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                                 intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
                                 intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-                                intptr_t relu, intptr_t bias, intptr_t residual,
-                                intptr_t ldResidual) {
+                                intptr_t activation, intptr_t bias, intptr_t residual,
+                                intptr_t ldResidual, intptr_t aux, intptr_t ldAux) {
+  namespace gemm = tfc::abi::gemm;
   // A residual that is C itself: the product accumulates into it.
   const bool inPlace = residual == c && ldResidual == ldc;
   tfc_sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
@@ -1275,6 +1276,8 @@ extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t
   auto *cs = reinterpret_cast<float *>(c);
   const auto *biases = reinterpret_cast<const float *>(bias);
   const auto *rs = inPlace ? nullptr : reinterpret_cast<const float *>(residual);
+  auto *mask = reinterpret_cast<uint8_t *>(aux);
+  const bool relu = activation == gemm::kRelu, reluGrad = activation == gemm::kReluGrad;
   tfc::rt::parallelFor(m, 64, [&](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i)
       for (int64_t j = 0; j < n; ++j) {
@@ -1283,7 +1286,18 @@ extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t
           v += rs[i * ldResidual + j];
         if (biases)
           v += biases[j];
-        cs[i * ldc + j] = relu && v < 0.0f ? 0.0f : v;
+        const int64_t bit = j + i * ldAux;
+        if (reluGrad) {
+          v = mask[bit / 8] >> (bit % 8) & 1 ? v : 0.0f;
+        } else if (relu) {
+          // Each row's mask starts at a byte (ldAux is a multiple of 128),
+          // so rows on different threads write different bytes.
+          if (mask)
+            mask[bit / 8] = uint8_t(v > 0.0f ? mask[bit / 8] | 1u << (bit % 8)
+                                             : mask[bit / 8] & ~(1u << (bit % 8)));
+          v = v < 0.0f ? 0.0f : v;
+        }
+        cs[i * ldc + j] = v;
       }
   });
 }

@@ -29,16 +29,20 @@ void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate);
 
-/// C = relu?(op(A) op(B) + bias[n] + R) for batch 1 and accumulate 0: the
+/// C = act(op(A) op(B) + bias[n] + R) for batch 1 and accumulate 0: the
 /// CPU twin of tfc_cuda_sgemm_fused (cuBLASLt's epilogues), which
-/// --target=cuda-emulated calls. relu is 0 or 1; bias (n floats) and R (m x
-/// n, row pitch ldResidual; C itself when it is the same matrix) are 0 when
-/// absent. The sum goes as cuBLASLt's: (product + R) + bias.
+/// --target=cuda-emulated calls. activation is abi::gemm::FusedActivation;
+/// bias (n floats) and R (m x n, row pitch ldResidual; C itself when it is
+/// the same matrix) are 0 when absent. The sum goes as cuBLASLt's: (product
+/// + R) + bias. With a ReLU mask aux (abi::gemm::FusedArg's layout, ldAux
+/// bits a row of C), kRelu writes it (the sum > 0) and kReluGrad multiplies
+/// the product by it (cuBLASLt's RELU_AUX and DRELU).
 void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                      intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                      intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                      intptr_t c, intptr_t ldc, intptr_t strideC, intptr_t accumulate,
-                     intptr_t relu, intptr_t bias, intptr_t residual, intptr_t ldResidual);
+                     intptr_t activation, intptr_t bias, intptr_t residual, intptr_t ldResidual,
+                     intptr_t aux, intptr_t ldAux);
 
 /// C = op(A) op(B) and the bias gradient of one operand, for batch 1 and
 /// accumulate 0: the CPU twin of tfc_cuda_sgemm_bias_grad (cuBLASLt's

@@ -54,7 +54,8 @@ const char *GemmEpilogue::function() const {
 }
 
 std::string GemmEpilogue::describe() const {
-  return std::string(relu ? ", relu" : "") + (bias ? ", bias" : "") +
+  return std::string(relu ? ", relu" : "") + (reluGrad ? ", relu's gradient" : "") +
+         (reluMask ? ", relu mask" : "") + (bias ? ", bias" : "") +
          (residual ? ", residual" : "") +
          (biasGrad ? (biasGradOfB ? ", the bias gradient of B" : ", the bias gradient of A")
                    : "");
@@ -162,6 +163,7 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
                               alignA,    alignB,    alignC,
                               epilogue.relu, epilogue.bias != 0, epilogue.residual != 0,
                               epilogue.biasGrad ? 1 + epilogue.biasGradOfB : 0,
+                              epilogue.reluGrad, epilogue.reluMask ? epilogue.ldReluMask : 0,
                               epilogue.residual ? epilogue.ldResidual : 0,
                               epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0,
                               int64_t(precision)};
@@ -198,14 +200,25 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
     return nullptr;
   if (epilogue.any()) {
     // Our A is cuBLASLt's B and our B its A (column-major, above).
+    const bool mask = epilogue.reluMask != 0;
     const cublasLtEpilogue_t kind =
         epilogue.biasGrad
             ? (epilogue.biasGradOfB ? CUBLASLT_EPILOGUE_BGRADA : CUBLASLT_EPILOGUE_BGRADB)
-        : epilogue.bias ? (epilogue.relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                        : (epilogue.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+        : epilogue.reluGrad ? CUBLASLT_EPILOGUE_DRELU
+        : epilogue.bias
+            ? (epilogue.relu ? (mask ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS : CUBLASLT_EPILOGUE_RELU_BIAS)
+                             : CUBLASLT_EPILOGUE_BIAS)
+            : (epilogue.relu ? (mask ? CUBLASLT_EPILOGUE_RELU_AUX : CUBLASLT_EPILOGUE_RELU)
+                             : CUBLASLT_EPILOGUE_DEFAULT);
     if (!ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &kind,
                                         sizeof kind),
             "cublasLtMatmulDescSetAttribute(EPILOGUE)"))
+      return nullptr;
+    // The mask's row pitch in bits is the plan's; its address the call's.
+    const int64_t ldMask = epilogue.ldReluMask;
+    if (mask && !ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                                &ldMask, sizeof ldMask),
+                    "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_LD)"))
       return nullptr;
     if (epilogue.residual &&
         !ok(api_.matrixLayoutCreate(&plan->residual, CUDA_R_32F, uint64_t(g[N]), uint64_t(g[M]),
@@ -277,8 +290,19 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   };
   if (epilogue.any() && (g[Batch] != 1 || g[Accumulate]))
     return fail("an epilogue on a batch or an accumulating product");
-  if (epilogue.biasGrad && (epilogue.relu || epilogue.bias || epilogue.residual))
+  if (epilogue.biasGrad && (epilogue.relu || epilogue.reluGrad || epilogue.bias ||
+                            epilogue.residual))
     return fail("a bias gradient with another epilogue");
+  if (epilogue.reluGrad && (epilogue.relu || epilogue.bias || epilogue.residual))
+    return fail("relu's gradient with another epilogue");
+  if (epilogue.reluGrad && !epilogue.reluMask)
+    return fail("relu's gradient without its mask");
+  if (epilogue.reluMask && !epilogue.relu && !epilogue.reluGrad)
+    return fail("a relu mask without a relu");
+  if (epilogue.reluMask &&
+      (epilogue.ldReluMask % 128 != 0 || epilogue.ldReluMask < g[N] || epilogue.reluMask % 16))
+    return fail("a relu mask whose row pitch is not a multiple of 128 bits of at least N, or "
+                "whose address is not 16-byte aligned");
   // cuBLASLt sums its A only untransposed and its B only transposed.
   if (epilogue.biasGrad && (epilogue.biasGradOfB ? g[TransB] != 0 : g[TransA] == 0))
     return fail(epilogue.biasGradOfB ? "the bias gradient of a transposed B"
@@ -309,6 +333,13 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   // The bias's address (read, or written by a bias gradient) is the call's
   // (a plan is the shape's): set before each matmul, which a capture
   // records with it.
+  if (epilogue.reluMask) {
+    const void *mask = reinterpret_cast<const void *>(uintptr_t(epilogue.reluMask));
+    if (cublasStatus_t s = api_.matmulDescSetAttribute(
+            plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &mask, sizeof mask);
+        s != CUBLAS_STATUS_SUCCESS)
+      return fail("cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER): " + status(s));
+  }
   if (const CUdeviceptr address = epilogue.biasGrad ? epilogue.biasGrad : epilogue.bias) {
     const void *bias = reinterpret_cast<const void *>(uintptr_t(address));
     if (cublasStatus_t s = api_.matmulDescSetAttribute(

@@ -13,7 +13,8 @@
 // tensor cores. A batch reduction (strideC 0, batch > 1) is one matmul
 // per item on the stream, each after the first with beta = 1.
 // tfc_cuda_sgemm_fused adds cuBLASLt's epilogues: a bias along C's rows
-// (cuBLASLt's D rows, column-major), ReLU, and another matrix as its C.
+// (cuBLASLt's D rows, column-major), ReLU, and another matrix as its C; a
+// ReLU may write its mask (RELU_AUX) for the backward's DRELU to read.
 // tfc_cuda_sgemm_bias_grad adds the column sums of one operand as stored
 // (K x M for A^T, K x N for B), a weight gradient's bias gradient: A is
 // cuBLASLt's B, transposed, so BGRADB; B is its A, not transposed, BGRADA
@@ -91,7 +92,13 @@ struct GemmEpilogue {
   /// for A, N for B), 0 for none; it excludes the others.
   CUdeviceptr biasGrad = 0;
   bool biasGradOfB = false;
-  bool any() const { return relu || bias || residual || biasGrad; }
+  /// ReLU's mask (abi::gemm::FusedArg's layout, cuBLASLt's bit-mask): a
+  /// relu writes it (RELU_AUX, RELU_AUX_BIAS), reluGrad multiplies the
+  /// product by it (DRELU; nothing else with it).
+  bool reluGrad = false;
+  CUdeviceptr reluMask = 0;
+  int64_t ldReluMask = 0;
+  bool any() const { return relu || reluGrad || bias || residual || biasGrad; }
   /// The runtime function computing this: "tfc_cuda_sgemm_fused" etc.
   const char *function() const;
   /// ", relu, bias": what the epilogue adds, for messages.

@@ -34,13 +34,17 @@ extern "C" void tfc_cuda_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, int
                                      intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                                      intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                                      intptr_t c, intptr_t ldc, intptr_t strideC,
-                                     intptr_t accumulate, intptr_t relu, intptr_t bias,
-                                     intptr_t residual, intptr_t ldResidual) {
+                                     intptr_t accumulate, intptr_t activation, intptr_t bias,
+                                     intptr_t residual, intptr_t ldResidual, intptr_t aux,
+                                     intptr_t ldAux) {
   tfc::rt::cuda::GemmEpilogue epilogue;
-  epilogue.relu = relu != 0;
+  epilogue.relu = activation == tfc::abi::gemm::kRelu;
+  epilogue.reluGrad = activation == tfc::abi::gemm::kReluGrad;
   epilogue.bias = CUdeviceptr(bias);
   epilogue.residual = CUdeviceptr(residual);
   epilogue.ldResidual = ldResidual;
+  epilogue.reluMask = CUdeviceptr(aux);
+  epilogue.ldReluMask = ldAux;
   CudaDevice::activeFor("tfc_cuda_sgemm_fused")
       .sgemm({batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
               accumulate},

@@ -34,12 +34,14 @@ void tfc_cuda_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t
                     intptr_t strideC, intptr_t accumulate);
 
 /// tfc_cuda_sgemm and its epilogue (runtime/Abi.h gemm::FusedArg): C =
-/// relu?(op(A) op(B) + bias[n] + R), one cublasLtMatmul.
+/// act(op(A) op(B) + bias[n] + R), one cublasLtMatmul; with a ReLU mask,
+/// RELU_AUX(_BIAS) writes it and DRELU reads it.
 void tfc_cuda_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
                           intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                           intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
-                          intptr_t ldc, intptr_t strideC, intptr_t accumulate, intptr_t relu,
-                          intptr_t bias, intptr_t residual, intptr_t ldResidual);
+                          intptr_t ldc, intptr_t strideC, intptr_t accumulate,
+                          intptr_t activation, intptr_t bias, intptr_t residual,
+                          intptr_t ldResidual, intptr_t aux, intptr_t ldAux);
 
 /// tfc_cuda_sgemm and the bias gradient of one operand (runtime/Abi.h
 /// gemm::BiasGradArg; the CPU twin is tfc_sgemm_bias_grad): one

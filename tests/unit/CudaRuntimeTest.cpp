@@ -406,11 +406,11 @@ INSTANTIATE_TEST_SUITE_P(
     caseName);
 
 namespace {
-std::array<intptr_t, 20> gFused;
+std::array<intptr_t, 22> gFused;
 void fusedEntry(void **) {
   const auto &g = gFused;
   tfc_cuda_sgemm_fused(g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11],
-                       g[12], g[13], g[14], g[15], g[16], g[17], g[18], g[19]);
+                       g[12], g[13], g[14], g[15], g[16], g[17], g[18], g[19], g[20], g[21]);
 }
 } // namespace
 
@@ -450,7 +450,7 @@ TEST_F(CudaRuntimeTest, FusedEpiloguesMatchTheReference) {
     const intptr_t residual = e.residual == 1 ? intptr_t(dr) : e.residual == 2 ? intptr_t(dc) : 0;
     const intptr_t ldResidual = e.residual == 1 ? ldr : e.residual == 2 ? n : 0;
     gFused = {1, m, n, k, intptr_t(da), k, 0, 0, intptr_t(db), k, 0, 1, intptr_t(dc), n, 0, 0,
-              e.relu, e.withBias ? intptr_t(dbias) : 0, residual, ldResidual};
+              e.relu, e.withBias ? intptr_t(dbias) : 0, residual, ldResidual, 0, 0};
     // A graph is kept per buffer set: a buffer of the case's own (kept to
     // the end, so not reused) makes its own.
     void *token = tokens.emplace_back(device->allocate(4));
@@ -482,6 +482,93 @@ TEST_F(CudaRuntimeTest, FusedEpiloguesMatchTheReference) {
     device->release(buffer);
   for (void *token : tokens)
     device->release(token);
+}
+
+// ReLU's gradient by the mask its forward GEMM wrote: y = relu(x w^T +
+// bias) with RELU_AUX_BIAS writes the mask of the sum > 0, and the
+// backward's g = (dz v) * mask is one DRELU GEMM reading it (the layout is
+// cuBLASLt's: ld a multiple of 128 bits). Captured and replayed too.
+TEST_F(CudaRuntimeTest, ReluMaskFromTheForwardGemmGatesTheGradient) {
+  namespace gemm = tfc::abi::gemm;
+  const int64_t m = 6, n = 5, k = 4, k2 = 3; // y: m x n; dz: m x k2; v: k2 x n
+  std::vector<float> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k)),
+      bias(static_cast<size_t>(n)), dz(static_cast<size_t>(m * k2)),
+      v(static_cast<size_t>(k2 * n));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = float(int((i * 37) % 17) - 8) / 8.0f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = float(int((i * 53) % 13) - 6) / 4.0f;
+  for (size_t i = 0; i < bias.size(); ++i)
+    bias[i] = float(int(i) - 2) / 2.0f;
+  for (size_t i = 0; i < dz.size(); ++i)
+    dz[i] = float(int((i * 41) % 7) - 3);
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = float(int((i * 23) % 5) - 2) / 2.0f;
+  const int64_t ldMask = gemm::reluMaskLd(n);
+  auto *dx = static_cast<float *>(device->allocate(x.size() * 4));
+  auto *dw = static_cast<float *>(device->allocate(w.size() * 4));
+  auto *dbias = static_cast<float *>(device->allocate(bias.size() * 4));
+  auto *ddz = static_cast<float *>(device->allocate(dz.size() * 4));
+  auto *dv = static_cast<float *>(device->allocate(v.size() * 4));
+  auto *dy = static_cast<float *>(device->allocate(size_t(m * n) * 4));
+  auto *dg = static_cast<float *>(device->allocate(size_t(m * n) * 4));
+  void *mask = device->allocate(size_t(gemm::reluMaskBytes(m, n)));
+  ASSERT_TRUE(dx && dw && dbias && ddz && dv && dy && dg && mask);
+  EXPECT_EQ(ldMask, 128);
+  device->copyIn(dx, x.data(), x.size() * 4);
+  device->copyIn(dw, w.data(), w.size() * 4);
+  device->copyIn(dbias, bias.data(), bias.size() * 4);
+  device->copyIn(ddz, dz.data(), dz.size() * 4);
+  device->copyIn(dv, v.data(), v.size() * 4);
+  void *buffers[] = {dx, dw, dbias, ddz, dv, dy, dg, mask};
+  for (int call = 0; call < 3; ++call) { // eager, captured, replayed
+    std::string error;
+    ASSERT_TRUE(device->run(
+        [](void **b) {
+          auto p = [&](int i) { return intptr_t(b[i]); };
+          // y = relu(x w^T + bias), writing the mask.
+          tfc_cuda_sgemm_fused(1, 6, 5, 4, p(0), 4, 0, 0, p(1), 4, 0, 1, p(5), 5, 0, 0,
+                               tfc::abi::gemm::kRelu, p(2), 0, 0, p(7), 128);
+          // g = (dz v) * mask.
+          tfc_cuda_sgemm_fused(1, 6, 5, 3, p(3), 3, 0, 0, p(4), 5, 0, 0, p(6), 5, 0, 0,
+                               tfc::abi::gemm::kReluGrad, 0, 0, 0, p(7), 128);
+        },
+        buffers, 8, error))
+        << error;
+    std::vector<float> y(static_cast<size_t>(m * n)), g(static_cast<size_t>(m * n));
+    device->copyOut(y.data(), dy, y.size() * 4);
+    device->copyOut(g.data(), dg, g.size() * 4);
+    int gated = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double pre = bias[size_t(j)], product = 0;
+        for (int64_t p = 0; p < k; ++p)
+          pre += double(x[size_t(i * k + p)]) * w[size_t(j * k + p)];
+        for (int64_t p = 0; p < k2; ++p)
+          product += double(dz[size_t(i * k2 + p)]) * v[size_t(p * n + j)];
+        ASSERT_NEAR(y[size_t(i * n + j)], pre > 0 ? pre : 0.0, 1e-5) << i << ", " << j;
+        ASSERT_NEAR(g[size_t(i * n + j)], pre > 0 ? product : 0.0, 1e-5) << i << ", " << j;
+        gated += pre <= 0 && product != 0;
+      }
+    EXPECT_GT(gated, 0); // the mask did cut something
+  }
+  EXPECT_EQ(count(", relu, relu mask)"), 2u) << log();
+  EXPECT_EQ(count(", drelu)"), 2u) << log();
+  // What cuBLASLt would refuse is refused before it, naming the GEMM.
+  std::string error;
+  gFused = {1, 6, 5, 3, intptr_t(ddz), 3, 0, 0, intptr_t(dv), 5, 0, 0, intptr_t(dg), 5, 0, 0,
+            gemm::kReluGrad, 0, 0, 0, 0, 0};
+  EXPECT_FALSE(device->run(fusedEntry, buffers, 8, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 1, 6x5x3, A lda 3, B ldb 5, C ldc 5, relu's "
+                   "gradient): relu's gradient without its mask");
+  gFused[gemm::Aux] = intptr_t(mask);
+  gFused[gemm::LdAux] = 64;
+  EXPECT_FALSE(device->run(fusedEntry, buffers, 8, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 1, 6x5x3, A lda 3, B ldb 5, C ldc 5, relu's "
+                   "gradient, relu mask): a relu mask whose row pitch is not a multiple of 128 "
+                   "bits of at least N, or whose address is not 16-byte aligned");
+  for (void *buffer : buffers)
+    device->release(buffer);
 }
 
 // --precision tf32 and bf16 (the manifest's "cuda" "precision"): each plan's
@@ -540,14 +627,14 @@ TEST_F(CudaRuntimeTest, FusedEpilogueErrorsNameTheGemm) {
   std::string error;
   // A batch with an epilogue.
   gFused = {2, 2, 2, 2, intptr_t(a), 2, 4, 0, intptr_t(a), 2, 4, 0, intptr_t(a), 2, 4, 0,
-            1, 0, 0, 0};
+            1, 0, 0, 0, 0, 0};
   EXPECT_FALSE(device->run(fusedEntry, buffers, 1, error));
   EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 2, 2x2x2, A lda 2, B ldb 2, C ldc 2, relu): an "
                    "epilogue on a batch or an accumulating product");
   // A bias outside device memory: the fake cuBLASLt refuses it.
   std::vector<float> host(4);
   gFused = {1, 2, 2, 2, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0, intptr_t(a), 2, 0, 0,
-            0, intptr_t(host.data()), 0, 0};
+            0, intptr_t(host.data()), 0, 0, 0, 0};
   EXPECT_FALSE(device->run(fusedEntry, buffers, 1, error));
   EXPECT_EQ(error, "tfc_cuda_sgemm_fused(batch 1, 2x2x2, A lda 2, B ldb 2, C ldc 2, bias): "
                    "cublasLtMatmul: CUBLAS_STATUS_INVALID_VALUE: the fake cuBLASLt refused it");

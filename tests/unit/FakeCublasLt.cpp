@@ -11,8 +11,11 @@
 // tf32 and bf16, CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF (whose products
 // it computes on A and B rounded to TF32's 10-bit or bf16's 7-bit mantissa,
 // as the tensor cores read them; every other compute type is refused), the
-// epilogues BIAS, RELU, RELU_BIAS and the bias gradients BGRADA (of an A
-// not transposed) and BGRADB (of a transposed B), which it sums in double;
+// epilogues BIAS, RELU, RELU_BIAS, RELU_AUX(_BIAS) (writing ReLU's bit-mask:
+// bit i + j * ld for D's element (i, j), ld a multiple of 128 of at least
+// D's rows), DRELU (the product times that mask) and the bias gradients
+// BGRADA (of an A not transposed) and BGRADB (of a transposed B), which it
+// sums in double;
 // leading dimensions of at least the
 // rows, matching batch counts, a batch of C with stride 0 (items would race
 // on a GPU), and every matrix, in every item, inside one live allocation of
@@ -47,6 +50,8 @@ struct Desc {
   int32_t transA = CUBLAS_OP_N, transB = CUBLAS_OP_N;
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   const float *bias = nullptr;
+  unsigned char *aux = nullptr; // ReLU's bit-mask
+  int64_t auxLd = 0;
 };
 struct Layout {
   cudaDataType_t type;
@@ -94,6 +99,9 @@ struct Work {
   const float *bias = nullptr; // m floats, along D's rows
   float *biasGrad = nullptr;   // BGRADA: m sums of op(A)'s rows; BGRADB: n of op(B)'s columns
   bool biasGradOfB = false;
+  unsigned char *mask = nullptr; // written by a relu, read by reluGrad
+  int64_t maskLd = 0;
+  bool reluGrad = false;
 };
 
 /// `x` rounded to `mantissa` bits (8-bit exponent: TF32 10, bf16 7), to
@@ -132,6 +140,13 @@ void compute(void *context) {
         float value = float(double(w.alpha) * sum + prior);
         if (w.bias)
           value += w.bias[i];
+        const int64_t bit = i + j * w.maskLd;
+        if (w.reluGrad) {
+          value = w.mask[bit / 8] >> (bit % 8) & 1 ? value : 0.0f;
+        } else if (w.mask) {
+          const unsigned char flag = (unsigned char)(1u << (bit % 8));
+          w.mask[bit / 8] = value > 0.0f ? w.mask[bit / 8] | flag : w.mask[bit / 8] & ~flag;
+        }
         out[size_t(i + j * w.m)] = w.relu && value < 0.0f ? 0.0f : value;
       }
     // D may be C: written after every C element of the item is read.
@@ -187,6 +202,12 @@ bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, 
     return why = "different batch counts", false;
   if (c.batch > 1 && (c.stride == 0 || d.stride == 0))
     return why = "a batch of C or D with stride 0", false;
+  const bool aux = desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX ||
+                   desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
+                   desc.epilogue == CUBLASLT_EPILOGUE_DRELU;
+  if (aux && (desc.auxLd % 128 != 0 || desc.auxLd < int64_t(d.rows) || a.batch != 1))
+    return why = "a ReLU bit-mask ld not a multiple of 128 of at least D's rows, or a batch",
+           false;
   if (desc.epilogue == CUBLASLT_EPILOGUE_BGRADA || desc.epilogue == CUBLASLT_EPILOGUE_BGRADB) {
     if (a.batch != 1)
       return why = "a bias gradient over a batch", false;
@@ -259,9 +280,19 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t h
     std::memcpy(&epilogue, buf, sizeof epilogue);
     if (epilogue != CUBLASLT_EPILOGUE_DEFAULT && epilogue != CUBLASLT_EPILOGUE_BIAS &&
         epilogue != CUBLASLT_EPILOGUE_RELU && epilogue != CUBLASLT_EPILOGUE_RELU_BIAS &&
-        epilogue != CUBLASLT_EPILOGUE_BGRADA && epilogue != CUBLASLT_EPILOGUE_BGRADB)
+        epilogue != CUBLASLT_EPILOGUE_BGRADA && epilogue != CUBLASLT_EPILOGUE_BGRADB &&
+        epilogue != CUBLASLT_EPILOGUE_RELU_AUX && epilogue != CUBLASLT_EPILOGUE_RELU_AUX_BIAS &&
+        epilogue != CUBLASLT_EPILOGUE_DRELU)
       return CUBLAS_STATUS_NOT_SUPPORTED;
     desc->epilogue = epilogue;
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER && size == sizeof(void *)) {
+    std::memcpy(&desc->aux, buf, sizeof(void *));
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  if (attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD && size == sizeof(int64_t)) {
+    std::memcpy(&desc->auxLd, buf, sizeof(int64_t));
     return CUBLAS_STATUS_SUCCESS;
   }
   if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER && size == sizeof(void *)) {
@@ -352,8 +383,15 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   const Layout &a = *reinterpret_cast<Layout *>(aHandle), &b = *reinterpret_cast<Layout *>(bHandle),
                &c = *reinterpret_cast<Layout *>(cHandle), &d = *reinterpret_cast<Layout *>(dHandle);
   std::string why;
-  const bool withBias =
-      desc.epilogue == CUBLASLT_EPILOGUE_BIAS || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  const bool withBias = desc.epilogue == CUBLASLT_EPILOGUE_BIAS ||
+                        desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
+                        desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+  const bool withMask = desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX ||
+                        desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS ||
+                        desc.epilogue == CUBLASLT_EPILOGUE_DRELU;
+  // The mask as bytes: ld / 8 a column, one column.
+  Layout maskLayout{CUDA_R_32F, uint64_t(desc.auxLd / 8 * int64_t(d.cols) + 3) / 4, 1,
+                    (desc.auxLd / 8 * int64_t(d.cols) + 3) / 4};
   const bool biasGrad =
       desc.epilogue == CUBLASLT_EPILOGUE_BGRADA || desc.epilogue == CUBLASLT_EPILOGUE_BGRADB;
   Layout biasLayout{CUDA_R_32F, desc.epilogue == CUBLASLT_EPILOGUE_BGRADB ? d.cols : d.rows, 1,
@@ -362,6 +400,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
       (why = "a bias epilogue without its bias pointer", (withBias || biasGrad) && !desc.bias) ||
       (why = "a bias outside every live allocation",
        (withBias || biasGrad) && !inside(desc.bias, biasLayout)) ||
+      (why = "a ReLU mask missing, not 16-byte aligned or outside every live allocation",
+       withMask && (!desc.aux || uintptr_t(desc.aux) % 16 || !inside(desc.aux, maskLayout))) ||
       (why = "a matrix outside every live allocation",
        !inside(A, a) || !inside(B, b) || !inside(C, c) || !inside(D, d)) ||
       (why = "a workspace outside every live allocation",
@@ -384,19 +424,25 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   work->mantissa = desc.compute == CUBLAS_COMPUTE_32F_FAST_TF32   ? 10
                    : desc.compute == CUBLAS_COMPUTE_32F_FAST_16BF ? 7
                                                                   : 23;
-  work->relu =
-      desc.epilogue == CUBLASLT_EPILOGUE_RELU || desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+  work->relu = desc.epilogue == CUBLASLT_EPILOGUE_RELU ||
+               desc.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
+               desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX ||
+               desc.epilogue == CUBLASLT_EPILOGUE_RELU_AUX_BIAS;
+  work->reluGrad = desc.epilogue == CUBLASLT_EPILOGUE_DRELU;
+  work->mask = withMask ? desc.aux : nullptr;
+  work->maskLd = desc.auxLd;
   work->bias = withBias ? desc.bias : nullptr;
   // The bias pointer is where a bias gradient goes (cuBLASLt's convention).
   work->biasGrad = biasGrad ? const_cast<float *>(desc.bias) : nullptr;
   work->biasGradOfB = desc.epilogue == CUBLASLT_EPILOGUE_BGRADB;
   char line[200];
   std::snprintf(line, sizeof line,
-                "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g%s%s%s)",
+                "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g%s%s%s%s)",
                 (long long)work->m, (long long)work->n, (long long)work->k,
                 (long long)work->batch, work->transA ? "T" : "N", work->transB ? "T" : "N",
                 double(work->beta), work->bias ? ", bias" : "", work->relu ? ", relu" : "",
-                !biasGrad ? "" : work->biasGradOfB ? ", bgradb" : ", bgrada");
+                !biasGrad ? "" : work->biasGradOfB ? ", bgradb" : ", bgrada",
+                work->reluGrad ? ", drelu" : work->mask ? ", relu mask" : "");
   note(line);
   if (driver().enqueue)
     driver().enqueue(reinterpret_cast<CUstream>(stream), compute, work, release);

@@ -446,7 +446,7 @@ int compile() {
   codegen.winograd = !noWinograd;
   codegen.cuda.precision = precision;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
-  codegen.cuda.biasGradients = !noGemmEpilogues;
+  codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

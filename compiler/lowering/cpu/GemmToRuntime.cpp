@@ -388,7 +388,7 @@ void fuseBlasEpilogue(func::CallOp call, const BlasEpilogue &epilogue) {
     args.values[abi::gemm::C] = out.values[0];
     args.values[abi::gemm::Ldc] = out.values[1];
   }
-  args.index(epilogue.relu ? 1 : 0);
+  args.index(epilogue.relu ? abi::gemm::kRelu : abi::gemm::kNoActivation);
   if (epilogue.bias) {
     auto type = cast<MemRefType>(epilogue.bias.getType());
     SmallVector<int64_t> strides;
@@ -404,6 +404,7 @@ void fuseBlasEpilogue(func::CallOp call, const BlasEpilogue &epilogue) {
   } else {
     args.index(0).index(0);
   }
+  args.index(0).index(0); // no ReLU mask (reluGradientOf adds one)
   b.create<func::CallOp>(loc, fused, args.values);
   // The old call's pointer to the product, and the product if now unused.
   Operation *cPointer = call.getOperand(abi::gemm::C).getDefiningOp();
@@ -419,6 +420,140 @@ void fuseBlasEpilogue(func::CallOp call, const BlasEpilogue &epilogue) {
       dead.insert(operand.getDefiningOp());
     op->erase();
   }
+}
+
+/// The buffer a runtime call's pointer argument points into, if it is one
+/// made by CallArgs::pointer.
+Value pointeeOf(Value pointer) {
+  if (auto add = pointer.getDefiningOp<arith::AddIOp>())
+    pointer = add.getLhs();
+  auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
+  return extract ? rootBuffer(extract.getSource()) : Value();
+}
+
+/// ReLU's gradient after a product, select(y > 0, product, 0) with y a
+/// ReLU's output that cuBLASLt computed (tfc_cuda_sgemm_fused with kRelu):
+/// the forward call writes ReLU's bit-mask and the backward's GEMM applies
+/// it (RELU_AUX, DRELU), so that y is not read again.
+struct ReluGradient {
+  linalg::GenericOp select;
+  func::CallOp forward;
+};
+
+/// The kRelu tfc_cuda_sgemm_fused call before `call` that wrote `y` (the
+/// same M x N rows, no residual), if nothing in between may write y again.
+func::CallOp reluForwardOf(func::CallOp call, Value y, int64_t M, int64_t N) {
+  auto layout = rowsLayout(y);
+  Value root = rootBuffer(y);
+  if (!layout || cast<MemRefType>(y.getType()).getShape() != ArrayRef<int64_t>{M, N})
+    return nullptr;
+  StringRef fusedName = abi::symbol(RuntimeFunction::CudaSgemmFused);
+  for (Operation *op = call->getPrevNode(); op; op = op->getPrevNode()) {
+    auto forward = dyn_cast<func::CallOp>(op);
+    if (forward && forward.getCallee() == fusedName &&
+        getConstantIntValue(forward.getOperand(abi::gemm::Activation)) == abi::gemm::kRelu &&
+        getConstantIntValue(forward.getOperand(abi::gemm::Residual)) == 0 &&
+        getConstantIntValue(forward.getOperand(abi::gemm::M)) == M &&
+        getConstantIntValue(forward.getOperand(abi::gemm::N)) == N) {
+      // C's pointer as CallArgs::pointer made it: extract(out) + offset.
+      auto add = forward.getOperand(abi::gemm::C).getDefiningOp<arith::AddIOp>();
+      auto extract =
+          add ? add.getLhs().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>() : nullptr;
+      if (extract && rootBuffer(extract.getSource()) == root &&
+          rowsLayout(extract.getSource()) == layout &&
+          getConstantIntValue(add.getRhs()) == layout->first * 4 &&
+          getConstantIntValue(forward.getOperand(abi::gemm::Ldc)) == layout->second)
+        return forward;
+    }
+    // What may write y in between: a linalg op with it as an output, or a
+    // runtime call with a pointer into it (other than a GEMM's A or B).
+    bool written = false;
+    op->walk([&](Operation *nested) {
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(nested)) {
+        for (Value init : linalgOp.getDpsInits())
+          written |= rootBuffer(init) == root;
+      } else if (auto other = dyn_cast<func::CallOp>(nested)) {
+        bool gemm = other.getCallee().starts_with("tfc_cuda_sgemm");
+        for (auto [i, operand] : llvm::enumerate(other.getOperands()))
+          if (pointeeOf(operand) == root && (!gemm || (i != abi::gemm::A && i != abi::gemm::B)))
+            written = true;
+      }
+    });
+    if (written)
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// The ReLU gradient right after `call` (C = the M x N product `c`, batch
+/// 1, not accumulating) that cuBLASLt can apply: the marked epilogue
+/// select(y > 0, c, 0) over (m, n) writing c, y from reluForwardOf.
+std::optional<ReluGradient> reluGradientOf(func::CallOp call, Value c, int64_t M, int64_t N) {
+  Operation *next = call->getNextNode();
+  while (next && touchesNoMemory(next))
+    next = next->getNextNode();
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!generic || !generic->hasAttr(kGemmEpilogueAttr) || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getDpsInits()[0] != c || generic.getNumParallelLoops() != 2 ||
+      generic.getNumLoops() != 2 || generic.getStaticLoopRanges() != SmallVector<int64_t>{M, N} ||
+      !llvm::all_of(generic.getIndexingMapsArray(), [](AffineMap m) { return m.isIdentity(); }))
+    return std::nullopt;
+  Block &body = generic.getRegion().front();
+  Value y = body.getArgument(0), product = body.getArgument(1);
+  auto select = cast<linalg::YieldOp>(body.getTerminator())
+                    .getOperand(0)
+                    .getDefiningOp<arith::SelectOp>();
+  auto compare = select ? select.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
+  if (!select || !compare || select.getTrueValue() != product ||
+      !isZero(select.getFalseValue()) || body.getOperations().size() > 4)
+    return std::nullopt;
+  bool positive =
+      (compare.getPredicate() == arith::CmpFPredicate::OGT && compare.getLhs() == y &&
+       isZero(compare.getRhs())) ||
+      (compare.getPredicate() == arith::CmpFPredicate::OLT && compare.getRhs() == y &&
+       isZero(compare.getLhs()));
+  if (!positive)
+    return std::nullopt;
+  func::CallOp forward = reluForwardOf(call, generic.getDpsInputs()[0], M, N);
+  if (!forward)
+    return std::nullopt;
+  return ReluGradient{generic, forward};
+}
+
+/// The forward call writes ReLU's mask (a buffer of its own, made here, or
+/// the one an earlier gradient made) and `call` with the epilogue after it
+/// becomes one tfc_cuda_sgemm_fused call applying it (kReluGrad).
+void fuseReluGradient(func::CallOp call, const ReluGradient &gradient, int64_t M, int64_t N) {
+  namespace gemm = abi::gemm;
+  func::CallOp forward = gradient.forward;
+  Value mask = forward.getOperand(gemm::Aux), ldMask = forward.getOperand(gemm::LdAux);
+  if (getConstantIntValue(mask) == 0) {
+    OpBuilder b(forward);
+    Location loc = forward.getLoc();
+    auto type = MemRefType::get({gemm::reluMaskBytes(M, N)}, b.getI8Type());
+    Value buffer = b.create<memref::AllocOp>(loc, type, b.getI64IntegerAttr(64));
+    CallArgs args{b, loc};
+    args.values = llvm::to_vector(forward.getOperands());
+    CallArgs maskArgs{b, loc};
+    maskArgs.pointer(buffer, 0).index(gemm::reluMaskLd(N));
+    mask = args.values[gemm::Aux] = maskArgs.values[0];
+    ldMask = args.values[gemm::LdAux] = maskArgs.values[1];
+    auto replaced = b.create<func::CallOp>(loc, forward.getCallee(), TypeRange{}, args.values);
+    forward.erase();
+    forward = replaced;
+  }
+  ModuleOp module = call->getParentOfType<ModuleOp>();
+  func::FuncOp fused = declareRuntime(module, RuntimeFunction::CudaSgemmFused);
+  OpBuilder b(call);
+  CallArgs args{b, call.getLoc()};
+  args.values = llvm::to_vector(call.getOperands());
+  args.index(gemm::kReluGrad).index(0).index(0).index(0);
+  args.values.push_back(mask);
+  args.values.push_back(ldMask);
+  b.create<func::CallOp>(call.getLoc(), fused, args.values);
+  call.erase();
+  gradient.select->erase();
 }
 
 /// A weight gradient's bias gradient that cuBLASLt computes with the GEMM
@@ -543,7 +678,7 @@ enum class EpilogueMode {
 };
 
 LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, EpilogueMode epilogues,
-                            bool biasGradients = false) {
+                            bool gradientEpilogues = false) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return failure();
   auto aType = dyn_cast<MemRefType>(op.getDpsInputs()[0].getType());
@@ -595,7 +730,9 @@ LogicalResult rewriteMatmul(linalg::GenericOp op, func::FuncOp gemm, EpilogueMod
   if (epilogues == EpilogueMode::Blas && batch == 1 && !accumulate) {
     if (auto epilogue = blasEpilogueOf(call, aBuffer, bBuffer, cBuffer, M, N))
       fuseBlasEpilogue(call, *epilogue);
-    else if (biasGradients)
+    else if (auto gradient = gradientEpilogues ? reluGradientOf(call, cBuffer, M, N) : std::nullopt)
+      fuseReluGradient(call, *gradient, M, N);
+    else if (gradientEpilogues)
       if (auto gradient = biasGradientOf(call, aBuffer, *a, bBuffer, *bl, cBuffer, M, N, K))
         fuseBiasGradient(call, *gradient);
   }
@@ -825,14 +962,6 @@ LogicalResult rewriteTapsMatmul(linalg::GenericOp op, ModuleOp module, bool wino
 /// than paired with another.
 constexpr int64_t kPairMaxMacs = int64_t(1) << 23;
 
-/// The buffer a runtime call's pointer argument points into, if it is one
-/// made by CallArgs::pointer.
-Value pointeeOf(Value pointer) {
-  if (auto add = pointer.getDefiningOp<arith::AddIOp>())
-    pointer = add.getLhs();
-  auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
-  return extract ? rootBuffer(extract.getSource()) : Value();
-}
 
 /// The multiply-adds of a tfc_sgemm call with constant sizes.
 std::optional<int64_t> macsOf(func::CallOp call) {
@@ -923,7 +1052,7 @@ struct TfGemmToRuntimePass : tfc::impl::TfGemmToRuntimeBase<TfGemmToRuntimePass>
       // loops for tf-map-to-gpu.
       func::FuncOp gemm = declareRuntime(module, RuntimeFunction::CudaSgemm);
       for (linalg::GenericOp op : matmuls)
-        (void)rewriteMatmul(op, gemm, EpilogueMode::Blas, biasGradients);
+        (void)rewriteMatmul(op, gemm, EpilogueMode::Blas, gradientEpilogues);
       return;
     }
     func::FuncOp gemm = declareRuntime(module, RuntimeFunction::Sgemm);

@@ -54,7 +54,7 @@ void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
   addBufferizationPasses(pm);
   TfGemmToRuntimeOptions gemm;
   gemm.device = "cuda";
-  gemm.biasGradients = target.biasGradients;
+  gemm.gradientEpilogues = target.gradientEpilogues;
   pm.addPass(createTfGemmToRuntime(gemm));
   pm.addPass(createTfSplitReductions());
   // The tables a hand-written kernel reads (a causal mask), in device memory.
@@ -73,7 +73,7 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &targe
   // loops calls their CPU twins).
   TfGemmToRuntimeOptions gemm;
   gemm.device = "cuda";
-  gemm.biasGradients = target.biasGradients;
+  gemm.gradientEpilogues = target.gradientEpilogues;
   pm.addPass(createTfGemmToRuntime(gemm));
   pm.addPass(createTfSplitReductions());
   if (target.mergeLaunches)

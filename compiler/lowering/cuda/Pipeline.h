@@ -41,9 +41,10 @@ struct CudaTarget {
   /// Adjacent independent loop nests as one kernel launch (tf-group-loops,
   /// tf-merge-launches); --no-merge-launches: a launch each.
   bool mergeLaunches = true;
-  /// Weight gradients' bias gradients in their GEMM calls (cuBLASLt's
-  /// BGRADB/BGRADA); --no-gemm-epilogues: a loop nest each.
-  bool biasGradients = true;
+  /// Weight gradients' bias gradients and ReLU's gradients in their GEMM
+  /// calls (cuBLASLt's BGRADB/BGRADA, DRELU); --no-gemm-epilogues: a loop
+  /// nest each.
+  bool gradientEpilogues = true;
 };
 
 /// Dialects, target interfaces and translations the CUDA stages use.

@@ -1,5 +1,5 @@
 // RUN: tf-opt %s --tf-gemm-to-runtime=device=cuda --cse --split-input-file | FileCheck %s
-// RUN: tf-opt %s --tf-gemm-to-runtime="device=cuda bias-gradients=false" --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: tf-opt %s --tf-gemm-to-runtime="device=cuda gradient-epilogues=false" --split-input-file | FileCheck %s --check-prefix=OFF
 // A linear layer's backward sums the output gradient dY's rows (its bias
 // gradient) and multiplies dY into the weight gradient: cuBLASLt does both
 // in one call (tfc_cuda_sgemm_bias_grad: the GEMM arguments, then which

@@ -1,7 +1,8 @@
 // RUN: tf-opt %s --tf-gemm-to-runtime=device=cuda --cse --split-input-file | FileCheck %s
 // cuBLASLt's epilogues: a product's marked epilogue of bias, ReLU and one
 // other matrix goes into the GEMM call (tfc_cuda_sgemm_fused: the GEMM
-// arguments, then relu, bias, residual, its row pitch); any other stays a
+// arguments, then the activation, bias, residual, its row pitch, and no ReLU
+// mask); any other stays a
 // loop nest after a plain tfc_cuda_sgemm.
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
@@ -19,7 +20,7 @@
 // CHECK-DAG: %[[B:.*]] = memref.extract_aligned_pointer_as_index %arg2
 // CHECK-DAG: %[[YP:.*]] = arith.addi %[[Y]], %[[C0]]
 // CHECK-DAG: %[[BP:.*]] = arith.addi %[[B]], %[[C0]]
-// CHECK: call @tfc_cuda_sgemm_fused({{.*}}, %[[YP]], %[[C4]], %[[C0]], %[[C0]], %[[C1]], %[[BP]], %[[C0]], %[[C0]])
+// CHECK: call @tfc_cuda_sgemm_fused({{.*}}, %[[YP]], %[[C4]], %[[C0]], %[[C0]], %[[C1]], %[[BP]], %[[C0]], %[[C0]], %[[C0]], %[[C0]])
 // CHECK-NOT: linalg.generic
 func.func @linear_relu(%x: memref<8x3xf32>, %w: memref<4x3xf32>, %bias: memref<4xf32>, %y: memref<8x4xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -60,7 +61,7 @@ func.func @linear_relu(%x: memref<8x3xf32>, %w: memref<4x3xf32>, %bias: memref<4
 // CHECK-DAG: %[[R:.*]] = memref.extract_aligned_pointer_as_index %arg3
 // CHECK-DAG: %[[YP:.*]] = arith.addi %[[Y]], %[[C0]]
 // CHECK-DAG: %[[RP:.*]] = arith.addi %[[R]], %[[C0]]
-// CHECK: call @tfc_cuda_sgemm_fused({{.*}}, %[[YP]], %[[C4]], %[[C0]], %[[C0]], %[[C0]], %{{.*}}, %[[RP]], %[[C4]])
+// CHECK: call @tfc_cuda_sgemm_fused({{.*}}, %[[YP]], %[[C4]], %[[C0]], %[[C0]], %[[C0]], %{{.*}}, %[[RP]], %[[C4]], %[[C0]], %[[C0]])
 // CHECK-NOT: linalg.generic
 func.func @residual(%x: memref<8x3xf32>, %w: memref<4x3xf32>, %bias: memref<4xf32>, %r: memref<8x4xf32>, %y: memref<8x4xf32>) {
   %zero = arith.constant 0.0 : f32
