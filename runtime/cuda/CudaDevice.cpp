@@ -300,6 +300,10 @@ bool CudaDevice::loadCublasLt(std::string &error) {
   return cublasLt_ != nullptr;
 }
 
+CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {
+  return cublasLt_ && bytes <= kCublasLtWorkspaceBytes ? workspace_ : 0;
+}
+
 std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
   std::vector<std::string> lines;
   // The driver and GPU, found as open() would, without a context.

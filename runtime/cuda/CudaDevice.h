@@ -160,6 +160,12 @@ public:
   /// Graphs held now (at most kGraphsPerEntry an entry).
   size_t graphsHeld() const;
   const CublasLt *cublasLt() const { return cublasLt_.get(); }
+  /// Scratch for a hand-written kernel, valid until the next GEMM: the
+  /// cuBLASLt workspace (everything runs in order on the one stream, and a
+  /// captured graph keeps that order) when cuBLASLt is loaded and `bytes`
+  /// fit in it, else 0, and the caller does without. It never loads
+  /// cuBLASLt: that allocates, which a graph capture refuses.
+  CUdeviceptr scratchFor(size_t bytes) const;
   /// The hand-written kernels (LayerKernels.h), loaded by open().
   const LayerKernels &layerKernels() const { return layerKernels_; }
   /// Keeps `message` as the launch failure run() returns, unless one is

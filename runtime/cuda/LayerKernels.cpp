@@ -55,10 +55,11 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 #undef TFC_KERNEL_SPEC
 
 #ifdef TFC_CUDA_HAND_KERNELS
-// The CPU kernels' argument lists are the GPU kernels' parameter lists.
+// The CPU kernels' argument lists are the GPU kernels' parameter lists (the
+// attention backward's plus its stats).
 static_assert(kSpecs[LayerKernels::AttentionForward].params == 27);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39 + 1);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 9);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
@@ -72,6 +73,8 @@ static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
 constexpr int64_t rowsPerBlock(LayerKernels::Kernel kernel) { return kSpecs[kernel].threads / 32; }
 /// Keys a block of the dk/dv kernel.
 constexpr int64_t kKeysPerBlock = 32;
+/// Bytes of one query row's backward statistics (m, 1/l, D, scale).
+constexpr int64_t kAttentionRowStatsBytes = 4 * sizeof(float);
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -205,6 +208,13 @@ extern "C" void tfc_cuda_attention_backward(
         dvRow})
     params.push_back(uint64_t(value));
   const int64_t heads = outer * inner;
+  // The last parameter, stats: scratch where dq stores each query row's
+  // statistics and dkv, next on the stream, reads them instead of
+  // recomputing them per block of 32 keys; 0 without room, and dkv
+  // recomputes them, to the same bits.
+  const int64_t rows = heads * tq;
+  params.push_back(rows > 0 ? uint64_t(device.scratchFor(size_t(rows) * kAttentionRowStatsBytes))
+                            : 0);
   const LayerKernels &kernels = device.layerKernels();
   kernels.launch(device, LayerKernels::AttentionBackwardDq,
                  ceilDiv(heads * tq, rowsPerBlock(LayerKernels::AttentionBackwardDq)), params);

@@ -10,12 +10,13 @@
 // embedded in tfc_cuda_kernels, the block sizes) on the running device's
 // stream, so a captured graph records them: the attention forward one
 // launch (a warp a query row), its backward two (dq, a warp a query row;
-// then dk and dv, a block 32 keys), the layer norm's backward two (a block
-// a row block, then the blocks' sums added in order), its forward one (a
-// warp a row), the cross-entropy two (a warp a row's loss, then one block
-// adds the losses in a fixed tree). A failure is kept as
-// tfc_cuda_launch keeps it: the first one stands, later launches are
-// skipped, and the entry's run returns it.
+// then dk and dv, a block 32 keys; dq hands dkv the rows' statistics
+// through CudaDevice::scratchFor where it has room), the layer norm's
+// backward two (a block a row block, then the blocks' sums added in
+// order), its forward one (a warp a row), the cross-entropy two (a warp a
+// row's loss, then one block adds the losses in a fixed tree). A failure
+// is kept as tfc_cuda_launch keeps it: the first one stands, later
+// launches are skipped, and the entry's run returns it.
 //
 // The images are loaded once, when the device opens (CudaDevice::open).
 // Where nvcc did not build tfc_cuda_kernels the runtime has none, and the

@@ -470,38 +470,57 @@ struct Grads {
 };
 
 /// The dq kernel (a warp a query row) and the dkv kernel (a lane a query,
-/// keys by warp, query tiles of 32) on the host.
-Grads backward(const Problem &p) {
+/// keys by warp and blocks of 32, query tiles of 32) on the host. With
+/// `storedStats` dq stores each row's statistics at slot head * tq + row of
+/// a scratch buffer (4 floats a slot, as attention.cu) and dkv reads them;
+/// without, dkv recomputes them for every block of keys.
+Grads backward(const Problem &p, bool storedStats) {
   Grads g{p.q, p.k, p.v};
   const int64_t heads = p.outer * p.inner;
+  std::vector<float> scratch(size_t(heads * p.tq * 4), NAN);
   for (int64_t b = 0; b < heads; ++b) {
-    std::vector<Stats> stats(size_t(p.tq));
-    for (int64_t i = 0; i < p.tq; ++i)
-      stats[size_t(i)] = rowStats(p, b, i);
-    const float *Q = p.q.head(b, p.inner), *K = p.k.head(b, p.inner),
-                *dO = p.dout.head(b, p.inner);
+    const float *K = p.k.head(b, p.inner);
     for (int64_t i = 0; i < p.tq; ++i) {
+      const Stats st = rowStats(p, b, i);
+      if (storedStats) {
+        float *slot = scratch.data() + (b * p.tq + i) * 4;
+        slot[0] = st.m;
+        slot[1] = st.inv;
+        slot[2] = st.D;
+        slot[3] = st.scaleLive;
+      }
       std::vector<float> acc(size_t(p.d), 0.0f);
       for (int64_t j = 0; j < p.tk; ++j) {
         float prob, ds;
-        probAndDs(p, b, i, j, stats[size_t(i)], prob, ds);
+        probAndDs(p, b, i, j, st, prob, ds);
         for (int64_t c = 0; c < p.d; ++c)
           acc[size_t(c)] = fusedMulAdd(ds, K[j * p.k.row + c], acc[size_t(c)]);
       }
       std::copy(acc.begin(), acc.end(), g.dq.head(b, p.inner) + i * g.dq.row);
     }
-    for (int64_t j = 0; j < p.tk; ++j) {
-      std::vector<float> accK(size_t(p.d), 0.0f), accV(size_t(p.dv), 0.0f);
+  }
+  for (int64_t b = 0; b < heads; ++b) {
+    const float *Q = p.q.head(b, p.inner), *dO = p.dout.head(b, p.inner);
+    for (int64_t j0 = 0; j0 < p.tk; j0 += kAttentionDkvKeys) {
+      std::vector<Stats> stats(size_t(p.tq));
       for (int64_t i = 0; i < p.tq; ++i) {
-        float prob, ds;
-        probAndDs(p, b, i, j, stats[size_t(i)], prob, ds);
-        for (int64_t c = 0; c < p.dv; ++c)
-          accV[size_t(c)] = fusedMulAdd(prob, dO[i * p.dout.row + c], accV[size_t(c)]);
-        for (int64_t c = 0; c < p.d; ++c)
-          accK[size_t(c)] = fusedMulAdd(ds, Q[i * p.q.row + c], accK[size_t(c)]);
+        const float *slot = scratch.data() + (b * p.tq + i) * 4;
+        stats[size_t(i)] =
+            storedStats ? Stats{slot[0], slot[1], slot[2], slot[3]} : rowStats(p, b, i);
       }
-      std::copy(accK.begin(), accK.end(), g.dk.head(b, p.inner) + j * g.dk.row);
-      std::copy(accV.begin(), accV.end(), g.dv.head(b, p.inner) + j * g.dv.row);
+      for (int64_t j = j0; j < std::min<int64_t>(j0 + kAttentionDkvKeys, p.tk); ++j) {
+        std::vector<float> accK(size_t(p.d), 0.0f), accV(size_t(p.dv), 0.0f);
+        for (int64_t i = 0; i < p.tq; ++i) {
+          float prob, ds;
+          probAndDs(p, b, i, j, stats[size_t(i)], prob, ds);
+          for (int64_t c = 0; c < p.dv; ++c)
+            accV[size_t(c)] = fusedMulAdd(prob, dO[i * p.dout.row + c], accV[size_t(c)]);
+          for (int64_t c = 0; c < p.d; ++c)
+            accK[size_t(c)] = fusedMulAdd(ds, Q[i * p.q.row + c], accK[size_t(c)]);
+        }
+        std::copy(accK.begin(), accK.end(), g.dk.head(b, p.inner) + j * g.dk.row);
+        std::copy(accV.begin(), accV.end(), g.dv.head(b, p.inner) + j * g.dv.row);
+      }
     }
   }
   return g;
@@ -568,7 +587,7 @@ TEST(CudaKernelMath, AttentionBackwardIsTheCpuKernel) {
         intptr_t(cpu.dq.data.data()), cpu.dq.outer, cpu.dq.inner, cpu.dq.row,
         intptr_t(cpu.dk.data.data()), cpu.dk.outer, cpu.dk.inner, cpu.dk.row,
         intptr_t(cpu.dv.data.data()), cpu.dv.outer, cpu.dv.inner, cpu.dv.row);
-    const Grads gpu = backward(p);
+    const Grads gpu = backward(p, true);
     const auto where = ::testing::Message() << "tq " << s.tq << " tk " << s.tk << " d " << s.d
                                             << " dv " << s.dv;
     EXPECT_LT(relativeError(rowsOf(gpu.dq, heads, s.inner, s.tq, s.d),
@@ -583,6 +602,28 @@ TEST(CudaKernelMath, AttentionBackwardIsTheCpuKernel) {
                             rowsOf(cpu.dv, heads, s.inner, s.tk, s.dv)),
               1e-5)
         << "dv " << where;
+  }
+}
+
+// The runtime passes dkv the statistics dq stored when it has scratch, else
+// dkv recomputes them with dq's function: the gradients must not depend on
+// which (the GPU twin of this check is tfc-kernel-check's).
+TEST(CudaKernelMath, AttentionBackwardStoredStatsAreTheRecomputedBits) {
+  std::mt19937 rng(7);
+  for (const Shape &s : kShapes) {
+    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    const Grads stored = backward(p, true), recomputed = backward(p, false);
+    const auto bits = [](const Strided &x) {
+      std::vector<uint32_t> out;
+      for (float f : x.data)
+        out.push_back(floatBits(f));
+      return out;
+    };
+    const auto where = ::testing::Message() << "tq " << s.tq << " tk " << s.tk << " d " << s.d
+                                            << " dv " << s.dv;
+    EXPECT_EQ(bits(stored.dq), bits(recomputed.dq)) << "dq " << where;
+    EXPECT_EQ(bits(stored.dk), bits(recomputed.dk)) << "dk " << where;
+    EXPECT_EQ(bits(stored.dv), bits(recomputed.dv)) << "dv " << where;
   }
 }
 

@@ -11,7 +11,11 @@
 // forward within 1e-5 and backward within 1e-4 of the output's largest
 // magnitude, layer norm and cross-entropy against double-precision
 // references, the dropout mask bit for bit; each kernel is run twice and
-// must give the same bits. Prints a line a check and `N passed, N failed`;
+// must give the same bits. The attention backward runs with a stats buffer
+// (the dq launch hands the dkv launch the rows' statistics, as the runtime
+// does with its cuBLASLt workspace) and without one (dkv recomputes them):
+// each is compared with the CPU, and the two must be the same bits. Prints
+// a line a check and `N passed, N failed`;
 // exits 0 when all pass, 1 when one fails, 2 when there is no GPU to run on
 // (the message says what is missing).
 //
@@ -159,9 +163,10 @@ void compare(const std::string &what, const std::vector<float> &gpu, const std::
   report(err <= tolerance, what, detail);
 }
 
-void sameBits(const std::string &what, const std::vector<float> &a, const std::vector<float> &b) {
+void sameBits(const std::string &what, const std::vector<float> &a, const std::vector<float> &b,
+              const std::string &than = "on a second run") {
   report(a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
-         what + " is the same bits on a second run");
+         what + " is the same bits " + than);
 }
 
 //===----------------------------------------------------------------------===//
@@ -214,17 +219,24 @@ void checkAttention(Gpu &gpu, const Shape &s) {
   CUdeviceptr gm = mask.empty() ? 0 : gpu.upload(mask);
   CUdeviceptr gout = gpu.alloc(out.size() * 4), gdq = gpu.alloc(dq.size() * 4),
               gdk = gpu.alloc(dk.size() * 4), gdv = gpu.alloc(dvv.size() * 4);
+  // The backward's last parameter: 4 floats a query row, or 0.
+  const CUdeviceptr gstats = gpu.alloc(size_t(heads * tq) * 16);
+  CUdeviceptr stats = 0;
   std::vector<void *> forward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &qO, &qI, &qRow,
                                  &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
                                  &mR,    &gout,  &oO, &oI, &oRow};
   std::vector<void *> backward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &qO, &qI, &qRow,
                                   &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
                                   &mR,    &gd,    &dO_, &dI, &dRow, &gdq, &dqO, &dqI, &qRow, &gdk,
-                                  &dkO,   &dkI,   &kRow, &gdv, &dvO, &dvI, &vRow};
+                                  &dkO,   &dkI,   &kRow, &gdv, &dvO, &dvI, &vRow, &stats};
   const unsigned rowBlocks = unsigned((heads * tq + 3) / 4);
   const unsigned keyBlocks = unsigned(heads * ((tk + 31) / 32));
-  std::vector<float> runs[2][4];
-  for (int run = 0; run < 2; ++run) {
+  // Runs 0 and 1 with the stats buffer (NaN first: a row dq did not store
+  // would show), run 2 without.
+  std::vector<float> runs[3][4];
+  for (int run = 0; run < 3; ++run) {
+    stats = run < 2 ? gstats : 0;
+    gpu.fill(gstats, size_t(heads * tq) * 16, 0xff);
     gpu.fill(gout, out.size() * 4, 0xff);
     gpu.fill(gdq, dq.size() * 4, 0xff);
     gpu.fill(gdk, dk.size() * 4, 0xff);
@@ -249,11 +261,20 @@ void checkAttention(Gpu &gpu, const Shape &s) {
   };
   const std::string n = std::string("attention ") + s.name;
   compare(n + " forward", rows(runs[0][0], oHead, tq, oRow, dv), rows(out, oHead, tq, oRow, dv), 1e-5);
-  compare(n + " dq", rows(runs[0][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d), 1e-4);
-  compare(n + " dk", rows(runs[0][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d), 1e-4);
-  compare(n + " dv", rows(runs[0][3], vHead, tk, vRow, dv), rows(dvv, vHead, tk, vRow, dv), 1e-4);
+  for (int run : {0, 2}) {
+    const std::string b = n + (run == 0 ? " (stored stats)" : " (recomputed stats)");
+    compare(b + " dq", rows(runs[run][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d), 1e-4);
+    compare(b + " dk", rows(runs[run][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d), 1e-4);
+    compare(b + " dv", rows(runs[run][3], vHead, tk, vRow, dv), rows(dvv, vHead, tk, vRow, dv),
+            1e-4);
+  }
   for (int t = 0; t < 4; ++t)
     sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+  // The same rowStats on the same inputs, stored or recomputed: the same bits
+  // (the padding included: NaN in both).
+  for (int t = 1; t < 4; ++t)
+    sameBits(n + " backward output " + std::to_string(t) + " with stored stats", runs[0][t],
+             runs[2][t], "as with recomputed ones");
 }
 
 //===----------------------------------------------------------------------===//
@@ -403,7 +424,8 @@ int main(int argc, char **argv) {
                             {"40x100 d24/40 masked", 2, 3, 40, 100, 24, 40, true},
                             {"33x65 d7/5", 2, 1, 33, 65, 7, 5, false},
                             {"9x70 d96/80 masked (wide heads)", 1, 2, 9, 70, 96, 80, true},
-                            {"300x300 d64", 2, 2, 300, 300, 64, 64, false}};
+                            {"300x300 d64", 2, 2, 300, 300, 64, 64, false},
+                            {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true}};
     for (const Shape &s : shapes)
       checkAttention(gpu, s);
     checkLayerNorm(gpu, 2048, 32, 64);

@@ -41,18 +41,20 @@ namespace tfc::rt::cuda::kernels {
 #define TFC_CUDA_ATTENTION_INPUTS                                              \
   TFC_CUDA_STRIDED("q") ", " TFC_CUDA_STRIDED("k") ", " TFC_CUDA_STRIDED(      \
       "v") ", " TFC_CUDA_STRIDED("mask")
+/// The backward's: the CPU kernel's, then stats (0, or 4 floats a query
+/// row the dq launch stores and the dkv launch reads; attention.cu).
 #define TFC_CUDA_ATTENTION_BACKWARD                                            \
   TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
       "dout") ", " TFC_CUDA_STRIDED("dq") ", " TFC_CUDA_STRIDED("dk") ", "     \
-      TFC_CUDA_STRIDED("dv")
+      TFC_CUDA_STRIDED("dv") ", ptr stats"
 
 // X(image, kernel name, threads a block, parameter count, parameters)
 #define TFC_CUDA_KERNELS(X)                                                    \
   X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 27,     \
     TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
-  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 39, \
+  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 40, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 39, \
+  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 40, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 7,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y")             \

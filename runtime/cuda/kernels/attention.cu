@@ -20,16 +20,22 @@
 // output columns go in slices of 64, the scores recomputed for each: slower,
 // as correct.
 //
-// Backward, two launches with the same arguments, no atomics and no scratch:
+// Backward, two launches with the same arguments and no atomics; the last
+// argument, stats, is 0 or scratch for 4 floats a query row (16-byte
+// aligned), which passes the rows' statistics from the first launch to the
+// second:
 //  - dq: a warp a query row: pass 1 gives the row's m, 1/l and D = Σ P dP
 //    (dP = dO V^T) online; pass 2 recomputes P and dS = scale P (dP - D)
-//    per tile and accumulates dQ = dS K.
+//    per tile and accumulates dQ = dS K. With stats, lane 0 also stores
+//    {m, 1/l, D, scale or 0} at float4 stats[head * tq + row].
 //  - dkv: a block of 8 warps owns 32 keys (4 a warp) of one head. Per tile
-//    of 32 queries the warps first compute those queries' m, 1/l, D into
-//    shared memory (the dq kernel's pass 1), then each warp, a lane a query,
-//    computes P and dS for its keys and accumulates dV = P^T dO and
-//    dK = dS^T Q in registers. The statistics are recomputed by each block
-//    of keys: tk / 32 times pass 1's work, the price of needing no scratch.
+//    of 32 queries each lane takes its query's statistics, then computes P
+//    and dS for the warp's keys and accumulates dV = P^T dO and dK = dS^T Q
+//    in registers. With stats it loads what dq stored (dq runs first on the
+//    same stream); without, the warps first recompute those queries'
+//    statistics into shared memory with dq's pass 1, which every block of
+//    keys repeats: tk / 32 times pass 1's work. Both give the same bits:
+//    one function (rowStats) on the same inputs either way.
 // Every output element is one fixed sequence of operations (no atomics):
 // the same bits on every run, for any grid.
 //
@@ -56,7 +62,8 @@ __device__ __forceinline__ T *headOf(T *base, i64 outerStride, i64 innerStride, 
 }
 
 /// One query row's statistics for the backward: the maximum score, 1/l,
-/// D = Σ_j P_ij dP_ij and scale (0 when every key of the row is masked).
+/// D = Σ_j P_ij dP_ij and scale (0 when every key of the row is masked);
+/// the dq kernel's stats holds one a row, in this order.
 struct RowStats {
   float m, inv, D, scaleLive;
 };
@@ -169,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow) {
+        i64 dvInner, i64 dvRow, float *__restrict__ stats) {
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
@@ -187,6 +194,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         mask ? headOf(mask, maskOuter, maskInner, b, inner) + i * maskRow : nullptr;
     float *dQ = headOf(dq, dqOuter, dqInner, b, inner) + i * dqRow;
     const RowStats st = rowStats(Q, dO, K, kRow, V, vRow, M, tk, d, dv, scale, lane);
+    if (stats && lane == 0) // unit = b * tq + i: the row's slot
+      reinterpret_cast<float4 *>(stats)[unit] = make_float4(st.m, st.inv, st.D, st.scaleLive);
     for (i64 c0 = 0; c0 < d; c0 += kAttentionColumns) {
       float acc[2] = {0.0f, 0.0f};
       for (i64 j0 = 0; j0 < tk; j0 += kWarp) {
@@ -219,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
 
 /// dk[b] = scale dS^T Q and dvOut[b] = P^T dO (tfc_attention_backward's dk
 /// and dv outputs; zeros when tq == 0, as the CPU kernel); the same
-/// arguments as the dq kernel.
+/// arguments as the dq kernel, stats (when not 0) as that kernel left it.
 extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
     tfc_cuda_attention_backward_dkv_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
@@ -230,7 +239,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow) {
+        i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
   trapUnlessBlockSize(kAttentionDkvThreads);
   const i64 heads = outer * inner;
   if (heads <= 0 || tk <= 0 || d <= 0 || dv <= 0)
@@ -253,23 +262,33 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
     for (i64 c0 = 0; c0 < width; c0 += kAttentionColumns) {
       float accK[keysPerWarp][2] = {}, accV[keysPerWarp][2] = {};
       for (i64 i0 = 0; i0 < tq; i0 += kWarp) {
-        __syncthreads(); // the last tile's statistics are read
-        for (int r = warp; r < kWarp; r += warps) {
-          const i64 i = i0 + r;
-          if (i >= tq)
-            break;
-          const RowStats st = rowStats(Q + i * qRow, dO + i * doutRow, K, kRow, V, vRow,
-                                       M ? M + i * maskRow : nullptr, tk, d, dv, scale, lane);
-          if (lane == 0) {
-            sM[r] = st.m;
-            sInv[r] = st.inv;
-            sD[r] = st.D;
-            sScaleLive[r] = st.scaleLive;
-          }
-        }
-        __syncthreads();
         const i64 i = i0 + lane;
         const bool valid = i < tq;
+        RowStats st{0.0f, 0.0f, 0.0f, 0.0f};
+        if (stats) { // the same for every thread: the barriers below stay uniform
+          if (valid) {
+            const float4 row = reinterpret_cast<const float4 *>(stats)[b * tq + i];
+            st = {row.x, row.y, row.z, row.w};
+          }
+        } else {
+          __syncthreads(); // the last tile's statistics are read
+          for (int r = warp; r < kWarp; r += warps) {
+            const i64 ir = i0 + r;
+            if (ir >= tq)
+              break;
+            const RowStats rs = rowStats(Q + ir * qRow, dO + ir * doutRow, K, kRow, V, vRow,
+                                         M ? M + ir * maskRow : nullptr, tk, d, dv, scale, lane);
+            if (lane == 0) {
+              sM[r] = rs.m;
+              sInv[r] = rs.inv;
+              sD[r] = rs.D;
+              sScaleLive[r] = rs.scaleLive;
+            }
+          }
+          __syncthreads();
+          if (valid)
+            st = {sM[lane], sInv[lane], sD[lane], sScaleLive[lane]};
+        }
         const int n = int(tq - i0 < kWarp ? tq - i0 : kWarp);
 #pragma unroll
         for (int t = 0; t < keysPerWarp; ++t) {
@@ -281,9 +300,9 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
             float s = attentionScore(Q + i * qRow, K + j * kRow, d, scale);
             if (M && !M[i * maskRow + j])
               s = kMaskedScore;
-            p = expApprox(s - sM[lane]) * sInv[lane];
-            ds = attentionDs(p, attentionDot(dO + i * doutRow, V + j * vRow, dv), sD[lane],
-                             sScaleLive[lane]);
+            p = expApprox(s - st.m) * st.inv;
+            ds = attentionDs(p, attentionDot(dO + i * doutRow, V + j * vRow, dv), st.D,
+                             st.scaleLive);
           }
           for (int u = 0; u < n; ++u) {
             const float pu = broadcast(p, u), dsu = broadcast(ds, u);
