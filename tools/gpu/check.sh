@@ -13,6 +13,8 @@
 #   3d. each seed model with adjacent independent launches merged (the
 #      default) against the same compiled with --no-merge-launches: every
 #      result the same bytes (issue 28);
+#   3e. reverse and set_anomaly compiled with --no-gemm-epilogues against
+#      the CPU: which side of cuBLASLt's epilogues a failure of 3 is on;
 #   4. the reverse task trained on the GPU to 100% test accuracy (its
 #      file's settings), and twice with one seed: the same checkpoint bytes;
 #      its checkpoint scores the same with the CPU binary; 4a. trained
@@ -101,6 +103,15 @@ echo "== 3d. merged launches against a launch each loop nest: the same bytes"
 for model in $models; do
   [ -x "$dir/cuda-separate/$model" ] || { fail "merged launches $model (no cuda-separate build)"; continue; }
   parity "$model.exact" results --cpu "$dir/cuda-separate/$model" --cuda "$dir/cuda/$model" --exact
+done
+
+# Without cuBLASLt's epilogues (bias, ReLU, residual, bias gradients, ReLU's
+# gradient by its mask): where 3 fails and this passes, an epilogue is wrong.
+echo "== 3e. without cuBLASLt's epilogues (--no-gemm-epilogues), GPU against CPU"
+for model in reverse set_anomaly; do
+  [ -x "$dir/cuda-no-epilogues/$model" ] || { fail "no epilogues $model (no build)"; continue; }
+  parity "$model.no-epilogues" results --cpu "$dir/cpu/$model" \
+    --cuda "$dir/cuda-no-epilogues/$model"
 done
 
 echo "== 4. reverse trained on the GPU"
