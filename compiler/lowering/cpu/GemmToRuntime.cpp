@@ -181,6 +181,14 @@ struct CallArgs {
   }
 };
 
+/// The first op after `op` that touches memory (its epilogue, if any).
+Operation *nextTouchingMemory(Operation *op) {
+  Operation *next = op->getNextNode();
+  while (next && touchesNoMemory(next))
+    next = next->getNextNode();
+  return next;
+}
+
 /// Pairs `call`, the GEMM computing the M x N product `c` (a batch of
 /// `batch` of them, c's first dim) from `a` and `b`, with the epilogue
 /// generic marked after it when the runtime may run that epilogue on blocks
@@ -193,10 +201,7 @@ void pairEpilogue(func::CallOp call, Value a, Value b, Value c, int64_t batch, i
   // The first op after the call that touches memory, if it is a marked
   // generic reading C. (Not any marked reader of C: one written over by its
   // epilogue is read by later epilogues too, a backward pass's masks.)
-  Operation *next = call->getNextNode();
-  while (next && touchesNoMemory(next))
-    next = next->getNextNode();
-  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(nextTouchingMemory(call));
   if (!epilogue || !epilogue->hasAttr(kGemmEpilogueAttr) ||
       !epilogue.hasPureBufferSemantics() ||
       llvm::none_of(epilogue->getOperands(), [&](Value v) { return v == c; }))
@@ -274,10 +279,7 @@ bool onlyUsedBy(Value root, ArrayRef<Operation *> except) {
 /// other matrix), each once.
 std::optional<BlasEpilogue> blasEpilogueOf(func::CallOp call, Value a, Value b, Value c,
                                            int64_t M, int64_t N) {
-  Operation *next = call->getNextNode();
-  while (next && touchesNoMemory(next))
-    next = next->getNextNode();
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(nextTouchingMemory(call));
   if (!generic || !generic->hasAttr(kGemmEpilogueAttr) || !generic.hasPureBufferSemantics() ||
       generic.getNumDpsInits() != 1 || generic.getNumParallelLoops() != 2 ||
       generic.getNumLoops() != 2 || generic.getStaticLoopRanges() != SmallVector<int64_t>{M, N})
@@ -489,10 +491,7 @@ func::CallOp reluForwardOf(func::CallOp call, Value y, int64_t M, int64_t N) {
 /// 1, not accumulating) that cuBLASLt can apply: the marked epilogue
 /// select(y > 0, c, 0) over (m, n) writing c, y from reluForwardOf.
 std::optional<ReluGradient> reluGradientOf(func::CallOp call, Value c, int64_t M, int64_t N) {
-  Operation *next = call->getNextNode();
-  while (next && touchesNoMemory(next))
-    next = next->getNextNode();
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(nextTouchingMemory(call));
   if (!generic || !generic->hasAttr(kGemmEpilogueAttr) || !generic.hasPureBufferSemantics() ||
       generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
       generic.getDpsInits()[0] != c || generic.getNumParallelLoops() != 2 ||
