@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -60,10 +61,41 @@ inline size_t countOf(const std::string &text, const std::string &what) {
 }
 
 /// A fresh directory under the test's temp dir ("" on failure).
+/// The directories makeTempDir made, removed when the test program ends if
+/// every test passed; a failure keeps them (their paths are printed) to look
+/// at, as does TFC_KEEP_TEST_DIRS=1. A compiled model's run leaves hundreds
+/// of MiB there: kept, repeated runs filled a disk.
+class TempDirs {
+public:
+  static TempDirs &instance() {
+    static TempDirs dirs;
+    return dirs;
+  }
+  void add(const std::string &dir) { dirs_.push_back(dir); }
+  ~TempDirs() {
+    const char *keep = std::getenv("TFC_KEEP_TEST_DIRS");
+    const bool passed = ::testing::UnitTest::GetInstance()->Passed();
+    for (const std::string &dir : dirs_) {
+      std::error_code ignored;
+      if (passed && !(keep && *keep && std::string(keep) != "0"))
+        std::filesystem::remove_all(dir, ignored);
+      else
+        std::fprintf(stderr, "kept %s\n", dir.c_str());
+    }
+  }
+
+private:
+  TempDirs() = default;
+  std::vector<std::string> dirs_;
+};
+
 inline std::string makeTempDir(const std::string &prefix) {
   std::string pattern = ::testing::TempDir() + "/" + prefix + "-XXXXXX";
   char *dir = mkdtemp(pattern.data());
-  return dir ? dir : "";
+  if (!dir)
+    return "";
+  TempDirs::instance().add(dir);
+  return dir;
 }
 
 } // namespace tfc::e2e
