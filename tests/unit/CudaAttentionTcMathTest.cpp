@@ -13,9 +13,10 @@
 //    right, to the bit where the kernels' order is modelled;
 //  - with it, within 2e-2 of the largest magnitude (bf16 keeps 8 bits: each
 //    rounded operand is off by at most 2^-9 relative, a product by 2^-8; the
-//    sums over d and over keys of such terms come near 1% of the largest output: up to 9e-3 here (dq, 1024 masked rows,
-//    some with few keys), so the bound is 2e-2, room for the tensor cores'
-//    own order of addition; the errors seen are printed).
+//    sums over d and over keys of such terms come near 1% of the largest
+//    output: up to 9e-3 here (dq, 1024 masked rows, some with few keys),
+//    so the bound is 2e-2, room for the tensor cores' own order of
+//    addition; the errors seen are printed).
 // What the host cannot model: the order in which an mma.sync adds its 16
 // products and the accumulator (the hardware's; fp32 sums here in k order),
 // and the fragment layout itself; tools/gpu/kernel_check.cpp runs the kernels.

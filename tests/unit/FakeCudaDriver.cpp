@@ -693,6 +693,31 @@ FAKE(cuStreamSynchronize)(CUstream) {
   record("cuStreamSynchronize");
   return CUDA_SUCCESS;
 }
+// Events (tfc-kernel-check's timings): created, recorded, 0 ms apart.
+#undef cuEventElapsedTime // cuda.h's _v2 (12.8); tfc asks for the 2000 ABI
+FAKE(cuEventCreate)(CUevent *event, unsigned int) {
+  REQUIRE_INIT();
+  *event = reinterpret_cast<CUevent>(state().nextHandle++);
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventRecord)(CUevent, CUstream) {
+  REQUIRE_INIT();
+  record("cuEventRecord");
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventSynchronize)(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventElapsedTime)(float *milliseconds, CUevent, CUevent) {
+  REQUIRE_INIT();
+  *milliseconds = 0.0f;
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventDestroy_v2)(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;
+}
 
 #ifndef TFC_FAKE_CUDA_PLAIN
 namespace {
@@ -738,6 +763,11 @@ const Entry kEntries[] = {
     ENTRY("cuGraphLaunch", cuGraphLaunch),
     ENTRY("cuGraphExecDestroy", cuGraphExecDestroy),
     ENTRY("cuGraphDestroy", cuGraphDestroy),
+    ENTRY("cuEventCreate", cuEventCreate),
+    ENTRY("cuEventRecord", cuEventRecord),
+    ENTRY("cuEventSynchronize", cuEventSynchronize),
+    ENTRY("cuEventElapsedTime", cuEventElapsedTime),
+    ENTRY("cuEventDestroy", cuEventDestroy_v2),
 };
 #undef ENTRY
 
