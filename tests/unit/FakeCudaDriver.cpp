@@ -416,8 +416,11 @@ std::vector<Kernel> parseCubin(const unsigned char *elf, size_t size) {
   std::vector<Kernel> kernels;
   for (unsigned i = 0; i < shnum; ++i) {
     const auto nameOffset = readAt<uint32_t>(section(i), 0);
+    const auto type = readAt<uint32_t>(section(i), 4);
     const auto at = readAt<uint64_t>(section(i), 0x18), bytes = readAt<uint64_t>(section(i), 0x20);
-    if (namesAt + nameOffset >= size || at + bytes > size)
+    // SHT_NOBITS (8: .nv.shared.NAME, a kernel's static shared memory) has
+    // a size but no bytes in the file.
+    if (namesAt + nameOffset >= size || (type != 8 && at + bytes > size))
       return {};
     const char *name = reinterpret_cast<const char *>(elf + namesAt + nameOffset);
     const std::string prefix = ".nv.info.";
