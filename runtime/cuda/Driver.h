@@ -94,7 +94,14 @@ constexpr int kMinDriverVersion = 12000;
   X(graphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000, 10000, "cuGraphLaunch")    \
   X(graphExecDestroy, "cuGraphExecDestroy", PFN_cuGraphExecDestroy_v10000, 10000,      \
     "cuGraphExecDestroy")                                                              \
-  X(graphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000, 10000, "cuGraphDestroy")
+  X(graphDestroy, "cuGraphDestroy", PFN_cuGraphDestroy_v10000, 10000, "cuGraphDestroy") \
+  X(eventCreate, "cuEventCreate", PFN_cuEventCreate_v2000, 2000, "cuEventCreate")     \
+  X(eventRecord, "cuEventRecord", PFN_cuEventRecord_v2000, 2000, "cuEventRecord")     \
+  X(eventSynchronize, "cuEventSynchronize", PFN_cuEventSynchronize_v2000, 2000,        \
+    "cuEventSynchronize")                                                              \
+  X(eventElapsedTime, "cuEventElapsedTime", PFN_cuEventElapsedTime_v2000, 2000,        \
+    "cuEventElapsedTime")                                                              \
+  X(eventDestroy, "cuEventDestroy", PFN_cuEventDestroy_v4000, 4000, "cuEventDestroy_v2")
 
 /// The resolved entry points, called as `driver.api().memAlloc(&p, n)`.
 struct DriverApi {

@@ -45,6 +45,9 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_attention_forward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_backward_dq_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_backward_dkv_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_tc_forward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_tc_backward_dq_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_tc_backward_dkv_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_layer_norm_backward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_layer_norm_backward_reduce_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_layer_norm_forward_kernel"),
@@ -60,6 +63,9 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 static_assert(kSpecs[LayerKernels::AttentionForward].params == 27);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39 + 1);
+static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 27);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 39 + 1);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 9);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
@@ -67,16 +73,32 @@ static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
+static_assert(k::kAttentionTcRows == 64);
 #endif
 
 /// Query rows (a warp each) a block of the forward and dq kernels.
 constexpr int64_t rowsPerBlock(LayerKernels::Kernel kernel) { return kSpecs[kernel].threads / 32; }
 /// Keys a block of the dk/dv kernel.
 constexpr int64_t kKeysPerBlock = 32;
+/// Queries a block of the tensor-core forward and dq, keys a block of
+/// their dk/dv (KernelMath.h's kAttentionTcRows).
+constexpr int64_t kTcRowsPerBlock = 64;
 /// Bytes of one query row's backward statistics (m, 1/l, D, scale).
 constexpr int64_t kAttentionRowStatsBytes = 4 * sizeof(float);
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Whether attention on `device` takes the tensor-core kernels: a model
+/// compiled for bf16 or tf32 GEMMs (the products round to bf16 there; fp32
+/// models keep attention.cu's bits) and heads those kernels take.
+bool useTensorCores(const CudaDevice &device, int64_t d, int64_t dv) {
+#ifdef TFC_CUDA_HAND_KERNELS
+  return device.gemmPrecision() != GemmPrecision::Fp32 && k::attentionTensorCoreShape(d, dv);
+#else
+  (void)device, (void)d, (void)dv;
+  return false;
+#endif
+}
 
 /// A slot holding an f32 in its low bytes.
 uint64_t f32Slot(float value) {
@@ -184,6 +206,9 @@ extern "C" void tfc_cuda_attention_forward(
                          outRow})
     params.push_back(uint64_t(value));
   const int64_t rows = outer * inner * tq;
+  if (useTensorCores(device, d, dv))
+    return device.layerKernels().launch(device, LayerKernels::AttentionTcForward,
+                                        outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
   device.layerKernels().launch(device, LayerKernels::AttentionForward,
                                ceilDiv(rows, rowsPerBlock(LayerKernels::AttentionForward)),
                                params);
@@ -216,6 +241,13 @@ extern "C" void tfc_cuda_attention_backward(
   params.push_back(rows > 0 ? uint64_t(device.scratchFor(size_t(rows) * kAttentionRowStatsBytes))
                             : 0);
   const LayerKernels &kernels = device.layerKernels();
+  if (useTensorCores(device, d, dv)) {
+    kernels.launch(device, LayerKernels::AttentionTcBackwardDq, heads * ceilDiv(tq, kTcRowsPerBlock),
+                   params);
+    kernels.launch(device, LayerKernels::AttentionTcBackwardDkv,
+                   heads * ceilDiv(tk, kTcRowsPerBlock), params);
+    return;
+  }
   kernels.launch(device, LayerKernels::AttentionBackwardDq,
                  ceilDiv(heads * tq, rowsPerBlock(LayerKernels::AttentionBackwardDq)), params);
   kernels.launch(device, LayerKernels::AttentionBackwardDkv, heads * ceilDiv(tk, kKeysPerBlock),

@@ -11,7 +11,10 @@
 // stream, so a captured graph records them: the attention forward one
 // launch (a warp a query row), its backward two (dq, a warp a query row;
 // then dk and dv, a block 32 keys; dq hands dkv the rows' statistics
-// through CudaDevice::scratchFor where it has room), the layer norm's
+// through CudaDevice::scratchFor where it has room), or, on a device whose
+// GEMM precision is bf16 or tf32 and heads of 16 to 64 columns (multiples
+// of 16), attention_tc.cu's tensor-core kernels (a block 64 queries, 64
+// keys for dk and dv) with the same arguments; the layer norm's
 // backward two (a block a row block, then the blocks' sums added in
 // order), its forward one (a warp a row), the cross-entropy two (a warp a
 // row's loss, then one block adds the losses in a fixed tree). A failure
@@ -82,6 +85,9 @@ public:
     AttentionForward,
     AttentionBackwardDq,
     AttentionBackwardDkv,
+    AttentionTcForward, // attention_tc.cu: --precision bf16/tf32, d and dv
+    AttentionTcBackwardDq, // multiples of 16 up to 64
+    AttentionTcBackwardDkv,
     LayerNormBackward,
     LayerNormBackwardReduce,
     LayerNormForward,

@@ -527,6 +527,35 @@ TEST_F(OnFakes, PrecisionReachesEveryGemmPlan) {
   EXPECT_EQ(fp32.text.find("FAST_"), std::string::npos);
 }
 
+// --precision bf16 and tf32 move attention onto attention_tc.cu's tensor-core
+// kernels where its heads qualify (reverse's are 32 wide); fp32 keeps
+// attention.cu's. The fake accepts every launch against the fatbin's
+// parameters and the kernel's block size (an error would fail the run).
+TEST_F(OnFakes, AttentionTakesTheTensorCoresUnderBf16AndTf32) {
+  const char *tc[] = {"cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,",
+                      "cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel,",
+                      "cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel,"};
+  const char *fp32[] = {"cuLaunchKernel(tfc_cuda_attention_forward_kernel,",
+                        "cuLaunchKernel(tfc_cuda_attention_backward_dq_kernel,",
+                        "cuLaunchKernel(tfc_cuda_attention_backward_dkv_kernel,"};
+  for (const char *precision : {"bf16", "tf32"}) {
+    SCOPED_TRACE(precision);
+    ASSERT_NO_FATAL_FAILURE(compile("reverse", std::string("--precision ") + precision));
+    FakeLog step = runEntry("train_step");
+    for (const char *launch : tc)
+      EXPECT_GT(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
+    for (const char *launch : fp32)
+      EXPECT_EQ(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
+    EXPECT_EQ(countOf(step.text, "INVALID"), 0u) << step.text;
+  }
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  FakeLog step = runEntry("train_step");
+  for (const char *launch : fp32)
+    EXPECT_GT(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
+  for (const char *launch : tc) // (loaded, but not launched)
+    EXPECT_EQ(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
+}
+
 // Reverse (attention, layer norm, embeddings), set_anomaly (dropout),
 // fleuret_cnn (convolutions) and encoder_decoder (a causal mask: a constant
 // table the attention kernel reads, which must be in device memory; in host

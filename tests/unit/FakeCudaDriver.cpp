@@ -416,8 +416,11 @@ std::vector<Kernel> parseCubin(const unsigned char *elf, size_t size) {
   std::vector<Kernel> kernels;
   for (unsigned i = 0; i < shnum; ++i) {
     const auto nameOffset = readAt<uint32_t>(section(i), 0);
+    const auto type = readAt<uint32_t>(section(i), 4);
     const auto at = readAt<uint64_t>(section(i), 0x18), bytes = readAt<uint64_t>(section(i), 0x20);
-    if (namesAt + nameOffset >= size || at + bytes > size)
+    // SHT_NOBITS (8: .nv.shared.NAME, a kernel's static shared memory) has
+    // a size but no bytes in the file.
+    if (namesAt + nameOffset >= size || (type != 8 && at + bytes > size))
       return {};
     const char *name = reinterpret_cast<const char *>(elf + namesAt + nameOffset);
     const std::string prefix = ".nv.info.";
@@ -693,6 +696,31 @@ FAKE(cuStreamSynchronize)(CUstream) {
   record("cuStreamSynchronize");
   return CUDA_SUCCESS;
 }
+// Events (tfc-kernel-check's timings): created, recorded, 0 ms apart.
+#undef cuEventElapsedTime // cuda.h's _v2 (12.8); tfc asks for the 2000 ABI
+FAKE(cuEventCreate)(CUevent *event, unsigned int) {
+  REQUIRE_INIT();
+  *event = reinterpret_cast<CUevent>(state().nextHandle++);
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventRecord)(CUevent, CUstream) {
+  REQUIRE_INIT();
+  record("cuEventRecord");
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventSynchronize)(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventElapsedTime)(float *milliseconds, CUevent, CUevent) {
+  REQUIRE_INIT();
+  *milliseconds = 0.0f;
+  return CUDA_SUCCESS;
+}
+FAKE(cuEventDestroy_v2)(CUevent) {
+  REQUIRE_INIT();
+  return CUDA_SUCCESS;
+}
 
 #ifndef TFC_FAKE_CUDA_PLAIN
 namespace {
@@ -738,6 +766,11 @@ const Entry kEntries[] = {
     ENTRY("cuGraphLaunch", cuGraphLaunch),
     ENTRY("cuGraphExecDestroy", cuGraphExecDestroy),
     ENTRY("cuGraphDestroy", cuGraphDestroy),
+    ENTRY("cuEventCreate", cuEventCreate),
+    ENTRY("cuEventRecord", cuEventRecord),
+    ENTRY("cuEventSynchronize", cuEventSynchronize),
+    ENTRY("cuEventElapsedTime", cuEventElapsedTime),
+    ENTRY("cuEventDestroy", cuEventDestroy_v2),
 };
 #undef ENTRY
 

@@ -25,7 +25,8 @@
 #   4c. reverse compiled with --precision tf32 and bf16 (the GEMMs on tensor
 #      cores) trains to 100% test accuracy too (issue 28);
 #   5. `bench` of every model's train_step, GPU and CPU (this machine's
-#      cores) in the same run.
+#      cores) in the same run, and attention's kernels alone
+#      (tfc-kernel-check --bench-attention: fp32 and tensor cores, TFLOPS).
 # Prints `N passed, N failed` last; exits 1 if any check failed. Sized to
 # run within 8 minutes.
 set -uo pipefail
@@ -214,6 +215,10 @@ for model in $models; do
     echo "    $model $side: ${line:-failed}"
   done
 done
+# Attention alone, forward + backward (32 heads, seq 1024 and 2048, d 64):
+# attention.cu's fp32 kernels and attention_tc.cu's tensor-core ones, in
+# TFLOPS and as a fraction of 989 (dense bf16, H100/H200). Informational.
+"$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /' || true
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,7 +3,7 @@
 // Built on a CPU machine (it links no CUDA library: the driver is dlopen()ed
 // through runtime/cuda/Driver.h), run on a GPU machine:
 //
-//   build/tools/gpu/tfc-kernel-check [--device N]
+//   build/tools/gpu/tfc-kernel-check [--device N] [--bench-attention]
 //
 // loads the embedded fatbins (Kernels.h), runs every kernel of
 // runtime/cuda/kernels on random data (the seed models' attention shapes
@@ -14,10 +14,15 @@
 // must give the same bits. The attention backward runs with a stats buffer
 // (the dq launch hands the dkv launch the rows' statistics, as the runtime
 // does with its cuBLASLt workspace) and without one (dkv recomputes them):
-// each is compared with the CPU, and the two must be the same bits. Prints
+// each is compared with the CPU, and the two must be the same bits. Shapes
+// whose heads the tensor-core kernels (attention_tc.cu) take run those too,
+// the same way, within 2e-2 (bf16 products). Prints
 // a line a check and `N passed, N failed`;
 // exits 0 when all pass, 1 when one fails, 2 when there is no GPU to run on
-// (the message says what is missing).
+// (the message says what is missing). --bench-attention checks nothing: it
+// times attention forward + backward (32 heads, seq 1024 and 2048, d 64) on
+// both families of kernels and prints TFLOPS (benchAttention says how they
+// are counted).
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,6 +97,22 @@ public:
     if (count)
       check(api().memcpyDtoH(host.data(), p, count * sizeof(T)), "cuMemcpyDtoH");
     return host;
+  }
+  /// Milliseconds `work` (launches) takes on the GPU, by two events on
+  /// the stream the launches go to.
+  template <typename Work> float time(Work work) {
+    CUevent start = nullptr, stop = nullptr;
+    check(api().eventCreate(&start, 0), "cuEventCreate");
+    check(api().eventCreate(&stop, 0), "cuEventCreate");
+    check(api().eventRecord(start, nullptr), "cuEventRecord");
+    work();
+    check(api().eventRecord(stop, nullptr), "cuEventRecord");
+    check(api().eventSynchronize(stop), "cuEventSynchronize (a kernel failed)");
+    float ms = 0.0f;
+    check(api().eventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    api().eventDestroy(start);
+    api().eventDestroy(stop);
+    return ms;
   }
   void fill(CUdeviceptr p, size_t bytes, unsigned char value) {
     check(api().memsetD8(p, value, bytes), "cuMemsetD8");
@@ -229,26 +250,6 @@ void checkAttention(Gpu &gpu, const Shape &s) {
                                   &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
                                   &mR,    &gd,    &dO_, &dI, &dRow, &gdq, &dqO, &dqI, &qRow, &gdk,
                                   &dkO,   &dkI,   &kRow, &gdv, &dvO, &dvI, &vRow, &stats};
-  const unsigned rowBlocks = unsigned((heads * tq + 3) / 4);
-  const unsigned keyBlocks = unsigned(heads * ((tk + 31) / 32));
-  // Runs 0 and 1 with the stats buffer (NaN first: a row dq did not store
-  // would show), run 2 without.
-  std::vector<float> runs[3][4];
-  for (int run = 0; run < 3; ++run) {
-    stats = run < 2 ? gstats : 0;
-    gpu.fill(gstats, size_t(heads * tq) * 16, 0xff);
-    gpu.fill(gout, out.size() * 4, 0xff);
-    gpu.fill(gdq, dq.size() * 4, 0xff);
-    gpu.fill(gdk, dk.size() * 4, 0xff);
-    gpu.fill(gdv, dvv.size() * 4, 0xff);
-    gpu.launch("tfc_cuda_attention_forward_kernel", rowBlocks, forward);
-    gpu.launch("tfc_cuda_attention_backward_dq_kernel", rowBlocks, backward);
-    gpu.launch("tfc_cuda_attention_backward_dkv_kernel", keyBlocks, backward);
-    runs[run][0] = gpu.download<float>(gout, out.size());
-    runs[run][1] = gpu.download<float>(gdq, dq.size());
-    runs[run][2] = gpu.download<float>(gdk, dk.size());
-    runs[run][3] = gpu.download<float>(gdv, dvv.size());
-  }
   // Only the rows' first d / dv floats are written (the padding stays NaN
   // on the GPU, 0 or input on the CPU side): compare those.
   auto rows = [&](const std::vector<float> &x, i64 headSize, i64 count, i64 row, i64 width) {
@@ -259,22 +260,121 @@ void checkAttention(Gpu &gpu, const Shape &s) {
           r.push_back(x[size_t(b * headSize + i * row + c)]);
     return r;
   };
-  const std::string n = std::string("attention ") + s.name;
-  compare(n + " forward", rows(runs[0][0], oHead, tq, oRow, dv), rows(out, oHead, tq, oRow, dv), 1e-5);
-  for (int run : {0, 2}) {
-    const std::string b = n + (run == 0 ? " (stored stats)" : " (recomputed stats)");
-    compare(b + " dq", rows(runs[run][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d), 1e-4);
-    compare(b + " dk", rows(runs[run][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d), 1e-4);
-    compare(b + " dv", rows(runs[run][3], vHead, tk, vRow, dv), rows(dvv, vHead, tk, vRow, dv),
-            1e-4);
+  // One family of kernels (attention.cu's, or attention_tc.cu's), its grids
+  // and its tolerances against the CPU.
+  struct Kernels {
+    const char *forward, *dq, *dkv, *label;
+    unsigned forwardBlocks, dqBlocks, dkvBlocks;
+    double forwardLimit, backwardLimit;
+  };
+  const unsigned rowBlocks = unsigned((heads * tq + 3) / 4);
+  const unsigned tcQueryBlocks = unsigned(heads * ((tq + 63) / 64));
+  std::vector<Kernels> families = {{"tfc_cuda_attention_forward_kernel",
+                                    "tfc_cuda_attention_backward_dq_kernel",
+                                    "tfc_cuda_attention_backward_dkv_kernel", "", rowBlocks,
+                                    rowBlocks, unsigned(heads * ((tk + 31) / 32)), 1e-5, 1e-4}};
+  // The tensor-core kernels where they take the heads: bf16 products, so
+  // within 2e-2 of the largest magnitude (CudaAttentionTcMathTest models
+  // their tiles and roundings on the host: up to 9e-3 there).
+  if (k::attentionTensorCoreShape(d, dv))
+    families.push_back({"tfc_cuda_attention_tc_forward_kernel",
+                        "tfc_cuda_attention_tc_backward_dq_kernel",
+                        "tfc_cuda_attention_tc_backward_dkv_kernel", " tensor cores",
+                        tcQueryBlocks, tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2,
+                        2e-2});
+  for (const Kernels &f : families) {
+    // Runs 0 and 1 with the stats buffer (NaN first: a row dq did not store
+    // would show), run 2 without.
+    std::vector<float> runs[3][4];
+    for (int run = 0; run < 3; ++run) {
+      stats = run < 2 ? gstats : 0;
+      gpu.fill(gstats, size_t(heads * tq) * 16, 0xff);
+      gpu.fill(gout, out.size() * 4, 0xff);
+      gpu.fill(gdq, dq.size() * 4, 0xff);
+      gpu.fill(gdk, dk.size() * 4, 0xff);
+      gpu.fill(gdv, dvv.size() * 4, 0xff);
+      gpu.launch(f.forward, f.forwardBlocks, forward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
+      gpu.launch(f.dkv, f.dkvBlocks, backward);
+      runs[run][0] = gpu.download<float>(gout, out.size());
+      runs[run][1] = gpu.download<float>(gdq, dq.size());
+      runs[run][2] = gpu.download<float>(gdk, dk.size());
+      runs[run][3] = gpu.download<float>(gdv, dvv.size());
+    }
+    const std::string n = std::string("attention ") + s.name + f.label;
+    compare(n + " forward", rows(runs[0][0], oHead, tq, oRow, dv), rows(out, oHead, tq, oRow, dv),
+            f.forwardLimit);
+    for (int run : {0, 2}) {
+      const std::string b = n + (run == 0 ? " (stored stats)" : " (recomputed stats)");
+      compare(b + " dq", rows(runs[run][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d),
+              f.backwardLimit);
+      compare(b + " dk", rows(runs[run][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d),
+              f.backwardLimit);
+      compare(b + " dv", rows(runs[run][3], vHead, tk, vRow, dv), rows(dvv, vHead, tk, vRow, dv),
+              f.backwardLimit);
+    }
+    for (int t = 0; t < 4; ++t)
+      sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+    // The same rowStats on the same inputs, stored or recomputed: the same
+    // bits (the padding included: NaN in both).
+    for (int t = 1; t < 4; ++t)
+      sameBits(n + " backward output " + std::to_string(t) + " with stored stats", runs[0][t],
+               runs[2][t], "as with recomputed ones");
   }
-  for (int t = 0; t < 4; ++t)
-    sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
-  // The same rowStats on the same inputs, stored or recomputed: the same bits
-  // (the padding included: NaN in both).
-  for (int t = 1; t < 4; ++t)
-    sameBits(n + " backward output " + std::to_string(t) + " with stored stats", runs[0][t],
-             runs[2][t], "as with recomputed ones");
+}
+
+/// --bench-attention: forward + backward (dq, dkv with stored statistics)
+/// of `heads` heads of seq x seq, d 64, unmasked, by CUDA events, for both
+/// families of kernels. TFLOPS count the products' useful work, as
+/// FlashAttention does: 4 seq^2 d forward (Q K^T, P V) and 10 seq^2 d
+/// backward (S, dP, dV, dK, dQ; the kernels' recomputations, dq's pass 1
+/// and dkv's S and dP, are not counted).
+void benchAttention(Gpu &gpu, long long heads, long long seq) {
+  typedef long long i64;
+  i64 outer = 1, inner = heads, tq = seq, tk = seq, d = 64, dv = 64;
+  float scale = 0.125f;
+  const size_t n = size_t(heads * seq * d);
+  CUdeviceptr gq = gpu.upload(randomFloats(n)), gk = gpu.upload(randomFloats(n)),
+              gv = gpu.upload(randomFloats(n)), gd = gpu.upload(randomFloats(n));
+  CUdeviceptr gout = gpu.alloc(n * 4), gdq = gpu.alloc(n * 4), gdk = gpu.alloc(n * 4),
+              gdv = gpu.alloc(n * 4), stats = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
+  i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0;
+  std::vector<void *> forward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &hO, &hI, &row,
+                                 &gk, &hO, &hI, &row, &gv, &hO, &hI, &row, &gm, &zero, &zero,
+                                 &zero, &gout, &hO, &hI, &row};
+  std::vector<void *> backward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &hO, &hI, &row,
+                                  &gk, &hO, &hI, &row, &gv, &hO, &hI, &row, &gm, &zero, &zero,
+                                  &zero, &gd, &hO, &hI, &row, &gdq, &hO, &hI, &row, &gdk, &hO,
+                                  &hI, &row, &gdv, &hO, &hI, &row, &stats};
+  const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
+  const unsigned rowBlocks = unsigned(heads * seq / 4), tcBlocks = unsigned(heads * (seq / 64));
+  struct Family {
+    const char *label, *forward, *dq, *dkv;
+    unsigned forwardBlocks, dkvBlocks;
+  } families[] = {{"fp32        ", "tfc_cuda_attention_forward_kernel",
+                   "tfc_cuda_attention_backward_dq_kernel",
+                   "tfc_cuda_attention_backward_dkv_kernel", rowBlocks, unsigned(heads * (seq / 32))},
+                  {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
+                   "tfc_cuda_attention_tc_backward_dq_kernel",
+                   "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks}};
+  for (const Family &f : families) {
+    const int iterations = 5;
+    auto step = [&] {
+      gpu.launch(f.forward, f.forwardBlocks, forward);
+      gpu.launch(f.dq, f.forwardBlocks, backward);
+      gpu.launch(f.dkv, f.dkvBlocks, backward);
+    };
+    step(); // warm up
+    const float ms = gpu.time([&] {
+      for (int i = 0; i < iterations; ++i)
+        step();
+    }) / float(iterations);
+    const double tflops = flops / (double(ms) * 1e-3) / 1e12;
+    std::printf("bench attention %s: %lld heads x %lld x %lld, d 64, forward + backward %.3f ms, "
+                "%.1f TFLOPS (%.1f%% of 989 dense bf16)\n",
+                f.label, heads, seq, seq, double(ms), tflops, 100.0 * tflops / 989.0);
+    std::fflush(stdout);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,11 +495,14 @@ void checkDropout(Gpu &gpu, long long n, long long first, long long key, double 
 
 int main(int argc, char **argv) {
   int device = 0;
+  bool bench = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc)
       device = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--bench-attention") == 0)
+      bench = true;
     else
-      fatal(std::string("usage: ") + argv[0] + " [--device N]", 2);
+      fatal(std::string("usage: ") + argv[0] + " [--device N] [--bench-attention]", 2);
   }
   std::string error;
   std::unique_ptr<CudaDriver> driver = CudaDriver::load(error);
@@ -418,14 +521,21 @@ int main(int argc, char **argv) {
   {
     Gpu gpu(*driver, *context);
     gpu.load();
+    if (bench) {
+      for (long long seq : {1024LL, 2048LL})
+        benchAttention(gpu, 32, seq);
+      return 0;
+    }
     const Shape shapes[] = {{"reverse 16x16 d32", 1, 128, 16, 16, 32, 32, false},
                             {"set_anomaly 10x10 d64", 64, 4, 10, 10, 64, 64, false},
                             {"encoder_decoder 2x2 d2 masked", 16, 3, 2, 2, 2, 2, true},
                             {"40x100 d24/40 masked", 2, 3, 40, 100, 24, 40, true},
+                            {"40x100 d32/48 masked", 2, 3, 40, 100, 32, 48, true},
                             {"33x65 d7/5", 2, 1, 33, 65, 7, 5, false},
                             {"9x70 d96/80 masked (wide heads)", 1, 2, 9, 70, 96, 80, true},
                             {"300x300 d64", 2, 2, 300, 300, 64, 64, false},
-                            {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true}};
+                            {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true},
+                            {"1024x1024 d64", 1, 4, 1024, 1024, 64, 64, false}};
     for (const Shape &s : shapes)
       checkAttention(gpu, s);
     checkLayerNorm(gpu, 2048, 32, 64);

@@ -53,6 +53,15 @@ constexpr int kDropoutThreads = 256;      // a thread a group of 4 elements
 /// Columns of an output row a warp keeps in registers (two a lane): wider
 /// heads go in slices of this many columns, recomputing the scores for each.
 constexpr int kAttentionColumns = 2 * kWarp;
+/// The tensor-core attention kernels (attention_tc.cu): 4 warps a block,
+/// each 16 rows (queries in the forward and dq, keys in dk/dv) of a 64-row
+/// block; tiles of 64 keys (queries for dk/dv) staged in shared memory as
+/// bf16, rows padded to 72 elements; head dims d and dv multiples of 16 up to
+/// 64 (attentionTensorCoreShape).
+constexpr int kAttentionTcThreads = 128;
+constexpr int kAttentionTcRows = 64; // rows a block owns, and rows a staged tile
+constexpr int kAttentionTcMaxDim = 64;
+constexpr int kAttentionTcStride = kAttentionTcMaxDim + 8; // bf16 a staged row
 
 //===----------------------------------------------------------------------===//
 // Bits
@@ -243,6 +252,24 @@ TFC_HD float crossEntropyGrad(float x, float max, float sumExp, bool isLabel, fl
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//
+
+/// Whether the tensor-core kernels take heads of these widths (the
+/// runtime launches the fp32 kernels for any other).
+TFC_HD bool attentionTensorCoreShape(int64_t d, int64_t dv) {
+  return d > 0 && dv > 0 && d % 16 == 0 && dv % 16 == 0 && d <= kAttentionTcMaxDim &&
+         dv <= kAttentionTcMaxDim;
+}
+
+/// x rounded to bf16, round to nearest even (__float2bfloat16_rn; NaN stays
+/// a NaN): the upper 16 bits of the float this returns are the bf16.
+TFC_HD uint16_t bf16Bits(float x) {
+  const uint32_t bits = floatBits(x);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return uint16_t((bits >> 16) | 0x40u); // a quiet NaN
+  return uint16_t((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+TFC_HD float bf16Float(uint16_t h) { return bitsFloat(uint32_t(h) << 16); }
+TFC_HD float roundBf16(float x) { return bf16Float(bf16Bits(x)); }
 
 /// The score of a masked-out key (the tutorials' masked_fill), as the CPU.
 constexpr float kMaskedScore = -9e15f;

@@ -24,6 +24,8 @@ extern "C" {
 /// The fatbins, 16-byte aligned, and their sizes in bytes.
 extern const unsigned char tfc_cuda_attention_fatbin[];
 extern const size_t tfc_cuda_attention_fatbin_size;
+extern const unsigned char tfc_cuda_attention_tc_fatbin[];
+extern const size_t tfc_cuda_attention_tc_fatbin_size;
 extern const unsigned char tfc_cuda_layer_norm_fatbin[];
 extern const size_t tfc_cuda_layer_norm_fatbin_size;
 extern const unsigned char tfc_cuda_cross_entropy_fatbin[];
@@ -55,6 +57,12 @@ namespace tfc::rt::cuda::kernels {
   X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 40, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 40, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 27, \
+    TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 40, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 40, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 7,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y")             \
@@ -88,6 +96,7 @@ struct KernelInfo {
 
 inline constexpr KernelImage kImages[] = {
     {"attention", tfc_cuda_attention_fatbin, &tfc_cuda_attention_fatbin_size},
+    {"attention_tc", tfc_cuda_attention_tc_fatbin, &tfc_cuda_attention_tc_fatbin_size},
     {"layer_norm", tfc_cuda_layer_norm_fatbin, &tfc_cuda_layer_norm_fatbin_size},
     {"cross_entropy", tfc_cuda_cross_entropy_fatbin, &tfc_cuda_cross_entropy_fatbin_size},
     {"dropout", tfc_cuda_dropout_fatbin, &tfc_cuda_dropout_fatbin_size},

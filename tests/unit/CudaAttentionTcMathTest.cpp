@@ -1,0 +1,351 @@
+//===- CudaAttentionTcMathTest.cpp - the tensor-core attention's tiles ----===//
+//
+// runtime/cuda/kernels/attention_tc.cu on the host, row by row: the same
+// blocks of 64 queries (64 keys for dk/dv), key tiles of 64, the operands
+// rounded to bf16 where the kernels stage them (Q, K, V, dO) or feed them to
+// a product (P, dS), round to nearest even (KernelMath.h's roundBf16), fp32
+// accumulation, and the softmax in the kernels' order: a row's 64 scores of
+// a tile held by 4 lanes (lane t the keys 8n + 2t + {0, 1}), each lane's sum
+// in (n, e) order, then butterflies by 2 and 1, attention.cu's online fold.
+// Compared with the CPU kernels (runtime/cpu/Attention.h):
+//  - without the bf16 rounding, within fp32 tolerances (1e-5 of the largest
+//    magnitude): the tiling, masking, online softmax and statistics are
+//    right, to the bit where the kernels' order is modelled;
+//  - with it, within 2e-2 of the largest magnitude (bf16 keeps 8 bits: each
+//    rounded operand is off by at most 2^-9 relative, a product by 2^-8; the
+//    sums over d and over keys of such terms come near 1% of the largest
+//    output: up to 9e-3 here (dq, 1024 masked rows, some with few keys),
+//    so the bound is 2e-2, room for the tensor cores' own order of
+//    addition; the errors seen are printed).
+// What the host cannot model: the order in which an mma.sync adds its 16
+// products and the accumulator (the hardware's; fp32 sums here in k order),
+// and the fragment layout itself; tools/gpu/kernel_check.cpp runs the kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cpu/Attention.h"
+#include "runtime/cuda/kernels/KernelMath.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+using namespace tfc::rt::cuda::kernels;
+
+constexpr int64_t kBlock = kAttentionTcRows; // queries (keys) a block, keys a tile
+
+std::vector<float> randomFloats(size_t n, std::mt19937 &rng) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+/// max |a - b| / max(max |b|, tiny).
+double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
+  double err = 0, mag = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    err = std::max(err, std::fabs(double(a[i]) - double(b[i])));
+    mag = std::max(mag, std::fabs(double(b[i])));
+  }
+  return err / mag;
+}
+
+/// Heads (outer, inner) of [rows, width] rows, `row` floats apart.
+struct Strided {
+  std::vector<float> data;
+  int64_t outer, inner, row;
+  const float *head(int64_t b, int64_t innerCount) const {
+    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
+  }
+  float *head(int64_t b, int64_t innerCount) {
+    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
+  }
+};
+
+Strided makeStrided(int64_t outer, int64_t inner, int64_t rows, int64_t width, int64_t pad,
+                    std::mt19937 &rng) {
+  const int64_t row = width + pad, headSize = rows * row;
+  return {randomFloats(size_t(outer * inner * headSize), rng), inner * headSize, headSize, row};
+}
+
+struct Problem {
+  int64_t outer, inner, tq, tk, d, dv;
+  float scale;
+  Strided q, k, v, dout;
+  std::vector<uint8_t> mask; // [tq, tk] for every head (strides 0, 0, tk), or empty
+  int64_t heads() const { return outer * inner; }
+};
+
+Problem makeProblem(int64_t outer, int64_t inner, int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                    bool masked, std::mt19937 &rng) {
+  Problem p{outer, inner, tq, tk, d, dv, 1.0f / std::sqrt(float(d)),
+            makeStrided(outer, inner, tq, d, 3, rng), makeStrided(outer, inner, tk, d, 1, rng),
+            makeStrided(outer, inner, tk, dv, 0, rng), makeStrided(outer, inner, tq, dv, 2, rng),
+            {}};
+  if (masked) {
+    p.mask.resize(size_t(tq * tk));
+    for (int64_t i = 0; i < tq; ++i)
+      for (int64_t j = 0; j < tk; ++j)
+        p.mask[size_t(i * tk + j)] = i == 1 ? 0 : (j <= i + 3 || (i + j) % 5 == 0); // row 1 fully masked
+  }
+  return p;
+}
+
+/// The kernels on the host; `bf16` rounds the operands as they do, else
+/// every operand stays fp32 (the tiling and softmax alone).
+struct TcModel {
+  const Problem &p;
+  bool bf16;
+
+  float r(float x) const { return bf16 ? roundBf16(x) : x; }
+  /// A product's element: fp32 accumulation of rounded operands.
+  float dot(const float *a, const float *b, int64_t n) const {
+    float s = 0.0f;
+    for (int64_t c = 0; c < n; ++c)
+      s = fusedMulAdd(r(a[c]), r(b[c]), s);
+    return s;
+  }
+  const float *Q(int64_t b, int64_t i) const { return p.q.head(b, p.inner) + i * p.q.row; }
+  const float *K(int64_t b, int64_t j) const { return p.k.head(b, p.inner) + j * p.k.row; }
+  const float *V(int64_t b, int64_t j) const { return p.v.head(b, p.inner) + j * p.v.row; }
+  const float *dO(int64_t b, int64_t i) const {
+    return p.dout.head(b, p.inner) + i * p.dout.row;
+  }
+  bool masked(int64_t i, int64_t j) const { return !p.mask.empty() && !p.mask[size_t(i * p.tk + j)]; }
+
+  /// scoreTile's element for query i, key j; `live` set by an unmasked key.
+  float score(int64_t b, int64_t i, int64_t j, bool &live) const {
+    if (j >= p.tk)
+      return -INFINITY;
+    if (masked(i, j))
+      return kMaskedScore;
+    live = true;
+    return dot(Q(b, i), K(b, j), p.d) * p.scale;
+  }
+
+  /// A row's sum over a tile of 64 values as the 4 lanes add them.
+  static float quadSum(const float (&x)[kBlock]) {
+    float v[4];
+    for (int t = 0; t < 4; ++t) {
+      v[t] = 0.0f;
+      for (int n = 0; n < kBlock / 8; ++n)
+        for (int e = 0; e < 2; ++e)
+          v[t] += x[n * 8 + 2 * t + e];
+    }
+    for (int o = 2; o > 0; o /= 2) {
+      float next[4];
+      for (int t = 0; t < 4; ++t)
+        next[t] = v[t] + v[t ^ o];
+      std::copy(next, next + 4, v);
+    }
+    return v[0];
+  }
+
+  /// The forward kernel's row i of head b (its block's tiles of 64 keys).
+  void forwardRow(int64_t b, int64_t i, float *out) const {
+    std::vector<float> o(size_t(p.dv), 0.0f);
+    OnlineRow row{-INFINITY, 0.0f, 0.0f};
+    bool live = false;
+    for (int64_t j0 = 0; j0 < p.tk; j0 += kBlock) {
+      float x[kBlock], prob[kBlock], tileMax = -INFINITY;
+      for (int64_t jj = 0; jj < kBlock; ++jj) {
+        x[jj] = score(b, i, j0 + jj, live);
+        tileMax = maxOf(tileMax, x[jj]);
+      }
+      const float mNew = maxOf(row.m, tileMax);
+      for (int64_t jj = 0; jj < kBlock; ++jj)
+        prob[jj] = expApprox(x[jj] - mNew);
+      const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
+      row = onlineFold(row, mNew, alpha, quadSum(prob), 0.0f);
+      for (int64_t c = 0; c < p.dv; ++c) {
+        float acc = o[size_t(c)] * alpha;
+        for (int64_t jj = 0; jj < std::min(kBlock, p.tk - j0); ++jj)
+          acc = fusedMulAdd(r(prob[jj]), r(V(b, j0 + jj)[c]), acc);
+        o[size_t(c)] = acc;
+      }
+    }
+    const float inv = 1.0f / row.l;
+    for (int64_t c = 0; c < p.dv; ++c)
+      out[c] = o[size_t(c)] * inv;
+  }
+
+  struct Stats {
+    float m, inv, D, scaleLive;
+  };
+
+  /// rowStats (pass 1 of dq; dkv's statistics) for query row i of head b.
+  Stats rowStats(int64_t b, int64_t i) const {
+    OnlineRow row{-INFINITY, 0.0f, 0.0f};
+    bool live = p.mask.empty();
+    for (int64_t j0 = 0; j0 < p.tk; j0 += kBlock) {
+      float x[kBlock], prob[kBlock], pdp[kBlock], tileMax = -INFINITY;
+      for (int64_t jj = 0; jj < kBlock; ++jj) {
+        x[jj] = score(b, i, j0 + jj, live);
+        tileMax = maxOf(tileMax, x[jj]);
+      }
+      const float mNew = maxOf(row.m, tileMax);
+      for (int64_t jj = 0; jj < kBlock; ++jj) {
+        const int64_t j = j0 + jj;
+        const float dp = j < p.tk ? dot(dO(b, i), V(b, j), p.dv) : 0.0f;
+        prob[jj] = expApprox(x[jj] - mNew);
+        pdp[jj] = prob[jj] * dp;
+      }
+      const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
+      row = onlineFold(row, mNew, alpha, quadSum(prob), quadSum(pdp));
+    }
+    return {row.m, 1.0f / row.l, row.dot / row.l, live ? p.scale : 0.0f};
+  }
+
+  /// P_ij and dS_ij as both backward kernels recompute them.
+  void probAndDs(int64_t b, int64_t i, int64_t j, const Stats &st, float &prob, float &ds) const {
+    bool live = false;
+    const float x = score(b, i, j, live);
+    prob = expApprox(x - st.m) * st.inv;
+    ds = attentionDs(prob, dot(dO(b, i), V(b, j), p.dv), st.D, st.scaleLive);
+  }
+
+  /// dq (a row of a query block, key tiles in order), then dk and dv (a
+  /// row of a key block, query tiles in order).
+  void backward(Strided &dq, Strided &dk, Strided &dv) const {
+    for (int64_t b = 0; b < p.heads(); ++b) {
+      std::vector<Stats> stats(size_t(p.tq));
+      for (int64_t i = 0; i < p.tq; ++i) {
+        const Stats st = stats[size_t(i)] = rowStats(b, i);
+        float *out = dq.head(b, p.inner) + i * dq.row;
+        for (int64_t c = 0; c < p.d; ++c)
+          out[c] = 0.0f;
+        for (int64_t j = 0; j < p.tk; ++j) {
+          float prob, ds;
+          probAndDs(b, i, j, st, prob, ds);
+          for (int64_t c = 0; c < p.d; ++c)
+            out[c] = fusedMulAdd(r(ds), r(K(b, j)[c]), out[c]);
+        }
+      }
+      for (int64_t j = 0; j < p.tk; ++j) {
+        float *outK = dk.head(b, p.inner) + j * dk.row, *outV = dv.head(b, p.inner) + j * dv.row;
+        std::fill(outK, outK + p.d, 0.0f);
+        std::fill(outV, outV + p.dv, 0.0f);
+        for (int64_t i = 0; i < p.tq; ++i) {
+          float prob, ds;
+          probAndDs(b, i, j, stats[size_t(i)], prob, ds);
+          for (int64_t c = 0; c < p.dv; ++c)
+            outV[c] = fusedMulAdd(r(prob), r(dO(b, i)[c]), outV[c]);
+          for (int64_t c = 0; c < p.d; ++c)
+            outK[c] = fusedMulAdd(r(ds), r(Q(b, i)[c]), outK[c]);
+        }
+      }
+    }
+  }
+};
+
+/// The first `width` floats of every row of every head.
+std::vector<float> rowsOf(const Strided &s, int64_t heads, int64_t innerCount, int64_t rows,
+                          int64_t width) {
+  std::vector<float> out;
+  for (int64_t b = 0; b < heads; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        out.push_back(s.head(b, innerCount)[r * s.row + c]);
+  return out;
+}
+
+struct Shape {
+  int64_t outer, inner, tq, tk, d, dv;
+  bool masked;
+};
+
+// The seed models' heads the tensor-core kernels take (reverse: 16 x 16,
+// d 32; set anomaly: 10 x 10, d 64; the medium encoder: 256 x 256, d 64),
+// partial tiles and several of them, masked and not, and 1024 x 1024 (d 64).
+const Shape kShapes[] = {{1, 4, 16, 16, 32, 32, false}, {2, 4, 10, 10, 64, 64, false},
+                         {1, 2, 256, 256, 64, 64, true}, {1, 2, 40, 100, 32, 48, true},
+                         {2, 1, 130, 70, 16, 64, false}, {1, 1, 1024, 1024, 64, 64, false},
+                         {1, 1, 1024, 1024, 64, 64, true}};
+
+::testing::Message where(const Shape &s) {
+  return ::testing::Message() << "tq " << s.tq << " tk " << s.tk << " d " << s.d << " dv "
+                              << s.dv << (s.masked ? " masked" : "");
+}
+
+TEST(CudaAttentionTcMath, EveryShapeTakesTheTensorCores) {
+  for (const Shape &s : kShapes)
+    EXPECT_TRUE(attentionTensorCoreShape(s.d, s.dv)) << where(s);
+  EXPECT_FALSE(attentionTensorCoreShape(2, 2));    // the encoder-decoder's heads: fp32
+  EXPECT_FALSE(attentionTensorCoreShape(96, 96));  // wider than 64
+  EXPECT_FALSE(attentionTensorCoreShape(64, 24));  // not a multiple of 16
+}
+
+TEST(CudaAttentionTcMath, RoundBf16IsRoundToNearestEven) {
+  EXPECT_EQ(bf16Bits(1.0f), 0x3f80);
+  EXPECT_EQ(bf16Bits(bitsFloat(0x3f808000u)), 0x3f80); // a tie, to even
+  EXPECT_EQ(bf16Bits(bitsFloat(0x3f818000u)), 0x3f82); // a tie, to even (up)
+  EXPECT_EQ(bf16Bits(bitsFloat(0x3f808001u)), 0x3f81); // above the tie
+  EXPECT_EQ(bf16Bits(-INFINITY), 0xff80);
+  EXPECT_EQ(bf16Bits(bitsFloat(0x7f7fffffu)), 0x7f80); // the largest float rounds to inf
+  EXPECT_TRUE(std::isnan(roundBf16(NAN)));
+}
+
+void checkForward(bool bf16, double tolerance) {
+  std::mt19937 rng(11);
+  for (const Shape &s : kShapes) {
+    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Strided cpu = makeStrided(s.outer, s.inner, s.tq, s.dv, 1, rng), tc = cpu;
+    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
+    tfc_attention_forward(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale,
+                          intptr_t(p.q.data.data()), p.q.outer, p.q.inner, p.q.row,
+                          intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
+                          intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, mask, 0, 0,
+                          s.tk, intptr_t(cpu.data.data()), cpu.outer, cpu.inner, cpu.row);
+    const TcModel model{p, bf16};
+    for (int64_t b = 0; b < p.heads(); ++b)
+      for (int64_t i = 0; i < s.tq; ++i)
+        model.forwardRow(b, i, tc.head(b, s.inner) + i * tc.row);
+    const double err = relativeError(rowsOf(tc, p.heads(), s.inner, s.tq, s.dv),
+                                     rowsOf(cpu, p.heads(), s.inner, s.tq, s.dv));
+    EXPECT_LT(err, tolerance) << where(s);
+    std::printf("  forward%s %s: %.2e\n", bf16 ? " bf16" : "", where(s).GetString().c_str(),
+                err);
+  }
+}
+
+void checkBackward(bool bf16, double tolerance) {
+  std::mt19937 rng(12);
+  for (const Shape &s : kShapes) {
+    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Strided cq = p.q, ck = p.k, cv = p.v, tq = p.q, tk = p.k, tv = p.v;
+    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
+    tfc_attention_backward(
+        s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale, intptr_t(p.q.data.data()), p.q.outer,
+        p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
+        intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, mask, 0, 0, s.tk,
+        intptr_t(p.dout.data.data()), p.dout.outer, p.dout.inner, p.dout.row,
+        intptr_t(cq.data.data()), cq.outer, cq.inner, cq.row, intptr_t(ck.data.data()), ck.outer,
+        ck.inner, ck.row, intptr_t(cv.data.data()), cv.outer, cv.inner, cv.row);
+    TcModel{p, bf16}.backward(tq, tk, tv);
+    const int64_t h = p.heads();
+    const double eq = relativeError(rowsOf(tq, h, s.inner, s.tq, s.d), rowsOf(cq, h, s.inner, s.tq, s.d));
+    const double ek = relativeError(rowsOf(tk, h, s.inner, s.tk, s.d), rowsOf(ck, h, s.inner, s.tk, s.d));
+    const double ev =
+        relativeError(rowsOf(tv, h, s.inner, s.tk, s.dv), rowsOf(cv, h, s.inner, s.tk, s.dv));
+    EXPECT_LT(eq, tolerance) << "dq " << where(s);
+    EXPECT_LT(ek, tolerance) << "dk " << where(s);
+    EXPECT_LT(ev, tolerance) << "dv " << where(s);
+    std::printf("  backward%s %s: dq %.2e dk %.2e dv %.2e\n", bf16 ? " bf16" : "",
+                where(s).GetString().c_str(), eq, ek, ev);
+  }
+}
+
+TEST(CudaAttentionTcMath, ForwardTilesAreTheCpuKernel) { checkForward(false, 1e-5); }
+TEST(CudaAttentionTcMath, ForwardInBf16IsTheCpuKernelToBf16) { checkForward(true, 2e-2); }
+TEST(CudaAttentionTcMath, BackwardTilesAreTheCpuKernel) { checkBackward(false, 1e-5); }
+TEST(CudaAttentionTcMath, BackwardInBf16IsTheCpuKernelToBf16) { checkBackward(true, 2e-2); }
+
+} // namespace
