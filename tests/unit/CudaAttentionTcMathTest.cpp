@@ -25,6 +25,7 @@
 
 #include "runtime/cpu/Attention.h"
 #include "runtime/cuda/kernels/KernelMath.h"
+#include "tests/unit/AttentionProblem.h"
 
 #include <gtest/gtest.h>
 
@@ -37,67 +38,11 @@
 namespace {
 
 using namespace tfc::rt::cuda::kernels;
+using namespace tfc::test;
+using Problem = AttentionProblem;
+using Shape = AttentionShape;
 
 constexpr int64_t kBlock = kAttentionTcRows; // queries (keys) a block, keys a tile
-
-std::vector<float> randomFloats(size_t n, std::mt19937 &rng) {
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-/// max |a - b| / max(max |b|, tiny).
-double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
-  double err = 0, mag = 1e-30;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err = std::max(err, std::fabs(double(a[i]) - double(b[i])));
-    mag = std::max(mag, std::fabs(double(b[i])));
-  }
-  return err / mag;
-}
-
-/// Heads (outer, inner) of [rows, width] rows, `row` floats apart.
-struct Strided {
-  std::vector<float> data;
-  int64_t outer, inner, row;
-  const float *head(int64_t b, int64_t innerCount) const {
-    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
-  }
-  float *head(int64_t b, int64_t innerCount) {
-    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
-  }
-};
-
-Strided makeStrided(int64_t outer, int64_t inner, int64_t rows, int64_t width, int64_t pad,
-                    std::mt19937 &rng) {
-  const int64_t row = width + pad, headSize = rows * row;
-  return {randomFloats(size_t(outer * inner * headSize), rng), inner * headSize, headSize, row};
-}
-
-struct Problem {
-  int64_t outer, inner, tq, tk, d, dv;
-  float scale;
-  Strided q, k, v, dout;
-  std::vector<uint8_t> mask; // [tq, tk] for every head (strides 0, 0, tk), or empty
-  int64_t heads() const { return outer * inner; }
-};
-
-Problem makeProblem(int64_t outer, int64_t inner, int64_t tq, int64_t tk, int64_t d, int64_t dv,
-                    bool masked, std::mt19937 &rng) {
-  Problem p{outer, inner, tq, tk, d, dv, 1.0f / std::sqrt(float(d)),
-            makeStrided(outer, inner, tq, d, 3, rng), makeStrided(outer, inner, tk, d, 1, rng),
-            makeStrided(outer, inner, tk, dv, 0, rng), makeStrided(outer, inner, tq, dv, 2, rng),
-            {}};
-  if (masked) {
-    p.mask.resize(size_t(tq * tk));
-    for (int64_t i = 0; i < tq; ++i)
-      for (int64_t j = 0; j < tk; ++j)
-        p.mask[size_t(i * tk + j)] = i == 1 ? 0 : (j <= i + 3 || (i + j) % 5 == 0); // row 1 fully masked
-  }
-  return p;
-}
 
 /// The kernels on the host; `bf16` rounds the operands as they do, else
 /// every operand stays fp32 (the tiling and softmax alone).
@@ -246,22 +191,6 @@ struct TcModel {
   }
 };
 
-/// The first `width` floats of every row of every head.
-std::vector<float> rowsOf(const Strided &s, int64_t heads, int64_t innerCount, int64_t rows,
-                          int64_t width) {
-  std::vector<float> out;
-  for (int64_t b = 0; b < heads; ++b)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < width; ++c)
-        out.push_back(s.head(b, innerCount)[r * s.row + c]);
-  return out;
-}
-
-struct Shape {
-  int64_t outer, inner, tq, tk, d, dv;
-  bool masked;
-};
-
 // The seed models' heads the tensor-core kernels take (reverse: 16 x 16,
 // d 32; set anomaly: 10 x 10, d 64; the medium encoder: 256 x 256, d 64),
 // partial tiles and several of them, masked and not, and 1024 x 1024 (d 64).
@@ -296,14 +225,9 @@ TEST(CudaAttentionTcMath, RoundBf16IsRoundToNearestEven) {
 void checkForward(bool bf16, double tolerance) {
   std::mt19937 rng(11);
   for (const Shape &s : kShapes) {
-    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Problem p = makeAttentionProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
     Strided cpu = makeStrided(s.outer, s.inner, s.tq, s.dv, 1, rng), tc = cpu;
-    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
-    tfc_attention_forward(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale,
-                          intptr_t(p.q.data.data()), p.q.outer, p.q.inner, p.q.row,
-                          intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
-                          intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, mask, 0, 0,
-                          s.tk, intptr_t(cpu.data.data()), cpu.outer, cpu.inner, cpu.row);
+    cpuAttentionForward(p, cpu);
     const TcModel model{p, bf16};
     for (int64_t b = 0; b < p.heads(); ++b)
       for (int64_t i = 0; i < s.tq; ++i)
@@ -319,16 +243,9 @@ void checkForward(bool bf16, double tolerance) {
 void checkBackward(bool bf16, double tolerance) {
   std::mt19937 rng(12);
   for (const Shape &s : kShapes) {
-    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Problem p = makeAttentionProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
     Strided cq = p.q, ck = p.k, cv = p.v, tq = p.q, tk = p.k, tv = p.v;
-    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
-    tfc_attention_backward(
-        s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale, intptr_t(p.q.data.data()), p.q.outer,
-        p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
-        intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, mask, 0, 0, s.tk,
-        intptr_t(p.dout.data.data()), p.dout.outer, p.dout.inner, p.dout.row,
-        intptr_t(cq.data.data()), cq.outer, cq.inner, cq.row, intptr_t(ck.data.data()), ck.outer,
-        ck.inner, ck.row, intptr_t(cv.data.data()), cv.outer, cv.inner, cv.row);
+    cpuAttentionBackward(p, cq, ck, cv);
     TcModel{p, bf16}.backward(tq, tk, tv);
     const int64_t h = p.heads();
     const double eq = relativeError(rowsOf(tq, h, s.inner, s.tq, s.d), rowsOf(cq, h, s.inner, s.tq, s.d));

@@ -19,6 +19,7 @@
 #include "runtime/cpu/Dropout.h"
 #include "runtime/cpu/LayerNorm.h"
 #include "runtime/cuda/kernels/KernelMath.h"
+#include "tests/unit/AttentionProblem.h"
 
 #include <gtest/gtest.h>
 
@@ -31,26 +32,11 @@
 namespace {
 
 using namespace tfc::rt::cuda::kernels;
+using namespace tfc::test;
+using Problem = AttentionProblem;
+using Shape = AttentionShape;
 
 constexpr int W = kWarp;
-
-std::vector<float> randomFloats(size_t n, std::mt19937 &rng, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
-/// max |a - b| / max(max |b|, tiny).
-double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
-  double err = 0, mag = 1e-30;
-  for (size_t i = 0; i < a.size(); ++i) {
-    err = std::max(err, std::fabs(double(a[i]) - double(b[i])));
-    mag = std::max(mag, std::fabs(double(b[i])));
-  }
-  return err / mag;
-}
 
 //===----------------------------------------------------------------------===//
 // Dropout
@@ -334,47 +320,6 @@ TEST(CudaKernelMath, CrossEntropyTwinsAreTheOpsDefinitions) {
 // Attention
 //===----------------------------------------------------------------------===//
 
-/// A test problem in the CPU kernel's strided layout: heads (outer, inner)
-/// of [tq or tk, width] rows, `row` floats apart, heads packed.
-struct Strided {
-  std::vector<float> data;
-  int64_t outer, inner, row;
-  const float *head(int64_t b, int64_t innerCount) const {
-    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
-  }
-  float *head(int64_t b, int64_t innerCount) {
-    return data.data() + (b / innerCount) * outer + (b % innerCount) * inner;
-  }
-};
-
-Strided makeStrided(int64_t outer, int64_t inner, int64_t rows, int64_t width, int64_t pad,
-                    std::mt19937 &rng) {
-  const int64_t row = width + pad, headSize = rows * row;
-  return {randomFloats(size_t(outer * inner * headSize), rng), inner * headSize, headSize, row};
-}
-
-struct Problem {
-  int64_t outer, inner, tq, tk, d, dv;
-  float scale;
-  Strided q, k, v, dout;
-  std::vector<uint8_t> mask; // [tq, tk] shared by every head (strides 0, 0, tk), or empty
-};
-
-Problem makeProblem(int64_t outer, int64_t inner, int64_t tq, int64_t tk, int64_t d, int64_t dv,
-                    bool masked, std::mt19937 &rng) {
-  Problem p{outer, inner, tq, tk, d, dv, 1.0f / std::sqrt(float(d)),
-            makeStrided(outer, inner, tq, d, 3, rng), makeStrided(outer, inner, tk, d, 1, rng),
-            makeStrided(outer, inner, tk, dv, 0, rng), makeStrided(outer, inner, tq, dv, 2, rng),
-            {}};
-  if (masked) {
-    p.mask.resize(size_t(tq * tk));
-    for (int64_t i = 0; i < tq; ++i)
-      for (int64_t j = 0; j < tk; ++j)
-        p.mask[size_t(i * tk + j)] = i == 1 ? 0 : (j <= i + 3 || (i + j) % 5 == 0); // row 1 fully masked
-  }
-  return p;
-}
-
 const uint8_t *maskRow(const Problem &p, int64_t i) {
   return p.mask.empty() ? nullptr : p.mask.data() + i * p.tk;
 }
@@ -526,22 +471,6 @@ Grads backward(const Problem &p, bool storedStats) {
   return g;
 }
 
-/// The first `width` floats of every row of every head.
-std::vector<float> rowsOf(const Strided &s, int64_t heads, int64_t innerCount, int64_t rows,
-                          int64_t width) {
-  std::vector<float> out;
-  for (int64_t b = 0; b < heads; ++b)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < width; ++c)
-        out.push_back(s.head(b, innerCount)[r * s.row + c]);
-  return out;
-}
-
-struct Shape {
-  int64_t outer, inner, tq, tk, d, dv;
-  bool masked;
-};
-
 // The seed models' shapes (reverse: 16 x 16, d 32; set anomaly: 10 x 10,
 // d 64; the encoder-decoder: 2 x 2, d 2, masked), several key tiles, odd
 // sizes, and heads wider than 64 (the kernels' column slices).
@@ -553,15 +482,10 @@ const Shape kShapes[] = {{1, 4, 16, 16, 32, 32, false}, {2, 4, 10, 10, 64, 64, f
 TEST(CudaKernelMath, AttentionForwardIsTheCpuKernel) {
   std::mt19937 rng(5);
   for (const Shape &s : kShapes) {
-    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Problem p = makeAttentionProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
     const int64_t heads = s.outer * s.inner;
     Strided cpu = makeStrided(s.outer, s.inner, s.tq, s.dv, 1, rng), gpu = cpu;
-    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
-    tfc_attention_forward(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale, intptr_t(p.q.data.data()),
-                          p.q.outer, p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer,
-                          p.k.inner, p.k.row, intptr_t(p.v.data.data()), p.v.outer, p.v.inner,
-                          p.v.row, mask, 0, 0, s.tk, intptr_t(cpu.data.data()), cpu.outer,
-                          cpu.inner, cpu.row);
+    cpuAttentionForward(p, cpu);
     for (int64_t b = 0; b < heads; ++b)
       for (int64_t i = 0; i < s.tq; ++i)
         forwardRow(p, b, i, gpu.head(b, s.inner) + i * gpu.row);
@@ -575,18 +499,10 @@ TEST(CudaKernelMath, AttentionForwardIsTheCpuKernel) {
 TEST(CudaKernelMath, AttentionBackwardIsTheCpuKernel) {
   std::mt19937 rng(6);
   for (const Shape &s : kShapes) {
-    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Problem p = makeAttentionProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
     const int64_t heads = s.outer * s.inner;
     Grads cpu{p.q, p.k, p.v};
-    const intptr_t mask = p.mask.empty() ? 0 : intptr_t(p.mask.data());
-    tfc_attention_backward(
-        s.outer, s.inner, s.tq, s.tk, s.d, s.dv, p.scale, intptr_t(p.q.data.data()), p.q.outer,
-        p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
-        intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, mask, 0, 0, s.tk,
-        intptr_t(p.dout.data.data()), p.dout.outer, p.dout.inner, p.dout.row,
-        intptr_t(cpu.dq.data.data()), cpu.dq.outer, cpu.dq.inner, cpu.dq.row,
-        intptr_t(cpu.dk.data.data()), cpu.dk.outer, cpu.dk.inner, cpu.dk.row,
-        intptr_t(cpu.dv.data.data()), cpu.dv.outer, cpu.dv.inner, cpu.dv.row);
+    cpuAttentionBackward(p, cpu.dq, cpu.dk, cpu.dv);
     const Grads gpu = backward(p, true);
     const auto where = ::testing::Message() << "tq " << s.tq << " tk " << s.tk << " d " << s.d
                                             << " dv " << s.dv;
@@ -611,7 +527,7 @@ TEST(CudaKernelMath, AttentionBackwardIsTheCpuKernel) {
 TEST(CudaKernelMath, AttentionBackwardStoredStatsAreTheRecomputedBits) {
   std::mt19937 rng(7);
   for (const Shape &s : kShapes) {
-    Problem p = makeProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
+    Problem p = makeAttentionProblem(s.outer, s.inner, s.tq, s.tk, s.d, s.dv, s.masked, rng);
     const Grads stored = backward(p, true), recomputed = backward(p, false);
     const auto bits = [](const Strided &x) {
       std::vector<uint32_t> out;

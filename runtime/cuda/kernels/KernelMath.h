@@ -316,6 +316,14 @@ TFC_HD float attentionDs(float p, float dp, float D, float scaleLive) {
   return scaleLive * (p * (dp - D));
 }
 
+/// Head b = (b / inner, b % inner) of a tensor with those strides (the
+/// attention kernels' outer x inner heads).
+template <typename T>
+TFC_HD T *headOf(T *base, long long outerStride, long long innerStride, long long b,
+                 long long inner) {
+  return base + (b / inner) * outerStride + (b % inner) * innerStride;
+}
+
 } // namespace tfc::rt::cuda::kernels
 
 #endif // TFC_RUNTIME_CUDA_KERNELS_KERNELMATH_H

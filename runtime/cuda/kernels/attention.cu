@@ -54,13 +54,6 @@ namespace {
 
 typedef long long i64;
 
-/// Head b = (b / inner, b % inner) of a strided tensor.
-template <typename T>
-__device__ __forceinline__ T *headOf(T *base, i64 outerStride, i64 innerStride, i64 b,
-                                     i64 inner) {
-  return base + (b / inner) * outerStride + (b % inner) * innerStride;
-}
-
 /// One query row's statistics for the backward: the maximum score, 1/l,
 /// D = Σ_j P_ij dP_ij and scale (0 when every key of the row is masked);
 /// the dq kernel's stats holds one a row, in this order.

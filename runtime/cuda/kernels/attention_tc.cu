@@ -54,12 +54,6 @@ constexpr int kTiles = kRows / 8;    // 8-column accumulator tiles across 64 row
 constexpr int kMaxTiles = kAttentionTcMaxDim / 8;
 typedef uint16_t Tile[kRows][kStride]; // a staged tile, bf16 bits
 
-template <typename T>
-__device__ __forceinline__ T *headOf(T *base, i64 outerStride, i64 innerStride, i64 b,
-                                     i64 inner) {
-  return base + (b / inner) * outerStride + (b % inner) * innerStride;
-}
-
 /// Rows row0 .. row0 + 63 of a [rows, cols] fp32 matrix (row stride `row`)
 /// as bf16 into `s`; rows past `rows` and columns past `cols` are zeros.
 /// Every thread of the block takes part.
