@@ -475,7 +475,13 @@ func::CallOp reluForwardOf(func::CallOp call, Value y, int64_t M, int64_t N) {
         for (Value init : linalgOp.getDpsInits())
           written |= rootBuffer(init) == root;
       } else if (auto other = dyn_cast<func::CallOp>(nested)) {
-        bool gemm = other.getCallee().starts_with("tfc_cuda_sgemm");
+        // The CUDA GEMM calls (their A and B are read, nothing else written).
+        StringRef callee = other.getCallee();
+        const RuntimeFunction gemms[] = {RuntimeFunction::CudaSgemm,
+                                         RuntimeFunction::CudaSgemmFused,
+                                         RuntimeFunction::CudaSgemmBiasGrad};
+        bool gemm = llvm::any_of(
+            gemms, [&](RuntimeFunction f) { return callee == StringRef(abi::symbol(f)); });
         for (auto [i, operand] : llvm::enumerate(other.getOperands()))
           if (pointeeOf(operand) == root && (!gemm || (i != abi::gemm::A && i != abi::gemm::B)))
             written = true;
