@@ -538,6 +538,18 @@ def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {
     // %p[s] += x[s * 16 + i, j] for i < 16, j < 10   (128 threads, 160 each)
     // out[] += %p[s] for s < 128                    (1 thread, 128 additions)
     ```
+
+    Long rows: a reduction over one dim that an input reads as its
+    innermost, contiguous dim, at least 256 long (a row's sum, max or
+    arg-max over 1,000 classes), which the split above leaves alone (many
+    results, or an arg-max), is read a lane a column: the row's n elements
+    as S lanes of n / S (S the divisor of n in [16, 64] nearest 32; none,
+    left alone), the lane an innermost parallel dim of stage 1 (adjacent
+    threads read adjacent elements), then each result with its S partials
+    in lane order. An arg-max (`cmpf ogt|olt` and two selects, its index
+    filled with a constant <= 0 right before) keeps each lane's first best
+    element and its index; stage 2 takes a partial that is better, or as
+    good and earlier: the row's first best element, as the one chain.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];

@@ -20,6 +20,10 @@
 // --target=cuda-emulated's tests). Both nests are plain generics: the
 // mapping, the memory plan and the CPU emulation need nothing new.
 //
+// Long rows (splitLongRows, below) split the same way, a row's lanes
+// interleaved instead of its slices contiguous, so that stage 1 reads
+// coalesced.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -29,6 +33,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 
@@ -245,12 +250,294 @@ LogicalResult split(linalg::GenericOp op) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Long rows
+//===----------------------------------------------------------------------===//
+
+/// A reduction over a row's contiguous dim this long or longer is read a
+/// lane a column: thread per result would stride its lanes a row apart.
+constexpr int64_t kLongRow = 256;
+
+/// The lanes of a long row of `n`: a divisor of n in [16, 64] nearest a warp
+/// (32) by ratio; 0 when it has none.
+int64_t rowLanes(int64_t n) {
+  int64_t best = 0;
+  for (int64_t s = 16; s <= 64; ++s)
+    if (n % s == 0 && (best == 0 || std::abs(std::log(double(s) / 32)) <
+                                        std::abs(std::log(double(best) / 32))))
+      best = s;
+  return best;
+}
+
+/// An arg-max (or arg-min) over reduction dim `dim`: outs (value, index),
+///   better = cmpf ogt|olt, candidate, value
+///   value  = select better, candidate, value
+///   index  = select better, index_cast(linalg.index dim), index
+/// which keeps the first best element in iteration order (NaNs never win).
+struct ArgBest {
+  arith::CmpFPredicate predicate;
+  unsigned dim;
+};
+
+std::optional<ArgBest> argBest(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 2)
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  unsigned n = body.getNumArguments();
+  BlockArgument value = body.getArgument(n - 2), index = body.getArgument(n - 1);
+  Operation *yield = body.getTerminator();
+  auto pickValue = yield->getOperand(0).getDefiningOp<arith::SelectOp>();
+  auto pickIndex = yield->getOperand(1).getDefiningOp<arith::SelectOp>();
+  if (!pickValue || !pickIndex || pickValue.getCondition() != pickIndex.getCondition() ||
+      pickValue.getFalseValue() != value || pickIndex.getFalseValue() != index ||
+      !value.getType().isF32() || !isa<IntegerType>(index.getType()))
+    return std::nullopt;
+  auto better = pickValue.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (!better || better.getRhs() != value || better.getLhs() != pickValue.getTrueValue() ||
+      (better.getPredicate() != arith::CmpFPredicate::OGT &&
+       better.getPredicate() != arith::CmpFPredicate::OLT))
+    return std::nullopt;
+  auto cast = pickIndex.getTrueValue().getDefiningOp<arith::IndexCastOp>();
+  auto at = cast ? cast.getIn().getDefiningOp<linalg::IndexOp>() : nullptr;
+  if (!at || op.getIteratorTypesArray()[at.getDim()] != utils::IteratorType::reduction)
+    return std::nullopt;
+  // The value and index are read by these three ops alone.
+  if (!llvm::all_of(value.getUsers(), [&](Operation *u) { return u == better || u == pickValue; }) ||
+      !index.hasOneUse())
+    return std::nullopt;
+  return ArgBest{better.getPredicate(), unsigned(at.getDim())};
+}
+
+/// The constant a linalg.fill among the ops right before `op` writes into
+/// `buffer`, if any.
+std::optional<int64_t> filledIntBefore(linalg::GenericOp op, Value buffer) {
+  for (Operation *prev = op->getPrevNode(); auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+       prev = prev->getPrevNode()) {
+    if (fill.getDpsInits()[0] != buffer)
+      continue;
+    llvm::APInt value;
+    if (!matchPattern(fill.getInputs()[0], m_ConstantInt(&value)))
+      return std::nullopt;
+    return value.getSExtValue();
+  }
+  return std::nullopt;
+}
+
+/// A reduction over one dim that some input reads as its innermost,
+/// contiguous dim, n >= kLongRow long, with many results (tf-map-to-gpu
+/// gives each result a thread: 32 lanes reading 32 rows, 4n bytes apart):
+/// the argmax of the medium encoder's accuracy over 1,000 classes, or a
+/// row's max or sum of exp in a masked loss. Its S lanes (n = chunk x S,
+/// S near 32) become a parallel dim of their own, the innermost:
+///
+///   partial[i, s] = identity (+) x(i, r * S + s) for r < chunk   (P x S threads)
+///   out[i]        = out[i] (+) partial[i, 0] (+) ... (+) partial[i, S-1]
+///
+/// so that adjacent threads read adjacent elements. An arg-max's partials
+/// hold each lane's first best element and its index; stage 2 takes a
+/// partial when it is better, or as good with a smaller index, which is
+/// the first best element of the row (the index's init must be a constant
+/// fill <= 0, below every index, so that a tie with the init keeps it, as
+/// the one chain does). The order is fixed by the shapes.
+LogicalResult splitLongRows(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() != 1)
+    return failure();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(sizes, ShapedType::isDynamic))
+    return failure();
+  auto iterators = op.getIteratorTypesArray();
+  unsigned dim = 0;
+  while (iterators[dim] != utils::IteratorType::reduction)
+    ++dim;
+  const int64_t n = sizes[dim], lanes = rowLanes(n);
+  if (n < kLongRow || lanes == 0)
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  AffineExpr reduced = getAffineDimExpr(dim, ctx);
+  // Some input reads the dim as its innermost, unit-stride dim; every input
+  // that reads it reads it as one plain result.
+  bool rowMajor = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(dim))
+      continue;
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || llvm::count_if(map.getResults(),
+                                [&](AffineExpr e) { return e.isFunctionOfDim(dim); }) != 1 ||
+        !llvm::is_contained(map.getResults(), reduced))
+      return failure();
+    if (map.getResults().back() == reduced && type.getLayout().isIdentity())
+      rowMajor = true;
+  }
+  if (!rowMajor)
+    return failure();
+  // What combines: one result's associative op, or an arg-max.
+  std::optional<std::pair<Operation *, TypedAttr>> combine;
+  std::optional<ArgBest> best;
+  if (op.getNumDpsInits() == 1) {
+    combine = combiner(op);
+  } else if ((best = argBest(op)); best && best->dim == dim) {
+    std::optional<int64_t> first = filledIntBefore(op, op.getDpsInits()[1]);
+    if (!first || *first > 0)
+      best.reset();
+  } else {
+    best.reset();
+  }
+  if (!combine && !best)
+    return failure();
+  SmallVector<AffineMap> outMaps;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    auto type = dyn_cast<MemRefType>(init.get().getType());
+    if (!type || !type.hasStaticShape() || !op.getMatchingIndexingMap(&init).isProjectedPermutation())
+      return failure();
+    outMaps.push_back(op.getMatchingIndexingMap(&init));
+  }
+
+  // Constant fills of the results right before: they move after stage 1
+  // (which does not touch them), so tf-map-to-gpu still folds them in.
+  SmallVector<Operation *> initFills;
+  for (Operation *prev = op->getPrevNode(); auto fill = dyn_cast_or_null<linalg::FillOp>(prev);
+       prev = prev->getPrevNode())
+    if (llvm::is_contained(op.getDpsInits(), fill.getDpsInits()[0]))
+      initFills.push_back(fill);
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  const unsigned numLoops = sizes.size();
+  const int64_t chunk = n / lanes;
+  // Stage 1: dims (d0, ..., dn-1, s), `dim` now ranging over chunk; an input
+  // that reads `dim` reads it through that dim expanded to (chunk, S), at
+  // (dim, s).
+  AffineExpr lane = getAffineDimExpr(numLoops, ctx);
+  SmallVector<AffineMap> partialMaps;
+  SmallVector<Value> partialInputs;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!map.isFunctionOfDim(dim)) {
+      partialMaps.push_back(AffineMap::get(numLoops + 1, 0, map.getResults(), ctx));
+      partialInputs.push_back(input->get());
+      continue;
+    }
+    auto type = cast<MemRefType>(input->get().getType());
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> results;
+    for (auto [pos, e] : llvm::enumerate(map.getResults())) {
+      if (e == reduced) {
+        groups.push_back({int64_t(shape.size()), int64_t(shape.size()) + 1});
+        shape.append({chunk, lanes});
+        results.append({e, lane});
+      } else {
+        groups.push_back({int64_t(shape.size())});
+        shape.push_back(type.getDimSize(pos));
+        results.push_back(e);
+      }
+    }
+    MemRefType expanded = *memref::ExpandShapeOp::computeExpandedType(type, shape, groups);
+    partialInputs.push_back(b.create<memref::ExpandShapeOp>(loc, expanded, input->get(), groups));
+    partialMaps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  // The partials: each result's shape, then S.
+  SmallVector<Value> scratch;
+  for (auto [init, map] : llvm::zip(op.getDpsInits(), outMaps)) {
+    auto type = cast<MemRefType>(init.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(lanes);
+    scratch.push_back(b.create<memref::AllocOp>(loc, MemRefType::get(shape, type.getElementType())));
+    SmallVector<AffineExpr> results(map.getResults());
+    results.push_back(lane);
+    partialMaps.push_back(AffineMap::get(numLoops + 1, 0, results, ctx));
+  }
+  float inf = std::numeric_limits<float>::infinity();
+  if (combine) {
+    b.create<linalg::FillOp>(loc, b.create<arith::ConstantOp>(loc, combine->second).getResult(),
+                             scratch[0]);
+  } else {
+    bool max = best->predicate == arith::CmpFPredicate::OGT;
+    Type indexType = cast<MemRefType>(scratch[1].getType()).getElementType();
+    b.create<linalg::FillOp>(loc, b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(max ? -inf : inf)).getResult(),
+                             scratch[0]);
+    b.create<linalg::FillOp>(
+        loc,
+        b.create<arith::ConstantOp>(
+             loc, b.getIntegerAttr(indexType, llvm::APInt::getSignedMaxValue(
+                                                  indexType.getIntOrFloatBitWidth())))
+            .getResult(),
+        scratch[1]);
+  }
+  SmallVector<utils::IteratorType> partialIterators(iterators);
+  partialIterators.push_back(utils::IteratorType::parallel);
+  auto partial = b.create<linalg::GenericOp>(loc, TypeRange{}, partialInputs, scratch,
+                                             partialMaps, partialIterators);
+  IRMapping mapping;
+  op.getRegion().cloneInto(&partial.getRegion(), mapping);
+  // linalg.index of `dim`: the element's index in the row, r * S + s.
+  partial.getRegion().walk([&](linalg::IndexOp index) {
+    if (index.getDim() != dim)
+      return;
+    OpBuilder at(index);
+    Location l = index.getLoc();
+    Value r = at.create<linalg::IndexOp>(l, dim);
+    Value s = at.create<linalg::IndexOp>(l, numLoops);
+    Value offset = at.create<arith::MulIOp>(l, r, at.create<arith::ConstantIndexOp>(l, lanes));
+    index.replaceAllUsesWith(at.create<arith::AddIOp>(l, offset, s).getResult());
+    index.erase();
+  });
+  // Stage 2: the parallel dims in order, then s, a reduction.
+  SmallVector<AffineExpr> toFinal(numLoops, getAffineConstantExpr(0, ctx));
+  unsigned parallel = 0;
+  for (auto [d, type] : llvm::enumerate(iterators))
+    if (type == utils::IteratorType::parallel)
+      toFinal[d] = getAffineDimExpr(parallel++, ctx);
+  SmallVector<AffineMap> finalMaps;
+  for (AffineMap map : outMaps) {
+    AffineMap out = map.replaceDimsAndSymbols(toFinal, {}, parallel + 1, 0);
+    SmallVector<AffineExpr> results(out.getResults());
+    results.push_back(getAffineDimExpr(parallel, ctx));
+    finalMaps.push_back(AffineMap::get(parallel + 1, 0, results, ctx));
+  }
+  for (AffineMap map : outMaps)
+    finalMaps.push_back(map.replaceDimsAndSymbols(toFinal, {}, parallel + 1, 0));
+  SmallVector<utils::IteratorType> finalIterators(parallel, utils::IteratorType::parallel);
+  finalIterators.push_back(utils::IteratorType::reduction);
+  for (Operation *fill : llvm::reverse(initFills))
+    fill->moveBefore(op);
+  b.setInsertionPoint(op);
+  b.create<linalg::GenericOp>(
+      loc, TypeRange{}, scratch, op.getDpsInits(), finalMaps, finalIterators,
+      [&](OpBuilder &nested, Location l, ValueRange args) {
+        if (combine) {
+          Value part = args[0], out = args[1];
+          IRMapping m;
+          Operation *clone = nested.clone(*combine->first, m);
+          bool outFirst = combine->first->getOperand(0) ==
+                          op.getRegion().front().getArguments().back();
+          clone->setOperand(0, outFirst ? out : part);
+          clone->setOperand(1, outFirst ? part : out);
+          nested.create<linalg::YieldOp>(l, clone->getResult(0));
+          return;
+        }
+        Value partValue = args[0], partIndex = args[1], value = args[2], index = args[3];
+        Value better = nested.create<arith::CmpFOp>(l, best->predicate, partValue, value);
+        Value tie = nested.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, partValue, value);
+        Value earlier = nested.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, partIndex, index);
+        Value take = nested.create<arith::OrIOp>(
+            l, better, nested.create<arith::AndIOp>(l, tie, earlier));
+        nested.create<linalg::YieldOp>(
+            l, ValueRange{nested.create<arith::SelectOp>(l, take, partValue, value),
+                          nested.create<arith::SelectOp>(l, take, partIndex, index)});
+      });
+  op.erase();
+  return success();
+}
+
 struct TfSplitReductionsPass : tfc::impl::TfSplitReductionsBase<TfSplitReductionsPass> {
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics)
-      (void)split(op);
+      if (failed(split(op)))
+        (void)splitLongRows(op);
   }
 };
 
