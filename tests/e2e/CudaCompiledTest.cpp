@@ -74,8 +74,8 @@ struct KernelCountCase {
 
 class SeedModelPtx : public ::testing::TestWithParam<KernelCountCase> {};
 
-// Each seed model's PTX assembles for sm_90 (what the fatbin ships SASS for
-// besides sm_80): ptxas exits 0; no kernel spills or has a stack frame (a
+// Each seed model's PTX assembles for sm_90 and sm_80 (what the fatbin ships
+// SASS for): ptxas exits 0; no kernel spills or has a stack frame (a
 // stack is local memory: slow, and a sign of an array the mapping failed to
 // keep in registers); nothing is left for the driver to link (no .extern
 // .func: exp, log, tanh are inline); and the number of kernels is that of
@@ -93,38 +93,42 @@ TEST_P(SeedModelPtx, AssemblesWithoutSpillsOrCalls) {
   size_t entries = countOf(ptx, ".visible .entry tfc_k");
   EXPECT_EQ(countOf(ptx, ".entry "), entries) << "a kernel not named tfc_kN";
 
-  CommandResult r = run(kToolkit + "/bin/ptxas -arch=sm_90 -v " + ptxPath + " -o " + dir +
-                        "/" + c.model + ".cubin");
-  ASSERT_EQ(r.status, 0) << r.output;
-  size_t compiled = 0, properties = 0;
-  int maxRegisters = 0;
-  std::string kernel, widest;
-  for (const std::string &line : linesOf(r.output)) {
-    char name[256];
-    unsigned stack, spillStores, spillLoads;
-    int registers;
-    if (std::sscanf(line.c_str(), "ptxas info : Compiling entry function '%255[^']'", name) == 1) {
-      kernel = name;
-      ++compiled;
-    } else if (std::sscanf(line.c_str(),
-                           " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads",
-                           &stack, &spillStores, &spillLoads) == 3) {
-      ++properties;
-      EXPECT_EQ(stack, 0u) << c.model << " " << kernel << ": " << line;
-      EXPECT_EQ(spillStores + spillLoads, 0u) << c.model << " " << kernel << ": " << line;
-    } else if (std::sscanf(line.c_str(), "ptxas info : Used %d registers", &registers) == 1) {
-      if (registers > maxRegisters) {
-        maxRegisters = registers;
-        widest = kernel;
+  for (const char *arch : {"sm_90", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    CommandResult r = run(kToolkit + "/bin/ptxas -arch=" + arch + " -v " + ptxPath + " -o " + dir +
+                          "/" + c.model + "." + arch + ".cubin");
+    ASSERT_EQ(r.status, 0) << r.output;
+    size_t compiled = 0, properties = 0;
+    int maxRegisters = 0;
+    std::string kernel, widest;
+    for (const std::string &line : linesOf(r.output)) {
+      char name[256];
+      unsigned stack, spillStores, spillLoads;
+      int registers;
+      if (std::sscanf(line.c_str(), "ptxas info : Compiling entry function '%255[^']'", name) ==
+          1) {
+        kernel = name;
+        ++compiled;
+      } else if (std::sscanf(line.c_str(),
+                             " %u bytes stack frame, %u bytes spill stores, %u bytes spill loads",
+                             &stack, &spillStores, &spillLoads) == 3) {
+        ++properties;
+        EXPECT_EQ(stack, 0u) << c.model << " " << kernel << ": " << line;
+        EXPECT_EQ(spillStores + spillLoads, 0u) << c.model << " " << kernel << ": " << line;
+      } else if (std::sscanf(line.c_str(), "ptxas info : Used %d registers", &registers) == 1) {
+        if (registers > maxRegisters) {
+          maxRegisters = registers;
+          widest = kernel;
+        }
+        EXPECT_LE(registers, kMaxRegisters) << c.model << " " << kernel << ": " << line;
       }
-      EXPECT_LE(registers, kMaxRegisters) << c.model << " " << kernel << ": " << line;
     }
+    // Every kernel was assembled and reported on.
+    EXPECT_EQ(compiled, entries) << r.output.substr(0, 2000);
+    EXPECT_EQ(properties, entries);
+    std::printf("  %s (%s): %zu kernels, at most %d registers (%s)\n", c.model.c_str(), arch,
+                entries, maxRegisters, widest.c_str());
   }
-  // Every kernel was assembled and reported on.
-  EXPECT_EQ(compiled, entries) << r.output.substr(0, 2000);
-  EXPECT_EQ(properties, entries);
-  std::printf("  %s: %zu kernels, at most %d registers (%s)\n", c.model.c_str(), entries,
-              maxRegisters, widest.c_str());
   EXPECT_GE(entries, size_t(c.kernels * 8 / 10)) << c.model;
   EXPECT_LE(entries, size_t(c.kernels * 11 / 10)) << c.model;
 }

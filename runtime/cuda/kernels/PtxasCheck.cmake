@@ -1,5 +1,6 @@
-# cmake -DPTXAS=... -DSTACK_BUDGET=N -DPTX="a.ptx;b.ptx" -P PtxasCheck.cmake
-# Runs `ptxas -arch=sm_90 -v` on each kernel file's PTX and fails on an
+# cmake -DPTXAS=... -DSTACK_BUDGET=N -DPTX="a.ptx;a.sm80.ptx;..." -P PtxasCheck.cmake
+# Runs `ptxas -arch=sm_90 -v` (`-arch=sm_80` for a .sm80.ptx, the
+# compute_80 PTX) on each kernel file's PTX and fails on an
 # error (an unresolved extern function among them), a `.extern .func` left
 # in the PTX, any spill, or a stack frame above STACK_BUDGET bytes. Prints
 # every kernel's registers, stack and shared memory.
@@ -10,7 +11,11 @@ foreach(ptx ${PTX})
     message(SEND_ERROR "${ptx}: unresolved function: ${CMAKE_MATCH_0}")
     math(EXPR failures "${failures} + 1")
   endif()
-  execute_process(COMMAND ${PTXAS} -arch=sm_90 -v ${ptx} -o ${ptx}.cubin
+  set(arch sm_90)
+  if(ptx MATCHES "\\.sm80\\.ptx$")
+    set(arch sm_80)
+  endif()
+  execute_process(COMMAND ${PTXAS} -arch=${arch} -v ${ptx} -o ${ptx}.cubin
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   string(APPEND out "${err}")
   if(NOT rc EQUAL 0)
@@ -39,13 +44,13 @@ foreach(ptx ${PTX})
     if(kernel MATCHES "([0-9]+) bytes smem")
       set(smem ${CMAKE_MATCH_1})
     endif()
-    message(STATUS "${name}: ${registers} registers, ${stack} B stack, ${stores}/${loads} B spilled, ${smem} B shared")
+    message(STATUS "${name} (${arch}): ${registers} registers, ${stack} B stack, ${stores}/${loads} B spilled, ${smem} B shared")
     if(NOT stores EQUAL 0 OR NOT loads EQUAL 0)
-      message(SEND_ERROR "${name} spills registers (${stores} B stored, ${loads} B loaded)")
+      message(SEND_ERROR "${name} spills registers on ${arch} (${stores} B stored, ${loads} B loaded)")
       math(EXPR failures "${failures} + 1")
     endif()
     if(stack GREATER STACK_BUDGET)
-      message(SEND_ERROR "${name} has a ${stack} B stack frame (budget ${STACK_BUDGET} B)")
+      message(SEND_ERROR "${name} has a ${stack} B stack frame on ${arch} (budget ${STACK_BUDGET} B)")
       math(EXPR failures "${failures} + 1")
     endif()
   endforeach()
