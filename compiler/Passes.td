@@ -573,6 +573,14 @@ def TfGroupLoops : Pass<"tf-group-loops", "mlir::ModuleOp"> {
     them as one kernel. Distinct allocations and entry arguments never
     alias; a nest on a buffer of other origin keeps its place.
 
+    First, a nest whose every write is an entry argument (a result: an
+    updated parameter or optimizer state, the loss, a metric) sinks to the
+    first op that must follow it (a nest it depends on, a runtime call
+    whose buffer arguments it touches or whose pointers are of unknown
+    origin, a nest sunk already, the end): each parameter's Adam update,
+    which followed its weight gradient's GEMM call, meets the others at the
+    step's end and groups with them.
+
     ```mlir
     // sq0 = sum(g0 * g0); sq1 = sum(g1 * g1)   (split: partials, then finals)
     fill p0; partial p0 <- g0; fill n0; final n0 <- p0

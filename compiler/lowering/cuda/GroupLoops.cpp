@@ -130,6 +130,102 @@ bool foldsInto(Operation *fill, Operation *next) {
          f.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
 }
 
+//===----------------------------------------------------------------------===//
+// Results sink
+//===----------------------------------------------------------------------===//
+
+/// The buffers a runtime call reaches through its arguments (a buffer, or
+/// a pointer: extract_aligned_pointer_as_index of one, plus an offset),
+/// read or written; false when an argument's origin is unknown.
+bool callBuffers(func::CallOp call, DenseSet<Value> &buffers) {
+  for (Value arg : call.getOperands()) {
+    if (isa<MemRefType>(arg.getType())) {
+      Value root = rootBuffer(arg);
+      if (!isKnownRoot(root))
+        return false;
+      buffers.insert(root);
+      continue;
+    }
+    if (!arg.getType().isIndex())
+      continue; // a float (alpha, beta, an epsilon)
+    Value at = arg;
+    while (auto add = at.getDefiningOp<arith::AddIOp>()) {
+      if (add.getRhs().getDefiningOp<arith::ConstantOp>())
+        at = add.getLhs();
+      else if (add.getLhs().getDefiningOp<arith::ConstantOp>())
+        at = add.getRhs();
+      else
+        return false;
+    }
+    if (at.getDefiningOp<arith::ConstantOp>())
+      continue; // a size, a stride, a flag
+    auto pointer = at.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
+    if (!pointer)
+      return false;
+    Value root = rootBuffer(pointer.getSource());
+    if (!isKnownRoot(root))
+      return false;
+    buffers.insert(root);
+  }
+  return true;
+}
+
+/// Whether `op`, after `nest`, must stay after it.
+bool mustFollow(Operation *op, const Nest &nest) {
+  if (isLoopNest(op)) {
+    Nest other = describe({op});
+    return dependsOn(other, nest);
+  }
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    DenseSet<Value> buffers;
+    return !callBuffers(call, buffers) || intersects(buffers, nest.reads) ||
+           intersects(buffers, nest.writes);
+  }
+  return !(touchesNoMemory(op) && op->getNumRegions() == 0 &&
+           !op->hasTrait<OpTrait::IsTerminator>());
+}
+
+/// A nest whose every write is an entry's result (an argument buffer: an
+/// updated parameter or optimizer state, the loss, a metric) moves down to
+/// the first op that must follow it. Without clipping, each parameter's
+/// Adam update stands right after the GEMM that computes its gradient (it
+/// was that product's epilogue), a launch of its own between two GEMM
+/// calls; sunk, the updates meet at the step's end, where they group into
+/// one launch. What they read (the gradients) lives longer: all of them at
+/// once, as a framework's .grad buffers do. A fill right before the
+/// reduction it initialises moves with it. Last nest first, each stopping
+/// right before the nests sunk already: they keep their order.
+void sinkResultNests(Block &block) {
+  SmallVector<SmallVector<Operation *, 2>> candidates;
+  for (Operation &op : block) {
+    if (!isLoopNest(&op))
+      continue;
+    if (foldsInto(&op, op.getNextNode()))
+      continue; // moves with its reduction
+    SmallVector<Operation *, 2> ops;
+    if (Operation *prev = op.getPrevNode(); prev && foldsInto(prev, &op))
+      ops.push_back(prev);
+    ops.push_back(&op);
+    Nest nest = describe(ops);
+    if (nest.barrier || nest.writes.empty() ||
+        !llvm::all_of(nest.writes, [](Value root) { return isa<BlockArgument>(root); }))
+      continue;
+    candidates.push_back(std::move(ops));
+  }
+  DenseSet<Operation *> sunk;
+  for (ArrayRef<Operation *> ops : llvm::reverse(candidates)) {
+    Nest nest = describe(ops);
+    Operation *stop = ops.back()->getNextNode();
+    while (stop && !sunk.contains(stop) && !mustFollow(stop, nest))
+      stop = stop->getNextNode();
+    sunk.insert(ops.begin(), ops.end());
+    if (!stop || stop == ops.back()->getNextNode())
+      continue;
+    for (Operation *op : ops)
+      op->moveBefore(stop);
+  }
+}
+
 class Grouper {
 public:
   explicit Grouper(int64_t &nextGroup) : nextGroup_(nextGroup) {}
@@ -274,8 +370,10 @@ struct TfGroupLoopsPass : tfc::impl::TfGroupLoopsBase<TfGroupLoopsPass> {
   void runOnOperation() override {
     int64_t nextGroup = 0;
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal())
+      if (!func.isExternal()) {
+        sinkResultNests(func.getBody().front());
         Grouper(nextGroup).run(func.getBody().front());
+      }
   }
 };
 

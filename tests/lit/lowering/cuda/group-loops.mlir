@@ -195,3 +195,77 @@ func.func @call(%x: memref<16xf32>, %y: memref<16xf32>, %z: memref<16xf32>) attr
   }
   return
 }
+
+// -----
+
+#id1 = affine_map<(d0) -> (d0)>
+
+// A nest whose every write is an entry's result (an Adam update, without
+// clipping: right after the GEMM computing its gradient) sinks past the
+// calls and nests that do not touch what it touches, to the step's end:
+// the two updates meet there, in their order, and group. A nest writing a
+// buffer of the step (t) keeps its place, and an update stops before a call
+// that reads its result (n2).
+// CHECK-LABEL: func.func @updates
+// CHECK-SAME: (%[[X:.+]]: memref<16xf32>, %[[W0:.+]]: memref<16xf32>, %[[W1:.+]]: memref<16xf32>, %[[W2:.+]]: memref<16xf32>, %[[N0:.+]]: memref<16xf32>, %[[N1:.+]]: memref<16xf32>, %[[N2:.+]]: memref<16xf32>, %[[D:.+]]: memref<16xf32>)
+// CHECK: call @tfc_cuda_sgemm
+// CHECK: outs(%[[N2]]
+// CHECK-NOT: tfc.launch_group
+// CHECK-SAME: {
+// CHECK: call @tfc_cuda_sgemm
+// CHECK: call @tfc_cuda_sgemm
+// CHECK: outs(%[[T:.+]] : memref<16xf32>) {
+// CHECK: call @tfc_cuda_sgemm
+// CHECK: ins(%[[W0]], %{{.+}} : {{.*}}) outs(%[[N0]] : memref<16xf32>) attrs = {tfc.launch_group = [[G:[0-9]+]] : i64}
+// CHECK: ins(%[[W1]], %{{.+}} : {{.*}}) outs(%[[N1]] : memref<16xf32>) attrs = {tfc.launch_group = [[G]] : i64}
+// CHECK-NEXT: ^bb0
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func private @tfc_cuda_sgemm(index, index)
+func.func @updates(%x: memref<16xf32>, %w0: memref<16xf32>, %w1: memref<16xf32>, %w2: memref<16xf32>,
+                   %n0: memref<16xf32>, %n1: memref<16xf32>, %n2: memref<16xf32>, %d: memref<16xf32>)
+    attributes {tfc.entry = "train_step"} {
+  %c0 = arith.constant 0 : index
+  %px = memref.extract_aligned_pointer_as_index %x : memref<16xf32> -> index
+  %g2 = memref.alloc() : memref<16xf32>
+  %pg2 = memref.extract_aligned_pointer_as_index %g2 : memref<16xf32> -> index
+  func.call @tfc_cuda_sgemm(%px, %pg2) : (index, index) -> ()
+  linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%w2, %g2 : memref<16xf32>, memref<16xf32>) outs(%n2 : memref<16xf32>) {
+  ^bb0(%w: f32, %g: f32, %o: f32):
+    %s = arith.subf %w, %g : f32
+    linalg.yield %s : f32
+  }
+  %pn2 = memref.extract_aligned_pointer_as_index %n2 : memref<16xf32> -> index
+  func.call @tfc_cuda_sgemm(%pn2, %px) : (index, index) -> ()
+  %g0 = memref.alloc() : memref<16xf32>
+  %pg0 = memref.extract_aligned_pointer_as_index %g0 : memref<16xf32> -> index
+  %pg0off = arith.addi %pg0, %c0 : index
+  func.call @tfc_cuda_sgemm(%px, %pg0off) : (index, index) -> ()
+  linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%w0, %g0 : memref<16xf32>, memref<16xf32>) outs(%n0 : memref<16xf32>) {
+  ^bb0(%w: f32, %g: f32, %o: f32):
+    %s = arith.subf %w, %g : f32
+    linalg.yield %s : f32
+  }
+  %g1 = memref.alloc() : memref<16xf32>
+  %pg1 = memref.extract_aligned_pointer_as_index %g1 : memref<16xf32> -> index
+  func.call @tfc_cuda_sgemm(%px, %pg1) : (index, index) -> ()
+  linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%w1, %g1 : memref<16xf32>, memref<16xf32>) outs(%n1 : memref<16xf32>) {
+  ^bb0(%w: f32, %g: f32, %o: f32):
+    %s = arith.subf %w, %g : f32
+    linalg.yield %s : f32
+  }
+  %t = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : memref<16xf32>) outs(%t : memref<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %pt = memref.extract_aligned_pointer_as_index %t : memref<16xf32> -> index
+  %pd = memref.extract_aligned_pointer_as_index %d : memref<16xf32> -> index
+  func.call @tfc_cuda_sgemm(%pt, %pd) : (index, index) -> ()
+  return
+}
