@@ -401,13 +401,23 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     }
     if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
       return false;
-    auto source = placed.copyFrom.find(arg.feedKey());
-    if (source == placed.copyFrom.end())
-      source = placed.copyFrom.find(arg.name);
-    if (source != placed.copyFrom.end())
-      device_->copyWithin(memory.args[i], source->second, args[i]->bytes.size());
-    else
+    auto source = placed.gatherFrom.find(arg.feedKey());
+    if (source == placed.gatherFrom.end())
+      source = placed.gatherFrom.find(arg.name);
+    if (source != placed.gatherFrom.end()) {
+      const RowGather &from = source->second;
+      const size_t bytes = args[i]->bytes.size();
+      if (from.rowBytes == 0 || bytes % from.rowBytes != 0) {
+        error = std::string(abi::kindName(arg.kind)) + " '" + arg.name + "' (" +
+                std::to_string(bytes) + " bytes) is not a whole number of rows of " +
+                std::to_string(from.rowBytes) + " bytes to gather";
+        return false;
+      }
+      device_->gatherRows(memory.args[i], from.rows, from.rowBytes, from.indices,
+                          bytes / from.rowBytes);
+    } else {
       device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
+    }
     buffers.push_back(memory.args[i]);
   }
   // Results: a kept argument's next value into its spare, the rest into the slot.

@@ -38,16 +38,26 @@ struct KeptValue {
   DeviceCopy *copy = nullptr;
 };
 
+/// Rows of device memory that an argument is gathered from
+/// (Device::gatherRows): its row i is row indices[i] of `rows`, rowBytes
+/// long; `indices` (device memory) holds one int64 a row of the argument.
+struct RowGather {
+  const void *rows = nullptr;
+  size_t rowBytes = 0;
+  const int64_t *indices = nullptr;
+};
+
 /// Device memory that Model::runStep's caller holds for some of an entry's
 /// values, by feed key ("kind:name"; an input also by its name). An argument
-/// in `copyFrom` is copied from there on the device (the batch, when the
-/// epoch's samples are on the device); one in `readAt` is read there in
-/// place, nothing copied (the averaged gradients of a data-parallel step); a
-/// result in `writeAt` is written there instead of into a result slot
-/// (grad_step's gradients, loss and metrics, into the one buffer the ranks
-/// average).
+/// in `gatherFrom` is gathered from there on the device (the batch, from the
+/// training samples on the device by the epoch's order); one in `readAt` is
+/// read there in place, nothing copied (the averaged gradients of a
+/// data-parallel step); a result in `writeAt` is written there instead of
+/// into a result slot (grad_step's gradients, loss and metrics, into the one
+/// buffer the ranks average).
 struct DevicePlacement {
-  std::map<std::string, const void *> copyFrom, readAt;
+  std::map<std::string, RowGather> gatherFrom;
+  std::map<std::string, const void *> readAt;
   std::map<std::string, void *> writeAt;
 };
 
@@ -106,8 +116,8 @@ public:
   /// may still be running when this returns (a GPU's stream): nothing waits
   /// for it until something is copied out. Values in `placed` are read or
   /// written in the caller's device memory (DevicePlacement): an argument
-  /// copied from there takes only its shape from its feed; one read there in
-  /// place needs no feed at all (the caller vouches for its size).
+  /// gathered from there takes only its shape from its feed; one read there
+  /// in place needs no feed at all (the caller vouches for its size).
   bool runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error,
                const DevicePlacement &placed = {});

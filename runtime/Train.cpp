@@ -97,73 +97,86 @@ std::string formatDuration(double seconds) {
 /// Named scalars (loss first, then metrics in entry order).
 using Scores = std::vector<std::pair<std::string, double>>;
 
-/// The most device memory an epoch's samples may take on a device whose
-/// memory is not the host's; a larger epoch is copied in a batch a step.
-constexpr size_t kEpochOnDeviceMaxBytes = size_t(1) << 30;
+/// The most device memory the training split's samples (and an epoch's
+/// order) may take on a device whose memory is not the host's; a larger
+/// split is filled and copied in a batch a step.
+constexpr size_t kSamplesOnDeviceMaxBytes = size_t(1) << 30;
 
-/// An epoch's training samples in device memory, in the epoch's order, on a
-/// device whose memory is not the host's: filled and copied in once an epoch
-/// (one copy an input), so that each step's batch is a copy on the device
-/// from its rows, not a fill and a copy in from the host.
-class EpochOnDevice {
+/// The training split's samples in device memory, on a device whose memory
+/// is not the host's: filled on the host once, in sample order, and copied
+/// in once a run (one copy an input). Each epoch only its order is copied
+/// in, as the int64 sample indices epochOrder gives (8 bytes a sample, no
+/// conversion, and the indices the gather reads as they are; the row's byte
+/// offset needs 64 bits anyway), and each step's batch is gathered on the
+/// device from the samples' rows by order[first .. first + batch)
+/// (Device::gatherRows), straight into the step's input buffers.
+class SamplesOnDevice {
 public:
-  /// For epochs of `rows` samples of `inputs` (each a batch of `batch`
-  /// rows); usable() says whether they fit.
-  EpochOnDevice(Device &device, const std::vector<TensorSpec> &inputs, int64_t batch,
-                int64_t rows)
-      : device_(device), specs_(inputs) {
-    size_t total = 0;
-    for (TensorSpec &spec : specs_) {
+  /// For `split`'s samples of `inputs`, and epochs of `orderRows` samples
+  /// (the steps' rows: drop_last's); usable() says whether they fit and the
+  /// device can gather.
+  SamplesOnDevice(Device &device, const std::vector<TensorSpec> &inputs, const Split &split,
+                  int64_t orderRows)
+      : device_(device), orderRows_(orderRows) {
+    const int64_t samples = split.samples;
+    if (device.hostMemory() || !device.canGatherRows() || inputs.empty() || samples <= 0 ||
+        orderRows <= 0 || orderRows > samples)
+      return;
+    // One allocation: the order, then each input's samples, each part at a
+    // multiple of 256 bytes (so the gather copies 16-byte words where the
+    // rows allow).
+    auto aligned = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
+    std::vector<TensorSpec> specs = inputs;
+    size_t total = aligned(size_t(orderRows) * sizeof(int64_t));
+    for (TensorSpec &spec : specs) {
       size_t bytes = dtypeSize(spec.dtype);
       for (size_t d = 1; d < spec.shape.size(); ++d)
         bytes *= size_t(spec.shape[d]);
+      if (spec.shape.empty())
+        return; // not a batch of rows
       rowBytes_.push_back(bytes);
-      spec.shape[0] = rows;
-      total += bytes * size_t(rows);
+      offsets_.push_back(total);
+      spec.shape[0] = samples;
+      total += aligned(bytes * size_t(samples));
     }
-    if (device.hostMemory() || batch <= 0 || rows <= 0 || total > kEpochOnDeviceMaxBytes)
+    if (total > kSamplesOnDeviceMaxBytes)
       return;
-    for (size_t i = 0; i < specs_.size(); ++i) {
-      void *memory = device.allocateOutsidePlan(std::max<size_t>(1, rowBytes_[i] * size_t(rows)));
-      if (!memory) { // no room: a batch a step, as without
-        std::string ignored;
-        device.takeError(ignored);
-        release();
-        return;
-      }
-      memory_.push_back(memory);
+    memory_ = device.allocateOutsidePlan(total);
+    if (!memory_) { // no room: a batch a step, as without
+      std::string ignored;
+      device.takeError(ignored);
+      return;
     }
+    // Every sample once, in sample order: the host's staging is dropped
+    // once copied (from pageable memory the copy has read it on return).
+    std::vector<Tensor> staging;
+    fillBatch(split, specs, nullptr, 0, samples, staging);
+    for (size_t i = 0; i < specs.size(); ++i)
+      device.copyIn(at(offsets_[i]), staging[i].bytes.data(), staging[i].bytes.size());
   }
-  ~EpochOnDevice() { release(); }
-  EpochOnDevice(const EpochOnDevice &) = delete;
-  EpochOnDevice &operator=(const EpochOnDevice &) = delete;
+  ~SamplesOnDevice() { device_.release(memory_); }
+  SamplesOnDevice(const SamplesOnDevice &) = delete;
+  SamplesOnDevice &operator=(const SamplesOnDevice &) = delete;
 
-  bool usable() const { return !memory_.empty(); }
-  /// The epoch's samples, order[0 .. rows), filled and copied in.
-  void load(const Split &split, const std::vector<int64_t> &order) {
-    fillBatch(split, specs_, &order, 0, specs_.empty() ? 0 : specs_[0].shape[0], staging_);
-    for (size_t i = 0; i < memory_.size(); ++i)
-      device_.copyIn(memory_[i], staging_[i].bytes.data(), staging_[i].bytes.size());
+  bool usable() const { return memory_ != nullptr; }
+  /// The epoch's order, order[0 .. orderRows): copied in.
+  void setOrder(const std::vector<int64_t> &order) {
+    device_.copyIn(memory_, order.data(), size_t(orderRows_) * sizeof(int64_t));
   }
-  /// Where the batch starting at the epoch's row `first` is, an input each.
-  std::vector<const void *> batchAt(int64_t first) const {
-    std::vector<const void *> inputs;
-    for (size_t i = 0; i < memory_.size(); ++i)
-      inputs.push_back(static_cast<const char *>(memory_[i]) + size_t(first) * rowBytes_[i]);
+  /// The batch of the order's rows [first, first + batch), an input each.
+  std::vector<RowGather> batchAt(int64_t first) const {
+    std::vector<RowGather> inputs;
+    for (size_t i = 0; i < offsets_.size(); ++i)
+      inputs.push_back({at(offsets_[i]), rowBytes_[i], static_cast<const int64_t *>(memory_) + first});
     return inputs;
   }
 
 private:
-  void release() {
-    for (void *memory : memory_)
-      device_.release(memory);
-    memory_.clear();
-  }
+  char *at(size_t offset) const { return static_cast<char *>(memory_) + offset; }
   Device &device_;
-  std::vector<TensorSpec> specs_; // the inputs, `rows` of them
-  std::vector<size_t> rowBytes_;
-  std::vector<void *> memory_;
-  std::vector<Tensor> staging_; // the host's fill, reused
+  int64_t orderRows_;
+  std::vector<size_t> rowBytes_, offsets_; // an input each: a row, its samples' place
+  void *memory_ = nullptr;                 // the order, then the samples
 };
 
 std::string scoresText(const Scores &scores) {
@@ -795,15 +808,16 @@ int Trainer::run() {
       return status;
   }
 
-  // On a GPU the epoch's samples go to the device once an epoch (when they
-  // fit); a step's batch is then copied there from their rows (a rank's
-  // rows of the global batch, data-parallel: every rank holds the epoch).
-  std::unique_ptr<EpochOnDevice> onDevice;
+  // On a GPU the training split's samples go to the device once (when they
+  // fit), each epoch's order once an epoch, and a step's batch is gathered
+  // there by its rows of the order (a rank's rows of the global batch,
+  // data-parallel: every rank holds the samples).
+  std::unique_ptr<SamplesOnDevice> onDevice;
   if (!model.device().hostMemory()) {
     if (!model.openDevice(error))
       return fail(error);
-    onDevice = std::make_unique<EpochOnDevice>(model.device(), m.inputs, m.batch,
-                                               stepsPerEpoch * globalBatch);
+    onDevice = std::make_unique<SamplesOnDevice>(model.device(), m.inputs, train,
+                                                 stepsPerEpoch * globalBatch);
     if (!onDevice->usable())
       onDevice.reset();
   }
@@ -815,7 +829,7 @@ int Trainer::run() {
     int64_t first = inEpoch * globalBatch + world.rank * m.batch;
     if (onDevice) {
       if (newOrder)
-        onDevice->load(train, order);
+        onDevice->setOrder(order);
       if (batch.empty())
         for (const TensorSpec &in : m.inputs)
           batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
