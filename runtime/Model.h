@@ -100,8 +100,13 @@ public:
   /// non-parameter arguments by "kind:name" or by name (shapes are checked
   /// here); parameters come from params(). Results are in entry order;
   /// `results` is reused when its tensors already have the right shapes.
+  /// On a device whose memory is not the host's, an argument in `gatherFrom`
+  /// (by feed key or name) is gathered there (Device::gatherRows: an
+  /// evaluation batch from its split's samples on the device) instead of
+  /// copied in; its feed gives only its shape.
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
-           std::vector<Tensor> &results, std::string &error);
+           std::vector<Tensor> &results, std::string &error,
+           const std::map<std::string, RowGather> *gatherFrom = nullptr);
 
   /// The step that a training loop or `bench` runs over and over, on a
   /// device whose memory is not the host's (never called on host memory:
@@ -158,6 +163,10 @@ private:
                 std::string &error, const std::map<std::string, const void *> *readAt = nullptr);
   /// `*buffer`, allocated with `bytes` at its first use; false with `error`.
   bool deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error);
+  /// Argument `arg`'s `bytes` into its device buffer `to`: gathered by
+  /// `gatherFrom`'s entry for it, else copied in from `host`.
+  bool fillArgument(const TensorSpec &arg, void *to, const Tensor &host,
+                    const std::map<std::string, RowGather> *gatherFrom, std::string &error);
   EntryMemory &memoryFor(const EntrySpec &entry, size_t slots);
   /// The arena every entry runs in, allocated at the first entry's call with
   /// the largest entry's size (Manifest::sharedArenaAllocation): entries run

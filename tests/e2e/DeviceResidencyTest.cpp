@@ -117,21 +117,38 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevi
   const size_t orderBytes = 200 * sizeof(int64_t);
   // Device memory: one allocation for what the model plans (parameters and
   // state, every entry's buffers, the arena they share, the cuBLASLt
-  // workspace), made first; the samples and the order in it where they
-  // leave room for the plan, else one allocation beside it.
+  // workspace), made first; each split's samples and order (training,
+  // validation, test) in it where they leave room for the plan, else one
+  // allocation beside it.
   size_t first = 0;
   ASSERT_NE(log.find("cuMemAlloc("), std::string::npos) << log;
   ASSERT_EQ(std::sscanf(log.c_str() + log.find("cuMemAlloc("), "cuMemAlloc(%zu)", &first), 1);
   EXPECT_GE(first, (size_t(32) << 20) + 2 * resident); // the workspace, parameters and state
-  EXPECT_LE(countOf(log, "cuMemAlloc("), 2u) << log;
-  // What a validation copies in (before its evaluate calls: 8 samples in
-  // two batches of 4): every non-parameter argument, twice.
+  EXPECT_LE(countOf(log, "cuMemAlloc("), 1u + 3u) << log;
+  // What the first validation copies in (8 samples in two batches of 4):
+  // the split's samples, once a run, an input each, with a zero row that
+  // pads a last partial batch, and their order (8 int64 indices), then each
+  // evaluate call's arguments but the inputs (gathered on the device) and
+  // the parameters: the sample mask.
   const rt::EntrySpec *evaluate = m.entry(tfc::abi::kEvaluate);
   ASSERT_NE(evaluate, nullptr);
-  size_t validation = 0;
-  for (const rt::TensorSpec &arg : evaluate->args)
-    if (arg.kind != tfc::abi::ValueKind::Param)
+  size_t validation = 8 * sizeof(int64_t), evaluateGathers = 0;
+  for (const rt::TensorSpec &arg : evaluate->args) {
+    if (arg.kind == tfc::abi::ValueKind::Input) {
+      validation += 9 * tensorBytes(arg) / 4; // 8 samples and the zero row
+      evaluateGathers += 2;
+    } else if (arg.kind != tfc::abi::ValueKind::Param) {
       validation += 2 * tensorBytes(arg);
+    }
+  }
+  ASSERT_EQ(evaluateGathers, 2 * m.inputs.size());
+  // The validation and test splits' samples (8 each, and the zero row) are
+  // copied in once a run: once each, though validation runs twice.
+  std::map<size_t, size_t> evaluationCopies; // bytes -> copies of that size
+  for (const rt::TensorSpec &input : m.inputs)
+    evaluationCopies[9 * tensorBytes(input) / 4] += 2;
+  for (auto [bytes, copies] : evaluationCopies)
+    EXPECT_EQ(countOf(log, "cuMemcpyHtoD(" + std::to_string(bytes) + ")\n"), copies) << log;
 
   // The training step is the first entry captured: its graph's node count
   // names its launches. The host's work between two of them is one step's.
@@ -184,20 +201,24 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevi
   for (size_t i = 0; i + 1 < gaps.size(); ++i) {
     if (i == epochStart) {
       EXPECT_EQ(gaps[i].copiedIn, perStep + orderBytes + validation) << "before step " << i + 3;
+      EXPECT_EQ(gaps[i].gathers, m.inputs.size() + evaluateGathers) << "before step " << i + 3;
     } else {
       EXPECT_EQ(gaps[i].copiedIn, perStep) << "before step " << i + 3;
       EXPECT_EQ(gaps[i].eagerLaunches, 0u) << "before step " << i + 3;
+      // The batch: one gather an input.
+      EXPECT_EQ(gaps[i].gathers, m.inputs.size()) << "before step " << i + 3;
     }
-    // The batch: one gather an input, no copy on the device.
-    EXPECT_EQ(gaps[i].gathers, m.inputs.size()) << "before step " << i + 3;
+    // No copy on the device.
     EXPECT_EQ(gaps[i].copiedWithin, 0u) << "before step " << i + 3;
     quiet += gaps[i].readBacks == 0 && gaps[i].syncs == 0;
   }
   // The order is copied in once an epoch, 8 bytes a sample: twice (the
   // first before the first step), and nothing of the samples again.
   EXPECT_EQ(countOf(log, "cuMemcpyHtoD(" + std::to_string(orderBytes) + ")\n"), 2u) << log;
-  // Every step's batch is gathered (the first, eager, too), none copied.
-  EXPECT_EQ(countOf(log, kGatherLaunch), 100 * m.inputs.size());
+  // Every step's batch is gathered (the first, eager, too), none copied;
+  // so is every evaluation batch (two validations and the test, 2 batches
+  // each).
+  EXPECT_EQ(countOf(log, kGatherLaunch), 100 * m.inputs.size() + 3 * evaluateGathers);
   EXPECT_EQ(countOf(log, "cuMemcpyDtoDAsync("), 0u);
   // The loss and metrics are read when a progress line is due (every 5
   // steps) or the four result slots are full (4 steps after the last read):

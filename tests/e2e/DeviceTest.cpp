@@ -4,7 +4,8 @@
 // state on the device between training steps (swapped there, copied out for
 // checkpoints), gets the batch and the per-step scalars copied in, and has
 // the loss and metrics read back a few steps late (StepFeeds' result slots);
-// `predict` and `eval` copy arguments in and results out around each call.
+// `predict` copies arguments in and results out around each call, and the
+// evaluations (validation, test, `eval`) gather their batches on the device.
 // TFC_DEVICE=cpu-copied runs the CPU that way: training, a resumed run, bench
 // and a prediction must give the same bits as on the CPU proper, so the copies
 // move exactly the right bytes at the right time.
@@ -17,6 +18,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 using namespace tfc::e2e;
 using ::testing::HasSubstr;
@@ -39,6 +42,7 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   CommandResult saved = run(binary + " bench --steps 1 --warmup 0 --entry predict --save-batch " +
                             dir + "/batch");
   ASSERT_EQ(saved.status, 0) << saved.output;
+  std::vector<std::string> evalOutputs;
   for (const char *device : {"cpu", "cpu-copied"}) {
     std::string env = std::string("TFC_DEVICE=") + device + " ";
     CommandResult info = run(env + binary + " info");
@@ -47,6 +51,13 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
     CommandResult trained = run(env + binary + " train --epochs 1 --run-dir " + dir + "/" +
                                 device);
     ASSERT_EQ(trained.status, 0) << device << ": " << trained.output;
+    // `eval` (both splits; 1,000 and 10,000 samples: each a padded last
+    // batch of the 128) with the CPU's checkpoint: on cpu-copied each batch
+    // is gathered in device memory from the split's samples there.
+    CommandResult evaluated = run(env + binary + " eval --checkpoint " + dir +
+                                  "/cpu/last.safetensors --split all");
+    ASSERT_EQ(evaluated.status, 0) << device << ": " << evaluated.output;
+    evalOutputs.push_back(evaluated.output);
     CommandResult predicted =
         run(env + binary + " predict --params " + dir + "/" + device +
             "/last.safetensors --input tokens=" + dir + "/batch/tokens.npy --output-dir " + dir +
@@ -58,6 +69,10 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   EXPECT_EQ(fileBytes(dir + "/cpu/metrics.jsonl"), fileBytes(dir + "/cpu-copied/metrics.jsonl"));
   EXPECT_EQ(fileBytes(dir + "/cpu-out/logits.npy"), fileBytes(dir + "/cpu-copied-out/logits.npy"));
   EXPECT_FALSE(fileBytes(dir + "/cpu-out/logits.npy").empty());
+  ASSERT_EQ(evalOutputs.size(), 2u);
+  EXPECT_THAT(evalOutputs[0], HasSubstr("val (1000 samples): "));
+  EXPECT_THAT(evalOutputs[0], HasSubstr("test (10000 samples): "));
+  EXPECT_EQ(evalOutputs[0], evalOutputs[1]);
 }
 
 // A run stopped after its first epoch and resumed on cpu-copied (parameters
