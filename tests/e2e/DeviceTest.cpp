@@ -77,8 +77,9 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
 
 // A run stopped after its first epoch and resumed on cpu-copied (parameters
 // and optimizer state loaded on the host, then copied to the device once) ends
-// with the same checkpoints as an uninterrupted run on the CPU; bench's losses
-// after three steps (parameters updated on the device) agree too.
+// with the same checkpoints as an uninterrupted run on the CPU, and so does
+// one stopped in the middle of its second epoch; bench's losses after three
+// steps (parameters updated on the device) agree too.
 TEST(Device, CopiedMemoryResumesAndBenchesToTheSameBits) {
   std::string dir = makeTempDir("tfc-device-resume");
   ASSERT_FALSE(dir.empty());
@@ -97,6 +98,21 @@ TEST(Device, CopiedMemoryResumesAndBenchesToTheSameBits) {
     EXPECT_FALSE(fileBytes(dir + "/cpu/" + file).empty()) << file;
     EXPECT_EQ(fileBytes(dir + "/cpu/" + file), fileBytes(dir + "/copied/" + file)) << file;
   }
+
+  // Stopped mid-epoch (Ctrl-C right after the first epoch's checkpoint:
+  // between two steps of the second epoch) and resumed there: the resumed
+  // run takes the epoch's order again and gathers from its middle (the
+  // samples on the device, the order from the resumed step's place on).
+  CommandResult interrupted =
+      run("TFC_DEVICE=cpu-copied " + train + dir + "/mid & pid=$!; i=0; while [ ! -s " + dir +
+          "/mid/last.safetensors ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done; "
+          "kill -INT $pid; wait $pid; echo \"status=$?\"");
+  EXPECT_THAT(interrupted.output, HasSubstr("status=130")) << interrupted.output;
+  CommandResult midResumed = run("TFC_DEVICE=cpu-copied " + train + dir + "/mid --resume");
+  ASSERT_EQ(midResumed.status, 0) << midResumed.output;
+  EXPECT_THAT(midResumed.output, HasSubstr("(epoch 2)\n")) << midResumed.output; // not its end
+  for (const char *file : {"last.safetensors", "best.safetensors", "metrics.jsonl"})
+    EXPECT_EQ(fileBytes(dir + "/cpu/" + file), fileBytes(dir + "/mid/" + file)) << file;
 
   auto benchLoss = [&](const char *device) {
     CommandResult r = run(std::string("TFC_DEVICE=") + device + " " + binary +
