@@ -4,10 +4,11 @@
 //
 // The twin of Device::gatherRows (runtime/Device.h): row i of `to` is row
 // indices[i] of `rows`, each `rowBytes` long, for i < count. The training
-// loop keeps its split's samples on the device (one array an input, in
-// sample order) and its epoch's order beside them (int64 sample indices);
-// each step gathers its batch, order[first .. first + count), straight into
-// the step's input buffer (runtime/Train.cpp's SamplesOnDevice).
+// loop keeps each split's samples on the device (one array an input, in
+// sample order) and an order beside them (int64 sample indices: the epoch's
+// for training, the samples' own, padded with a zero row, for evaluation);
+// each batch is gathered, order[first .. first + count), straight into the
+// entry's input buffer (runtime/Train.cpp's SamplesOnDevice).
 //
 // A thread a word of the batch, the words of a row consecutive and the rows
 // one after another, so a warp writes consecutive words of `to` and reads
