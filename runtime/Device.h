@@ -15,6 +15,7 @@
 #define TFC_RUNTIME_DEVICE_H
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -84,6 +85,17 @@ public:
   /// Copies `bytes` from device memory to device memory, after what was
   /// enqueued before (a GPU's stream); a failure as copyIn's.
   virtual void copyWithin(void *to, const void *from, size_t bytes) = 0;
+  /// Gathers rows of device memory: row i of `to` becomes row indices[i] of
+  /// `rows`, each `rowBytes` long, for i < count. `indices` is device memory
+  /// (int64 row numbers, each inside `rows`: the caller's promise), so the
+  /// host need not know them when it enqueues this: a training step's batch
+  /// from the samples on the device by the epoch's order there. After what
+  /// was enqueued before, as copyWithin; a failure as copyIn's.
+  virtual void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
+                          size_t count) = 0;
+  /// Whether gatherRows can run after open() (a GPU: its gather kernel was
+  /// built into this runtime and loaded); without, the host fills batches.
+  virtual bool canGatherRows() const { return true; }
   /// Runs `entry` on its `count` device `buffers`; false with `error` set on
   /// failure (also one of allocate, copyIn or copyOut before it).
   virtual bool run(EntryFn entry, void **buffers, size_t count, std::string &error) = 0;

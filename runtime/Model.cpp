@@ -288,8 +288,34 @@ Model::EntryMemory &Model::memoryFor(const EntrySpec &entry, size_t slots) {
 }
 
 
+bool Model::fillArgument(const TensorSpec &arg, void *to, const Tensor &host,
+                         const std::map<std::string, RowGather> *gatherFrom, std::string &error) {
+  const RowGather *from = nullptr;
+  if (gatherFrom) {
+    auto it = gatherFrom->find(arg.feedKey());
+    if (it == gatherFrom->end())
+      it = gatherFrom->find(arg.name);
+    if (it != gatherFrom->end())
+      from = &it->second;
+  }
+  const size_t bytes = host.bytes.size();
+  if (!from) {
+    device_->copyIn(to, host.bytes.data(), bytes);
+    return true;
+  }
+  if (from->rowBytes == 0 || bytes % from->rowBytes != 0) {
+    error = std::string(abi::kindName(arg.kind)) + " '" + arg.name + "' (" +
+            std::to_string(bytes) + " bytes) is not a whole number of rows of " +
+            std::to_string(from->rowBytes) + " bytes to gather";
+    return false;
+  }
+  device_->gatherRows(to, from->rows, from->rowBytes, from->indices, bytes / from->rowBytes);
+  return true;
+}
+
 bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
-                std::vector<Tensor> &results, std::string &error) {
+                std::vector<Tensor> &results, std::string &error,
+                const std::map<std::string, RowGather> *gatherFrom) {
   EntryFn fn = findEntry(entry.symbol);
   if (!fn) {
     error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
@@ -336,9 +362,9 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
         buffers.push_back(paramCopies_[p].current);
         continue;
       }
-      if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
+      if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error) ||
+          !fillArgument(entry.args[i], memory.args[i], *args[i], gatherFrom, error))
         return false;
-      device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
       buffers.push_back(memory.args[i]);
     }
     for (size_t r = 0; r < results.size(); ++r) {
@@ -399,15 +425,9 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
       buffers.push_back(copy->current);
       continue;
     }
-    if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error))
+    if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error) ||
+        !fillArgument(arg, memory.args[i], *args[i], &placed.gatherFrom, error))
       return false;
-    auto source = placed.copyFrom.find(arg.feedKey());
-    if (source == placed.copyFrom.end())
-      source = placed.copyFrom.find(arg.name);
-    if (source != placed.copyFrom.end())
-      device_->copyWithin(memory.args[i], source->second, args[i]->bytes.size());
-    else
-      device_->copyIn(memory.args[i], args[i]->bytes.data(), args[i]->bytes.size());
     buffers.push_back(memory.args[i]);
   }
   // Results: a kept argument's next value into its spare, the rest into the slot.

@@ -38,16 +38,26 @@ struct KeptValue {
   DeviceCopy *copy = nullptr;
 };
 
+/// Rows of device memory that an argument is gathered from
+/// (Device::gatherRows): its row i is row indices[i] of `rows`, rowBytes
+/// long; `indices` (device memory) holds one int64 a row of the argument.
+struct RowGather {
+  const void *rows = nullptr;
+  size_t rowBytes = 0;
+  const int64_t *indices = nullptr;
+};
+
 /// Device memory that Model::runStep's caller holds for some of an entry's
 /// values, by feed key ("kind:name"; an input also by its name). An argument
-/// in `copyFrom` is copied from there on the device (the batch, when the
-/// epoch's samples are on the device); one in `readAt` is read there in
-/// place, nothing copied (the averaged gradients of a data-parallel step); a
-/// result in `writeAt` is written there instead of into a result slot
-/// (grad_step's gradients, loss and metrics, into the one buffer the ranks
-/// average).
+/// in `gatherFrom` is gathered from there on the device (the batch, from the
+/// training samples on the device by the epoch's order); one in `readAt` is
+/// read there in place, nothing copied (the averaged gradients of a
+/// data-parallel step); a result in `writeAt` is written there instead of
+/// into a result slot (grad_step's gradients, loss and metrics, into the one
+/// buffer the ranks average).
 struct DevicePlacement {
-  std::map<std::string, const void *> copyFrom, readAt;
+  std::map<std::string, RowGather> gatherFrom;
+  std::map<std::string, const void *> readAt;
   std::map<std::string, void *> writeAt;
 };
 
@@ -90,8 +100,13 @@ public:
   /// non-parameter arguments by "kind:name" or by name (shapes are checked
   /// here); parameters come from params(). Results are in entry order;
   /// `results` is reused when its tensors already have the right shapes.
+  /// On a device whose memory is not the host's, an argument in `gatherFrom`
+  /// (by feed key or name) is gathered there (Device::gatherRows: an
+  /// evaluation batch from its split's samples on the device) instead of
+  /// copied in; its feed gives only its shape.
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
-           std::vector<Tensor> &results, std::string &error);
+           std::vector<Tensor> &results, std::string &error,
+           const std::map<std::string, RowGather> *gatherFrom = nullptr);
 
   /// The step that a training loop or `bench` runs over and over, on a
   /// device whose memory is not the host's (never called on host memory:
@@ -106,8 +121,8 @@ public:
   /// may still be running when this returns (a GPU's stream): nothing waits
   /// for it until something is copied out. Values in `placed` are read or
   /// written in the caller's device memory (DevicePlacement): an argument
-  /// copied from there takes only its shape from its feed; one read there in
-  /// place needs no feed at all (the caller vouches for its size).
+  /// gathered from there takes only its shape from its feed; one read there
+  /// in place needs no feed at all (the caller vouches for its size).
   bool runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error,
                const DevicePlacement &placed = {});
@@ -148,6 +163,10 @@ private:
                 std::string &error, const std::map<std::string, const void *> *readAt = nullptr);
   /// `*buffer`, allocated with `bytes` at its first use; false with `error`.
   bool deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error);
+  /// Argument `arg`'s `bytes` into its device buffer `to`: gathered by
+  /// `gatherFrom`'s entry for it, else copied in from `host`.
+  bool fillArgument(const TensorSpec &arg, void *to, const Tensor &host,
+                    const std::map<std::string, RowGather> *gatherFrom, std::string &error);
   EntryMemory &memoryFor(const EntrySpec &entry, size_t slots);
   /// The arena every entry runs in, allocated at the first entry's call with
   /// the largest entry's size (Manifest::sharedArenaAllocation): entries run

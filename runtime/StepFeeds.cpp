@@ -239,15 +239,15 @@ void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < batch.size(); ++i)
     feeds_[m.inputs[i].name] = &batch[i];
-  placed_.copyFrom.clear();
+  placed_.gatherFrom.clear();
 }
 
 void StepFeeds::bindDeviceBatch(const std::vector<Tensor> &shapes,
-                                const std::vector<const void *> &inputs) {
+                                const std::vector<RowGather> &inputs) {
   bindBatch(shapes);
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < inputs.size(); ++i)
-    placed_.copyFrom[m.inputs[i].name] = inputs[i];
+    placed_.gatherFrom[m.inputs[i].name] = inputs[i];
 }
 
 void StepFeeds::setStep(int64_t step) {

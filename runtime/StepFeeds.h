@@ -8,8 +8,9 @@
 // On host memory (the CPU) a step's results are host tensors, swapped with
 // the parameters and the state after each step and read at once. On a device
 // whose memory is not the host's, parameters and state stay on the device
-// (Model::runStep swaps device buffers; nothing is copied), only the batch and
-// the small per-step arguments are copied in, and the other results (loss,
+// (Model::runStep swaps device buffers; nothing is copied), only the small
+// per-step arguments are copied in, and the batch too unless it is gathered
+// on the device (bindDeviceBatch), and the other results (loss,
 // metrics, lr) wait on the device, in one of slots() result slots, until the
 // host reads them with readBack: one wait for up to slots() steps.
 //
@@ -72,10 +73,11 @@ public:
   /// The batch (one tensor per model input, in the model's order), as
   /// fillBatch fills it.
   void bindBatch(const std::vector<Tensor> &batch);
-  /// The batch already in device memory (a device whose memory is not the
-  /// host's): `inputs[i]` holds model input i's batch, copied from there on
-  /// the device; `shapes` give the inputs' shapes (their values unused).
-  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<const void *> &inputs);
+  /// The batch gathered on the device (a device whose memory is not the
+  /// host's): model input i's batch is gathered from `inputs[i]`'s rows
+  /// (Device::gatherRows); `shapes` give the inputs' shapes (their values
+  /// unused).
+  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<RowGather> &inputs);
   /// Runs step `step` on the bound batch (its counter and dropout seed set
   /// here): the next step starts from its parameters and state. Its other
   /// results wait for readBack; full() says when readBack must come first.
@@ -131,7 +133,7 @@ private:
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
   std::map<std::string, KeptValue> kept_;         // by feed key
-  DevicePlacement placed_; // copyFrom: the batch's inputs on the device, by name
+  DevicePlacement placed_; // gatherFrom: the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot
   std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
   size_t nextSlot_ = 0;

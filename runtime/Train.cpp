@@ -48,6 +48,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <sys/file.h>
 #include <unistd.h>
@@ -97,74 +98,120 @@ std::string formatDuration(double seconds) {
 /// Named scalars (loss first, then metrics in entry order).
 using Scores = std::vector<std::pair<std::string, double>>;
 
-/// The most device memory an epoch's samples may take on a device whose
-/// memory is not the host's; a larger epoch is copied in a batch a step.
-constexpr size_t kEpochOnDeviceMaxBytes = size_t(1) << 30;
+/// The most device memory the splits' samples (and their orders) may take
+/// together on a device whose memory is not the host's; a split that does not
+/// fit is filled and copied in a batch at a time.
+constexpr size_t kSamplesOnDeviceMaxBytes = size_t(1) << 30;
 
-/// An epoch's training samples in device memory, in the epoch's order, on a
-/// device whose memory is not the host's: filled and copied in once an epoch
-/// (one copy an input), so that each step's batch is a copy on the device
-/// from its rows, not a fill and a copy in from the host.
-class EpochOnDevice {
+/// A split's samples in device memory, on a device whose memory is not the
+/// host's: filled on the host once, in sample order, and copied in once (one
+/// copy an input), with an order of sample indices beside them. Batches are
+/// gathered on the device from the samples' rows by order[first .. first +
+/// batch) (Device::gatherRows), straight into the entry's input buffers.
+/// The order is int64, as epochOrder gives it (8 bytes a sample, copied in
+/// as it is; the row's byte offset needs 64 bits anyway).
+///  - Training: the order is the epoch's (setOrder, once an epoch; the
+///    steps' rows only, drop_last's).
+///  - Evaluation (`zeroRow`): one more row after the samples, all zeros, and
+///    the order 0 .. samples - 1 then that row's index up to a whole number
+///    of batches, set once: each batch as fillBatch fills it, the last one
+///    padded with zeros.
+class SamplesOnDevice {
 public:
-  /// For epochs of `rows` samples of `inputs` (each a batch of `batch`
-  /// rows); usable() says whether they fit.
-  EpochOnDevice(Device &device, const std::vector<TensorSpec> &inputs, int64_t batch,
-                int64_t rows)
-      : device_(device), specs_(inputs) {
-    size_t total = 0;
-    for (TensorSpec &spec : specs_) {
+  /// For `split`'s samples of `inputs` and an order of `orderRows` rows;
+  /// usable() says whether they fit in `maxBytes` and the device can gather.
+  SamplesOnDevice(Device &device, const std::vector<TensorSpec> &inputs, const Split &split,
+                  int64_t orderRows, size_t maxBytes, bool zeroRow = false)
+      : device_(device), orderRows_(orderRows) {
+    const int64_t samples = split.samples, rows = samples + (zeroRow ? 1 : 0);
+    if (device.hostMemory() || !device.canGatherRows() || inputs.empty() || samples <= 0 ||
+        orderRows <= 0 || (!zeroRow && orderRows > samples))
+      return;
+    // One allocation: the order, then each input's samples, each part at a
+    // multiple of 256 bytes (so the gather copies 16-byte words where the
+    // rows allow).
+    auto aligned = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
+    std::vector<TensorSpec> specs = inputs;
+    size_t total = aligned(size_t(orderRows) * sizeof(int64_t));
+    for (TensorSpec &spec : specs) {
+      if (spec.shape.empty())
+        return; // not a batch of rows
       size_t bytes = dtypeSize(spec.dtype);
       for (size_t d = 1; d < spec.shape.size(); ++d)
         bytes *= size_t(spec.shape[d]);
       rowBytes_.push_back(bytes);
+      offsets_.push_back(total);
       spec.shape[0] = rows;
-      total += bytes * size_t(rows);
+      total += aligned(bytes * size_t(rows));
     }
-    if (device.hostMemory() || batch <= 0 || rows <= 0 || total > kEpochOnDeviceMaxBytes)
+    if (total > maxBytes)
       return;
-    for (size_t i = 0; i < specs_.size(); ++i) {
-      void *memory = device.allocateOutsidePlan(std::max<size_t>(1, rowBytes_[i] * size_t(rows)));
-      if (!memory) { // no room: a batch a step, as without
-        std::string ignored;
-        device.takeError(ignored);
-        release();
-        return;
-      }
-      memory_.push_back(memory);
+    memory_ = device.allocateOutsidePlan(total);
+    if (!memory_) { // no room: a batch at a time, as without
+      std::string ignored;
+      device.takeError(ignored);
+      return;
+    }
+    bytes_ = total;
+    // Every sample once, in sample order (fillBatch leaves the zero row
+    // zero): the host's staging is dropped once copied (from pageable
+    // memory the copy has read it on return).
+    std::vector<Tensor> staging;
+    fillBatch(split, specs, nullptr, 0, rows, staging);
+    for (size_t i = 0; i < specs.size(); ++i)
+      device.copyIn(at(offsets_[i]), staging[i].bytes.data(), staging[i].bytes.size());
+    if (zeroRow) {
+      std::vector<int64_t> order(size_t(orderRows), samples);
+      std::iota(order.begin(), order.begin() + std::min(samples, orderRows), int64_t(0));
+      setOrder(order);
     }
   }
-  ~EpochOnDevice() { release(); }
-  EpochOnDevice(const EpochOnDevice &) = delete;
-  EpochOnDevice &operator=(const EpochOnDevice &) = delete;
+  ~SamplesOnDevice() { device_.release(memory_); }
+  SamplesOnDevice(const SamplesOnDevice &) = delete;
+  SamplesOnDevice &operator=(const SamplesOnDevice &) = delete;
 
-  bool usable() const { return !memory_.empty(); }
-  /// The epoch's samples, order[0 .. rows), filled and copied in.
-  void load(const Split &split, const std::vector<int64_t> &order) {
-    fillBatch(split, specs_, &order, 0, specs_.empty() ? 0 : specs_[0].shape[0], staging_);
-    for (size_t i = 0; i < memory_.size(); ++i)
-      device_.copyIn(memory_[i], staging_[i].bytes.data(), staging_[i].bytes.size());
+  bool usable() const { return memory_ != nullptr; }
+  /// The device memory taken (0 when not usable).
+  size_t bytes() const { return bytes_; }
+  /// The order, order[0 .. orderRows): copied in.
+  void setOrder(const std::vector<int64_t> &order) {
+    device_.copyIn(memory_, order.data(), size_t(orderRows_) * sizeof(int64_t));
   }
-  /// Where the batch starting at the epoch's row `first` is, an input each.
-  std::vector<const void *> batchAt(int64_t first) const {
-    std::vector<const void *> inputs;
-    for (size_t i = 0; i < memory_.size(); ++i)
-      inputs.push_back(static_cast<const char *>(memory_[i]) + size_t(first) * rowBytes_[i]);
+  /// The batch of the order's rows [first, first + batch), an input each.
+  std::vector<RowGather> batchAt(int64_t first) const {
+    std::vector<RowGather> inputs;
+    for (size_t i = 0; i < offsets_.size(); ++i)
+      inputs.push_back({at(offsets_[i]), rowBytes_[i], static_cast<const int64_t *>(memory_) + first});
     return inputs;
   }
 
 private:
-  void release() {
-    for (void *memory : memory_)
-      device_.release(memory);
-    memory_.clear();
-  }
+  char *at(size_t offset) const { return static_cast<char *>(memory_) + offset; }
   Device &device_;
-  std::vector<TensorSpec> specs_; // the inputs, `rows` of them
-  std::vector<size_t> rowBytes_;
-  std::vector<void *> memory_;
-  std::vector<Tensor> staging_; // the host's fill, reused
+  int64_t orderRows_;
+  std::vector<size_t> rowBytes_, offsets_; // an input each: a row, its samples' place
+  void *memory_ = nullptr;                 // the order, then the samples
+  size_t bytes_ = 0;
 };
+
+/// An evaluation split's samples on the device, in `maxBytes`: null on host
+/// memory, or where they do not fit (its batches are then filled and copied
+/// in one at a time).
+std::unique_ptr<SamplesOnDevice> evaluationOnDevice(Model &model, const Split &split,
+                                                    size_t maxBytes) {
+  const Manifest &m = model.manifest();
+  std::string error; // a device that cannot open: Model::run says so
+  if (model.device().hostMemory() || split.samples <= 0 || m.batch <= 0 ||
+      !model.openDevice(error))
+    return nullptr;
+  const int64_t batches = (split.samples + m.batch - 1) / m.batch;
+  auto onDevice = std::make_unique<SamplesOnDevice>(model.device(), m.inputs, split,
+                                                    batches * m.batch, maxBytes,
+                                                    /*zeroRow=*/true);
+  if (!onDevice->usable())
+    return nullptr;
+  return onDevice;
+}
 
 std::string scoresText(const Scores &scores) {
   std::string text;
@@ -212,7 +259,7 @@ bool loadDataset(const Manifest &m, const std::string &dataDir, uint64_t seed, D
 /// partial batch is padded and masked, so each sample counts exactly once.
 /// With `stopped`, a stop signal ends it between batches (false, *stopped set).
 bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string &error,
-                   bool *stopped = nullptr) {
+                   bool *stopped = nullptr, const SamplesOnDevice *onDevice = nullptr) {
   const Manifest &m = model.manifest();
   const EntrySpec *entry = m.entry(abi::kEvaluate);
   if (!entry) {
@@ -229,14 +276,24 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
       return false;
     }
     int64_t count = std::min(m.batch, split.samples - begin);
-    fillBatch(split, m.inputs, nullptr, begin, count, batch);
+    std::map<std::string, RowGather> gathers; // the batch on the device
+    if (onDevice) {
+      if (batch.empty())
+        for (const TensorSpec &in : m.inputs)
+          batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
+      std::vector<RowGather> rows = onDevice->batchAt(begin);
+      for (size_t i = 0; i < m.inputs.size() && i < rows.size(); ++i)
+        gathers[m.inputs[i].name] = rows[i];
+    } else {
+      fillBatch(split, m.inputs, nullptr, begin, count, batch);
+    }
     for (int64_t i = 0; i < m.batch; ++i)
       mask.f32()[i] = i < count ? 1.0f : 0.0f;
     std::map<std::string, const Tensor *> feeds;
     for (size_t i = 0; i < m.inputs.size(); ++i)
       feeds[m.inputs[i].name] = &batch[i];
     feeds[feedKey(abi::ValueKind::Mask, std::string(abi::kSampleMaskName))] = &mask;
-    if (!model.run(*entry, feeds, results, error))
+    if (!model.run(*entry, feeds, results, error, onDevice ? &gathers : nullptr))
       return false;
     // Each result is a masked mean over the batch's real samples.
     for (size_t r = 0; r < results.size(); ++r)
@@ -736,13 +793,25 @@ int Trainer::run() {
   std::vector<int64_t> order;
   float currentLr = 0;
 
+  // On a GPU the splits' samples go to the device once (when they fit
+  // together in kSamplesOnDeviceMaxBytes): the training split's before the
+  // first step, the validation split's at the first validation, the test
+  // split's for the test.
+  std::unique_ptr<SamplesOnDevice> onDevice, valOnDevice;
+  auto deviceRoom = [&] {
+    size_t used = (onDevice ? onDevice->bytes() : 0) + (valOnDevice ? valOnDevice->bytes() : 0);
+    return used < kSamplesOnDeviceMaxBytes ? kSamplesOnDeviceMaxBytes - used : 0;
+  };
+
   // The end of an epoch (after its train line): validation, the best
   // checkpoint, last.safetensors. -1 to go on, else the exit status.
   auto finishEpochAlone = [&](int64_t epoch, int64_t atStep, double elapsed) -> int {
     if (data.val.samples > 0) {
       Scores val;
       bool stopped = false;
-      if (!evaluateSplit(model, data.val, val, error, &stopped)) {
+      if (!valOnDevice)
+        valOnDevice = evaluationOnDevice(model, data.val, deviceRoom());
+      if (!evaluateSplit(model, data.val, val, error, &stopped, valOnDevice.get())) {
         if (!stopped)
           return fail(error);
         // The epoch's end is saved; its validation is left for --resume.
@@ -795,15 +864,15 @@ int Trainer::run() {
       return status;
   }
 
-  // On a GPU the epoch's samples go to the device once an epoch (when they
-  // fit); a step's batch is then copied there from their rows (a rank's
-  // rows of the global batch, data-parallel: every rank holds the epoch).
-  std::unique_ptr<EpochOnDevice> onDevice;
+  // On a GPU the training split's samples go to the device once (when they
+  // fit), each epoch's order once an epoch, and a step's batch is gathered
+  // there by its rows of the order (a rank's rows of the global batch,
+  // data-parallel: every rank holds the samples).
   if (!model.device().hostMemory()) {
     if (!model.openDevice(error))
       return fail(error);
-    onDevice = std::make_unique<EpochOnDevice>(model.device(), m.inputs, m.batch,
-                                               stepsPerEpoch * globalBatch);
+    onDevice = std::make_unique<SamplesOnDevice>(model.device(), m.inputs, train,
+                                                 stepsPerEpoch * globalBatch, deviceRoom());
     if (!onDevice->usable())
       onDevice.reset();
   }
@@ -815,7 +884,7 @@ int Trainer::run() {
     int64_t first = inEpoch * globalBatch + world.rank * m.batch;
     if (onDevice) {
       if (newOrder)
-        onDevice->load(train, order);
+        onDevice->setOrder(order);
       if (batch.empty())
         for (const TensorSpec &in : m.inputs)
           batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
@@ -930,7 +999,10 @@ int Trainer::run() {
     std::fflush(stdout);
     Scores test;
     bool stopped = false;
-    if (!evaluateSplit(model, data.test, test, error, &stopped)) {
+    onDevice.reset(); // training is over: the test split may take its room
+    std::unique_ptr<SamplesOnDevice> testOnDevice =
+        evaluationOnDevice(model, data.test, deviceRoom());
+    if (!evaluateSplit(model, data.test, test, error, &stopped, testOnDevice.get())) {
       if (!stopped)
         return fail(error);
       std::string eval = "eval --checkpoint " + runDir +
@@ -982,8 +1054,11 @@ int evaluate(Model &model, const EvalOptions &options) {
       continue;
     }
     Scores scores;
-    if (!checkSplitValues(*split, m.inputs, name, error) ||
-        !evaluateSplit(model, *split, scores, error))
+    if (!checkSplitValues(*split, m.inputs, name, error))
+      return fail(error);
+    std::unique_ptr<SamplesOnDevice> onDevice =
+        evaluationOnDevice(model, *split, kSamplesOnDeviceMaxBytes);
+    if (!evaluateSplit(model, *split, scores, error, nullptr, onDevice.get()))
       return fail(error);
     std::printf("%s (%lld samples): %s\n", name, (long long)split->samples,
                 scoresText(scores).c_str());

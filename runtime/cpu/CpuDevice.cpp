@@ -37,6 +37,14 @@ public:
   void copyWithin(void *to, const void *from, size_t bytes) override {
     std::memcpy(to, from, bytes);
   }
+  // Not on the training path here (the host fills batches in place), but
+  // defined as on every device: a memcpy a row.
+  void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
+                  size_t count) override {
+    for (size_t i = 0; i < count; ++i)
+      std::memcpy(static_cast<char *>(to) + i * rowBytes,
+                  static_cast<const char *>(rows) + size_t(indices[i]) * rowBytes, rowBytes);
+  }
   bool run(EntryFn entry, void **buffers, size_t, std::string &) override {
     ScopedFloatMode floatMode(flushDenormals_);
     entry(buffers);
@@ -78,6 +86,13 @@ public:
   }
   void copyWithin(void *to, const void *from, size_t bytes) override {
     cpu_.copyWithin(to, from, bytes);
+  }
+  // The indices are read from this device's own memory, as a GPU's kernel
+  // reads them from its: the host's side of the gather (which rows, where
+  // the order starts, a rank's share) is checked here bit for bit.
+  void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
+                  size_t count) override {
+    cpu_.gatherRows(to, rows, rowBytes, indices, count);
   }
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override {
     return cpu_.run(entry, buffers, count, error);

@@ -489,6 +489,29 @@ void CudaDevice::copyWithin(void *to, const void *from, size_t bytes) {
     fail(error);
 }
 
+void CudaDevice::gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
+                            size_t count) {
+  std::string error;
+  if (!context_)
+    return fail("the CUDA device is not open");
+  if (count == 0 || rowBytes == 0)
+    return;
+  // A thread a word (16, 4 or 1 bytes, as the pointers and rows allow).
+  const uintptr_t aligned = uintptr_t(to) | uintptr_t(rows) | uintptr_t(rowBytes);
+  const size_t word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
+  const int64_t threads = LayerKernels::threads(LayerKernels::GatherRows);
+  const int64_t words = int64_t(count * (rowBytes / word));
+  const std::vector<uint64_t> params = {uint64_t(uintptr_t(to)), uint64_t(uintptr_t(rows)),
+                                        uint64_t(rowBytes), uint64_t(uintptr_t(indices)),
+                                        uint64_t(count)};
+  if (!context_->makeCurrent(error) ||
+      !layerKernels_.launch(*this, LayerKernels::GatherRows, (words + threads - 1) / threads,
+                            params, error))
+    fail(error);
+}
+
+bool CudaDevice::canGatherRows() const { return layerKernels_.loaded(LayerKernels::GatherRows); }
+
 void CudaDevice::copyOut(void *host, const void *device, size_t bytes) {
   std::string error;
   if (!context_)

@@ -103,6 +103,11 @@ public:
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
   void copyWithin(void *to, const void *from, size_t bytes) override;
+  /// gather.cu's kernel on the stream, not waited for (a word a thread).
+  void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
+                  size_t count) override;
+  /// Whether the gather kernel loaded (open() loads it with the others).
+  bool canGatherRows() const override;
   bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
   bool takeError(std::string &error) override;
@@ -166,8 +171,10 @@ public:
   /// fit in it, else 0, and the caller does without. It never loads
   /// cuBLASLt: that allocates, which a graph capture refuses.
   CUdeviceptr scratchFor(size_t bytes) const;
-  /// The hand-written kernels (LayerKernels.h), loaded by open().
+  /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
+  /// (a device of openIndex: tests).
   const LayerKernels &layerKernels() const { return layerKernels_; }
+  void loadLayerKernels() { layerKernels_.load(*driver_); }
   /// Keeps `message` as the launch failure run() returns, unless one is
   /// kept already (tfc_cuda_launch's and the hand-written kernels' own).
   void failLaunch(const std::string &message);

@@ -54,6 +54,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_forward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_mean_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_backward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_gather_rows_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -72,6 +73,7 @@ static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
+static_assert(kSpecs[LayerKernels::GatherRows].params == 5);
 static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
 static_assert(k::kAttentionTcRows == 64);
 #endif
@@ -163,29 +165,40 @@ void LayerKernels::unload(CudaDriver &driver) {
   std::fill(std::begin(functions_), std::end(functions_), nullptr);
 }
 
+int LayerKernels::threads(Kernel kernel) { return kSpecs[kernel].threads; }
+
 void LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
                           const std::vector<uint64_t> &params) const {
   if (!device.launchError().empty())
     return; // the first failure stands
+  std::string error;
+  if (!launch(device, kernel, blocks, params, error))
+    device.failLaunch(error);
+}
+
+bool LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
+                          const std::vector<uint64_t> &params, std::string &error) const {
   const KernelSpec &spec = kSpecs[kernel];
   const int64_t grid = std::clamp<int64_t>(blocks, 1, kMaxGridX); // grid-stride loops
   const std::string where = std::string("the hand-written kernel '") + spec.name + "' (grid " +
                             std::to_string(grid) + ", block " + std::to_string(spec.threads) + ")";
-  if (!device.isOpen())
-    return device.failLaunch("launch of " + where + ": the CUDA device is not open");
-  if (!functions_[kernel])
-    return device.failLaunch("launch of " + where + ": " +
-                             (error_.empty() ? "the kernels are not loaded" : error_));
+  if (!device.isOpen()) {
+    error = "launch of " + where + ": the CUDA device is not open";
+    return false;
+  }
+  if (!functions_[kernel]) {
+    error = "launch of " + where + ": " + (error_.empty() ? "the kernels are not loaded" : error_);
+    return false;
+  }
   std::vector<void *> pointers(params.size());
   for (size_t i = 0; i < params.size(); ++i)
     pointers[i] = const_cast<uint64_t *>(&params[i]);
-  std::string error;
   CudaDriver &driver = device.driver();
-  if (!driver.check(driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1,
-                                              unsigned(spec.threads), 1, 1, 0,
-                                              device.context().stream(), pointers.data(), nullptr),
-                    "cuLaunchKernel(" + where + ")", error))
-    device.failLaunch(error);
+  return driver.check(driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1,
+                                                unsigned(spec.threads), 1, 1, 0,
+                                                device.context().stream(), pointers.data(),
+                                                nullptr),
+                      "cuLaunchKernel(" + where + ")", error);
 }
 
 } // namespace tfc::rt::cuda

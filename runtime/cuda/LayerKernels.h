@@ -94,6 +94,7 @@ public:
     CrossEntropyForward,
     CrossEntropyMean,
     CrossEntropyBackward,
+    GatherRows, // gather.cu: CudaDevice::gatherRows, not generated code's
     Count,
   };
 
@@ -108,6 +109,14 @@ public:
   /// in the low bytes): what the tfc_cuda_* functions do.
   void launch(CudaDevice &device, Kernel kernel, int64_t blocks,
               const std::vector<uint64_t> &params) const;
+  /// The same outside an entry, by the host (CudaDevice::gatherRows): false
+  /// with `error` set instead of a kept launch failure.
+  bool launch(CudaDevice &device, Kernel kernel, int64_t blocks,
+              const std::vector<uint64_t> &params, std::string &error) const;
+  /// Whether load() resolved `kernel`.
+  bool loaded(Kernel kernel) const { return functions_[kernel] != nullptr; }
+  /// Threads a block of `kernel` (1 where the kernels are not built).
+  static int threads(Kernel kernel);
 
 private:
   std::vector<CUmodule> modules_;

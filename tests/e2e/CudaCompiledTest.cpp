@@ -477,8 +477,10 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
 }
 
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):
-// train_step eager, captured, replayed, with every launch accepted, and the
-// checkpoints written.
+// train_step eager, captured, replayed, with every launch accepted, each
+// step's and evaluation's batch gathered on the device (gather.cu, 256
+// threads a block, outside the entries' graphs; the fake runs it on the
+// host), and the checkpoints written.
 // Reverse only: its steps are the cheapest; the other models' train_step is
 // covered by `run train_step` above.
 TEST_F(OnFakes, ReverseTrainsAnEpoch) {
@@ -504,6 +506,17 @@ TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   EXPECT_GE(train.captures, 1u);
   EXPECT_EQ(train.capturedNodes.size(), train.captures);
   EXPECT_FALSE(train.replayedNodes.empty());
+  EXPECT_EQ(train.blocks["tfc_cuda_gather_rows_kernel"], std::set<std::string>{"256x1x1"});
+  // Three steps, then a batch of the validation split and one of the test
+  // split (gathered from their samples on the device too): one an input.
+  EXPECT_EQ(countOf(train.text, "cuLaunchKernel(tfc_cuda_gather_rows_kernel,"),
+            (3 + 1 + 1) * manifest_.inputs.size())
+      << train.text;
+  for (const std::string &line : linesOf(train.text)) {
+    if (line.rfind("cuLaunchKernel(tfc_cuda_gather_rows_kernel,", 0) == 0) {
+      EXPECT_EQ(line.find(" captured"), std::string::npos) << line;
+    }
+  }
   EXPECT_NE(fileBytes(dir_ + "/run/last.safetensors"), "");
   EXPECT_NE(fileBytes(dir_ + "/run/metrics.jsonl"), "");
 }

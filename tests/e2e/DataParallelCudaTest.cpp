@@ -66,10 +66,12 @@ size_t exchangeFloats(const rt::EntrySpec &gradStep, size_t &scores) {
 /// once as `rank` of `ranks` (the id, for comparing ranks, in `id`), one
 /// ncclAllReduce a step of the whole exchange inside the model's one
 /// allocation, each between grad_step's run and apply_step's, followed by
-/// the copy of the scores into the step's result slot, and nothing of the
-/// gradients copied to the host.
+/// the copy of the scores into the step's result slot, the step's batch
+/// gathered on the device (one launch for each of the model's `inputs`),
+/// and nothing of the gradients copied to the host.
 void expectNcclSteps(const std::string &log, int rank, int ranks, size_t steps,
-                     size_t stepsPerEpoch, size_t floats, size_t scores, std::string &id) {
+                     size_t stepsPerEpoch, size_t floats, size_t scores, size_t inputs,
+                     std::string &id) {
   ASSERT_FALSE(log.empty());
   EXPECT_EQ(log.find("INVALID"), std::string::npos) << log.substr(0, 4000);
   EXPECT_EQ(countOf(log, "ncclGetUniqueId("), rank == 0 ? 1u : 0u);
@@ -116,13 +118,16 @@ void expectNcclSteps(const std::string &log, int rank, int ranks, size_t steps,
   // From the third step on every entry is a graph replay (its first call is
   // eager, its second captured): between two steps' reductions of an epoch
   // (not across its end: the checkpoint, validation), apply_step's graph,
-  // then the next grad_step's; no kernel launched eagerly; nothing read back
-  // bigger than a step's scalars, so no gradient.
+  // then the next grad_step's; no kernel launched eagerly but the batch's
+  // gathers (gather.cu, one an input, from the samples on the device);
+  // nothing read back bigger than a step's scalars, so no gradient.
+  const std::string gather = "cuLaunchKernel(tfc_cuda_gather_rows_kernel,";
   size_t gradNodes = 0, applyNodes = 0;
   for (size_t s = 2; s + 1 < reductions.size(); ++s) {
     if ((s + 1) % stepsPerEpoch == 0)
       continue;
     std::vector<size_t> graphs;
+    size_t gathers = 0;
     for (size_t i = reductions[s] + 1; i < reductions[s + 1]; ++i) {
       size_t nodes = 0, bytes = 0;
       const std::string &line = lines[i];
@@ -130,10 +135,15 @@ void expectNcclSteps(const std::string &log, int rank, int ranks, size_t steps,
         graphs.push_back(nodes);
       else if (std::sscanf(line.c_str(), "cuMemcpyDtoH(%zu)", &bytes) == 1)
         EXPECT_LE(bytes, 4 * scores) << "step " << s + 2 << ": a read of " << bytes << " bytes";
+      if (line.rfind(gather, 0) == 0 && line.find(" captured") == std::string::npos) {
+        ++gathers;
+        continue;
+      }
       EXPECT_FALSE(line.rfind("cuLaunchKernel(", 0) == 0 &&
                    line.find(" captured") == std::string::npos)
           << "step " << s + 2 << ": " << line;
     }
+    EXPECT_EQ(gathers, inputs) << "before step " << s + 2;
     ASSERT_EQ(graphs.size(), 2u) << "between the reductions of steps " << s + 1 << " and "
                                  << s + 2;
     if (!applyNodes)
@@ -189,7 +199,7 @@ TEST_F(DataParallelCuda, OneRankSwitchReducesOnTheDeviceEachStep) {
             std::string::npos)
       << r.output;
   std::string id;
-  expectNcclSteps(fileBytes(log), 0, 1, 20, 10, floats_, scores_, id);
+  expectNcclSteps(fileBytes(log), 0, 1, 20, 10, floats_, scores_, manifest_->inputs.size(), id);
   EXPECT_EQ(countOf(fileBytes(dir_ + "/one/metrics.jsonl"), "\"split\": \"train\""), 2u);
   EXPECT_FALSE(fileBytes(dir_ + "/one/last.safetensors").empty());
 
@@ -236,7 +246,8 @@ TEST_F(DataParallelCuda, TwoRanksShareOneIdAndReduceEachStep) {
   for (int rank : {0, 1}) {
     std::string log = fileBytes(dir_ + "/rank" + std::to_string(rank) + ".log");
     SCOPED_TRACE("rank " + std::to_string(rank));
-    expectNcclSteps(log, rank, 2, 10, 5, floats_, scores_, ids[rank]);
+    expectNcclSteps(log, rank, 2, 10, 5, floats_, scores_, manifest_->inputs.size(),
+                    ids[rank]);
     EXPECT_NE(log.find("cuDevicePrimaryCtxRetain(" + std::to_string(rank) + ")"),
               std::string::npos);
   }

@@ -4,7 +4,8 @@
 // state on the device between training steps (swapped there, copied out for
 // checkpoints), gets the batch and the per-step scalars copied in, and has
 // the loss and metrics read back a few steps late (StepFeeds' result slots);
-// `predict` and `eval` copy arguments in and results out around each call.
+// `predict` copies arguments in and results out around each call, and the
+// evaluations (validation, test, `eval`) gather their batches on the device.
 // TFC_DEVICE=cpu-copied runs the CPU that way: training, a resumed run, bench
 // and a prediction must give the same bits as on the CPU proper, so the copies
 // move exactly the right bytes at the right time.
@@ -17,6 +18,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <vector>
 
 using namespace tfc::e2e;
 using ::testing::HasSubstr;
@@ -39,6 +42,7 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   CommandResult saved = run(binary + " bench --steps 1 --warmup 0 --entry predict --save-batch " +
                             dir + "/batch");
   ASSERT_EQ(saved.status, 0) << saved.output;
+  std::vector<std::string> evalOutputs;
   for (const char *device : {"cpu", "cpu-copied"}) {
     std::string env = std::string("TFC_DEVICE=") + device + " ";
     CommandResult info = run(env + binary + " info");
@@ -47,6 +51,13 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
     CommandResult trained = run(env + binary + " train --epochs 1 --run-dir " + dir + "/" +
                                 device);
     ASSERT_EQ(trained.status, 0) << device << ": " << trained.output;
+    // `eval` (both splits; 1,000 and 10,000 samples: each a padded last
+    // batch of the 128) with the CPU's checkpoint: on cpu-copied each batch
+    // is gathered in device memory from the split's samples there.
+    CommandResult evaluated = run(env + binary + " eval --checkpoint " + dir +
+                                  "/cpu/last.safetensors --split all");
+    ASSERT_EQ(evaluated.status, 0) << device << ": " << evaluated.output;
+    evalOutputs.push_back(evaluated.output);
     CommandResult predicted =
         run(env + binary + " predict --params " + dir + "/" + device +
             "/last.safetensors --input tokens=" + dir + "/batch/tokens.npy --output-dir " + dir +
@@ -58,12 +69,17 @@ TEST(Device, CopiedMemoryGivesTheSameBitsAsHostMemory) {
   EXPECT_EQ(fileBytes(dir + "/cpu/metrics.jsonl"), fileBytes(dir + "/cpu-copied/metrics.jsonl"));
   EXPECT_EQ(fileBytes(dir + "/cpu-out/logits.npy"), fileBytes(dir + "/cpu-copied-out/logits.npy"));
   EXPECT_FALSE(fileBytes(dir + "/cpu-out/logits.npy").empty());
+  ASSERT_EQ(evalOutputs.size(), 2u);
+  EXPECT_THAT(evalOutputs[0], HasSubstr("val (1000 samples): "));
+  EXPECT_THAT(evalOutputs[0], HasSubstr("test (10000 samples): "));
+  EXPECT_EQ(evalOutputs[0], evalOutputs[1]);
 }
 
 // A run stopped after its first epoch and resumed on cpu-copied (parameters
 // and optimizer state loaded on the host, then copied to the device once) ends
-// with the same checkpoints as an uninterrupted run on the CPU; bench's losses
-// after three steps (parameters updated on the device) agree too.
+// with the same checkpoints as an uninterrupted run on the CPU, and so does
+// one stopped in the middle of its second epoch; bench's losses after three
+// steps (parameters updated on the device) agree too.
 TEST(Device, CopiedMemoryResumesAndBenchesToTheSameBits) {
   std::string dir = makeTempDir("tfc-device-resume");
   ASSERT_FALSE(dir.empty());
@@ -82,6 +98,21 @@ TEST(Device, CopiedMemoryResumesAndBenchesToTheSameBits) {
     EXPECT_FALSE(fileBytes(dir + "/cpu/" + file).empty()) << file;
     EXPECT_EQ(fileBytes(dir + "/cpu/" + file), fileBytes(dir + "/copied/" + file)) << file;
   }
+
+  // Stopped mid-epoch (Ctrl-C right after the first epoch's checkpoint:
+  // between two steps of the second epoch) and resumed there: the resumed
+  // run takes the epoch's order again and gathers from its middle (the
+  // samples on the device, the order from the resumed step's place on).
+  CommandResult interrupted =
+      run("TFC_DEVICE=cpu-copied " + train + dir + "/mid & pid=$!; i=0; while [ ! -s " + dir +
+          "/mid/last.safetensors ] && [ $i -lt 3000 ]; do sleep 0.02; i=$((i+1)); done; "
+          "kill -INT $pid; wait $pid; echo \"status=$?\"");
+  EXPECT_THAT(interrupted.output, HasSubstr("status=130")) << interrupted.output;
+  CommandResult midResumed = run("TFC_DEVICE=cpu-copied " + train + dir + "/mid --resume");
+  ASSERT_EQ(midResumed.status, 0) << midResumed.output;
+  EXPECT_THAT(midResumed.output, HasSubstr("(epoch 2)\n")) << midResumed.output; // not its end
+  for (const char *file : {"last.safetensors", "best.safetensors", "metrics.jsonl"})
+    EXPECT_EQ(fileBytes(dir + "/cpu/" + file), fileBytes(dir + "/mid/" + file)) << file;
 
   auto benchLoss = [&](const char *device) {
     CommandResult r = run(std::string("TFC_DEVICE=") + device + " " + binary +

@@ -255,6 +255,73 @@ TEST_F(CudaRuntimeTest, PointerOutsideDeviceMemoryIsRefused) {
   device->release(y);
 }
 
+// Device::gatherRows launches gather.cu's kernel on the stream, outside any
+// entry (a training step's batch, gathered before the step runs): a word a
+// thread, so the grid follows the rows' alignment. The fake runs that kernel
+// on the host (and refuses a row outside the rows' allocation), so the
+// launch's parameters are checked by the bytes gathered: against a gather
+// on the host, for rows of 16-byte, 4-byte and 1-byte words.
+TEST_F(CudaRuntimeTest, GatherRowsLaunchesTheGatherKernel) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  EXPECT_FALSE(device->canGatherRows()); // not loaded: openIndex loads no kernels
+  device->loadLayerKernels();
+  ASSERT_TRUE(device->canGatherRows());
+  const int64_t samples = 50, n = 9;
+  for (size_t rowBytes : {size_t(64), size_t(12), size_t(7)}) {
+    SCOPED_TRACE(rowBytes);
+    std::vector<unsigned char> rows(samples * rowBytes);
+    for (size_t i = 0; i < rows.size(); ++i)
+      rows[i] = static_cast<unsigned char>(i * 7 + rowBytes);
+    std::vector<int64_t> indices = {3, 49, 0, 3, 17, 48, 1, 25, 3};
+    ASSERT_EQ(indices.size(), size_t(n));
+    std::vector<unsigned char> want(n * rowBytes);
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(want.data() + i * rowBytes, rows.data() + indices[i] * rowBytes, rowBytes);
+    void *deviceRows = device->allocate(rows.size()), *deviceIndices = device->allocate(n * 8),
+         *to = device->allocate(want.size());
+    device->copyIn(deviceRows, rows.data(), rows.size());
+    device->copyIn(deviceIndices, indices.data(), n * sizeof(int64_t));
+    size_t launches = count("cuLaunchKernel(tfc_cuda_gather_rows_kernel,");
+    device->gatherRows(to, deviceRows, rowBytes, static_cast<const int64_t *>(deviceIndices),
+                       size_t(n));
+    std::vector<unsigned char> got(want.size());
+    device->copyOut(got.data(), to, got.size());
+    std::string error;
+    ASSERT_TRUE(device->takeError(error)) << error;
+    EXPECT_EQ(got, want);
+    // One launch, of 256 threads a block; its grid a word a thread.
+    EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_gather_rows_kernel,"), launches + 1) << log();
+    const uintptr_t aligned = uintptr_t(to) | uintptr_t(deviceRows) | rowBytes;
+    const size_t word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
+    const size_t grid = (n * (rowBytes / word) + 255) / 256;
+    EXPECT_NE(log().find("cuLaunchKernel(tfc_cuda_gather_rows_kernel, grid " +
+                         std::to_string(grid) + "x1x1, block 256x1x1, smem 0)"),
+              std::string::npos)
+        << log();
+    device->release(deviceRows);
+    device->release(deviceIndices);
+    device->release(to);
+  }
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+
+  // An index past the rows: the fake refuses it as a GPU would fault, and
+  // the device reports it as a copy's failure.
+  void *deviceRows = device->allocate(4 * 64), *deviceIndices = device->allocate(8),
+       *to = device->allocate(64);
+  const int64_t past = 1000;
+  device->copyIn(deviceIndices, &past, sizeof past);
+  device->gatherRows(to, deviceRows, 64, static_cast<const int64_t *>(deviceIndices), 1);
+  std::string error;
+  EXPECT_FALSE(device->takeError(error));
+  EXPECT_NE(error.find("tfc_cuda_gather_rows_kernel"), std::string::npos) << error;
+  EXPECT_NE(log().find("INVALID: gather: row 1000"), std::string::npos) << log();
+  device->release(deviceRows);
+  device->release(deviceIndices);
+  device->release(to);
+}
+
 TEST_F(CudaRuntimeTest, LargeSharedMemoryIsOptedInto) {
   // 64 KiB of dynamic shared memory needs cuFuncSetAttribute first (once).
   auto launch = [](void **buffers) {

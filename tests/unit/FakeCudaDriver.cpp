@@ -6,7 +6,8 @@
 // kernels and whose `.param` lists give each one's parameters, or fatbins
 // (nvcc -fatbin: the hand-written kernels), whose first ELF's `.nv.info.NAME`
 // sections name the kernels and give their parameters' sizes; launches and
-// every other call are recorded in a log. No kernel runs, but every launch
+// every other call are recorded in a log. No generated or layer kernel runs
+// (the runtime's gather does, on the host: runHostTwin), but every launch
 // is checked as a GPU would refuse it, and refused with
 // CUDA_ERROR_INVALID_VALUE and an "INVALID" line in the log: the kernel
 // resolves, the grid is at least 1 and the block at most 1024 threads in
@@ -506,6 +507,38 @@ std::string checkLaunch(const Node &node) {
   return "";
 }
 
+/// The runtime's own kernels that the fake runs on the host, as their CUDA
+/// source defines them, so that what the host asks of them is checked by
+/// their results (generated kernels and the layers' kernels do not run):
+/// tfc_cuda_gather_rows_kernel (runtime/cuda/kernels/gather.cu), row i of
+/// `to` = row indices[i] of `rows`. Why it would fault on a GPU, or "" when
+/// done (or not such a kernel).
+std::string runHostTwin(const Node &node) {
+  if (state().functions[node.function].name != "tfc_cuda_gather_rows_kernel" ||
+      node.params.size() != 5)
+    return "";
+  auto *to = reinterpret_cast<unsigned char *>(uintptr_t(node.params[0]));
+  const auto *rows = reinterpret_cast<const unsigned char *>(uintptr_t(node.params[1]));
+  const uint64_t rowBytes = node.params[2], count = node.params[4];
+  const auto *indices = reinterpret_cast<const int64_t *>(uintptr_t(node.params[3]));
+  if (count == 0)
+    return "";
+  if (!deviceRange(CUdeviceptr(uintptr_t(to)), rowBytes * count))
+    return "gather: the batch's " + std::to_string(rowBytes * count) +
+           " bytes are not inside one allocation";
+  if (!deviceRange(CUdeviceptr(uintptr_t(indices)), count * sizeof(int64_t)))
+    return "gather: its " + std::to_string(count) + " indices are not inside one allocation";
+  for (uint64_t i = 0; i < count; ++i) {
+    const unsigned char *from = rows + indices[i] * int64_t(rowBytes);
+    if (indices[i] < 0 ||
+        !deviceRange(CUdeviceptr(uintptr_t(rows)), size_t(indices[i] + 1) * rowBytes))
+      return "gather: row " + std::to_string(indices[i]) + " (index " + std::to_string(i) +
+             ") is outside the rows' allocation";
+    std::memcpy(to + i * rowBytes, from, rowBytes);
+  }
+  return "";
+}
+
 std::string describeLaunch(const Node &node) {
   char text[200];
   std::snprintf(text, sizeof text, "%s, grid %ux%ux%u, block %ux%ux%u, smem %u",
@@ -607,6 +640,11 @@ FAKE(cuLaunchKernel)(CUfunction function, unsigned gx, unsigned gy, unsigned gz,
     return CUDA_ERROR_INVALID_VALUE;
   }
   bool captured = state().captureAny && state().capturing == uintptr_t(stream);
+  if (!captured)
+    if (std::string why = runHostTwin(node); !why.empty()) {
+      record("cuLaunchKernel(" + describeLaunch(node) + "): INVALID: " + why);
+      return CUDA_ERROR_INVALID_VALUE;
+    }
   record("cuLaunchKernel(" + describeLaunch(node) + ")" + (captured ? " captured" : ""));
   if (captured)
     state().captured.push_back(std::move(node));
@@ -664,7 +702,10 @@ FAKE(cuGraphLaunch)(CUgraphExec exec, CUstream) {
       node.run(node.context.get());
       continue;
     }
-    if (std::string why = checkLaunch(node); !why.empty()) {
+    std::string why = checkLaunch(node);
+    if (why.empty())
+      why = runHostTwin(node);
+    if (!why.empty()) {
       record("cuGraphLaunch: INVALID: " + describeLaunch(node) + ": " + why);
       return CUDA_ERROR_INVALID_VALUE;
     }

@@ -10,7 +10,8 @@
 // among them) and compares with the CPU kernels (runtime/cpu/): attention
 // forward within 1e-5 and backward within 1e-4 of the output's largest
 // magnitude, layer norm and cross-entropy against double-precision
-// references, the dropout mask bit for bit; each kernel is run twice and
+// references, the dropout mask and the batch gather (gather.cu, against a
+// host gather) bit for bit; each kernel is run twice and
 // must give the same bits. The attention backward runs with a stats buffer
 // (the dq launch hands the dkv launch the rows' statistics, as the runtime
 // does with its cuBLASLt workspace) and without one (dkv recomputes them):
@@ -113,6 +114,9 @@ public:
     api().eventDestroy(start);
     api().eventDestroy(stop);
     return ms;
+  }
+  void copyIn(CUdeviceptr p, const void *host, size_t bytes) {
+    check(api().memcpyHtoD(p, host, bytes), "cuMemcpyHtoD");
   }
   void fill(CUdeviceptr p, size_t bytes, unsigned char value) {
     check(api().memsetD8(p, value, bytes), "cuMemsetD8");
@@ -491,6 +495,41 @@ void checkDropout(Gpu &gpu, long long n, long long first, long long key, double 
                           " key=" + std::to_string(key) + " is the CPU's bit for bit");
 }
 
+/// gather.cu: `count` rows of `rowBytes` gathered by random int64 indices
+/// (repeats included) from `samples` rows, at byte offsets `toShift` and
+/// `rowsShift` from 256-byte aligned memory (0: the 16-byte path where
+/// rowBytes allows; else the 4-byte or the byte path), against the host's
+/// gather: bit for bit, and on a grid of one block (grid-stride) too.
+void checkGather(Gpu &gpu, long long samples, long long rowBytes, long long count,
+                 long long toShift, long long rowsShift) {
+  std::vector<unsigned char> rows(size_t(samples * rowBytes));
+  for (unsigned char &b : rows)
+    b = static_cast<unsigned char>(rng());
+  std::vector<long long> indices(static_cast<size_t>(count));
+  for (long long &i : indices)
+    i = (long long)(rng() % uint64_t(samples));
+  std::vector<unsigned char> host(size_t(count * rowBytes));
+  for (long long i = 0; i < count; ++i)
+    std::memcpy(host.data() + i * rowBytes, rows.data() + indices[size_t(i)] * rowBytes,
+                size_t(rowBytes));
+  CUdeviceptr grows = gpu.alloc(rows.size() + size_t(rowsShift)) + CUdeviceptr(rowsShift);
+  CUdeviceptr gto = gpu.alloc(host.size() + size_t(toShift)) + CUdeviceptr(toShift);
+  gpu.copyIn(grows, rows.data(), rows.size());
+  CUdeviceptr gindices = gpu.upload(indices);
+  const long long aligned = (long long)(grows | gto) | rowBytes;
+  const long long word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
+  const unsigned blocks = unsigned((count * (rowBytes / word) + 255) / 256);
+  const std::string n = "gather " + std::to_string(count) + " of " + std::to_string(samples) +
+                        " rows of " + std::to_string(rowBytes) + " bytes (" +
+                        std::to_string(word) + "-byte words)";
+  for (unsigned grid : {blocks, 1u}) {
+    gpu.fill(gto, host.size(), 0xA5);
+    gpu.launch("tfc_cuda_gather_rows_kernel", grid, {&gto, &grows, &rowBytes, &gindices, &count});
+    const auto gathered = gpu.download<unsigned char>(gto, host.size());
+    report(gathered == host, n + ", grid " + std::to_string(grid) + ", is the host's bit for bit");
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -548,6 +587,15 @@ int main(int argc, char **argv) {
       for (long long n : {1LL, 5LL, 1000LL, 1LL << 20})
         for (long long key : {0LL, 3LL, (5LL << 32) | 9})
           checkDropout(gpu, n, first, key, 0.1);
+    // A training batch's rows (reverse's 64 bytes, 16-byte words), odd
+    // rows (bytes), rows of 4-byte words, a shifted base (4-byte words),
+    // and a large batch over many blocks.
+    checkGather(gpu, 200, 64, 4, 0, 0);
+    checkGather(gpu, 1000, 7, 37, 0, 0);
+    checkGather(gpu, 1000, 12, 300, 0, 0);
+    checkGather(gpu, 500, 64, 64, 4, 0);
+    checkGather(gpu, 500, 64, 64, 0, 3);
+    checkGather(gpu, 20000, 3072, 512, 0, 0);
   }
   std::printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;

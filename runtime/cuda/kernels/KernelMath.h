@@ -50,6 +50,7 @@ constexpr int kLayerNormChunk = 32;       // rows a backward block keeps stats o
 constexpr int kCrossEntropyThreads = 256; // a warp a row
 constexpr int kReduceThreads = 256;       // the one-block reductions
 constexpr int kDropoutThreads = 256;      // a thread a group of 4 elements
+constexpr int kGatherThreads = 256;       // a thread a word of the batch (gather.cu)
 /// Columns of an output row a warp keeps in registers (two a lane): wider
 /// heads go in slices of this many columns, recomputing the scores for each.
 constexpr int kAttentionColumns = 2 * kWarp;

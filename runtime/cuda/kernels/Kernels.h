@@ -32,6 +32,8 @@ extern const unsigned char tfc_cuda_cross_entropy_fatbin[];
 extern const size_t tfc_cuda_cross_entropy_fatbin_size;
 extern const unsigned char tfc_cuda_dropout_fatbin[];
 extern const size_t tfc_cuda_dropout_fatbin_size;
+extern const unsigned char tfc_cuda_gather_fatbin[];
+extern const size_t tfc_cuda_gather_fatbin_size;
 }
 
 namespace tfc::rt::cuda::kernels {
@@ -77,7 +79,9 @@ namespace tfc::rt::cuda::kernels {
   X(cross_entropy, "tfc_cuda_cross_entropy_backward_kernel", kCrossEntropyThreads, 8, \
     "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr dloss, ptr dlogits") \
   X(dropout, "tfc_cuda_dropout_mask_kernel", kDropoutThreads, 6,               \
-    "ptr mask, i64 n, i64 first, i64 seed, i64 key, i64 threshold")
+    "ptr mask, i64 n, i64 first, i64 seed, i64 key, i64 threshold")           \
+  X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 5,                  \
+    "ptr to, ptr rows, i64 rowBytes, ptr indices, i64 count")
 
 /// An embedded image and a kernel in it.
 struct KernelImage {
@@ -100,6 +104,7 @@ inline constexpr KernelImage kImages[] = {
     {"layer_norm", tfc_cuda_layer_norm_fatbin, &tfc_cuda_layer_norm_fatbin_size},
     {"cross_entropy", tfc_cuda_cross_entropy_fatbin, &tfc_cuda_cross_entropy_fatbin_size},
     {"dropout", tfc_cuda_dropout_fatbin, &tfc_cuda_dropout_fatbin_size},
+    {"gather", tfc_cuda_gather_fatbin, &tfc_cuda_gather_fatbin_size},
 };
 
 inline constexpr KernelInfo kKernels[] = {
