@@ -10,8 +10,8 @@
 // layer norm's forward and the cross-entropy loss also go to kernels (a
 // warp a row, where generated code makes two reductions and a pass, each a
 // launch), and a train step's loss and its gradient of the same logits are
-// one call (each row read once); the CPU generates those loops. A backend without such kernels
-// decomposes the first three with tf-decompose.
+// one call (each row read once); the CPU generates those loops. A backend
+// without such kernels decomposes the first three with tf-decompose.
 //
 //===----------------------------------------------------------------------===//
 

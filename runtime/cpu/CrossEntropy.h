@@ -3,8 +3,9 @@
 // The CPU build generates tf.cross_entropy's loops itself (and decomposes
 // tf.cross_entropy_grad); these are the CPU twins of the CUDA runtime's
 // tfc_cuda_cross_entropy, tfc_cuda_cross_entropy_backward and
-// tfc_cuda_cross_entropy_fused (the same arguments), which --target=cuda-emulated calls in their place. Every argument but count
-// is an index (pointers included) as generated code passes them.
+// tfc_cuda_cross_entropy_fused (the same arguments), which
+// --target=cuda-emulated calls in their place. Every argument but count is an
+// index (pointers included) as generated code passes them.
 //
 //===----------------------------------------------------------------------===//
 
