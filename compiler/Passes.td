@@ -136,7 +136,23 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     an elementwise select). With `kernels=cuda` the same three ops call the
     CUDA runtime's hand-written twins, `tfc_cuda_attention_forward`/
     `_backward` and `tfc_cuda_layer_norm_backward` (the same C types and
-    arguments, on device memory), and dropout is as with `kernels=none`.
+    arguments, on device memory), and dropout is as with `kernels=none`;
+    the layer norm, `cross_entropy` and `cross_entropy_grad` call theirs
+    too, and a train step's `cross_entropy` and `cross_entropy_grad` of the
+    same logits and labels on the same axis (the grad later in the block,
+    its adjoint available at the loss: autodiff's constant seed) are one
+    call, `tfc_cuda_cross_entropy_fused`, where the loss was: each row's
+    logits read once for its loss and its gradient, llm.c's fused
+    classifier (`fused-cross-entropy=false`: two calls).
+
+    ```mlir
+    %l = tf.cross_entropy %x, %y axis 1 : tensor<64x10xf32>, tensor<64xi32>
+    ...
+    %d = tf.cross_entropy_grad %x, %y grad %g axis 1 : ...
+    // becomes, at %l
+    call @tfc_cuda_cross_entropy_fused(%c64, %c10, %c1, %n, %xp, %yp, %gp,
+                                       %lossesp, %lp, %dp)
+    ```
     With `kernels=none` every attention is decomposed into loops, dropout
     becomes one elementwise generic that computes each element's Philox
     word in arith ops (the same masks, bit for bit:
@@ -147,6 +163,9 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
   let options = [
     Option<"kernels", "kernels", "std::string", /*default=*/"\"cpu\"",
            "Whose runtime kernels to call: cpu, cuda or none">,
+    Option<"fusedCrossEntropy", "fused-cross-entropy", "bool", /*default=*/"true",
+           "kernels=cuda: a cross_entropy and a cross_entropy_grad of the same "
+           "logits and labels as one call of tfc_cuda_cross_entropy_fused">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

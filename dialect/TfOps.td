@@ -502,7 +502,9 @@ def TF_CrossEntropyGradOp : TF_InferredOp<"cross_entropy_grad", [TF_Indexing]> {
     Labels have the logits' shape without `axis`; a label outside the
     classes is an error in the interpreter, and clamped into them by the
     compiled code (as tf.cross_entropy's). The CUDA backend runs it as the
-    hand-written kernel `tfc_cuda_cross_entropy_backward` (a warp a row);
+    hand-written kernel `tfc_cuda_cross_entropy_backward` (a warp a row), or
+    with the `tf.cross_entropy` of the same logits and labels as one call,
+    `tfc_cuda_cross_entropy_fused` (each row read once);
     the CPU backend rewrites it into those formulas first (tf-decompose),
     so that they fuse with their neighbours. Not differentiable itself.
   }];

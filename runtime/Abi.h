@@ -265,6 +265,11 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
      float), dlogits: tf.cross_entropy_grad */                               \
   X(CrossEntropyBackward, tfc_cross_entropy_backward,                         \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
+  /* outer, classes, inner, count, logits, labels, the loss's adjoint,      \
+     losses (scratch), out, dlogits: the two above of the same logits and   \
+     labels, each row read once */                                          \
+  X(CrossEntropyFused, tfc_cross_entropy_fused,                               \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I)) \
   /* mask, n, first element's index, seed, key, threshold */                   \
   X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))     \
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
@@ -314,7 +319,9 @@ enum Arg : unsigned {
   X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
+  X(CudaCrossEntropyFused, tfc_cuda_cross_entropy_fused,                       \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))
 
 enum class RuntimeFunction {
 #define TFC_ABI_ENUMERATOR(id, symbol, type) id,
@@ -369,6 +376,8 @@ constexpr RuntimeFunction cpuTwin(RuntimeFunction f) {
     return RuntimeFunction::CrossEntropy;
   case RuntimeFunction::CudaCrossEntropyBackward:
     return RuntimeFunction::CrossEntropyBackward;
+  case RuntimeFunction::CudaCrossEntropyFused:
+    return RuntimeFunction::CrossEntropyFused;
   default:
     return f;
   }
@@ -415,6 +424,7 @@ TFC_ABI_SAME_AS_TWIN(CudaAttentionForward)
 TFC_ABI_SAME_AS_TWIN(CudaAttentionBackward)
 TFC_ABI_SAME_AS_TWIN(CudaLayerNormBackward)
 TFC_ABI_SAME_AS_TWIN(CudaCrossEntropyBackward)
+TFC_ABI_SAME_AS_TWIN(CudaCrossEntropyFused)
 #undef TFC_ABI_SAME_AS_TWIN
 
 } // namespace tfc::abi

@@ -9,13 +9,13 @@ namespace tfc {
 llvm::ArrayRef<Backend> backends() {
   static const Backend table[] = {
       {"cpu", "native code for the host CPU (or --cpu=NAME) through LLVM", "",
-       addCpuLinalgPasses,
+       [](mlir::OpPassManager &pm, const CodegenOptions &) { addCpuLinalgPasses(pm); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCpuBufferPasses(pm, o.winograd); },
        nullptr, nullptr,
        [](mlir::OpPassManager &pm, const CodegenOptions &) { addCpuLLVMDialectPasses(pm); },
        "tfc_runtime", /*dataParallel=*/true},
       {"cuda", "CUDA kernels for NVIDIA GPUs (sm_80 and newer), host code for this CPU", "",
-       addCudaLinalgPasses,
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaLinalgPasses(pm, o.cuda); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaBufferPasses(pm, o.cuda); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaKernelPasses(pm, o.cuda); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaPtxPasses(pm, o.cuda); },
@@ -27,7 +27,8 @@ llvm::ArrayRef<Backend> backends() {
       {"cuda-emulated",
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
        "a GPU; slow)",
-       "", addCudaLinalgPasses,
+       "",
+       [](mlir::OpPassManager &pm, const CodegenOptions &o) { addCudaLinalgPasses(pm, o.cuda); },
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaEmulatedBufferPasses(pm, o.cuda);
        },

@@ -32,7 +32,7 @@ struct Backend {
   /// Why this build of tfc cannot compile for the target; empty when it can.
   llvm::StringRef unavailable;
   /// tf entries (tf.fusion regions) to linalg on tensors and kernel calls.
-  void (*addLinalgPasses)(mlir::OpPassManager &pm) = nullptr;
+  void (*addLinalgPasses)(mlir::OpPassManager &pm, const CodegenOptions &options) = nullptr;
   /// linalg on tensors to buffers: the runtime's calls and the memory plan
   /// (on the CPU also the entries' C ABI and the manifest).
   void (*addBufferPasses)(mlir::OpPassManager &pm, const CodegenOptions &options) = nullptr;

@@ -9,8 +9,9 @@
 // draws them; the CUDA target draws them in generated code). On the GPU the
 // layer norm's forward and the cross-entropy loss also go to kernels (a
 // warp a row, where generated code makes two reductions and a pass, each a
-// launch); the CPU generates those loops. A backend without such kernels
-// decomposes the first three with tf-decompose.
+// launch), and a train step's loss and its gradient of the same logits are
+// one call (each row read once); the CPU generates those loops. A backend
+// without such kernels decomposes the first three with tf-decompose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +24,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Dominance.h"
 
 #include <cmath>
 
@@ -35,7 +37,8 @@ namespace {
 struct KernelSymbols {
   StringRef attentionForward, attentionBackward, layerNormBackward;
   /// Only the CUDA runtime's (the CPU generates these loops itself).
-  StringRef layerNormForward = {}, crossEntropy = {}, crossEntropyBackward = {};
+  StringRef layerNormForward = {}, crossEntropy = {}, crossEntropyBackward = {},
+            crossEntropyFused = {};
 };
 
 KernelSymbols symbolsOf(KernelRuntime runtime) {
@@ -47,7 +50,8 @@ KernelSymbols symbolsOf(KernelRuntime runtime) {
             name(RuntimeFunction::CudaLayerNormBackward),
             name(RuntimeFunction::CudaLayerNormForward),
             name(RuntimeFunction::CudaCrossEntropy),
-            name(RuntimeFunction::CudaCrossEntropyBackward)};
+            name(RuntimeFunction::CudaCrossEntropyBackward),
+            name(RuntimeFunction::CudaCrossEntropyFused)};
   return {name(RuntimeFunction::AttentionForward), name(RuntimeFunction::AttentionBackward),
           name(RuntimeFunction::LayerNormBackward)};
 }
@@ -492,6 +496,55 @@ void lowerCrossEntropyGrad(tf::CrossEntropyGradOp op, StringRef kernel) {
   call.callInstead(op, kernel);
 }
 
+/// The tf.cross_entropy_grad that can be computed with `loss` in one pass
+/// over the logits, or null: one of the same logits and labels (the same
+/// SSA values, so nothing wrote them in between) on the same axis, later in
+/// the same block (at func level: a loss tf-fuse grouped is generated code),
+/// whose adjoint g is available where the loss is computed (it dominates
+/// the loss, or is a constant that can be cloned there: autodiff's seed).
+/// The fused kernel reads g from memory, as the backward does; the mean's
+/// gradient needs the label count, not the loss, so the order allows it.
+tf::CrossEntropyGradOp gradientWithLoss(tf::CrossEntropyOp loss, DominanceInfo &dominance) {
+  if (!isa<func::FuncOp>(loss->getParentOp()))
+    return {};
+  for (Operation *user : loss.getLogits().getUsers()) {
+    auto grad = dyn_cast<tf::CrossEntropyGradOp>(user);
+    if (!grad || grad.getLogits() != loss.getLogits() ||
+        grad.getLabels() != loss.getLabels() || grad.getAxis() != loss.getAxis() ||
+        grad->getBlock() != loss->getBlock() || !loss->isBeforeInBlock(grad))
+      continue;
+    Operation *seed = grad.getGrad().getDefiningOp();
+    if (dominance.properlyDominates(grad.getGrad(), loss) ||
+        (seed && seed->hasTrait<OpTrait::ConstantLike>() && seed->getNumOperands() == 0))
+      return grad;
+  }
+  return {};
+}
+
+/// tf.cross_entropy and its gradient as one call of
+/// tfc_cuda_cross_entropy_fused where the loss was: a warp a row reads its
+/// logits once and writes its loss and its dlogits, then the losses' mean
+/// in tfc_cuda_cross_entropy's order (the same bits as the two calls).
+void lowerCrossEntropyFused(tf::CrossEntropyOp loss, tf::CrossEntropyGradOp grad,
+                            DominanceInfo &dominance, StringRef kernel) {
+  OpBuilder b(loss);
+  Value g = grad.getGrad();
+  if (!dominance.properlyDominates(g, loss))
+    g = b.clone(*g.getDefiningOp())->getResult(0); // a constant (gradientWithLoss)
+  RowKernelCall call = crossEntropyCall(b, loss);
+  call.addInput(g);
+  int64_t rows = cast<RankedTensorType>(loss.getLabels().getType()).getNumElements();
+  call.addBuffer({std::max<int64_t>(1, rows)}, /*result=*/false); // the rows' losses
+  call.addBuffer({}, /*result=*/true);
+  call.addBuffer(cast<RankedTensorType>(grad.getType()).getShape(), /*result=*/true);
+  callRuntime(b, loss.getLoc(), loss, kernel, call.args);
+  for (auto [result, buffer] : llvm::zip(ValueRange{loss, grad}, call.outputs))
+    result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(
+        loss.getLoc(), buffer, /*restrict=*/true, /*writable=*/true));
+  grad->erase();
+  loss->erase();
+}
+
 const StringRef kDropoutMask = abi::symbol(abi::RuntimeFunction::DropoutMask);
 
 /// The mask is drawn by the runtime (runtime/cpu/Dropout.h: one Philox4x32-10
@@ -549,12 +602,27 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
 
 namespace tfc {
 
-void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime) {
+void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy) {
   const KernelSymbols symbols = symbolsOf(runtime);
+  // A train step's loss and its gradient of the same logits: one call.
+  SmallVector<std::pair<tf::CrossEntropyOp, tf::CrossEntropyGradOp>> lossesWithGradients;
+  DenseSet<Operation *> paired;
+  DominanceInfo dominance(module);
+  if (fuseCrossEntropy && !symbols.crossEntropyFused.empty()) {
+    module.walk([&](tf::CrossEntropyOp loss) {
+      if (auto grad = gradientWithLoss(loss, dominance); grad && !paired.contains(grad)) {
+        lossesWithGradients.push_back({loss, grad});
+        paired.insert(loss);
+        paired.insert(grad);
+      }
+    });
+  }
   // Calls first: a call may take the place of the ops that lay its results
   // out again, which the conversion then never sees.
   SmallVector<Operation *> fusedKernels;
   module.walk([&](Operation *op) {
+    if (paired.contains(op))
+      return;
     if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
       declareAttentionKernel(module, symbols.attentionForward, // q, k, v, mask; out
                              abi::attention::kForwardInputs, abi::attention::kForwardOutputs);
@@ -572,6 +640,8 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime) {
       fusedKernels.push_back(op);
     }
   });
+  for (auto [loss, grad] : lossesWithGradients)
+    lowerCrossEntropyFused(loss, grad, dominance, symbols.crossEntropyFused);
   for (Operation *op : fusedKernels) {
     if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
       lowerLayerNormGrad(grad, symbols.layerNormBackward);

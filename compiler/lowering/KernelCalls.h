@@ -15,8 +15,11 @@ enum class KernelRuntime { Cpu, Cuda };
 
 /// Replaces every tf.attention without stored weights, tf.attention_grad
 /// and tf.layer_norm_grad in `module` by a call of `runtime`'s fused kernel
-/// (declared in `module` on first use), on buffers.
-void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime);
+/// (declared in `module` on first use), on buffers; for CUDA also the layer
+/// norm and the cross-entropy loss and its gradient, a loss and its gradient
+/// of the same logits and labels as one call when `fuseCrossEntropy`.
+void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime,
+                        bool fuseCrossEntropy = true);
 
 /// tf.dropout as the CPU runtime's mask kernel and an elementwise select.
 void populateCpuKernelCallPatterns(mlir::RewritePatternSet &patterns);

@@ -988,7 +988,8 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     }
     if (kernels == "cpu" || kernels == "cuda") {
       lowerToKernelCalls(getOperation(),
-                         kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda);
+                         kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda,
+                         fusedCrossEntropy);
     } else if (kernels != "none") {
       getOperation().emitError(
           "tf-lower-to-linalg: kernels must be \"cpu\", \"cuda\" or \"none\", got \"")

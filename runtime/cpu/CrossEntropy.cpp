@@ -2,7 +2,7 @@
 //
 // A row's maximum, then Σ exp(x - max) with the CUDA kernel's exp
 // polynomial, then its loss (the losses summed in row order) or its
-// gradient.
+// gradient, or (fused) both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,4 +73,33 @@ extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, int
           dr[c * inner] = k::crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
       }
     });
+}
+
+extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
+                                        float count, intptr_t logits, intptr_t labels,
+                                        intptr_t dloss, intptr_t losses, intptr_t out,
+                                        intptr_t dlogits) {
+  namespace k = tfc::rt::cuda::kernels;
+  const auto *xs = reinterpret_cast<const float *>(logits);
+  const auto *ls = reinterpret_cast<const int32_t *>(labels);
+  auto *rowLosses = reinterpret_cast<float *>(losses);
+  auto *ds = reinterpret_cast<float *>(dlogits);
+  const float coef = *reinterpret_cast<const float *>(dloss) / count;
+  const int64_t rows = int64_t(outer) * inner;
+  if (classes > 0)
+    tfc::rt::parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
+      for (int64_t row = r0; row < r1; ++row) {
+        float max, sumExp;
+        const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
+        const int64_t label = k::clampLabel(ls[row], classes);
+        rowLosses[row] = k::crossEntropyLoss(xr[label * inner], max, sumExp);
+        float *dr = ds + (row / inner) * classes * inner + row % inner;
+        for (int64_t c = 0; c < classes; ++c)
+          dr[c * inner] = k::crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+      }
+    });
+  float sum = 0.0f;
+  for (int64_t row = 0; row < rows; ++row)
+    sum += rowLosses[row];
+  *reinterpret_cast<float *>(out) = sum / count;
 }

@@ -2,9 +2,10 @@
 //
 // The CPU build generates tf.cross_entropy's loops itself (and decomposes
 // tf.cross_entropy_grad); these are the CPU twins of the CUDA runtime's
-// tfc_cuda_cross_entropy and tfc_cuda_cross_entropy_backward (the same
-// arguments), which --target=cuda-emulated calls in their place. Every argument but count
-// is an index (pointers included) as generated code passes them.
+// tfc_cuda_cross_entropy, tfc_cuda_cross_entropy_backward and
+// tfc_cuda_cross_entropy_fused (the same arguments), which
+// --target=cuda-emulated calls in their place. Every argument but count is an
+// index (pointers included) as generated code passes them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +28,13 @@ void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float c
 void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                                 intptr_t logits, intptr_t labels, intptr_t dloss,
                                 intptr_t dlogits);
+/// Both of the above for the same logits and labels, each row's softmax
+/// computed once: losses and out as tfc_cross_entropy's, dlogits as
+/// tfc_cross_entropy_backward's, the same bits. The CPU twin of
+/// tfc_cuda_cross_entropy_fused (a train step's loss and its gradient).
+void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner, float count,
+                             intptr_t logits, intptr_t labels, intptr_t dloss, intptr_t losses,
+                             intptr_t out, intptr_t dlogits);
 }
 
 #endif // TFC_RUNTIME_CPU_CROSSENTROPY_H

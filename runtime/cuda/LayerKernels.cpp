@@ -55,6 +55,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_mean_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_backward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_gather_rows_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_fused_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -74,6 +75,7 @@ static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(kSpecs[LayerKernels::GatherRows].params == 5);
+static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 9);
 static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
 static_assert(k::kAttentionTcRows == 64);
 #endif
@@ -327,4 +329,25 @@ extern "C" void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes
   device.layerKernels().launch(
       device, LayerKernels::CrossEntropyBackward,
       ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyBackward)), params);
+}
+
+extern "C" void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
+                                             float count, intptr_t logits, intptr_t labels,
+                                             intptr_t dloss, intptr_t losses, intptr_t out,
+                                             intptr_t dlogits) {
+  auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy_fused");
+  const LayerKernels &kernels = device.layerKernels();
+  // A warp a row reads its logits once and writes its loss and its dlogits;
+  // then one block adds the losses in tfc_cuda_cross_entropy's fixed tree.
+  std::vector<uint64_t> params = slots({outer, classes, inner});
+  params.push_back(f32Slot(count));
+  for (intptr_t value : {logits, labels, dloss, losses, dlogits})
+    params.push_back(uint64_t(value));
+  kernels.launch(device, LayerKernels::CrossEntropyFused,
+                 ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyFused)), params);
+  std::vector<uint64_t> mean = slots({outer * inner});
+  mean.push_back(f32Slot(count));
+  for (intptr_t value : {losses, out})
+    mean.push_back(uint64_t(value));
+  kernels.launch(device, LayerKernels::CrossEntropyMean, 1, mean);
 }

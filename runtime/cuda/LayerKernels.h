@@ -71,6 +71,11 @@ void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, fl
 void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
                                      float count, intptr_t logits, intptr_t labels,
                                      intptr_t dloss, intptr_t dlogits);
+/// tfc_cross_entropy_fused (runtime/cpu/CrossEntropy.h) on the GPU: both
+/// of the above from one read of the logits.
+void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner, float count,
+                                  intptr_t logits, intptr_t labels, intptr_t dloss,
+                                  intptr_t losses, intptr_t out, intptr_t dlogits);
 }
 
 namespace tfc::rt::cuda {
@@ -95,6 +100,7 @@ public:
     CrossEntropyMean,
     CrossEntropyBackward,
     GatherRows, // gather.cu: CudaDevice::gatherRows, not generated code's
+    CrossEntropyFused,
     Count,
   };
 

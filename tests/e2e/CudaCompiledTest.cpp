@@ -281,8 +281,8 @@ struct FakeLog {
 };
 
 /// The hand-written kernels tfc_cuda_attention_forward/_backward,
-/// tfc_cuda_layer_norm_forward/_backward and tfc_cuda_cross_entropy/_backward
-/// launch (runtime/cuda/LayerKernels.cpp; the fake reads their fatbins'
+/// tfc_cuda_layer_norm_forward/_backward and tfc_cuda_cross_entropy/_backward/
+/// _fused launch (runtime/cuda/LayerKernels.cpp; the fake reads their fatbins'
 /// ELF), and the block each must have (runtime/cuda/kernels/Kernels.h).
 const std::map<std::string, std::string> kHandKernels = {
     {"tfc_cuda_attention_forward_kernel", "128x1x1"},
@@ -294,10 +294,15 @@ const std::map<std::string, std::string> kHandKernels = {
     {"tfc_cuda_cross_entropy_forward_kernel", "256x1x1"},
     {"tfc_cuda_cross_entropy_mean_kernel", "256x1x1"},
     {"tfc_cuda_cross_entropy_backward_kernel", "256x1x1"},
+    {"tfc_cuda_cross_entropy_fused_kernel", "256x1x1"},
 };
 /// The hand-written kernels a seed model's entries launch: attention's and
-/// the layer norm's in the transformers, the cross-entropy's (the loss and,
-/// in train_step, its gradient) where it is the loss.
+/// the layer norm's in the transformers, the cross-entropy's where it is the
+/// loss: train_step and grad_step have the loss and its gradient as one call
+/// (the fused kernel and the mean), so neither the forward kernel nor the
+/// backward is launched (--no-fused-cross-entropy launches them:
+/// CrossEntropyLossAndGradientReadTheLogitsOnce); evaluate's loss, a masked
+/// mean, is generated code.
 std::set<std::string> handKernelsOf(const std::string &model) {
   if (model == "fleuret_cnn")
     return {};
@@ -306,9 +311,8 @@ std::set<std::string> handKernelsOf(const std::string &model) {
     if (kernel.find("cross_entropy") == std::string::npos)
       kernels.insert(kernel);
   if (model == "reverse" || model == "set_anomaly") {
-    kernels.insert("tfc_cuda_cross_entropy_forward_kernel");
     kernels.insert("tfc_cuda_cross_entropy_mean_kernel");
-    kernels.insert("tfc_cuda_cross_entropy_backward_kernel");
+    kernels.insert("tfc_cuda_cross_entropy_fused_kernel");
   }
   return kernels;
 }
@@ -519,6 +523,34 @@ TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   }
   EXPECT_NE(fileBytes(dir_ + "/run/last.safetensors"), "");
   EXPECT_NE(fileBytes(dir_ + "/run/metrics.jsonl"), "");
+}
+
+// A train step's loss and its gradient (tf.cross_entropy and
+// tf.cross_entropy_grad of the same logits) are one call,
+// tfc_cuda_cross_entropy_fused: the fused kernel (each row's logits read once)
+// and the mean, where --no-fused-cross-entropy launches the forward, the mean
+// and the backward, each of the two reading the logits.
+TEST_F(OnFakes, CrossEntropyLossAndGradientReadTheLogitsOnce) {
+  const std::string forward = "cuLaunchKernel(tfc_cuda_cross_entropy_forward_kernel,",
+                    mean = "cuLaunchKernel(tfc_cuda_cross_entropy_mean_kernel,",
+                    backward = "cuLaunchKernel(tfc_cuda_cross_entropy_backward_kernel,",
+                    fused = "cuLaunchKernel(tfc_cuda_cross_entropy_fused_kernel,";
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  for (const char *entry : {"train_step", "grad_step"}) {
+    SCOPED_TRACE(entry);
+    FakeLog step = runEntry(entry);
+    EXPECT_EQ(countOf(step.text, fused), 1u) << step.text;
+    EXPECT_EQ(countOf(step.text, mean), 1u);
+    EXPECT_EQ(countOf(step.text, forward), 0u);
+    EXPECT_EQ(countOf(step.text, backward), 0u);
+  }
+
+  ASSERT_NO_FATAL_FAILURE(compile("reverse", "--no-fused-cross-entropy"));
+  FakeLog step = runEntry("train_step");
+  EXPECT_EQ(countOf(step.text, fused), 0u) << step.text;
+  EXPECT_EQ(countOf(step.text, forward), 1u);
+  EXPECT_EQ(countOf(step.text, mean), 1u);
+  EXPECT_EQ(countOf(step.text, backward), 1u);
 }
 
 // --precision tf32 and bf16 end to end: the manifest says which, and every

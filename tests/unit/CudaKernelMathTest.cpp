@@ -316,6 +316,103 @@ TEST(CudaKernelMath, CrossEntropyTwinsAreTheOpsDefinitions) {
   }
 }
 
+/// tfc_cuda_cross_entropy_fused_kernel's warp on the host: each lane's first
+/// kCrossEntropyRegisterClasses logits copied once (its registers), the rest
+/// read where they are, the maximum, Σ exp by lanes and butterflies, the
+/// loss from lane 0 and dlogits from the copies. Against the forward and
+/// backward kernels' rows (rowSoftmax: every class read from memory each
+/// sweep) it must give the same bits, rows longer than the registers hold
+/// included; and the CPU twin tfc_cross_entropy_fused must give
+/// tfc_cross_entropy's and tfc_cross_entropy_backward's bits.
+TEST(CudaKernelMath, FusedCrossEntropyRowIsTheForwardAndBackwardRows) {
+  std::mt19937 rng(6);
+  constexpr int R = kCrossEntropyRegisterClasses;
+  for (int64_t classes : {int64_t(1), int64_t(10), int64_t(33), int64_t(1000), int64_t(R) * W,
+                          int64_t(R) * W + 1, int64_t(1500)}) {
+    SCOPED_TRACE(testing::Message() << "classes " << classes);
+    const std::vector<float> x = randomFloats(size_t(classes), rng, 5.0f);
+    // The fused warp: lane l's registers hold classes l + 32 j, j < R.
+    float regs[W][R];
+    for (int l = 0; l < W; ++l)
+      for (int j = 0; j < R; ++j) {
+        const int64_t c = l + int64_t(j) * W;
+        regs[l][j] = c < classes ? x[size_t(c)] : 0.0f;
+      }
+    auto forEach = [&](int l, auto f) {
+      for (int j = 0; j < R; ++j)
+        if (const int64_t c = l + int64_t(j) * W; c < classes)
+          f(c, regs[l][j]);
+      for (int64_t c = l + int64_t(R) * W; c < classes; c += W)
+        f(c, x[size_t(c)]);
+    };
+    float laneMax[W], laneSum[W];
+    for (int l = 0; l < W; ++l) {
+      laneMax[l] = -INFINITY;
+      forEach(l, [&](int64_t, float v) { laneMax[l] = maxOf(laneMax[l], v); });
+    }
+    float fusedMax = -INFINITY;
+    for (float m : laneMax)
+      fusedMax = maxOf(fusedMax, m);
+    for (int l = 0; l < W; ++l) {
+      laneSum[l] = 0.0f;
+      forEach(l, [&](int64_t, float v) { laneSum[l] += expApprox(v - fusedMax); });
+    }
+    const float fusedSum = butterflySum(laneSum);
+    // The forward and backward kernels' rowSoftmax.
+    float m = -INFINITY;
+    for (int l = 0; l < W; ++l)
+      for (int64_t c = l; c < classes; c += W)
+        m = maxOf(m, x[size_t(c)]);
+    const float sumExp = warpLoopSum(
+        classes, [&](int64_t c, float acc) { return acc + expApprox(x[size_t(c)] - m); });
+    ASSERT_EQ(fusedMax, m);
+    ASSERT_EQ(fusedSum, sumExp);
+    const float coef = 0.75f / 3.0f;
+    for (int32_t label : {-1, 0, int32_t(classes / 2), int32_t(classes - 1), int32_t(classes)}) {
+      const int64_t y = clampLabel(label, classes);
+      EXPECT_EQ(crossEntropyLoss(x[size_t(y)], fusedMax, fusedSum),
+                crossEntropyLoss(x[size_t(y)], m, sumExp));
+      for (int l = 0; l < W; ++l)
+        forEach(l, [&](int64_t c, float v) {
+          EXPECT_EQ(crossEntropyGrad(v, fusedMax, fusedSum, c == y, coef),
+                    crossEntropyGrad(x[size_t(c)], m, sumExp, c == y, coef))
+              << "class " << c;
+        });
+    }
+  }
+
+  struct Layout {
+    int64_t outer, classes, inner;
+  };
+  for (Layout l : {Layout{37, 10, 1}, Layout{4, 7, 6}, Layout{1, 33, 5}, Layout{3, 1, 2},
+                   Layout{2, 1000, 1}, Layout{3, 1100, 2}}) {
+    SCOPED_TRACE(testing::Message() << "outer " << l.outer << " classes " << l.classes
+                                    << " inner " << l.inner);
+    const int64_t rows = l.outer * l.inner, n = rows * l.classes;
+    const std::vector<float> x = randomFloats(size_t(n), rng, 3.0f);
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    std::uniform_int_distribution<int32_t> label(-2, int32_t(l.classes) + 1);
+    for (int32_t &y : labels)
+      y = label(rng);
+    const float count = float(rows), dloss = 0.75f;
+    std::vector<float> dx(static_cast<size_t>(n), NAN), losses(static_cast<size_t>(rows), NAN);
+    std::vector<float> fusedDx(static_cast<size_t>(n), NAN);
+    std::vector<float> fusedLosses(static_cast<size_t>(rows), NAN);
+    float loss = NAN, fusedLoss = NAN;
+    tfc_cross_entropy(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                      intptr_t(labels.data()), intptr_t(losses.data()), intptr_t(&loss));
+    tfc_cross_entropy_backward(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                               intptr_t(labels.data()), intptr_t(&dloss), intptr_t(dx.data()));
+    tfc_cross_entropy_fused(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                            intptr_t(labels.data()), intptr_t(&dloss), intptr_t(fusedLosses.data()),
+                            intptr_t(&fusedLoss), intptr_t(fusedDx.data()));
+    EXPECT_EQ(fusedLoss, loss);
+    EXPECT_EQ(fusedLosses, losses);
+    for (size_t i = 0; i < dx.size(); ++i)
+      ASSERT_EQ(fusedDx[i], dx[i]) << "element " << i;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Attention
 //===----------------------------------------------------------------------===//

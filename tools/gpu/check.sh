@@ -15,6 +15,9 @@
 #      result the same bytes (issue 28);
 #   3e. reverse and set_anomaly compiled with --no-gemm-epilogues against
 #      the CPU: which side of cuBLASLt's epilogues a failure of 3 is on;
+#   3f. reverse and set_anomaly (the default: the loss and its gradient in
+#      one kernel, tfc_cuda_cross_entropy_fused) against the same compiled
+#      with --no-fused-cross-entropy: every result the same bytes (issue 28);
 #   4. the reverse task trained on the GPU to 100% test accuracy (its
 #      file's settings), and twice with one seed: the same checkpoint bytes;
 #      its checkpoint scores the same with the CPU binary; 4a. trained
@@ -113,6 +116,15 @@ for model in reverse set_anomaly; do
   [ -x "$dir/cuda-no-epilogues/$model" ] || { fail "no epilogues $model (no build)"; continue; }
   parity "$model.no-epilogues" results --cpu "$dir/cpu/$model" \
     --cuda "$dir/cuda-no-epilogues/$model"
+done
+
+# The fused loss and gradient compute the two kernels' operations in their
+# order: the same bits (tfc-kernel-check compares the kernels alone).
+echo "== 3f. the loss and its gradient in one kernel against two: the same bytes"
+for model in reverse set_anomaly; do
+  [ -x "$dir/cuda-unfused-loss/$model" ] || { fail "fused loss $model (no cuda-unfused-loss build)"; continue; }
+  parity "$model.fused-loss" results --cpu "$dir/cuda-unfused-loss/$model" \
+    --cuda "$dir/cuda/$model" --exact
 done
 
 echo "== 4. reverse trained on the GPU"

@@ -462,7 +462,9 @@ void checkCrossEntropy(Gpu &gpu, long long outer, long long classes, long long i
               gdl = gpu.upload(std::vector<float>{dlossValue});
   CUdeviceptr glosses = gpu.alloc(size_t(rows) * 4), gout = gpu.alloc(4),
               ggrad = gpu.alloc(grad.size() * 4);
-  std::vector<float> runs[2][2];
+  // runs[run][0, 1]: the loss and grad of forward, mean and backward;
+  // [2, 3]: of the fused kernel (tfc_cuda_cross_entropy_fused) and mean.
+  std::vector<float> runs[2][4];
   const unsigned blocks = unsigned((rows + 7) / 8);
   for (int run = 0; run < 2; ++run) {
     gpu.launch("tfc_cuda_cross_entropy_forward_kernel", blocks,
@@ -473,13 +475,25 @@ void checkCrossEntropy(Gpu &gpu, long long outer, long long classes, long long i
                {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &ggrad});
     runs[run][0] = gpu.download<float>(gout, 1);
     runs[run][1] = gpu.download<float>(ggrad, grad.size());
+    gpu.fill(gout, 4, 0xff); // NaN: the fused kernel must write everything
+    gpu.fill(ggrad, grad.size() * 4, 0xff);
+    gpu.launch("tfc_cuda_cross_entropy_fused_kernel", blocks,
+               {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &ggrad});
+    gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&n, &count, &glosses, &gout});
+    runs[run][2] = gpu.download<float>(gout, 1);
+    runs[run][3] = gpu.download<float>(ggrad, grad.size());
   }
   const std::string n = "cross_entropy " + std::to_string(outer) + "x" + std::to_string(classes) +
                         "x" + std::to_string(inner);
   compare(n + " loss", runs[0][0], loss, 1e-5);
   compare(n + " grad", runs[0][1], grad, 1e-5);
-  sameBits(n + " loss", runs[0][0], runs[1][0]);
-  sameBits(n + " grad", runs[0][1], runs[1][1]);
+  compare(n + " fused loss", runs[0][2], loss, 1e-5);
+  compare(n + " fused grad", runs[0][3], grad, 1e-5);
+  for (int t = 0; t < 4; ++t)
+    sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+  // The fused kernel computes the pair's operations in the pair's order.
+  sameBits(n + " fused loss as forward's", runs[0][2], runs[0][0]);
+  sameBits(n + " fused grad as backward's", runs[0][3], runs[0][1]);
 }
 
 void checkDropout(Gpu &gpu, long long n, long long first, long long key, double rate) {
@@ -583,6 +597,8 @@ int main(int argc, char **argv) {
     checkCrossEntropy(gpu, 2048, 10, 1);
     checkCrossEntropy(gpu, 16, 1000, 1);
     checkCrossEntropy(gpu, 8, 12, 5);
+    checkCrossEntropy(gpu, 8192, 1000, 1); // the medium encoder's train step
+    checkCrossEntropy(gpu, 6, 1500, 3);    // rows beyond the fused kernel's registers
     for (long long first : {0LL, 6LL, (1LL << 34) - 10})
       for (long long n : {1LL, 5LL, 1000LL, 1LL << 20})
         for (long long key : {0LL, 3LL, (5LL << 32) | 9})

@@ -12,7 +12,7 @@ build="${1:-$root/build}"
 out="$build/gpu-check"
 ninja -C "$build" tfc CudaDriverTest tfc-kernel-check >/dev/null
 rm -rf "$out" && mkdir -p "$out/cpu" "$out/cuda" "$out/cuda-no-epilogues" "$out/cuda-separate" \
-  "$out/cuda-tf32" "$out/cuda-bf16"
+  "$out/cuda-tf32" "$out/cuda-bf16" "$out/cuda-unfused-loss"
 for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do
   "$build/bin/tfc" compile "$root/models/$model.tf" --cpu=x86-64-v3 -o "$out/cpu/$model"
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda -o "$out/cuda/$model"
@@ -22,6 +22,13 @@ for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; 
   # For check.sh (the same bits) and bench.sh: a launch each loop nest.
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --no-merge-launches \
     -o "$out/cuda-separate/$model"
+done
+# For check.sh (the same bits): the loss and its gradient as two kernel
+# calls, not tfc_cuda_cross_entropy_fused (the models whose loss is
+# tf.cross_entropy).
+for model in reverse set_anomaly; do
+  "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --no-fused-cross-entropy \
+    -o "$out/cuda-unfused-loss/$model"
 done
 # The GEMMs on tensor cores (issue 28): reverse must still reach 100%.
 for precision in tf32 bf16; do

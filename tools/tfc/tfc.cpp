@@ -172,6 +172,12 @@ static cl::opt<bool> noGemmEpilogues(
              "--target=cuda also every bias gradient (no cuBLASLt epilogues)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noFusedCrossEntropy(
+    "no-fused-cross-entropy",
+    cl::desc("cuda: compute a train step's cross-entropy loss and its gradient in two "
+             "kernel calls, each reading the logits, instead of one (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noHorizontal(
     "no-horizontal-fusion",
     cl::desc("Update each parameter in a loop of its own instead of all of them in one "
@@ -276,7 +282,7 @@ void buildPipeline(PassManager &pm, const tfc::Backend &backend,
   if (emit >= EmitLinalg && noRuntimeKernels)
     tfc::addLinalgPassesWithoutKernels(pm);
   else if (emit >= EmitLinalg)
-    backend.addLinalgPasses(pm);
+    backend.addLinalgPasses(pm, options);
   if (emit >= EmitBuffers)
     backend.addBufferPasses(pm, options);
   if (emit >= EmitGpu && backend.addKernelPasses)
@@ -447,6 +453,7 @@ int compile() {
   codegen.cuda.precision = precision;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
+  codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

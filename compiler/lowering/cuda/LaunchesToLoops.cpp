@@ -99,7 +99,8 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
           RuntimeFunction::CudaSgemmBiasGrad,
           RuntimeFunction::CudaAttentionForward, RuntimeFunction::CudaAttentionBackward,
           RuntimeFunction::CudaLayerNormBackward, RuntimeFunction::CudaLayerNormForward,
-          RuntimeFunction::CudaCrossEntropy, RuntimeFunction::CudaCrossEntropyBackward}) {
+          RuntimeFunction::CudaCrossEntropy, RuntimeFunction::CudaCrossEntropyBackward,
+          RuntimeFunction::CudaCrossEntropyFused}) {
       StringRef cuda = abi::symbol(f), cpu = abi::symbol(abi::cpuTwin(f));
       auto declaration = module.lookupSymbol<func::FuncOp>(cuda);
       if (!declaration)

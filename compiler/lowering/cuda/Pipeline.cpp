@@ -41,12 +41,16 @@ void tfc::registerCudaCodegen(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-void tfc::addCudaLinalgPasses(OpPassManager &pm) {
+void tfc::addCudaLinalgPasses(OpPassManager &pm, const CudaTarget &target) {
   // Attention, its gradient and the layer norm's backward call the
   // hand-written kernels (runtime/cuda/kernels/); dropout's masks are drawn
   // in generated code. --target=cuda-emulated runs the same calls on the
   // CPU's kernels (tf-launches-to-loops renames them).
-  pm.addPass(createTfLowerToLinalg(TfLowerToLinalgOptions{"cuda"}));
+  // A train step's loss and its gradient one call (fused-cross-entropy).
+  TfLowerToLinalgOptions options;
+  options.kernels = "cuda";
+  options.fusedCrossEntropy = target.fusedCrossEntropy;
+  pm.addPass(createTfLowerToLinalg(options));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 

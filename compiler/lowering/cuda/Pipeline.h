@@ -45,12 +45,16 @@ struct CudaTarget {
   /// calls (cuBLASLt's BGRADB/BGRADA, DRELU); --no-gemm-epilogues: a loop
   /// nest each.
   bool gradientEpilogues = true;
+  /// A train step's cross-entropy loss and its gradient of the same logits
+  /// as one kernel call (tfc_cuda_cross_entropy_fused); --no-fused-cross-entropy:
+  /// two calls, each reading the logits.
+  bool fusedCrossEntropy = true;
 };
 
 /// Dialects, target interfaces and translations the CUDA stages use.
 void registerCudaCodegen(mlir::DialectRegistry &registry);
 
-void addCudaLinalgPasses(mlir::OpPassManager &pm);
+void addCudaLinalgPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 void addCudaBufferPasses(mlir::OpPassManager &pm, const CudaTarget &target);
 /// buffers -> gpu: kernels outlined into one gpu.module, entries launching them.
 void addCudaKernelPasses(mlir::OpPassManager &pm, const CudaTarget &target);

@@ -48,6 +48,9 @@ constexpr int kAttentionDkvKeys = 32;     // keys a dK/dV work unit
 constexpr int kLayerNormThreads = 256;    // a warp a row
 constexpr int kLayerNormChunk = 32;       // rows a backward block keeps stats of
 constexpr int kCrossEntropyThreads = 256; // a warp a row
+/// Logits a lane of the fused cross-entropy kernel keeps in registers: rows
+/// of up to 32 x 32 = 1,024 classes are read from memory once.
+constexpr int kCrossEntropyRegisterClasses = 32;
 constexpr int kReduceThreads = 256;       // the one-block reductions
 constexpr int kDropoutThreads = 256;      // a thread a group of 4 elements
 constexpr int kGatherThreads = 256;       // a thread a word of the batch (gather.cu)

@@ -2,7 +2,8 @@
 //
 // defines: tfc_cuda_cross_entropy_forward_kernel,
 //          tfc_cuda_cross_entropy_mean_kernel,
-//          tfc_cuda_cross_entropy_backward_kernel
+//          tfc_cuda_cross_entropy_backward_kernel,
+//          tfc_cuda_cross_entropy_fused_kernel
 //
 // tf.cross_entropy over logits laid out [outer, classes, inner] (the class
 // axis anywhere: inner = 1 when it is the last), i32 labels [outer, inner]
@@ -17,10 +18,19 @@
 //    sums t, t + 256, ... in order, then halving in shared memory), the op's
 //    result;
 //  - backward: dlogits = (softmax(x) - onehot(label)) * (dloss[0] / count),
-//    dloss the adjoint of the mean (on the device: no host sync).
+//    dloss the adjoint of the mean (on the device: no host sync);
+//  - fused (a train step's loss and its gradient of the same logits, as
+//    llm.c's fused classifier): forward's losses and backward's dlogits from
+//    one read of each row, then the mean kernel as for the forward. A lane
+//    keeps its first kCrossEntropyRegisterClasses logits in registers (rows of
+//    up to 1,024 classes are read from memory once; longer rows read the rest
+//    again), and the row's max and Σ exp are computed once, in the forward's
+//    and backward's order (max, then Σ exp(x - max) lane by lane, then the
+//    butterflies; not an online softmax, whose rescaled sums round
+//    differently): the same bits as the forward and backward kernels.
 // No atomics: the same bits on every run.
 //
-// Launch: 256 threads a block; forward and backward grid.x any
+// Launch: 256 threads a block; forward, backward and fused grid.x any
 // (ceil(outer * inner / 8) blocks is a row a warp), mean grid.x = 1 (more
 // blocks return at once).
 //
@@ -47,6 +57,35 @@ __device__ __forceinline__ void rowSoftmax(const float *__restrict__ xr, i64 cla
     s += expApprox(xr[c * inner] - max);
   sumExp = warpSum(s);
 }
+
+/// A lane's logits of row xr (classes lane, lane + 32, ...): the first
+/// kCrossEntropyRegisterClasses of them in registers, read once.
+struct LaneLogits {
+  float x[kCrossEntropyRegisterClasses];
+  const float *xr;
+  i64 classes, inner;
+  int lane;
+
+  __device__ __forceinline__ LaneLogits(const float *row, i64 classes_, i64 inner_, int lane_)
+      : xr(row), classes(classes_), inner(inner_), lane(lane_) {
+#pragma unroll
+    for (int j = 0; j < kCrossEntropyRegisterClasses; ++j) {
+      const i64 c = lane + i64(j) * kWarp;
+      x[j] = c < classes ? xr[c * inner] : 0.0f;
+    }
+  }
+  /// f(c, x_c) for each of the lane's classes in order (rowSoftmax's).
+  template <typename F> __device__ __forceinline__ void forEach(F f) const {
+#pragma unroll
+    for (int j = 0; j < kCrossEntropyRegisterClasses; ++j) {
+      const i64 c = lane + i64(j) * kWarp;
+      if (c < classes)
+        f(c, x[j]);
+    }
+    for (i64 c = lane + i64(kCrossEntropyRegisterClasses) * kWarp; c < classes; c += kWarp)
+      f(c, xr[c * inner]);
+  }
+};
 
 } // namespace
 
@@ -120,5 +159,43 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
     const i64 label = clampLabel(labels[row], classes);
     for (i64 c = lane; c < classes; c += kWarp)
       dr[c * inner] = crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+  }
+}
+
+/// tfc_cuda_cross_entropy_forward_kernel's losses and
+/// tfc_cuda_cross_entropy_backward_kernel's dlogits, each row's logits read
+/// once and its softmax computed once (the same operations in the same
+/// order: the same bits). The mean kernel then adds the losses.
+extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
+    tfc_cuda_cross_entropy_fused_kernel(i64 outer, i64 classes, i64 inner, float count,
+                                        const float *__restrict__ logits,
+                                        const int *__restrict__ labels,
+                                        const float *__restrict__ dloss,
+                                        float *__restrict__ losses,
+                                        float *__restrict__ dlogits) {
+  trapUnlessBlockSize(kCrossEntropyThreads);
+  if (classes <= 0)
+    return;
+  constexpr int warps = kCrossEntropyThreads / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  const float coef = dloss[0] / count;
+  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
+       row += i64(gridDim.x) * warps) {
+    const i64 o = row / inner, i = row % inner;
+    const float *xr = logits + o * classes * inner + i;
+    float *dr = dlogits + o * classes * inner + i;
+    const LaneLogits xs(xr, classes, inner, lane);
+    float m = -INFINITY;
+    xs.forEach([&](i64, float x) { m = maxOf(m, x); });
+    const float max = warpMax(m);
+    float s = 0.0f;
+    xs.forEach([&](i64, float x) { s += expApprox(x - max); });
+    const float sumExp = warpSum(s);
+    const i64 label = clampLabel(labels[row], classes);
+    if (lane == 0)
+      losses[row] = crossEntropyLoss(xr[label * inner], max, sumExp);
+    xs.forEach([&](i64 c, float x) {
+      dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
+    });
   }
 }

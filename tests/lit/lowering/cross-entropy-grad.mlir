@@ -10,10 +10,15 @@
 // RUN: tf-opt %s --split-input-file --tf-decompose=ops=cross_entropy_grad --tf-lower-to-linalg | FileCheck %s --check-prefix=CPU-LINALG
 // RUN: not tf-opt %s --split-input-file --tf-lower-to-linalg 2>&1 | FileCheck %s --check-prefix=UNDECOMPOSED
 // The pipelines: the CPU's train step has the decomposition (fused with its
-// neighbours), CUDA's the call, cuda-emulated's the CPU twin.
+// neighbours), CUDA's the call, cuda-emulated's the CPU twin; the train
+// step's loss and its gradient are one call (tfc_cuda_cross_entropy_fused:
+// tests/lit/lowering/cuda/cross-entropy-fused.mlir) unless
+// --no-fused-cross-entropy.
 // RUN: tfc compile %S/Inputs/cross-entropy-train.mlir --emit=fused | FileCheck %s --check-prefix=CPU-FUSED
 // RUN: tfc compile %S/Inputs/cross-entropy-train.mlir --emit=linalg --target=cuda | FileCheck %s --check-prefix=CUDA-PIPELINE
+// RUN: tfc compile %S/Inputs/cross-entropy-train.mlir --emit=linalg --target=cuda --no-fused-cross-entropy | FileCheck %s --check-prefix=CUDA-PAIR
 // RUN: tfc compile %S/Inputs/cross-entropy-train.mlir --emit=llvm --target=cuda-emulated | FileCheck %s --check-prefix=EMULATED
+// RUN: tfc compile %S/Inputs/cross-entropy-train.mlir --emit=llvm --target=cuda-emulated --no-fused-cross-entropy | FileCheck %s --check-prefix=EMULATED-PAIR
 
 // CPU-LINALG-NOT: call @tfc_
 // CPU-LINALG-NOT: tf.
@@ -110,12 +115,24 @@ func.func @first(%logits: tensor<10x4x16xf32>, %ids: tensor<4x16xi32>, %g: tenso
 // CPU-FUSED: return
 
 // CUDA-PIPELINE-LABEL: func.func @train_step
-// CUDA-PIPELINE: call @tfc_cuda_cross_entropy(%c6, %c5, %c1, %{{.+}}
-// CUDA-PIPELINE: call @tfc_cuda_cross_entropy_backward(%c6, %c5, %c1, %{{.+}}
+// CUDA-PIPELINE-NOT: call @tfc_cuda_cross_entropy(
+// CUDA-PIPELINE: call @tfc_cuda_cross_entropy_fused(%c6, %c5, %c1, %{{.+}}
+// CUDA-PIPELINE-NOT: call @tfc_cuda_cross_entropy_backward(
 // CUDA-PIPELINE-NOT: math.exp
 // CUDA-PIPELINE: return
 
+// CUDA-PAIR-LABEL: func.func @train_step
+// CUDA-PAIR: call @tfc_cuda_cross_entropy(%c6, %c5, %c1, %{{.+}}
+// CUDA-PAIR: call @tfc_cuda_cross_entropy_backward(%c6, %c5, %c1, %{{.+}}
+// CUDA-PAIR-NOT: math.exp
+// CUDA-PAIR-NOT: @tfc_cuda_cross_entropy_fused
+// CUDA-PAIR: return
+
 // EMULATED-LABEL: define void @tfc_entry_train_step(
-// EMULATED: call void @tfc_cross_entropy(i64 6, i64 5, i64 1, float 6.000000e+00,
-// EMULATED: call void @tfc_cross_entropy_backward(i64 6, i64 5, i64 1, float 6.000000e+00,
+// EMULATED: call void @tfc_cross_entropy_fused(i64 6, i64 5, i64 1, float 6.000000e+00,
 // EMULATED-NOT: @tfc_cuda_cross_entropy
+
+// EMULATED-PAIR-LABEL: define void @tfc_entry_train_step(
+// EMULATED-PAIR: call void @tfc_cross_entropy(i64 6, i64 5, i64 1, float 6.000000e+00,
+// EMULATED-PAIR: call void @tfc_cross_entropy_backward(i64 6, i64 5, i64 1, float 6.000000e+00,
+// EMULATED-PAIR-NOT: @tfc_cuda_cross_entropy

@@ -21,3 +21,13 @@
 # RUN: done | FileCheck %s --check-prefix=EXACT
 # EXACT-COUNT-15: PASS {{.*}} the same bits
 # EXACT-NOT: FAIL
+# A train step's loss and its gradient in one call (tfc_cross_entropy_fused,
+# the twin of tfc_cuda_cross_entropy_fused) against the two calls of
+# --no-fused-cross-entropy: the same operations in the same order, the same
+# bits (the models whose loss is tf.cross_entropy).
+# RUN: for m in reverse set_anomaly; do \
+# RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated --no-fused-cross-entropy -o %t/$m.pair && \
+# RUN:   %python %S/../../../tools/gpu/parity.py --cpu %t/$m.pair --cuda %t/$m.emulated --work %t/$m.pair-exact --exact || exit 1; \
+# RUN: done | FileCheck %s --check-prefix=FUSED-LOSS
+# FUSED-LOSS-COUNT-6: PASS {{.*}} the same bits
+# FUSED-LOSS-NOT: FAIL
