@@ -133,8 +133,9 @@ void expectNcclSteps(const std::string &log, int rank, int ranks, size_t steps,
       const std::string &line = lines[i];
       if (std::sscanf(line.c_str(), "cuGraphLaunch(%zu nodes)", &nodes) == 1)
         graphs.push_back(nodes);
-      else if (std::sscanf(line.c_str(), "cuMemcpyDtoH(%zu)", &bytes) == 1)
+      else if (std::sscanf(line.c_str(), "cuMemcpyDtoH(%zu)", &bytes) == 1) {
         EXPECT_LE(bytes, 4 * scores) << "step " << s + 2 << ": a read of " << bytes << " bytes";
+      }
       if (line.rfind(gather, 0) == 0 && line.find(" captured") == std::string::npos) {
         ++gathers;
         continue;

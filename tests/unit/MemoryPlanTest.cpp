@@ -123,8 +123,9 @@ TEST_P(MemoryPlan, BuffersLiveAtTheSameTimeNeverShareBytes) {
   });
   int64_t gemms = 0;
   predict.walk([&](func::CallOp call) { gemms += call.getCallee() == "tfc_sgemm"; });
-  if (gemms > 0)
+  if (gemms > 0) {
     EXPECT_GT(calls, 0) << "no GEMM pointer traced to the arena: the check would be vacuous";
+  }
 
   auto arenaBytes = predict->getAttrOfType<IntegerAttr>(tfc::kArenaBytesAttr);
   ASSERT_TRUE(arenaBytes);
