@@ -623,8 +623,8 @@ def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
     to a buffer and a byte range (the arena's views by their constant
     offsets, entry arguments and constant tables whole); a launch touching
     anything else, or with an op in it that is not a load, a store or pure,
-    stays alone. At most 256 captured values a merged launch (each a kernel
-    parameter of 8 bytes; CUDA takes 4 KiB).
+    stays alone. At most 4,000 captured values a merged launch (each a
+    kernel parameter of at most 8 bytes; PTX ISA 8.1 takes 32,764 bytes).
 
     ```mlir
     gpu.launch blocks(%b) in (4) threads(%t) in (256) { A }

@@ -115,7 +115,8 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
 void tfc::addCudaPtxPasses(OpPassManager &pm, const CudaTarget &target) {
   GpuNVVMAttachTargetOptions attach;
   attach.chip = target.ptxArch;
-  attach.features = "+ptx80";
+  // PTX ISA 8.1: kernels take up to 32 KiB of parameters (tf-merge-launches).
+  attach.features = "+ptx81";
   attach.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(attach));
   OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
