@@ -260,9 +260,43 @@ static void splitLongBlocks(llvm::Module &module) {
   }
 }
 
+/// LLVM IR's PHIs name a value by its predecessor, so a terminator may not
+/// reach one block twice with arguments: each repeat goes through a block of
+/// its own that forwards them. The translation does this itself
+/// (LLVM::ensureDistinctSuccessors), but in the order of a map keyed by
+/// block addresses, so the new blocks' order, and the printed IR's block
+/// numbers, changed from run to run (`--emit=llvm` of the same model
+/// differed). Here they are made in the order of the blocks and successor
+/// positions; the translation then finds nothing to do.
+static void makeSuccessorsDistinct(ModuleOp module) {
+  module.walk([](LLVM::LLVMFuncOp func) {
+    if (func.getBody().empty())
+      return;
+    SmallVector<Block *> blocks;
+    for (Block &block : func.getBody())
+      blocks.push_back(&block);
+    OpBuilder builder(func.getContext());
+    for (Block *block : blocks) {
+      Operation *terminator = block->getTerminator();
+      SmallPtrSet<Block *, 8> seen;
+      for (unsigned i = 0, e = terminator->getNumSuccessors(); i < e; ++i) {
+        Block *successor = terminator->getSuccessor(i);
+        if (successor->getNumArguments() == 0 || seen.insert(successor).second)
+          continue;
+        Block *forward = builder.createBlock(&func.getBody());
+        for (BlockArgument arg : successor->getArguments())
+          forward->addArgument(arg.getType(), arg.getLoc());
+        builder.create<LLVM::BrOp>(terminator->getLoc(), forward->getArguments(), successor);
+        terminator->setSuccessor(forward, i);
+      }
+    }
+  });
+}
+
 std::unique_ptr<llvm::Module> tfc::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
                                                     llvm::TargetMachine &machine,
                                                     std::string &error) {
+  makeSuccessorsDistinct(module);
   std::unique_ptr<llvm::Module> llvmModule = translateModuleToLLVMIR(module, context);
   if (!llvmModule) {
     error = "cannot translate the LLVM dialect to LLVM IR";
