@@ -2,7 +2,7 @@
 //
 // The GPU mapping (tf-map-to-gpu) decides what each thread of each kernel
 // computes; on a machine without a GPU nothing runs it. Its kernels have no
-// shared memory or shuffles (each thread is independent), so a
+// barriers, shared memory or shuffles (each thread is independent), so a
 // `gpu.launch` means exactly an `scf.parallel` over its blocks and threads,
 // the ids its indices:
 //
@@ -24,10 +24,9 @@
 //
 // A phase takes nothing from another but the ids and constants.
 //
-// The hand-written kernels'
-// calls (tfc_cuda_attention_forward, ...) become calls of their CPU twins,
-// which take the same arguments (runtime/Abi.h's cpuTwin; memory is the
-// host's here). `tfc compile --target=cuda-emulated` compiles a model so:
+// The hand-written kernels' calls (tfc_cuda_attention_forward, ...) become
+// calls of their CPU twins, which take the same arguments (runtime/Abi.h's
+// cpuTwin; memory is the host's here). `tfc compile --target=cuda-emulated` compiles a model so:
 // the CUDA backend's kernels, checked against the CPU build's results where
 // there is no GPU.
 //
