@@ -613,7 +613,7 @@ def TfGroupLoops : Pass<"tf-group-loops", "mlir::ModuleOp"> {
 }
 
 def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
-  let summary = "Run adjacent independent kernel launches as one";
+  let summary = "Run adjacent independent kernel launches, and chains of one-block ones, as one";
   let description = [{
     After tf-map-to-gpu: consecutive `gpu.launch`es (1-D, constant sizes,
     only pure ops between them) that share no bytes one of them writes
@@ -633,6 +633,28 @@ def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
     gpu.launch blocks(%b) in (5) threads(%t) in (256) {
       if %b - 0 < 4 { A }
       if %b - 4 < 1 and %t < 96 { B with %b - 4 }
+    }
+    ```
+
+    Then each run of adjacent launches of one block each (after the above:
+    the ones that depend on each other, a loss's mean and then its
+    division, a gradient norm's finals; the same conditions on their bodies
+    and what lies between) becomes one launch of one block, its block the
+    largest of theirs: the members in order, a `gpu.barrier` between
+    consecutive ones (a block's global writes are visible to its threads
+    after it), each on its own first threads. What a member uses of another
+    phase is only the launch's ids; its sizes and guards are made in its
+    own phase (tf-launches-to-loops runs each phase as a loop of its own).
+    The same 4,000 captured values at most.
+
+    ```mlir
+    gpu.launch blocks(%b) in (1) threads(%t) in (64) { A }
+    gpu.launch blocks(%b) in (1) threads(%t) in (32) { B reads A's result }
+    // becomes
+    gpu.launch blocks(%b) in (1) threads(%t) in (64) {
+      A
+      gpu.barrier
+      if %t < 32 { B }
     }
     ```
   }];
@@ -701,7 +723,12 @@ def TfLaunchesToLoops : Pass<"tf-launches-to-loops", "mlir::ModuleOp"> {
   let description = [{
     Each `gpu.launch` whose threads are independent (no shared memory, no
     barriers or shuffles: every kernel tf-map-to-gpu makes) becomes an
-    `scf.parallel` over its blocks and threads, the ids its indices. A call
+    `scf.parallel` over its blocks and threads, the ids its indices. One
+    whose body is phases separated by `gpu.barrier`s at its top level (a
+    chain of tf-merge-launches) becomes an `scf.parallel` over its blocks
+    running, in order, an `scf.parallel` over the threads a phase; a phase
+    may use only the ids and constants of another, and any other gpu op (a
+    barrier under control flow too) is refused. A call
     of a hand-written CUDA kernel (`tfc_cuda_attention_forward`,
     `tfc_cuda_attention_backward`, `tfc_cuda_layer_norm_backward`) becomes
     a call of its CPU twin, which takes the same arguments. `tfc

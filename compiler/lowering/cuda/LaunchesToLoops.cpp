@@ -10,10 +10,23 @@
 //   // becomes
 //   scf.parallel (%bx, %by, %bz, %tx, %ty, %tz) = (0, ...) to (%gx, ..., %n, ...)
 //
-// which the CPU pipeline runs on its thread pool. The hand-written kernels'
-// calls (tfc_cuda_attention_forward, ...) become calls of their CPU twins,
-// which take the same arguments (runtime/Abi.h's cpuTwin; memory is the
-// host's here). `tfc compile --target=cuda-emulated` compiles a model so:
+// which the CPU pipeline runs on its thread pool. A kernel of several
+// one-block launches chained (tf-merge-launches) has barriers at the top
+// level of its body; each block runs its phases in order, each phase a
+// parallel loop over the threads:
+//
+//   gpu.launch blocks(...) threads(%tx, ...) { A(%tx); gpu.barrier; B(%tx) }
+//   // becomes
+//   scf.parallel (%bx, %by, %bz) = ... {
+//     scf.parallel (%tx, %ty, %tz) = ... { A(%tx) }
+//     scf.parallel (%tx, %ty, %tz) = ... { B(%tx) }
+//   }
+//
+// A phase takes nothing from another but the ids and constants.
+//
+// The hand-written kernels' calls (tfc_cuda_attention_forward, ...) become
+// calls of their CPU twins, which take the same arguments (runtime/Abi.h's
+// cpuTwin; memory is the host's here). `tfc compile --target=cuda-emulated` compiles a model so:
 // the CUDA backend's kernels, checked against the CPU build's results where
 // there is no GPU.
 //
@@ -43,14 +56,32 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
       !launch.getBody().hasOneBlock())
     return launch.emitError("tf-launches-to-loops: only kernels whose threads are independent "
                             "(no shared memory, one block, synchronous) run as loops");
-  WalkResult cooperative = launch.getBody().walk([](Operation *op) {
-    return isa<gpu::GPUDialect>(op->getDialect()) && !isa<gpu::TerminatorOp>(op)
+  Block &body = launch.getBody().front();
+  WalkResult cooperative = launch.getBody().walk([&](Operation *op) {
+    bool phases = isa<gpu::BarrierOp>(op) && op->getBlock() == &body;
+    return isa<gpu::GPUDialect>(op->getDialect()) && !isa<gpu::TerminatorOp>(op) && !phases
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });
   if (cooperative.wasInterrupted())
     return launch.emitError("tf-launches-to-loops: the kernel's threads cooperate (a gpu op "
-                            "in its body)");
+                            "in its body other than a barrier between phases at its top level)");
+  // Each top-level op's phase: how many barriers come before it.
+  DenseMap<Operation *, int> phaseOf;
+  int phases = 0;
+  for (Operation &op : body) {
+    if (isa<gpu::BarrierOp>(op))
+      ++phases;
+    phaseOf[&op] = phases;
+  }
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    for (Operation *user : op.getUsers())
+      if (phaseOf.lookup(body.findAncestorOpInBlock(*user)) != phaseOf.lookup(&op))
+        return launch.emitError("tf-launches-to-loops: a value crosses a barrier (a phase "
+                                "takes only ids and constants from another)");
+  }
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
@@ -58,23 +89,55 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
   SmallVector<Value> upper = {launch.getGridSizeX(),  launch.getGridSizeY(),
                               launch.getGridSizeZ(),  launch.getBlockSizeX(),
                               launch.getBlockSizeY(), launch.getBlockSizeZ()};
-  auto loop = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
-                                        SmallVector<Value>(6, one));
-  Block &body = launch.getBody().front();
   IRMapping mapping;
   gpu::KernelDim3 ids[] = {launch.getBlockIds(), launch.getThreadIds()};
   gpu::KernelDim3 sizes[] = {launch.getGridSize(), launch.getBlockSize()};
-  for (int level = 0; level < 2; ++level) {
-    mapping.map(ids[level].x, loop.getInductionVars()[3 * level]);
-    mapping.map(ids[level].y, loop.getInductionVars()[3 * level + 1]);
-    mapping.map(ids[level].z, loop.getInductionVars()[3 * level + 2]);
+  auto mapLevel = [&](int level, ValueRange vars, int first) {
+    mapping.map(ids[level].x, vars[first]);
+    mapping.map(ids[level].y, vars[first + 1]);
+    mapping.map(ids[level].z, vars[first + 2]);
     mapping.map(sizes[level].x, upper[3 * level]);
     mapping.map(sizes[level].y, upper[3 * level + 1]);
     mapping.map(sizes[level].z, upper[3 * level + 2]);
+  };
+  if (phases == 0) {
+    auto loop = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
+                                          SmallVector<Value>(6, one));
+    mapLevel(0, loop.getInductionVars(), 0);
+    mapLevel(1, loop.getInductionVars(), 3);
+    OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
+    for (Operation &op : body.without_terminator())
+      inner.clone(op, mapping);
+    launch.erase();
+    return success();
   }
-  OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
-  for (Operation &op : body.without_terminator())
-    inner.clone(op, mapping);
+  auto blocks = b.create<scf::ParallelOp>(loc, SmallVector<Value>(3, zero),
+                                          ArrayRef<Value>(upper).take_front(3),
+                                          SmallVector<Value>(3, one));
+  mapLevel(0, blocks.getInductionVars(), 0);
+  OpBuilder perBlock = OpBuilder::atBlockBegin(blocks.getBody());
+  // The constants, every phase's.
+  for (Operation &op : body)
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      perBlock.clone(op, mapping);
+  auto next = body.without_terminator().begin(), end = body.without_terminator().end();
+  while (next != end) {
+    SmallVector<Operation *> phase;
+    for (; next != end && !isa<gpu::BarrierOp>(*next); ++next)
+      if (!next->hasTrait<OpTrait::ConstantLike>())
+        phase.push_back(&*next);
+    if (next != end)
+      ++next; // the barrier: the thread loop before it ends first
+    if (phase.empty())
+      continue;
+    auto threads = perBlock.create<scf::ParallelOp>(
+        loc, SmallVector<Value>(3, zero), ArrayRef<Value>(upper).drop_front(3),
+        SmallVector<Value>(3, one));
+    mapLevel(1, threads.getInductionVars(), 0);
+    OpBuilder inner = OpBuilder::atBlockBegin(threads.getBody());
+    for (Operation *op : phase)
+      inner.clone(*op, mapping);
+  }
   launch.erase();
   return success();
 }

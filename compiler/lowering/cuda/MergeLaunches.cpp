@@ -21,6 +21,22 @@
 // constant table is a buffer of its own), so a merge never depends on how
 // the launches came to be adjacent.
 //
+// Then adjacent launches of one block each, dependent ones too (a loss's
+// mean, then its division; a gradient norm's finals), run as one block, each
+// member on its own threads after the one before:
+//
+//   gpu.launch blocks(%b) in (1) threads(%t) in (64) { A(%b, %t) }
+//   gpu.launch blocks(%b) in (1) threads(%t) in (32) { B(%b, %t) }
+//   // becomes
+//   gpu.launch blocks(%b) in (1) threads(%t) in (64) {
+//     A(%b, %t)
+//     gpu.barrier                      // A's writes, seen by B's threads
+//     scf.if %t <u 32 { B(%b, %t) }
+//   }
+//
+// The only values a phase takes from one before it are the launch's ids
+// (tf-launches-to-loops runs each phase as its own loop over the threads).
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
@@ -225,6 +241,93 @@ void merge(ArrayRef<Launch> group) {
     gpu::LaunchOp(member.op).erase();
 }
 
+/// One launch of one block running `chain`'s members in order, at the last
+/// one's place: a barrier between consecutive members, a member narrower
+/// than the widest on its first threads.
+void chain(ArrayRef<Launch> chain) {
+  gpu::LaunchOp last = chain.back().op;
+  Location loc = last.getLoc();
+  OpBuilder b(last);
+  int64_t threads = 0;
+  for (const Launch &member : chain)
+    threads = std::max(threads, member.threads);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto merged = b.create<gpu::LaunchOp>(loc, one, one, one,
+                                        b.create<arith::ConstantIndexOp>(loc, threads), one, one);
+  b.setInsertionPointToStart(&merged.getBody().front());
+  Value threadId = merged.getThreadIds().x;
+  for (auto [i, member] : llvm::enumerate(chain)) {
+    if (i)
+      b.create<gpu::BarrierOp>(loc);
+    // Everything a member needs is made in its own phase.
+    OpBuilder inner = b;
+    if (member.threads < threads) {
+      Value mine = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId,
+                                           b.create<arith::ConstantIndexOp>(loc, member.threads));
+      auto branch = b.create<scf::IfOp>(loc, mine, /*withElseRegion=*/false);
+      inner.setInsertionPointToStart(branch.thenBlock());
+    }
+    gpu::LaunchOp op = member.op;
+    IRMapping mapping;
+    auto mapDims = [&](gpu::KernelDim3 from, gpu::KernelDim3 to) {
+      mapping.map(from.x, to.x);
+      mapping.map(from.y, to.y);
+      mapping.map(from.z, to.z);
+    };
+    mapDims(op.getBlockIds(), merged.getBlockIds());
+    mapDims(op.getThreadIds(), merged.getThreadIds());
+    mapDims(op.getGridSize(), merged.getGridSize());
+    mapDims(op.getBlockSize(), merged.getBlockSize());
+    mapping.map(op.getBlockSize().x,
+                inner.create<arith::ConstantIndexOp>(loc, member.threads));
+    for (Operation &o : op.getBody().front().without_terminator())
+      inner.clone(o, mapping);
+  }
+  b.create<gpu::TerminatorOp>(loc);
+  for (const Launch &member : chain)
+    gpu::LaunchOp(member.op).erase();
+}
+
+/// Whether `op` may lie between two merged launches: the merged one comes
+/// after it, the earlier members' operands before.
+bool mayPass(Operation &op) {
+  return isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
+         !op.hasTrait<OpTrait::IsTerminator>();
+}
+
+void chainIn(Block &block) {
+  SmallVector<Launch> run;
+  SetVector<Value> captured;
+  auto flush = [&] {
+    if (run.size() > 1)
+      chain(run);
+    run.clear();
+    captured.clear();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto launchOp = dyn_cast<gpu::LaunchOp>(op);
+    if (!launchOp) {
+      if (!mayPass(op))
+        flush();
+      continue;
+    }
+    std::optional<Launch> launch = describe(launchOp);
+    if (!launch || launch->blocks != 1) {
+      flush();
+      continue;
+    }
+    SetVector<Value> wider = captured;
+    wider.insert(launch->captured.begin(), launch->captured.end());
+    if (wider.size() > kMaxCaptured) {
+      flush();
+      wider = launch->captured;
+    }
+    run.push_back(std::move(*launch));
+    captured = std::move(wider);
+  }
+  flush();
+}
+
 void mergeIn(Block &block) {
   SmallVector<Launch> group;
   SetVector<Value> captured;
@@ -237,10 +340,8 @@ void mergeIn(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     auto launchOp = dyn_cast<gpu::LaunchOp>(op);
     if (!launchOp) {
-      // Constants and views between launches: the merged launch comes after
-      // them, and the earlier members' operands come before.
-      if (!(isMemoryEffectFree(&op) && op.getNumRegions() == 0 &&
-            !op.hasTrait<OpTrait::IsTerminator>()))
+      // Constants and views between launches.
+      if (!mayPass(op))
         flush();
       continue;
     }
@@ -267,8 +368,10 @@ void mergeIn(Block &block) {
 struct TfMergeLaunchesPass : tfc::impl::TfMergeLaunchesBase<TfMergeLaunchesPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal())
+      if (!func.isExternal()) {
         mergeIn(func.getBody().front());
+        chainIn(func.getBody().front());
+      }
   }
 };
 

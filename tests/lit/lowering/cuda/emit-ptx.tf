@@ -18,8 +18,11 @@
 # CHECK-NEXT: .param .u64 tfc_k0_param_3,
 # CHECK-NEXT: .param .u64 tfc_k0_param_4
 # CHECK-NEXT: )
+# CHECK-NOT: bar.sync
+# The softmax's sum and its division, one kernel of one block: a barrier
+# between them.
 # CHECK: .visible .entry tfc_k1(
-# CHECK: .visible .entry tfc_k2(
+# CHECK: bar.sync 0;
 # CHECK-NOT: .entry
 # CHECK-NOT: .extern .func
 # CHECK-NOT: call

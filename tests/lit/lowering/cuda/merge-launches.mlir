@@ -55,7 +55,7 @@ func.func @disjoint(%x: memref<1024xf32>, %arena: memref<?xi8>) {
 // -----
 
 // The second reads bytes the first writes (an overlap of the arena's
-// views): two launches, in order.
+// views), and the first has two blocks (no chain): two launches, in order.
 // CHECK-LABEL: func.func @overlap
 // CHECK: gpu.launch
 // CHECK: memref.store
@@ -65,13 +65,17 @@ func.func @disjoint(%x: memref<1024xf32>, %arena: memref<?xi8>) {
 func.func @overlap(%y: memref<64xf32>, %arena: memref<?xi8>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
   %c64 = arith.constant 64 : index
   %c128 = arith.constant 128 : index
   %cst = arith.constant 1.0 : f32
   %a = memref.view %arena[%c0][] : memref<?xi8> to memref<64xf32>
-  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
-             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
-    memref.store %cst, %a[%t] : memref<64xf32>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %b, %sx : index
+    %i = arith.addi %base, %t : index
+    memref.store %cst, %a[%i] : memref<64xf32>
     gpu.terminator
   }
   %c = memref.view %arena[%c128][] : memref<?xi8> to memref<32xf32>
@@ -148,6 +152,152 @@ func.func @apart(%x: memref<64xf32>, %y: memref<64xf32>, %z: memref<64xf32>, %w:
              threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
     %v = memref.load %x[%t] : memref<64xf32>
     memref.store %v, %w[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A one-block launch reads what the one before wrote (a sum, then a mean):
+// one block of the wider's 64 threads, the first's body, a barrier, then the
+// second's on its 32 threads. Each member's block size is its own constant,
+// made in its phase.
+// CHECK-LABEL: func.func @chain_of_two
+// CHECK: gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[ONE:.+]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C64:.+]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]])
+// CHECK-NEXT:   arith.constant 64 : index
+// CHECK-NEXT:   memref.load %{{.+}}[%[[T]]]
+// CHECK-NEXT:   memref.store %{{.+}}, %{{.+}}[%[[T]]] : memref<64xf32>
+// CHECK-NEXT:   gpu.barrier
+// CHECK-NEXT:   %[[N1:.+]] = arith.constant 32 : index
+// CHECK-NEXT:   %[[IN1:.+]] = arith.cmpi ult, %[[T]], %[[N1]]
+// CHECK-NEXT:   scf.if %[[IN1]] {
+// CHECK-NEXT:     %[[S1:.+]] = arith.constant 32 : index
+// CHECK-NEXT:     arith.addi %[[T]], %[[S1]]
+// CHECK-NEXT:     memref.load
+// CHECK-NEXT:     memref.store
+// CHECK-NEXT:   }
+// CHECK-NEXT:   gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @chain_of_two(%x: memref<64xf32>, %y: memref<32xf32>, %arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %a = memref.view %arena[%c0][] : memref<?xi8> to memref<64xf32>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<64xf32>
+    memref.store %v, %a[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %i = arith.addi %t, %sx : index
+    %v = memref.load %a[%i] : memref<64xf32>
+    memref.store %v, %y[%t] : memref<32xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Three, each reading the one before's result, the widest in the middle;
+// a view between them is pure and stays before the merged launch.
+// CHECK-LABEL: func.func @chain_of_three
+// CHECK: memref.view
+// CHECK: memref.view
+// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %[[ONE:.+]], %{{.+}} = %[[ONE]], %{{.+}} = %[[ONE]]) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c128{{.*}}, %{{.+}})
+// CHECK:   arith.cmpi ult, %[[T]], %{{.+}}
+// CHECK:   scf.if
+// CHECK:     arith.constant 16 : index
+// CHECK:     memref.store {{.*}} : memref<16xf32>
+// CHECK:   gpu.barrier
+// CHECK-NOT: scf.if
+// CHECK:   arith.constant 128 : index
+// CHECK:   memref.load {{.*}} : memref<16xf32>
+// CHECK:   memref.store {{.*}} : memref<128xf32>
+// CHECK:   gpu.barrier
+// CHECK:   arith.cmpi ult, %[[T]], %{{.+}}
+// CHECK:   scf.if
+// CHECK:     arith.constant 1 : index
+// CHECK:     memref.load {{.*}} : memref<128xf32>
+// CHECK:     memref.store {{.*}} : memref<1xf32>
+// CHECK:   gpu.terminator
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @chain_of_three(%x: memref<16xf32>, %out: memref<1xf32>, %arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c128 = arith.constant 128 : index
+  %c1024 = arith.constant 1024 : index
+  %p = memref.view %arena[%c0][] : memref<?xi8> to memref<16xf32>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c16, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<16xf32>
+    memref.store %v, %p[%t] : memref<16xf32>
+    gpu.terminator
+  }
+  %q = memref.view %arena[%c1024][] : memref<?xi8> to memref<128xf32>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %i = arith.remui %t, %sx : index
+    %j = arith.remui %i, %c16 : index
+    %v = memref.load %p[%j] : memref<16xf32>
+    memref.store %v, %q[%t] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %v = memref.load %q[%t] : memref<128xf32>
+    memref.store %v, %out[%t] : memref<1xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A dependent one-block launch after one of four blocks, and one after a
+// store between launches (a memory effect): no chain, three launches.
+// CHECK-LABEL: func.func @no_chain
+// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c4
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c1
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.store
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c1
+// CHECK-NOT: gpu.barrier
+// CHECK: return
+func.func @no_chain(%x: memref<256xf32>, %y: memref<64xf32>, %z: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 0.0 : f32
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c4, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %b, %sx : index
+    %i = arith.addi %base, %t : index
+    memref.store %cst, %x[%i] : memref<256xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<256xf32>
+    memref.store %v, %y[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  memref.store %cst, %z[%c0] : memref<64xf32>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %y[%t] : memref<64xf32>
+    memref.store %v, %z[%t] : memref<64xf32>
     gpu.terminator
   }
   return

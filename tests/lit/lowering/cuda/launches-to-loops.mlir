@@ -1,0 +1,94 @@
+// RUN: tf-opt %s --split-input-file --verify-diagnostics --tf-launches-to-loops | FileCheck %s
+
+// A kernel without barriers: one parallel loop over its blocks and threads.
+// CHECK-LABEL: func.func @independent
+// CHECK: scf.parallel (%{{.+}}, %{{.+}}, %{{.+}}, %[[T:.+]], %{{.+}}, %{{.+}}) =
+// CHECK:   memref.load %{{.+}}[%[[T]]]
+// CHECK:   memref.store
+// CHECK-NOT: scf.parallel
+// CHECK: return
+func.func @independent(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<64xf32>
+    memref.store %v, %y[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A chain (tf-merge-launches): each block runs its phases in order, each a
+// parallel loop over the threads; the phases' constants come first, once a
+// block.
+// CHECK-LABEL: func.func @phases
+// CHECK: scf.parallel (%{{[^,]+}}, %{{[^,]+}}, %{{[^)]+}}) = (%{{.+}}) to (%[[C1:[^,]+]], %{{.+}}) step
+// CHECK-NEXT: %[[N:.+]] = arith.constant 32 : index
+// CHECK-NEXT: scf.parallel (%[[T0:[^,]+]], %{{[^,]+}}, %{{[^)]+}}) = (%{{.+}}) to (%c64{{.*}}, %{{.+}}) step
+// CHECK-NEXT:   memref.load %{{.+}}[%[[T0]]]
+// CHECK-NEXT:   memref.store %{{.+}}, %{{.+}}[%[[T0]]] : memref<64xf32>
+// CHECK:      scf.parallel (%[[T1:[^,]+]], %{{[^,]+}}, %{{[^)]+}}) = (%{{.+}}) to (%c64{{.*}}, %{{.+}}) step
+// CHECK-NEXT:   %[[IN:.+]] = arith.cmpi ult, %[[T1]], %[[N]]
+// CHECK-NEXT:   scf.if %[[IN]] {
+// CHECK-NEXT:     memref.load %{{.+}}[%[[T1]]] : memref<64xf32>
+// CHECK-NEXT:     memref.store
+// CHECK-NOT: gpu.
+// CHECK: return
+func.func @phases(%x: memref<64xf32>, %a: memref<64xf32>, %y: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %n = arith.constant 32 : index
+    %v = memref.load %x[%t] : memref<64xf32>
+    memref.store %v, %a[%t] : memref<64xf32>
+    gpu.barrier
+    %in = arith.cmpi ult, %t, %n : index
+    scf.if %in {
+      %w = memref.load %a[%t] : memref<64xf32>
+      memref.store %w, %y[%t] : memref<32xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A barrier under control flow: its threads cooperate in ways no loop runs.
+func.func @nested_barrier(%x: memref<64xf32>, %y: memref<64xf32>, %p: i1) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{the kernel's threads cooperate}}
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    scf.if %p {
+      gpu.barrier
+    }
+    %v = memref.load %x[%t] : memref<64xf32>
+    memref.store %v, %y[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A value computed before a barrier and used after it (not an id, not a
+// constant): each phase is its own loop, so it is refused.
+func.func @crossing(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{a value crosses a barrier}}
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %x[%t] : memref<64xf32>
+    gpu.barrier
+    memref.store %v, %y[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
