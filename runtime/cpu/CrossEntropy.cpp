@@ -29,6 +29,23 @@ const float *rowSoftmax(const float *xs, int64_t row, int64_t classes, int64_t i
   return xr;
 }
 
+/// The rows' losses summed in row order, over `count`.
+float meanOfRows(const float *rowLosses, int64_t rows, float count) {
+  float sum = 0.0f;
+  for (int64_t row = 0; row < rows; ++row)
+    sum += rowLosses[row];
+  return sum / count;
+}
+
+/// Row `row`'s gradient of the logits, its classes `inner` apart.
+void rowGradient(const float *xr, float *ds, int64_t row, int64_t classes, int64_t inner,
+                 float max, float sumExp, int64_t label, float coef) {
+  namespace k = tfc::rt::cuda::kernels;
+  float *dr = ds + (row / inner) * classes * inner + row % inner;
+  for (int64_t c = 0; c < classes; ++c)
+    dr[c * inner] = k::crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+}
+
 } // namespace
 
 extern "C" void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
@@ -48,10 +65,7 @@ extern "C" void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inn
             k::crossEntropyLoss(xr[k::clampLabel(ls[row], classes) * inner], max, sumExp);
       }
     });
-  float sum = 0.0f;
-  for (int64_t row = 0; row < rows; ++row)
-    sum += rowLosses[row];
-  *reinterpret_cast<float *>(out) = sum / count;
+  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, rows, count);
 }
 
 extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
@@ -67,10 +81,8 @@ extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, int
       for (int64_t row = r0; row < r1; ++row) {
         float max, sumExp;
         const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
-        float *dr = ds + (row / inner) * classes * inner + row % inner;
-        const int64_t label = k::clampLabel(ls[row], classes);
-        for (int64_t c = 0; c < classes; ++c)
-          dr[c * inner] = k::crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+        rowGradient(xr, ds, row, classes, inner, max, sumExp, k::clampLabel(ls[row], classes),
+                    coef);
       }
     });
 }
@@ -93,13 +105,8 @@ extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr
         const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
         const int64_t label = k::clampLabel(ls[row], classes);
         rowLosses[row] = k::crossEntropyLoss(xr[label * inner], max, sumExp);
-        float *dr = ds + (row / inner) * classes * inner + row % inner;
-        for (int64_t c = 0; c < classes; ++c)
-          dr[c * inner] = k::crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
+        rowGradient(xr, ds, row, classes, inner, max, sumExp, label, coef);
       }
     });
-  float sum = 0.0f;
-  for (int64_t row = 0; row < rows; ++row)
-    sum += rowLosses[row];
-  *reinterpret_cast<float *>(out) = sum / count;
+  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, rows, count);
 }

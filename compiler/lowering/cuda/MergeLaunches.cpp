@@ -295,46 +295,19 @@ bool mayPass(Operation &op) {
          !op.hasTrait<OpTrait::IsTerminator>();
 }
 
-void chainIn(Block &block) {
+/// Runs of adjacent launches (only pure ops between), each run cut where a
+/// launch may not join the run before it (`joins`) or the captured values
+/// would pass kMaxCaptured, and each run of two or more given to `combine`.
+/// A launch describe() refuses, or `eligible` does not take, ends a run.
+void sweep(Block &block, function_ref<bool(const Launch &)> eligible,
+           function_ref<bool(ArrayRef<Launch>, const Launch &)> joins,
+           function_ref<void(ArrayRef<Launch>)> combine) {
   SmallVector<Launch> run;
   SetVector<Value> captured;
   auto flush = [&] {
     if (run.size() > 1)
-      chain(run);
+      combine(run);
     run.clear();
-    captured.clear();
-  };
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    auto launchOp = dyn_cast<gpu::LaunchOp>(op);
-    if (!launchOp) {
-      if (!mayPass(op))
-        flush();
-      continue;
-    }
-    std::optional<Launch> launch = describe(launchOp);
-    if (!launch || launch->blocks != 1) {
-      flush();
-      continue;
-    }
-    SetVector<Value> wider = captured;
-    wider.insert(launch->captured.begin(), launch->captured.end());
-    if (wider.size() > kMaxCaptured) {
-      flush();
-      wider = launch->captured;
-    }
-    run.push_back(std::move(*launch));
-    captured = std::move(wider);
-  }
-  flush();
-}
-
-void mergeIn(Block &block) {
-  SmallVector<Launch> group;
-  SetVector<Value> captured;
-  auto flush = [&] {
-    if (group.size() > 1)
-      merge(group);
-    group.clear();
     captured.clear();
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
@@ -346,32 +319,41 @@ void mergeIn(Block &block) {
       continue;
     }
     std::optional<Launch> launch = describe(launchOp);
-    if (!launch) {
+    if (!launch || !eligible(*launch)) {
       flush();
       continue;
     }
     SetVector<Value> wider = captured;
     wider.insert(launch->captured.begin(), launch->captured.end());
-    if (!group.empty() && (wider.size() > kMaxCaptured ||
-                           llvm::any_of(group, [&](const Launch &member) {
-                             return conflict(member, *launch);
-                           }))) {
+    if (!run.empty() && (wider.size() > kMaxCaptured || !joins(run, *launch))) {
       flush();
       wider = launch->captured;
     }
-    group.push_back(std::move(*launch));
+    run.push_back(std::move(*launch));
     captured = std::move(wider);
   }
   flush();
 }
 
+/// Independent neighbours side by side; then one-block neighbours, dependent
+/// or not, in order.
+void mergeIn(Block &block) {
+  sweep(
+      block, [](const Launch &) { return true; },
+      [](ArrayRef<Launch> group, const Launch &launch) {
+        return llvm::none_of(group, [&](const Launch &member) { return conflict(member, launch); });
+      },
+      merge);
+  sweep(
+      block, [](const Launch &launch) { return launch.blocks == 1; },
+      [](ArrayRef<Launch>, const Launch &) { return true; }, chain);
+}
+
 struct TfMergeLaunchesPass : tfc::impl::TfMergeLaunchesBase<TfMergeLaunchesPass> {
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal()) {
+      if (!func.isExternal())
         mergeIn(func.getBody().front());
-        chainIn(func.getBody().front());
-      }
   }
 };
 

@@ -88,6 +88,38 @@ std::optional<std::pair<Operation *, TypedAttr>> combiner(linalg::GenericOp op) 
   return std::make_pair(combine, identity);
 }
 
+/// Stage 2's dims: `iterators`' parallel dims in order (what each loop dim
+/// of the reduction becomes: its parallel dim, or 0 for a reduction dim),
+/// then the partials' dim, a reduction.
+struct FinalDims {
+  SmallVector<AffineExpr> fromLoops;
+  SmallVector<utils::IteratorType> iterators;
+  unsigned parallel = 0;
+};
+
+FinalDims finalDims(ArrayRef<utils::IteratorType> iterators, MLIRContext *ctx) {
+  FinalDims dims;
+  dims.fromLoops.assign(iterators.size(), getAffineConstantExpr(0, ctx));
+  for (auto [d, type] : llvm::enumerate(iterators))
+    if (type == utils::IteratorType::parallel)
+      dims.fromLoops[d] = getAffineDimExpr(dims.parallel++, ctx);
+  dims.iterators.assign(dims.parallel, utils::IteratorType::parallel);
+  dims.iterators.push_back(utils::IteratorType::reduction);
+  return dims;
+}
+
+/// `combine` (the reduction `op`'s out = combine(out, x), in its operand
+/// order) of `out` and a partial, at `b`.
+Value combinePartial(OpBuilder &b, linalg::GenericOp op, Operation *combine, Value out,
+                     Value part) {
+  IRMapping mapping;
+  Operation *clone = b.clone(*combine, mapping);
+  bool outFirst = combine->getOperand(0) == op.getRegion().front().getArguments().back();
+  clone->setOperand(0, outFirst ? out : part);
+  clone->setOperand(1, outFirst ? part : out);
+  return clone->getResult(0);
+}
+
 LogicalResult split(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return failure();
@@ -217,16 +249,11 @@ LogicalResult split(linalg::GenericOp op) {
     index.erase();
   });
   // Stage 2: the parallel dims in order, then s, a reduction.
-  SmallVector<AffineExpr> toFinal(numLoops, getAffineConstantExpr(0, ctx));
-  unsigned parallel = 0;
-  for (auto [d, type] : llvm::enumerate(iterators))
-    if (type == utils::IteratorType::parallel)
-      toFinal[d] = getAffineDimExpr(parallel++, ctx);
-  AffineMap finalOut = outMap.replaceDimsAndSymbols(toFinal, {}, parallel + 1, 0);
+  FinalDims final = finalDims(iterators, ctx);
+  const unsigned parallel = final.parallel;
+  AffineMap finalOut = outMap.replaceDimsAndSymbols(final.fromLoops, {}, parallel + 1, 0);
   SmallVector<AffineExpr> finalScratch = {getAffineDimExpr(parallel, ctx)};
   llvm::append_range(finalScratch, finalOut.getResults());
-  SmallVector<utils::IteratorType> finalIterators(parallel, utils::IteratorType::parallel);
-  finalIterators.push_back(utils::IteratorType::reduction);
   // A zero fill of the result right before the reduction moves after stage
   // 1 (which does not touch it), so tf-map-to-gpu still folds it in.
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(previous);
@@ -236,15 +263,8 @@ LogicalResult split(linalg::GenericOp op) {
   b.create<linalg::GenericOp>(
       loc, TypeRange{}, ValueRange{scratch}, ValueRange{init->get()},
       SmallVector<AffineMap>{AffineMap::get(parallel + 1, 0, finalScratch, ctx), finalOut},
-      finalIterators, [&](OpBuilder &nested, Location l, ValueRange args) {
-        IRMapping m;
-        Value out = args[1], part = args[0];
-        Operation *clone = nested.clone(*combine, m);
-        bool outFirst = combine->getOperand(0) ==
-                        op.getRegion().front().getArguments().back();
-        clone->setOperand(0, outFirst ? out : part);
-        clone->setOperand(1, outFirst ? part : out);
-        nested.create<linalg::YieldOp>(l, clone->getResult(0));
+      final.iterators, [&](OpBuilder &nested, Location l, ValueRange args) {
+        nested.create<linalg::YieldOp>(l, combinePartial(nested, op, combine, args[1], args[0]));
       });
   op.erase();
   return success();
@@ -484,37 +504,26 @@ LogicalResult splitLongRows(linalg::GenericOp op) {
     index.erase();
   });
   // Stage 2: the parallel dims in order, then s, a reduction.
-  SmallVector<AffineExpr> toFinal(numLoops, getAffineConstantExpr(0, ctx));
-  unsigned parallel = 0;
-  for (auto [d, type] : llvm::enumerate(iterators))
-    if (type == utils::IteratorType::parallel)
-      toFinal[d] = getAffineDimExpr(parallel++, ctx);
+  FinalDims final = finalDims(iterators, ctx);
+  const unsigned parallel = final.parallel;
   SmallVector<AffineMap> finalMaps;
   for (AffineMap map : outMaps) {
-    AffineMap out = map.replaceDimsAndSymbols(toFinal, {}, parallel + 1, 0);
+    AffineMap out = map.replaceDimsAndSymbols(final.fromLoops, {}, parallel + 1, 0);
     SmallVector<AffineExpr> results(out.getResults());
     results.push_back(getAffineDimExpr(parallel, ctx));
     finalMaps.push_back(AffineMap::get(parallel + 1, 0, results, ctx));
   }
   for (AffineMap map : outMaps)
-    finalMaps.push_back(map.replaceDimsAndSymbols(toFinal, {}, parallel + 1, 0));
-  SmallVector<utils::IteratorType> finalIterators(parallel, utils::IteratorType::parallel);
-  finalIterators.push_back(utils::IteratorType::reduction);
+    finalMaps.push_back(map.replaceDimsAndSymbols(final.fromLoops, {}, parallel + 1, 0));
   for (Operation *fill : llvm::reverse(initFills))
     fill->moveBefore(op);
   b.setInsertionPoint(op);
   b.create<linalg::GenericOp>(
-      loc, TypeRange{}, scratch, op.getDpsInits(), finalMaps, finalIterators,
+      loc, TypeRange{}, scratch, op.getDpsInits(), finalMaps, final.iterators,
       [&](OpBuilder &nested, Location l, ValueRange args) {
         if (combine) {
-          Value part = args[0], out = args[1];
-          IRMapping m;
-          Operation *clone = nested.clone(*combine->first, m);
-          bool outFirst = combine->first->getOperand(0) ==
-                          op.getRegion().front().getArguments().back();
-          clone->setOperand(0, outFirst ? out : part);
-          clone->setOperand(1, outFirst ? part : out);
-          nested.create<linalg::YieldOp>(l, clone->getResult(0));
+          nested.create<linalg::YieldOp>(
+              l, combinePartial(nested, op, combine->first, args[1], args[0]));
           return;
         }
         Value partValue = args[0], partIndex = args[1], value = args[2], index = args[3];
