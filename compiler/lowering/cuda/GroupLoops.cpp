@@ -107,6 +107,24 @@ Nest describe(ArrayRef<Operation *> ops) {
     auto linalgOp = cast<linalg::LinalgOp>(op);
     for (OpOperand &operand : op->getOpOperands())
       addAccess(nest, operand.get(), linalgOp.isDpsInit(&operand));
+    // What the body reads or writes itself (cross-entropy's load of the
+    // labelled class, a gather's row); any other use of an outside buffer
+    // there is unknown.
+    op->walk([&](Operation *inner) {
+      if (inner == op)
+        return;
+      for (Value operand : inner->getOperands()) {
+        if (!isa<MemRefType>(operand.getType()) ||
+            op->isAncestor(operand.getParentBlock()->getParentOp()))
+          continue;
+        if (isa<memref::LoadOp>(inner))
+          addAccess(nest, operand, false);
+        else if (isa<memref::StoreOp>(inner))
+          addAccess(nest, operand, true);
+        else
+          nest.barrier = true;
+      }
+    });
   }
   return nest;
 }

@@ -78,6 +78,35 @@ func.func @norms(%g0: memref<64xf32>, %g1: memref<64xf32>, %n0: memref<f32>, %n1
 
 #id1 = affine_map<(d0) -> (d0)>
 
+// A nest that reads a buffer in its body (cross-entropy's load of the
+// labelled class) depends on the nest that writes it, though the buffer is
+// none of its operands: no group, the order kept. (Grouped, the load ran
+// before the write: a train step's loss was 0.)
+// CHECK-LABEL: func.func @body_load
+// CHECK-NOT: tfc.launch_group
+// CHECK: outs(%[[T:.+]] : memref<16xf32>)
+// CHECK: memref.load %[[T]]
+func.func @body_load(%x: memref<16xf32>, %i: memref<16xindex>, %y: memref<16xf32>) attributes {tfc.entry = "predict"} {
+  %t = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : memref<16xf32>) outs(%t : memref<16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%i : memref<16xindex>) outs(%y : memref<16xf32>) {
+  ^bb0(%k: index, %o: f32):
+    %v = memref.load %t[%k] : memref<16xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#id1 = affine_map<(d0) -> (d0)>
+
 // A chain (each reads what the one before wrote) keeps its order, no group.
 // CHECK-LABEL: func.func @chain
 // CHECK-NOT: tfc.launch_group
