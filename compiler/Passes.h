@@ -62,6 +62,14 @@ inline constexpr llvm::StringLiteral kLaunchGroupAttr = "tfc.launch_group";
 /// On an scf.parallel: the work of one iteration, when the loop's body
 /// cannot tell (tf-parallel-loops-to-runtime's estimate otherwise).
 inline constexpr llvm::StringLiteral kWorkPerIterationAttr = "tfc.work_per_iteration";
+/// In a persistent kernel (tf-merge-launches' grid chains): every block of
+/// the grid waits in a call of it for all the others, the writes before
+/// visible after (tf-grid-sync defines it; tf-launches-to-loops runs the
+/// phases between calls one after another).
+inline constexpr llvm::StringLiteral kGridSyncFunction = "tfc_grid_sync";
+/// On a `gpu.launch_func` of a persistent kernel: launched cooperatively
+/// (tf-grid-sync sets it, tf-launches-to-runtime reads it).
+inline constexpr llvm::StringLiteral kCooperativeAttr = "tfc.cooperative";
 
 #define GEN_PASS_DECL
 #include "compiler/Passes.h.inc"

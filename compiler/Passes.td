@@ -657,9 +657,31 @@ def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
       if %t < 32 { B }
     }
     ```
+
+    With `grid-chains` (tfc's --persistent-kernels), after the first merge
+    each run of adjacent launches, of any grid, becomes one launch of a
+    persistent kernel: its grid the largest member's, at most 264 blocks
+    (the runtime may launch fewer: every block it has resident at once),
+    its block the widest; the members in order, a call of `@tfc_grid_sync`
+    (every block of the grid waits there for all the others; tf-grid-sync
+    defines it) between consecutive ones, each member's blocks spread over
+    the grid's, each on its own first threads:
+
+    ```mlir
+    gpu.launch blocks(%b) in (%g) threads(%t) in (256) {
+      scf.for %v = %b to 768 step %g { A(%v, %t) }
+      func.call @tfc_grid_sync() : () -> ()
+      scf.if %b < 8 and %t < 64 { B(%b, %t) }
+    }
+    ```
   }];
+  let options = [
+    Option<"gridChains", "grid-chains", "bool", /*default=*/"false",
+           "Chain every run of launches into one persistent kernel, grid-wide "
+           "barriers between its phases">,
+  ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];
 }
 
 def TfGlobalsToDevice : Pass<"tf-globals-to-device", "mlir::ModuleOp"> {
@@ -685,6 +707,44 @@ def TfMergeGpuModules : Pass<"tf-merge-gpu-modules", "mlir::ModuleOp"> {
     One module assembles in a third of the time of hundreds, and loads once.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def TfGridSync : Pass<"tf-grid-sync", "mlir::ModuleOp"> {
+  let summary = "Define the grid barrier of persistent kernels and launch them cooperatively";
+  let description = [{
+    After outlining: in a kernels' module whose kernels call `@tfc_grid_sync`
+    (tf-merge-launches' grid chains), the function gets its body: a block
+    barrier; thread 0 of each block counts the block in at a global of the
+    module (`@tfc_grid_state`: a count and a generation, zero at load), the
+    last to arrive resets the count and bumps the generation while the
+    others spin on it, with `membar.gl` on both sides (PTX in an
+    `llvm.inline_asm`); a block barrier again. The kernels that call it
+    lose their `known_grid_size` (the runtime launches as many blocks as
+    the GPU holds at once, at most the grid asked for) and their
+    `gpu.launch_func`s get `tfc.cooperative`, which tf-launches-to-runtime
+    turns into a cooperative launch.
+
+    ```mlir
+    gpu.module @tfc_kernels {
+      gpu.func @tfc_k0() kernel { ... func.call @tfc_grid_sync() ... }
+      func.func private @tfc_grid_sync()
+    }
+    // becomes
+    gpu.module @tfc_kernels {
+      llvm.mlir.global internal @tfc_grid_state(dense<0> : tensor<2xi32>)
+          {addr_space = 1 : i32} : !llvm.array<2 x i32>
+      func.func private @tfc_grid_sync() {
+        gpu.barrier
+        scf.if %thread_0 { llvm.inline_asm has_side_effects "...", "l,~{memory}" }
+        gpu.barrier
+        return
+      }
+    }
+    gpu.launch_func @tfc_kernels::@tfc_k0 ... {tfc.cooperative}
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::gpu::GPUDialect"];
 }
 
 def TfLaunchesToRuntime : Pass<"tf-launches-to-runtime", "mlir::ModuleOp"> {

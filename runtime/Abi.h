@@ -296,6 +296,9 @@ enum Arg : unsigned {
 #define TFC_ABI_CUDA_RUNTIME_FUNCTIONS(X)                                      \
   X(CudaLaunch, tfc_cuda_launch,                                               \
     void(TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                        \
+  /* the same arguments: a persistent kernel, its grid the most it takes */   \
+  X(CudaLaunchCooperative, tfc_cuda_launch_cooperative,                        \
+    void(TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                        \
   /* tfc_sgemm's arguments (gemm::Arg), on device memory: C[b] (+)= op(A[b]) \
      op(B[b]), row-major, fp32 throughout */                                   \
   X(CudaSgemm, tfc_cuda_sgemm, void(TFC_ABI_GEMM_ARGS))                       \
@@ -414,6 +417,7 @@ static_assert(arity(RuntimeFunction::AttentionBackward) ==
                   attention::kPerTensor * (attention::kBackwardInputs + attention::kBackwardOutputs));
 static_assert(arity(RuntimeFunction::SgemmWindows) == gemm::Count + gemm::kWindowArgs);
 static_assert(arity(RuntimeFunction::CudaLaunch) == launch::Count);
+static_assert(arity(RuntimeFunction::CudaLaunchCooperative) == launch::Count);
 static_assert(arity(RuntimeFunction::CudaSgemm) == gemm::Count);
 #define TFC_ABI_SAME_AS_TWIN(id)                                               \
   static_assert(std::is_same_v<FunctionType<RuntimeFunction::id>::type,         \

@@ -272,6 +272,7 @@ bool CudaDevice::loadKernels(const void *image, const std::vector<std::string> &
   functions_ = std::move(functions);
   kernelNames_ = kernels;
   sharedOptIn_.assign(kernels.size(), kDefaultSharedBytes);
+  residentBlocks_.assign(kernels.size(), 0);
   return true;
 }
 
@@ -526,7 +527,8 @@ void CudaDevice::copyOut(void *host, const void *device, size_t bytes) {
 }
 
 void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t block[3],
-                        int64_t sharedBytes, int64_t argc, const intptr_t *args) {
+                        int64_t sharedBytes, int64_t argc, const intptr_t *args,
+                        bool cooperative) {
   if (!launchError_.empty())
     return; // the first failure stands; what follows it would read garbage
   if (!context_)
@@ -570,11 +572,64 @@ void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t bl
   std::vector<void *> params(static_cast<size_t>(argc));
   for (int64_t i = 0; i < argc; ++i)
     params[size_t(i)] = const_cast<intptr_t *>(&args[i]);
+  if (cooperative)
+    return launchCooperative(size_t(kernel), where, grid, block, sharedBytes, params);
   if (!driver_->check(api.launchKernel(function, unsigned(grid[0]), unsigned(grid[1]),
                                        unsigned(grid[2]), unsigned(block[0]), unsigned(block[1]),
                                        unsigned(block[2]), unsigned(sharedBytes),
                                        context_->stream(), params.data(), nullptr),
                       "cuLaunchKernel(" + where + ")", error))
+    failLaunch(error);
+}
+
+void CudaDevice::launchCooperative(size_t kernel, const std::string &where,
+                                   const int64_t grid[3], const int64_t block[3],
+                                   int64_t sharedBytes, std::vector<void *> &params) {
+  std::string error;
+  const DriverApi &api = driver_->api();
+  CUfunction function = functions_[kernel];
+  if (grid[1] != 1 || grid[2] != 1)
+    return failLaunch("tfc_cuda_launch_cooperative of " + where +
+                      ": a persistent kernel's grid is one row of blocks");
+  // Every block of a grid barrier's grid runs at once: as many as the GPU
+  // holds (asked once a kernel), at most the grid asked for; each phase
+  // loops over its blocks by the grid's size.
+  int64_t &resident = residentBlocks_[kernel];
+  if (resident == 0) {
+    int perMultiprocessor = 0, multiprocessors = 0;
+    const int threads = int(block[0] * block[1] * block[2]);
+    if (!driver_->check(api.occupancyMaxActiveBlocksPerMultiprocessor(
+                            &perMultiprocessor, function, threads, size_t(sharedBytes)),
+                        "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + where + ")", error) ||
+        !driver_->check(api.deviceGetAttribute(&multiprocessors,
+                                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                               context_->device()),
+                        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)", error))
+      return failLaunch(error);
+    if (perMultiprocessor < 1 || multiprocessors < 1)
+      return failLaunch("the persistent " + where + " cannot run on this GPU: not one block of " +
+                        std::to_string(threads) +
+                        " threads fits on a multiprocessor (its registers or shared memory); "
+                        "compile the model without --persistent-kernels");
+    resident = int64_t(perMultiprocessor) * multiprocessors;
+  }
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  attribute.value.cooperative = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = unsigned(std::min(grid[0], resident));
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = unsigned(block[0]);
+  config.blockDimY = unsigned(block[1]);
+  config.blockDimZ = unsigned(block[2]);
+  config.sharedMemBytes = unsigned(sharedBytes);
+  config.hStream = context_->stream();
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  if (!driver_->check(api.launchKernelEx(&config, function, params.data(), nullptr),
+                      "cuLaunchKernelEx(" + where + ", cooperative, " +
+                          std::to_string(config.gridDimX) + " blocks resident)",
+                      error))
     failLaunch(error);
 }
 

@@ -138,8 +138,12 @@ public:
 
   /// What tfc_cuda_launch and tfc_cuda_sgemm do on this device (outside of
   /// run() too, for tests): enqueue on the stream, or record the first error.
+  /// `cooperative` (a persistent kernel, tfc_cuda_launch_cooperative): at
+  /// most the blocks the GPU holds at once (grid x is the most it asks for),
+  /// launched so that the driver guarantees they run together.
   void launch(intptr_t kernel, const int64_t grid[3], const int64_t block[3],
-              int64_t sharedBytes, int64_t argc, const intptr_t *args);
+              int64_t sharedBytes, int64_t argc, const intptr_t *args,
+              bool cooperative = false);
   void sgemm(const GemmArgs &args, const GemmEpilogue &epilogue = {});
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
@@ -211,6 +215,10 @@ private:
   std::vector<CUfunction> functions_;
   std::vector<std::string> kernelNames_;
   std::vector<int64_t> sharedOptIn_; // per kernel: dynamic shared memory allowed so far
+  std::vector<int64_t> residentBlocks_; // per kernel: blocks resident at once (0: not asked)
+  void launchCooperative(size_t kernel, const std::string &where, const int64_t grid[3],
+                         const int64_t block[3], int64_t sharedBytes,
+                         std::vector<void *> &params);
   int64_t maxSharedBytes_ = kDefaultSharedBytes;
   LayerKernels layerKernels_;
   std::unique_ptr<CublasLt> cublasLt_;

@@ -78,6 +78,12 @@ constexpr int kMinDriverVersion = 12000;
   X(moduleGetFunction, "cuModuleGetFunction", PFN_cuModuleGetFunction_v2000, 2000,     \
     "cuModuleGetFunction")                                                             \
   X(launchKernel, "cuLaunchKernel", PFN_cuLaunchKernel_v4000, 4000, "cuLaunchKernel")  \
+  /* persistent kernels: launched cooperatively, as many blocks as fit */              \
+  X(launchKernelEx, "cuLaunchKernelEx", PFN_cuLaunchKernelEx_v11060, 11060,            \
+    "cuLaunchKernelEx")                                                                \
+  X(occupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", \
+    PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, 6050,                       \
+    "cuOccupancyMaxActiveBlocksPerMultiprocessor")                                     \
   X(streamCreate, "cuStreamCreate", PFN_cuStreamCreate_v2000, 2000, "cuStreamCreate")  \
   X(streamDestroy, "cuStreamDestroy", PFN_cuStreamDestroy_v4000, 4000,                 \
     "cuStreamDestroy_v2")                                                              \

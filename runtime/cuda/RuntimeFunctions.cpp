@@ -21,6 +21,16 @@ extern "C" void tfc_cuda_launch(intptr_t kernel, intptr_t gridX, intptr_t gridY,
       .launch(kernel, grid, block, sharedBytes, argc, reinterpret_cast<const intptr_t *>(args));
 }
 
+extern "C" void tfc_cuda_launch_cooperative(intptr_t kernel, intptr_t gridX, intptr_t gridY,
+                                            intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                                            intptr_t blockZ, intptr_t sharedBytes,
+                                            intptr_t argc, intptr_t args) {
+  const int64_t grid[3] = {gridX, gridY, gridZ}, block[3] = {blockX, blockY, blockZ};
+  CudaDevice::activeFor("tfc_cuda_launch_cooperative")
+      .launch(kernel, grid, block, sharedBytes, argc, reinterpret_cast<const intptr_t *>(args),
+              /*cooperative=*/true);
+}
+
 extern "C" void tfc_cuda_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
                                intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                                intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,

@@ -25,6 +25,14 @@ void tfc_cuda_launch(intptr_t kernel, intptr_t gridX, intptr_t gridY, intptr_t g
                      intptr_t blockX, intptr_t blockY, intptr_t blockZ, intptr_t sharedBytes,
                      intptr_t argc, intptr_t args);
 
+/// tfc_cuda_launch of a persistent kernel (tfc compile --persistent-kernels):
+/// its blocks wait for each other at grid barriers, so all must run at once.
+/// Launched cooperatively with at most gridX blocks, as many as the GPU holds
+/// at once (the kernel loops over its work by the grid it gets).
+void tfc_cuda_launch_cooperative(intptr_t kernel, intptr_t gridX, intptr_t gridY, intptr_t gridZ,
+                                 intptr_t blockX, intptr_t blockY, intptr_t blockZ,
+                                 intptr_t sharedBytes, intptr_t argc, intptr_t args);
+
 /// tfc_sgemm (runtime/cpu/Gemm.h) on device memory, through cuBLASLt: for
 /// b < batch, C[b] = op(A[b]) op(B[b]) (+ C[b] when `accumulate`),
 /// row-major fp32; strideC 0 with batch > 1 sums the items into one C.

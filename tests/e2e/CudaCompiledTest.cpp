@@ -256,7 +256,7 @@ rt::Tensor feedFor(const rt::TensorSpec &spec, std::vector<int64_t> shape, std::
 /// captured, the kernels they named, the GEMMs, the graphs.
 struct FakeLog {
   std::string text;
-  size_t eager = 0, captured = 0, gemms = 0, captures = 0;
+  size_t eager = 0, captured = 0, gemms = 0, captures = 0, cooperative = 0;
   std::vector<size_t> capturedNodes, replayedNodes; // cuStreamEndCapture, cuGraphLaunch
   std::set<std::string> launched;
   std::map<std::string, std::set<std::string>> blocks; // a kernel's "128x1x1", ...
@@ -265,8 +265,12 @@ struct FakeLog {
     for (const std::string &line : linesOf(text)) {
       size_t nodes;
       char name[64], block[32];
-      if (std::sscanf(line.c_str(), "cuLaunchKernel(%63[^,]", name) == 1) {
+      // cuLaunchKernelEx: a persistent kernel's cooperative launch.
+      const bool ex = std::sscanf(line.c_str(), "cuLaunchKernelEx(%63[^,]", name) == 1;
+      if (ex || std::sscanf(line.c_str(), "cuLaunchKernel(%63[^,]", name) == 1) {
         launched.insert(name);
+        if (ex && line.find(", cooperative)") != std::string::npos)
+          ++cooperative;
         if (size_t at = line.find(", block "); at != std::string::npos &&
                                                 std::sscanf(line.c_str() + at, ", block %31[0-9x]",
                                                             block) == 1)
@@ -612,6 +616,51 @@ TEST_F(OnFakes, OneLaunchUpdatesEveryParameter) {
   EXPECT_GT(step.eager, 0u);
   FakeLog bench = runOnFakes("bench", "bench --steps 2");
   EXPECT_GT(bench.captured, 0u);
+}
+
+// --persistent-kernels: each entry one cooperative launch of one kernel (its
+// phases separated by grid barriers), no cuBLASLt and no hand-written
+// kernel; train_step's graph is that one node. The grid is what the GPU
+// holds at once, at most the 264 blocks the kernel asks for: all of them
+// on the fake's 132 multiprocessors of 2048 threads, 132 when one block
+// fits a multiprocessor, and a kernel no block of which fits is refused
+// with a message, exit 1.
+TEST_F(OnFakes, PersistentKernelIsOneLaunchAnEntry) {
+  // The file's batch of 128: its phases ask for more blocks than the grid.
+  ASSERT_NO_FATAL_FAILURE(
+      compile("reverse", "--persistent-kernels", kSource + "/models/reverse.tf"));
+  for (const char *entry : {"predict", "train_step", "evaluate"}) {
+    SCOPED_TRACE(entry);
+    FakeLog log = runEntry(entry);
+    EXPECT_EQ(log.eager, 1u) << log.text;
+    EXPECT_EQ(log.cooperative, 1u) << log.text;
+    EXPECT_EQ(log.gemms, 0u);
+    for (const auto &[kernel, block] : kHandKernels)
+      EXPECT_FALSE(log.launched.count(kernel)) << kernel;
+    EXPECT_NE(log.text.find("cuLaunchKernelEx(tfc_k"), std::string::npos);
+    EXPECT_NE(log.text.find(", grid 264x1x1, block 256x1x1, smem 0, cooperative)"),
+              std::string::npos)
+        << log.text;
+  }
+  // Every graph bench captures is the one launch.
+  FakeLog bench = runOnFakes("bench", "bench --steps 2");
+  EXPECT_GT(bench.captures, 0u);
+  EXPECT_EQ(bench.capturedNodes, std::vector<size_t>(bench.captures, 1)) << bench.text;
+  EXPECT_EQ(bench.captured, bench.captures);
+  EXPECT_EQ(bench.cooperative, bench.eager + bench.captured);
+
+  const std::string bench1 = dir_ + "/bench-occupancy-1.log";
+  CommandResult r = run(kFakes + "TFC_FAKE_CUDA_OCCUPANCY=1 TFC_FAKE_CUDA_LOG=" + bench1 + " " +
+                        binary_ + " bench --steps 1");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(fileBytes(bench1).find(", grid 132x1x1, block 256x1x1, smem 0, cooperative)"),
+            std::string::npos)
+      << fileBytes(bench1);
+  r = run(kFakes + "TFC_FAKE_CUDA_OCCUPANCY=0 " + binary_ + " bench --steps 1");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot run on this GPU: not one block of 256 threads fits"),
+            std::string::npos)
+      << r.output;
 }
 
 // --precision tf32 and bf16 end to end: the manifest says which, and every

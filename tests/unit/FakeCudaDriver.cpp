@@ -26,6 +26,9 @@
 //   TFC_FAKE_CUDA_ALLOC_LIMIT=N     cuMemAlloc of more than N bytes fails
 //                                   with CUDA_ERROR_OUT_OF_MEMORY
 //   TFC_FAKE_CUDA_MISSING=cuXxx     cuGetProcAddress does not know cuXxx
+//   TFC_FAKE_CUDA_OCCUPANCY=N       N blocks of any kernel a multiprocessor
+//                                   (132 of them; default 2048 threads' worth):
+//                                   occupancy queries and cooperative launches
 //   TFC_FAKE_CUDA_LOG=PATH          the log is appended to PATH when the
 //                                   library is unloaded (or the process ends)
 // Built twice: exporting only cuGetProcAddress(_v2) (the default), and with
@@ -39,6 +42,7 @@
 // cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; the fake defines both.
 #undef cuGetProcAddress
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
@@ -152,6 +156,17 @@ const ErrorText *findError(CUresult code) {
 
 /// An H100's dynamic shared memory a block may opt into.
 constexpr int kSharedOptInLimit = 232448;
+/// An H100's multiprocessors, each holding 2048 threads' blocks: what
+/// cuOccupancyMaxActiveBlocksPerMultiprocessor answers and a cooperative
+/// launch may use (TFC_FAKE_CUDA_OCCUPANCY=N: N blocks a multiprocessor,
+/// whatever their size; 0 is a kernel too big to run).
+constexpr int kMultiprocessors = 132;
+
+unsigned blocksPerMultiprocessor(unsigned threads) {
+  if (const char *forced = std::getenv("TFC_FAKE_CUDA_OCCUPANCY"))
+    return unsigned(std::atoi(forced));
+  return threads ? std::min(32u, 2048u / threads) : 0;
+}
 
 /// Refuses what no stream may do while one is being captured.
 #define REFUSE_WHILE_CAPTURING(what)                                                              \
@@ -225,6 +240,8 @@ FAKE(cuDeviceGetAttribute)(int *value, CUdevice_attribute attribute, CUdevice de
     *value = 9;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = 0;
+  else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    *value = kMultiprocessors;
   else
     return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
@@ -603,23 +620,28 @@ FAKE(cuFuncSetAttribute)(CUfunction function, CUfunction_attribute attribute, in
   it->second.sharedOptIn = value;
   return CUDA_SUCCESS;
 }
-FAKE(cuLaunchKernel)(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                     unsigned by, unsigned bz, unsigned sharedBytes, CUstream stream,
-                     void **params, void **extra) {
-  REQUIRE_INIT();
+namespace {
+/// A launch by `call` (cuLaunchKernel, or cuLaunchKernelEx, `cooperative`
+/// when it asked for CU_LAUNCH_ATTRIBUTE_COOPERATIVE): checked, recorded,
+/// captured or run (the runtime's gather on the host).
+CUresult launch(const char *call, CUfunction function, const unsigned grid[3],
+                const unsigned block[3], unsigned sharedBytes, CUstream stream, void **params,
+                void **extra, bool cooperative) {
   auto it = state().functions.find(uintptr_t(function));
   if (it == state().functions.end()) {
-    record("cuLaunchKernel: INVALID: an unknown function");
+    record(std::string(call) + ": INVALID: an unknown function");
     return CUDA_ERROR_INVALID_HANDLE;
   }
   Node node;
   node.function = uintptr_t(function);
-  node.grid[0] = gx, node.grid[1] = gy, node.grid[2] = gz;
-  node.block[0] = bx, node.block[1] = by, node.block[2] = bz;
+  std::copy_n(grid, 3, node.grid);
+  std::copy_n(block, 3, node.block);
   node.sharedBytes = sharedBytes;
+  const std::string what = std::string(call) + "(" + describeLaunch(node) +
+                           (cooperative ? ", cooperative" : "") + ")";
   const std::vector<std::string> &types = it->second.params;
   if (extra || (!types.empty() && !params)) {
-    record("cuLaunchKernel(" + describeLaunch(node) + "): INVALID: no kernelParams");
+    record(what + ": INVALID: no kernelParams");
     return CUDA_ERROR_INVALID_VALUE;
   }
   // Each param's value, read as its PTX type's size (an aggregate: its
@@ -636,18 +658,74 @@ FAKE(cuLaunchKernel)(CUfunction function, unsigned gx, unsigned gy, unsigned gz,
     node.params.push_back(value);
   }
   if (std::string why = checkLaunch(node); !why.empty()) {
-    record("cuLaunchKernel(" + describeLaunch(node) + "): INVALID: " + why);
+    record(what + ": INVALID: " + why);
     return CUDA_ERROR_INVALID_VALUE;
+  }
+  // A cooperative grid must be resident at once, as the driver demands.
+  if (cooperative) {
+    const unsigned threads = block[0] * block[1] * block[2];
+    const unsigned long long most =
+        (unsigned long long)blocksPerMultiprocessor(threads) * kMultiprocessors;
+    if ((unsigned long long)grid[0] * grid[1] * grid[2] > most) {
+      record(what + ": INVALID: a cooperative grid of more than " + std::to_string(most) +
+             " blocks");
+      return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
   }
   bool captured = state().captureAny && state().capturing == uintptr_t(stream);
   if (!captured)
     if (std::string why = runHostTwin(node); !why.empty()) {
-      record("cuLaunchKernel(" + describeLaunch(node) + "): INVALID: " + why);
+      record(what + ": INVALID: " + why);
       return CUDA_ERROR_INVALID_VALUE;
     }
-  record("cuLaunchKernel(" + describeLaunch(node) + ")" + (captured ? " captured" : ""));
+  record(what + (captured ? " captured" : ""));
   if (captured)
     state().captured.push_back(std::move(node));
+  return CUDA_SUCCESS;
+}
+} // namespace
+
+FAKE(cuLaunchKernel)(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                     unsigned by, unsigned bz, unsigned sharedBytes, CUstream stream,
+                     void **params, void **extra) {
+  REQUIRE_INIT();
+  const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+  return launch("cuLaunchKernel", function, grid, block, sharedBytes, stream, params, extra,
+                false);
+}
+FAKE(cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction function, void **params,
+                       void **extra) {
+  REQUIRE_INIT();
+  if (!config || (config->numAttrs && !config->attrs)) {
+    record("cuLaunchKernelEx: INVALID: no config");
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  bool cooperative = false;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id != CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+      record("cuLaunchKernelEx: INVALID: an attribute the fake does not know (" +
+             std::to_string(int(config->attrs[i].id)) + ")");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    cooperative = config->attrs[i].value.cooperative != 0;
+  }
+  const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
+  const unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
+  return launch("cuLaunchKernelEx", function, grid, block, config->sharedMemBytes,
+                config->hStream, params, extra, cooperative);
+}
+FAKE(cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction function,
+                                                  int blockSize, size_t sharedBytes) {
+  REQUIRE_INIT();
+  auto it = state().functions.find(uintptr_t(function));
+  if (it == state().functions.end())
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (blockSize < 1 || blockSize > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  *blocks = int(blocksPerMultiprocessor(unsigned(blockSize)));
+  record("cuOccupancyMaxActiveBlocksPerMultiprocessor(" + it->second.name + ", " +
+         std::to_string(blockSize) + ", " + std::to_string(sharedBytes) + "): " +
+         std::to_string(*blocks));
   return CUDA_SUCCESS;
 }
 FAKE(cuStreamBeginCapture_v2)(CUstream stream, CUstreamCaptureMode mode) {
@@ -797,6 +875,8 @@ const Entry kEntries[] = {
     ENTRY("cuModuleUnload", cuModuleUnload),
     ENTRY("cuModuleGetFunction", cuModuleGetFunction),
     ENTRY("cuLaunchKernel", cuLaunchKernel),
+    ENTRY("cuLaunchKernelEx", cuLaunchKernelEx),
+    ENTRY("cuOccupancyMaxActiveBlocksPerMultiprocessor", cuOccupancyMaxActiveBlocksPerMultiprocessor),
     ENTRY("cuStreamCreate", cuStreamCreate),
     ENTRY("cuStreamDestroy", cuStreamDestroy_v2),
     ENTRY("cuStreamSynchronize", cuStreamSynchronize),

@@ -190,6 +190,14 @@ static cl::opt<bool> noMergeLaunches(
              "adjacent independent ones as one launch (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> persistentKernels(
+    "persistent-kernels",
+    cl::desc("cuda: run each entry as one persistent kernel, its phases (every GEMM and "
+             "layer, in generated code: no cuBLASLt, no hand-written kernels) separated by "
+             "grid-wide barriers; one launch a step, for models whose step launches bound "
+             "(docs/cuda.md)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noWinograd(
     "no-winograd",
     cl::desc("Run convolutions of 5 taps and their weight gradients as GEMMs over their "
@@ -277,7 +285,7 @@ void buildPipeline(PassManager &pm, const tfc::Backend &backend,
     tfc::addAutodiffPasses(pm, /*splitStep=*/backend.dataParallel);
   if (emit >= EmitFused)
     tfc::addFusionPasses(pm, /*fuse=*/!noFuse, /*gemmEpilogues=*/!noGemmEpilogues,
-                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels,
+                         /*horizontal=*/!noHorizontal, /*decompose=*/noRuntimeKernels || persistentKernels,
                          /*crossEntropyGradKernel=*/backend.crossEntropyGradKernel);
   if (emit >= EmitLinalg && noRuntimeKernels)
     tfc::addLinalgPassesWithoutKernels(pm);
@@ -448,8 +456,20 @@ int compile() {
                  << "\n";
     return kUsageError;
   }
+  if (persistentKernels && backend->name != "cuda" && backend->name != "cuda-emulated") {
+    llvm::errs() << "tfc: error: --persistent-kernels is a GPU mode: it needs --target=cuda "
+                    "(or cuda-emulated)\n";
+    return kUsageError;
+  }
+  if (persistentKernels && precision != "fp32") {
+    llvm::errs() << "tfc: error: --persistent-kernels computes every GEMM in generated fp32 "
+                    "code (no cuBLASLt): --precision "
+                 << precision << " needs the default, graph-replayed step\n";
+    return kUsageError;
+  }
   tfc::CodegenOptions codegen;
   codegen.winograd = !noWinograd;
+  codegen.cuda.persistent = persistentKernels;
   codegen.cuda.precision = precision;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;

@@ -22,7 +22,16 @@
 //     scf.parallel (%tx, %ty, %tz) = ... { B(%tx) }
 //   }
 //
-// A phase takes nothing from another but the ids and constants.
+// A phase takes nothing from another but the ids and constants. A persistent
+// kernel (tf-merge-launches' grid chains) has calls of `tfc_grid_sync` at the
+// top level of its body instead: every block ends a phase before any begins
+// the next, so each phase is a parallel loop over the blocks and threads,
+// one after another:
+//
+//   gpu.launch ... { A; func.call @tfc_grid_sync(); B }
+//   // becomes
+//   scf.parallel (%bx, ..., %tx, ...) = ... { A }
+//   scf.parallel (%bx, ..., %tx, ...) = ... { B }
 //
 // The hand-written kernels' calls (tfc_cuda_attention_forward, ...) become
 // calls of their CPU twins, which take the same arguments (runtime/Abi.h's
@@ -50,6 +59,11 @@ using namespace mlir;
 
 namespace {
 
+bool isGridSync(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee() == tfc::kGridSyncFunction;
+}
+
 LogicalResult launchToLoops(gpu::LaunchOp launch) {
   if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty() ||
       launch.getAsyncToken() || launch.getDynamicSharedMemorySize() ||
@@ -57,20 +71,30 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
     return launch.emitError("tf-launches-to-loops: only kernels whose threads are independent "
                             "(no shared memory, one block, synchronous) run as loops");
   Block &body = launch.getBody().front();
+  // A persistent kernel's grid barriers (calls of tfc_grid_sync) at its
+  // top level, or a chain's block barriers: not both.
+  bool gridPhases = false, blockPhases = false;
   WalkResult cooperative = launch.getBody().walk([&](Operation *op) {
-    bool phases = isa<gpu::BarrierOp>(op) && op->getBlock() == &body;
+    bool top = op->getBlock() == &body;
+    if (isGridSync(op)) {
+      gridPhases = true;
+      return top ? WalkResult::advance() : WalkResult::interrupt();
+    }
+    bool phases = isa<gpu::BarrierOp>(op) && top;
+    blockPhases |= phases;
     return isa<gpu::GPUDialect>(op->getDialect()) && !isa<gpu::TerminatorOp>(op) && !phases
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });
-  if (cooperative.wasInterrupted())
+  if (cooperative.wasInterrupted() || (gridPhases && blockPhases))
     return launch.emitError("tf-launches-to-loops: the kernel's threads cooperate (a gpu op "
-                            "in its body other than a barrier between phases at its top level)");
+                            "in its body other than barriers between phases at its top level, "
+                            "of the block or of the grid)");
   // Each top-level op's phase: how many barriers come before it.
   DenseMap<Operation *, int> phaseOf;
   int phases = 0;
   for (Operation &op : body) {
-    if (isa<gpu::BarrierOp>(op))
+    if (isa<gpu::BarrierOp>(op) || isGridSync(&op))
       ++phases;
     phaseOf[&op] = phases;
   }
@@ -108,6 +132,33 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
     OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
     for (Operation &op : body.without_terminator())
       inner.clone(op, mapping);
+    launch.erase();
+    return success();
+  }
+  if (gridPhases) {
+    // Every block's phase ends before any block's next begins: a parallel
+    // loop over the blocks and threads a phase, one after another.
+    for (Operation &op : body)
+      if (op.hasTrait<OpTrait::ConstantLike>())
+        b.clone(op, mapping);
+    auto next = body.without_terminator().begin(), end = body.without_terminator().end();
+    while (next != end) {
+      SmallVector<Operation *> phase;
+      for (; next != end && !isGridSync(&*next); ++next)
+        if (!next->hasTrait<OpTrait::ConstantLike>())
+          phase.push_back(&*next);
+      if (next != end)
+        ++next;
+      if (phase.empty())
+        continue;
+      auto loop = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
+                                            SmallVector<Value>(6, one));
+      mapLevel(0, loop.getInductionVars(), 0);
+      mapLevel(1, loop.getInductionVars(), 3);
+      OpBuilder inner = OpBuilder::atBlockBegin(loop.getBody());
+      for (Operation *op : phase)
+        inner.clone(*op, mapping);
+    }
     launch.erase();
     return success();
   }
@@ -149,6 +200,9 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
     for (gpu::LaunchOp launch : launches)
       if (failed(launchToLoops(launch)))
         return signalPassFailure();
+    // The grid barriers' declaration: nothing calls it now.
+    if (auto sync = getOperation().lookupSymbol<func::FuncOp>(tfc::kGridSyncFunction))
+      sync.erase();
     callCpuTwins();
   }
 

@@ -159,7 +159,8 @@ std::optional<unsigned> kernelIndex(StringRef name) {
 struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesToRuntimePass> {
   using TfLaunchesToRuntimeBase::TfLaunchesToRuntimeBase;
 
-  /// Replaces `launch` by a tfc_cuda_launch call through `slots`.
+  /// Replaces `launch` by a call of `callee` (tfc_cuda_launch, or
+  /// tfc_cuda_launch_cooperative) through `slots`.
   LogicalResult lowerLaunch(gpu::LaunchFuncOp launch, func::FuncOp callee, Value slots) {
     std::optional<unsigned> index = kernelIndex(launch.getKernelName().getValue());
     if (!index)
@@ -227,6 +228,13 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
     auto callee = b.create<func::FuncOp>(
         module.getLoc(), abi::symbol(abi::RuntimeFunction::CudaLaunch), type);
     callee.setPrivate();
+    // Persistent kernels (tf-grid-sync marked their launches).
+    func::FuncOp cooperativeCallee;
+    if (llvm::any_of(launches, [](gpu::LaunchFuncOp l) { return l->hasAttr(tfc::kCooperativeAttr); })) {
+      cooperativeCallee = b.create<func::FuncOp>(
+          module.getLoc(), abi::symbol(abi::RuntimeFunction::CudaLaunchCooperative), type);
+      cooperativeCallee.setPrivate();
+    }
 
     // One slot array a function, as long as its longest launch needs.
     llvm::MapVector<func::FuncOp, SmallVector<gpu::LaunchFuncOp>> byFunction;
@@ -244,7 +252,9 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
       Value slots = at.create<memref::AllocaOp>(module.getLoc(),
                                                 MemRefType::get({most}, at.getI64Type()));
       for (gpu::LaunchFuncOp launch : list)
-        if (failed(lowerLaunch(launch, callee, slots)))
+        if (failed(lowerLaunch(launch,
+                               launch->hasAttr(tfc::kCooperativeAttr) ? cooperativeCallee : callee,
+                               slots)))
           return signalPassFailure();
     }
 

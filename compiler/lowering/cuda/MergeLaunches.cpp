@@ -288,6 +288,84 @@ void chain(ArrayRef<Launch> chain) {
     gpu::LaunchOp(member.op).erase();
 }
 
+/// The most blocks a persistent kernel's grid asks for: two blocks of 256
+/// threads on each of an H100's 132 multiprocessors. The runtime launches
+/// fewer where fewer are resident at once (a grid barrier needs every
+/// block running); each phase spreads its blocks over the grid's.
+constexpr int64_t kPersistentBlocks = 264;
+
+/// `@tfc_grid_sync`'s declaration in `module` (tf-grid-sync defines it in
+/// the kernels' module).
+func::FuncOp gridSyncDeclaration(ModuleOp module) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(tfc::kGridSyncFunction))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto f = b.create<func::FuncOp>(module.getLoc(), tfc::kGridSyncFunction,
+                                  b.getFunctionType({}, {}));
+  f.setPrivate();
+  return f;
+}
+
+/// One persistent launch running `chain`'s members in order, at the last
+/// one's place: a grid barrier between consecutive members; a member with
+/// more blocks than the grid loops over its blocks by the grid's size.
+void gridChain(ArrayRef<Launch> chain) {
+  gpu::LaunchOp last = chain.back().op;
+  Location loc = last.getLoc();
+  func::FuncOp sync = gridSyncDeclaration(last->getParentOfType<ModuleOp>());
+  OpBuilder b(last);
+  int64_t blocks = 0, threads = 0;
+  for (const Launch &member : chain) {
+    blocks = std::max(blocks, member.blocks);
+    threads = std::max(threads, member.threads);
+  }
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto merged = b.create<gpu::LaunchOp>(
+      loc, b.create<arith::ConstantIndexOp>(loc, std::min(blocks, kPersistentBlocks)), one, one,
+      b.create<arith::ConstantIndexOp>(loc, threads), one, one);
+  b.setInsertionPointToStart(&merged.getBody().front());
+  Value blockId = merged.getBlockIds().x, threadId = merged.getThreadIds().x;
+  // The grid's size as launched (the runtime's, not the constant above).
+  Value grid = merged.getGridSize().x;
+  for (auto [i, member] : llvm::enumerate(chain)) {
+    if (i)
+      b.create<func::CallOp>(loc, sync);
+    // Everything a member needs is made in its own phase. Its blocks in
+    // turn by the grid's blocks, whatever grid the runtime launched.
+    OpBuilder inner = b;
+    auto constant = [&](int64_t v) { return inner.create<arith::ConstantIndexOp>(loc, v); };
+    auto blockLoop = inner.create<scf::ForOp>(loc, blockId, constant(member.blocks), grid);
+    inner.setInsertionPoint(blockLoop.getBody()->getTerminator());
+    if (member.threads < threads) {
+      auto branch = inner.create<scf::IfOp>(
+          loc,
+          inner.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId,
+                                      constant(member.threads)),
+          /*withElseRegion=*/false);
+      inner.setInsertionPointToStart(branch.thenBlock());
+    }
+    gpu::LaunchOp op = member.op;
+    IRMapping mapping;
+    mapping.map(op.getBlockIds().x, blockLoop.getInductionVar());
+    mapping.map(op.getBlockIds().y, merged.getBlockIds().y);
+    mapping.map(op.getBlockIds().z, merged.getBlockIds().z);
+    mapping.map(op.getThreadIds().x, threadId);
+    mapping.map(op.getThreadIds().y, merged.getThreadIds().y);
+    mapping.map(op.getThreadIds().z, merged.getThreadIds().z);
+    mapping.map(op.getGridSize().x, constant(member.blocks));
+    mapping.map(op.getGridSize().y, merged.getGridSize().y);
+    mapping.map(op.getGridSize().z, merged.getGridSize().z);
+    mapping.map(op.getBlockSize().x, constant(member.threads));
+    mapping.map(op.getBlockSize().y, merged.getBlockSize().y);
+    mapping.map(op.getBlockSize().z, merged.getBlockSize().z);
+    for (Operation &o : op.getBody().front().without_terminator())
+      inner.clone(o, mapping);
+  }
+  b.create<gpu::TerminatorOp>(loc);
+  for (const Launch &member : chain)
+    gpu::LaunchOp(member.op).erase();
+}
+
 /// Whether `op` may lie between two merged launches: the merged one comes
 /// after it, the earlier members' operands before.
 bool mayPass(Operation &op) {
@@ -336,24 +414,29 @@ void sweep(Block &block, function_ref<bool(const Launch &)> eligible,
 }
 
 /// Independent neighbours side by side; then one-block neighbours, dependent
-/// or not, in order.
-void mergeIn(Block &block) {
+/// or not, in order (or, with `gridChains`, every run of neighbours as one
+/// persistent kernel).
+void mergeIn(Block &block, bool gridChains) {
   sweep(
       block, [](const Launch &) { return true; },
       [](ArrayRef<Launch> group, const Launch &launch) {
         return llvm::none_of(group, [&](const Launch &member) { return conflict(member, launch); });
       },
       merge);
-  sweep(
-      block, [](const Launch &launch) { return launch.blocks == 1; },
-      [](ArrayRef<Launch>, const Launch &) { return true; }, chain);
+  auto any = [](ArrayRef<Launch>, const Launch &) { return true; };
+  if (gridChains)
+    sweep(block, [](const Launch &) { return true; }, any, gridChain);
+  else
+    sweep(block, [](const Launch &launch) { return launch.blocks == 1; }, any, chain);
 }
 
 struct TfMergeLaunchesPass : tfc::impl::TfMergeLaunchesBase<TfMergeLaunchesPass> {
+  using TfMergeLaunchesBase::TfMergeLaunchesBase;
   void runOnOperation() override {
-    for (auto func : getOperation().getOps<func::FuncOp>())
+    SmallVector<func::FuncOp> functions(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp func : functions)
       if (!func.isExternal())
-        mergeIn(func.getBody().front());
+        mergeIn(func.getBody().front(), gridChains);
   }
 };
 

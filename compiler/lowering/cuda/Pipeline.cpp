@@ -48,18 +48,28 @@ void tfc::addCudaLinalgPasses(OpPassManager &pm, const CudaTarget &target) {
   // CPU's kernels (tf-launches-to-loops renames them).
   // A train step's loss and its gradient one call (fused-cross-entropy).
   TfLowerToLinalgOptions options;
-  options.kernels = "cuda";
+  // Persistent kernels call no kernel of the runtime: tf-decompose spelled
+  // attention, layer norm and cross-entropy out (tfc's --persistent-kernels).
+  options.kernels = target.persistent ? "none" : "cuda";
   options.fusedCrossEntropy = target.fusedCrossEntropy;
   pm.addPass(createTfLowerToLinalg(options));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
-void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
-  addBufferizationPasses(pm);
-  TfGemmToRuntimeOptions gemm;
+/// GEMMs as cuBLASLt calls with their epilogues; in a persistent kernel
+/// they stay loop nests (a thread an element of the product), phases of it.
+static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) {
+  if (target.persistent)
+    return;
+  tfc::TfGemmToRuntimeOptions gemm;
   gemm.device = "cuda";
   gemm.gradientEpilogues = target.gradientEpilogues;
-  pm.addPass(createTfGemmToRuntime(gemm));
+  pm.addPass(tfc::createTfGemmToRuntime(gemm));
+}
+
+void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
+  addBufferizationPasses(pm);
+  addCudaGemmPasses(pm, target);
   pm.addPass(createTfSplitReductions());
   // The tables a hand-written kernel reads (a causal mask), in device memory.
   pm.addPass(createTfGlobalsToDevice());
@@ -75,10 +85,7 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &targe
   addBufferizationPasses(pm);
   // The CUDA target's GEMM calls, fused epilogues included (tf-launches-to-
   // loops calls their CPU twins).
-  TfGemmToRuntimeOptions gemm;
-  gemm.device = "cuda";
-  gemm.gradientEpilogues = target.gradientEpilogues;
-  pm.addPass(createTfGemmToRuntime(gemm));
+  addCudaGemmPasses(pm, target);
   pm.addPass(createTfSplitReductions());
   if (target.mergeLaunches)
     pm.addPass(createTfGroupLoops());
@@ -88,8 +95,8 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &targe
 void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm, const CudaTarget &target) {
   pm.addPass(createTfApproximateMath());
   pm.addPass(createTfMapToGpu());
-  if (target.mergeLaunches)
-    pm.addPass(createTfMergeLaunches());
+  if (target.mergeLaunches || target.persistent)
+    pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfLaunchesToLoops());
   pm.addPass(createTfPackEntryAbi());
@@ -101,13 +108,16 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
   // polynomials: results agree across targets, and no libdevice for them).
   pm.addPass(createTfApproximateMath());
   pm.addPass(createTfMapToGpu());
-  if (target.mergeLaunches)
-    pm.addPass(createTfMergeLaunches());
+  if (target.mergeLaunches || target.persistent)
+    pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // Constants into the kernels, or each would be a kernel parameter.
   pm.addPass(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createTfMergeGpuModules());
+  // Persistent kernels: the grid barrier's body, cooperative launches.
+  if (target.persistent)
+    pm.addPass(createTfGridSync());
   // The host's copies of what the kernels now compute themselves.
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }

@@ -49,6 +49,11 @@ struct CudaTarget {
   /// as one kernel call (tfc_cuda_cross_entropy_fused); --no-fused-cross-entropy:
   /// two calls, each reading the logits.
   bool fusedCrossEntropy = true;
+  /// --persistent-kernels: each entry one cooperative kernel of grid-wide
+  /// phases (tf-merge-launches' grid chains, tf-grid-sync): every GEMM and
+  /// layer generated code (no cuBLASLt, no hand-written kernels), for steps
+  /// that launches, not kernels, bound.
+  bool persistent = false;
 };
 
 /// Dialects, target interfaces and translations the CUDA stages use.
