@@ -5,8 +5,10 @@
 // run on tests/simt's emulator of CUDA's execution model (blocks of fibers,
 // __syncthreads, warp shuffles, the tensor cores' mma) against the CPU
 // kernels, at shapes small enough for a CPU. A kernel's n-th launch runs
-// under schedule n % 3 (in order, reversed, shuffled), so every "the same
-// bits on a second run" compares two schedules: a missing barrier shows.
+// under schedule n % 3 (in order, reversed, shuffled) and, n odd, on a
+// third of the grid, so every "the same bits on a second run" compares two
+// schedules and two grids: a missing barrier shows, and so does a
+// grid-stride loop that leaves state behind.
 // A launch that fails (__trap, divergence, deadlock) is a FAIL line.
 //
 //===----------------------------------------------------------------------===//
@@ -27,7 +29,8 @@ namespace simt = tfc::simt;
 
 /// kernel_check's Gpu on the emulator: device memory is host memory
 /// (256-byte aligned, as cuMemAlloc's), a launch looks the kernel up by name
-/// (its block size is Kernels.h's) and runs it to the end.
+/// (its block size is Kernels.h's) and runs it to the end. A kernel's n-th
+/// launch runs under schedule n % 3 and, n odd, on a third of the grid.
 class SimtDevice {
 public:
   using Ptr = unsigned long long;
@@ -70,9 +73,12 @@ public:
                         std::to_string(kernel->paramCount) + ", Kernels.h says " +
                         std::to_string(info->paramCount));
     const int n = launches_[name]++;
-    const std::string error =
-        simt::launch(name, std::max(blocks, 1u), unsigned(info->threads), simt::Schedule(n % 3),
-                     uint64_t(n), kernel->bind(params.data()));
+    // Every other launch on a third of the grid: blocks walk several units
+    // of work (the kernels' grid-stride loops), for the same bits.
+    const unsigned grid = n % 2 ? (std::max(blocks, 1u) + 2) / 3 : std::max(blocks, 1u);
+    const std::string error = simt::launch(name, grid, unsigned(info->threads),
+                                           simt::Schedule(n % 3), uint64_t(n),
+                                           kernel->bind(params.data()));
     if (!error.empty())
       report(false, error); // "kernel (block b of n): what went wrong"
   }
