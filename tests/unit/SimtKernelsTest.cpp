@@ -116,10 +116,13 @@ TEST(SimtKernels, AttentionOddShapes) {
 }
 
 TEST(SimtKernels, AttentionTensorCores) {
-  // Several 64-row blocks and key tiles, partial ones, masked rows.
+  // Several 64-row blocks and key tiles, partial ones, masked rows, d != dv,
+  // and set_anomaly's heads.
   expectPasses([](SimtDevice &d) {
     checkAttention(d, {"100x130 d64/48 masked", 1, 2, 100, 130, 64, 48, true});
     checkAttention(d, {"70x70 d32", 2, 1, 70, 70, 32, 32, false});
+    checkAttention(d, {"40x100 d32/48 masked", 2, 3, 40, 100, 32, 48, true});
+    checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false});
   });
 }
 
