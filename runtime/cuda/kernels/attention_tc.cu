@@ -112,11 +112,17 @@ __device__ __forceinline__ void plainB(uint32_t (&b)[2], const Tile &s, int k0, 
 }
 
 /// c += a b on the tensor cores (bf16 inputs, fp32 accumulation).
+/// (On the SIMT emulator, tests/simt, the warp's product is computed on the
+/// CPU from the PTX ISA's fragment layouts.)
 __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(TFC_SIMT)
+  ::tfc::simt::mmaM16n8k16Bf16(c, a, b);
+#else
   asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
                "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
 }
 
 /// acc (16 rows x 64 columns) = rows r0.. of x times y^T over `depth`

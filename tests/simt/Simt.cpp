@@ -1,0 +1,528 @@
+//===- Simt.cpp - CUDA's execution model on one CPU thread ----------------===//
+//
+// A launch runs its blocks one after another (Schedule's order). A block's
+// threads are fibers on the calling thread, each with its own stack (a
+// guard page below), switched by a few instructions on x86-64 (ucontext,
+// whose every switch is a system call, elsewhere). A fiber runs until it
+// blocks (a __syncthreads, a warp collective) or returns; then the
+// scheduler resumes the runnable thread that comes first in the schedule's
+// order: by index, reversed, or a permutation drawn again at every barrier.
+// So the first warp in the order runs ahead as far as it can (to the next
+// barrier, or its end) before the next warp starts, and, between
+// collectives, the first lane before the next: a read before another
+// thread's write (a missing barrier after the write) and a write before
+// another thread's read (a missing barrier before it) each change the
+// result under one of the orders. The rules are sm_70+'s:
+//  - __syncthreads waits for all the block's threads that have not returned
+//    (returned threads count as arrived). Threads at two different
+//    __syncthreads (source lines) are an error, stricter than the hardware.
+//  - A warp collective with the full mask waits for all 32 lanes of the warp
+//    at the same one (same kind, same source line). A lane that returns,
+//    reaches __syncthreads or another collective while warp-mates wait at
+//    one is divergence: the launch fails and says where each lane is.
+//  - Nothing else blocks: memory is the host's, a thread's writes are seen
+//    at once, so only a missing barrier (or a race) makes the result depend
+//    on the schedule.
+// An error (__trap, divergence, a deadlock) ends the launch: the scheduler
+// abandons the block's fibers (the kernels hold no resources) and launch()
+// returns the message.
+//
+//===----------------------------------------------------------------------===//
+
+#include <sys/mman.h>
+#include <unistd.h>
+#if !defined(__x86_64__)
+#include <ucontext.h>
+#endif
+
+#include "tests/simt/Simt.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+#include <random>
+#include <vector>
+
+uint3 threadIdx, blockIdx;
+dim3 blockDim, gridDim;
+
+// The __shared__ section's bounds (the linker's; weak: no kernel may have any).
+extern "C" char __start_tfc_simt_shared[] __attribute__((weak));
+extern "C" char __stop_tfc_simt_shared[] __attribute__((weak));
+
+#if defined(__x86_64__)
+// tfc_simt_switch(from, to): saves the callee-saved registers on the
+// current stack and its pointer in *from, then resumes the stack `to`
+// (System V: everything else is caller-saved; MXCSR and the x87 control
+// word are not touched by the kernels).
+extern "C" void tfc_simt_switch(void **from, void *to);
+asm(R"(
+  .text
+  .globl tfc_simt_switch
+  .type tfc_simt_switch, @function
+tfc_simt_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size tfc_simt_switch, .-tfc_simt_switch
+)");
+#endif
+
+namespace tfc::simt {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+constexpr size_t kStackBytes = 256 * 1024;
+
+enum class State { Runnable, AtBarrier, AtCollective, Done };
+
+/// A suspended fiber's stack pointer (x86-64) or context.
+struct Context {
+#if defined(__x86_64__)
+  void *sp = nullptr;
+#else
+  ucontext_t context;
+#endif
+};
+
+struct Thread {
+  Context context;
+  unsigned index = 0;
+  State state = State::Done;
+  // Where it waits (a barrier or a collective), and the collective's operands.
+  const char *file = "";
+  int line = 0;
+  Collective kind = Collective::Shfl;
+  int arg = 0;
+  uint32_t in[10] = {}, out[4] = {};
+};
+
+/// A warp's lanes at a collective (and which), at the barrier, returned.
+struct Warp {
+  int arrived = 0, atBarrier = 0, done = 0;
+  Collective kind = Collective::Shfl;
+  const char *file = "";
+  int line = 0;
+};
+
+struct Emulator {
+  Context scheduler;
+  std::vector<Thread> threads;
+  char *stacks = nullptr;
+  size_t stackCount = 0;
+  Thread *current = nullptr;
+  const std::function<void()> *body = nullptr;
+  int live = 0, atBarrier = 0;
+  const char *barrierFile = "";
+  int barrierLine = 0;
+  std::vector<Warp> warps;
+  std::string error;
+  // The schedule: threads by rank (the order they are resumed in), each
+  // thread's rank, and the runnable ones as bits by rank.
+  Schedule schedule = Schedule::InOrder;
+  std::mt19937_64 rng;
+  std::vector<unsigned> byRank, rank;
+  std::vector<uint64_t> runnable;
+};
+
+Emulator emu;
+
+/// file:line, the file from the project's runtime/ or tests/ on.
+std::string site(const char *file, int line) {
+  const std::string f = file;
+  size_t at = std::string::npos;
+  for (const char *dir : {"/runtime/", "/tests/"}) {
+    const size_t found = f.rfind(dir);
+    if (found != std::string::npos && (at == std::string::npos || found > at))
+      at = found;
+  }
+  return (at == std::string::npos ? f : f.substr(at + 1)) + ":" + std::to_string(line);
+}
+
+const char *collectiveName(Collective kind) {
+  switch (kind) {
+  case Collective::ShflXor:
+    return "__shfl_xor_sync";
+  case Collective::Shfl:
+    return "__shfl_sync";
+  case Collective::Any:
+    return "__any_sync";
+  case Collective::Mma:
+    return "mma.sync m16n8k16";
+  }
+  return "?";
+}
+
+std::string who(const Thread &t) {
+  return "thread " + std::to_string(t.index) + " (warp " + std::to_string(t.index / kWarp) +
+         ", lane " + std::to_string(t.index % kWarp) + ")";
+}
+
+std::string whereIs(const Thread &t) {
+  switch (t.state) {
+  case State::Runnable:
+    return who(t) + " running";
+  case State::AtBarrier:
+    return who(t) + " at __syncthreads (" + site(t.file, t.line) + ")";
+  case State::AtCollective:
+    return who(t) + " at " + collectiveName(t.kind) + " (" + site(t.file, t.line) + ")";
+  case State::Done:
+    return who(t) + " returned";
+  }
+  return who(t);
+}
+
+void switchTo(Context &from, Context &to) {
+#if defined(__x86_64__)
+  tfc_simt_switch(&from.sp, to.sp);
+#else
+  swapcontext(&from.context, &to.context);
+#endif
+}
+
+void fiberMain();
+
+/// `t`'s context, to start fiberMain on its stack.
+void start(Thread &t, char *stack, size_t bytes) {
+#if defined(__x86_64__)
+  // What tfc_simt_switch pops: 6 registers, then fiberMain as the return
+  // address, above which a (never used) return address of fiberMain's own
+  // keeps the ABI's alignment: rsp % 16 == 8 at its first instruction.
+  void **top = reinterpret_cast<void **>(uintptr_t(stack + bytes) & ~uintptr_t(15));
+  top[-1] = nullptr;
+  top[-2] = reinterpret_cast<void *>(&fiberMain);
+  for (int r = 3; r <= 8; ++r)
+    top[-r] = nullptr;
+  t.context.sp = top - 8;
+#else
+  getcontext(&t.context.context);
+  t.context.context.uc_stack.ss_sp = stack;
+  t.context.context.uc_stack.ss_size = bytes;
+  t.context.context.uc_link = nullptr;
+  makecontext(&t.context.context, fiberMain, 0);
+#endif
+}
+
+/// Back to the scheduler; the thread resumes here when it is run again.
+void yield() { switchTo(emu.current->context, emu.scheduler); }
+
+[[noreturn]] void leave(const std::string &message) {
+  if (emu.current == nullptr) {
+    std::fprintf(stderr, "simt: %s (outside a launch)\n", message.c_str());
+    std::abort();
+  }
+  if (emu.error.empty())
+    emu.error = message;
+  yield(); // never resumed: the launch ends
+  std::abort();
+}
+
+Thread *lanesOf(const Thread &t) { return &emu.threads[t.index / kWarp * kWarp]; }
+Warp &warpOf(const Thread &t) { return emu.warps[t.index / kWarp]; }
+
+void setState(Thread &t, State state) {
+  const unsigned r = emu.rank[t.index];
+  if (state == State::Runnable)
+    emu.runnable[r / 64] |= uint64_t(1) << (r % 64);
+  else
+    emu.runnable[r / 64] &= ~(uint64_t(1) << (r % 64));
+  t.state = state;
+}
+
+/// The schedule's order of the block's threads (Shuffled: a new one).
+void order() {
+  const size_t n = emu.threads.size();
+  emu.byRank.resize(n);
+  std::iota(emu.byRank.begin(), emu.byRank.end(), 0u);
+  if (emu.schedule == Schedule::Reversed)
+    std::reverse(emu.byRank.begin(), emu.byRank.end());
+  else if (emu.schedule == Schedule::Shuffled)
+    std::shuffle(emu.byRank.begin(), emu.byRank.end(), emu.rng);
+  emu.rank.resize(n);
+  for (size_t r = 0; r < n; ++r)
+    emu.rank[emu.byRank[r]] = unsigned(r);
+  emu.runnable.assign((n + 63) / 64, 0);
+  for (Thread &t : emu.threads)
+    setState(t, t.state);
+}
+
+/// The runnable thread first in the order, or null.
+Thread *next() {
+  for (size_t w = 0; w < emu.runnable.size(); ++w)
+    if (emu.runnable[w])
+      return &emu.threads[emu.byRank[w * 64 + size_t(__builtin_ctzll(emu.runnable[w]))]];
+  return nullptr;
+}
+
+/// Divergence: `t` does `what` while warp-mates are in state `state`.
+[[noreturn]] void diverged(const Thread &t, const std::string &what, State state) {
+  const Thread *lanes = lanesOf(t);
+  int l = 0;
+  while (l < kWarp - 1 && (&lanes[l] == &t || lanes[l].state != state))
+    ++l;
+  leave("divergence: " + who(t) + " " + what + " while " + whereIs(lanes[l]));
+}
+
+void releaseBarrier() {
+  for (Thread &t : emu.threads)
+    if (t.state == State::AtBarrier)
+      t.state = State::Runnable;
+  for (Warp &w : emu.warps)
+    w.atBarrier = 0;
+  emu.atBarrier = 0;
+  order(); // the runnable bits (and, Shuffled, a new order)
+}
+
+float bf16Value(uint32_t reg, int half) {
+  return valueOf<float>(((reg >> (16 * half)) & 0xffffu) << 16);
+}
+
+/// D = A B + C for the warp, from the fragment layouts of the PTX ISA,
+/// section 9.7.14.5.8 "Matrix Fragments for mma.m16n8k16 with floating
+/// point type" (Figure 79 and the two after it), not from the kernel's
+/// helpers: groupID = lane >> 2, threadID_in_group = lane % 4, and a
+/// register's low 16 bits hold the lower-numbered element:
+///   A (16x16, .bf16, a0..a7 in 4 registers): row groupID for a0, a1, a4,
+///     a5, groupID + 8 for the others; col 2 threadID_in_group + (i & 1),
+///     + 8 for i >= 4.
+///   B (16x8, .bf16, b0..b3 in 2 registers): row 2 threadID_in_group +
+///     (i & 1), + 8 for i >= 2; col groupID.
+///   C, D (16x8, .f32, c0..c3): row groupID for c0, c1, groupID + 8 for c2,
+///     c3; col 2 threadID_in_group + (i & 1).
+/// The products of bf16 values are exact in fp32; here they and C are
+/// summed in double, then rounded to fp32 (the hardware's order and
+/// intermediate precision are not documented: its last bits may differ).
+void multiply(Thread *lanes) {
+  float A[16][16], B[16][8], C[16][8];
+  for (int lane = 0; lane < kWarp; ++lane) {
+    const int g = lane >> 2, t = lane % 4;
+    const uint32_t *a = lanes[lane].in, *b = a + 4, *c = a + 6;
+    for (int i = 0; i < 8; ++i) {
+      const int row = (i < 2 || (i >= 4 && i < 6)) ? g : g + 8;
+      const int col = 2 * t + (i & 1) + (i >= 4 ? 8 : 0);
+      A[row][col] = bf16Value(a[i / 2], i & 1);
+    }
+    for (int i = 0; i < 4; ++i) {
+      B[2 * t + (i & 1) + (i >= 2 ? 8 : 0)][g] = bf16Value(b[i / 2], i & 1);
+      C[g + (i >= 2 ? 8 : 0)][2 * t + (i & 1)] = valueOf<float>(c[i]);
+    }
+  }
+  for (int lane = 0; lane < kWarp; ++lane) {
+    const int g = lane >> 2, t = lane % 4;
+    for (int i = 0; i < 4; ++i) {
+      const int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
+      double sum = C[row][col];
+      for (int k = 0; k < 16; ++k)
+        sum += double(A[row][k]) * double(B[k][col]);
+      lanes[lane].out[i] = wordOf(float(sum));
+    }
+  }
+}
+
+/// The warp's collective, all 32 lanes arrived.
+void complete(Thread *lanes) {
+  const Collective kind = lanes[0].kind;
+  if (kind == Collective::Mma) {
+    multiply(lanes);
+  } else if (kind == Collective::Any) {
+    uint32_t any = 0;
+    for (int l = 0; l < kWarp; ++l)
+      any |= lanes[l].in[0];
+    for (int l = 0; l < kWarp; ++l)
+      lanes[l].out[0] = any;
+  } else {
+    for (int l = 0; l < kWarp; ++l) {
+      const int from = kind == Collective::ShflXor ? (l ^ lanes[l].arg) : (lanes[l].arg & 31);
+      lanes[l].out[0] = lanes[from < kWarp ? from : l].in[0];
+    }
+  }
+  for (int l = 0; l < kWarp; ++l)
+    setState(lanes[l], State::Runnable);
+}
+
+void fiberMain() {
+  (*emu.body)();
+  Thread &t = *emu.current;
+  if (warpOf(t).arrived > 0)
+    diverged(t, "returned", State::AtCollective);
+  setState(t, State::Done);
+  ++warpOf(t).done;
+  --emu.live;
+  if (emu.atBarrier > 0 && emu.atBarrier == emu.live)
+    releaseBarrier();
+  yield(); // never resumed
+  std::abort();
+}
+
+void ensureStacks(size_t count) {
+  if (emu.stackCount >= count)
+    return;
+  const size_t page = size_t(sysconf(_SC_PAGESIZE)), slot = kStackBytes + page;
+  if (emu.stacks)
+    munmap(emu.stacks, emu.stackCount * slot);
+  void *p = mmap(nullptr, count * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    std::perror("simt: mmap");
+    std::abort();
+  }
+  emu.stacks = static_cast<char *>(p);
+  emu.stackCount = count;
+  for (size_t i = 0; i < count; ++i)
+    mprotect(emu.stacks + i * slot, page, PROT_NONE); // the guard below each stack
+}
+
+void poisonSharedMemory() {
+  if (__start_tfc_simt_shared && __stop_tfc_simt_shared)
+    std::memset(__start_tfc_simt_shared, 0xff,
+                size_t(__stop_tfc_simt_shared - __start_tfc_simt_shared));
+}
+
+std::map<std::string, Kernel> &registry() {
+  static std::map<std::string, Kernel> kernels;
+  return kernels;
+}
+
+} // namespace
+
+void collective(Collective kind, unsigned mask, const uint32_t *in, int inWords, int arg,
+                uint32_t *out, const char *file, int line) {
+  Thread &t = *emu.current;
+  if (mask != kFullMask) {
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "0x%08x", mask);
+    leave(std::string(collectiveName(kind)) + " with mask " + hex + " at " + site(file, line) +
+          ": only the full mask is emulated");
+  }
+  Warp &w = warpOf(t);
+  auto what = [&] {
+    return std::string("at ") + collectiveName(kind) + " (" + site(file, line) + ", full mask)";
+  };
+  if (w.done > 0)
+    diverged(t, what(), State::Done);
+  if (w.atBarrier > 0)
+    diverged(t, what(), State::AtBarrier);
+  if (w.arrived > 0 &&
+      (w.kind != kind || w.line != line || (w.file != file && std::strcmp(w.file, file) != 0)))
+    diverged(t, what(), State::AtCollective);
+  w.kind = kind;
+  w.file = file;
+  w.line = line;
+  t.kind = kind;
+  t.file = file;
+  t.line = line;
+  t.arg = arg;
+  std::memcpy(t.in, in, size_t(inWords) * sizeof(uint32_t));
+  setState(t, State::AtCollective);
+  if (++w.arrived == kWarp) {
+    w.arrived = 0;
+    complete(lanesOf(t));
+  }
+  yield();
+  std::memcpy(out, t.out, (kind == Collective::Mma ? 4 : 1) * sizeof(uint32_t));
+}
+
+void syncThreads(const char *file, int line) {
+  Thread &t = *emu.current;
+  if (warpOf(t).arrived > 0)
+    diverged(t, "at __syncthreads (" + site(file, line) + ")", State::AtCollective);
+  if (emu.atBarrier == 0) {
+    emu.barrierFile = file;
+    emu.barrierLine = line;
+  } else if (emu.barrierLine != line || std::strcmp(emu.barrierFile, file) != 0) {
+    leave(who(t) + " at __syncthreads (" + site(file, line) + ") while others wait at " +
+          site(emu.barrierFile, emu.barrierLine));
+  }
+  setState(t, State::AtBarrier);
+  t.file = file;
+  t.line = line;
+  ++warpOf(t).atBarrier;
+  if (++emu.atBarrier == emu.live)
+    releaseBarrier();
+  yield();
+}
+
+void fail(const std::string &message, const char *file, int line) {
+  leave(message + " at " + site(file, line) +
+        (emu.current ? " in " + who(*emu.current) : std::string()));
+}
+
+std::string launch(const char *kernel, unsigned grid, unsigned block, Schedule schedule,
+                   uint64_t seed, const std::function<void()> &body) {
+  const std::string name = kernel;
+  if (block == 0 || block % kWarp != 0)
+    return name + ": blocks of " + std::to_string(block) +
+           " threads (the emulator runs whole warps only)";
+  ensureStacks(block);
+  emu.threads.assign(block, Thread());
+  emu.body = &body;
+  emu.error.clear();
+  emu.schedule = schedule;
+  emu.rng.seed(seed);
+  std::vector<unsigned> blocks(grid);
+  std::iota(blocks.begin(), blocks.end(), 0u);
+  if (schedule == Schedule::Reversed)
+    std::reverse(blocks.begin(), blocks.end());
+  else if (schedule == Schedule::Shuffled)
+    std::shuffle(blocks.begin(), blocks.end(), emu.rng);
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  const size_t slot = kStackBytes + size_t(sysconf(_SC_PAGESIZE));
+  for (unsigned b : blocks) {
+    blockIdx = {b, 0, 0};
+    poisonSharedMemory();
+    for (unsigned i = 0; i < block; ++i) {
+      Thread &t = emu.threads[i];
+      t = Thread();
+      t.index = i;
+      t.state = State::Runnable;
+      start(t, emu.stacks + i * slot + (slot - kStackBytes), kStackBytes);
+    }
+    emu.live = int(block);
+    emu.atBarrier = 0;
+    emu.warps.assign(block / kWarp, Warp());
+    order();
+    while (emu.live > 0 && emu.error.empty()) {
+      Thread *t = next();
+      if (t == nullptr) {
+        std::string states;
+        for (const Thread &u : emu.threads)
+          if (u.state != State::Done && states.size() < 400)
+            states += "; " + whereIs(u);
+        emu.error = "deadlock" + states;
+        break;
+      }
+      emu.current = t;
+      threadIdx = {t->index, 0, 0};
+      switchTo(emu.scheduler, t->context);
+      emu.current = nullptr;
+    }
+    if (!emu.error.empty())
+      return name + " (block " + std::to_string(b) + " of " + std::to_string(grid) +
+             "): " + emu.error;
+  }
+  return "";
+}
+
+const Kernel *findKernel(const std::string &name) {
+  auto it = registry().find(name);
+  return it == registry().end() ? nullptr : &it->second;
+}
+
+void registerKernel(const Kernel &kernel) { registry()[kernel.name] = kernel; }
+
+} // namespace tfc::simt

@@ -1,0 +1,238 @@
+//===- SimtKernelsTest.cpp - the CUDA kernels on the SIMT emulator --------===//
+//
+// tfc-kernel-check's checks (tools/gpu/KernelChecks.h) with no GPU: the
+// kernels of runtime/cuda/kernels, their own source compiled for the host,
+// run on tests/simt's emulator of CUDA's execution model (blocks of fibers,
+// __syncthreads, warp shuffles, the tensor cores' mma) against the CPU
+// kernels, at shapes small enough for a CPU. A kernel's n-th launch runs
+// under schedule n % 3 (in order, reversed, shuffled) and, n odd, on a
+// third of the grid, so every "the same bits on a second run" compares two
+// schedules and two grids: a missing barrier shows, and so does a
+// grid-stride loop that leaves state behind.
+// A launch that fails (__trap, divergence, deadlock) is a FAIL line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tests/simt/SimtLaunch.h"
+#include "tools/gpu/KernelChecks.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+namespace {
+
+using namespace tfc::kernelcheck;
+namespace simt = tfc::simt;
+
+/// kernel_check's Gpu on the emulator: device memory is host memory
+/// (256-byte aligned, as cuMemAlloc's), a launch looks the kernel up by name
+/// (its block size is Kernels.h's) and runs it to the end. A kernel's n-th
+/// launch runs under schedule n % 3 and, n odd, on a third of the grid.
+class SimtDevice {
+public:
+  using Ptr = unsigned long long;
+
+  Ptr alloc(size_t bytes) {
+    const size_t size = (std::max<size_t>(bytes, 4) + 255) / 256 * 256;
+    buffers_.emplace_back(static_cast<unsigned char *>(std::aligned_alloc(256, size)));
+    std::memset(buffers_.back().get(), 0xA5, size);
+    return Ptr(uintptr_t(buffers_.back().get()));
+  }
+  template <typename T> Ptr upload(const std::vector<T> &host) {
+    const Ptr p = alloc(host.size() * sizeof(T));
+    copyIn(p, host.data(), host.size() * sizeof(T));
+    return p;
+  }
+  template <typename T> std::vector<T> download(Ptr p, size_t count) {
+    std::vector<T> host(count);
+    if (count)
+      std::memcpy(host.data(), address(p), count * sizeof(T));
+    return host;
+  }
+  void copyIn(Ptr p, const void *host, size_t bytes) {
+    if (bytes)
+      std::memcpy(address(p), host, bytes);
+  }
+  void fill(Ptr p, size_t bytes, unsigned char value) { std::memset(address(p), value, bytes); }
+
+  void launch(const char *name, unsigned blocks, std::vector<void *> params) {
+    const k::KernelInfo *info = nullptr;
+    for (const k::KernelInfo &candidate : k::kKernels)
+      if (std::strcmp(candidate.name, name) == 0)
+        info = &candidate;
+    const simt::Kernel *kernel = simt::findKernel(name);
+    const std::string what = std::string("launch ") + name;
+    if (!info || !kernel)
+      return report(false, what, info ? "not compiled for the emulator" : "not in Kernels.h");
+    if (int(params.size()) != info->paramCount || kernel->paramCount != info->paramCount)
+      return report(false, what,
+                    std::to_string(params.size()) + " parameters given, the kernel has " +
+                        std::to_string(kernel->paramCount) + ", Kernels.h says " +
+                        std::to_string(info->paramCount));
+    const int n = launches_[name]++;
+    // Every other launch on a third of the grid: blocks walk several units
+    // of work (the kernels' grid-stride loops), for the same bits.
+    const unsigned grid = n % 2 ? (std::max(blocks, 1u) + 2) / 3 : std::max(blocks, 1u);
+    const std::string error = simt::launch(name, grid, unsigned(info->threads),
+                                           simt::Schedule(n % 3), uint64_t(n),
+                                           kernel->bind(params.data()));
+    if (!error.empty())
+      report(false, error); // "kernel (block b of n): what went wrong"
+  }
+
+private:
+  static void *address(Ptr p) { return reinterpret_cast<void *>(uintptr_t(p)); }
+  struct Free {
+    void operator()(unsigned char *p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<unsigned char, Free>> buffers_;
+  std::map<std::string, int> launches_;
+};
+
+/// Runs one of KernelChecks.h's checks; each of its FAIL lines fails the test.
+template <typename Check> void expectPasses(Check check) {
+  const int failedBefore = failed, passedBefore = passed;
+  SimtDevice device;
+  check(device);
+  EXPECT_EQ(failed, failedBefore) << "a check failed: its FAIL lines are above";
+  EXPECT_GT(passed, passedBefore);
+}
+
+TEST(SimtKernels, AttentionReverse) {
+  // reverse's heads at a batch of 8 (d 32: the tensor-core kernels too).
+  expectPasses(
+      [](SimtDevice &d) { checkAttention(d, {"reverse 16x16 d32", 1, 8, 16, 16, 32, 32, false}); });
+}
+
+TEST(SimtKernels, AttentionOddShapes) {
+  expectPasses([](SimtDevice &d) {
+    checkAttention(d, {"encoder_decoder 2x2 d2 masked", 4, 3, 2, 2, 2, 2, true});
+    checkAttention(d, {"33x65 d7/5", 2, 1, 33, 65, 7, 5, false});
+    checkAttention(d, {"9x70 d96/80 masked (wide heads)", 1, 2, 9, 70, 96, 80, true});
+  });
+}
+
+TEST(SimtKernels, AttentionTensorCores) {
+  // Several 64-row blocks and key tiles, partial ones, masked rows, d != dv,
+  // and set_anomaly's heads.
+  expectPasses([](SimtDevice &d) {
+    checkAttention(d, {"100x130 d64/48 masked", 1, 2, 100, 130, 64, 48, true});
+    checkAttention(d, {"70x70 d32", 2, 1, 70, 70, 32, 32, false});
+    checkAttention(d, {"40x100 d32/48 masked", 2, 3, 40, 100, 32, 48, true});
+    checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false});
+  });
+}
+
+TEST(SimtKernels, LayerNorm) {
+  expectPasses([](SimtDevice &d) {
+    checkLayerNorm(d, 37, 100, 8);
+    checkLayerNorm(d, 200, 256, 64);
+  });
+}
+
+TEST(SimtKernels, CrossEntropy) {
+  expectPasses([](SimtDevice &d) {
+    checkCrossEntropy(d, 64, 10, 1);
+    checkCrossEntropy(d, 16, 1000, 1);
+    checkCrossEntropy(d, 8, 12, 5);
+    checkCrossEntropy(d, 6, 1500, 3); // rows beyond the fused kernel's registers
+  });
+}
+
+TEST(SimtKernels, Dropout) {
+  expectPasses([](SimtDevice &d) {
+    for (long long first : {0LL, 6LL, (1LL << 34) - 10})
+      for (long long n : {1LL, 5LL, 1000LL, 70000LL})
+        for (long long key : {0LL, 3LL, (5LL << 32) | 9})
+          checkDropout(d, n, first, key, 0.1);
+  });
+}
+
+TEST(SimtKernels, Gather) {
+  expectPasses([](SimtDevice &d) {
+    checkGather(d, 200, 64, 4, 0, 0);
+    checkGather(d, 1000, 7, 37, 0, 0);
+    checkGather(d, 1000, 12, 300, 0, 0);
+    checkGather(d, 500, 64, 64, 4, 0);
+    checkGather(d, 500, 64, 64, 0, 3);
+    checkGather(d, 2000, 3072, 128, 0, 0);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The emulator itself: tests/simt/FaultKernels.cpp's faults are reported
+//===----------------------------------------------------------------------===//
+
+/// Runs fault kernel `name` on 2 blocks of 128 threads under `schedule`;
+/// returns launch()'s message and the 128 floats it wrote.
+std::string runFault(const char *name, simt::Schedule schedule, std::vector<float> &out) {
+  const simt::Kernel *kernel = simt::findKernel(name);
+  if (!kernel)
+    return std::string(name) + " is not registered";
+  out.assign(128, -1.0f);
+  float *p = out.data();
+  void *params[] = {&p};
+  return simt::launch(name, 2, 128, schedule, 7, kernel->bind(params));
+}
+
+TEST(SimtEmulator, ReportsADivergentShuffle) {
+  std::vector<float> out;
+  const std::string error = runFault("simt_fault_divergent_shuffle", simt::Schedule::InOrder, out);
+  EXPECT_NE(error.find("divergence"), std::string::npos) << error;
+  EXPECT_NE(error.find("returned"), std::string::npos) << error;
+  EXPECT_NE(error.find("__shfl_xor_sync (tests/simt/FaultKernels.cpp"), std::string::npos)
+      << error;
+}
+
+TEST(SimtEmulator, AMissingBarrierChangesTheResult) {
+  std::vector<float> inOrder, reversed, right;
+  EXPECT_EQ(runFault("simt_fault_missing_barrier", simt::Schedule::InOrder, inOrder), "");
+  EXPECT_EQ(runFault("simt_fault_missing_barrier", simt::Schedule::Reversed, reversed), "");
+  EXPECT_NE(std::memcmp(inOrder.data(), reversed.data(), 128 * sizeof(float)), 0);
+  for (simt::Schedule schedule :
+       {simt::Schedule::InOrder, simt::Schedule::Reversed, simt::Schedule::Shuffled}) {
+    ASSERT_EQ(runFault("simt_fault_none", schedule, right), "");
+    for (int i = 0; i < 128; ++i)
+      EXPECT_EQ(right[size_t(i)], float((i + 32) % 128));
+  }
+}
+
+TEST(SimtEmulator, ReturnedThreadsCountAsArrived) {
+  std::vector<float> out;
+  EXPECT_EQ(runFault("simt_fault_early_return", simt::Schedule::Shuffled, out), "");
+  EXPECT_EQ(out[0], 1.0f);
+  EXPECT_EQ(out[100], -1.0f);
+}
+
+TEST(SimtEmulator, ReportsTwoBarriersTrapsAndMasks) {
+  std::vector<float> out;
+  std::string error = runFault("simt_fault_two_barriers", simt::Schedule::InOrder, out);
+  EXPECT_NE(error.find("while others wait at"), std::string::npos) << error;
+  error = runFault("simt_fault_trap", simt::Schedule::Reversed, out);
+  EXPECT_EQ(error.find("simt_fault_trap (block 1 of 2): __trap() at tests/simt/FaultKernels.cpp"),
+            0u)
+      << error;
+  EXPECT_NE(error.find("thread 5 "), std::string::npos) << error;
+  error = runFault("simt_fault_partial_mask", simt::Schedule::InOrder, out);
+  EXPECT_NE(error.find("mask 0x0000ffff"), std::string::npos) << error;
+}
+
+/// A kernel's block-size check traps: the launch fails, naming the kernel.
+TEST(SimtEmulator, AWrongBlockSizeFailsTheLaunch) {
+  const simt::Kernel *kernel = simt::findKernel("tfc_cuda_gather_rows_kernel");
+  ASSERT_NE(kernel, nullptr);
+  unsigned long long to = 0, rows = 0, indices = 0;
+  long long rowBytes = 4, count = 0;
+  void *params[] = {&to, &rows, &rowBytes, &indices, &count};
+  const std::string error = simt::launch("tfc_cuda_gather_rows_kernel", 1, 128,
+                                         simt::Schedule::InOrder, 0, kernel->bind(params));
+  EXPECT_EQ(error.find("tfc_cuda_gather_rows_kernel (block 0 of 1): __trap() at "
+                       "runtime/cuda/kernels/Warp.cuh"),
+            0u)
+      << error;
+}
+
+} // namespace

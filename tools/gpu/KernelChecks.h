@@ -1,0 +1,396 @@
+//===- KernelChecks.h - the CUDA kernels' checks against the CPU's --------===//
+//
+// What tfc-kernel-check (kernel_check.cpp) runs on a GPU and SimtKernelsTest
+// (tests/unit) runs on the SIMT emulator (tests/simt): every kernel of
+// runtime/cuda/kernels on random data against the CPU kernels
+// (runtime/cpu/) or double-precision references, each run twice for the
+// same bits. Each check is a template on the device it launches on, which
+// provides kernel_check's Gpu interface:
+//
+//   using Ptr = ...;                        // a device address, an integer
+//   Ptr alloc(size_t bytes);
+//   template <typename T> Ptr upload(const std::vector<T> &);
+//   template <typename T> std::vector<T> download(Ptr, size_t count);
+//   void copyIn(Ptr, const void *host, size_t bytes);
+//   void fill(Ptr, size_t bytes, unsigned char value);
+//   void launch(const char *kernel, unsigned blocks, std::vector<void *> params);
+//
+// report() prints a PASS or FAIL line a check and counts them in passed and
+// failed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TFC_TOOLS_GPU_KERNELCHECKS_H
+#define TFC_TOOLS_GPU_KERNELCHECKS_H
+
+#include "runtime/cpu/Attention.h"
+#include "runtime/cpu/Dropout.h"
+#include "runtime/cpu/LayerNorm.h"
+#include "runtime/cuda/kernels/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tfc::kernelcheck {
+
+namespace k = tfc::rt::cuda::kernels;
+
+inline int passed = 0, failed = 0;
+
+inline void report(bool ok, const std::string &what, const std::string &detail = "") {
+  (ok ? passed : failed)++;
+  std::printf("%s %s%s%s\n", ok ? "PASS" : "FAIL", what.c_str(), detail.empty() ? "" : ": ",
+              detail.c_str());
+  std::fflush(stdout);
+}
+
+inline std::mt19937 rng(2026);
+
+inline std::vector<float> randomFloats(size_t n, float scale = 1.0f) {
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+inline double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
+  double err = 0, mag = 1e-30;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i]))
+      return INFINITY;
+    err = std::max(err, std::fabs(double(a[i]) - double(b[i])));
+    mag = std::max(mag, std::fabs(double(b[i])));
+  }
+  return err / mag;
+}
+
+inline void compare(const std::string &what, const std::vector<float> &gpu,
+                    const std::vector<float> &cpu, double tolerance) {
+  const double err = relativeError(gpu, cpu);
+  char detail[96];
+  std::snprintf(detail, sizeof detail, "relative error %.3g (limit %.0e)", err, tolerance);
+  report(err <= tolerance, what, detail);
+}
+
+inline void sameBits(const std::string &what, const std::vector<float> &a,
+                     const std::vector<float> &b, const std::string &than = "on a second run") {
+  report(a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0,
+         what + " is the same bits " + than);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+struct Shape {
+  const char *name;
+  long long outer, inner, tq, tk, d, dv;
+  bool masked;
+};
+
+template <typename Device>
+void checkAttention(Device &gpu, const Shape &s) {
+  using Ptr = typename Device::Ptr;
+  typedef long long i64;
+  const i64 heads = s.outer * s.inner;
+  // Packed heads with padded rows (q and dout padded, v packed).
+  i64 qRow = s.d + 3, kRow = s.d + 1, vRow = s.dv, dRow = s.dv + 2;
+  const i64 qHead = s.tq * qRow, kHead = s.tk * kRow, vHead = s.tk * vRow, dHead = s.tq * dRow;
+  const auto q = randomFloats(size_t(heads * qHead)), kk = randomFloats(size_t(heads * kHead)),
+             v = randomFloats(size_t(heads * vHead)), dout = randomFloats(size_t(heads * dHead));
+  std::vector<unsigned char> mask;
+  if (s.masked) {
+    mask.resize(size_t(s.tq * s.tk));
+    for (i64 i = 0; i < s.tq; ++i)
+      for (i64 j = 0; j < s.tk; ++j)
+        mask[size_t(i * s.tk + j)] = i == 1 ? 0 : (j <= i + 3 || (i + j) % 5 == 0);
+  }
+  float scale = 1.0f / std::sqrt(float(s.d));
+  i64 outer = s.outer, inner = s.inner, tq = s.tq, tk = s.tk, d = s.d, dv = s.dv;
+  i64 qO = s.inner * qHead, qI = qHead, kO = s.inner * kHead, kI = kHead, vO = s.inner * vHead,
+      vI = vHead, dO_ = s.inner * dHead, dI = dHead;
+  i64 mO = 0, mI = 0, mR = s.tk;
+  i64 oRow = s.dv, oHead = s.tq * oRow, oO = s.inner * oHead, oI = oHead;
+  i64 dqO = s.inner * qHead, dqI = qHead, dkO = s.inner * kHead, dkI = kHead, dvO = s.inner * vHead,
+      dvI = vHead;
+
+  // The CPU kernels.
+  std::vector<float> out(size_t(heads * oHead)), dq(q.size()), dk(kk.size()), dvv(v.size());
+  const intptr_t maskPtr = mask.empty() ? 0 : intptr_t(mask.data());
+  tfc_attention_forward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
+                        intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
+                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow);
+  tfc_attention_backward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
+                         intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
+                         maskPtr, mO, mI, mR, intptr_t(dout.data()), dO_, dI, dRow,
+                         intptr_t(dq.data()), dqO, dqI, qRow, intptr_t(dk.data()), dkO, dkI, kRow,
+                         intptr_t(dvv.data()), dvO, dvI, vRow);
+
+  Ptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v), gd = gpu.upload(dout);
+  Ptr gm = mask.empty() ? 0 : gpu.upload(mask);
+  Ptr gout = gpu.alloc(out.size() * 4), gdq = gpu.alloc(dq.size() * 4),
+              gdk = gpu.alloc(dk.size() * 4), gdv = gpu.alloc(dvv.size() * 4);
+  // The backward's last parameter: 4 floats a query row, or 0.
+  const Ptr gstats = gpu.alloc(size_t(heads * tq) * 16);
+  Ptr stats = 0;
+  std::vector<void *> forward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &qO, &qI, &qRow,
+                                 &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
+                                 &mR,    &gout,  &oO, &oI, &oRow};
+  std::vector<void *> backward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &qO, &qI, &qRow,
+                                  &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
+                                  &mR,    &gd,    &dO_, &dI, &dRow, &gdq, &dqO, &dqI, &qRow, &gdk,
+                                  &dkO,   &dkI,   &kRow, &gdv, &dvO, &dvI, &vRow, &stats};
+  // Only the rows' first d / dv floats are written (the padding stays NaN
+  // on the GPU, 0 or input on the CPU side): compare those.
+  auto rows = [&](const std::vector<float> &x, i64 headSize, i64 count, i64 row, i64 width) {
+    std::vector<float> r;
+    for (i64 b = 0; b < heads; ++b)
+      for (i64 i = 0; i < count; ++i)
+        for (i64 c = 0; c < width; ++c)
+          r.push_back(x[size_t(b * headSize + i * row + c)]);
+    return r;
+  };
+  // One family of kernels (attention.cu's, or attention_tc.cu's), its grids
+  // and its tolerances against the CPU.
+  struct Kernels {
+    const char *forward, *dq, *dkv, *label;
+    unsigned forwardBlocks, dqBlocks, dkvBlocks;
+    double forwardLimit, backwardLimit;
+  };
+  const unsigned rowBlocks = unsigned((heads * tq + 3) / 4);
+  const unsigned tcQueryBlocks = unsigned(heads * ((tq + 63) / 64));
+  std::vector<Kernels> families = {{"tfc_cuda_attention_forward_kernel",
+                                    "tfc_cuda_attention_backward_dq_kernel",
+                                    "tfc_cuda_attention_backward_dkv_kernel", "", rowBlocks,
+                                    rowBlocks, unsigned(heads * ((tk + 31) / 32)), 1e-5, 1e-4}};
+  // The tensor-core kernels where they take the heads: bf16 products, so
+  // within 2e-2 of the largest magnitude (CudaAttentionTcMathTest models
+  // their tiles and roundings on the host: up to 9e-3 there).
+  if (k::attentionTensorCoreShape(d, dv))
+    families.push_back({"tfc_cuda_attention_tc_forward_kernel",
+                        "tfc_cuda_attention_tc_backward_dq_kernel",
+                        "tfc_cuda_attention_tc_backward_dkv_kernel", " tensor cores",
+                        tcQueryBlocks, tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2,
+                        2e-2});
+  for (const Kernels &f : families) {
+    // Runs 0 and 1 with the stats buffer (NaN first: a row dq did not store
+    // would show), run 2 without.
+    std::vector<float> runs[3][4];
+    for (int run = 0; run < 3; ++run) {
+      stats = run < 2 ? gstats : 0;
+      gpu.fill(gstats, size_t(heads * tq) * 16, 0xff);
+      gpu.fill(gout, out.size() * 4, 0xff);
+      gpu.fill(gdq, dq.size() * 4, 0xff);
+      gpu.fill(gdk, dk.size() * 4, 0xff);
+      gpu.fill(gdv, dvv.size() * 4, 0xff);
+      gpu.launch(f.forward, f.forwardBlocks, forward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
+      gpu.launch(f.dkv, f.dkvBlocks, backward);
+      runs[run][0] = gpu.template download<float>(gout, out.size());
+      runs[run][1] = gpu.template download<float>(gdq, dq.size());
+      runs[run][2] = gpu.template download<float>(gdk, dk.size());
+      runs[run][3] = gpu.template download<float>(gdv, dvv.size());
+    }
+    const std::string n = std::string("attention ") + s.name + f.label;
+    compare(n + " forward", rows(runs[0][0], oHead, tq, oRow, dv), rows(out, oHead, tq, oRow, dv),
+            f.forwardLimit);
+    for (int run : {0, 2}) {
+      const std::string b = n + (run == 0 ? " (stored stats)" : " (recomputed stats)");
+      compare(b + " dq", rows(runs[run][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d),
+              f.backwardLimit);
+      compare(b + " dk", rows(runs[run][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d),
+              f.backwardLimit);
+      compare(b + " dv", rows(runs[run][3], vHead, tk, vRow, dv), rows(dvv, vHead, tk, vRow, dv),
+              f.backwardLimit);
+    }
+    for (int t = 0; t < 4; ++t)
+      sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+    // The same rowStats on the same inputs, stored or recomputed: the same
+    // bits (the padding included: NaN in both).
+    for (int t = 1; t < 4; ++t)
+      sameBits(n + " backward output " + std::to_string(t) + " with stored stats", runs[0][t],
+               runs[2][t], "as with recomputed ones");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Layer norm, cross-entropy, dropout
+//===----------------------------------------------------------------------===//
+
+template <typename Device>
+void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRows) {
+  using Ptr = typename Device::Ptr;
+  float eps = 1e-5f;
+  auto x = randomFloats(size_t(rows * d), 2.0f);
+  for (float &v : x)
+    v += 1.5f;
+  const auto gamma = randomFloats(size_t(d)), beta = randomFloats(size_t(d)),
+             g = randomFloats(size_t(rows * d));
+  std::vector<float> y(x.size());
+  for (long long r = 0; r < rows; ++r) {
+    double mu = 0, var = 0;
+    for (long long j = 0; j < d; ++j)
+      mu += x[size_t(r * d + j)] / double(d);
+    for (long long j = 0; j < d; ++j)
+      var += (x[size_t(r * d + j)] - mu) * (x[size_t(r * d + j)] - mu) / double(d);
+    for (long long j = 0; j < d; ++j)
+      y[size_t(r * d + j)] = float((x[size_t(r * d + j)] - mu) / std::sqrt(var + eps) *
+                                       gamma[size_t(j)] + beta[size_t(j)]);
+  }
+  const long long blocks = (rows + blockRows - 1) / blockRows;
+  std::vector<float> dx(x.size()), dgamma(static_cast<size_t>(d)), dbeta(static_cast<size_t>(d)),
+      scratch(static_cast<size_t>(2 * blocks * d));
+  tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
+                          intptr_t(g.data()), intptr_t(dx.data()), intptr_t(dgamma.data()),
+                          intptr_t(dbeta.data()), intptr_t(scratch.data()));
+  Ptr gx = gpu.upload(x), gg = gpu.upload(gamma), gb = gpu.upload(beta), gd = gpu.upload(g);
+  Ptr gy = gpu.alloc(y.size() * 4), gdx = gpu.alloc(dx.size() * 4),
+              gdg = gpu.alloc(size_t(d) * 4), gdb = gpu.alloc(size_t(d) * 4),
+              gs = gpu.alloc(scratch.size() * 4);
+  std::vector<float> runs[2][4];
+  for (int run = 0; run < 2; ++run) {
+    gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned((rows + 7) / 8),
+               {&rows, &d, &eps, &gx, &gg, &gb, &gy});
+    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(blocks),
+               {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &gdx, &gs});
+    gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel", unsigned((d + 255) / 256),
+               {&rows, &d, &blockRows, &gs, &gdg, &gdb});
+    runs[run][0] = gpu.template download<float>(gy, y.size());
+    runs[run][1] = gpu.template download<float>(gdx, dx.size());
+    runs[run][2] = gpu.template download<float>(gdg, size_t(d));
+    runs[run][3] = gpu.template download<float>(gdb, size_t(d));
+  }
+  const std::string n = "layer_norm " + std::to_string(rows) + "x" + std::to_string(d);
+  compare(n + " forward", runs[0][0], y, 1e-5);
+  compare(n + " dx", runs[0][1], dx, 1e-5);
+  compare(n + " dgamma", runs[0][2], dgamma, 1e-5);
+  compare(n + " dbeta", runs[0][3], dbeta, 1e-5);
+  for (int t = 0; t < 4; ++t)
+    sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+}
+
+template <typename Device>
+void checkCrossEntropy(Device &gpu, long long outer, long long classes, long long inner) {
+  using Ptr = typename Device::Ptr;
+  const long long rows = outer * inner;
+  const auto logits = randomFloats(size_t(rows * classes), 3.0f);
+  std::vector<int> labels(static_cast<size_t>(rows));
+  for (long long r = 0; r < rows; ++r)
+    labels[size_t(r)] = r == 0 ? -2 : (r == 1 ? int(classes + 3) : int(rng() % classes));
+  float count = float(rows), dlossValue = 0.7f;
+  std::vector<float> grad(logits.size());
+  double total = 0;
+  for (long long o = 0; o < outer; ++o)
+    for (long long i = 0; i < inner; ++i) {
+      auto at = [&](long long c) { return size_t((o * classes + c) * inner + i); };
+      double m = -INFINITY, s = 0;
+      for (long long c = 0; c < classes; ++c)
+        m = std::max(m, double(logits[at(c)]));
+      for (long long c = 0; c < classes; ++c)
+        s += std::exp(logits[at(c)] - m);
+      const long long label = std::clamp<long long>(labels[size_t(o * inner + i)], 0, classes - 1);
+      total -= (logits[at(label)] - m) - std::log(s);
+      for (long long c = 0; c < classes; ++c)
+        grad[at(c)] = float((std::exp(logits[at(c)] - m) / s - (c == label)) * dlossValue / count);
+    }
+  const std::vector<float> loss = {float(total / count)};
+  Ptr gl = gpu.upload(logits), glab = gpu.upload(labels),
+              gdl = gpu.upload(std::vector<float>{dlossValue});
+  Ptr glosses = gpu.alloc(size_t(rows) * 4), gout = gpu.alloc(4),
+              ggrad = gpu.alloc(grad.size() * 4);
+  // runs[run][0, 1]: the loss and grad of forward, mean and backward;
+  // [2, 3]: of the fused kernel (tfc_cuda_cross_entropy_fused) and mean.
+  std::vector<float> runs[2][4];
+  const unsigned blocks = unsigned((rows + 7) / 8);
+  for (int run = 0; run < 2; ++run) {
+    gpu.launch("tfc_cuda_cross_entropy_forward_kernel", blocks,
+               {&outer, &classes, &inner, &gl, &glab, &glosses});
+    long long n = rows;
+    gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&n, &count, &glosses, &gout});
+    gpu.launch("tfc_cuda_cross_entropy_backward_kernel", blocks,
+               {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &ggrad});
+    runs[run][0] = gpu.template download<float>(gout, 1);
+    runs[run][1] = gpu.template download<float>(ggrad, grad.size());
+    gpu.fill(gout, 4, 0xff); // NaN: the fused kernel must write everything
+    gpu.fill(ggrad, grad.size() * 4, 0xff);
+    gpu.launch("tfc_cuda_cross_entropy_fused_kernel", blocks,
+               {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &ggrad});
+    gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&n, &count, &glosses, &gout});
+    runs[run][2] = gpu.template download<float>(gout, 1);
+    runs[run][3] = gpu.template download<float>(ggrad, grad.size());
+  }
+  const std::string n = "cross_entropy " + std::to_string(outer) + "x" + std::to_string(classes) +
+                        "x" + std::to_string(inner);
+  compare(n + " loss", runs[0][0], loss, 1e-5);
+  compare(n + " grad", runs[0][1], grad, 1e-5);
+  compare(n + " fused loss", runs[0][2], loss, 1e-5);
+  compare(n + " fused grad", runs[0][3], grad, 1e-5);
+  for (int t = 0; t < 4; ++t)
+    sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+  // The fused kernel computes the pair's operations in the pair's order.
+  sameBits(n + " fused loss as forward's", runs[0][2], runs[0][0]);
+  sameBits(n + " fused grad as backward's", runs[0][3], runs[0][1]);
+}
+
+template <typename Device>
+void checkDropout(Device &gpu, long long n, long long first, long long key, double rate) {
+  using Ptr = typename Device::Ptr;
+  long long seed = (n * 2654435761LL + key) & 0xffffffffLL;
+  long long threshold = (long long)std::ceil(rate * 4294967296.0);
+  std::vector<unsigned char> cpu(static_cast<size_t>(n));
+  tfc_dropout_mask(intptr_t(cpu.data()), n, first, seed, key, threshold);
+  Ptr gm = gpu.alloc(size_t(n));
+  gpu.launch("tfc_cuda_dropout_mask_kernel", unsigned(((n + 3 + first % 4) / 4 + 255) / 256),
+             {&gm, &n, &first, &seed, &key, &threshold});
+  const auto mask = gpu.template download<unsigned char>(gm, size_t(n));
+  report(mask == cpu, "dropout mask n=" + std::to_string(n) + " first=" + std::to_string(first) +
+                          " key=" + std::to_string(key) + " is the CPU's bit for bit");
+}
+
+/// gather.cu: `count` rows of `rowBytes` gathered by random int64 indices
+/// (repeats included) from `samples` rows, at byte offsets `toShift` and
+/// `rowsShift` from 256-byte aligned memory (0: the 16-byte path where
+/// rowBytes allows; else the 4-byte or the byte path), against the host's
+/// gather: bit for bit, and on a grid of one block (grid-stride) too.
+template <typename Device>
+void checkGather(Device &gpu, long long samples, long long rowBytes, long long count,
+                 long long toShift, long long rowsShift) {
+  using Ptr = typename Device::Ptr;
+  std::vector<unsigned char> rows(size_t(samples * rowBytes));
+  for (unsigned char &b : rows)
+    b = static_cast<unsigned char>(rng());
+  std::vector<long long> indices(static_cast<size_t>(count));
+  for (long long &i : indices)
+    i = (long long)(rng() % uint64_t(samples));
+  std::vector<unsigned char> host(size_t(count * rowBytes));
+  for (long long i = 0; i < count; ++i)
+    std::memcpy(host.data() + i * rowBytes, rows.data() + indices[size_t(i)] * rowBytes,
+                size_t(rowBytes));
+  Ptr grows = gpu.alloc(rows.size() + size_t(rowsShift)) + Ptr(rowsShift);
+  Ptr gto = gpu.alloc(host.size() + size_t(toShift)) + Ptr(toShift);
+  gpu.copyIn(grows, rows.data(), rows.size());
+  Ptr gindices = gpu.upload(indices);
+  const long long aligned = (long long)(grows | gto) | rowBytes;
+  const long long word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
+  const unsigned blocks = unsigned((count * (rowBytes / word) + 255) / 256);
+  const std::string n = "gather " + std::to_string(count) + " of " + std::to_string(samples) +
+                        " rows of " + std::to_string(rowBytes) + " bytes (" +
+                        std::to_string(word) + "-byte words)";
+  for (unsigned grid : {blocks, 1u}) {
+    gpu.fill(gto, host.size(), 0xA5);
+    gpu.launch("tfc_cuda_gather_rows_kernel", grid, {&gto, &grows, &rowBytes, &gindices, &count});
+    const auto gathered = gpu.template download<unsigned char>(gto, host.size());
+    report(gathered == host, n + ", grid " + std::to_string(grid) + ", is the host's bit for bit");
+  }
+}
+
+} // namespace tfc::kernelcheck
+
+#endif // TFC_TOOLS_GPU_KERNELCHECKS_H
