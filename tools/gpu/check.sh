@@ -27,6 +27,9 @@
 #      seed models trained on the GPU and the CPU to the same quality;
 #   4c. reverse compiled with --precision tf32 and bf16 (the GEMMs on tensor
 #      cores) trains to 100% test accuracy too (issue 28);
+#   4d. reverse and encoder_decoder compiled with --persistent-kernels (each
+#      entry one cooperative kernel, grid barriers between its phases)
+#      against the CPU, and reverse trained so to 100% (issue 28);
 #   5. `bench` of every model's train_step, GPU and CPU (this machine's
 #      cores) in the same run, and attention's kernels alone
 #      (tfc-kernel-check --bench-attention: fp32 and tensor cores, TFLOPS).
@@ -219,9 +222,33 @@ for precision in tf32 bf16; do
   fi
 done
 
-echo "== 5. bench (train_step; GPU, then CPU on $(nproc) cores)"
+# Persistent kernels: the grid barrier and the cooperative launch run only
+# here (cuda-emulated checks the phases' order on the CPU).
+echo "== 4d. persistent kernels (--persistent-kernels) against the CPU; reverse to 100%"
+for model in reverse encoder_decoder; do
+  [ -x "$dir/cuda-persistent/$model" ] || { fail "persistent $model (no cuda-persistent build)"; continue; }
+  parity "$model.persistent" results --cpu "$dir/cpu/$model" --cuda "$dir/cuda-persistent/$model" \
+    --repeat
+done
+if [ -x "$dir/cuda-persistent/reverse" ]; then
+  start=$(date +%s%N)
+  timeout 120 "$dir/cuda-persistent/reverse" train --run-dir "$work/reverse-persistent" \
+    >"$work/train-persistent.log" 2>&1
+  ms=$((($(date +%s%N) - start) / 1000000))
+  grep '^test' "$work/train-persistent.log" | sed 's/^/    persistent: /'
+  echo "    reverse persistent: 10 epochs in ${ms} ms"
+  if grep -q '^test.*accuracy 1\.0000' "$work/train-persistent.log"; then
+    pass "reverse --persistent-kernels trains to 100% test accuracy"
+  else
+    fail "reverse --persistent-kernels trains to 100% test accuracy"
+    tail -n 5 "$work/train-persistent.log" | sed 's/^/    /'
+  fi
+fi
+
+echo "== 5. bench (train_step; GPU, then CPU on $(nproc) cores; persistent kernels)"
 for model in $models; do
-  for side in cuda cpu; do
+  for side in cuda cpu cuda-persistent; do
+    [ -x "$dir/$side/$model" ] || continue
     line=$(timeout 60 "$dir/$side/$model" bench --entry train_step --steps 50 2>&1 |
       grep '^bench train_step' | cut -d' ' -f3-5)
     echo "    $model $side: ${line:-failed}"

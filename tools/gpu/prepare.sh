@@ -35,6 +35,13 @@ for precision in tf32 bf16; do
   "$build/bin/tfc" compile "$root/models/reverse.tf" --target=cuda --precision "$precision" \
     -o "$out/cuda-$precision/reverse"
 done
+# Persistent kernels (issue 28): each entry one cooperative kernel, for the
+# launch-bound models.
+mkdir -p "$out/cuda-persistent"
+for model in reverse encoder_decoder; do
+  "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --persistent-kernels \
+    -o "$out/cuda-persistent/$model"
+done
 # Every op of tests/e2e/ops.tf (two models of the file), small batches.
 for model in ops scalars; do
   "$build/bin/tfc" compile "$root/tests/e2e/ops.tf" --model "$model" --batch 4 --cpu=x86-64-v3 \

@@ -92,3 +92,66 @@ func.func @crossing(%x: memref<64xf32>, %y: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A persistent kernel (tf-merge-launches' grid chains): every block ends a
+// phase before any begins the next, so each phase is a parallel loop over
+// the blocks and the threads, one after the other, and the barrier's
+// declaration goes with its last call.
+// CHECK-LABEL: func.func @grid_phases
+// CHECK: scf.parallel (%[[B0:[^,]+]], %{{[^,]+}}, %{{[^,]+}}, %[[T0:[^,]+]], %{{[^,]+}}, %{{[^)]+}}) = (%{{.+}}) to (%c2{{.*}}, %c1{{.*}}, %c1{{.*}}, %c64{{.*}}, %c1{{.*}}, %c1{{.*}}) step
+// CHECK:   scf.for %[[V:.+]] = %[[B0]] to %{{.+}} step %c2
+// CHECK:     memref.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<320xf32>
+// CHECK: scf.parallel (%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[T1:[^,]+]], %{{[^,]+}}, %{{[^)]+}}) = (%{{.+}}) to (%c2{{.*}}, %c1{{.*}}, %c1{{.*}}, %c64{{.*}}, %c1{{.*}}, %c1{{.*}}) step
+// CHECK:   memref.load %{{.+}}[%{{.+}}] : memref<320xf32>
+// CHECK-NOT: gpu.
+// CHECK-NOT: tfc_grid_sync
+func.func private @tfc_grid_sync()
+func.func @grid_phases(%x: memref<320xf32>, %a: memref<320xf32>, %y: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %n = arith.constant 5 : index
+    %w = arith.constant 64 : index
+    scf.for %v = %b to %n step %gx {
+      %base = arith.muli %v, %w : index
+      %i = arith.addi %base, %t : index
+      %e = memref.load %x[%i] : memref<320xf32>
+      memref.store %e, %a[%i] : memref<320xf32>
+    }
+    func.call @tfc_grid_sync() : () -> ()
+    %z = arith.constant 0 : index
+    %first = arith.cmpi eq, %b, %z : index
+    scf.if %first {
+      %s = arith.constant 256 : index
+      %j = arith.addi %s, %t : index
+      %e = memref.load %a[%j] : memref<320xf32>
+      memref.store %e, %y[%t] : memref<64xf32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// A grid barrier under control flow cannot be a phase boundary: refused.
+func.func private @tfc_grid_sync()
+func.func @nested_grid_sync(%x: memref<64xf32>, %y: memref<64xf32>, %p: i1) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  // expected-error @+1 {{the kernel's threads cooperate}}
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    scf.if %p {
+      func.call @tfc_grid_sync() : () -> ()
+    }
+    %v = memref.load %x[%t] : memref<64xf32>
+    memref.store %v, %y[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
