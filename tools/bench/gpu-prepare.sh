@@ -6,7 +6,10 @@
 # BUILD_DIR/gpu-bench/cuda, with a STAMP naming the commit, and reverse,
 # set_anomaly and medium_encoder also with --precision tf32 and bf16
 # (cuda/MODEL.tf32, cuda/MODEL.bf16: their GEMMs on TF32 or bf16 tensor
-# cores, for issue 28's targets; gpu.sh times them beside the fp32 build).
+# cores, for issue 28's targets; gpu.sh times them beside the fp32 build),
+# and reverse and encoder_decoder with --persistent-kernels (cuda/MODEL.persistent:
+# each entry one cooperative kernel, the mode issue 28 asks to choose by
+# measurement).
 # BUILD_DIR (default build/) needs a configured build; tfc is built there
 # first.
 #
@@ -27,6 +30,7 @@ build="${1:-$root/build}"
 out="$build/gpu-bench"
 models=(reverse set_anomaly medium_encoder fleuret_cnn fleuret_attention encoder_decoder)
 precision_models=(reverse set_anomaly medium_encoder)
+persistent_models=(reverse encoder_decoder)
 ninja -C "$build" tfc >/dev/null
 rm -rf "$out/$target"
 mkdir -p "$out/$target"
@@ -38,6 +42,10 @@ for model in "${models[@]}"; do
         "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
           --precision "$precision" -o "$out/cuda/$model.$precision"
       done
+    fi
+    if [[ " ${persistent_models[*]} " == *" $model "* ]]; then
+      "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
+        --persistent-kernels -o "$out/cuda/$model.persistent"
     fi
   else
     "$build/bin/tfc" compile "$root/models/$model.tf" -o "$out/cpu/$model"

@@ -56,11 +56,12 @@ PEERS = [
     ("graphs", "torch.compile + CUDA graphs", ["--framework", "torch", "--compile-mode", "reduce-overhead"]),
     ("jax", "JAX jit", ["--framework", "jax"]),
 ]
-# tfc's own: the default (fp32) build, and where gpu-prepare.sh made them,
-# the same model with its GEMMs on TF32 or bf16 tensor cores (WORKLOAD.tf32,
-# WORKLOAD.bf16: tfc compile --precision).
-PRECISIONS = ["tf32", "bf16"]
-SIDES = [("tfc", "tfc")] + [("tfc_" + p, "tfc " + p) for p in PRECISIONS] + [
+# tfc's own: the default (fp32, graph-replayed) build, and where
+# gpu-prepare.sh made them, the same model with its GEMMs on TF32 or bf16
+# tensor cores (WORKLOAD.tf32, WORKLOAD.bf16: tfc compile --precision) and
+# as one persistent kernel a step (WORKLOAD.persistent: --persistent-kernels).
+VARIANTS = ["tf32", "bf16", "persistent"]
+SIDES = [("tfc", "tfc")] + [("tfc_" + v, "tfc " + v) for v in VARIANTS] + [
     (k, title) for k, title, _ in PEERS]
 # Seconds a process may take at most (less when the budget has less left).
 CAP = {"info": 60, "tfc": 90, "eager": 150, "compile": 240, "graphs": 240, "jax": 180, "train": 120}
@@ -325,10 +326,10 @@ def main():
 
         row["sides"]["tfc"] = tfc_step(exe, ["--save-batch", data])
         parsed = "error" not in row["sides"]["tfc"]
-        for precision in PRECISIONS:
-            variant = exe + "." + precision
+        for name in VARIANTS:
+            variant = exe + "." + name
             if os.access(variant, os.X_OK):
-                row["sides"]["tfc_" + precision] = tfc_step(variant)
+                row["sides"]["tfc_" + name] = tfc_step(variant)
         steps_per_epoch = max(1, (info["train_samples"] or info["batch"]) // info["batch"])
         extra = ["--entry", "train_step"] + hyper(info, info["epochs"] * steps_per_epoch) + [
             "--steps", str(args.steps), "--warmup", str(args.warmup),

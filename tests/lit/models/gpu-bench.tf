@@ -2,20 +2,22 @@
 # peer: --dry-run-cpu on a CPU build of reverse, the peers' interpreter missing.
 # tfc's cells are filled (a train step and one epoch), every peer's cell says
 # why it is empty, the run succeeds and leaves its three files. Never a time.
-# A precision build beside (here a copy standing in for reverse.bf16, which
-# needs --target=cuda) gets its own cell; one that is not there a dash.
+# A variant build beside (here copies standing in for reverse.bf16 and
+# reverse.persistent, which need --target=cuda) gets its own cell; one that
+# is not there a dash.
 # RUN: rm -rf %t && mkdir -p %t/cpu
 # RUN: tfc compile %models/reverse.tf -o %t/cpu/reverse
 # RUN: cp %t/cpu/reverse %t/cpu/reverse.bf16
+# RUN: cp %t/cpu/reverse %t/cpu/reverse.persistent
 # RUN: %python %S/../../../tools/bench/gpu_bench.py --dry-run-cpu --dir %t --workloads reverse \
 # RUN:   --python %t/no-python --steps 1 --warmup 0 2>%t.err | FileCheck %s
 # RUN: ls %t/results | FileCheck %s --check-prefix=FILES
 # RUN: not %python %S/../../../tools/bench/gpu_bench.py --dir %t/nothing 2>&1 | FileCheck %s --check-prefix=UNPREPARED
 
 # CHECK: # tfc against PyTorch and JAX on the CPU: a dry run (issue 28)
-# CHECK: | workload | batch | params | tfc | tfc tf32 | tfc bf16 | PyTorch eager | torch.compile | torch.compile + CUDA graphs | JAX jit | best peer / tfc |
-# CHECK: | reverse train step | 128 | 10,346 | {{[0-9.]+}} ms | - | {{[0-9.]+}} ms | no PyTorch ({{[^|]+}}) | no PyTorch ({{[^|]+}}) | no PyTorch ({{[^|]+}}) | no JAX ({{[^|]+}}) | - |
-# CHECK: | reverse, 1 epoch (390 steps) | 128 | 10,346 | {{[0-9.]+}} s | - | - | no PyTorch
+# CHECK: | workload | batch | params | tfc | tfc tf32 | tfc bf16 | tfc persistent | PyTorch eager | torch.compile | torch.compile + CUDA graphs | JAX jit | best peer / tfc |
+# CHECK: | reverse train step | 128 | 10,346 | {{[0-9.]+}} ms | - | {{[0-9.]+}} ms | {{[0-9.]+}} ms | no PyTorch ({{[^|]+}}) | no PyTorch ({{[^|]+}}) | no PyTorch ({{[^|]+}}) | no JAX ({{[^|]+}}) | - |
+# CHECK: | reverse, 1 epoch (390 steps) | 128 | 10,346 | {{[0-9.]+}} s | - | - | - | no PyTorch
 # CHECK: Every run:
 # CHECK: | reverse train step | tfc | {{[0-9.]+}} ms | {{.*}} | loss {{[0-9.]+}} |
 # CHECK: | reverse, 1 epoch (390 steps) | tfc | {{[0-9.]+}} s | {{.*}}test accuracy {{[0-9.]+}} |
