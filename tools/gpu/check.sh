@@ -242,6 +242,14 @@ if [ -x "$dir/cuda-persistent/reverse" ]; then
   else
     fail "reverse --persistent-kernels trains to 100% test accuracy"
     tail -n 5 "$work/train-persistent.log" | sed 's/^/    /'
+    # Which side: the cooperative launch captured into a graph, or the kernel.
+    if TFC_CUDA_GRAPHS=0 timeout 60 "$dir/cuda-persistent/reverse" train --epochs 1 \
+      --run-dir "$work/reverse-persistent-eager" >"$work/train-persistent-eager.log" 2>&1; then
+      echo "    one epoch without graphs (TFC_CUDA_GRAPHS=0) runs: the capture is at fault"
+    else
+      echo "    one epoch without graphs fails too:"
+      tail -n 3 "$work/train-persistent-eager.log" | sed 's/^/    /'
+    fi
   fi
 fi
 
