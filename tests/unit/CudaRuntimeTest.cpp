@@ -235,6 +235,70 @@ TEST_F(CudaRuntimeTest, BadGridBlockOrKernelNamesTheKernel) {
   device->release(y);
 }
 
+/// A persistent kernel's launch: kernel 0 on gGrid x gBlock, cooperatively.
+void cooperativeLaunch(void **) {
+  tfc_cuda_launch_cooperative(0, gGrid[0], gGrid[1], gGrid[2], gBlock[0], gBlock[1], gBlock[2],
+                              0, 3, intptr_t(gSlots));
+}
+
+// tfc_cuda_launch_cooperative (--persistent-kernels): cuLaunchKernelEx with the
+// cooperative attribute and as many blocks as the GPU holds at once, at most
+// the grid asked for (the fake: 132 multiprocessors of 2048 threads, or
+// TFC_FAKE_CUDA_OCCUPANCY blocks each), the occupancy asked once a kernel;
+// captured and replayed like any launch. A grid of more than one row, or a
+// kernel no block of which fits, is refused by name before the launch.
+TEST_F(CudaRuntimeTest, CooperativeLaunchTakesTheBlocksTheGpuHolds) {
+  void *x = device->allocate(4096), *y = device->allocate(4096);
+  void *buffers[] = {x, y};
+  gSlots[0] = intptr_t(x), gSlots[1] = intptr_t(y), gSlots[2] = 16;
+  std::string error;
+  gGrid[0] = 2000, gGrid[1] = gGrid[2] = 1;
+  gBlock[0] = 256, gBlock[1] = gBlock[2] = 1;
+  for (int call = 0; call < 3; ++call)
+    ASSERT_TRUE(device->run(cooperativeLaunch, buffers, 2, error)) << error;
+  // 8 blocks of 256 threads a multiprocessor, 132 of them: 1,056 of the 2,000.
+  const std::string launch = "cuLaunchKernelEx(tfc_kernel_scale, grid 1056x1x1, block 256x1x1, "
+                             "smem 0, cooperative)";
+  EXPECT_EQ(count(launch + "\n"), 1u) << log();
+  EXPECT_EQ(count(launch + " captured\n"), 1u) << log();
+  EXPECT_EQ(count("cuGraphLaunch(1 nodes)"), 2u) << log();
+  EXPECT_EQ(count("cuOccupancyMaxActiveBlocksPerMultiprocessor(tfc_kernel_scale, 256, 0): 8"),
+            1u)
+      << log();
+
+  // A grid the GPU holds whole is launched as asked (eagerly: no graph of
+  // the first grid replayed).
+  device->configure({0, /*graphs=*/false});
+  gGrid[0] = 300;
+  ASSERT_TRUE(device->run(cooperativeLaunch, buffers, 2, error)) << error;
+  EXPECT_EQ(count("cuLaunchKernelEx(tfc_kernel_scale, grid 300x1x1"), 1u) << log();
+
+  gGrid[1] = 2;
+  EXPECT_FALSE(device->run(cooperativeLaunch, buffers, 2, error));
+  EXPECT_EQ(error, "tfc_cuda_launch_cooperative of kernel 'tfc_kernel_scale' (grid 300x2x1, "
+                   "block 256x1x1): a persistent kernel's grid is one row of blocks");
+  device->release(x);
+  device->release(y);
+}
+
+TEST_F(CudaRuntimeTest, CooperativeKernelThatDoesNotFitIsRefused) {
+  ScopedEnv none{"TFC_FAKE_CUDA_OCCUPANCY", "0"};
+  void *x = device->allocate(64), *y = device->allocate(64);
+  void *buffers[] = {x, y};
+  gSlots[0] = intptr_t(x), gSlots[1] = intptr_t(y), gSlots[2] = 16;
+  gGrid[0] = 264, gGrid[1] = gGrid[2] = 1;
+  gBlock[0] = 256, gBlock[1] = gBlock[2] = 1;
+  std::string error;
+  EXPECT_FALSE(device->run(cooperativeLaunch, buffers, 2, error));
+  EXPECT_EQ(error, "the persistent kernel 'tfc_kernel_scale' (grid 264x1x1, block 256x1x1) "
+                   "cannot run on this GPU: not one block of 256 threads fits on a "
+                   "multiprocessor (its registers or shared memory); compile the model without "
+                   "--persistent-kernels");
+  EXPECT_EQ(count("cuLaunchKernelEx("), 0u) << log();
+  device->release(x);
+  device->release(y);
+}
+
 TEST_F(CudaRuntimeTest, PointerOutsideDeviceMemoryIsRefused) {
   void *x = device->allocate(64), *y = device->allocate(64);
   std::vector<float> host(16);
