@@ -160,6 +160,8 @@ inline constexpr const char *kCudaArch = "arch";
 inline constexpr const char *kCudaImage = "image";
 inline constexpr const char *kCudaKernels = "kernels";
 inline constexpr const char *kCudaPrecision = "precision";
+/// true: each entry one persistent kernel (tfc compile --persistent-kernels)
+inline constexpr const char *kCudaPersistent = "persistent";
 inline constexpr const char *kPrecisionFp32 = "fp32";
 inline constexpr const char *kPrecisionTf32 = "tf32";
 inline constexpr const char *kPrecisionBf16 = "bf16";

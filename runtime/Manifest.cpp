@@ -213,6 +213,12 @@ static bool parseCuda(const json &j, CudaSpec &out) {
       return false;
     out.kernels.push_back(k.get<std::string>());
   }
+  // "persistent": absent is false.
+  if (j.contains(abi::key::kCudaPersistent)) {
+    if (!j[abi::key::kCudaPersistent].is_boolean())
+      return false;
+    out.persistent = j[abi::key::kCudaPersistent].get<bool>();
+  }
   // "precision": absent (a model before --precision) is fp32.
   return optionalString(j, abi::key::kCudaPrecision, abi::key::kPrecisionFp32, out.precision) &&
          (out.precision == abi::key::kPrecisionFp32 || out.precision == abi::key::kPrecisionTf32 ||

@@ -97,6 +97,9 @@ struct CudaSpec {
   /// The GEMMs' precision (tfc compile --precision): "fp32" or "tf32"
   /// (cuBLASLt on TF32 tensor cores); every other kernel is fp32.
   std::string precision = abi::key::kPrecisionFp32;
+  /// Each entry one persistent kernel (tfc compile --persistent-kernels):
+  /// every GEMM and layer generated code, no cuBLASLt call.
+  bool persistent = false;
 };
 
 struct Manifest {

@@ -334,7 +334,12 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                             : std::string("missing");
     lines.push_back("kernels " + std::to_string(spec.kernels.size()) + ", a " + spec.image +
                     " image " + archList(spec) + " (" + image + ")");
-    lines.push_back(spec.precision == abi::key::kPrecisionTf32
+    if (spec.persistent)
+      lines.push_back("persistent kernels: each entry one cooperative launch, its layers and "
+                      "GEMMs phases of it (generated fp32 code, no cuBLASLt), grid barriers "
+                      "between them");
+    else
+      lines.push_back(spec.precision == abi::key::kPrecisionTf32
                         ? "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                           "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32"
                     : spec.precision == abi::key::kPrecisionBf16

@@ -629,6 +629,12 @@ TEST_F(OnFakes, PersistentKernelIsOneLaunchAnEntry) {
   // The file's batch of 128: its phases ask for more blocks than the grid.
   ASSERT_NO_FATAL_FAILURE(
       compile("reverse", "--persistent-kernels", kSource + "/models/reverse.tf"));
+  EXPECT_TRUE(manifest_.cuda->persistent);
+  CommandResult info = run(binary_ + " info");
+  EXPECT_EQ(info.status, 0) << info.output;
+  EXPECT_NE(info.output.find("persistent kernels: each entry one cooperative launch"),
+            std::string::npos)
+      << info.output;
   for (const char *entry : {"predict", "train_step", "evaluate"}) {
     SCOPED_TRACE(entry);
     FakeLog log = runEntry(entry);

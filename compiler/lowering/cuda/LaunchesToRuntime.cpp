@@ -299,13 +299,15 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
       names.push_back(b.getStringAttr(kKernelPrefix + std::to_string(i)));
     for (const std::string &arch : archList)
       sass.push_back(b.getStringAttr(arch));
-    module->setAttr("tfc.cuda",
-                    b.getDictionaryAttr({
-                        b.getNamedAttr(abi::key::kCudaArch, b.getArrayAttr(sass)),
-                        b.getNamedAttr(abi::key::kCudaImage, b.getStringAttr(imageFormat)),
-                        b.getNamedAttr(abi::key::kCudaKernels, b.getArrayAttr(names)),
-                        b.getNamedAttr(abi::key::kCudaPrecision, b.getStringAttr(precision)),
-                    }));
+    SmallVector<NamedAttribute> record = {
+        b.getNamedAttr(abi::key::kCudaArch, b.getArrayAttr(sass)),
+        b.getNamedAttr(abi::key::kCudaImage, b.getStringAttr(imageFormat)),
+        b.getNamedAttr(abi::key::kCudaKernels, b.getArrayAttr(names)),
+        b.getNamedAttr(abi::key::kCudaPrecision, b.getStringAttr(precision)),
+    };
+    if (cooperativeCallee)
+      record.push_back(b.getNamedAttr(abi::key::kCudaPersistent, b.getBoolAttr(true)));
+    module->setAttr("tfc.cuda", b.getDictionaryAttr(record));
   }
 };
 

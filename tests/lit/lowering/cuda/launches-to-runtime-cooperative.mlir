@@ -2,7 +2,9 @@
 
 // A persistent kernel's launch (tf-grid-sync marked it) calls
 // tfc_cuda_launch_cooperative with the same arguments: its grid is the most
-// it asks for; the others call tfc_cuda_launch.
+// it asks for; the others call tfc_cuda_launch. The manifest's record says
+// the model is persistent.
+// CHECK-LABEL: module attributes {tfc.cuda = {arch = [], image = "ptx", kernels = ["tfc_k0", "tfc_k1"], persistent = true, precision = "fp32"}}
 // CHECK-LABEL: func.func @train_step
 // CHECK: call @tfc_cuda_launch_cooperative(%{{.+}}, %c264{{.*}}, %c1{{.*}}, %c1{{.*}}, %c256{{.*}}, %c1{{.*}}, %c1{{.*}}, %{{.+}}, %{{.+}}, %{{.+}}) : (index, index, index, index, index, index, index, index, index, index) -> ()
 // CHECK: call @tfc_cuda_launch(%{{.+}}, %c4{{.*}},
