@@ -118,8 +118,10 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
       n *= size_t(d);
     return DevicePool::rounded(n);
   };
-  // Parameters and state: a current copy and the spare a step writes.
-  size_t total = DevicePool::rounded(kCublasLtWorkspaceBytes);
+  // Parameters and state: a current copy and the spare a step writes. A
+  // persistent model calls no cuBLASLt: no workspace.
+  const bool persistent = manifest.cuda && manifest.cuda->persistent;
+  size_t total = persistent ? 0 : DevicePool::rounded(kCublasLtWorkspaceBytes);
   for (const ParamSpec &param : manifest.params)
     total += 2 * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
@@ -195,8 +197,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // first call's error.
   layerKernels_.load(*driver_);
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
+  // A persistent model has none (every GEMM is generated code).
   std::string ignored;
-  loadCublasLt(ignored);
+  if (!spec.persistent)
+    loadCublasLt(ignored);
   return true;
 }
 
@@ -350,11 +354,15 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                           "in full FP32");
   }
   const char *cublas = std::getenv("TFC_CUBLASLT");
-  lines.push_back("cuBLASLt workspace " + formatBytes(kCublasLtWorkspaceBytes) +
-                  " of device memory; cuBLASLt from " +
-                  (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
-                                     : defaultCublasLtCandidates().front()) +
-                  ", loaded when the device opens");
+  const bool persistent = manifest.cuda && manifest.cuda->persistent;
+  if (persistent)
+    lines.push_back("no cuBLASLt: the persistent kernels compute every GEMM");
+  else
+    lines.push_back("cuBLASLt workspace " + formatBytes(kCublasLtWorkspaceBytes) +
+                    " of device memory; cuBLASLt from " +
+                    (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
+                                       : defaultCublasLtCandidates().front()) +
+                    ", loaded when the device opens");
   const bool dataParallel = options_.dataParallel;
   if (dataParallel) {
     const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
@@ -366,8 +374,8 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
   lines.push_back("device memory: one allocation of " +
                   formatBytes(plannedDeviceBytes(manifest, dataParallel)) +
                   " when the device opens (parameters and optimizer state twice, each entry's "
-                  "arguments and results, one arena the entries share, the cuBLASLt "
-                  "workspace)");
+                  "arguments and results, one arena the entries share" +
+                  (persistent ? ")" : ", the cuBLASLt workspace)"));
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
                                     "then replayed (--no-graph: launched eagerly)"
                                   : "entries launched eagerly (--no-graph)");

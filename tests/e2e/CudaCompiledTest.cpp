@@ -635,12 +635,17 @@ TEST_F(OnFakes, PersistentKernelIsOneLaunchAnEntry) {
   EXPECT_NE(info.output.find("persistent kernels: each entry one cooperative launch"),
             std::string::npos)
       << info.output;
+  EXPECT_NE(info.output.find("no cuBLASLt: the persistent kernels compute every GEMM"),
+            std::string::npos)
+      << info.output;
   for (const char *entry : {"predict", "train_step", "evaluate"}) {
     SCOPED_TRACE(entry);
     FakeLog log = runEntry(entry);
     EXPECT_EQ(log.eager, 1u) << log.text;
     EXPECT_EQ(log.cooperative, 1u) << log.text;
     EXPECT_EQ(log.gemms, 0u);
+    // Nor is cuBLASLt loaded, nor its workspace allocated.
+    EXPECT_EQ(log.text.find("cublasLtCreate"), std::string::npos) << log.text;
     for (const auto &[kernel, block] : kHandKernels)
       EXPECT_FALSE(log.launched.count(kernel)) << kernel;
     EXPECT_NE(log.text.find("cuLaunchKernelEx(tfc_k"), std::string::npos);
