@@ -69,6 +69,25 @@ parity() {
 }
 results() { grep -v '^       ' "$1"; } # PASS/FAIL and their summaries, not each file's error
 
+# trains_reverse LABEL BINARY FLAGS: the reverse task's file settings (10
+# epochs) with BINARY (compiled with FLAGS) to 100% test accuracy, timed; its
+# log in $work/train-LABEL.log. Fails (status 1) otherwise.
+trains_reverse() {
+  local label="$1" binary="$2" flags="$3" start ms
+  start=$(date +%s%N)
+  timeout 120 "$binary" train --run-dir "$work/reverse-$label" >"$work/train-$label.log" 2>&1
+  ms=$((($(date +%s%N) - start) / 1000000))
+  grep '^test' "$work/train-$label.log" | sed "s/^/    $label: /"
+  echo "    reverse $label: 10 epochs in ${ms} ms"
+  if grep -q '^test.*accuracy 1\.0000' "$work/train-$label.log"; then
+    pass "reverse $flags trains to 100% test accuracy"
+    return 0
+  fi
+  fail "reverse $flags trains to 100% test accuracy"
+  tail -n 5 "$work/train-$label.log" | sed 's/^/    /'
+  return 1
+}
+
 echo "== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || true
 lscpu | grep -m1 'Model name' || true
@@ -209,17 +228,7 @@ echo "== 4c. reverse with the GEMMs on tensor cores (--precision tf32, bf16): st
 for precision in tf32 bf16; do
   binary="$dir/cuda-$precision/reverse"
   [ -x "$binary" ] || { fail "reverse $precision (no cuda-$precision build)"; continue; }
-  start=$(date +%s%N)
-  timeout 120 "$binary" train --run-dir "$work/reverse-$precision" >"$work/train-$precision.log" 2>&1
-  ms=$((($(date +%s%N) - start) / 1000000))
-  grep '^test' "$work/train-$precision.log" | sed "s/^/    $precision: /"
-  echo "    reverse $precision: 10 epochs in ${ms} ms"
-  if grep -q '^test.*accuracy 1\.0000' "$work/train-$precision.log"; then
-    pass "reverse --precision $precision trains to 100% test accuracy"
-  else
-    fail "reverse --precision $precision trains to 100% test accuracy"
-    tail -n 5 "$work/train-$precision.log" | sed 's/^/    /'
-  fi
+  trains_reverse "$precision" "$binary" "--precision $precision"
 done
 
 # Persistent kernels: the grid barrier and the cooperative launch run only
@@ -230,26 +239,15 @@ for model in reverse encoder_decoder; do
   parity "$model.persistent" results --cpu "$dir/cpu/$model" --cuda "$dir/cuda-persistent/$model" \
     --repeat
 done
-if [ -x "$dir/cuda-persistent/reverse" ]; then
-  start=$(date +%s%N)
-  timeout 120 "$dir/cuda-persistent/reverse" train --run-dir "$work/reverse-persistent" \
-    >"$work/train-persistent.log" 2>&1
-  ms=$((($(date +%s%N) - start) / 1000000))
-  grep '^test' "$work/train-persistent.log" | sed 's/^/    persistent: /'
-  echo "    reverse persistent: 10 epochs in ${ms} ms"
-  if grep -q '^test.*accuracy 1\.0000' "$work/train-persistent.log"; then
-    pass "reverse --persistent-kernels trains to 100% test accuracy"
+if [ -x "$dir/cuda-persistent/reverse" ] &&
+  ! trains_reverse persistent "$dir/cuda-persistent/reverse" --persistent-kernels; then
+  # Which side: the cooperative launch captured into a graph, or the kernel.
+  if TFC_CUDA_GRAPHS=0 timeout 60 "$dir/cuda-persistent/reverse" train --epochs 1 \
+    --run-dir "$work/reverse-persistent-eager" >"$work/train-persistent-eager.log" 2>&1; then
+    echo "    one epoch without graphs (TFC_CUDA_GRAPHS=0) runs: the capture is at fault"
   else
-    fail "reverse --persistent-kernels trains to 100% test accuracy"
-    tail -n 5 "$work/train-persistent.log" | sed 's/^/    /'
-    # Which side: the cooperative launch captured into a graph, or the kernel.
-    if TFC_CUDA_GRAPHS=0 timeout 60 "$dir/cuda-persistent/reverse" train --epochs 1 \
-      --run-dir "$work/reverse-persistent-eager" >"$work/train-persistent-eager.log" 2>&1; then
-      echo "    one epoch without graphs (TFC_CUDA_GRAPHS=0) runs: the capture is at fault"
-    else
-      echo "    one epoch without graphs fails too:"
-      tail -n 3 "$work/train-persistent-eager.log" | sed 's/^/    /'
-    fi
+    echo "    one epoch without graphs fails too:"
+    tail -n 3 "$work/train-persistent-eager.log" | sed 's/^/    /'
   fi
 fi
 
