@@ -64,6 +64,24 @@ bool isGridSync(Operation *op) {
   return call && call.getCallee() == tfc::kGridSyncFunction;
 }
 
+/// The ops of `body` but its constants, cut at its barriers (of the block or
+/// of the grid) into phases; empty phases left out.
+SmallVector<SmallVector<Operation *>> phasesOf(Block &body) {
+  SmallVector<SmallVector<Operation *>> phases(1);
+  for (Operation &op : body.without_terminator()) {
+    if (isa<gpu::BarrierOp>(op) || isGridSync(&op)) {
+      if (!phases.back().empty())
+        phases.emplace_back();
+      continue;
+    }
+    if (!op.hasTrait<OpTrait::ConstantLike>())
+      phases.back().push_back(&op);
+  }
+  if (phases.back().empty())
+    phases.pop_back();
+  return phases;
+}
+
 LogicalResult launchToLoops(gpu::LaunchOp launch) {
   if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty() ||
       launch.getAsyncToken() || launch.getDynamicSharedMemorySize() ||
@@ -141,16 +159,7 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
     for (Operation &op : body)
       if (op.hasTrait<OpTrait::ConstantLike>())
         b.clone(op, mapping);
-    auto next = body.without_terminator().begin(), end = body.without_terminator().end();
-    while (next != end) {
-      SmallVector<Operation *> phase;
-      for (; next != end && !isGridSync(&*next); ++next)
-        if (!next->hasTrait<OpTrait::ConstantLike>())
-          phase.push_back(&*next);
-      if (next != end)
-        ++next;
-      if (phase.empty())
-        continue;
+    for (ArrayRef<Operation *> phase : phasesOf(body)) {
       auto loop = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
                                             SmallVector<Value>(6, one));
       mapLevel(0, loop.getInductionVars(), 0);
@@ -171,16 +180,8 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
   for (Operation &op : body)
     if (op.hasTrait<OpTrait::ConstantLike>())
       perBlock.clone(op, mapping);
-  auto next = body.without_terminator().begin(), end = body.without_terminator().end();
-  while (next != end) {
-    SmallVector<Operation *> phase;
-    for (; next != end && !isa<gpu::BarrierOp>(*next); ++next)
-      if (!next->hasTrait<OpTrait::ConstantLike>())
-        phase.push_back(&*next);
-    if (next != end)
-      ++next; // the barrier: the thread loop before it ends first
-    if (phase.empty())
-      continue;
+  // Each phase's thread loop ends before the next begins, as at the barrier.
+  for (ArrayRef<Operation *> phase : phasesOf(body)) {
     auto threads = perBlock.create<scf::ParallelOp>(
         loc, SmallVector<Value>(3, zero), ArrayRef<Value>(upper).drop_front(3),
         SmallVector<Value>(3, one));
