@@ -239,15 +239,18 @@ void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < batch.size(); ++i)
     feeds_[m.inputs[i].name] = &batch[i];
-  placed_.gatherFrom.clear();
+  placed_.batch = {};
 }
 
 void StepFeeds::bindDeviceBatch(const std::vector<Tensor> &shapes,
-                                const std::vector<RowGather> &inputs) {
+                                const std::vector<RowGather> &inputs, int64_t *first,
+                                int64_t advance) {
   bindBatch(shapes);
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < inputs.size(); ++i)
-    placed_.gatherFrom[m.inputs[i].name] = inputs[i];
+    placed_.batch.inputs[m.inputs[i].name] = inputs[i];
+  placed_.batch.first = first;
+  placed_.batch.advance = advance;
 }
 
 void StepFeeds::setStep(int64_t step) {

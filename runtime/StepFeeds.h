@@ -74,10 +74,13 @@ public:
   /// fillBatch fills it.
   void bindBatch(const std::vector<Tensor> &batch);
   /// The batch gathered on the device (a device whose memory is not the
-  /// host's): model input i's batch is gathered from `inputs[i]`'s rows
-  /// (Device::gatherRows); `shapes` give the inputs' shapes (their values
-  /// unused).
-  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<RowGather> &inputs);
+  /// host's) as part of each step's call: model input i's batch from
+  /// `inputs[i]`'s rows, starting at the order's row *first (device
+  /// memory), which each step advances by `advance` (Model's DeviceBatch);
+  /// `shapes` give the inputs' shapes (their values unused). Bound once: the
+  /// steps after it gather the order's next rows.
+  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<RowGather> &inputs,
+                       int64_t *first, int64_t advance);
   /// Runs step `step` on the bound batch (its counter and dropout seed set
   /// here): the next step starts from its parameters and state. Its other
   /// results wait for readBack; full() says when readBack must come first.
@@ -133,7 +136,7 @@ private:
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
   std::map<std::string, KeptValue> kept_;         // by feed key
-  DevicePlacement placed_; // gatherFrom: the batch's inputs on the device, by name
+  DevicePlacement placed_; // batch: the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot
   std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
   size_t nextSlot_ = 0;
