@@ -63,6 +63,11 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
     std::string key = a.feedKey();
     owned_[key] = std::move(t);
     feeds_[key] = &owned_[key];
+    // What no step changes (masks, hyperparameters, the rank's sample
+    // offset) stays on the device, copied in once; the step counter and
+    // the dropout seed are copied in a step.
+    if (!hostMemory_ && a.kind != abi::ValueKind::Step && a.kind != abi::ValueKind::Seed)
+      kept_[key] = {&owned_[key], &constantCopies_[key]};
   }
   results_.resize(slots_);
   if (alone) { // one rank: nothing to exchange with anyone
@@ -230,6 +235,8 @@ bool StepFeeds::readParallelSlot(size_t slot, std::vector<Tensor> &results, std:
 
 StepFeeds::~StepFeeds() {
   for (auto &[name, copy] : stateCopies_)
+    model_.release(copy);
+  for (auto &[key, copy] : constantCopies_)
     model_.release(copy);
   model_.device().release(exchange_.device);
   model_.device().release(exchange_.scoreSlots);

@@ -8,9 +8,11 @@
 // On host memory (the CPU) a step's results are host tensors, swapped with
 // the parameters and the state after each step and read at once. On a device
 // whose memory is not the host's, parameters and state stay on the device
-// (Model::runStep swaps device buffers; nothing is copied), only the small
-// per-step arguments are copied in, and the batch too unless it is gathered
-// on the device (bindDeviceBatch), and the other results (loss,
+// (Model::runStep swaps device buffers; nothing is copied), so do the small
+// arguments no step changes (copied in once: masks, hyperparameters, the
+// rank's sample offset), only the step counter and the dropout seed are
+// copied in a step, and the batch too unless it is gathered on the device
+// (bindDeviceBatch), and the other results (loss,
 // metrics, lr) wait on the device, in one of slots() result slots, until the
 // host reads them with readBack: one wait for up to slots() steps.
 //
@@ -135,6 +137,7 @@ private:
   std::map<std::string, const Tensor *> feeds_;
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
+  std::map<std::string, DeviceCopy> constantCopies_; // by feed key: owned_ but step and seed
   std::map<std::string, KeptValue> kept_;         // by feed key
   DevicePlacement placed_; // batch: the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot

@@ -8,9 +8,10 @@
 // the order inside the step's graph (a gather kernel an input, reading the
 // batch's first row from device memory, and the kernel that advances it:
 // the fake runs both on the host, checking every row it reads and logging
-// which rows of the order), so a step is one cuGraphLaunch; only the
-// per-step scalars are copied in, and the loss and metrics are read back
-// only when the host needs them (StepFeeds' result slots). Checked on a CUDA binary of the reverse task run on the fake
+// which rows of the order), so a step is one cuGraphLaunch; only the step
+// counter is copied in (the other small arguments once), and the loss and
+// metrics are read back only when the host needs them (StepFeeds' result
+// slots). Checked on a CUDA binary of the reverse task run on the fake
 // driver and fake cuBLASLt: their log records every copy, synchronisation and
 // graph launch, so each step's traffic can be counted. No GPU is used, and no
 // generated kernel runs (the numbers are not checked here: DeviceTest checks
@@ -117,16 +118,20 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevi
   std::string log = fileBytes(logPath);
   ASSERT_EQ(log.find("INVALID"), std::string::npos) << log;
 
-  // A step copies in its small arguments (step, seed, lr...) and gathers its
-  // batch on the device: every argument but the parameters and the state.
+  // A step copies in its step counter (and dropout seed: reverse has none)
+  // and gathers its batch on the device; its other small arguments (lr,
+  // total steps, masks) stay on the device with the parameters and state.
   size_t perStep = 0, batchBytes = 0, resident = 0;
   for (const rt::TensorSpec &arg : step->args) {
     if (arg.kind == tfc::abi::ValueKind::Param || arg.kind == tfc::abi::ValueKind::State)
       resident += tensorBytes(arg);
-    else
-      (arg.kind == tfc::abi::ValueKind::Input ? batchBytes : perStep) += tensorBytes(arg);
+    else if (arg.kind == tfc::abi::ValueKind::Input)
+      batchBytes += tensorBytes(arg);
+    else if (arg.kind == tfc::abi::ValueKind::Step || arg.kind == tfc::abi::ValueKind::Seed)
+      perStep += tensorBytes(arg);
   }
   ASSERT_GT(batchBytes, 0u);
+  ASSERT_GT(perStep, 0u);
   ASSERT_GT(resident, 100 * (perStep + batchBytes)); // so a parameter copied would show
 
   // The training split's samples (all 200, in sample order) are copied in
@@ -256,8 +261,8 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevi
     if (i == epochStart) {
       EXPECT_EQ(gaps[i].copiedIn, perStep + orderBytes + validation) << "before step " << i + 3;
     } else {
-      // One host call a step, its graph: only the step's small arguments
-      // are copied in before it, and no kernel is launched outside it.
+      // One host call a step besides the step counter's copy, its graph:
+      // no kernel is launched outside it.
       EXPECT_EQ(gaps[i].copiedIn, perStep) << "before step " << i + 3;
       EXPECT_EQ(gaps[i].eagerLaunches, 0u) << "before step " << i + 3;
       EXPECT_EQ(gaps[i].otherGraphs, 0u) << "before step " << i + 3;
