@@ -10,9 +10,10 @@
 // whose memory is not the host's, parameters and state stay on the device
 // (Model::runStep swaps device buffers; nothing is copied), so do the small
 // arguments no step changes (copied in once: masks, hyperparameters, the
-// rank's sample offset), only the step counter and the dropout seed are
-// copied in a step, and the batch too unless it is gathered on the device
-// (bindDeviceBatch), and the other results (loss,
+// rank's sample offset) and the step counter (the entry's step + 1 swaps
+// in, as the state does); only the dropout seed is copied in a step, and
+// the batch too unless it is gathered on the device (bindDeviceBatch), and
+// the other results (loss,
 // metrics, lr) wait on the device, in one of slots() result slots, until the
 // host reads them with readBack: one wait for up to slots() steps.
 //
@@ -137,7 +138,8 @@ private:
   std::map<std::string, const Tensor *> feeds_;
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
-  std::map<std::string, DeviceCopy> constantCopies_; // by feed key: owned_ but step and seed
+  std::map<std::string, DeviceCopy> deviceCopies_; // by feed key: owned_ but the seed
+  int64_t deviceStep_ = -1; // the step counter the device holds after the last step
   std::map<std::string, KeptValue> kept_;         // by feed key
   DevicePlacement placed_; // batch: the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot

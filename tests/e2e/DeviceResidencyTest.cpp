@@ -8,8 +8,9 @@
 // the order inside the step's graph (a gather kernel an input, reading the
 // batch's first row from device memory, and the kernel that advances it:
 // the fake runs both on the host, checking every row it reads and logging
-// which rows of the order), so a step is one cuGraphLaunch; only the step
-// counter is copied in (the other small arguments once), and the loss and
+// which rows of the order), so a step is one cuGraphLaunch; nothing else
+// is copied in (the small arguments once, the step counter advanced by the
+// step itself; a dropout seed would be copied a step), and the loss and
 // metrics are read back only when the host needs them (StepFeeds' result
 // slots). Checked on a CUDA binary of the reverse task run on the fake
 // driver and fake cuBLASLt: their log records every copy, synchronisation and
@@ -98,7 +99,7 @@ void compileReverse(const std::string &dir, rt::Manifest &m) {
   }
 }
 
-TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevice) {
+TEST(DeviceResidency, ATrainingStepIsOneGraphLaunchThatGathersItsBatch) {
   std::string dir = makeTempDir("tfc-residency");
   ASSERT_FALSE(dir.empty());
   std::string binary = dir + "/reverse";
@@ -118,20 +119,21 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevi
   std::string log = fileBytes(logPath);
   ASSERT_EQ(log.find("INVALID"), std::string::npos) << log;
 
-  // A step copies in its step counter (and dropout seed: reverse has none)
-  // and gathers its batch on the device; its other small arguments (lr,
-  // total steps, masks) stay on the device with the parameters and state.
+  // A step copies in its dropout seed (reverse has none) and gathers its
+  // batch on the device; its other small arguments (lr, total steps, masks,
+  // the step counter, which the step's `step + 1` replaces) stay on the
+  // device with the parameters and state.
   size_t perStep = 0, batchBytes = 0, resident = 0;
   for (const rt::TensorSpec &arg : step->args) {
     if (arg.kind == tfc::abi::ValueKind::Param || arg.kind == tfc::abi::ValueKind::State)
       resident += tensorBytes(arg);
     else if (arg.kind == tfc::abi::ValueKind::Input)
       batchBytes += tensorBytes(arg);
-    else if (arg.kind == tfc::abi::ValueKind::Step || arg.kind == tfc::abi::ValueKind::Seed)
+    else if (arg.kind == tfc::abi::ValueKind::Seed)
       perStep += tensorBytes(arg);
   }
   ASSERT_GT(batchBytes, 0u);
-  ASSERT_GT(perStep, 0u);
+  ASSERT_EQ(perStep, 0u); // reverse: no dropout
   ASSERT_GT(resident, 100 * (perStep + batchBytes)); // so a parameter copied would show
 
   // The training split's samples (all 200, in sample order) are copied in
@@ -261,8 +263,8 @@ TEST(DeviceResidency, TrainingStepsCopyOnlyScalarsInAndGatherTheirBatchOnTheDevi
     if (i == epochStart) {
       EXPECT_EQ(gaps[i].copiedIn, perStep + orderBytes + validation) << "before step " << i + 3;
     } else {
-      // One host call a step besides the step counter's copy, its graph:
-      // no kernel is launched outside it.
+      // One host call a step, its graph: nothing copied in, no kernel
+      // launched outside it.
       EXPECT_EQ(gaps[i].copiedIn, perStep) << "before step " << i + 3;
       EXPECT_EQ(gaps[i].eagerLaunches, 0u) << "before step " << i + 3;
       EXPECT_EQ(gaps[i].otherGraphs, 0u) << "before step " << i + 3;
