@@ -55,6 +55,28 @@ struct RankGroup {
   std::function<bool(float *data, size_t n, std::string &error)> hostMean;
 };
 
+/// An entry's batch gathered on the device as part of its call (Device::run,
+/// enqueue), from rows in device memory by an order there: before the
+/// entry, row i of each input's `to` becomes row order[*first + i] of its
+/// `rows` (`rowBytes` long) for i < count; then *first += advance. `first`
+/// is device memory too, so the host never says which rows: a GPU captures
+/// the gathers and the advance in the entry's graph, and each replay reads
+/// the next batch (the training samples by the epoch's order; the host sets
+/// *first only when the order starts over). Indices are the caller's
+/// promise: inside `rows`.
+struct BatchGather {
+  struct Input {
+    void *to = nullptr; // the entry's argument buffer
+    const void *rows = nullptr;
+    size_t rowBytes = 0;
+    const int64_t *order = nullptr;
+    size_t count = 0; // rows of `to`
+  };
+  std::vector<Input> inputs;
+  int64_t *first = nullptr;
+  int64_t advance = 0;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -85,26 +107,23 @@ public:
   /// Copies `bytes` from device memory to device memory, after what was
   /// enqueued before (a GPU's stream); a failure as copyIn's.
   virtual void copyWithin(void *to, const void *from, size_t bytes) = 0;
-  /// Gathers rows of device memory: row i of `to` becomes row indices[i] of
-  /// `rows`, each `rowBytes` long, for i < count. `indices` is device memory
-  /// (int64 row numbers, each inside `rows`: the caller's promise), so the
-  /// host need not know them when it enqueues this: a training step's batch
-  /// from the samples on the device by the epoch's order there. After what
-  /// was enqueued before, as copyWithin; a failure as copyIn's.
-  virtual void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
-                          size_t count) = 0;
-  /// Whether gatherRows can run after open() (a GPU: its gather kernel was
-  /// built into this runtime and loaded); without, the host fills batches.
+  /// Whether run and enqueue can gather a batch (BatchGather) after open()
+  /// (a GPU: its gather kernels were built into this runtime and loaded);
+  /// without, the host fills batches.
   virtual bool canGatherRows() const { return true; }
   /// Runs `entry` on its `count` device `buffers`; false with `error` set on
-  /// failure (also one of allocate, copyIn or copyOut before it).
-  virtual bool run(EntryFn entry, void **buffers, size_t count, std::string &error) = 0;
+  /// failure (also one of allocate, copyIn or copyOut before it). With
+  /// `batch`, its gathers and advance first, as part of the same call (a
+  /// GPU captures and replays them in the entry's graph).
+  virtual bool run(EntryFn entry, void **buffers, size_t count, std::string &error,
+                   const BatchGather *batch = nullptr) = 0;
   /// Like run, but may return before the entry finishes (a GPU's stream):
   /// what follows on the device (a copy in, the next entry) runs after it,
   /// and copyOut waits for it. A failure while it runs is reported by the
   /// next copyOut's takeError or the next run. By default, run.
-  virtual bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) {
-    return run(entry, buffers, count, error);
+  virtual bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error,
+                       const BatchGather *batch = nullptr) {
+    return run(entry, buffers, count, error, batch);
   }
   /// The first failure of allocate, release, copyIn or copyOut not yet
   /// reported, which those calls cannot return: false with `error` set.

@@ -289,13 +289,13 @@ Model::EntryMemory &Model::memoryFor(const EntrySpec &entry, size_t slots) {
 
 
 bool Model::fillArgument(const TensorSpec &arg, void *to, const Tensor &host,
-                         const std::map<std::string, RowGather> *gatherFrom, std::string &error) {
+                         const DeviceBatch *batch, BatchGather &gathers, std::string &error) {
   const RowGather *from = nullptr;
-  if (gatherFrom) {
-    auto it = gatherFrom->find(arg.feedKey());
-    if (it == gatherFrom->end())
-      it = gatherFrom->find(arg.name);
-    if (it != gatherFrom->end())
+  if (batch) {
+    auto it = batch->inputs.find(arg.feedKey());
+    if (it == batch->inputs.end())
+      it = batch->inputs.find(arg.name);
+    if (it != batch->inputs.end())
       from = &it->second;
   }
   const size_t bytes = host.bytes.size();
@@ -309,13 +309,15 @@ bool Model::fillArgument(const TensorSpec &arg, void *to, const Tensor &host,
             std::to_string(from->rowBytes) + " bytes to gather";
     return false;
   }
-  device_->gatherRows(to, from->rows, from->rowBytes, from->indices, bytes / from->rowBytes);
+  gathers.first = batch->first;
+  gathers.advance = batch->advance;
+  gathers.inputs.push_back({to, from->rows, from->rowBytes, from->order, bytes / from->rowBytes});
   return true;
 }
 
 bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                 std::vector<Tensor> &results, std::string &error,
-                const std::map<std::string, RowGather> *gatherFrom) {
+                const DeviceBatch *batch) {
   EntryFn fn = findEntry(entry.symbol);
   if (!fn) {
     error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
@@ -347,6 +349,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   if (!sharedArena(entry, arena, error))
     return false;
   std::vector<void *> buffers;
+  BatchGather gathers;
   if (device_->hostMemory()) {
     for (const Tensor *t : args)
       buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
@@ -363,7 +366,7 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
         continue;
       }
       if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error) ||
-          !fillArgument(entry.args[i], memory.args[i], *args[i], gatherFrom, error))
+          !fillArgument(entry.args[i], memory.args[i], *args[i], batch, gathers, error))
         return false;
       buffers.push_back(memory.args[i]);
     }
@@ -374,7 +377,8 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     }
     buffers.push_back(arena);
   }
-  if (!device_->run(fn, buffers.data(), buffers.size(), error))
+  if (!device_->run(fn, buffers.data(), buffers.size(), error,
+                    gathers.first ? &gathers : nullptr))
     return false;
   if (!device_->hostMemory())
     for (size_t i = 0; i < results.size(); ++i)
@@ -404,8 +408,10 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
   if (!sharedArena(entry, arena, error))
     return false;
 
-  // Arguments: the kept ones' current copies, the others copied in.
+  // Arguments: the kept ones' current copies, the batch's gathered as part
+  // of the call, the others copied in.
   std::vector<void *> buffers;
+  BatchGather gathers;
   std::map<std::pair<abi::ValueKind, std::string>, std::pair<const Tensor *, DeviceCopy *>> byName;
   for (size_t i = 0; i < args.size(); ++i) {
     const TensorSpec &arg = entry.args[i];
@@ -426,7 +432,7 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
       continue;
     }
     if (!deviceBuffer(memory.args[i], args[i]->bytes.size(), entry, error) ||
-        !fillArgument(arg, memory.args[i], *args[i], &placed.gatherFrom, error))
+        !fillArgument(arg, memory.args[i], *args[i], &placed.batch, gathers, error))
       return false;
     buffers.push_back(memory.args[i]);
   }
@@ -458,7 +464,8 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     buffers.push_back(memory.slots[slot][r]);
   }
   buffers.push_back(arena);
-  if (!device_->enqueue(fn, buffers.data(), buffers.size(), error))
+  if (!device_->enqueue(fn, buffers.data(), buffers.size(), error,
+                        gathers.first ? &gathers : nullptr))
     return false;
   for (DeviceCopy *copy : swaps) {
     std::swap(copy->current, copy->spare);

@@ -38,25 +38,35 @@ struct KeptValue {
   DeviceCopy *copy = nullptr;
 };
 
-/// Rows of device memory that an argument is gathered from
-/// (Device::gatherRows): its row i is row indices[i] of `rows`, rowBytes
-/// long; `indices` (device memory) holds one int64 a row of the argument.
+/// Rows of device memory that an argument is gathered from (Device.h's
+/// BatchGather): its row i is row order[*first + i] of `rows`, rowBytes
+/// long; `order` (device memory) holds int64 row numbers.
 struct RowGather {
   const void *rows = nullptr;
   size_t rowBytes = 0;
-  const int64_t *indices = nullptr;
+  const int64_t *order = nullptr;
+};
+
+/// A batch gathered on the device as part of an entry's call: its inputs'
+/// rows by feed key or name, and the order's first row for this call in
+/// device memory (`first`), which the call advances by `advance` for the
+/// next (so a GPU's graph replays the gathers unchanged).
+struct DeviceBatch {
+  std::map<std::string, RowGather> inputs;
+  int64_t *first = nullptr;
+  int64_t advance = 0;
 };
 
 /// Device memory that Model::runStep's caller holds for some of an entry's
 /// values, by feed key ("kind:name"; an input also by its name). An argument
-/// in `gatherFrom` is gathered from there on the device (the batch, from the
+/// in `batch` is gathered from there on the device (the batch, from the
 /// training samples on the device by the epoch's order); one in `readAt` is
 /// read there in place, nothing copied (the averaged gradients of a
 /// data-parallel step); a result in `writeAt` is written there instead of
 /// into a result slot (grad_step's gradients, loss and metrics, into the one
 /// buffer the ranks average).
 struct DevicePlacement {
-  std::map<std::string, RowGather> gatherFrom;
+  DeviceBatch batch;
   std::map<std::string, const void *> readAt;
   std::map<std::string, void *> writeAt;
 };
@@ -100,13 +110,13 @@ public:
   /// non-parameter arguments by "kind:name" or by name (shapes are checked
   /// here); parameters come from params(). Results are in entry order;
   /// `results` is reused when its tensors already have the right shapes.
-  /// On a device whose memory is not the host's, an argument in `gatherFrom`
-  /// (by feed key or name) is gathered there (Device::gatherRows: an
+  /// On a device whose memory is not the host's, an argument in `batch`
+  /// (by feed key or name) is gathered there as part of the call (an
   /// evaluation batch from its split's samples on the device) instead of
   /// copied in; its feed gives only its shape.
   bool run(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
            std::vector<Tensor> &results, std::string &error,
-           const std::map<std::string, RowGather> *gatherFrom = nullptr);
+           const DeviceBatch *batch = nullptr);
 
   /// The step that a training loop or `bench` runs over and over, on a
   /// device whose memory is not the host's (never called on host memory:
@@ -164,9 +174,10 @@ private:
   /// `*buffer`, allocated with `bytes` at its first use; false with `error`.
   bool deviceBuffer(void *&buffer, size_t bytes, const EntrySpec &entry, std::string &error);
   /// Argument `arg`'s `bytes` into its device buffer `to`: gathered by
-  /// `gatherFrom`'s entry for it, else copied in from `host`.
-  bool fillArgument(const TensorSpec &arg, void *to, const Tensor &host,
-                    const std::map<std::string, RowGather> *gatherFrom, std::string &error);
+  /// `batch`'s entry for it (added to `gathers`, which the call launches
+  /// before the entry), else copied in from `host`.
+  bool fillArgument(const TensorSpec &arg, void *to, const Tensor &host, const DeviceBatch *batch,
+                    BatchGather &gathers, std::string &error);
   EntryMemory &memoryFor(const EntrySpec &entry, size_t slots);
   /// The arena every entry runs in, allocated at the first entry's call with
   /// the largest entry's size (Manifest::sharedArenaAllocation): entries run

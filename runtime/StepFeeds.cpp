@@ -63,6 +63,13 @@ StepFeeds::StepFeeds(Model &model, const EntrySpec &entry, std::map<std::string,
     std::string key = a.feedKey();
     owned_[key] = std::move(t);
     feeds_[key] = &owned_[key];
+    // What no step changes (masks, hyperparameters, the rank's sample
+    // offset) stays on the device, copied in once, and so does the step
+    // counter: the entry's `step + 1` result swaps in as the state's do
+    // (setStep copies it in only where that would not be the step's). The
+    // dropout seed is copied in a step.
+    if (!hostMemory_ && a.kind != abi::ValueKind::Seed)
+      kept_[key] = {&owned_[key], &deviceCopies_[key]};
   }
   results_.resize(slots_);
   if (alone) { // one rank: nothing to exchange with anyone
@@ -231,6 +238,8 @@ bool StepFeeds::readParallelSlot(size_t slot, std::vector<Tensor> &results, std:
 StepFeeds::~StepFeeds() {
   for (auto &[name, copy] : stateCopies_)
     model_.release(copy);
+  for (auto &[key, copy] : deviceCopies_)
+    model_.release(copy);
   model_.device().release(exchange_.device);
   model_.device().release(exchange_.scoreSlots);
 }
@@ -239,20 +248,33 @@ void StepFeeds::bindBatch(const std::vector<Tensor> &batch) {
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < batch.size(); ++i)
     feeds_[m.inputs[i].name] = &batch[i];
-  placed_.gatherFrom.clear();
+  placed_.batch = {};
 }
 
 void StepFeeds::bindDeviceBatch(const std::vector<Tensor> &shapes,
-                                const std::vector<RowGather> &inputs) {
+                                const std::vector<RowGather> &inputs, int64_t *first,
+                                int64_t advance) {
   bindBatch(shapes);
   const Manifest &m = model_.manifest();
   for (size_t i = 0; i < m.inputs.size() && i < inputs.size(); ++i)
-    placed_.gatherFrom[m.inputs[i].name] = inputs[i];
+    placed_.batch.inputs[m.inputs[i].name] = inputs[i];
+  placed_.batch.first = first;
+  placed_.batch.advance = advance;
 }
 
 void StepFeeds::setStep(int64_t step) {
-  if (auto it = owned_.find(feedKey(abi::ValueKind::Step, "step")); it != owned_.end())
+  const std::string stepKey = feedKey(abi::ValueKind::Step, "step");
+  if (auto it = owned_.find(stepKey); it != owned_.end()) {
     setScalar(it->second, double(step));
+    // On the device the last step's `step + 1` (f32) is this step's counter
+    // when this step follows it and the sum is exact (below 2^24, where
+    // float(step) is too); else the host's value is copied in.
+    if (auto copy = deviceCopies_.find(stepKey); copy != deviceCopies_.end()) {
+      if (step != deviceStep_ || step >= (int64_t(1) << 24))
+        copy->second.onDevice = false;
+      deviceStep_ = step + 1;
+    }
+  }
   if (auto it = owned_.find(feedKey(abi::ValueKind::Seed, "seed")); it != owned_.end())
     setScalar(it->second, double(stepSeed(seed_, step)));
 }

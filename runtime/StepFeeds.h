@@ -8,9 +8,12 @@
 // On host memory (the CPU) a step's results are host tensors, swapped with
 // the parameters and the state after each step and read at once. On a device
 // whose memory is not the host's, parameters and state stay on the device
-// (Model::runStep swaps device buffers; nothing is copied), only the small
-// per-step arguments are copied in, and the batch too unless it is gathered
-// on the device (bindDeviceBatch), and the other results (loss,
+// (Model::runStep swaps device buffers; nothing is copied), so do the small
+// arguments no step changes (copied in once: masks, hyperparameters, the
+// rank's sample offset) and the step counter (the entry's step + 1 swaps
+// in, as the state does); only the dropout seed is copied in a step, and
+// the batch too unless it is gathered on the device (bindDeviceBatch), and
+// the other results (loss,
 // metrics, lr) wait on the device, in one of slots() result slots, until the
 // host reads them with readBack: one wait for up to slots() steps.
 //
@@ -74,10 +77,13 @@ public:
   /// fillBatch fills it.
   void bindBatch(const std::vector<Tensor> &batch);
   /// The batch gathered on the device (a device whose memory is not the
-  /// host's): model input i's batch is gathered from `inputs[i]`'s rows
-  /// (Device::gatherRows); `shapes` give the inputs' shapes (their values
-  /// unused).
-  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<RowGather> &inputs);
+  /// host's) as part of each step's call: model input i's batch from
+  /// `inputs[i]`'s rows, starting at the order's row *first (device
+  /// memory), which each step advances by `advance` (Model's DeviceBatch);
+  /// `shapes` give the inputs' shapes (their values unused). Bound once: the
+  /// steps after it gather the order's next rows.
+  void bindDeviceBatch(const std::vector<Tensor> &shapes, const std::vector<RowGather> &inputs,
+                       int64_t *first, int64_t advance);
   /// Runs step `step` on the bound batch (its counter and dropout seed set
   /// here): the next step starts from its parameters and state. Its other
   /// results wait for readBack; full() says when readBack must come first.
@@ -132,8 +138,10 @@ private:
   std::map<std::string, const Tensor *> feeds_;
   std::map<std::string, size_t> paramIndex_;
   std::map<std::string, DeviceCopy> stateCopies_; // by state name
+  std::map<std::string, DeviceCopy> deviceCopies_; // by feed key: owned_ but the seed
+  int64_t deviceStep_ = -1; // the step counter the device holds after the last step
   std::map<std::string, KeptValue> kept_;         // by feed key
-  DevicePlacement placed_; // gatherFrom: the batch's inputs on the device, by name
+  DevicePlacement placed_; // batch: the batch's inputs on the device, by name
   std::vector<std::vector<Tensor>> results_;      // per slot
   std::vector<std::pair<int64_t, size_t>> pending_; // (step, slot), in order
   size_t nextSlot_ = 0;

@@ -105,17 +105,22 @@ constexpr size_t kSamplesOnDeviceMaxBytes = size_t(1) << 30;
 
 /// A split's samples in device memory, on a device whose memory is not the
 /// host's: filled on the host once, in sample order, and copied in once (one
-/// copy an input), with an order of sample indices beside them. Batches are
-/// gathered on the device from the samples' rows by order[first .. first +
-/// batch) (Device::gatherRows), straight into the entry's input buffers.
-/// The order is int64, as epochOrder gives it (8 bytes a sample, copied in
-/// as it is; the row's byte offset needs 64 bits anyway).
-///  - Training: the order is the epoch's (setOrder, once an epoch; the
-///    steps' rows only, drop_last's).
+/// copy an input), with an order of sample indices beside them and, in
+/// front of the order, the next batch's first row of it (`first()`, an int64
+/// of device memory). Batches are gathered on the device from the samples'
+/// rows by order[first .. first + batch) as part of each entry's call
+/// (Device.h's BatchGather), straight into the entry's input buffers, and
+/// the call advances `first`: the host says nothing a batch (a GPU replays
+/// one graph), and sets `first` only where the order starts over. The order
+/// is int64, as epochOrder gives it (8 bytes a sample, copied in as it is;
+/// the row's byte offset needs 64 bits anyway).
+///  - Training: the order is the epoch's (setOrder, once an epoch, with
+///    its first row: 0, or the resumed step's; the steps' rows only,
+///    drop_last's).
 ///  - Evaluation (`zeroRow`): one more row after the samples, all zeros, and
 ///    the order 0 .. samples - 1 then that row's index up to a whole number
 ///    of batches, set once: each batch as fillBatch fills it, the last one
-///    padded with zeros.
+///    padded with zeros; rewind() before each pass.
 class SamplesOnDevice {
 public:
   /// For `split`'s samples of `inputs` and an order of `orderRows` rows;
@@ -127,12 +132,12 @@ public:
     if (device.hostMemory() || !device.canGatherRows() || inputs.empty() || samples <= 0 ||
         orderRows <= 0 || (!zeroRow && orderRows > samples))
       return;
-    // One allocation: the order, then each input's samples, each part at a
-    // multiple of 256 bytes (so the gather copies 16-byte words where the
-    // rows allow).
+    // One allocation: the first row, the order, then each input's samples,
+    // each input's at a multiple of 256 bytes (so the gather copies 16-byte
+    // words where the rows allow).
     auto aligned = [](size_t bytes) { return (bytes + 255) / 256 * 256; };
     std::vector<TensorSpec> specs = inputs;
-    size_t total = aligned(size_t(orderRows) * sizeof(int64_t));
+    size_t total = aligned(size_t(1 + orderRows) * sizeof(int64_t));
     for (TensorSpec &spec : specs) {
       if (spec.shape.empty())
         return; // not a batch of rows
@@ -163,7 +168,7 @@ public:
     if (zeroRow) {
       std::vector<int64_t> order(size_t(orderRows), samples);
       std::iota(order.begin(), order.begin() + std::min(samples, orderRows), int64_t(0));
-      setOrder(order);
+      setOrder(order, 0);
     }
   }
   ~SamplesOnDevice() { device_.release(memory_); }
@@ -173,15 +178,25 @@ public:
   bool usable() const { return memory_ != nullptr; }
   /// The device memory taken (0 when not usable).
   size_t bytes() const { return bytes_; }
-  /// The order, order[0 .. orderRows): copied in.
-  void setOrder(const std::vector<int64_t> &order) {
-    device_.copyIn(memory_, order.data(), size_t(orderRows_) * sizeof(int64_t));
+  /// The order, order[0 .. orderRows), and the next batch's first row of
+  /// it: one copy in (the first row is in front of the order).
+  void setOrder(const std::vector<int64_t> &order, int64_t first) {
+    std::vector<int64_t> staged(size_t(1 + orderRows_));
+    staged[0] = first;
+    std::copy(order.begin(), order.begin() + orderRows_, staged.begin() + 1);
+    device_.copyIn(memory_, staged.data(), staged.size() * sizeof(int64_t));
   }
-  /// The batch of the order's rows [first, first + batch), an input each.
-  std::vector<RowGather> batchAt(int64_t first) const {
+  /// The next batch's first row of the order set to `row` (one 8-byte copy).
+  void rewind(int64_t row = 0) { device_.copyIn(memory_, &row, sizeof row); }
+  /// The next batch's first row of the order (device memory): each call
+  /// that gathers a batch advances it.
+  int64_t *first() const { return static_cast<int64_t *>(memory_); }
+  /// Each input's rows, gathered by the order from `offset` on (a rank's
+  /// share of the global batch) plus *first().
+  std::vector<RowGather> rows(int64_t offset = 0) const {
     std::vector<RowGather> inputs;
     for (size_t i = 0; i < offsets_.size(); ++i)
-      inputs.push_back({at(offsets_[i]), rowBytes_[i], static_cast<const int64_t *>(memory_) + first});
+      inputs.push_back({at(offsets_[i]), rowBytes_[i], first() + 1 + offset});
     return inputs;
   }
 
@@ -190,7 +205,7 @@ private:
   Device &device_;
   int64_t orderRows_;
   std::vector<size_t> rowBytes_, offsets_; // an input each: a row, its samples' place
-  void *memory_ = nullptr;                 // the order, then the samples
+  void *memory_ = nullptr;                 // the first row, the order, the samples
   size_t bytes_ = 0;
 };
 
@@ -259,7 +274,7 @@ bool loadDataset(const Manifest &m, const std::string &dataDir, uint64_t seed, D
 /// partial batch is padded and masked, so each sample counts exactly once.
 /// With `stopped`, a stop signal ends it between batches (false, *stopped set).
 bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string &error,
-                   bool *stopped = nullptr, const SamplesOnDevice *onDevice = nullptr) {
+                   bool *stopped = nullptr, SamplesOnDevice *onDevice = nullptr) {
   const Manifest &m = model.manifest();
   const EntrySpec *entry = m.entry(abi::kEvaluate);
   if (!entry) {
@@ -269,6 +284,17 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
   std::vector<Tensor> batch, results;
   Tensor mask(DType::F32, {m.batch});
   std::vector<double> sums(entry->results.size(), 0.0);
+  DeviceBatch gathers; // the batches on the device: the order's, a batch a call
+  if (onDevice) {
+    for (const TensorSpec &in : m.inputs)
+      batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
+    std::vector<RowGather> rows = onDevice->rows();
+    for (size_t i = 0; i < m.inputs.size() && i < rows.size(); ++i)
+      gathers.inputs[m.inputs[i].name] = rows[i];
+    gathers.first = onDevice->first();
+    gathers.advance = m.batch;
+    onDevice->rewind();
+  }
   for (int64_t begin = 0; begin < split.samples; begin += m.batch) {
     if (stopped && stopSignal.load()) {
       *stopped = true;
@@ -276,17 +302,8 @@ bool evaluateSplit(Model &model, const Split &split, Scores &scores, std::string
       return false;
     }
     int64_t count = std::min(m.batch, split.samples - begin);
-    std::map<std::string, RowGather> gathers; // the batch on the device
-    if (onDevice) {
-      if (batch.empty())
-        for (const TensorSpec &in : m.inputs)
-          batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
-      std::vector<RowGather> rows = onDevice->batchAt(begin);
-      for (size_t i = 0; i < m.inputs.size() && i < rows.size(); ++i)
-        gathers[m.inputs[i].name] = rows[i];
-    } else {
+    if (!onDevice)
       fillBatch(split, m.inputs, nullptr, begin, count, batch);
-    }
     for (int64_t i = 0; i < m.batch; ++i)
       mask.f32()[i] = i < count ? 1.0f : 0.0f;
     std::map<std::string, const Tensor *> feeds;
@@ -865,9 +882,11 @@ int Trainer::run() {
   }
 
   // On a GPU the training split's samples go to the device once (when they
-  // fit), each epoch's order once an epoch, and a step's batch is gathered
-  // there by its rows of the order (a rank's rows of the global batch,
-  // data-parallel: every rank holds the samples).
+  // fit), each epoch's order once an epoch (with the step's first row of
+  // it), and a step's batch is gathered there by its rows of the order as
+  // part of the step's call, which advances the first row by the global
+  // batch (a rank's rows of it, data-parallel: every rank holds the
+  // samples). The host says nothing a step: a GPU replays one graph.
   if (!model.device().hostMemory()) {
     if (!model.openDevice(error))
       return fail(error);
@@ -876,21 +895,23 @@ int Trainer::run() {
     if (!onDevice->usable())
       onDevice.reset();
   }
+  if (onDevice) {
+    for (const TensorSpec &in : m.inputs)
+      batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
+    feeds->bindDeviceBatch(batch, onDevice->rows(world.rank * m.batch), onDevice->first(),
+                           globalBatch);
+  }
   for (; step < totalSteps; ++step) {
     int64_t epoch = step / stepsPerEpoch, inEpoch = step % stepsPerEpoch;
     bool newOrder = order.empty() || inEpoch == 0;
     if (newOrder)
       order = epochOrder(train.samples, seed, epoch);
-    int64_t first = inEpoch * globalBatch + world.rank * m.batch;
     if (onDevice) {
-      if (newOrder)
-        onDevice->setOrder(order);
-      if (batch.empty())
-        for (const TensorSpec &in : m.inputs)
-          batch.emplace_back(in.dtype, in.shape); // the shapes; the values are on the device
-      feeds->bindDeviceBatch(batch, onDevice->batchAt(first));
+      if (newOrder) // from the epoch's first step, or the one --resume starts at
+        onDevice->setOrder(order, inEpoch * globalBatch);
     } else {
-      fillBatch(train, m.inputs, &order, first, m.batch, batch);
+      fillBatch(train, m.inputs, &order, inEpoch * globalBatch + world.rank * m.batch, m.batch,
+                batch);
       feeds->bindBatch(batch);
     }
     if (!feeds->run(step, error))

@@ -22,6 +22,22 @@ void *allocateArena(size_t bytes) {
 
 namespace {
 
+/// A BatchGather in memory the host can read (the CPU's; cpu-copied's own):
+/// a memcpy a row, the order and its first row read there as a GPU's
+/// kernels read them in its memory, then the advance. Not on the CPU's
+/// training path (the host fills batches in place), but defined as on every
+/// device.
+void gather(const BatchGather &batch) {
+  const int64_t first = *batch.first;
+  for (const BatchGather::Input &in : batch.inputs)
+    for (size_t i = 0; i < in.count; ++i)
+      std::memcpy(static_cast<char *>(in.to) + i * in.rowBytes,
+                  static_cast<const char *>(in.rows) +
+                      size_t(in.order[first + int64_t(i)]) * in.rowBytes,
+                  in.rowBytes);
+  *batch.first += batch.advance;
+}
+
 class CpuDevice final : public Device {
 public:
   std::string name() const override { return "cpu"; }
@@ -37,15 +53,10 @@ public:
   void copyWithin(void *to, const void *from, size_t bytes) override {
     std::memcpy(to, from, bytes);
   }
-  // Not on the training path here (the host fills batches in place), but
-  // defined as on every device: a memcpy a row.
-  void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
-                  size_t count) override {
-    for (size_t i = 0; i < count; ++i)
-      std::memcpy(static_cast<char *>(to) + i * rowBytes,
-                  static_cast<const char *>(rows) + size_t(indices[i]) * rowBytes, rowBytes);
-  }
-  bool run(EntryFn entry, void **buffers, size_t, std::string &) override {
+  bool run(EntryFn entry, void **buffers, size_t, std::string &,
+           const BatchGather *batch) override {
+    if (batch)
+      gather(*batch);
     ScopedFloatMode floatMode(flushDenormals_);
     entry(buffers);
     return true;
@@ -87,15 +98,13 @@ public:
   void copyWithin(void *to, const void *from, size_t bytes) override {
     cpu_.copyWithin(to, from, bytes);
   }
-  // The indices are read from this device's own memory, as a GPU's kernel
-  // reads them from its: the host's side of the gather (which rows, where
-  // the order starts, a rank's share) is checked here bit for bit.
-  void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
-                  size_t count) override {
-    cpu_.gatherRows(to, rows, rowBytes, indices, count);
-  }
-  bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override {
-    return cpu_.run(entry, buffers, count, error);
+  // The order and its first row are read from this device's own memory, as
+  // a GPU's kernels read them from its: the host's side of the gather (which
+  // rows, where the order starts, a rank's share, the advance a call) is
+  // checked here bit for bit.
+  bool run(EntryFn entry, void **buffers, size_t count, std::string &error,
+           const BatchGather *batch) override {
+    return cpu_.run(entry, buffers, count, error, batch);
   }
   void setFlushDenormals(bool flush) override { cpu_.setFlushDenormals(flush); }
   // "Device" memory that is host memory underneath: the data-parallel

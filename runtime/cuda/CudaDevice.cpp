@@ -503,28 +503,38 @@ void CudaDevice::copyWithin(void *to, const void *from, size_t bytes) {
     fail(error);
 }
 
-void CudaDevice::gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
-                            size_t count) {
-  std::string error;
-  if (!context_)
-    return fail("the CUDA device is not open");
-  if (count == 0 || rowBytes == 0)
-    return;
-  // A thread a word (16, 4 or 1 bytes, as the pointers and rows allow).
-  const uintptr_t aligned = uintptr_t(to) | uintptr_t(rows) | uintptr_t(rowBytes);
-  const size_t word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
-  const int64_t threads = LayerKernels::threads(LayerKernels::GatherRows);
-  const int64_t words = int64_t(count * (rowBytes / word));
-  const std::vector<uint64_t> params = {uint64_t(uintptr_t(to)), uint64_t(uintptr_t(rows)),
-                                        uint64_t(rowBytes), uint64_t(uintptr_t(indices)),
-                                        uint64_t(count)};
-  if (!context_->makeCurrent(error) ||
-      !layerKernels_.launch(*this, LayerKernels::GatherRows, (words + threads - 1) / threads,
-                            params, error))
-    fail(error);
+bool CudaDevice::gatherBatch(const BatchGather &batch, std::string &error) {
+  if (!context_) {
+    error = "the CUDA device is not open";
+    return false;
+  }
+  return context_->makeCurrent(error) && launchBatch(batch, error);
 }
 
-bool CudaDevice::canGatherRows() const { return layerKernels_.loaded(LayerKernels::GatherRows); }
+bool CudaDevice::launchBatch(const BatchGather &batch, std::string &error) {
+  const int64_t threads = LayerKernels::threads(LayerKernels::GatherRows);
+  for (const BatchGather::Input &in : batch.inputs) {
+    if (in.count == 0 || in.rowBytes == 0)
+      continue;
+    // A thread a word (16, 4 or 1 bytes, as the pointers and rows allow).
+    const uintptr_t aligned = uintptr_t(in.to) | uintptr_t(in.rows) | uintptr_t(in.rowBytes);
+    const size_t word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
+    const int64_t words = int64_t(in.count * (in.rowBytes / word));
+    const std::vector<uint64_t> params = {
+        uint64_t(uintptr_t(in.to)), uint64_t(uintptr_t(in.rows)), uint64_t(in.rowBytes),
+        uint64_t(uintptr_t(in.order)), uint64_t(uintptr_t(batch.first)), uint64_t(in.count)};
+    if (!layerKernels_.launch(*this, LayerKernels::GatherRows, (words + threads - 1) / threads,
+                              params, error))
+      return false;
+  }
+  return layerKernels_.launch(*this, LayerKernels::AdvanceFirst, 1,
+                              {uint64_t(uintptr_t(batch.first)), uint64_t(batch.advance)}, error);
+}
+
+bool CudaDevice::canGatherRows() const {
+  return layerKernels_.loaded(LayerKernels::GatherRows) &&
+         layerKernels_.loaded(LayerKernels::AdvanceFirst);
+}
 
 void CudaDevice::copyOut(void *host, const void *device, size_t bytes) {
   std::string error;
@@ -660,14 +670,22 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
     failLaunch(error);
 }
 
-bool CudaDevice::capture(EntryFn entry, void **buffers, EntryGraph &graph, std::string &error) {
+void CudaDevice::launchCall(EntryFn entry, void **buffers, const BatchGather *batch) {
+  std::string error;
+  if (batch && !launchBatch(*batch, error))
+    return failLaunch(error);
+  entry(buffers);
+}
+
+bool CudaDevice::capture(EntryFn entry, void **buffers, const BatchGather *batch,
+                         EntryGraph &graph, std::string &error) {
   const DriverApi &api = driver_->api();
   CUstream stream = context_->stream();
   // Thread-local mode: only this thread's unsafe calls (a cuMemAlloc) are refused.
   if (!driver_->check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                       "cuStreamBeginCapture", error))
     return false;
-  entry(buffers);
+  launchCall(entry, buffers, batch);
   CUgraph captured = nullptr;
   CUresult ended = api.streamEndCapture(stream, &captured);
   if (!launchError_.empty() || !driver_->check(ended, "cuStreamEndCapture", error)) {
@@ -700,8 +718,8 @@ size_t CudaDevice::graphsHeld() const {
   return held;
 }
 
-bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, bool &launched,
-                       std::string &error) {
+bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, const BatchGather *batch,
+                       bool &launched, std::string &error) {
   launched = false;
   if (!takeError(error))
     return false;
@@ -719,10 +737,20 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, bool &launch
   EntryGraphs &graphs = graphs_[entry];
   bool ok = true;
   if (!options_.graphs || !graphs.ranEagerly) {
-    entry(buffers); // eagerly: the first call makes the GEMM plans, shows any error
-    graphs.ranEagerly = true;
+    launchCall(entry, buffers, batch); // eagerly: the first call makes the GEMM plans,
+    graphs.ranEagerly = true;          // shows any error
   } else {
+    // The graph's key: the buffers, and the batch's gathers (what they read
+    // and write; not which rows: *first is on the device).
     std::vector<void *> current(buffers, buffers + count);
+    if (batch) {
+      auto value = [](uint64_t v) { return reinterpret_cast<void *>(uintptr_t(v)); };
+      current.push_back(value(batch->inputs.size()));
+      for (const BatchGather::Input &in : batch->inputs)
+        current.insert(current.end(), {in.to, const_cast<void *>(in.rows), value(in.rowBytes),
+                                       const_cast<int64_t *>(in.order), value(in.count)});
+      current.insert(current.end(), {batch->first, value(uint64_t(batch->advance))});
+    }
     auto found = std::find_if(graphs.graphs.begin(), graphs.graphs.end(),
                               [&](const EntryGraph &g) { return g.buffers == current; });
     if (found != graphs.graphs.end()) {
@@ -736,7 +764,7 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, bool &launch
         graphs.graphs.pop_back();
       }
       EntryGraph graph{std::move(current), nullptr};
-      ok = capture(entry, buffers, graph, error);
+      ok = capture(entry, buffers, batch, graph, error);
       if (graph.exec)
         graphs.graphs.insert(graphs.graphs.begin(), std::move(graph));
     }
@@ -749,9 +777,10 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, bool &launch
   return ok;
 }
 
-bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) {
+bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::string &error,
+                         const BatchGather *batch) {
   bool launched = false;
-  if (start(entry, buffers, count, launched, error))
+  if (start(entry, buffers, count, batch, launched, error))
     return true;
   // Nothing is left running after a failure.
   std::string ignored;
@@ -761,9 +790,10 @@ bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::strin
   return false;
 }
 
-bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error) {
+bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error,
+                     const BatchGather *batch) {
   bool launched = false;
-  bool ok = start(entry, buffers, count, launched, error);
+  bool ok = start(entry, buffers, count, batch, launched, error);
   if (!launched)
     return false;
   // Wait for the stream whatever happened, so that nothing is left running.

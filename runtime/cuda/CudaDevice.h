@@ -25,6 +25,11 @@
 // slots, cycles through a few sets and replays a graph for each. Up to
 // kGraphsPerEntry are kept, the least recently used dropped past that.
 // DeviceOptions::graphs false (--no-graph) launches eagerly every time.
+// A call's batch gathers (Device.h's BatchGather: the training batch from
+// the samples on the device) are launched before the entry and captured
+// with it: they read the batch's first row from device memory and advance
+// it, so one graph replays every step's gathers, and a step is one
+// cuGraphLaunch. Their addresses are part of the graph's buffer set.
 //
 // run() waits for the entry; enqueue() does not (Model::runStep): the next
 // copy in or entry queues behind it on the stream, and a copy out waits.
@@ -103,13 +108,17 @@ public:
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
   void copyWithin(void *to, const void *from, size_t bytes) override;
-  /// gather.cu's kernel on the stream, not waited for (a word a thread).
-  void gatherRows(void *to, const void *rows, size_t rowBytes, const int64_t *indices,
-                  size_t count) override;
-  /// Whether the gather kernel loaded (open() loads it with the others).
+  /// `batch` on the stream, not waited for: gather.cu's gather kernel an
+  /// input (a word a thread), then its advance kernel. run() and enqueue()
+  /// call it before the entry, so a graph captures it with the entry; false
+  /// with `error` set when a launch fails.
+  bool gatherBatch(const BatchGather &batch, std::string &error);
+  /// Whether the gather kernels loaded (open() loads them with the others).
   bool canGatherRows() const override;
-  bool run(EntryFn entry, void **buffers, size_t count, std::string &error) override;
-  bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error) override;
+  bool run(EntryFn entry, void **buffers, size_t count, std::string &error,
+           const BatchGather *batch = nullptr) override;
+  bool enqueue(EntryFn entry, void **buffers, size_t count, std::string &error,
+               const BatchGather *batch = nullptr) override;
   bool takeError(std::string &error) override;
   /// NCCL loaded (TFC_NCCL_LIBRARY, else libnccl.so.2) and `ranks` joined
   /// on this GPU, once: rank 0's unique id goes to the others by
@@ -189,7 +198,8 @@ public:
 private:
   /// allocate(), from the pool when `fromPool` and it has room, else cuMemAlloc.
   void *allocate(size_t bytes, bool fromPool);
-  /// A graph of an entry and the buffers it was captured on.
+  /// A graph of an entry and the buffers it was captured on (its batch's
+  /// too: graphKey).
   struct EntryGraph {
     std::vector<void *> buffers;
     CUgraphExec exec = nullptr;
@@ -201,10 +211,18 @@ private:
   };
   bool openContext(std::string &error);
   void fail(const std::string &message);
-  bool capture(EntryFn entry, void **buffers, EntryGraph &graph, std::string &error);
-  /// Starts `entry` on the stream: eagerly, by a new graph or a replay
-  /// (`launched` false when it failed before anything was enqueued).
-  bool start(EntryFn entry, void **buffers, size_t count, bool &launched, std::string &error);
+  /// gatherBatch's launches (the context current).
+  bool launchBatch(const BatchGather &batch, std::string &error);
+  /// `batch`'s gathers (failLaunch on a failure), then the entry: what a
+  /// call launches, eagerly or into a graph.
+  void launchCall(EntryFn entry, void **buffers, const BatchGather *batch);
+  bool capture(EntryFn entry, void **buffers, const BatchGather *batch, EntryGraph &graph,
+               std::string &error);
+  /// Starts `entry` (after `batch`'s gathers) on the stream: eagerly, by a
+  /// new graph or a replay (`launched` false when it failed before anything
+  /// was enqueued).
+  bool start(EntryFn entry, void **buffers, size_t count, const BatchGather *batch,
+             bool &launched, std::string &error);
   void destroyGraphs();
 
   DeviceOptions options_;

@@ -56,6 +56,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_backward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_gather_rows_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_fused_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_advance_first_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -74,7 +75,8 @@ static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
-static_assert(kSpecs[LayerKernels::GatherRows].params == 5);
+static_assert(kSpecs[LayerKernels::GatherRows].params == 6);
+static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
 static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 9);
 static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
 static_assert(k::kAttentionTcRows == 64);

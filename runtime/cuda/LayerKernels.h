@@ -99,8 +99,9 @@ public:
     CrossEntropyForward,
     CrossEntropyMean,
     CrossEntropyBackward,
-    GatherRows, // gather.cu: CudaDevice::gatherRows, not generated code's
+    GatherRows, // gather.cu: CudaDevice::gatherBatch, not generated code's
     CrossEntropyFused,
+    AdvanceFirst, // gather.cu: CudaDevice::gatherBatch, after the batch's gathers
     Count,
   };
 
@@ -115,8 +116,9 @@ public:
   /// in the low bytes): what the tfc_cuda_* functions do.
   void launch(CudaDevice &device, Kernel kernel, int64_t blocks,
               const std::vector<uint64_t> &params) const;
-  /// The same outside an entry, by the host (CudaDevice::gatherRows): false
-  /// with `error` set instead of a kept launch failure.
+  /// The same by the host (CudaDevice::gatherBatch, before an entry, into
+  /// its graph when captured): false with `error` set instead of a kept
+  /// launch failure.
   bool launch(CudaDevice &device, Kernel kernel, int64_t blocks,
               const std::vector<uint64_t> &params, std::string &error) const;
   /// Whether load() resolved `kernel`.

@@ -502,10 +502,9 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):
 // train_step eager, captured, replayed, with every launch accepted, each
 // step's and evaluation's batch gathered on the device (gather.cu, 256
-// threads a block, outside the entries' graphs; the fake runs it on the
-// host), and the checkpoints written.
-// Reverse only: its steps are the cheapest; the other models' train_step is
-// covered by `run train_step` above.
+// threads a block, and its one-warp advance of the batch's first row; the
+// fake runs both on the host) as part of the entry's call: eagerly at an
+// entry's first call, inside its graph after that.
 TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   ASSERT_NO_FATAL_FAILURE(compile("reverse"));
   std::mt19937 rng(9);
@@ -530,16 +529,24 @@ TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   EXPECT_EQ(train.capturedNodes.size(), train.captures);
   EXPECT_FALSE(train.replayedNodes.empty());
   EXPECT_EQ(train.blocks["tfc_cuda_gather_rows_kernel"], std::set<std::string>{"256x1x1"});
+  EXPECT_EQ(train.blocks["tfc_cuda_advance_first_kernel"], std::set<std::string>{"32x1x1"});
   // Three steps, then a batch of the validation split and one of the test
-  // split (gathered from their samples on the device too): one an input.
-  EXPECT_EQ(countOf(train.text, "cuLaunchKernel(tfc_cuda_gather_rows_kernel,"),
-            (3 + 1 + 1) * manifest_.inputs.size())
-      << train.text;
+  // split (gathered from their samples on the device too): one gather an
+  // input and one advance each. Outside graphs: train_step's first (eager)
+  // step and evaluate's first call (the validation's batch); captured in
+  // graphs: the second and third steps' (each step's buffers are a new set
+  // until the four sets come round) and the test's batch (other samples: a
+  // graph of its own).
+  size_t eager = 0, captured = 0, advances = 0;
   for (const std::string &line : linesOf(train.text)) {
-    if (line.rfind("cuLaunchKernel(tfc_cuda_gather_rows_kernel,", 0) == 0) {
-      EXPECT_EQ(line.find(" captured"), std::string::npos) << line;
-    }
+    if (line.rfind("cuLaunchKernel(tfc_cuda_gather_rows_kernel,", 0) == 0)
+      ++(line.find(" captured") == std::string::npos ? eager : captured);
+    advances += line.rfind("cuLaunchKernel(tfc_cuda_advance_first_kernel,", 0) == 0;
   }
+  EXPECT_EQ(eager, 2 * manifest_.inputs.size()) << train.text;
+  EXPECT_EQ(captured, 3 * manifest_.inputs.size()) << train.text;
+  EXPECT_EQ(advances, 5u) << train.text;
+  EXPECT_EQ(countOf(train.text, "gather ran: "), (3 + 1 + 1) * manifest_.inputs.size());
   EXPECT_NE(fileBytes(dir_ + "/run/last.safetensors"), "");
   EXPECT_NE(fileBytes(dir_ + "/run/metrics.jsonl"), "");
 }

@@ -319,71 +319,171 @@ TEST_F(CudaRuntimeTest, PointerOutsideDeviceMemoryIsRefused) {
   device->release(y);
 }
 
-// Device::gatherRows launches gather.cu's kernel on the stream, outside any
-// entry (a training step's batch, gathered before the step runs): a word a
-// thread, so the grid follows the rows' alignment. The fake runs that kernel
-// on the host (and refuses a row outside the rows' allocation), so the
-// launch's parameters are checked by the bytes gathered: against a gather
-// on the host, for rows of 16-byte, 4-byte and 1-byte words.
-TEST_F(CudaRuntimeTest, GatherRowsLaunchesTheGatherKernel) {
+// CudaDevice::gatherBatch launches gather.cu's kernels on the stream: a
+// gather an input, a word a thread (so the grid follows the rows'
+// alignment), its indices order[*first ..) with *first in device memory,
+// then one advance of *first. The fake runs both kernels on the host (and
+// refuses a row outside the rows' allocation), so the launches' parameters
+// are checked by the bytes gathered: against a gather on the host, for rows
+// of 16-byte, 4-byte and 1-byte words.
+TEST_F(CudaRuntimeTest, GatherBatchLaunchesTheGatherKernels) {
 #ifndef TFC_CUDA_HAND_KERNELS_BUILT
   GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
 #endif
   EXPECT_FALSE(device->canGatherRows()); // not loaded: openIndex loads no kernels
   device->loadLayerKernels();
   ASSERT_TRUE(device->canGatherRows());
-  const int64_t samples = 50, n = 9;
+  const int64_t samples = 50, n = 9, start = 2;
   for (size_t rowBytes : {size_t(64), size_t(12), size_t(7)}) {
     SCOPED_TRACE(rowBytes);
     std::vector<unsigned char> rows(samples * rowBytes);
     for (size_t i = 0; i < rows.size(); ++i)
       rows[i] = static_cast<unsigned char>(i * 7 + rowBytes);
-    std::vector<int64_t> indices = {3, 49, 0, 3, 17, 48, 1, 25, 3};
-    ASSERT_EQ(indices.size(), size_t(n));
+    // The batch is the order's rows [start, start + n); the rows around
+    // them are out of range.
+    std::vector<int64_t> order = {999, 999, 3, 49, 0, 3, 17, 48, 1, 25, 3, 999};
     std::vector<unsigned char> want(n * rowBytes);
     for (int64_t i = 0; i < n; ++i)
-      std::memcpy(want.data() + i * rowBytes, rows.data() + indices[i] * rowBytes, rowBytes);
-    void *deviceRows = device->allocate(rows.size()), *deviceIndices = device->allocate(n * 8),
+      std::memcpy(want.data() + i * rowBytes, rows.data() + order[start + i] * rowBytes,
+                  rowBytes);
+    void *deviceRows = device->allocate(rows.size()),
+         *deviceOrder = device->allocate(order.size() * 8), *first = device->allocate(8),
          *to = device->allocate(want.size());
     device->copyIn(deviceRows, rows.data(), rows.size());
-    device->copyIn(deviceIndices, indices.data(), n * sizeof(int64_t));
+    device->copyIn(deviceOrder, order.data(), order.size() * sizeof(int64_t));
+    device->copyIn(first, &start, sizeof start);
     size_t launches = count("cuLaunchKernel(tfc_cuda_gather_rows_kernel,");
-    device->gatherRows(to, deviceRows, rowBytes, static_cast<const int64_t *>(deviceIndices),
-                       size_t(n));
+    BatchGather batch;
+    batch.inputs.push_back({to, deviceRows, rowBytes, static_cast<const int64_t *>(deviceOrder),
+                            size_t(n)});
+    batch.first = static_cast<int64_t *>(first);
+    batch.advance = 5;
+    std::string error;
+    ASSERT_TRUE(device->gatherBatch(batch, error)) << error;
     std::vector<unsigned char> got(want.size());
     device->copyOut(got.data(), to, got.size());
-    std::string error;
+    int64_t advanced = 0;
+    device->copyOut(&advanced, first, sizeof advanced);
     ASSERT_TRUE(device->takeError(error)) << error;
     EXPECT_EQ(got, want);
-    // One launch, of 256 threads a block; its grid a word a thread.
+    EXPECT_EQ(advanced, start + 5);
+    // One gather launch, of 256 threads a block, its grid a word a thread;
+    // one advance, of one warp.
     EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_gather_rows_kernel,"), launches + 1) << log();
     const uintptr_t aligned = uintptr_t(to) | uintptr_t(deviceRows) | rowBytes;
     const size_t word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
     const size_t grid = (n * (rowBytes / word) + 255) / 256;
     EXPECT_NE(log().find("cuLaunchKernel(tfc_cuda_gather_rows_kernel, grid " +
-                         std::to_string(grid) + "x1x1, block 256x1x1, smem 0)"),
+                         std::to_string(grid) + "x1x1, block 256x1x1, smem 0)\n"
+                         "cuLaunchKernel(tfc_cuda_advance_first_kernel, grid 1x1x1, "
+                         "block 32x1x1, smem 0)"),
               std::string::npos)
         << log();
     device->release(deviceRows);
-    device->release(deviceIndices);
+    device->release(deviceOrder);
+    device->release(first);
     device->release(to);
   }
   EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
 
   // An index past the rows: the fake refuses it as a GPU would fault, and
-  // the device reports it as a copy's failure.
-  void *deviceRows = device->allocate(4 * 64), *deviceIndices = device->allocate(8),
-       *to = device->allocate(64);
-  const int64_t past = 1000;
-  device->copyIn(deviceIndices, &past, sizeof past);
-  device->gatherRows(to, deviceRows, 64, static_cast<const int64_t *>(deviceIndices), 1);
+  // gatherBatch reports it, naming the kernel.
+  void *deviceRows = device->allocate(4 * 64), *deviceOrder = device->allocate(8),
+       *first = device->allocate(8), *to = device->allocate(64);
+  const int64_t past = 1000, zero = 0;
+  device->copyIn(deviceOrder, &past, sizeof past);
+  device->copyIn(first, &zero, sizeof zero);
+  BatchGather batch;
+  batch.inputs.push_back({to, deviceRows, 64, static_cast<const int64_t *>(deviceOrder), 1});
+  batch.first = static_cast<int64_t *>(first);
+  batch.advance = 1;
   std::string error;
-  EXPECT_FALSE(device->takeError(error));
+  EXPECT_FALSE(device->gatherBatch(batch, error));
   EXPECT_NE(error.find("tfc_cuda_gather_rows_kernel"), std::string::npos) << error;
   EXPECT_NE(log().find("INVALID: gather: row 1000"), std::string::npos) << log();
   device->release(deviceRows);
-  device->release(deviceIndices);
+  device->release(deviceOrder);
+  device->release(first);
   device->release(to);
+}
+
+namespace {
+void noLaunches(void **) {}
+} // namespace
+
+// A call's batch is gathered as part of it: eagerly at the entry's first
+// call, captured with the entry at its second (the gathers and the advance
+// are graph nodes), and replayed by its graph after that, each call reading
+// the order's next rows because the advance moved *first on the device. The
+// host launches nothing but the graph a replay.
+TEST_F(CudaRuntimeTest, ABatchIsGatheredInTheEntrysGraph) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->loadLayerKernels();
+  const size_t rowBytes = 32;
+  const int64_t samples = 20, n = 4, calls = 4;
+  std::vector<unsigned char> rows(samples * rowBytes);
+  for (size_t i = 0; i < rows.size(); ++i)
+    rows[i] = static_cast<unsigned char>(i * 13 + 1);
+  std::vector<int64_t> order(size_t(n * calls + 1)); // `b` reads one row further
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = int64_t((i * 7 + 3) % size_t(samples));
+  void *deviceRows = device->allocate(rows.size()), *deviceOrder = device->allocate(order.size() * 8),
+       *first = device->allocate(8), *a = device->allocate(n * rowBytes),
+       *b = device->allocate(n * rowBytes / 2);
+  device->copyIn(deviceRows, rows.data(), rows.size());
+  device->copyIn(deviceOrder, order.data(), order.size() * sizeof(int64_t));
+  const int64_t zero = 0;
+  device->copyIn(first, &zero, sizeof zero);
+  // Two inputs: whole rows into `a`, half rows (the same rows read as twice
+  // as many of half the size, from the order's other half) into `b`.
+  BatchGather batch;
+  batch.inputs.push_back({a, deviceRows, rowBytes, static_cast<const int64_t *>(deviceOrder),
+                          size_t(n)});
+  batch.inputs.push_back({b, deviceRows, rowBytes / 2,
+                          static_cast<const int64_t *>(deviceOrder) + 1, size_t(n)});
+  batch.first = static_cast<int64_t *>(first);
+  batch.advance = n;
+  void *buffers[] = {a, b};
+  std::string error;
+  for (int64_t call = 0; call < calls; ++call) {
+    SCOPED_TRACE(call);
+    const size_t graphLaunches = count("cuGraphLaunch("), eager = count("cuLaunchKernel(");
+    ASSERT_TRUE(device->run(noLaunches, buffers, 2, error, &batch)) << error;
+    std::vector<unsigned char> gotA(n * rowBytes), gotB(n * rowBytes / 2);
+    device->copyOut(gotA.data(), a, gotA.size());
+    device->copyOut(gotB.data(), b, gotB.size());
+    ASSERT_TRUE(device->takeError(error)) << error;
+    std::vector<unsigned char> wantA(gotA.size()), wantB(gotB.size());
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(wantA.data() + i * rowBytes, rows.data() + order[call * n + i] * rowBytes,
+                  rowBytes);
+      std::memcpy(wantB.data() + i * rowBytes / 2,
+                  rows.data() + order[call * n + 1 + i] * rowBytes / 2, rowBytes / 2);
+    }
+    EXPECT_EQ(gotA, wantA);
+    EXPECT_EQ(gotB, wantB);
+    // Captured, then replayed: one graph of 3 nodes; a replay launches
+    // nothing else.
+    if (call >= 1)
+      EXPECT_EQ(count("cuGraphLaunch(3 nodes)"), graphLaunches + 1) << log();
+    if (call >= 2)
+      EXPECT_EQ(count("cuLaunchKernel("), eager) << log();
+  }
+  EXPECT_EQ(device->graphsCaptured(), 1u);
+  EXPECT_NE(log().find("cuStreamBeginCapture(mode 1)\n"
+                       "cuLaunchKernel(tfc_cuda_gather_rows_kernel, grid 1x1x1, block 256x1x1, "
+                       "smem 0) captured\n"
+                       "cuLaunchKernel(tfc_cuda_gather_rows_kernel, grid 1x1x1, block 256x1x1, "
+                       "smem 0) captured\n"
+                       "cuLaunchKernel(tfc_cuda_advance_first_kernel, grid 1x1x1, block 32x1x1, "
+                       "smem 0) captured\ncuStreamEndCapture(3 nodes)"),
+            std::string::npos)
+      << log();
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *p : {deviceRows, deviceOrder, first, a, b})
+    device->release(p);
 }
 
 TEST_F(CudaRuntimeTest, LargeSharedMemoryIsOptedInto) {

@@ -7,7 +7,8 @@
 // (nvcc -fatbin: the hand-written kernels), whose first ELF's `.nv.info.NAME`
 // sections name the kernels and give their parameters' sizes; launches and
 // every other call are recorded in a log. No generated or layer kernel runs
-// (the runtime's gather does, on the host: runHostTwin), but every launch
+// (the runtime's gather and its advance do, on the host: runHostTwin, also
+// in a graph's replay), but every launch
 // is checked as a GPU would refuse it, and refused with
 // CUDA_ERROR_INVALID_VALUE and an "INVALID" line in the log: the kernel
 // resolves, the grid is at least 1 and the block at most 1024 threads in
@@ -527,24 +528,40 @@ std::string checkLaunch(const Node &node) {
 /// The runtime's own kernels that the fake runs on the host, as their CUDA
 /// source defines them, so that what the host asks of them is checked by
 /// their results (generated kernels and the layers' kernels do not run):
-/// tfc_cuda_gather_rows_kernel (runtime/cuda/kernels/gather.cu), row i of
-/// `to` = row indices[i] of `rows`. Why it would fault on a GPU, or "" when
-/// done (or not such a kernel).
+/// runtime/cuda/kernels/gather.cu's tfc_cuda_gather_rows_kernel, row i of
+/// `to` = row order[*first + i] of `rows`, and tfc_cuda_advance_first_kernel,
+/// *first += count. A gather that ran logs the order's rows it read
+/// ("gather ran: order[F, F + count)"). Why it would fault on a GPU, or ""
+/// when done (or not such a kernel).
 std::string runHostTwin(const Node &node) {
-  if (state().functions[node.function].name != "tfc_cuda_gather_rows_kernel" ||
-      node.params.size() != 5)
+  const std::string &name = state().functions[node.function].name;
+  if (name == "tfc_cuda_advance_first_kernel" && node.params.size() == 2) {
+    auto *first = reinterpret_cast<int64_t *>(uintptr_t(node.params[0]));
+    if (!deviceRange(CUdeviceptr(uintptr_t(first)), sizeof(int64_t)))
+      return "advance: its first row is not inside an allocation";
+    *first += int64_t(node.params[1]);
+    return "";
+  }
+  if (name != "tfc_cuda_gather_rows_kernel" || node.params.size() != 6)
     return "";
   auto *to = reinterpret_cast<unsigned char *>(uintptr_t(node.params[0]));
   const auto *rows = reinterpret_cast<const unsigned char *>(uintptr_t(node.params[1]));
-  const uint64_t rowBytes = node.params[2], count = node.params[4];
-  const auto *indices = reinterpret_cast<const int64_t *>(uintptr_t(node.params[3]));
+  const uint64_t rowBytes = node.params[2], count = node.params[5];
+  const auto *order = reinterpret_cast<const int64_t *>(uintptr_t(node.params[3]));
+  const auto *first = reinterpret_cast<const int64_t *>(uintptr_t(node.params[4]));
   if (count == 0)
     return "";
   if (!deviceRange(CUdeviceptr(uintptr_t(to)), rowBytes * count))
     return "gather: the batch's " + std::to_string(rowBytes * count) +
            " bytes are not inside one allocation";
+  if (!deviceRange(CUdeviceptr(uintptr_t(first)), sizeof(int64_t)))
+    return "gather: its first row is not inside an allocation";
+  if (*first < 0)
+    return "gather: its first row is " + std::to_string(*first);
+  const int64_t *indices = order + *first;
   if (!deviceRange(CUdeviceptr(uintptr_t(indices)), count * sizeof(int64_t)))
-    return "gather: its " + std::to_string(count) + " indices are not inside one allocation";
+    return "gather: its " + std::to_string(count) + " indices from row " +
+           std::to_string(*first) + " of the order are not inside one allocation";
   for (uint64_t i = 0; i < count; ++i) {
     const unsigned char *from = rows + indices[i] * int64_t(rowBytes);
     if (indices[i] < 0 ||
@@ -553,6 +570,9 @@ std::string runHostTwin(const Node &node) {
              ") is outside the rows' allocation";
     std::memcpy(to + i * rowBytes, from, rowBytes);
   }
+  // Which rows of the order it read: for tests of where batches start.
+  record("gather ran: order[" + std::to_string(*first) + ", " +
+         std::to_string(*first + int64_t(count)) + ")");
   return "";
 }
 

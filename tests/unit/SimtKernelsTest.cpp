@@ -224,9 +224,9 @@ TEST(SimtEmulator, ReportsTwoBarriersTrapsAndMasks) {
 TEST(SimtEmulator, AWrongBlockSizeFailsTheLaunch) {
   const simt::Kernel *kernel = simt::findKernel("tfc_cuda_gather_rows_kernel");
   ASSERT_NE(kernel, nullptr);
-  unsigned long long to = 0, rows = 0, indices = 0;
+  unsigned long long to = 0, rows = 0, order = 0, first = 0;
   long long rowBytes = 4, count = 0;
-  void *params[] = {&to, &rows, &rowBytes, &indices, &count};
+  void *params[] = {&to, &rows, &rowBytes, &order, &first, &count};
   const std::string error = simt::launch("tfc_cuda_gather_rows_kernel", 1, 128,
                                          simt::Schedule::InOrder, 0, kernel->bind(params));
   EXPECT_EQ(error.find("tfc_cuda_gather_rows_kernel (block 0 of 1): __trap() at "

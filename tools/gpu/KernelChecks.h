@@ -358,7 +358,11 @@ void checkDropout(Device &gpu, long long n, long long first, long long key, doub
 /// (repeats included) from `samples` rows, at byte offsets `toShift` and
 /// `rowsShift` from 256-byte aligned memory (0: the 16-byte path where
 /// rowBytes allows; else the 4-byte or the byte path), against the host's
-/// gather: bit for bit, and on a grid of one block (grid-stride) too.
+/// gather: bit for bit, and on a grid of one block (grid-stride) too. The
+/// indices are rows [first, first + count) of a longer order (the rows
+/// around them out of range), `first` read from device memory; the advance
+/// kernel then moves it on by `count`, and the gather after it reads the
+/// order's next rows.
 template <typename Device>
 void checkGather(Device &gpu, long long samples, long long rowBytes, long long count,
                  long long toShift, long long rowsShift) {
@@ -366,28 +370,48 @@ void checkGather(Device &gpu, long long samples, long long rowBytes, long long c
   std::vector<unsigned char> rows(size_t(samples * rowBytes));
   for (unsigned char &b : rows)
     b = static_cast<unsigned char>(rng());
-  std::vector<long long> indices(static_cast<size_t>(count));
-  for (long long &i : indices)
-    i = (long long)(rng() % uint64_t(samples));
-  std::vector<unsigned char> host(size_t(count * rowBytes));
-  for (long long i = 0; i < count; ++i)
-    std::memcpy(host.data() + i * rowBytes, rows.data() + indices[size_t(i)] * rowBytes,
-                size_t(rowBytes));
+  // The order: 3 rows out of range, two batches' indices, 3 more.
+  const long long start = 3;
+  std::vector<long long> order(static_cast<size_t>(2 * count + 6), samples + 1000);
+  for (long long i = 0; i < 2 * count; ++i)
+    order[size_t(start + i)] = (long long)(rng() % uint64_t(samples));
+  auto hostBatch = [&](long long first) {
+    std::vector<unsigned char> host(size_t(count * rowBytes));
+    for (long long i = 0; i < count; ++i)
+      std::memcpy(host.data() + i * rowBytes,
+                  rows.data() + order[size_t(first + i)] * rowBytes, size_t(rowBytes));
+    return host;
+  };
+  const std::vector<unsigned char> host = hostBatch(start), next = hostBatch(start + count);
   Ptr grows = gpu.alloc(rows.size() + size_t(rowsShift)) + Ptr(rowsShift);
   Ptr gto = gpu.alloc(host.size() + size_t(toShift)) + Ptr(toShift);
   gpu.copyIn(grows, rows.data(), rows.size());
-  Ptr gindices = gpu.upload(indices);
+  Ptr gorder = gpu.upload(order);
+  Ptr gfirst = gpu.alloc(sizeof(long long));
   const long long aligned = (long long)(grows | gto) | rowBytes;
   const long long word = aligned % 16 == 0 ? 16 : aligned % 4 == 0 ? 4 : 1;
   const unsigned blocks = unsigned((count * (rowBytes / word) + 255) / 256);
   const std::string n = "gather " + std::to_string(count) + " of " + std::to_string(samples) +
                         " rows of " + std::to_string(rowBytes) + " bytes (" +
                         std::to_string(word) + "-byte words)";
+  long long advance = count;
   for (unsigned grid : {blocks, 1u}) {
+    gpu.copyIn(gfirst, &start, sizeof start);
     gpu.fill(gto, host.size(), 0xA5);
-    gpu.launch("tfc_cuda_gather_rows_kernel", grid, {&gto, &grows, &rowBytes, &gindices, &count});
+    gpu.launch("tfc_cuda_gather_rows_kernel", grid,
+               {&gto, &grows, &rowBytes, &gorder, &gfirst, &count});
     const auto gathered = gpu.template download<unsigned char>(gto, host.size());
     report(gathered == host, n + ", grid " + std::to_string(grid) + ", is the host's bit for bit");
+    gpu.launch("tfc_cuda_advance_first_kernel", 1, {&gfirst, &advance});
+    const long long first = gpu.template download<long long>(gfirst, 1)[0];
+    report(first == start + count, n + ", grid " + std::to_string(grid) +
+                                       ": the advance moves the first row to " +
+                                       std::to_string(start + count) + " (it is " +
+                                       std::to_string(first) + ")");
+    gpu.launch("tfc_cuda_gather_rows_kernel", grid,
+               {&gto, &grows, &rowBytes, &gorder, &gfirst, &count});
+    report(gpu.template download<unsigned char>(gto, host.size()) == next,
+           n + ", grid " + std::to_string(grid) + ", then the next batch's rows");
   }
 }
 

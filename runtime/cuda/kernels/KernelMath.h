@@ -54,6 +54,7 @@ constexpr int kCrossEntropyRegisterClasses = 32;
 constexpr int kReduceThreads = 256;       // the one-block reductions
 constexpr int kDropoutThreads = 256;      // a thread a group of 4 elements
 constexpr int kGatherThreads = 256;       // a thread a word of the batch (gather.cu)
+constexpr int kAdvanceThreads = 32;       // gather.cu's advance: one warp, thread 0 writes
 /// Columns of an output row a warp keeps in registers (two a lane): wider
 /// heads go in slices of this many columns, recomputing the scores for each.
 constexpr int kAttentionColumns = 2 * kWarp;

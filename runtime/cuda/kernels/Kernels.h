@@ -83,8 +83,9 @@ namespace tfc::rt::cuda::kernels {
     "ptr losses, ptr dlogits")                                                 \
   X(dropout, "tfc_cuda_dropout_mask_kernel", kDropoutThreads, 6,               \
     "ptr mask, i64 n, i64 first, i64 seed, i64 key, i64 threshold")           \
-  X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 5,                  \
-    "ptr to, ptr rows, i64 rowBytes, ptr indices, i64 count")
+  X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 6,                  \
+    "ptr to, ptr rows, i64 rowBytes, ptr order, ptr first, i64 count")          \
+  X(gather, "tfc_cuda_advance_first_kernel", kAdvanceThreads, 2, "ptr first, i64 count")
 
 /// An embedded image and a kernel in it.
 struct KernelImage {

@@ -1,14 +1,17 @@
 //===- gather.cu - a training batch gathered from samples on the GPU ------===//
 //
-// defines: tfc_cuda_gather_rows_kernel
+// defines: tfc_cuda_gather_rows_kernel, tfc_cuda_advance_first_kernel
 //
-// The twin of Device::gatherRows (runtime/Device.h): row i of `to` is row
-// indices[i] of `rows`, each `rowBytes` long, for i < count. The training
-// loop keeps each split's samples on the device (one array an input, in
-// sample order) and an order beside them (int64 sample indices: the epoch's
-// for training, the samples' own, padded with a zero row, for evaluation);
-// each batch is gathered, order[first .. first + count), straight into the
-// entry's input buffer (runtime/Train.cpp's SamplesOnDevice).
+// The twins of Device.h's BatchGather: row i of `to` is row
+// order[*first + i] of `rows`, each `rowBytes` long, for i < count; then
+// *first += count (the advance kernel, after every input's gather). The
+// training loop keeps each split's samples on the device (one array an
+// input, in sample order) and an order beside them (int64 sample indices:
+// the epoch's for training, the samples' own, padded with a zero row, for
+// evaluation); each batch is gathered straight into the entry's input
+// buffer (runtime/Train.cpp's SamplesOnDevice). `first` is device memory, so
+// the launches are the same every step: captured in the step's CUDA graph
+// with the entry, a replay gathers the next batch without the host.
 //
 // A thread a word of the batch, the words of a row consecutive and the rows
 // one after another, so a warp writes consecutive words of `to` and reads
@@ -48,13 +51,15 @@ __device__ void gatherWords(unsigned char *__restrict__ to, const unsigned char 
 
 } // namespace
 
-/// to[i] = rows[indices[i]] for i < count, rows of rowBytes bytes; indices
-/// are int64 row numbers (in range: the caller's promise).
+/// to[i] = rows[order[*first + i]] for i < count, rows of rowBytes bytes;
+/// the order holds int64 row numbers (in range: the caller's promise).
 extern "C" __global__ void __launch_bounds__(kGatherThreads)
     tfc_cuda_gather_rows_kernel(unsigned char *__restrict__ to,
                                 const unsigned char *__restrict__ rows, i64 rowBytes,
-                                const i64 *__restrict__ indices, i64 count) {
+                                const i64 *__restrict__ order, const i64 *__restrict__ first,
+                                i64 count) {
   trapUnlessBlockSize(kGatherThreads);
+  const i64 *__restrict__ indices = order + *first;
   const unsigned long long aligned =
       reinterpret_cast<unsigned long long>(to) | reinterpret_cast<unsigned long long>(rows) |
       static_cast<unsigned long long>(rowBytes);
@@ -64,4 +69,14 @@ extern "C" __global__ void __launch_bounds__(kGatherThreads)
     gatherWords<unsigned>(to, rows, rowBytes, indices, count);
   else
     gatherWords<unsigned char>(to, rows, rowBytes, indices, count);
+}
+
+/// *first += count: the next batch's first row of the order. One block of
+/// a warp (the smallest block a SIMT emulator runs), thread 0 writing;
+/// launched after the batch's gathers, which read *first (the stream, or
+/// the graph's chain of nodes, orders them).
+extern "C" __global__ void __launch_bounds__(kAdvanceThreads)
+    tfc_cuda_advance_first_kernel(i64 *first, i64 count) {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *first += count;
 }

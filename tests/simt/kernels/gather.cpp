@@ -12,3 +12,4 @@ namespace tfc_simt_gather {
 } // namespace tfc_simt_gather
 
 TFC_SIMT_KERNEL(tfc_simt_gather, tfc_cuda_gather_rows_kernel)
+TFC_SIMT_KERNEL(tfc_simt_gather, tfc_cuda_advance_first_kernel)
