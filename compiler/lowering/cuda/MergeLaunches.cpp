@@ -37,6 +37,16 @@
 // The only values a phase takes from one before it are the launch's ids
 // (tf-launches-to-loops runs each phase as its own loop over the threads).
 //
+// With grid-chains (--persistent-kernels) the second step is instead: each
+// run of adjacent launches, of any grid, one persistent kernel, a grid
+// barrier (a call of @tfc_grid_sync, tf-grid-sync) between its phases:
+//
+//   gpu.launch blocks(%b) in (%g = 264) threads(%t) in (256) {
+//     scf.for %v = %b to 768 step %g { A(%v, %t) }   // the launched grid's
+//     func.call @tfc_grid_sync() : () -> ()          // size, maybe fewer
+//     scf.for %v = %b to 8 step %g { B(%v, %t) }
+//   }
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
