@@ -29,6 +29,22 @@ const float *rowSoftmax(const float *xs, int64_t row, int64_t classes, int64_t i
   return xr;
 }
 
+/// body(row, xr, max, sumExp) for each of the outer x inner rows with its
+/// rowSoftmax, on the thread pool (nothing without classes).
+template <typename Body>
+void forEachRowSoftmax(const float *xs, int64_t outer, int64_t classes, int64_t inner,
+                       Body body) {
+  if (classes <= 0)
+    return;
+  tfc::rt::parallelFor(outer * inner, 64, [&](int64_t r0, int64_t r1) {
+    for (int64_t row = r0; row < r1; ++row) {
+      float max, sumExp;
+      const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
+      body(row, xr, max, sumExp);
+    }
+  });
+}
+
 /// The rows' losses summed in row order, over `count`.
 float meanOfRows(const float *rowLosses, int64_t rows, float count) {
   float sum = 0.0f;
@@ -55,17 +71,12 @@ extern "C" void tfc_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inn
   const auto *xs = reinterpret_cast<const float *>(logits);
   const auto *ls = reinterpret_cast<const int32_t *>(labels);
   auto *rowLosses = reinterpret_cast<float *>(losses);
-  const int64_t rows = int64_t(outer) * inner;
-  if (classes > 0)
-    tfc::rt::parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
-      for (int64_t row = r0; row < r1; ++row) {
-        float max, sumExp;
-        const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
-        rowLosses[row] =
-            k::crossEntropyLoss(xr[k::clampLabel(ls[row], classes) * inner], max, sumExp);
-      }
-    });
-  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, rows, count);
+  forEachRowSoftmax(xs, outer, classes, inner,
+                    [&](int64_t row, const float *xr, float max, float sumExp) {
+                      rowLosses[row] = k::crossEntropyLoss(
+                          xr[k::clampLabel(ls[row], classes) * inner], max, sumExp);
+                    });
+  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, int64_t(outer) * inner, count);
 }
 
 extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
@@ -76,15 +87,11 @@ extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, int
   const auto *ls = reinterpret_cast<const int32_t *>(labels);
   auto *ds = reinterpret_cast<float *>(dlogits);
   const float coef = *reinterpret_cast<const float *>(dloss) / count;
-  if (classes > 0)
-    tfc::rt::parallelFor(int64_t(outer) * inner, 64, [&](int64_t r0, int64_t r1) {
-      for (int64_t row = r0; row < r1; ++row) {
-        float max, sumExp;
-        const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
-        rowGradient(xr, ds, row, classes, inner, max, sumExp, k::clampLabel(ls[row], classes),
-                    coef);
-      }
-    });
+  forEachRowSoftmax(xs, outer, classes, inner,
+                    [&](int64_t row, const float *xr, float max, float sumExp) {
+                      rowGradient(xr, ds, row, classes, inner, max, sumExp,
+                                  k::clampLabel(ls[row], classes), coef);
+                    });
 }
 
 extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
@@ -97,16 +104,11 @@ extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr
   auto *rowLosses = reinterpret_cast<float *>(losses);
   auto *ds = reinterpret_cast<float *>(dlogits);
   const float coef = *reinterpret_cast<const float *>(dloss) / count;
-  const int64_t rows = int64_t(outer) * inner;
-  if (classes > 0)
-    tfc::rt::parallelFor(rows, 64, [&](int64_t r0, int64_t r1) {
-      for (int64_t row = r0; row < r1; ++row) {
-        float max, sumExp;
-        const float *xr = rowSoftmax(xs, row, classes, inner, max, sumExp);
-        const int64_t label = k::clampLabel(ls[row], classes);
-        rowLosses[row] = k::crossEntropyLoss(xr[label * inner], max, sumExp);
-        rowGradient(xr, ds, row, classes, inner, max, sumExp, label, coef);
-      }
-    });
-  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, rows, count);
+  forEachRowSoftmax(xs, outer, classes, inner,
+                    [&](int64_t row, const float *xr, float max, float sumExp) {
+                      const int64_t label = k::clampLabel(ls[row], classes);
+                      rowLosses[row] = k::crossEntropyLoss(xr[label * inner], max, sumExp);
+                      rowGradient(xr, ds, row, classes, inner, max, sumExp, label, coef);
+                    });
+  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, int64_t(outer) * inner, count);
 }

@@ -258,6 +258,31 @@ TEST(CudaKernelMath, CrossEntropyRowIsLogSoftmax) {
   }
 }
 
+/// Logits laid out [outer, classes, inner].
+struct Layout {
+  int64_t outer, classes, inner;
+};
+
+/// A cross-entropy twin's inputs for `l`: N(0, 3) logits, labels from -2 to
+/// classes + 1 (out of range ones are clamped), the mean over every row, an
+/// upstream gradient of 0.75.
+struct CrossEntropyInputs {
+  int64_t rows, n;
+  std::vector<float> x;
+  std::vector<int32_t> labels;
+  float count, dloss;
+};
+
+CrossEntropyInputs crossEntropyInputs(const Layout &l, std::mt19937 &rng) {
+  const int64_t rows = l.outer * l.inner, n = rows * l.classes;
+  std::vector<int32_t> labels(static_cast<size_t>(rows));
+  std::vector<float> x = randomFloats(size_t(n), rng, 3.0f);
+  std::uniform_int_distribution<int32_t> label(-2, int32_t(l.classes) + 1);
+  for (int32_t &y : labels)
+    y = label(rng);
+  return {rows, n, std::move(x), std::move(labels), float(rows), 0.75f};
+}
+
 /// The CPU twins tfc_cross_entropy and tfc_cross_entropy_backward (what
 /// --target=cuda-emulated calls for the CUDA kernels) on logits laid out
 /// [outer, classes, inner], labels out of range included (clamped): the
@@ -266,20 +291,11 @@ TEST(CudaKernelMath, CrossEntropyRowIsLogSoftmax) {
 /// backward kernel's rows composed on the host (Σ exp by lanes).
 TEST(CudaKernelMath, CrossEntropyTwinsAreTheOpsDefinitions) {
   std::mt19937 rng(5);
-  struct Layout {
-    int64_t outer, classes, inner;
-  };
   for (Layout l : {Layout{37, 10, 1}, Layout{4, 7, 6}, Layout{1, 33, 5}, Layout{3, 1, 2},
                    Layout{2, 1000, 1}}) {
     SCOPED_TRACE(testing::Message() << "outer " << l.outer << " classes " << l.classes
                                     << " inner " << l.inner);
-    const int64_t rows = l.outer * l.inner, n = rows * l.classes;
-    const std::vector<float> x = randomFloats(size_t(n), rng, 3.0f);
-    std::vector<int32_t> labels(static_cast<size_t>(rows));
-    std::uniform_int_distribution<int32_t> label(-2, int32_t(l.classes) + 1);
-    for (int32_t &y : labels)
-      y = label(rng);
-    const float count = float(rows), dloss = 0.75f;
+    const auto [rows, n, x, labels, count, dloss] = crossEntropyInputs(l, rng);
     std::vector<float> dx(static_cast<size_t>(n), NAN), losses(static_cast<size_t>(rows));
     float loss = NAN;
     tfc_cross_entropy(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
@@ -381,20 +397,11 @@ TEST(CudaKernelMath, FusedCrossEntropyRowIsTheForwardAndBackwardRows) {
     }
   }
 
-  struct Layout {
-    int64_t outer, classes, inner;
-  };
   for (Layout l : {Layout{37, 10, 1}, Layout{4, 7, 6}, Layout{1, 33, 5}, Layout{3, 1, 2},
                    Layout{2, 1000, 1}, Layout{3, 1100, 2}}) {
     SCOPED_TRACE(testing::Message() << "outer " << l.outer << " classes " << l.classes
                                     << " inner " << l.inner);
-    const int64_t rows = l.outer * l.inner, n = rows * l.classes;
-    const std::vector<float> x = randomFloats(size_t(n), rng, 3.0f);
-    std::vector<int32_t> labels(static_cast<size_t>(rows));
-    std::uniform_int_distribution<int32_t> label(-2, int32_t(l.classes) + 1);
-    for (int32_t &y : labels)
-      y = label(rng);
-    const float count = float(rows), dloss = 0.75f;
+    const auto [rows, n, x, labels, count, dloss] = crossEntropyInputs(l, rng);
     std::vector<float> dx(static_cast<size_t>(n), NAN), losses(static_cast<size_t>(rows), NAN);
     std::vector<float> fusedDx(static_cast<size_t>(n), NAN);
     std::vector<float> fusedLosses(static_cast<size_t>(rows), NAN);

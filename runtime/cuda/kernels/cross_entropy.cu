@@ -87,6 +87,18 @@ struct LaneLogits {
   }
 };
 
+/// body(row, offset, lane) for each of the outer x inner rows, a warp a row
+/// (the grid's warps in turn): `offset` is the row's first element in a
+/// [outer, classes, inner] tensor (its classes `inner` apart).
+template <typename Body>
+__device__ __forceinline__ void forEachRowOfWarp(i64 outer, i64 classes, i64 inner, Body body) {
+  constexpr int warps = kCrossEntropyThreads / kWarp;
+  const int lane = threadIdx.x % kWarp;
+  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
+       row += i64(gridDim.x) * warps)
+    body(row, (row / inner) * classes * inner + row % inner, lane);
+}
+
 } // namespace
 
 /// losses[o * inner + i] = -log_softmax(logits[o, :, i])[clamp(labels[o *
@@ -99,18 +111,14 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes <= 0)
     return;
-  constexpr int warps = kCrossEntropyThreads / kWarp;
-  const int lane = threadIdx.x % kWarp;
-  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
-       row += i64(gridDim.x) * warps) {
-    const i64 o = row / inner, i = row % inner;
-    const float *xr = logits + o * classes * inner + i;
+  forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
+    const float *xr = logits + offset;
     float max, sumExp;
     rowSoftmax(xr, classes, inner, lane, max, sumExp);
     if (lane == 0)
       losses[row] =
           crossEntropyLoss(xr[clampLabel(labels[row], classes) * inner], max, sumExp);
-  }
+  });
 }
 
 /// out[0] = (Σ_r losses[r]) / count for r < n (count: the label positions,
@@ -146,20 +154,16 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes <= 0)
     return;
-  constexpr int warps = kCrossEntropyThreads / kWarp;
-  const int lane = threadIdx.x % kWarp;
   const float coef = dloss[0] / count;
-  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
-       row += i64(gridDim.x) * warps) {
-    const i64 o = row / inner, i = row % inner;
-    const float *xr = logits + o * classes * inner + i;
-    float *dr = dlogits + o * classes * inner + i;
+  forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
+    const float *xr = logits + offset;
+    float *dr = dlogits + offset;
     float max, sumExp;
     rowSoftmax(xr, classes, inner, lane, max, sumExp);
     const i64 label = clampLabel(labels[row], classes);
     for (i64 c = lane; c < classes; c += kWarp)
       dr[c * inner] = crossEntropyGrad(xr[c * inner], max, sumExp, c == label, coef);
-  }
+  });
 }
 
 /// tfc_cuda_cross_entropy_forward_kernel's losses and
@@ -176,14 +180,10 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes <= 0)
     return;
-  constexpr int warps = kCrossEntropyThreads / kWarp;
-  const int lane = threadIdx.x % kWarp;
   const float coef = dloss[0] / count;
-  for (i64 row = i64(blockIdx.x) * warps + threadIdx.x / kWarp; row < outer * inner;
-       row += i64(gridDim.x) * warps) {
-    const i64 o = row / inner, i = row % inner;
-    const float *xr = logits + o * classes * inner + i;
-    float *dr = dlogits + o * classes * inner + i;
+  forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
+    const float *xr = logits + offset;
+    float *dr = dlogits + offset;
     const LaneLogits xs(xr, classes, inner, lane);
     float m = -INFINITY;
     xs.forEach([&](i64, float x) { m = maxOf(m, x); });
@@ -197,5 +197,5 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
     xs.forEach([&](i64 c, float x) {
       dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
     });
-  }
+  });
 }
