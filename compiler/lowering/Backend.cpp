@@ -23,7 +23,7 @@ llvm::ArrayRef<Backend> backends() {
          addCudaLLVMDialectPasses(pm, o.cuda);
        },
        "tfc_runtime_cuda", /*dataParallel=*/true, // NCCL (runtime/cuda/Nccl.h)
-       /*crossEntropyGradKernel=*/true},
+       /*crossEntropyGradKernel=*/true, /*gpuMapping=*/true},
       {"cuda-emulated",
        "the CUDA target's kernels run as loops on this CPU (to check the GPU mapping without "
        "a GPU; slow)",
@@ -36,7 +36,8 @@ llvm::ArrayRef<Backend> backends() {
        [](mlir::OpPassManager &pm, const CodegenOptions &o) {
          addCudaEmulatedLLVMDialectPasses(pm, o.cuda);
        },
-       "tfc_runtime", /*dataParallel=*/false, /*crossEntropyGradKernel=*/true},
+       "tfc_runtime", /*dataParallel=*/false, /*crossEntropyGradKernel=*/true,
+       /*gpuMapping=*/true},
   };
   return table;
 }

@@ -51,6 +51,9 @@ struct Backend {
   /// Whether it runs tf.cross_entropy_grad as a kernel (CUDA's
   /// tfc_cuda_cross_entropy_backward); else tf-decompose spells it out.
   bool crossEntropyGradKernel = false;
+  /// Whether it maps loop nests to GPU kernels (tf-map-to-gpu), so that the
+  /// GPU mapping's switches apply (--persistent-kernels).
+  bool gpuMapping = false;
 };
 
 /// Every target, the default (cpu) first.

@@ -456,7 +456,7 @@ int compile() {
                  << "\n";
     return kUsageError;
   }
-  if (persistentKernels && backend->name != "cuda" && backend->name != "cuda-emulated") {
+  if (persistentKernels && !backend->gpuMapping) {
     llvm::errs() << "tfc: error: --persistent-kernels is a GPU mode: it needs --target=cuda "
                     "(or cuda-emulated)\n";
     return kUsageError;
