@@ -103,7 +103,12 @@ def feed_values(arg, rng, bounds):
 
 
 def run(command):
-    result = subprocess.run(command, capture_output=True, text=True)
+    # A time limit, so that a kernel that never ends (a grid barrier that
+    # waits for a block that never runs) is a failure with its command.
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(" ".join(command) + " did not finish within 120 s")
     if result.returncode != 0:
         raise RuntimeError(" ".join(command) + f" exited {result.returncode}: " +
                            (result.stderr or result.stdout).strip()[-400:])
