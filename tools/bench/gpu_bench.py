@@ -21,7 +21,8 @@ every process is bounded by what is left):
 
 It prints one table (also OUT/table.md; every number in OUT/results.json and
 every command's output in OUT/logs.txt): per workload each side's median, the
-ratio best peer / tfc (above 1: tfc is faster), each side's peak GPU memory, the
+ratio best peer / best tfc (above 1: tfc is faster; tfc's fastest build at the
+peers' TF32 or finer: fp32, tf32 or persistent, not bf16), each side's peak GPU memory, the
 GPU's name (nvidia-smi). A peer that is missing or fails gets a note in its
 cell, never a failed run; a peer whose parameter count differs from tfc's is an
 error (exit status 1).
@@ -66,6 +67,23 @@ SIDES = [("tfc", "tfc")] + [("tfc_" + v, "tfc " + v) for v in VARIANTS] + [
 # Seconds a process may take at most (less when the budget has less left).
 CAP = {"info": 60, "tfc": 90, "eager": 150, "compile": 240, "graphs": 240, "jax": 180, "train": 120}
 MIN_START = 15  # seconds: a process is not started with less of the budget left
+
+
+
+# tfc's builds that compute at the peers' precision (TF32 matmuls) or finer:
+# the ratio's tfc side is the fastest of them, as the peers are each at their
+# best; bf16 is coarser and stays out of it.
+AS_PRECISE_AS_PEERS = ["tfc", "tfc_tf32", "tfc_persistent"]
+
+
+def best_ratio(times):
+    """"R.RRx (best peer / best tfc build)" for {side key: time}, or "-"."""
+    peers = [(t, k) for k, t in times.items() if not k.startswith("tfc")]
+    ours = [(t, k) for k, t in times.items() if k in AS_PRECISE_AS_PEERS]
+    if not peers or not ours:
+        return "-"
+    (theirs, peer), (mine, tfc) = min(peers), min(ours)
+    return "%.2fx (%s / %s)" % (theirs / mine, dict(SIDES)[peer], dict(SIDES)[tfc])
 
 
 def parse_args():
@@ -416,12 +434,13 @@ def render(args, rows, gpu, versions, stamp, elapsed):
              "Epochs: tfc's is the wall time of `./reverse train` (start-up, data, each epoch's "
              "validation, the test and the checkpoints included); the peers' is the same epochs in the "
              "process after warm-up steps that compile (imports and compilation not included: see the "
-             "details). Ratio: the fastest peer / tfc (above 1: tfc is faster). Memory: tfc's one "
+             "details). Ratio: the fastest peer / the fastest tfc build at the peers' precision or finer "
+             "(fp32, tf32 or persistent, not bf16; above 1: tfc is faster). Memory: tfc's one "
              "device allocation (`info`: parameters, optimizer state, every entry's arena, the cuBLASLt "
              "workspace); PyTorch's max_memory_allocated, JAX's peak_bytes_in_use%s." % (
                  args.steps, args.min_seconds, args.warmup, "; in the dry run: max RSS" if dry else ""),
              ""]
-    head = ["workload", "batch", "params"] + [title for _, title in SIDES] + ["best peer / tfc"] + [
+    head = ["workload", "batch", "params"] + [title for _, title in SIDES] + ["best peer / best tfc"] + [
         "%s %s" % (title, memory) for _, title in SIDES]
     body, details = [], []
     for row in rows:
@@ -443,11 +462,7 @@ def render(args, rows, gpu, versions, stamp, elapsed):
             r = sides.get(key)
             return r["error"] if r else ("not run" if not key.startswith("tfc") else "-")
 
-        peers = [(value(r), k) for k, r in ok.items() if not k.startswith("tfc")]
-        ratio = "-"
-        if peers and "tfc" in ok:
-            v, k = min(peers)
-            ratio = "%.2fx (%s)" % (v / value(ok["tfc"]), dict(SIDES)[k])
+        ratio = best_ratio({k: value(r) for k, r in ok.items()})
 
         def mem(key):
             r = sides.get(key)

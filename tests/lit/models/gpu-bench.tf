@@ -13,9 +13,12 @@
 # RUN:   --python %t/no-python --steps 1 --warmup 0 2>%t.err | FileCheck %s
 # RUN: ls %t/results | FileCheck %s --check-prefix=FILES
 # RUN: not %python %S/../../../tools/bench/gpu_bench.py --dir %t/nothing 2>&1 | FileCheck %s --check-prefix=UNPREPARED
+# The ratio's tfc side: its fastest build at the peers' TF32 or finer (fp32,
+# tf32, persistent), never bf16 (times of the sixteenth session's H200 run).
+# RUN: %python %S/Inputs/best_ratio.py | FileCheck %s --check-prefix=RATIO
 
 # CHECK: # tfc against PyTorch and JAX on the CPU: a dry run (issue 28)
-# CHECK: | workload | batch | params | tfc | tfc tf32 | tfc bf16 | tfc persistent | PyTorch eager | torch.compile | torch.compile + CUDA graphs | JAX jit | best peer / tfc |
+# CHECK: | workload | batch | params | tfc | tfc tf32 | tfc bf16 | tfc persistent | PyTorch eager | torch.compile | torch.compile + CUDA graphs | JAX jit | best peer / best tfc |
 # CHECK: | reverse train step | 128 | 10,346 | {{[0-9.]+}} ms | - | {{[0-9.]+}} ms | {{[0-9.]+}} ms | no PyTorch ({{[^|]+}}) | no PyTorch ({{[^|]+}}) | no PyTorch ({{[^|]+}}) | no JAX ({{[^|]+}}) | - |
 # CHECK: | reverse, 1 epoch (390 steps) | 128 | 10,346 | {{[0-9.]+}} s | - | - | - | no PyTorch
 # CHECK: Every run:
@@ -27,3 +30,7 @@
 # FILES-NEXT: table.md
 
 # UNPREPARED: no {{.*}}nothing/cuda: run tools/bench/gpu-prepare.sh on the CPU machine first
+
+# RATIO: 0.88x (torch.compile / tfc tf32)
+# RATIO-NEXT: 5.41x (JAX jit / tfc)
+# RATIO-NEXT: -
