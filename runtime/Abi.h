@@ -159,6 +159,10 @@ inline constexpr const char *kCuda = "cuda";
 inline constexpr const char *kCudaArch = "arch";
 inline constexpr const char *kCudaImage = "image";
 inline constexpr const char *kCudaKernels = "kernels";
+/// Optional, beside "kernels": kernel i's source, "ENTRY: FILE:LINE,LINE"
+/// (the entry that first launches it and the model file's lines its
+/// operations come from), for `bench --profile`.
+inline constexpr const char *kCudaKernelSources = "kernel_sources";
 inline constexpr const char *kCudaPrecision = "precision";
 /// true: each entry one persistent kernel (tfc compile --persistent-kernels)
 inline constexpr const char *kCudaPersistent = "persistent";

@@ -86,6 +86,51 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/// bench --profile's table for `entry`: `ops` over `calls` calls; `graphMs`
+/// the timed calls' median, for comparison.
+void printProfile(const std::string &entry, std::vector<ProfiledOp> ops, int64_t calls,
+                  double graphMs) {
+  double total = 0;
+  int64_t count = 0;
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> kinds; // first-seen order
+  for (const ProfiledOp &op : ops) {
+    total += op.ms;
+    count += op.calls;
+    auto kind = std::find_if(kinds.begin(), kinds.end(), [&](auto &k) { return k.first == op.kind; });
+    if (kind == kinds.end())
+      kind = kinds.insert(kinds.end(), {op.kind, {0.0, 0}});
+    kind->second.first += op.ms;
+    kind->second.second += op.calls;
+  }
+  const double n = double(std::max<int64_t>(1, calls));
+  auto share = [&](double ms) { return total > 0 ? 100.0 * ms / total : 0.0; };
+  std::printf("profile %s: %lld calls run eagerly, each operation timed alone on the device: "
+              "%.4f ms a call in %g operations (the timed calls above: %.4f ms; the rest is "
+              "time between operations)\n",
+              entry.c_str(), (long long)calls, total / n, double(count) / n, graphMs);
+  std::printf("  by kind:");
+  for (auto &[kind, sum] : kinds)
+    std::printf(" %s %.1f%% (%g a call)%s", kind.c_str(), share(sum.first),
+                double(sum.second) / n, &kind == &kinds.back().first ? "" : ",");
+  std::printf("\n  %7s %11s %7s  %-12s  %s\n", "share", "ms a call", "calls", "kind",
+              "operation");
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const ProfiledOp &a, const ProfiledOp &b) { return a.ms > b.ms; });
+  constexpr size_t kRows = 25;
+  double rest = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i >= kRows) {
+      rest += ops[i].ms;
+      continue;
+    }
+    std::printf("  %6.1f%% %11.4f %7g  %-12s  %s\n", share(ops[i].ms), ops[i].ms / n,
+                double(ops[i].calls) / n, ops[i].kind.c_str(), ops[i].name.c_str());
+  }
+  if (ops.size() > kRows)
+    std::printf("  %6.1f%% in %zu more operations\n", share(rest), ops.size() - kRows);
+  std::fflush(stdout);
+}
+
 } // namespace
 
 CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
@@ -110,6 +155,10 @@ CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
                   "Write the batch's inputs to DIR/NAME.npy before timing (an existing "
                   "directory)")
       ->check(CLI::ExistingDirectory);
+  cmd->add_flag("--profile", options.profile,
+                "A GPU binary: after the timed calls, --steps more run eagerly with each kernel, "
+                "cuBLASLt call and copy timed on the GPU alone; a table of them by share follows "
+                "each entry's line");
   return cmd;
 }
 
@@ -123,6 +172,12 @@ int bench(Model &model, const BenchOptions &options) {
   if (entries.empty())
     return fail("model '" + m.model + "' has no entry " +
                 (options.entry == "all" ? std::string("to time") : "'" + options.entry + "'"));
+
+  if (options.profile && model.device().hostMemory()) {
+    std::string why;
+    model.device().startProfile(why);
+    return fail(why);
+  }
 
   std::vector<Tensor> batch;
   int64_t trainSamples = 0;
@@ -202,6 +257,23 @@ int bench(Model &model, const BenchOptions &options) {
       std::printf(" loss=%.6g", loss);
     std::printf("\n");
     std::fflush(stdout);
+
+    if (options.profile) {
+      Device &device = model.device();
+      std::vector<ProfiledOp> ops;
+      if (!device.startProfile(error))
+        return fail(error);
+      int64_t call = options.warmup + int64_t(times.size());
+      for (int64_t c = 0; c < options.steps; ++c, ++call)
+        if (!feeds.run(call, error) || !feeds.readBack(done, error)) {
+          std::string ignored;
+          device.stopProfile(ops, ignored);
+          return fail(error);
+        }
+      if (!device.stopProfile(ops, error))
+        return fail(error);
+      printProfile(entry->name, ops, options.steps, median(times));
+    }
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 //
 //   MODEL bench [--steps N] [--warmup N] [--min-seconds S]
 //               [--entry train_step|predict|evaluate|all] [--save-batch DIR]
+//               [--profile]
 //
 // Calls an entry repeatedly on one valid batch (from the train block's
 // dataset, else synthetic) and prints one machine-readable line per entry:
@@ -17,6 +18,11 @@
 // printed is still the one after `warmup + steps` calls, comparable across
 // runs and with the peers. --save-batch writes the batch's inputs as
 // DIR/NAME.npy first, so that tools/bench's peers time the same data.
+// --profile (a GPU binary): then `steps` more calls run eagerly with each
+// operation on the GPU timed alone (runtime/cuda/KernelProfile.h), and a
+// table follows the line: each kernel, cuBLASLt call and copy by name, its
+// share of the entry's device time, its time and calls a call; above it the
+// shares by kind (generated, hand-written, cuBLASLt, copy, collective).
 // Timing lives here and in tools/bench, never in a test.
 //
 //===----------------------------------------------------------------------===//
@@ -41,6 +47,7 @@ struct BenchOptions {
   double minSeconds = 0; // time at least this long, past `steps` if need be
   std::string entry = "all"; // train_step | predict | evaluate | all
   std::string saveBatch;     // a directory for the batch's inputs (.npy), or ""
+  bool profile = false;      // then time each operation of a GPU entry
 };
 
 /// Registers the `bench` subcommand (its options fill `options`).

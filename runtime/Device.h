@@ -77,6 +77,16 @@ struct BatchGather {
   int64_t advance = 0;
 };
 
+/// One kind of operation of an entry as `bench --profile` timed it (a GPU:
+/// each kernel, library call and copy between two events on its stream):
+/// what it is, which kind (generated, hand-written, cuBLASLt, copy,
+/// collective), how many calls and their device time together.
+struct ProfiledOp {
+  std::string name, kind;
+  int64_t calls = 0;
+  double ms = 0;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -147,6 +157,21 @@ public:
   /// After joinRanks.
   virtual bool allreduceMean(float *, size_t, std::string &error) {
     error = "device '" + name() + "' has no collective (joinRanks first)";
+    return false;
+  }
+
+  /// `bench --profile`: from here on the entries run eagerly (no graph
+  /// replay) with every operation timed on the device by itself, until
+  /// stopProfile gives them, grouped by name in the order of their first
+  /// call. False with `error` where the device cannot (the CPU: an entry
+  /// is one host function).
+  virtual bool startProfile(std::string &error) {
+    error = "bench --profile times each kernel of a GPU binary; device '" + name() +
+            "' runs an entry as one host function (compile with --target=cuda)";
+    return false;
+  }
+  virtual bool stopProfile(std::vector<ProfiledOp> &, std::string &error) {
+    error = "no profile was started";
     return false;
   }
 };

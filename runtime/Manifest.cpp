@@ -213,6 +213,17 @@ static bool parseCuda(const json &j, CudaSpec &out) {
       return false;
     out.kernels.push_back(k.get<std::string>());
   }
+  // "kernel_sources": optional, one string a kernel.
+  if (j.contains(abi::key::kCudaKernelSources)) {
+    const json &sources = j[abi::key::kCudaKernelSources];
+    if (!sources.is_array() || sources.size() != out.kernels.size())
+      return false;
+    for (const json &k : sources) {
+      if (!k.is_string())
+        return false;
+      out.kernelSources.push_back(k.get<std::string>());
+    }
+  }
   // "persistent": absent is false.
   if (j.contains(abi::key::kCudaPersistent)) {
     if (!j[abi::key::kCudaPersistent].is_boolean())

@@ -94,6 +94,9 @@ struct CudaSpec {
   std::vector<std::string> archs;   // the GPUs it has SASS for, "sm_90" (none: PTX only)
   std::string image;                // tfc_cuda_image's format: "fatbin" or "ptx"
   std::vector<std::string> kernels; // kernel i's name in the image
+  /// Kernel i's source ("train_step: reverse.tf:12,14"), or none (a model
+  /// compiled before they were recorded).
+  std::vector<std::string> kernelSources;
   /// The GEMMs' precision (tfc compile --precision): "fp32" or "tf32"
   /// (cuBLASLt on TF32 tensor cores); every other kernel is fp32.
   std::string precision = abi::key::kPrecisionFp32;

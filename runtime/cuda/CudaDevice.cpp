@@ -177,6 +177,7 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   gemmPrecision_ = parseGemmPrecision(spec.precision).value_or(GemmPrecision::Fp32);
   if (!openContext(error))
     return false;
+  kernelSources_ = spec.kernelSources;
   if (!spec.kernels.empty() && !loadKernels(tfc_cuda_image, spec.kernels, error)) {
     int major = 0, minor = 0;
     std::string ignored;
@@ -243,6 +244,7 @@ bool CudaDevice::allreduceMean(float *data, size_t n, std::string &error) {
   }
   if (!takeError(error) || !context_->makeCurrent(error))
     return false;
+  ProfileScope profiled(*this, "collective", [] { return std::string("ncclAllReduce"); });
   return nccl_->allreduceMean(data, n, context_->stream(), error);
 }
 
@@ -496,8 +498,10 @@ void CudaDevice::copyWithin(void *to, const void *from, size_t bytes) {
   if (!context_)
     return fail("the CUDA device is not open");
   const DriverApi &api = driver_->api();
-  if (!context_->makeCurrent(error) ||
-      !driver_->checkWith(api.memcpyDtoDAsync(devicePointer(to), devicePointer(from), bytes,
+  if (!context_->makeCurrent(error))
+    return fail(error);
+  ProfileScope profiled(*this, "copy", [] { return std::string("copy on the device"); });
+  if (!driver_->checkWith(api.memcpyDtoDAsync(devicePointer(to), devicePointer(from), bytes,
                                               context_->stream()),
                           error, [&] { return "cuMemcpyDtoDAsync(" + formatBytes(bytes) + ")"; }))
     fail(error);
@@ -595,6 +599,11 @@ void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t bl
   std::vector<void *> params(static_cast<size_t>(argc));
   for (int64_t i = 0; i < argc; ++i)
     params[size_t(i)] = const_cast<intptr_t *>(&args[i]);
+  ProfileScope profiled(*this, "generated", [&] {
+    return kernelNames_[size_t(kernel)] + (size_t(kernel) < kernelSources_.size()
+                                               ? " (" + kernelSources_[size_t(kernel)] + ")"
+                                               : std::string());
+  });
   if (cooperative)
     return launchCooperative(size_t(kernel), where, grid, block, sharedBytes, params);
   if (!driver_->check(api.launchKernel(function, unsigned(grid[0]), unsigned(grid[1]),
@@ -665,6 +674,7 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
                                               : cublasLtError_));
   }
   std::string error;
+  ProfileScope profiled(*this, "cuBLASLt", [&] { return profileName(args, epilogue); });
   if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), workspace_,
                        kCublasLtWorkspaceBytes, error))
     failLaunch(error);
@@ -736,7 +746,11 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, const BatchG
 
   EntryGraphs &graphs = graphs_[entry];
   bool ok = true;
-  if (!options_.graphs || !graphs.ranEagerly) {
+  if (profile_) { // each operation timed by itself: eagerly
+    if (!profile_->collect(context_->stream(), error))
+      return false;
+    launchCall(entry, buffers, batch);
+  } else if (!options_.graphs || !graphs.ranEagerly) {
     launchCall(entry, buffers, batch); // eagerly: the first call makes the GEMM plans,
     graphs.ranEagerly = true;          // shows any error
   } else {
@@ -788,6 +802,38 @@ bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::strin
     driver_->check(driver_->api().streamSynchronize(context_->stream()), "cuStreamSynchronize",
                    ignored);
   return false;
+}
+
+bool CudaDevice::startProfile(std::string &error) {
+  if (!context_) {
+    error = "bench --profile: the CUDA device is not open";
+    return false;
+  }
+  profile_ = std::make_unique<KernelProfile>(*driver_);
+  return true;
+}
+
+bool CudaDevice::stopProfile(std::vector<ProfiledOp> &ops, std::string &error) {
+  if (!profile_) {
+    error = "no profile was started";
+    return false;
+  }
+  bool ok = context_->makeCurrent(error) && profile_->collect(context_->stream(), error);
+  ops = profile_->ops();
+  profile_.reset();
+  return ok;
+}
+
+void CudaDevice::profileBegin(const std::string &name, const char *kind) {
+  std::string error;
+  if (!profile_->begin(name, kind, context_->stream(), error))
+    failLaunch(error);
+}
+
+void CudaDevice::profileEnd() {
+  std::string error;
+  if (!profile_->end(context_->stream(), error))
+    failLaunch(error);
 }
 
 bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error,

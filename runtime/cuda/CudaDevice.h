@@ -54,6 +54,7 @@
 #include "runtime/cuda/DevicePool.h"
 #include "runtime/cuda/Driver.h"
 #include "runtime/cuda/LayerKernels.h"
+#include "runtime/cuda/KernelProfile.h"
 #include "runtime/cuda/Nccl.h"
 
 #include <cstdint>
@@ -128,6 +129,15 @@ public:
   /// ncclAllReduce(ncclAvg) in place on the stream, not waited for.
   bool allreduceMean(float *data, size_t n, std::string &error) override;
   const Nccl *nccl() const { return nccl_.get(); }
+  /// `bench --profile` (KernelProfile.h): entries run eagerly, each
+  /// operation between two events, until stopProfile. The device is open.
+  bool startProfile(std::string &error) override;
+  bool stopProfile(std::vector<ProfiledOp> &ops, std::string &error) override;
+  bool profiling() const { return profile_ != nullptr; }
+  /// What each operation on the stream does when profiling: brackets it
+  /// (a failure is the launch's), nothing otherwise. Use ProfileScope.
+  void profileBegin(const std::string &name, const char *kind);
+  void profileEnd();
   /// Kept for the kernels to come; GPU code keeps subnormals today.
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
   bool flushDenormals() const { return flushDenormals_; }
@@ -229,9 +239,11 @@ private:
   std::unique_ptr<CudaDriver> driver_;
   std::unique_ptr<CudaContext> context_; // destroyed before driver_
   std::unique_ptr<Nccl> nccl_;           // destroyed before context_
+  std::unique_ptr<KernelProfile> profile_; // its events too
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;
   std::vector<std::string> kernelNames_;
+  std::vector<std::string> kernelSources_; // the manifest's, for bench --profile
   std::vector<int64_t> sharedOptIn_; // per kernel: dynamic shared memory allowed so far
   std::vector<int64_t> residentBlocks_; // per kernel: blocks resident at once (0: not asked)
   void launchCooperative(size_t kernel, const std::string &where, const int64_t grid[3],
@@ -252,6 +264,27 @@ private:
   std::string launchError_;
   size_t liveAllocations_ = 0;
   bool flushDenormals_ = true;
+};
+
+/// One operation on `device`'s stream, timed when `bench --profile` runs:
+/// the name is made only then.
+class ProfileScope {
+public:
+  template <class Name>
+  ProfileScope(CudaDevice &device, const char *kind, Name name)
+      : device_(device.profiling() ? &device : nullptr) {
+    if (device_)
+      device_->profileBegin(name(), kind);
+  }
+  ~ProfileScope() {
+    if (device_)
+      device_->profileEnd();
+  }
+  ProfileScope(const ProfileScope &) = delete;
+  ProfileScope &operator=(const ProfileScope &) = delete;
+
+private:
+  CudaDevice *device_;
 };
 
 } // namespace tfc::rt::cuda

@@ -198,6 +198,7 @@ bool LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
   for (size_t i = 0; i < params.size(); ++i)
     pointers[i] = const_cast<uint64_t *>(&params[i]);
   CudaDriver &driver = device.driver();
+  ProfileScope profiled(device, "hand-written", [&] { return std::string(spec.name); });
   return driver.check(driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1,
                                                 unsigned(spec.threads), 1, 1, 0,
                                                 device.context().stream(), pointers.data(),

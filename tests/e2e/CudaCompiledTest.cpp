@@ -27,6 +27,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -623,6 +624,72 @@ TEST_F(OnFakes, OneLaunchUpdatesEveryParameter) {
   EXPECT_GT(step.eager, 0u);
   FakeLog bench = runOnFakes("bench", "bench --steps 2");
   EXPECT_GT(bench.captured, 0u);
+}
+
+// `bench --profile`: after the timed calls, --steps more run eagerly with
+// every operation between two events (the fake's clock ticks a microsecond
+// a call it records, so each has a time). The table counts, a call, as many
+// generated and hand-written kernels as an eager call launches and as many
+// cuBLASLt calls as it makes; a generated kernel is named with its source
+// (the manifest's kernel_sources: the entry and the model file's lines its
+// operations come from; the optimizer's update has none).
+TEST_F(OnFakes, BenchProfileTimesEachOperation) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  ASSERT_EQ(manifest_.cuda->kernelSources.size(), manifest_.cuda->kernels.size());
+  for (const std::string &source : manifest_.cuda->kernelSources)
+    EXPECT_TRUE(std::regex_match(source, std::regex("(train_step|grad_step|apply_step|predict|"
+                                                    "evaluate)(: reverse.tf:[0-9]+(,[0-9]+)*)?")))
+        << source;
+  // The forward's kernels have their lines (the optimizer's have none).
+  EXPECT_EQ(manifest_.cuda->kernelSources.front(), "train_step: reverse.tf:10,11");
+  const std::string log = dir_ + "/profile.log";
+  CommandResult r = run(kFakes + "TFC_FAKE_CUDA_LOG=" + log + " " + binary_ +
+                        " bench --entry train_step --steps 3 --warmup 1 --profile");
+  ASSERT_EQ(r.status, 0) << r.output;
+  FakeLog fake(log);
+  // Calls: 1 warm-up (eager), 3 timed (each captured: a new buffer set
+  // each), 3 profiled (eager). GEMMs run at eager calls and captures.
+  const size_t eagerCalls = 1 + 3;
+  ASSERT_EQ(fake.eager % eagerCalls, 0u) << fake.text;
+  const size_t gemmCalls = eagerCalls + fake.captures;
+  ASSERT_EQ(fake.gemms % gemmCalls, 0u) << fake.text;
+  const size_t kernels = fake.eager / eagerCalls, gemms = fake.gemms / gemmCalls;
+
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("profile train_step: 3 calls run eagerly, each "
+                                           "operation timed alone on the device: ([0-9.]+) ms a "
+                                           "call in ([0-9]+) operations")))
+      << r.output;
+  EXPECT_GT(std::stod(m[1]), 0.0);
+  EXPECT_EQ(std::stoul(m[2]), kernels + gemms) << r.output;
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("by kind: generated [0-9.]+% \\(([0-9]+) a call\\), "
+                                           "cuBLASLt [0-9.]+% \\(([0-9]+) a call\\), hand-written "
+                                           "[0-9.]+% \\(([0-9]+) a call\\)")))
+      << r.output;
+  EXPECT_EQ(std::stoul(m[1]) + std::stoul(m[3]), kernels) << r.output;
+  EXPECT_EQ(std::stoul(m[2]), gemms) << r.output;
+  // Each row: a share, a time a call above 0, calls a call, its kind, a name.
+  size_t rows = 0, named = 0;
+  for (const std::string &line : linesOf(r.output)) {
+    std::smatch row;
+    if (!std::regex_match(line, row,
+                          std::regex(" +[0-9.]+% +([0-9.]+) +[0-9]+  (generated|cuBLASLt|"
+                                     "hand-written) +(.*)")))
+      continue;
+    ++rows;
+    EXPECT_GT(std::stod(row[1]), 0.0) << line;
+    if (row[2] == "generated") {
+      const std::string name = row[3];
+      EXPECT_TRUE(std::regex_match(name, std::regex("tfc_k[0-9]+ \\(train_step(: reverse.tf:"
+                                                    "[0-9,]+)?\\)")))
+          << name;
+      ++named;
+    }
+  }
+  EXPECT_GT(rows, 10u) << r.output;
+  EXPECT_GT(named, 0u) << r.output;
 }
 
 // --persistent-kernels: each entry one cooperative launch of one kernel (its

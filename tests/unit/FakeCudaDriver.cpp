@@ -94,6 +94,8 @@ struct State {
   std::vector<Node> captured;  // what it has recorded so far
   uintptr_t nextHandle = 0x1000;
   int streams = 0;
+  uint64_t clock = 0;                     // a microsecond a recorded call
+  std::map<uintptr_t, uint64_t> eventAt;  // the clock when an event was recorded
   ~State() {
     const char *path = std::getenv("TFC_FAKE_CUDA_LOG");
     if (path && *path)
@@ -115,6 +117,7 @@ long envNumber(const char *name, long fallback) {
 }
 
 void record(const std::string &call) {
+  ++state().clock;
   state().log += call;
   state().log += '\n';
 }
@@ -835,15 +838,18 @@ FAKE(cuStreamSynchronize)(CUstream) {
   record("cuStreamSynchronize");
   return CUDA_SUCCESS;
 }
-// Events (tfc-kernel-check's timings): created, recorded, 0 ms apart.
+// Events (tfc-kernel-check's timings, bench --profile): two events are a
+// microsecond apart for each call recorded between them (their own first's
+// included), so an operation between two has a time of its own.
 #undef cuEventElapsedTime // cuda.h's _v2 (12.8); tfc asks for the 2000 ABI
 FAKE(cuEventCreate)(CUevent *event, unsigned int) {
   REQUIRE_INIT();
   *event = reinterpret_cast<CUevent>(state().nextHandle++);
   return CUDA_SUCCESS;
 }
-FAKE(cuEventRecord)(CUevent, CUstream) {
+FAKE(cuEventRecord)(CUevent event, CUstream) {
   REQUIRE_INIT();
+  state().eventAt[reinterpret_cast<uintptr_t>(event)] = state().clock;
   record("cuEventRecord");
   return CUDA_SUCCESS;
 }
@@ -851,9 +857,10 @@ FAKE(cuEventSynchronize)(CUevent) {
   REQUIRE_INIT();
   return CUDA_SUCCESS;
 }
-FAKE(cuEventElapsedTime)(float *milliseconds, CUevent, CUevent) {
+FAKE(cuEventElapsedTime)(float *milliseconds, CUevent start, CUevent end) {
   REQUIRE_INIT();
-  *milliseconds = 0.0f;
+  auto at = [](CUevent e) { return state().eventAt[reinterpret_cast<uintptr_t>(e)]; };
+  *milliseconds = float(double(at(end) - at(start)) * 1e-3);
   return CUDA_SUCCESS;
 }
 FAKE(cuEventDestroy_v2)(CUevent) {

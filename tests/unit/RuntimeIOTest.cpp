@@ -1019,6 +1019,34 @@ TEST(RuntimeManifest, CudaPrecision) {
   }
 }
 
+// "kernel_sources" (each kernel's entry and model lines, for bench
+// --profile) is optional; present, it has one string a kernel.
+TEST(RuntimeManifest, CudaKernelSources) {
+  auto parse = [&](const std::string &sources, Manifest &m, std::string &error) {
+    return parseManifest(
+        manifestWith(R"("version":1)",
+                     R"("device":"cuda","cuda":{"arch":["sm_90"],"image":"fatbin",)"
+                     R"("kernels":["tfc_k0","tfc_k1"])" +
+                         sources + R"(},"version":1)")
+            .c_str(),
+        m, error);
+  };
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parse("", m, error)) << error;
+  EXPECT_TRUE(m.cuda->kernelSources.empty());
+  ASSERT_TRUE(parse(R"(,"kernel_sources":["train_step: m.tf:3","predict"])", m, error)) << error;
+  EXPECT_EQ(m.cuda->kernelSources,
+            (std::vector<std::string>{"train_step: m.tf:3", "predict"}));
+  for (const std::string field : {R"(,"kernel_sources":["one"])", R"(,"kernel_sources":[1,2])",
+                                  R"(,"kernel_sources":"train_step")"}) {
+    SCOPED_TRACE(field);
+    Manifest bad;
+    EXPECT_FALSE(parse(field, bad, error));
+    EXPECT_THAT(error, HasSubstr("manifest is malformed (the cuda record)"));
+  }
+}
+
 // An empty tensor's byte count is 0 however large its other dimensions,
 // but numel() and strides multiply them: 3 * 2^62 overflowed int64.
 TEST_F(RuntimeIOTest, EmptyShapesThatOverflowAreRefused) {

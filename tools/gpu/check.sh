@@ -31,8 +31,10 @@
 #      entry one cooperative kernel, grid barriers between its phases)
 #      against the CPU, and reverse trained so to 100% (issue 28);
 #   5. `bench` of every model's train_step, GPU and CPU (this machine's
-#      cores) in the same run, and attention's kernels alone
-#      (tfc-kernel-check --bench-attention: fp32 and tensor cores, TFLOPS).
+#      cores) in the same run; 5b. `bench --profile` of reverse's and the
+#      medium encoder's steps (each kernel, GEMM and copy timed alone); and
+#      attention's kernels alone (tfc-kernel-check --bench-attention: fp32
+#      and tensor cores, TFLOPS).
 # Prints `N passed, N failed` last; exits 1 if any check failed. Sized to
 # run within 8 minutes.
 set -uo pipefail
@@ -259,6 +261,17 @@ for model in $models; do
       grep '^bench train_step' | cut -d' ' -f3-5)
     echo "    $model $side: ${line:-failed}"
   done
+done
+# Where the time goes (bench --profile: each kernel, cuBLASLt call and copy
+# timed alone): reverse's step, and the medium encoder's (tools/bench/
+# gpu-prepare.sh's builds, when there) in tf32 and fp32. Informational.
+echo "== 5b. bench --profile: each operation of a train step"
+for binary in "$dir/cuda/reverse" "$root/build/gpu-bench/cuda/medium_encoder.tf32" \
+  "$root/build/gpu-bench/cuda/medium_encoder"; do
+  [ -x "$binary" ] || continue
+  echo "    $(basename "$binary"):"
+  timeout 90 "$binary" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
+    grep -v '^bench model=' | head -n 32 | sed 's/^/    /'
 done
 # Attention alone, forward + backward (32 heads, seq 1024 and 2048, d 64):
 # attention.cu's fp32 kernels and attention_tc.cu's tensor-core ones, in

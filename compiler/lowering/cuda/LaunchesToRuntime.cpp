@@ -305,6 +305,12 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
         b.getNamedAttr(abi::key::kCudaKernels, b.getArrayAttr(names)),
         b.getNamedAttr(abi::key::kCudaPrecision, b.getStringAttr(precision)),
     };
+    // tf-merge-gpu-modules' record of each kernel's source, one a kernel.
+    if (auto sources = module->getAttrOfType<ArrayAttr>("tfc.kernel_sources")) {
+      if (sources.size() == kernels)
+        record.push_back(b.getNamedAttr(abi::key::kCudaKernelSources, sources));
+      module->removeAttr("tfc.kernel_sources");
+    }
     if (cooperativeCallee)
       record.push_back(b.getNamedAttr(abi::key::kCudaPersistent, b.getBoolAttr(true)));
     module->setAttr("tfc.cuda", b.getDictionaryAttr(record));

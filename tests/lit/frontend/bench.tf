@@ -19,9 +19,15 @@
 # RUN: ls %t.batch | FileCheck %s --check-prefix=SAVED
 # RUN: od -A n -c -N 6 %t.batch/tokens.npy | FileCheck %s --check-prefix=NPY
 # RUN: not %t.reverse bench --save-batch %t.batch/missing 2>&1 | FileCheck %s --check-prefix=NODIR
+# --profile times each operation of a GPU binary; a CPU binary's entry is one
+# host function, so it says so before timing anything.
+# RUN: not %t.reverse bench --profile 2>&1 | FileCheck %s --check-prefix=PROFILE
 # This file's model has no train block: synthetic inputs.
 # RUN: rm -f %t.synthetic && tfc compile %s --batch 3 -o %t.synthetic
 # RUN: %t.synthetic bench --steps 3 --warmup 0 --entry all | FileCheck %s --check-prefix=SYNTHETIC
+
+# PROFILE-NOT: bench model=
+# PROFILE: error: bench --profile times each kernel of a GPU binary; device 'cpu' runs an entry as one host function (compile with --target=cuda)
 
 # REVERSE: bench model=reverse batch=2 threads=1 data=reverse_sequences
 # REVERSE-NEXT: bench train_step median_ms={{[0-9]+\.[0-9]+}} min_ms={{[0-9]+\.[0-9]+}} mean_ms={{[0-9]+\.[0-9]+}} steps=2 warmup=1 threads=1 arena_bytes={{[1-9][0-9]*}} max_rss_kib={{[1-9][0-9]*}} loss={{[0-9.e+-]+}}{{$}}

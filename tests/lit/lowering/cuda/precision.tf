@@ -22,4 +22,6 @@
 # BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32
 # FP32: kernels {{[0-9]+}}, a fatbin image
 # FP32-NEXT: precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in full FP32
-# MANIFEST: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[],\22image\22:\22ptx\22,\22kernels\22:[{{.*}}],\22precision\22:\22tf32\22}
+# Each kernel's source beside its name (bench --profile): the entry and the
+# file's lines of its operations (lines 6 and 7 are the two outputs).
+# MANIFEST: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[],\22image\22:\22ptx\22,\22kernel_sources\22:[\22predict: softmax.tf:6,7\22,\22predict: softmax.tf:6\22],\22kernels\22:[\22tfc_k0\22,\22tfc_k1\22],\22precision\22:\22tf32\22}
