@@ -291,7 +291,8 @@ def main():
                 infos[w] = {"error": "no %s (gpu-prepare.sh compiles it)" % exe}
             else:
                 out, err, _ = run([exe, "info"], "info")
-                infos[w] = {"error": "info failed: " + err} if err else dict(
+                # A budget already spent says so, not that `info` failed.
+                infos[w] = {"error": err if err.startswith("skipped:") else "info failed: " + err} if err else dict(
                     bench.parse_info(out), device_bytes=parse_device_memory(out), splits=split_sizes(out))
         return infos[w]
 

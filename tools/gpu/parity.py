@@ -112,12 +112,15 @@ def feed_values(arg, rng, bounds):
 def run(command):
     # A time limit, so that a kernel that never ends (a grid barrier that
     # waits for a block that never runs) is a failure with its command.
+    # The command is named by its binary and subcommand: the feeds would
+    # fill a screen.
+    short = " ".join(command[:3]) + (f" ({(len(command) - 3) // 2} options)" if len(command) > 3 else "")
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
-        raise RuntimeError(" ".join(command) + " did not finish within 120 s")
+        raise RuntimeError(short + " did not finish within 120 s")
     if result.returncode != 0:
-        raise RuntimeError(" ".join(command) + f" exited {result.returncode}: " +
+        raise RuntimeError(short + f" exited {result.returncode}: " +
                            (result.stderr or result.stdout).strip()[-400:])
     return result
 
