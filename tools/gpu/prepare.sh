@@ -52,5 +52,22 @@ done
 # Generation (issue 29): the byte-level GPT's prefill and decode entries.
 "$build/bin/tfc" compile "$root/models/gpt_bytes.tf" --cpu=x86-64-v3 -o "$out/cpu/gpt_bytes"
 "$build/bin/tfc" compile "$root/models/gpt_bytes.tf" --target=cuda -o "$out/cuda/gpt_bytes"
+# Issue 27's scaling table (tools/gpu/scaling.sh) on the GPU machine's cores:
+# set_anomaly and fleuret_attention for the CPU at their global batch and at
+# 1/2, 1/4 and 1/8 of it (a rank's share), and Open MPI, which the GPU
+# machines lack, as a folder that runs from anywhere.
+mkdir -p "$out/scaling"
+for pair in set_anomaly:64 fleuret_attention:128; do
+  model=${pair%%:*} global=${pair##*:}
+  for ranks in 1 2 4 8; do
+    "$build/bin/tfc" compile "$root/models/$model.tf" --cpu=x86-64-v3 --batch $((global / ranks)) \
+      -o "$out/scaling/$model-$ranks"
+  done
+done
+if command -v orterun >/dev/null; then
+  "$root/tools/gpu/mpi-bundle.sh" "$out/mpi" >/dev/null
+else
+  echo "prepare.sh: no Open MPI here (openmpi-bin): scaling.sh will have threads alone" >&2
+fi
 cp "$build/tests/bin/CudaDriverTest" "$build/tools/gpu/tfc-kernel-check" "$out/"
 du -sh "$out"
