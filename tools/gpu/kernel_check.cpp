@@ -174,21 +174,24 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                                   &zero, &gd, &hO, &hI, &row, &gdq, &hO, &hI, &row, &gdk, &hO,
                                   &hI, &row, &gdv, &hO, &hI, &row, &stats};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
-  const unsigned rowBlocks = unsigned(heads * seq / 4), tcBlocks = unsigned(heads * (seq / 64));
+  const unsigned tcBlocks = unsigned(heads * (seq / 64));
   struct Family {
     const char *label, *forward, *dq, *dkv;
-    unsigned forwardBlocks, dkvBlocks;
+    unsigned forwardBlocks, dqBlocks, dkvBlocks;
   } families[] = {{"fp32        ", "tfc_cuda_attention_forward_kernel",
                    "tfc_cuda_attention_backward_dq_kernel",
-                   "tfc_cuda_attention_backward_dkv_kernel", rowBlocks, unsigned(heads * (seq / 32))},
+                   "tfc_cuda_attention_backward_dkv_kernel",
+                   unsigned(k::attentionForwardUnits(heads, seq, dv)),
+                   unsigned(k::attentionDqUnits(heads, seq, d)),
+                   unsigned(k::attentionDkvUnits(heads, seq, d, dv))},
                   {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
                    "tfc_cuda_attention_tc_backward_dq_kernel",
-                   "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks}};
+                   "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
   for (const Family &f : families) {
     const int iterations = 5;
     auto step = [&] {
       gpu.launch(f.forward, f.forwardBlocks, forward);
-      gpu.launch(f.dq, f.forwardBlocks, backward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
       gpu.launch(f.dkv, f.dkvBlocks, backward);
     };
     step(); // warm up
