@@ -121,6 +121,7 @@ TEST(SimtKernels, AttentionTileEdges) {
   // past a 64-column slice (81/24, 24/67, 3), masked rows (row 1 all keys,
   // row 2 a whole first key tile), k and v broadcast over the heads.
   expectPasses([](SimtDevice &d) {
+    checkAttention(d, {"0x17 d5 (no queries: dk and dv are 0)", 1, 2, 0, 17, 5, 5, false});
     checkAttention(d, {"1x17 d3 masked", 1, 2, 1, 17, 3, 3, true});
     checkAttention(d, {"17x1 d5/7 masked", 2, 1, 17, 1, 5, 7, true});
     checkAttention(d, {"63x65 d81/24 masked", 1, 1, 63, 65, 81, 24, true});

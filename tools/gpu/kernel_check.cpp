@@ -250,6 +250,13 @@ int main(int argc, char **argv) {
                             {"33x65 d7/5", 2, 1, 33, 65, 7, 5, false},
                             {"9x70 d96/80 masked (wide heads)", 1, 2, 9, 70, 96, 80, true},
                             {"300x300 d64", 2, 2, 300, 300, 64, 64, false},
+                            // attention.cu's tile edges: tq, tk around 64, d and dv odd,
+                            // apart and past a 64-column slice, k and v broadcast
+                            {"63x65 d81/24 masked", 2, 2, 63, 65, 81, 24, true},
+                            {"130x17 d24/67 masked", 1, 3, 130, 17, 24, 67, true},
+                            {"1x130 d3 masked", 2, 1, 1, 130, 3, 3, true},
+                            {"65x130 d33/17 masked, k and v broadcast", 2, 4, 65, 130, 33, 17,
+                             true, true},
                             {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true},
                             {"1024x1024 d64", 1, 4, 1024, 1024, 64, 64, false}};
     for (const Shape &s : shapes)

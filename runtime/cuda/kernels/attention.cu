@@ -22,21 +22,26 @@
 // consecutive floats a row) and stored transposed (a head column a staged
 // row), so a thread's 4 rows and 4 keys are two 16-byte shared loads for
 // 16 FMAs; each score is one FMA chain over the head columns in order, the
-// CPU's attentionScore. The products with P or dS then read them from
-// shared memory (written there in the layout the product wants) times a
-// 64 x 64 tile of V, K, dO or Q loaded as it is, rows coalesced. Staged rows
-// are 68 floats (16-byte aligned, banks shifted by 4). Shared memory: two
+// CPU's attentionScore. P or dS then go to shared memory as they are (a
+// thread's 4 keys of a row one 16-byte store, 16 threads' stores on
+// distinct banks), and the products read them there times a 64 x 64 tile
+// of V, K, dO or Q loaded as it is, rows coalesced: the forward's P V and
+// dq's dS K by P's rows (accumulateByRows: 4 keys a load), dkv's P^T dO and
+// dS^T Q by its columns (accumulate: 4 keys a load). Staged rows are 68
+// floats (16-byte aligned, banks shifted by 4). Shared memory: two
 // 64 x 68 buffers, 34,816 bytes, static: A holds the four chunks, then the
-// operand tile; B holds P or dS. Every tile edge (tq, tk not multiples of
-// 64, d, dv not multiples of 16 or 64) is staged as zeros, which add
-// nothing; keys past tk get score -inf (weight 0).
+// operand tile; B holds P or dS. A chunk's global loads go into registers
+// a chunk ahead (in flight while the block multiplies the one before).
+// Every tile edge (tq, tk not multiples of 64, d, dv not multiples of 16
+// or 64) is staged as zeros, which add nothing; keys past tk get score
+// -inf (weight 0).
 // A row's 64 scores are spread over the 16 threads of one half-warp (tx the
 // low lane bits), so its maximum and sums are 4 sequential in-thread steps
 // then butterflies over lanes ^ 8, 4, 2, 1: the same bits in all 16.
 //
 // Forward: a block a (head, 64 query rows, 64 columns of dv) unit. Per
 // key tile: the scores (masked ones -9e15), the rows' online softmax
-// (m, l, the accumulator rescaled by alpha), P^T into B, the V tile into A,
+// (m, l, the accumulator rescaled by alpha), P into B, the V tile into A,
 // out += P V. out = accumulator / l. Heads with dv > 64 go in slices of 64
 // output columns, a unit each, the scores recomputed for each.
 //
@@ -47,7 +52,7 @@
 //  - dq: a block a (head, 64 query rows, 64 columns of d) unit. Pass 1
 //    (tileStats) gives the rows' m, 1/l and D = Σ P dP (dP = dO V^T)
 //    online over the key tiles; pass 2 recomputes S and dP per tile,
-//    dS = scale P (dP - D), dS^T into B, the K tile into A, dQ += dS K.
+//    dS = scale P (dP - D), dS into B, the K tile into A, dQ += dS K.
 //    With stats, the column slice 0 units also store {m, 1/l, D, scale or
 //    0} at float4 stats[head * tq + row].
 //  - dkv: a block a (head, 64 keys, 64 columns of max(d, dv)) unit. Per
@@ -130,16 +135,31 @@ __device__ __forceinline__ bool rowAny(bool b) {
   return v != 0;
 }
 
-/// dst[c * kPitch + r] = factor * src[r * row + c0 + c], c < kChunk,
-/// r < kTile: head columns c0 .. c0 + 15 of a tile's rows, transposed;
-/// 0 past `rows` rows or `width` columns. Consecutive threads read
-/// consecutive columns of a row.
-__device__ __forceinline__ void stageChunk(float *dst, const float *__restrict__ src, i64 row,
-                                           i64 rows, i64 c0, i64 width, float factor) {
+/// A thread's elements of a staged chunk: element e = threadIdx.x + 256 t
+/// is row e / 16, head column c0 + e % 16 (consecutive threads read
+/// consecutive columns of a row).
+constexpr int kChunkShare = kChunk * kTile / kAttentionThreads;
+
+/// x[t] = factor * src[r * row + c0 + c] for the thread's elements of head
+/// columns c0 .. c0 + 15 of a tile's rows; 0 past `rows` rows or `width`
+/// columns. Loaded into registers a chunk ahead: the loads are in flight
+/// while the block computes on the chunk before.
+__device__ __forceinline__ void loadChunk(float (&x)[kChunkShare], const float *__restrict__ src,
+                                          i64 row, i64 rows, i64 c0, i64 width, float factor) {
 #pragma unroll
-  for (int t = 0; t < kChunk * kTile / kAttentionThreads; ++t) {
+  for (int t = 0; t < kChunkShare; ++t) {
     const int e = int(threadIdx.x) + t * kAttentionThreads, r = e / kChunk, c = e % kChunk;
-    dst[c * kPitch + r] = r < rows && c0 + c < width ? factor * src[r * row + c0 + c] : 0.0f;
+    x[t] = r < rows && c0 + c < width ? factor * src[r * row + c0 + c] : 0.0f;
+  }
+}
+
+/// dst[c * kPitch + r] = the element (r, c) loadChunk gave: the chunk
+/// transposed, a head column a staged row.
+__device__ __forceinline__ void storeChunk(float *dst, const float (&x)[kChunkShare]) {
+#pragma unroll
+  for (int t = 0; t < kChunkShare; ++t) {
+    const int e = int(threadIdx.x) + t * kAttentionThreads;
+    dst[e % kChunk * kPitch + e / kChunk] = x[t];
   }
 }
 
@@ -208,7 +228,9 @@ __device__ __forceinline__ void accumulateByRows(float (&acc)[kOwn][kOwn], const
 /// (attentionScore; the zero-padded columns past d add exactly 0), for Q's
 /// first `rows` rows and K's first `keys` (0 past them). WithDp also
 /// dp = dO V^T the same way (attentionDot) over the dv columns. `stage` is
-/// buffer A; the first barrier waits for its last readers.
+/// buffer A; the first barrier waits for its last readers. The next chunk
+/// is loaded into registers while this one is multiplied (double-buffered
+/// through registers: one chunk in shared memory, the next on its way).
 template <bool WithDp>
 __device__ __forceinline__ void scoreTile(float (&s)[kOwn][kOwn], float (&dp)[kOwn][kOwn],
                                           float *stage, const float *Q, i64 qRow,
@@ -223,15 +245,27 @@ __device__ __forceinline__ void scoreTile(float (&s)[kOwn][kOwn], float (&dp)[kO
   float *sq = stage, *sk = stage + kChunk * kPitch, *sdo = sk + kChunk * kPitch,
         *sv = sdo + kChunk * kPitch;
   const i64 width = WithDp && dv > d ? dv : d;
+  float xq[kChunkShare], xk[kChunkShare], xdo[kChunkShare], xv[kChunkShare];
+  auto load = [&](i64 c0) {
+    loadChunk(xq, Q, qRow, rows, c0, d, 1.0f);
+    loadChunk(xk, K, kRow, keys, c0, d, scale);
+    if (WithDp) {
+      loadChunk(xdo, dO, dORow, rows, c0, dv, 1.0f);
+      loadChunk(xv, V, vRow, keys, c0, dv, 1.0f);
+    }
+  };
+  load(0);
   for (i64 c0 = 0; c0 < width; c0 += kChunk) {
     __syncthreads(); // the last chunk's (or tile's) readers are done
-    stageChunk(sq, Q, qRow, rows, c0, d, 1.0f);
-    stageChunk(sk, K, kRow, keys, c0, d, scale);
+    storeChunk(sq, xq);
+    storeChunk(sk, xk);
     if (WithDp) {
-      stageChunk(sdo, dO, dORow, rows, c0, dv, 1.0f);
-      stageChunk(sv, V, vRow, keys, c0, dv, 1.0f);
+      storeChunk(sdo, xdo);
+      storeChunk(sv, xv);
     }
     __syncthreads();
+    if (c0 + kChunk < width)
+      load(c0 + kChunk); // in flight while this chunk is multiplied
     accumulate<kChunk>(s, sq, sk, at);
     if (WithDp)
       accumulate<kChunk>(dp, sdo, sv, at);
