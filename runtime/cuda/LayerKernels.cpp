@@ -83,9 +83,9 @@ static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);
 #endif
 
-/// The fp32 attention kernels' grids: a block a work unit (KernelMath.h's
-/// attention*Units: 64-row tiles x 64-column slices of each head; plain
-/// C++, there with or without nvcc).
+/// KernelMath.h (plain C++, there with or without nvcc), whose
+/// attention*Units count the fp32 attention kernels' work units (64-row
+/// tiles x 64-column slices of each head): their grids, a block a unit.
 namespace math = kernels;
 /// Rows (a warp each) a block of the layer norm and cross-entropy kernels.
 constexpr int64_t rowsPerBlock(LayerKernels::Kernel kernel) { return kSpecs[kernel].threads / 32; }

@@ -42,7 +42,7 @@ constexpr int kWarp = 32;
 /// Threads a block of each kernel; a kernel traps on any other block size
 /// (a launch error, never a silent wrong result). Grids may be any size >= 1:
 /// every kernel walks its work units in a grid-stride loop.
-constexpr int kAttentionThreads = 256;    // forward and dQ: 16 x 16 threads, 4 x 4 of a 64 x 64 tile
+constexpr int kAttentionThreads = 256;    // forward, dQ: 16 x 16 threads, 4 x 4 each
 constexpr int kAttentionDkvThreads = 256; // dK/dV: the same
 constexpr int kAttentionDkvKeys = 64;     // keys a dK/dV work unit
 constexpr int kLayerNormThreads = 256;    // a warp a row
