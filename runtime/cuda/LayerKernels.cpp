@@ -2,6 +2,7 @@
 
 #include "runtime/cuda/LayerKernels.h"
 #include "runtime/cuda/CudaDevice.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #ifdef TFC_CUDA_HAND_KERNELS
 #include "runtime/cuda/kernels/Kernels.h"
@@ -78,14 +79,16 @@ static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(kSpecs[LayerKernels::GatherRows].params == 6);
 static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
 static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 9);
-static_assert(k::kAttentionThreads == 128 && k::kWarp == 32);
+static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);
 #endif
 
-/// Query rows (a warp each) a block of the forward and dq kernels.
+/// KernelMath.h (plain C++, there with or without nvcc), whose
+/// attention*Units count the fp32 attention kernels' work units (64-row
+/// tiles x 64-column slices of each head): their grids, a block a unit.
+namespace math = kernels;
+/// Rows (a warp each) a block of the layer norm and cross-entropy kernels.
 constexpr int64_t rowsPerBlock(LayerKernels::Kernel kernel) { return kSpecs[kernel].threads / 32; }
-/// Keys a block of the dk/dv kernel.
-constexpr int64_t kKeysPerBlock = 32;
 /// Queries a block of the tensor-core forward and dq, keys a block of
 /// their dk/dv (KernelMath.h's kAttentionTcRows).
 constexpr int64_t kTcRowsPerBlock = 64;
@@ -223,13 +226,11 @@ extern "C" void tfc_cuda_attention_forward(
                          vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner,
                          outRow})
     params.push_back(uint64_t(value));
-  const int64_t rows = outer * inner * tq;
   if (useTensorCores(device, d, dv))
     return device.layerKernels().launch(device, LayerKernels::AttentionTcForward,
                                         outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
   device.layerKernels().launch(device, LayerKernels::AttentionForward,
-                               ceilDiv(rows, rowsPerBlock(LayerKernels::AttentionForward)),
-                               params);
+                               math::attentionForwardUnits(outer * inner, tq, dv), params);
 }
 
 extern "C" void tfc_cuda_attention_backward(
@@ -253,7 +254,7 @@ extern "C" void tfc_cuda_attention_backward(
   const int64_t heads = outer * inner;
   // The last parameter, stats: scratch where dq stores each query row's
   // statistics and dkv, next on the stream, reads them instead of
-  // recomputing them per block of 32 keys; 0 without room, and dkv
+  // recomputing them per block of 64 keys; 0 without room, and dkv
   // recomputes them, to the same bits.
   const int64_t rows = heads * tq;
   params.push_back(rows > 0 ? uint64_t(device.scratchFor(size_t(rows) * kAttentionRowStatsBytes))
@@ -266,10 +267,10 @@ extern "C" void tfc_cuda_attention_backward(
                    heads * ceilDiv(tk, kTcRowsPerBlock), params);
     return;
   }
-  kernels.launch(device, LayerKernels::AttentionBackwardDq,
-                 ceilDiv(heads * tq, rowsPerBlock(LayerKernels::AttentionBackwardDq)), params);
-  kernels.launch(device, LayerKernels::AttentionBackwardDkv, heads * ceilDiv(tk, kKeysPerBlock),
+  kernels.launch(device, LayerKernels::AttentionBackwardDq, math::attentionDqUnits(heads, tq, d),
                  params);
+  kernels.launch(device, LayerKernels::AttentionBackwardDkv,
+                 math::attentionDkvUnits(heads, tk, d, dv), params);
 }
 
 extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,

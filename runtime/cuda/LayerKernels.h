@@ -9,8 +9,8 @@
 // Each launches the kernels of runtime/cuda/kernels/ (Kernels.h: the images
 // embedded in tfc_cuda_kernels, the block sizes) on the running device's
 // stream, so a captured graph records them: the attention forward one
-// launch (a warp a query row), its backward two (dq, a warp a query row;
-// then dk and dv, a block 32 keys; dq hands dkv the rows' statistics
+// launch (a block 64 query rows), its backward two (dq, a block 64 query
+// rows; then dk and dv, a block 64 keys; dq hands dkv the rows' statistics
 // through CudaDevice::scratchFor where it has room), or, on a device whose
 // GEMM precision is bf16 or tf32 and heads of 16 to 64 columns (multiples
 // of 16), attention_tc.cu's tensor-core kernels (a block 64 queries, 64

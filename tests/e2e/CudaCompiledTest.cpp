@@ -296,8 +296,8 @@ struct FakeLog {
 /// _fused launch (runtime/cuda/LayerKernels.cpp; the fake reads their fatbins'
 /// ELF), and the block each must have (runtime/cuda/kernels/Kernels.h).
 const std::map<std::string, std::string> kHandKernels = {
-    {"tfc_cuda_attention_forward_kernel", "128x1x1"},
-    {"tfc_cuda_attention_backward_dq_kernel", "128x1x1"},
+    {"tfc_cuda_attention_forward_kernel", "256x1x1"},
+    {"tfc_cuda_attention_backward_dq_kernel", "256x1x1"},
     {"tfc_cuda_attention_backward_dkv_kernel", "256x1x1"},
     {"tfc_cuda_layer_norm_backward_kernel", "256x1x1"},
     {"tfc_cuda_layer_norm_backward_reduce_kernel", "256x1x1"},

@@ -3,8 +3,8 @@
 // The hand-written CUDA kernels (runtime/cuda/kernels/*.cu) do their
 // arithmetic through KernelMath.h's __host__ __device__ functions. Here the
 // host runs those functions composed as the kernels compose them (a lane a
-// key or column, KernelMath.h's butterflySum where a kernel has warpSum, key
-// tiles of 32, the same FMA chains) and compares the results with the CPU
+// column, KernelMath.h's butterflySum where a kernel has warpSum; attention's
+// key tiles of 64 and attentionTileSum, the same FMA chains) and compares the results with the CPU
 // kernels (runtime/cpu/): the dropout mask bit for bit, layer norm, cross-
 // entropy and attention within float tolerances. With -ffp-contract=off here
 // and -fmad=false for nvcc, these are the roundings the GPU makes; what only
@@ -98,6 +98,20 @@ TEST(CudaKernelMath, ButterflySumAddsEveryLane) {
   for (int l = 0; l < W; ++l)
     lanes[l] = float(l + 1);
   EXPECT_EQ(butterflySum(lanes), 528.0f);
+}
+
+TEST(CudaKernelMath, AttentionTileSumAddsEveryValueInTheKernelsOrder) {
+  float x[kAttentionRows];
+  for (int j = 0; j < kAttentionRows; ++j)
+    x[j] = float(j + 1);
+  EXPECT_EQ(attentionTileSum(x), 2080.0f);
+  // Thread 0 adds 2^24 + 1 + 1 + 1 one at a time (each 1 rounds away: 2^24)
+  // before the butterflies; summed the other way round the 1s would count.
+  for (float &v : x)
+    v = 0.0f;
+  x[0] = 16777216.0f;
+  x[1] = x[2] = x[3] = 1.0f;
+  EXPECT_EQ(attentionTileSum(x), 16777216.0f);
 }
 
 //===----------------------------------------------------------------------===//
@@ -428,16 +442,21 @@ const uint8_t *maskRow(const Problem &p, int64_t i) {
   return p.mask.empty() ? nullptr : p.mask.data() + i * p.tk;
 }
 
-/// tfc_cuda_attention_forward_kernel's warp for query row i of head b.
+/// tfc_cuda_attention_forward_kernel for query row i of head b: tiles of
+/// kAttentionRows keys, the row's sums as its 16 threads add them
+/// (attentionTileSum), the output columns' FMA chains over the keys in
+/// order (the kernel's zero-padded keys past tk add exactly 0).
+constexpr int T = kAttentionRows;
+
 void forwardRow(const Problem &p, int64_t b, int64_t i, float *out) {
   const float *Q = p.q.head(b, p.inner) + i * p.q.row, *K = p.k.head(b, p.inner),
               *V = p.v.head(b, p.inner);
   const uint8_t *M = maskRow(p, i);
   std::vector<float> acc(size_t(p.dv), 0.0f);
   OnlineRow row{-INFINITY, 0.0f, 0.0f};
-  for (int64_t j0 = 0; j0 < p.tk; j0 += W) {
-    float s[W], prob[W], tileMax = -INFINITY;
-    for (int l = 0; l < W; ++l) {
+  for (int64_t j0 = 0; j0 < p.tk; j0 += T) {
+    float s[T], prob[T], tileMax = -INFINITY;
+    for (int l = 0; l < T; ++l) {
       const int64_t j = j0 + l;
       s[l] = -INFINITY;
       if (j < p.tk) {
@@ -448,13 +467,13 @@ void forwardRow(const Problem &p, int64_t b, int64_t i, float *out) {
       tileMax = maxOf(tileMax, s[l]);
     }
     const float mNew = maxOf(row.m, tileMax);
-    for (int l = 0; l < W; ++l)
+    for (int l = 0; l < T; ++l)
       prob[l] = j0 + l < p.tk ? expApprox(s[l] - mNew) : 0.0f;
     const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
-    row = onlineFold(row, mNew, alpha, butterflySum(prob), 0.0f);
+    row = onlineFold(row, mNew, alpha, attentionTileSum(prob), 0.0f);
     for (int64_t c = 0; c < p.dv; ++c) {
       acc[size_t(c)] *= alpha;
-      for (int64_t t = 0; t < std::min<int64_t>(W, p.tk - j0); ++t)
+      for (int64_t t = 0; t < std::min<int64_t>(T, p.tk - j0); ++t)
         acc[size_t(c)] = fusedMulAdd(prob[t], V[(j0 + t) * p.v.row + c], acc[size_t(c)]);
     }
   }
@@ -467,16 +486,16 @@ struct Stats {
   float m, inv, D, scaleLive;
 };
 
-/// The backward kernels' rowStats for query row i of head b.
+/// The backward kernels' tileStats for query row i of head b.
 Stats rowStats(const Problem &p, int64_t b, int64_t i) {
   const float *Q = p.q.head(b, p.inner) + i * p.q.row, *K = p.k.head(b, p.inner),
               *V = p.v.head(b, p.inner), *dO = p.dout.head(b, p.inner) + i * p.dout.row;
   const uint8_t *M = maskRow(p, i);
   OnlineRow row{-INFINITY, 0.0f, 0.0f};
   bool live = M == nullptr;
-  for (int64_t j0 = 0; j0 < p.tk; j0 += W) {
-    float s[W], dp[W], prob[W], pdp[W], tileMax = -INFINITY;
-    for (int l = 0; l < W; ++l) {
+  for (int64_t j0 = 0; j0 < p.tk; j0 += T) {
+    float s[T], dp[T], prob[T], pdp[T], tileMax = -INFINITY;
+    for (int l = 0; l < T; ++l) {
       const int64_t j = j0 + l;
       s[l] = -INFINITY;
       dp[l] = 0.0f;
@@ -491,12 +510,12 @@ Stats rowStats(const Problem &p, int64_t b, int64_t i) {
       tileMax = maxOf(tileMax, s[l]);
     }
     const float mNew = maxOf(row.m, tileMax);
-    for (int l = 0; l < W; ++l) {
+    for (int l = 0; l < T; ++l) {
       prob[l] = j0 + l < p.tk ? expApprox(s[l] - mNew) : 0.0f;
       pdp[l] = prob[l] * dp[l];
     }
     const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
-    row = onlineFold(row, mNew, alpha, butterflySum(prob), butterflySum(pdp));
+    row = onlineFold(row, mNew, alpha, attentionTileSum(prob), attentionTileSum(pdp));
   }
   return {row.m, 1.0f / row.l, row.dot / row.l, live ? p.scale : 0.0f};
 }
@@ -518,8 +537,9 @@ struct Grads {
   Strided dq, dk, dv;
 };
 
-/// The dq kernel (a warp a query row) and the dkv kernel (a lane a query,
-/// keys by warp and blocks of 32, query tiles of 32) on the host. With
+/// The dq kernel (64-row query tiles; a row's dQ one FMA chain over the
+/// keys in order) and the dkv kernel (blocks of 64 keys; a key's dK and dV
+/// one chain over the queries in order) on the host. With
 /// `storedStats` dq stores each row's statistics at slot head * tq + row of
 /// a scratch buffer (4 floats a slot, as attention.cu) and dkv reads them;
 /// without, dkv recomputes them for every block of keys.

@@ -115,6 +115,24 @@ TEST(SimtKernels, AttentionOddShapes) {
   });
 }
 
+TEST(SimtKernels, AttentionTileEdges) {
+  // attention.cu's 64 x 64 tiles and 16-column chunks: tq and tk below,
+  // at and past a tile (1, 17, 63, 64, 65, 130), d and dv odd, apart, and
+  // past a 64-column slice (81/24, 24/67, 3), masked rows (row 1 all keys,
+  // row 2 a whole first key tile), k and v broadcast over the heads.
+  expectPasses([](SimtDevice &d) {
+    checkAttention(d, {"0x17 d5 (no queries: dk and dv are 0)", 1, 2, 0, 17, 5, 5, false});
+    checkAttention(d, {"1x17 d3 masked", 1, 2, 1, 17, 3, 3, true});
+    checkAttention(d, {"17x1 d5/7 masked", 2, 1, 17, 1, 5, 7, true});
+    checkAttention(d, {"63x65 d81/24 masked", 1, 1, 63, 65, 81, 24, true});
+    checkAttention(d, {"65x63 d24/67 masked", 1, 1, 65, 63, 24, 67, true});
+    checkAttention(d, {"130x130 d16 masked", 1, 1, 130, 130, 16, 16, true});
+    checkAttention(d, {"64x128 d64 (whole tiles)", 1, 1, 64, 128, 64, 64, false});
+    checkAttention(d, {"65x130 d33/17 masked, k and v broadcast", 2, 2, 65, 130, 33, 17, true,
+                       true});
+  });
+}
+
 TEST(SimtKernels, AttentionTensorCores) {
   // Several 64-row blocks and key tiles, partial ones, masked rows, d != dv,
   // and set_anomaly's heads.

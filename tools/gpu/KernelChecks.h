@@ -93,6 +93,10 @@ struct Shape {
   const char *name;
   long long outer, inner, tq, tk, d, dv;
   bool masked;
+  /// k and v broadcast over the inner heads (inner stride 0, one K and V
+  /// an outer index, as multi-query attention reads them); dk and dv are
+  /// still written a head each.
+  bool broadcastKv = false;
 };
 
 template <typename Device>
@@ -103,26 +107,37 @@ void checkAttention(Device &gpu, const Shape &s) {
   // Packed heads with padded rows (q and dout padded, v packed).
   i64 qRow = s.d + 3, kRow = s.d + 1, vRow = s.dv, dRow = s.dv + 2;
   const i64 qHead = s.tq * qRow, kHead = s.tk * kRow, vHead = s.tk * vRow, dHead = s.tq * dRow;
-  const auto q = randomFloats(size_t(heads * qHead)), kk = randomFloats(size_t(heads * kHead)),
-             v = randomFloats(size_t(heads * vHead)), dout = randomFloats(size_t(heads * dHead));
+  const i64 kvHeads = s.broadcastKv ? s.outer : heads;
+  const auto q = randomFloats(size_t(heads * qHead)), kk = randomFloats(size_t(kvHeads * kHead)),
+             v = randomFloats(size_t(kvHeads * vHead)), dout = randomFloats(size_t(heads * dHead));
+  // Row 1 has every key masked (uniform weights, dS = 0), row 2 its first
+  // 70 (a whole first key tile of the fp32 kernels: the online softmax
+  // starts from -9e15 and moves on).
   std::vector<unsigned char> mask;
   if (s.masked) {
     mask.resize(size_t(s.tq * s.tk));
     for (i64 i = 0; i < s.tq; ++i)
       for (i64 j = 0; j < s.tk; ++j)
-        mask[size_t(i * s.tk + j)] = i == 1 ? 0 : (j <= i + 3 || (i + j) % 5 == 0);
+        mask[size_t(i * s.tk + j)] =
+            i == 1 ? 0 : i == 2 ? j >= 70 : (j <= i + 3 || (i + j) % 5 == 0);
   }
   float scale = 1.0f / std::sqrt(float(s.d));
   i64 outer = s.outer, inner = s.inner, tq = s.tq, tk = s.tk, d = s.d, dv = s.dv;
   i64 qO = s.inner * qHead, qI = qHead, kO = s.inner * kHead, kI = kHead, vO = s.inner * vHead,
       vI = vHead, dO_ = s.inner * dHead, dI = dHead;
+  if (s.broadcastKv) {
+    kO = kHead;
+    vO = vHead;
+    kI = vI = 0;
+  }
   i64 mO = 0, mI = 0, mR = s.tk;
   i64 oRow = s.dv, oHead = s.tq * oRow, oO = s.inner * oHead, oI = oHead;
   i64 dqO = s.inner * qHead, dqI = qHead, dkO = s.inner * kHead, dkI = kHead, dvO = s.inner * vHead,
       dvI = vHead;
 
   // The CPU kernels.
-  std::vector<float> out(size_t(heads * oHead)), dq(q.size()), dk(kk.size()), dvv(v.size());
+  std::vector<float> out(size_t(heads * oHead)), dq(q.size()), dk(size_t(heads * kHead)),
+      dvv(size_t(heads * vHead));
   const intptr_t maskPtr = mask.empty() ? 0 : intptr_t(mask.data());
   tfc_attention_forward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                         intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
@@ -164,12 +179,15 @@ void checkAttention(Device &gpu, const Shape &s) {
     unsigned forwardBlocks, dqBlocks, dkvBlocks;
     double forwardLimit, backwardLimit;
   };
-  const unsigned rowBlocks = unsigned((heads * tq + 3) / 4);
+  // attention.cu's: one unit a block (KernelMath.h counts them).
+  const unsigned forwardBlocks = unsigned(k::attentionForwardUnits(heads, tq, dv)),
+                 dqBlocks = unsigned(k::attentionDqUnits(heads, tq, d)),
+                 dkvBlocks = unsigned(k::attentionDkvUnits(heads, tk, d, dv));
   const unsigned tcQueryBlocks = unsigned(heads * ((tq + 63) / 64));
   std::vector<Kernels> families = {{"tfc_cuda_attention_forward_kernel",
                                     "tfc_cuda_attention_backward_dq_kernel",
-                                    "tfc_cuda_attention_backward_dkv_kernel", "", rowBlocks,
-                                    rowBlocks, unsigned(heads * ((tk + 31) / 32)), 1e-5, 1e-4}};
+                                    "tfc_cuda_attention_backward_dkv_kernel", "", forwardBlocks,
+                                    dqBlocks, dkvBlocks, 1e-5, 1e-4}};
   // The tensor-core kernels where they take the heads: bf16 products, so
   // within 2e-2 of the largest magnitude (CudaAttentionTcMathTest models
   // their tiles and roundings on the host: up to 9e-3 there).

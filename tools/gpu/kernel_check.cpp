@@ -174,21 +174,24 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                                   &zero, &gd, &hO, &hI, &row, &gdq, &hO, &hI, &row, &gdk, &hO,
                                   &hI, &row, &gdv, &hO, &hI, &row, &stats};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
-  const unsigned rowBlocks = unsigned(heads * seq / 4), tcBlocks = unsigned(heads * (seq / 64));
+  const unsigned tcBlocks = unsigned(heads * (seq / 64));
   struct Family {
     const char *label, *forward, *dq, *dkv;
-    unsigned forwardBlocks, dkvBlocks;
+    unsigned forwardBlocks, dqBlocks, dkvBlocks;
   } families[] = {{"fp32        ", "tfc_cuda_attention_forward_kernel",
                    "tfc_cuda_attention_backward_dq_kernel",
-                   "tfc_cuda_attention_backward_dkv_kernel", rowBlocks, unsigned(heads * (seq / 32))},
+                   "tfc_cuda_attention_backward_dkv_kernel",
+                   unsigned(k::attentionForwardUnits(heads, seq, dv)),
+                   unsigned(k::attentionDqUnits(heads, seq, d)),
+                   unsigned(k::attentionDkvUnits(heads, seq, d, dv))},
                   {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
                    "tfc_cuda_attention_tc_backward_dq_kernel",
-                   "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks}};
+                   "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
   for (const Family &f : families) {
     const int iterations = 5;
     auto step = [&] {
       gpu.launch(f.forward, f.forwardBlocks, forward);
-      gpu.launch(f.dq, f.forwardBlocks, backward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
       gpu.launch(f.dkv, f.dkvBlocks, backward);
     };
     step(); // warm up
@@ -247,6 +250,13 @@ int main(int argc, char **argv) {
                             {"33x65 d7/5", 2, 1, 33, 65, 7, 5, false},
                             {"9x70 d96/80 masked (wide heads)", 1, 2, 9, 70, 96, 80, true},
                             {"300x300 d64", 2, 2, 300, 300, 64, 64, false},
+                            // attention.cu's tile edges: tq, tk around 64, d and dv odd,
+                            // apart and past a 64-column slice, k and v broadcast
+                            {"63x65 d81/24 masked", 2, 2, 63, 65, 81, 24, true},
+                            {"130x17 d24/67 masked", 1, 3, 130, 17, 24, 67, true},
+                            {"1x130 d3 masked", 2, 1, 1, 130, 3, 3, true},
+                            {"65x130 d33/17 masked, k and v broadcast", 2, 4, 65, 130, 33, 17,
+                             true, true},
                             {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true},
                             {"1024x1024 d64", 1, 4, 1024, 1024, 64, 64, false}};
     for (const Shape &s : shapes)

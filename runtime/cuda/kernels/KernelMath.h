@@ -42,9 +42,9 @@ constexpr int kWarp = 32;
 /// Threads a block of each kernel; a kernel traps on any other block size
 /// (a launch error, never a silent wrong result). Grids may be any size >= 1:
 /// every kernel walks its work units in a grid-stride loop.
-constexpr int kAttentionThreads = 128;    // forward and dQ: a warp a query row
-constexpr int kAttentionDkvThreads = 256; // dK/dV: 8 warps, 32 keys a block
-constexpr int kAttentionDkvKeys = 32;     // keys a dK/dV work unit
+constexpr int kAttentionThreads = 256;    // forward, dQ: 16 x 16 threads, 4 x 4 each
+constexpr int kAttentionDkvThreads = 256; // dK/dV: the same
+constexpr int kAttentionDkvKeys = 64;     // keys a dK/dV work unit
 constexpr int kLayerNormThreads = 256;    // a warp a row
 constexpr int kLayerNormChunk = 32;       // rows a backward block keeps stats of
 constexpr int kCrossEntropyThreads = 256; // a warp a row
@@ -55,9 +55,14 @@ constexpr int kReduceThreads = 256;       // the one-block reductions
 constexpr int kDropoutThreads = 256;      // a thread a group of 4 elements
 constexpr int kGatherThreads = 256;       // a thread a word of the batch (gather.cu)
 constexpr int kAdvanceThreads = 32;       // gather.cu's advance: one warp, thread 0 writes
-/// Columns of an output row a warp keeps in registers (two a lane): wider
-/// heads go in slices of this many columns, recomputing the scores for each.
-constexpr int kAttentionColumns = 2 * kWarp;
+/// The fp32 attention kernels (attention.cu): a block owns a tile of 64
+/// query rows (keys in dk/dv) of one head and kAttentionColumns of its
+/// output columns (wider heads go in slices, the scores recomputed for
+/// each); the other side goes by tiles of 64 rows staged in shared memory,
+/// the head dimension of the scores by chunks of kAttentionChunk columns.
+constexpr int kAttentionRows = 64;
+constexpr int kAttentionColumns = 64;
+constexpr int kAttentionChunk = 16;
 /// The tensor-core attention kernels (attention_tc.cu): 4 warps a block,
 /// each 16 rows (queries in the forward and dq, keys in dk/dv) of a 64-row
 /// block; tiles of 64 keys (queries for dk/dv) staged in shared memory as
@@ -275,6 +280,45 @@ TFC_HD uint16_t bf16Bits(float x) {
 }
 TFC_HD float bf16Float(uint16_t h) { return bitsFloat(uint32_t(h) << 16); }
 TFC_HD float roundBf16(float x) { return bf16Float(bf16Bits(x)); }
+
+/// The fp32 kernels' work units, each a block's for one turn of its
+/// grid-stride loop (a grid of this many blocks is one unit a block):
+/// forward: heads x 64-row query tiles x 64-column slices of dv; dq: the
+/// same with slices of d; dk/dv: heads x 64-key tiles x slices of the wider
+/// of d and dv.
+TFC_HD int64_t attentionCeil(int64_t n, int64_t tile) { return (n + tile - 1) / tile; }
+TFC_HD int64_t attentionForwardUnits(int64_t heads, int64_t tq, int64_t dv) {
+  return heads * attentionCeil(tq, kAttentionRows) * attentionCeil(dv, kAttentionColumns);
+}
+TFC_HD int64_t attentionDqUnits(int64_t heads, int64_t tq, int64_t d) {
+  return heads * attentionCeil(tq, kAttentionRows) * attentionCeil(d, kAttentionColumns);
+}
+TFC_HD int64_t attentionDkvUnits(int64_t heads, int64_t tk, int64_t d, int64_t dv) {
+  return heads * attentionCeil(tk, kAttentionDkvKeys) *
+         attentionCeil(d > dv ? d : dv, kAttentionColumns);
+}
+
+/// The fp32 attention kernels' sum of one row's kAttentionRows values of a
+/// tile (probabilities, or P dP), on the host: in attention.cu the row's 16
+/// threads each add their 4 values in order from 0, then butterflies ^ 8,
+/// 4, 2, 1 over the 16 (butterflySum's order on 16 lanes).
+TFC_HD float attentionTileSum(const float (&x)[kAttentionRows]) {
+  constexpr int threads = kAttentionRows / 4;
+  float v[threads], next[threads];
+  for (int t = 0; t < threads; ++t) {
+    float sum = 0.0f;
+    for (int j = 0; j < 4; ++j)
+      sum += x[4 * t + j];
+    v[t] = sum;
+  }
+  for (int o = threads / 2; o > 0; o /= 2) {
+    for (int t = 0; t < threads; ++t)
+      next[t] = v[t] + v[t ^ o];
+    for (int t = 0; t < threads; ++t)
+      v[t] = next[t];
+  }
+  return v[0];
+}
 
 /// The score of a masked-out key (the tutorials' masked_fill), as the CPU.
 constexpr float kMaskedScore = -9e15f;

@@ -8,40 +8,67 @@
 // same arguments, in the same order (abi::attention; Kernels.h lists them):
 // sizes outer, inner, tq, tk, d, dv, the f32 scale, then per tensor a
 // pointer and its outer, inner and row strides in elements (any input stride
-// may be 0, a broadcast), the mask bytes (0 or 1) or a null pointer. FP32,
-// flash style: the tq x tk weights never reach memory; the keys go by tiles
-// of 32 (a lane a key) with an online softmax (KernelMath.h's onlineFold).
+// may be 0, a broadcast), the mask bytes (0 or 1) or a null pointer. FP32 on
+// the CUDA cores (FMAs, no tensor cores, no TF32), flash style: the tq x tk
+// weights never reach memory; keys go by tiles with an online softmax
+// (KernelMath.h's onlineFold).
 //
-// Forward: a warp a query row. Per key tile, lane j computes its score
-// (attentionScore: q times the scaled key, an FMA chain), masked scores
-// become -9e15, the row's maximum and sum come from warp butterflies, and
-// the output columns (two a lane: 64 a warp) are rescaled and accumulate
-// P V with the probabilities broadcast lane by lane. Heads wider than 64
-// output columns go in slices of 64, the scores recomputed for each: slower,
-// as correct.
+// Tiles, as an SGEMM's. A block is 256 threads, a 16 x 16 grid: thread
+// (ty, tx) = (threadIdx.x / 16, threadIdx.x % 16) owns rows 4 ty .. 4 ty + 3
+// and columns 4 tx .. 4 tx + 3 of every 64 x 64 tile the block computes (a
+// register micro-tile of 4 x 4). A tile of scores S = Q (scale K)^T is
+// staged kAttentionChunk = 16 head columns at a time: the chunks of Q and
+// of scale K (and of dO and V for dP = dO V^T) are loaded coalesced (16
+// consecutive floats a row) and stored transposed (a head column a staged
+// row), so a thread's 4 rows and 4 keys are two 16-byte shared loads for
+// 16 FMAs; each score is one FMA chain over the head columns in order, the
+// CPU's attentionScore. P or dS then go to shared memory as they are (a
+// thread's 4 keys of a row one 16-byte store, 16 threads' stores on
+// distinct banks), and the products read them there times a 64 x 64 tile
+// of V, K, dO or Q loaded as it is, rows coalesced: the forward's P V and
+// dq's dS K by P's rows (accumulateByRows: 4 keys a load), dkv's P^T dO and
+// dS^T Q by its columns (accumulate: 4 keys a load). Staged rows are 68
+// floats (16-byte aligned, banks shifted by 4). Shared memory: two
+// 64 x 68 buffers, 34,816 bytes, static: A holds the four chunks, then the
+// operand tile; B holds P or dS. A chunk's global loads go into registers
+// a chunk ahead (in flight while the block multiplies the one before).
+// Every tile edge (tq, tk not multiples of 64, d, dv not multiples of 16
+// or 64) is staged as zeros, which add nothing; keys past tk get score
+// -inf (weight 0).
+// A row's 64 scores are spread over the 16 threads of one half-warp (tx the
+// low lane bits), so its maximum and sums are 4 sequential in-thread steps
+// then butterflies over lanes ^ 8, 4, 2, 1: the same bits in all 16.
+//
+// Forward: a block a (head, 64 query rows, 64 columns of dv) unit. Per
+// key tile: the scores (masked ones -9e15), the rows' online softmax
+// (m, l, the accumulator rescaled by alpha), P into B, the V tile into A,
+// out += P V. out = accumulator / l. Heads with dv > 64 go in slices of 64
+// output columns, a unit each, the scores recomputed for each.
 //
 // Backward, two launches with the same arguments and no atomics; the last
 // argument, stats, is 0 or scratch for 4 floats a query row (16-byte
 // aligned), which passes the rows' statistics from the first launch to the
 // second:
-//  - dq: a warp a query row: pass 1 gives the row's m, 1/l and D = Σ P dP
-//    (dP = dO V^T) online; pass 2 recomputes P and dS = scale P (dP - D)
-//    per tile and accumulates dQ = dS K. With stats, lane 0 also stores
-//    {m, 1/l, D, scale or 0} at float4 stats[head * tq + row].
-//  - dkv: a block of 8 warps owns 32 keys (4 a warp) of one head. Per tile
-//    of 32 queries each lane takes its query's statistics, then computes P
-//    and dS for the warp's keys and accumulates dV = P^T dO and dK = dS^T Q
-//    in registers. With stats it loads what dq stored (dq runs first on the
-//    same stream); without, the warps first recompute those queries'
-//    statistics into shared memory with dq's pass 1, which every block of
-//    keys repeats: tk / 32 times pass 1's work. Both give the same bits:
-//    one function (rowStats) on the same inputs either way.
+//  - dq: a block a (head, 64 query rows, 64 columns of d) unit. Pass 1
+//    (tileStats) gives the rows' m, 1/l and D = Σ P dP (dP = dO V^T)
+//    online over the key tiles; pass 2 recomputes S and dP per tile,
+//    dS = scale P (dP - D), dS into B, the K tile into A, dQ += dS K.
+//    With stats, the column slice 0 units also store {m, 1/l, D, scale or
+//    0} at float4 stats[head * tq + row].
+//  - dkv: a block a (head, 64 keys, 64 columns of max(d, dv)) unit. Per
+//    tile of 64 queries: their statistics, S and dP of the queries x the
+//    block's keys, P into B and the dO tile into A for dV += P^T dO, then
+//    dS into B and the Q tile into A for dK += dS^T Q. With stats it loads
+//    what dq stored (dq runs first on the same stream); without, it
+//    recomputes them with dq's tileStats, which every block of keys repeats:
+//    tk / 64 times pass 1's work. Both give the same bits: one function on
+//    the same inputs, the same threads, either way.
 // Every output element is one fixed sequence of operations (no atomics):
-// the same bits on every run, for any grid.
+// the same bits on every run, for any grid (kernels walk their units by
+// grid.x; KernelMath.h's attention*Units count them).
 //
-// Launch: forward and dq 128 threads a block, grid.x any (heads x tq warps
-// of work; ceil(heads * tq / 4) blocks is one row a warp); dkv 256 threads,
-// grid.x any (heads x ceil(tk / 32) units). No dynamic shared memory.
+// Launch: every kernel 256 threads a block (kAttentionThreads,
+// kAttentionDkvThreads), grid.x any. No dynamic shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +81,220 @@ namespace {
 
 typedef long long i64;
 
+static_assert(kAttentionThreads == 256 && kAttentionDkvThreads == kAttentionThreads,
+              "the tiles below assume a 16 x 16 grid of threads");
+static_assert(kAttentionRows == 64 && kAttentionColumns == kAttentionRows &&
+                  kAttentionDkvKeys == kAttentionRows,
+              "a thread's 4 x 4 of a 64 x 64 tile");
+
+constexpr int kTile = kAttentionRows;    // rows (and columns) of a tile
+constexpr int kChunk = kAttentionChunk;  // head columns a staged chunk
+constexpr int kPitch = kTile + 4;        // floats a staged row
+constexpr int kSide = 16;                // threads a side of the block
+constexpr int kOwn = 4;                  // rows (and columns) a thread owns
+constexpr int kStaged = kTile * kPitch;  // floats a buffer: a tile, or 4 chunks
+static_assert(4 * kChunk * kPitch == kStaged, "four chunks fill a buffer");
+
+/// A thread's place in the block's 16 x 16 grid.
+struct Place {
+  int ty, tx;
+};
+
+__device__ __forceinline__ Place place() {
+  return {int(threadIdx.x) / kSide, int(threadIdx.x) % kSide};
+}
+
+/// 4 floats of shared memory (16-byte aligned): one 128-bit access.
+__device__ __forceinline__ float4 load4(const float *p) {
+  return *reinterpret_cast<const float4 *>(p);
+}
+__device__ __forceinline__ void store4(float *p, float a, float b, float c, float d) {
+  *reinterpret_cast<float4 *>(p) = make_float4(a, b, c, d);
+}
+
+/// The largest value (sum, any) over the 16 threads of a row: lanes that
+/// differ in their low 4 bits, butterflies ^ 8, 4, 2, 1 (all 16 end with
+/// the same bits).
+__device__ __forceinline__ float rowMax(float v) {
+#pragma unroll
+  for (int o = kSide / 2; o > 0; o /= 2)
+    v = maxOf(v, __shfl_xor_sync(kFullMask, v, o));
+  return v;
+}
+__device__ __forceinline__ float rowSum(float v) {
+#pragma unroll
+  for (int o = kSide / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync(kFullMask, v, o);
+  return v;
+}
+__device__ __forceinline__ bool rowAny(bool b) {
+  int v = b ? 1 : 0;
+#pragma unroll
+  for (int o = kSide / 2; o > 0; o /= 2)
+    v |= __shfl_xor_sync(kFullMask, v, o);
+  return v != 0;
+}
+
+/// A thread's elements of a staged chunk: element e = threadIdx.x + 256 t
+/// is row e / 16, head column c0 + e % 16 (consecutive threads read
+/// consecutive columns of a row).
+constexpr int kChunkShare = kChunk * kTile / kAttentionThreads;
+
+/// x[t] = factor * src[r * row + c0 + c] for the thread's elements of head
+/// columns c0 .. c0 + 15 of a tile's rows; 0 past `rows` rows or `width`
+/// columns. Loaded into registers a chunk ahead: the loads are in flight
+/// while the block computes on the chunk before.
+__device__ __forceinline__ void loadChunk(float (&x)[kChunkShare], const float *__restrict__ src,
+                                          i64 row, i64 rows, i64 c0, i64 width, float factor) {
+#pragma unroll
+  for (int t = 0; t < kChunkShare; ++t) {
+    const int e = int(threadIdx.x) + t * kAttentionThreads, r = e / kChunk, c = e % kChunk;
+    x[t] = r < rows && c0 + c < width ? factor * src[r * row + c0 + c] : 0.0f;
+  }
+}
+
+/// dst[c * kPitch + r] = the element (r, c) loadChunk gave: the chunk
+/// transposed, a head column a staged row.
+__device__ __forceinline__ void storeChunk(float *dst, const float (&x)[kChunkShare]) {
+#pragma unroll
+  for (int t = 0; t < kChunkShare; ++t) {
+    const int e = int(threadIdx.x) + t * kAttentionThreads;
+    dst[e % kChunk * kPitch + e / kChunk] = x[t];
+  }
+}
+
+/// dst[r * kPitch + c] = src[r * row + c0 + c], r, c < kTile: a tile as it
+/// is, 0 past `rows` rows or `width` columns.
+__device__ __forceinline__ void stageTile(float *dst, const float *__restrict__ src, i64 row,
+                                          i64 rows, i64 c0, i64 width) {
+#pragma unroll 4
+  for (int t = 0; t < kTile * kTile / kAttentionThreads; ++t) {
+    const int e = int(threadIdx.x) + t * kAttentionThreads, r = e / kTile, c = e % kTile;
+    dst[r * kPitch + c] = r < rows && c0 + c < width ? src[r * row + c0 + c] : 0.0f;
+  }
+}
+
+/// acc[r][j] += Σ_k a[k][4 ty + r] b[k][4 tx + j] over k < n, in k order
+/// (one FMA chain an element), a and b staged (kPitch floats a row).
+template <int n>
+__device__ __forceinline__ void accumulate(float (&acc)[kOwn][kOwn], const float *a,
+                                           const float *b, Place at) {
+#pragma unroll 8
+  for (int k = 0; k < n; ++k) {
+    const float4 x = load4(a + k * kPitch + kOwn * at.ty), y = load4(b + k * kPitch + kOwn * at.tx);
+    const float xs[kOwn] = {x.x, x.y, x.z, x.w}, ys[kOwn] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+    for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+      for (int j = 0; j < kOwn; ++j)
+        acc[r][j] = fusedMulAdd(xs[r], ys[j], acc[r][j]);
+  }
+}
+
+/// acc[r][j] += Σ_k a[4 ty + r][k] b[k][4 tx + j] over k < n, in k order:
+/// accumulate with a stored as it is (rows of k), so that the threads that
+/// write it (4 consecutive k each, by rows) hit distinct banks; a is read
+/// 4 k at a time, one 16-byte load a row.
+template <int n>
+__device__ __forceinline__ void accumulateByRows(float (&acc)[kOwn][kOwn], const float *a,
+                                                 const float *b, Place at) {
+  static_assert(n % 4 == 0, "4 k a load");
+#pragma unroll 2
+  for (int k0 = 0; k0 < n; k0 += 4) {
+    float xs[kOwn][4];
+#pragma unroll
+    for (int r = 0; r < kOwn; ++r) {
+      const float4 x = load4(a + (kOwn * at.ty + r) * kPitch + k0);
+      xs[r][0] = x.x;
+      xs[r][1] = x.y;
+      xs[r][2] = x.z;
+      xs[r][3] = x.w;
+    }
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const float4 y = load4(b + (k0 + t) * kPitch + kOwn * at.tx);
+      const float ys[kOwn] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+      for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+        for (int j = 0; j < kOwn; ++j)
+          acc[r][j] = fusedMulAdd(xs[r][t], ys[j], acc[r][j]);
+    }
+  }
+}
+
+/// The thread's scores of a tile: s[r][j] = Σ_c Q[4 ty + r][c] (scale
+/// K[4 tx + j][c]) over the d head columns in order, one FMA chain from 0
+/// (attentionScore; the zero-padded columns past d add exactly 0), for Q's
+/// first `rows` rows and K's first `keys` (0 past them). WithDp also
+/// dp = dO V^T the same way (attentionDot) over the dv columns. `stage` is
+/// buffer A; the first barrier waits for its last readers. The next chunk
+/// is loaded into registers while this one is multiplied (double-buffered
+/// through registers: one chunk in shared memory, the next on its way).
+template <bool WithDp>
+__device__ __forceinline__ void scoreTile(float (&s)[kOwn][kOwn], float (&dp)[kOwn][kOwn],
+                                          float *stage, const float *Q, i64 qRow,
+                                          const float *K, i64 kRow, const float *dO, i64 dORow,
+                                          const float *V, i64 vRow, i64 rows, i64 keys, i64 d,
+                                          i64 dv, float scale, Place at) {
+#pragma unroll
+  for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+    for (int j = 0; j < kOwn; ++j)
+      s[r][j] = dp[r][j] = 0.0f;
+  float *sq = stage, *sk = stage + kChunk * kPitch, *sdo = sk + kChunk * kPitch,
+        *sv = sdo + kChunk * kPitch;
+  const i64 width = WithDp && dv > d ? dv : d;
+  float xq[kChunkShare], xk[kChunkShare], xdo[kChunkShare], xv[kChunkShare];
+  auto load = [&](i64 c0) {
+    loadChunk(xq, Q, qRow, rows, c0, d, 1.0f);
+    loadChunk(xk, K, kRow, keys, c0, d, scale);
+    if (WithDp) {
+      loadChunk(xdo, dO, dORow, rows, c0, dv, 1.0f);
+      loadChunk(xv, V, vRow, keys, c0, dv, 1.0f);
+    }
+  };
+  load(0);
+  for (i64 c0 = 0; c0 < width; c0 += kChunk) {
+    __syncthreads(); // the last chunk's (or tile's) readers are done
+    storeChunk(sq, xq);
+    storeChunk(sk, xk);
+    if (WithDp) {
+      storeChunk(sdo, xdo);
+      storeChunk(sv, xv);
+    }
+    __syncthreads();
+    if (c0 + kChunk < width)
+      load(c0 + kChunk); // in flight while this chunk is multiplied
+    accumulate<kChunk>(s, sq, sk, at);
+    if (WithDp)
+      accumulate<kChunk>(dp, sdo, sv, at);
+  }
+}
+
+/// Masks a score tile: keys past `keys` get -inf (no weight, even in a row
+/// whose keys are all masked), keys whose byte is 0 in M (the tile's first
+/// row and key; null: no mask) kMaskedScore, as the CPU; live[r] is set
+/// where row r has an unmasked key.
+__device__ __forceinline__ void maskScores(float (&s)[kOwn][kOwn], bool (&live)[kOwn],
+                                           const unsigned char *__restrict__ M, i64 maskRow,
+                                           i64 rows, i64 keys, Place at) {
+#pragma unroll
+  for (int r = 0; r < kOwn; ++r) {
+    const int i = kOwn * at.ty + r;
+#pragma unroll
+    for (int j = 0; j < kOwn; ++j) {
+      const int key = kOwn * at.tx + j;
+      if (key >= keys)
+        s[r][j] = -INFINITY;
+      else if (M && i < rows && !M[i * maskRow + key])
+        s[r][j] = kMaskedScore;
+      else
+        live[r] = true;
+    }
+  }
+}
+
 /// One query row's statistics for the backward: the maximum score, 1/l,
 /// D = Σ_j P_ij dP_ij and scale (0 when every key of the row is masked);
 /// the dq kernel's stats holds one a row, in this order.
@@ -61,43 +302,58 @@ struct RowStats {
   float m, inv, D, scaleLive;
 };
 
-/// Pass 1 of the backward for query row Q (its dO row dO, mask row M or
-/// null), over all tk keys; every lane returns the same values.
-__device__ __forceinline__ RowStats rowStats(const float *__restrict__ Q,
-                                             const float *__restrict__ dO,
-                                             const float *__restrict__ K, i64 kRow,
-                                             const float *__restrict__ V, i64 vRow,
-                                             const unsigned char *__restrict__ M, i64 tk, i64 d,
-                                             i64 dv, float scale, int lane) {
-  OnlineRow row{-INFINITY, 0.0f, 0.0f};
-  bool live = M == nullptr;
-  for (i64 j0 = 0; j0 < tk; j0 += kWarp) {
-    const i64 j = j0 + lane;
-    float s = -INFINITY, dp = 0.0f;
-    if (j < tk) {
-      s = attentionScore(Q, K + j * kRow, d, scale);
-      dp = attentionDot(dO, V + j * vRow, dv);
-      if (M && !M[j])
-        s = kMaskedScore;
-      else
-        live = true;
-    }
-    const float mNew = maxOf(row.m, warpMax(s));
-    const float p = j < tk ? expApprox(s - mNew) : 0.0f;
-    const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
-    row = onlineFold(row, mNew, alpha, warpSum(p), warpSum(p * dp));
+/// Pass 1 of the backward for rows 4 ty + r of a tile of `rows` query rows
+/// (Q, dO and M at the tile's first row), over all tk keys; the 16 threads
+/// of a row return the same values. dq and dkv both call this, on the same
+/// tiles with the same threads: the same bits.
+__device__ __forceinline__ void tileStats(RowStats (&st)[kOwn], float *stage, const float *Q,
+                                          i64 qRow, const float *dO, i64 dORow, const float *K,
+                                          i64 kRow, const float *V, i64 vRow,
+                                          const unsigned char *M, i64 maskRow, i64 rows, i64 tk,
+                                          i64 d, i64 dv, float scale, Place at) {
+  OnlineRow row[kOwn];
+  bool live[kOwn];
+#pragma unroll
+  for (int r = 0; r < kOwn; ++r) {
+    row[r] = {-INFINITY, 0.0f, 0.0f};
+    live[r] = M == nullptr;
   }
-  live = __any_sync(kFullMask, live);
-  return {row.m, 1.0f / row.l, row.dot / row.l, live ? scale : 0.0f};
+  for (i64 j0 = 0; j0 < tk; j0 += kTile) {
+    const i64 keys = tk - j0 < kTile ? tk - j0 : kTile;
+    float s[kOwn][kOwn], dp[kOwn][kOwn];
+    scoreTile<true>(s, dp, stage, Q, qRow, K + j0 * kRow, kRow, dO, dORow, V + j0 * vRow, vRow,
+                    rows, keys, d, dv, scale, at);
+    maskScores(s, live, M ? M + j0 : nullptr, maskRow, rows, keys, at);
+#pragma unroll
+    for (int r = 0; r < kOwn; ++r) {
+      float top = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kOwn; ++j)
+        top = maxOf(top, s[r][j]);
+      const float mNew = maxOf(row[r].m, rowMax(top));
+      float sum = 0.0f, dot = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kOwn; ++j) {
+        const float p = kOwn * at.tx + j < keys ? expApprox(s[r][j] - mNew) : 0.0f;
+        sum += p;
+        dot += p * dp[r][j];
+      }
+      const float alpha = onlineAlpha(j0 == 0, row[r].m, mNew);
+      row[r] = onlineFold(row[r], mNew, alpha, rowSum(sum), rowSum(dot));
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kOwn; ++r)
+    st[r] = {row[r].m, 1.0f / row[r].l, row[r].dot / row[r].l, rowAny(live[r]) ? scale : 0.0f};
 }
+
+__device__ __forceinline__ i64 smaller(i64 a, i64 b) { return a < b ? a : b; }
 
 } // namespace
 
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b] for every head b of
 /// outer x inner (runtime/cpu/Attention.h's tfc_attention_forward).
-/// (At least 1 block an SM: without the hint ptxas held sm_80 to 56
-/// registers and spilled 16 B; with it, 63 registers and no spill.)
-extern "C" __global__ void __launch_bounds__(kAttentionThreads, 1)
+extern "C" __global__ void __launch_bounds__(kAttentionThreads)
     tfc_cuda_attention_forward_kernel(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv,
                                       float scale, const float *__restrict__ q, i64 qOuter,
                                       i64 qInner, i64 qRow, const float *__restrict__ k,
@@ -111,50 +367,68 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads, 1)
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
-  constexpr int warps = kAttentionThreads / kWarp;
-  const int lane = threadIdx.x % kWarp;
-  for (i64 unit = i64(blockIdx.x) * warps + threadIdx.x / kWarp; unit < heads * tq;
-       unit += i64(gridDim.x) * warps) {
-    const i64 b = unit / tq, i = unit % tq;
-    const float *Q = headOf(q, qOuter, qInner, b, inner) + i * qRow;
+  __shared__ __align__(16) float sA[kStaged], sB[kStaged];
+  const Place at = place();
+  const i64 tiles = attentionCeil(tq, kTile), slices = attentionCeil(dv, kAttentionColumns);
+  for (i64 unit = blockIdx.x; unit < attentionForwardUnits(heads, tq, dv); unit += gridDim.x) {
+    const i64 b = unit / (tiles * slices), i0 = unit / slices % tiles * kTile,
+              c0 = unit % slices * kAttentionColumns, rows = smaller(kTile, tq - i0);
+    const float *Q = headOf(q, qOuter, qInner, b, inner) + i0 * qRow;
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M =
-        mask ? headOf(mask, maskOuter, maskInner, b, inner) + i * maskRow : nullptr;
-    float *O = headOf(out, outOuter, outInner, b, inner) + i * outRow;
-    for (i64 c0 = 0; c0 < dv; c0 += kAttentionColumns) {
-      float acc[2] = {0.0f, 0.0f};
-      OnlineRow row{-INFINITY, 0.0f, 0.0f};
-      for (i64 j0 = 0; j0 < tk; j0 += kWarp) {
-        const i64 j = j0 + lane;
-        float s = -INFINITY;
-        if (j < tk) {
-          s = attentionScore(Q, K + j * kRow, d, scale);
-          if (M && !M[j])
-            s = kMaskedScore;
-        }
-        const float mNew = maxOf(row.m, warpMax(s));
-        const float p = j < tk ? expApprox(s - mNew) : 0.0f;
-        const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
-        row = onlineFold(row, mNew, alpha, warpSum(p), 0.0f);
-        const int n = int(tk - j0 < kWarp ? tk - j0 : kWarp);
+        mask ? headOf(mask, maskOuter, maskInner, b, inner) + i0 * maskRow : nullptr;
+    float acc[kOwn][kOwn] = {};
+    OnlineRow row[kOwn];
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-          acc[h] *= alpha;
-        for (int t = 0; t < n; ++t) {
-          const float pt = broadcast(p, t);
-          const float *Vt = V + (j0 + t) * vRow + c0;
+    for (int r = 0; r < kOwn; ++r)
+      row[r] = {-INFINITY, 0.0f, 0.0f};
+    for (i64 j0 = 0; j0 < tk; j0 += kTile) {
+      const i64 keys = smaller(kTile, tk - j0);
+      float s[kOwn][kOwn], unused[kOwn][kOwn];
+      bool live[kOwn] = {};
+      scoreTile<false>(s, unused, sA, Q, qRow, K + j0 * kRow, kRow, nullptr, 0, nullptr, 0, rows,
+                       keys, d, dv, scale, at);
+      maskScores(s, live, M ? M + j0 : nullptr, maskRow, rows, keys, at);
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (c0 + lane + h * kWarp < dv)
-              acc[h] = fusedMulAdd(pt, Vt[lane + h * kWarp], acc[h]);
+      for (int r = 0; r < kOwn; ++r) {
+        float top = -INFINITY;
+#pragma unroll
+        for (int j = 0; j < kOwn; ++j)
+          top = maxOf(top, s[r][j]);
+        const float mNew = maxOf(row[r].m, rowMax(top));
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kOwn; ++j) {
+          s[r][j] = kOwn * at.tx + j < keys ? expApprox(s[r][j] - mNew) : 0.0f; // P, unnormalised
+          sum += s[r][j];
         }
+        const float alpha = onlineAlpha(j0 == 0, row[r].m, mNew);
+        row[r] = onlineFold(row[r], mNew, alpha, rowSum(sum), 0.0f);
+#pragma unroll
+        for (int j = 0; j < kOwn; ++j)
+          acc[r][j] *= alpha;
       }
-      const float inv = 1.0f / row.l;
+      __syncthreads(); // the score chunks in A are read
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (c0 + lane + h * kWarp < dv)
-          O[c0 + lane + h * kWarp] = acc[h] * inv;
+      for (int r = 0; r < kOwn; ++r) // P as it is: a[row][key]
+        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, s[r][0], s[r][1], s[r][2],
+               s[r][3]);
+      stageTile(sA, V + j0 * vRow, vRow, keys, c0, dv);
+      __syncthreads();
+      accumulateByRows<kTile>(acc, sB, sA, at); // the next scoreTile's barrier guards A and B
+    }
+    float *O = headOf(out, outOuter, outInner, b, inner) + i0 * outRow;
+#pragma unroll
+    for (int r = 0; r < kOwn; ++r) {
+      const i64 i = kOwn * at.ty + r;
+      const float inv = 1.0f / row[r].l;
+#pragma unroll
+      for (int j = 0; j < kOwn; ++j) {
+        const i64 c = c0 + kOwn * at.tx + j;
+        if (i < rows && c < dv)
+          O[i * outRow + c] = acc[r][j] * inv;
+      }
     }
   }
 }
@@ -176,48 +450,61 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
-  constexpr int warps = kAttentionThreads / kWarp;
-  const int lane = threadIdx.x % kWarp;
-  for (i64 unit = i64(blockIdx.x) * warps + threadIdx.x / kWarp; unit < heads * tq;
-       unit += i64(gridDim.x) * warps) {
-    const i64 b = unit / tq, i = unit % tq;
-    const float *Q = headOf(q, qOuter, qInner, b, inner) + i * qRow;
+  __shared__ __align__(16) float sA[kStaged], sB[kStaged];
+  const Place at = place();
+  const i64 tiles = attentionCeil(tq, kTile), slices = attentionCeil(d, kAttentionColumns);
+  for (i64 unit = blockIdx.x; unit < attentionDqUnits(heads, tq, d); unit += gridDim.x) {
+    const i64 b = unit / (tiles * slices), i0 = unit / slices % tiles * kTile,
+              c0 = unit % slices * kAttentionColumns, rows = smaller(kTile, tq - i0);
+    const float *Q = headOf(q, qOuter, qInner, b, inner) + i0 * qRow;
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
-    const float *dO = headOf(dout, doutOuter, doutInner, b, inner) + i * doutRow;
+    const float *dO = headOf(dout, doutOuter, doutInner, b, inner) + i0 * doutRow;
     const unsigned char *M =
-        mask ? headOf(mask, maskOuter, maskInner, b, inner) + i * maskRow : nullptr;
-    float *dQ = headOf(dq, dqOuter, dqInner, b, inner) + i * dqRow;
-    const RowStats st = rowStats(Q, dO, K, kRow, V, vRow, M, tk, d, dv, scale, lane);
-    if (stats && lane == 0) // unit = b * tq + i: the row's slot
-      reinterpret_cast<float4 *>(stats)[unit] = make_float4(st.m, st.inv, st.D, st.scaleLive);
-    for (i64 c0 = 0; c0 < d; c0 += kAttentionColumns) {
-      float acc[2] = {0.0f, 0.0f};
-      for (i64 j0 = 0; j0 < tk; j0 += kWarp) {
-        const i64 j = j0 + lane;
-        float ds = 0.0f;
-        if (j < tk) {
-          float s = attentionScore(Q, K + j * kRow, d, scale);
-          if (M && !M[j])
-            s = kMaskedScore;
-          const float p = expApprox(s - st.m) * st.inv;
-          ds = attentionDs(p, attentionDot(dO, V + j * vRow, dv), st.D, st.scaleLive);
-        }
-        const int n = int(tk - j0 < kWarp ? tk - j0 : kWarp);
-        for (int t = 0; t < n; ++t) {
-          const float dst = broadcast(ds, t);
-          const float *Kt = K + (j0 + t) * kRow + c0;
+        mask ? headOf(mask, maskOuter, maskInner, b, inner) + i0 * maskRow : nullptr;
+    RowStats st[kOwn];
+    tileStats(st, sA, Q, qRow, dO, doutRow, K, kRow, V, vRow, M, maskRow, rows, tk, d, dv, scale,
+              at);
+    if (stats && c0 == 0 && at.tx == 0) // slot b * tq + row
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (c0 + lane + h * kWarp < d)
-              acc[h] = fusedMulAdd(dst, Kt[lane + h * kWarp], acc[h]);
-        }
-      }
+      for (int r = 0; r < kOwn; ++r)
+        if (kOwn * at.ty + r < rows)
+          reinterpret_cast<float4 *>(stats)[b * tq + i0 + kOwn * at.ty + r] =
+              make_float4(st[r].m, st[r].inv, st[r].D, st[r].scaleLive);
+    float acc[kOwn][kOwn] = {};
+    for (i64 j0 = 0; j0 < tk; j0 += kTile) {
+      const i64 keys = smaller(kTile, tk - j0);
+      float s[kOwn][kOwn], dp[kOwn][kOwn];
+      bool live[kOwn] = {};
+      scoreTile<true>(s, dp, sA, Q, qRow, K + j0 * kRow, kRow, dO, doutRow, V + j0 * vRow, vRow,
+                      rows, keys, d, dv, scale, at);
+      maskScores(s, live, M ? M + j0 : nullptr, maskRow, rows, keys, at);
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (c0 + lane + h * kWarp < d)
-          dQ[c0 + lane + h * kWarp] = acc[h];
+      for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+        for (int j = 0; j < kOwn; ++j) // dS, in s
+          s[r][j] = kOwn * at.tx + j < keys
+                        ? attentionDs(expApprox(s[r][j] - st[r].m) * st[r].inv, dp[r][j],
+                                      st[r].D, st[r].scaleLive)
+                        : 0.0f;
+      __syncthreads(); // the score chunks in A are read
+#pragma unroll
+      for (int r = 0; r < kOwn; ++r) // dS as it is: a[row][key]
+        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, s[r][0], s[r][1], s[r][2],
+               s[r][3]);
+      stageTile(sA, K + j0 * kRow, kRow, keys, c0, d);
+      __syncthreads();
+      accumulateByRows<kTile>(acc, sB, sA, at); // the next scoreTile's barrier guards A and B
     }
+    float *dQ = headOf(dq, dqOuter, dqInner, b, inner) + i0 * dqRow;
+#pragma unroll
+    for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+      for (int j = 0; j < kOwn; ++j) {
+        const i64 i = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
+        if (i < rows && c < d)
+          dQ[i * dqRow + c] = acc[r][j];
+      }
   }
 }
 
@@ -239,94 +526,80 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
   const i64 heads = outer * inner;
   if (heads <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
-  constexpr int warps = kAttentionDkvThreads / kWarp;
-  constexpr int keysPerWarp = kAttentionDkvKeys / warps;
-  __shared__ float sM[kWarp], sInv[kWarp], sD[kWarp], sScaleLive[kWarp];
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const i64 keyBlocks = (tk + kAttentionDkvKeys - 1) / kAttentionDkvKeys;
+  __shared__ __align__(16) float sA[kStaged], sB[kStaged];
+  const Place at = place();
   const i64 width = d > dv ? d : dv;
-  for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
-    const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kAttentionDkvKeys;
+  const i64 tiles = attentionCeil(tk, kAttentionDkvKeys),
+            slices = attentionCeil(width, kAttentionColumns);
+  for (i64 unit = blockIdx.x; unit < attentionDkvUnits(heads, tk, d, dv); unit += gridDim.x) {
+    const i64 b = unit / (tiles * slices), j0 = unit / slices % tiles * kAttentionDkvKeys,
+              c0 = unit % slices * kAttentionColumns, keys = smaller(kTile, tk - j0);
     const float *Q = headOf(q, qOuter, qInner, b, inner);
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *dK = headOf(dk, dkOuter, dkInner, b, inner);
-    float *dV = headOf(dvOut, dvOuter, dvInner, b, inner);
-    for (i64 c0 = 0; c0 < width; c0 += kAttentionColumns) {
-      float accK[keysPerWarp][2] = {}, accV[keysPerWarp][2] = {};
-      for (i64 i0 = 0; i0 < tq; i0 += kWarp) {
-        const i64 i = i0 + lane;
-        const bool valid = i < tq;
-        RowStats st{0.0f, 0.0f, 0.0f, 0.0f};
-        if (stats) { // the same for every thread: the barriers below stay uniform
-          if (valid) {
-            const float4 row = reinterpret_cast<const float4 *>(stats)[b * tq + i];
-            st = {row.x, row.y, row.z, row.w};
-          }
-        } else {
-          __syncthreads(); // the last tile's statistics are read
-          for (int r = warp; r < kWarp; r += warps) {
-            const i64 ir = i0 + r;
-            if (ir >= tq)
-              break;
-            const RowStats rs = rowStats(Q + ir * qRow, dO + ir * doutRow, K, kRow, V, vRow,
-                                         M ? M + ir * maskRow : nullptr, tk, d, dv, scale, lane);
-            if (lane == 0) {
-              sM[r] = rs.m;
-              sInv[r] = rs.inv;
-              sD[r] = rs.D;
-              sScaleLive[r] = rs.scaleLive;
-            }
-          }
-          __syncthreads();
-          if (valid)
-            st = {sM[lane], sInv[lane], sD[lane], sScaleLive[lane]};
-        }
-        const int n = int(tq - i0 < kWarp ? tq - i0 : kWarp);
+    // Rows 4 ty + r of these are keys j0 + 4 ty + r, columns c0 + 4 tx + j.
+    float accK[kOwn][kOwn] = {}, accV[kOwn][kOwn] = {};
+    for (i64 i0 = 0; i0 < tq; i0 += kTile) {
+      const i64 rows = smaller(kTile, tq - i0);
+      const unsigned char *Mi = M ? M + i0 * maskRow : nullptr;
+      RowStats st[kOwn];
+      if (stats) { // the same for every thread: the barriers stay uniform
 #pragma unroll
-        for (int t = 0; t < keysPerWarp; ++t) {
-          const i64 j = j0 + warp + t * warps;
-          if (j >= tk)
-            continue;
-          float p = 0.0f, ds = 0.0f;
-          if (valid) {
-            float s = attentionScore(Q + i * qRow, K + j * kRow, d, scale);
-            if (M && !M[i * maskRow + j])
-              s = kMaskedScore;
-            p = expApprox(s - st.m) * st.inv;
-            ds = attentionDs(p, attentionDot(dO + i * doutRow, V + j * vRow, dv), st.D,
-                             st.scaleLive);
-          }
-          for (int u = 0; u < n; ++u) {
-            const float pu = broadcast(p, u), dsu = broadcast(ds, u);
-            const float *dOu = dO + (i0 + u) * doutRow + c0, *Qu = Q + (i0 + u) * qRow + c0;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const i64 c = c0 + lane + h * kWarp;
-              if (c < dv)
-                accV[t][h] = fusedMulAdd(pu, dOu[lane + h * kWarp], accV[t][h]);
-              if (c < d)
-                accK[t][h] = fusedMulAdd(dsu, Qu[lane + h * kWarp], accK[t][h]);
-            }
-          }
+        for (int r = 0; r < kOwn; ++r) {
+          const i64 i = i0 + kOwn * at.ty + r;
+          const float4 row = i < tq ? reinterpret_cast<const float4 *>(stats)[b * tq + i]
+                                    : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          st[r] = {row.x, row.y, row.z, row.w};
         }
+      } else {
+        tileStats(st, sA, Q + i0 * qRow, qRow, dO + i0 * doutRow, doutRow, K, kRow, V, vRow, Mi,
+                  maskRow, rows, tk, d, dv, scale, at);
       }
+      // S and dP of queries 4 ty + r x keys 4 tx + j of the block's.
+      float s[kOwn][kOwn], dp[kOwn][kOwn];
+      bool live[kOwn] = {};
+      scoreTile<true>(s, dp, sA, Q + i0 * qRow, qRow, K + j0 * kRow, kRow, dO + i0 * doutRow,
+                      doutRow, V + j0 * vRow, vRow, rows, keys, d, dv, scale, at);
+      maskScores(s, live, Mi ? Mi + j0 : nullptr, maskRow, rows, keys, at);
 #pragma unroll
-      for (int t = 0; t < keysPerWarp; ++t) {
-        const i64 j = j0 + warp + t * warps;
-        if (j >= tk)
-          continue;
+      for (int r = 0; r < kOwn; ++r)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const i64 c = c0 + lane + h * kWarp;
-          if (c < dv)
-            dV[j * dvRow + c] = accV[t][h];
-          if (c < d)
-            dK[j * dkRow + c] = accK[t][h];
+        for (int j = 0; j < kOwn; ++j) { // P in s, dS in dp
+          const bool in = kOwn * at.ty + r < rows && kOwn * at.tx + j < keys;
+          const float p = in ? expApprox(s[r][j] - st[r].m) * st[r].inv : 0.0f;
+          dp[r][j] = in ? attentionDs(p, dp[r][j], st[r].D, st[r].scaleLive) : 0.0f;
+          s[r][j] = p;
         }
-      }
+      __syncthreads(); // the score chunks in A are read
+#pragma unroll
+      for (int r = 0; r < kOwn; ++r) // P as it is, a[query][key]: P^T dO reads it by columns
+        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, s[r][0], s[r][1], s[r][2],
+               s[r][3]);
+      stageTile(sA, dO + i0 * doutRow, doutRow, rows, c0, dv);
+      __syncthreads();
+      accumulate<kTile>(accV, sB, sA, at);
+      __syncthreads(); // P and the dO tile are read
+#pragma unroll
+      for (int r = 0; r < kOwn; ++r)
+        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, dp[r][0], dp[r][1], dp[r][2],
+               dp[r][3]);
+      stageTile(sA, Q + i0 * qRow, qRow, rows, c0, d);
+      __syncthreads();
+      accumulate<kTile>(accK, sB, sA, at); // the next tile's first barrier guards A and B
     }
+    float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j0 * dkRow;
+    float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j0 * dvRow;
+#pragma unroll
+    for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+      for (int j = 0; j < kOwn; ++j) {
+        const i64 key = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
+        if (key < keys && c < dv)
+          dV[key * dvRow + c] = accV[r][j];
+        if (key < keys && c < d)
+          dK[key * dkRow + c] = accK[r][j];
+      }
   }
 }
