@@ -17,17 +17,24 @@ namespace tfc::rt::cuda::kernels {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
+/// The sum over groups of `Lanes` lanes (a power of two; the warp's by
+/// default): butterflies ^ Lanes / 2, ..., 1, the same bits in every lane.
+template <int Lanes = kWarp>
 __device__ __forceinline__ float warpSum(float v) {
+  static_assert(Lanes > 0 && Lanes <= kWarp && (Lanes & (Lanes - 1)) == 0, "a power of two");
 #pragma unroll
-  for (int o = kWarp / 2; o > 0; o /= 2)
+  for (int o = Lanes / 2; o > 0; o /= 2)
     v += __shfl_xor_sync(kFullMask, v, o);
   return v;
 }
 
-/// The largest value (max is exact: the order does not matter).
+/// The largest value over groups of `Lanes` lanes (max is exact: the order
+/// does not matter).
+template <int Lanes = kWarp>
 __device__ __forceinline__ float warpMax(float v) {
+  static_assert(Lanes > 0 && Lanes <= kWarp && (Lanes & (Lanes - 1)) == 0, "a power of two");
 #pragma unroll
-  for (int o = kWarp / 2; o > 0; o /= 2)
+  for (int o = Lanes / 2; o > 0; o /= 2)
     v = maxOf(v, __shfl_xor_sync(kFullMask, v, o));
   return v;
 }

@@ -115,24 +115,22 @@ __device__ __forceinline__ void store4(float *p, float a, float b, float c, floa
 /// The largest value (sum, any) over the 16 threads of a row: lanes that
 /// differ in their low 4 bits, butterflies ^ 8, 4, 2, 1 (all 16 end with
 /// the same bits).
-__device__ __forceinline__ float rowMax(float v) {
-#pragma unroll
-  for (int o = kSide / 2; o > 0; o /= 2)
-    v = maxOf(v, __shfl_xor_sync(kFullMask, v, o));
-  return v;
-}
-__device__ __forceinline__ float rowSum(float v) {
-#pragma unroll
-  for (int o = kSide / 2; o > 0; o /= 2)
-    v += __shfl_xor_sync(kFullMask, v, o);
-  return v;
-}
+__device__ __forceinline__ float rowMax(float v) { return warpMax<kSide>(v); }
+__device__ __forceinline__ float rowSum(float v) { return warpSum<kSide>(v); }
 __device__ __forceinline__ bool rowAny(bool b) {
   int v = b ? 1 : 0;
 #pragma unroll
   for (int o = kSide / 2; o > 0; o /= 2)
     v |= __shfl_xor_sync(kFullMask, v, o);
   return v != 0;
+}
+
+/// A thread's 4 x 4 of a tile (P or dS) into staged rows as it is: rows
+/// 4 ty .. 4 ty + 3, columns 4 tx .. 4 tx + 3, a 16-byte store a row.
+__device__ __forceinline__ void storeOwn(float *to, const float (&v)[kOwn][kOwn], Place at) {
+#pragma unroll
+  for (int r = 0; r < kOwn; ++r)
+    store4(to + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, v[r][0], v[r][1], v[r][2], v[r][3]);
 }
 
 /// A thread's elements of a staged chunk: element e = threadIdx.x + 256 t
@@ -410,10 +408,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
           acc[r][j] *= alpha;
       }
       __syncthreads(); // the score chunks in A are read
-#pragma unroll
-      for (int r = 0; r < kOwn; ++r) // P as it is: a[row][key]
-        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, s[r][0], s[r][1], s[r][2],
-               s[r][3]);
+      storeOwn(sB, s, at); // P as it is: a[row][key]
       stageTile(sA, V + j0 * vRow, vRow, keys, c0, dv);
       __syncthreads();
       accumulateByRows<kTile>(acc, sB, sA, at); // the next scoreTile's barrier guards A and B
@@ -488,10 +483,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
                                       st[r].D, st[r].scaleLive)
                         : 0.0f;
       __syncthreads(); // the score chunks in A are read
-#pragma unroll
-      for (int r = 0; r < kOwn; ++r) // dS as it is: a[row][key]
-        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, s[r][0], s[r][1], s[r][2],
-               s[r][3]);
+      storeOwn(sB, s, at); // dS as it is: a[row][key]
       stageTile(sA, K + j0 * kRow, kRow, keys, c0, d);
       __syncthreads();
       accumulateByRows<kTile>(acc, sB, sA, at); // the next scoreTile's barrier guards A and B
@@ -573,18 +565,12 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
           s[r][j] = p;
         }
       __syncthreads(); // the score chunks in A are read
-#pragma unroll
-      for (int r = 0; r < kOwn; ++r) // P as it is, a[query][key]: P^T dO reads it by columns
-        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, s[r][0], s[r][1], s[r][2],
-               s[r][3]);
+      storeOwn(sB, s, at); // P as it is, a[query][key]: P^T dO reads it by columns
       stageTile(sA, dO + i0 * doutRow, doutRow, rows, c0, dv);
       __syncthreads();
       accumulate<kTile>(accV, sB, sA, at);
       __syncthreads(); // P and the dO tile are read
-#pragma unroll
-      for (int r = 0; r < kOwn; ++r)
-        store4(sB + (kOwn * at.ty + r) * kPitch + kOwn * at.tx, dp[r][0], dp[r][1], dp[r][2],
-               dp[r][3]);
+      storeOwn(sB, dp, at);
       stageTile(sA, Q + i0 * qRow, qRow, rows, c0, d);
       __syncthreads();
       accumulate<kTile>(accK, sB, sA, at); // the next tile's first barrier guards A and B
