@@ -109,9 +109,9 @@ void printProfile(const std::string &entry, std::vector<ProfiledOp> ops, int64_t
               "time between operations)\n",
               entry.c_str(), (long long)calls, total / n, double(count) / n, graphMs);
   std::printf("  by kind:");
-  for (auto &[kind, sum] : kinds)
-    std::printf(" %s %.1f%% (%g a call)%s", kind.c_str(), share(sum.first),
-                double(sum.second) / n, &kind == &kinds.back().first ? "" : ",");
+  for (size_t k = 0; k < kinds.size(); ++k)
+    std::printf("%s %s %.1f%% (%g a call)", k ? "," : "", kinds[k].first.c_str(),
+                share(kinds[k].second.first), double(kinds[k].second.second) / n);
   std::printf("\n  %7s %11s %7s  %-12s  %s\n", "share", "ms a call", "calls", "kind",
               "operation");
   std::stable_sort(ops.begin(), ops.end(),
