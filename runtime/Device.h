@@ -77,6 +77,23 @@ struct BatchGather {
   int64_t advance = 0;
 };
 
+/// One operation of a sequence that Device::enqueueSequence queues as a
+/// whole (a data-parallel step: grad_step, the ranks' mean of its exchange
+/// buffer, a copy of its scores, apply_step): an entry on its buffers and
+/// batch (enqueue's), a mean of `bytes` / 4 floats in place at `to`
+/// (allreduceMean's), or a copy of `bytes` from `from` to `to` within device
+/// memory (copyWithin's).
+struct DeviceOp {
+  enum class Kind { Entry, AllreduceMean, CopyWithin };
+  Kind kind = Kind::Entry;
+  EntryFn entry = nullptr;
+  std::vector<void *> buffers;
+  const BatchGather *batch = nullptr;
+  void *to = nullptr;
+  const void *from = nullptr;
+  size_t bytes = 0;
+};
+
 /// One kind of operation of an entry as `bench --profile` timed it (a GPU:
 /// each kernel, library call and copy between two events on its stream):
 /// what it is, which kind (generated, hand-written, cuBLASLt, copy,
@@ -158,6 +175,33 @@ public:
   virtual bool allreduceMean(float *, size_t, std::string &error) {
     error = "device '" + name() + "' has no collective (joinRanks first)";
     return false;
+  }
+
+  /// Queues `ops` in order, each as enqueue, allreduceMean or copyWithin
+  /// would (which is what this default does), may return before they
+  /// finish; false with `error` set on the first failure. A GPU replays the
+  /// whole sequence as one captured graph, the collective inside it, as it
+  /// replays an entry's (CudaDevice.h).
+  virtual bool enqueueSequence(const std::vector<DeviceOp> &ops, std::string &error) {
+    for (const DeviceOp &op : ops) {
+      switch (op.kind) {
+      case DeviceOp::Kind::Entry:
+        if (!enqueue(op.entry, const_cast<void **>(op.buffers.data()), op.buffers.size(), error,
+                     op.batch))
+          return false;
+        break;
+      case DeviceOp::Kind::AllreduceMean:
+        if (!allreduceMean(static_cast<float *>(op.to), op.bytes / sizeof(float), error))
+          return false;
+        break;
+      case DeviceOp::Kind::CopyWithin:
+        copyWithin(op.to, op.from, op.bytes);
+        if (!takeError(error))
+          return false;
+        break;
+      }
+    }
+    return true;
   }
 
   /// `bench --profile`: from here on the entries run eagerly (no graph

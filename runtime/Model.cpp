@@ -389,6 +389,18 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
 bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                     const std::map<std::string, KeptValue> &kept, size_t slot,
                     std::string &error, const DevicePlacement &placed) {
+  BatchGather gathers;
+  DeviceOp step;
+  return prepareStep(entry, feeds, kept, slot, gathers, step, error, placed) &&
+         device_->enqueue(step.entry, step.buffers.data(), step.buffers.size(), error,
+                          step.batch) &&
+         device_->takeError(error);
+}
+
+bool Model::prepareStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                        const std::map<std::string, KeptValue> &kept, size_t slot,
+                        BatchGather &gathers, DeviceOp &step, std::string &error,
+                        const DevicePlacement &placed) {
   EntryFn fn = findEntry(entry.symbol);
   if (!fn) {
     error = "this binary has no code for entry '" + entry.name + "' (" + entry.symbol + ")";
@@ -411,7 +423,7 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
   // Arguments: the kept ones' current copies, the batch's gathered as part
   // of the call, the others copied in.
   std::vector<void *> buffers;
-  BatchGather gathers;
+  gathers = {};
   std::map<std::pair<abi::ValueKind, std::string>, std::pair<const Tensor *, DeviceCopy *>> byName;
   for (size_t i = 0; i < args.size(); ++i) {
     const TensorSpec &arg = entry.args[i];
@@ -464,14 +476,17 @@ bool Model::runStep(const EntrySpec &entry, const std::map<std::string, const Te
     buffers.push_back(memory.slots[slot][r]);
   }
   buffers.push_back(arena);
-  if (!device_->enqueue(fn, buffers.data(), buffers.size(), error,
-                        gathers.first ? &gathers : nullptr))
+  if (!device_->takeError(error)) // a copy in failed
     return false;
+  step = {};
+  step.entry = fn;
+  step.buffers = std::move(buffers);
+  step.batch = gathers.first ? &gathers : nullptr;
   for (DeviceCopy *copy : swaps) {
     std::swap(copy->current, copy->spare);
     copy->onHost = false;
   }
-  return device_->takeError(error);
+  return true;
 }
 
 bool Model::readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,

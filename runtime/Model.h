@@ -136,6 +136,14 @@ public:
   bool runStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
                const std::map<std::string, KeptValue> &kept, size_t slot, std::string &error,
                const DevicePlacement &placed = {});
+  /// runStep but the launch: the entry as a device operation (`step`, its
+  /// batch's gathers in `gathers`, which must outlive it), for the caller to
+  /// queue with others (Device::enqueueSequence: a data-parallel step). Its
+  /// arguments are copied in now, and its kept results' swaps done, so a
+  /// prepareStep after it reads this step's results, as after runStep.
+  bool prepareStep(const EntrySpec &entry, const std::map<std::string, const Tensor *> &feeds,
+                   const std::map<std::string, KeptValue> &kept, size_t slot, BatchGather &gathers,
+                   DeviceOp &step, std::string &error, const DevicePlacement &placed = {});
   /// Copies out the results runStep left in `slot` (waiting for the step):
   /// `results` in entry order, the ones runStep swapped or placed (in the
   /// caller's memory) empty tensors.

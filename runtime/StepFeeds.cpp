@@ -182,15 +182,22 @@ bool StepFeeds::runParallelOnDevice(size_t slot, std::string &error) {
   DeviceExchange &x = exchange_;
   if (!x.device && !prepareExchange(error))
     return false;
-  Device &device = model_.device();
-  // Nothing here waits for the device: the three steps and the copy queue
-  // behind each other (a GPU's stream).
-  if (!model_.runStep(*gradEntry_, feeds_, kept_, slot, error, placed_) ||
-      !device.allreduceMean(static_cast<float *>(x.device), x.floats, error))
+  // One sequence, which nothing here waits for: grad_step, the mean of
+  // its exchange buffer, the scores' copy into the step's result slot,
+  // apply_step (a GPU replays the four as one graph).
+  BatchGather gradGathers, applyGathers;
+  std::vector<DeviceOp> ops(4);
+  if (!model_.prepareStep(*gradEntry_, feeds_, kept_, slot, gradGathers, ops[0], error, placed_) ||
+      !model_.prepareStep(*applyEntry_, feeds_, kept_, slot, applyGathers, ops[3], error, x.apply))
     return false;
-  device.copyWithin(static_cast<char *>(x.scoreSlots) + slot * x.scoreSlotBytes, x.device,
-                    x.scores * sizeof(float));
-  return model_.runStep(*applyEntry_, feeds_, kept_, slot, error, x.apply);
+  ops[1].kind = DeviceOp::Kind::AllreduceMean;
+  ops[1].to = x.device;
+  ops[1].bytes = x.floats * sizeof(float);
+  ops[2].kind = DeviceOp::Kind::CopyWithin;
+  ops[2].to = static_cast<char *>(x.scoreSlots) + slot * x.scoreSlotBytes;
+  ops[2].from = x.device;
+  ops[2].bytes = x.scores * sizeof(float);
+  return model_.device().enqueueSequence(ops, error);
 }
 
 bool StepFeeds::readParallelSlot(size_t slot, std::vector<Tensor> &results, std::string &error) {

@@ -28,7 +28,9 @@
 // averages it in place (Device::allreduceMean: NCCL on a GPU), apply_step
 // reads the gradients there and updates parameters and state in place (the
 // swap, as train_step's), and the loss and metrics are copied on the device
-// into the step's result slot, read only by readBack. The sample offset
+// into the step's result slot, read only by readBack. The four are queued
+// as one sequence (Device::enqueueSequence), which a GPU replays as one
+// graph, the collective inside it. The sample offset
 // (rank * batch, 0 in one process) makes the rank's dropout masks those of
 // its rows of the whole batch.
 //

@@ -244,6 +244,14 @@ bool CudaDevice::allreduceMean(float *data, size_t n, std::string &error) {
   }
   if (!takeError(error) || !context_->makeCurrent(error))
     return false;
+  return queueMean(data, n, error);
+}
+
+bool CudaDevice::queueMean(float *data, size_t n, std::string &error) {
+  if (!nccl_) {
+    error = "allreduceMean on " + name() + " before joinRanks";
+    return false;
+  }
   ProfileScope profiled(*this, "collective", [] { return std::string("ncclAllReduce"); });
   return nccl_->allreduceMean(data, n, context_->stream(), error);
 }
@@ -497,14 +505,16 @@ void CudaDevice::copyWithin(void *to, const void *from, size_t bytes) {
   std::string error;
   if (!context_)
     return fail("the CUDA device is not open");
-  const DriverApi &api = driver_->api();
-  if (!context_->makeCurrent(error))
-    return fail(error);
-  ProfileScope profiled(*this, "copy", [] { return std::string("copy on the device"); });
-  if (!driver_->checkWith(api.memcpyDtoDAsync(devicePointer(to), devicePointer(from), bytes,
-                                              context_->stream()),
-                          error, [&] { return "cuMemcpyDtoDAsync(" + formatBytes(bytes) + ")"; }))
+  if (!context_->makeCurrent(error) || !queueCopy(to, from, bytes, error))
     fail(error);
+}
+
+bool CudaDevice::queueCopy(void *to, const void *from, size_t bytes, std::string &error) {
+  ProfileScope profiled(*this, "copy", [] { return std::string("copy on the device"); });
+  return driver_->checkWith(
+      driver_->api().memcpyDtoDAsync(devicePointer(to), devicePointer(from), bytes,
+                                     context_->stream()),
+      error, [&] { return "cuMemcpyDtoDAsync(" + formatBytes(bytes) + ")"; });
 }
 
 bool CudaDevice::gatherBatch(const BatchGather &batch, std::string &error) {
@@ -687,15 +697,36 @@ void CudaDevice::launchCall(EntryFn entry, void **buffers, const BatchGather *ba
   entry(buffers);
 }
 
-bool CudaDevice::capture(EntryFn entry, void **buffers, const BatchGather *batch,
-                         EntryGraph &graph, std::string &error) {
+void CudaDevice::launchOps(const std::vector<DeviceOp> &ops) {
+  for (const DeviceOp &op : ops) {
+    if (!launchError_.empty())
+      return; // the first failure stands
+    std::string error;
+    switch (op.kind) {
+    case DeviceOp::Kind::Entry:
+      launchCall(op.entry, const_cast<void **>(op.buffers.data()), op.batch);
+      break;
+    case DeviceOp::Kind::AllreduceMean:
+      if (!queueMean(static_cast<float *>(op.to), op.bytes / sizeof(float), error))
+        failLaunch(error);
+      break;
+    case DeviceOp::Kind::CopyWithin:
+      if (!queueCopy(op.to, op.from, op.bytes, error))
+        failLaunch(error);
+      break;
+    }
+  }
+}
+
+bool CudaDevice::capture(const std::vector<DeviceOp> &ops, EntryGraph &graph,
+                         std::string &error) {
   const DriverApi &api = driver_->api();
   CUstream stream = context_->stream();
   // Thread-local mode: only this thread's unsafe calls (a cuMemAlloc) are refused.
   if (!driver_->check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                       "cuStreamBeginCapture", error))
     return false;
-  launchCall(entry, buffers, batch);
+  launchOps(ops);
   CUgraph captured = nullptr;
   CUresult ended = api.streamEndCapture(stream, &captured);
   if (!launchError_.empty() || !driver_->check(ended, "cuStreamEndCapture", error)) {
@@ -714,7 +745,7 @@ bool CudaDevice::capture(EntryFn entry, void **buffers, const BatchGather *batch
 }
 
 void CudaDevice::destroyGraphs() {
-  for (auto &[entry, graphs] : graphs_)
+  for (auto &[entries, graphs] : graphs_)
     for (EntryGraph &graph : graphs.graphs)
       if (graph.exec)
         driver_->api().graphExecDestroy(graph.exec);
@@ -723,13 +754,41 @@ void CudaDevice::destroyGraphs() {
 
 size_t CudaDevice::graphsHeld() const {
   size_t held = 0;
-  for (auto &[entry, graphs] : graphs_)
+  for (auto &[entries, graphs] : graphs_)
     held += graphs.graphs.size();
   return held;
 }
 
-bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, const BatchGather *batch,
-                       bool &launched, std::string &error) {
+namespace {
+/// A sequence's graph key besides its entries: what each operation reads
+/// and writes, and a batch's gathers (not which rows: *first is on the
+/// device).
+std::vector<void *> graphKey(const std::vector<DeviceOp> &ops) {
+  auto value = [](uint64_t v) { return reinterpret_cast<void *>(uintptr_t(v)); };
+  std::vector<void *> key;
+  for (const DeviceOp &op : ops) {
+    key.push_back(value(uint64_t(op.kind)));
+    if (op.kind != DeviceOp::Kind::Entry) {
+      key.insert(key.end(), {op.to, const_cast<void *>(op.from), value(op.bytes)});
+      continue;
+    }
+    key.push_back(value(op.buffers.size()));
+    key.insert(key.end(), op.buffers.begin(), op.buffers.end());
+    if (const BatchGather *batch = op.batch) {
+      key.push_back(value(batch->inputs.size()));
+      for (const BatchGather::Input &in : batch->inputs)
+        key.insert(key.end(), {in.to, const_cast<void *>(in.rows), value(in.rowBytes),
+                               const_cast<int64_t *>(in.order), value(in.count)});
+      key.insert(key.end(), {batch->first, value(uint64_t(batch->advance))});
+    } else {
+      key.push_back(nullptr);
+    }
+  }
+  return key;
+}
+} // namespace
+
+bool CudaDevice::start(const std::vector<DeviceOp> &ops, bool &launched, std::string &error) {
   launched = false;
   if (!takeError(error))
     return false;
@@ -744,27 +803,21 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, const BatchG
   ActiveScope scope(this);
   launched = true;
 
-  EntryGraphs &graphs = graphs_[entry];
+  std::vector<EntryFn> entries;
+  for (const DeviceOp &op : ops)
+    if (op.kind == DeviceOp::Kind::Entry)
+      entries.push_back(op.entry);
+  EntryGraphs &graphs = graphs_[entries];
   bool ok = true;
   if (profile_) { // each operation timed by itself: eagerly
     if (!profile_->collect(context_->stream(), error))
       return false;
-    launchCall(entry, buffers, batch);
+    launchOps(ops);
   } else if (!options_.graphs || !graphs.ranEagerly) {
-    launchCall(entry, buffers, batch); // eagerly: the first call makes the GEMM plans,
-    graphs.ranEagerly = true;          // shows any error
+    launchOps(ops);           // eagerly: the first call makes the GEMM plans,
+    graphs.ranEagerly = true; // shows any error
   } else {
-    // The graph's key: the buffers, and the batch's gathers (what they read
-    // and write; not which rows: *first is on the device).
-    std::vector<void *> current(buffers, buffers + count);
-    if (batch) {
-      auto value = [](uint64_t v) { return reinterpret_cast<void *>(uintptr_t(v)); };
-      current.push_back(value(batch->inputs.size()));
-      for (const BatchGather::Input &in : batch->inputs)
-        current.insert(current.end(), {in.to, const_cast<void *>(in.rows), value(in.rowBytes),
-                                       const_cast<int64_t *>(in.order), value(in.count)});
-      current.insert(current.end(), {batch->first, value(uint64_t(batch->advance))});
-    }
+    std::vector<void *> current = graphKey(ops);
     auto found = std::find_if(graphs.graphs.begin(), graphs.graphs.end(),
                               [&](const EntryGraph &g) { return g.buffers == current; });
     if (found != graphs.graphs.end()) {
@@ -778,7 +831,7 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, const BatchG
         graphs.graphs.pop_back();
       }
       EntryGraph graph{std::move(current), nullptr};
-      ok = capture(entry, buffers, batch, graph, error);
+      ok = capture(ops, graph, error);
       if (graph.exec)
         graphs.graphs.insert(graphs.graphs.begin(), std::move(graph));
     }
@@ -791,10 +844,20 @@ bool CudaDevice::start(EntryFn entry, void **buffers, size_t count, const BatchG
   return ok;
 }
 
-bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::string &error,
-                         const BatchGather *batch) {
+namespace {
+std::vector<DeviceOp> oneEntry(EntryFn entry, void **buffers, size_t count,
+                               const BatchGather *batch) {
+  std::vector<DeviceOp> ops(1);
+  ops[0].entry = entry;
+  ops[0].buffers.assign(buffers, buffers + count);
+  ops[0].batch = batch;
+  return ops;
+}
+} // namespace
+
+bool CudaDevice::enqueueSequence(const std::vector<DeviceOp> &ops, std::string &error) {
   bool launched = false;
-  if (start(entry, buffers, count, batch, launched, error))
+  if (start(ops, launched, error))
     return true;
   // Nothing is left running after a failure.
   std::string ignored;
@@ -802,6 +865,11 @@ bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::strin
     driver_->check(driver_->api().streamSynchronize(context_->stream()), "cuStreamSynchronize",
                    ignored);
   return false;
+}
+
+bool CudaDevice::enqueue(EntryFn entry, void **buffers, size_t count, std::string &error,
+                         const BatchGather *batch) {
+  return enqueueSequence(oneEntry(entry, buffers, count, batch), error);
 }
 
 bool CudaDevice::startProfile(std::string &error) {
@@ -839,7 +907,7 @@ void CudaDevice::profileEnd() {
 bool CudaDevice::run(EntryFn entry, void **buffers, size_t count, std::string &error,
                      const BatchGather *batch) {
   bool launched = false;
-  bool ok = start(entry, buffers, count, batch, launched, error);
+  bool ok = start(oneEntry(entry, buffers, count, batch), launched, error);
   if (!launched)
     return false;
   // Wait for the stream whatever happened, so that nothing is left running.

@@ -41,7 +41,10 @@
 //
 // Data-parallel training: joinRanks() loads NCCL (Nccl.h) and joins the
 // ranks' communicator on this GPU; allreduceMean() is ncclAllReduce with
-// ncclAvg on the stream. The GPU is --device (or TFC_CUDA_DEVICE) when
+// ncclAvg on the stream. A step's grad_step, mean, copy of its scores and
+// apply_step come as one sequence (enqueueSequence), graphed as an entry
+// is: the third step on replays one graph, NCCL's kernel inside it. The
+// GPU is --device (or TFC_CUDA_DEVICE) when
 // given, else the rank's local rank modulo the node's GPU count.
 //
 //===----------------------------------------------------------------------===//
@@ -128,6 +131,11 @@ public:
   bool joinRanks(const RankGroup &ranks, std::string &error) override;
   /// ncclAllReduce(ncclAvg) in place on the stream, not waited for.
   bool allreduceMean(float *data, size_t n, std::string &error) override;
+  /// The operations in order on the stream, not waited for, as one graph:
+  /// the first call with these entries eagerly, then a graph for each
+  /// distinct set of buffers, as an entry's (the collective captured too:
+  /// NCCL 2.9 and later can be).
+  bool enqueueSequence(const std::vector<DeviceOp> &ops, std::string &error) override;
   const Nccl *nccl() const { return nccl_.get(); }
   /// `bench --profile` (KernelProfile.h): entries run eagerly, each
   /// operation between two events, until stopProfile. The device is open.
@@ -223,16 +231,19 @@ private:
   void fail(const std::string &message);
   /// gatherBatch's launches (the context current).
   bool launchBatch(const BatchGather &batch, std::string &error);
-  /// `batch`'s gathers (failLaunch on a failure), then the entry: what a
-  /// call launches, eagerly or into a graph.
+  /// `batch`'s gathers (failLaunch on a failure), then the entry.
   void launchCall(EntryFn entry, void **buffers, const BatchGather *batch);
-  bool capture(EntryFn entry, void **buffers, const BatchGather *batch, EntryGraph &graph,
-               std::string &error);
-  /// Starts `entry` (after `batch`'s gathers) on the stream: eagerly, by a
-  /// new graph or a replay (`launched` false when it failed before anything
-  /// was enqueued).
-  bool start(EntryFn entry, void **buffers, size_t count, const BatchGather *batch,
-             bool &launched, std::string &error);
+  /// Each operation on the stream (failLaunch on the first failure, and
+  /// nothing after it): what a call launches, eagerly or into a graph.
+  void launchOps(const std::vector<DeviceOp> &ops);
+  /// allreduceMean's and copyWithin's work on the stream (the context
+  /// current), each timed when profiling.
+  bool queueMean(float *data, size_t n, std::string &error);
+  bool queueCopy(void *to, const void *from, size_t bytes, std::string &error);
+  bool capture(const std::vector<DeviceOp> &ops, EntryGraph &graph, std::string &error);
+  /// Starts `ops` on the stream: eagerly, by a new graph or a replay
+  /// (`launched` false when it failed before anything was enqueued).
+  bool start(const std::vector<DeviceOp> &ops, bool &launched, std::string &error);
   void destroyGraphs();
 
   DeviceOptions options_;
@@ -258,7 +269,7 @@ private:
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
   std::map<uintptr_t, size_t> outsidePlan_; // blocks of the pool allocateOutsidePlan took
   DevicePool pool_;
-  std::map<EntryFn, EntryGraphs> graphs_;
+  std::map<std::vector<EntryFn>, EntryGraphs> graphs_; // by the sequence's entries
   size_t graphsCaptured_ = 0;
   std::string pendingError_;
   std::string launchError_;

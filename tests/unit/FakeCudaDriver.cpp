@@ -17,8 +17,9 @@
 // (4 GiB and up: heap addresses; smaller values are taken as integers, which
 // PTX declares alike) lies inside a live allocation. Stream capture records
 // launches (and the host work tfcFakeCudaEnqueue is given, which the fake
-// cuBLASLt uses for its GEMMs) into a graph, in order: begin before end, no
-// synchronisation, allocation or copy on a capturing stream; cuGraphLaunch
+// cuBLASLt and NCCL use) and copies within device memory into a graph, in
+// order: begin before end, no synchronisation, allocation or copy from or
+// to the host while a stream is captured; cuGraphLaunch
 // checks every launch again and runs the host work. Failures are chosen by
 // environment variables read at each call:
 //   TFC_FAKE_CUDA_INIT_ERROR=N      cuInit returns CUresult N
@@ -345,15 +346,44 @@ FAKE(cuMemcpyHtoDAsync_v2)(CUdeviceptr device, const void *host, size_t bytes, C
 FAKE(cuMemcpyDtoHAsync_v2)(void *host, CUdeviceptr device, size_t bytes, CUstream) {
   return FAKE_FN(cuMemcpyDtoH_v2)(host, device, bytes);
 }
-FAKE(cuMemcpyDtoDAsync_v2)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream) {
+namespace {
+/// A copy within device memory: checked, logged and done (at once, or at
+/// each replay of the graph that captured it).
+struct DeviceCopyWork {
+  CUdeviceptr to, from;
+  size_t bytes;
+};
+bool copyWithin(const DeviceCopyWork &c) {
+  const std::string what = "cuMemcpyDtoDAsync(" + std::to_string(c.bytes) + ")";
+  if (!deviceRange(c.to, c.bytes) || !deviceRange(c.from, c.bytes)) {
+    record(what + ": INVALID: outside device memory");
+    return false;
+  }
+  record(what);
+  std::memmove(reinterpret_cast<void *>(uintptr_t(c.to)),
+               reinterpret_cast<const void *>(uintptr_t(c.from)), c.bytes);
+  return true;
+}
+} // namespace
+FAKE(cuMemcpyDtoDAsync_v2)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream) {
   REQUIRE_INIT();
+  // On the stream being captured: a node of its graph, as CUDA's memcpy
+  // node (checked now and at each replay); any other copy is refused then.
+  if (state().captureAny && state().capturing == uintptr_t(stream)) {
+    const std::string what = "cuMemcpyDtoDAsync(" + std::to_string(bytes) + ")";
+    if (!deviceRange(to, bytes) || !deviceRange(from, bytes)) {
+      record(what + ": INVALID: outside device memory");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    record(what + " captured");
+    Node node;
+    node.run = [](void *work) { copyWithin(*static_cast<DeviceCopyWork *>(work)); };
+    node.context = std::make_shared<DeviceCopyWork>(DeviceCopyWork{to, from, bytes});
+    state().captured.push_back(std::move(node));
+    return CUDA_SUCCESS;
+  }
   REFUSE_WHILE_CAPTURING("cuMemcpyDtoDAsync");
-  record("cuMemcpyDtoDAsync(" + std::to_string(bytes) + ")");
-  if (!deviceRange(to, bytes) || !deviceRange(from, bytes))
-    return CUDA_ERROR_INVALID_VALUE;
-  std::memmove(reinterpret_cast<void *>(uintptr_t(to)),
-               reinterpret_cast<const void *>(uintptr_t(from)), bytes);
-  return CUDA_SUCCESS;
+  return copyWithin({to, from, bytes}) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 FAKE(cuMemsetD8_v2)(CUdeviceptr device, unsigned char value, size_t bytes) {
   REQUIRE_INIT();
@@ -975,6 +1005,11 @@ FAKE_EXPORT void tfcFakeCudaEnqueue(CUstream stream, void (*run)(void *), void *
     return;
   }
   run(context);
+}
+/// Whether `stream` is being captured (the fake NCCL's calls are then
+/// captured too).
+FAKE_EXPORT bool tfcFakeCudaCapturing(CUstream stream) {
+  return state().captureAny && state().capturing == uintptr_t(stream);
 }
 /// Whether [pointer, pointer + bytes) lies inside one live allocation.
 FAKE_EXPORT bool tfcFakeCudaDeviceRange(uintptr_t pointer, size_t bytes) {

@@ -15,6 +15,9 @@
 //                         do. Several: the mean through the MPI already
 //                         loaded in the process (the runtime's libmpi, found
 //                         with dlsym): MPI_Allreduce's sum over the ranks.
+//                         On a stream being captured (a graph), logged
+//                         "... captured", and done and logged at each
+//                         replay instead, as NCCL's kernel runs.
 // Every call is recorded in the fake driver's log (so in order with its
 // launches and copies, in TFC_FAKE_CUDA_LOG): "ncclAllReduce(N floats at +O
 // in an allocation of B bytes, ncclFloat32, ncclAvg, rank R of K)".
@@ -53,6 +56,8 @@ struct Comm {
 struct Driver {
   void (*record)(const char *) = nullptr;
   bool (*allocationOf)(uintptr_t, uintptr_t *, size_t *) = nullptr;
+  bool (*capturing)(CUstream) = nullptr;
+  void (*enqueue)(CUstream, void (*)(void *), void *, void (*)(void *)) = nullptr;
   Driver() {
     const char *path = std::getenv("TFC_CUDA_DRIVER");
     void *handle = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
@@ -61,6 +66,8 @@ struct Driver {
     record = reinterpret_cast<decltype(record)>(dlsym(handle, "tfcFakeCudaRecord"));
     allocationOf =
         reinterpret_cast<decltype(allocationOf)>(dlsym(handle, "tfcFakeCudaAllocationOf"));
+    capturing = reinterpret_cast<decltype(capturing)>(dlsym(handle, "tfcFakeCudaCapturing"));
+    enqueue = reinterpret_cast<decltype(enqueue)>(dlsym(handle, "tfcFakeCudaEnqueue"));
   }
 };
 
@@ -107,6 +114,24 @@ bool mpiMean(float *data, size_t n, int ranks) {
     data[i] /= float(ranks);
   return true;
 }
+
+/// An ncclAllReduce's work: the mean of `count` floats at `data` over
+/// `ranks` (nothing to do for one), recorded as `call`.
+struct Reduction {
+  float *data;
+  size_t count;
+  int ranks;
+  std::string call;
+};
+bool reduceNow(const Reduction &r) {
+  if (r.ranks > 1 && !mpiMean(r.data, r.count, r.ranks)) {
+    record(r.call + ": no MPI in the process to average across ranks");
+    return false;
+  }
+  record(r.call);
+  return true;
+}
+void reduce(void *work) { reduceNow(*static_cast<Reduction *>(work)); }
 
 } // namespace
 
@@ -163,7 +188,7 @@ FAKE_EXPORT int ncclCommDestroy(Comm *comm) {
 }
 
 FAKE_EXPORT int ncclAllReduce(const void *send, void *receive, size_t count, int type, int op,
-                              Comm *comm, CUstream) {
+                              Comm *comm, CUstream stream) {
   if (failing("ncclAllReduce"))
     return kSystemError;
   if (!comm)
@@ -184,10 +209,14 @@ FAKE_EXPORT int ncclAllReduce(const void *send, void *receive, size_t count, int
     return invalid(call, "not in place");
   if (uintptr_t(receive) + count * sizeof(float) > base + bytes)
     return invalid(call, "past the end of its allocation");
-  if (comm->ranks > 1 && !mpiMean(static_cast<float *>(receive), count, comm->ranks)) {
-    record(call + ": no MPI in the process to average across ranks");
-    return kSystemError;
+  // Captured: the reduction is done, and recorded, at each replay of the
+  // graph (as NCCL's kernel would run), on the stream's work of the fake.
+  if (driver().capturing && driver().enqueue && driver().capturing(stream)) {
+    record(call + " captured");
+    auto *work = new Reduction{static_cast<float *>(receive), count, comm->ranks, call};
+    driver().enqueue(stream, reduce, work, [](void *w) { delete static_cast<Reduction *>(w); });
+    return kSuccess;
   }
-  record(call);
-  return kSuccess;
+  Reduction now{static_cast<float *>(receive), count, comm->ranks, call};
+  return reduceNow(now) ? kSuccess : kSystemError;
 }
