@@ -191,7 +191,9 @@ fi
 echo "== 4a. data-parallel on one GPU: TFC_DATA_PARALLEL=nccl against train_step (issue 27)"
 # grad_step, NCCL's all-reduce over one rank on the one buffer of gradients,
 # apply_step; skipped (not failed) where NCCL is not installed.
-python3 "$root/tools/gpu/dataparallel.py" --cuda "$dir/cuda/reverse" --work "$work/dataparallel" \
+# 10 steps: the first eager, the next four captured (one graph each of the
+# buffer sets steps cycle through, NCCL inside), the rest replays.
+python3 "$root/tools/gpu/dataparallel.py" --cuda "$dir/cuda/reverse" --work "$work/dataparallel" --steps 10 \
   >"$work/dataparallel.log" 2>&1
 cat "$work/dataparallel.log"
 passed=$((passed + $(grep -c '^PASS' "$work/dataparallel.log")))
@@ -262,6 +264,11 @@ for model in $models; do
     echo "    $model $side: ${line:-failed}"
   done
 done
+# One rank's data-parallel step (grad_step, NCCL, apply_step: one graph)
+# against train_step just above: what the all-reduce costs a step.
+line=$(TFC_DATA_PARALLEL=nccl timeout 60 "$dir/cuda/reverse" bench --entry train_step --steps 50 2>&1 |
+  grep '^bench train_step' | cut -d' ' -f3-5)
+echo "    reverse cuda, TFC_DATA_PARALLEL=nccl: ${line:-failed}"
 # Where the time goes (bench --profile: each kernel, cuBLASLt call and copy
 # timed alone): reverse's step, and the medium encoder's (tools/bench/
 # gpu-prepare.sh's builds, when there) in tf32 and fp32. Informational.
