@@ -287,6 +287,43 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
   return raw;
 }
 
+std::string refuseGemm(const GemmArgs &g, const GemmEpilogue &epilogue) {
+  if (epilogue.any() && (g[Batch] != 1 || g[Accumulate]))
+    return "an epilogue on a batch or an accumulating product";
+  if (epilogue.biasGrad && (epilogue.relu || epilogue.reluGrad || epilogue.bias ||
+                            epilogue.residual))
+    return "a bias gradient with another epilogue";
+  if (epilogue.reluGrad && (epilogue.relu || epilogue.bias || epilogue.residual))
+    return "relu's gradient with another epilogue";
+  if (epilogue.reluGrad && !epilogue.reluMask)
+    return "relu's gradient without its mask";
+  if (epilogue.reluMask && !epilogue.relu && !epilogue.reluGrad)
+    return "a relu mask without a relu";
+  if (epilogue.reluMask &&
+      (epilogue.ldReluMask % 128 != 0 || epilogue.ldReluMask < g[N] || epilogue.reluMask % 16))
+    return "a relu mask whose row pitch is not a multiple of 128 bits of at least N, or "
+           "whose address is not 16-byte aligned";
+  // cuBLASLt sums its A only untransposed and its B only transposed.
+  if (epilogue.biasGrad && (epilogue.biasGradOfB ? g[TransB] != 0 : g[TransA] == 0))
+    return epilogue.biasGradOfB ? "the bias gradient of a transposed B"
+                                : "the bias gradient of an A that is not transposed";
+  if (epilogue.residual && epilogue.ldResidual < g[N])
+    return "a residual's leading dimension shorter than its rows";
+  for (Arg arg : {Batch, M, N, K, Lda, Ldb, Ldc})
+    if (g[arg] < 0)
+      return "a negative size or leading dimension";
+  if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
+    return ""; // nothing to compute
+  if (g[K] == 0)
+    return "K = 0 is not supported";
+  if (!g[A] || !g[B] || !g[C])
+    return "a null matrix";
+  // Row pitches of the matrices as stored (row-major).
+  if (g[Lda] < (g[TransA] ? g[M] : g[K]) || g[Ldb] < (g[TransB] ? g[K] : g[N]) || g[Ldc] < g[N])
+    return "a leading dimension shorter than its rows";
+  return "";
+}
+
 bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecision precision,
                      CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
                      std::string &error) {
@@ -295,39 +332,10 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
             "): " + why;
     return false;
   };
-  if (epilogue.any() && (g[Batch] != 1 || g[Accumulate]))
-    return fail("an epilogue on a batch or an accumulating product");
-  if (epilogue.biasGrad && (epilogue.relu || epilogue.reluGrad || epilogue.bias ||
-                            epilogue.residual))
-    return fail("a bias gradient with another epilogue");
-  if (epilogue.reluGrad && (epilogue.relu || epilogue.bias || epilogue.residual))
-    return fail("relu's gradient with another epilogue");
-  if (epilogue.reluGrad && !epilogue.reluMask)
-    return fail("relu's gradient without its mask");
-  if (epilogue.reluMask && !epilogue.relu && !epilogue.reluGrad)
-    return fail("a relu mask without a relu");
-  if (epilogue.reluMask &&
-      (epilogue.ldReluMask % 128 != 0 || epilogue.ldReluMask < g[N] || epilogue.reluMask % 16))
-    return fail("a relu mask whose row pitch is not a multiple of 128 bits of at least N, or "
-                "whose address is not 16-byte aligned");
-  // cuBLASLt sums its A only untransposed and its B only transposed.
-  if (epilogue.biasGrad && (epilogue.biasGradOfB ? g[TransB] != 0 : g[TransA] == 0))
-    return fail(epilogue.biasGradOfB ? "the bias gradient of a transposed B"
-                                     : "the bias gradient of an A that is not transposed");
-  if (epilogue.residual && epilogue.ldResidual < g[N])
-    return fail("a residual's leading dimension shorter than its rows");
-  for (Arg arg : {Batch, M, N, K, Lda, Ldb, Ldc})
-    if (g[arg] < 0)
-      return fail("a negative size or leading dimension");
+  if (std::string why = refuseGemm(g, epilogue); !why.empty())
+    return fail(why);
   if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
     return true;
-  if (g[K] == 0)
-    return fail("K = 0 is not supported");
-  if (!g[A] || !g[B] || !g[C])
-    return fail("a null matrix");
-  // Row pitches of the matrices as stored (row-major).
-  if (g[Lda] < (g[TransA] ? g[M] : g[K]) || g[Ldb] < (g[TransB] ? g[K] : g[N]) || g[Ldc] < g[N])
-    return fail("a leading dimension shorter than its rows");
   // strideC 0 over several items sums them into one C: one matmul an item.
   const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
   std::string why;

@@ -123,6 +123,12 @@ std::string describeGemm(const GemmArgs &args);
 /// the transposes and the epilogue (calls of one shape group together).
 std::string profileName(const GemmArgs &args, const GemmEpilogue &epilogue);
 
+/// Why tfc_cuda_sgemm's product and epilogue cannot be computed as asked
+/// ("" when they can): an epilogue on a batch, two that exclude each other,
+/// a bias gradient cuBLASLt cannot sum, a leading dimension too short, K = 0,
+/// a null matrix... The same for cuBLASLt and gemm_small.cu.
+std::string refuseGemm(const GemmArgs &args, const GemmEpilogue &epilogue);
+
 class CublasLt {
 public:
   /// Loads the library, resolves every entry point and creates a handle

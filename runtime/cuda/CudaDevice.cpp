@@ -3,6 +3,7 @@
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/ExchangeLayout.h"
 #include "runtime/StepFeeds.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -197,6 +198,9 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // A model may call no hand-written kernel: one that cannot load is the
   // first call's error.
   layerKernels_.load(*driver_);
+  // TFC_SMALL_GEMM=0: every product to cuBLASLt (to compare the two).
+  if (const char *small = std::getenv("TFC_SMALL_GEMM"); small && std::string(small) == "0")
+    smallGemms_ = false;
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;
@@ -678,6 +682,8 @@ void CudaDevice::launchCooperative(size_t kernel, const std::string &where,
 void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
   if (!launchError_.empty())
     return;
+  if (smallGemm(args, epilogue))
+    return;
   if (!cublasLt_) {
     return failLaunch(std::string(epilogue.function()) + "(" + describeGemm(args) + "): " +
                       (cublasLtError_.empty() ? std::string("cuBLASLt is not loaded")
@@ -688,6 +694,67 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
   if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), workspace_,
                        kCublasLtWorkspaceBytes, error))
     failLaunch(error);
+}
+
+bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
+  namespace k = kernels;
+  using namespace abi::gemm;
+  const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
+  if (!smallGemms_ || !layerKernels_.loaded(LayerKernels::SmallGemm) ||
+      !k::smallGemmFits(g[M], g[N], g[K], g[Batch]))
+    return false;
+  const k::SmallGemmPlan plan = k::smallGemmPlan(g[M], g[N], g[K], g[Batch], reduction);
+  const int64_t columns = e.biasGradOfB ? g[N] : g[M];
+  const k::ColumnSumsPlan sums = k::columnSumsPlan(g[K], columns);
+  const int64_t sumFloats = e.biasGrad && sums.parts > 1 ? sums.parts * columns : 0;
+  // Scratch: the partial tiles, then the bias gradient's partial sums.
+  CUdeviceptr partials = 0;
+  if (plan.partialFloats + sumFloats > 0) {
+    partials = scratchFor(size_t(plan.partialFloats + sumFloats) * 4);
+    if (!partials)
+      return false; // no room for them: cuBLASLt's
+  }
+  const CUdeviceptr sumPartials = partials + CUdeviceptr(plan.partialFloats) * 4;
+  if (std::string why = refuseGemm(g, e); !why.empty()) {
+    failLaunch(std::string(e.function()) + "(" + describeGemm(g) + e.describe() + "): " + why);
+    return true;
+  }
+  ProfileScope profiled(*this, "hand-written", [&] {
+    const std::string name = profileName(g, e); // "cuBLASLt MxNxK ..."
+    return "small GEMM" + name.substr(name.find(' '));
+  });
+  auto u = [](int64_t v) { return uint64_t(v); };
+  const std::vector<uint64_t> epilogue = {
+      u(g[Accumulate]), e.residual, u(e.ldResidual), e.bias, u(e.relu), u(e.reluGrad),
+      e.reluMask, u(e.ldReluMask)};
+  std::vector<uint64_t> params = {u(g[M]), u(g[N]), u(g[K]), u(plan.slice), u(g[Batch]),
+                                  u(g[A]), u(g[Lda]), u(g[StrideA]), u(g[TransA]),
+                                  u(g[B]), u(g[Ldb]), u(g[StrideB]), u(g[TransB]),
+                                  u(g[C]), u(g[Ldc]), u(reduction ? 0 : g[StrideC]),
+                                  plan.partial ? partials : 0};
+  params.insert(params.end(), epilogue.begin(), epilogue.end());
+  layerKernels_.launch(*this, LayerKernels::SmallGemm, plan.units, params);
+  if (plan.partial) {
+    std::vector<uint64_t> finish = {u(g[M]), u(g[N]), u(plan.outputs), u(plan.parts),
+                                    partials, u(g[C]), u(g[Ldc]), u(reduction ? 0 : g[StrideC])};
+    finish.insert(finish.end(), epilogue.begin(), epilogue.end());
+    layerKernels_.launch(*this, LayerKernels::SmallGemmFinish,
+                         (plan.outputs * g[M] * g[N] + k::kSmallGemmThreads - 1) /
+                             k::kSmallGemmThreads,
+                         finish);
+  }
+  if (e.biasGrad) { // the stored operand's column sums over K, by parts
+    layerKernels_.launch(*this, LayerKernels::ColumnSums, sums.units,
+                         {u(g[K]), u(columns), u(e.biasGradOfB ? g[B] : g[A]),
+                          u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(sums.part),
+                          sums.parts > 1 ? sumPartials : e.biasGrad});
+    if (sums.parts > 1)
+      layerKernels_.launch(*this, LayerKernels::SmallGemmFinish,
+                           (columns + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads,
+                           {1, u(columns), 1, u(sums.parts), sumPartials, e.biasGrad, u(columns), 0,
+                            0, 0, 0, 0, 0, 0, 0, 0});
+  }
+  return true;
 }
 
 void CudaDevice::launchCall(EntryFn entry, void **buffers, const BatchGather *batch) {
@@ -893,12 +960,16 @@ bool CudaDevice::stopProfile(std::vector<ProfiledOp> &ops, std::string &error) {
 }
 
 void CudaDevice::profileBegin(const std::string &name, const char *kind) {
+  if (profileDepth_++ > 0)
+    return; // inside another operation (a small GEMM's kernels): timed with it
   std::string error;
   if (!profile_->begin(name, kind, context_->stream(), error))
     failLaunch(error);
 }
 
 void CudaDevice::profileEnd() {
+  if (--profileDepth_ > 0)
+    return;
   std::string error;
   if (!profile_->end(context_->stream(), error))
     failLaunch(error);

@@ -172,6 +172,10 @@ public:
               int64_t sharedBytes, int64_t argc, const intptr_t *args,
               bool cooperative = false);
   void sgemm(const GemmArgs &args, const GemmEpilogue &epilogue = {});
+  /// Whether sgemm sends products that kernels::smallGemmFits to
+  /// gemm_small.cu's kernels (the default; TFC_SMALL_GEMM=0 at open(), or
+  /// this, sends every product to cuBLASLt).
+  void setSmallGemms(bool on) { smallGemms_ = on; }
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
   const std::string &launchError() const { return launchError_; }
@@ -244,6 +248,9 @@ private:
   /// Starts `ops` on the stream: eagerly, by a new graph or a replay
   /// (`launched` false when it failed before anything was enqueued).
   bool start(const std::vector<DeviceOp> &ops, bool &launched, std::string &error);
+  /// sgemm on gemm_small.cu's kernels when the product fits them and their
+  /// scratch: true when it took the product (launched, or the failure kept).
+  bool smallGemm(const GemmArgs &args, const GemmEpilogue &epilogue);
   void destroyGraphs();
 
   DeviceOptions options_;
@@ -275,6 +282,8 @@ private:
   std::string launchError_;
   size_t liveAllocations_ = 0;
   bool flushDenormals_ = true;
+  bool smallGemms_ = true;
+  int profileDepth_ = 0; // profileBegin's nesting: only the outermost is timed
 };
 
 /// One operation on `device`'s stream, timed when `bench --profile` runs:

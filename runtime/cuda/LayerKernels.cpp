@@ -58,6 +58,9 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_gather_rows_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_cross_entropy_fused_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_advance_first_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_small_gemm_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_small_gemm_finish_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_column_sums_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -78,6 +81,9 @@ static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(kSpecs[LayerKernels::GatherRows].params == 6);
 static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
+static_assert(kSpecs[LayerKernels::SmallGemm].params == 25);
+static_assert(kSpecs[LayerKernels::SmallGemmFinish].params == 16);
+static_assert(kSpecs[LayerKernels::ColumnSums].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 9);
 static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);

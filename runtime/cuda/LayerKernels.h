@@ -102,6 +102,9 @@ public:
     GatherRows, // gather.cu: CudaDevice::gatherBatch, not generated code's
     CrossEntropyFused,
     AdvanceFirst, // gather.cu: CudaDevice::gatherBatch, after the batch's gathers
+    SmallGemm,    // gemm_small.cu: CudaDevice::sgemm's small products
+    SmallGemmFinish,
+    ColumnSums,
     Count,
   };
 

@@ -29,6 +29,10 @@ const std::string kBinary = TFC_CUDA_HAND_MODEL;
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
+/// The fakes with every product on cuBLASLt (the fake's computes them on the
+/// host; gemm_small.cu's kernels, the default for small products, do not run
+/// on the fake driver).
+const std::string kCublasLtFakes = kFakes + "TFC_SMALL_GEMM=0 ";
 
 /// x: `samples` rows of 3, distinct small values.
 std::string writeInput(const std::string &dir, int64_t samples) {
@@ -120,7 +124,7 @@ TEST(CudaBinaryTest, PredictOnTheFakesEagerCapturedReplayed) {
   std::string dir = makeTempDir("cuda-fake");
   std::string x = writeInput(dir, 6); // three batches of 2
   std::string log = dir + "/fake.log";
-  CommandResult r = run(kFakes + "TFC_FAKE_CUDA_LOG=" + log + " " + kBinary +
+  CommandResult r = run(kCublasLtFakes + "TFC_FAKE_CUDA_LOG=" + log + " " + kBinary +
                         " predict --input x=" + x + " --output-dir " + dir);
   ASSERT_EQ(r.status, 0) << r.output;
   std::string calls = fileBytes(log);
@@ -159,7 +163,7 @@ TEST(CudaBinaryTest, PredictOnTheFakesEagerCapturedReplayed) {
   // --no-graph: every batch eager, the same numbers.
   std::string eager = dir + "/eager";
   std::string eagerLog = dir + "/eager.log";
-  r = run(kFakes + "TFC_FAKE_CUDA_LOG=" + eagerLog + " " + kBinary + " predict --no-graph --input x=" +
+  r = run(kCublasLtFakes + "TFC_FAKE_CUDA_LOG=" + eagerLog + " " + kBinary + " predict --no-graph --input x=" +
           x + " --output-dir " + eager);
   ASSERT_EQ(r.status, 0) << r.output;
   calls = fileBytes(eagerLog);
@@ -178,13 +182,24 @@ TEST(CudaBinaryTest, DeviceAndCublasLtErrors) {
   r = run(kNoDriver + kBinary + " init --out " + dir + "/p.safetensors");
   ASSERT_EQ(r.status, 0) << r.output;
   r = run(std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
-          " TFC_CUBLASLT=/nonexistent/libcublasLt.so.13 " + kBinary + " predict --params " + dir +
-          "/p.safetensors --input x=" + x + " --output-dir " + dir);
+          " TFC_SMALL_GEMM=0 TFC_CUBLASLT=/nonexistent/libcublasLt.so.13 " + kBinary +
+          " predict --params " + dir + "/p.safetensors --input x=" + x + " --output-dir " + dir);
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_EQ(r.output, "error: tfc_cuda_sgemm(batch 1, 2x4x3, A lda 3, B ldb 4, C ldc 4): no "
                       "cuBLASLt: tried /nonexistent/libcublasLt.so.13 (from TFC_CUBLASLT); GEMMs "
                       "on the GPU need CUDA 13's libcublasLt.so.13 (set TFC_CUBLASLT to its "
                       "path)\n");
+  // A product small enough for gemm_small.cu (the default) needs no cuBLASLt.
+  const std::string smallLog = dir + "/small.log";
+  r = run(std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER + " TFC_FAKE_CUDA_LOG=" +
+          smallLog + " TFC_CUBLASLT=/nonexistent/libcublasLt.so.13 " + kBinary +
+          " predict --params " + dir + "/p.safetensors --input x=" + x + " --output-dir " + dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(fileBytes(smallLog).find("INVALID"), std::string::npos) << fileBytes(smallLog);
+  EXPECT_NE(fileBytes(smallLog).find("cuLaunchKernel(tfc_cuda_small_gemm_kernel, grid 1x1x1, "
+                                     "block 256x1x1, smem 0)"),
+            std::string::npos)
+      << fileBytes(smallLog);
   r = run(kFakes + kBinary + " --device -1 info");
   EXPECT_EQ(r.status, 2) << r.output;
 }

@@ -306,9 +306,12 @@ const std::map<std::string, std::string> kHandKernels = {
     {"tfc_cuda_cross_entropy_mean_kernel", "256x1x1"},
     {"tfc_cuda_cross_entropy_backward_kernel", "256x1x1"},
     {"tfc_cuda_cross_entropy_fused_kernel", "256x1x1"},
+    {"tfc_cuda_small_gemm_kernel", "256x1x1"},
+    {"tfc_cuda_small_gemm_finish_kernel", "256x1x1"},
+    {"tfc_cuda_column_sums_kernel", "256x1x1"},
 };
 /// The hand-written kernels a seed model's entries launch: attention's and
-/// the layer norm's in the transformers, the cross-entropy's where it is the
+/// the layer norm's in the transformers, gemm_small.cu's for the products, the cross-entropy's where it is the
 /// loss: train_step and grad_step have the loss and its gradient as one call
 /// (the fused kernel and the mean), so neither the forward kernel nor the
 /// backward is launched (--no-fused-cross-entropy launches them:
@@ -319,12 +322,22 @@ std::set<std::string> handKernelsOf(const std::string &model) {
     return {};
   std::set<std::string> kernels;
   for (const auto &[kernel, block] : kHandKernels)
-    if (kernel.find("cross_entropy") == std::string::npos)
+    if (kernel.find("cross_entropy") == std::string::npos &&
+        kernel.find("gemm") == std::string::npos && kernel.find("column_sums") == std::string::npos)
       kernels.insert(kernel);
   if (model == "reverse" || model == "set_anomaly") {
     kernels.insert("tfc_cuda_cross_entropy_mean_kernel");
     kernels.insert("tfc_cuda_cross_entropy_fused_kernel");
   }
+  // Their linear layers' products, all small at batch 4 (gemm_small.cu),
+  // the weight gradients' bias gradients as column sums; set_anomaly's
+  // longest K goes in slices, added by the finish kernel.
+  if (model == "reverse" || model == "set_anomaly" || model == "encoder_decoder") {
+    kernels.insert("tfc_cuda_small_gemm_kernel");
+    kernels.insert("tfc_cuda_column_sums_kernel");
+  }
+  if (model == "set_anomaly")
+    kernels.insert("tfc_cuda_small_gemm_finish_kernel");
   return kernels;
 }
 
@@ -356,7 +369,8 @@ protected:
   /// Runs `command` of the binary on the fakes; the fake's log of it.
   FakeLog runOnFakes(const std::string &name, const std::string &command) {
     std::string log = dir_ + "/" + name + ".log";
-    CommandResult r = run(kFakes + "TFC_FAKE_CUDA_LOG=" + log + " " + binary_ + " " + command);
+    CommandResult r =
+        run(kFakes + env_ + "TFC_FAKE_CUDA_LOG=" + log + " " + binary_ + " " + command);
     EXPECT_EQ(r.status, 0) << name << ": " << r.output;
     FakeLog parsed(log);
     EXPECT_FALSE(parsed.text.empty()) << name << ": no log";
@@ -409,6 +423,9 @@ protected:
   }
 
   std::string dir_, binary_;
+  /// Environment runOnFakes adds ("TFC_SMALL_GEMM=0 ": every product on
+  /// the fake cuBLASLt).
+  std::string env_;
   rt::Manifest manifest_;
 };
 
@@ -643,7 +660,8 @@ TEST_F(OnFakes, BenchProfileTimesEachOperation) {
   // The forward's kernels have their lines (the optimizer's have none).
   EXPECT_EQ(manifest_.cuda->kernelSources.front(), "train_step: reverse.tf:10,11");
   const std::string log = dir_ + "/profile.log";
-  CommandResult r = run(kFakes + "TFC_FAKE_CUDA_LOG=" + log + " " + binary_ +
+  // Every product on cuBLASLt first (the fake counts its matmuls).
+  CommandResult r = run(kFakes + "TFC_SMALL_GEMM=0 TFC_FAKE_CUDA_LOG=" + log + " " + binary_ +
                         " bench --entry train_step --steps 3 --warmup 1 --profile");
   ASSERT_EQ(r.status, 0) << r.output;
   FakeLog fake(log);
@@ -690,6 +708,19 @@ TEST_F(OnFakes, BenchProfileTimesEachOperation) {
   }
   EXPECT_GT(rows, 10u) << r.output;
   EXPECT_GT(named, 0u) << r.output;
+
+  // The default: reverse's products on gemm_small.cu, each one operation of
+  // the profile (its kernels timed together), so as many operations as
+  // with cuBLASLt, the products hand-written and named by their shape.
+  r = run(kFakes + binary_ + " bench --entry train_step --steps 3 --warmup 1 --profile");
+  ASSERT_EQ(r.status, 0) << r.output;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("a call in ([0-9]+) operations")))
+      << r.output;
+  EXPECT_EQ(std::stoul(m[1]), kernels + gemms) << r.output;
+  EXPECT_EQ(r.output.find("  cuBLASLt "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  hand-written  small GEMM 64x32x10 B^T, bias, residual"),
+            std::string::npos)
+      << r.output;
 }
 
 // --persistent-kernels: each entry one cooperative launch of one kernel (its
@@ -752,6 +783,7 @@ TEST_F(OnFakes, PersistentKernelIsOneLaunchAnEntry) {
 // GEMM's cuBLASLt plan has its compute type (the fake logs each matmul
 // descriptor's), never another; the default is CUBLAS_COMPUTE_32F.
 TEST_F(OnFakes, PrecisionReachesEveryGemmPlan) {
+  env_ = "TFC_SMALL_GEMM=0 "; // reverse's products are small enough for gemm_small.cu
   const std::pair<const char *, const char *> precisions[] = {
       {"tf32", "CUBLAS_COMPUTE_32F_FAST_TF32"}, {"bf16", "CUBLAS_COMPUTE_32F_FAST_16BF"}};
   for (const auto &[precision, computeType] : precisions) {

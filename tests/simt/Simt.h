@@ -152,6 +152,17 @@ inline void __syncthreads(const char *file = __builtin_FILE(), int line = __buil
   ::tfc::simt::fail("__trap()", file, line);
 }
 
+// Atomics: a block's threads run one at a time between barriers here.
+inline unsigned atomicOr(unsigned *address, unsigned value) {
+  const unsigned old = *address;
+  *address = old | value;
+  return old;
+}
+inline unsigned atomicAnd(unsigned *address, unsigned value) {
+  const unsigned old = *address;
+  *address = old & value;
+  return old;
+}
 inline unsigned __float_as_uint(float x) { return ::tfc::simt::wordOf(x); }
 inline float __uint_as_float(unsigned u) { return ::tfc::simt::valueOf<float>(u); }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }

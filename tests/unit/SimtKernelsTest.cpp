@@ -151,6 +151,13 @@ TEST(SimtKernels, LayerNorm) {
   });
 }
 
+TEST(SimtKernels, SmallGemm) {
+  expectPasses([](SimtDevice &d) {
+    for (const GemmCase &g : kSmallGemmCases)
+      checkSmallGemm(d, g);
+  });
+}
+
 TEST(SimtKernels, CrossEntropy) {
   expectPasses([](SimtDevice &d) {
     checkCrossEntropy(d, 64, 10, 1);

@@ -433,6 +433,161 @@ void checkGather(Device &gpu, long long samples, long long rowBytes, long long c
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Small GEMMs (gemm_small.cu)
+//===----------------------------------------------------------------------===//
+
+/// A product as tfc_cuda_sgemm asks for it (row-major), and its epilogue.
+struct GemmCase {
+  const char *name;
+  long long items, m, n, k;
+  bool transA, transB;
+  bool reduction = false;  // the items summed into one C
+  bool accumulate = false; // C += the product
+  bool bias = false, residual = false, relu = false, writeMask = false, reluGrad = false;
+  int biasGrad = 0; // 1: of A (transA), 2: of B (not transB)
+};
+
+/// The products checked, on the emulator and on a GPU: the reverse task's
+/// shapes and epilogues, K in slices, batches, odd edges.
+inline const std::vector<GemmCase> kSmallGemmCases = {
+    // name, items, m, n, k, transA, transB, reduction, accumulate, bias, residual, relu,
+    // writeMask, reluGrad, biasGrad
+    {"reverse 2048x32x10 B^T, bias, residual", 1, 2048, 32, 10, false, true, false, false, true,
+     true},
+    {"reverse 32x32x2048 A^T, the bias gradient of A", 1, 32, 32, 2048, true, false, false,
+     false, false, false, false, false, false, 1},
+    {"70x33x5 B^T, bias, relu, relu mask", 1, 70, 33, 5, false, true, false, false, true, false,
+     true, true},
+    {"65x130x40 relu's gradient", 1, 65, 130, 40, false, false, false, false, false, false, false,
+     false, true},
+    {"40x96x333 the bias gradient of B", 1, 40, 96, 333, false, false, false, false, false,
+     false, false, false, false, 2},
+    {"batch 3, 33x17x50 A^T B^T, accumulate", 3, 33, 17, 50, true, true, false, true},
+    {"batch 3, 9x70x700 in slices", 3, 9, 70, 700, false, true},
+    {"batch 4 summed, 20x30x300, accumulate", 4, 20, 30, 300, true, false, true, true},
+    {"1x1x1 relu", 1, 1, 1, 1, false, false, false, false, false, false, true},
+};
+
+/// gemm_small.cu's kernels against the product and epilogue in double
+/// precision on the host: C, ReLU's mask bits, the bias gradient; and a
+/// second run the same bits. Launched as CudaDevice::sgemm launches them
+/// (smallGemmPlan).
+template <typename Device>
+void checkSmallGemm(Device &gpu, const GemmCase &g) {
+  using Ptr = typename Device::Ptr;
+  const long long lda = g.transA ? g.m + 3 : g.k + 1, ldb = g.transB ? g.k + 2 : g.n + 5,
+                  ldc = g.n + 1, ldResidual = g.n + 2;
+  const long long strideA = (g.transA ? g.k : g.m) * lda, strideB = (g.transB ? g.n : g.k) * ldb;
+  const long long outputs = g.reduction ? 1 : g.items, strideC = g.reduction ? 0 : g.m * ldc;
+  const long long ldMask = (g.n + 127) / 128 * 128; // bits
+  const auto a = randomFloats(size_t(g.items * strideA)), b = randomFloats(size_t(g.items * strideB)),
+             c0 = randomFloats(size_t(outputs * g.m * ldc)),
+             residual = randomFloats(size_t(g.m * ldResidual)), bias = randomFloats(size_t(g.n));
+  std::vector<unsigned> mask0(size_t(g.m * ldMask / 32));
+  for (unsigned &w : mask0)
+    w = unsigned(rng());
+
+  // The host's answer (the fake cuBLASLt's order of the epilogue).
+  std::vector<float> want = c0;
+  std::vector<unsigned> wantMask = mask0;
+  for (long long o = 0; o < outputs; ++o)
+    for (long long i = 0; i < g.m; ++i)
+      for (long long j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (long long item = g.reduction ? 0 : o; item < (g.reduction ? g.items : o + 1); ++item)
+          for (long long p = 0; p < g.k; ++p) {
+            const double x = g.transA ? a[size_t(item * strideA + p * lda + i)]
+                                      : a[size_t(item * strideA + i * lda + p)];
+            const double y = g.transB ? b[size_t(item * strideB + j * ldb + p)]
+                                      : b[size_t(item * strideB + p * ldb + j)];
+            sum += x * y;
+          }
+        const size_t at = size_t(o * g.m * ldc + i * ldc + j);
+        if (g.accumulate)
+          sum += c0[at];
+        if (g.residual)
+          sum += residual[size_t(i * ldResidual + j)];
+        if (g.bias)
+          sum += bias[size_t(j)];
+        const long long bit = j + i * ldMask;
+        unsigned &word = wantMask[size_t(bit / 32)];
+        const unsigned flag = 1u << (bit % 32);
+        if (g.reluGrad)
+          sum = (mask0[size_t(bit / 32)] & flag) ? sum : 0.0;
+        else if (g.writeMask)
+          word = sum > 0 ? word | flag : word & ~flag;
+        if (g.relu && sum < 0)
+          sum = 0;
+        want[at] = float(sum);
+      }
+  const long long sums = g.biasGrad == 1 ? g.m : g.n;
+  std::vector<float> wantSums(static_cast<size_t>(sums));
+  for (long long x = 0; g.biasGrad && x < sums; ++x) {
+    double sum = 0;
+    for (long long p = 0; p < g.k; ++p)
+      sum += g.biasGrad == 1 ? a[size_t(p * lda + x)] : b[size_t(p * ldb + x)];
+    wantSums[size_t(x)] = float(sum);
+  }
+
+  const k::SmallGemmPlan plan = k::smallGemmPlan(g.m, g.n, g.k, g.items, g.reduction);
+  Ptr ga = gpu.upload(a), gb = gpu.upload(b), gc = gpu.alloc(c0.size() * 4),
+      gr = gpu.upload(residual), gbias = gpu.upload(bias), gm = gpu.alloc(mask0.size() * 4),
+      gp = gpu.alloc(size_t(std::max(plan.partialFloats, 1ll)) * 4),
+      gs = gpu.alloc(size_t(sums) * 4);
+  const k::ColumnSumsPlan sumsPlan = k::columnSumsPlan(g.k, sums);
+  Ptr gsp = gpu.alloc(size_t(sumsPlan.parts * sums) * 4);
+  Ptr none = 0, noResidual = g.residual ? gr : none, noBias = g.bias ? gbias : none,
+      maskArg = g.writeMask || g.reluGrad ? gm : none, partials = plan.partial ? gp : none;
+  long long acc = g.accumulate, relu = g.relu, reluGrad = g.reluGrad, transA = g.transA,
+            transB = g.transB, items = g.items, m = g.m, n = g.n, kk = g.k,
+            slice = plan.slice, parts = plan.parts, outs = plan.outputs;
+  long long gemmStrideC = strideC;
+  std::vector<float> runs[2], runSums[2];
+  std::vector<unsigned> runMasks[2];
+  for (int run = 0; run < 2; ++run) {
+    gpu.copyIn(gc, c0.data(), c0.size() * 4);
+    gpu.copyIn(gm, mask0.data(), mask0.size() * 4);
+    gpu.launch("tfc_cuda_small_gemm_kernel", unsigned(plan.units),
+               {&m, &n, &kk, &slice, &items, &ga, const_cast<long long *>(&lda),
+                const_cast<long long *>(&strideA), &transA, &gb, const_cast<long long *>(&ldb),
+                const_cast<long long *>(&strideB), &transB, &gc, const_cast<long long *>(&ldc),
+                &gemmStrideC, &partials, &acc, &noResidual,
+                const_cast<long long *>(&ldResidual), &noBias, &relu, &reluGrad, &maskArg,
+                const_cast<long long *>(&ldMask)});
+    if (plan.partial)
+      gpu.launch("tfc_cuda_small_gemm_finish_kernel",
+                 unsigned((outs * m * n + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads),
+                 {&m, &n, &outs, &parts, &gp, &gc, const_cast<long long *>(&ldc), &gemmStrideC,
+                  &acc, &noResidual, const_cast<long long *>(&ldResidual), &noBias, &relu,
+                  &reluGrad, &maskArg, const_cast<long long *>(&ldMask)});
+    if (g.biasGrad) {
+      Ptr from = g.biasGrad == 1 ? ga : gb, to = sumsPlan.parts > 1 ? gsp : gs;
+      long long ld = g.biasGrad == 1 ? lda : ldb, count = sums, part = sumsPlan.part,
+                one = 1, zero = 0, sumParts = sumsPlan.parts;
+      gpu.launch("tfc_cuda_column_sums_kernel", unsigned(sumsPlan.units),
+                 {&kk, &count, &from, &ld, &part, &to});
+      if (sumsPlan.parts > 1)
+        gpu.launch("tfc_cuda_small_gemm_finish_kernel",
+                   unsigned((count + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads),
+                   {&one, &count, &one, &sumParts, &gsp, &gs, &count, &zero, &zero, &none, &zero,
+                    &none, &zero, &zero, &none, &zero});
+      runSums[run] = gpu.template download<float>(gs, size_t(sums));
+    }
+    runs[run] = gpu.template download<float>(gc, c0.size());
+    runMasks[run] = gpu.template download<unsigned>(gm, mask0.size());
+  }
+  const std::string name = std::string("small gemm ") + g.name;
+  compare(name, runs[0], want, 1e-5);
+  sameBits(name, runs[0], runs[1]);
+  if (g.writeMask)
+    report(runMasks[0] == wantMask, name + " ReLU mask bits");
+  if (g.biasGrad) {
+    compare(name + " bias gradient", runSums[0], wantSums, 1e-5);
+    sameBits(name + " bias gradient", runSums[0], runSums[1]);
+  }
+}
+
 } // namespace tfc::kernelcheck
 
 #endif // TFC_TOOLS_GPU_KERNELCHECKS_H

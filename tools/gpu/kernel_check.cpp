@@ -264,6 +264,8 @@ int main(int argc, char **argv) {
     checkLayerNorm(gpu, 2048, 32, 64);
     checkLayerNorm(gpu, 640, 256, 64);
     checkLayerNorm(gpu, 37, 100, 8);
+    for (const GemmCase &g : kSmallGemmCases)
+      checkSmallGemm(gpu, g);
     checkCrossEntropy(gpu, 2048, 10, 1);
     checkCrossEntropy(gpu, 16, 1000, 1);
     checkCrossEntropy(gpu, 8, 12, 5);

@@ -373,6 +373,74 @@ TFC_HD T *headOf(T *base, long long outerStride, long long innerStride, long lon
   return base + (b / inner) * outerStride + (b % inner) * innerStride;
 }
 
+//===----------------------------------------------------------------------===//
+// Small GEMMs (gemm_small.cu)
+//===----------------------------------------------------------------------===//
+
+constexpr int kSmallGemmThreads = 256; // 16 x 16 threads, 2 x 2 outputs each
+constexpr int kSmallGemmTile = 32;     // a unit's tile of C, and K's chunk
+/// The most multiply-adds (M N K, over the batch) sent to the small kernels:
+/// the seed models' products; the medium encoder's (8.6 G) go to cuBLASLt.
+constexpr long long kSmallGemmMaxWork = 1ll << 25;
+
+/// Whether a product of `items` M x N x K goes to gemm_small.cu.
+TFC_HD bool smallGemmFits(long long m, long long n, long long k, long long items) {
+  return m > 0 && n > 0 && k > 0 && items > 0 && m * n <= (1ll << 20) &&
+         m * n * k * items <= kSmallGemmMaxWork;
+}
+
+/// K's slice a work unit sums: all of K, unless the tiles are too few to
+/// fill the GPU (a weight gradient's 32 x 32 over K = 2,048 is one tile):
+/// then slices of at least 128 (a multiple of the tile) until about 64
+/// units. A function of the shape alone, so the order of every sum is too.
+TFC_HD long long smallGemmSlice(long long m, long long n, long long k, long long items) {
+  const long long tiles = ((m + kSmallGemmTile - 1) / kSmallGemmTile) *
+                          ((n + kSmallGemmTile - 1) / kSmallGemmTile) * items;
+  long long slices = tiles >= 64 ? 1 : (64 + tiles - 1) / tiles;
+  const long long most = (k + 127) / 128; // slices of at least 128
+  if (slices > most)
+    slices = most;
+  if (slices <= 1)
+    return k;
+  const long long per = (k + slices - 1) / slices;
+  return (per + kSmallGemmTile - 1) / kSmallGemmTile * kSmallGemmTile;
+}
+
+/// A bias gradient's column sums over K rows (tfc_cuda_column_sums_kernel):
+/// parts of kColumnSumsPart rows, 32 columns a unit; more than one part goes
+/// through scratch (parts x cols floats) and the finish kernel.
+constexpr long long kColumnSumsPart = 256;
+struct ColumnSumsPlan {
+  long long part, parts, units;
+};
+TFC_HD ColumnSumsPlan columnSumsPlan(long long rows, long long cols) {
+  const long long parts = rows > kColumnSumsPart ? (rows + kColumnSumsPart - 1) / kColumnSumsPart : 1;
+  return {parts > 1 ? kColumnSumsPart : (rows > 0 ? rows : 1), parts, parts * ((cols + 31) / 32)};
+}
+
+/// How a product of `items` M x N x K runs on gemm_small.cu's kernels
+/// (`reduction`: the items summed into one C): the slice of K a unit sums,
+/// the units, and, when partial tiles are kept (several slices, or a
+/// reduction), the finish kernel's outputs and parts and the scratch floats.
+struct SmallGemmPlan {
+  long long slice, units;
+  bool partial;
+  long long outputs, parts, partialFloats;
+};
+TFC_HD SmallGemmPlan smallGemmPlan(long long m, long long n, long long k, long long items,
+                                   bool reduction) {
+  SmallGemmPlan plan{};
+  plan.slice = smallGemmSlice(m, n, k, items);
+  const long long slices = (k + plan.slice - 1) / plan.slice;
+  plan.units = ((m + kSmallGemmTile - 1) / kSmallGemmTile) *
+               ((n + kSmallGemmTile - 1) / kSmallGemmTile) * slices * items;
+  plan.partial = slices > 1 || (reduction && items > 1);
+  plan.outputs = reduction ? 1 : items;
+  plan.parts = reduction ? items * slices : slices;
+  plan.partialFloats = plan.partial ? items * slices * m * n : 0;
+  return plan;
+}
+
 } // namespace tfc::rt::cuda::kernels
 
 #endif // TFC_RUNTIME_CUDA_KERNELS_KERNELMATH_H

@@ -34,6 +34,8 @@ extern const unsigned char tfc_cuda_dropout_fatbin[];
 extern const size_t tfc_cuda_dropout_fatbin_size;
 extern const unsigned char tfc_cuda_gather_fatbin[];
 extern const size_t tfc_cuda_gather_fatbin_size;
+extern const unsigned char tfc_cuda_gemm_small_fatbin[];
+extern const size_t tfc_cuda_gemm_small_fatbin_size;
 }
 
 namespace tfc::rt::cuda::kernels {
@@ -53,6 +55,10 @@ namespace tfc::rt::cuda::kernels {
       TFC_CUDA_STRIDED("dv") ", ptr stats"
 
 // X(image, kernel name, threads a block, parameter count, parameters)
+/// gemm_small.cu's epilogue, the last parameters of its two product kernels.
+#define TFC_CUDA_GEMM_EPILOGUE                                                 \
+  "i64 accumulate, ptr residual, i64 ldResidual, ptr bias, i64 relu, i64 reluGrad, "   \
+  "ptr mask, i64 ldMask"
 #define TFC_CUDA_KERNELS(X)                                                    \
   X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 27,     \
     TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
@@ -85,7 +91,16 @@ namespace tfc::rt::cuda::kernels {
     "ptr mask, i64 n, i64 first, i64 seed, i64 key, i64 threshold")           \
   X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 6,                  \
     "ptr to, ptr rows, i64 rowBytes, ptr order, ptr first, i64 count")          \
-  X(gather, "tfc_cuda_advance_first_kernel", kAdvanceThreads, 2, "ptr first, i64 count")
+  X(gather, "tfc_cuda_advance_first_kernel", kAdvanceThreads, 2, "ptr first, i64 count") \
+  X(gemm_small, "tfc_cuda_small_gemm_kernel", kSmallGemmThreads, 25,             \
+    "i64 m, i64 n, i64 k, i64 slice, i64 items, ptr a, i64 lda, i64 strideA, i64 transA, " \
+    "ptr b, i64 ldb, i64 strideB, i64 transB, ptr c, i64 ldc, i64 strideC, ptr partials, " \
+    TFC_CUDA_GEMM_EPILOGUE)                                                     \
+  X(gemm_small, "tfc_cuda_small_gemm_finish_kernel", kSmallGemmThreads, 16,      \
+    "i64 m, i64 n, i64 outputs, i64 parts, ptr partials, ptr c, i64 ldc, i64 strideC, " \
+    TFC_CUDA_GEMM_EPILOGUE)                                                     \
+  X(gemm_small, "tfc_cuda_column_sums_kernel", kSmallGemmThreads, 6,             \
+    "i64 rows, i64 cols, ptr x, i64 ld, i64 part, ptr sums")
 
 /// An embedded image and a kernel in it.
 struct KernelImage {
@@ -109,6 +124,7 @@ inline constexpr KernelImage kImages[] = {
     {"cross_entropy", tfc_cuda_cross_entropy_fatbin, &tfc_cuda_cross_entropy_fatbin_size},
     {"dropout", tfc_cuda_dropout_fatbin, &tfc_cuda_dropout_fatbin_size},
     {"gather", tfc_cuda_gather_fatbin, &tfc_cuda_gather_fatbin_size},
+    {"gemm_small", tfc_cuda_gemm_small_fatbin, &tfc_cuda_gemm_small_fatbin_size},
 };
 
 inline constexpr KernelInfo kKernels[] = {

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tools/gpu/quick.sh OUT [SECONDS]: the GPU checks and timings of a change to
+# the hand-written kernels or the GEMMs, in one device call of SECONDS
+# (default 330), when check.sh (about 4 minutes) and gpu.sh will not both fit.
+# Carry build/gpu-carry as for session.sh. In order:
+#   1. tfc-kernel-check: every hand-written kernel against the CPU, on the GPU;
+#   2. parity.py (GPU against CPU, twice the same bytes) for the models whose
+#      products run on gemm_small.cu: reverse, set_anomaly, encoder_decoder;
+#   3. reverse trained to 100% test accuracy (its file's settings);
+#   4. bench of each model's train_step with small GEMMs (the default) and
+#      with every product on cuBLASLt (TFC_SMALL_GEMM=0), in the same call;
+#   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
+#      and attention's kernels alone (--bench-attention);
+#   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
+#      what is left, into OUT/bench.
+# Prints `N passed, N failed` of 1-3 before the timings.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${1:?usage: quick.sh OUT [SECONDS]}"
+limit="${2:-330}"
+start=$(date +%s)
+left() { echo $((limit - ($(date +%s) - start))); }
+export PYTHONUNBUFFERED=1
+mkdir -p "$out"
+python3 "$root/tools/gpu/unpack.py" "$root/build/gpu-carry/tfc-gpu.tar.xz" "$root/build" >/dev/null ||
+  { echo "quick.sh: cannot unpack build/gpu-carry/tfc-gpu.tar.xz" >&2; exit 1; }
+dir="$root/build/gpu-check"
+bench="$root/build/gpu-bench/cuda"
+work="$(mktemp -d /tmp/tfc-gpu-quick.XXXXXX)"
+passed=0
+failed=0
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1
+
+echo "== 1. hand-written kernels against the CPU"
+timeout 120 "$dir/tfc-kernel-check" >"$work/kernels.log" 2>&1
+grep -E '^FAIL' "$work/kernels.log" | head -n 20
+tail -n 1 "$work/kernels.log"
+passed=$((passed + $(grep -c '^PASS' "$work/kernels.log")))
+failed=$((failed + $(grep -c '^FAIL' "$work/kernels.log")))
+grep -q 'passed' "$work/kernels.log" || { failed=$((failed + 1)); echo "FAIL tfc-kernel-check (no summary)"; }
+
+echo "== 2. GPU against CPU (small GEMMs)"
+for model in reverse set_anomaly encoder_decoder; do
+  timeout 200 python3 "$root/tools/gpu/parity.py" --work "$work/$model" --cpu "$dir/cpu/$model" \
+    --cuda "$dir/cuda/$model" --repeat >"$work/parity-$model.log" 2>&1
+  cat "$work/parity-$model.log"
+  passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
+  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
+done
+
+echo "== 3. reverse trained on the GPU"
+begin=$(date +%s%N)
+timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-run" >"$work/train.log" 2>&1
+echo "    10 epochs in $((($(date +%s%N) - begin) / 1000000)) ms (wall, with start-up and evaluation)"
+grep '^test' "$work/train.log" | sed 's/^/    /'
+if grep -q '^test.*accuracy 1\.0000' "$work/train.log"; then
+  passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy"
+else
+  failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy"; tail -n 5 "$work/train.log"
+fi
+echo "$passed passed, $failed failed"
+
+echo "== 4. train_step (median of 50): small GEMMs against every product on cuBLASLt"
+for model in reverse set_anomaly encoder_decoder fleuret_attention; do
+  for small in 1 0; do
+    line=$(TFC_SMALL_GEMM=$small timeout 60 "$dir/cuda/$model" bench --entry train_step \
+      --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
+    echo "    $model TFC_SMALL_GEMM=$small: ${line:-failed}"
+  done
+done
+
+echo "== 5. bench --profile"
+for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
+  [ -x "$binary" ] || continue
+  echo "    $(basename "$binary"):"
+  timeout 90 "$binary" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
+    grep -v '^bench model=' | head -n 16 | sed 's/^/    /'
+done
+timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
+
+echo "== 6. tools/bench/gpu.sh"
+budget=$(($(left) - 20))
+if [ "$budget" -gt 60 ]; then
+  "$root/tools/bench/gpu.sh" --out "$out/bench" --budget "$budget" \
+    --workloads reverse,set_anomaly,medium_encoder >"$out/bench.txt" 2>&1
+  grep -E '^\| ' "$out/bench.txt" | head -n 5
+else
+  echo "    no time left ($budget s)"
+fi
+(cd /tmp && find "$(basename "$work")" -type f -name '*.log' -size -1024k -print0 |
+  tar -czf "$out/quick-logs.tgz" --null -T -)
+[ "$failed" -eq 0 ]
