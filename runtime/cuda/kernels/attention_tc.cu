@@ -58,6 +58,9 @@
 //  Halves add into dQ, dK and dV by the same k-steps in the same order as
 //  a whole tile. Per-thread staging offsets are recomputed each tile
 //  (thread()), which left ptxas the registers it spilled otherwise.
+// Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
+// (packFloats), and a tile whose keys (and queries, in dkv) are all there
+// and unmasked takes its scores without the per-element tests.
 // No atomics: every output element is one fixed sequence of operations, the
 // same bits on every run for any grid. Launch: 128 threads a block, grid.x
 // any (heads x ceil(tq / 64) units for forward and dq, heads x ceil(tk / 64)
@@ -142,11 +145,19 @@ __device__ __forceinline__ float lane4(const float4 &v, int e) {
   return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
 }
 
-__device__ __forceinline__ uint32_t pack(uint16_t lo, uint16_t hi) {
-  return uint32_t(lo) | (uint32_t(hi) << 16);
-}
+/// Two floats rounded to bf16 (bf16Bits), lo in the low half: on the GPU
+/// one cvt.rn.bf16x2.f32 (round to nearest even, as bf16Bits; the upper
+/// half is its first operand, as cuda_bf16.hpp's __floats2bfloat162_rn)
+/// instead of bf16Bits' dozen integer operations a value, the same bits for
+/// every value but a NaN (which stays a NaN, its payload the hardware's).
 __device__ __forceinline__ uint32_t packFloats(float lo, float hi) {
-  return pack(bf16Bits(lo), bf16Bits(hi));
+#if defined(TFC_SIMT)
+  return uint32_t(bf16Bits(lo)) | (uint32_t(bf16Bits(hi)) << 16);
+#else
+  uint32_t bits;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(hi), "f"(lo));
+  return bits;
+#endif
 }
 
 /// A tile's share of one thread between its global loads and its stores:
@@ -379,6 +390,15 @@ __device__ __forceinline__ void scoreTile(float (&s)[N][4], float scale,
                                           const unsigned char *__restrict__ M, i64 maskRow,
                                           i64 i0, i64 tq, i64 j0, i64 tk, int g, int t,
                                           bool (&live)[2]) {
+  if (M == nullptr && j0 + 8 * N <= tk) { // every key there and unmasked: the same, no tests
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[n][e] *= scale;
+    live[0] = live[1] = true;
+    return;
+  }
 #pragma unroll
   for (int n = 0; n < N; ++n)
 #pragma unroll
@@ -734,24 +754,37 @@ __device__ __forceinline__ void backwardDkv(
         float s[N][4], dp[N][4];
         productT(s, ka, sQ, half * 32, d, g, t);
         productT(dp, va, sdO, half * 32, dv, g, t);
+        if (M == nullptr && i0 + kRows <= tq && j0 + kRows <= tk) {
+          // Every query and key there, no mask: the same, without the tests.
 #pragma unroll
-        for (int n = 0; n < N; ++n)
+          for (int n = 0; n < N; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = half * 32 + n * 8 + 2 * t + (e & 1);
-            const i64 i = i0 + r, j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
-            float p = 0.0f, ds = 0.0f;
-            if (i < tq && j < tk) {
-              const float4 st = sStats[r];
-              float x = s[n][e] * scale;
-              if (M && !M[i * maskRow + j])
-                x = kMaskedScore;
-              p = expApprox(x - st.x) * st.y;
-              ds = attentionDs(p, dp[n][e], st.z, st.w);
+            for (int e = 0; e < 4; ++e) {
+              const float4 st = sStats[half * 32 + n * 8 + 2 * t + (e & 1)];
+              const float p = expApprox(s[n][e] * scale - st.x) * st.y;
+              dp[n][e] = attentionDs(p, dp[n][e], st.z, st.w);
+              s[n][e] = p;
             }
-            s[n][e] = p;
-            dp[n][e] = ds;
-          }
+        } else {
+#pragma unroll
+          for (int n = 0; n < N; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = half * 32 + n * 8 + 2 * t + (e & 1);
+              const i64 i = i0 + r, j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
+              float p = 0.0f, ds = 0.0f;
+              if (i < tq && j < tk) {
+                const float4 st = sStats[r];
+                float x = s[n][e] * scale;
+                if (M && !M[i * maskRow + j])
+                  x = kMaskedScore;
+                p = expApprox(x - st.x) * st.y;
+                ds = attentionDs(p, dp[n][e], st.z, st.w);
+              }
+              s[n][e] = p;
+              dp[n][e] = ds;
+            }
+        }
         accumulate(accV, s, sdOt, half * 32, dv, g, t);
         accumulate(accK, dp, sQt, half * 32, d, g, t);
       }
