@@ -48,7 +48,8 @@
 // Registers (ptxas allots each kernel up to 255; they run 2 blocks an SM):
 //  - forward: the warp's Q operands are loaded once, and the next K and V
 //    tiles are loaded into registers while the tensor cores work on the
-//    current ones (aligned path).
+//    current ones (aligned path), then stored into the other of two
+//    buffers: one barrier a key tile.
 //  - dq: Q and dO stay staged; pass 1 loads the next K and V tiles early
 //    (aligned path), pass 2 does not (no registers left) and goes by halves
 //    of 32 keys.
@@ -64,7 +65,7 @@
 // No atomics: every output element is one fixed sequence of operations, the
 // same bits on every run for any grid. Launch: 128 threads a block, grid.x
 // any (heads x ceil(tq / 64) units for forward and dq, heads x ceil(tk / 64)
-// for dkv). Static shared memory: 16 KiB (forward), 40 KiB (dq), 33 KiB
+// for dkv). Static shared memory: 32 KiB (forward), 40 KiB (dq), 33 KiB
 // (dkv).
 //
 //===----------------------------------------------------------------------===//
@@ -499,7 +500,8 @@ __device__ __forceinline__ void forward(
     const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
     i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
     i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, Tile &sK, Tile &sVt) {
+    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, Tile (&sK)[2],
+    Tile (&sVt)[2]) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
@@ -509,36 +511,32 @@ __device__ __forceinline__ void forward(
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float *O = headOf(out, outOuter, outInner, b, inner);
-    // Q goes through sK once: the warp's A operands stay in registers.
+    // Q goes through sK[1] once: the warp's A operands stay in registers.
+    // Key tile n is staged in sK[n % 2], sVt[n % 2]: one barrier a tile.
     RowsLoad kx;
+    ColsLoad vx;
     loadRows<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d));
     __syncthreads(); // the last unit's tiles are read
-    storeRows(sK, kx);
+    storeRows(sK[1], kx);
+    loadRows<Vec>(kx, source(K, kRow, 0, tk, d));
+    loadCols<Vec>(vx, source(V, vRow, 0, tk, dv));
     __syncthreads();
     uint32_t qa[kSteps][4];
-    loadA(qa, sK, warp * 16, g, t);
-    ColsLoad vx;
-    if (Vec) {
-      loadRows<Vec>(kx, source(K, kRow, 0, tk, d));
-      loadCols<Vec>(vx, source(V, vRow, 0, tk, dv));
-    }
+    loadA(qa, sK[1], warp * 16, g, t);
+    storeRows(sK[0], kx);
+    storeCols(sVt[0], vx);
+    __syncthreads(); // tile 0 staged; Q's operands read before sK[1] takes tile 1
     float o[kMaxTiles][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     bool live[2] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-      if (!Vec) { // unaligned: loaded when stored (no registers for a prefetch)
-        loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
-        loadCols<Vec>(vx, source(V, vRow, j0, tk, dv));
-      }
-      __syncthreads(); // Q's operands, the last tile's products read
-      storeRows(sK, kx);
-      storeCols(sVt, vx);
-      __syncthreads();
-      if (Vec && j0 + kRows < tk) { // the next tile lands while the tensor cores work
+      const int cur = int(j0 / kRows) & 1;
+      const bool next = j0 + kRows < tk;
+      if (Vec && next) { // the next tile lands while the tensor cores work
         loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
         loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
       }
       float s[kTiles][4];
-      productT(s, qa, sK, 0, d, g, t);
+      productT(s, qa, sK[cur], 0, d, g, t);
       scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -565,7 +563,16 @@ __device__ __forceinline__ void forward(
           for (int e = 2 * h; e < 2 * h + 2; ++e)
             o[n][e] *= alpha;
       }
-      accumulate(o, s, sVt, 0, dv, g, t);
+      accumulate(o, s, sVt[cur], 0, dv, g, t);
+      if (next) { // into the other buffers, last read before the last barrier
+        if (!Vec) { // unaligned: loaded when stored (no registers for a prefetch)
+          loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
+          loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
+        }
+        storeRows(sK[cur ^ 1], kx);
+        storeCols(sVt[cur ^ 1], vx);
+      }
+      __syncthreads(); // the next tile staged, this one read
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -828,7 +835,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
-  __shared__ __align__(16) Tile sK, sVt;
+  __shared__ __align__(16) Tile sK[2], sVt[2];
   if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow))
     forward<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
