@@ -141,6 +141,16 @@ TEST(SimtKernels, AttentionTensorCores) {
     checkAttention(d, {"70x70 d32", 2, 1, 70, 70, 32, 32, false});
     checkAttention(d, {"40x100 d32/48 masked", 2, 3, 40, 100, 32, 48, true});
     checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false});
+    // Rows 16-byte aligned: the float4 staging and the prefetched tiles.
+    checkAttention(d, {"100x130 d64/48 masked, packed rows", 1, 2, 100, 130, 64, 48, true, false,
+                       true});
+    checkAttention(d, {"70x200 d32/16 packed rows", 2, 1, 70, 200, 32, 16, false, false, true});
+    checkAttention(d, {"65x130 d16/32 masked, k and v broadcast, packed rows", 2, 2, 65, 130, 16,
+                       32, true, true, true});
+    // Unmasked with a last key (query) tile short by 1 to 8: the edge of
+    // the kernels' tests-free path for whole unmasked tiles.
+    checkAttention(d, {"40x127 d32/16", 2, 1, 40, 127, 32, 16, false});
+    checkAttention(d, {"127x120 d64 packed rows", 1, 1, 127, 120, 64, 64, false, false, true});
   });
 }
 

@@ -97,6 +97,10 @@ struct Shape {
   /// an outer index, as multi-query attention reads them); dk and dv are
   /// still written a head each.
   bool broadcastKv = false;
+  /// Rows packed (row stride d or dv, every row 16-byte aligned when d and
+  /// dv are multiples of 4) instead of padded to odd strides: the tensor-
+  /// core kernels' float4 staging path.
+  bool packed = false;
 };
 
 template <typename Device>
@@ -104,8 +108,10 @@ void checkAttention(Device &gpu, const Shape &s) {
   using Ptr = typename Device::Ptr;
   typedef long long i64;
   const i64 heads = s.outer * s.inner;
-  // Packed heads with padded rows (q and dout padded, v packed).
-  i64 qRow = s.d + 3, kRow = s.d + 1, vRow = s.dv, dRow = s.dv + 2;
+  // Packed heads with padded rows (q and dout padded, v packed), or all
+  // rows packed.
+  i64 qRow = s.packed ? s.d : s.d + 3, kRow = s.packed ? s.d : s.d + 1, vRow = s.dv,
+      dRow = s.packed ? s.dv : s.dv + 2;
   const i64 qHead = s.tq * qRow, kHead = s.tk * kRow, vHead = s.tk * vRow, dHead = s.tq * dRow;
   const i64 kvHeads = s.broadcastKv ? s.outer : heads;
   const auto q = randomFloats(size_t(heads * qHead)), kk = randomFloats(size_t(kvHeads * kHead)),

@@ -250,6 +250,8 @@ int main(int argc, char **argv) {
                             {"33x65 d7/5", 2, 1, 33, 65, 7, 5, false},
                             {"9x70 d96/80 masked (wide heads)", 1, 2, 9, 70, 96, 80, true},
                             {"300x300 d64", 2, 2, 300, 300, 64, 64, false},
+                            {"300x300 d64 masked, packed rows", 2, 2, 300, 300, 64, 64, true,
+                             false, true},
                             // attention.cu's tile edges: tq, tk around 64, d and dv odd,
                             // apart and past a 64-column slice, k and v broadcast
                             {"63x65 d81/24 masked", 2, 2, 63, 65, 81, 24, true},

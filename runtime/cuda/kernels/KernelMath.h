@@ -66,12 +66,12 @@ constexpr int kAttentionChunk = 16;
 /// The tensor-core attention kernels (attention_tc.cu): 4 warps a block,
 /// each 16 rows (queries in the forward and dq, keys in dk/dv) of a 64-row
 /// block; tiles of 64 keys (queries for dk/dv) staged in shared memory as
-/// bf16, rows padded to 72 elements; head dims d and dv multiples of 16 up to
-/// 64 (attentionTensorCoreShape).
+/// bf16, rows of 64 elements (attention_tc.cu says in what order);
+/// head dims d and dv multiples of 16 up to 64 (attentionTensorCoreShape).
 constexpr int kAttentionTcThreads = 128;
 constexpr int kAttentionTcRows = 64; // rows a block owns, and rows a staged tile
 constexpr int kAttentionTcMaxDim = 64;
-constexpr int kAttentionTcStride = kAttentionTcMaxDim + 8; // bf16 a staged row
+constexpr int kAttentionTcStride = kAttentionTcMaxDim; // bf16 a staged row
 
 //===----------------------------------------------------------------------===//
 // Bits

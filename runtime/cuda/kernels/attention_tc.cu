@@ -30,10 +30,43 @@
 //    S^T = K Q^T and dP^T = V dO^T per warp (16 keys), then dV += P^T dO
 //    and dK += dS^T Q. The queries' statistics come from stats, or, when it
 //    is 0, from rowStats run on the same staged tiles as dq's: the same bits.
+//
+// Shared memory, so that every fragment is one 8-byte load without bank
+// conflicts (the fragments hold the same values as the straightforward
+// layout's, so the mma's k order and the results are unchanged):
+//  - a staged row keeps each 16 columns k = 8h + 2t + e in the order
+//    4t + 2h + e, so lane t's two registers of a k-step (columns 2t, 2t + 1
+//    and 2t + 8, 2t + 9) are adjacent; rows are 64 bf16, their 8-byte chunks
+//    swizzled by the row (at() below), not padded.
+//  - a tile that is a product's plain B operand (V in P V, K in dS K, dO
+//    in P^T dO, Q in dS^T Q) is staged transposed, in the same order along
+//    its rows, so that it is read like the others (Q K^T).
+//  - staging reads global memory by float4 when every input's rows are
+//    16-byte aligned (a template argument of the kernels' loops; else 4
+//    scalars, the same values) and writes 16 bytes (rows) or 8 bytes
+//    (transposed) a store, conflict-free.
+// Registers (ptxas allots each kernel up to 255; they run 2 blocks an SM):
+//  - forward: the warp's Q operands are loaded once, and the next K and V
+//    tiles are loaded into registers while the tensor cores work on the
+//    current ones (aligned path), then stored into the other of two
+//    buffers: one barrier a key tile.
+//  - dq: Q and dO stay staged; pass 1 loads the next K and V tiles early
+//    (aligned path), pass 2 does not (no registers left) and goes by halves
+//    of 32 keys.
+//  - dkv: the warp's 16 keys' K and V operands come straight from global
+//    memory each query tile (no room for their tiles: 4 tiles and the
+//    statistics take 33 KiB), and the products go by halves of 32 queries.
+//  Halves add into dQ, dK and dV by the same k-steps in the same order as
+//  a whole tile. Per-thread staging offsets are recomputed each tile
+//  (thread()), which left ptxas the registers it spilled otherwise.
+// Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
+// (packFloats), and a tile whose keys (and queries, in dkv) are all there
+// and unmasked takes its scores without the per-element tests.
 // No atomics: every output element is one fixed sequence of operations, the
 // same bits on every run for any grid. Launch: 128 threads a block, grid.x
 // any (heads x ceil(tq / 64) units for forward and dq, heads x ceil(tk / 64)
-// for dkv). Static shared memory: 27 KiB (forward), 36 KiB (dq, dkv).
+// for dkv). Static shared memory: 32 KiB (forward), 40 KiB (dq), 33 KiB
+// (dkv).
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,39 +85,187 @@ constexpr int kRows = kAttentionTcRows;
 constexpr int kStride = kAttentionTcStride;
 constexpr int kTiles = kRows / 8;    // 8-column accumulator tiles across 64 rows
 constexpr int kMaxTiles = kAttentionTcMaxDim / 8;
-typedef uint16_t Tile[kRows][kStride]; // a staged tile, bf16 bits
+constexpr int kSteps = kAttentionTcMaxDim / 16; // k-steps of an A operand
+constexpr int kThreads = kAttentionTcThreads;
+typedef uint16_t Tile[kRows][kStride]; // a staged tile, bf16 bits (see the header)
+static_assert(kStride == 64, "at() swizzles 16 chunks of 8 bytes a row");
 
-/// Rows row0 .. row0 + 63 of a [rows, cols] fp32 matrix (row stride `row`)
-/// as bf16 into `s`; rows past `rows` and columns past `cols` are zeros.
-/// Every thread of the block takes part.
-__device__ __forceinline__ void stage(Tile &s, const float *__restrict__ base, i64 row, i64 row0,
-                                      i64 rows, i64 cols) {
-  for (int e = threadIdx.x; e < kRows * kAttentionTcMaxDim; e += kAttentionTcThreads) {
-    const int r = e / kAttentionTcMaxDim, c = e % kAttentionTcMaxDim;
-    float x = 0.0f;
-    if (row0 + r < rows && c < cols)
-      x = base[(row0 + r) * row + c];
-    s[r][c] = bf16Bits(x);
+/// Where positions p .. p + 3 (p a multiple of 4) of staged row r are: a
+/// row's 8-byte chunks are swizzled by the row (chunk ^ 4 (r % 4)), so that
+/// rows g .. g + 3 of a half-warp's fragment loads fall on different banks.
+__device__ __forceinline__ int at(int r, int p) { return p ^ ((r & 3) << 4); }
+
+/// Two adjacent 32-bit words of shared memory: one 8-byte access.
+struct alignas(8) Words {
+  uint32_t lo, hi;
+};
+/// Two adjacent floats of global memory: one 8-byte load.
+struct alignas(8) Floats {
+  float lo, hi;
+};
+
+/// Rows row0 .. row0 + 63 of a [rows, cols] fp32 matrix (row stride `row`).
+struct Source {
+  const float *base;
+  i64 row, row0, rows, cols;
+};
+__device__ __forceinline__ Source source(const float *base, i64 row, i64 row0, i64 rows,
+                                         i64 cols) {
+  return {base, row, row0, rows, cols};
+}
+/// Whether every head's rows of a strided tensor are 16-byte aligned.
+__device__ __forceinline__ bool rowsAligned(const void *base, i64 outer, i64 inner, i64 row) {
+  return reinterpret_cast<uintptr_t>(base) % 16 == 0 && outer % 4 == 0 && inner % 4 == 0 &&
+         row % 4 == 0;
+}
+/// Columns c .. c + 3 of row r (c a multiple of 4; cols is a multiple of
+/// 16); zeros past `rows` and `cols`. Vec: one float4 load (the kernels
+/// take that path, a template argument, when every input's rows are
+/// 16-byte aligned; a run-time choice at each load cost registers).
+template <bool Vec> __device__ __forceinline__ float4 load4(const Source &s, int r, int c) {
+  if (s.row0 + r >= s.rows || c >= s.cols)
+    return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  const float *p = s.base + (s.row0 + r) * s.row + c;
+  if (Vec)
+    return *reinterpret_cast<const float4 *>(p);
+  return make_float4(p[0], p[1], p[2], p[3]);
+}
+/// threadIdx.x, read afresh: the staging's per-thread offsets are then
+/// recomputed at each tile (a few integer operations) instead of held in
+/// registers across the loops, where they cost the products registers.
+__device__ __forceinline__ int thread() {
+#if defined(TFC_SIMT)
+  return int(threadIdx.x);
+#else
+  unsigned x;
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
+  return int(x);
+#endif
+}
+__device__ __forceinline__ float lane4(const float4 &v, int e) {
+  return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
+}
+
+/// Two floats rounded to bf16 (bf16Bits), lo in the low half: on the GPU
+/// one cvt.rn.bf16x2.f32 (round to nearest even, as bf16Bits; the upper
+/// half is its first operand, as cuda_bf16.hpp's __floats2bfloat162_rn)
+/// instead of bf16Bits' dozen integer operations a value, the same bits for
+/// every value but a NaN (which stays a NaN, its payload the hardware's).
+__device__ __forceinline__ uint32_t packFloats(float lo, float hi) {
+#if defined(TFC_SIMT)
+  return uint32_t(bf16Bits(lo)) | (uint32_t(bf16Bits(hi)) << 16);
+#else
+  uint32_t bits;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(hi), "f"(lo));
+  return bits;
+#endif
+}
+
+/// A tile's share of one thread between its global loads and its stores:
+/// item i is row f / 8 (f = thread + 128 i), columns 16b + 4m .. + 3 and
+/// 16b + 8 + 4m .. + 3 (b = f % 8 / 2, m = f % 2), whose 8 bf16 are
+/// positions 16b + 8m .. + 7 of the staged row. A warp's load reads 4 whole
+/// rows; its 16-byte stores, 8 lanes a row, hit every bank once.
+struct RowsLoad {
+  float4 v[4][2];
+};
+template <bool Vec> __device__ __forceinline__ void loadRows(RowsLoad &x, const Source &s) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int f = thread() + kThreads * i, r = f / 8, c = 16 * (f % 8 / 2) + 4 * (f % 2);
+    x.v[i][0] = load4<Vec>(s, r, c);
+    x.v[i][1] = load4<Vec>(s, r, c + 8);
+  }
+}
+__device__ __forceinline__ void storeRows(Tile &s, const RowsLoad &x) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int f = thread() + kThreads * i, r = f / 8, p = 16 * (f % 8 / 2) + 8 * (f % 2);
+    const float4 &a = x.v[i][0], &b = x.v[i][1];
+    uint4 w;
+    w.x = packFloats(a.x, a.y); // columns 4m, 4m + 1: t = 2m, h = 0
+    w.y = packFloats(b.x, b.y); // 8 + 4m, 8 + 4m + 1: t = 2m, h = 1
+    w.z = packFloats(a.z, a.w); // t = 2m + 1, h = 0
+    w.w = packFloats(b.z, b.w); // t = 2m + 1, h = 1
+    *reinterpret_cast<uint4 *>(&s[r][at(r, p)]) = w;
   }
 }
 
-__device__ __forceinline__ uint32_t pair(const Tile &s, int r, int c) {
-  return *reinterpret_cast<const uint32_t *>(&s[r][c]); // c even: 4-byte aligned
+/// The same for a tile staged transposed (staged row c, position of row
+/// j): item i holds rows 16jb + 2t + {0, 1, 8, 9}, columns c .. c + 3
+/// (f = thread + 128 i, jb = f % 4, t = f / 4 % 4, c = 4 (f / 16)), which
+/// are positions 16jb + 4t .. + 3 of staged rows c .. c + 3. A half-warp's
+/// 8-byte stores (16 pairs jb, t) hit every bank once.
+struct ColsLoad {
+  float4 v[2][4];
+};
+template <bool Vec> __device__ __forceinline__ void loadCols(ColsLoad &x, const Source &s) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int f = thread() + kThreads * i, r = 16 * (f % 4) + 2 * (f / 4 % 4), c = 4 * (f / 16);
+    x.v[i][0] = load4<Vec>(s, r, c);
+    x.v[i][1] = load4<Vec>(s, r + 1, c);
+    x.v[i][2] = load4<Vec>(s, r + 8, c);
+    x.v[i][3] = load4<Vec>(s, r + 9, c);
+  }
 }
-__device__ __forceinline__ uint32_t pack(uint16_t lo, uint16_t hi) {
-  return uint32_t(lo) | (uint32_t(hi) << 16);
-}
-__device__ __forceinline__ uint32_t packFloats(float lo, float hi) {
-  return pack(bf16Bits(lo), bf16Bits(hi));
+__device__ __forceinline__ void storeCols(Tile &s, const ColsLoad &x) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int f = thread() + kThreads * i, p = 16 * (f % 4) + 4 * (f / 4 % 4),
+              c = 4 * (f / 16);
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      *reinterpret_cast<Words *>(&s[c + e][at(c + e, p)]) =
+          Words{packFloats(lane4(x.v[i][0], e), lane4(x.v[i][1], e)),
+                packFloats(lane4(x.v[i][2], e), lane4(x.v[i][3], e))};
+  }
 }
 
-/// The A operand (16 x 16, row-major) at rows r0.., columns k0.. of s.
-__device__ __forceinline__ void loadA(uint32_t (&a)[4], const Tile &s, int r0, int k0, int g,
+/// Positions p, p + 1, p + 2, p + 3 of staged row r (p a multiple of 4).
+__device__ __forceinline__ Words words(const Tile &s, int r, int p) {
+  return *reinterpret_cast<const Words *>(&s[r][at(r, p)]);
+}
+
+/// The A operands (16 x 16, row-major) of rows r0 .. r0 + 15 of s, every
+/// k-step (columns past the staged ones are zeros).
+__device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, int r0, int g,
                                      int t) {
-  a[0] = pair(s, r0 + g, k0 + 2 * t);
-  a[1] = pair(s, r0 + g + 8, k0 + 2 * t);
-  a[2] = pair(s, r0 + g, k0 + 2 * t + 8);
-  a[3] = pair(s, r0 + g + 8, k0 + 2 * t + 8);
+#pragma unroll
+  for (int kk = 0; kk < kSteps; ++kk) {
+    const Words x = words(s, r0 + g, kk * 16 + 4 * t), y = words(s, r0 + g + 8, kk * 16 + 4 * t);
+    a[kk][0] = x.lo; // row g, columns 2t, 2t + 1
+    a[kk][1] = y.lo; // row g + 8
+    a[kk][2] = x.hi; // row g, columns 2t + 8, 2t + 9
+    a[kk][3] = y.hi;
+  }
+}
+
+/// The warp's A operands (its 16 rows) straight from global memory,
+/// rounded as staging rounds them: the same bits as loadA of the staged
+/// rows.
+template <bool Vec>
+__device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const Source &s) {
+  const int lane = thread() % kWarp, r0 = thread() / kWarp * 16, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int kk = 0; kk < kSteps; ++kk)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) { // rows g, g + 8
+      const int r = r0 + g + 8 * h, c = kk * 16 + 2 * t;
+      float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (s.row0 + r < s.rows && c < s.cols) {
+        const float *p = s.base + (s.row0 + r) * s.row + c;
+        if (Vec) { // 8-byte aligned: the rows are 16-byte aligned, c even
+          const Floats lo = *reinterpret_cast<const Floats *>(p),
+                       hi = *reinterpret_cast<const Floats *>(p + 8);
+          x[0] = lo.lo, x[1] = lo.hi, x[2] = hi.lo, x[3] = hi.hi;
+        } else {
+          x[0] = p[0], x[1] = p[1], x[2] = p[8], x[3] = p[9];
+        }
+      }
+      a[kk][h] = packFloats(x[0], x[1]);     // columns 2t, 2t + 1
+      a[kk][2 + h] = packFloats(x[2], x[3]); // columns 2t + 8, 2t + 9
+    }
 }
 
 /// The A operand from two accumulator tiles (columns 0-7 and 8-15 of a
@@ -96,19 +277,15 @@ __device__ __forceinline__ void accA(uint32_t (&a)[4], const float (&lo)[4], con
   a[3] = packFloats(hi[2], hi[3]);
 }
 
-/// The B operand (16 x 8) = X^T for X = s's rows n0.., columns k0.. (a
-/// product with the transpose of a staged tile: Q K^T, dO V^T, K Q^T).
-__device__ __forceinline__ void transposedB(uint32_t (&b)[2], const Tile &s, int n0, int k0, int g,
-                                            int t) {
-  b[0] = pair(s, n0 + g, k0 + 2 * t);
-  b[1] = pair(s, n0 + g, k0 + 2 * t + 8);
-}
-
-/// The B operand (16 x 8) = s's rows k0.., columns n0.. (P V, dS K, P^T dO).
-__device__ __forceinline__ void plainB(uint32_t (&b)[2], const Tile &s, int k0, int n0, int g,
-                                       int t) {
-  b[0] = pack(s[k0 + 2 * t][n0 + g], s[k0 + 2 * t + 1][n0 + g]);
-  b[1] = pack(s[k0 + 2 * t + 8][n0 + g], s[k0 + 2 * t + 9][n0 + g]);
+/// The B operand (16 x 8) = X^T for X = staged rows n0 .. n0 + 7, columns
+/// k0 .. k0 + 15: of a tile staged as rows, a product with its transpose
+/// (Q K^T, dO V^T, K Q^T); of a tile staged transposed, with the tile
+/// itself (P V, dS K, P^T dO, dS^T Q).
+__device__ __forceinline__ void loadB(uint32_t (&b)[2], const Tile &s, int n0, int k0, int g,
+                                      int t) {
+  const Words x = words(s, n0 + g, k0 + 4 * t);
+  b[0] = x.lo; // columns 2t, 2t + 1
+  b[1] = x.hi; // columns 2t + 8, 2t + 9
 }
 
 /// c += a b on the tensor cores (bf16 inputs, fp32 accumulation).
@@ -125,36 +302,63 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const
 #endif
 }
 
-/// acc (16 rows x 64 columns) = rows r0.. of x times y^T over `depth`
-/// columns (a multiple of 16): scores and dP, either way round.
-__device__ __forceinline__ void productT(float (&acc)[kTiles][4], const Tile &x, int r0,
-                                         const Tile &y, i64 depth, int g, int t) {
+/// A warp's A operands read from shared memory at each use (rows r0 ..
+/// r0 + 15 of *s), for a caller short of registers; else they are a
+/// uint32_t [kSteps][4] that loadA filled.
+struct StagedA {
+  const Tile *s;
+  int r0;
+};
+__device__ __forceinline__ void stepA(uint32_t (&a)[4], const uint32_t (&x)[kSteps][4], int kk,
+                                      int, int) {
 #pragma unroll
-  for (int n = 0; n < kTiles; ++n)
+  for (int e = 0; e < 4; ++e)
+    a[e] = x[kk][e];
+}
+__device__ __forceinline__ void stepA(uint32_t (&a)[4], const StagedA &x, int kk, int g, int t) {
+  const Words lo = words(*x.s, x.r0 + g, kk * 16 + 4 * t),
+              hi = words(*x.s, x.r0 + g + 8, kk * 16 + 4 * t);
+  a[0] = lo.lo;
+  a[1] = hi.lo;
+  a[2] = lo.hi;
+  a[3] = hi.hi;
+}
+
+/// acc (16 rows x 8N columns) = x y^T over `depth` columns (a multiple of
+/// 16), x the warp's A operands, y rows r0 .. r0 + 8N - 1 of a tile staged
+/// as rows: scores and dP, either way round (all 64 columns, or half).
+template <int N, typename A>
+__device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const Tile &y, int r0,
+                                         i64 depth, int g, int t) {
+#pragma unroll
+  for (int n = 0; n < N; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       acc[n][e] = 0.0f;
 #pragma unroll
-  for (int kk = 0; kk < kAttentionTcMaxDim / 16; ++kk) {
+  for (int kk = 0; kk < kSteps; ++kk) {
     if (kk * 16 >= depth)
       break;
     uint32_t a[4];
-    loadA(a, x, r0, kk * 16, g, t);
+    stepA(a, x, kk, g, t);
 #pragma unroll
-    for (int n = 0; n < kTiles; ++n) {
+    for (int n = 0; n < N; ++n) {
       uint32_t b[2];
-      transposedB(b, y, n * 8, kk * 16, g, t);
+      loadB(b, y, r0 + n * 8, kk * 16, g, t);
       mma(acc[n], a, b);
     }
   }
 }
 
-/// out (16 rows x width columns) += w (16 x 64, the fragments of a
-/// productT, rounded to bf16) times the staged tile y (64 x width).
-__device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const float (&w)[kTiles][4],
-                                           const Tile &y, i64 width, int g, int t) {
+/// out (16 rows x width columns) += w (16 x 8N, the fragments of a
+/// productT, rounded to bf16) times rows k0 .. k0 + 8N - 1 of y (64 x
+/// width), staged transposed; k-steps in order, so halves of a tile one
+/// after the other add as the whole tile does.
+template <int N>
+__device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const float (&w)[N][4],
+                                           const Tile &yT, int k0, i64 width, int g, int t) {
 #pragma unroll
-  for (int kk = 0; kk < kRows / 16; ++kk) {
+  for (int kk = 0; kk < N / 2; ++kk) {
     uint32_t a[4];
     accA(a, w[2 * kk], w[2 * kk + 1]);
 #pragma unroll
@@ -162,7 +366,7 @@ __device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const flo
       if (n * 8 >= width)
         break;
       uint32_t b[2];
-      plainB(b, y, kk * 16, n * 8, g, t);
+      loadB(b, yT, n * 8, k0 + kk * 16, g, t);
       mma(out[n], a, b);
     }
   }
@@ -182,12 +386,22 @@ __device__ __forceinline__ float quadMax(float v) {
 /// The scores of a productT tile: times the scale, -9e15 where masked,
 /// -inf past tk. Element (n, e) is row i0 + g (+ 8 for e >= 2), key
 /// j0 + 8n + 2t + (e & 1); M is the head's mask or null.
-__device__ __forceinline__ void scoreTile(float (&s)[kTiles][4], float scale,
+template <int N>
+__device__ __forceinline__ void scoreTile(float (&s)[N][4], float scale,
                                           const unsigned char *__restrict__ M, i64 maskRow,
                                           i64 i0, i64 tq, i64 j0, i64 tk, int g, int t,
                                           bool (&live)[2]) {
+  if (M == nullptr && j0 + 8 * N <= tk) { // every key there and unmasked: the same, no tests
 #pragma unroll
-  for (int n = 0; n < kTiles; ++n)
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[n][e] *= scale;
+    live[0] = live[1] = true;
+    return;
+  }
+#pragma unroll
+  for (int n = 0; n < N; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const i64 i = i0 + g + (e >= 2 ? 8 : 0), j = j0 + n * 8 + 2 * t + (e & 1);
@@ -207,27 +421,45 @@ struct RowStats {
   float m, inv, D, scaleLive;
 };
 
-/// Pass 1 of the backward for the 64 queries staged in sQ and sdO (rows
-/// i0..): every key tile staged into sK and sV (which it overwrites), S and
-/// dP by tensor cores, the online maximum, l and Σ P dP. Returns the
-/// statistics of rows i0 + 16 warp + g + 8h in st[h]. Every thread of the
-/// block calls it (it holds barriers).
-__device__ __forceinline__ void rowStats(RowStats (&st)[2], const Tile &sQ, const Tile &sdO,
-                                         Tile &sK, Tile &sV, const float *__restrict__ K, i64 kRow,
+/// Pass 1 of the backward for 64 queries (rows i0..) whose warp's A
+/// operands of Q and dO are qa and da (registers, or StagedA): every key
+/// tile staged into sK and sV (which it overwrites), S and dP by tensor
+/// cores, the online maximum, l and Σ P dP. Returns the statistics of rows
+/// i0 + 16 warp + g + 8h in st[h]. Prefetch: the next tiles' loads fly
+/// during the products (dq's aligned path); without, fewer registers
+/// (dkv, which holds its own accumulators): the same operations on the
+/// same values either way. Every thread of the block calls it (it holds
+/// barriers); it starts with one.
+template <bool Vec, bool Prefetch, typename A>
+__device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK,
+                                         Tile &sV, const float *__restrict__ K, i64 kRow,
                                          const float *__restrict__ V, i64 vRow,
                                          const unsigned char *__restrict__ M, i64 maskRow, i64 i0,
                                          i64 tq, i64 tk, i64 d, i64 dv, float scale, int warp,
                                          int g, int t) {
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, dot[2] = {0.0f, 0.0f};
   bool live[2] = {M == nullptr, M == nullptr};
+  RowsLoad kx, vx;
+  if (Prefetch) {
+    loadRows<Vec>(kx, source(K, kRow, 0, tk, d));
+    loadRows<Vec>(vx, source(V, vRow, 0, tk, dv));
+  }
   for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-    __syncthreads(); // the last tile is read
-    stage(sK, K, kRow, j0, tk, d);
-    stage(sV, V, vRow, j0, tk, dv);
+    if (!Prefetch) {
+      loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
+      loadRows<Vec>(vx, source(V, vRow, j0, tk, dv));
+    }
+    __syncthreads(); // the last tile (or the caller's) is read
+    storeRows(sK, kx);
+    storeRows(sV, vx);
     __syncthreads();
+    if (Prefetch && j0 + kRows < tk) {
+      loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
+      loadRows<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
+    }
     float s[kTiles][4], dp[kTiles][4];
-    productT(s, sQ, warp * 16, sK, d, g, t);
-    productT(dp, sdO, warp * 16, sV, dv, g, t);
+    productT(s, qa, sK, 0, d, g, t);
+    productT(dp, da, sV, 0, dv, g, t);
     scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -261,25 +493,16 @@ __device__ __forceinline__ void rowStats(RowStats (&st)[2], const Tile &sQ, cons
   }
 }
 
-} // namespace
-
-/// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
-/// forward kernel, on tensor cores.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_tc_forward_kernel(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv,
-                                         float scale, const float *__restrict__ q, i64 qOuter,
-                                         i64 qInner, i64 qRow, const float *__restrict__ k,
-                                         i64 kOuter, i64 kInner, i64 kRow,
-                                         const float *__restrict__ v, i64 vOuter, i64 vInner,
-                                         i64 vRow, const unsigned char *__restrict__ mask,
-                                         i64 maskOuter, i64 maskInner, i64 maskRow,
-                                         float *__restrict__ out, i64 outOuter, i64 outInner,
-                                         i64 outRow) {
-  trapUnlessBlockSize(kAttentionTcThreads);
+/// The forward kernel's loop (its arguments, and its shared tiles).
+template <bool Vec>
+__device__ __forceinline__ void forward(
+    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+    const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+    i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+    i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, Tile (&sK)[2],
+    Tile (&sVt)[2]) {
   const i64 heads = outer * inner;
-  if (heads <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
-    return;
-  __shared__ __align__(16) Tile sQ, sK, sV;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
@@ -288,17 +511,32 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float *O = headOf(out, outOuter, outInner, b, inner);
+    // Q goes through sK[1] once: the warp's A operands stay in registers.
+    // Key tile n is staged in sK[n % 2], sVt[n % 2]: one barrier a tile.
+    RowsLoad kx;
+    ColsLoad vx;
+    loadRows<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d));
     __syncthreads(); // the last unit's tiles are read
-    stage(sQ, headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d);
+    storeRows(sK[1], kx);
+    loadRows<Vec>(kx, source(K, kRow, 0, tk, d));
+    loadCols<Vec>(vx, source(V, vRow, 0, tk, dv));
+    __syncthreads();
+    uint32_t qa[kSteps][4];
+    loadA(qa, sK[1], warp * 16, g, t);
+    storeRows(sK[0], kx);
+    storeCols(sVt[0], vx);
+    __syncthreads(); // tile 0 staged; Q's operands read before sK[1] takes tile 1
     float o[kMaxTiles][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     bool live[2] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-      __syncthreads();
-      stage(sK, K, kRow, j0, tk, d);
-      stage(sV, V, vRow, j0, tk, dv);
-      __syncthreads();
+      const int cur = int(j0 / kRows) & 1;
+      const bool next = j0 + kRows < tk;
+      if (Vec && next) { // the next tile lands while the tensor cores work
+        loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
+        loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
+      }
       float s[kTiles][4];
-      productT(s, sQ, warp * 16, sK, d, g, t);
+      productT(s, qa, sK[cur], 0, d, g, t);
       scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -325,7 +563,16 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
           for (int e = 2 * h; e < 2 * h + 2; ++e)
             o[n][e] *= alpha;
       }
-      accumulate(o, s, sV, dv, g, t);
+      accumulate(o, s, sVt[cur], 0, dv, g, t);
+      if (next) { // into the other buffers, last read before the last barrier
+        if (!Vec) { // unaligned: loaded when stored (no registers for a prefetch)
+          loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
+          loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
+        }
+        storeRows(sK[cur ^ 1], kx);
+        storeCols(sVt[cur ^ 1], vx);
+      }
+      __syncthreads(); // the next tile staged, this one read
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -345,10 +592,9 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   }
 }
 
-/// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
-/// cores, the same arguments; with stats, the rows' statistics stored.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_tc_backward_dq_kernel(
+/// The dq kernel's loop.
+template <bool Vec>
+__device__ __forceinline__ void backwardDq(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
         const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -357,12 +603,9 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, float *__restrict__ stats) {
-  trapUnlessBlockSize(kAttentionTcThreads);
+        i64 dvInner, i64 dvRow, float *__restrict__ stats, Tile &sQ, Tile &sdO, Tile &sK,
+        Tile &sKt, Tile &sV) {
   const i64 heads = outer * inner;
-  if (heads <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
-    return;
-  __shared__ __align__(16) Tile sQ, sdO, sK, sV;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
@@ -371,12 +614,20 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
-    __syncthreads();
-    stage(sQ, headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d);
-    stage(sdO, headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, dv);
+    // Q and dO, staged once for both passes; their operands are read at
+    // each use (registers go to the next tiles' loads).
+    {
+      RowsLoad qx, dx;
+      loadRows<Vec>(qx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d));
+      loadRows<Vec>(dx, source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, dv));
+      __syncthreads(); // the last unit's tiles are read
+      storeRows(sQ, qx);
+      storeRows(sdO, dx);
+    }
+    const StagedA qa{&sQ, warp * 16}, da{&sdO, warp * 16};
     RowStats st[2];
-    rowStats(st, sQ, sdO, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale, warp, g,
-             t);
+    rowStats<Vec, Vec>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale,
+                   warp, g, t); // its first barrier: sQ and sdO staged
     if (stats && t == 0)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -388,23 +639,35 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     float acc[kMaxTiles][4] = {};
     bool live[2] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
+      RowsLoad kx, vx;
+      ColsLoad kt;
+      loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
+      loadRows<Vec>(vx, source(V, vRow, j0, tk, dv));
+      loadCols<Vec>(kt, source(K, kRow, j0, tk, d));
+      __syncthreads(); // pass 1's or the last tile's products read
+      storeRows(sK, kx);
+      storeRows(sV, vx);
+      storeCols(sKt, kt);
       __syncthreads();
-      stage(sK, K, kRow, j0, tk, d);
-      stage(sV, V, vRow, j0, tk, dv);
-      __syncthreads();
-      float s[kTiles][4], dp[kTiles][4];
-      productT(s, sQ, warp * 16, sK, d, g, t);
-      productT(dp, sdO, warp * 16, sV, dv, g, t);
-      scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
+      // By halves of 32 keys (fewer registers): dQ's sums go over the
+      // k-steps in the same order.
+#pragma unroll 1
+      for (int half = 0; half < 2; ++half) {
+        constexpr int N = kTiles / 2;
+        float s[N][4], dp[N][4];
+        productT(s, qa, sK, half * 32, d, g, t);
+        productT(dp, da, sV, half * 32, dv, g, t);
+        scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0 + half * 32, tk, g, t, live);
 #pragma unroll
-      for (int n = 0; n < kTiles; ++n)
+        for (int n = 0; n < N; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const RowStats &r = st[e >> 1];
-          const float p = expApprox(s[n][e] - r.m) * r.inv;
-          s[n][e] = attentionDs(p, dp[n][e], r.D, r.scaleLive); // now dS
-        }
-      accumulate(acc, s, sK, d, g, t);
+          for (int e = 0; e < 4; ++e) {
+            const RowStats &r = st[e >> 1];
+            const float p = expApprox(s[n][e] - r.m) * r.inv;
+            s[n][e] = attentionDs(p, dp[n][e], r.D, r.scaleLive); // now dS
+          }
+        accumulate(acc, s, sKt, half * 32, d, g, t);
+      }
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -423,10 +686,9 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   }
 }
 
-/// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
-/// tensor cores, the same arguments; stats (when not 0) as dq left it.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_tc_backward_dkv_kernel(
+/// The dkv kernel's loop.
+template <bool Vec>
+__device__ __forceinline__ void backwardDkv(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
         const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -435,14 +697,9 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
-  trapUnlessBlockSize(kAttentionTcThreads);
+        i64 dvInner, i64 dvRow, const float *__restrict__ stats, Tile &sQ, Tile &sQt, Tile &sdO,
+        Tile &sdOt, float4 (&sStats)[kRows]) {
   const i64 heads = outer * inner;
-  if (heads <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
-    return;
-  __shared__ __align__(16) Tile sQ, sdO, sK, sV;
-  __shared__ float4 sStats[kRows];
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 keyBlocks = (tk + kRows - 1) / kRows;
   for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
     const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kRows;
@@ -453,18 +710,26 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float accK[kMaxTiles][4] = {}, accV[kMaxTiles][4] = {};
     for (i64 i0 = 0; i0 < tq; i0 += kRows) {
-      __syncthreads(); // the last tiles are read
-      stage(sQ, Q, qRow, i0, tq, d);
-      stage(sdO, dO, doutRow, i0, tq, dv);
+      const int lane = thread() % kWarp, warp = thread() / kWarp, g = lane / 4, t = lane % 4;
+      {
+        RowsLoad qx, dx;
+        loadRows<Vec>(qx, source(Q, qRow, i0, tq, d));
+        loadRows<Vec>(dx, source(dO, doutRow, i0, tq, dv));
+        __syncthreads(); // the last tiles' products are read
+        storeRows(sQ, qx);
+        storeRows(sdO, dx);
+      }
       if (stats) { // the same for every thread: the barriers stay uniform
         for (int r = threadIdx.x; r < kRows; r += kAttentionTcThreads)
           sStats[r] = i0 + r < tq ? reinterpret_cast<const float4 *>(stats)[b * tq + i0 + r]
                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       } else {
         __syncthreads(); // sQ and sdO staged
+        // rowStats as dq runs it (its key tiles through sQt and sdOt).
         RowStats st[2];
-        rowStats(st, sQ, sdO, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale,
-                 warp, g, t);
+        rowStats<Vec, false>(st, StagedA{&sQ, warp * 16}, StagedA{&sdO, warp * 16}, sQt, sdOt,
+                             K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale, warp, g,
+                             t);
         if (t == 0)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
@@ -472,37 +737,66 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
                 make_float4(st[h].m, st[h].inv, st[h].D, st[h].scaleLive);
         __syncthreads(); // rowStats's last tiles are read
       }
-      if (stats == nullptr || i0 == 0) { // this block's keys (rowStats overwrote them)
-        stage(sK, K, kRow, j0, tk, d);
-        stage(sV, V, vRow, j0, tk, dv);
+      // The warp's 16 keys as A operands, straight from global memory
+      // (cache hits after the first query tile): registers only while the
+      // products need them, no tile for them in shared memory.
+      uint32_t ka[kSteps][4], va[kSteps][4];
+      globalA<Vec>(ka, source(K, kRow, j0, tk, d));
+      globalA<Vec>(va, source(V, vRow, j0, tk, dv));
+      {
+        ColsLoad x;
+        loadCols<Vec>(x, source(Q, qRow, i0, tq, d));
+        storeCols(sQt, x);
+        loadCols<Vec>(x, source(dO, doutRow, i0, tq, dv));
+        storeCols(sdOt, x);
       }
       __syncthreads();
-      // Warp w's 16 keys against the 64 queries: S^T and dP^T, element
-      // (n, e) key j0 + 16w + g (+ 8 for e >= 2), query i0 + 8n + 2t + (e & 1).
-      float s[kTiles][4], dp[kTiles][4];
-      productT(s, sK, warp * 16, sQ, d, g, t);
-      productT(dp, sV, warp * 16, sdO, dv, g, t);
+      // Warp w's 16 keys against the 64 queries by halves of 32 (fewer
+      // registers; dK's and dV's sums go over the k-steps in the same
+      // order): S^T and dP^T, element (n, e) key j0 + 16w + g (+ 8 for
+      // e >= 2), query i0 + 32 half + 8n + 2t + (e & 1).
+#pragma unroll 1
+      for (int half = 0; half < 2; ++half) {
+        constexpr int N = kTiles / 2;
+        float s[N][4], dp[N][4];
+        productT(s, ka, sQ, half * 32, d, g, t);
+        productT(dp, va, sdO, half * 32, dv, g, t);
+        if (M == nullptr && i0 + kRows <= tq && j0 + kRows <= tk) {
+          // Every query and key there, no mask: the same, without the tests.
 #pragma unroll
-      for (int n = 0; n < kTiles; ++n)
+          for (int n = 0; n < N; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = n * 8 + 2 * t + (e & 1);
-          const i64 i = i0 + r, j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
-          float p = 0.0f, ds = 0.0f;
-          if (i < tq && j < tk) {
-            const float4 st = sStats[r];
-            float x = s[n][e] * scale;
-            if (M && !M[i * maskRow + j])
-              x = kMaskedScore;
-            p = expApprox(x - st.x) * st.y;
-            ds = attentionDs(p, dp[n][e], st.z, st.w);
-          }
-          s[n][e] = p;
-          dp[n][e] = ds;
+            for (int e = 0; e < 4; ++e) {
+              const float4 st = sStats[half * 32 + n * 8 + 2 * t + (e & 1)];
+              const float p = expApprox(s[n][e] * scale - st.x) * st.y;
+              dp[n][e] = attentionDs(p, dp[n][e], st.z, st.w);
+              s[n][e] = p;
+            }
+        } else {
+#pragma unroll
+          for (int n = 0; n < N; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int r = half * 32 + n * 8 + 2 * t + (e & 1);
+              const i64 i = i0 + r, j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
+              float p = 0.0f, ds = 0.0f;
+              if (i < tq && j < tk) {
+                const float4 st = sStats[r];
+                float x = s[n][e] * scale;
+                if (M && !M[i * maskRow + j])
+                  x = kMaskedScore;
+                p = expApprox(x - st.x) * st.y;
+                ds = attentionDs(p, dp[n][e], st.z, st.w);
+              }
+              s[n][e] = p;
+              dp[n][e] = ds;
+            }
         }
-      accumulate(accV, s, sdO, dv, g, t);
-      accumulate(accK, dp, sQ, d, g, t);
+        accumulate(accV, s, sdOt, half * 32, dv, g, t);
+        accumulate(accK, dp, sQt, half * 32, d, g, t);
+      }
     }
+    const int lane = thread() % kWarp, warp = thread() / kWarp, g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const i64 j = j0 + warp * 16 + g + h * 8;
@@ -522,4 +816,96 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         }
     }
   }
+}
+
+} // namespace
+
+/// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
+/// forward kernel, on tensor cores.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_tc_forward_kernel(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv,
+                                         float scale, const float *__restrict__ q, i64 qOuter,
+                                         i64 qInner, i64 qRow, const float *__restrict__ k,
+                                         i64 kOuter, i64 kInner, i64 kRow,
+                                         const float *__restrict__ v, i64 vOuter, i64 vInner,
+                                         i64 vRow, const unsigned char *__restrict__ mask,
+                                         i64 maskOuter, i64 maskInner, i64 maskRow,
+                                         float *__restrict__ out, i64 outOuter, i64 outInner,
+                                         i64 outRow) {
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+  __shared__ __align__(16) Tile sK[2], sVt[2];
+  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow))
+    forward<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                  kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter,
+                  outInner, outRow, sK, sVt);
+  else
+    forward<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                   kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
+                   outOuter, outInner, outRow, sK, sVt);
+}
+
+/// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
+/// cores, the same arguments; with stats, the rows' statistics stored.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_tc_backward_dq_kernel(
+        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
+        i64 dvInner, i64 dvRow, float *__restrict__ stats) {
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+  __shared__ __align__(16) Tile sQ, sdO, sK, sKt, sV;
+  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow))
+    backwardDq<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                     kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout,
+                     doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
+                     dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
+  else
+    backwardDq<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
+                      kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
+                      dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
+                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
+}
+
+/// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
+/// tensor cores, the same arguments; stats (when not 0) as dq left it.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_tc_backward_dkv_kernel(
+        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
+        i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+  __shared__ __align__(16) Tile sQ, sQt, sdO, sdOt;
+  __shared__ float4 sStats[kRows];
+  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow))
+    backwardDkv<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
+                      kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
+                      dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
+                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sQt, sdO, sdOt,
+                      sStats);
+  else
+    backwardDkv<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
+                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
+                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk,
+                       dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sQt, sdO,
+                       sdOt, sStats);
 }
