@@ -198,9 +198,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // A model may call no hand-written kernel: one that cannot load is the
   // first call's error.
   layerKernels_.load(*driver_);
-  // TFC_SMALL_GEMM=0: every product to cuBLASLt (to compare the two).
-  if (const char *small = std::getenv("TFC_SMALL_GEMM"); small && std::string(small) == "0")
-    smallGemms_ = false;
+  // TFC_SMALL_GEMM=1: small products on gemm_small.cu (off by default: on
+  // an H200 it made reverse's step slower, docs/cuda-kernels.md).
+  if (const char *small = std::getenv("TFC_SMALL_GEMM"); small && *small)
+    smallGemms_ = std::string(small) != "0";
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;

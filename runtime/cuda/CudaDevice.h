@@ -173,8 +173,8 @@ public:
               bool cooperative = false);
   void sgemm(const GemmArgs &args, const GemmEpilogue &epilogue = {});
   /// Whether sgemm sends products that kernels::smallGemmFits to
-  /// gemm_small.cu's kernels (the default; TFC_SMALL_GEMM=0 at open(), or
-  /// this, sends every product to cuBLASLt).
+  /// gemm_small.cu's kernels (TFC_SMALL_GEMM=1 at open(), or this; off by
+  /// default: every product on cuBLASLt, which measured faster on reverse).
   void setSmallGemms(bool on) { smallGemms_ = on; }
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
@@ -282,7 +282,7 @@ private:
   std::string launchError_;
   size_t liveAllocations_ = 0;
   bool flushDenormals_ = true;
-  bool smallGemms_ = true;
+  bool smallGemms_ = false;
   int profileDepth_ = 0; // profileBegin's nesting: only the outermost is timed
 };
 

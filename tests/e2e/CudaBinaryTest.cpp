@@ -29,9 +29,9 @@ const std::string kBinary = TFC_CUDA_HAND_MODEL;
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
-/// The fakes with every product on cuBLASLt (the fake's computes them on the
-/// host; gemm_small.cu's kernels, the default for small products, do not run
-/// on the fake driver).
+/// The fakes with every product on cuBLASLt (the default, said here: the
+/// fake's computes them on the host; gemm_small.cu's kernels, which
+/// TFC_SMALL_GEMM=1 chooses for small products, do not run on the fake).
 const std::string kCublasLtFakes = kFakes + "TFC_SMALL_GEMM=0 ";
 
 /// x: `samples` rows of 3, distinct small values.
@@ -189,9 +189,9 @@ TEST(CudaBinaryTest, DeviceAndCublasLtErrors) {
                       "cuBLASLt: tried /nonexistent/libcublasLt.so.13 (from TFC_CUBLASLT); GEMMs "
                       "on the GPU need CUDA 13's libcublasLt.so.13 (set TFC_CUBLASLT to its "
                       "path)\n");
-  // A product small enough for gemm_small.cu (the default) needs no cuBLASLt.
+  // A product small enough for gemm_small.cu (TFC_SMALL_GEMM=1) needs no cuBLASLt.
   const std::string smallLog = dir + "/small.log";
-  r = run(std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER + " TFC_FAKE_CUDA_LOG=" +
+  r = run(std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER + " TFC_SMALL_GEMM=1 TFC_FAKE_CUDA_LOG=" +
           smallLog + " TFC_CUBLASLT=/nonexistent/libcublasLt.so.13 " + kBinary +
           " predict --params " + dir + "/p.safetensors --input x=" + x + " --output-dir " + dir);
   EXPECT_EQ(r.status, 0) << r.output;

@@ -311,7 +311,7 @@ const std::map<std::string, std::string> kHandKernels = {
     {"tfc_cuda_column_sums_kernel", "256x1x1"},
 };
 /// The hand-written kernels a seed model's entries launch: attention's and
-/// the layer norm's in the transformers, gemm_small.cu's for the products, the cross-entropy's where it is the
+/// the layer norm's in the transformers, the cross-entropy's where it is the
 /// loss: train_step and grad_step have the loss and its gradient as one call
 /// (the fused kernel and the mean), so neither the forward kernel nor the
 /// backward is launched (--no-fused-cross-entropy launches them:
@@ -329,13 +329,17 @@ std::set<std::string> handKernelsOf(const std::string &model) {
     kernels.insert("tfc_cuda_cross_entropy_mean_kernel");
     kernels.insert("tfc_cuda_cross_entropy_fused_kernel");
   }
-  // Their linear layers' products, all small at batch 4 (gemm_small.cu),
-  // the weight gradients' bias gradients as column sums; set_anomaly's
-  // longest K goes in slices, added by the finish kernel.
-  if (model == "reverse" || model == "set_anomaly" || model == "encoder_decoder") {
-    kernels.insert("tfc_cuda_small_gemm_kernel");
-    kernels.insert("tfc_cuda_column_sums_kernel");
-  }
+  return kernels;
+}
+
+/// gemm_small.cu's kernels a seed model's train_step, grad_step and
+/// apply_step launch with TFC_SMALL_GEMM=1: its linear layers' products,
+/// all small at batch 4, the weight gradients' bias gradients as column
+/// sums; set_anomaly's longest K goes in slices, added by the finish kernel.
+std::set<std::string> smallGemmKernelsOf(const std::string &model) {
+  if (model != "reverse" && model != "set_anomaly" && model != "encoder_decoder")
+    return {};
+  std::set<std::string> kernels = {"tfc_cuda_small_gemm_kernel", "tfc_cuda_column_sums_kernel"};
   if (model == "set_anomaly")
     kernels.insert("tfc_cuda_small_gemm_finish_kernel");
   return kernels;
@@ -423,8 +427,8 @@ protected:
   }
 
   std::string dir_, binary_;
-  /// Environment runOnFakes adds ("TFC_SMALL_GEMM=0 ": every product on
-  /// the fake cuBLASLt).
+  /// Environment runOnFakes adds ("TFC_SMALL_GEMM=1 ": small products on
+  /// gemm_small.cu; "TFC_SMALL_GEMM=0 ", the default: all on cuBLASLt).
   std::string env_;
   rt::Manifest manifest_;
 };
@@ -515,6 +519,24 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
               "grad_step %zu, apply_step %zu\n",
               GetParam().c_str(), manifestKernels.size(), predict.eager, step.eager,
               evaluate.eager, grad.eager, apply.eager);
+}
+
+// TFC_SMALL_GEMM=1: the products on gemm_small.cu's kernels, none on
+// cuBLASLt; every launch accepted, on its fixed block.
+TEST_P(SeedModelOnFakes, SmallGemmsLaunchValidly) {
+  ASSERT_NO_FATAL_FAILURE(compile(GetParam()));
+  env_ = "TFC_SMALL_GEMM=1 ";
+  std::set<std::string> small;
+  for (const char *entry : {"train_step", "grad_step", "apply_step"}) {
+    FakeLog log = runEntry(entry);
+    EXPECT_EQ(log.gemms, 0u) << entry << ": a product on cuBLASLt";
+    for (const std::string &kernel : log.launched)
+      if (kernel.find("gemm") != std::string::npos || kernel.find("column_sums") != std::string::npos) {
+        small.insert(kernel);
+        EXPECT_EQ(log.blocks.at(kernel), std::set<std::string>{"256x1x1"}) << kernel;
+      }
+  }
+  EXPECT_EQ(small, smallGemmKernelsOf(GetParam()));
 }
 
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):
@@ -709,10 +731,12 @@ TEST_F(OnFakes, BenchProfileTimesEachOperation) {
   EXPECT_GT(rows, 10u) << r.output;
   EXPECT_GT(named, 0u) << r.output;
 
-  // The default: reverse's products on gemm_small.cu, each one operation of
-  // the profile (its kernels timed together), so as many operations as
-  // with cuBLASLt, the products hand-written and named by their shape.
-  r = run(kFakes + binary_ + " bench --entry train_step --steps 3 --warmup 1 --profile");
+  // TFC_SMALL_GEMM=1: reverse's products on gemm_small.cu, each one
+  // operation of the profile (its kernels timed together), so as many
+  // operations as with cuBLASLt, the products hand-written and named by
+  // their shape.
+  r = run(kFakes + "TFC_SMALL_GEMM=1 " + binary_ +
+          " bench --entry train_step --steps 3 --warmup 1 --profile");
   ASSERT_EQ(r.status, 0) << r.output;
   ASSERT_TRUE(std::regex_search(r.output, m, std::regex("a call in ([0-9]+) operations")))
       << r.output;

@@ -7,8 +7,8 @@
 #   2. parity.py (GPU against CPU, twice the same bytes) for the models whose
 #      products run on gemm_small.cu: reverse, set_anomaly, encoder_decoder;
 #   3. reverse trained to 100% test accuracy (its file's settings);
-#   4. bench of each model's train_step with small GEMMs (the default) and
-#      with every product on cuBLASLt (TFC_SMALL_GEMM=0), in the same call;
+#   4. bench of each model's train_step with small GEMMs (TFC_SMALL_GEMM=1)
+#      and with every product on cuBLASLt (the default), in the same call;
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      and attention's kernels alone (--bench-attention);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
@@ -43,7 +43,7 @@ grep -q 'passed' "$work/kernels.log" || { failed=$((failed + 1)); echo "FAIL tfc
 
 echo "== 2. GPU against CPU (small GEMMs)"
 for model in reverse set_anomaly encoder_decoder; do
-  timeout 200 python3 "$root/tools/gpu/parity.py" --work "$work/$model" --cpu "$dir/cpu/$model" \
+  TFC_SMALL_GEMM=1 timeout 200 python3 "$root/tools/gpu/parity.py" --work "$work/$model" --cpu "$dir/cpu/$model" \
     --cuda "$dir/cuda/$model" --repeat >"$work/parity-$model.log" 2>&1
   cat "$work/parity-$model.log"
   passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
@@ -52,7 +52,8 @@ done
 
 echo "== 3. reverse trained on the GPU"
 begin=$(date +%s%N)
-timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-run" >"$work/train.log" 2>&1
+TFC_SMALL_GEMM=1 timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-run" \
+  >"$work/train.log" 2>&1
 echo "    10 epochs in $((($(date +%s%N) - begin) / 1000000)) ms (wall, with start-up and evaluation)"
 grep '^test' "$work/train.log" | sed 's/^/    /'
 if grep -q '^test.*accuracy 1\.0000' "$work/train.log"; then
