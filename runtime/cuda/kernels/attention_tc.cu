@@ -74,7 +74,6 @@
 #include "runtime/cuda/kernels/Warp.cuh"
 
 #include <cstdint>
-#include <type_traits>
 
 using namespace tfc::rt::cuda::kernels;
 
@@ -119,17 +118,6 @@ __device__ __forceinline__ bool rowsAligned(const void *base, i64 outer, i64 inn
   return reinterpret_cast<uintptr_t>(base) % 16 == 0 && outer % 4 == 0 && inner % 4 == 0 &&
          row % 4 == 0;
 }
-
-/// body(std::true_type{}) when `aligned` (every input's rows 16-byte
-/// aligned: float4 staging), else body(std::false_type{}): a kernel's work
-/// instantiated for both staging paths, its arguments written once.
-template <class Body> __device__ __forceinline__ void withStaging(bool aligned, Body &&body) {
-  if (aligned)
-    body(std::true_type{});
-  else
-    body(std::false_type{});
-}
-
 /// Columns c .. c + 3 of row r (c a multiple of 4; cols is a multiple of
 /// 16); zeros past `rows` and `cols`. Vec: one float4 load (the kernels
 /// take that path, a template argument, when every input's rows are
@@ -848,14 +836,15 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   __shared__ __align__(16) Tile sK[2], sVt[2];
-  withStaging(rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-                  rowsAligned(v, vOuter, vInner, vRow),
-              [&](auto packed) {
-                forward<decltype(packed)::value>(outer, inner, tq, tk, d, dv, scale, q, qOuter,
-                                                 qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,
-                                                 vInner, vRow, mask, maskOuter, maskInner, maskRow,
-                                                 out, outOuter, outInner, outRow, sK, sVt);
-              });
+  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow))
+    forward<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                  kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter,
+                  outInner, outRow, sK, sVt);
+  else
+    forward<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                   kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
+                   outOuter, outInner, outRow, sK, sVt);
 }
 
 /// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
@@ -863,27 +852,29 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dq_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-        i64 dvRow, float *__restrict__ stats) {
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
+        i64 dvInner, i64 dvRow, float *__restrict__ stats) {
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   __shared__ __align__(16) Tile sQ, sdO, sK, sKt, sV;
-  withStaging(rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-                  rowsAligned(v, vOuter, vInner, vRow) &&
-                  rowsAligned(dout, doutOuter, doutInner, doutRow),
-              [&](auto packed) {
-                backwardDq<decltype(packed)::value>(
-                    outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
-                    kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout,
-                    doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                    dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
-              });
+  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow))
+    backwardDq<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                     kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout,
+                     doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
+                     dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
+  else
+    backwardDq<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
+                      kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
+                      dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
+                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
@@ -891,26 +882,30 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dkv_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-        i64 dvRow, const float *__restrict__ stats) {
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
+        i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   __shared__ __align__(16) Tile sQ, sQt, sdO, sdOt;
   __shared__ float4 sStats[kRows];
-  withStaging(
-      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-          rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow),
-      [&](auto packed) {
-        backwardDkv<decltype(packed)::value>(
-            outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
-            vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
-            doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter,
-            dvInner, dvRow, stats, sQ, sQt, sdO, sdOt, sStats);
-      });
+  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow))
+    backwardDkv<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
+                      kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
+                      dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
+                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sQt, sdO, sdOt,
+                      sStats);
+  else
+    backwardDkv<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
+                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
+                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk,
+                       dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sQt, sdO,
+                       sdOt, sStats);
 }
