@@ -49,9 +49,9 @@ std::string describeGemm(const GemmArgs &a) {
          " ldb " + n(a[Ldb]) + ", C ldc " + n(a[Ldc]) + (a[Accumulate] ? ", accumulate" : "");
 }
 
-std::string profileName(const GemmArgs &a, const GemmEpilogue &epilogue) {
+std::string profileName(const GemmArgs &a, const GemmEpilogue &epilogue, const char *by) {
   auto n = [](intptr_t v) { return std::to_string(v); };
-  return "cuBLASLt " + (a[Batch] > 1 ? n(a[Batch]) + " x " : std::string()) + n(a[M]) + "x" +
+  return std::string(by) + " " + (a[Batch] > 1 ? n(a[Batch]) + " x " : std::string()) + n(a[M]) + "x" +
          n(a[N]) + "x" + n(a[K]) + (a[TransA] ? " A^T" : "") + (a[TransB] ? " B^T" : "") +
          (a[Accumulate] ? ", accumulate" : "") + epilogue.describe();
 }

@@ -119,9 +119,11 @@ cublasComputeType_t computeType(GemmPrecision precision);
 
 /// "batch 4, 64x32x16, A^T lda 64, B ldb 32, C ldc 32, accumulate": a GEMM in messages.
 std::string describeGemm(const GemmArgs &args);
-/// A GEMM as `bench --profile` names it: "cuBLASLt MxNxK" with the batch,
-/// the transposes and the epilogue (calls of one shape group together).
-std::string profileName(const GemmArgs &args, const GemmEpilogue &epilogue);
+/// A GEMM as `bench --profile` names it: "cuBLASLt MxNxK" (or `by`'s name:
+/// "small GEMM") with the batch, the transposes and the epilogue (calls of
+/// one shape group together).
+std::string profileName(const GemmArgs &args, const GemmEpilogue &epilogue,
+                        const char *by = "cuBLASLt");
 
 /// Why tfc_cuda_sgemm's product and epilogue cannot be computed as asked
 /// ("" when they can): an epilogue on a batch, two that exclude each other,

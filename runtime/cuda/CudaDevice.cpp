@@ -720,10 +720,7 @@ bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
     failLaunch(std::string(e.function()) + "(" + describeGemm(g) + e.describe() + "): " + why);
     return true;
   }
-  ProfileScope profiled(*this, "hand-written", [&] {
-    const std::string name = profileName(g, e); // "cuBLASLt MxNxK ..."
-    return "small GEMM" + name.substr(name.find(' '));
-  });
+  ProfileScope profiled(*this, "hand-written", [&] { return profileName(g, e, "small GEMM"); });
   auto u = [](int64_t v) { return uint64_t(v); };
   const std::vector<uint64_t> epilogue = {
       u(g[Accumulate]), e.residual, u(e.ldResidual), e.bias, u(e.relu), u(e.reluGrad),

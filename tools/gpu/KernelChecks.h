@@ -479,15 +479,17 @@ inline const std::vector<GemmCase> kSmallGemmCases = {
 /// precision on the host: C, ReLU's mask bits, the bias gradient; and a
 /// second run the same bits. Launched as CudaDevice::sgemm launches them
 /// (smallGemmPlan).
-template <typename Device>
-void checkSmallGemm(Device &gpu, const GemmCase &g) {
+template <typename Device> void checkSmallGemm(Device &gpu, const GemmCase &g) {
   using Ptr = typename Device::Ptr;
-  const long long lda = g.transA ? g.m + 3 : g.k + 1, ldb = g.transB ? g.k + 2 : g.n + 5,
-                  ldc = g.n + 1, ldResidual = g.n + 2;
-  const long long strideA = (g.transA ? g.k : g.m) * lda, strideB = (g.transB ? g.n : g.k) * ldb;
-  const long long outputs = g.reduction ? 1 : g.items, strideC = g.reduction ? 0 : g.m * ldc;
-  const long long ldMask = (g.n + 127) / 128 * 128; // bits
-  const auto a = randomFloats(size_t(g.items * strideA)), b = randomFloats(size_t(g.items * strideB)),
+  // Not const: the launches take their addresses.
+  long long lda = g.transA ? g.m + 3 : g.k + 1, ldb = g.transB ? g.k + 2 : g.n + 5, ldc = g.n + 1,
+            ldResidual = g.n + 2;
+  long long strideA = (g.transA ? g.k : g.m) * lda, strideB = (g.transB ? g.n : g.k) * ldb;
+  const long long outputs = g.reduction ? 1 : g.items;
+  long long strideC = g.reduction ? 0 : g.m * ldc;
+  long long ldMask = (g.n + 127) / 128 * 128; // bits
+  const auto a = randomFloats(size_t(g.items * strideA)),
+             b = randomFloats(size_t(g.items * strideB)),
              c0 = randomFloats(size_t(outputs * g.m * ldc)),
              residual = randomFloats(size_t(g.m * ldResidual)), bias = randomFloats(size_t(g.n));
   std::vector<unsigned> mask0(size_t(g.m * ldMask / 32));
@@ -546,31 +548,27 @@ void checkSmallGemm(Device &gpu, const GemmCase &g) {
   Ptr none = 0, noResidual = g.residual ? gr : none, noBias = g.bias ? gbias : none,
       maskArg = g.writeMask || g.reluGrad ? gm : none, partials = plan.partial ? gp : none;
   long long acc = g.accumulate, relu = g.relu, reluGrad = g.reluGrad, transA = g.transA,
-            transB = g.transB, items = g.items, m = g.m, n = g.n, kk = g.k,
-            slice = plan.slice, parts = plan.parts, outs = plan.outputs;
-  long long gemmStrideC = strideC;
+            transB = g.transB, items = g.items, m = g.m, n = g.n, kk = g.k, slice = plan.slice,
+            parts = plan.parts, outs = plan.outputs;
   std::vector<float> runs[2], runSums[2];
   std::vector<unsigned> runMasks[2];
   for (int run = 0; run < 2; ++run) {
     gpu.copyIn(gc, c0.data(), c0.size() * 4);
     gpu.copyIn(gm, mask0.data(), mask0.size() * 4);
     gpu.launch("tfc_cuda_small_gemm_kernel", unsigned(plan.units),
-               {&m, &n, &kk, &slice, &items, &ga, const_cast<long long *>(&lda),
-                const_cast<long long *>(&strideA), &transA, &gb, const_cast<long long *>(&ldb),
-                const_cast<long long *>(&strideB), &transB, &gc, const_cast<long long *>(&ldc),
-                &gemmStrideC, &partials, &acc, &noResidual,
-                const_cast<long long *>(&ldResidual), &noBias, &relu, &reluGrad, &maskArg,
-                const_cast<long long *>(&ldMask)});
+               {&m,       &n,        &kk,       &slice, &items,      &ga,         &lda,
+                &strideA, &transA,   &gb,       &ldb,   &strideB,    &transB,     &gc,
+                &ldc,     &strideC,  &partials, &acc,   &noResidual, &ldResidual, &noBias,
+                &relu,    &reluGrad, &maskArg,  &ldMask});
     if (plan.partial)
       gpu.launch("tfc_cuda_small_gemm_finish_kernel",
                  unsigned((outs * m * n + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads),
-                 {&m, &n, &outs, &parts, &gp, &gc, const_cast<long long *>(&ldc), &gemmStrideC,
-                  &acc, &noResidual, const_cast<long long *>(&ldResidual), &noBias, &relu,
-                  &reluGrad, &maskArg, const_cast<long long *>(&ldMask)});
+                 {&m, &n, &outs, &parts, &gp, &gc, &ldc, &strideC, &acc, &noResidual, &ldResidual,
+                  &noBias, &relu, &reluGrad, &maskArg, &ldMask});
     if (g.biasGrad) {
       Ptr from = g.biasGrad == 1 ? ga : gb, to = sumsPlan.parts > 1 ? gsp : gs;
-      long long ld = g.biasGrad == 1 ? lda : ldb, count = sums, part = sumsPlan.part,
-                one = 1, zero = 0, sumParts = sumsPlan.parts;
+      long long ld = g.biasGrad == 1 ? lda : ldb, count = sums, part = sumsPlan.part, one = 1,
+                zero = 0, sumParts = sumsPlan.parts;
       gpu.launch("tfc_cuda_column_sums_kernel", unsigned(sumsPlan.units),
                  {&kk, &count, &from, &ld, &part, &to});
       if (sumsPlan.parts > 1)

@@ -148,17 +148,18 @@ TFC_HD float expApprox(float x) {
 //===----------------------------------------------------------------------===//
 
 /// The order every warp reduction here uses, on the host: step o = 16, 8, 4,
-/// 2, 1 sets lane l to v[l] + v[l ^ o] (__shfl_xor_sync on the device, where
-/// lane l adds what lane l ^ o holds). Addition commutes, so after each step
-/// lanes l and l ^ o hold the same bits and at the end all 32 do.
-TFC_HD float butterflySum(const float (&lanes)[kWarp]) {
-  float v[kWarp], next[kWarp];
-  for (int l = 0; l < kWarp; ++l)
+/// 2, 1 (from Lanes / 2: Warp.cuh's warpSum<Lanes>) sets lane l to v[l] +
+/// v[l ^ o] (__shfl_xor_sync on the device, where lane l adds what lane
+/// l ^ o holds). Addition commutes, so after each step lanes l and l ^ o
+/// hold the same bits and at the end all do.
+template <int Lanes = kWarp> TFC_HD float butterflySum(const float (&lanes)[Lanes]) {
+  float v[Lanes], next[Lanes];
+  for (int l = 0; l < Lanes; ++l)
     v[l] = lanes[l];
-  for (int o = kWarp / 2; o > 0; o /= 2) {
-    for (int l = 0; l < kWarp; ++l)
+  for (int o = Lanes / 2; o > 0; o /= 2) {
+    for (int l = 0; l < Lanes; ++l)
       next[l] = v[l] + v[l ^ o];
-    for (int l = 0; l < kWarp; ++l)
+    for (int l = 0; l < Lanes; ++l)
       v[l] = next[l];
   }
   return v[0];
@@ -304,20 +305,14 @@ TFC_HD int64_t attentionDkvUnits(int64_t heads, int64_t tk, int64_t d, int64_t d
 /// 4, 2, 1 over the 16 (butterflySum's order on 16 lanes).
 TFC_HD float attentionTileSum(const float (&x)[kAttentionRows]) {
   constexpr int threads = kAttentionRows / 4;
-  float v[threads], next[threads];
+  float v[threads];
   for (int t = 0; t < threads; ++t) {
     float sum = 0.0f;
     for (int j = 0; j < 4; ++j)
       sum += x[4 * t + j];
     v[t] = sum;
   }
-  for (int o = threads / 2; o > 0; o /= 2) {
-    for (int t = 0; t < threads; ++t)
-      next[t] = v[t] + v[t ^ o];
-    for (int t = 0; t < threads; ++t)
-      v[t] = next[t];
-  }
-  return v[0];
+  return butterflySum<threads>(v);
 }
 
 /// The score of a masked-out key (the tutorials' masked_fill), as the CPU.
