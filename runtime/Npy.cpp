@@ -411,40 +411,32 @@ bool readNpy(const std::string &path, Tensor &out, std::string &error) {
   return true;
 }
 
-bool writeNpy(const std::string &path, const Tensor &tensor,
-              std::string &error) {
-  for (int64_t d : tensor.shape) {
+namespace {
+
+/// A version 1.0 .npy file of `descr` elements (version 2.0 when the header
+/// outgrows its u16 length: thousands of dimensions), written atomically.
+bool writeNpyData(const std::string &path, const char *descr,
+                  const std::vector<int64_t> &shape, const void *data,
+                  size_t bytes, std::string &error) {
+  for (int64_t d : shape) {
     if (d < 0) {
       error = "cannot write " + quote(path) + ": negative dimension in shape " +
-              shapeString(tensor.shape);
+              shapeString(shape);
       return false;
     }
   }
-  size_t expected =
-      static_cast<size_t>(tensor.numel()) * dtypeSize(tensor.dtype);
-  if (tensor.bytes.size() != expected) {
-    error = "cannot write " + quote(path) + ": the tensor holds " +
-            std::to_string(tensor.bytes.size()) + " bytes but its shape " +
-            shapeString(tensor.shape) + " needs " + std::to_string(expected);
-    return false;
-  }
-
-  const char *descr = tensor.dtype == DType::F32   ? "<f4"
-                      : tensor.dtype == DType::I32 ? "<i4"
-                                                   : "|b1";
   std::string dict = std::string("{'descr': '") + descr +
                      "', 'fortran_order': False, 'shape': (";
-  for (size_t i = 0; i < tensor.shape.size(); ++i) {
-    dict += std::to_string(tensor.shape[i]);
-    if (i + 1 < tensor.shape.size() || tensor.shape.size() == 1)
+  for (size_t i = 0; i < shape.size(); ++i) {
+    dict += std::to_string(shape[i]);
+    if (i + 1 < shape.size() || shape.size() == 1)
       dict += ",";
-    if (i + 1 < tensor.shape.size())
+    if (i + 1 < shape.size())
       dict += " ";
   }
   dict += "), }";
 
-  // Version 1.0 unless the header outgrows its u16 length (thousands of
-  // dimensions); the data starts 64-byte aligned as numpy's writer does.
+  // The data starts 64-byte aligned as numpy's writer does.
   size_t prefixLen = 10;
   size_t total = (prefixLen + dict.size() + 1 + 63) / 64 * 64;
   unsigned major = 1;
@@ -463,9 +455,44 @@ bool writeNpy(const std::string &path, const Tensor &tensor,
   for (size_t i = 0; i < prefixLen - 8; ++i)
     contents += static_cast<char>((headerLen >> (8 * i)) & 0xff);
   contents += dict;
-  contents.append(reinterpret_cast<const char *>(tensor.bytes.data()),
-                  tensor.bytes.size());
+  contents.append(static_cast<const char *>(data), bytes);
   return writeFileAtomically(path, contents, error);
+}
+
+} // namespace
+
+bool writeNpy(const std::string &path, const Tensor &tensor,
+              std::string &error) {
+  for (int64_t d : tensor.shape) // (writeNpyData names a negative dimension)
+    if (d < 0)
+      return writeNpyData(path, "<f4", tensor.shape, nullptr, 0, error);
+  size_t expected =
+      static_cast<size_t>(tensor.numel()) * dtypeSize(tensor.dtype);
+  if (tensor.bytes.size() != expected) {
+    error = "cannot write " + quote(path) + ": the tensor holds " +
+            std::to_string(tensor.bytes.size()) + " bytes but its shape " +
+            shapeString(tensor.shape) + " needs " + std::to_string(expected);
+    return false;
+  }
+  const char *descr = tensor.dtype == DType::F32   ? "<f4"
+                      : tensor.dtype == DType::I32 ? "<i4"
+                                                   : "|b1";
+  return writeNpyData(path, descr, tensor.shape, tensor.bytes.data(),
+                      tensor.bytes.size(), error);
+}
+
+bool writeNpyF64(const std::string &path, const std::vector<int64_t> &shape,
+                 const std::vector<double> &values, std::string &error) {
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    numel *= d < 0 ? 0 : d;
+  if (values.size() != static_cast<size_t>(numel)) {
+    error = "cannot write " + quote(path) + ": " + std::to_string(values.size()) +
+            " values for the shape " + shapeString(shape);
+    return false;
+  }
+  return writeNpyData(path, "<f8", shape, values.data(),
+                      values.size() * sizeof(double), error);
 }
 
 } // namespace tfc::rt

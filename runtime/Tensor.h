@@ -49,6 +49,10 @@ struct Tensor {
 bool readNpy(const std::string &path, Tensor &out, std::string &error);
 /// Writes '<f4', '<i4' or '|b1' (version 1.0), atomically.
 bool writeNpy(const std::string &path, const Tensor &tensor, std::string &error);
+/// Writes '<f8' (version 1.0), atomically: the reference interpreter's
+/// float64 results (`tfc interpret`).
+bool writeNpyF64(const std::string &path, const std::vector<int64_t> &shape,
+                 const std::vector<double> &values, std::string &error);
 
 /// A safetensors file's tensors, in file order (F32, I32, BOOL dtypes; other
 /// dtypes are an error naming the tensor). Checks the header's JSON, every

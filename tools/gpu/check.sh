@@ -112,7 +112,8 @@ sed -n '$p' "$work/kernels.log"
 
 echo "== 3. GPU against CPU"
 for model in $models; do
-  parity "$model" cat --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" --repeat
+  parity "$model" cat --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" --repeat \
+    --oracle-dir "$dir/oracle/$model"
 done
 
 echo "== 3b. every op of tests/e2e/ops.tf, GPU against CPU"
@@ -139,7 +140,7 @@ echo "== 3e. without cuBLASLt's epilogues (--no-gemm-epilogues), GPU against CPU
 for model in reverse set_anomaly; do
   [ -x "$dir/cuda-no-epilogues/$model" ] || { fail "no epilogues $model (no build)"; continue; }
   parity "$model.no-epilogues" results --cpu "$dir/cpu/$model" \
-    --cuda "$dir/cuda-no-epilogues/$model"
+    --cuda "$dir/cuda-no-epilogues/$model" --oracle-dir "$dir/oracle/$model"
 done
 
 # The fused loss and gradient compute the two kernels' operations in their
@@ -241,7 +242,7 @@ echo "== 4d. persistent kernels (--persistent-kernels) against the CPU; reverse 
 for model in reverse encoder_decoder; do
   [ -x "$dir/cuda-persistent/$model" ] || { fail "persistent $model (no cuda-persistent build)"; continue; }
   parity "$model.persistent" results --cpu "$dir/cpu/$model" --cuda "$dir/cuda-persistent/$model" \
-    --repeat
+    --repeat --oracle-dir "$dir/oracle/$model"
 done
 if [ -x "$dir/cuda-persistent/reverse" ] &&
   ! trains_reverse persistent "$dir/cuda-persistent/reverse" --persistent-kernels; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """parity.py --cpu CPU_BINARY --cuda CUDA_BINARY --work DIR [--repeat] [--exact]
+             [--oracle 'tfc interpret MODEL.tf [--batch N]'] [--oracle-dir DIR [--save-oracle]]
 
 One model's GPU binary against its CPU twin (issue 26's correctness
 contract), on the same parameters and the same random feeds:
@@ -23,6 +24,14 @@ one pre-activation computed near zero rounded to the other side of a ReLU
 on one side, and that unit's gradient took it or not: legitimate rounding
 that no tolerance separates from a bug on those feeds. The check names the
 unit and runs the entry again on fresh feeds, which must pass outright.
+Unless float64 decides first: with --oracle (a command that runs an entry
+as the binaries' `run` does, in double precision: `tfc interpret`), or
+--oracle-dir (its results saved beforehand, for a GPU machine without tfc:
+`--save-oracle` writes them there for train_step and grad_step on the
+first and the fresh feeds, rounded to f32, and runs no binary but the
+CPU's init), a
+one-unit miss where the GPU is within the tolerance of float64 passes: the
+CPU build took the other side. Where the CPU is, the fresh feeds decide.
 Each binary's run has 120 s.
 Prints one `PASS name` or `FAIL name: why` line a check; exits 1 if any
 failed. Pure Python (no numpy): the GPU machines need nothing installed.
@@ -33,9 +42,11 @@ Feeds: inputs uniform in [0, index_bound) (integers) or N(0, 1); the seed
 import argparse
 import array
 import ast
+import hashlib
 import json
 import os
 import random
+import shlex
 import subprocess
 import sys
 
@@ -43,7 +54,10 @@ DTYPES = {"f32": ("<f4", "f"), "i32": ("<i4", "i"), "bool": ("|b1", "b")}
 
 
 def manifest(binary):
-    data = open(binary, "rb").read()
+    try:
+        data = open(binary, "rb").read()
+    except OSError as e:
+        sys.exit(f"parity.py: cannot read {binary}: {e.strerror}")
     # llvm::json writes keys sorted: the manifest starts with "batch".
     start = data.find(b'{"batch":')
     if start < 0:
@@ -65,7 +79,7 @@ def read_npy(path, with_shape=False):
     data = open(path, "rb").read()
     length = int.from_bytes(data[8:10], "little")
     header = ast.literal_eval(data[10:10 + length].decode())
-    code = {"<f4": "f", "<i4": "i", "|b1": "b"}[header["descr"]]
+    code = {"<f4": "f", "<f8": "d", "<i4": "i", "|b1": "b"}[header["descr"]]
     values = array.array(code)
     values.frombytes(data[10 + length:])
     return (list(values), tuple(header["shape"])) if with_shape else list(values)
@@ -119,6 +133,8 @@ def run(command):
         result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
         raise RuntimeError(short + " did not finish within 120 s")
+    except OSError as e:
+        raise RuntimeError(f"{short}: {e.strerror}")
     if result.returncode != 0:
         raise RuntimeError(short + f" exited {result.returncode}: " +
                            (result.stderr or result.stdout).strip()[-400:])
@@ -178,6 +194,40 @@ def compare(cpu_dir, cuda_dir, files, tolerance, scale=None):
     return worst, where
 
 
+def entry_error(ref_dir, other_dir, outputs, tolerance):
+    """The worst relative error of `other_dir`'s results against `ref_dir`'s,
+    the file where it is, and the scale of the gradients: grad_step's raw
+    gradients against the step's largest gradient (a gradient that is
+    mathematically zero, attention's key bias, which softmax ignores, is
+    rounding noise on both sides), every other result against its own
+    largest magnitude."""
+    grads = [f for f in outputs if f.startswith("grad.")]
+    rest = [f for f in outputs if f not in grads]
+    scale = None
+    worst, where = compare(ref_dir, other_dir, rest, tolerance)
+    if grads:
+        scale = max(max((abs(x) for x in read_npy(os.path.join(ref_dir, f))),
+                        default=0.0) for f in grads) or 1.0
+        w, at = compare(ref_dir, other_dir, grads, tolerance, scale)
+        if w > worst:
+            worst, where = w, at
+    return worst, where, scale
+
+
+def feeds_digest(params, feeds):
+    """What the oracle's saved results were computed from: the parameters and
+    every feed, by name and bytes."""
+    digest = hashlib.sha256(open(params, "rb").read())
+    for arg, path in feeds:
+        digest.update(f"{arg['kind']}:{arg['name']}".encode())
+        digest.update(open(path, "rb").read())
+    return digest.hexdigest()
+
+
+# The entries with a backward pass: where a ReLU flip shows.
+BACKWARD = ("train_step", "grad_step")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--cpu", required=True)
@@ -187,9 +237,20 @@ def main():
     parser.add_argument("--exact", action="store_true",
                         help="every result file of the second binary the first's bytes")
     parser.add_argument("--verbose", action="store_true", help="every result's error")
+    parser.add_argument("--oracle", help="a command that runs an entry in float64 with the "
+                        "binaries' `run` arguments, e.g. 'tfc interpret models/reverse.tf': "
+                        "it decides a one-unit miss")
+    parser.add_argument("--oracle-dir", help="the oracle's results saved by --save-oracle")
+    parser.add_argument("--save-oracle", action="store_true",
+                        help="with --oracle and --oracle-dir: only save the oracle's results "
+                        "of train_step and grad_step on the first and the fresh feeds")
     args = parser.parse_args()
+    if args.save_oracle and not (args.oracle and args.oracle_dir):
+        parser.error("--save-oracle needs --oracle and --oracle-dir")
     global VERBOSE
     VERBOSE = args.verbose
+    # (A binary named without a folder is this folder's, not one on PATH.)
+    args.cpu, args.cuda = os.path.abspath(args.cpu), os.path.abspath(args.cuda)
     model = manifest(args.cpu)
     name = model["model"]
     os.makedirs(args.work, exist_ok=True)
@@ -231,16 +292,57 @@ def main():
                 feeds.append((arg, path))
             return feeds
 
+        def fresh_feeds():
+            return make_feeds(".fresh", random.Random(f"{name}.{entry['name']}"))
+
         outputs = [f"{r['kind']}.{r['name']}.npy" for r in entry["results"]]
         tolerance = 1e-5 if entry["name"] == "predict" else 1e-4
         # The feeds and result folders of the attempt that decided.
         last = {"feeds": make_feeds(""), "attempt": ""}
 
+        def feed_options(feeds):
+            return [o for arg, path in feeds for o in ("--feed", f"{arg['kind']}:{arg['name']}={path}")]
+
         def run_side(binary, feeds, out):
-            command = [binary, "run", entry["name"], "--params", params, "--output-dir", out]
-            for arg, path in feeds:
-                command += ["--feed", f"{arg['kind']}:{arg['name']}={path}"]
-            run(command)
+            run([binary, "run", entry["name"], "--params", params, "--output-dir", out]
+                + feed_options(feeds))
+
+        def run_oracle(feeds, out):
+            run(shlex.split(args.oracle) + [entry["name"], "--params", params, "--output-dir", out]
+                + feed_options(feeds))
+
+        if args.save_oracle:
+            if entry["name"] in BACKWARD:
+                for suffix, feeds in (("", last["feeds"]), (".fresh", fresh_feeds())):
+                    folder = os.path.join(args.oracle_dir, entry["name"] + suffix)
+                    run_oracle(feeds, folder)
+                    # Rounded to f32 (6e-8 against a 1e-4 tolerance): half
+                    # the bytes to carry to the GPU machine.
+                    for file in outputs:
+                        path = os.path.join(folder, file)
+                        values, shape = read_npy(path, with_shape=True)
+                        if isinstance(values[0] if values else 0.0, float):
+                            write_npy(path, "f32", shape, values)
+                    with open(os.path.join(folder, "feeds.sha256"), "w") as f:
+                        f.write(feeds_digest(params, feeds) + "\n")
+                print(f"saved {name} {entry['name']}: float64 results on the first and the "
+                      f"fresh feeds in {args.oracle_dir}", flush=True)
+            continue
+
+        def oracle(feeds, suffix):
+            """The folder of the float64 results on `feeds`, or None."""
+            if args.oracle:
+                folder = os.path.join(args.work, f"{entry['name']}{suffix}.oracle")
+                run_oracle(feeds, folder)
+                return folder
+            if args.oracle_dir:
+                folder = os.path.join(args.oracle_dir, entry["name"] + suffix)
+                saved = os.path.join(folder, "feeds.sha256")
+                if os.path.exists(saved) and open(saved).read().strip() == feeds_digest(params, feeds):
+                    return folder
+                print(f"     {name} {entry['name']}{suffix}: no float64 results for these feeds "
+                      f"in {args.oracle_dir}", flush=True)
+            return None
 
         def attempt(feeds, suffix):
             """The check on one set of feeds: "" or why it failed, and the
@@ -249,19 +351,7 @@ def main():
             for side, binary in (("cpu", args.cpu), ("cuda", args.cuda)):
                 dirs[side] = os.path.join(args.work, f"{entry['name']}{suffix}.{side}")
                 run_side(binary, feeds, dirs[side])
-            # grad_step's raw gradients against the step's largest gradient:
-            # a gradient that is mathematically zero (attention's key bias,
-            # which softmax ignores) is rounding noise on both sides.
-            grads = [f for f in outputs if f.startswith("grad.")]
-            rest = [f for f in outputs if f not in grads]
-            scale = None
-            worst, where = compare(dirs["cpu"], dirs["cuda"], rest, tolerance)
-            if grads:
-                scale = max(max((abs(x) for x in read_npy(os.path.join(dirs["cpu"], f))),
-                                default=0.0) for f in grads) or 1.0
-                w, at = compare(dirs["cpu"], dirs["cuda"], grads, tolerance, scale)
-                if w > worst:
-                    worst, where = w, at
+            worst, where, scale = entry_error(dirs["cpu"], dirs["cuda"], outputs, tolerance)
             detail = f"worst relative error {worst:.2e} ({where})"
             print(f"     {name} {entry['name']}{suffix}: {detail}", flush=True)
             if args.exact:
@@ -278,6 +368,26 @@ def main():
                                         scale if f.startswith("grad.") else None)
             return detail + f" > {tolerance:g}", units
 
+        def gpu_agrees_with_float64(feeds, suffix):
+            """After a one-unit miss: True where the GPU's results are within
+            the tolerance of float64's (the CPU build took the other side),
+            having said which side float64 takes."""
+            folder = oracle(feeds, suffix)
+            if not folder:
+                return False
+            label = f"     {name} {entry['name']}{suffix}: float64 (the reference interpreter):"
+            gpu, where, _ = entry_error(folder, os.path.join(args.work, f"{entry['name']}{suffix}.cuda"),
+                                        outputs, tolerance)
+            cpu, _, _ = entry_error(folder, os.path.join(args.work, f"{entry['name']}{suffix}.cpu"),
+                                    outputs, tolerance)
+            sides = f"the GPU {gpu:.2e} from it ({where}), the CPU {cpu:.2e}"
+            if gpu <= tolerance:
+                print(f"{label} {sides}: the GPU agrees, the CPU build took the other side", flush=True)
+                return True
+            print(f"{label} {sides}: " + ("the CPU agrees, the GPU build took the other side"
+                                           if cpu <= tolerance else "neither agrees"), flush=True)
+            return False
+
         def one_entry():
             why, units = attempt(last["feeds"], "")
             if not why or not units or None in units.values():
@@ -286,12 +396,15 @@ def main():
             # only: one pre-activation near zero took the other side of a
             # ReLU on one side (docs/cuda.md, "Parity"). Legitimate rounding,
             # but on these feeds the tolerance cannot tell it from a bug:
-            # fresh feeds must then pass outright.
+            # float64 decides if it agrees with the GPU, else fresh feeds
+            # must pass outright.
             print(f"     {name} {entry['name']}: every result over the tolerance is one unit's slice ("
                   + ", ".join(f"{f} axis {a} index {i}" for f, (a, i) in units.items())
-                  + "): a ReLU that one pre-activation near zero takes on one side only;"
-                  " again on fresh feeds", flush=True)
-            last["feeds"] = make_feeds(".fresh", random.Random(f"{name}.{entry['name']}"))
+                  + "): a ReLU that one pre-activation near zero takes on one side only", flush=True)
+            if gpu_agrees_with_float64(last["feeds"], ""):
+                return ""
+            print(f"     {name} {entry['name']}: again on fresh feeds", flush=True)
+            last["feeds"] = fresh_feeds()
             last["attempt"] = ".fresh"
             why, again = attempt(last["feeds"], ".fresh")
             if why and again and None not in again.values():
@@ -300,6 +413,8 @@ def main():
                 print(f"     {name} {entry['name']}.fresh: again one unit's slice ("
                       + ", ".join(f"{f} axis {a} index {i}" for f, (a, i) in again.items())
                       + ")", flush=True)
+                if gpu_agrees_with_float64(last["feeds"], ".fresh"):
+                    return ""
             return why and why + " (fresh feeds, after a ReLU flip on the first)"
 
         check(f"{entry['name']} " + ("the same bits" if args.exact else "GPU vs CPU"), one_entry)

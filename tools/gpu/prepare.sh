@@ -52,6 +52,17 @@ done
 # Generation (issue 29): the byte-level GPT's prefill and decode entries.
 "$build/bin/tfc" compile "$root/models/gpt_bytes.tf" --cpu=x86-64-v3 -o "$out/cpu/gpt_bytes"
 "$build/bin/tfc" compile "$root/models/gpt_bytes.tf" --target=cuda -o "$out/cuda/gpt_bytes"
+# Float64 results for parity.py's arbiter of a ReLU flip (docs/cuda.md,
+# "Parity"): `tfc interpret` on parity's feeds, as the GPU machine has no
+# tfc. The models with a ReLU whose results are small; set_anomaly's (2.2 M
+# parameters: 140 MB) would not fit the carry, and there the fresh feeds
+# decide alone.
+for model in reverse fleuret_cnn fleuret_attention encoder_decoder; do
+  python3 "$root/tools/gpu/parity.py" --cpu "$out/cpu/$model" --cuda "$out/cuda/$model" \
+    --work "$build/gpu-oracle-work/$model" --oracle "$build/bin/tfc interpret $root/models/$model.tf" \
+    --oracle-dir "$out/oracle/$model" --save-oracle >/dev/null
+done
+rm -rf "$build/gpu-oracle-work"
 # Issue 27's scaling table (tools/gpu/scaling.sh) on the GPU machine's cores:
 # set_anomaly and fleuret_attention for the CPU at their global batch and at
 # 1/2, 1/4 and 1/8 of it (a rank's share), and Open MPI, which the GPU

@@ -44,7 +44,7 @@ grep -q 'passed' "$work/kernels.log" || { failed=$((failed + 1)); echo "FAIL tfc
 echo "== 2. GPU against CPU (small GEMMs)"
 for model in reverse set_anomaly encoder_decoder; do
   TFC_SMALL_GEMM=1 timeout 200 python3 "$root/tools/gpu/parity.py" --work "$work/$model" --cpu "$dir/cpu/$model" \
-    --cuda "$dir/cuda/$model" --repeat >"$work/parity-$model.log" 2>&1
+    --cuda "$dir/cuda/$model" --repeat --oracle-dir "$dir/oracle/$model" >"$work/parity-$model.log" 2>&1
   cat "$work/parity-$model.log"
   passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
   failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))

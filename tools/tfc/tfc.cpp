@@ -2,6 +2,8 @@
 //
 //   tfc compile FILE [-o OUT] [--emit=STAGE] [--dump-ir=DIR] [--batch N]
 //                    [--model NAME] [--cpu=NAME] [-v]
+//   tfc interpret FILE ENTRY --params P --feed KIND:NAME=F.npy ... --output-dir DIR
+//                            one entry through the reference interpreter (Interpret.h)
 //   tfc builtins [-o OUT]    the reference of the .tf built-ins, in Markdown
 //
 // Without --emit, tfc links a native executable (the model's name, or -o):
@@ -23,6 +25,7 @@
 #include "compiler/frontend/Parser.h"
 #include "compiler/lowering/Backend.h"
 #include "compiler/lowering/cpu/Pipeline.h"
+#include "tools/tfc/Interpret.h"
 #include "runtime/Abi.h"
 #include "runtime/TrainBlock.h"
 
@@ -74,13 +77,29 @@ using namespace mlir;
 static cl::OptionCategory tfcCategory("tfc compile options");
 static cl::SubCommand compileCommand(
     "compile", "Compile a .tf model file (or a .mlir file in the tf dialect)");
+static cl::SubCommand interpretCommand(
+    "interpret", "Run one entry of a model through the reference interpreter in double "
+                 "precision, on the compiled binary's `run` feeds (the oracle)");
 static cl::SubCommand builtinsCommand(
     "builtins", "Print the reference of the .tf language's built-in functions and train "
                 "block names, in Markdown (build/docs/Builtins.md)");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::desc("<model.tf | file.mlir>"),
-                                      cl::sub(compileCommand), cl::cat(tfcCategory));
+                                      cl::sub(compileCommand), cl::sub(interpretCommand),
+                                      cl::cat(tfcCategory));
+static cl::opt<std::string> entryName(cl::Positional, cl::Required,
+                                      cl::desc("<entry: predict, train_step, grad_step, ...>"),
+                                      cl::sub(interpretCommand), cl::cat(tfcCategory));
+static cl::opt<std::string> paramsFile(
+    "params", cl::desc("The parameters, a safetensors file (e.g. the binary's init --out)"),
+    cl::value_desc("P.safetensors"), cl::sub(interpretCommand), cl::cat(tfcCategory));
+static cl::list<std::string> feedFiles(
+    "feed", cl::desc("An argument that is not a parameter, as the binary's run takes it"),
+    cl::value_desc("KIND:NAME=FILE.npy"), cl::sub(interpretCommand), cl::cat(tfcCategory));
+static cl::opt<std::string> resultDir(
+    "output-dir", cl::desc("Where the results go, one KIND.NAME.npy each (f32 ones as float64)"),
+    cl::value_desc("DIR"), cl::Required, cl::sub(interpretCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout; default: "
                                                     "stdout for IR, the model's name for "
                                                     "an executable, NAME.o for an object)"),
@@ -217,17 +236,17 @@ static cl::opt<std::string> dumpDir(
     cl::value_desc("DIR"), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<int64_t> batchSize(
     "batch", cl::desc("Batch size (default: the train block's, else 1)"),
-    cl::value_desc("N"), cl::init(0), cl::sub(compileCommand), cl::cat(tfcCategory));
+    cl::value_desc("N"), cl::init(0), cl::sub(compileCommand), cl::sub(interpretCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> modelName(
     "model", cl::desc("The model of the file to compile (default: the first)"),
-    cl::value_desc("NAME"), cl::sub(compileCommand), cl::cat(tfcCategory));
+    cl::value_desc("NAME"), cl::sub(compileCommand), cl::sub(interpretCommand), cl::cat(tfcCategory));
 static cl::opt<unsigned> jobs(
     "j", cl::desc("Threads for LLVM's optimisation and code generation of an executable "
                   "(default: the CPUs this process may run on)"),
     cl::value_desc("N"), cl::init(0), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<bool> attentionMaps(
     "attention-maps", cl::desc("Return every attention layer's weights as results"),
-    cl::sub(compileCommand), cl::cat(tfcCategory));
+    cl::sub(compileCommand), cl::sub(interpretCommand), cl::cat(tfcCategory));
 
 namespace {
 
@@ -417,6 +436,34 @@ private:
 /// The exit status of a command line that does not parse (1: any other error),
 /// as in the compiled binaries (README, "Exit codes").
 constexpr int kUsageError = 2;
+
+/// `tfc interpret FILE ENTRY --params P --feed KIND:NAME=FILE.npy ...
+/// --output-dir DIR`: the entry through the reference interpreter.
+int interpretCommandMain() {
+  if (batchSize.getNumOccurrences() && batchSize < 1) {
+    llvm::errs() << "tfc: error: --batch must be positive, got " << batchSize << "\n";
+    return kUsageError;
+  }
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
+    return 1;
+  }
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  DialectRegistry registry;
+  tfc::registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  tfc::TerminalSafeStream safeErrs(llvm::errs());
+  tfc::installDiagnosticPrinter(sourceMgr, llvm::errs());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, safeErrs);
+  OwningOpRef<ModuleOp> module = loadModule(sourceMgr, context);
+  if (!module || failed(tfc::buildEntries(*module)))
+    return 1;
+  return tfc::interpretEntry(*module, {entryName, paramsFile, feedFiles, resultDir});
+}
 
 int compile() {
   PhaseClock clock;
@@ -837,6 +884,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(tfcCategory);
   cl::HideUnrelatedOptions(tfcCategory, compileCommand);
   cl::HideUnrelatedOptions(tfcCategory, builtinsCommand);
+  cl::HideUnrelatedOptions(tfcCategory, interpretCommand);
   // With an error stream given, a command line that does not parse returns
   // false (the message printed) instead of exiting with 1.
   bool parsed = cl::ParseCommandLineOptions(
@@ -849,6 +897,8 @@ int main(int argc, char **argv) {
       "  tfc compile model.tf --emit=linalg     after lowering to linalg on tensors\n"
       "  tfc compile model.tf --emit=buffers    bufferized, with the memory plan\n"
       "  tfc compile model.tf --emit=llvm       LLVM IR for this CPU (or --cpu's)\n"
+      "  tfc interpret model.tf train_step --params P --feed KIND:NAME=F.npy ... --output-dir D\n"
+      "                                         one entry in float64 (the reference interpreter)\n"
       "  tfc builtins                           the reference of the .tf built-ins (Markdown)\n",
       &llvm::errs());
   if (!parsed)
@@ -857,6 +907,8 @@ int main(int argc, char **argv) {
     return compile();
   if (builtinsCommand)
     return printBuiltins();
+  if (interpretCommand)
+    return interpretCommandMain();
   llvm::errs() << "tfc: error: no command given (try 'tfc compile FILE', 'tfc builtins' or "
                   "'tfc --help')\n";
   return kUsageError;
