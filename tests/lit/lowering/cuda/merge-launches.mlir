@@ -1,26 +1,25 @@
 // RUN: tf-opt %s --split-input-file --tf-merge-launches | FileCheck %s
 
 // Two launches on disjoint bytes of the arena: one launch of 4 + 1 blocks of
-// 256 threads; block b < 4 runs the first as its block b, block 4 the
-// second as its block 0, and only on the second's 96 threads. Each member's
-// grid and block sizes are its own constants inside it.
+// 256 threads; block b < 4 runs the first as its block b, the others (block
+// 4) the second as its block 0, and only on the second's 96 threads. Each
+// member's grid and block sizes are its own constants inside it.
 // CHECK-LABEL: func.func @disjoint
 // CHECK: %[[C5:.+]] = arith.constant 5 : index
 // CHECK: gpu.launch blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C5]], %{{.+}}) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c256{{.*}}, %{{.+}})
-// CHECK:   %[[L0:.+]] = arith.subi %[[B]], %c0
-// CHECK:   %[[IN0:.+]] = arith.cmpi ult, %[[L0]], %c4
+// CHECK:   %[[IN0:.+]] = arith.cmpi ult, %[[B]], %c4
 // CHECK:   scf.if %[[IN0]] {
+// CHECK:     %[[L0:.+]] = arith.subi %[[B]], %c0
 // CHECK:     %[[S0:.+]] = arith.constant 256 : index
 // CHECK:     arith.muli %[[L0]], %[[S0]]
 // CHECK:     memref.store {{.*}} : memref<1024xf32>
-// CHECK:   %[[L1:.+]] = arith.subi %[[B]], %c4
-// CHECK:   %[[IN1:.+]] = arith.cmpi ult, %[[L1]], %c1
-// CHECK:   %[[T1:.+]] = arith.cmpi ult, %[[T]], %c96
-// CHECK:   %[[BOTH:.+]] = arith.andi %[[IN1]], %[[T1]]
-// CHECK:   scf.if %[[BOTH]] {
-// CHECK:     %[[S1:.+]] = arith.constant 96 : index
-// CHECK:     arith.muli %[[L1]], %[[S1]]
-// CHECK:     memref.store {{.*}} : memref<96xf32>
+// CHECK:   } else {
+// CHECK:     %[[L1:.+]] = arith.subi %[[B]], %c4
+// CHECK:     %[[T1:.+]] = arith.cmpi ult, %[[T]], %c96
+// CHECK:     scf.if %[[T1]] {
+// CHECK:       %[[S1:.+]] = arith.constant 96 : index
+// CHECK:       arith.muli %[[L1]], %[[S1]]
+// CHECK:       memref.store {{.*}} : memref<96xf32>
 // CHECK:   gpu.terminator
 // CHECK-NOT: gpu.launch
 // CHECK: return
@@ -94,7 +93,9 @@ func.func @overlap(%y: memref<64xf32>, %arena: memref<?xi8>) {
 // argument the other reads keeps them apart (the third).
 // CHECK-LABEL: func.func @arguments
 // CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c2{{.*}}
-// CHECK-COUNT-2: scf.if
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK-NOT: scf.if
 // CHECK: gpu.terminator
 // CHECK: gpu.launch blocks
 // CHECK: memref.store {{.*}} %[[X:.+]][%{{.+}}] : memref<64xf32>
@@ -298,6 +299,68 @@ func.func @no_chain(%x: memref<256xf32>, %y: memref<64xf32>, %z: memref<64xf32>)
              threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
     %v = memref.load %y[%t] : memref<64xf32>
     memref.store %v, %z[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Five independent launches of 2, 1, 1, 1 and 1 blocks (first blocks 0, 2,
+// 3, 4, 5): a block finds its member by a binary search, the middle
+// member's first block at each level, not by a test a member.
+// CHECK-LABEL: func.func @search
+// CHECK: gpu.launch blocks(%[[B:[a-z0-9_]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c6
+// CHECK:   arith.cmpi ult, %[[B]], %c3
+// CHECK:   scf.if
+// CHECK:     arith.cmpi ult, %[[B]], %c2
+// CHECK:     scf.if
+// CHECK:       memref.store {{.*}} %arg0
+// CHECK:     } else {
+// CHECK:       memref.store {{.*}} %arg1
+// CHECK:   } else {
+// CHECK:     arith.cmpi ult, %[[B]], %c4
+// CHECK:     scf.if
+// CHECK:       memref.store {{.*}} %arg2
+// CHECK:     } else {
+// CHECK:       arith.cmpi ult, %[[B]], %c5
+// CHECK:       scf.if
+// CHECK:         memref.store {{.*}} %arg3
+// CHECK:       } else {
+// CHECK:         memref.store {{.*}} %arg4
+// CHECK:   gpu.terminator
+// CHECK-NOT: gpu.launch
+func.func @search(%a: memref<128xf32>, %b: memref<64xf32>, %c: memref<64xf32>,
+                  %d: memref<64xf32>, %e: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 1.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %bx, %sx : index
+    %i = arith.addi %base, %t : index
+    memref.store %cst, %a[%i] : memref<128xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %cst, %b[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %cst, %c[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %cst, %d[%t] : memref<64xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    memref.store %cst, %e[%t] : memref<64xf32>
     gpu.terminator
   }
   return
