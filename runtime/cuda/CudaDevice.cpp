@@ -102,6 +102,8 @@ CudaDevice::~CudaDevice() {
   cublasLt_.reset();
   if (workspace_ && !pool_.contains(uintptr_t(workspace_)))
     driver_->api().memFree(workspace_);
+  if (layerNormCounter_ && !pool_.contains(uintptr_t(layerNormCounter_)))
+    driver_->api().memFree(layerNormCounter_);
   if (poolMemory_)
     driver_->api().memFree(poolMemory_);
   if (module_)
@@ -123,6 +125,7 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   // persistent model calls no cuBLASLt: no workspace.
   const bool persistent = manifest.cuda && manifest.cuda->persistent;
   size_t total = persistent ? 0 : DevicePool::rounded(kCublasLtWorkspaceBytes);
+  total += DevicePool::rounded(sizeof(unsigned)); // the layer norm backward's counter
   for (const ParamSpec &param : manifest.params)
     total += 2 * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
@@ -197,7 +200,7 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
     poolMemory_ = 0;
   // A model may call no hand-written kernel: one that cannot load is the
   // first call's error.
-  layerKernels_.load(*driver_);
+  loadLayerKernels();
   // TFC_SMALL_GEMM=1: small products on gemm_small.cu (off by default: on
   // an H200 it made reverse's step slower, docs/cuda-kernels.md).
   if (const char *small = std::getenv("TFC_SMALL_GEMM"); small && *small)
@@ -318,6 +321,25 @@ bool CudaDevice::loadCublasLt(std::string &error) {
   if (!cublasLt_)
     cublasLtError_ = error;
   return cublasLt_ != nullptr;
+}
+
+void CudaDevice::loadLayerKernels() {
+  layerKernels_.load(*driver_);
+  if (layerNormCounter_)
+    return;
+  // In the planned memory, else an allocation of its own; zeroed before
+  // any kernel runs (the stream does not wait for cuMemsetD8's).
+  const DriverApi &api = driver_->api();
+  if (auto block = pool_.take(sizeof(unsigned)))
+    layerNormCounter_ = CUdeviceptr(*block);
+  else if (api.memAlloc(&layerNormCounter_, sizeof(unsigned)) != CUDA_SUCCESS)
+    layerNormCounter_ = 0;
+  if (!layerNormCounter_ || (api.memsetD8(layerNormCounter_, 0, sizeof(unsigned)) == CUDA_SUCCESS &&
+                             api.ctxSynchronize() == CUDA_SUCCESS))
+    return;
+  if (!pool_.contains(uintptr_t(layerNormCounter_)))
+    api.memFree(layerNormCounter_);
+  layerNormCounter_ = 0; // the backward takes two launches
 }
 
 CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {

@@ -207,9 +207,13 @@ public:
   /// cuBLASLt: that allocates, which a graph capture refuses.
   CUdeviceptr scratchFor(size_t bytes) const;
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
-  /// (a device of openIndex: tests).
+  /// (a device of openIndex: tests), with the layer norm backward's counter.
   const LayerKernels &layerKernels() const { return layerKernels_; }
-  void loadLayerKernels() { layerKernels_.load(*driver_); }
+  void loadLayerKernels();
+  /// The word the layer norm backward's blocks take their tickets from
+  /// (layer_norm.cu): zeroed once here, and every launch leaves it zero.
+  /// 0 where it could not be had: the backward takes two launches.
+  CUdeviceptr layerNormCounter() const { return layerNormCounter_; }
   /// Keeps `message` as the launch failure run() returns, unless one is
   /// kept already (tfc_cuda_launch's and the hand-written kernels' own).
   void failLaunch(const std::string &message);
@@ -273,6 +277,7 @@ private:
   std::string cublasLtError_;
   GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
+  CUdeviceptr layerNormCounter_ = 0;
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
   std::map<uintptr_t, size_t> outsidePlan_; // blocks of the pool allocateOutsidePlan took
   DevicePool pool_;

@@ -311,7 +311,9 @@ const std::map<std::string, std::string> kHandKernels = {
     {"tfc_cuda_column_sums_kernel", "256x1x1"},
 };
 /// The hand-written kernels a seed model's entries launch: attention's and
-/// the layer norm's in the transformers, the cross-entropy's where it is the
+/// the layer norm's in the transformers (the backward one launch, its last
+/// block adding the row blocks' partials: at batch 4 they are few, and no
+/// reduce kernel runs), the cross-entropy's where it is the
 /// loss: train_step and grad_step have the loss and its gradient as one call
 /// (the fused kernel and the mean), so neither the forward kernel nor the
 /// backward is launched (--no-fused-cross-entropy launches them:
@@ -323,7 +325,9 @@ std::set<std::string> handKernelsOf(const std::string &model) {
   std::set<std::string> kernels;
   for (const auto &[kernel, block] : kHandKernels)
     if (kernel.find("cross_entropy") == std::string::npos &&
-        kernel.find("gemm") == std::string::npos && kernel.find("column_sums") == std::string::npos)
+        kernel.find("gemm") == std::string::npos &&
+        kernel.find("column_sums") == std::string::npos &&
+        kernel != "tfc_cuda_layer_norm_backward_reduce_kernel")
       kernels.insert(kernel);
   if (model == "reverse" || model == "set_anomaly") {
     kernels.insert("tfc_cuda_cross_entropy_mean_kernel");
@@ -513,7 +517,8 @@ TEST_P(SeedModelOnFakes, EveryEntryLaunchesValidly) {
     EXPECT_TRUE(predict.launched.count("tfc_cuda_attention_forward_kernel"));
     EXPECT_TRUE(predict.launched.count("tfc_cuda_layer_norm_forward_kernel"));
     EXPECT_TRUE(step.launched.count("tfc_cuda_attention_backward_dkv_kernel"));
-    EXPECT_TRUE(step.launched.count("tfc_cuda_layer_norm_backward_reduce_kernel"));
+    EXPECT_TRUE(step.launched.count("tfc_cuda_layer_norm_backward_kernel"));
+    EXPECT_FALSE(step.launched.count("tfc_cuda_layer_norm_backward_reduce_kernel"));
   }
   std::printf("  %s: %zu kernels; launches a call: predict %zu, train_step %zu, evaluate %zu, "
               "grad_step %zu, apply_step %zu\n",

@@ -16,6 +16,7 @@
 #include "runtime/Manifest.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/RuntimeFunctions.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <gtest/gtest.h>
 
@@ -484,6 +485,68 @@ TEST_F(CudaRuntimeTest, ABatchIsGatheredInTheEntrysGraph) {
   EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
   for (void *p : {deviceRows, deviceOrder, first, a, b})
     device->release(p);
+}
+
+namespace {
+int64_t gNormRows = 0, gNormD = 0;
+/// tfc_cuda_layer_norm_backward of gNormRows rows of gNormD in blocks of
+/// 64 rows: x, gamma, g, dx, dgamma, dbeta and scratch are buffers 0-6.
+void layerNormBackward(void **b) {
+  tfc_cuda_layer_norm_backward(gNormRows, gNormD, 64, 1e-5f, intptr_t(b[0]), intptr_t(b[1]),
+                               intptr_t(b[2]), intptr_t(b[3]), intptr_t(b[4]), intptr_t(b[5]),
+                               intptr_t(b[6]));
+}
+} // namespace
+
+// The layer norm backward is one launch, a block a row block (the last to
+// finish adds the blocks' partials, counting them on the device's counter,
+// zeroed when the kernels load), while its partials are at most
+// kLayerNormLastBlockPartials floats: the medium encoder's 8,192 rows of
+// 512 (128 row blocks, 2^17 floats) and no rows at all; a row block more,
+// and the reduce kernel adds them in a second launch, a block 32 columns.
+// The fake runs neither (SimtKernelsTest does), but refuses a pointer, the
+// counter's included, outside every allocation.
+TEST_F(CudaRuntimeTest, LayerNormBackwardIsOneLaunchUnlessThePartialsAreMany) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  ASSERT_NE(device->layerNormCounter(), 0u);
+  unsigned counter = 1;
+  device->copyOut(&counter, reinterpret_cast<void *>(uintptr_t(device->layerNormCounter())),
+                  sizeof counter);
+  EXPECT_EQ(counter, 0u);
+  ASSERT_EQ(2 * 128 * 512, tfc::rt::cuda::kernels::kLayerNormLastBlockPartials);
+  // The fake reads none of them: a few bytes each will do.
+  std::vector<void *> buffers(7);
+  for (void *&buffer : buffers)
+    buffer = device->allocate(256);
+  const std::string backward = "cuLaunchKernel(tfc_cuda_layer_norm_backward_kernel, grid ",
+                    reduce = "cuLaunchKernel(tfc_cuda_layer_norm_backward_reduce_kernel, grid ";
+  struct Case {
+    int64_t rows, d;
+    const char *grid, *reduceGrid; // reduceGrid null: one launch
+  };
+  for (const Case &c :
+       {Case{8192, 512, "128x1x1", nullptr}, Case{8193, 512, "129x1x1", "16x1x1"},
+        Case{0, 512, "1x1x1", nullptr}, Case{64 * 2000, 100, "2000x1x1", "4x1x1"}}) {
+    SCOPED_TRACE(c.rows);
+    gNormRows = c.rows;
+    gNormD = c.d;
+    const size_t launches = count(backward), reduces = count(reduce);
+    std::string error;
+    ASSERT_TRUE(device->run(layerNormBackward, buffers.data(), buffers.size(), error)) << error;
+    EXPECT_EQ(count(backward), launches + 1) << log();
+    EXPECT_EQ(count(backward + c.grid + ", block 256x1x1"), 1u) << log();
+    EXPECT_EQ(count(reduce), reduces + (c.reduceGrid ? 1 : 0)) << log();
+    if (c.reduceGrid) {
+      EXPECT_EQ(count(reduce + c.reduceGrid + ", block 256x1x1"), 1u) << log();
+    }
+  }
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *buffer : buffers)
+    device->release(buffer);
 }
 
 TEST_F(CudaRuntimeTest, LargeSharedMemoryIsOptedInto) {
@@ -1071,8 +1134,9 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
   EXPECT_EQ(lines[2], "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in "
                       "full FP32");
-  // The workspace (32 MiB), the arena (1,024 bytes) and x (128, in 256).
-  EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256);
+  // The workspace (32 MiB), the arena (1,024 bytes), x (128, in 256) and
+  // the layer norm backward's counter (4, in 256).
+  EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256 + 256);
   EXPECT_EQ(lines[4].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
             0u)
       << lines[4];
