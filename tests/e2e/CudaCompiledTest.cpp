@@ -544,6 +544,32 @@ TEST_P(SeedModelOnFakes, SmallGemmsLaunchValidly) {
   EXPECT_EQ(small, smallGemmKernelsOf(GetParam()));
 }
 
+// TFC_BGRAD_COLUMNS=1: reverse's weight gradients as plain cuBLASLt products
+// (no BGRADA/BGRADB epilogue) and beside each its bias gradient by
+// gemm_small.cu's column sums (K 64 at batch 4: one part, no finish), as
+// many GEMMs as with the epilogue and a column-sums launch for each
+// epilogue, every launch accepted on its fixed block. (The fake runs the
+// column sums; CudaRuntimeTest compares their sums. A step's results here
+// depend on the layers' kernels, which the fake does not run.)
+TEST_F(OnFakes, BiasGradientsByColumnSumsUnderTfcBgradColumns) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  env_ = "TFC_BGRAD_COLUMNS=0 ";
+  FakeLog epilogues = runEntry("train_step");
+  const size_t biasGrads = countOf(epilogues.text, ", bgrad");
+  EXPECT_GT(biasGrads, 0u) << epilogues.text;
+  EXPECT_FALSE(epilogues.launched.count("tfc_cuda_column_sums_kernel"));
+  env_ = "TFC_BGRAD_COLUMNS=1 ";
+  std::remove((dir_ + "/run-train_step.log").c_str()); // the fake appends to it
+  FakeLog columns = runEntry("train_step");
+  EXPECT_EQ(countOf(columns.text, ", bgrad"), 0u) << columns.text;
+  EXPECT_EQ(columns.gemms, epilogues.gemms);
+  EXPECT_EQ(countOf(columns.text, "cuLaunchKernel(tfc_cuda_column_sums_kernel, "), biasGrads)
+      << columns.text;
+  EXPECT_FALSE(columns.launched.count("tfc_cuda_small_gemm_finish_kernel"));
+  ASSERT_TRUE(columns.blocks.count("tfc_cuda_column_sums_kernel"));
+  EXPECT_EQ(columns.blocks.at("tfc_cuda_column_sums_kernel"), std::set<std::string>{"256x1x1"});
+}
+
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):
 // train_step eager, captured, replayed, with every launch accepted, each
 // step's and evaluation's batch gathered on the device (gather.cu, 256
