@@ -102,6 +102,8 @@ CudaDevice::~CudaDevice() {
   cublasLt_.reset();
   if (workspace_ && !pool_.contains(uintptr_t(workspace_)))
     driver_->api().memFree(workspace_);
+  if (layerNormCounter_ && !pool_.contains(uintptr_t(layerNormCounter_)))
+    driver_->api().memFree(layerNormCounter_);
   if (poolMemory_)
     driver_->api().memFree(poolMemory_);
   if (module_)
@@ -123,6 +125,7 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   // persistent model calls no cuBLASLt: no workspace.
   const bool persistent = manifest.cuda && manifest.cuda->persistent;
   size_t total = persistent ? 0 : DevicePool::rounded(kCublasLtWorkspaceBytes);
+  total += DevicePool::rounded(sizeof(unsigned)); // the layer norm backward's counter
   for (const ParamSpec &param : manifest.params)
     total += 2 * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
@@ -197,11 +200,15 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
     poolMemory_ = 0;
   // A model may call no hand-written kernel: one that cannot load is the
   // first call's error.
-  layerKernels_.load(*driver_);
+  loadLayerKernels();
   // TFC_SMALL_GEMM=1: small products on gemm_small.cu (off by default: on
   // an H200 it made reverse's step slower, docs/cuda-kernels.md).
   if (const char *small = std::getenv("TFC_SMALL_GEMM"); small && *small)
     smallGemms_ = std::string(small) != "0";
+  // TFC_BGRAD_COLUMNS=1: a bias gradient by column sums beside a plain
+  // cuBLASLt product (off by default: not yet measured on a GPU).
+  if (const char *columns = std::getenv("TFC_BGRAD_COLUMNS"); columns && *columns)
+    biasGradColumns_ = std::string(columns) != "0";
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;
@@ -318,6 +325,25 @@ bool CudaDevice::loadCublasLt(std::string &error) {
   if (!cublasLt_)
     cublasLtError_ = error;
   return cublasLt_ != nullptr;
+}
+
+void CudaDevice::loadLayerKernels() {
+  layerKernels_.load(*driver_);
+  if (layerNormCounter_)
+    return;
+  // In the planned memory, else an allocation of its own; zeroed before
+  // any kernel runs (the stream does not wait for cuMemsetD8's).
+  const DriverApi &api = driver_->api();
+  if (auto block = pool_.take(sizeof(unsigned)))
+    layerNormCounter_ = CUdeviceptr(*block);
+  else if (api.memAlloc(&layerNormCounter_, sizeof(unsigned)) != CUDA_SUCCESS)
+    layerNormCounter_ = 0;
+  if (!layerNormCounter_ || (api.memsetD8(layerNormCounter_, 0, sizeof(unsigned)) == CUDA_SUCCESS &&
+                             api.ctxSynchronize() == CUDA_SUCCESS))
+    return;
+  if (!pool_.contains(uintptr_t(layerNormCounter_)))
+    api.memFree(layerNormCounter_);
+  layerNormCounter_ = 0; // the backward takes two launches
 }
 
 CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {
@@ -683,7 +709,7 @@ void CudaDevice::launchCooperative(size_t kernel, const std::string &where,
 void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
   if (!launchError_.empty())
     return;
-  if (smallGemm(args, epilogue))
+  if (smallGemm(args, epilogue) || gemmBesideColumnSums(args, epilogue))
     return;
   if (!cublasLt_) {
     return failLaunch(std::string(epilogue.function()) + "(" + describeGemm(args) + "): " +
@@ -697,6 +723,20 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
     failLaunch(error);
 }
 
+namespace {
+/// A bias gradient's floats: the columns of its operand, M for A (stored K x M), N for B.
+int64_t biasGradLength(const GemmArgs &g, const GemmEpilogue &e) {
+  return e.biasGradOfB ? g[abi::gemm::N] : g[abi::gemm::M];
+}
+/// Scratch floats CudaDevice::launchColumnSums needs: its parts' sums when
+/// K takes more than one part.
+int64_t biasGradScratchFloats(const GemmArgs &g, const GemmEpilogue &e) {
+  const int64_t columns = biasGradLength(g, e);
+  const kernels::ColumnSumsPlan sums = kernels::columnSumsPlan(g[abi::gemm::K], columns);
+  return e.biasGrad && sums.parts > 1 ? sums.parts * columns : 0;
+}
+} // namespace
+
 bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
   namespace k = kernels;
   using namespace abi::gemm;
@@ -705,9 +745,7 @@ bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
       !k::smallGemmFits(g[M], g[N], g[K], g[Batch]))
     return false;
   const k::SmallGemmPlan plan = k::smallGemmPlan(g[M], g[N], g[K], g[Batch], reduction);
-  const int64_t columns = e.biasGradOfB ? g[N] : g[M];
-  const k::ColumnSumsPlan sums = k::columnSumsPlan(g[K], columns);
-  const int64_t sumFloats = e.biasGrad && sums.parts > 1 ? sums.parts * columns : 0;
+  const int64_t sumFloats = biasGradScratchFloats(g, e);
   // Scratch: the partial tiles, then the bias gradient's partial sums.
   CUdeviceptr partials = 0;
   if (plan.partialFloats + sumFloats > 0) {
@@ -741,17 +779,50 @@ bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
                              k::kSmallGemmThreads,
                          finish);
   }
-  if (e.biasGrad) { // the stored operand's column sums over K, by parts
-    layerKernels_.launch(*this, LayerKernels::ColumnSums, sums.units,
-                         {u(g[K]), u(columns), u(e.biasGradOfB ? g[B] : g[A]),
-                          u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(sums.part),
-                          sums.parts > 1 ? sumPartials : e.biasGrad});
-    if (sums.parts > 1)
-      layerKernels_.launch(*this, LayerKernels::SmallGemmFinish,
-                           (columns + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads,
-                           {1, u(columns), 1, u(sums.parts), sumPartials, e.biasGrad, u(columns), 0,
-                            0, 0, 0, 0, 0, 0, 0, 0});
+  if (e.biasGrad)
+    launchColumnSums(g, e, sumPartials);
+  return true;
+}
+
+void CudaDevice::launchColumnSums(const GemmArgs &g, const GemmEpilogue &e, CUdeviceptr scratch) {
+  namespace k = kernels;
+  using namespace abi::gemm;
+  auto u = [](int64_t v) { return uint64_t(v); };
+  const int64_t columns = biasGradLength(g, e);
+  const k::ColumnSumsPlan sums = k::columnSumsPlan(g[K], columns);
+  layerKernels_.launch(*this, LayerKernels::ColumnSums, sums.units,
+                       {u(g[K]), u(columns), u(e.biasGradOfB ? g[B] : g[A]),
+                        u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(sums.part),
+                        sums.parts > 1 ? scratch : e.biasGrad});
+  if (sums.parts > 1)
+    layerKernels_.launch(*this, LayerKernels::SmallGemmFinish,
+                         (columns + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads,
+                         {1, u(columns), 1, u(sums.parts), scratch, e.biasGrad, u(columns), 0, 0, 0,
+                          0, 0, 0, 0, 0, 0});
+}
+
+bool CudaDevice::gemmBesideColumnSums(const GemmArgs &g, const GemmEpilogue &e) {
+  using namespace abi::gemm;
+  // Anything refuseGemm refuses, or that has nothing to compute, cuBLASLt's
+  // path reports or skips as it always has.
+  if (!biasGradColumns_ || !e.biasGrad || !cublasLt_ ||
+      !layerKernels_.loaded(LayerKernels::ColumnSums) || !refuseGemm(g, e).empty() ||
+      g[Batch] == 0 || g[M] == 0 || g[N] == 0)
+    return false;
+  // The parts' sums go to the workspace after the product is done with it
+  // (the stream keeps the order); without room, the epilogue it is.
+  const int64_t scratchFloats = biasGradScratchFloats(g, e);
+  const CUdeviceptr scratch = scratchFloats ? scratchFor(size_t(scratchFloats) * 4) : 0;
+  if (scratchFloats && !scratch)
+    return false;
+  ProfileScope profiled(*this, "cuBLASLt", [&] { return profileName(g, e) + " (by column sums)"; });
+  std::string error;
+  if (!cublasLt_->sgemm(g, GemmEpilogue{}, gemmPrecision_, context_->stream(), workspace_,
+                        kCublasLtWorkspaceBytes, error)) {
+    failLaunch(error);
+    return true;
   }
+  launchColumnSums(g, e, scratch);
   return true;
 }
 

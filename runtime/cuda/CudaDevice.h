@@ -176,6 +176,11 @@ public:
   /// gemm_small.cu's kernels (TFC_SMALL_GEMM=1 at open(), or this; off by
   /// default: every product on cuBLASLt, which measured faster on reverse).
   void setSmallGemms(bool on) { smallGemms_ = on; }
+  /// Whether sgemm computes a bias gradient beside a plain cuBLASLt product,
+  /// by gemm_small.cu's column sums, instead of by cuBLASLt's BGRADA/BGRADB
+  /// epilogue (TFC_BGRAD_COLUMNS=1 at open(), or this; off by default until
+  /// a GPU has measured it: docs/cuda-kernels.md).
+  void setBiasGradColumns(bool on) { biasGradColumns_ = on; }
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
   const std::string &launchError() const { return launchError_; }
@@ -207,9 +212,13 @@ public:
   /// cuBLASLt: that allocates, which a graph capture refuses.
   CUdeviceptr scratchFor(size_t bytes) const;
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
-  /// (a device of openIndex: tests).
+  /// (a device of openIndex: tests), with the layer norm backward's counter.
   const LayerKernels &layerKernels() const { return layerKernels_; }
-  void loadLayerKernels() { layerKernels_.load(*driver_); }
+  void loadLayerKernels();
+  /// The word the layer norm backward's blocks take their tickets from
+  /// (layer_norm.cu): zeroed once here, and every launch leaves it zero.
+  /// 0 where it could not be had: the backward takes two launches.
+  CUdeviceptr layerNormCounter() const { return layerNormCounter_; }
   /// Keeps `message` as the launch failure run() returns, unless one is
   /// kept already (tfc_cuda_launch's and the hand-written kernels' own).
   void failLaunch(const std::string &message);
@@ -251,6 +260,14 @@ private:
   /// sgemm on gemm_small.cu's kernels when the product fits them and their
   /// scratch: true when it took the product (launched, or the failure kept).
   bool smallGemm(const GemmArgs &args, const GemmEpilogue &epilogue);
+  /// sgemm of a bias gradient as the plain product on cuBLASLt and the
+  /// column sums beside it (biasGradColumns_): true when it took the
+  /// product (launched, or the failure kept).
+  bool gemmBesideColumnSums(const GemmArgs &args, const GemmEpilogue &epilogue);
+  /// The bias gradient `epilogue` asks of `args`' stored operand: its column
+  /// sums over K by parts, which past one part go to `scratch` (parts x
+  /// columns floats) and the finish kernel adds.
+  void launchColumnSums(const GemmArgs &args, const GemmEpilogue &epilogue, CUdeviceptr scratch);
   void destroyGraphs();
 
   DeviceOptions options_;
@@ -273,6 +290,7 @@ private:
   std::string cublasLtError_;
   GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
+  CUdeviceptr layerNormCounter_ = 0;
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
   std::map<uintptr_t, size_t> outsidePlan_; // blocks of the pool allocateOutsidePlan took
   DevicePool pool_;
@@ -283,6 +301,7 @@ private:
   size_t liveAllocations_ = 0;
   bool flushDenormals_ = true;
   bool smallGemms_ = false;
+  bool biasGradColumns_ = false;
   int profileDepth_ = 0; // profileBegin's nesting: only the outermost is timed
 };
 

@@ -66,14 +66,15 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 
 #ifdef TFC_CUDA_HAND_KERNELS
 // The CPU kernels' argument lists are the GPU kernels' parameter lists (the
-// attention backward's plus its stats).
+// attention backward's plus its stats, the layer norm backward's plus its
+// counter).
 static_assert(kSpecs[LayerKernels::AttentionForward].params == 27);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 27);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 39 + 1);
-static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 9);
+static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 11 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
@@ -284,18 +285,24 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
                                              intptr_t dx, intptr_t dgamma, intptr_t dbeta,
                                              intptr_t scratch) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_backward");
+  const int64_t blocks = rows > 0 && blockRows > 0 ? ceilDiv(rows, blockRows) : 0;
+  // A block a row block writes its partial sums to scratch; the last block
+  // to finish adds them in block order (its counter the device's), unless
+  // they are too many for one SM: then counter 0, and a second launch adds
+  // them, a block a slice of columns. The same bits either way.
+  const CUdeviceptr counter =
+      math::layerNormLastBlockAdds(blocks, d) ? device.layerNormCounter() : 0;
   std::vector<uint64_t> params = slots({rows, d, blockRows});
   params.push_back(f32Slot(eps));
-  for (intptr_t value : {x, gamma, g, dx, scratch})
+  for (intptr_t value : {x, gamma, g, dx, dgamma, dbeta, scratch})
     params.push_back(uint64_t(value));
+  params.push_back(uint64_t(counter));
   const LayerKernels &kernels = device.layerKernels();
-  // A block a row block (each writes its partial sums to scratch), then a
-  // thread a column adds the blocks' partials in block order.
-  kernels.launch(device, LayerKernels::LayerNormBackward,
-                 ceilDiv(rows, std::max<intptr_t>(blockRows, 1)), params);
-  kernels.launch(device, LayerKernels::LayerNormBackwardReduce,
-                 ceilDiv(d, kSpecs[LayerKernels::LayerNormBackwardReduce].threads),
-                 slots({rows, d, blockRows, scratch, dgamma, dbeta}));
+  kernels.launch(device, LayerKernels::LayerNormBackward, blocks, params);
+  if (!counter)
+    kernels.launch(device, LayerKernels::LayerNormBackwardReduce,
+                   ceilDiv(d, math::kLayerNormReduceColumns),
+                   slots({rows, d, blockRows, scratch, dgamma, dbeta}));
 }
 
 extern "C" void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,

@@ -15,8 +15,9 @@
 // GEMM precision is bf16 or tf32 and heads of 16 to 64 columns (multiples
 // of 16), attention_tc.cu's tensor-core kernels (a block 64 queries, 64
 // keys for dk and dv) with the same arguments; the layer norm's
-// backward two (a block a row block, then the blocks' sums added in
-// order), its forward one (a warp a row), the cross-entropy two (a warp a
+// backward one (a block a row block, the last to finish adding the
+// blocks' sums in order; a second launch adds them where they are many),
+// its forward one (a warp a row), the cross-entropy two (a warp a
 // row's loss, then one block adds the losses in a fixed tree). A failure
 // is kept as tfc_cuda_launch keeps it: the first one stands, later
 // launches are skipped, and the entry's run returns it.

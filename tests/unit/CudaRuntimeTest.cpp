@@ -16,6 +16,7 @@
 #include "runtime/Manifest.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/RuntimeFunctions.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <gtest/gtest.h>
 
@@ -486,6 +487,68 @@ TEST_F(CudaRuntimeTest, ABatchIsGatheredInTheEntrysGraph) {
     device->release(p);
 }
 
+namespace {
+int64_t gNormRows = 0, gNormD = 0;
+/// tfc_cuda_layer_norm_backward of gNormRows rows of gNormD in blocks of
+/// 64 rows: x, gamma, g, dx, dgamma, dbeta and scratch are buffers 0-6.
+void layerNormBackward(void **b) {
+  tfc_cuda_layer_norm_backward(gNormRows, gNormD, 64, 1e-5f, intptr_t(b[0]), intptr_t(b[1]),
+                               intptr_t(b[2]), intptr_t(b[3]), intptr_t(b[4]), intptr_t(b[5]),
+                               intptr_t(b[6]));
+}
+} // namespace
+
+// The layer norm backward is one launch, a block a row block (the last to
+// finish adds the blocks' partials, counting them on the device's counter,
+// zeroed when the kernels load), while its partials are at most
+// kLayerNormLastBlockPartials floats: the medium encoder's 8,192 rows of
+// 512 (128 row blocks, 2^17 floats) and no rows at all; a row block more,
+// and the reduce kernel adds them in a second launch, a block 32 columns.
+// The fake runs neither (SimtKernelsTest does), but refuses a pointer, the
+// counter's included, outside every allocation.
+TEST_F(CudaRuntimeTest, LayerNormBackwardIsOneLaunchUnlessThePartialsAreMany) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  ASSERT_NE(device->layerNormCounter(), 0u);
+  unsigned counter = 1;
+  device->copyOut(&counter, reinterpret_cast<void *>(uintptr_t(device->layerNormCounter())),
+                  sizeof counter);
+  EXPECT_EQ(counter, 0u);
+  ASSERT_EQ(2 * 128 * 512, tfc::rt::cuda::kernels::kLayerNormLastBlockPartials);
+  // The fake reads none of them: a few bytes each will do.
+  std::vector<void *> buffers(7);
+  for (void *&buffer : buffers)
+    buffer = device->allocate(256);
+  const std::string backward = "cuLaunchKernel(tfc_cuda_layer_norm_backward_kernel, grid ",
+                    reduce = "cuLaunchKernel(tfc_cuda_layer_norm_backward_reduce_kernel, grid ";
+  struct Case {
+    int64_t rows, d;
+    const char *grid, *reduceGrid; // reduceGrid null: one launch
+  };
+  for (const Case &c :
+       {Case{8192, 512, "128x1x1", nullptr}, Case{8193, 512, "129x1x1", "16x1x1"},
+        Case{0, 512, "1x1x1", nullptr}, Case{64 * 2000, 100, "2000x1x1", "4x1x1"}}) {
+    SCOPED_TRACE(c.rows);
+    gNormRows = c.rows;
+    gNormD = c.d;
+    const size_t launches = count(backward), reduces = count(reduce);
+    std::string error;
+    ASSERT_TRUE(device->run(layerNormBackward, buffers.data(), buffers.size(), error)) << error;
+    EXPECT_EQ(count(backward), launches + 1) << log();
+    EXPECT_EQ(count(backward + c.grid + ", block 256x1x1"), 1u) << log();
+    EXPECT_EQ(count(reduce), reduces + (c.reduceGrid ? 1 : 0)) << log();
+    if (c.reduceGrid) {
+      EXPECT_EQ(count(reduce + c.reduceGrid + ", block 256x1x1"), 1u) << log();
+    }
+  }
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *buffer : buffers)
+    device->release(buffer);
+}
+
 TEST_F(CudaRuntimeTest, LargeSharedMemoryIsOptedInto) {
   // 64 KiB of dynamic shared memory needs cuFuncSetAttribute first (once).
   auto launch = [](void **buffers) {
@@ -881,26 +944,26 @@ void biasGradEntry(void **) {
 }
 } // namespace
 
-// tfc_cuda_sgemm_bias_grad: a linear layer's weight gradient and its bias
-// gradient in one cublasLtMatmul. dW = dY^T X (A = dY stored K x M,
-// transposed) sums A's rows into M floats with cuBLASLt's BGRADB; W^T's
-// gradient X^T dY (B = dY stored K x N) sums B's rows into N floats with
-// BGRADA. Eager, captured and replayed: the sums are overwritten each time
-// (the vector starts at 7), and the product is the plain GEMM's.
-TEST_F(CudaRuntimeTest, BiasGradientsAreTheOperandsColumnSums) {
-  const int64_t rows = 9, width = 5, other = 3; // K, dY's columns, X's columns
+/// Runs a weight gradient with its bias gradient on `device` (K = `rows`)
+/// both ways: dW = dY^T X (A = dY stored K x M, transposed: the sums of A's
+/// rows, M floats) and W^T's gradient X^T dY (B = dY stored K x N: N floats),
+/// each eager, captured and replayed, the sums overwritten each time (the
+/// vector starts at 7), against the product and sums in double (exact in
+/// fp32 too: quarters and halves).
+void expectBiasGradients(CudaDevice &device, int64_t rows) {
+  const int64_t width = 5, other = 3; // dY's columns, X's columns
   std::vector<float> dy(size_t(rows * width)), x(size_t(rows * other));
   for (size_t i = 0; i < dy.size(); ++i)
     dy[i] = float(int((i * 29) % 19) - 9) / 4.0f;
   for (size_t i = 0; i < x.size(); ++i)
     x[i] = float(int((i * 31) % 11) - 5) / 2.0f;
-  auto *ddy = static_cast<float *>(device->allocate(dy.size() * 4));
-  auto *dx = static_cast<float *>(device->allocate(x.size() * 4));
-  auto *dw = static_cast<float *>(device->allocate(size_t(width * other) * 4));
-  auto *dsums = static_cast<float *>(device->allocate(size_t(width) * 4));
+  auto *ddy = static_cast<float *>(device.allocate(dy.size() * 4));
+  auto *dx = static_cast<float *>(device.allocate(x.size() * 4));
+  auto *dw = static_cast<float *>(device.allocate(size_t(width * other) * 4));
+  auto *dsums = static_cast<float *>(device.allocate(size_t(width) * 4));
   ASSERT_TRUE(ddy && dx && dw && dsums);
-  device->copyIn(ddy, dy.data(), dy.size() * 4);
-  device->copyIn(dx, x.data(), x.size() * 4);
+  device.copyIn(ddy, dy.data(), dy.size() * 4);
+  device.copyIn(dx, x.data(), x.size() * 4);
   std::vector<double> sums(size_t(width), 0.0);
   for (int64_t p = 0; p < rows; ++p)
     for (int64_t j = 0; j < width; ++j)
@@ -915,16 +978,16 @@ TEST_F(CudaRuntimeTest, BiasGradientsAreTheOperandsColumnSums) {
     else
       gBiasGrad = {1, m, n, rows, intptr_t(ddy), width, 0, 1, intptr_t(dx), other, 0, 0,
                    intptr_t(dw), n, 0, 0, tfc::abi::gemm::kBiasGradOfA, intptr_t(dsums)};
-    void *token = tokens.emplace_back(device->allocate(4));
+    void *token = tokens.emplace_back(device.allocate(4));
     void *buffers[] = {ddy, dx, dw, dsums, token};
     for (int call = 0; call < 3; ++call) { // eager, captured, replayed
       const std::vector<float> sevens(size_t(width), 7.0f);
-      device->copyIn(dsums, sevens.data(), sevens.size() * 4);
+      device.copyIn(dsums, sevens.data(), sevens.size() * 4);
       std::string error;
-      ASSERT_TRUE(device->run(biasGradEntry, buffers, 5, error)) << error;
+      ASSERT_TRUE(device.run(biasGradEntry, buffers, 5, error)) << error;
       std::vector<float> got(static_cast<size_t>(width)), product(static_cast<size_t>(m * n));
-      device->copyOut(got.data(), dsums, got.size() * 4);
-      device->copyOut(product.data(), dw, product.size() * 4);
+      device.copyOut(got.data(), dsums, got.size() * 4);
+      device.copyOut(product.data(), dw, product.size() * 4);
       for (int64_t j = 0; j < width; ++j)
         ASSERT_NEAR(got[size_t(j)], sums[size_t(j)], 1e-5) << "of B " << ofB << " sum " << j;
       for (int64_t i = 0; i < m; ++i)
@@ -937,14 +1000,53 @@ TEST_F(CudaRuntimeTest, BiasGradientsAreTheOperandsColumnSums) {
         }
     }
   }
+  for (void *buffer : {(void *)ddy, (void *)dx, (void *)dw, (void *)dsums})
+    device.release(buffer);
+  for (void *token : tokens)
+    device.release(token);
+}
+
+// tfc_cuda_sgemm_bias_grad: a linear layer's weight gradient and its bias
+// gradient in one cublasLtMatmul, BGRADB for A's sums (cuBLASLt's B,
+// transposed), BGRADA for B's.
+TEST_F(CudaRuntimeTest, BiasGradientsAreTheOperandsColumnSums) {
+  ASSERT_NO_FATAL_FAILURE(expectBiasGradients(*device, 9));
   // The first case eager and captured, the second captured (its graph);
   // replays run no host code.
   EXPECT_EQ(count(", bgradb)"), 2u) << log();
   EXPECT_EQ(count(", bgrada)"), 1u) << log();
-  for (void *buffer : {(void *)ddy, (void *)dx, (void *)dw, (void *)dsums})
-    device->release(buffer);
-  for (void *token : tokens)
-    device->release(token);
+}
+
+// TFC_BGRAD_COLUMNS=1 (setBiasGradColumns): the plain product on cuBLASLt,
+// no epilogue, and beside it gemm_small.cu's column sums of the operand
+// (which the fake runs on the host), the same product and sums: K of one
+// part (9 rows) and of two (300: the parts' sums in the workspace, added by
+// the finish kernel).
+TEST_F(CudaRuntimeTest, BiasGradientsBesideAPlainProductByColumnSums) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->loadLayerKernels();
+  device->setBiasGradColumns(true);
+  // Logged as cuBLASLt sees them (column-major: N x M): the first case
+  // eager and captured, the second captured; at K = 300 both captured (the
+  // entry ran eagerly before).
+  ASSERT_NO_FATAL_FAILURE(expectBiasGradients(*device, 9));
+  EXPECT_EQ(count("cublasLtMatmul(3x5x9, batch 1, NT, beta 0)\n"), 2u) << log();
+  EXPECT_EQ(count("cublasLtMatmul(5x3x9, batch 1, NT, beta 0)\n"), 1u) << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_column_sums_kernel, grid 1x1x1, block 256x1x1"), 3u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_small_gemm_finish_kernel"), 0u) << log();
+  ASSERT_NO_FATAL_FAILURE(expectBiasGradients(*device, 300));
+  EXPECT_EQ(count("cublasLtMatmul(3x5x300, batch 1, NT, beta 0)\n"), 1u) << log();
+  EXPECT_EQ(count("cublasLtMatmul(5x3x300, batch 1, NT, beta 0)\n"), 1u) << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_column_sums_kernel, grid 2x1x1, block 256x1x1"), 2u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_small_gemm_finish_kernel, grid 1x1x1, block 256x1x1"),
+            2u)
+      << log();
+  EXPECT_EQ(count(", bgrad"), 0u) << log();
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
 }
 
 // What cuBLASLt cannot sum is refused with the GEMM named, never computed
@@ -1071,8 +1173,9 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
   EXPECT_EQ(lines[2], "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in "
                       "full FP32");
-  // The workspace (32 MiB), the arena (1,024 bytes) and x (128, in 256).
-  EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256);
+  // The workspace (32 MiB), the arena (1,024 bytes), x (128, in 256) and
+  // the layer norm backward's counter (4, in 256).
+  EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256 + 256);
   EXPECT_EQ(lines[4].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
             0u)
       << lines[4];

@@ -8,7 +8,8 @@
 // sections name the kernels and give their parameters' sizes; launches and
 // every other call are recorded in a log. No generated or layer kernel runs
 // (the runtime's gather and its advance do, on the host: runHostTwin, also
-// in a graph's replay), but every launch
+// in a graph's replay; so do gemm_small.cu's column sums and its finish
+// without an epilogue, a bias gradient's), but every launch
 // is checked as a GPU would refuse it, and refused with
 // CUDA_ERROR_INVALID_VALUE and an "INVALID" line in the log: the kernel
 // resolves, the grid is at least 1 and the block at most 1024 threads in
@@ -558,16 +559,70 @@ std::string checkLaunch(const Node &node) {
   return "";
 }
 
+/// gemm_small.cu's tfc_cuda_column_sums_kernel(rows, cols, x, ld, part,
+/// sums): sums[p * cols + c] = the sum over part p's rows r of x[r * ld + c]
+/// (in row order: the kernel's eighths of a part round differently), and
+/// tfc_cuda_small_gemm_finish_kernel without an epilogue: c[o * strideC +
+/// i * ldc + j] = the output's parts added in order. The bias gradient by
+/// column sums beside a cuBLASLt product (TFC_BGRAD_COLUMNS) launches just
+/// these. Why they would fault, or "" when done (or not these).
+std::string runColumnSums(const std::string &name, const std::vector<uint64_t> &p) {
+  auto floats = [](uint64_t address) { return reinterpret_cast<float *>(uintptr_t(address)); };
+  if (name == "tfc_cuda_column_sums_kernel" && p.size() == 6) {
+    const int64_t rows = int64_t(p[0]), cols = int64_t(p[1]), ld = int64_t(p[3]),
+                  part = int64_t(p[4]);
+    const int64_t parts = part > 0 ? (rows + part - 1) / part : 1;
+    if (rows <= 0 || cols <= 0)
+      return "";
+    if (!deviceRange(CUdeviceptr(p[2]), size_t((rows - 1) * ld + cols) * sizeof(float)) ||
+        !deviceRange(CUdeviceptr(p[5]), size_t(parts * cols) * sizeof(float)))
+      return "column sums: x or sums is not inside one allocation";
+    const float *x = floats(p[2]);
+    for (int64_t q = 0; q < parts; ++q)
+      for (int64_t c = 0; c < cols; ++c) {
+        float sum = 0.0f;
+        for (int64_t r = q * part; r < std::min(rows, (q + 1) * part); ++r)
+          sum += x[r * ld + c];
+        floats(p[5])[q * cols + c] = sum;
+      }
+    return "";
+  }
+  const bool plain =
+      p.size() == 16 && std::all_of(p.begin() + 8, p.end(), [](uint64_t v) { return v == 0; });
+  if (name != "tfc_cuda_small_gemm_finish_kernel" || !plain)
+    return "";
+  const int64_t m = int64_t(p[0]), n = int64_t(p[1]), outputs = int64_t(p[2]),
+                parts = int64_t(p[3]), ldc = int64_t(p[6]), strideC = int64_t(p[7]);
+  if (m <= 0 || n <= 0 || outputs <= 0 || parts <= 0)
+    return "";
+  if (!deviceRange(CUdeviceptr(p[4]), size_t(outputs * parts * m * n) * sizeof(float)) ||
+      !deviceRange(CUdeviceptr(p[5]),
+                   size_t((outputs - 1) * strideC + (m - 1) * ldc + n) * sizeof(float)))
+    return "finish: the partials or c is not inside one allocation";
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const float *part = floats(p[4]) + o * parts * m * n + i * n + j;
+        float sum = part[0];
+        for (int64_t q = 1; q < parts; ++q)
+          sum = sum + part[q * m * n];
+        floats(p[5])[o * strideC + i * ldc + j] = sum;
+      }
+  return "";
+}
+
 /// The runtime's own kernels that the fake runs on the host, as their CUDA
 /// source defines them, so that what the host asks of them is checked by
 /// their results (generated kernels and the layers' kernels do not run):
 /// runtime/cuda/kernels/gather.cu's tfc_cuda_gather_rows_kernel, row i of
 /// `to` = row order[*first + i] of `rows`, and tfc_cuda_advance_first_kernel,
-/// *first += count. A gather that ran logs the order's rows it read
-/// ("gather ran: order[F, F + count)"). Why it would fault on a GPU, or ""
-/// when done (or not such a kernel).
+/// *first += count; runColumnSums' two. A gather that ran logs the order's
+/// rows it read ("gather ran: order[F, F + count)"). Why it would fault on a
+/// GPU, or "" when done (or not such a kernel).
 std::string runHostTwin(const Node &node) {
   const std::string &name = state().functions[node.function].name;
+  if (std::string why = runColumnSums(name, node.params); !why.empty())
+    return why;
   if (name == "tfc_cuda_advance_first_kernel" && node.params.size() == 2) {
     auto *first = reinterpret_cast<int64_t *>(uintptr_t(node.params[0]));
     if (!deviceRange(CUdeviceptr(uintptr_t(first)), sizeof(int64_t)))

@@ -155,9 +155,14 @@ TEST(SimtKernels, AttentionTensorCores) {
 }
 
 TEST(SimtKernels, LayerNorm) {
+  // Few row blocks, and many: 350 (past the last block's 16 loads a stage,
+  // and the reduce kernel's 64 a stage, neither a multiple; 33 columns, a
+  // second slice of one); no rows at all (dgamma and dbeta 0).
   expectPasses([](SimtDevice &d) {
     checkLayerNorm(d, 37, 100, 8);
     checkLayerNorm(d, 200, 256, 64);
+    checkLayerNorm(d, 700, 33, 2);
+    checkLayerNorm(d, 0, 40, 8);
   });
 }
 

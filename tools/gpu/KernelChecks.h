@@ -275,29 +275,68 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
                           intptr_t(g.data()), intptr_t(dx.data()), intptr_t(dgamma.data()),
                           intptr_t(dbeta.data()), intptr_t(scratch.data()));
   Ptr gx = gpu.upload(x), gg = gpu.upload(gamma), gb = gpu.upload(beta), gd = gpu.upload(g);
-  Ptr gy = gpu.alloc(y.size() * 4), gdx = gpu.alloc(dx.size() * 4),
-              gdg = gpu.alloc(size_t(d) * 4), gdb = gpu.alloc(size_t(d) * 4),
-              gs = gpu.alloc(scratch.size() * 4);
-  std::vector<float> runs[2][4];
-  for (int run = 0; run < 2; ++run) {
-    gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned((rows + 7) / 8),
+  Ptr gy = gpu.alloc(y.size() * 4), gdx = gpu.alloc(dx.size() * 4), gdg = gpu.alloc(size_t(d) * 4),
+      gdb = gpu.alloc(size_t(d) * 4), gs = gpu.alloc(scratch.size() * 4), counter = gpu.alloc(4);
+  gpu.fill(counter, 4, 0);
+  // Runs 0 and 1 in one launch (the last block adds the partials; run 1
+  // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
+  // the reduce kernel. The outputs NaN first: one not written would show.
+  std::vector<float> runs[4][4], partials[2];
+  for (int run = 0; run < 4; ++run) {
+    const bool oneLaunch = run < 2;
+    Ptr runCounter = oneLaunch ? counter : 0;
+    gpu.fill(gdx, dx.size() * 4, 0xff);
+    gpu.fill(gdg, size_t(d) * 4, 0xff);
+    gpu.fill(gdb, size_t(d) * 4, 0xff);
+    gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
                {&rows, &d, &eps, &gx, &gg, &gb, &gy});
-    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(blocks),
-               {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &gdx, &gs});
-    gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel", unsigned((d + 255) / 256),
-               {&rows, &d, &blockRows, &gs, &gdg, &gdb});
+    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+               {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &gdx, &gdg, &gdb, &gs, &runCounter});
+    if (!oneLaunch)
+      gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel",
+                 unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns),
+                 {&rows, &d, &blockRows, &gs, &gdg, &gdb});
     runs[run][0] = gpu.template download<float>(gy, y.size());
     runs[run][1] = gpu.template download<float>(gdx, dx.size());
     runs[run][2] = gpu.template download<float>(gdg, size_t(d));
     runs[run][3] = gpu.template download<float>(gdb, size_t(d));
+    if (oneLaunch) {
+      partials[run] = gpu.template download<float>(gs, scratch.size());
+      const unsigned left = gpu.template download<unsigned>(counter, 1)[0];
+      report(left == 0,
+             "layer_norm backward leaves its counter 0 (run " + std::to_string(run) + ")",
+             left ? "it is " + std::to_string(left) : "");
+    }
   }
-  const std::string n = "layer_norm " + std::to_string(rows) + "x" + std::to_string(d);
+  const std::string n = "layer_norm " + std::to_string(rows) + "x" + std::to_string(d) + " (" +
+                        std::to_string(blocks) + " row blocks)";
   compare(n + " forward", runs[0][0], y, 1e-5);
-  compare(n + " dx", runs[0][1], dx, 1e-5);
-  compare(n + " dgamma", runs[0][2], dgamma, 1e-5);
-  compare(n + " dbeta", runs[0][3], dbeta, 1e-5);
+  for (int run : {0, 2}) {
+    const std::string b = n + (run == 0 ? " one launch" : " two launches");
+    compare(b + " dx", runs[run][1], dx, 1e-5);
+    compare(b + " dgamma", runs[run][2], dgamma, 1e-5);
+    compare(b + " dbeta", runs[run][3], dbeta, 1e-5);
+  }
+  // dgamma and dbeta are the row blocks' partials added in block order
+  // from 0: the same bits as that sum on the host.
+  std::vector<float> sums[2] = {std::vector<float>(size_t(d)), std::vector<float>(size_t(d))};
+  for (long long j = 0; j < d; ++j)
+    for (int t = 0; t < 2; ++t) {
+      float sum = 0.0f;
+      for (long long block = 0; block < blocks; ++block)
+        sum += partials[0][size_t((t * blocks + block) * d + j)];
+      sums[t][size_t(j)] = sum;
+    }
+  sameBits(n + " dgamma", runs[0][2], sums[0], "as the partials added in block order");
+  sameBits(n + " dbeta", runs[0][3], sums[1], "as the partials added in block order");
   for (int t = 0; t < 4; ++t)
     sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+  for (int t = 1; t < 4; ++t) {
+    sameBits(n + " output " + std::to_string(t) + " in one launch", runs[0][t], runs[2][t],
+             "as in two");
+    sameBits(n + " output " + std::to_string(t) + " in two launches", runs[2][t], runs[3][t]);
+  }
+  sameBits(n + " partials", partials[0], partials[1]);
 }
 
 template <typename Device>

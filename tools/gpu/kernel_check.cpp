@@ -266,6 +266,8 @@ int main(int argc, char **argv) {
     checkLayerNorm(gpu, 2048, 32, 64);
     checkLayerNorm(gpu, 640, 256, 64);
     checkLayerNorm(gpu, 37, 100, 8);
+    checkLayerNorm(gpu, 8192, 512, 64); // the medium encoder's: 128 row blocks
+    checkLayerNorm(gpu, 20000, 100, 4); // 5,000 row blocks
     for (const GemmCase &g : kSmallGemmCases)
       checkSmallGemm(gpu, g);
     checkCrossEntropy(gpu, 2048, 10, 1);

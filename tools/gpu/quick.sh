@@ -9,6 +9,9 @@
 #   3. reverse trained to 100% test accuracy (its file's settings);
 #   4. bench of each model's train_step with small GEMMs (TFC_SMALL_GEMM=1)
 #      and with every product on cuBLASLt (the default), in the same call;
+#      then of reverse's and the medium encoder's (tf32) with bias gradients
+#      by column sums beside a plain GEMM (TFC_BGRAD_COLUMNS=1) and by
+#      cuBLASLt's epilogue (the default);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      and attention's kernels alone (--bench-attention);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
@@ -69,6 +72,16 @@ for model in reverse set_anomaly encoder_decoder fleuret_attention; do
     line=$(TFC_SMALL_GEMM=$small timeout 60 "$dir/cuda/$model" bench --entry train_step \
       --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
     echo "    $model TFC_SMALL_GEMM=$small: ${line:-failed}"
+  done
+done
+
+echo "== 4b. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
+for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
+  [ -x "$binary" ] || continue
+  for columns in 1 0; do
+    line=$(TFC_BGRAD_COLUMNS=$columns timeout 60 "$binary" bench --entry train_step \
+      --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
+    echo "    $(basename "$binary") TFC_BGRAD_COLUMNS=$columns: ${line:-failed}"
   done
 done
 

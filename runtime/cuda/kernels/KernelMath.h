@@ -232,6 +232,25 @@ TFC_HD float layerNormDx(float dxhat, float xhat, float rstd, float a, float b) 
   return rstd * fusedMulAdd(-xhat, b, dxhat - a);
 }
 
+/// The backward's dgamma and dbeta: each row block's partial sums (2 x blocks
+/// x d floats of scratch), added in block order. The last block of the
+/// backward launch adds them itself (one launch) when they are at most
+/// kLayerNormLastBlockPartials floats; past that the reduce kernel does, a
+/// block a slice of kLayerNormReduceColumns columns, in a second launch. The
+/// bound is an estimate, not yet measured: the last block's 256 threads
+/// keep 16 loads each in flight (kLayerNormPartialsStage blocks of both
+/// sums; 16 blocks took the kernel from 64 registers to 80 on sm_90 and 104
+/// on sm_80), 16 KiB at an L2 latency of ~0.25 us, so 2^17 floats (512 KiB:
+/// the medium encoder's 8,192 rows of 512) take it ~8 us, what a second
+/// graph node (4-8 us on an H200) and a parallel reduce cost together.
+constexpr int64_t kLayerNormLastBlockPartials = int64_t(1) << 17;
+constexpr int kLayerNormPartialsStage = 8;  // blocks' partials a thread loads before adding
+constexpr int kLayerNormReduceColumns = 32; // the reduce kernel's columns a block
+constexpr int kLayerNormReduceStage = 64;   // its row blocks staged in shared memory at a time
+TFC_HD bool layerNormLastBlockAdds(int64_t blocks, int64_t d) {
+  return 2 * blocks * d <= kLayerNormLastBlockPartials;
+}
+
 //===----------------------------------------------------------------------===//
 // Cross-entropy
 //===----------------------------------------------------------------------===//

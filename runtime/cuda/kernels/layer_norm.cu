@@ -12,12 +12,23 @@
 // arguments and its scratch: the rows go in blocks of blockRows, a CUDA
 // block a row block; each writes its rows' dgamma and dbeta terms, summed in
 // row order, to scratch (2 x blocks x d floats: dgamma's partials, then
-// dbeta's), and a second one-block-per-column-slice launch adds the blocks'
-// partials in block order. No atomics: the same bits on every run.
+// dbeta's). Then dgamma[j] = ((0 + p_0) + p_1) + ... in block order, added
+// by one of two:
+// - the backward's last CUDA block to finish (the classic "last block
+//   done"): each block, its partials written, takes a ticket from a counter
+//   (atomicAdd); the one that draws gridDim.x - 1 adds every block's
+//   partials and sets the counter back to 0 for the next launch (kernels on
+//   one stream never overlap, so one counter a device serves them all);
+// - with counter 0, a second launch: the reduce kernel, a block a slice of
+//   32 columns, its warps staging 64 row blocks' partials at a time in
+//   shared memory, a thread a column adding them.
+// Either way every output is the same fixed sequence of additions: the
+// same bits on every run, for any grid. The ticket is the only atomic, and
+// it orders work, never adds values.
 //
 // Launch: 256 threads a block, grid.x any (forward: ceil(rows / 8) blocks
 // is a row a warp; backward: ceil(rows / blockRows) blocks is a row block a
-// block; reduce: ceil(d / 256)). No dynamic shared memory.
+// block; reduce: ceil(d / 32)). No dynamic shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,23 +65,56 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
   }
 }
 
-/// tfc_layer_norm_backward's first part: dx for every row, and per block of
-/// blockRows rows the sums of g x̂ (dgamma) and g (dbeta) over its rows, in
-/// row order, at scratch[block * d + j] and scratch[(blocks + block) * d + j]
-/// (blocks = ceil(rows / blockRows)).
+/// dgamma[j] and dbeta[j]: the row blocks' partials of column j added in
+/// block order from 0, kLayerNormPartialsStage blocks' loads in flight
+/// before their additions. The loads bypass L1 (__ldcg): other blocks of
+/// this launch wrote the partials.
+__device__ __forceinline__ void addPartials(const float *scratch, i64 blocks, i64 d, i64 j,
+                                            float *dgamma, float *dbeta) {
+  float sg = 0.0f, sb = 0.0f;
+  for (i64 first = 0; first < blocks; first += kLayerNormPartialsStage) {
+    float pg[kLayerNormPartialsStage], pb[kLayerNormPartialsStage];
+#pragma unroll
+    for (int s = 0; s < kLayerNormPartialsStage; ++s) {
+      pg[s] = pb[s] = 0.0f;
+      if (first + s < blocks) {
+        pg[s] = __ldcg(scratch + (first + s) * d + j);
+        pb[s] = __ldcg(scratch + (blocks + first + s) * d + j);
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < kLayerNormPartialsStage; ++s)
+      if (first + s < blocks) { // (adding a 0 would turn a -0 sum into +0)
+        sg += pg[s];
+        sb += pb[s];
+      }
+  }
+  dgamma[j] = sg;
+  dbeta[j] = sb;
+}
+
+/// tfc_layer_norm_backward: dx for every row, and per block of blockRows
+/// rows the sums of g x̂ (dgamma) and g (dbeta) over its rows, in row order,
+/// at scratch[block * d + j] and scratch[(blocks + block) * d + j] (blocks =
+/// ceil(rows / blockRows)); then, with a counter (a zero word; left zero),
+/// the last CUDA block to finish adds the partials into dgamma and dbeta.
+/// With counter 0 the reduce kernel must run next.
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     tfc_cuda_layer_norm_backward_kernel(i64 rows, i64 d, i64 blockRows, float eps,
                                         const float *__restrict__ x,
                                         const float *__restrict__ gamma,
                                         const float *__restrict__ g, float *__restrict__ dx,
-                                        float *__restrict__ scratch) {
+                                        float *__restrict__ dgamma, float *__restrict__ dbeta,
+                                        float *__restrict__ scratch, unsigned *counter) {
   trapUnlessBlockSize(kLayerNormThreads);
-  if (d <= 0 || rows <= 0 || blockRows <= 0)
+  if (d <= 0 || blockRows <= 0)
     return;
   constexpr int warps = kLayerNormThreads / kWarp;
   __shared__ float sMean[kLayerNormChunk], sRstd[kLayerNormChunk];
+  __shared__ unsigned sLast;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const i64 blocks = (rows + blockRows - 1) / blockRows;
+  // No rows: no row blocks, and dgamma = dbeta = 0.
+  const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
   const float invD = 1.0f / float(d);
   for (i64 block = blockIdx.x; block < blocks; block += gridDim.x) {
     float *pg = scratch + block * d, *pb = scratch + (blocks + block) * d;
@@ -124,10 +168,30 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     }
     __syncthreads(); // (the next block's chunk overwrites the statistics)
   }
+  if (!counter)
+    return; // the reduce kernel adds the partials
+  // Every thread's partials visible to the whole GPU before its block's
+  // ticket; the block that draws the last one finds every block's there.
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    sLast = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!sLast)
+    return;
+  __threadfence();
+  for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads)
+    addPartials(scratch, blocks, d, j, dgamma, dbeta);
+  if (threadIdx.x == 0)
+    *counter = 0; // every block has its ticket: ready for the next launch (a graph's replay)
 }
 
-/// tfc_layer_norm_backward's second part: dgamma[j] and dbeta[j] = the
-/// blocks' partials added in block order from 0 (0 when rows == 0).
+/// With the backward's counter 0: dgamma[j] and dbeta[j] = the blocks'
+/// partials added in block order from 0 (0 when rows == 0). A block a slice
+/// of kLayerNormReduceColumns columns: warp w loads row blocks w, w + 8, ...
+/// of each stage of kLayerNormReduceStage (a lane a column, both arrays)
+/// into shared memory, then threads 0-31 add the stage's dgamma partials of
+/// their column in order, threads 32-63 dbeta's.
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     tfc_cuda_layer_norm_backward_reduce_kernel(i64 rows, i64 d, i64 blockRows,
                                                const float *__restrict__ scratch,
@@ -136,15 +200,42 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
     return;
+  constexpr int warps = kLayerNormThreads / kWarp, columns = kLayerNormReduceColumns,
+                stage = kLayerNormReduceStage, perWarp = stage / warps;
+  static_assert(columns == kWarp && stage % warps == 0, "a lane a column, whole warps a stage");
+  __shared__ float sPartials[2][stage][columns]; // dgamma's, dbeta's
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const bool adds = threadIdx.x < 2 * columns;
+  const int array = threadIdx.x / columns, column = threadIdx.x % columns; // when it adds
   const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
-  for (i64 j = i64(blockIdx.x) * kLayerNormThreads + threadIdx.x; j < d;
-       j += i64(gridDim.x) * kLayerNormThreads) {
-    float sg = 0.0f, sb = 0.0f;
-    for (i64 block = 0; block < blocks; ++block) {
-      sg += scratch[block * d + j];
-      sb += scratch[(blocks + block) * d + j];
+  const i64 slices = (d + columns - 1) / columns;
+  for (i64 slice = blockIdx.x; slice < slices; slice += gridDim.x) {
+    const i64 j = slice * columns + lane;
+    float sum = 0.0f;
+    for (i64 first = 0; first < blocks; first += stage) {
+      float pg[perWarp], pb[perWarp];
+#pragma unroll
+      for (int i = 0; i < perWarp; ++i) {
+        const i64 block = first + warp + i64(i) * warps;
+        const bool in = block < blocks && j < d;
+        pg[i] = in ? scratch[block * d + j] : 0.0f;
+        pb[i] = in ? scratch[(blocks + block) * d + j] : 0.0f;
+      }
+      __syncthreads(); // the last stage is added
+#pragma unroll
+      for (int i = 0; i < perWarp; ++i) {
+        sPartials[0][warp + i * warps][lane] = pg[i];
+        sPartials[1][warp + i * warps][lane] = pb[i];
+      }
+      __syncthreads();
+      if (adds) {
+        const int count = int(blocks - first < stage ? blocks - first : stage);
+        for (int s = 0; s < count; ++s)
+          sum += sPartials[array][s][column];
+      }
     }
-    dgamma[j] = sg;
-    dbeta[j] = sb;
+    const i64 out = slice * columns + column;
+    if (adds && out < d)
+      (array == 0 ? dgamma : dbeta)[out] = sum;
   }
 }
