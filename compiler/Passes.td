@@ -510,7 +510,14 @@ def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
     `memref.copy`, as generics) becomes one `gpu.launch`, so that no memory
     access of an entry is left on the host. Its parallel iterations are
     linearised over 256-thread blocks, one iteration a thread, the innermost
-    dim fastest (lanes along the contiguous dim of row-major results); its
+    dim fastest (lanes along the contiguous dim of row-major results), or,
+    for a long elementwise nest (`coarsen`: no reduction, 32,768 iterations or
+    more, every result row-major along an innermost dim that is a multiple
+    of 4), 4 consecutive iterations a thread: their loads, bodies and stores
+    in that order, each aligned row-major buffer read and written as one
+    `vector<4xf32>` where a check in the kernel finds every such buffer
+    16-byte aligned (`memref.assume_alignment`), an element at a time
+    otherwise; its
     reduction dims, if any, run as a serial loop in the thread with the
     accumulators in registers and each result stored once (the same order of
     additions on every run: deterministic, no atomics). Constant tables
@@ -531,9 +538,14 @@ def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"coarsen", "coarsen", "bool", /*default=*/"true",
+           "A long elementwise nest: 4 consecutive iterations a thread, 16-byte "
+           "accesses where its buffers are aligned (false: one iteration a thread)">,
+  ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::affine::AffineDialect", "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect"];
+                           "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"];
 }
 
 def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {

@@ -92,13 +92,25 @@ struct DropoutInCode : OpRewritePattern<tf::DropoutOp> {
           auto i64 = [&](int64_t v) {
             return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)).getResult();
           };
-          if (op.getSampleOffset()) {
-            Value offset = b.create<arith::ExtSIOp>(l, b.getI64Type(), args[2]);
-            Value first = b.create<arith::MulIOp>(l, offset, i64(*op.getSampleSize()));
-            index = b.create<arith::AddIOp>(l, first, index);
-          }
+          // g and i % 4 from the element's own number where the sample size
+          // is a multiple of 4 (the same values): then 4 consecutive
+          // elements visibly share g, and a GPU thread that takes 4
+          // (tf-map-to-gpu) computes their Philox block once.
           Value group = b.create<arith::ShRUIOp>(l, index, i64(2));
           Value lane = b.create<arith::AndIOp>(l, index, i64(3));
+          if (op.getSampleOffset()) {
+            const int64_t sampleSize = *op.getSampleSize();
+            Value offset = b.create<arith::ExtSIOp>(l, b.getI64Type(), args[2]);
+            if (sampleSize % 4 == 0) {
+              group = b.create<arith::AddIOp>(
+                  l, b.create<arith::MulIOp>(l, offset, i64(sampleSize / 4)), group);
+            } else {
+              index = b.create<arith::AddIOp>(
+                  l, b.create<arith::MulIOp>(l, offset, i64(sampleSize)), index);
+              group = b.create<arith::ShRUIOp>(l, index, i64(2));
+              lane = b.create<arith::AndIOp>(l, index, i64(3));
+            }
+          }
           auto low32 = [&](Value v) { return b.create<arith::TruncIOp>(l, b.getI32Type(), v); };
           std::array<Value, 4> counter = {low32(group),
                                           low32(b.create<arith::ShRUIOp>(l, group, i64(32))),

@@ -209,6 +209,12 @@ static cl::opt<bool> noMergeLaunches(
              "adjacent independent ones as one launch (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noThreadCoarsening(
+    "no-thread-coarsening",
+    cl::desc("cuda: a thread of a long elementwise kernel computes one element instead of 4 "
+             "with 16-byte loads and stores (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> persistentKernels(
     "persistent-kernels",
     cl::desc("cuda: run each entry as one persistent kernel, its phases (every GEMM and "
@@ -521,6 +527,7 @@ int compile() {
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;
+  codegen.cuda.coarsen = !noThreadCoarsening;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

@@ -18,6 +18,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -107,6 +108,8 @@ void tfc::addCpuLLVMDialectPasses(OpPassManager &pm) {
   perFunction.addPass(memref::createExpandStridedMetadataPass());
   perFunction.addPass(createLowerAffinePass());
   perFunction.addPass(createConvertMathToLLVMPass());
+  // cuda-emulated: the vectors of tf-map-to-gpu's long elementwise kernels.
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // What tf-approximate-math and convert-math-to-llvm leave becomes calls to
   // libm.

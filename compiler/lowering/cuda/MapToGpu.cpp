@@ -10,6 +10,16 @@
 //   - its parallel iterations linearised, the innermost dim fastest (lanes
 //     along the contiguous dim of row-major results: coalesced stores),
 //     256-thread blocks, one iteration a thread;
+//   - except a long elementwise nest (no reduction, 32,768 iterations or
+//     more, its innermost dim a multiple of 4, every result a row-major
+//     buffer of 4-byte elements along it): 4 consecutive iterations a
+//     thread, their loads first, then their bodies, then their stores. Where
+//     every such buffer is 16-byte aligned (checked in the kernel, once),
+//     each reads and writes its 4 elements as one vector (vector.load and
+//     vector.store, after memref.assume_alignment: ld/st.global.v4.f32);
+//     else an element at a time. Dropout's mask words come 4 from one
+//     Philox block: the 4 iterations compute it once (LLVM's CSE). Each
+//     iteration computes what it computed alone: the same bits.
 //   - its reduction dims, if any, a serial loop inside the thread with the
 //     accumulators in registers (scf.for iter_args) and each result stored
 //     once: the same order of additions on every run, so the same bits, and
@@ -31,6 +41,7 @@
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -157,6 +168,119 @@ void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector
                               applyMap(b, loc, op.getMatchingIndexingMap(init), resultIvs));
 }
 
+/// A long elementwise nest: kCoarsening consecutive iterations of its
+/// innermost dim a thread, from kCoarsenFrom iterations (below, the
+/// kernels are few blocks, and latency, not bandwidth, bounds them).
+constexpr int64_t kCoarsening = 4;
+constexpr int64_t kCoarsenFrom = 32768;
+constexpr int64_t kVectorBytes = 16;
+
+/// Whether `operand`'s elements at consecutive indices of loop dim `inner`
+/// are consecutive 4-byte elements of a row-major buffer whose rows are
+/// whole 16-byte vectors: with its base 16-byte aligned, 4 iterations from
+/// an index multiple of 4 are one 16-byte access.
+bool rowMajorAlong(linalg::GenericOp op, OpOperand &operand, unsigned inner) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape() || type.getRank() == 0 ||
+      type.getElementTypeBitWidth() != 32 || type.getShape().back() % kCoarsening != 0)
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  if (map.getNumResults() != type.getRank() ||
+      map.getResults().back() != getAffineDimExpr(inner, op.getContext()))
+    return false;
+  for (AffineExpr expr : map.getResults().drop_back())
+    if (expr.isFunctionOfDim(inner))
+      return false;
+  return true;
+}
+
+/// Whether `op` (mappable, all loops parallel) takes kCoarsening iterations
+/// a thread, and the operands whose accesses may then be 16-byte ones.
+bool coarsenable(linalg::GenericOp op, ArrayRef<int64_t> sizes, int64_t iterations,
+                 SmallVectorImpl<Value> &vectorBuffers) {
+  if (op.getNumReductionLoops() != 0 || iterations < kCoarsenFrom || sizes.empty() ||
+      sizes.back() % kCoarsening != 0)
+    return false;
+  const unsigned inner = sizes.size() - 1;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (!rowMajorAlong(op, init, inner))
+      return false;
+    vectorBuffers.push_back(init.get());
+  }
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (rowMajorAlong(op, *input, inner))
+      vectorBuffers.push_back(input->get());
+  return true;
+}
+
+/// The iterations `ivsOf` (all loops parallel; consecutive along the
+/// innermost dim, the first's index a multiple of their count) of `op`, in
+/// one thread: every iteration's loads, then the bodies, then the stores.
+/// The buffers of `vectorBuffers` are read and written a vector of the
+/// iterations at once (vector.load/store at the first's indices), the
+/// others an element at a time.
+void emitIterations(OpBuilder &b, Location loc, linalg::GenericOp op,
+                    ArrayRef<SmallVector<Value>> ivsOf, ArrayRef<Value> vectorBuffers) {
+  const int64_t count = ivsOf.size();
+  auto vectored = [&](OpOperand &operand) {
+    return llvm::is_contained(vectorBuffers, operand.get());
+  };
+  // Operand `operand`'s element of every iteration.
+  auto load = [&](OpOperand &operand) {
+    SmallVector<Value> elements;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    if (vectored(operand)) {
+      auto type = VectorType::get({count}, getElementTypeOrSelf(operand.get().getType()));
+      Value vector = b.create<vector::LoadOp>(loc, type, operand.get(),
+                                              applyMap(b, loc, map, ivsOf.front()));
+      for (int64_t k = 0; k < count; ++k)
+        elements.push_back(b.create<vector::ExtractOp>(loc, vector, k));
+      return elements;
+    }
+    for (const SmallVector<Value> &ivs : ivsOf)
+      elements.push_back(b.create<memref::LoadOp>(loc, operand.get(), applyMap(b, loc, map, ivs)));
+    return elements;
+  };
+  std::vector<SmallVector<Value>> args(count);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(input->get().getType())) { // a scalar (a fill's value)
+      for (auto &a : args)
+        a.push_back(input->get());
+      continue;
+    }
+    for (auto [k, element] : llvm::enumerate(load(*input)))
+      args[k].push_back(element);
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    BlockArgument arg = op.getMatchingBlockArgument(&init);
+    if (arg.use_empty()) {
+      Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(arg.getType()));
+      for (auto &a : args)
+        a.push_back(zero);
+      continue;
+    }
+    for (auto [k, element] : llvm::enumerate(load(init)))
+      args[k].push_back(element);
+  }
+  std::vector<SmallVector<Value>> results;
+  for (auto [k, ivs] : llvm::enumerate(ivsOf))
+    results.push_back(cloneBody(b, op, args[k], ivs));
+  for (auto [r, init] : llvm::enumerate(op.getDpsInitsMutable())) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    if (vectored(init)) {
+      SmallVector<Value> elements;
+      for (const SmallVector<Value> &result : results)
+        elements.push_back(result[r]);
+      auto type = VectorType::get({count}, elements.front().getType());
+      Value vector = b.create<vector::FromElementsOp>(loc, type, elements);
+      b.create<vector::StoreOp>(loc, vector, init.get(), applyMap(b, loc, map, ivsOf.front()));
+      continue;
+    }
+    for (auto [k, ivs] : llvm::enumerate(ivsOf))
+      b.create<memref::StoreOp>(loc, results[k][r], init.get(), applyMap(b, loc, map, ivs));
+  }
+}
+
 /// Why `op` cannot be mapped, or "".
 std::string unmappable(linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics())
@@ -195,7 +319,7 @@ Value foldableFill(linalg::GenericOp op) {
 
 /// Replaces `op` by one gpu.launch (see the file comment); `filled`, if
 /// set, is the value its result was filled with (foldableFill).
-LogicalResult mapGeneric(linalg::GenericOp op, Value filled) {
+LogicalResult mapGeneric(linalg::GenericOp op, Value filled, bool coarsen) {
   if (std::string why = unmappable(op); !why.empty())
     return op.emitError() << "tf-map-to-gpu: cannot map this loop nest to the GPU: " << why;
   Location loc = op.getLoc();
@@ -210,8 +334,12 @@ LogicalResult mapGeneric(linalg::GenericOp op, Value filled) {
     op.erase();
     return success();
   }
-  const int64_t threads = std::min<int64_t>(kBlockThreads, llvm::alignTo(iterations, 32));
-  const int64_t blocks = llvm::divideCeil(iterations, threads);
+  SmallVector<Value> vectorBuffers;
+  const bool coarse = coarsen && !filled && coarsenable(op, sizes, iterations, vectorBuffers);
+  const int64_t perThread = coarse ? kCoarsening : 1;
+  const int64_t work = iterations / perThread; // a thread's share each
+  const int64_t threads = std::min<int64_t>(kBlockThreads, llvm::alignTo(work, 32));
+  const int64_t blocks = llvm::divideCeil(work, threads);
   if (blocks > std::numeric_limits<int32_t>::max())
     return op.emitError() << "tf-map-to-gpu: " << iterations << " iterations need more blocks "
                           << "than a grid has";
@@ -226,21 +354,58 @@ LogicalResult mapGeneric(linalg::GenericOp op, Value filled) {
   Value linear = b.create<arith::AddIOp>(
       loc, b.create<arith::MulIOp>(loc, launch.getBlockIds().x, constant(threads)),
       launch.getThreadIds().x);
-  Value inRange = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear,
-                                          constant(iterations));
+  Value inRange =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, linear, constant(work));
   auto guard = b.create<scf::IfOp>(loc, inRange, /*withElseRegion=*/false);
   b.create<gpu::TerminatorOp>(loc);
   b.setInsertionPointToStart(guard.thenBlock());
-  // The parallel indices of thread `linear`, the innermost dim fastest.
+  // The parallel indices of thread `linear`'s (first) iteration, the
+  // innermost dim fastest; coarse, the innermost counts groups of 4.
   SmallVector<Value> ivs(sizes.size());
   Value rest = linear;
   for (unsigned d : llvm::reverse(parallelDims)) {
-    Value size = constant(sizes[d]);
+    const bool innermost = d == parallelDims.back();
+    Value size = constant(innermost ? sizes[d] / perThread : sizes[d]);
     ivs[d] = d == parallelDims.front() ? rest : b.create<arith::RemUIOp>(loc, rest, size);
     if (d != parallelDims.front())
       rest = b.create<arith::DivUIOp>(loc, rest, size);
   }
-  emitIteration(b, loc, op, ivs, reductionDims, sizes, filled);
+  if (!coarse) {
+    emitIteration(b, loc, op, ivs, reductionDims, sizes, filled);
+    op.erase();
+    return success();
+  }
+  const unsigned inner = parallelDims.back();
+  ivs[inner] = b.create<arith::MulIOp>(loc, ivs[inner], constant(kCoarsening));
+  auto iterationsOf = [&](OpBuilder &at) {
+    SmallVector<SmallVector<Value>> ivsOf;
+    for (int64_t k = 0; k < kCoarsening; ++k) {
+      ivsOf.push_back(ivs);
+      // (An `or`: the first index is a multiple of 4, and LLVM then sees
+      // that i / 4 is the same for all 4, dropout's Philox block.)
+      if (k)
+        ivsOf.back()[inner] = at.create<arith::OrIOp>(
+            loc, ivs[inner], at.create<arith::ConstantIndexOp>(loc, k));
+    }
+    return ivsOf;
+  };
+  // Every row-major buffer 16-byte aligned (the arena's and the runtime's
+  // buffers are, at 64 and 256 bytes; a check costs a few instructions a
+  // thread): said to LLVM, which then joins each 4 accesses into one.
+  Value aligned;
+  for (Value buffer : vectorBuffers) {
+    Value address = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, buffer);
+    Value low = b.create<arith::AndIOp>(loc, address, constant(kVectorBytes - 1));
+    Value zero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, low, constant(0));
+    aligned = aligned ? b.create<arith::AndIOp>(loc, aligned, zero).getResult() : zero;
+  }
+  auto split = b.create<scf::IfOp>(loc, aligned, /*withElseRegion=*/true);
+  OpBuilder vectors = OpBuilder::atBlockBegin(split.thenBlock());
+  for (Value buffer : vectorBuffers)
+    vectors.create<memref::AssumeAlignmentOp>(loc, buffer, kVectorBytes);
+  emitIterations(vectors, loc, op, iterationsOf(vectors), vectorBuffers);
+  OpBuilder scalars = OpBuilder::atBlockBegin(split.elseBlock());
+  emitIterations(scalars, loc, op, iterationsOf(scalars), {});
   op.erase();
   return success();
 }
@@ -304,6 +469,7 @@ linalg::GenericOp generalizeMap(RewriterBase &rewriter, linalg::MapOp map) {
 }
 
 struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
+  using TfMapToGpuBase::TfMapToGpuBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
@@ -343,7 +509,7 @@ struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
     SmallVector<linalg::GenericOp> generics;
     module.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     for (linalg::GenericOp op : generics)
-      if (failed(mapGeneric(op, filled.lookup(op))))
+      if (failed(mapGeneric(op, filled.lookup(op), coarsen)))
         return signalPassFailure();
     module.walk([](gpu::LaunchOp launch) { sinkGlobals(launch); });
     // Nothing else may touch memory on the host: what would is a bug here.

@@ -58,6 +58,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -171,8 +172,13 @@ std::optional<Launch> describe(gpu::LaunchOp op) {
       memref = load.getMemRef();
     else if (auto store = dyn_cast<memref::StoreOp>(inner))
       memref = store.getMemRef(), write = true;
+    else if (auto load = dyn_cast<vector::LoadOp>(inner)) // (tf-map-to-gpu's 4 iterations)
+      memref = load.getBase();
+    else if (auto store = dyn_cast<vector::StoreOp>(inner))
+      memref = store.getBase(), write = true;
     else if (inner->hasTrait<OpTrait::IsTerminator>() ||
-             inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || isMemoryEffectFree(inner))
+             inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || isMemoryEffectFree(inner) ||
+             isa<memref::AssumeAlignmentOp>(inner)) // (a fact about a pointer, no access)
       return WalkResult::advance(); // (a region's ops are walked themselves)
     else
       return WalkResult::interrupt(); // a barrier, an atomic, a call: alone

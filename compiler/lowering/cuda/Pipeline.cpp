@@ -94,7 +94,7 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &targe
 
 void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm, const CudaTarget &target) {
   pm.addPass(createTfApproximateMath());
-  pm.addPass(createTfMapToGpu());
+  pm.addPass(createTfMapToGpu(TfMapToGpuOptions{target.coarsen}));
   if (target.mergeLaunches || target.persistent)
     pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
@@ -107,7 +107,7 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
   // exp, log, tanh, erf as the CPU build computes them (the same
   // polynomials: results agree across targets, and no libdevice for them).
   pm.addPass(createTfApproximateMath());
-  pm.addPass(createTfMapToGpu());
+  pm.addPass(createTfMapToGpu(TfMapToGpuOptions{target.coarsen}));
   if (target.mergeLaunches || target.persistent)
     pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());

@@ -49,6 +49,9 @@ struct CudaTarget {
   /// as one kernel call (tfc_cuda_cross_entropy_fused); --no-fused-cross-entropy:
   /// two calls, each reading the logits.
   bool fusedCrossEntropy = true;
+  /// A long elementwise kernel's thread computes 4 consecutive elements with
+  /// 16-byte accesses (tf-map-to-gpu's coarsen); --no-thread-coarsening: one.
+  bool coarsen = true;
   /// --persistent-kernels: each entry one cooperative kernel of grid-wide
   /// phases (tf-merge-launches' grid chains, tf-grid-sync): every GEMM and
   /// layer generated code (no cuBLASLt, no hand-written kernels), for steps

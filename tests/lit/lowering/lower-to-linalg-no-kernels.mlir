@@ -61,25 +61,50 @@ func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, te
 // -----
 
 // With a sample offset (a rank's share of a data-parallel batch), the
-// offset is a third 0-d input of the loop, sign-extended and multiplied by
-// the elements of a sample (8) to give the index of element 0, which the
-// row-major number is added to before it is split into group and lane: the
-// masks of the same samples in one process with the whole batch.
+// offset is a third 0-d input of the loop, sign-extended: element i of the
+// rank's batch is element offset x 8 (the elements of a sample) + i of the
+// whole batch, so the masks of the same samples are the same in one process
+// with the whole batch. A sample of 8 elements (a multiple of 4) starts a
+// Philox block: the group is offset x 2 + i / 4 and the lane i % 4, from
+// the row-major number alone (4 consecutive elements visibly share a block).
 // CHECK-LABEL: func.func @dropout_sample_offset
 // CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<i32>, %[[O:.+]]: tensor<i32>)
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[SCALAR:.+]], #[[SCALAR]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[S]], %[[O]] : tensor<4x8xf32>, tensor<i32>, tensor<i32>)
 // CHECK: ^bb0(%{{.+}}: f32, %{{.+}}: i32, %[[OFF:.+]]: i32, %{{.+}}: f32):
 // CHECK: %[[I:.+]] = arith.index_castui %{{.+}} : index to i64
+// CHECK: %[[G:.+]] = arith.shrui %[[I]]
+// CHECK: %[[LANE:.+]] = arith.andi %[[I]]
 // CHECK-DAG: %[[OFF64:.+]] = arith.extsi %[[OFF]] : i32 to i64
-// CHECK-DAG: %[[SIZE:.+]] = arith.constant 8 : i64
-// CHECK: %[[FIRST:.+]] = arith.muli %[[OFF64]], %[[SIZE]] : i64
-// CHECK: %[[INDEX:.+]] = arith.addi %[[FIRST]], %[[I]] : i64
-// CHECK: arith.shrui %[[INDEX]]
-// CHECK: arith.andi %[[INDEX]]
+// CHECK-DAG: %[[BLOCKS:.+]] = arith.constant 2 : i64
+// CHECK: %[[FIRST:.+]] = arith.muli %[[OFF64]], %[[BLOCKS]] : i64
+// CHECK: %[[GROUP:.+]] = arith.addi %[[FIRST]], %[[G]] : i64
+// CHECK: arith.trunci %[[GROUP]]
 // CHECK-COUNT-20: arith.mului_extended
 // CPU-LABEL: func.func @dropout_sample_offset
 // CPU: call @tfc_dropout_mask
 func.func @dropout_sample_offset(%x: tensor<4x8xf32>, %s: tensor<i32>, %o: tensor<i32>) -> tensor<4x8xf32> {
   %0 = tf.dropout %x, %s sample_offset %o sample_size 8 rate 0.25 key 3 training : tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// A sample of 6 elements: a Philox block may straddle two samples, so the
+// offset's first element is added to the row-major number before the
+// number is split into group and lane.
+// CHECK-LABEL: func.func @dropout_sample_offset_odd
+// CHECK: ^bb0(%{{.+}}: f32, %{{.+}}: i32, %[[OFF:.+]]: i32, %{{.+}}: f32):
+// CHECK: %[[I:.+]] = arith.index_castui %{{.+}} : index to i64
+// CHECK-DAG: %[[OFF64:.+]] = arith.extsi %[[OFF]] : i32 to i64
+// CHECK-DAG: %[[SIZE:.+]] = arith.constant 6 : i64
+// CHECK: %[[FIRST:.+]] = arith.muli %[[OFF64]], %[[SIZE]] : i64
+// CHECK: %[[INDEX:.+]] = arith.addi %[[FIRST]], %[[I]] : i64
+// CHECK: arith.shrui %[[INDEX]]
+// CHECK: arith.andi %[[INDEX]]
+// CHECK-COUNT-20: arith.mului_extended
+// CPU-LABEL: func.func @dropout_sample_offset_odd
+// CPU: call @tfc_dropout_mask
+func.func @dropout_sample_offset_odd(%x: tensor<4x6xf32>, %s: tensor<i32>, %o: tensor<i32>) -> tensor<4x6xf32> {
+  %0 = tf.dropout %x, %s sample_offset %o sample_size 6 rate 0.25 key 3 training : tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
 }

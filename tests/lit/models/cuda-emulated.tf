@@ -31,3 +31,22 @@
 # RUN: done | FileCheck %s --check-prefix=FUSED-LOSS
 # FUSED-LOSS-COUNT-6: PASS {{.*}} the same bits
 # FUSED-LOSS-NOT: FAIL
+
+# Long elementwise kernels take 4 elements a thread, with 16-byte loads and
+# stores where their buffers are aligned (tf-map-to-gpu's coarsening):
+# set_anomaly at batch 16 and gpt_bytes at 2, whose activations, dropouts
+# and Adam updates are long enough, give the same bytes as with one element
+# a thread (--no-thread-coarsening), and set_anomaly's stay within the
+# tolerances of the CPU build.
+# RUN: tfc compile %models/set_anomaly.tf --batch 16 -o %t/sa16.cpu
+# RUN: for pair in set_anomaly:16 gpt_bytes:2; do m=${pair%%:*} b=${pair##*:}; \
+# RUN:   tfc compile %models/$m.tf --batch $b --target=cuda-emulated -o %t/$m.wide && \
+# RUN:   tfc compile %models/$m.tf --batch $b --target=cuda-emulated --no-thread-coarsening -o %t/$m.one && \
+# RUN:   %python %S/../../../tools/gpu/parity.py --cpu %t/$m.one --cuda %t/$m.wide --work %t/$m.wide-exact --exact || exit 1; \
+# RUN: done | FileCheck %s --check-prefix=WIDE
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa16.cpu --cuda %t/set_anomaly.wide --work %t/sa16 \
+# RUN:   | FileCheck %s --check-prefix=WIDE-CPU
+# WIDE-COUNT-8: PASS {{.*}} the same bits
+# WIDE-NOT: FAIL
+# WIDE-CPU-COUNT-3: PASS set_anomaly {{.*}} GPU vs CPU
+# WIDE-CPU-NOT: FAIL
