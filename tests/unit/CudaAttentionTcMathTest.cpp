@@ -6,7 +6,10 @@
 // a product (P, dS), round to nearest even (KernelMath.h's roundBf16), fp32
 // accumulation, and the softmax in the kernels' order: a row's 64 scores of
 // a tile held by 4 lanes (lane t the keys 8n + 2t + {0, 1}), each lane's sum
-// in (n, e) order, then butterflies by 2 and 1, attention.cu's online fold.
+// in (n, e) order, then butterflies by 2 and 1, attention.cu's online fold,
+// in base 2 as the kernels: scores times scale log2(e), P = fastExp2(s2 -
+// m2) (the host's exp2f for the GPU's ex2.approx: within an ulp or two),
+// dS by attentionTcDs.
 // Compared with the CPU kernels (runtime/cpu/Attention.h):
 //  - without the bf16 rounding, within fp32 tolerances (1e-5 of the largest
 //    magnitude): the tiling, masking, online softmax and statistics are
@@ -66,24 +69,28 @@ struct TcModel {
   }
   bool masked(int64_t i, int64_t j) const { return !p.mask.empty() && !p.mask[size_t(i * p.tk + j)]; }
 
-  /// scoreTile's element for query i, key j; `live` set by an unmasked key.
+  /// scoreTile's element for query i, key j (base 2); `live` set by an
+  /// unmasked key.
   float score(int64_t b, int64_t i, int64_t j, bool &live) const {
     if (j >= p.tk)
       return -INFINITY;
     if (masked(i, j))
       return kMaskedScore;
     live = true;
-    return dot(Q(b, i), K(b, j), p.d) * p.scale;
+    return dot(Q(b, i), K(b, j), p.d) * attentionTcScale(p.scale);
   }
 
-  /// A row's sum over a tile of 64 values as the 4 lanes add them.
-  static float quadSum(const float (&x)[kBlock]) {
+  /// A row's sum over a tile of 64 values as the 4 lanes add them (with
+  /// y, of the products x y, each lane's by FMAs, as rowStats' Σ P dP).
+  static float quadSum(const float (&x)[kBlock], const float *y = nullptr) {
     float v[4];
     for (int t = 0; t < 4; ++t) {
       v[t] = 0.0f;
       for (int n = 0; n < kBlock / 8; ++n)
-        for (int e = 0; e < 2; ++e)
-          v[t] += x[n * 8 + 2 * t + e];
+        for (int e = 0; e < 2; ++e) {
+          const int jj = n * 8 + 2 * t + e;
+          v[t] = y ? fusedMulAdd(x[jj], y[jj], v[t]) : v[t] + x[jj];
+        }
     }
     for (int o = 2; o > 0; o /= 2) {
       float next[4];
@@ -107,8 +114,8 @@ struct TcModel {
       }
       const float mNew = maxOf(row.m, tileMax);
       for (int64_t jj = 0; jj < kBlock; ++jj)
-        prob[jj] = expApprox(x[jj] - mNew);
-      const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
+        prob[jj] = fastExp2(x[jj] - mNew);
+      const float alpha = alpha2(j0 == 0, row.m, mNew);
       row = onlineFold(row, mNew, alpha, quadSum(prob), 0.0f);
       for (int64_t c = 0; c < p.dv; ++c) {
         float acc = o[size_t(c)] * alpha;
@@ -122,8 +129,11 @@ struct TcModel {
       out[c] = o[size_t(c)] * inv;
   }
 
+  /// The kernels' onlineAlpha, in base 2.
+  static float alpha2(bool first, float m, float mNew) { return first ? 0.0f : fastExp2(m - mNew); }
+
   struct Stats {
-    float m, inv, D, scaleLive;
+    float m, inv, DScaled, scaleLive;
   };
 
   /// rowStats (pass 1 of dq; dkv's statistics) for query row i of head b.
@@ -131,7 +141,7 @@ struct TcModel {
     OnlineRow row{-INFINITY, 0.0f, 0.0f};
     bool live = p.mask.empty();
     for (int64_t j0 = 0; j0 < p.tk; j0 += kBlock) {
-      float x[kBlock], prob[kBlock], pdp[kBlock], tileMax = -INFINITY;
+      float x[kBlock], prob[kBlock], dp[kBlock], tileMax = -INFINITY;
       for (int64_t jj = 0; jj < kBlock; ++jj) {
         x[jj] = score(b, i, j0 + jj, live);
         tileMax = maxOf(tileMax, x[jj]);
@@ -139,22 +149,24 @@ struct TcModel {
       const float mNew = maxOf(row.m, tileMax);
       for (int64_t jj = 0; jj < kBlock; ++jj) {
         const int64_t j = j0 + jj;
-        const float dp = j < p.tk ? dot(dO(b, i), V(b, j), p.dv) : 0.0f;
-        prob[jj] = expApprox(x[jj] - mNew);
-        pdp[jj] = prob[jj] * dp;
+        dp[jj] = j < p.tk ? dot(dO(b, i), V(b, j), p.dv) : 0.0f;
+        prob[jj] = fastExp2(x[jj] - mNew);
       }
-      const float alpha = onlineAlpha(j0 == 0, row.m, mNew);
-      row = onlineFold(row, mNew, alpha, quadSum(prob), quadSum(pdp));
+      const float alpha = alpha2(j0 == 0, row.m, mNew);
+      row = onlineFold(row, mNew, alpha, quadSum(prob), quadSum(prob, dp));
     }
-    return {row.m, 1.0f / row.l, row.dot / row.l, live ? p.scale : 0.0f};
+    const float scaleLive = live ? p.scale : 0.0f;
+    return {row.m, 1.0f / row.l, row.dot / row.l * scaleLive, scaleLive};
   }
 
-  /// P_ij and dS_ij as both backward kernels recompute them.
+  /// P_ij and dS_ij as both backward kernels recompute them (the scale
+  /// and the maximum in one FMA).
   void probAndDs(int64_t b, int64_t i, int64_t j, const Stats &st, float &prob, float &ds) const {
-    bool live = false;
-    const float x = score(b, i, j, live);
-    prob = expApprox(x - st.m) * st.inv;
-    ds = attentionDs(prob, dot(dO(b, i), V(b, j), p.dv), st.D, st.scaleLive);
+    const float x = masked(i, j)
+                        ? kMaskedScore - st.m
+                        : fusedMulAdd(dot(Q(b, i), K(b, j), p.d), attentionTcScale(p.scale), -st.m);
+    prob = fastExp2(x) * st.inv;
+    ds = attentionTcDs(prob, dot(dO(b, i), V(b, j), p.dv), st.DScaled, st.scaleLive);
   }
 
   /// dq (a row of a query block, key tiles in order), then dk and dv (a

@@ -93,6 +93,32 @@ TEST(CudaKernelMath, ExpApproxIsCloseToExp) {
   EXPECT_EQ(expApprox(0.0f), 1.0f);
 }
 
+// The host side of fastExp2 (the GPU's is ex2.approx.ftz.f32, which
+// tools/gpu/kernel_check.cpp exercises through the tensor-core attention).
+TEST(CudaKernelMath, FastExp2IsExp2FlushedToZero) {
+  double worst = 0;
+  for (float x = -126.0f; x <= 127.0f; x += 0.0137f) {
+    const double exact = std::exp2(double(x));
+    worst = std::max(worst, std::fabs(double(fastExp2(x)) - exact) / exact);
+  }
+  EXPECT_LT(worst, 2.4e-7); // 2^-22, the GPU's bound
+  EXPECT_EQ(fastExp2(0.0f), 1.0f);
+  EXPECT_EQ(fastExp2(-1.0f), 0.5f);
+  EXPECT_EQ(fastExp2(10.0f), 1024.0f);
+  // Masked scores and keys past tk: exactly +0, as on the GPU.
+  EXPECT_EQ(floatBits(fastExp2(-INFINITY)), 0u);
+  EXPECT_EQ(floatBits(fastExp2(kMaskedScore)), 0u);
+  EXPECT_EQ(floatBits(fastExp2(kMaskedScore - 3.0f)), 0u);
+  // Results below 2^-126 (subnormal) flush to +0, as ex2.approx.ftz does.
+  EXPECT_EQ(fastExp2(-126.0f), 1.17549435e-38f);
+  EXPECT_EQ(floatBits(fastExp2(-126.5f)), 0u);
+  EXPECT_EQ(floatBits(fastExp2(-149.0f)), 0u);
+  EXPECT_TRUE(std::isnan(fastExp2(NAN)));
+  EXPECT_EQ(fastExp2(INFINITY), INFINITY);
+  // A fully masked row: every score -9e15, its maximum too, P = 2^0 = 1.
+  EXPECT_EQ(fastExp2(kMaskedScore - kMaskedScore), 1.0f);
+}
+
 TEST(CudaKernelMath, ButterflySumAddsEveryLane) {
   float lanes[W];
   for (int l = 0; l < W; ++l)

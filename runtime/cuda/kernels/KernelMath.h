@@ -143,6 +143,30 @@ TFC_HD float expApprox(float x) {
   return p * bitsFloat((floatBits(t) - (0x4B400000u - 127u)) << 23);
 }
 
+/// 2^x on the GPU's special function unit, for the tensor-core attention
+/// only (its probabilities are rounded to bf16, 8 bits, before they enter a
+/// product, so an exp good to ~2^-22 changes nothing that shows):
+/// ex2.approx.ftz.f32, one MUFU.EX2 instead of expApprox's ~20 instructions.
+/// The PTX ISA bounds its error to about 2 ulp (relative ~2^-22); it
+/// flushes subnormal inputs and results to 0, and 2^-inf = +0, so masked
+/// scores give exactly 0. The host (and the SIMT emulator) compute exp2f,
+/// correctly rounded or within an ulp of it, and flush results below 2^-126
+/// to +0 as the GPU does: host and GPU may differ by an ulp or two.
+TFC_HD float fastExp2(float x) {
+#if defined(__CUDA_ARCH__) && !defined(TFC_SIMT)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+#if defined(__CUDACC__)
+  const float y = exp2f(x);
+#else
+  const float y = std::exp2(x);
+#endif
+  return y < 1.17549435e-38f ? 0.0f : y; // FLT_MIN: ftz
+#endif
+}
+
 //===----------------------------------------------------------------------===//
 // Warp butterflies
 //===----------------------------------------------------------------------===//
@@ -377,6 +401,21 @@ TFC_HD OnlineRow onlineFold(const OnlineRow &row, float mNew, float alpha, float
 /// masked (live = 0), as the CPU kernel.
 TFC_HD float attentionDs(float p, float dp, float D, float scaleLive) {
   return scaleLive * (p * (dp - D));
+}
+
+/// The tensor-core kernels' softmax is in base 2: scores times
+/// attentionTcScale(scale) = scale log2(e), one multiply a score, and
+/// P = fastExp2(s2 - m2) with m2 the row's maximum of those (the same P as
+/// exp(scale s - m), up to roundings of an ulp or two).
+constexpr float kLog2e = 1.44269504088896341f;
+TFC_HD float attentionTcScale(float scale) { return scale * kLog2e; }
+
+/// The tensor-core kernels' dS_ij = P_ij (dP_ij scaleLive - DScaled), with
+/// DScaled = D_i scaleLive once a row: one FMA and one multiply an element
+/// instead of attentionDs' three operations, within an ulp or two of it
+/// (and 0 for a dead row, scaleLive = 0) before dS is rounded to bf16.
+TFC_HD float attentionTcDs(float p, float dp, float DScaled, float scaleLive) {
+  return p * fusedMulAdd(dp, scaleLive, -DScaled);
 }
 
 /// Head b = (b / inner, b % inner) of a tensor with those strides (the

@@ -378,25 +378,28 @@ __device__ __forceinline__ float quadSum(float v) {
   v += __shfl_xor_sync(kFullMask, v, 2);
   return v + __shfl_xor_sync(kFullMask, v, 1);
 }
+/// The rows' maxima by fmaxf: one FMNMX (maxOf's a > b ? a : b is a
+/// compare and a select); the same maximum but for NaNs, which give NaN
+/// probabilities either way.
 __device__ __forceinline__ float quadMax(float v) {
-  v = maxOf(v, __shfl_xor_sync(kFullMask, v, 2));
-  return maxOf(v, __shfl_xor_sync(kFullMask, v, 1));
+  v = fmaxf(v, __shfl_xor_sync(kFullMask, v, 2));
+  return fmaxf(v, __shfl_xor_sync(kFullMask, v, 1));
 }
 
-/// The scores of a productT tile: times the scale, -9e15 where masked,
-/// -inf past tk. Element (n, e) is row i0 + g (+ 8 for e >= 2), key
-/// j0 + 8n + 2t + (e & 1); M is the head's mask or null.
+/// The scores of a productT tile in base 2: times scale2 = scale log2(e)
+/// (attentionTcScale), -9e15 where masked, -inf past tk. Element (n, e) is
+/// row i0 + g (+ 8 for e >= 2), key j0 + 8n + 2t + (e & 1); M is the
+/// head's mask or null.
 template <int N>
-__device__ __forceinline__ void scoreTile(float (&s)[N][4], float scale,
-                                          const unsigned char *__restrict__ M, i64 maskRow,
-                                          i64 i0, i64 tq, i64 j0, i64 tk, int g, int t,
-                                          bool (&live)[2]) {
+__device__ __forceinline__ void scoreTile(float (&s)[N][4], float scale2,
+                                          const unsigned char *__restrict__ M, i64 maskRow, i64 i0,
+                                          i64 tq, i64 j0, i64 tk, int g, int t, bool (&live)[2]) {
   if (M == nullptr && j0 + 8 * N <= tk) { // every key there and unmasked: the same, no tests
 #pragma unroll
     for (int n = 0; n < N; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        s[n][e] *= scale;
+        s[n][e] *= scale2;
     live[0] = live[1] = true;
     return;
   }
@@ -405,7 +408,7 @@ __device__ __forceinline__ void scoreTile(float (&s)[N][4], float scale,
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const i64 i = i0 + g + (e >= 2 ? 8 : 0), j = j0 + n * 8 + 2 * t + (e & 1);
-      float x = s[n][e] * scale;
+      float x = s[n][e] * scale2;
       if (j >= tk)
         x = -INFINITY;
       else if (M && i < tq && !M[i * maskRow + j])
@@ -416,19 +419,58 @@ __device__ __forceinline__ void scoreTile(float (&s)[N][4], float scale,
     }
 }
 
-/// One query row's backward statistics, attention.cu's RowStats.
+/// One query row's backward statistics: attention.cu's RowStats but for
+/// m, the maximum of the base-2 scores (scoreTile), and DScaled = D scale
+/// (0 in a dead row), attentionTcDs' operand. stats holds them in this
+/// order (only these kernels read what these kernels store).
 struct RowStats {
-  float m, inv, D, scaleLive;
+  float m, inv, DScaled, scaleLive;
 };
+
+/// The online softmax's rescaling in base 2: onlineAlpha with fastExp2.
+__device__ __forceinline__ float alpha2(bool first, float m, float mNew) {
+  return first ? 0.0f : fastExp2(m - mNew);
+}
+
+/// P of a productT tile of raw scores against its rows' statistics (dq's
+/// pass 2): 2^(s scale2 - m) / l, one FMA before the exp; masked keys
+/// 2^(-9e15 - m) / l (0, or 1 / l in a row with every key masked, as in
+/// pass 1), 0 past tk. Element (n, e) as scoreTile's.
+template <int N>
+__device__ __forceinline__ void probTile(float (&s)[N][4], float scale2, const RowStats (&st)[2],
+                                         const unsigned char *__restrict__ M, i64 maskRow, i64 i0,
+                                         i64 tq, i64 j0, i64 tk, int g, int t) {
+  if (M == nullptr && j0 + 8 * N <= tk) { // every key there and unmasked: no tests
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const RowStats &r = st[e >> 1];
+        s[n][e] = fastExp2(fusedMulAdd(s[n][e], scale2, -r.m)) * r.inv;
+      }
+    return;
+  }
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const RowStats &r = st[e >> 1];
+      const i64 i = i0 + g + (e >= 2 ? 8 : 0), j = j0 + n * 8 + 2 * t + (e & 1);
+      float x = fusedMulAdd(s[n][e], scale2, -r.m);
+      if (j < tk && M && i < tq && !M[i * maskRow + j])
+        x = kMaskedScore - r.m;
+      s[n][e] = j < tk ? fastExp2(x) * r.inv : 0.0f;
+    }
+}
 
 /// Pass 1 of the backward for 64 queries (rows i0..) whose warp's A
 /// operands of Q and dO are qa and da (registers, or StagedA): every key
 /// tile staged into sK and sV (which it overwrites), S and dP by tensor
-/// cores, the online maximum, l and Σ P dP. Returns the statistics of rows
-/// i0 + 16 warp + g + 8h in st[h]. Prefetch: the next tiles' loads fly
-/// during the products (dq's aligned path); without, fewer registers
-/// (dkv, which holds its own accumulators): the same operations on the
-/// same values either way. Every thread of the block calls it (it holds
+/// cores, the online maximum (base 2), l and Σ P dP. Returns the
+/// statistics of rows i0 + 16 warp + g + 8h in st[h]. Prefetch: the next
+/// tiles' loads fly during the products (dq's aligned path); without, fewer
+/// registers (dkv, which holds its own accumulators): the same operations
+/// on the same values either way. Every thread of the block calls it (it holds
 /// barriers); it starts with one.
 template <bool Vec, bool Prefetch, typename A>
 __device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK,
@@ -460,24 +502,24 @@ __device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A
     float s[kTiles][4], dp[kTiles][4];
     productT(s, qa, sK, 0, d, g, t);
     productT(dp, da, sV, 0, dv, g, t);
-    scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
+    scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float mx = -INFINITY;
 #pragma unroll
       for (int n = 0; n < kTiles; ++n)
-        mx = maxOf(mx, maxOf(s[n][2 * h], s[n][2 * h + 1]));
-      const float mNew = maxOf(m[h], quadMax(mx));
+        mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+      const float mNew = fmaxf(m[h], quadMax(mx));
       float sum = 0.0f, pdp = 0.0f;
 #pragma unroll
       for (int n = 0; n < kTiles; ++n)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const float p = expApprox(s[n][e] - mNew);
+          const float p = fastExp2(s[n][e] - mNew);
           sum += p;
-          pdp += p * dp[n][e];
+          pdp = fusedMulAdd(p, dp[n][e], pdp);
         }
-      const float alpha = onlineAlpha(j0 == 0, m[h], mNew);
+      const float alpha = alpha2(j0 == 0, m[h], mNew);
       const OnlineRow row =
           onlineFold(OnlineRow{m[h], l[h], dot[h]}, mNew, alpha, quadSum(sum), quadSum(pdp));
       m[h] = row.m;
@@ -489,7 +531,8 @@ __device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A
   for (int h = 0; h < 2; ++h) {
     const bool rowLive = __shfl_xor_sync(kFullMask, int(live[h]), 2) | int(live[h]);
     const bool any = __shfl_xor_sync(kFullMask, int(rowLive), 1) | int(rowLive);
-    st[h] = {m[h], 1.0f / l[h], dot[h] / l[h], any ? scale : 0.0f};
+    const float scaleLive = any ? scale : 0.0f;
+    st[h] = {m[h], 1.0f / l[h], dot[h] / l[h] * scaleLive, scaleLive};
   }
 }
 
@@ -537,23 +580,23 @@ __device__ __forceinline__ void forward(
       }
       float s[kTiles][4];
       productT(s, qa, sK[cur], 0, d, g, t);
-      scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
+      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         float mx = -INFINITY;
 #pragma unroll
         for (int n = 0; n < kTiles; ++n)
-          mx = maxOf(mx, maxOf(s[n][2 * h], s[n][2 * h + 1]));
-        const float mNew = maxOf(m[h], quadMax(mx));
+          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+        const float mNew = fmaxf(m[h], quadMax(mx));
         float sum = 0.0f;
 #pragma unroll
         for (int n = 0; n < kTiles; ++n)
 #pragma unroll
           for (int e = 2 * h; e < 2 * h + 2; ++e) {
-            s[n][e] = expApprox(s[n][e] - mNew); // now P, unnormalized
+            s[n][e] = fastExp2(s[n][e] - mNew); // now P, unnormalized
             sum += s[n][e];
           }
-        const float alpha = onlineAlpha(j0 == 0, m[h], mNew);
+        const float alpha = alpha2(j0 == 0, m[h], mNew);
         const OnlineRow row = onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha, quadSum(sum), 0.0f);
         m[h] = row.m;
         l[h] = row.l;
@@ -634,10 +677,9 @@ __device__ __forceinline__ void backwardDq(
         const i64 i = i0 + warp * 16 + g + h * 8;
         if (i < tq)
           reinterpret_cast<float4 *>(stats)[b * tq + i] =
-              make_float4(st[h].m, st[h].inv, st[h].D, st[h].scaleLive);
+              make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
       }
     float acc[kMaxTiles][4] = {};
-    bool live[2] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
       RowsLoad kx, vx;
       ColsLoad kt;
@@ -657,14 +699,14 @@ __device__ __forceinline__ void backwardDq(
         float s[N][4], dp[N][4];
         productT(s, qa, sK, half * 32, d, g, t);
         productT(dp, da, sV, half * 32, dv, g, t);
-        scoreTile(s, scale, M, maskRow, i0 + warp * 16, tq, j0 + half * 32, tk, g, t, live);
+        probTile(s, attentionTcScale(scale), st, M, maskRow, i0 + warp * 16, tq, j0 + half * 32, tk,
+                 g, t);
 #pragma unroll
         for (int n = 0; n < N; ++n)
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
             const RowStats &r = st[e >> 1];
-            const float p = expApprox(s[n][e] - r.m) * r.inv;
-            s[n][e] = attentionDs(p, dp[n][e], r.D, r.scaleLive); // now dS
+            s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive); // now dS
           }
         accumulate(acc, s, sKt, half * 32, d, g, t);
       }
@@ -701,6 +743,7 @@ __device__ __forceinline__ void backwardDkv(
         Tile &sdOt, float4 (&sStats)[kRows]) {
   const i64 heads = outer * inner;
   const i64 keyBlocks = (tk + kRows - 1) / kRows;
+  const float scale2 = attentionTcScale(scale);
   for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
     const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kRows;
     const float *Q = headOf(q, qOuter, qInner, b, inner);
@@ -734,7 +777,7 @@ __device__ __forceinline__ void backwardDkv(
 #pragma unroll
           for (int h = 0; h < 2; ++h)
             sStats[warp * 16 + g + h * 8] =
-                make_float4(st[h].m, st[h].inv, st[h].D, st[h].scaleLive);
+                make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
         __syncthreads(); // rowStats's last tiles are read
       }
       // The warp's 16 keys as A operands, straight from global memory
@@ -768,8 +811,8 @@ __device__ __forceinline__ void backwardDkv(
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const float4 st = sStats[half * 32 + n * 8 + 2 * t + (e & 1)];
-              const float p = expApprox(s[n][e] * scale - st.x) * st.y;
-              dp[n][e] = attentionDs(p, dp[n][e], st.z, st.w);
+              const float p = fastExp2(fusedMulAdd(s[n][e], scale2, -st.x)) * st.y;
+              dp[n][e] = attentionTcDs(p, dp[n][e], st.z, st.w);
               s[n][e] = p;
             }
         } else {
@@ -782,11 +825,11 @@ __device__ __forceinline__ void backwardDkv(
               float p = 0.0f, ds = 0.0f;
               if (i < tq && j < tk) {
                 const float4 st = sStats[r];
-                float x = s[n][e] * scale;
+                float x = fusedMulAdd(s[n][e], scale2, -st.x);
                 if (M && !M[i * maskRow + j])
-                  x = kMaskedScore;
-                p = expApprox(x - st.x) * st.y;
-                ds = attentionDs(p, dp[n][e], st.z, st.w);
+                  x = kMaskedScore - st.x;
+                p = fastExp2(x) * st.y;
+                ds = attentionTcDs(p, dp[n][e], st.z, st.w);
               }
               s[n][e] = p;
               dp[n][e] = ds;
