@@ -13,7 +13,16 @@
 // bf16Bits, round to nearest even) and multiplied by mma.sync m16n8k16
 // (bf16 in, fp32 accumulate); P and dS are rounded to bf16 where they enter
 // a product. The softmax (scale, mask, exp, the online maximum and sums) is
-// fp32 with attention.cu's functions; only the products' roundings differ.
+// fp32 with attention.cu's structure (masked scores -9e15, keys past tk
+// -inf, onlineFold), but in base 2 on the hardware exp2: scores are
+// multiplied by scale log2(e) once (scoreTile), the maxima are of those, and
+// P = fastExp2(s2 - m2) (KernelMath.h: ex2.approx.ftz.f32, one MUFU.EX2,
+// relative error ~2^-22, 2^-inf = +0, subnormal results flushed to 0)
+// instead of attention.cu's expApprox (the CPU's Cephes polynomial, ~20
+// instructions: attention.cu matches the CPU's bits, these kernels cannot,
+// their products being bf16). exp's error is 2^13 times below the bf16
+// rounding of P that follows it (2^-9); masked keys still give exactly 0
+// and a row with every key masked uniform weights (2^0 each).
 //
 // A block is 4 warps; each warp owns 16 rows of a 64-row block and keeps
 // its accumulators in mma's fragment layout (thread g = lane / 4,
@@ -25,7 +34,10 @@
 //    by tiles of 64 keys; the online softmax rescales the output per tile.
 //  - dq: a block a (head, 64 queries): pass 1 the rows' m, 1/l and
 //    D = Σ P dP over all key tiles (rowStats below; stored to stats when not
-//    0, as attention.cu), pass 2 recomputes P and dS and accumulates dS K.
+//    0, as attention.cu, but as {m in base 2, 1/l, D scale, scale or 0}:
+//    only dkv reads it), pass 2 recomputes P = 2^(s scale log2(e) - m) / l
+//    (one FMA and the exp) and dS = P (dP scale - D scale) (attentionTcDs)
+//    and accumulates dS K.
 //  - dkv: a block a (head, 64 keys), looping over tiles of 64 queries:
 //    S^T = K Q^T and dP^T = V dO^T per warp (16 keys), then dV += P^T dO
 //    and dK += dS^T Q. The queries' statistics come from stats, or, when it
@@ -61,7 +73,18 @@
 //  (thread()), which left ptxas the registers it spilled otherwise.
 // Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
 // (packFloats), and a tile whose keys (and queries, in dkv) are all there
-// and unmasked takes its scores without the per-element tests.
+// and unmasked takes its scores without the per-element tests. With the
+// hardware exp2 (and fmaxf for the maxima, FMAs for Σ P dP and dS), the
+// key-tile loops of the aligned path on unmasked whole tiles went, in sm_90
+// SASS (cuobjdump; static counts, HMMA against all instructions), from
+// 64/2,410 to 64/1,334 (forward), 64/2,196 to 64/1,054 (dq's pass 1;
+// dkv's rowStats, without stats, 2,223 to 1,113), 48/651 to 48/389 (dq's
+// pass 2, a half tile) and 64/703 to 64/426 (dkv, a half tile); an element
+// of dkv is now an FFMA, MUFU.EX2, FMUL, FFMA, FMUL. What is left around
+// the forward's 64 HMMA is mostly the staging's integer work (~590 IMAD,
+// ISETP, LOP3, LEA, SHF, IADD3, VIADD), then 138 FADD, 96 FMUL, 66
+// MUFU.EX2, 60 FMNMX, 48 F2FP. Unmeasured on a GPU (tfc-kernel-check
+// --bench-attention times it).
 // No atomics: every output element is one fixed sequence of operations, the
 // same bits on every run for any grid. Launch: 128 threads a block, grid.x
 // any (heads x ceil(tq / 64) units for forward and dq, heads x ceil(tk / 64)
