@@ -81,35 +81,52 @@ struct DropoutInCode : OpRewritePattern<tf::DropoutOp> {
         rewriter, loc, type, inputs, maps, id,
         emptyLike(rewriter, loc, type), iterators,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          // The row-major element number, as an i64.
-          Value index = b.create<arith::ConstantIndexOp>(l, 0);
-          for (int64_t d = 0; d < rank; ++d) {
-            Value size = b.create<arith::ConstantIndexOp>(l, type.getDimSize(d));
-            index = b.create<arith::AddIOp>(l, b.create<arith::MulIOp>(l, index, size),
-                                            b.create<linalg::IndexOp>(l, d));
-          }
-          index = b.create<arith::IndexCastUIOp>(l, b.getI64Type(), index);
           auto i64 = [&](int64_t v) {
             return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v)).getResult();
           };
-          // g and i % 4 from the element's own number where the sample size
-          // is a multiple of 4 (the same values): then 4 consecutive
-          // elements visibly share g, and a GPU thread that takes 4
-          // (tf-map-to-gpu) computes their Philox block once.
-          Value group = b.create<arith::ShRUIOp>(l, index, i64(2));
-          Value lane = b.create<arith::AndIOp>(l, index, i64(3));
-          if (op.getSampleOffset()) {
-            const int64_t sampleSize = *op.getSampleSize();
-            Value offset = b.create<arith::ExtSIOp>(l, b.getI64Type(), args[2]);
-            if (sampleSize % 4 == 0) {
+          auto toI64 = [&](Value v) {
+            return b.create<arith::IndexCastUIOp>(l, b.getI64Type(), v).getResult();
+          };
+          // The row-major number of element (i_0, ..., i_last)'s row: the
+          // element's is row x last + column.
+          Value rows = b.create<arith::ConstantIndexOp>(l, 0);
+          for (int64_t d = 0; d + 1 < rank; ++d)
+            rows = b.create<arith::AddIOp>(
+                l,
+                b.create<arith::MulIOp>(
+                    l, rows, b.create<arith::ConstantIndexOp>(l, type.getDimSize(d))),
+                b.create<linalg::IndexOp>(l, d));
+          const int64_t last = rank ? type.getDimSize(rank - 1) : 1;
+          Value column = rank ? b.create<linalg::IndexOp>(l, rank - 1).getResult()
+                              : b.create<arith::ConstantIndexOp>(l, 0).getResult();
+          // g = i / 4 and the lane i % 4. Where rows (and samples) are
+          // multiples of 4 long, from the row and the column: g = row
+          // (last / 4) + column / 4, the same values, and a GPU thread that
+          // takes 4 consecutive elements (tf-map-to-gpu) sees them share g
+          // (LLVM computes their Philox block once).
+          const int64_t sampleSize = op.getSampleOffset() ? *op.getSampleSize() : 0;
+          Value group, lane;
+          if (last % 4 == 0 && sampleSize % 4 == 0) {
+            Value col = toI64(column);
+            group = b.create<arith::AddIOp>(
+                l, b.create<arith::MulIOp>(l, toI64(rows), i64(last / 4)),
+                b.create<arith::ShRUIOp>(l, col, i64(2)));
+            lane = b.create<arith::AndIOp>(l, col, i64(3));
+            if (op.getSampleOffset()) {
+              Value offset = b.create<arith::ExtSIOp>(l, b.getI64Type(), args[2]);
               group = b.create<arith::AddIOp>(
                   l, b.create<arith::MulIOp>(l, offset, i64(sampleSize / 4)), group);
-            } else {
+            }
+          } else {
+            Value index = b.create<arith::AddIOp>(
+                l, b.create<arith::MulIOp>(l, toI64(rows), i64(last)), toI64(column));
+            if (op.getSampleOffset()) {
+              Value offset = b.create<arith::ExtSIOp>(l, b.getI64Type(), args[2]);
               index = b.create<arith::AddIOp>(
                   l, b.create<arith::MulIOp>(l, offset, i64(sampleSize)), index);
-              group = b.create<arith::ShRUIOp>(l, index, i64(2));
-              lane = b.create<arith::AndIOp>(l, index, i64(3));
             }
+            group = b.create<arith::ShRUIOp>(l, index, i64(2));
+            lane = b.create<arith::AndIOp>(l, index, i64(3));
           }
           auto low32 = [&](Value v) { return b.create<arith::TruncIOp>(l, b.getI32Type(), v); };
           std::array<Value, 4> counter = {low32(group),

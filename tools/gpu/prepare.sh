@@ -35,6 +35,14 @@ for precision in tf32 bf16; do
   "$build/bin/tfc" compile "$root/models/reverse.tf" --target=cuda --precision "$precision" \
     -o "$out/cuda-$precision/reverse"
 done
+# One element a thread in every generated kernel (--no-thread-coarsening),
+# for quick.sh: the same bits as the default's 4 (16-byte accesses on the
+# GPU's real alignment), and the medium encoder's step timed both ways.
+mkdir -p "$out/cuda-one"
+"$build/bin/tfc" compile "$root/models/set_anomaly.tf" --target=cuda --no-thread-coarsening \
+  -o "$out/cuda-one/set_anomaly"
+"$build/bin/tfc" compile "$root/models/medium_encoder.tf" --target=cuda --precision tf32 \
+  --no-thread-coarsening -o "$out/cuda-one/medium_encoder.tf32"
 # Persistent kernels (issue 28): each entry one cooperative kernel, for the
 # launch-bound models.
 mkdir -p "$out/cuda-persistent"

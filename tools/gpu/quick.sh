@@ -4,14 +4,18 @@
 # (default 330), when check.sh (about 4 minutes) and gpu.sh will not both fit.
 # Carry build/gpu-carry as for session.sh. In order:
 #   1. tfc-kernel-check: every hand-written kernel against the CPU, on the GPU;
-#   2. parity.py (GPU against CPU, twice the same bytes) for the models whose
-#      products run on gemm_small.cu: reverse, set_anomaly, encoder_decoder;
+#   2. parity.py (GPU against CPU, twice the same bytes, float64 deciding a
+#      ReLU flip) for reverse, set_anomaly, fleuret_cnn and encoder_decoder;
+#      reverse and set_anomaly again with bias gradients by column sums
+#      (TFC_BGRAD_COLUMNS=1); set_anomaly with 4 elements a generated
+#      kernel's thread against one (--no-thread-coarsening): the same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings);
 #   4. bench of each model's train_step with small GEMMs (TFC_SMALL_GEMM=1)
 #      and with every product on cuBLASLt (the default), in the same call;
 #      then of reverse's and the medium encoder's (tf32) with bias gradients
 #      by column sums beside a plain GEMM (TFC_BGRAD_COLUMNS=1) and by
-#      cuBLASLt's epilogue (the default);
+#      cuBLASLt's epilogue (the default); and the medium encoder's (tf32)
+#      with 4 elements a generated kernel's thread and with one;
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      and attention's kernels alone (--bench-attention);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
@@ -44,18 +48,36 @@ passed=$((passed + $(grep -c '^PASS' "$work/kernels.log")))
 failed=$((failed + $(grep -c '^FAIL' "$work/kernels.log")))
 grep -q 'passed' "$work/kernels.log" || { failed=$((failed + 1)); echo "FAIL tfc-kernel-check (no summary)"; }
 
-echo "== 2. GPU against CPU (small GEMMs)"
-for model in reverse set_anomaly encoder_decoder; do
-  TFC_SMALL_GEMM=1 timeout 200 python3 "$root/tools/gpu/parity.py" --work "$work/$model" --cpu "$dir/cpu/$model" \
-    --cuda "$dir/cuda/$model" --repeat --oracle-dir "$dir/oracle/$model" >"$work/parity-$model.log" 2>&1
-  cat "$work/parity-$model.log"
-  passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
-  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
+# parity LABEL ENV PARITY_ARGS...: parity.py under ENV (VAR=VALUE, or -),
+# its log shown and counted.
+parity() {
+  local label="$1" settings=()
+  [ "$2" = - ] || settings=("$2")
+  shift 2
+  env "${settings[@]}" timeout 200 python3 "$root/tools/gpu/parity.py" --work "$work/$label" "$@" \
+    >"$work/parity-$label.log" 2>&1
+  grep -v '^       ' "$work/parity-$label.log"
+  passed=$((passed + $(grep -c '^PASS' "$work/parity-$label.log")))
+  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$label.log")))
+  grep -q -e '^PASS' -e '^FAIL' "$work/parity-$label.log" ||
+    { failed=$((failed + 1)); echo "FAIL parity $label (no result)"; tail -n 3 "$work/parity-$label.log"; }
+}
+
+echo "== 2. GPU against CPU"
+for model in reverse set_anomaly fleuret_cnn encoder_decoder; do
+  parity "$model" - --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" --repeat \
+    --oracle-dir "$dir/oracle/$model"
 done
+for model in reverse set_anomaly; do
+  parity "$model.columns" TFC_BGRAD_COLUMNS=1 --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
+    --oracle-dir "$dir/oracle/$model"
+done
+[ -x "$dir/cuda-one/set_anomaly" ] &&
+  parity set_anomaly.one - --cpu "$dir/cuda-one/set_anomaly" --cuda "$dir/cuda/set_anomaly" --exact
 
 echo "== 3. reverse trained on the GPU"
 begin=$(date +%s%N)
-TFC_SMALL_GEMM=1 timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-run" \
+timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-run" \
   >"$work/train.log" 2>&1
 echo "    10 epochs in $((($(date +%s%N) - begin) / 1000000)) ms (wall, with start-up and evaluation)"
 grep '^test' "$work/train.log" | sed 's/^/    /'
@@ -83,6 +105,14 @@ for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
       --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
     echo "    $(basename "$binary") TFC_BGRAD_COLUMNS=$columns: ${line:-failed}"
   done
+done
+
+echo "== 4c. train_step (median of 20): 4 elements a generated kernel's thread against one"
+for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; do
+  [ -x "$binary" ] || continue
+  line=$(timeout 60 "$binary" bench --entry train_step --steps 20 2>&1 | grep '^bench train_step' |
+    cut -d' ' -f3-4)
+  echo "    $(basename "$(dirname "$binary")")/$(basename "$binary"): ${line:-failed}"
 done
 
 echo "== 5. bench --profile"

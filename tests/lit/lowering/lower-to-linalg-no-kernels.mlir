@@ -27,8 +27,10 @@ func.func @attention_grad(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tens
 
 // Without kernels, dropout draws its mask in the loop that applies it: one
 // elementwise generic reads x and the seed (a 0-d input, so nothing is
-// loaded outside the loop), numbers the element row-major, and computes
-// runtime/Philox.h's dropoutWords for its group of four: counter {g lo, g
+// loaded outside the loop), numbers the element row-major (i = row x 8 +
+// column; rows of 8, a multiple of 4, so its group of four g = i / 4 is
+// row x 2 + column / 4 and its lane column % 4), and computes
+// runtime/Philox.h's dropoutWords for the group: counter {g lo, g
 // hi, key hi = 0, 0}, key {seed, key lo = 3}, ten rounds of two 32 x 32 ->
 // 64-bit products. Word i % 4 below ceil(0.25 * 2^32) = 1073741824
 // (unsigned) drops the element; the rest are scaled by 1 / 0.75, as the CPU
@@ -38,11 +40,14 @@ func.func @attention_grad(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tens
 // CHECK-NOT: call
 // CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #[[SCALAR:.+]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[S]] : tensor<4x8xf32>, tensor<i32>) outs(%{{.+}} : tensor<4x8xf32>)
 // CHECK: ^bb0(%[[XE:.+]]: f32, %[[SEED:.+]]: i32, %{{.+}}: f32):
-// CHECK-DAG: linalg.index 0 : index
-// CHECK-DAG: linalg.index 1 : index
-// CHECK: arith.index_castui %{{.+}} : index to i64
-// CHECK: %[[G:.+]] = arith.shrui
-// CHECK: %[[LANE:.+]] = arith.andi
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[C:.+]] = arith.index_castui %[[COL]] : index to i64
+// CHECK: %[[Q:.+]] = arith.shrui %[[C]], %c2_i64
+// CHECK: %[[RI:.+]] = arith.index_castui %{{.+}} : index to i64
+// CHECK: %[[RG:.+]] = arith.muli %[[RI]], %c2_i64
+// CHECK: %[[G:.+]] = arith.addi %[[RG]], %[[Q]] : i64
+// CHECK: %[[LANE:.+]] = arith.andi %[[C]], %c3_i64
 // CHECK: %[[GLO:.+]] = arith.trunci %[[G]] : i64 to i32
 // CHECK-COUNT-20: arith.mului_extended
 // CHECK-NOT: arith.mului_extended
@@ -71,12 +76,13 @@ func.func @dropout(%x: tensor<4x8xf32>, %s: tensor<i32>) -> (tensor<4x8xf32>, te
 // CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[S:.+]]: tensor<i32>, %[[O:.+]]: tensor<i32>)
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[SCALAR:.+]], #[[SCALAR]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[S]], %[[O]] : tensor<4x8xf32>, tensor<i32>, tensor<i32>)
 // CHECK: ^bb0(%{{.+}}: f32, %{{.+}}: i32, %[[OFF:.+]]: i32, %{{.+}}: f32):
-// CHECK: %[[I:.+]] = arith.index_castui %{{.+}} : index to i64
-// CHECK: %[[G:.+]] = arith.shrui %[[I]]
-// CHECK: %[[LANE:.+]] = arith.andi %[[I]]
+// CHECK: %[[C:.+]] = arith.index_castui %{{.+}} : index to i64
+// CHECK: %[[Q:.+]] = arith.shrui %[[C]]
+// CHECK: %[[RG:.+]] = arith.muli %{{.+}}, %c2_i64
+// CHECK: %[[G:.+]] = arith.addi %[[RG]], %[[Q]] : i64
+// CHECK: arith.andi %[[C]], %c3_i64
 // CHECK-DAG: %[[OFF64:.+]] = arith.extsi %[[OFF]] : i32 to i64
-// CHECK-DAG: %[[BLOCKS:.+]] = arith.constant 2 : i64
-// CHECK: %[[FIRST:.+]] = arith.muli %[[OFF64]], %[[BLOCKS]] : i64
+// CHECK: %[[FIRST:.+]] = arith.muli %[[OFF64]], %c2_i64{{.*}} : i64
 // CHECK: %[[GROUP:.+]] = arith.addi %[[FIRST]], %[[G]] : i64
 // CHECK: arith.trunci %[[GROUP]]
 // CHECK-COUNT-20: arith.mului_extended
@@ -89,12 +95,12 @@ func.func @dropout_sample_offset(%x: tensor<4x8xf32>, %s: tensor<i32>, %o: tenso
 
 // -----
 
-// A sample of 6 elements: a Philox block may straddle two samples, so the
-// offset's first element is added to the row-major number before the
-// number is split into group and lane.
+// Rows and samples of 6 elements: a Philox block may straddle two, so the
+// row-major number (row x 6 + column) and the offset's first element are
+// added before the number is split into group and lane.
 // CHECK-LABEL: func.func @dropout_sample_offset_odd
 // CHECK: ^bb0(%{{.+}}: f32, %{{.+}}: i32, %[[OFF:.+]]: i32, %{{.+}}: f32):
-// CHECK: %[[I:.+]] = arith.index_castui %{{.+}} : index to i64
+// CHECK: %[[I:.+]] = arith.addi %{{.+}}, %{{.+}} : i64
 // CHECK-DAG: %[[OFF64:.+]] = arith.extsi %[[OFF]] : i32 to i64
 // CHECK-DAG: %[[SIZE:.+]] = arith.constant 6 : i64
 // CHECK: %[[FIRST:.+]] = arith.muli %[[OFF64]], %[[SIZE]] : i64
