@@ -153,16 +153,26 @@ template <bool Vec> __device__ __forceinline__ float4 load4(const Source &s, int
     return *reinterpret_cast<const float4 *>(p);
   return make_float4(p[0], p[1], p[2], p[3]);
 }
+/// The same at p, no tests (a whole tile's rows).
+template <bool Vec> __device__ __forceinline__ float4 load4(const float *p) {
+  if (Vec)
+    return *reinterpret_cast<const float4 *>(p);
+  return make_float4(p[0], p[1], p[2], p[3]);
+}
+/// Whether all 64 rows of s are there: a whole tile, staged without tests
+/// a row (the partial last tile keeps them).
+__device__ __forceinline__ bool wholeRows(const Source &s) { return s.row0 + kRows <= s.rows; }
 /// threadIdx.x, read afresh: the staging's per-thread offsets are then
 /// recomputed at each tile (a few integer operations) instead of held in
 /// registers across the loops, where they cost the products registers.
-__device__ __forceinline__ int thread() {
+/// Unsigned, so that its / and % by powers of 2 are shifts and masks.
+__device__ __forceinline__ unsigned thread() {
 #if defined(TFC_SIMT)
-  return int(threadIdx.x);
+  return threadIdx.x;
 #else
   unsigned x;
   asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
-  return int(x);
+  return x;
 #endif
 }
 __device__ __forceinline__ float lane4(const float4 &v, int e) {
@@ -193,24 +203,43 @@ struct RowsLoad {
   float4 v[4][2];
 };
 template <bool Vec> __device__ __forceinline__ void loadRows(RowsLoad &x, const Source &s) {
+  // Item i is row r + 16 i (f / 8 = thread / 8 + 16 i), columns c.. and c + 8..
+  const unsigned f = thread();
+  const int r = int(f / 8), c = int(16 * (f % 8 / 2) + 4 * (f % 2));
+  if (wholeRows(s)) {
+    // One pointer, rows 16 apart; c + 8 < cols iff c < cols (cols is a
+    // multiple of 16, c % 16 < 8): one test a thread, none a row.
+    const float *p = s.base + (s.row0 + r) * s.row + c;
+    const i64 step = 16 * s.row;
+    const bool in = c < s.cols;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      x.v[i][0] = in ? load4<Vec>(p + i * step) : zero;
+      x.v[i][1] = in ? load4<Vec>(p + i * step + 8) : zero;
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int f = thread() + kThreads * i, r = f / 8, c = 16 * (f % 8 / 2) + 4 * (f % 2);
-    x.v[i][0] = load4<Vec>(s, r, c);
-    x.v[i][1] = load4<Vec>(s, r, c + 8);
+    x.v[i][0] = load4<Vec>(s, r + 16 * i, c);
+    x.v[i][1] = load4<Vec>(s, r + 16 * i, c + 8);
   }
 }
 __device__ __forceinline__ void storeRows(Tile &s, const RowsLoad &x) {
+  // Rows r + 16 i share at()'s swizzle (r % 4): one address, 2 KiB a step.
+  const unsigned f = thread();
+  const int r = int(f / 8), p = int(16 * (f % 8 / 2) + 8 * (f % 2));
+  uint4 *dst = reinterpret_cast<uint4 *>(&s[r][at(r, p)]);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int f = thread() + kThreads * i, r = f / 8, p = 16 * (f % 8 / 2) + 8 * (f % 2);
     const float4 &a = x.v[i][0], &b = x.v[i][1];
     uint4 w;
     w.x = packFloats(a.x, a.y); // columns 4m, 4m + 1: t = 2m, h = 0
     w.y = packFloats(b.x, b.y); // 8 + 4m, 8 + 4m + 1: t = 2m, h = 1
     w.z = packFloats(a.z, a.w); // t = 2m + 1, h = 0
     w.w = packFloats(b.z, b.w); // t = 2m + 1, h = 1
-    *reinterpret_cast<uint4 *>(&s[r][at(r, p)]) = w;
+    dst[i * 16 * kStride / 8] = w;
   }
 }
 
@@ -223,26 +252,44 @@ struct ColsLoad {
   float4 v[2][4];
 };
 template <bool Vec> __device__ __forceinline__ void loadCols(ColsLoad &x, const Source &s) {
+  // Item i is columns c + 32 i .. + 3 (f / 16 = thread / 16 + 8 i).
+  const unsigned f = thread();
+  const int r = int(16 * (f % 4) + 2 * (f / 4 % 4)), c = int(4 * (f / 16));
+  if (wholeRows(s)) { // rows r, r + 1, r + 8, r + 9 from one pointer; a test an item
+    const float *p = s.base + (s.row0 + r) * s.row + c;
+    const i64 row = s.row;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const bool in = c + 32 * i < s.cols;
+      x.v[i][0] = in ? load4<Vec>(p + 32 * i) : zero;
+      x.v[i][1] = in ? load4<Vec>(p + row + 32 * i) : zero;
+      x.v[i][2] = in ? load4<Vec>(p + 8 * row + 32 * i) : zero;
+      x.v[i][3] = in ? load4<Vec>(p + 9 * row + 32 * i) : zero;
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    const int f = thread() + kThreads * i, r = 16 * (f % 4) + 2 * (f / 4 % 4), c = 4 * (f / 16);
-    x.v[i][0] = load4<Vec>(s, r, c);
-    x.v[i][1] = load4<Vec>(s, r + 1, c);
-    x.v[i][2] = load4<Vec>(s, r + 8, c);
-    x.v[i][3] = load4<Vec>(s, r + 9, c);
+    x.v[i][0] = load4<Vec>(s, r, c + 32 * i);
+    x.v[i][1] = load4<Vec>(s, r + 1, c + 32 * i);
+    x.v[i][2] = load4<Vec>(s, r + 8, c + 32 * i);
+    x.v[i][3] = load4<Vec>(s, r + 9, c + 32 * i);
   }
 }
 __device__ __forceinline__ void storeCols(Tile &s, const ColsLoad &x) {
+  // Staged rows c + 32 i + e: at()'s swizzle is e's (c % 4 = 0), the
+  // address one base plus constants.
+  const unsigned f = thread();
+  const int p = int(16 * (f % 4) + 4 * (f / 4 % 4)), c = int(4 * (f / 16));
+  uint16_t *row = &s[c][0];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int f = thread() + kThreads * i, p = 16 * (f % 4) + 4 * (f / 4 % 4),
-              c = 4 * (f / 16);
+  for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
-      *reinterpret_cast<Words *>(&s[c + e][at(c + e, p)]) =
+      *reinterpret_cast<Words *>(row + (32 * i + e) * kStride + at(e, p)) =
           Words{packFloats(lane4(x.v[i][0], e), lane4(x.v[i][1], e)),
                 packFloats(lane4(x.v[i][2], e), lane4(x.v[i][3], e))};
-  }
 }
 
 /// Positions p, p + 1, p + 2, p + 3 of staged row r (p a multiple of 4).
@@ -269,14 +316,16 @@ __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, i
 /// rows.
 template <bool Vec>
 __device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const Source &s) {
-  const int lane = thread() % kWarp, r0 = thread() / kWarp * 16, g = lane / 4, t = lane % 4;
+  const unsigned tid = thread();
+  const int lane = int(tid % kWarp), r0 = int(tid / kWarp * 16), g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
     for (int h = 0; h < 2; ++h) { // rows g, g + 8
       const int r = r0 + g + 8 * h, c = kk * 16 + 2 * t;
       float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (s.row0 + r < s.rows && c < s.cols) {
+      // c < cols iff kk 16 < cols (cols is a multiple of 16): the warp's test
+      if (s.row0 + r < s.rows && kk * 16 < s.cols) {
         const float *p = s.base + (s.row0 + r) * s.row + c;
         if (Vec) { // 8-byte aligned: the rows are 16-byte aligned, c even
           const Floats lo = *reinterpret_cast<const Floats *>(p),
