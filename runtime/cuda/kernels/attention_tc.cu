@@ -374,6 +374,22 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const
 #endif
 }
 
+/// c = a b (+0.0f): a product's first k-step, the accumulator zero without
+/// registers zeroed first (the hardware takes RZ); the same bits as mma
+/// into zeros.
+__device__ __forceinline__ void mmaZero(float (&c)[4], const uint32_t (&a)[4],
+                                        const uint32_t (&b)[2]) {
+#if defined(TFC_SIMT)
+  c[0] = c[1] = c[2] = c[3] = 0.0f;
+  ::tfc::simt::mmaM16n8k16Bf16(c, a, b);
+#else
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+               : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+#endif
+}
+
 /// A warp's A operands read from shared memory at each use (rows r0 ..
 /// r0 + 15 of *s), for a caller short of registers; else they are a
 /// uint32_t [kSteps][4] that loadA filled.
@@ -401,15 +417,10 @@ __device__ __forceinline__ void stepA(uint32_t (&a)[4], const StagedA &x, int kk
 /// as rows: scores and dP, either way round (all 64 columns, or half).
 template <int N, typename A>
 __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const Tile &y, int r0,
-                                         i64 depth, int g, int t) {
-#pragma unroll
-  for (int n = 0; n < N; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      acc[n][e] = 0.0f;
+                                         int depth, int g, int t) {
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk) {
-    if (kk * 16 >= depth)
+    if (kk > 0 && kk * 16 >= depth) // depth >= 16: k-step 0 sets every acc
       break;
     uint32_t a[4];
     stepA(a, x, kk, g, t);
@@ -417,29 +428,36 @@ __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const T
     for (int n = 0; n < N; ++n) {
       uint32_t b[2];
       loadB(b, y, r0 + n * 8, kk * 16, g, t);
-      mma(acc[n], a, b);
+      if (kk == 0)
+        mmaZero(acc[n], a, b);
+      else
+        mma(acc[n], a, b);
     }
   }
 }
 
 /// out (16 rows x width columns) += w (16 x 8N, the fragments of a
 /// productT, rounded to bf16) times rows k0 .. k0 + 8N - 1 of y (64 x
-/// width), staged transposed; k-steps in order, so halves of a tile one
-/// after the other add as the whole tile does.
+/// width), staged transposed; each out[n] by the k-steps in order, so
+/// halves of a tile one after the other add as the whole tile does. By
+/// columns, then k-steps (the accumulators are independent): one test of
+/// width a pair of column tiles, not one a k-step.
 template <int N>
 __device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const float (&w)[N][4],
-                                           const Tile &yT, int k0, i64 width, int g, int t) {
+                                           const Tile &yT, int k0, int width, int g, int t) {
+  uint32_t a[N / 2][4];
 #pragma unroll
-  for (int kk = 0; kk < N / 2; ++kk) {
-    uint32_t a[4];
-    accA(a, w[2 * kk], w[2 * kk + 1]);
+  for (int kk = 0; kk < N / 2; ++kk)
+    accA(a[kk], w[2 * kk], w[2 * kk + 1]);
 #pragma unroll
-    for (int n = 0; n < kMaxTiles; ++n) {
-      if (n * 8 >= width)
-        break;
+  for (int n = 0; n < kMaxTiles; ++n) {
+    if (n % 2 == 0 && n * 8 >= width) // width a multiple of 16: odd n never stops first
+      break;
+#pragma unroll
+    for (int kk = 0; kk < N / 2; ++kk) {
       uint32_t b[2];
       loadB(b, yT, n * 8, k0 + kk * 16, g, t);
-      mma(out[n], a, b);
+      mma(out[n], a[kk], b);
     }
   }
 }
