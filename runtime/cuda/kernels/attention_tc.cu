@@ -303,11 +303,17 @@ __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, i
                                      int t) {
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk) {
-    const Words x = words(s, r0 + g, kk * 16 + 4 * t), y = words(s, r0 + g + 8, kk * 16 + 4 * t);
-    a[kk][0] = x.lo; // row g, columns 2t, 2t + 1
-    a[kk][1] = y.lo; // row g + 8
-    a[kk][2] = x.hi; // row g, columns 2t + 8, 2t + 9
-    a[kk][3] = y.hi;
+    // A word a load (volatile: not merged into 8-byte ones), so that each
+    // lands in its register of the mma's operand quad: 8-byte loads left
+    // ptxas copying the quads into order at every key tile.
+    const volatile uint32_t *x = reinterpret_cast<const volatile uint32_t *>(
+                                &s[r0 + g][at(r0 + g, kk * 16 + 4 * t)]),
+                            *y = reinterpret_cast<const volatile uint32_t *>(
+                                &s[r0 + g + 8][at(r0 + g + 8, kk * 16 + 4 * t)]);
+    a[kk][0] = x[0]; // row g, columns 2t, 2t + 1
+    a[kk][1] = y[0]; // row g + 8
+    a[kk][2] = x[1]; // row g, columns 2t + 8, 2t + 9
+    a[kk][3] = y[1];
   }
 }
 
