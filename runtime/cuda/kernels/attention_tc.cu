@@ -70,7 +70,14 @@
 //    statistics take 33 KiB), and the products go by halves of 32 queries.
 //  Halves add into dQ, dK and dV by the same k-steps in the same order as
 //  a whole tile. Per-thread staging offsets are recomputed each tile
-//  (thread()), which left ptxas the registers it spilled otherwise.
+//  (thread()), which left ptxas the registers it spilled otherwise; they
+//  are cheap: a whole tile (wholeRows: all 64 rows there) is staged from
+//  one pointer a thread stepped by constants, with no test a row (one a
+//  thread for columns when d or dv < 64), and stored from one shared
+//  address a thread plus constants; the partial last tile keeps the tests.
+//  ptxas -v (sm_90; sm_80): forward 210 (210), dq 222 (215), dkv 228 (216)
+//  registers, no spills (before the staging's rewrite: 220 (208), 244
+//  (238), 254 (254)).
 // Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
 // (packFloats), and a tile whose keys (and queries, in dkv) are all there
 // and unmasked takes its scores without the per-element tests. With the
@@ -80,11 +87,21 @@
 // 64/2,410 to 64/1,334 (forward), 64/2,196 to 64/1,054 (dq's pass 1;
 // dkv's rowStats, without stats, 2,223 to 1,113), 48/651 to 48/389 (dq's
 // pass 2, a half tile) and 64/703 to 64/426 (dkv, a half tile); an element
-// of dkv is now an FFMA, MUFU.EX2, FMUL, FFMA, FMUL. What is left around
-// the forward's 64 HMMA is mostly the staging's integer work (~590 IMAD,
-// ISETP, LOP3, LEA, SHF, IADD3, VIADD), then 138 FADD, 96 FMUL, 66
-// MUFU.EX2, 60 FMNMX, 48 F2FP. Unmeasured on a GPU (tfc-kernel-check
-// --bench-attention times it).
+// of dkv is now an FFMA, MUFU.EX2, FMUL, FFMA, FMUL. The staging's integer
+// work (~590 IMAD, ISETP, LOP3, LEA, SHF, IADD3, VIADD of the forward's
+// loop) then went to ~135 (whole tiles above), and the products' own
+// bookkeeping down too: a first k-step into a zero accumulator (mmaZero,
+// no zeroed registers), accumulate by column tiles then k-steps (one width
+// test a pair of tiles), 32-bit depth and width, the forward's Q operands
+// loaded a word at a time into the mma's operand order (else ptxas copied
+// them into order every tile). The same loops and counts (wholeRows taken):
+// 64/791 (forward), 64/856 (dq's pass 1; dkv's rowStats 64/853), 48/328
+// (dq's pass 2, a half tile; its key-tile loop 994 -> 598), 64/320 (dkv, a
+// half tile; its query-tile loop 2,933 -> 2,084). The forward's loop now:
+// 138 FADD, 96 FMUL, 66 MUFU.EX2, 64 LDS, 60 FMNMX, 48 F2FP, ~135 integer
+// instructions, 30 CS2R (mostly the zeros a load's column test leaves in
+// place). Unmeasured on a GPU (tfc-kernel-check --bench-attention times
+// it).
 // No atomics: every output element is one fixed sequence of operations, the
 // same bits on every run for any grid. Launch: 128 threads a block, grid.x
 // any (heads x ceil(tq / 64) units for forward and dq, heads x ceil(tk / 64)
