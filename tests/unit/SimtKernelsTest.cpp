@@ -154,6 +154,124 @@ TEST(SimtKernels, AttentionTensorCores) {
   });
 }
 
+/// attention_tc.cu's outputs' bytes (forward, dq with its stats, dkv with
+/// stored and with recomputed stats; padding included) hashed, FNV-1a 64,
+/// inputs from a fixed integer generator (not <random>'s distributions,
+/// which differ between standard libraries).
+uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner,
+                          long long tq, long long tk, long long d, long long dv,
+                          bool masked, bool packed) {
+  typedef long long i64;
+  typedef SimtDevice::Ptr Ptr;
+  uint32_t state = 12345;
+  auto floats = [&](i64 n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float &x : v) {
+      state = state * 1664525u + 1013904223u;
+      x = float(int32_t(state >> 8) - (1 << 23)) / float(1 << 22); // [-2, 2)
+    }
+    return v;
+  };
+  i64 qRow = packed ? d : d + 3, kRow = packed ? d : d + 1,
+      vRow = packed ? dv : dv + 1, dRow = packed ? dv : dv + 2, oRow = dv,
+      heads = outer * inner;
+  i64 qI = tq * qRow, kI = tk * kRow, vI = tk * vRow, dI = tq * dRow,
+      oI = tq * oRow;
+  i64 qO = inner * qI, kO = inner * kI, vO = inner * vI, dO_ = inner * dI,
+      oO = inner * oI;
+  std::vector<unsigned char> mask;
+  if (masked) // row 1 every key masked, row 2 its first 70 keys, the rest
+              // scattered
+    for (i64 i = 0; i < tq; ++i)
+      for (i64 j = 0; j < tk; ++j)
+        mask.push_back(i == 1   ? 0
+                       : i == 2 ? j >= 70
+                                : (j <= i + 3 || (i + j) % 5 == 0));
+  Ptr gq = gpu.upload(floats(heads * qI)), gk = gpu.upload(floats(heads * kI)),
+      gv = gpu.upload(floats(heads * vI)), gd = gpu.upload(floats(heads * dI));
+  Ptr gm = masked ? gpu.upload(mask) : 0;
+  i64 mO = 0, mI = 0, mR = tk;
+  float scale = 0.125f;
+  const size_t outBytes = size_t(heads * oI) * 4,
+               qBytes = size_t(heads * qI) * 4, kBytes = size_t(heads * kI) * 4,
+               vBytes = size_t(heads * vI) * 4,
+               statsBytes = size_t(heads * tq) * 16;
+  Ptr gout = gpu.alloc(outBytes), gdq = gpu.alloc(qBytes),
+      gdk = gpu.alloc(kBytes), gdv = gpu.alloc(vBytes),
+      gstats = gpu.alloc(statsBytes), stats = gstats;
+  std::vector<void *> forward = {
+      &outer, &inner, &tq, &tk, &d,  &dv,   &scale, &gq, &qO,
+      &qI,    &qRow,  &gk, &kO, &kI, &kRow, &gv,    &vO, &vI,
+      &vRow,  &gm,    &mO, &mI, &mR, &gout, &oO,    &oI, &oRow};
+  std::vector<void *> backward = {
+      &outer, &inner, &tq, &tk, &d,    &dv,  &scale, &gq,  &qO,   &qI,
+      &qRow,  &gk,    &kO, &kI, &kRow, &gv,  &vO,    &vI,  &vRow, &gm,
+      &mO,    &mI,    &mR, &gd, &dO_,  &dI,  &dRow,  &gdq, &qO,   &qI,
+      &qRow,  &gdk,   &kO, &kI, &kRow, &gdv, &vO,    &vI,  &vRow, &stats};
+  const unsigned queryBlocks = unsigned(heads * ((tq + 63) / 64)),
+                 keyBlocks = unsigned(heads * ((tk + 63) / 64));
+  uint64_t h = 1469598103934665603ull;
+  auto hash = [&](Ptr p, size_t bytes) {
+    for (unsigned char c : gpu.download<unsigned char>(p, bytes))
+      h = (h ^ c) * 1099511628211ull;
+  };
+  for (Ptr b : {gout, gdq, gdk, gdv, gstats})
+    gpu.fill(b,
+             b == gout  ? outBytes
+             : b == gdq ? qBytes
+             : b == gdk ? kBytes
+             : b == gdv ? vBytes
+                        : statsBytes,
+             0xff);
+  gpu.launch("tfc_cuda_attention_tc_forward_kernel", queryBlocks, forward);
+  gpu.launch("tfc_cuda_attention_tc_backward_dq_kernel", queryBlocks, backward);
+  gpu.launch("tfc_cuda_attention_tc_backward_dkv_kernel", keyBlocks, backward);
+  // Written (not the fill's NaN): the first query row's output, dq and dk.
+  for (Ptr b : {gout, gdq, gdk})
+    EXPECT_TRUE(std::isfinite(gpu.download<float>(b, 1)[0]));
+  hash(gout, outBytes), hash(gdq, qBytes), hash(gstats, statsBytes),
+      hash(gdk, kBytes), hash(gdv, vBytes);
+  stats = 0; // dkv recomputing the statistics
+  gpu.fill(gdk, kBytes, 0xff);
+  gpu.fill(gdv, vBytes, 0xff);
+  gpu.launch("tfc_cuda_attention_tc_backward_dkv_kernel", keyBlocks, backward);
+  hash(gdk, kBytes), hash(gdv, vBytes);
+  return h;
+}
+
+TEST(SimtKernels, AttentionTensorCoresKeepTheirBits) {
+  // The bytes attention_tc.cu's kernels gave before its staging was
+  // rewritten (commit c9e77c8's source, on this emulator): whole and
+  // partial tiles, masks, the float4 (packed) and scalar (padded) paths,
+  // d < 64 (the staging's column tests). A change meant to keep every bit
+  // keeps these; one that changes the results updates them.
+  struct Case {
+    long long outer, inner, tq, tk, d, dv;
+    bool masked, packed;
+    uint64_t digest;
+  };
+  const Case cases[] = {
+      {1, 2, 130, 190, 64, 64, false, true, 0x48ce7a116d1d827aull},
+      {1, 2, 100, 130, 64, 48, true, true, 0x3ceafbe1c10a9b4dull},
+      {2, 1, 128, 128, 48, 32, false, true, 0x81246310a8d1de86ull},
+      {1, 2, 70, 129, 32, 16, false, false, 0x79cb3ebfe1a9ae34ull},
+      {2, 1, 65, 64, 16, 32, true, false, 0x939a8784592c1608ull},
+      {1, 1, 128, 192, 64, 64, false, false, 0x342ec8bbaf9d2c15ull},
+  };
+  for (const Case &c : cases) {
+    SimtDevice gpu;
+    const int failedBefore = failed;
+    const uint64_t digest = tensorCoreDigest(gpu, c.outer, c.inner, c.tq, c.tk,
+                                             c.d, c.dv, c.masked, c.packed);
+    EXPECT_EQ(failed, failedBefore)
+        << "a launch failed: its FAIL line is above";
+    EXPECT_EQ(digest, c.digest)
+        << c.tq << "x" << c.tk << " d" << c.d << "/" << c.dv
+        << (c.masked ? " masked" : "") << (c.packed ? " packed" : "") << ": 0x"
+        << std::hex << digest;
+  }
+}
+
 TEST(SimtKernels, LayerNorm) {
   // Few row blocks, and many: 350 (past the last block's 16 loads a stage,
   // and the reduce kernel's 64 a stage, neither a multiple; 33 columns, a

@@ -70,7 +70,14 @@
 //    statistics take 33 KiB), and the products go by halves of 32 queries.
 //  Halves add into dQ, dK and dV by the same k-steps in the same order as
 //  a whole tile. Per-thread staging offsets are recomputed each tile
-//  (thread()), which left ptxas the registers it spilled otherwise.
+//  (thread()), which left ptxas the registers it spilled otherwise; they
+//  are cheap: a whole tile (wholeRows: all 64 rows there) is staged from
+//  one pointer a thread stepped by constants, with no test a row (one a
+//  thread for columns when d or dv < 64), and stored from one shared
+//  address a thread plus constants; the partial last tile keeps the tests.
+//  ptxas -v (sm_90; sm_80): forward 210 (210), dq 222 (215), dkv 228 (216)
+//  registers, no spills (before the staging's rewrite: 220 (208), 244
+//  (238), 254 (254)).
 // Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
 // (packFloats), and a tile whose keys (and queries, in dkv) are all there
 // and unmasked takes its scores without the per-element tests. With the
@@ -80,11 +87,21 @@
 // 64/2,410 to 64/1,334 (forward), 64/2,196 to 64/1,054 (dq's pass 1;
 // dkv's rowStats, without stats, 2,223 to 1,113), 48/651 to 48/389 (dq's
 // pass 2, a half tile) and 64/703 to 64/426 (dkv, a half tile); an element
-// of dkv is now an FFMA, MUFU.EX2, FMUL, FFMA, FMUL. What is left around
-// the forward's 64 HMMA is mostly the staging's integer work (~590 IMAD,
-// ISETP, LOP3, LEA, SHF, IADD3, VIADD), then 138 FADD, 96 FMUL, 66
-// MUFU.EX2, 60 FMNMX, 48 F2FP. Unmeasured on a GPU (tfc-kernel-check
-// --bench-attention times it).
+// of dkv is now an FFMA, MUFU.EX2, FMUL, FFMA, FMUL. The staging's integer
+// work (~590 IMAD, ISETP, LOP3, LEA, SHF, IADD3, VIADD of the forward's
+// loop) then went to ~135 (whole tiles above), and the products' own
+// bookkeeping down too: a first k-step into a zero accumulator (mmaZero,
+// no zeroed registers), accumulate by column tiles then k-steps (one width
+// test a pair of tiles), 32-bit depth and width, the forward's Q operands
+// loaded a word at a time into the mma's operand order (else ptxas copied
+// them into order every tile). The same loops and counts (wholeRows taken):
+// 64/791 (forward), 64/856 (dq's pass 1; dkv's rowStats 64/853), 48/328
+// (dq's pass 2, a half tile; its key-tile loop 994 -> 598), 64/320 (dkv, a
+// half tile; its query-tile loop 2,933 -> 2,084). The forward's loop now:
+// 138 FADD, 96 FMUL, 66 MUFU.EX2, 64 LDS, 60 FMNMX, 48 F2FP, ~135 integer
+// instructions, 30 CS2R (mostly the zeros a load's column test leaves in
+// place). Unmeasured on a GPU (tfc-kernel-check --bench-attention times
+// it).
 // No atomics: every output element is one fixed sequence of operations, the
 // same bits on every run for any grid. Launch: 128 threads a block, grid.x
 // any (heads x ceil(tq / 64) units for forward and dq, heads x ceil(tk / 64)
@@ -153,16 +170,26 @@ template <bool Vec> __device__ __forceinline__ float4 load4(const Source &s, int
     return *reinterpret_cast<const float4 *>(p);
   return make_float4(p[0], p[1], p[2], p[3]);
 }
+/// The same at p, no tests (a whole tile's rows).
+template <bool Vec> __device__ __forceinline__ float4 load4(const float *p) {
+  if (Vec)
+    return *reinterpret_cast<const float4 *>(p);
+  return make_float4(p[0], p[1], p[2], p[3]);
+}
+/// Whether all 64 rows of s are there: a whole tile, staged without tests
+/// a row (the partial last tile keeps them).
+__device__ __forceinline__ bool wholeRows(const Source &s) { return s.row0 + kRows <= s.rows; }
 /// threadIdx.x, read afresh: the staging's per-thread offsets are then
 /// recomputed at each tile (a few integer operations) instead of held in
 /// registers across the loops, where they cost the products registers.
-__device__ __forceinline__ int thread() {
+/// Unsigned, so that its / and % by powers of 2 are shifts and masks.
+__device__ __forceinline__ unsigned thread() {
 #if defined(TFC_SIMT)
-  return int(threadIdx.x);
+  return threadIdx.x;
 #else
   unsigned x;
   asm volatile("mov.u32 %0, %%tid.x;" : "=r"(x));
-  return int(x);
+  return x;
 #endif
 }
 __device__ __forceinline__ float lane4(const float4 &v, int e) {
@@ -193,24 +220,43 @@ struct RowsLoad {
   float4 v[4][2];
 };
 template <bool Vec> __device__ __forceinline__ void loadRows(RowsLoad &x, const Source &s) {
+  // Item i is row r + 16 i (f / 8 = thread / 8 + 16 i), columns c.. and c + 8..
+  const unsigned f = thread();
+  const int r = int(f / 8), c = int(16 * (f % 8 / 2) + 4 * (f % 2));
+  if (wholeRows(s)) {
+    // One pointer, rows 16 apart; c + 8 < cols iff c < cols (cols is a
+    // multiple of 16, c % 16 < 8): one test a thread, none a row.
+    const float *p = s.base + (s.row0 + r) * s.row + c;
+    const i64 step = 16 * s.row;
+    const bool in = c < s.cols;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      x.v[i][0] = in ? load4<Vec>(p + i * step) : zero;
+      x.v[i][1] = in ? load4<Vec>(p + i * step + 8) : zero;
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int f = thread() + kThreads * i, r = f / 8, c = 16 * (f % 8 / 2) + 4 * (f % 2);
-    x.v[i][0] = load4<Vec>(s, r, c);
-    x.v[i][1] = load4<Vec>(s, r, c + 8);
+    x.v[i][0] = load4<Vec>(s, r + 16 * i, c);
+    x.v[i][1] = load4<Vec>(s, r + 16 * i, c + 8);
   }
 }
 __device__ __forceinline__ void storeRows(Tile &s, const RowsLoad &x) {
+  // Rows r + 16 i share at()'s swizzle (r % 4): one address, 2 KiB a step.
+  const unsigned f = thread();
+  const int r = int(f / 8), p = int(16 * (f % 8 / 2) + 8 * (f % 2));
+  uint4 *dst = reinterpret_cast<uint4 *>(&s[r][at(r, p)]);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    const int f = thread() + kThreads * i, r = f / 8, p = 16 * (f % 8 / 2) + 8 * (f % 2);
     const float4 &a = x.v[i][0], &b = x.v[i][1];
     uint4 w;
     w.x = packFloats(a.x, a.y); // columns 4m, 4m + 1: t = 2m, h = 0
     w.y = packFloats(b.x, b.y); // 8 + 4m, 8 + 4m + 1: t = 2m, h = 1
     w.z = packFloats(a.z, a.w); // t = 2m + 1, h = 0
     w.w = packFloats(b.z, b.w); // t = 2m + 1, h = 1
-    *reinterpret_cast<uint4 *>(&s[r][at(r, p)]) = w;
+    dst[i * 16 * kStride / 8] = w;
   }
 }
 
@@ -223,26 +269,44 @@ struct ColsLoad {
   float4 v[2][4];
 };
 template <bool Vec> __device__ __forceinline__ void loadCols(ColsLoad &x, const Source &s) {
+  // Item i is columns c + 32 i .. + 3 (f / 16 = thread / 16 + 8 i).
+  const unsigned f = thread();
+  const int r = int(16 * (f % 4) + 2 * (f / 4 % 4)), c = int(4 * (f / 16));
+  if (wholeRows(s)) { // rows r, r + 1, r + 8, r + 9 from one pointer; a test an item
+    const float *p = s.base + (s.row0 + r) * s.row + c;
+    const i64 row = s.row;
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const bool in = c + 32 * i < s.cols;
+      x.v[i][0] = in ? load4<Vec>(p + 32 * i) : zero;
+      x.v[i][1] = in ? load4<Vec>(p + row + 32 * i) : zero;
+      x.v[i][2] = in ? load4<Vec>(p + 8 * row + 32 * i) : zero;
+      x.v[i][3] = in ? load4<Vec>(p + 9 * row + 32 * i) : zero;
+    }
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    const int f = thread() + kThreads * i, r = 16 * (f % 4) + 2 * (f / 4 % 4), c = 4 * (f / 16);
-    x.v[i][0] = load4<Vec>(s, r, c);
-    x.v[i][1] = load4<Vec>(s, r + 1, c);
-    x.v[i][2] = load4<Vec>(s, r + 8, c);
-    x.v[i][3] = load4<Vec>(s, r + 9, c);
+    x.v[i][0] = load4<Vec>(s, r, c + 32 * i);
+    x.v[i][1] = load4<Vec>(s, r + 1, c + 32 * i);
+    x.v[i][2] = load4<Vec>(s, r + 8, c + 32 * i);
+    x.v[i][3] = load4<Vec>(s, r + 9, c + 32 * i);
   }
 }
 __device__ __forceinline__ void storeCols(Tile &s, const ColsLoad &x) {
+  // Staged rows c + 32 i + e: at()'s swizzle is e's (c % 4 = 0), the
+  // address one base plus constants.
+  const unsigned f = thread();
+  const int p = int(16 * (f % 4) + 4 * (f / 4 % 4)), c = int(4 * (f / 16));
+  uint16_t *row = &s[c][0];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int f = thread() + kThreads * i, p = 16 * (f % 4) + 4 * (f / 4 % 4),
-              c = 4 * (f / 16);
+  for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e)
-      *reinterpret_cast<Words *>(&s[c + e][at(c + e, p)]) =
+      *reinterpret_cast<Words *>(row + (32 * i + e) * kStride + at(e, p)) =
           Words{packFloats(lane4(x.v[i][0], e), lane4(x.v[i][1], e)),
                 packFloats(lane4(x.v[i][2], e), lane4(x.v[i][3], e))};
-  }
 }
 
 /// Positions p, p + 1, p + 2, p + 3 of staged row r (p a multiple of 4).
@@ -256,11 +320,17 @@ __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, i
                                      int t) {
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk) {
-    const Words x = words(s, r0 + g, kk * 16 + 4 * t), y = words(s, r0 + g + 8, kk * 16 + 4 * t);
-    a[kk][0] = x.lo; // row g, columns 2t, 2t + 1
-    a[kk][1] = y.lo; // row g + 8
-    a[kk][2] = x.hi; // row g, columns 2t + 8, 2t + 9
-    a[kk][3] = y.hi;
+    // A word a load (volatile: not merged into 8-byte ones), so that each
+    // lands in its register of the mma's operand quad: 8-byte loads left
+    // ptxas copying the quads into order at every key tile.
+    const volatile uint32_t *x = reinterpret_cast<const volatile uint32_t *>(
+                                &s[r0 + g][at(r0 + g, kk * 16 + 4 * t)]),
+                            *y = reinterpret_cast<const volatile uint32_t *>(
+                                &s[r0 + g + 8][at(r0 + g + 8, kk * 16 + 4 * t)]);
+    a[kk][0] = x[0]; // row g, columns 2t, 2t + 1
+    a[kk][1] = y[0]; // row g + 8
+    a[kk][2] = x[1]; // row g, columns 2t + 8, 2t + 9
+    a[kk][3] = y[1];
   }
 }
 
@@ -269,14 +339,16 @@ __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, i
 /// rows.
 template <bool Vec>
 __device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const Source &s) {
-  const int lane = thread() % kWarp, r0 = thread() / kWarp * 16, g = lane / 4, t = lane % 4;
+  const unsigned tid = thread();
+  const int lane = int(tid % kWarp), r0 = int(tid / kWarp * 16), g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk)
 #pragma unroll
     for (int h = 0; h < 2; ++h) { // rows g, g + 8
       const int r = r0 + g + 8 * h, c = kk * 16 + 2 * t;
       float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      if (s.row0 + r < s.rows && c < s.cols) {
+      // c < cols iff kk 16 < cols (cols is a multiple of 16): the warp's test
+      if (s.row0 + r < s.rows && kk * 16 < s.cols) {
         const float *p = s.base + (s.row0 + r) * s.row + c;
         if (Vec) { // 8-byte aligned: the rows are 16-byte aligned, c even
           const Floats lo = *reinterpret_cast<const Floats *>(p),
@@ -325,6 +397,22 @@ __device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], const
 #endif
 }
 
+/// c = a b (+0.0f): a product's first k-step, the accumulator zero without
+/// registers zeroed first (the hardware takes RZ); the same bits as mma
+/// into zeros.
+__device__ __forceinline__ void mmaZero(float (&c)[4], const uint32_t (&a)[4],
+                                        const uint32_t (&b)[2]) {
+#if defined(TFC_SIMT)
+  c[0] = c[1] = c[2] = c[3] = 0.0f;
+  ::tfc::simt::mmaM16n8k16Bf16(c, a, b);
+#else
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+               : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+#endif
+}
+
 /// A warp's A operands read from shared memory at each use (rows r0 ..
 /// r0 + 15 of *s), for a caller short of registers; else they are a
 /// uint32_t [kSteps][4] that loadA filled.
@@ -352,15 +440,10 @@ __device__ __forceinline__ void stepA(uint32_t (&a)[4], const StagedA &x, int kk
 /// as rows: scores and dP, either way round (all 64 columns, or half).
 template <int N, typename A>
 __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const Tile &y, int r0,
-                                         i64 depth, int g, int t) {
-#pragma unroll
-  for (int n = 0; n < N; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      acc[n][e] = 0.0f;
+                                         int depth, int g, int t) {
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk) {
-    if (kk * 16 >= depth)
+    if (kk > 0 && kk * 16 >= depth) // depth >= 16: k-step 0 sets every acc
       break;
     uint32_t a[4];
     stepA(a, x, kk, g, t);
@@ -368,29 +451,36 @@ __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const T
     for (int n = 0; n < N; ++n) {
       uint32_t b[2];
       loadB(b, y, r0 + n * 8, kk * 16, g, t);
-      mma(acc[n], a, b);
+      if (kk == 0)
+        mmaZero(acc[n], a, b);
+      else
+        mma(acc[n], a, b);
     }
   }
 }
 
 /// out (16 rows x width columns) += w (16 x 8N, the fragments of a
 /// productT, rounded to bf16) times rows k0 .. k0 + 8N - 1 of y (64 x
-/// width), staged transposed; k-steps in order, so halves of a tile one
-/// after the other add as the whole tile does.
+/// width), staged transposed; each out[n] by the k-steps in order, so
+/// halves of a tile one after the other add as the whole tile does. By
+/// columns, then k-steps (the accumulators are independent): one test of
+/// width a pair of column tiles, not one a k-step.
 template <int N>
 __device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const float (&w)[N][4],
-                                           const Tile &yT, int k0, i64 width, int g, int t) {
+                                           const Tile &yT, int k0, int width, int g, int t) {
+  uint32_t a[N / 2][4];
 #pragma unroll
-  for (int kk = 0; kk < N / 2; ++kk) {
-    uint32_t a[4];
-    accA(a, w[2 * kk], w[2 * kk + 1]);
+  for (int kk = 0; kk < N / 2; ++kk)
+    accA(a[kk], w[2 * kk], w[2 * kk + 1]);
 #pragma unroll
-    for (int n = 0; n < kMaxTiles; ++n) {
-      if (n * 8 >= width)
-        break;
+  for (int n = 0; n < kMaxTiles; ++n) {
+    if (n % 2 == 0 && n * 8 >= width) // width a multiple of 16: odd n never stops first
+      break;
+#pragma unroll
+    for (int kk = 0; kk < N / 2; ++kk) {
       uint32_t b[2];
       loadB(b, yT, n * 8, k0 + kk * 16, g, t);
-      mma(out[n], a, b);
+      mma(out[n], a[kk], b);
     }
   }
 }
