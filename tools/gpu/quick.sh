@@ -10,12 +10,11 @@
 #      (TFC_BGRAD_COLUMNS=1); set_anomaly with 4 elements a generated
 #      kernel's thread against one (--no-thread-coarsening): the same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings);
-#   4. bench of each model's train_step with small GEMMs (TFC_SMALL_GEMM=1)
-#      and with every product on cuBLASLt (the default), in the same call;
-#      then of reverse's and the medium encoder's (tf32) with bias gradients
-#      by column sums beside a plain GEMM (TFC_BGRAD_COLUMNS=1) and by
-#      cuBLASLt's epilogue (the default); and the medium encoder's (tf32)
-#      with 4 elements a generated kernel's thread and with one;
+#   4. bench of reverse's and the medium encoder's (tf32) train_step with
+#      bias gradients by column sums beside a plain GEMM
+#      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); and of
+#      the medium encoder's with 4 elements a generated kernel's thread and
+#      with one (--no-thread-coarsening);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      and attention's kernels alone (--bench-attention);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
@@ -88,16 +87,7 @@ else
 fi
 echo "$passed passed, $failed failed"
 
-echo "== 4. train_step (median of 50): small GEMMs against every product on cuBLASLt"
-for model in reverse set_anomaly encoder_decoder fleuret_attention; do
-  for small in 1 0; do
-    line=$(TFC_SMALL_GEMM=$small timeout 60 "$dir/cuda/$model" bench --entry train_step \
-      --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
-    echo "    $model TFC_SMALL_GEMM=$small: ${line:-failed}"
-  done
-done
-
-echo "== 4b. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
+echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
   [ -x "$binary" ] || continue
   for columns in 1 0; do
@@ -107,7 +97,7 @@ for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
   done
 done
 
-echo "== 4c. train_step (median of 20): 4 elements a generated kernel's thread against one"
+echo "== 4b. train_step (median of 20): 4 elements a generated kernel's thread against one"
 for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; do
   [ -x "$binary" ] || continue
   line=$(timeout 60 "$binary" bench --entry train_step --steps 20 2>&1 | grep '^bench train_step' |
