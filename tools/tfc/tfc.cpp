@@ -61,6 +61,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <optional>
 
 #ifndef TFC_VERSION
 #define TFC_VERSION "unknown"
@@ -443,6 +444,45 @@ private:
 /// as in the compiled binaries (README, "Exit codes").
 constexpr int kUsageError = 2;
 
+/// The input file and the context a command parses it in, every dialect
+/// loaded. Diagnostics with a source line go through the SourceMgr to
+/// tfc::printDiagnostic: bytes that are not printable escaped, long lines
+/// cut around the caret. The few the handler prints itself (a note at the
+/// same location as the last, a location not in the SourceMgr) go through
+/// TerminalSafeStream, which escapes them too.
+class InputSession {
+public:
+  InputSession() : context_(allDialects()) { context_.loadAllAvailableDialects(); }
+
+  /// Opens `inputFile`: false, having said why, when it cannot be read.
+  bool open() {
+    std::string errorMessage;
+    std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &errorMessage);
+    if (!input) {
+      llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
+      return false;
+    }
+    sourceMgr_.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    tfc::installDiagnosticPrinter(sourceMgr_, llvm::errs());
+    diagnostics_.emplace(sourceMgr_, &context_, safeErrs_);
+    return true;
+  }
+  llvm::SourceMgr &sourceMgr() { return sourceMgr_; }
+  MLIRContext &context() { return context_; }
+
+private:
+  static DialectRegistry allDialects() {
+    DialectRegistry registry;
+    tfc::registerAllDialects(registry);
+    return registry;
+  }
+
+  llvm::SourceMgr sourceMgr_;
+  MLIRContext context_;
+  tfc::TerminalSafeStream safeErrs_{llvm::errs()};
+  std::optional<SourceMgrDiagnosticHandler> diagnostics_;
+};
+
 /// `tfc interpret FILE ENTRY --params P --feed KIND:NAME=FILE.npy ...
 /// --output-dir DIR`: the entry through the reference interpreter.
 int interpretCommandMain() {
@@ -450,22 +490,10 @@ int interpretCommandMain() {
     llvm::errs() << "tfc: error: --batch must be positive, got " << batchSize << "\n";
     return kUsageError;
   }
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &errorMessage);
-  if (!input) {
-    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
+  InputSession input;
+  if (!input.open())
     return 1;
-  }
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  DialectRegistry registry;
-  tfc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  tfc::TerminalSafeStream safeErrs(llvm::errs());
-  tfc::installDiagnosticPrinter(sourceMgr, llvm::errs());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, safeErrs);
-  OwningOpRef<ModuleOp> module = loadModule(sourceMgr, context);
+  OwningOpRef<ModuleOp> module = loadModule(input.sourceMgr(), input.context());
   if (!module || failed(tfc::buildEntries(*module)))
     return 1;
   return tfc::interpretEntry(*module, {entryName, paramsFile, feedFiles, resultDir});
@@ -571,27 +599,12 @@ int compile() {
     llvm::errs() << "\n";
     return kUsageError;
   }
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &errorMessage);
-  if (!input) {
-    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
+  InputSession input;
+  if (!input.open())
     return 1;
-  }
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-
-  DialectRegistry registry;
-  tfc::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // Diagnostics with a source line go through the SourceMgr to
-  // tfc::printDiagnostic: bytes that are not printable escaped, long lines cut
-  // around the caret. The few the handler prints itself (a note at the same
-  // location as the last, a location not in the SourceMgr) go through
-  // TerminalSafeStream, which escapes them too.
-  tfc::TerminalSafeStream safeErrs(llvm::errs());
-  tfc::installDiagnosticPrinter(sourceMgr, llvm::errs());
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context, safeErrs);
+  llvm::SourceMgr &sourceMgr = input.sourceMgr();
+  MLIRContext &context = input.context();
+  std::string errorMessage;
 
   std::unique_ptr<IRDumps> dumps;
   if (!dumpDir.empty()) {
