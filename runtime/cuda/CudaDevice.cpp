@@ -209,6 +209,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // cuBLASLt product (off by default: not yet measured on a GPU).
   if (const char *columns = std::getenv("TFC_BGRAD_COLUMNS"); columns && *columns)
     biasGradColumns_ = std::string(columns) != "0";
+  // TFC_LAYER_NORM_ONE_LAUNCH=0: the layer norm backward always in two
+  // launches (on by default: one where the partials are few; unmeasured).
+  if (const char *one = std::getenv("TFC_LAYER_NORM_ONE_LAUNCH"); one && *one)
+    layerNormOneLaunch_ = std::string(one) != "0";
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;

@@ -181,6 +181,12 @@ public:
   /// epilogue (TFC_BGRAD_COLUMNS=1 at open(), or this; off by default until
   /// a GPU has measured it: docs/cuda-kernels.md).
   void setBiasGradColumns(bool on) { biasGradColumns_ = on; }
+  /// Whether the layer norm backward's last block adds the partials where
+  /// they are few (one launch; layer_norm.cu), or a second launch always
+  /// does (TFC_LAYER_NORM_ONE_LAUNCH=0 at open(), or this: for timing the
+  /// two against each other; the same bits either way).
+  void setLayerNormOneLaunch(bool on) { layerNormOneLaunch_ = on; }
+  bool layerNormOneLaunch() const { return layerNormOneLaunch_; }
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
   const std::string &launchError() const { return launchError_; }
@@ -302,6 +308,7 @@ private:
   bool flushDenormals_ = true;
   bool smallGemms_ = false;
   bool biasGradColumns_ = false;
+  bool layerNormOneLaunch_ = true;
   int profileDepth_ = 0; // profileBegin's nesting: only the outermost is timed
 };
 

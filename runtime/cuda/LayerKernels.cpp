@@ -291,7 +291,9 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
   // they are too many for one SM: then counter 0, and a second launch adds
   // them, a block a slice of columns. The same bits either way.
   const CUdeviceptr counter =
-      math::layerNormLastBlockAdds(blocks, d) ? device.layerNormCounter() : 0;
+      math::layerNormLastBlockAdds(blocks, d) && device.layerNormOneLaunch()
+          ? device.layerNormCounter()
+          : 0;
   std::vector<uint64_t> params = slots({rows, d, blockRows});
   params.push_back(f32Slot(eps));
   for (intptr_t value : {x, gamma, g, dx, dgamma, dbeta, scratch})

@@ -544,6 +544,17 @@ TEST_F(CudaRuntimeTest, LayerNormBackwardIsOneLaunchUnlessThePartialsAreMany) {
       EXPECT_EQ(count(reduce + c.reduceGrid + ", block 256x1x1"), 1u) << log();
     }
   }
+  // TFC_LAYER_NORM_ONE_LAUNCH=0's setting: few partials take two launches too.
+  device->setLayerNormOneLaunch(false);
+  gNormRows = 8192;
+  gNormD = 512;
+  const std::string slices = reduce + "16x1x1, block 256x1x1";
+  const size_t reduces = count(reduce), sliced = count(slices);
+  std::string error;
+  ASSERT_TRUE(device->run(layerNormBackward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(reduce), reduces + 1) << log();
+  EXPECT_EQ(count(slices), sliced + 1) << log();
+  device->setLayerNormOneLaunch(true);
   EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
   for (void *buffer : buffers)
     device->release(buffer);

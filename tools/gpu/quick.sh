@@ -14,7 +14,8 @@
 #      bias gradients by column sums beside a plain GEMM
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); and of
 #      the medium encoder's with 4 elements a generated kernel's thread and
-#      with one (--no-thread-coarsening);
+#      with one (--no-thread-coarsening); and of both with the layer norm
+#      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      and attention's kernels alone (--bench-attention);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
@@ -103,6 +104,16 @@ for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; 
   line=$(timeout 60 "$binary" bench --entry train_step --steps 20 2>&1 | grep '^bench train_step' |
     cut -d' ' -f3-4)
   echo "    $(basename "$(dirname "$binary")")/$(basename "$binary"): ${line:-failed}"
+done
+
+echo "== 4c. train_step (median of 50): the layer norm backward in one launch against two"
+for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
+  [ -x "$binary" ] || continue
+  for one in 1 0; do
+    line=$(TFC_LAYER_NORM_ONE_LAUNCH=$one timeout 60 "$binary" bench --entry train_step \
+      --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
+    echo "    $(basename "$binary") TFC_LAYER_NORM_ONE_LAUNCH=$one: ${line:-failed}"
+  done
 done
 
 echo "== 5. bench --profile"
