@@ -75,7 +75,7 @@
 namespace cl = llvm::cl;
 using namespace mlir;
 
-static cl::OptionCategory tfcCategory("tfc compile options");
+static cl::OptionCategory tfcCategory("tfc options");
 static cl::SubCommand compileCommand(
     "compile", "Compile a .tf model file (or a .mlir file in the tf dialect)");
 static cl::SubCommand interpretCommand(
