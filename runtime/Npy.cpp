@@ -413,11 +413,9 @@ bool readNpy(const std::string &path, Tensor &out, std::string &error) {
 
 namespace {
 
-/// A version 1.0 .npy file of `descr` elements (version 2.0 when the header
-/// outgrows its u16 length: thousands of dimensions), written atomically.
-bool writeNpyData(const std::string &path, const char *descr,
-                  const std::vector<int64_t> &shape, const void *data,
-                  size_t bytes, std::string &error) {
+/// False, with a message naming `path`, for a shape with a negative dimension.
+bool writableShape(const std::string &path, const std::vector<int64_t> &shape,
+                   std::string &error) {
   for (int64_t d : shape) {
     if (d < 0) {
       error = "cannot write " + quote(path) + ": negative dimension in shape " +
@@ -425,6 +423,15 @@ bool writeNpyData(const std::string &path, const char *descr,
       return false;
     }
   }
+  return true;
+}
+
+/// A version 1.0 .npy file of `descr` elements (version 2.0 when the header
+/// outgrows its u16 length: thousands of dimensions), written atomically;
+/// `shape` is writable.
+bool writeNpyData(const std::string &path, const char *descr,
+                  const std::vector<int64_t> &shape, const void *data,
+                  size_t bytes, std::string &error) {
   std::string dict = std::string("{'descr': '") + descr +
                      "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -463,9 +470,8 @@ bool writeNpyData(const std::string &path, const char *descr,
 
 bool writeNpy(const std::string &path, const Tensor &tensor,
               std::string &error) {
-  for (int64_t d : tensor.shape) // (writeNpyData names a negative dimension)
-    if (d < 0)
-      return writeNpyData(path, "<f4", tensor.shape, nullptr, 0, error);
+  if (!writableShape(path, tensor.shape, error))
+    return false;
   size_t expected =
       static_cast<size_t>(tensor.numel()) * dtypeSize(tensor.dtype);
   if (tensor.bytes.size() != expected) {
@@ -483,9 +489,11 @@ bool writeNpy(const std::string &path, const Tensor &tensor,
 
 bool writeNpyF64(const std::string &path, const std::vector<int64_t> &shape,
                  const std::vector<double> &values, std::string &error) {
+  if (!writableShape(path, shape, error))
+    return false;
   int64_t numel = 1;
   for (int64_t d : shape)
-    numel *= d < 0 ? 0 : d;
+    numel *= d;
   if (values.size() != static_cast<size_t>(numel)) {
     error = "cannot write " + quote(path) + ": " + std::to_string(values.size()) +
             " values for the shape " + shapeString(shape);

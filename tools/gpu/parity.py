@@ -75,13 +75,18 @@ def write_npy(path, dtype, shape, values):
         f.write(array.array(code, values).tobytes())
 
 
+def npy_header(data):
+    """A .npy file's header (version 1.0) and where its data starts."""
+    length = int.from_bytes(data[8:10], "little")
+    return ast.literal_eval(data[10:10 + length].decode()), 10 + length
+
+
 def read_npy(path, with_shape=False):
     data = open(path, "rb").read()
-    length = int.from_bytes(data[8:10], "little")
-    header = ast.literal_eval(data[10:10 + length].decode())
+    header, start = npy_header(data)
     code = {"<f4": "f", "<f8": "d", "<i4": "i", "|b1": "b"}[header["descr"]]
     values = array.array(code)
-    values.frombytes(data[10 + length:])
+    values.frombytes(data[start:])
     return (list(values), tuple(header["shape"])) if with_shape else list(values)
 
 
@@ -320,8 +325,8 @@ def main():
                     # the bytes to carry to the GPU machine.
                     for file in outputs:
                         path = os.path.join(folder, file)
-                        values, shape = read_npy(path, with_shape=True)
-                        if isinstance(values[0] if values else 0.0, float):
+                        if npy_header(open(path, "rb").read())[0]["descr"] == "<f8":
+                            values, shape = read_npy(path, with_shape=True)
                             write_npy(path, "f32", shape, values)
                     with open(os.path.join(folder, "feeds.sha256"), "w") as f:
                         f.write(feeds_digest(params, feeds) + "\n")

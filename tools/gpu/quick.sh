@@ -88,15 +88,22 @@ else
 fi
 echo "$passed passed, $failed failed"
 
-echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
-for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
-  [ -x "$binary" ] || continue
-  for columns in 1 0; do
-    line=$(TFC_BGRAD_COLUMNS=$columns timeout 60 "$binary" bench --entry train_step \
-      --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
-    echo "    $(basename "$binary") TFC_BGRAD_COLUMNS=$columns: ${line:-failed}"
+# ab VAR BINARY...: each BINARY's train_step (median of 50) with VAR=1, then 0.
+ab() {
+  local var="$1" binary value line
+  shift
+  for binary in "$@"; do
+    [ -x "$binary" ] || continue
+    for value in 1 0; do
+      line=$(env "$var=$value" timeout 60 "$binary" bench --entry train_step --steps 50 2>&1 |
+        grep '^bench train_step' | cut -d' ' -f3-4)
+      echo "    $(basename "$binary") $var=$value: ${line:-failed}"
+    done
   done
-done
+}
+
+echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
+ab TFC_BGRAD_COLUMNS "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
 
 echo "== 4b. train_step (median of 20): 4 elements a generated kernel's thread against one"
 for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; do
@@ -107,14 +114,7 @@ for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; 
 done
 
 echo "== 4c. train_step (median of 50): the layer norm backward in one launch against two"
-for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32"; do
-  [ -x "$binary" ] || continue
-  for one in 1 0; do
-    line=$(TFC_LAYER_NORM_ONE_LAUNCH=$one timeout 60 "$binary" bench --entry train_step \
-      --steps 50 2>&1 | grep '^bench train_step' | cut -d' ' -f3-4)
-    echo "    $(basename "$binary") TFC_LAYER_NORM_ONE_LAUNCH=$one: ${line:-failed}"
-  done
-done
+ab TFC_LAYER_NORM_ONE_LAUNCH "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

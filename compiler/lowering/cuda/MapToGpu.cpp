@@ -95,12 +95,11 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange args
   return yielded;
 }
 
-/// The iteration `ivs` of `op` (all its loops known): loads, body, stores.
-/// With reduction dims, `ivs` holds the parallel ones and the reduction
-/// loops run here, accumulating in registers.
-void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector<Value> ivs,
+/// The iteration `ivs` (its parallel indices) of `op`, which has reduction
+/// dims: their loops run here, accumulating in registers, each result
+/// stored once. (Elementwise nests go through emitIterations.)
+void emitReduction(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector<Value> ivs,
                    ArrayRef<unsigned> reductionDims, ArrayRef<int64_t> sizes, Value filled) {
-  Block &body = op.getRegion().front();
   // The results' indices: the parallel ivs (their maps name no reduction dim).
   SmallVector<Value> resultIvs(ivs);
   for (unsigned d : reductionDims)
@@ -108,14 +107,9 @@ void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector
   SmallVector<OpOperand *> inits;
   for (OpOperand &init : op.getDpsInitsMutable())
     inits.push_back(&init);
-  // The results' current values, where the body reads them (or accumulates).
+  // The results' current values: the accumulators' start.
   SmallVector<Value> current;
   for (OpOperand *init : inits) {
-    BlockArgument arg = op.getMatchingBlockArgument(init);
-    if (arg.use_empty() && reductionDims.empty()) {
-      current.push_back(Value());
-      continue;
-    }
     if (filled) { // the fill folded in: its value, not a load
       current.push_back(b.clone(*filled.getDefiningOp())->getResult(0));
       continue;
@@ -134,35 +128,27 @@ void emitIteration(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector
       args.push_back(inner.create<memref::LoadOp>(
           loc, input->get(), applyMap(inner, loc, op.getMatchingIndexingMap(input), loopIvs)));
     }
-    for (Value acc : accumulators)
-      args.push_back(acc ? acc
-                         : inner.create<arith::ConstantOp>(
-                               loc, inner.getZeroAttr(body.getArgument(args.size()).getType())));
+    llvm::append_range(args, accumulators);
     return cloneBody(inner, op, args, loopIvs);
   };
-  SmallVector<Value> results;
-  if (reductionDims.empty()) {
-    results = loadInputsAndRun(b, ivs, current);
-  } else {
-    // One scf.for a reduction dim, outermost first, the accumulators carried.
-    std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
-        [&](OpBuilder &at, unsigned level, ValueRange acc) -> SmallVector<Value> {
-      if (level == reductionDims.size())
-        return loadInputsAndRun(at, ivs, acc);
-      Value lb = at.create<arith::ConstantIndexOp>(loc, 0);
-      Value ub = at.create<arith::ConstantIndexOp>(loc, sizes[reductionDims[level]]);
-      Value step = at.create<arith::ConstantIndexOp>(loc, 1);
-      auto loop = at.create<scf::ForOp>(
-          loc, lb, ub, step, acc,
-          [&](OpBuilder &inner, Location, Value iv, ValueRange iterArgs) {
-            ivs[reductionDims[level]] = iv;
-            SmallVector<Value> next = nest(inner, level + 1, iterArgs);
-            inner.create<scf::YieldOp>(loc, next);
-          });
-      return SmallVector<Value>(loop.getResults());
-    };
-    results = nest(b, 0, current);
-  }
+  // One scf.for a reduction dim, outermost first, the accumulators carried.
+  std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> nest =
+      [&](OpBuilder &at, unsigned level, ValueRange acc) -> SmallVector<Value> {
+    if (level == reductionDims.size())
+      return loadInputsAndRun(at, ivs, acc);
+    Value lb = at.create<arith::ConstantIndexOp>(loc, 0);
+    Value ub = at.create<arith::ConstantIndexOp>(loc, sizes[reductionDims[level]]);
+    Value step = at.create<arith::ConstantIndexOp>(loc, 1);
+    auto loop = at.create<scf::ForOp>(
+        loc, lb, ub, step, acc,
+        [&](OpBuilder &inner, Location, Value iv, ValueRange iterArgs) {
+          ivs[reductionDims[level]] = iv;
+          SmallVector<Value> next = nest(inner, level + 1, iterArgs);
+          inner.create<scf::YieldOp>(loc, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> results = nest(b, 0, current);
   for (auto [init, value] : llvm::zip(inits, results))
     b.create<memref::StoreOp>(loc, value, init->get(),
                               applyMap(b, loc, op.getMatchingIndexingMap(init), resultIvs));
@@ -370,8 +356,13 @@ LogicalResult mapGeneric(linalg::GenericOp op, Value filled, bool coarsen) {
     if (d != parallelDims.front())
       rest = b.create<arith::DivUIOp>(loc, rest, size);
   }
+  if (!reductionDims.empty()) {
+    emitReduction(b, loc, op, ivs, reductionDims, sizes, filled);
+    op.erase();
+    return success();
+  }
   if (!coarse) {
-    emitIteration(b, loc, op, ivs, reductionDims, sizes, filled);
+    emitIterations(b, loc, op, {ivs}, {});
     op.erase();
     return success();
   }
