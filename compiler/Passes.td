@@ -25,8 +25,12 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
        `f(x, reshape(p))` (a residual, a relu or a dropout after a linear
        layer over batch x sequence rows), is redone in p's shape,
        `reshape(f(x', p))`, so that it can join p's group (x' is x in that
-       shape: what a reshape of x read, its positionwise producers that only
-       f reads redone there too, or a reshape of x, a view).
+       shape: what a reshape of x read, a broadcast into trailing dims both
+       shapes share redone there, its positionwise producers that only f
+       reads redone there too, or a reshape of x, a view); a reshape of the
+       result back to p's shape reads the redone value. A lookup (tf.gather,
+       a one-hot's product) counts as a product, with or without
+       `gemm-epilogues`.
     3. Walking the ops backwards (consumer first, as XLA's instruction
        fusion), each ungrouped `LoopFusible` op roots a `loop` group over its
        result and each ungrouped `ReductionFusible` op a `reduction` group
@@ -49,8 +53,9 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
          activation, residual, a relu's backward mask, a gradient
          accumulation), which the CPU backend runs on blocks of rows as the
          GEMM finishes them. The product's operands are not pulled in.
-         `gemm-epilogues=false` takes no product (and skips step 2).
-       Anything else (reshape, slice, concat, gather, rank-4 products,
+         `gemm-epilogues=false` takes no product (and step 2 moves ops to
+         lookups only).
+       Anything else (reshape, slice, concat, rank-4 products,
        another reduction) stays outside. A transpose that only per-position
        convolutions read is a view, not `LoopFusible`. A root that neither
        pulls in nor clones anything stays a lone op, not a region.

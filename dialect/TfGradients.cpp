@@ -554,16 +554,20 @@ TF_VJP(Conv1dOp) {
   return success();
 }
 
-// dtable = one_hot(ids)^T g: each row gathers the adjoints of its lookups.
-// The ids have no adjoint.
+// dtable = one_hot(ids)^T g: each row gathers the adjoints of its lookups
+// (a `columns` table, [D, V], is its transpose g^T one_hot(ids)). The ids
+// have no adjoint.
 TF_VJP(GatherOp) {
   TF_VJP_PROLOGUE
   RankedTensorType table = tensorType(getTable());
+  bool columns = getColumns();
   int64_t lookups = tensorType(getIds()).getNumElements();
   Value ids = e.reshape(getIds(), {lookups});
-  Value oneHot = builder.create<OneHotOp>(getLoc(), ids, table.getDimSize(0));
-  Value rows = e.reshape(g, {lookups, table.getDimSize(1)});
-  operandGrads.append({e.matmul(oneHot, rows, true, false), Value()});
+  Value oneHot = builder.create<OneHotOp>(getLoc(), ids, table.getDimSize(columns ? 1 : 0));
+  Value rows = e.reshape(g, {lookups, table.getDimSize(columns ? 0 : 1)});
+  operandGrads.append(
+      {columns ? e.matmul(rows, oneHot, true, false) : e.matmul(oneHot, rows, true, false),
+       Value()});
   return success();
 }
 

@@ -767,7 +767,7 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   if (table->getRank() != 2)
     return rule.fail("table must be [rows, dim], got ", *table);
   SmallVector<int64_t> shape(ids->getShape());
-  shape.push_back(table->getDimSize(1));
+  shape.push_back(table->getDimSize(adaptor.getColumns() ? 0 : 1));
   types.push_back(withShape(*table, shape));
   return success();
 }
@@ -864,7 +864,7 @@ std::optional<int64_t> OneHotOp::indexBound(unsigned operand) {
 std::optional<int64_t> GatherOp::indexBound(unsigned operand) {
   if (operand != getIdsMutable().getOperandNumber())
     return std::nullopt;
-  return getTable().getType().getDimSize(0);
+  return getTable().getType().getDimSize(getColumns() ? 1 : 0);
 }
 std::optional<int64_t> CrossEntropyOp::indexBound(unsigned operand) {
   if (operand != getLabelsMutable().getOperandNumber())
@@ -1042,6 +1042,37 @@ struct MatmulOfTranspose : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// one_hot(ids) @ W: each row of the product is W's row ids[i] (W^T's
+/// column for transpose_rhs, a linear layer's weight), so it is a lookup,
+/// tf.gather, with no GEMM and no one-hot in memory. The lookup adds no
+/// products of zeros: the same values (an infinite or NaN weight poisons only
+/// its own rows; -0 stays -0) and, on the GPU, no tf32 or bf16 rounding of W.
+/// A one-hot of more leading dims, reshaped to rows, becomes the lookup in
+/// the ids' shape reshaped to rows (tf-fuse joins the ops on the rows to it
+/// in that shape: a bias, positions added after the reshape back).
+struct MatmulOfOneHot : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op, PatternRewriter &rewriter) const override {
+    auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+    if (op.getTransposeLhs() || lhsType.getRank() != 2 ||
+        cast<RankedTensorType>(op.getRhs().getType()).getRank() != 2)
+      return failure();
+    Value hot = op.getLhs();
+    if (auto reshape = hot.getDefiningOp<ReshapeOp>())
+      hot = reshape.getX();
+    auto oneHot = hot.getDefiningOp<OneHotOp>();
+    // The reshape (if any) merges only the ids' dims: the classes stay last.
+    if (!oneHot || oneHot.getDepthAttr().getInt() != lhsType.getDimSize(1))
+      return failure();
+    Value lookup =
+        rewriter.create<GatherOp>(op.getLoc(), op.getRhs(), oneHot.getIds(), op.getTransposeRhs());
+    if (lookup.getType() != op.getType())
+      lookup = rewriter.create<ReshapeOp>(op.getLoc(), op.getType(), lookup);
+    rewriter.replaceOp(op, lookup);
+    return success();
+  }
+};
+
 /// transpose(a @ b) swapping the product's matrix dims, the matmul read by
 /// nothing else: (a b)^T = b^T a^T, one matmul that writes the transposed
 /// product directly (the same sums in the same order, so the same bits).
@@ -1065,7 +1096,7 @@ void AddOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext 
 }
 
 void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results, MLIRContext *context) {
-  results.add<MatmulOfTranspose>(context);
+  results.add<MatmulOfTranspose, MatmulOfOneHot>(context);
 }
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,

@@ -29,8 +29,8 @@ defvar TF_Differentiable = DeclareOpInterfaceMethods<TF_GradientOpInterface>;
 
 // What tf-fuse reads (the pass names no op): an op computed element by
 // element over its result (each element reads operand elements at the same,
-// a permuted or a broadcast index) fuses into the loops of its consumers; a
-// reduction-like op roots a group whose loops run over its first operand.
+// a permuted or a broadcast index, or, a gather, its table's row at an index
+// it reads so) fuses into the loops of its consumers; a reduction-like op roots a group whose loops run over its first operand.
 def TF_LoopFusible : NativeOpTrait<"LoopFusible"> { let cppNamespace = "::tfc::tf"; }
 // A loop-fusible op whose result element i reads element i of each operand of
 // the result's shape (any other operand, a dropout's seed, is read whole): it
@@ -464,12 +464,22 @@ def TF_OneHotOp : TF_InferredOp<"one_hot", [TF_LoopFusible, TF_Indexing]> {
   let assemblyFormat = "$ids `depth` $depth attr-dict `:` type($ids) `->` type($result)";
 }
 
-def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable, TF_Indexing]> {
+def TF_GatherOp : TF_InferredOp<"gather", [TF_Differentiable, TF_LoopFusible, TF_Indexing]> {
   let summary = "row lookup (embedding): table[V, D] at ids[...] -> [..., D]";
-  let arguments = (ins TF_FloatTensor:$table, TF_IntTensor:$ids);
+  let description = [{
+    `out[..., d] = table[ids[...], d]`. With `columns` the table is `[D, V]`
+    and each lookup reads a column, `out[..., d] = table[d, ids[...]]`: a
+    linear layer's weight applied to a one-hot (canonicalization rewrites
+    `matmul(one_hot(ids), W)` so), with no GEMM and no one-hot in memory.
+    ```mlir
+    %x = tf.gather %w, %ids columns : tensor<32x10xf32>, tensor<2048xi32> -> tensor<2048x32xf32>
+    ```
+  }];
+  let arguments = (ins TF_FloatTensor:$table, TF_IntTensor:$ids, UnitAttr:$columns);
   let results = (outs TF_FloatTensor:$result);
   let assemblyFormat = [{
-    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+    $table `,` $ids (`columns` $columns^)? attr-dict `:` type($table) `,` type($ids) `->`
+    type($result)
   }];
 }
 

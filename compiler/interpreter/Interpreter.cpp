@@ -671,12 +671,15 @@ private:
   LogicalResult gather(tf::GatherOp op) {
     const HostTensor &table = in(op.getTable()), &ids = in(op.getIds());
     HostTensor r = like(op.getType());
-    int64_t rows = table.shape[0], d = table.shape[1];
+    // Element (id, j) of the lookup is at id * rowStride + j * columnStride.
+    bool columns = op.getColumns();
+    int64_t rows = table.shape[columns ? 1 : 0], d = table.shape[columns ? 0 : 1];
+    int64_t rowStride = columns ? 1 : d, columnStride = columns ? rows : 1;
     for (int64_t i = 0; i < int64_t(ids.data.size()); ++i) {
       if (failed(checkIndex(ids.data[i], rows, "gather")))
         return failure();
       for (int64_t j = 0; j < d; ++j)
-        r.data[i * d + j] = table.data[int64_t(ids.data[i]) * d + j];
+        r.data[i * d + j] = table.data[int64_t(ids.data[i]) * rowStride + j * columnStride];
     }
     set(op.getResult(), std::move(r));
     return success();

@@ -373,8 +373,8 @@ Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t count) {
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), clamped);
 }
 
-/// out[..., d] = table[ids[...], d], the row read with tensor.extract (the
-/// id clamped into the table).
+/// out[..., d] = table[ids[...], d] (table[d, ids[...]] for a `columns`
+/// table), read with tensor.extract (the id clamped into the table).
 struct GatherLowering : OpRewritePattern<tf::GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(tf::GatherOp op, PatternRewriter &rewriter) const override {
@@ -390,9 +390,12 @@ struct GatherLowering : OpRewritePattern<tf::GatherOp> {
         rewriter, op.getLoc(), out, op.getIds(), idsMap, rewriter.getMultiDimIdentityMap(rank),
         emptyLike(rewriter, op.getLoc(), out), iterators,
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value row = clampedIndex(b, l, a[0], cast<RankedTensorType>(table.getType()).getDimSize(0));
-          Value col = b.create<linalg::IndexOp>(l, rank - 1);
-          return b.create<tensor::ExtractOp>(l, table, ValueRange{row, col});
+          bool columns = op.getColumns();
+          Value id = clampedIndex(
+              b, l, a[0], cast<RankedTensorType>(table.getType()).getDimSize(columns ? 1 : 0));
+          Value d = b.create<linalg::IndexOp>(l, rank - 1);
+          return b.create<tensor::ExtractOp>(l, table,
+                                             columns ? ValueRange{d, id} : ValueRange{id, d});
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -81,8 +81,7 @@ public:
 
   void run() {
     decomposeAttention();
-    if (gemmEpilogues_)
-      sinkReshapesOfProducts();
+    sinkReshapesOfProducts();
     // Ops move into regions as groups form: walk a snapshot.
     SmallVector<Operation *> ops;
     for (Operation &op : block_.without_terminator())
@@ -131,10 +130,13 @@ private:
   }
 
   /// Whether `v` is a product's result, or positionwise ops' on one (its bias
-  /// added, an activation): what a GEMM group can end in.
-  static bool reachesProduct(Value v, int depth = 4) {
+  /// added, an activation): what a GEMM group can end in. A lookup (a
+  /// one-hot's product, tf.gather) counts too, products only with
+  /// `gemm-epilogues`.
+  bool reachesProduct(Value v, int depth = 4) {
     Operation *op = v.getDefiningOp();
-    if (isa_and_present<tf::ProductOpInterface>(op))
+    if (isa_and_present<tf::GatherOp>(op) ||
+        (gemmEpilogues_ && isa_and_present<tf::ProductOpInterface>(op)))
       return true;
     return op && depth > 0 && isPositionwise(op) &&
            llvm::any_of(op->getOperands(),
@@ -167,6 +169,20 @@ private:
     if (auto constant = v.getDefiningOp<tf::ConstantOp>())
       if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()); dense && dense.isSplat())
         return builder.create<tf::ConstantOp>(v.getLoc(), dense.reshape(target));
+    // A broadcast into trailing dims both shapes share (a bias along the
+    // rows): the same broadcast into `shape`.
+    if (auto broadcast = v.getDefiningOp<tf::BroadcastInDimOp>()) {
+      ArrayRef<int64_t> dims = broadcast.getDims();
+      int64_t kept = int64_t(dims.size()), rank = type.getRank(), to = int64_t(shape.size());
+      bool trailing = kept <= to;
+      for (int64_t i = 0; trailing && i < kept; ++i)
+        trailing =
+            dims[i] == rank - kept + i && type.getDimSize(rank - kept + i) == shape[to - kept + i];
+      if (trailing) {
+        SmallVector<int64_t> newDims = llvm::to_vector(llvm::seq<int64_t>(to - kept, to));
+        return builder.create<tf::BroadcastInDimOp>(v.getLoc(), target, broadcast.getX(), newDims);
+      }
+    }
     Operation *op = v.getDefiningOp();
     if (op && depth > 0 && op->getBlock() == &block_ && isPositionwise(op) && v.hasOneUse())
       return redo(builder, op, shape, depth - 1);
@@ -199,6 +215,7 @@ private:
     SmallVector<Operation *> ops;
     for (Operation &op : block_.without_terminator())
       ops.push_back(&op);
+    SmallVector<Operation *> readBack;
     for (Operation *op : ops) {
       if (!isPositionwise(op))
         continue;
@@ -213,11 +230,22 @@ private:
       auto shape = cast<ShapedType>(reshape.getX().getType()).getShape();
       OpBuilder builder(op);
       Value result = op->getResult(0);
-      Value back = builder.create<tf::ReshapeOp>(op->getLoc(), result.getType(),
-                                                 redo(builder, op, shape, 4));
+      Value redone = redo(builder, op, shape, 4);
+      Value back = builder.create<tf::ReshapeOp>(op->getLoc(), result.getType(), redone);
       result.replaceAllUsesWith(back);
       eraseIfDead(op);
+      // A reshape of it back to `shape` (a linear layer's rows back to batch
+      // x sequence) reads the redone value itself, so ops after it join too.
+      // (Erased after the walk: it may be one of `ops` still to come.)
+      for (Operation *user : back.getUsers())
+        if (auto again = dyn_cast<tf::ReshapeOp>(user);
+            again && again.getType() == redone.getType()) {
+          again.replaceAllUsesWith(redone);
+          readBack.push_back(again);
+        }
     }
+    for (Operation *again : readBack)
+      eraseIfDead(again);
   }
 
   /// Loop groups whose results only the function returns (a train step's

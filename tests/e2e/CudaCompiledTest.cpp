@@ -773,7 +773,7 @@ TEST_F(OnFakes, BenchProfileTimesEachOperation) {
       << r.output;
   EXPECT_EQ(std::stoul(m[1]), kernels + gemms) << r.output;
   EXPECT_EQ(r.output.find("  cuBLASLt "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("  hand-written  small GEMM 64x32x10 B^T, bias, residual"),
+  EXPECT_NE(r.output.find("  hand-written  small GEMM 64x32x32 B^T, bias, residual"),
             std::string::npos)
       << r.output;
 }

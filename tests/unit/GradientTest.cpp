@@ -656,6 +656,16 @@ TEST_F(GradientTest, GatherScatterAddsIntoTableRows) {
            {normal({3, 2}), HostTensor::i32({}, {2})});
 }
 
+TEST_F(GradientTest, GatherOfColumnsScatterAddsIntoTableColumns) {
+  // A linear layer's weight [dim, rows] read by ids: repeated ids accumulate
+  // into their column.
+  checkVjp("%r = tf.gather %a0, %a1 columns : tensor<4x6xf32>, tensor<2x3xi32> -> "
+           "tensor<2x3x4xf32>",
+           {normal({4, 6}), HostTensor::i32({2, 3}, {1, 5, 1, 0, 1, 5})});
+  checkVjp("%r = tf.gather %a0, %a1 columns : tensor<2x3xf32>, tensor<i32> -> tensor<2xf32>",
+           {normal({2, 3}), HostTensor::i32({}, {2})});
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//

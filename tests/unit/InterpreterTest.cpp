@@ -331,6 +331,17 @@ TEST_F(InterpreterTest, OneHotGatherCrossEntropyMse) {
   expectNear(r[3], {}, {2.5}, 1e-12);
 }
 
+TEST_F(InterpreterTest, GatherOfColumnsReadsTheTableTransposed) {
+  // table [2, 3] = [[1, 2, 3], [4, 5, 6]]: id 2 reads column (3, 6).
+  auto r = run(R"(
+    func.func @f(%ids: tensor<2xi32>, %table: tensor<2x3xf32>) -> tensor<2x2xf32> {
+      %g = tf.gather %table, %ids columns : tensor<2x3xf32>, tensor<2xi32> -> tensor<2x2xf32>
+      return %g : tensor<2x2xf32>
+    })",
+               {HostTensor::i32({2}, {2, 0}), HostTensor::f32({2, 3}, {1, 2, 3, 4, 5, 6})});
+  expectNear(r[0], {2, 2}, {3, 6, 1, 4}, 0);
+}
+
 TEST_F(InterpreterTest, CrossEntropyOverMiddleAxis) {
   // Class axis 1 of [1, 2, 2]: positions (0, :, 0) and (0, :, 1).
   auto r = run(R"(

@@ -119,3 +119,41 @@ func.func @transpose_of_matmul(%a: tensor<2x3x4xf32>, %b: tensor<2x5x4xf32>) -> 
   %3 = tf.transpose %2 [0, 2, 1] : tensor<2x3x5xf32> -> tensor<2x5x3xf32>
   return %1, %3, %2 : tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<2x3x5xf32>
 }
+
+// -----
+
+// one_hot(ids) @ W is a lookup: W's rows (W^T's columns, transpose_rhs: a
+// linear layer's weight) at ids, in the ids' shape, reshaped to the rows.
+// CHECK-LABEL: func.func @matmul_of_one_hot
+// CHECK-SAME: (%[[IDS:.+]]: tensor<4x3xi32>, %[[W:.+]]: tensor<8x5xf32>, %[[V:.+]]: tensor<5x8xf32>, %[[FLAT:.+]]: tensor<6xi32>)
+func.func @matmul_of_one_hot(%ids: tensor<4x3xi32>, %w: tensor<8x5xf32>, %v: tensor<5x8xf32>, %flat: tensor<6xi32>) -> (tensor<12x8xf32>, tensor<6x8xf32>) {
+  // CHECK-DAG: %[[G:.+]] = tf.gather %[[W]], %[[IDS]] columns : tensor<8x5xf32>, tensor<4x3xi32> -> tensor<4x3x8xf32>
+  // CHECK-DAG: %[[R:.+]] = tf.reshape %[[G]] : tensor<4x3x8xf32> to tensor<12x8xf32>
+  // CHECK-DAG: %[[H:.+]] = tf.gather %[[V]], %[[FLAT]] : tensor<5x8xf32>, tensor<6xi32> -> tensor<6x8xf32>
+  // CHECK-NOT: tf.matmul
+  // CHECK-NOT: tf.one_hot
+  // CHECK: return %[[R]], %[[H]]
+  %hot = tf.one_hot %ids depth 5 : tensor<4x3xi32> -> tensor<4x3x5xf32>
+  %rows = tf.reshape %hot : tensor<4x3x5xf32> to tensor<12x5xf32>
+  %0 = tf.matmul %rows, %w transpose_rhs : tensor<12x5xf32>, tensor<8x5xf32> -> tensor<12x8xf32>
+  %flat_hot = tf.one_hot %flat depth 5 : tensor<6xi32> -> tensor<6x5xf32>
+  %1 = tf.matmul %flat_hot, %v : tensor<6x5xf32>, tensor<5x8xf32> -> tensor<6x8xf32>
+  return %0, %1 : tensor<12x8xf32>, tensor<6x8xf32>
+}
+
+// -----
+
+// Not a lookup: the one-hot read transposed (a weight gradient's product), and
+// a reshape that does not keep the classes last.
+// CHECK-LABEL: func.func @matmul_of_one_hot_kept
+func.func @matmul_of_one_hot_kept(%ids: tensor<6xi32>, %g: tensor<6x8xf32>, %w: tensor<8x3xf32>) -> (tensor<4x8xf32>, tensor<12x8xf32>) {
+  // CHECK: tf.matmul
+  // CHECK: tf.matmul
+  %hot = tf.one_hot %ids depth 4 : tensor<6xi32> -> tensor<6x4xf32>
+  %0 = tf.matmul %hot, %g transpose_lhs : tensor<6x4xf32>, tensor<6x8xf32> -> tensor<4x8xf32>
+  %odd = tf.reshape %hot : tensor<6x4xf32> to tensor<12x2xf32>
+  %w2 = tf.reshape %w : tensor<8x3xf32> to tensor<2x12xf32>
+  %1 = tf.matmul %odd, %w2 : tensor<12x2xf32>, tensor<2x12xf32> -> tensor<12x12xf32>
+  %2 = tf.slice %1 start [0, 0] limit [12, 8] stride [1, 1] : tensor<12x12xf32> -> tensor<12x8xf32>
+  return %0, %2 : tensor<4x8xf32>, tensor<12x8xf32>
+}

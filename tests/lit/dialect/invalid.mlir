@@ -474,6 +474,16 @@ func.func @f(%t: tensor<10xf32>, %i: tensor<2xi32>) {
 
 // -----
 
+// A `columns` table is [dim, rows]: its lookups have its first dim.
+func.func @f(%t: tensor<8x5xf32>, %i: tensor<2xi32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<2x8xf32>' are incompatible with return type(s) of operation 'tensor<2x5xf32>'}}
+  // expected-error @+1 {{'tf.gather' op failed to infer returned types}}
+  %0 = tf.gather %t, %i columns : tensor<8x5xf32>, tensor<2xi32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
 func.func @f(%l: tensor<4x16x10xf32>, %y: tensor<4x10xi32>) {
   // expected-error @+1 {{labels 'tensor<4x10xi32>' must have the logits' shape [4, 16, 10] without the class axis 2: [4, 16]}}
   %0 = tf.cross_entropy %l, %y axis 2 : tensor<4x16x10xf32>, tensor<4x10xi32>

@@ -206,12 +206,15 @@ func.func @conv_embedding_losses(%x: tensor<4x1x100xf32>, %w: tensor<64x1x5xf32>
   // CHECK: tf.conv1d %{{.+}}, %{{.+}} padding 0 : tensor<4x1x100xf32>, tensor<64x1x5xf32> -> tensor<4x64x96xf32>
   // CHECK: tf.one_hot %{{.+}} depth 10 : tensor<4x16xi32> -> tensor<4x16x10xf32>
   // CHECK: tf.gather %{{.+}}, %{{.+}} : tensor<10x32xf32>, tensor<4x16xi32> -> tensor<4x16x32xf32>
+  // CHECK: tf.gather %{{.+}}, %{{.+}} columns : tensor<32x10xf32>, tensor<4x16xi32> -> tensor<4x16x32xf32>
   // CHECK: tf.cross_entropy %{{.+}}, %{{.+}} axis 2 : tensor<4x16x10xf32>, tensor<4x16xi32>
   // CHECK: tf.mse %{{.+}}, %{{.+}} : tensor<4x16x10xf32>
   %0 = tf.conv1d %x, %w, %b padding 2 : tensor<4x1x100xf32>, tensor<64x1x5xf32>, tensor<64xf32> -> tensor<4x64x100xf32>
   %1 = tf.conv1d %x, %w padding 0 : tensor<4x1x100xf32>, tensor<64x1x5xf32> -> tensor<4x64x96xf32>
   %2 = tf.one_hot %ids depth 10 : tensor<4x16xi32> -> tensor<4x16x10xf32>
   %3 = tf.gather %table, %ids : tensor<10x32xf32>, tensor<4x16xi32> -> tensor<4x16x32xf32>
+  %weight = tf.transpose %table [1, 0] : tensor<10x32xf32> -> tensor<32x10xf32>
+  %looked = tf.gather %weight, %ids columns : tensor<32x10xf32>, tensor<4x16xi32> -> tensor<4x16x32xf32>
   %4 = tf.cross_entropy %logits, %ids axis 2 : tensor<4x16x10xf32>, tensor<4x16xi32>
   %5 = tf.mse %logits, %2 : tensor<4x16x10xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<4x64x100xf32>, tensor<4x64x96xf32>, tensor<4x16x10xf32>, tensor<4x16x32xf32>, tensor<f32>, tensor<f32>

@@ -235,6 +235,24 @@ func.func @one_hot_gather(%ids: tensor<2x3xi32>, %t: tensor<10x4xf32>) -> (tenso
 
 // -----
 
+// A `columns` table (a linear layer's weight, [dim, rows]) is read at
+// [d, id]; the id is clamped into its second dim.
+// CHECK-LABEL: func.func @gather_columns
+// CHECK-SAME: (%[[IDS:.+]]: tensor<6xi32>, %[[W:.+]]: tensor<4x10xf32>)
+func.func @gather_columns(%ids: tensor<6xi32>, %w: tensor<4x10xf32>) -> tensor<6x4xf32> {
+  // CHECK: ins(%[[IDS]] : tensor<6xi32>) outs(%{{.+}} : tensor<6x4xf32>)
+  // CHECK: ^bb0(%[[ID:.+]]: i32, %{{.+}}: f32):
+  // CHECK-DAG: %[[LAST:.+]] = arith.constant 9 : i32
+  // CHECK: %[[IN:.+]] = arith.minsi %{{.+}}, %[[LAST]] : i32
+  // CHECK: %[[COL:.+]] = arith.index_cast %[[IN]] : i32 to index
+  // CHECK: %[[D:.+]] = linalg.index 1 : index
+  // CHECK: tensor.extract %[[W]][%[[D]], %[[COL]]] : tensor<4x10xf32>
+  %0 = tf.gather %w, %ids columns : tensor<4x10xf32>, tensor<6xi32> -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
 // argmax carries (best, index); a strict ogt keeps the first maximum.
 // CHECK-LABEL: func.func @argmax_mse
 func.func @argmax_mse(%x: tensor<2x6xf32>, %y: tensor<2x6xf32>) -> (tensor<2xi32>, tensor<f32>) {

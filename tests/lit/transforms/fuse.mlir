@@ -356,6 +356,40 @@ func.func @gemm_residual_through_reshape(%x: tensor<2x4x4xf32>, %w: tensor<4x4xf
 
 // -----
 
+// A lookup (a linear layer on a one-hot, canonicalized to tf.gather in the
+// ids' shape and reshaped to rows) is computed element by element: its bias,
+// added on the rows, goes to the lookup's shape (the broadcast into the last
+// dim), the reshape back to batch x sequence reads the sum directly, and the
+// positions added after it join: one loop, with or without GEMM epilogues.
+// CHECK-LABEL: func.func @lookup_bias_positions
+// CHECK-SAME: (%[[IDS:.+]]: tensor<2x4xi32>, %[[W:.+]]: tensor<8x5xf32>, %[[B:.+]]: tensor<8xf32>, %[[P:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[X:.+]] = tf.fusion "loop" : tensor<2x4x8xf32> {
+// CHECK-NEXT:   %[[G:.+]] = tf.gather %[[W]], %[[IDS]] columns
+// CHECK-NEXT:   %[[BB:.+]] = tf.broadcast_in_dim %[[B]] [2] : tensor<8xf32> to tensor<2x4x8xf32>
+// CHECK-NEXT:   %[[S:.+]] = tf.add %[[G]], %[[BB]] : tensor<2x4x8xf32>
+// CHECK-NEXT:   %[[PB:.+]] = tf.broadcast_in_dim %[[P]] [1, 2]
+// CHECK-NEXT:   %[[Y:.+]] = tf.add %[[S]], %[[PB]] : tensor<2x4x8xf32>
+// CHECK-NEXT:   tf.yield %[[Y]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[X]]
+// GEMMS-LABEL: func.func @lookup_bias_positions
+// GEMMS-NEXT: tf.fusion "loop" : tensor<2x4x8xf32> {
+// GEMMS-NEXT:   tf.gather
+// GEMMS-NOT: tf.reshape
+// GEMMS: return
+func.func @lookup_bias_positions(%ids: tensor<2x4xi32>, %w: tensor<8x5xf32>, %b: tensor<8xf32>, %pos: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
+  %g = tf.gather %w, %ids columns : tensor<8x5xf32>, tensor<2x4xi32> -> tensor<2x4x8xf32>
+  %rows = tf.reshape %g : tensor<2x4x8xf32> to tensor<8x8xf32>
+  %bb = tf.broadcast_in_dim %b [1] : tensor<8xf32> to tensor<8x8xf32>
+  %a = tf.add %rows, %bb : tensor<8x8xf32>
+  %back = tf.reshape %a : tensor<8x8xf32> to tensor<2x4x8xf32>
+  %pb = tf.broadcast_in_dim %pos [1, 2] : tensor<4x8xf32> to tensor<2x4x8xf32>
+  %y = tf.add %back, %pb : tensor<2x4x8xf32>
+  return %y : tensor<2x4x8xf32>
+}
+
+// -----
+
 // Backward, a gradient's two terms: the input gradient of a linear layer
 // (a product, reshaped) and the residual's. Their sum becomes the GEMM's
 // epilogue. A product with two such readers is stored whole: both go to
