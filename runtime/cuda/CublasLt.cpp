@@ -154,16 +154,22 @@ uint32_t alignment(intptr_t address) {
 }
 } // namespace
 
+/// The bytes of an element of A and B, and of C.
+static intptr_t operandBytes(GemmStorage storage) { return storage == GemmStorage::F32 ? 4 : 2; }
+static intptr_t resultBytes(GemmStorage storage) { return storage == GemmStorage::Bf16 ? 2 : 4; }
+
 CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
-                               GemmPrecision precision, bool reduction, size_t workspaceBytes,
-                               std::string &error) {
+                               GemmPrecision precision, GemmStorage storage, bool reduction,
+                               size_t workspaceBytes, std::string &error) {
   const int64_t batch = reduction ? 1 : g[Batch];
   // Every item's pointer: the first's alignment and its stride's (in bytes).
-  auto itemsAlignment = [&](Arg pointer, Arg stride) {
-    return alignment(g[pointer] | (g[Batch] > 1 ? g[stride] * intptr_t(sizeof(float)) : 0));
+  auto itemsAlignment = [&](Arg pointer, Arg stride, intptr_t bytes) {
+    return alignment(g[pointer] | (g[Batch] > 1 ? g[stride] * bytes : 0));
   };
-  const uint32_t alignA = itemsAlignment(A, StrideA), alignB = itemsAlignment(B, StrideB),
-                 alignC = itemsAlignment(C, StrideC);
+  const uint32_t alignA = itemsAlignment(A, StrideA, operandBytes(storage)),
+                 alignB = itemsAlignment(B, StrideB, operandBytes(storage)),
+                 alignC = itemsAlignment(C, StrideC, resultBytes(storage));
+  // clang-format off
   std::vector<int64_t> key = {batch,     g[M],      g[N],       g[K],   g[Lda],
                               g[TransA], g[Ldb],    g[TransB],  g[Ldc], batch > 1 ? g[StrideA] : 0,
                               batch > 1 ? g[StrideB] : 0, batch > 1 ? g[StrideC] : 0,
@@ -173,7 +179,8 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
                               epilogue.reluGrad, epilogue.reluMask ? epilogue.ldReluMask : 0,
                               epilogue.residual ? epilogue.ldResidual : 0,
                               epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0,
-                              int64_t(precision)};
+                              int64_t(precision), int64_t(storage)};
+  // clang-format on
   auto found = plans_.find(key);
   if (found != plans_.end())
     return found->second.get();
@@ -191,18 +198,22 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
   const cublasOperation_t opB = g[TransA] ? CUBLAS_OP_T : CUBLAS_OP_N;
   const uint64_t aRows = uint64_t(g[TransB] ? g[K] : g[N]), aCols = uint64_t(g[TransB] ? g[N] : g[K]);
   const uint64_t bRows = uint64_t(g[TransA] ? g[M] : g[K]), bCols = uint64_t(g[TransA] ? g[K] : g[M]);
-  // Either compute type scales by fp32 alpha and beta and keeps fp32 data.
-  if (!ok(api_.matmulDescCreate(&plan->desc, computeType(precision), CUDA_R_32F),
-          "cublasLtMatmulDescCreate") ||
+  // Every compute type scales by fp32 alpha and beta; bf16 operands are
+  // multiplied in CUBLAS_COMPUTE_32F (bf16 products, fp32 sums).
+  const cudaDataType_t operandType = storage == GemmStorage::F32 ? CUDA_R_32F : CUDA_R_16BF,
+                       resultType = storage == GemmStorage::Bf16 ? CUDA_R_16BF : CUDA_R_32F;
+  const cublasComputeType_t compute =
+      storage == GemmStorage::F32 ? computeType(precision) : CUBLAS_COMPUTE_32F;
+  if (!ok(api_.matmulDescCreate(&plan->desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate") ||
       !ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof opA),
           "cublasLtMatmulDescSetAttribute(TRANSA)") ||
       !ok(api_.matmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof opB),
           "cublasLtMatmulDescSetAttribute(TRANSB)") ||
-      !ok(api_.matrixLayoutCreate(&plan->a, CUDA_R_32F, aRows, aCols, g[Ldb]),
+      !ok(api_.matrixLayoutCreate(&plan->a, operandType, aRows, aCols, g[Ldb]),
           "cublasLtMatrixLayoutCreate(B)") ||
-      !ok(api_.matrixLayoutCreate(&plan->b, CUDA_R_32F, bRows, bCols, g[Lda]),
+      !ok(api_.matrixLayoutCreate(&plan->b, operandType, bRows, bCols, g[Lda]),
           "cublasLtMatrixLayoutCreate(A)") ||
-      !ok(api_.matrixLayoutCreate(&plan->c, CUDA_R_32F, uint64_t(g[N]), uint64_t(g[M]), g[Ldc]),
+      !ok(api_.matrixLayoutCreate(&plan->c, resultType, uint64_t(g[N]), uint64_t(g[M]), g[Ldc]),
           "cublasLtMatrixLayoutCreate(C)"))
     return nullptr;
   if (epilogue.any()) {
@@ -326,7 +337,7 @@ std::string refuseGemm(const GemmArgs &g, const GemmEpilogue &epilogue) {
 
 bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecision precision,
                      CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
-                     std::string &error) {
+                     std::string &error, GemmStorage storage) {
   auto fail = [&](const std::string &why) {
     error = std::string(epilogue.function()) + "(" + describeGemm(g) + epilogue.describe() +
             "): " + why;
@@ -334,12 +345,14 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   };
   if (std::string why = refuseGemm(g, epilogue); !why.empty())
     return fail(why);
+  if (storage != GemmStorage::F32 && epilogue.any())
+    return fail("an epilogue on bf16 matrices (they are for tfc-kernel-check --bench-gemm)");
   if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
     return true;
   // strideC 0 over several items sums them into one C: one matmul an item.
   const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
   std::string why;
-  Plan *plan = this->plan(g, epilogue, precision, reduction, workspaceBytes, why);
+  Plan *plan = this->plan(g, epilogue, precision, storage, reduction, workspaceBytes, why);
   // A cuBLASLt without this epilogue for this shape: say how to do without.
   if (!plan)
     return fail(why + (epilogue.any() ? "; tfc compile --no-gemm-epilogues builds the model "
@@ -365,13 +378,14 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   const float alpha = 1.0f, one = 1.0f, zero = 0.0f;
   const int64_t items = reduction ? g[Batch] : 1;
   for (int64_t item = 0; item < items; ++item) {
-    const float *a = reinterpret_cast<const float *>(g[A]) + item * g[StrideA];
-    const float *b = reinterpret_cast<const float *>(g[B]) + item * g[StrideB];
-    float *c = reinterpret_cast<float *>(g[C]);
+    const char *a =
+        reinterpret_cast<const char *>(g[A]) + item * g[StrideA] * operandBytes(storage);
+    const char *b =
+        reinterpret_cast<const char *>(g[B]) + item * g[StrideB] * operandBytes(storage);
+    void *c = reinterpret_cast<void *>(g[C]);
     const float *beta = g[Accumulate] || item > 0 || epilogue.residual ? &one : &zero;
-    const float *prior = epilogue.residual
-                             ? reinterpret_cast<const float *>(uintptr_t(epilogue.residual))
-                             : c;
+    const void *prior =
+        epilogue.residual ? reinterpret_cast<const void *>(uintptr_t(epilogue.residual)) : c;
     cublasStatus_t s = api_.matmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, beta,
                                    prior, plan->residual ? plan->residual : plan->c, c, plan->c,
                                    &plan->algo,

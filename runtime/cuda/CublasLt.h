@@ -112,6 +112,14 @@ struct GemmEpilogue {
 /// result are fp32 in all three.
 enum class GemmPrecision { Fp32, Tf32, Bf16 };
 
+/// How A, B and C are stored. tfc stores every tensor in fp32 (F32); the
+/// bf16 forms are for tfc-kernel-check --bench-gemm, which measures what
+/// storing the operands (Bf16Operands: A and B bf16, C fp32) or all three
+/// (Bf16) in bf16 would gain. Their products are computed in
+/// CUBLAS_COMPUTE_32F (bf16 in, fp32 accumulation), whatever the precision,
+/// without epilogues.
+enum class GemmStorage { F32, Bf16Operands, Bf16 };
+
 /// "fp32", "tf32" or "bf16", as the manifest names it; nothing for another.
 std::optional<GemmPrecision> parseGemmPrecision(const std::string &name);
 /// The cuBLASLt compute type of `precision`.
@@ -147,18 +155,20 @@ public:
   size_t plans() const { return plans_.size(); }
 
   /// Enqueues C (+)= op(A) op(B) on `stream`, computed in `precision`, with
-  /// `workspace` (device memory of `workspaceBytes`). False with `error`
-  /// naming the GEMM and cuBLASLt's status.
+  /// `workspace` (device memory of `workspaceBytes`), the matrices stored as
+  /// `storage` says (leading dimensions and strides in elements). False with
+  /// `error` naming the GEMM and cuBLASLt's status.
   bool sgemm(const GemmArgs &args, const GemmEpilogue &epilogue, GemmPrecision precision,
-             CUstream stream, CUdeviceptr workspace, size_t workspaceBytes, std::string &error);
+             CUstream stream, CUdeviceptr workspace, size_t workspaceBytes, std::string &error,
+             GemmStorage storage = GemmStorage::F32);
 
 private:
   CublasLt() = default;
   struct Plan;
-  /// The plan of a GEMM of this shape, alignment and precision, made on
-  /// first use.
+  /// The plan of a GEMM of this shape, alignment, precision and storage,
+  /// made on first use.
   Plan *plan(const GemmArgs &args, const GemmEpilogue &epilogue, GemmPrecision precision,
-             bool reduction, size_t workspaceBytes, std::string &error);
+             GemmStorage storage, bool reduction, size_t workspaceBytes, std::string &error);
   std::string status(cublasStatus_t status) const;
 
   void *library_ = nullptr;

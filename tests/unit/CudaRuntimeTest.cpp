@@ -926,6 +926,53 @@ TEST_F(CudaRuntimeTest, GemmPrecisionIsTheDescriptorsComputeType) {
     device->release(buffer);
 }
 
+// tfc-kernel-check --bench-gemm's storage: A and B in bf16 (C fp32), or all
+// three, multiplied in CUBLAS_COMPUTE_32F whatever the precision asked, a plan
+// a storage; bf16 is read exactly and the bf16 result rounded to nearest
+// even. Epilogues are refused on bf16 matrices.
+TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
+  std::string error;
+  std::unique_ptr<CublasLt> lt = CublasLt::load(error);
+  ASSERT_TRUE(lt) << error;
+  // A [2 x 3] = (1, 2, 3; 4, 5, 6), B [3 x 1] = (1, 1 + 2^-7, -1): bf16 holds them.
+  const float aValues[] = {1, 2, 3, 4, 5, 6}, bValues[] = {1, 1.0f + 0x1p-7f, -1};
+  std::vector<uint16_t> aBits, bBits;
+  for (float x : aValues)
+    aBits.push_back(kernels::bf16Bits(x));
+  for (float x : bValues)
+    bBits.push_back(kernels::bf16Bits(x));
+  void *a = device->allocate(12), *b = device->allocate(6), *c = device->allocate(8),
+       *c16 = device->allocate(4);
+  ASSERT_TRUE(a && b && c && c16);
+  device->copyIn(a, aBits.data(), 12);
+  device->copyIn(b, bBits.data(), 6);
+  GemmArgs args = {1, 2, 1, 3, intptr_t(a), 3, 0, 0, intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 0};
+  ASSERT_TRUE(
+      lt->sgemm(args, {}, GemmPrecision::Tf32, nullptr, 0, 0, error, GemmStorage::Bf16Operands))
+      << error;
+  float got[2] = {};
+  device->copyOut(got, c, 8);
+  // 1 + 2 (1 + 2^-7) - 3 and 4 + 5 (1 + 2^-7) - 6, exactly.
+  EXPECT_EQ(got[0], 2.0f * 0x1p-7f);
+  EXPECT_EQ(got[1], 3.0f + 5.0f * 0x1p-7f);
+  args[tfc::abi::gemm::C] = intptr_t(c16);
+  ASSERT_TRUE(lt->sgemm(args, {}, GemmPrecision::Bf16, nullptr, 0, 0, error, GemmStorage::Bf16))
+      << error;
+  uint16_t bits[2] = {};
+  device->copyOut(bits, c16, 4);
+  EXPECT_EQ(kernels::bf16Float(bits[0]), 2.0f * 0x1p-7f);
+  EXPECT_EQ(kernels::bf16Float(bits[1]), kernels::roundBf16(3.0f + 5.0f * 0x1p-7f));
+  EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), 2u) << log();
+  EXPECT_EQ(lt->plans(), 2u);
+  GemmEpilogue relu;
+  relu.relu = true;
+  EXPECT_FALSE(
+      lt->sgemm(args, relu, GemmPrecision::Fp32, nullptr, 0, 0, error, GemmStorage::Bf16Operands));
+  EXPECT_NE(error.find("an epilogue on bf16 matrices"), std::string::npos) << error;
+  for (void *buffer : {a, b, c, c16})
+    device->release(buffer);
+}
+
 TEST_F(CudaRuntimeTest, FusedEpilogueErrorsNameTheGemm) {
   void *a = device->allocate(256);
   void *buffers[] = {a};

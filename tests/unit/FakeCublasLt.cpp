@@ -7,11 +7,13 @@
 // op(A) m x k, op(B) k x n, D = alpha op(A) op(B) + beta C, strided batches;
 // and it computes the product naively on the host, so a model's GEMMs give
 // real numbers without a GPU. Like cuBLASLt it refuses what it does not do:
-// only CUDA_R_32F matrices with CUBLAS_COMPUTE_32F or, for --precision
+// CUDA_R_32F matrices with CUBLAS_COMPUTE_32F or, for --precision
 // tf32 and bf16, CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF (whose products
 // it computes on A and B rounded to TF32's 10-bit or bf16's 7-bit mantissa,
 // as the tensor cores read them; every other compute type is refused), the
-// epilogues BIAS, RELU, RELU_BIAS, RELU_AUX(_BIAS) (writing ReLU's bit-mask:
+// CUDA_R_16BF A and B, or all four, with CUBLAS_COMPUTE_32F and no epilogue
+// (tfc-kernel-check --bench-gemm's storage; bf16 read exactly, D rounded to
+// nearest even); the epilogues BIAS, RELU, RELU_BIAS, RELU_AUX(_BIAS) (writing ReLU's bit-mask:
 // bit i + j * ld for D's element (i, j), ld a multiple of 128 of at least
 // D's rows), DRELU (the product times that mask) and the bias gradients
 // BGRADA (of an A not transposed) and BGRADB (of a transposed B), which it
@@ -90,8 +92,9 @@ Driver &driver() {
 struct Work {
   int64_t m, n, k, batch;
   bool transA, transB;
-  const float *a, *b, *c;
-  float *d;
+  const void *a, *b, *c;
+  void *d;
+  bool operandsBf16 = false, resultsBf16 = false; // A and B; C and D (else fp32)
   int64_t lda, ldb, ldc, ldd, strideA, strideB, strideC, strideD;
   float alpha, beta;
   int mantissa = 23; // A and B rounded to this many mantissa bits first (TF32 10, bf16 7)
@@ -120,23 +123,48 @@ float toMantissa(float x, int mantissa) {
   return x;
 }
 
+/// Element `i` of a matrix at `p`: fp32, or bf16 (its bits the upper half
+/// of the float's).
+float element(const void *p, int64_t i, bool bf16) {
+  if (!bf16)
+    return static_cast<const float *>(p)[i];
+  uint32_t bits = uint32_t(static_cast<const uint16_t *>(p)[i]) << 16;
+  float x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+void store(void *p, int64_t i, bool bf16, float x) {
+  if (!bf16) {
+    static_cast<float *>(p)[i] = x;
+    return;
+  }
+  x = toMantissa(x, 7);
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  static_cast<uint16_t *>(p)[i] = uint16_t(bits >> 16);
+}
+
 void compute(void *context) {
   const Work &w = *static_cast<const Work *>(context);
   std::vector<float> out(size_t(w.m * w.n));
+  const int64_t operandBytes = w.operandsBf16 ? 2 : 4, resultBytes = w.resultsBf16 ? 2 : 4;
   for (int64_t item = 0; item < w.batch; ++item) {
-    const float *a = w.a + item * w.strideA, *b = w.b + item * w.strideB,
-                *c = w.c + item * w.strideC;
-    float *d = w.d + item * w.strideD;
+    const char *a = static_cast<const char *>(w.a) + item * w.strideA * operandBytes,
+               *b = static_cast<const char *>(w.b) + item * w.strideB * operandBytes,
+               *c = static_cast<const char *>(w.c) + item * w.strideC * resultBytes;
+    char *d = static_cast<char *>(w.d) + item * w.strideD * resultBytes;
     for (int64_t j = 0; j < w.n; ++j)
       for (int64_t i = 0; i < w.m; ++i) {
         double sum = 0;
         for (int64_t p = 0; p < w.k; ++p) {
-          float x = w.transA ? a[p + i * w.lda] : a[i + p * w.lda];
-          float y = w.transB ? b[j + p * w.ldb] : b[p + j * w.ldb];
+          float x = element(a, w.transA ? p + i * w.lda : i + p * w.lda, w.operandsBf16);
+          float y = element(b, w.transB ? j + p * w.ldb : p + j * w.ldb, w.operandsBf16);
           x = toMantissa(x, w.mantissa), y = toMantissa(y, w.mantissa);
           sum += double(x) * double(y);
         }
-        double prior = w.beta != 0 ? double(w.beta) * c[i + j * w.ldc] : 0.0;
+        double prior =
+            w.beta != 0 ? double(w.beta) * element(c, i + j * w.ldc, w.resultsBf16) : 0.0;
         float value = float(double(w.alpha) * sum + prior);
         if (w.bias)
           value += w.bias[i];
@@ -152,7 +180,7 @@ void compute(void *context) {
     // D may be C: written after every C element of the item is read.
     for (int64_t j = 0; j < w.n; ++j)
       for (int64_t i = 0; i < w.m; ++i)
-        d[i + j * w.ldd] = out[size_t(i + j * w.m)];
+        store(d, i + j * w.ldd, w.resultsBf16, out[size_t(i + j * w.m)]);
   }
   // A bias gradient sums the operand over k (batch 1: valid() saw to it).
   if (w.biasGrad) {
@@ -160,7 +188,8 @@ void compute(void *context) {
     for (int64_t x = 0; x < count; ++x) {
       double sum = 0;
       for (int64_t p = 0; p < w.k; ++p)
-        sum += w.biasGradOfB ? w.b[x + p * w.ldb] : w.a[x + p * w.lda];
+        sum +=
+            w.biasGradOfB ? element(w.b, x + p * w.ldb, false) : element(w.a, x + p * w.lda, false);
       w.biasGrad[x] = float(sum);
     }
   }
@@ -172,9 +201,11 @@ void release(void *context) { delete static_cast<Work *>(context); }
 bool inside(const void *pointer, const Layout &l) {
   if (!driver().range)
     return true;
-  const size_t span = size_t((int64_t(l.cols) - 1) * l.ld + int64_t(l.rows)) * sizeof(float);
+  const size_t bytes = l.type == CUDA_R_16BF ? 2 : 4;
+  const size_t span = size_t((int64_t(l.cols) - 1) * l.ld + int64_t(l.rows)) * bytes;
   for (int32_t item = 0; item < l.batch; ++item)
-    if (!driver().range(uintptr_t(static_cast<const float *>(pointer) + item * l.stride), span))
+    if (!driver().range(uintptr_t(static_cast<const char *>(pointer) + item * l.stride * bytes),
+                        span))
       return false;
   return true;
 }
@@ -192,8 +223,16 @@ bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, 
       desc.scale != CUDA_R_32F)
     return why = "compute type other than CUBLAS_COMPUTE_32F(_FAST_TF32, _FAST_16BF)", false;
   for (const Layout *l : {&a, &b, &c, &d})
-    if (l->type != CUDA_R_32F || l->ld < int64_t(l->rows) || l->ld < 1)
-      return why = "a layout that is not R_32F with ld >= rows", false;
+    if ((l->type != CUDA_R_32F && l->type != CUDA_R_16BF) || l->ld < int64_t(l->rows) || l->ld < 1)
+      return why = "a layout that is not R_32F or R_16BF with ld >= rows", false;
+  // bf16: A and B alike, C and D alike, no epilogue, CUBLAS_COMPUTE_32F.
+  const bool anyBf16 = a.type == CUDA_R_16BF || c.type == CUDA_R_16BF;
+  if (a.type != b.type || c.type != d.type || (c.type == CUDA_R_16BF && a.type != CUDA_R_16BF) ||
+      (anyBf16 &&
+       (desc.compute != CUBLAS_COMPUTE_32F || desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT)))
+    return why = "bf16 matrices other than A and B, or all four, with CUBLAS_COMPUTE_32F and no "
+                 "epilogue",
+           false;
   const uint64_t m = desc.transA ? a.cols : a.rows, k = desc.transA ? a.rows : a.cols;
   const uint64_t kb = desc.transB ? b.cols : b.rows, n = desc.transB ? b.rows : b.cols;
   if (k != kb || c.rows != m || c.cols != n || d.rows != m || d.cols != n)
@@ -414,8 +453,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
   work->k = int64_t(desc.transA ? a.rows : a.cols);
   work->batch = d.batch;
   work->transA = desc.transA == CUBLAS_OP_T, work->transB = desc.transB == CUBLAS_OP_T;
-  work->a = static_cast<const float *>(A), work->b = static_cast<const float *>(B);
-  work->c = static_cast<const float *>(C), work->d = static_cast<float *>(D);
+  work->a = A, work->b = B, work->c = C, work->d = D;
+  work->operandsBf16 = a.type == CUDA_R_16BF, work->resultsBf16 = d.type == CUDA_R_16BF;
   work->lda = a.ld, work->ldb = b.ld, work->ldc = c.ld, work->ldd = d.ld;
   work->strideA = a.stride, work->strideB = b.stride, work->strideC = c.stride;
   work->strideD = d.stride;

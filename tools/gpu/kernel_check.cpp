@@ -3,7 +3,7 @@
 // Built on a CPU machine (it links no CUDA library: the driver is dlopen()ed
 // through runtime/cuda/Driver.h), run on a GPU machine:
 //
-//   build/tools/gpu/tfc-kernel-check [--device N] [--bench-attention]
+//   build/tools/gpu/tfc-kernel-check [--device N] [--bench-attention | --bench-gemm]
 //
 // loads the embedded fatbins (Kernels.h), runs every kernel of
 // runtime/cuda/kernels on random data (the seed models' attention shapes
@@ -23,12 +23,17 @@
 // (the message says what is missing). --bench-attention checks nothing: it
 // times attention forward + backward (32 heads, seq 1024 and 2048, d 64) on
 // both families of kernels and prints TFLOPS (benchAttention says how they
-// are counted). The checks themselves are KernelChecks.h's, shared with
-// SimtKernelsTest (tests/unit), which runs them on the SIMT emulator.
+// are counted). --bench-gemm checks nothing either: it times the medium
+// encoder's GEMMs on cuBLASLt as tfc stores them (fp32) and with bf16
+// storage (benchGemms; --rows N for other than its 8192 rows). The checks themselves are
+// KernelChecks.h's, shared with SimtKernelsTest (tests/unit), which runs them on the SIMT emulator.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Abi.h"
+#include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/Driver.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 #include "runtime/cuda/kernels/Kernels.h"
 #include "tools/gpu/KernelChecks.h"
 
@@ -207,18 +212,143 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
   }
 }
 
+/// --bench-gemm: the 79 GEMMs of a medium encoder train step
+/// (models/medium_encoder.tf: 8192 rows, d 512, ffn 2048, 6 layers, 1000
+/// classes; forward, input and weight gradients), each alone on cuBLASLt by
+/// CUDA events (median of 5 after a warm-up), in five forms: fp32 data in
+/// fp32, tf32 and bf16 (today's --precision bf16: fp32 data rounded as it
+/// is read), and bf16 storage, A and B in bf16 with an fp32 C, or all three
+/// in bf16 (CUBLAS_COMPUTE_32F). The step's sums say what storing the GEMMs'
+/// operands in bf16 would gain; a form cuBLASLt refuses prints why.
+void benchGemms(Gpu &gpu, long long rows) {
+  typedef long long i64;
+  std::string error;
+  std::unique_ptr<CublasLt> lt = CublasLt::load(error);
+  if (!lt)
+    fatal(error);
+  struct Product {
+    const char *what;
+    i64 m, n, k;
+    bool transA, transB;
+    int count; // in a step
+  };
+  const Product products[] = {
+      {"qkv", rows, 1536, 512, false, true, 6},
+      {"attention out", rows, 512, 512, false, true, 6},
+      {"ffn 1", rows, 2048, 512, false, true, 6},
+      {"ffn 2", rows, 512, 2048, false, true, 6},
+      {"output net", rows, 512, 512, false, true, 1},
+      {"classifier", rows, 1000, 512, false, true, 1},
+      {"qkv dx", rows, 512, 1536, false, false, 6},
+      {"attention out dx", rows, 512, 512, false, false, 6},
+      {"ffn 1 dx", rows, 512, 2048, false, false, 6},
+      {"ffn 2 dx", rows, 2048, 512, false, false, 6},
+      {"output net dx", rows, 512, 512, false, false, 1},
+      {"classifier dx", rows, 512, 1000, false, false, 1},
+      {"qkv dw", 1536, 512, rows, true, false, 6},
+      {"attention out dw", 512, 512, rows, true, false, 6},
+      {"ffn 1 dw", 2048, 512, rows, true, false, 6},
+      {"ffn 2 dw", 512, 2048, rows, true, false, 6},
+      {"output net dw", 512, 512, rows, true, false, 1},
+      {"classifier dw", 1000, 512, rows, true, false, 1},
+      {"input dw", 512, 1000, rows, true, false, 1},
+  };
+  struct Form {
+    const char *label;
+    GemmPrecision precision;
+    GemmStorage storage;
+  } forms[] = {{"fp32", GemmPrecision::Fp32, GemmStorage::F32},
+               {"tf32", GemmPrecision::Tf32, GemmStorage::F32},
+               {"bf16 on fp32", GemmPrecision::Bf16, GemmStorage::F32},
+               {"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands},
+               {"bf16 A B C", GemmPrecision::Bf16, GemmStorage::Bf16}};
+  constexpr int kForms = sizeof forms / sizeof forms[0];
+  // Every matrix fits in max(rows, 2048) x 2048 elements.
+  const size_t most = size_t(std::max<i64>(rows, 2048)) * 2048;
+  std::vector<float> values = randomFloats(most);
+  std::vector<uint16_t> bits(most);
+  for (size_t i = 0; i < most; ++i)
+    bits[i] = kernels::bf16Bits(values[i]);
+  const CUdeviceptr a32 = gpu.upload(values), b32 = gpu.upload(values), c32 = gpu.alloc(most * 4);
+  const CUdeviceptr a16 = gpu.upload(bits), b16 = gpu.upload(bits), c16 = gpu.alloc(most * 2);
+  const CUdeviceptr workspace = gpu.alloc(kCublasLtWorkspaceBytes);
+  double stepMs[kForms] = {}, stepFlops = 0;
+  bool complete[kForms];
+  std::fill(complete, complete + kForms, true);
+  for (const Product &p : products) {
+    stepFlops += 2.0 * double(p.m) * double(p.n) * double(p.k) * p.count;
+    std::printf("bench gemm %-16s %5lldx%lldx%lld%s%s x%d:", p.what, p.m, p.n, p.k,
+                p.transA ? " A^T" : "", p.transB ? " B^T" : "", p.count);
+    for (int f = 0; f < kForms; ++f) {
+      const Form &form = forms[f];
+      const bool bf16 = form.storage != GemmStorage::F32;
+      GemmArgs args = {1,
+                       p.m,
+                       p.n,
+                       p.k,
+                       intptr_t(bf16 ? a16 : a32),
+                       p.transA ? p.m : p.k,
+                       0,
+                       p.transA,
+                       intptr_t(bf16 ? b16 : b32),
+                       p.transB ? p.k : p.n,
+                       0,
+                       p.transB,
+                       intptr_t(form.storage == GemmStorage::Bf16 ? c16 : c32),
+                       p.n,
+                       0,
+                       0};
+      auto run = [&] {
+        return lt->sgemm(args, {}, form.precision, nullptr, workspace, kCublasLtWorkspaceBytes,
+                         error, form.storage);
+      };
+      if (!run()) {
+        std::printf(" %s n/a (%s)", form.label, error.c_str());
+        complete[f] = false;
+        continue;
+      }
+      std::vector<float> times;
+      for (int i = 0; i < 5; ++i)
+        times.push_back(gpu.time([&] { run(); }));
+      std::sort(times.begin(), times.end());
+      const double ms = times[2];
+      stepMs[f] += ms * p.count;
+      std::printf(" %s %.4f", form.label, ms);
+    }
+    std::printf(" ms\n");
+    std::fflush(stdout);
+  }
+  std::printf("bench gemm: the medium encoder's 79 GEMMs a step (%lld rows), %.1f GFLOP:", rows,
+              stepFlops / 1e9);
+  for (int f = 0; f < kForms; ++f)
+    if (complete[f])
+      std::printf("%s %s %.3f ms (%.0f TFLOPS)", f ? "," : "", forms[f].label, stepMs[f],
+                  stepFlops / (stepMs[f] * 1e-3) / 1e12);
+    else
+      std::printf("%s %s n/a", f ? "," : "", forms[f].label);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   int device = 0;
-  bool bench = false;
+  bool bench = false, benchGemm = false;
+  long long gemmRows = 8192; // the medium encoder's batch x sequence
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc)
       device = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--bench-attention") == 0)
       bench = true;
+    else if (std::strcmp(argv[i], "--bench-gemm") == 0)
+      benchGemm = true;
+    else if (std::strcmp(argv[i], "--rows") == 0 && i + 1 < argc && std::atoll(argv[i + 1]) > 0)
+      gemmRows = std::atoll(argv[++i]);
     else
-      fatal(std::string("usage: ") + argv[0] + " [--device N] [--bench-attention]", 2);
+      fatal(std::string("usage: ") + argv[0] +
+                " [--device N] [--bench-attention | --bench-gemm [--rows N]]",
+            2);
   }
   std::string error;
   std::unique_ptr<CudaDriver> driver = CudaDriver::load(error);
@@ -237,6 +367,10 @@ int main(int argc, char **argv) {
   {
     Gpu gpu(*driver, *context);
     gpu.load();
+    if (benchGemm) {
+      benchGemms(gpu, gemmRows);
+      return 0;
+    }
     if (bench) {
       for (long long seq : {1024LL, 2048LL})
         benchAttention(gpu, 32, seq);

@@ -17,7 +17,8 @@
 #      with one (--no-thread-coarsening); and of both with the layer norm
 #      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
-#      and attention's kernels alone (--bench-attention);
+#      attention's kernels alone (--bench-attention), and the medium
+#      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
 #      what is left, into OUT/bench.
 # Prints `N passed, N failed` of 1-3 before the timings.
@@ -124,6 +125,8 @@ for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_en
     grep -v '^bench model=' | head -n 16 | sed 's/^/    /'
 done
 timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
+# The medium encoder's GEMMs alone: fp32 data (today) against bf16 storage.
+timeout 60 "$dir/tfc-kernel-check" --bench-gemm 2>&1 | sed 's/^/    /'
 
 echo "== 6. tools/bench/gpu.sh"
 budget=$(($(left) - 20))
