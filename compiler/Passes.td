@@ -525,7 +525,9 @@ def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
     otherwise; its
     reduction dims, if any, run as a serial loop in the thread with the
     accumulators in registers and each result stored once (the same order of
-    additions on every run: deterministic, no atomics). Constant tables
+    additions on every run: deterministic, no atomics); constant fills of its
+    results right before it (an argmax's value and index) fold in, the
+    accumulators starting at the constants, one launch fewer. Constant tables
     (`memref.get_global` and views of it) are read inside the kernel, so
     outlining moves them into the GPU module.
 

@@ -99,7 +99,8 @@ SmallVector<Value> cloneBody(OpBuilder &b, linalg::GenericOp op, ValueRange args
 /// dims: their loops run here, accumulating in registers, each result
 /// stored once. (Elementwise nests go through emitIterations.)
 void emitReduction(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector<Value> ivs,
-                   ArrayRef<unsigned> reductionDims, ArrayRef<int64_t> sizes, Value filled) {
+                   ArrayRef<unsigned> reductionDims, ArrayRef<int64_t> sizes,
+                   ArrayRef<Value> filled) {
   // The results' indices: the parallel ivs (their maps name no reduction dim).
   SmallVector<Value> resultIvs(ivs);
   for (unsigned d : reductionDims)
@@ -109,9 +110,9 @@ void emitReduction(OpBuilder &b, Location loc, linalg::GenericOp op, SmallVector
     inits.push_back(&init);
   // The results' current values: the accumulators' start.
   SmallVector<Value> current;
-  for (OpOperand *init : inits) {
-    if (filled) { // the fill folded in: its value, not a load
-      current.push_back(b.clone(*filled.getDefiningOp())->getResult(0));
+  for (auto [i, init] : llvm::enumerate(inits)) {
+    if (i < filled.size() && filled[i]) { // the fill folded in: its value, not a load
+      current.push_back(b.clone(*filled[i].getDefiningOp())->getResult(0));
       continue;
     }
     current.push_back(b.create<memref::LoadOp>(
@@ -287,25 +288,39 @@ std::string unmappable(linalg::GenericOp op) {
   return "";
 }
 
-/// The constant a reduction's result was filled with right before it: that
-/// fill is folded into the reduction's kernel (the accumulators start at
-/// the constant instead of a load), one launch fewer.
-Value foldableFill(linalg::GenericOp op) {
-  if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
-    return Value();
-  Operation *previous = op->getPrevNode();
-  while (previous && isMemoryEffectFree(previous) && previous->getNumRegions() == 0)
-    previous = previous->getPrevNode();
-  auto fill = dyn_cast_or_null<linalg::FillOp>(previous);
-  if (!fill || fill.getDpsInits()[0] != op.getDpsInits()[0])
-    return Value();
-  Value value = fill.getDpsInputs()[0];
-  return value.getDefiningOp<arith::ConstantOp>() ? value : Value();
+/// The constants a reduction's results were filled with right before it (an
+/// argmax's value and index), by init (null: not filled): those fills fold
+/// into the reduction's kernel (the accumulators start at the constant
+/// instead of a load), one launch fewer. Its results cover the parallel
+/// dims (unmappable checks), so the fills' values are all overwritten.
+/// The fills go in `folded`.
+SmallVector<Value> foldableFills(linalg::GenericOp op, SmallVector<Operation *> &folded) {
+  SmallVector<Value> values(op.getNumDpsInits());
+  if (op.getNumReductionLoops() == 0)
+    return {};
+  for (Operation *previous = op->getPrevNode(); previous; previous = previous->getPrevNode()) {
+    if (isMemoryEffectFree(previous) && previous->getNumRegions() == 0)
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(previous);
+    if (!fill || !fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>())
+      break;
+    auto init = llvm::find(op.getDpsInits(), fill.getDpsInits()[0]);
+    if (init == op.getDpsInits().end())
+      break;
+    Value &value = values[init - op.getDpsInits().begin()];
+    if (value) // filled twice: the later fill is the one folded
+      break;
+    value = fill.getDpsInputs()[0];
+    folded.push_back(fill);
+  }
+  if (folded.empty())
+    return {};
+  return values;
 }
 
-/// Replaces `op` by one gpu.launch (see the file comment); `filled`, if
-/// set, is the value its result was filled with (foldableFill).
-LogicalResult mapGeneric(linalg::GenericOp op, Value filled, bool coarsen) {
+/// Replaces `op` by one gpu.launch (see the file comment); `filled`, if not
+/// empty, holds the values its results were filled with (foldableFills).
+LogicalResult mapGeneric(linalg::GenericOp op, ArrayRef<Value> filled, bool coarsen) {
   if (std::string why = unmappable(op); !why.empty())
     return op.emitError() << "tf-map-to-gpu: cannot map this loop nest to the GPU: " << why;
   Location loc = op.getLoc();
@@ -321,7 +336,8 @@ LogicalResult mapGeneric(linalg::GenericOp op, Value filled, bool coarsen) {
     return success();
   }
   SmallVector<Value> vectorBuffers;
-  const bool coarse = coarsen && !filled && coarsenable(op, sizes, iterations, vectorBuffers);
+  const bool coarse =
+      coarsen && filled.empty() && coarsenable(op, sizes, iterations, vectorBuffers);
   const int64_t perThread = coarse ? kCoarsening : 1;
   const int64_t work = iterations / perThread; // a thread's share each
   const int64_t threads = std::min<int64_t>(kBlockThreads, llvm::alignTo(work, 32));
@@ -465,15 +481,15 @@ struct TfMapToGpuPass : tfc::impl::TfMapToGpuBase<TfMapToGpuPass> {
     ModuleOp module = getOperation();
     IRRewriter rewriter(&getContext());
     // Fills folded into the reductions right after them.
-    DenseMap<Operation *, Value> filled;
+    DenseMap<Operation *, SmallVector<Value>> filled;
     module.walk([&](linalg::GenericOp op) {
-      if (Value value = foldableFill(op)) {
-        filled[op] = value;
-        Operation *fill = op->getPrevNode();
-        while (!isa<linalg::FillOp>(fill))
-          fill = fill->getPrevNode();
+      SmallVector<Operation *> folded;
+      SmallVector<Value> values = foldableFills(op, folded);
+      if (values.empty())
+        return;
+      filled[op] = std::move(values);
+      for (Operation *fill : folded)
         fill->erase();
-      }
     });
     // Fills, maps, copies (any structured op) as generics, so one mapping
     // covers them.

@@ -93,6 +93,60 @@ func.func @fill_folded(%x: memref<4x64xf32>, %y: memref<4xf32>) {
 
 // -----
 
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// An argmax: both results (value and index) filled right before, in either
+// order, both fills fold in; neither result is loaded. A fill of another
+// buffer in between stops the fold: that reduction's first result (filled
+// before it) is loaded.
+// CHECK-LABEL: func.func @fills_folded
+// CHECK-SAME: (%[[X:.+]]: memref<4x64xf32>, %[[V:.+]]: memref<4xf32>, %[[I:.+]]: memref<4xi32>, %[[W:.+]]: memref<4xf32>, %[[J:.+]]: memref<4xi32>, %[[O:.+]]: memref<8xf32>)
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[V]]
+// CHECK-NOT: memref.load %[[I]]
+// CHECK-DAG: %[[LOW:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[LOW]], %{{.+}} = %[[ZERO]]) -> (f32, i32)
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK: %[[W0:.+]] = memref.load %[[W]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[W0]], %{{.+}} = %{{.+}}) -> (f32, i32)
+// CHECK-NOT: gpu.launch
+func.func @fills_folded(%x: memref<4x64xf32>, %v: memref<4xf32>, %i: memref<4xi32>, %w: memref<4xf32>, %j: memref<4xi32>, %o: memref<8xf32>) {
+  %lowest = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0 : i32
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%zero : i32) outs(%i : memref<4xi32>)
+  linalg.fill ins(%lowest : f32) outs(%v : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%v, %i : memref<4xf32>, memref<4xi32>) {
+  ^bb0(%a: f32, %best: f32, %at: i32):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i32
+    %better = arith.cmpf ogt, %a, %best : f32
+    %m = arith.select %better, %a, %best : f32
+    %n = arith.select %better, %ki, %at : i32
+    linalg.yield %m, %n : f32, i32
+  }
+  linalg.fill ins(%lowest : f32) outs(%w : memref<4xf32>)
+  linalg.fill ins(%one : f32) outs(%o : memref<8xf32>)
+  linalg.fill ins(%zero : i32) outs(%j : memref<4xi32>)
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%w, %j : memref<4xf32>, memref<4xi32>) {
+  ^bb0(%a: f32, %best: f32, %at: i32):
+    %k = linalg.index 1 : index
+    %ki = arith.index_cast %k : index to i32
+    %better = arith.cmpf ogt, %a, %best : f32
+    %m = arith.select %better, %a, %best : f32
+    %n = arith.select %better, %ki, %at : i32
+    linalg.yield %m, %n : f32, i32
+  }
+  return
+}
+
+// -----
+
 // A full reduction (a loss): one thread, every dim a loop, the 0-d result
 // loaded and stored once.
 // CHECK-LABEL: func.func @full_sum
