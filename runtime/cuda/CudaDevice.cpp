@@ -89,6 +89,10 @@ bool CudaDevice::openContext(std::string &error) {
                                         context_->device()) == CUDA_SUCCESS &&
       optIn > kDefaultSharedBytes)
     maxSharedBytes_ = optIn;
+  int major = 0;
+  if (driver_->api().deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                        context_->device()) == CUDA_SUCCESS)
+    computeMajor_ = major;
   return true;
 }
 
@@ -213,6 +217,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // launches (on by default: one where the partials are few; unmeasured).
   if (const char *one = std::getenv("TFC_LAYER_NORM_ONE_LAUNCH"); one && *one)
     layerNormOneLaunch_ = std::string(one) != "0";
+  // TFC_DEPENDENT_LAUNCH=1: the hand-written kernels as programmatic
+  // dependent launches on sm_90 and later (off by default: unmeasured).
+  if (const char *dependent = std::getenv("TFC_DEPENDENT_LAUNCH"); dependent && *dependent)
+    setDependentLaunch(std::string(dependent) != "0");
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;

@@ -560,6 +560,56 @@ TEST_F(CudaRuntimeTest, LayerNormBackwardIsOneLaunchUnlessThePartialsAreMany) {
     device->release(buffer);
 }
 
+// TFC_DEPENDENT_LAUNCH=1's setting: the hand-written kernels go out as
+// programmatic dependent launches (cuLaunchKernelEx with
+// PROGRAMMATIC_STREAM_SERIALIZATION), on sm_90 and later only; off, and by
+// default, plain cuLaunchKernel.
+TEST_F(CudaRuntimeTest, DependentLaunchesOfTheHandWrittenKernels) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  EXPECT_FALSE(device->dependentLaunch()); // the default
+  std::vector<void *> buffers(7);
+  for (void *&buffer : buffers)
+    buffer = device->allocate(256);
+  gNormRows = 64;
+  gNormD = 32;
+  const std::string plain = "cuLaunchKernel(tfc_cuda_layer_norm_backward_kernel, grid 1x1x1",
+                    dependent = "cuLaunchKernelEx(tfc_cuda_layer_norm_backward_kernel, grid "
+                                "1x1x1, block 256x1x1, smem 0, programmatic)";
+  auto run = [&] {
+    std::string error;
+    EXPECT_TRUE(device->run(layerNormBackward, buffers.data(), buffers.size(), error)) << error;
+  };
+  run();
+  EXPECT_EQ(count(plain), 1u) << log();
+  device->setDependentLaunch(true);
+  EXPECT_TRUE(device->dependentLaunch()); // the fake is sm_90
+  run();
+  EXPECT_EQ(count(dependent), 1u) << log();
+  EXPECT_EQ(count(plain), 1u) << log();
+  device->setDependentLaunch(false);
+  run();
+  EXPECT_EQ(count(plain), 2u) << log();
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *buffer : buffers)
+    device->release(buffer);
+}
+
+// Below compute capability 9.0 there is no programmatic dependent launch:
+// the setting stays off.
+TEST(CudaRuntimeErrors, NoDependentLaunchBelowSm90) {
+  ScopedEnv driver{"TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER};
+  ScopedEnv major{"TFC_FAKE_CUDA_CC_MAJOR", "8"};
+  std::string error;
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
+  ASSERT_TRUE(device) << error;
+  device->setDependentLaunch(true);
+  EXPECT_FALSE(device->dependentLaunch());
+}
+
 TEST_F(CudaRuntimeTest, LargeSharedMemoryIsOptedInto) {
   // 64 KiB of dynamic shared memory needs cuFuncSetAttribute first (once).
   auto launch = [](void **buffers) {

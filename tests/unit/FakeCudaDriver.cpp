@@ -26,6 +26,7 @@
 //   TFC_FAKE_CUDA_INIT_ERROR=N      cuInit returns CUresult N
 //   TFC_FAKE_CUDA_DEVICES=N         the number of devices (default 1)
 //   TFC_FAKE_CUDA_VERSION=N         cuDriverGetVersion's answer (default 13000)
+//   TFC_FAKE_CUDA_CC_MAJOR=N        the compute capability's major (default 9)
 //   TFC_FAKE_CUDA_ALLOC_LIMIT=N     cuMemAlloc of more than N bytes fails
 //                                   with CUDA_ERROR_OUT_OF_MEMORY
 //   TFC_FAKE_CUDA_MISSING=cuXxx     cuGetProcAddress does not know cuXxx
@@ -125,6 +126,7 @@ void record(const std::string &call) {
 }
 
 int deviceCount() { return int(envNumber("TFC_FAKE_CUDA_DEVICES", 1)); }
+int computeCapabilityMajor() { return int(envNumber("TFC_FAKE_CUDA_CC_MAJOR", 9)); }
 
 struct ErrorText {
   CUresult code;
@@ -243,7 +245,7 @@ FAKE(cuDeviceGetAttribute)(int *value, CUdevice_attribute attribute, CUdevice de
   if (attribute == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     *value = kSharedOptInLimit;
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
-    *value = 9;
+    *value = computeCapabilityMajor();
   else if (attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
     *value = 0;
   else if (attribute == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -734,7 +736,7 @@ namespace {
 /// captured or run (the runtime's gather on the host).
 CUresult launch(const char *call, CUfunction function, const unsigned grid[3],
                 const unsigned block[3], unsigned sharedBytes, CUstream stream, void **params,
-                void **extra, bool cooperative) {
+                void **extra, bool cooperative, bool programmatic = false) {
   auto it = state().functions.find(uintptr_t(function));
   if (it == state().functions.end()) {
     record(std::string(call) + ": INVALID: an unknown function");
@@ -746,7 +748,8 @@ CUresult launch(const char *call, CUfunction function, const unsigned grid[3],
   std::copy_n(block, 3, node.block);
   node.sharedBytes = sharedBytes;
   const std::string what = std::string(call) + "(" + describeLaunch(node) +
-                           (cooperative ? ", cooperative" : "") + ")";
+                           (cooperative ? ", cooperative" : "") +
+                           (programmatic ? ", programmatic" : "") + ")";
   const std::vector<std::string> &types = it->second.params;
   if (extra || (!types.empty() && !params)) {
     record(what + ": INVALID: no kernelParams");
@@ -808,19 +811,28 @@ FAKE(cuLaunchKernelEx)(const CUlaunchConfig *config, CUfunction function, void *
     record("cuLaunchKernelEx: INVALID: no config");
     return CUDA_ERROR_INVALID_VALUE;
   }
-  bool cooperative = false;
+  bool cooperative = false, programmatic = false;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
-    if (config->attrs[i].id != CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
+    const CUlaunchAttribute &attribute = config->attrs[i];
+    if (attribute.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+      cooperative = attribute.value.cooperative != 0;
+    else if (attribute.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      programmatic = attribute.value.programmaticStreamSerializationAllowed != 0;
+    else {
       record("cuLaunchKernelEx: INVALID: an attribute the fake does not know (" +
-             std::to_string(int(config->attrs[i].id)) + ")");
+             std::to_string(int(attribute.id)) + ")");
       return CUDA_ERROR_INVALID_VALUE;
     }
-    cooperative = config->attrs[i].value.cooperative != 0;
+  }
+  // Programmatic dependent launch needs compute capability 9.0, as the driver's.
+  if (programmatic && computeCapabilityMajor() < 9) {
+    record("cuLaunchKernelEx: INVALID: programmatic dependent launch below sm_90");
+    return CUDA_ERROR_NOT_SUPPORTED;
   }
   const unsigned grid[3] = {config->gridDimX, config->gridDimY, config->gridDimZ};
   const unsigned block[3] = {config->blockDimX, config->blockDimY, config->blockDimZ};
-  return launch("cuLaunchKernelEx", function, grid, block, config->sharedMemBytes,
-                config->hStream, params, extra, cooperative);
+  return launch("cuLaunchKernelEx", function, grid, block, config->sharedMemBytes, config->hStream,
+                params, extra, cooperative, programmatic);
 }
 FAKE(cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction function,
                                                   int blockSize, size_t sharedBytes) {

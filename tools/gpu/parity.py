@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """parity.py --cpu CPU_BINARY --cuda CUDA_BINARY --work DIR [--repeat] [--exact]
+             [--cuda-env VAR=VALUE]...
              [--oracle 'tfc interpret MODEL.tf [--batch N]'] [--oracle-dir DIR [--save-oracle]]
 
 One model's GPU binary against its CPU twin (issue 26's correctness
@@ -17,7 +18,9 @@ contract), on the same parameters and the same random feeds:
   - --repeat: train_step run twice on the GPU gives the same bytes;
   - --exact: instead of tolerances, every result file the same bytes (two
     builds of one target that must compute alike, e.g. with and without
-    --no-merge-launches).
+    --no-merge-launches);
+  - --cuda-env VAR=VALUE: set in the second binary's runs only, so one
+    binary runs against itself with a runtime switch (TFC_DEPENDENT_LAUNCH=1).
 A ReLU flip: where every result over the tolerance differs in one unit's
 slice only (one row of a weight and its moments, one element of a bias),
 one pre-activation computed near zero rounded to the other side of a ReLU
@@ -128,14 +131,14 @@ def feed_values(arg, rng, bounds):
     sys.exit(f"parity.py: no feed for {kind}:{name}")
 
 
-def run(command):
+def run(command, env=None):
     # A time limit, so that a kernel that never ends (a grid barrier that
     # waits for a block that never runs) is a failure with its command.
     # The command is named by its binary and subcommand: the feeds would
     # fill a screen.
     short = " ".join(command[:3]) + (f" ({(len(command) - 3) // 2} options)" if len(command) > 3 else "")
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     except subprocess.TimeoutExpired:
         raise RuntimeError(short + " did not finish within 120 s")
     except OSError as e:
@@ -242,6 +245,9 @@ def main():
     parser.add_argument("--exact", action="store_true",
                         help="every result file of the second binary the first's bytes")
     parser.add_argument("--verbose", action="store_true", help="every result's error")
+    parser.add_argument("--cuda-env", action="append", default=[], metavar="VAR=VALUE",
+                        help="set in the second binary's environment only (repeatable): a "
+                        "runtime switch against the same binary without it")
     parser.add_argument("--oracle", help="a command that runs an entry in float64 with the "
                         "binaries' `run` arguments, e.g. 'tfc interpret models/reverse.tf': "
                         "it decides a one-unit miss")
@@ -254,6 +260,11 @@ def main():
         parser.error("--save-oracle needs --oracle and --oracle-dir")
     global VERBOSE
     VERBOSE = args.verbose
+    for setting in args.cuda_env:
+        if "=" not in setting or setting.startswith("="):
+            parser.error(f"--cuda-env '{setting}': expected VAR=VALUE")
+    cuda_env = dict(os.environ, **dict(s.split("=", 1) for s in args.cuda_env)) \
+        if args.cuda_env else None
     # (A binary named without a folder is this folder's, not one on PATH.)
     args.cpu, args.cuda = os.path.abspath(args.cpu), os.path.abspath(args.cuda)
     model = manifest(args.cpu)
@@ -308,9 +319,10 @@ def main():
         def feed_options(feeds):
             return [o for arg, path in feeds for o in ("--feed", f"{arg['kind']}:{arg['name']}={path}")]
 
-        def run_side(binary, feeds, out):
+        def run_side(side, feeds, out):
+            binary = args.cpu if side == "cpu" else args.cuda
             run([binary, "run", entry["name"], "--params", params, "--output-dir", out]
-                + feed_options(feeds))
+                + feed_options(feeds), cuda_env if side == "cuda" else None)
 
         def run_oracle(feeds, out):
             run(shlex.split(args.oracle) + [entry["name"], "--params", params, "--output-dir", out]
@@ -353,9 +365,9 @@ def main():
             """The check on one set of feeds: "" or why it failed, and the
             results over the tolerance that lie in one unit's slice."""
             dirs = {}
-            for side, binary in (("cpu", args.cpu), ("cuda", args.cuda)):
+            for side in ("cpu", "cuda"):
                 dirs[side] = os.path.join(args.work, f"{entry['name']}{suffix}.{side}")
-                run_side(binary, feeds, dirs[side])
+                run_side(side, feeds, dirs[side])
             worst, where, scale = entry_error(dirs["cpu"], dirs["cuda"], outputs, tolerance)
             detail = f"worst relative error {worst:.2e} ({where})"
             print(f"     {name} {entry['name']}{suffix}: {detail}", flush=True)
@@ -426,7 +438,7 @@ def main():
         if args.repeat and entry["name"] == "train_step":
             def repeat():
                 again = os.path.join(args.work, "train_step.cuda2")
-                run_side(args.cuda, last["feeds"], again)
+                run_side("cuda", last["feeds"], again)
                 first = os.path.join(args.work, f"train_step{last['attempt']}.cuda")
                 for file in outputs:
                     if open(os.path.join(first, file), "rb").read() != open(os.path.join(again, file), "rb").read():

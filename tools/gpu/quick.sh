@@ -9,13 +9,18 @@
 #      reverse and set_anomaly again with bias gradients by column sums
 #      (TFC_BGRAD_COLUMNS=1); set_anomaly with 4 elements a generated
 #      kernel's thread against one (--no-thread-coarsening): the same bytes;
+#      reverse and set_anomaly with the hand-written kernels as programmatic
+#      dependent launches (TFC_DEPENDENT_LAUNCH=1) against without: the
+#      same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings);
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); and of
 #      the medium encoder's with 4 elements a generated kernel's thread and
 #      with one (--no-thread-coarsening); and of both with the layer norm
-#      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0);
+#      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0); and
+#      of reverse, set_anomaly and the medium encoder with programmatic
+#      dependent launches and without (TFC_DEPENDENT_LAUNCH);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
@@ -75,6 +80,12 @@ for model in reverse set_anomaly; do
 done
 [ -x "$dir/cuda-one/set_anomaly" ] &&
   parity set_anomaly.one - --cpu "$dir/cuda-one/set_anomaly" --cuda "$dir/cuda/set_anomaly" --exact
+# Programmatic dependent launches of the hand-written kernels against the
+# same binary without: the same bytes.
+for model in reverse set_anomaly; do
+  parity "$model.dependent" - --cpu "$dir/cuda/$model" --cuda "$dir/cuda/$model" --exact \
+    --cuda-env TFC_DEPENDENT_LAUNCH=1
+done
 
 echo "== 3. reverse trained on the GPU"
 begin=$(date +%s%N)
@@ -116,6 +127,9 @@ done
 
 echo "== 4c. train_step (median of 50): the layer norm backward in one launch against two"
 ab TFC_LAYER_NORM_ONE_LAUNCH "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
+
+echo "== 4d. train_step (median of 50): hand-written kernels as programmatic dependent launches"
+ab TFC_DEPENDENT_LAUNCH "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32"
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

@@ -2,8 +2,11 @@
 # Runs `ptxas -arch=sm_90 -v` (`-arch=sm_80` for a .sm80.ptx, the
 # compute_80 PTX) on each kernel file's PTX and fails on an
 # error (an unresolved extern function among them), a `.extern .func` left
-# in the PTX, any spill, or a stack frame above STACK_BUDGET bytes. Prints
-# every kernel's registers, stack and shared memory.
+# in the PTX, any spill, or a stack frame above STACK_BUDGET bytes, and
+# unless every kernel of the sm_90 PTX waits for the kernel before it
+# (griddepcontrol.wait: programmatic dependent launch, Warp.cuh) and none
+# of the sm_80 PTX does (sm_80 has no such instruction). Prints every
+# kernel's registers, stack and shared memory.
 set(failures 0)
 foreach(ptx ${PTX})
   file(READ ${ptx} text)
@@ -14,6 +17,18 @@ foreach(ptx ${PTX})
   set(arch sm_90)
   if(ptx MATCHES "\\.sm80\\.ptx$")
     set(arch sm_80)
+  endif()
+  string(REGEX MATCHALL "\\.entry" entries "${text}")
+  string(REGEX MATCHALL "griddepcontrol\\.wait" waits "${text}")
+  list(LENGTH entries entryCount)
+  list(LENGTH waits waitCount)
+  if(arch STREQUAL "sm_90" AND NOT waitCount EQUAL entryCount)
+    message(SEND_ERROR "${ptx}: ${entryCount} kernels, ${waitCount} griddepcontrol.wait: every "
+                       "kernel must start with awaitPreviousKernel() (Warp.cuh)")
+    math(EXPR failures "${failures} + 1")
+  elseif(arch STREQUAL "sm_80" AND NOT waitCount EQUAL 0)
+    message(SEND_ERROR "${ptx}: griddepcontrol in sm_80 PTX")
+    math(EXPR failures "${failures} + 1")
   endif()
   execute_process(COMMAND ${PTXAS} -arch=${arch} -v ${ptx} -o ${ptx}.cubin
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -1,6 +1,6 @@
 //===- Warp.cuh - warp reductions the CUDA kernels share ------------------===//
 //
-// defines: warpSum, warpMax, broadcast, trapUnlessBlockSize
+// defines: warpSum, warpMax, broadcast, trapUnlessBlockSize, awaitPreviousKernel
 //
 // Butterflies over the full warp in KernelMath.h's order (butterflySum is
 // their host twin): step o = 16, 8, 4, 2, 1 adds lane l ^ o's value, so all
@@ -48,6 +48,20 @@ __device__ __forceinline__ float broadcast(float v, int lane) {
 __device__ __forceinline__ void trapUnlessBlockSize(int threads) {
   if (blockDim.x != unsigned(threads) || blockDim.y != 1 || blockDim.z != 1)
     __trap();
+}
+
+/// Programmatic dependent launch (sm_90 and later): lets the next kernel on
+/// the stream begin launching (its blocks stop here too), then waits until
+/// the previous kernel has finished and its writes are visible. Every kernel
+/// calls it first, before any memory access, so the runtime may launch them
+/// with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+/// (TFC_DEPENDENT_LAUNCH=1): the next launch's latency then overlaps this
+/// kernel's run. Launched without it, both instructions return at once.
+/// Nothing before sm_90, or on the emulator.
+__device__ __forceinline__ void awaitPreviousKernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
+#endif
 }
 
 } // namespace tfc::rt::cuda::kernels

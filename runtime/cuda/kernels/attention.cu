@@ -361,6 +361,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
                                       i64 maskOuter, i64 maskInner, i64 maskRow,
                                       float *__restrict__ out, i64 outOuter, i64 outInner,
                                       i64 outRow) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
@@ -441,6 +442,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
         i64 dvInner, i64 dvRow, float *__restrict__ stats) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
@@ -514,6 +516,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
         i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionDkvThreads);
   const i64 heads = outer * inner;
   if (heads <= 0 || tk <= 0 || d <= 0 || dv <= 0)

@@ -988,6 +988,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
                                          i64 maskOuter, i64 maskInner, i64 maskRow,
                                          float *__restrict__ out, i64 outOuter, i64 outInner,
                                          i64 outRow) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
@@ -1016,6 +1017,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
         i64 dvInner, i64 dvRow, float *__restrict__ stats) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
@@ -1046,6 +1048,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
         i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;

@@ -108,6 +108,7 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
                                           const float *__restrict__ logits,
                                           const int *__restrict__ labels,
                                           float *__restrict__ losses) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes <= 0)
     return;
@@ -126,6 +127,7 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
 extern "C" __global__ void __launch_bounds__(kReduceThreads)
     tfc_cuda_cross_entropy_mean_kernel(i64 n, float count, const float *__restrict__ losses,
                                        float *__restrict__ out) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kReduceThreads);
   if (blockIdx.x != 0)
     return;
@@ -151,6 +153,7 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
                                            const int *__restrict__ labels,
                                            const float *__restrict__ dloss,
                                            float *__restrict__ dlogits) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes <= 0)
     return;
@@ -177,6 +180,7 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
                                         const float *__restrict__ dloss,
                                         float *__restrict__ losses,
                                         float *__restrict__ dlogits) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes <= 0)
     return;

@@ -31,6 +31,7 @@ typedef long long i64;
 extern "C" __global__ void __launch_bounds__(kDropoutThreads)
     tfc_cuda_dropout_mask_kernel(unsigned char *__restrict__ mask, i64 n, i64 first, i64 seed,
                                  i64 key, i64 threshold) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kDropoutThreads);
   const i64 firstGroup = first / 4, groups = (first + n + 3) / 4 - firstGroup;
   const uint32_t seed32 = uint32_t(seed), bound = uint32_t(threshold);

@@ -58,6 +58,7 @@ extern "C" __global__ void __launch_bounds__(kGatherThreads)
                                 const unsigned char *__restrict__ rows, i64 rowBytes,
                                 const i64 *__restrict__ order, const i64 *__restrict__ first,
                                 i64 count) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kGatherThreads);
   const i64 *__restrict__ indices = order + *first;
   const unsigned long long aligned =
@@ -77,6 +78,7 @@ extern "C" __global__ void __launch_bounds__(kGatherThreads)
 /// the graph's chain of nodes, orders them).
 extern "C" __global__ void __launch_bounds__(kAdvanceThreads)
     tfc_cuda_advance_first_kernel(i64 *first, i64 count) {
+  awaitPreviousKernel();
   if (blockIdx.x == 0 && threadIdx.x == 0)
     *first += count;
 }

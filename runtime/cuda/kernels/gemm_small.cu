@@ -98,6 +98,7 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
                                i64 accumulate, const float *residual, i64 ldResidual,
                                const float *bias, i64 relu, i64 reluGrad, unsigned *mask,
                                i64 ldMask) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kSmallGemmThreads);
   __shared__ float sA[kTile][kTile + 1], sB[kTile][kTile + 1]; // [k][row], [k][col]
   const i64 tilesM = (m + kTile - 1) / kTile, tilesN = (n + kTile - 1) / kTile;
@@ -159,6 +160,7 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
                                       i64 strideC, i64 accumulate, const float *residual,
                                       i64 ldResidual, const float *bias, i64 relu, i64 reluGrad,
                                       unsigned *mask, i64 ldMask) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kSmallGemmThreads);
   const Epilogue e{accumulate, residual, ldResidual, bias, relu, reluGrad, mask, ldMask};
   const i64 total = outputs * m * n;
@@ -182,6 +184,7 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
 extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
     tfc_cuda_column_sums_kernel(i64 rows, i64 cols, const float *__restrict__ x, i64 ld,
                                 i64 part, float *__restrict__ sums) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kSmallGemmThreads);
   constexpr int kWarps = kSmallGemmThreads / kWarp;
   __shared__ float warpSums[kWarps][kWarp];

@@ -46,6 +46,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
                                        const float *__restrict__ x,
                                        const float *__restrict__ gamma,
                                        const float *__restrict__ beta, float *__restrict__ y) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   constexpr int warps = kLayerNormThreads / kWarp;
   const int lane = threadIdx.x % kWarp;
@@ -106,6 +107,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
                                         const float *__restrict__ g, float *__restrict__ dx,
                                         float *__restrict__ dgamma, float *__restrict__ dbeta,
                                         float *__restrict__ scratch, unsigned *counter) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
     return;
@@ -197,6 +199,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
                                                const float *__restrict__ scratch,
                                                float *__restrict__ dgamma,
                                                float *__restrict__ dbeta) {
+  awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
     return;
