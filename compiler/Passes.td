@@ -716,6 +716,29 @@ def TfGlobalsToDevice : Pass<"tf-globals-to-device", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TfAwaitPreviousKernel : Pass<"tf-await-previous-kernel", "mlir::ModuleOp"> {
+  let summary = "Start every kernel by waiting for the kernel before it (programmatic dependent launch)";
+  let description = [{
+    Every `gpu.func` kernel starts with an `llvm.inline_asm` marker (a PTX
+    comment with a memory clobber, so nothing moves above it):
+
+    ```mlir
+    llvm.inline_asm has_side_effects "// tfc: await the previous kernel", "~{memory}" : () -> ()
+    ```
+
+    The kernels' PTX targets sm_80, which has no programmatic dependent
+    launch; `tf-launches-to-runtime` assembles the SASS for sm_90 and later
+    from the PTX with each marker replaced by `griddepcontrol.launch_dependents`
+    and `griddepcontrol.wait` (the next kernel may begin launching; wait until
+    the kernel before has finished and its writes are visible), and the
+    manifest lists those archs (`"dependent_launch"`). On them the runtime may
+    launch the kernels with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`
+    (TFC_DEPENDENT_LAUNCH=1): a launch overlaps the kernel before it. After
+    tf-merge-gpu-modules (and tf-grid-sync), before the NVVM conversion.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def TfMergeGpuModules : Pass<"tf-merge-gpu-modules", "mlir::ModuleOp"> {
   let summary = "Move every outlined kernel into one GPU module";
   let description = [{

@@ -166,6 +166,10 @@ inline constexpr const char *kCudaKernelSources = "kernel_sources";
 inline constexpr const char *kCudaPrecision = "precision";
 /// true: each entry one persistent kernel (tfc compile --persistent-kernels)
 inline constexpr const char *kCudaPersistent = "persistent";
+/// The archs ("sm_90") whose SASS starts every generated kernel by waiting
+/// for the kernel before it (tf-await-previous-kernel): there the runtime
+/// may launch them as programmatic dependent launches. Absent: none.
+inline constexpr const char *kCudaDependentLaunch = "dependent_launch";
 inline constexpr const char *kPrecisionFp32 = "fp32";
 inline constexpr const char *kPrecisionTf32 = "tf32";
 inline constexpr const char *kPrecisionBf16 = "bf16";

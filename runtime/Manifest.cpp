@@ -224,6 +224,17 @@ static bool parseCuda(const json &j, CudaSpec &out) {
       out.kernelSources.push_back(k.get<std::string>());
     }
   }
+  // "dependent_launch": optional, archs.
+  if (j.contains(abi::key::kCudaDependentLaunch)) {
+    const json &archs = j[abi::key::kCudaDependentLaunch];
+    if (!archs.is_array())
+      return false;
+    for (const json &arch : archs) {
+      if (!arch.is_string())
+        return false;
+      out.dependentLaunch.push_back(arch.get<std::string>());
+    }
+  }
   // "persistent": absent is false.
   if (j.contains(abi::key::kCudaPersistent)) {
     if (!j[abi::key::kCudaPersistent].is_boolean())

@@ -103,6 +103,9 @@ struct CudaSpec {
   /// Each entry one persistent kernel (tfc compile --persistent-kernels):
   /// every GEMM and layer generated code, no cuBLASLt call.
   bool persistent = false;
+  /// The archs whose SASS starts every kernel by waiting for the kernel
+  /// before it (tf-await-previous-kernel): programmatic dependent launch.
+  std::vector<std::string> dependentLaunch;
 };
 
 struct Manifest {

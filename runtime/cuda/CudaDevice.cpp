@@ -89,10 +89,14 @@ bool CudaDevice::openContext(std::string &error) {
                                         context_->device()) == CUDA_SUCCESS &&
       optIn > kDefaultSharedBytes)
     maxSharedBytes_ = optIn;
-  int major = 0;
+  int major = 0, minor = 0;
   if (driver_->api().deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-                                        context_->device()) == CUDA_SUCCESS)
+                                        context_->device()) == CUDA_SUCCESS &&
+      driver_->api().deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                        context_->device()) == CUDA_SUCCESS) {
     computeMajor_ = major;
+    computeMinor_ = minor;
+  }
   return true;
 }
 
@@ -186,6 +190,11 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   if (!openContext(error))
     return false;
   kernelSources_ = spec.kernelSources;
+  // The generated kernels wait for the one before where this GPU runs the
+  // SASS that does (sm_90 SASS runs on compute capability 9.0 alone).
+  generatedAwait_ = std::find(spec.dependentLaunch.begin(), spec.dependentLaunch.end(),
+                              "sm_" + std::to_string(computeMajor_ * 10 + computeMinor_)) !=
+                    spec.dependentLaunch.end();
   if (!spec.kernels.empty() && !loadKernels(tfc_cuda_image, spec.kernels, error)) {
     int major = 0, minor = 0;
     std::string ignored;
@@ -217,8 +226,8 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // launches (on by default: one where the partials are few; unmeasured).
   if (const char *one = std::getenv("TFC_LAYER_NORM_ONE_LAUNCH"); one && *one)
     layerNormOneLaunch_ = std::string(one) != "0";
-  // TFC_DEPENDENT_LAUNCH=1: the hand-written kernels as programmatic
-  // dependent launches on sm_90 and later (off by default: unmeasured).
+  // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
+  // sm_90 and later (off by default: unmeasured).
   if (const char *dependent = std::getenv("TFC_DEPENDENT_LAUNCH"); dependent && *dependent)
     setDependentLaunch(std::string(dependent) != "0");
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
@@ -659,6 +668,28 @@ void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t bl
   });
   if (cooperative)
     return launchCooperative(size_t(kernel), where, grid, block, sharedBytes, params);
+  if (dependentLaunch_ && generatedAwait_) {
+    // The kernel's SASS waits for the one before first (the manifest's
+    // "dependent_launch"): its launch may overlap that kernel's run.
+    CUlaunchAttribute attribute = {};
+    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attribute.value.programmaticStreamSerializationAllowed = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = unsigned(grid[0]);
+    config.gridDimY = unsigned(grid[1]);
+    config.gridDimZ = unsigned(grid[2]);
+    config.blockDimX = unsigned(block[0]);
+    config.blockDimY = unsigned(block[1]);
+    config.blockDimZ = unsigned(block[2]);
+    config.sharedMemBytes = unsigned(sharedBytes);
+    config.hStream = context_->stream();
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    if (!driver_->check(api.launchKernelEx(&config, function, params.data(), nullptr),
+                        "cuLaunchKernelEx(" + where + ", programmatic)", error))
+      failLaunch(error);
+    return;
+  }
   if (!driver_->check(api.launchKernel(function, unsigned(grid[0]), unsigned(grid[1]),
                                        unsigned(grid[2]), unsigned(block[0]), unsigned(block[1]),
                                        unsigned(block[2]), unsigned(sharedBytes),

@@ -187,11 +187,13 @@ public:
   /// two against each other; the same bits either way).
   void setLayerNormOneLaunch(bool on) { layerNormOneLaunch_ = on; }
   bool layerNormOneLaunch() const { return layerNormOneLaunch_; }
-  /// Whether the hand-written kernels are launched as programmatic dependent
-  /// launches (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each
-  /// may start launching while the kernel before it runs, and waits in its
-  /// first instruction, Warp.cuh's awaitPreviousKernel). TFC_DEPENDENT_LAUNCH=1
-  /// at open(), or this; only on compute capability 9.0 and later. Off by
+  /// Whether kernels are launched as programmatic dependent launches
+  /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
+  /// launching while the kernel before it runs, and waits in its first
+  /// instruction): the hand-written ones (Warp.cuh's awaitPreviousKernel),
+  /// and the generated ones where the manifest's "dependent_launch" lists
+  /// this GPU's arch (tf-await-previous-kernel). TFC_DEPENDENT_LAUNCH=1 at
+  /// open(), or this; only on compute capability 9.0 and later. Off by
   /// default until a GPU has measured it (docs/cuda-kernels.md).
   void setDependentLaunch(bool on) { dependentLaunch_ = on && computeMajor_ >= 9; }
   bool dependentLaunch() const { return dependentLaunch_; }
@@ -318,7 +320,8 @@ private:
   bool biasGradColumns_ = false;
   bool layerNormOneLaunch_ = true;
   bool dependentLaunch_ = false;
-  int computeMajor_ = 0; // the GPU's compute capability's major
+  bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
+  int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability
   int profileDepth_ = 0; // profileBegin's nesting: only the outermost is timed
 };
 

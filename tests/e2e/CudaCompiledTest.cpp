@@ -258,6 +258,7 @@ rt::Tensor feedFor(const rt::TensorSpec &spec, std::vector<int64_t> shape, std::
 struct FakeLog {
   std::string text;
   size_t eager = 0, captured = 0, gemms = 0, captures = 0, cooperative = 0;
+  std::set<std::string> programmatic;               // kernels launched so (TFC_DEPENDENT_LAUNCH=1)
   std::vector<size_t> capturedNodes, replayedNodes; // cuStreamEndCapture, cuGraphLaunch
   std::set<std::string> launched;
   std::map<std::string, std::set<std::string>> blocks; // a kernel's "128x1x1", ...
@@ -272,6 +273,8 @@ struct FakeLog {
         launched.insert(name);
         if (ex && line.find(", cooperative)") != std::string::npos)
           ++cooperative;
+        if (ex && line.find(", programmatic)") != std::string::npos)
+          programmatic.insert(name);
         if (size_t at = line.find(", block "); at != std::string::npos &&
                                                 std::sscanf(line.c_str() + at, ", block %31[0-9x]",
                                                             block) == 1)
@@ -568,6 +571,31 @@ TEST_F(OnFakes, BiasGradientsByColumnSumsUnderTfcBgradColumns) {
   EXPECT_FALSE(columns.launched.count("tfc_cuda_small_gemm_finish_kernel"));
   ASSERT_TRUE(columns.blocks.count("tfc_cuda_column_sums_kernel"));
   EXPECT_EQ(columns.blocks.at("tfc_cuda_column_sums_kernel"), std::set<std::string>{"256x1x1"});
+}
+
+// TFC_DEPENDENT_LAUNCH=1 on the fake's sm_90: the hand-written kernels are
+// programmatic dependent launches; the generated ones are not, for a PTX
+// image (the fake loads no other): the driver compiles that PTX, which is
+// sm_80's, without the wait (only a fatbin's sm_90 SASS has it, and its
+// manifest says so: tests/lit/lowering/cuda/precision.tf). Without the
+// setting, and by default, none is.
+TEST_F(OnFakes, DependentLaunchesUnderTfcDependentLaunch) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  ASSERT_TRUE(manifest_.cuda);
+  EXPECT_TRUE(manifest_.cuda->dependentLaunch.empty());
+  FakeLog plain = runEntry("train_step");
+  EXPECT_TRUE(plain.programmatic.empty()) << plain.text;
+  env_ = "TFC_DEPENDENT_LAUNCH=1 ";
+  std::remove((dir_ + "/run-train_step.log").c_str()); // the fake appends to it
+  FakeLog dependent = runEntry("train_step");
+  EXPECT_EQ(dependent.launched, plain.launched);
+  std::set<std::string> handWritten;
+  for (const std::string &name : dependent.launched)
+    if (name.rfind("tfc_cuda_", 0) == 0)
+      handWritten.insert(name);
+  EXPECT_TRUE(handWritten.count("tfc_cuda_layer_norm_forward_kernel")) << dependent.text;
+  EXPECT_EQ(dependent.programmatic, handWritten) << dependent.text;
+  EXPECT_EQ(dependent.text.find("INVALID"), std::string::npos) << dependent.text;
 }
 
 // A short `train` (12 samples: three steps of 4, then evaluation on 4 and 4):

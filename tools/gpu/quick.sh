@@ -9,9 +9,8 @@
 #      reverse and set_anomaly again with bias gradients by column sums
 #      (TFC_BGRAD_COLUMNS=1); set_anomaly with 4 elements a generated
 #      kernel's thread against one (--no-thread-coarsening): the same bytes;
-#      reverse and set_anomaly with the hand-written kernels as programmatic
-#      dependent launches (TFC_DEPENDENT_LAUNCH=1) against without: the
-#      same bytes;
+#      reverse and set_anomaly with programmatic dependent launches
+#      (TFC_DEPENDENT_LAUNCH=1) against without: the same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings);
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
@@ -80,8 +79,8 @@ for model in reverse set_anomaly; do
 done
 [ -x "$dir/cuda-one/set_anomaly" ] &&
   parity set_anomaly.one - --cpu "$dir/cuda-one/set_anomaly" --cuda "$dir/cuda/set_anomaly" --exact
-# Programmatic dependent launches of the hand-written kernels against the
-# same binary without: the same bytes.
+# Programmatic dependent launches (every kernel of a fatbin on sm_90)
+# against the same binary without: the same bytes.
 for model in reverse set_anomaly; do
   parity "$model.dependent" - --cpu "$dir/cuda/$model" --cuda "$dir/cuda/$model" --exact \
     --cuda-env TFC_DEPENDENT_LAUNCH=1
@@ -128,7 +127,7 @@ done
 echo "== 4c. train_step (median of 50): the layer norm backward in one launch against two"
 ab TFC_LAYER_NORM_ONE_LAUNCH "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
 
-echo "== 4d. train_step (median of 50): hand-written kernels as programmatic dependent launches"
+echo "== 4d. train_step (median of 50): programmatic dependent launches against plain ones"
 ab TFC_DEPENDENT_LAUNCH "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32"
 
 echo "== 5. bench --profile"

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/lowering/cuda/Pipeline.h"
 #include "runtime/Abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -93,29 +94,51 @@ bool runTool(StringRef toolkit, StringRef tool, ArrayRef<std::string> args, std:
   return false;
 }
 
-/// The fatbin of `ptx`: SASS for each of `archs`, and the PTX itself.
-bool assembleFatbin(StringRef ptx, StringRef ptxArch, ArrayRef<std::string> archs,
-                    StringRef toolkit, std::string &image, std::string &error) {
-  TempFile ptxFile, fatbin;
-  if (!ptxFile.create("tfc-kernels", "ptx", error) || !fatbin.create("tfc-kernels", "fatbin", error))
+/// The number of `arch` ("sm_90": 90), 0 for none.
+unsigned archNumber(StringRef arch) {
+  unsigned number = 0;
+  return arch.consume_front("sm_") && !arch.getAsInteger(10, number) ? number : 0;
+}
+
+/// Writes `text` to a new temporary file.
+bool writeTemp(TempFile &file, StringRef prefix, StringRef text, std::string &error) {
+  if (!file.create(prefix, "ptx", error))
     return false;
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(ptxFile.path, ec);
-    if (ec) {
-      error = "cannot write '" + ptxFile.path.str().str() + "': " + ec.message();
-      return false;
-    }
-    os << ptx;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(file.path, ec);
+  if (ec) {
+    error = "cannot write '" + file.path.str().str() + "': " + ec.message();
+    return false;
   }
+  os << text;
+  return true;
+}
+
+/// The fatbin of `ptx`: SASS for each of `archs`, and the PTX itself. The
+/// SASS of sm_90 and later from the PTX with every kernel waiting for the
+/// one before (ptxAwaitingPreviousKernel); those archs go in `awaiting`.
+bool assembleFatbin(StringRef ptx, StringRef ptxArch, ArrayRef<std::string> archs,
+                    StringRef toolkit, std::string &image, SmallVectorImpl<std::string> &awaiting,
+                    std::string &error) {
+  TempFile ptxFile, awaitingFile, fatbin;
+  if (!writeTemp(ptxFile, "tfc-kernels", ptx, error) ||
+      !fatbin.create("tfc-kernels", "fatbin", error))
+    return false;
+  const std::string awaitingPtx = tfc::ptxAwaitingPreviousKernel(ptx.str());
+  if (!awaitingPtx.empty() && !writeTemp(awaitingFile, "tfc-kernels-sm90", awaitingPtx, error))
+    return false;
   std::vector<TempFile> cubins(archs.size());
   std::vector<std::string> fatbinArgs = {"-64", "--create=" + fatbin.path.str().str()};
   for (auto [arch, cubin] : llvm::zip(archs, cubins)) {
+    const bool waits = !awaitingPtx.empty() && archNumber(arch) >= 90;
     if (!cubin.create("tfc-kernels-" + arch, "cubin", error) ||
-        !runTool(toolkit, "ptxas", {"-arch=" + arch, "-O3", ptxFile.path.str().str(), "-o",
-                                    cubin.path.str().str()},
+        !runTool(toolkit, "ptxas",
+                 {"-arch=" + arch, "-O3", (waits ? awaitingFile : ptxFile).path.str().str(), "-o",
+                  cubin.path.str().str()},
                  error))
       return false;
+    if (waits)
+      awaiting.push_back(arch);
     fatbinArgs.push_back("--image3=kind=elf,sm=" + arch.substr(3) + ",file=" +
                          cubin.path.str().str());
   }
@@ -262,7 +285,7 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
     // NVPTX ends the text with a NUL, which ptxas refuses in a file.
     std::string ptx = object.getObject().getValue().rtrim(StringRef("\0", 1)).str();
     std::string image;
-    SmallVector<std::string> archList;
+    SmallVector<std::string> archList, awaitingArchs;
     for (const std::string &arch : archs)
       archList.push_back(arch);
     if (imageFormat == "ptx") {
@@ -271,7 +294,7 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
       archList.clear();
     } else if (imageFormat == "fatbin") {
       std::string error;
-      if (!assembleFatbin(ptx, ptxArch, archList, toolkit, image, error)) {
+      if (!assembleFatbin(ptx, ptxArch, archList, toolkit, image, awaitingArchs, error)) {
         module.emitError("tfc: ") << error;
         return signalPassFailure();
       }
@@ -313,8 +336,47 @@ struct TfLaunchesToRuntimePass : tfc::impl::TfLaunchesToRuntimeBase<TfLaunchesTo
     }
     if (cooperativeCallee)
       record.push_back(b.getNamedAttr(abi::key::kCudaPersistent, b.getBoolAttr(true)));
+    if (!awaitingArchs.empty()) {
+      SmallVector<Attribute> awaiting;
+      for (const std::string &arch : awaitingArchs)
+        awaiting.push_back(b.getStringAttr(arch));
+      record.push_back(b.getNamedAttr(abi::key::kCudaDependentLaunch, b.getArrayAttr(awaiting)));
+    }
     module->setAttr("tfc.cuda", b.getDictionaryAttr(record));
   }
 };
 
 } // namespace
+
+std::string tfc::ptxAwaitingPreviousKernel(const std::string &ptx) {
+  const std::string marker = kAwaitPreviousKernelMarker;
+  std::string out;
+  out.reserve(ptx.size() + 1024);
+  size_t markers = 0, entries = 0, at = 0;
+  for (size_t found = ptx.find(".entry"); found != std::string::npos;
+       found = ptx.find(".entry", found + 1))
+    ++entries;
+  for (size_t found; (found = ptx.find(marker, at)) != std::string::npos;
+       at = found + marker.size()) {
+    out.append(ptx, at, found - at);
+    out += "griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;";
+    ++markers;
+  }
+  out.append(ptx, at, std::string::npos);
+  if (entries == 0 || markers != entries)
+    return "";
+  // The instructions need .target sm_90 or later.
+  const std::string target = ".target sm_";
+  size_t targetAt = out.find(target);
+  if (targetAt == std::string::npos)
+    return "";
+  size_t digits = targetAt + target.size(), end = digits;
+  while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end])))
+    ++end;
+  unsigned number = 0;
+  if (StringRef(out).slice(digits, end).getAsInteger(10, number))
+    return "";
+  if (number < 90)
+    out.replace(digits, end - digits, "90");
+  return out;
+}

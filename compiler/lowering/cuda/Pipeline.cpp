@@ -123,6 +123,9 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
 }
 
 void tfc::addCudaPtxPasses(OpPassManager &pm, const CudaTarget &target) {
+  // Each kernel waits for the one before itself (on sm_90's SASS), so that
+  // the runtime may overlap their launches.
+  pm.addPass(createTfAwaitPreviousKernel());
   GpuNVVMAttachTargetOptions attach;
   attach.chip = target.ptxArch;
   // PTX ISA 8.1: kernels take up to 32 KiB of parameters (tf-merge-launches).

@@ -59,6 +59,15 @@ struct CudaTarget {
   bool persistent = false;
 };
 
+/// The PTX comment tf-await-previous-kernel starts every kernel with.
+inline constexpr const char *kAwaitPreviousKernelMarker = "// tfc: await the previous kernel";
+
+/// `ptx` (whose target is older than sm_90) for assembling the SASS of sm_90
+/// and later: its target sm_90, each kernel's marker replaced by
+/// griddepcontrol.launch_dependents and griddepcontrol.wait. Empty where
+/// some kernel has no marker (the SASS is then assembled from `ptx` as it is).
+std::string ptxAwaitingPreviousKernel(const std::string &ptx);
+
 /// Dialects, target interfaces and translations the CUDA stages use.
 void registerCudaCodegen(mlir::DialectRegistry &registry);
 

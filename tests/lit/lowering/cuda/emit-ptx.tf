@@ -18,10 +18,20 @@
 # CHECK-NEXT: .param .u64 tfc_k0_param_3,
 # CHECK-NEXT: .param .u64 tfc_k0_param_4
 # CHECK-NEXT: )
+# Each kernel starts with tf-await-previous-kernel's marker before any load
+# of global memory (its parameters may come first), a comment here (sm_80
+# has no programmatic dependent launch; sm_90's SASS gets the instructions
+# in its place).
+# CHECK: {
+# CHECK-NOT: ld.global
+# CHECK: // tfc: await the previous kernel
+# CHECK-NOT: griddepcontrol
 # CHECK-NOT: bar.sync
 # The softmax's sum and its division, one kernel of one block: a barrier
 # between them.
 # CHECK: .visible .entry tfc_k1(
+# CHECK-NOT: ld.global
+# CHECK: // tfc: await the previous kernel
 # CHECK: bar.sync 0;
 # CHECK-NOT: .entry
 # CHECK-NOT: .extern .func

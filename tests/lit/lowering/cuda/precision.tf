@@ -14,6 +14,9 @@
 # RUN: %t/fp32 info | FileCheck %s --check-prefix=FP32
 # The manifest as tf-pack-entry-abi embeds it (the module's tfc.cuda).
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --precision tf32 --cuda-path=%cuda --cuda-image=ptx --emit=llvm | FileCheck %s --check-prefix=MANIFEST
+# A fatbin's sm_90 SASS waits for the kernel before (tf-await-previous-kernel):
+# the manifest says so, for the runtime's programmatic dependent launches.
+# RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --cuda-path=%cuda --emit=llvm | FileCheck %s --check-prefix=FATBIN
 
 # TF32: runs on device cuda:0
 # TF32: kernels {{[0-9]+}}, a fatbin image with SASS for sm_80, sm_90
@@ -25,3 +28,4 @@
 # Each kernel's source beside its name (bench --profile): the entry and the
 # file's lines of its operations (lines 6 and 7 are the two outputs).
 # MANIFEST: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[],\22image\22:\22ptx\22,\22kernel_sources\22:[\22predict: softmax.tf:6,7\22,\22predict: softmax.tf:6\22],\22kernels\22:[\22tfc_k0\22,\22tfc_k1\22],\22precision\22:\22tf32\22}
+# FATBIN: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[\22sm_80\22,\22sm_90\22],\22dependent_launch\22:[\22sm_90\22],\22image\22:\22fatbin\22
