@@ -671,21 +671,8 @@ void CudaDevice::launch(intptr_t kernel, const int64_t grid[3], const int64_t bl
   if (dependentLaunch_ && generatedAwait_) {
     // The kernel's SASS waits for the one before first (the manifest's
     // "dependent_launch"): its launch may overlap that kernel's run.
-    CUlaunchAttribute attribute = {};
-    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attribute.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config = {};
-    config.gridDimX = unsigned(grid[0]);
-    config.gridDimY = unsigned(grid[1]);
-    config.gridDimZ = unsigned(grid[2]);
-    config.blockDimX = unsigned(block[0]);
-    config.blockDimY = unsigned(block[1]);
-    config.blockDimZ = unsigned(block[2]);
-    config.sharedMemBytes = unsigned(sharedBytes);
-    config.hStream = context_->stream();
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    if (!driver_->check(api.launchKernelEx(&config, function, params.data(), nullptr),
+    if (!driver_->check(launchWith(dependentLaunchAttribute(), function, grid, block, sharedBytes,
+                                   params.data()),
                         "cuLaunchKernelEx(" + where + ", programmatic)", error))
       failLaunch(error);
     return;
@@ -732,9 +719,28 @@ void CudaDevice::launchCooperative(size_t kernel, const std::string &where,
   CUlaunchAttribute attribute = {};
   attribute.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
   attribute.value.cooperative = 1;
+  const int64_t blocks[3] = {std::min(grid[0], resident), 1, 1};
+  if (!driver_->check(launchWith(attribute, function, blocks, block, sharedBytes, params.data()),
+                      "cuLaunchKernelEx(" + where + ", cooperative, " + std::to_string(blocks[0]) +
+                          " blocks resident)",
+                      error))
+    failLaunch(error);
+}
+
+CUlaunchAttribute CudaDevice::dependentLaunchAttribute() {
+  CUlaunchAttribute attribute = {};
+  attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attribute.value.programmaticStreamSerializationAllowed = 1;
+  return attribute;
+}
+
+CUresult CudaDevice::launchWith(CUlaunchAttribute attribute, CUfunction function,
+                                const int64_t grid[3], const int64_t block[3], int64_t sharedBytes,
+                                void **params) const {
   CUlaunchConfig config = {};
-  config.gridDimX = unsigned(std::min(grid[0], resident));
-  config.gridDimY = config.gridDimZ = 1;
+  config.gridDimX = unsigned(grid[0]);
+  config.gridDimY = unsigned(grid[1]);
+  config.gridDimZ = unsigned(grid[2]);
   config.blockDimX = unsigned(block[0]);
   config.blockDimY = unsigned(block[1]);
   config.blockDimZ = unsigned(block[2]);
@@ -742,11 +748,7 @@ void CudaDevice::launchCooperative(size_t kernel, const std::string &where,
   config.hStream = context_->stream();
   config.attrs = &attribute;
   config.numAttrs = 1;
-  if (!driver_->check(api.launchKernelEx(&config, function, params.data(), nullptr),
-                      "cuLaunchKernelEx(" + where + ", cooperative, " +
-                          std::to_string(config.gridDimX) + " blocks resident)",
-                      error))
-    failLaunch(error);
+  return driver_->api().launchKernelEx(&config, function, params, nullptr);
 }
 
 void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {

@@ -197,6 +197,11 @@ public:
   /// default until a GPU has measured it (docs/cuda-kernels.md).
   void setDependentLaunch(bool on) { dependentLaunch_ = on && computeMajor_ >= 9; }
   bool dependentLaunch() const { return dependentLaunch_; }
+  /// PROGRAMMATIC_STREAM_SERIALIZATION, allowed: a dependent launch's.
+  static CUlaunchAttribute dependentLaunchAttribute();
+  /// cuLaunchKernelEx of `function` on the device's stream with `attribute`.
+  CUresult launchWith(CUlaunchAttribute attribute, CUfunction function, const int64_t grid[3],
+                      const int64_t block[3], int64_t sharedBytes, void **params) const;
   /// The first launch or GEMM failure not yet reported (run() reports and
   /// clears it), or "".
   const std::string &launchError() const { return launchError_; }

@@ -212,20 +212,10 @@ bool LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
   if (device.dependentLaunch()) {
     // Every kernel waits for the one before in its first instruction
     // (awaitPreviousKernel), so its launch may overlap that kernel's run.
-    CUlaunchAttribute attribute = {};
-    attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attribute.value.programmaticStreamSerializationAllowed = 1;
-    CUlaunchConfig config = {};
-    config.gridDimX = unsigned(grid);
-    config.gridDimY = config.gridDimZ = 1;
-    config.blockDimX = unsigned(spec.threads);
-    config.blockDimY = config.blockDimZ = 1;
-    config.hStream = device.context().stream();
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return driver.check(
-        driver.api().launchKernelEx(&config, functions_[kernel], pointers.data(), nullptr),
-        "cuLaunchKernelEx(" + where + ", programmatic)", error);
+    const int64_t grids[3] = {grid, 1, 1}, blocks[3] = {spec.threads, 1, 1};
+    return driver.check(device.launchWith(CudaDevice::dependentLaunchAttribute(),
+                                          functions_[kernel], grids, blocks, 0, pointers.data()),
+                        "cuLaunchKernelEx(" + where + ", programmatic)", error);
   }
   return driver.check(driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1,
                                                 unsigned(spec.threads), 1, 1, 0,
