@@ -414,6 +414,13 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                           "tensor fp32"
                         : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
                           "in full FP32");
+    std::string awaiting;
+    for (const std::string &arch : spec.dependentLaunch)
+      awaiting += (awaiting.empty() ? "" : ", ") + arch;
+    lines.push_back(
+        "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
+        "hand-written kernels on sm_90 and later, the generated ones " +
+        (awaiting.empty() ? std::string("nowhere (no SASS of theirs waits)") : "on " + awaiting));
   }
   const char *cublas = std::getenv("TFC_CUBLASLT");
   const bool persistent = manifest.cuda && manifest.cuda->persistent;

@@ -1275,28 +1275,35 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   entry.args.push_back(x);
   manifest.entries.push_back(entry);
   std::vector<std::string> lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 7u);
+  ASSERT_EQ(lines.size(), 8u);
   EXPECT_EQ(lines[0], std::string("cuda:0: Fake CUDA Device 0, sm_90, 80.0 GiB (driver ") +
                           TFC_FAKE_CUDA_DRIVER + ", CUDA 13.0)");
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
   EXPECT_EQ(lines[2], "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in "
                       "full FP32");
+  // A model compiled before the generated kernels waited (no "dependent_launch").
+  EXPECT_EQ(lines[3], "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
+                      "hand-written kernels on sm_90 and later, the generated ones nowhere (no "
+                      "SASS of theirs waits)");
   // The workspace (32 MiB), the arena (1,024 bytes), x (128, in 256) and
   // the layer norm backward's counter (4, in 256).
   EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256 + 256);
-  EXPECT_EQ(lines[4].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
+  EXPECT_EQ(lines[5].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
             0u)
-      << lines[4];
-  EXPECT_EQ(lines[6], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+      << lines[5];
+  EXPECT_EQ(lines[7], "predict: 1.1 KiB of device memory (arguments, results and arena)");
   // --precision tf32: the GEMMs on TF32 tensor cores, nothing else.
   manifest.cuda->precision = "tf32";
+  manifest.cuda->dependentLaunch = {"sm_90"};
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 7u);
+  ASSERT_EQ(lines.size(), 8u);
   EXPECT_EQ(lines[2], "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32");
+  EXPECT_EQ(lines[3], "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
+                      "hand-written kernels on sm_90 and later, the generated ones on sm_90");
   manifest.cuda->precision = "bf16";
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 7u);
+  ASSERT_EQ(lines.size(), 8u);
   EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32");
 }

@@ -21,6 +21,7 @@
 # TF32: runs on device cuda:0
 # TF32: kernels {{[0-9]+}}, a fatbin image with SASS for sm_80, sm_90
 # TF32-NEXT: precision tf32: cuBLASLt GEMMs on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32
+# TF32-NEXT: programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the hand-written kernels on sm_90 and later, the generated ones on sm_90
 # BF16: kernels {{[0-9]+}}, a fatbin image
 # BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32
 # FP32: kernels {{[0-9]+}}, a fatbin image
