@@ -14,8 +14,10 @@
 // the kernel's 32-bit index). The kernels' module (gpu-module-to-binary's
 // PTX) becomes `tfc_cuda_image`: the PTX itself (image=ptx), or a fatbin of
 // SASS for each of `archs` and the PTX for newer GPUs (image=fatbin, by the
-// toolkit's ptxas and fatbinary); the module's `tfc.cuda` attribute records
-// what the manifest says of it and the GEMMs' precision (runtime/Abi.h).
+// toolkit's ptxas and fatbinary; the SASS of sm_90 and later from the PTX
+// with tf-await-previous-kernel's markers made griddepcontrol waits); the
+// module's `tfc.cuda` attribute records what the manifest says of it, the
+// GEMMs' precision and the archs whose SASS waits (runtime/Abi.h).
 //
 //===----------------------------------------------------------------------===//
 
