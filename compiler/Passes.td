@@ -28,9 +28,10 @@ def TfFuse : Pass<"tf-fuse", "mlir::ModuleOp"> {
        shape: what a reshape of x read, a broadcast into trailing dims both
        shapes share redone there, its positionwise producers that only f
        reads redone there too, or a reshape of x, a view); a reshape of the
-       result back to p's shape reads the redone value. A lookup (tf.gather,
-       a one-hot's product) counts as a product, with or without
-       `gemm-epilogues`.
+       result back to p's shape reads the redone value. A lookup (a
+       `LoopFusible` op with `IndexingOpInterface`: tf.gather, a one-hot's
+       product after canonicalization, or tf.one_hot) counts as a product,
+       with or without `gemm-epilogues`.
     3. Walking the ops backwards (consumer first, as XLA's instruction
        fusion), each ungrouped `LoopFusible` op roots a `loop` group over its
        result and each ungrouped `ReductionFusible` op a `reduction` group

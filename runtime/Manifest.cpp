@@ -127,6 +127,21 @@ static bool optionalString(const json &j, const char *key, const char *fallback,
   return true;
 }
 
+/// `key`'s array of strings appended to `out`; absent is none.
+static bool optionalStrings(const json &j, const char *key, std::vector<std::string> &out) {
+  auto it = j.find(key);
+  if (it == j.end())
+    return true;
+  if (!it->is_array())
+    return false;
+  for (const json &s : *it) {
+    if (!s.is_string())
+      return false;
+    out.push_back(s.get<std::string>());
+  }
+  return true;
+}
+
 static bool parseCall(const json &j, TrainCallSpec &out) {
   if (!j.is_object() || !j.contains(train::key::kName) || !j[train::key::kName].is_string())
     return false;
@@ -172,20 +187,9 @@ static bool parseTrain(const json &j, TrainSpec &out) {
 }
 
 static bool parseCpu(const json &j, CpuSpec &out) {
-  if (!j.is_object() || !optionalString(j, abi::key::kName, "", out.name) ||
-      !optionalString(j, abi::key::kCpuTarget, "", out.target))
-    return false;
-  if (j.contains(abi::key::kCpuFeatures)) {
-    const json &features = j[abi::key::kCpuFeatures];
-    if (!features.is_array())
-      return false;
-    for (const json &f : features) {
-      if (!f.is_string())
-        return false;
-      out.features.push_back(f.get<std::string>());
-    }
-  }
-  return true;
+  return j.is_object() && optionalString(j, abi::key::kName, "", out.name) &&
+         optionalString(j, abi::key::kCpuTarget, "", out.target) &&
+         optionalStrings(j, abi::key::kCpuFeatures, out.features);
 }
 
 static bool parseCuda(const json &j, CudaSpec &out) {
@@ -213,28 +217,13 @@ static bool parseCuda(const json &j, CudaSpec &out) {
       return false;
     out.kernels.push_back(k.get<std::string>());
   }
-  // "kernel_sources": optional, one string a kernel.
-  if (j.contains(abi::key::kCudaKernelSources)) {
-    const json &sources = j[abi::key::kCudaKernelSources];
-    if (!sources.is_array() || sources.size() != out.kernels.size())
-      return false;
-    for (const json &k : sources) {
-      if (!k.is_string())
-        return false;
-      out.kernelSources.push_back(k.get<std::string>());
-    }
-  }
-  // "dependent_launch": optional, archs.
-  if (j.contains(abi::key::kCudaDependentLaunch)) {
-    const json &archs = j[abi::key::kCudaDependentLaunch];
-    if (!archs.is_array())
-      return false;
-    for (const json &arch : archs) {
-      if (!arch.is_string())
-        return false;
-      out.dependentLaunch.push_back(arch.get<std::string>());
-    }
-  }
+  // "kernel_sources": optional, one string a kernel; "dependent_launch":
+  // optional, archs.
+  if (!optionalStrings(j, abi::key::kCudaKernelSources, out.kernelSources) ||
+      (j.contains(abi::key::kCudaKernelSources) &&
+       out.kernelSources.size() != out.kernels.size()) ||
+      !optionalStrings(j, abi::key::kCudaDependentLaunch, out.dependentLaunch))
+    return false;
   // "persistent": absent is false.
   if (j.contains(abi::key::kCudaPersistent)) {
     if (!j[abi::key::kCudaPersistent].is_boolean())

@@ -129,14 +129,19 @@ private:
            cast<ShapedType>(op->getResult(0).getType()).getRank() > 0;
   }
 
+  /// A lookup: computed element by element, each element read at an index
+  /// it reads first (IndexingOpInterface): tf.gather (a one-hot's product
+  /// after canonicalization), tf.one_hot.
+  static bool isLookup(Operation *op) {
+    return op && isElementwise(op) && isa<tf::IndexingOpInterface>(op);
+  }
+
   /// Whether `v` is a product's result, or positionwise ops' on one (its bias
-  /// added, an activation): what a GEMM group can end in. A lookup (a
-  /// one-hot's product, tf.gather) counts too, products only with
-  /// `gemm-epilogues`.
+  /// added, an activation): what a GEMM group can end in. A lookup counts
+  /// too, products only with `gemm-epilogues`.
   bool reachesProduct(Value v, int depth = 4) {
     Operation *op = v.getDefiningOp();
-    if (isa_and_present<tf::GatherOp>(op) ||
-        (gemmEpilogues_ && isa_and_present<tf::ProductOpInterface>(op)))
+    if (isLookup(op) || (gemmEpilogues_ && isa_and_present<tf::ProductOpInterface>(op)))
       return true;
     return op && depth > 0 && isPositionwise(op) &&
            llvm::any_of(op->getOperands(),

@@ -1020,7 +1020,8 @@ TEST(RuntimeManifest, CudaPrecision) {
 }
 
 // "kernel_sources" (each kernel's entry and model lines, for bench
-// --profile) is optional; present, it has one string a kernel.
+// --profile) is optional; present, it has one string a kernel. So is
+// "dependent_launch", an array of archs.
 TEST(RuntimeManifest, CudaKernelSources) {
   auto parse = [&](const std::string &sources, Manifest &m, std::string &error) {
     return parseManifest(
@@ -1038,8 +1039,14 @@ TEST(RuntimeManifest, CudaKernelSources) {
   ASSERT_TRUE(parse(R"(,"kernel_sources":["train_step: m.tf:3","predict"])", m, error)) << error;
   EXPECT_EQ(m.cuda->kernelSources,
             (std::vector<std::string>{"train_step: m.tf:3", "predict"}));
-  for (const std::string field : {R"(,"kernel_sources":["one"])", R"(,"kernel_sources":[1,2])",
-                                  R"(,"kernel_sources":"train_step")"}) {
+  // "dependent_launch": optional, the archs whose SASS waits.
+  EXPECT_TRUE(m.cuda->dependentLaunch.empty());
+  ASSERT_TRUE(parse(R"(,"dependent_launch":["sm_90"])", m, error)) << error;
+  EXPECT_EQ(m.cuda->dependentLaunch, std::vector<std::string>{"sm_90"});
+  for (const std::string field :
+       {R"(,"kernel_sources":["one"])", R"(,"kernel_sources":[1,2])",
+        R"(,"kernel_sources":"train_step")", R"(,"kernel_sources":[])",
+        R"(,"dependent_launch":"sm_90")", R"(,"dependent_launch":[90])"}) {
     SCOPED_TRACE(field);
     Manifest bad;
     EXPECT_FALSE(parse(field, bad, error));
