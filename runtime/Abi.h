@@ -262,11 +262,13 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   X(AttentionBackward, tfc_attention_backward,                                 \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
-  /* rows, d, blockRows, eps, x, gamma, the adjoint, dx, dgamma, dbeta, scratch */ \
+  /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
+     dx, dgamma, dbeta, scratch */                                             \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
-  /* rows, d, eps, x, gamma, beta, y: tf.layer_norm over rows of d */      \
-  X(LayerNormForward, tfc_layer_norm_forward, void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4)) \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
+  /* rows, d, eps, x, gamma, beta, y, relu: tf.layer_norm over rows of d */ \
+  X(LayerNormForward, tfc_layer_norm_forward,                                  \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I))                  \
   /* outer, classes, inner, count, logits, labels, losses (outer x inner    \
      scratch), out: tf.cross_entropy's mean */                                \
   X(CrossEntropy, tfc_cross_entropy,                                          \
@@ -326,9 +328,9 @@ enum Arg : unsigned {
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
-    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                             \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I))                  \
   X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \
@@ -437,6 +439,7 @@ TFC_ABI_SAME_AS_TWIN(CudaSgemm)
 TFC_ABI_SAME_AS_TWIN(CudaAttentionForward)
 TFC_ABI_SAME_AS_TWIN(CudaAttentionBackward)
 TFC_ABI_SAME_AS_TWIN(CudaLayerNormBackward)
+TFC_ABI_SAME_AS_TWIN(CudaLayerNormForward)
 TFC_ABI_SAME_AS_TWIN(CudaCrossEntropyBackward)
 TFC_ABI_SAME_AS_TWIN(CudaCrossEntropyFused)
 #undef TFC_ABI_SAME_AS_TWIN

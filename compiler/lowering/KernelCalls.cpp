@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 
@@ -414,10 +415,86 @@ struct RowKernelCall {
   }
 };
 
+/// Whether `value` is a constant splat of 0.0 (+0 only when `positive`).
+bool isZeroSplat(Value value, bool positive) {
+  ElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  auto splat = dyn_cast<SplatElementsAttr>(attr);
+  if (!splat || !isa<FloatType>(splat.getElementType()))
+    return false;
+  APFloat zero = splat.getSplatValue<APFloat>();
+  return zero.isZero() && !(positive && zero.isNegative());
+}
+
+/// The ReLU output m of relu's gradient `select(m > 0, a, +0)`, the value
+/// `select` yields, or null when it is some other select.
+Value reluGateOf(tf::SelectOp select) {
+  auto compare = select.getCond().getDefiningOp<tf::CompareOp>();
+  if (!compare || compare.getPredicate() != tf::ComparePredicate::gt ||
+      !isZeroSplat(compare.getRhs(), /*positive=*/false) ||
+      !isZeroSplat(select.getOnFalse(), /*positive=*/true) ||
+      compare.getLhs().getType() != select.getType())
+    return {};
+  return compare.getLhs();
+}
+
+/// Drops `select` (relu's gradient) for the adjoint it masks, and its
+/// comparison when nothing else reads it.
+void dropGate(tf::SelectOp select) {
+  auto compare = select.getCond().getDefiningOp<tf::CompareOp>();
+  select.replaceAllUsesWith(select.getOnTrue());
+  select.erase();
+  if (compare->use_empty())
+    compare.erase();
+}
+
+/// A layer norm's adjoint `grad` that is relu's gradient, select(m > 0, a,
+/// 0), behind reshapes and read by nothing else: at the function's level,
+/// or the yield of a fusion (a GEMM's epilogue: the product's adjoint
+/// masked). Returns m (a ReLU's output, the gate) and leaves `a` where the
+/// select was: the backward kernel gates the adjoint as it reads it, and
+/// the GEMM keeps no epilogue. Null, and nothing changed, otherwise.
+Value takeReluGate(Value grad) {
+  Value value = grad;
+  while (auto reshape = value.getDefiningOp<tf::ReshapeOp>()) {
+    if (!value.hasOneUse())
+      return {};
+    value = reshape.getX();
+  }
+  if (!value.hasOneUse())
+    return {};
+  if (auto select = value.getDefiningOp<tf::SelectOp>()) {
+    Value gate = reluGateOf(select);
+    if (gate)
+      dropGate(select);
+    return gate;
+  }
+  auto fusion = value.getDefiningOp<tf::FusionOp>();
+  if (!fusion)
+    return {};
+  Operation *yield = fusion.getBodyBlock().getTerminator();
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  auto select = yield->getOperand(index).getDefiningOp<tf::SelectOp>();
+  if (!select || !select->hasOneUse())
+    return {};
+  Value gate = reluGateOf(select);
+  // The gate read outside the fusion; what is left computed inside it.
+  Region &body = fusion.getBody();
+  Operation *onTrue = select.getOnTrue().getDefiningOp();
+  if (!gate || body.isAncestor(gate.getParentRegion()) || !onTrue ||
+      !body.isAncestor(onTrue->getParentRegion()))
+    return {};
+  dropGate(select);
+  return gate;
+}
+
 /// tf.layer_norm_grad as one call of the runtime's fused kernel
-/// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, dx, dgamma
-/// and dbeta fresh buffers, and a scratch buffer for the blocks' sums.
-void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel) {
+/// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, its gate
+/// when it is relu's gradient and the runtime's kernel gates (CUDA; else 0),
+/// dx, dgamma and dbeta fresh buffers, and a scratch buffer for the blocks'
+/// sums.
+void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool gates) {
   OpBuilder b(op);
   auto xType = cast<RankedTensorType>(op.getX().getType());
   int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
@@ -427,8 +504,13 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel) {
   call.addIndex(d);
   call.addIndex(kLayerNormBlockRows);
   call.addF32(op.getEpsilon().convertToFloat());
+  Value gate = gates ? takeReluGate(op.getGrad()) : Value();
   for (Value input : {op.getX(), op.getGamma(), op.getGrad()})
     call.addInput(input);
+  if (gate)
+    call.addInput(gate);
+  else
+    call.addIndex(0);
   for (Value result : op->getResults())
     call.addBuffer(cast<RankedTensorType>(result.getType()).getShape(), /*result=*/true);
   call.addBuffer({std::max<int64_t>(1, 2 * blocks * d)}, /*result=*/false); // scratch
@@ -436,11 +518,19 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel) {
 }
 
 /// tf.layer_norm as one call of tfc_cuda_layer_norm_forward: a warp a row
-/// instead of the two reductions and the pass of its loops.
+/// instead of the two reductions and the pass of its loops. When its only
+/// user is a tf.relu beside it, the kernel applies the relu as it writes
+/// (relu(layer_norm(x)), the output nets of reverse and the medium
+/// encoder): no loop of its own.
 void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
   OpBuilder b(op);
   auto type = cast<RankedTensorType>(op.getType());
   int64_t d = type.getShape().back(), rows = type.getNumElements() / std::max<int64_t>(d, 1);
+  tf::ReluOp relu;
+  if (op->hasOneUse())
+    relu = dyn_cast<tf::ReluOp>(*op->user_begin());
+  if (relu && relu->getBlock() != op->getBlock())
+    relu = {};
   RowKernelCall call{b, op.getLoc()};
   call.addIndex(rows);
   call.addIndex(d);
@@ -448,6 +538,11 @@ void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
   for (Value input : {op.getX(), op.getGamma(), op.getBeta()})
     call.addInput(input);
   call.addBuffer(type.getShape(), /*result=*/true);
+  call.addIndex(relu ? 1 : 0);
+  if (relu) {
+    relu.replaceAllUsesWith(op.getResult());
+    relu.erase();
+  }
   call.callInstead(op, kernel);
 }
 
@@ -644,7 +739,7 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
     lowerCrossEntropyFused(loss, grad, dominance, symbols.crossEntropyFused);
   for (Operation *op : fusedKernels) {
     if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
-      lowerLayerNormGrad(grad, symbols.layerNormBackward);
+      lowerLayerNormGrad(grad, symbols.layerNormBackward, runtime == KernelRuntime::Cuda);
     else if (auto norm = dyn_cast<tf::LayerNormOp>(op))
       lowerLayerNorm(norm, symbols.layerNormForward);
     else if (auto loss = dyn_cast<tf::CrossEntropyOp>(op))

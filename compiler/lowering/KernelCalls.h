@@ -16,8 +16,10 @@ enum class KernelRuntime { Cpu, Cuda };
 /// Replaces every tf.attention without stored weights, tf.attention_grad
 /// and tf.layer_norm_grad in `module` by a call of `runtime`'s fused kernel
 /// (declared in `module` on first use), on buffers; for CUDA also the layer
-/// norm and the cross-entropy loss and its gradient, a loss and its gradient
-/// of the same logits and labels as one call when `fuseCrossEntropy`.
+/// norm (with a tf.relu that is its only user) and the cross-entropy loss
+/// and its gradient, a loss and its gradient of the same logits and labels
+/// as one call when `fuseCrossEntropy`, and a layer norm's backward takes
+/// relu's gradient of its adjoint (a select on the ReLU's output) along.
 void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime,
                         bool fuseCrossEntropy = true);
 

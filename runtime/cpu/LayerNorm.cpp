@@ -266,14 +266,25 @@ void blocksBackward(int64_t b0, int64_t b1, int64_t rows, int64_t d, int64_t blo
 } // namespace
 
 extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
-                                        intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
-                                        intptr_t dgamma, intptr_t dbeta, intptr_t scratch) {
+                                        intptr_t x, intptr_t gamma, intptr_t g, intptr_t gate,
+                                        intptr_t dx, intptr_t dgamma, intptr_t dbeta,
+                                        intptr_t scratch) {
   if (d <= 0)
     return;
   const int64_t blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
   auto *partial = reinterpret_cast<float *>(scratch);
   const auto *xs = reinterpret_cast<const float *>(x);
   const auto *gs = reinterpret_cast<const float *>(g);
+  // A gated adjoint (only --target=cuda-emulated passes one): gated into a
+  // copy first, the rows' passes as they are.
+  std::vector<float> gated;
+  if (gate) {
+    const auto *gates = reinterpret_cast<const float *>(gate);
+    gated.resize(size_t(std::max<int64_t>(rows, 0) * d));
+    for (size_t i = 0; i < gated.size(); ++i)
+      gated[i] = tfc::rt::cuda::kernels::gatedGrad(gs[i], gates[i]);
+    gs = gated.data();
+  }
   const auto *gammas = reinterpret_cast<const float *>(gamma);
   auto *dxs = reinterpret_cast<float *>(dx);
   tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
@@ -290,7 +301,7 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
 }
 
 extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
-                                       intptr_t gamma, intptr_t beta, intptr_t y) {
+                                       intptr_t gamma, intptr_t beta, intptr_t y, intptr_t relu) {
   namespace k = tfc::rt::cuda::kernels;
   if (d <= 0)
     return;
@@ -306,8 +317,10 @@ extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, int
       for (int64_t j = 0; j < d; ++j)
         lanes[j % kLanes] += k::layerNormSquare(xr[j], mean);
       const float rstd = k::layerNormRstd(combine(lanes), d, eps);
-      for (int64_t j = 0; j < d; ++j)
-        ys[r * d + j] = k::layerNormOut(xr[j], mean, rstd, gammas[j], betas[j]);
+      for (int64_t j = 0; j < d; ++j) {
+        const float out = k::layerNormOut(xr[j], mean, rstd, gammas[j], betas[j]);
+        ys[r * d + j] = relu ? k::reluOf(out) : out;
+      }
     }
   });
 }

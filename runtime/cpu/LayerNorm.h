@@ -16,10 +16,11 @@ extern "C" {
 /// tf.layer_norm over rows x[r] of d floats (r < rows): y = (x - mean) rstd
 /// gamma + beta, rstd = 1 / sqrt(var + eps), the biased variance, with the
 /// per-element math of the CUDA kernel (runtime/cuda/kernels/KernelMath.h).
+/// With relu != 0, y = relu of that (KernelMath.h reluOf, tf.relu's bits).
 /// The CPU build generates this loop itself; this is the twin of
 /// tfc_cuda_layer_norm_forward, which --target=cuda-emulated calls.
 void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
-                            intptr_t beta, intptr_t y);
+                            intptr_t beta, intptr_t y, intptr_t relu);
 /// For rows x[r] (d floats each, r < rows) and their adjoints g[r]: with
 /// x̂ = (x - mean) rstd, rstd = 1 / sqrt(var + eps) (biased variance) and
 /// dx̂ = g gamma,
@@ -28,9 +29,12 @@ void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, in
 /// The rows go in blocks of `blockRows`, one thread a block; each block
 /// sums its rows' dgamma and dbeta terms in order into `scratch` (2 x
 /// blocks x d floats), and the blocks' sums are added in block order: the
-/// result has the same bits for any thread count.
-void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
-                             intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
+/// result has the same bits for any thread count. With a gate (not 0: a
+/// ReLU's output, rows x d floats) the adjoint is g where gate > 0, else 0
+/// (KernelMath.h gatedGrad, relu's gradient); the CPU build passes none,
+/// the CUDA twin's emulation does.
+void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps, intptr_t x,
+                             intptr_t gamma, intptr_t g, intptr_t gate, intptr_t dx,
                              intptr_t dgamma, intptr_t dbeta, intptr_t scratch);
 }
 

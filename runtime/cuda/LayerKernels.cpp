@@ -74,9 +74,9 @@ static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 27);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 39 + 1);
-static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 11 + 1);
+static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
-static_assert(kSpecs[LayerKernels::LayerNormForward].params == 7);
+static_assert(kSpecs[LayerKernels::LayerNormForward].params == 8);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
@@ -290,8 +290,8 @@ extern "C" void tfc_cuda_attention_backward(
 
 extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,
                                              float eps, intptr_t x, intptr_t gamma, intptr_t g,
-                                             intptr_t dx, intptr_t dgamma, intptr_t dbeta,
-                                             intptr_t scratch) {
+                                             intptr_t gate, intptr_t dx, intptr_t dgamma,
+                                             intptr_t dbeta, intptr_t scratch) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_backward");
   const int64_t blocks = rows > 0 && blockRows > 0 ? ceilDiv(rows, blockRows) : 0;
   // A block a row block writes its partial sums to scratch; the last block
@@ -304,7 +304,7 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
           : 0;
   std::vector<uint64_t> params = slots({rows, d, blockRows});
   params.push_back(f32Slot(eps));
-  for (intptr_t value : {x, gamma, g, dx, dgamma, dbeta, scratch})
+  for (intptr_t value : {x, gamma, g, gate, dx, dgamma, dbeta, scratch})
     params.push_back(uint64_t(value));
   params.push_back(uint64_t(counter));
   const LayerKernels &kernels = device.layerKernels();
@@ -316,11 +316,12 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
 }
 
 extern "C" void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
-                                            intptr_t gamma, intptr_t beta, intptr_t y) {
+                                            intptr_t gamma, intptr_t beta, intptr_t y,
+                                            intptr_t relu) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_forward");
   std::vector<uint64_t> params = slots({rows, d});
   params.push_back(f32Slot(eps));
-  for (intptr_t value : {x, gamma, beta, y})
+  for (intptr_t value : {x, gamma, beta, y, relu})
     params.push_back(uint64_t(value));
   device.layerKernels().launch(device, LayerKernels::LayerNormForward,
                                ceilDiv(rows, rowsPerBlock(LayerKernels::LayerNormForward)),

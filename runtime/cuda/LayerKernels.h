@@ -60,11 +60,11 @@ void tfc_cuda_attention_backward(
 /// tfc_layer_norm_backward (runtime/cpu/LayerNorm.h) on the GPU: scratch
 /// holds 2 x ceil(rows / blockRows) x d floats.
 void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
-                                  intptr_t x, intptr_t gamma, intptr_t g, intptr_t dx,
-                                  intptr_t dgamma, intptr_t dbeta, intptr_t scratch);
+                                  intptr_t x, intptr_t gamma, intptr_t g, intptr_t gate,
+                                  intptr_t dx, intptr_t dgamma, intptr_t dbeta, intptr_t scratch);
 /// tfc_layer_norm_forward (runtime/cpu/LayerNorm.h) on the GPU.
-void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
-                                 intptr_t gamma, intptr_t beta, intptr_t y);
+void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
+                                 intptr_t beta, intptr_t y, intptr_t relu);
 /// tfc_cross_entropy (runtime/cpu/CrossEntropy.h) on the GPU.
 void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                             intptr_t logits, intptr_t labels, intptr_t losses, intptr_t out);

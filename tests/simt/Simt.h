@@ -172,6 +172,7 @@ inline unsigned atomicAdd(unsigned *address, unsigned value) {
 // there for every later one without a fence, and no cache to bypass.
 inline void __threadfence() {}
 template <typename T> inline T __ldcg(const T *address) { return *address; }
+template <typename T> inline T __ldg(const T *address) { return *address; }
 inline unsigned __float_as_uint(float x) { return ::tfc::simt::wordOf(x); }
 inline float __uint_as_float(unsigned u) { return ::tfc::simt::valueOf<float>(u); }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }

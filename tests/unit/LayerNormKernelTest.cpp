@@ -45,16 +45,16 @@ struct Result {
   std::vector<float> dx, dgamma, dbeta;
 };
 
-Result run(const Case &c) {
+Result run(const Case &c, const float *gate = nullptr) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Result r{std::vector<float>(c.rows * c.d, nan), std::vector<float>(c.d, nan),
            std::vector<float>(c.d, nan)};
   int64_t blocks = (c.rows + kBlockRows - 1) / kBlockRows;
   std::vector<float> scratch(std::max<int64_t>(1, 2 * blocks * c.d), nan);
   tfc_layer_norm_backward(c.rows, c.d, kBlockRows, kEps, intptr_t(c.x.data()),
-                          intptr_t(c.gamma.data()), intptr_t(c.g.data()), intptr_t(r.dx.data()),
-                          intptr_t(r.dgamma.data()), intptr_t(r.dbeta.data()),
-                          intptr_t(scratch.data()));
+                          intptr_t(c.gamma.data()), intptr_t(c.g.data()), intptr_t(gate),
+                          intptr_t(r.dx.data()), intptr_t(r.dgamma.data()),
+                          intptr_t(r.dbeta.data()), intptr_t(scratch.data()));
   return r;
 }
 
@@ -139,6 +139,32 @@ TEST(LayerNormKernel, RowsByEightsGiveEachRowsOwnBits) {
       EXPECT_EQ(std::memcmp(alone.dx.data(), all.dx.data() + r * d, sizeof(float) * d), 0)
           << "row " << r << " of d = " << d;
     }
+  }
+}
+
+// With a gate (a ReLU's output), the adjoint where the gate is above 0 and
+// +0 elsewhere: the same bits as the adjoint gated first, tf.select's
+// (relu's gradient); a -0, a +0 and a NaN gate close it.
+TEST(LayerNormKernel, AGateIsReluGradientsSelect) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t d : {32, 48}) {
+    Case c(70, d, unsigned(d) + 5);
+    std::vector<float> gate(c.g.size());
+    std::mt19937 rng{unsigned(d)};
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float &v : gate)
+      v = dist(rng);
+    gate[0] = -0.0f, gate[1] = 0.0f, gate[2] = nan, gate[3] = 1e-30f;
+    Case gated = c;
+    for (size_t i = 0; i < gate.size(); ++i)
+      gated.g[i] = gate[i] > 0 ? c.g[i] : 0.0f;
+    Result withGate = run(c, gate.data()), first = run(gated);
+    EXPECT_EQ(std::memcmp(withGate.dx.data(), first.dx.data(), sizeof(float) * c.g.size()), 0);
+    EXPECT_EQ(std::memcmp(withGate.dgamma.data(), first.dgamma.data(), sizeof(float) * d), 0);
+    EXPECT_EQ(std::memcmp(withGate.dbeta.data(), first.dbeta.data(), sizeof(float) * d), 0);
+    // And not the ungated adjoint's.
+    Result ungated = run(c);
+    EXPECT_NE(std::memcmp(ungated.dbeta.data(), first.dbeta.data(), sizeof(float) * d), 0);
   }
 }
 

@@ -272,12 +272,14 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
   std::vector<float> dx(x.size()), dgamma(static_cast<size_t>(d)), dbeta(static_cast<size_t>(d)),
       scratch(static_cast<size_t>(2 * blocks * d));
   tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
-                          intptr_t(g.data()), intptr_t(dx.data()), intptr_t(dgamma.data()),
+                          intptr_t(g.data()), 0, intptr_t(dx.data()), intptr_t(dgamma.data()),
                           intptr_t(dbeta.data()), intptr_t(scratch.data()));
   Ptr gx = gpu.upload(x), gg = gpu.upload(gamma), gb = gpu.upload(beta), gd = gpu.upload(g);
   Ptr gy = gpu.alloc(y.size() * 4), gdx = gpu.alloc(dx.size() * 4), gdg = gpu.alloc(size_t(d) * 4),
       gdb = gpu.alloc(size_t(d) * 4), gs = gpu.alloc(scratch.size() * 4), counter = gpu.alloc(4);
   gpu.fill(counter, 4, 0);
+  long long noRelu = 0;
+  Ptr noGate = 0;
   // Runs 0 and 1 in one launch (the last block adds the partials; run 1
   // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
   // the reduce kernel. The outputs NaN first: one not written would show.
@@ -289,9 +291,10 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     gpu.fill(gdg, size_t(d) * 4, 0xff);
     gpu.fill(gdb, size_t(d) * 4, 0xff);
     gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
-               {&rows, &d, &eps, &gx, &gg, &gb, &gy});
-    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-               {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &gdx, &gdg, &gdb, &gs, &runCounter});
+               {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu});
+    gpu.launch(
+        "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+        {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &noGate, &gdx, &gdg, &gdb, &gs, &runCounter});
     if (!oneLaunch)
       gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel",
                  unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns),
@@ -337,6 +340,42 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     sameBits(n + " output " + std::to_string(t) + " in two launches", runs[2][t], runs[3][t]);
   }
   sameBits(n + " partials", partials[0], partials[1]);
+
+  // relu(layer_norm(x)) in one pass: the plain forward's relu, bit for bit.
+  // Then relu's gradient as the backward's gate (that output): the same bits
+  // as the backward of the adjoint gated on the host.
+  long long relu = 1;
+  gpu.fill(gy, y.size() * 4, 0xff);
+  gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
+             {&rows, &d, &eps, &gx, &gg, &gb, &gy, &relu});
+  const std::vector<float> gate = gpu.template download<float>(gy, y.size());
+  std::vector<float> relus(y.size()), gated(g.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    relus[i] = k::reluOf(runs[0][0][i]);
+    gated[i] = k::gatedGrad(g[i], gate[i]);
+  }
+  sameBits(n + " forward with relu", gate, relus, "as the forward's relu");
+  Ptr gGated = gpu.upload(gated);
+  std::vector<float> gateRuns[2][3];
+  for (int run = 0; run < 2; ++run) {
+    Ptr runCounter = counter, runGate = run == 0 ? gy : 0, runGrad = run == 0 ? gd : gGated;
+    gpu.fill(gdx, dx.size() * 4, 0xff);
+    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+               {&rows, &d, &blockRows, &eps, &gx, &gg, &runGrad, &runGate, &gdx, &gdg, &gdb, &gs,
+                &runCounter});
+    gateRuns[run][0] = gpu.template download<float>(gdx, dx.size());
+    gateRuns[run][1] = gpu.template download<float>(gdg, size_t(d));
+    gateRuns[run][2] = gpu.template download<float>(gdb, size_t(d));
+  }
+  for (int t = 0; t < 3; ++t)
+    sameBits(n + " gated output " + std::to_string(t + 1), gateRuns[0][t], gateRuns[1][t],
+             "as the adjoint gated first");
+  tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
+                          intptr_t(g.data()), intptr_t(gate.data()), intptr_t(dx.data()),
+                          intptr_t(dgamma.data()), intptr_t(dbeta.data()),
+                          intptr_t(scratch.data()));
+  compare(n + " gated dx", gateRuns[0][0], dx, 1e-5);
+  compare(n + " gated dgamma", gateRuns[0][1], dgamma, 1e-5);
 }
 
 template <typename Device>

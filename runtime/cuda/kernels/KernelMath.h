@@ -243,6 +243,12 @@ TFC_HD float layerNormRstd(float squares, int64_t d, float eps) {
 TFC_HD float layerNormOut(float x, float mean, float rstd, float gamma, float beta) {
   return (x - mean) * rstd * gamma + beta;
 }
+/// tf.relu as it lowers (arith.maximumf(x, 0)): NaN stays NaN, -0 becomes
+/// +0. The forward kernel's relu flag (relu(layer_norm(x)) in one pass).
+TFC_HD float reluOf(float x) { return x > 0.0f || x != x ? x : 0.0f; }
+/// An adjoint through a ReLU whose output is `gate`, as relu's gradient
+/// selects it (tf.select of gate > 0): g, or +0 (a NaN gate too).
+TFC_HD float gatedGrad(float g, float gate) { return gate > 0.0f ? g : 0.0f; }
 
 /// Backward, as runtime/cpu/LayerNorm.cpp's rowBackward (its products
 /// summed with FMAs, as GCC contracts them): mean = Σx / d (times 1/d),

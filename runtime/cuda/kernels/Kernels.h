@@ -72,11 +72,11 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 40, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 7,    \
-    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y")             \
-  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 12,  \
-    "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr dx, ptr dgamma, "   \
-    "ptr dbeta, ptr scratch, ptr counter")                                     \
+  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 8,    \
+    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu")   \
+  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 13,  \
+    "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr gate, ptr dx, "     \
+    "ptr dgamma, ptr dbeta, ptr scratch, ptr counter")                         \
   X(layer_norm, "tfc_cuda_layer_norm_backward_reduce_kernel", kLayerNormThreads, 6, \
     "i64 rows, i64 d, i64 blockRows, ptr scratch, ptr dgamma, ptr dbeta")      \
   X(cross_entropy, "tfc_cuda_cross_entropy_forward_kernel", kCrossEntropyThreads, 6, \

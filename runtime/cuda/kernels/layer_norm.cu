@@ -7,8 +7,10 @@
 // Rows of d contiguous floats, a warp a row: lane l sums elements l, l + 32,
 // ... in order, a butterfly (warpSum) adds the lanes. The per-element math
 // is KernelMath.h's: the forward as tf.layer_norm lowers (mean = sum / d,
-// biased variance, y = (x - mean) rstd gamma + beta), the backward as the
-// CPU's tfc_layer_norm_backward (runtime/cpu/LayerNorm.h), with its
+// biased variance, y = (x - mean) rstd gamma + beta; with its relu flag
+// relu(y) as tf.relu lowers), the backward as the CPU's
+// tfc_layer_norm_backward (runtime/cpu/LayerNorm.h; with a gate, a ReLU's
+// output, the adjoint g where gate > 0, else 0: relu's gradient), with its
 // arguments and its scratch: the rows go in blocks of blockRows, a CUDA
 // block a row block; each writes its rows' dgamma and dbeta terms, summed in
 // row order, to scratch (2 x blocks x d floats: dgamma's partials, then
@@ -40,12 +42,13 @@ using namespace tfc::rt::cuda::kernels;
 typedef long long i64;
 
 /// y[r] = (x[r] - mean) / sqrt(var + eps) gamma + beta for rows r < rows of
-/// d floats (tf.layer_norm over the last dimension; y may not alias x).
+/// d floats (tf.layer_norm over the last dimension; y may not alias x), and
+/// with relu != 0 its relu (relu(layer_norm(x)), one pass instead of two).
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
-    tfc_cuda_layer_norm_forward_kernel(i64 rows, i64 d, float eps,
-                                       const float *__restrict__ x,
+    tfc_cuda_layer_norm_forward_kernel(i64 rows, i64 d, float eps, const float *__restrict__ x,
                                        const float *__restrict__ gamma,
-                                       const float *__restrict__ beta, float *__restrict__ y) {
+                                       const float *__restrict__ beta, float *__restrict__ y,
+                                       i64 relu) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   constexpr int warps = kLayerNormThreads / kWarp;
@@ -61,8 +64,10 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     for (i64 j = lane; j < d; j += kWarp)
       squares += layerNormSquare(xr[j], mean);
     const float rstd = layerNormRstd(warpSum(squares), d, eps);
-    for (i64 j = lane; j < d; j += kWarp)
-      y[r * d + j] = layerNormOut(xr[j], mean, rstd, gamma[j], beta[j]);
+    for (i64 j = lane; j < d; j += kWarp) {
+      const float out = layerNormOut(xr[j], mean, rstd, gamma[j], beta[j]);
+      y[r * d + j] = relu ? reluOf(out) : out;
+    }
   }
 }
 
@@ -94,19 +99,26 @@ __device__ __forceinline__ void addPartials(const float *scratch, i64 blocks, i6
   dbeta[j] = sb;
 }
 
+/// The adjoint's element i: g[i], or with a gate (a ReLU's output after
+/// the norm) g[i] where gate[i] > 0, else 0: relu's gradient, no pass of
+/// its own. Both through the read-only path (__ldg): with plain loads the
+/// gate's pointer spilled on sm_90 at 64 registers; so they do not.
+__device__ __forceinline__ float adjointAt(const float *__restrict__ g,
+                                           const float *__restrict__ gate, i64 i) {
+  return gate ? gatedGrad(__ldg(g + i), __ldg(gate + i)) : __ldg(g + i);
+}
+
 /// tfc_layer_norm_backward: dx for every row, and per block of blockRows
 /// rows the sums of g x̂ (dgamma) and g (dbeta) over its rows, in row order,
 /// at scratch[block * d + j] and scratch[(blocks + block) * d + j] (blocks =
 /// ceil(rows / blockRows)); then, with a counter (a zero word; left zero),
 /// the last CUDA block to finish adds the partials into dgamma and dbeta.
 /// With counter 0 the reduce kernel must run next.
-extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
-    tfc_cuda_layer_norm_backward_kernel(i64 rows, i64 d, i64 blockRows, float eps,
-                                        const float *__restrict__ x,
-                                        const float *__restrict__ gamma,
-                                        const float *__restrict__ g, float *__restrict__ dx,
-                                        float *__restrict__ dgamma, float *__restrict__ dbeta,
-                                        float *__restrict__ scratch, unsigned *counter) {
+extern "C" __global__ void __launch_bounds__(kLayerNormThreads) tfc_cuda_layer_norm_backward_kernel(
+    i64 rows, i64 d, i64 blockRows, float eps, const float *__restrict__ x,
+    const float *__restrict__ gamma, const float *__restrict__ g, const float *__restrict__ gate,
+    float *__restrict__ dx, float *__restrict__ dgamma, float *__restrict__ dbeta,
+    float *__restrict__ scratch, unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
@@ -129,7 +141,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
       __syncthreads(); // the last chunk's statistics are read
       for (int rr = warp; rr < count; rr += warps) {
         const i64 r = r0 + rr;
-        const float *xr = x + r * d, *gr = g + r * d;
+        const float *xr = x + r * d;
         float sum = 0.0f;
         for (i64 j = lane; j < d; j += kWarp)
           sum += xr[j];
@@ -142,14 +154,14 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
         const float rstd = layerNormBackwardRstd(warpSum(squares), invD, eps);
         float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
         for (i64 j = lane; j < d; j += kWarp) {
-          const float dxhat = gr[j] * gamma[j];
+          const float dxhat = adjointAt(g, gate, r * d + j) * gamma[j];
           sumDxhat += dxhat;
           sumDxhatXhat = fusedMulAdd(dxhat, layerNormXhat(xr[j], mean, rstd), sumDxhatXhat);
         }
         const float a = warpSum(sumDxhat) * invD, bb = warpSum(sumDxhatXhat) * invD;
         for (i64 j = lane; j < d; j += kWarp)
-          dx[r * d + j] =
-              layerNormDx(gr[j] * gamma[j], layerNormXhat(xr[j], mean, rstd), rstd, a, bb);
+          dx[r * d + j] = layerNormDx(adjointAt(g, gate, r * d + j) * gamma[j],
+                                      layerNormXhat(xr[j], mean, rstd), rstd, a, bb);
         if (lane == 0) {
           sMean[rr] = mean;
           sRstd[rr] = rstd;
@@ -160,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
       for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads) {
         float sg = pg[j], sb = pb[j];
         for (int rr = 0; rr < count; ++rr) {
-          const float gj = g[(r0 + rr) * d + j];
+          const float gj = adjointAt(g, gate, (r0 + rr) * d + j);
           sg = fusedMulAdd(gj, layerNormXhat(x[(r0 + rr) * d + j], sMean[rr], sRstd[rr]), sg);
           sb += gj;
         }

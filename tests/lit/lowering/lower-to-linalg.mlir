@@ -669,17 +669,19 @@ func.func @attention_grad(%x: tensor<2x3x4xf32>, %k: tensor<2x5x2xf32>, %v: tens
 
 // tf.layer_norm_grad is one call of the runtime's fused kernel: rows and
 // width, 64 rows per block of the parameter sums, epsilon, the inputs'
-// pointers, then dx, dgamma, dbeta and a scratch of 2 x 3 blocks x 8 floats.
+// pointers, no gate (0), then dx, dgamma, dbeta and a scratch of 2 x 3
+// blocks x 8 floats.
 // CHECK-LABEL: func.func @layer_norm_grad
 // CHECK-DAG: %[[ROWS:.+]] = arith.constant 130 : index
 // CHECK-DAG: %[[D:.+]] = arith.constant 8 : index
 // CHECK-DAG: %[[BLOCK:.+]] = arith.constant 64 : index
 // CHECK-DAG: %[[EPS:.+]] = arith.constant 9.99999974E-6 : f32
+// CHECK: %[[NONE:.+]] = arith.constant 0 : index
 // CHECK: %[[DX:.+]] = memref.alloc() : memref<2x65x8xf32>
 // CHECK: %[[DG:.+]] = memref.alloc() : memref<8xf32>
 // CHECK: %[[DB:.+]] = memref.alloc() : memref<8xf32>
 // CHECK: %[[SCRATCH:.+]] = memref.alloc() : memref<48xf32>
-// CHECK: call @tfc_layer_norm_backward(%[[ROWS]], %[[D]], %[[BLOCK]], %[[EPS]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (index, index, index, f32, index, index, index, index, index, index, index) -> ()
+// CHECK: call @tfc_layer_norm_backward(%[[ROWS]], %[[D]], %[[BLOCK]], %[[EPS]], %{{.+}}, %{{.+}}, %{{.+}}, %[[NONE]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) : (index, index, index, f32, index, index, index, index, index, index, index, index) -> ()
 // CHECK: bufferization.to_tensor %[[DX]] restrict writable
 // CHECK-LABEL: func.func private @tfc_layer_norm_backward
 func.func @layer_norm_grad(%x: tensor<2x65x8xf32>, %gamma: tensor<8xf32>, %g: tensor<2x65x8xf32>) -> (tensor<2x65x8xf32>, tensor<8xf32>, tensor<8xf32>) {
