@@ -110,8 +110,8 @@ CudaDevice::~CudaDevice() {
   cublasLt_.reset();
   if (workspace_ && !pool_.contains(uintptr_t(workspace_)))
     driver_->api().memFree(workspace_);
-  if (layerNormCounter_ && !pool_.contains(uintptr_t(layerNormCounter_)))
-    driver_->api().memFree(layerNormCounter_);
+  if (lastBlockCounter_ && !pool_.contains(uintptr_t(lastBlockCounter_)))
+    driver_->api().memFree(lastBlockCounter_);
   if (poolMemory_)
     driver_->api().memFree(poolMemory_);
   if (module_)
@@ -133,7 +133,8 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   // persistent model calls no cuBLASLt: no workspace.
   const bool persistent = manifest.cuda && manifest.cuda->persistent;
   size_t total = persistent ? 0 : DevicePool::rounded(kCublasLtWorkspaceBytes);
-  total += DevicePool::rounded(sizeof(unsigned)); // the layer norm backward's counter
+  // The layer norm backward's and cross-entropy's last-block counter.
+  total += DevicePool::rounded(sizeof(unsigned));
   for (const ParamSpec &param : manifest.params)
     total += 2 * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
@@ -226,6 +227,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // launches (on by default: one where the partials are few; unmeasured).
   if (const char *one = std::getenv("TFC_LAYER_NORM_ONE_LAUNCH"); one && *one)
     layerNormOneLaunch_ = std::string(one) != "0";
+  // TFC_CROSS_ENTROPY_ONE_LAUNCH=0: the cross-entropy's mean in a second
+  // launch (on by default: the last block adds the losses; unmeasured).
+  if (const char *one = std::getenv("TFC_CROSS_ENTROPY_ONE_LAUNCH"); one && *one)
+    crossEntropyOneLaunch_ = std::string(one) != "0";
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: unmeasured).
   if (const char *dependent = std::getenv("TFC_DEPENDENT_LAUNCH"); dependent && *dependent)
@@ -350,21 +355,21 @@ bool CudaDevice::loadCublasLt(std::string &error) {
 
 void CudaDevice::loadLayerKernels() {
   layerKernels_.load(*driver_);
-  if (layerNormCounter_)
+  if (lastBlockCounter_)
     return;
   // In the planned memory, else an allocation of its own; zeroed before
   // any kernel runs (the stream does not wait for cuMemsetD8's).
   const DriverApi &api = driver_->api();
   if (auto block = pool_.take(sizeof(unsigned)))
-    layerNormCounter_ = CUdeviceptr(*block);
-  else if (api.memAlloc(&layerNormCounter_, sizeof(unsigned)) != CUDA_SUCCESS)
-    layerNormCounter_ = 0;
-  if (!layerNormCounter_ || (api.memsetD8(layerNormCounter_, 0, sizeof(unsigned)) == CUDA_SUCCESS &&
+    lastBlockCounter_ = CUdeviceptr(*block);
+  else if (api.memAlloc(&lastBlockCounter_, sizeof(unsigned)) != CUDA_SUCCESS)
+    lastBlockCounter_ = 0;
+  if (!lastBlockCounter_ || (api.memsetD8(lastBlockCounter_, 0, sizeof(unsigned)) == CUDA_SUCCESS &&
                              api.ctxSynchronize() == CUDA_SUCCESS))
     return;
-  if (!pool_.contains(uintptr_t(layerNormCounter_)))
-    api.memFree(layerNormCounter_);
-  layerNormCounter_ = 0; // the backward takes two launches
+  if (!pool_.contains(uintptr_t(lastBlockCounter_)))
+    api.memFree(lastBlockCounter_);
+  lastBlockCounter_ = 0; // the layer norm backward and cross-entropy take two launches
 }
 
 CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {

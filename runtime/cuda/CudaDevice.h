@@ -187,6 +187,12 @@ public:
   /// two against each other; the same bits either way).
   void setLayerNormOneLaunch(bool on) { layerNormOneLaunch_ = on; }
   bool layerNormOneLaunch() const { return layerNormOneLaunch_; }
+  /// Whether the cross-entropy forward's and fused kernel's last block adds
+  /// the losses (one launch; cross_entropy.cu), or the mean kernel does in a
+  /// second (TFC_CROSS_ENTROPY_ONE_LAUNCH=0 at open(), or this; the same
+  /// bits either way).
+  void setCrossEntropyOneLaunch(bool on) { crossEntropyOneLaunch_ = on; }
+  bool crossEntropyOneLaunch() const { return crossEntropyOneLaunch_; }
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -233,13 +239,16 @@ public:
   /// cuBLASLt: that allocates, which a graph capture refuses.
   CUdeviceptr scratchFor(size_t bytes) const;
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
-  /// (a device of openIndex: tests), with the layer norm backward's counter.
+  /// (a device of openIndex: tests), with their last-block counter.
   const LayerKernels &layerKernels() const { return layerKernels_; }
   void loadLayerKernels();
-  /// The word the layer norm backward's blocks take their tickets from
-  /// (layer_norm.cu): zeroed once here, and every launch leaves it zero.
-  /// 0 where it could not be had: the backward takes two launches.
-  CUdeviceptr layerNormCounter() const { return layerNormCounter_; }
+  /// The word the blocks of the layer norm backward and of the cross-entropy
+  /// forward and fused kernels take their tickets from, to find the last
+  /// block to finish (layer_norm.cu, cross_entropy.cu): zeroed once here,
+  /// and every launch leaves it zero, so one word serves them all (kernels
+  /// on the stream run one after another). 0 where it could not be had:
+  /// each takes two launches.
+  CUdeviceptr lastBlockCounter() const { return lastBlockCounter_; }
   /// Keeps `message` as the launch failure run() returns, unless one is
   /// kept already (tfc_cuda_launch's and the hand-written kernels' own).
   void failLaunch(const std::string &message);
@@ -311,7 +320,7 @@ private:
   std::string cublasLtError_;
   GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
-  CUdeviceptr layerNormCounter_ = 0;
+  CUdeviceptr lastBlockCounter_ = 0;
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
   std::map<uintptr_t, size_t> outsidePlan_; // blocks of the pool allocateOutsidePlan took
   DevicePool pool_;
@@ -324,6 +333,7 @@ private:
   bool smallGemms_ = false;
   bool biasGradColumns_ = false;
   bool layerNormOneLaunch_ = true;
+  bool crossEntropyOneLaunch_ = true;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

@@ -77,7 +77,7 @@ static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 39 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 8);
-static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 6);
+static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 9);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(kSpecs[LayerKernels::GatherRows].params == 6);
@@ -85,7 +85,7 @@ static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
 static_assert(kSpecs[LayerKernels::SmallGemm].params == 25);
 static_assert(kSpecs[LayerKernels::SmallGemmFinish].params == 16);
 static_assert(kSpecs[LayerKernels::ColumnSums].params == 6);
-static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 9);
+static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 11);
 static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);
 #endif
@@ -129,6 +129,19 @@ std::vector<uint64_t> slots(std::initializer_list<intptr_t> values) {
   for (intptr_t v : values)
     out.push_back(uint64_t(v));
   return out;
+}
+
+/// After a cross-entropy kernel given `counter`: with counter 0, the mean
+/// kernel adds the losses in the fixed tree the last block would have.
+void launchMeanUnlessCounted(CudaDevice &device, CUdeviceptr counter, int64_t rows, float count,
+                             intptr_t losses, intptr_t out) {
+  if (counter)
+    return;
+  std::vector<uint64_t> mean = slots({rows});
+  mean.push_back(f32Slot(count));
+  for (intptr_t value : {losses, out})
+    mean.push_back(uint64_t(value));
+  device.layerKernels().launch(device, LayerKernels::CrossEntropyMean, 1, mean);
 }
 
 } // namespace
@@ -298,10 +311,9 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
   // to finish adds them in block order (its counter the device's), unless
   // they are too many for one SM: then counter 0, and a second launch adds
   // them, a block a slice of columns. The same bits either way.
-  const CUdeviceptr counter =
-      math::layerNormLastBlockAdds(blocks, d) && device.layerNormOneLaunch()
-          ? device.layerNormCounter()
-          : 0;
+  const CUdeviceptr counter = math::layerNormLastBlockAdds(blocks, d) && device.layerNormOneLaunch()
+                                  ? device.lastBlockCounter()
+                                  : 0;
   std::vector<uint64_t> params = slots({rows, d, blockRows});
   params.push_back(f32Slot(eps));
   for (intptr_t value : {x, gamma, g, gate, dx, dgamma, dbeta, scratch})
@@ -332,17 +344,19 @@ extern "C" void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_
                                        float count, intptr_t logits, intptr_t labels,
                                        intptr_t losses, intptr_t out) {
   auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy");
-  const LayerKernels &kernels = device.layerKernels();
-  // A warp a row writes the rows' losses, then one block adds them in a
-  // fixed tree.
-  kernels.launch(device, LayerKernels::CrossEntropyForward,
-                 ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyForward)),
-                 slots({outer, classes, inner, logits, labels, losses}));
-  std::vector<uint64_t> mean = slots({outer * inner});
-  mean.push_back(f32Slot(count));
-  for (intptr_t value : {losses, out})
-    mean.push_back(uint64_t(value));
-  kernels.launch(device, LayerKernels::CrossEntropyMean, 1, mean);
+  // A warp a row writes the rows' losses; the last block to finish adds
+  // them in a fixed tree (counter 0, where the device has none: a second
+  // launch does, in the same tree).
+  const CUdeviceptr counter = device.crossEntropyOneLaunch() ? device.lastBlockCounter() : 0;
+  std::vector<uint64_t> params = slots({outer, classes, inner});
+  params.push_back(f32Slot(count));
+  for (intptr_t value : {logits, labels, losses, out})
+    params.push_back(uint64_t(value));
+  params.push_back(uint64_t(counter));
+  device.layerKernels().launch(
+      device, LayerKernels::CrossEntropyForward,
+      ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyForward)), params);
+  launchMeanUnlessCounted(device, counter, outer * inner, count, losses, out);
 }
 
 extern "C" void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner,
@@ -364,18 +378,16 @@ extern "C" void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, i
                                              intptr_t dloss, intptr_t losses, intptr_t out,
                                              intptr_t dlogits) {
   auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy_fused");
-  const LayerKernels &kernels = device.layerKernels();
   // A warp a row reads its logits once and writes its loss and its dlogits;
-  // then one block adds the losses in tfc_cuda_cross_entropy's fixed tree.
+  // the last block adds the losses in tfc_cuda_cross_entropy's fixed tree.
+  const CUdeviceptr counter = device.crossEntropyOneLaunch() ? device.lastBlockCounter() : 0;
   std::vector<uint64_t> params = slots({outer, classes, inner});
   params.push_back(f32Slot(count));
-  for (intptr_t value : {logits, labels, dloss, losses, dlogits})
+  for (intptr_t value : {logits, labels, dloss, losses, out, dlogits})
     params.push_back(uint64_t(value));
-  kernels.launch(device, LayerKernels::CrossEntropyFused,
-                 ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyFused)), params);
-  std::vector<uint64_t> mean = slots({outer * inner});
-  mean.push_back(f32Slot(count));
-  for (intptr_t value : {losses, out})
-    mean.push_back(uint64_t(value));
-  kernels.launch(device, LayerKernels::CrossEntropyMean, 1, mean);
+  params.push_back(uint64_t(counter));
+  device.layerKernels().launch(
+      device, LayerKernels::CrossEntropyFused,
+      ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyFused)), params);
+  launchMeanUnlessCounted(device, counter, outer * inner, count, losses, out);
 }

@@ -17,9 +17,10 @@
 // keys for dk and dv) with the same arguments; the layer norm's
 // backward one (a block a row block, the last to finish adding the
 // blocks' sums in order; a second launch adds them where they are many),
-// its forward one (a warp a row), the cross-entropy two (a warp a
-// row's loss, then one block adds the losses in a fixed tree). A failure
-// is kept as tfc_cuda_launch keeps it: the first one stands, later
+// its forward one (a warp a row), the cross-entropy one (a warp a row's
+// loss, the last block to finish adding the losses in a fixed tree; with
+// no counter, or TFC_CROSS_ENTROPY_ONE_LAUNCH=0, a second launch does). A
+// failure is kept as tfc_cuda_launch keeps it: the first one stands, later
 // launches are skipped, and the entry's run returns it.
 //
 // The images are loaded once, when the device opens (CudaDevice::open).

@@ -512,9 +512,9 @@ TEST_F(CudaRuntimeTest, LayerNormBackwardIsOneLaunchUnlessThePartialsAreMany) {
 #endif
   device->configure({0, /*graphs=*/false});
   device->loadLayerKernels();
-  ASSERT_NE(device->layerNormCounter(), 0u);
+  ASSERT_NE(device->lastBlockCounter(), 0u);
   unsigned counter = 1;
-  device->copyOut(&counter, reinterpret_cast<void *>(uintptr_t(device->layerNormCounter())),
+  device->copyOut(&counter, reinterpret_cast<void *>(uintptr_t(device->lastBlockCounter())),
                   sizeof counter);
   EXPECT_EQ(counter, 0u);
   ASSERT_EQ(2 * 128 * 512, tfc::rt::cuda::kernels::kLayerNormLastBlockPartials);
@@ -555,6 +555,62 @@ TEST_F(CudaRuntimeTest, LayerNormBackwardIsOneLaunchUnlessThePartialsAreMany) {
   EXPECT_EQ(count(reduce), reduces + 1) << log();
   EXPECT_EQ(count(slices), sliced + 1) << log();
   device->setLayerNormOneLaunch(true);
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *buffer : buffers)
+    device->release(buffer);
+}
+
+namespace {
+int64_t gLossRows = 0;
+/// tfc_cuda_cross_entropy, then tfc_cuda_cross_entropy_fused, of gLossRows
+/// rows of 10 classes: logits, labels, dloss, losses, out and dlogits are
+/// buffers 0-5.
+void crossEntropies(void **b) {
+  tfc_cuda_cross_entropy(gLossRows, 10, 1, float(gLossRows), intptr_t(b[0]), intptr_t(b[1]),
+                         intptr_t(b[3]), intptr_t(b[4]));
+  tfc_cuda_cross_entropy_fused(gLossRows, 10, 1, float(gLossRows), intptr_t(b[0]), intptr_t(b[1]),
+                               intptr_t(b[2]), intptr_t(b[3]), intptr_t(b[4]), intptr_t(b[5]));
+}
+} // namespace
+
+// The cross-entropy's forward and fused kernels are one launch each, a warp
+// a row: the last block to finish adds the losses (on the layer norm
+// backward's counter, a device's one last-block counter), and no mean
+// kernel runs; TFC_CROSS_ENTROPY_ONE_LAUNCH=0's setting launches the mean
+// kernel (one block) after each. The fake runs none of them
+// (SimtKernelsTest does: the same bits either way).
+TEST_F(CudaRuntimeTest, CrossEntropyIsOneLaunch) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  ASSERT_NE(device->lastBlockCounter(), 0u);
+  EXPECT_TRUE(device->crossEntropyOneLaunch()); // the default
+  std::vector<void *> buffers(6);
+  for (void *&buffer : buffers)
+    buffer = device->allocate(256);
+  const std::string forward = "cuLaunchKernel(tfc_cuda_cross_entropy_forward_kernel, grid ",
+                    fused = "cuLaunchKernel(tfc_cuda_cross_entropy_fused_kernel, grid ",
+                    mean = "cuLaunchKernel(tfc_cuda_cross_entropy_mean_kernel, grid ";
+  gLossRows = 8192; // the medium encoder's train step: 1,024 blocks
+  std::string error;
+  ASSERT_TRUE(device->run(crossEntropies, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(forward + "1024x1x1, block 256x1x1"), 1u) << log();
+  EXPECT_EQ(count(fused + "1024x1x1, block 256x1x1"), 1u) << log();
+  EXPECT_EQ(count(mean), 0u) << log();
+
+  device->setCrossEntropyOneLaunch(false);
+  ASSERT_TRUE(device->run(crossEntropies, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(forward), 2u) << log();
+  EXPECT_EQ(count(fused), 2u) << log();
+  EXPECT_EQ(count(mean + "1x1x1, block 256x1x1"), 2u) << log();
+  // In order: each kernel, then the mean of its losses.
+  const std::string all = log();
+  const size_t second = all.find(forward, all.find(forward) + 1);
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_LT(all.find(mean, second), all.find(fused, all.find(fused) + 1)) << all;
+  device->setCrossEntropyOneLaunch(true);
   EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
   for (void *buffer : buffers)
     device->release(buffer);
@@ -1286,7 +1342,7 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
                       "hand-written kernels on sm_90 and later, the generated ones nowhere (no "
                       "SASS of theirs waits)");
   // The workspace (32 MiB), the arena (1,024 bytes), x (128, in 256) and
-  // the layer norm backward's counter (4, in 256).
+  // the last-block counter (4, in 256).
   EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256 + 256);
   EXPECT_EQ(lines[5].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
             0u)

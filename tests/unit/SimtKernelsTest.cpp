@@ -292,8 +292,11 @@ TEST(SimtKernels, SmallGemm) {
 }
 
 TEST(SimtKernels, CrossEntropy) {
+  // Each in one launch (the last block adds the losses) and in two (the
+  // mean kernel); 700 rows: 88 blocks, and the mean's threads add 2 or 3.
   expectPasses([](SimtDevice &d) {
     checkCrossEntropy(d, 64, 10, 1);
+    checkCrossEntropy(d, 700, 5, 1);
     checkCrossEntropy(d, 16, 1000, 1);
     checkCrossEntropy(d, 8, 12, 5);
     checkCrossEntropy(d, 6, 1500, 3); // rows beyond the fused kernel's registers

@@ -404,38 +404,79 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
     }
   const std::vector<float> loss = {float(total / count)};
   Ptr gl = gpu.upload(logits), glab = gpu.upload(labels),
-              gdl = gpu.upload(std::vector<float>{dlossValue});
+      gdl = gpu.upload(std::vector<float>{dlossValue});
   Ptr glosses = gpu.alloc(size_t(rows) * 4), gout = gpu.alloc(4),
-              ggrad = gpu.alloc(grad.size() * 4);
-  // runs[run][0, 1]: the loss and grad of forward, mean and backward;
-  // [2, 3]: of the fused kernel (tfc_cuda_cross_entropy_fused) and mean.
-  std::vector<float> runs[2][4];
-  const unsigned blocks = unsigned((rows + 7) / 8);
-  for (int run = 0; run < 2; ++run) {
+      ggrad = gpu.alloc(grad.size() * 4), counter = gpu.alloc(4);
+  gpu.fill(counter, 4, 0);
+  // runs[run][0, 1]: the loss and grad of forward (and mean) and backward;
+  // [2, 3]: of the fused kernel (tfc_cuda_cross_entropy_fused, and mean).
+  // Runs 0 and 1 in one launch each (the last block adds the losses; run 1
+  // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
+  // the mean kernel. The losses and outputs NaN first: a loss read before
+  // its block wrote it, or an output not written, would show.
+  std::vector<float> runs[4][4], losses;
+  const unsigned blocks = unsigned(std::max(1LL, (rows + 7) / 8));
+  const std::string n = "cross_entropy " + std::to_string(outer) + "x" + std::to_string(classes) +
+                        "x" + std::to_string(inner);
+  for (int run = 0; run < 4; ++run) {
+    const bool oneLaunch = run < 2;
+    Ptr runCounter = oneLaunch ? counter : 0;
+    long long lossCount = rows;
+    auto meanUnlessCounted = [&](const char *kernel) {
+      if (!oneLaunch) {
+        gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&lossCount, &count, &glosses, &gout});
+        return;
+      }
+      const unsigned left = gpu.template download<unsigned>(counter, 1)[0];
+      report(left == 0,
+             std::string("cross_entropy ") + kernel + " leaves its counter 0 (run " +
+                 std::to_string(run) + ")",
+             left ? "it is " + std::to_string(left) : "");
+    };
+    gpu.fill(glosses, size_t(rows) * 4, 0xff);
+    gpu.fill(gout, 4, 0xff);
+    gpu.fill(ggrad, grad.size() * 4, 0xff);
     gpu.launch("tfc_cuda_cross_entropy_forward_kernel", blocks,
-               {&outer, &classes, &inner, &gl, &glab, &glosses});
-    long long n = rows;
-    gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&n, &count, &glosses, &gout});
+               {&outer, &classes, &inner, &count, &gl, &glab, &glosses, &gout, &runCounter});
+    meanUnlessCounted("forward");
     gpu.launch("tfc_cuda_cross_entropy_backward_kernel", blocks,
                {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &ggrad});
     runs[run][0] = gpu.template download<float>(gout, 1);
     runs[run][1] = gpu.template download<float>(ggrad, grad.size());
-    gpu.fill(gout, 4, 0xff); // NaN: the fused kernel must write everything
+    if (run == 0)
+      losses = gpu.template download<float>(glosses, size_t(rows));
+    gpu.fill(glosses, size_t(rows) * 4, 0xff);
+    gpu.fill(gout, 4, 0xff);
     gpu.fill(ggrad, grad.size() * 4, 0xff);
-    gpu.launch("tfc_cuda_cross_entropy_fused_kernel", blocks,
-               {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &ggrad});
-    gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&n, &count, &glosses, &gout});
+    gpu.launch(
+        "tfc_cuda_cross_entropy_fused_kernel", blocks,
+        {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &gout, &ggrad, &runCounter});
+    meanUnlessCounted("fused");
     runs[run][2] = gpu.template download<float>(gout, 1);
     runs[run][3] = gpu.template download<float>(ggrad, grad.size());
   }
-  const std::string n = "cross_entropy " + std::to_string(outer) + "x" + std::to_string(classes) +
-                        "x" + std::to_string(inner);
-  compare(n + " loss", runs[0][0], loss, 1e-5);
-  compare(n + " grad", runs[0][1], grad, 1e-5);
-  compare(n + " fused loss", runs[0][2], loss, 1e-5);
-  compare(n + " fused grad", runs[0][3], grad, 1e-5);
-  for (int t = 0; t < 4; ++t)
+  for (int run : {0, 2}) {
+    const std::string b = n + (run == 0 ? " one launch" : " two launches");
+    compare(b + " loss", runs[run][0], loss, 1e-5);
+    compare(b + " grad", runs[run][1], grad, 1e-5);
+    compare(b + " fused loss", runs[run][2], loss, 1e-5);
+    compare(b + " fused grad", runs[run][3], grad, 1e-5);
+  }
+  // The mean kernel's tree on the host: thread t adds losses t, t + 256,
+  // ... in order, then halving; the last block must add them so too.
+  std::vector<float> partial(k::kReduceThreads, 0.0f);
+  for (size_t r = 0; r < losses.size(); ++r)
+    partial[r % k::kReduceThreads] += losses[r];
+  for (int width = k::kReduceThreads / 2; width > 0; width /= 2)
+    for (int t = 0; t < width; ++t)
+      partial[size_t(t)] += partial[size_t(t + width)];
+  sameBits(n + " loss", runs[0][0], {partial[0] / count}, "as the mean kernel's tree on the host");
+  for (int t = 0; t < 4; ++t) {
     sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
+    sameBits(n + " output " + std::to_string(t) + " in one launch", runs[0][t], runs[2][t],
+             "as in two");
+    sameBits(n + " output " + std::to_string(t) + " in two launches", runs[2][t], runs[3][t]);
+  }
   // The fused kernel computes the pair's operations in the pair's order.
   sameBits(n + " fused loss as forward's", runs[0][2], runs[0][0]);
   sameBits(n + " fused grad as backward's", runs[0][3], runs[0][1]);

@@ -79,15 +79,16 @@ namespace tfc::rt::cuda::kernels {
     "ptr dgamma, ptr dbeta, ptr scratch, ptr counter")                         \
   X(layer_norm, "tfc_cuda_layer_norm_backward_reduce_kernel", kLayerNormThreads, 6, \
     "i64 rows, i64 d, i64 blockRows, ptr scratch, ptr dgamma, ptr dbeta")      \
-  X(cross_entropy, "tfc_cuda_cross_entropy_forward_kernel", kCrossEntropyThreads, 6, \
-    "i64 outer, i64 classes, i64 inner, ptr logits, ptr labels, ptr losses")   \
+  X(cross_entropy, "tfc_cuda_cross_entropy_forward_kernel", kCrossEntropyThreads, 9, \
+    "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr losses, ptr out, " \
+    "ptr counter")                                                             \
   X(cross_entropy, "tfc_cuda_cross_entropy_mean_kernel", kReduceThreads, 4,    \
     "i64 n, f32 count, ptr losses, ptr out")                                   \
   X(cross_entropy, "tfc_cuda_cross_entropy_backward_kernel", kCrossEntropyThreads, 8, \
     "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr dloss, ptr dlogits") \
-  X(cross_entropy, "tfc_cuda_cross_entropy_fused_kernel", kCrossEntropyThreads, 9,  \
+  X(cross_entropy, "tfc_cuda_cross_entropy_fused_kernel", kCrossEntropyThreads, 11, \
     "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr dloss, "    \
-    "ptr losses, ptr dlogits")                                                 \
+    "ptr losses, ptr out, ptr dlogits, ptr counter")                           \
   X(dropout, "tfc_cuda_dropout_mask_kernel", kDropoutThreads, 6,               \
     "ptr mask, i64 n, i64 first, i64 seed, i64 key, i64 threshold")           \
   X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 6,                  \

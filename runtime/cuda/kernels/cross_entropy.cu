@@ -13,22 +13,32 @@
 // butterflies. exp is the CPU attention kernel's polynomial (KernelMath.h
 // expApprox), log is CUDA's logf.
 //
-//  - forward: losses[o * inner + i] = -log_softmax(x)[label];
+//  - forward: losses[o * inner + i] = -log_softmax(x)[label], then out[0] =
+//    their mean (below);
 //  - mean: out[0] = Σ losses / count in a fixed tree (one block: thread t
 //    sums t, t + 256, ... in order, then halving in shared memory), the op's
 //    result;
 //  - backward: dlogits = (softmax(x) - onehot(label)) * (dloss[0] / count),
 //    dloss the adjoint of the mean (on the device: no host sync);
 //  - fused (a train step's loss and its gradient of the same logits, as
-//    llm.c's fused classifier): forward's losses and backward's dlogits from
-//    one read of each row, then the mean kernel as for the forward. A lane
-//    keeps its first kCrossEntropyRegisterClasses logits in registers (rows of
-//    up to 1,024 classes are read from memory once; longer rows read the rest
-//    again), and the row's max and Σ exp are computed once, in the forward's
-//    and backward's order (max, then Σ exp(x - max) lane by lane, then the
+//    llm.c's fused classifier): forward's losses and mean and backward's
+//    dlogits from one read of each row. A lane keeps its first
+//    kCrossEntropyRegisterClasses logits in registers (rows of up to 1,024
+//    classes are read from memory once; longer rows read the rest again),
+//    and the row's max and Σ exp are computed once, in the forward's and
+//    backward's order (max, then Σ exp(x - max) lane by lane, then the
 //    butterflies; not an online softmax, whose rescaled sums round
 //    differently): the same bits as the forward and backward kernels.
-// No atomics: the same bits on every run.
+// The forward and fused kernels add the losses one of two ways:
+//  - their last CUDA block to finish (the classic "last block done", as
+//    layer_norm.cu's backward): each block, its losses written, takes a
+//    ticket from a counter (atomicAdd); the one that draws gridDim.x - 1
+//    computes the mean kernel's tree (meanOfLosses) and sets the counter
+//    back to 0 for the next launch (kernels on one stream never overlap,
+//    so one counter a device serves them all);
+//  - with counter 0, a second launch: the mean kernel.
+// The same bits either way, on every run, for any grid. The ticket is the
+// only atomic, and it orders work, never adds values.
 //
 // Launch: 256 threads a block; forward, backward and fused grid.x any
 // (ceil(outer * inner / 8) blocks is a row a warp), mean grid.x = 1 (more
@@ -99,42 +109,16 @@ __device__ __forceinline__ void forEachRowOfWarp(i64 outer, i64 classes, i64 inn
     body(row, (row / inner) * classes * inner + row % inner, lane);
 }
 
-} // namespace
-
-/// losses[o * inner + i] = -log_softmax(logits[o, :, i])[clamp(labels[o *
-/// inner + i])].
-extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
-    tfc_cuda_cross_entropy_forward_kernel(i64 outer, i64 classes, i64 inner,
-                                          const float *__restrict__ logits,
-                                          const int *__restrict__ labels,
-                                          float *__restrict__ losses) {
-  awaitPreviousKernel();
-  trapUnlessBlockSize(kCrossEntropyThreads);
-  if (classes <= 0)
-    return;
-  forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
-    const float *xr = logits + offset;
-    float max, sumExp;
-    rowSoftmax(xr, classes, inner, lane, max, sumExp);
-    if (lane == 0)
-      losses[row] =
-          crossEntropyLoss(xr[clampLabel(labels[row], classes) * inner], max, sumExp);
-  });
-}
-
-/// out[0] = (Σ_r losses[r]) / count for r < n (count: the label positions,
-/// usually n).
-extern "C" __global__ void __launch_bounds__(kReduceThreads)
-    tfc_cuda_cross_entropy_mean_kernel(i64 n, float count, const float *__restrict__ losses,
-                                       float *__restrict__ out) {
-  awaitPreviousKernel();
-  trapUnlessBlockSize(kReduceThreads);
-  if (blockIdx.x != 0)
-    return;
+/// out[0] = (Σ_r losses[r]) / count for r < n, by a block of
+/// kReduceThreads (every thread calls it): thread t adds losses t, t + 256,
+/// ... in order, then a halving tree in shared memory. The mean kernel's
+/// and the last block's one order: the same bits. The loads bypass L1
+/// (__ldcg): in the last block, other blocks of the launch wrote them.
+__device__ __forceinline__ void meanOfLosses(i64 n, float count, const float *losses, float *out) {
   __shared__ float partial[kReduceThreads];
   float s = 0.0f;
   for (i64 r = threadIdx.x; r < n; r += kReduceThreads)
-    s += losses[r];
+    s += __ldcg(losses + r);
   partial[threadIdx.x] = s;
   for (int width = kReduceThreads / 2; width > 0; width /= 2) {
     __syncthreads();
@@ -143,6 +127,74 @@ extern "C" __global__ void __launch_bounds__(kReduceThreads)
   }
   if (threadIdx.x == 0)
     out[0] = partial[0] / count;
+}
+
+// The forward and fused kernels' blocks run meanOfLosses as the last block.
+static_assert(kCrossEntropyThreads == kReduceThreads, "the last block is the mean's block");
+
+/// Whether this block is the launch's last to finish, its ticket drawn from
+/// `counter` after every thread's writes (the losses) are visible to the
+/// whole GPU: then every block's are visible to it. Every thread calls it.
+__device__ __forceinline__ bool lastBlockDone(unsigned *counter) {
+  __shared__ unsigned sLast;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    sLast = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!sLast)
+    return false;
+  __threadfence();
+  return true;
+}
+
+/// With a counter, the last block to finish: the losses' mean into out[0],
+/// and the counter back to 0 (every block has its ticket: ready for the
+/// next launch, a graph's replay). With counter 0 the mean kernel must run
+/// next.
+__device__ __forceinline__ void meanIfLastBlock(i64 n, float count, const float *losses, float *out,
+                                                unsigned *counter) {
+  if (!counter || !lastBlockDone(counter))
+    return;
+  meanOfLosses(n, count, losses, out);
+  if (threadIdx.x == 0)
+    *counter = 0;
+}
+
+} // namespace
+
+/// losses[o * inner + i] = -log_softmax(logits[o, :, i])[clamp(labels[o *
+/// inner + i])], then (the last block, with a counter) out[0] = their mean.
+extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
+    tfc_cuda_cross_entropy_forward_kernel(i64 outer, i64 classes, i64 inner, float count,
+                                          const float *__restrict__ logits,
+                                          const int *__restrict__ labels,
+                                          float *__restrict__ losses, float *__restrict__ out,
+                                          unsigned *counter) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kCrossEntropyThreads);
+  if (classes > 0)
+    forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
+      const float *xr = logits + offset;
+      float max, sumExp;
+      rowSoftmax(xr, classes, inner, lane, max, sumExp);
+      if (lane == 0)
+        losses[row] = crossEntropyLoss(xr[clampLabel(labels[row], classes) * inner], max, sumExp);
+    });
+  meanIfLastBlock(outer * inner, count, losses, out, counter);
+}
+
+/// out[0] = (Σ_r losses[r]) / count for r < n (count: the label positions,
+/// usually n): the forward's and fused kernel's second launch when their
+/// counter is 0.
+extern "C" __global__ void __launch_bounds__(kReduceThreads)
+    tfc_cuda_cross_entropy_mean_kernel(i64 n, float count, const float *__restrict__ losses,
+                                       float *__restrict__ out) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kReduceThreads);
+  if (blockIdx.x != 0)
+    return;
+  meanOfLosses(n, count, losses, out);
 }
 
 /// dlogits[o, c, i] = (softmax(logits[o, :, i])_c - [c == label]) *
@@ -169,37 +221,38 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
   });
 }
 
-/// tfc_cuda_cross_entropy_forward_kernel's losses and
+/// tfc_cuda_cross_entropy_forward_kernel's losses and mean and
 /// tfc_cuda_cross_entropy_backward_kernel's dlogits, each row's logits read
 /// once and its softmax computed once (the same operations in the same
-/// order: the same bits). The mean kernel then adds the losses.
+/// order: the same bits). The last block (with a counter) adds the losses.
 extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
     tfc_cuda_cross_entropy_fused_kernel(i64 outer, i64 classes, i64 inner, float count,
                                         const float *__restrict__ logits,
                                         const int *__restrict__ labels,
-                                        const float *__restrict__ dloss,
-                                        float *__restrict__ losses,
-                                        float *__restrict__ dlogits) {
+                                        const float *__restrict__ dloss, float *__restrict__ losses,
+                                        float *__restrict__ out, float *__restrict__ dlogits,
+                                        unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kCrossEntropyThreads);
-  if (classes <= 0)
-    return;
-  const float coef = dloss[0] / count;
-  forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
-    const float *xr = logits + offset;
-    float *dr = dlogits + offset;
-    const LaneLogits xs(xr, classes, inner, lane);
-    float m = -INFINITY;
-    xs.forEach([&](i64, float x) { m = maxOf(m, x); });
-    const float max = warpMax(m);
-    float s = 0.0f;
-    xs.forEach([&](i64, float x) { s += expApprox(x - max); });
-    const float sumExp = warpSum(s);
-    const i64 label = clampLabel(labels[row], classes);
-    if (lane == 0)
-      losses[row] = crossEntropyLoss(xr[label * inner], max, sumExp);
-    xs.forEach([&](i64 c, float x) {
-      dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
+  if (classes > 0) {
+    const float coef = dloss[0] / count;
+    forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
+      const float *xr = logits + offset;
+      float *dr = dlogits + offset;
+      const LaneLogits xs(xr, classes, inner, lane);
+      float m = -INFINITY;
+      xs.forEach([&](i64, float x) { m = maxOf(m, x); });
+      const float max = warpMax(m);
+      float s = 0.0f;
+      xs.forEach([&](i64, float x) { s += expApprox(x - max); });
+      const float sumExp = warpSum(s);
+      const i64 label = clampLabel(labels[row], classes);
+      if (lane == 0)
+        losses[row] = crossEntropyLoss(xr[label * inner], max, sumExp);
+      xs.forEach([&](i64 c, float x) {
+        dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
+      });
     });
-  });
+  }
+  meanIfLastBlock(outer * inner, count, losses, out, counter);
 }
