@@ -67,6 +67,12 @@ inline constexpr llvm::StringLiteral kWorkPerIterationAttr = "tfc.work_per_itera
 /// visible after (tf-grid-sync defines it; tf-launches-to-loops runs the
 /// phases between calls one after another).
 inline constexpr llvm::StringLiteral kGridSyncFunction = "tfc_grid_sync";
+/// In a kernel with a tail (tf-merge-launches): called by every thread of
+/// every block once its own work is done, true in the one block that is
+/// the last to call it, after which that block sees every block's writes
+/// (tf-grid-sync defines it; tf-launches-to-loops runs the tail once after
+/// the whole grid).
+inline constexpr llvm::StringLiteral kLastBlockFunction = "tfc_last_block";
 /// On a `gpu.launch_func` of a persistent kernel: launched cooperatively
 /// (tf-grid-sync sets it, tf-launches-to-runtime reads it).
 inline constexpr llvm::StringLiteral kCooperativeAttr = "tfc.cooperative";

@@ -633,7 +633,8 @@ def TfGroupLoops : Pass<"tf-group-loops", "mlir::ModuleOp"> {
 }
 
 def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
-  let summary = "Run adjacent independent kernel launches, and chains of one-block ones, as one";
+  let summary = "Run adjacent independent kernel launches, small ones after a launch, and "
+                "chains of one-block ones, as one";
   let description = [{
     After tf-map-to-gpu: consecutive `gpu.launch`es (1-D, constant sizes,
     only pure ops between them) that share no bytes one of them writes
@@ -653,6 +654,30 @@ def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
     gpu.launch blocks(%b) in (5) threads(%t) in (256) {
       if %b - 0 < 4 { A }
       if %b - 4 < 1 and %t < 96 { B with %b - 4 }
+    }
+    ```
+
+    Then each run of a launch and the small launches after it (at most 16
+    blocks and 4,096 threads each; dependent ones too, the same conditions
+    on their bodies and what lies between) becomes one launch of the first
+    one's grid, its block the widest of theirs: every block runs its block
+    of the first one, then calls `@tfc_last_block` (tf-grid-sync defines
+    it), true in the block that finishes last; that block runs the others
+    in order, each one's blocks in turn (an `scf.for`), a `gpu.barrier`
+    between consecutive ones, each on its own first threads. A run of
+    one-block launches only is left to the chain below. Not with
+    `grid-chains`.
+
+    ```mlir
+    gpu.launch blocks(%b) in (22) threads(%t) in (64) { A }
+    gpu.launch blocks(%b) in (10) threads(%t) in (32) { B reads A's result }
+    // becomes
+    gpu.launch blocks(%b) in (22) threads(%t) in (64) {
+      A
+      %last = func.call @tfc_last_block() : () -> i1
+      scf.if %last {
+        scf.for %v = 0 to 10 { if %t < 32 { B with %v } }
+      }
     }
     ```
 
@@ -753,7 +778,8 @@ def TfMergeGpuModules : Pass<"tf-merge-gpu-modules", "mlir::ModuleOp"> {
 }
 
 def TfGridSync : Pass<"tf-grid-sync", "mlir::ModuleOp"> {
-  let summary = "Define the grid barrier of persistent kernels and launch them cooperatively";
+  let summary = "Define the grid barrier of persistent kernels and launch them cooperatively, "
+                "and the last block's ticket of tails";
   let description = [{
     After outlining: in a kernels' module whose kernels call `@tfc_grid_sync`
     (tf-merge-launches' grid chains), the function gets its body: a block
@@ -784,6 +810,31 @@ def TfGridSync : Pass<"tf-grid-sync", "mlir::ModuleOp"> {
       }
     }
     gpu.launch_func @tfc_kernels::@tfc_k0 ... {tfc.cooperative}
+    ```
+
+    In a kernels' module whose kernels call `@tfc_last_block` (a tail of
+    tf-merge-launches), it gets its body: every thread `membar.gl`; a block
+    barrier; thread 0 `membar.gl` and draws a ticket at a global of the
+    module (`@tfc_last_block_ticket`, one i32, zero at load: `atom.global.add`),
+    the block is the last if it drew `%nctaid.x - 1`, and the last stores 0
+    back for the next launch; `bar.red.or.pred` (`llvm.nvvm.barrier0.or`)
+    gives the block thread 0's answer; in the last block every thread
+    `membar.gl` (an acquire, before the tail's loads); it returns the answer.
+    Its launches stay ordinary.
+
+    ```mlir
+    gpu.module @tfc_kernels {
+      llvm.mlir.global internal @tfc_last_block_ticket(0 : i32)
+          {addr_space = 1 : i32, alignment = 4 : i64} : i32
+      func.func private @tfc_last_block() -> i1 {
+        llvm.inline_asm has_side_effects "membar.gl;", "~{memory}" : () -> ()
+        gpu.barrier
+        %drew = scf.if %thread_0 -> (i32) { llvm.inline_asm "...atom.global.add.u32..." }
+        %any = llvm.call_intrinsic "llvm.nvvm.barrier0.or"(%drew) : (i32) -> i32
+        scf.if %any != 0 { llvm.inline_asm has_side_effects "membar.gl;", "~{memory}" }
+        return %any != 0
+      }
+    }
     ```
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::scf::SCFDialect",
@@ -831,7 +882,12 @@ def TfLaunchesToLoops : Pass<"tf-launches-to-loops", "mlir::ModuleOp"> {
     chain of tf-merge-launches) becomes an `scf.parallel` over its blocks
     running, in order, an `scf.parallel` over the threads a phase; a phase
     may use only the ids and constants of another, and any other gpu op (a
-    barrier under control flow too) is refused. A call
+    barrier under control flow too) is refused. One with a tail (its
+    grid's work, `%last = func.call @tfc_last_block()`, `scf.if %last` of
+    phases with `gpu.barrier`s between) becomes an `scf.parallel` over the
+    blocks and threads of the grid's work, then, once, an `scf.parallel`
+    over the threads a phase of the tail; another shape of it is refused.
+    A call
     of a hand-written CUDA kernel (`tfc_cuda_attention_forward`,
     `tfc_cuda_attention_backward`, `tfc_cuda_layer_norm_backward`) becomes
     a call of its CPU twin, which takes the same arguments. `tfc

@@ -33,6 +33,19 @@
 //   scf.parallel (%bx, ..., %tx, ...) = ... { A }
 //   scf.parallel (%bx, ..., %tx, ...) = ... { B }
 //
+// A kernel with a tail (tf-merge-launches) calls `tfc_last_block` after its
+// grid's work, and the block that draws the last ticket runs the tail's
+// phases, block barriers between: the grid's work is a parallel loop over
+// the blocks and threads, then the tail runs once (its `%last` is true),
+// each phase a parallel loop over the threads:
+//
+//   gpu.launch ... { A; %last = func.call @tfc_last_block();
+//                    scf.if %last { B; gpu.barrier; C } }
+//   // becomes
+//   scf.parallel (%bx, ..., %tx, ...) = ... { A }
+//   scf.parallel (%tx, %ty, %tz) = ... { B }
+//   scf.parallel (%tx, %ty, %tz) = ... { C }
+//
 // The hand-written kernels' calls (tfc_cuda_attention_forward, ...) become
 // calls of their CPU twins, which take the same arguments (runtime/Abi.h's
 // cpuTwin; memory is the host's here). `tfc compile --target=cuda-emulated` compiles a model so:
@@ -64,6 +77,23 @@ bool isGridSync(Operation *op) {
   return call && call.getCallee() == tfc::kGridSyncFunction;
 }
 
+bool isLastBlock(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee() == tfc::kLastBlockFunction;
+}
+
+/// Whether `op`, or an op in it, is a gpu op (a barrier, a shuffle) or a
+/// call of the grid barrier or of the ticket.
+bool cooperates(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        bool gpuOp = isa<gpu::GPUDialect>(inner->getDialect()) && !isa<gpu::TerminatorOp>(inner);
+        return gpuOp || isGridSync(inner) || isLastBlock(inner) ? WalkResult::interrupt()
+                                                                : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// The ops of `body` but its constants, cut at its barriers (of the block or
 /// of the grid) into phases; empty phases left out.
 SmallVector<SmallVector<Operation *>> phasesOf(Block &body) {
@@ -82,12 +112,116 @@ SmallVector<SmallVector<Operation *>> phasesOf(Block &body) {
   return phases;
 }
 
+/// A kernel with a tail: its grid's work, `%last = call @tfc_last_block()`,
+/// `scf.if %last { phases, block barriers between }`, then only constants.
+/// The grid's work a parallel loop over the blocks and threads; then the
+/// tail once, each phase a parallel loop over the threads. Any block may
+/// be the last: the tail's members take their blocks from their own loops,
+/// and the launch's block ids are 0 in it (its grid is 1-D).
+LogicalResult tailToLoops(gpu::LaunchOp launch, func::CallOp ticket) {
+  auto refuse = [&](StringRef why) {
+    return launch.emitError("tf-launches-to-loops: a kernel with a tail must be its grid's work, "
+                            "a call of tfc_last_block, and an scf.if on its result of phases "
+                            "with block barriers between (")
+           << why << ")";
+  };
+  Block &body = launch.getBody().front();
+  auto branch =
+      ticket->hasOneUse() ? dyn_cast<scf::IfOp>(*ticket->getUsers().begin()) : scf::IfOp();
+  if (ticket->getBlock() != &body || !branch || branch->getBlock() != &body ||
+      branch.getCondition() != ticket.getResult(0) || branch.getNumResults() ||
+      !branch.getElseRegion().empty())
+    return refuse("the call is not at the top level, or its result is not the condition of "
+                  "an scf.if there with no else and no results");
+  for (Operation *op = ticket->getNextNode(); op; op = op->getNextNode())
+    if (op != branch.getOperation() && !op->hasTrait<OpTrait::ConstantLike>() &&
+        !isa<gpu::TerminatorOp>(op))
+      return refuse("an op after the tail");
+  SmallVector<Operation *> head;
+  for (Operation &op : body) {
+    if (&op == ticket.getOperation())
+      break;
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    if (cooperates(&op))
+      return refuse("a gpu op, or a call of a barrier, in the grid's work");
+    for (Operation *user : op.getUsers())
+      if (body.findAncestorOpInBlock(*user) == branch.getOperation())
+        return refuse("the tail takes a value of the grid's work");
+    head.push_back(&op);
+  }
+  Block &tail = branch.getThenRegion().front();
+  DenseMap<Operation *, int> phaseOf;
+  int phases = 0;
+  for (Operation &op : tail) {
+    if (isa<gpu::BarrierOp>(op))
+      ++phases;
+    else if (cooperates(&op))
+      return refuse("a gpu op in the tail other than barriers between phases at its top level");
+    phaseOf[&op] = phases;
+  }
+  for (Operation &op : tail) {
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    for (Operation *user : op.getUsers())
+      if (phaseOf.lookup(tail.findAncestorOpInBlock(*user)) != phaseOf.lookup(&op))
+        return refuse("a value crosses a barrier");
+  }
+  OpBuilder b(launch);
+  Location loc = launch.getLoc();
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  SmallVector<Value> upper = {launch.getGridSizeX(),  launch.getGridSizeY(),
+                              launch.getGridSizeZ(),  launch.getBlockSizeX(),
+                              launch.getBlockSizeY(), launch.getBlockSizeZ()};
+  IRMapping mapping;
+  auto map = [&](gpu::KernelDim3 from, ValueRange to) {
+    mapping.map(from.x, to[0]);
+    mapping.map(from.y, to[1]);
+    mapping.map(from.z, to[2]);
+  };
+  map(launch.getGridSize(), ArrayRef<Value>(upper).take_front(3));
+  map(launch.getBlockSize(), ArrayRef<Value>(upper).drop_front(3));
+  for (Block *block : {&body, &tail})
+    for (Operation &op : *block)
+      if (op.hasTrait<OpTrait::ConstantLike>())
+        b.clone(op, mapping);
+  auto grid = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
+                                        SmallVector<Value>(6, one));
+  ValueRange ids = grid.getBody()->getArguments();
+  map(launch.getBlockIds(), ids.take_front(3));
+  map(launch.getThreadIds(), ids.drop_front(3));
+  OpBuilder inner = OpBuilder::atBlockBegin(grid.getBody());
+  for (Operation *op : head)
+    inner.clone(*op, mapping);
+  // The tail, once: each phase's thread loop ends before the next begins.
+  map(launch.getBlockIds(), {zero, zero, zero});
+  for (ArrayRef<Operation *> phase : phasesOf(tail)) {
+    auto threads =
+        b.create<scf::ParallelOp>(loc, SmallVector<Value>(3, zero),
+                                  ArrayRef<Value>(upper).drop_front(3), SmallVector<Value>(3, one));
+    map(launch.getThreadIds(), threads.getBody()->getArguments());
+    OpBuilder phaseBuilder = OpBuilder::atBlockBegin(threads.getBody());
+    for (Operation *op : phase)
+      phaseBuilder.clone(*op, mapping);
+  }
+  launch.erase();
+  return success();
+}
+
 LogicalResult launchToLoops(gpu::LaunchOp launch) {
   if (!launch.getWorkgroupAttributions().empty() || !launch.getPrivateAttributions().empty() ||
       launch.getAsyncToken() || launch.getDynamicSharedMemorySize() ||
       !launch.getBody().hasOneBlock())
     return launch.emitError("tf-launches-to-loops: only kernels whose threads are independent "
                             "(no shared memory, one block, synchronous) run as loops");
+  func::CallOp ticket;
+  launch.getBody().walk([&](func::CallOp call) {
+    if (isLastBlock(call) && !ticket)
+      ticket = call;
+  });
+  if (ticket)
+    return tailToLoops(launch, ticket);
   Block &body = launch.getBody().front();
   // A persistent kernel's grid barriers (calls of tfc_grid_sync) at its
   // top level, or a chain's block barriers: not both.
@@ -201,9 +335,10 @@ struct TfLaunchesToLoopsPass : tfc::impl::TfLaunchesToLoopsBase<TfLaunchesToLoop
     for (gpu::LaunchOp launch : launches)
       if (failed(launchToLoops(launch)))
         return signalPassFailure();
-    // The grid barriers' declaration: nothing calls it now.
-    if (auto sync = getOperation().lookupSymbol<func::FuncOp>(tfc::kGridSyncFunction))
-      sync.erase();
+    // The grid barrier's and the ticket's declarations: nothing calls them now.
+    for (StringRef name : {tfc::kGridSyncFunction, tfc::kLastBlockFunction})
+      if (auto declaration = getOperation().lookupSymbol<func::FuncOp>(name))
+        declaration.erase();
     callCpuTwins();
   }
 

@@ -39,6 +39,29 @@
 // The only values a phase takes from one before it are the launch's ids
 // (tf-launches-to-loops runs each phase as its own loop over the threads).
 //
+// Between the two, small launches (a split reduction's finals, a metric's
+// division: at most 16 blocks, 4,096 threads in all), dependent ones too,
+// become the tail of the launch before them, run by the block that finishes
+// it last (CUDA's threadFenceReduction sample; tf-grid-sync defines the
+// ticket):
+//
+//   gpu.launch blocks(%b) in (22) threads(%t) in (64) { A(%b, %t) }
+//   gpu.launch blocks(%b) in (10) threads(%t) in (32) { B(%b, %t) }
+//   gpu.launch blocks(%b) in (1)  threads(%t) in (32) { C(%b, %t) }
+//   // becomes
+//   gpu.launch blocks(%b) in (22) threads(%t) in (64) {
+//     A(%b, %t)
+//     %last = func.call @tfc_last_block() : () -> i1  // all others done
+//     scf.if %last {
+//       scf.for %v = 0 to 10 { scf.if %t <u 32 { B(%v, %t) } }
+//       gpu.barrier
+//       scf.for %v = 0 to 1 { scf.if %t <u 32 { C(%v, %t) } }
+//     }
+//   }
+//
+// Each member computes exactly what it did alone; only which block runs it
+// changes. A run of one-block launches only is left to the chain.
+//
 // With grid-chains (--persistent-kernels) the second step is instead: each
 // run of adjacent launches, of any grid, one persistent kernel, a grid
 // barrier (a call of @tfc_grid_sync, tf-grid-sync) between its phases:
@@ -333,14 +356,14 @@ void chain(ArrayRef<Launch> chain) {
 /// block running); each phase spreads its blocks over the grid's.
 constexpr int64_t kPersistentBlocks = 264;
 
-/// `@tfc_grid_sync`'s declaration in `module` (tf-grid-sync defines it in
-/// the kernels' module).
-func::FuncOp gridSyncDeclaration(ModuleOp module) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(tfc::kGridSyncFunction))
+/// The declaration of `name` (of type `results` from nothing) in `module`:
+/// `@tfc_grid_sync`, `@tfc_last_block` (tf-grid-sync defines them in the
+/// kernels' module).
+func::FuncOp declaration(ModuleOp module, StringRef name, TypeRange results) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto f = b.create<func::FuncOp>(module.getLoc(), tfc::kGridSyncFunction,
-                                  b.getFunctionType({}, {}));
+  auto f = b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType({}, results));
   f.setPrivate();
   return f;
 }
@@ -351,7 +374,8 @@ func::FuncOp gridSyncDeclaration(ModuleOp module) {
 void gridChain(ArrayRef<Launch> chain) {
   gpu::LaunchOp last = chain.back().op;
   Location loc = last.getLoc();
-  func::FuncOp sync = gridSyncDeclaration(last->getParentOfType<ModuleOp>());
+  func::FuncOp sync =
+      declaration(last->getParentOfType<ModuleOp>(), tfc::kGridSyncFunction, TypeRange{});
   OpBuilder b(last);
   int64_t blocks = 0, threads = 0;
   for (const Launch &member : chain) {
@@ -405,6 +429,89 @@ void gridChain(ArrayRef<Launch> chain) {
     gpu::LaunchOp(member.op).erase();
 }
 
+/// A tail's member has at most this many blocks, and this many threads in
+/// all: the last block runs a member's blocks one after another, so only
+/// finishing work (a split reduction's finals, a metric's division) belongs
+/// there; more is better on a grid of its own.
+constexpr int64_t kTailBlocks = 16;
+constexpr int64_t kTailThreads = 4096;
+
+bool fitsTail(const Launch &launch) {
+  return launch.blocks <= kTailBlocks && launch.blocks * launch.threads <= kTailThreads;
+}
+
+/// Clones `member`'s body at `b`, a phase of `merged`: its block index x
+/// `blockX`, its own grid and block sizes x made here, the rest of the ids
+/// `merged`'s; on its first threads when it is narrower than `threads`.
+void cloneMember(OpBuilder b, const Launch &member, gpu::LaunchOp merged, Value blockX,
+                 int64_t threads) {
+  Location loc = merged.getLoc();
+  auto constant = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  Value threadId = merged.getThreadIds().x;
+  if (member.threads < threads) {
+    auto guard = b.create<scf::IfOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId, constant(member.threads)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+  }
+  gpu::LaunchOp op = member.op;
+  IRMapping mapping;
+  auto mapDims = [&](gpu::KernelDim3 from, gpu::KernelDim3 to, Value x) {
+    mapping.map(from.x, x);
+    mapping.map(from.y, to.y);
+    mapping.map(from.z, to.z);
+  };
+  mapDims(op.getBlockIds(), merged.getBlockIds(), blockX);
+  mapDims(op.getThreadIds(), merged.getThreadIds(), threadId);
+  mapDims(op.getGridSize(), merged.getGridSize(), constant(member.blocks));
+  mapDims(op.getBlockSize(), merged.getBlockSize(), constant(member.threads));
+  for (Operation &o : op.getBody().front().without_terminator())
+    b.clone(o, mapping);
+}
+
+/// One launch of `run`'s first member's grid, at the last one's place:
+/// every block runs its block of the first member, then takes a ticket
+/// (`@tfc_last_block`); the block that draws the last one (every other
+/// block is done, its writes visible) runs the other members in order, each
+/// one's blocks in turn, a barrier between consecutive members. A member's
+/// blocks are independent (no barrier, no atomic in it), so a thread may
+/// run its share of each in turn; the barrier makes a member's writes
+/// visible to the next one's threads, as in a chain.
+void tail(ArrayRef<Launch> run) {
+  const Launch &head = run.front();
+  gpu::LaunchOp last = run.back().op;
+  Location loc = last.getLoc();
+  OpBuilder b(last);
+  func::FuncOp lastBlock =
+      declaration(last->getParentOfType<ModuleOp>(), tfc::kLastBlockFunction, b.getI1Type());
+  int64_t threads = 0;
+  for (const Launch &member : run)
+    threads = std::max(threads, member.threads);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value grid = b.create<arith::ConstantIndexOp>(loc, head.blocks);
+  Value block = b.create<arith::ConstantIndexOp>(loc, threads);
+  auto merged = b.create<gpu::LaunchOp>(loc, grid, one, one, block, one, one);
+  b.setInsertionPointToStart(&merged.getBody().front());
+  cloneMember(b, head, merged, merged.getBlockIds().x, threads);
+  Value isLast = b.create<func::CallOp>(loc, lastBlock).getResult(0);
+  auto branch = b.create<scf::IfOp>(loc, isLast, /*withElseRegion=*/false);
+  b.create<gpu::TerminatorOp>(loc);
+  // Each member a phase of the tail, everything it needs made in it.
+  OpBuilder phases = OpBuilder::atBlockBegin(branch.thenBlock());
+  for (auto [i, member] : llvm::enumerate(run.drop_front())) {
+    if (i)
+      phases.create<gpu::BarrierOp>(loc);
+    auto constant = [&](int64_t v) { return phases.create<arith::ConstantIndexOp>(loc, v); };
+    Value first = constant(0), blocks = constant(member.blocks), step = constant(1);
+    auto blockLoop = phases.create<scf::ForOp>(loc, first, blocks, step);
+    cloneMember(OpBuilder(blockLoop.getBody()->getTerminator()), member, merged,
+                blockLoop.getInductionVar(), threads);
+  }
+  for (const Launch &member : run)
+    gpu::LaunchOp(member.op).erase();
+}
+
 /// Whether `op` may lie between two merged launches: the merged one comes
 /// after it, the earlier members' operands before.
 bool mayPass(Operation &op) {
@@ -452,21 +559,32 @@ void sweep(Block &block, function_ref<bool(const Launch &)> eligible,
   flush();
 }
 
-/// Independent neighbours side by side; then one-block neighbours, dependent
-/// or not, in order (or, with `gridChains`, every run of neighbours as one
-/// persistent kernel).
+/// Independent neighbours side by side; then small launches, dependent or
+/// not, as the tail of the launch before them; then one-block neighbours,
+/// dependent or not, in order (or, with `gridChains`, every run of
+/// neighbours as one persistent kernel, no tails).
 void mergeIn(Block &block, bool gridChains) {
+  auto all = [](const Launch &) { return true; };
   sweep(
-      block, [](const Launch &) { return true; },
+      block, all,
       [](ArrayRef<Launch> group, const Launch &launch) {
         return llvm::none_of(group, [&](const Launch &member) { return conflict(member, launch); });
       },
       merge);
   auto any = [](ArrayRef<Launch>, const Launch &) { return true; };
-  if (gridChains)
-    sweep(block, [](const Launch &) { return true; }, any, gridChain);
-  else
-    sweep(block, [](const Launch &launch) { return launch.blocks == 1; }, any, chain);
+  if (gridChains) {
+    sweep(block, all, any, gridChain);
+    return;
+  }
+  sweep(
+      block, all, [](ArrayRef<Launch>, const Launch &launch) { return fitsTail(launch); },
+      [](ArrayRef<Launch> run) {
+        // One-block launches only: a chain, with no ticket to take.
+        if (llvm::any_of(run, [](const Launch &member) { return member.blocks > 1; }))
+          tail(run);
+      });
+  sweep(
+      block, [](const Launch &launch) { return launch.blocks == 1; }, any, chain);
 }
 
 struct TfMergeLaunchesPass : tfc::impl::TfMergeLaunchesBase<TfMergeLaunchesPass> {

@@ -115,8 +115,9 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
   pm.addPass(createGpuLauchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createTfMergeGpuModules());
-  // Persistent kernels: the grid barrier's body, cooperative launches.
-  if (target.persistent)
+  // Persistent kernels: the grid barrier's body, cooperative launches; a
+  // tail's ticket (tf-merge-launches).
+  if (target.mergeLaunches || target.persistent)
     pm.addPass(createTfGridSync());
   // The host's copies of what the kernels now compute themselves.
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());

@@ -24,27 +24,30 @@
 # CHECK: call @tfc_cuda_sgemm(
 # Softmax's row max beside z's elementwise loop (independent: one launch of
 # two blocks, tf-merge-launches), then its sum and its normalised output into
-# y: one block each, the second reading the first's sums, so one launch of one
-# block, a barrier between them (a chain, tf-merge-launches). Kernels
-# numbered as first launched, each launched once.
-# CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1) args({{.*}}%[[X]] : memref<2x4xf32>, %[[Z]] : memref<2x4xf32>)
-# CHECK: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args({{.*}}, %[[Y]] : memref<2x3xf32>)
+# y: small launches that read the row max, so the tail of that launch (the
+# block that finishes last runs them), the sum on its first two threads, a
+# barrier, then the six outputs. One kernel, launched once.
+# CHECK: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c2, %c1, %c1) threads in (%c32, %c1, %c1) args({{.*}}%[[X]] : memref<2x4xf32>, %[[Z]] : memref<2x4xf32>, {{.*}}%[[Y]] : memref<2x3xf32>)
 # CHECK-NOT: memref.load
 # CHECK-NOT: memref.store
 # CHECK-NOT: gpu.launch_func
 # CHECK: return
 # CHECK: gpu.module @tfc_kernels {
+# CHECK: llvm.mlir.global internal @tfc_last_block_ticket(0 : i32)
 # CHECK: gpu.func @tfc_k0(%{{.+}}: memref<{{.+}}) kernel attributes {known_block_size = array<i32: 32, 1, 1>, known_grid_size = array<i32: 2, 1, 1>}
 # CHECK-NOT: gpu.barrier
-# CHECK: gpu.func @tfc_k1({{.*}}known_grid_size = array<i32: 1, 1, 1>}
-# The sums on the first two threads, then the six outputs.
-# CHECK: arith.cmpi ult, %thread_id_x, %c2
+# CHECK: %[[LAST:.+]] = func.call @tfc_last_block() : () -> i1
+# CHECK-NEXT: scf.if %[[LAST]] {
+# CHECK-NEXT: arith.cmpi ult, %thread_id_x, %c2
 # CHECK: memref.store
 # CHECK-NEXT: }
 # CHECK-NEXT: gpu.barrier
 # CHECK-NEXT: arith.cmpi ult, %thread_id_x, %c6
 # CHECK: arith.divf
 # CHECK-NOT: gpu.barrier
+# CHECK-NOT: gpu.func
+# The ticket's definition (tf-grid-sync).
+# CHECK: func.func private @tfc_last_block() -> i1
 # CHECK-NOT: gpu.func
 # CHECK-NOT: gpu.module
 

@@ -54,13 +54,17 @@ func.func @disjoint(%x: memref<1024xf32>, %arena: memref<?xi8>) {
 // -----
 
 // The second reads bytes the first writes (an overlap of the arena's
-// views), and the first has two blocks (no chain): two launches, in order.
+// views), and the first has two blocks (no chain): not side by side, but
+// the second is small, so it is the first's tail, run after every block of
+// the first (merge-launches-tails.mlir).
 // CHECK-LABEL: func.func @overlap
-// CHECK: gpu.launch
+// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c2{{.*}}, %{{.+}}) threads(%{{.+}}) in (%{{.+}} = %c64{{.*}}, %{{.+}})
 // CHECK: memref.store
-// CHECK: gpu.terminator
-// CHECK: gpu.launch
+// CHECK: func.call @tfc_last_block()
+// CHECK: scf.if
 // CHECK: memref.load
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
 func.func @overlap(%y: memref<64xf32>, %arena: memref<?xi8>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -90,15 +94,17 @@ func.func @overlap(%y: memref<64xf32>, %arena: memref<?xi8>) {
 // -----
 
 // Both read one argument and write others: one launch. Writing an
-// argument the other reads keeps them apart (the third).
+// argument the other reads keeps them apart (the third): not side by side,
+// but after both, as the tail of their launch.
 // CHECK-LABEL: func.func @arguments
 // CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c2{{.*}}
 // CHECK: scf.if
 // CHECK: } else {
 // CHECK-NOT: scf.if
+// CHECK: func.call @tfc_last_block()
+// CHECK: scf.if
+// CHECK: memref.store {{.*}} %arg0[%{{.+}}] : memref<64xf32>
 // CHECK: gpu.terminator
-// CHECK: gpu.launch blocks
-// CHECK: memref.store {{.*}} %[[X:.+]][%{{.+}}] : memref<64xf32>
 // CHECK-NOT: gpu.launch
 func.func @arguments(%x: memref<64xf32>, %y: memref<64xf32>, %z: memref<64xf32>) {
   %c1 = arith.constant 1 : index
@@ -263,17 +269,19 @@ func.func @chain_of_three(%x: memref<16xf32>, %out: memref<1xf32>, %arena: memre
 
 // -----
 
-// A dependent one-block launch after one of four blocks, and one after a
-// store between launches (a memory effect): no chain, three launches.
+// A dependent one-block launch after one of four blocks (no chain: a tail,
+// merge-launches-tails.mlir), and one after a store between launches (a
+// memory effect): two launches, no barrier.
 // CHECK-LABEL: func.func @no_chain
 // CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c4
 // CHECK-NOT: gpu.barrier
-// CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c1
+// CHECK: func.call @tfc_last_block()
 // CHECK-NOT: gpu.barrier
 // CHECK: memref.store
 // CHECK-NOT: gpu.barrier
 // CHECK: gpu.launch blocks(%{{.+}}) in (%{{.+}} = %c1
 // CHECK-NOT: gpu.barrier
+// CHECK-NOT: tfc_last_block
 // CHECK: return
 func.func @no_chain(%x: memref<256xf32>, %y: memref<64xf32>, %z: memref<64xf32>) {
   %c0 = arith.constant 0 : index

@@ -27,6 +27,8 @@
 # FP32: kernels {{[0-9]+}}, a fatbin image
 # FP32-NEXT: precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in full FP32
 # Each kernel's source beside its name (bench --profile): the entry and the
-# file's lines of its operations (lines 6 and 7 are the two outputs).
-# MANIFEST: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[],\22image\22:\22ptx\22,\22kernel_sources\22:[\22predict: softmax.tf:6,7\22,\22predict: softmax.tf:6\22],\22kernels\22:[\22tfc_k0\22,\22tfc_k1\22],\22precision\22:\22tf32\22}
+# file's lines of its operations (lines 6 and 7 are the two outputs; one
+# kernel: the softmax's sum and division are the tail of its row max,
+# tf-merge-launches).
+# MANIFEST: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[],\22image\22:\22ptx\22,\22kernel_sources\22:[\22predict: softmax.tf:6,7\22],\22kernels\22:[\22tfc_k0\22],\22precision\22:\22tf32\22}
 # FATBIN: @tfc_manifest{{.*}}\22cuda\22:{\22arch\22:[\22sm_80\22,\22sm_90\22],\22dependent_launch\22:[\22sm_90\22],\22image\22:\22fatbin\22
