@@ -724,6 +724,9 @@ def TfMergeLaunches : Pass<"tf-merge-launches", "mlir::ModuleOp"> {
     Option<"gridChains", "grid-chains", "bool", /*default=*/"false",
            "Chain every run of launches into one persistent kernel, grid-wide "
            "barriers between its phases">,
+    Option<"tails", "tails", "bool", /*default=*/"true",
+           "Run small launches after a launch as its tail, by the block that "
+           "finishes it last (without grid-chains)">,
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::func::FuncDialect"];

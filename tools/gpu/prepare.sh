@@ -43,6 +43,14 @@ mkdir -p "$out/cuda-one"
   -o "$out/cuda-one/set_anomaly"
 "$build/bin/tfc" compile "$root/models/medium_encoder.tf" --target=cuda --precision tf32 \
   --no-thread-coarsening -o "$out/cuda-one/medium_encoder.tf32"
+# Small launches on their own (--no-launch-tails), for quick.sh: the same
+# bytes as the default's tails (run by the last block to finish, which only
+# a GPU's concurrent blocks test), and the steps timed both ways.
+mkdir -p "$out/cuda-no-tails"
+for model in reverse set_anomaly fleuret_cnn; do
+  "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --no-launch-tails \
+    -o "$out/cuda-no-tails/$model"
+done
 # Persistent kernels (issue 28): each entry one cooperative kernel, for the
 # launch-bound models.
 mkdir -p "$out/cuda-persistent"

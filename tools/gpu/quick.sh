@@ -10,7 +10,9 @@
 #      (TFC_BGRAD_COLUMNS=1); set_anomaly with 4 elements a generated
 #      kernel's thread against one (--no-thread-coarsening): the same bytes;
 #      reverse and set_anomaly with programmatic dependent launches
-#      (TFC_DEPENDENT_LAUNCH=1) against without: the same bytes;
+#      (TFC_DEPENDENT_LAUNCH=1) against without: the same bytes; reverse,
+#      set_anomaly and fleuret_cnn with small launches as tails (the
+#      default) against on their own (--no-launch-tails): the same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings);
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
@@ -19,7 +21,8 @@
 #      with one (--no-thread-coarsening); and of both with the layer norm
 #      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0); and
 #      of reverse, set_anomaly and the medium encoder with programmatic
-#      dependent launches and without (TFC_DEPENDENT_LAUNCH);
+#      dependent launches and without (TFC_DEPENDENT_LAUNCH); and of reverse,
+#      set_anomaly and fleuret_cnn with tails and without;
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
@@ -79,6 +82,12 @@ for model in reverse set_anomaly; do
 done
 [ -x "$dir/cuda-one/set_anomaly" ] &&
   parity set_anomaly.one - --cpu "$dir/cuda-one/set_anomaly" --cuda "$dir/cuda/set_anomaly" --exact
+# Small launches as tails (the last block to finish runs them: concurrent
+# blocks, a ticket, fences) against on their own: the same bytes.
+for model in reverse set_anomaly fleuret_cnn; do
+  [ -x "$dir/cuda-no-tails/$model" ] &&
+    parity "$model.tails" - --cpu "$dir/cuda-no-tails/$model" --cuda "$dir/cuda/$model" --exact
+done
 # Programmatic dependent launches (every kernel of a fatbin on sm_90)
 # against the same binary without: the same bytes.
 for model in reverse set_anomaly; do
@@ -129,6 +138,16 @@ ab TFC_LAYER_NORM_ONE_LAUNCH "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
 
 echo "== 4d. train_step (median of 50): programmatic dependent launches against plain ones"
 ab TFC_DEPENDENT_LAUNCH "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32"
+
+echo "== 4e. train_step (median of 50): small launches as tails against on their own"
+for model in reverse set_anomaly fleuret_cnn; do
+  for binary in "$dir/cuda/$model" "$dir/cuda-no-tails/$model"; do
+    [ -x "$binary" ] || continue
+    line=$(timeout 60 "$binary" bench --entry train_step --steps 50 2>&1 | grep '^bench train_step' |
+      cut -d' ' -f3-4)
+    echo "    $(basename "$(dirname "$binary")")/$model: ${line:-failed}"
+  done
+done
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

@@ -210,6 +210,12 @@ static cl::opt<bool> noMergeLaunches(
              "adjacent independent ones as one launch (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noLaunchTails(
+    "no-launch-tails",
+    cl::desc("cuda: launch small kernels after a launch on their own instead of as its tail, "
+             "run by its last block to finish (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noThreadCoarsening(
     "no-thread-coarsening",
     cl::desc("cuda: a thread of a long elementwise kernel computes one element instead of 4 "
@@ -556,6 +562,7 @@ int compile() {
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;
   codegen.cuda.coarsen = !noThreadCoarsening;
+  codegen.cuda.tails = !noLaunchTails;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

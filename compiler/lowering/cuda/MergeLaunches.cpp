@@ -560,10 +560,10 @@ void sweep(Block &block, function_ref<bool(const Launch &)> eligible,
 }
 
 /// Independent neighbours side by side; then small launches, dependent or
-/// not, as the tail of the launch before them; then one-block neighbours,
-/// dependent or not, in order (or, with `gridChains`, every run of
-/// neighbours as one persistent kernel, no tails).
-void mergeIn(Block &block, bool gridChains) {
+/// not, as the tail of the launch before them (with `tails`); then one-block
+/// neighbours, dependent or not, in order (or, with `gridChains`, every run
+/// of neighbours as one persistent kernel, no tails).
+void mergeIn(Block &block, bool gridChains, bool tails) {
   auto all = [](const Launch &) { return true; };
   sweep(
       block, all,
@@ -576,13 +576,14 @@ void mergeIn(Block &block, bool gridChains) {
     sweep(block, all, any, gridChain);
     return;
   }
-  sweep(
-      block, all, [](ArrayRef<Launch>, const Launch &launch) { return fitsTail(launch); },
-      [](ArrayRef<Launch> run) {
-        // One-block launches only: a chain, with no ticket to take.
-        if (llvm::any_of(run, [](const Launch &member) { return member.blocks > 1; }))
-          tail(run);
-      });
+  if (tails)
+    sweep(
+        block, all, [](ArrayRef<Launch>, const Launch &launch) { return fitsTail(launch); },
+        [](ArrayRef<Launch> run) {
+          // One-block launches only: a chain, with no ticket to take.
+          if (llvm::any_of(run, [](const Launch &member) { return member.blocks > 1; }))
+            tail(run);
+        });
   sweep(
       block, [](const Launch &launch) { return launch.blocks == 1; }, any, chain);
 }
@@ -593,7 +594,7 @@ struct TfMergeLaunchesPass : tfc::impl::TfMergeLaunchesBase<TfMergeLaunchesPass>
     SmallVector<func::FuncOp> functions(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : functions)
       if (!func.isExternal())
-        mergeIn(func.getBody().front(), gridChains);
+        mergeIn(func.getBody().front(), gridChains, tails);
   }
 };
 

@@ -96,7 +96,7 @@ void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm, const CudaTarget &
   pm.addPass(createTfApproximateMath());
   pm.addPass(createTfMapToGpu(TfMapToGpuOptions{target.coarsen}));
   if (target.mergeLaunches || target.persistent)
-    pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent}));
+    pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent, target.tails}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfLaunchesToLoops());
   pm.addPass(createTfPackEntryAbi());
@@ -109,7 +109,7 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
   pm.addPass(createTfApproximateMath());
   pm.addPass(createTfMapToGpu(TfMapToGpuOptions{target.coarsen}));
   if (target.mergeLaunches || target.persistent)
-    pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent}));
+    pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent, target.tails}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   // Constants into the kernels, or each would be a kernel parameter.
   pm.addPass(createGpuLauchSinkIndexComputationsPass());

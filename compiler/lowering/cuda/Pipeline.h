@@ -49,6 +49,9 @@ struct CudaTarget {
   /// as one kernel call (tfc_cuda_cross_entropy_fused); --no-fused-cross-entropy:
   /// two calls, each reading the logits.
   bool fusedCrossEntropy = true;
+  /// Small launches after a launch run as its tail, by its last block
+  /// (tf-merge-launches' tails); --no-launch-tails: launches of their own.
+  bool tails = true;
   /// A long elementwise kernel's thread computes 4 consecutive elements with
   /// 16-byte accesses (tf-map-to-gpu's coarsen); --no-thread-coarsening: one.
   bool coarsen = true;

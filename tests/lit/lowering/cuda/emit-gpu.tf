@@ -7,6 +7,7 @@
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --cuda-path=%t.no-cuda | FileCheck %s
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --cuda-path=%t.no-cuda | FileCheck %s --check-prefix=MAX
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --no-merge-launches --cuda-path=%t.no-cuda | FileCheck %s --check-prefix=SEPARATE
+# RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --emit=gpu --no-launch-tails --cuda-path=%t.no-cuda | FileCheck %s --check-prefix=NO-TAILS --implicit-check-not=tfc_last_block
 
 # The max over a row, in some kernel: a serial loop in the thread, its
 # accumulator in a register.
@@ -50,6 +51,13 @@
 # CHECK: func.func private @tfc_last_block() -> i1
 # CHECK-NOT: gpu.func
 # CHECK-NOT: gpu.module
+
+# --no-launch-tails: the max beside z's loop one launch, then the sum and the
+# outputs one block (a chain), no ticket.
+# NO-TAILS-LABEL: func.func @predict
+# NO-TAILS: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c2, %c1, %c1)
+# NO-TAILS: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c1, %c1, %c1)
+# NO-TAILS-NOT: gpu.launch_func
 
 # --no-merge-launches: a launch each loop nest, z's last.
 # SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(

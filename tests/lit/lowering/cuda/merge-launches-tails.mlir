@@ -1,5 +1,6 @@
 // RUN: tf-opt %s --split-input-file --tf-merge-launches | FileCheck %s
 // RUN: tf-opt %s --split-input-file --tf-merge-launches=grid-chains=true | FileCheck %s --check-prefix=GRID
+// RUN: tf-opt %s --split-input-file --tf-merge-launches=tails=false | FileCheck %s --check-prefix=OFF --implicit-check-not=tfc_last_block
 
 // With grid chains (persistent kernels) there are no tails: no ticket.
 // GRID-NOT: tfc_last_block
@@ -9,6 +10,9 @@
 // block. Every block runs its block of the first, then takes a ticket; the
 // last runs the second, its block index from a loop over its one block,
 // on its 32 threads, its own sizes made in its phase.
+// With tails=false (tfc's --no-launch-tails) the two stay launches of their own.
+// OFF-LABEL: func.func @one_member
+// OFF-COUNT-2: gpu.launch blocks
 // CHECK-LABEL: func.func @one_member
 // CHECK: gpu.launch blocks(%[[B:[^,]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c4{{.*}}, %{{.+}}) threads(%[[T:[^,]+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c64{{.*}}, %{{.+}})
 // CHECK-NEXT:   %[[C4:.+]] = arith.constant 4 : index
