@@ -436,8 +436,15 @@ void gridChain(ArrayRef<Launch> chain) {
 constexpr int64_t kTailBlocks = 16;
 constexpr int64_t kTailThreads = 4096;
 
-bool fitsTail(const Launch &launch) {
-  return launch.blocks <= kTailBlocks && launch.blocks * launch.threads <= kTailThreads;
+/// Whether `launch` may join `run` (its first member the head) as a tail's
+/// member. A member wider than the head widens every block of the head's
+/// grid, whose extra threads idle through the head's work: only on a head
+/// of at most kTailBlocks blocks.
+bool fitsTail(ArrayRef<Launch> run, const Launch &launch) {
+  if (launch.blocks > kTailBlocks || launch.blocks * launch.threads > kTailThreads)
+    return false;
+  const Launch &head = run.front();
+  return launch.threads <= head.threads || head.blocks <= kTailBlocks;
 }
 
 /// Clones `member`'s body at `b`, a phase of `merged`: its block index x
@@ -578,7 +585,8 @@ void mergeIn(Block &block, bool gridChains, bool tails) {
   }
   if (tails)
     sweep(
-        block, all, [](ArrayRef<Launch>, const Launch &launch) { return fitsTail(launch); },
+        block, all,
+        [](ArrayRef<Launch> run, const Launch &launch) { return fitsTail(run, launch); },
         [](ArrayRef<Launch> run) {
           // One-block launches only: a chain, with no ticket to take.
           if (llvm::any_of(run, [](const Launch &member) { return member.blocks > 1; }))

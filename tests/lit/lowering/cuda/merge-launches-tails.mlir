@@ -286,3 +286,35 @@ func.func @no_tail(%x: memref<64xf32>, %y: memref<64xf32>, %z: memref<64xf32>) {
   }
   return
 }
+
+// -----
+
+// A member wider than a head of many blocks (64 blocks of 32 threads, then
+// one of 128) would idle 96 threads in each of the head's 64 blocks: no tail.
+// CHECK-LABEL: func.func @wide_member_many_blocks
+// CHECK-NOT: tfc_last_block
+// CHECK-COUNT-2: gpu.launch blocks
+// CHECK-NOT: tfc_last_block
+func.func @wide_member_many_blocks(%x: memref<2048xf32>, %y: memref<128xf32>, %arena: memref<?xi8>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %a = memref.view %arena[%c0][] : memref<?xi8> to memref<2048xf32>
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c64, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    %base = arith.muli %b, %sx : index
+    %i = arith.addi %base, %t : index
+    %v = memref.load %x[%i] : memref<2048xf32>
+    memref.store %v, %a[%i] : memref<2048xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%b, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%t, %ty, %tz) in (%sx = %c128, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%t] : memref<2048xf32>
+    memref.store %v, %y[%t] : memref<128xf32>
+    gpu.terminator
+  }
+  return
+}
