@@ -19,7 +19,9 @@
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); and of
 #      the medium encoder's with 4 elements a generated kernel's thread and
 #      with one (--no-thread-coarsening); and of both with the layer norm
-#      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0); and
+#      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0), and
+#      reverse's with the cross-entropy in one launch and in two
+#      (TFC_CROSS_ENTROPY_ONE_LAUNCH=0); and
 #      of reverse, set_anomaly and the medium encoder with programmatic
 #      dependent launches and without (TFC_DEPENDENT_LAUNCH); and of reverse,
 #      set_anomaly and fleuret_cnn with tails and without;
@@ -133,8 +135,9 @@ for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; 
   echo "    $(basename "$(dirname "$binary")")/$(basename "$binary"): ${line:-failed}"
 done
 
-echo "== 4c. train_step (median of 50): the layer norm backward in one launch against two"
+echo "== 4c. train_step (median of 50): the layer norm backward and the cross-entropy in one launch against two"
 ab TFC_LAYER_NORM_ONE_LAUNCH "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
+ab TFC_CROSS_ENTROPY_ONE_LAUNCH "$dir/cuda/reverse"
 
 echo "== 4d. train_step (median of 50): programmatic dependent launches against plain ones"
 ab TFC_DEPENDENT_LAUNCH "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32"
