@@ -45,6 +45,13 @@ std::string archList(const CudaSpec &spec) {
   return "with SASS for " + list;
 }
 
+/// A runtime switch: on unless `name` is "0" where it is set (and not
+/// empty), else `value`.
+bool switchFromEnv(const char *name, bool value) {
+  const char *setting = std::getenv(name);
+  return setting && *setting ? std::string(setting) != "0" : value;
+}
+
 std::string dims(const int64_t d[3]) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
@@ -217,24 +224,19 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   loadLayerKernels();
   // TFC_SMALL_GEMM=1: small products on gemm_small.cu (off by default: on
   // an H200 it made reverse's step slower, docs/cuda-kernels.md).
-  if (const char *small = std::getenv("TFC_SMALL_GEMM"); small && *small)
-    smallGemms_ = std::string(small) != "0";
+  smallGemms_ = switchFromEnv("TFC_SMALL_GEMM", smallGemms_);
   // TFC_BGRAD_COLUMNS=1: a bias gradient by column sums beside a plain
   // cuBLASLt product (off by default: not yet measured on a GPU).
-  if (const char *columns = std::getenv("TFC_BGRAD_COLUMNS"); columns && *columns)
-    biasGradColumns_ = std::string(columns) != "0";
+  biasGradColumns_ = switchFromEnv("TFC_BGRAD_COLUMNS", biasGradColumns_);
   // TFC_LAYER_NORM_ONE_LAUNCH=0: the layer norm backward always in two
   // launches (on by default: one where the partials are few; unmeasured).
-  if (const char *one = std::getenv("TFC_LAYER_NORM_ONE_LAUNCH"); one && *one)
-    layerNormOneLaunch_ = std::string(one) != "0";
+  layerNormOneLaunch_ = switchFromEnv("TFC_LAYER_NORM_ONE_LAUNCH", layerNormOneLaunch_);
   // TFC_CROSS_ENTROPY_ONE_LAUNCH=0: the cross-entropy's mean in a second
   // launch (on by default: the last block adds the losses; unmeasured).
-  if (const char *one = std::getenv("TFC_CROSS_ENTROPY_ONE_LAUNCH"); one && *one)
-    crossEntropyOneLaunch_ = std::string(one) != "0";
+  crossEntropyOneLaunch_ = switchFromEnv("TFC_CROSS_ENTROPY_ONE_LAUNCH", crossEntropyOneLaunch_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: unmeasured).
-  if (const char *dependent = std::getenv("TFC_DEPENDENT_LAUNCH"); dependent && *dependent)
-    setDependentLaunch(std::string(dependent) != "0");
+  setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;

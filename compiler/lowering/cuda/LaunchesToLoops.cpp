@@ -94,6 +94,26 @@ bool cooperates(Operation *op) {
       .wasInterrupted();
 }
 
+/// Whether a value of `block`'s top level (not a constant) is read in a
+/// phase other than its own, the phases cut at the ops `cuts` accepts.
+bool crossesPhases(Block &block, function_ref<bool(Operation &)> cuts) {
+  DenseMap<Operation *, int> phaseOf;
+  int phases = 0;
+  for (Operation &op : block) {
+    if (cuts(op))
+      ++phases;
+    phaseOf[&op] = phases;
+  }
+  for (Operation &op : block) {
+    if (op.hasTrait<OpTrait::ConstantLike>())
+      continue;
+    for (Operation *user : op.getUsers())
+      if (phaseOf.lookup(block.findAncestorOpInBlock(*user)) != phaseOf.lookup(&op))
+        return true;
+  }
+  return false;
+}
+
 /// The ops of `body` but its constants, cut at its barriers (of the block or
 /// of the grid) into phases; empty phases left out.
 SmallVector<SmallVector<Operation *>> phasesOf(Block &body) {
@@ -151,22 +171,11 @@ LogicalResult tailToLoops(gpu::LaunchOp launch, func::CallOp ticket) {
     head.push_back(&op);
   }
   Block &tail = branch.getThenRegion().front();
-  DenseMap<Operation *, int> phaseOf;
-  int phases = 0;
-  for (Operation &op : tail) {
-    if (isa<gpu::BarrierOp>(op))
-      ++phases;
-    else if (cooperates(&op))
+  for (Operation &op : tail)
+    if (!isa<gpu::BarrierOp>(op) && cooperates(&op))
       return refuse("a gpu op in the tail other than barriers between phases at its top level");
-    phaseOf[&op] = phases;
-  }
-  for (Operation &op : tail) {
-    if (op.hasTrait<OpTrait::ConstantLike>())
-      continue;
-    for (Operation *user : op.getUsers())
-      if (phaseOf.lookup(tail.findAncestorOpInBlock(*user)) != phaseOf.lookup(&op))
-        return refuse("a value crosses a barrier");
-  }
+  if (crossesPhases(tail, [](Operation &op) { return isa<gpu::BarrierOp>(op); }))
+    return refuse("a value crosses a barrier");
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
@@ -242,22 +251,9 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
     return launch.emitError("tf-launches-to-loops: the kernel's threads cooperate (a gpu op "
                             "in its body other than barriers between phases at its top level, "
                             "of the block or of the grid)");
-  // Each top-level op's phase: how many barriers come before it.
-  DenseMap<Operation *, int> phaseOf;
-  int phases = 0;
-  for (Operation &op : body) {
-    if (isa<gpu::BarrierOp>(op) || isGridSync(&op))
-      ++phases;
-    phaseOf[&op] = phases;
-  }
-  for (Operation &op : body) {
-    if (op.hasTrait<OpTrait::ConstantLike>())
-      continue;
-    for (Operation *user : op.getUsers())
-      if (phaseOf.lookup(body.findAncestorOpInBlock(*user)) != phaseOf.lookup(&op))
-        return launch.emitError("tf-launches-to-loops: a value crosses a barrier (a phase "
-                                "takes only ids and constants from another)");
-  }
+  if (crossesPhases(body, [](Operation &op) { return isa<gpu::BarrierOp>(op) || isGridSync(&op); }))
+    return launch.emitError("tf-launches-to-loops: a value crosses a barrier (a phase "
+                            "takes only ids and constants from another)");
   OpBuilder b(launch);
   Location loc = launch.getLoc();
   Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
@@ -276,7 +272,7 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
     mapping.map(sizes[level].y, upper[3 * level + 1]);
     mapping.map(sizes[level].z, upper[3 * level + 2]);
   };
-  if (phases == 0) {
+  if (!gridPhases && !blockPhases) {
     auto loop = b.create<scf::ParallelOp>(loc, SmallVector<Value>(6, zero), upper,
                                           SmallVector<Value>(6, one));
     mapLevel(0, loop.getInductionVars(), 0);

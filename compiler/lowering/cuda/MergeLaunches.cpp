@@ -230,6 +230,36 @@ bool conflict(const Launch &a, const Launch &b) {
   return false;
 }
 
+/// Clones `member`'s body at `b`, a phase of `merged`: its block index x
+/// `blockX`, its own grid and block sizes x made here, the rest of the ids
+/// `merged`'s; on its first threads when it is narrower than `threads`.
+void cloneMember(OpBuilder b, const Launch &member, gpu::LaunchOp merged, Value blockX,
+                 int64_t threads) {
+  Location loc = merged.getLoc();
+  auto constant = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  Value threadId = merged.getThreadIds().x;
+  if (member.threads < threads) {
+    auto guard = b.create<scf::IfOp>(
+        loc,
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId, constant(member.threads)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+  }
+  gpu::LaunchOp op = member.op;
+  IRMapping mapping;
+  auto mapDims = [&](gpu::KernelDim3 from, gpu::KernelDim3 to, Value x) {
+    mapping.map(from.x, x);
+    mapping.map(from.y, to.y);
+    mapping.map(from.z, to.z);
+  };
+  mapDims(op.getBlockIds(), merged.getBlockIds(), blockX);
+  mapDims(op.getThreadIds(), merged.getThreadIds(), threadId);
+  mapDims(op.getGridSize(), merged.getGridSize(), constant(member.blocks));
+  mapDims(op.getBlockSize(), merged.getBlockSize(), constant(member.threads));
+  for (Operation &o : op.getBody().front().without_terminator())
+    b.clone(o, mapping);
+}
+
 /// Emits at `b` the members [lo, hi) of `group`, whose blocks start at
 /// `starts[i]`: a binary search on the block index (scf.if/else on the
 /// middle member's first block), so a block finds its member in
@@ -239,7 +269,7 @@ bool conflict(const Launch &a, const Launch &b) {
 void dispatch(OpBuilder &b, ArrayRef<Launch> group, ArrayRef<int64_t> starts, size_t lo,
               size_t hi, gpu::LaunchOp merged, int64_t threads) {
   Location loc = merged.getLoc();
-  Value blockId = merged.getBlockIds().x, threadId = merged.getThreadIds().x;
+  Value blockId = merged.getBlockIds().x;
   if (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;
     Value below = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, blockId,
@@ -253,31 +283,9 @@ void dispatch(OpBuilder &b, ArrayRef<Launch> group, ArrayRef<int64_t> starts, si
   }
   // The member's own block index (the grid is exactly the members' blocks,
   // so the search has bounded it), on the member's own threads.
-  const Launch &member = group[lo];
   Value local = b.create<arith::SubIOp>(loc, blockId,
                                         b.create<arith::ConstantIndexOp>(loc, starts[lo]));
-  OpBuilder inner = b;
-  if (member.threads < threads) {
-    Value mine = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId,
-                                         b.create<arith::ConstantIndexOp>(loc, member.threads));
-    auto guard = b.create<scf::IfOp>(loc, mine, /*withElseRegion=*/false);
-    inner.setInsertionPointToStart(guard.thenBlock());
-  }
-  gpu::LaunchOp op = member.op;
-  IRMapping mapping;
-  auto mapDims = [&](gpu::KernelDim3 from, gpu::KernelDim3 to, Value x) {
-    mapping.map(from.x, x);
-    mapping.map(from.y, to.y);
-    mapping.map(from.z, to.z);
-  };
-  mapDims(op.getBlockIds(), merged.getBlockIds(), local);
-  mapDims(op.getThreadIds(), merged.getThreadIds(), threadId);
-  mapDims(op.getGridSize(), merged.getGridSize(),
-          inner.create<arith::ConstantIndexOp>(loc, member.blocks));
-  mapDims(op.getBlockSize(), merged.getBlockSize(),
-          inner.create<arith::ConstantIndexOp>(loc, member.threads));
-  for (Operation &o : op.getBody().front().without_terminator())
-    inner.clone(o, mapping);
+  cloneMember(b, group[lo], merged, local, threads);
 }
 
 /// One launch running `group`'s members, at the last one's place.
@@ -445,36 +453,6 @@ bool fitsTail(ArrayRef<Launch> run, const Launch &launch) {
     return false;
   const Launch &head = run.front();
   return launch.threads <= head.threads || head.blocks <= kTailBlocks;
-}
-
-/// Clones `member`'s body at `b`, a phase of `merged`: its block index x
-/// `blockX`, its own grid and block sizes x made here, the rest of the ids
-/// `merged`'s; on its first threads when it is narrower than `threads`.
-void cloneMember(OpBuilder b, const Launch &member, gpu::LaunchOp merged, Value blockX,
-                 int64_t threads) {
-  Location loc = merged.getLoc();
-  auto constant = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
-  Value threadId = merged.getThreadIds().x;
-  if (member.threads < threads) {
-    auto guard = b.create<scf::IfOp>(
-        loc,
-        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, threadId, constant(member.threads)),
-        /*withElseRegion=*/false);
-    b.setInsertionPointToStart(guard.thenBlock());
-  }
-  gpu::LaunchOp op = member.op;
-  IRMapping mapping;
-  auto mapDims = [&](gpu::KernelDim3 from, gpu::KernelDim3 to, Value x) {
-    mapping.map(from.x, x);
-    mapping.map(from.y, to.y);
-    mapping.map(from.z, to.z);
-  };
-  mapDims(op.getBlockIds(), merged.getBlockIds(), blockX);
-  mapDims(op.getThreadIds(), merged.getThreadIds(), threadId);
-  mapDims(op.getGridSize(), merged.getGridSize(), constant(member.blocks));
-  mapDims(op.getBlockSize(), merged.getBlockSize(), constant(member.threads));
-  for (Operation &o : op.getBody().front().without_terminator())
-    b.clone(o, mapping);
 }
 
 /// One launch of `run`'s first member's grid, at the last one's place:

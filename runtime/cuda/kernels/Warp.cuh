@@ -1,6 +1,7 @@
 //===- Warp.cuh - warp reductions the CUDA kernels share ------------------===//
 //
-// defines: warpSum, warpMax, broadcast, trapUnlessBlockSize, awaitPreviousKernel
+// defines: warpSum, warpMax, broadcast, trapUnlessBlockSize, awaitPreviousKernel,
+//          lastBlockDone
 //
 // Butterflies over the full warp in KernelMath.h's order (butterflySum is
 // their host twin): step o = 16, 8, 4, 2, 1 adds lane l ^ o's value, so all
@@ -62,6 +63,24 @@ __device__ __forceinline__ void awaitPreviousKernel() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+/// Whether this block is the launch's last to finish, its ticket drawn from
+/// `counter` after every thread's writes are visible to the whole GPU:
+/// then every block's are visible to it. Every thread calls it.
+/// (Static: the emulator's __shared__ is a static in a section of its own,
+/// which an inline function's comdat copy would conflict with.)
+static __device__ __forceinline__ bool lastBlockDone(unsigned *counter) {
+  __shared__ unsigned sLast;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    sLast = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!sLast)
+    return false;
+  __threadfence();
+  return true;
 }
 
 } // namespace tfc::rt::cuda::kernels

@@ -132,22 +132,6 @@ __device__ __forceinline__ void meanOfLosses(i64 n, float count, const float *lo
 // The forward and fused kernels' blocks run meanOfLosses as the last block.
 static_assert(kCrossEntropyThreads == kReduceThreads, "the last block is the mean's block");
 
-/// Whether this block is the launch's last to finish, its ticket drawn from
-/// `counter` after every thread's writes (the losses) are visible to the
-/// whole GPU: then every block's are visible to it. Every thread calls it.
-__device__ __forceinline__ bool lastBlockDone(unsigned *counter) {
-  __shared__ unsigned sLast;
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0)
-    sLast = atomicAdd(counter, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!sLast)
-    return false;
-  __threadfence();
-  return true;
-}
-
 /// With a counter, the last block to finish: the losses' mean into out[0],
 /// and the counter back to 0 (every block has its ticket: ready for the
 /// next launch, a graph's replay). With counter 0 the mean kernel must run

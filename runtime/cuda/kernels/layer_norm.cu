@@ -125,7 +125,6 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads) tfc_cuda_layer_n
     return;
   constexpr int warps = kLayerNormThreads / kWarp;
   __shared__ float sMean[kLayerNormChunk], sRstd[kLayerNormChunk];
-  __shared__ unsigned sLast;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   // No rows: no row blocks, and dgamma = dbeta = 0.
   const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
@@ -186,14 +185,8 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads) tfc_cuda_layer_n
     return; // the reduce kernel adds the partials
   // Every thread's partials visible to the whole GPU before its block's
   // ticket; the block that draws the last one finds every block's there.
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0)
-    sLast = atomicAdd(counter, 1u) == gridDim.x - 1;
-  __syncthreads();
-  if (!sLast)
+  if (!lastBlockDone(counter))
     return;
-  __threadfence();
   for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads)
     addPartials(scratch, blocks, d, j, dgamma, dbeta);
   if (threadIdx.x == 0)
