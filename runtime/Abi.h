@@ -230,12 +230,18 @@ inline constexpr unsigned kWindowArgs = 4;
 
 /// An attention kernel's arguments: the sizes and the f32 scale, then per
 /// tensor (inputs q, k, v, mask[, the output's adjoint], then outputs) its
-/// pointer and its outer, inner and row strides (runtime/cpu/Attention.h).
+/// pointer and its outer, inner and row strides, then what the forward
+/// leaves its backward: the forward's `stats` (a pointer), the backward's
+/// the forward's out (pointer and strides) and stats (runtime/cpu/Attention.h).
 namespace attention {
 inline constexpr unsigned kSizes = 6;
 inline constexpr unsigned kPerTensor = 4;
 inline constexpr unsigned kForwardInputs = 4, kForwardOutputs = 1;
 inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
+/// The trailing indices: the forward's stats; the backward's out and stats.
+inline constexpr unsigned kForwardTrailing = 1, kBackwardTrailing = kPerTensor + 1;
+/// Bytes of stats a (head, query row): the GPU kernels' row statistics.
+inline constexpr int64_t kRowStatsBytes = 16;
 } // namespace attention
 
 // X(Enumerator, symbol, C function type)
@@ -258,10 +264,11 @@ inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
   X(Conv1dWinogradTaps, tfc_conv1d_winograd_taps,                              \
     void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))                              \
   X(AttentionForward, tfc_attention_forward,                                   \
-    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4)) \
+    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
+         TFC_ABI_I))                                                           \
   X(AttentionBackward, tfc_attention_backward,                                 \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I))          \
   /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
      dx, dgamma, dbeta, scratch */                                             \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
@@ -323,10 +330,11 @@ enum Arg : unsigned {
   /* The hand-written kernels (runtime/cuda/kernels/): the CPU kernels' C    \
      types and arguments exactly, every pointer one to device memory */       \
   X(CudaAttentionForward, tfc_cuda_attention_forward,                          \
-    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4)) \
+    void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
+         TFC_ABI_I))                                                           \
   X(CudaAttentionBackward, tfc_cuda_attention_backward,                        \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4))                                  \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I))          \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
@@ -423,10 +431,12 @@ static_assert(arity(RuntimeFunction::SgemmBiasGrad) == gemm::BiasGradCount);
 static_assert(arity(RuntimeFunction::CudaSgemmBiasGrad) == gemm::BiasGradCount);
 static_assert(arity(RuntimeFunction::AttentionForward) ==
               attention::kSizes + 1 +
-                  attention::kPerTensor * (attention::kForwardInputs + attention::kForwardOutputs));
+                  attention::kPerTensor * (attention::kForwardInputs + attention::kForwardOutputs) +
+                  attention::kForwardTrailing);
 static_assert(arity(RuntimeFunction::AttentionBackward) ==
               attention::kSizes + 1 +
-                  attention::kPerTensor * (attention::kBackwardInputs + attention::kBackwardOutputs));
+                  attention::kPerTensor * (attention::kBackwardInputs + attention::kBackwardOutputs) +
+                  attention::kBackwardTrailing);
 static_assert(arity(RuntimeFunction::SgemmWindows) == gemm::Count + gemm::kWindowArgs);
 static_assert(arity(RuntimeFunction::CudaLaunch) == launch::Count);
 static_assert(arity(RuntimeFunction::CudaLaunchCooperative) == launch::Count);

@@ -59,16 +59,16 @@ KernelSymbols symbolsOf(KernelRuntime runtime) {
 
 /// Declares a runtime attention kernel (runtime/cpu/Attention.h) taking the
 /// sizes (outer, inner, tq, tk, d, dv), the scale, per input its pointer and
-/// strides (outer, inner, row), and the same per output: all indices but
-/// the f32 scale.
-void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs,
-                            unsigned outputs) {
+/// strides (outer, inner, row), the same per output, then `trailing` more
+/// (what a forward leaves its backward): all indices but the f32 scale.
+void declareAttentionKernel(ModuleOp module, StringRef name, unsigned inputs, unsigned outputs,
+                            unsigned trailing) {
   if (module.lookupSymbol(name))
     return;
   OpBuilder b(module.getBodyRegion());
   SmallVector<Type> args(abi::attention::kSizes, b.getIndexType());
   args.push_back(b.getF32Type());
-  args.append(abi::attention::kPerTensor * (inputs + outputs), b.getIndexType());
+  args.append(abi::attention::kPerTensor * (inputs + outputs) + trailing, b.getIndexType());
   b.create<func::FuncOp>(module.getLoc(), name, b.getFunctionType(args, {})).setPrivate();
 }
 
@@ -248,6 +248,17 @@ ArrayRef<int64_t> batchShapeOf(Value q) {
   return cast<RankedTensorType>(q.getType()).getShape().drop_back(2);
 }
 
+/// What a forward call leaves its backward (the CUDA kernels read each
+/// row's maximum and sum instead of recomputing them, and D as dO . out):
+/// where its out is (a tensor holding it, and the view of it there) and its
+/// row statistics (16 bytes a (head, query row), abi::attention).
+struct SavedAttention {
+  Value outRoot;
+  int64_t outOffset = 0;
+  std::array<int64_t, 3> outStrides = {};
+  Value stats;
+};
+
 /// Where a kernel writes its results when their readers only lay them out
 /// again (the heads merged back: a concatenation of exactly these results,
 /// then a transpose, then reshapes): one fresh buffer holding `root`, the
@@ -322,8 +333,12 @@ Destinations destinationsOf(Operation *op, AttentionCall &call) {
 
 /// Lowers one tf.attention (weights not a result) or tf.attention_grad to
 /// its kernel call, before the conversion: the call may also take the place
-/// of the ops that lay its results out again.
-void lowerFusedAttention(Operation *op, const KernelSymbols &symbols) {
+/// of the ops that lay its results out again. A forward whose backward
+/// follows (`save`) stores its statistics and says where they and its out
+/// are; a backward given them (`saved`) passes them on. Else the trailing
+/// arguments are 0.
+void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAttention *save,
+                         const SavedAttention *saved) {
   OpBuilder b(op);
   auto attention = dyn_cast<tf::AttentionOp>(op);
   auto grad = dyn_cast<tf::AttentionGradOp>(op);
@@ -338,12 +353,52 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols) {
   if (grad)
     call.addInput(grad.getDvalues());
   StringRef kernel = attention ? symbols.attentionForward : symbols.attentionBackward;
+  // After the outputs: the forward's stats, or the backward's out and stats.
+  Value statsBuffer;
+  auto addTrailing = [&] {
+    if (attention && save) {
+      int64_t rows = cast<RankedTensorType>(q.getType()).getNumElements() /
+                     cast<RankedTensorType>(q.getType()).getShape().back();
+      statsBuffer = b.create<memref::AllocOp>(
+          op->getLoc(),
+          MemRefType::get({rows, abi::attention::kRowStatsBytes / 4}, b.getF32Type()));
+      call.args.push_back(
+          b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), statsBuffer));
+    } else if (grad && saved && saved->stats) {
+      call.addPointerAndStrides(saved->outRoot, saved->outOffset, saved->outStrides);
+      auto type = cast<RankedTensorType>(saved->stats.getType());
+      Value buffer = b.create<bufferization::ToMemrefOp>(
+          op->getLoc(), MemRefType::get(type.getShape(), type.getElementType()), saved->stats,
+          /*read_only=*/true);
+      call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), buffer));
+    } else {
+      call.args.append(attention ? abi::attention::kForwardTrailing
+                                 : abi::attention::kBackwardTrailing,
+                       call.index(0));
+    }
+  };
+  // The call, then the forward's stats as a tensor its backward reads.
+  auto emitCall = [&] {
+    SmallVector<Value> results = call.call(kernel);
+    if (statsBuffer)
+      save->stats = b.create<bufferization::ToTensorOp>(op->getLoc(), statsBuffer,
+                                                        /*restrict=*/true, /*writable=*/true);
+    return results;
+  };
 
   Destinations dest = destinationsOf(op, call);
   if (!dest.root) {
     for (Value result : op->getResults())
       call.addOutput(result.getType());
-    op->replaceAllUsesWith(call.call(kernel));
+    addTrailing();
+    SmallVector<Value> results = emitCall();
+    if (attention && save) {
+      auto type = cast<RankedTensorType>(results[0].getType());
+      View dense{Value(), contiguousStrides(type.getShape())};
+      save->outRoot = results[0];
+      save->outStrides = *call.kernelStrides(dense, type.getRank());
+    }
+    op->replaceAllUsesWith(results);
     op->erase();
     return;
   }
@@ -361,7 +416,15 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols) {
       call.args.push_back(call.index(stride));
   }
   call.outputs.push_back(buffer);
-  dest.root.replaceAllUsesWith(call.call(kernel)[0]);
+  addTrailing();
+  Value root = emitCall()[0];
+  if (attention && save) {
+    save->outRoot = root;
+    save->outOffset = dest.views[0].offset;
+    save->outStrides = *call.kernelStrides(
+        dest.views[0], cast<RankedTensorType>(op->getResult(0).getType()).getRank());
+  }
+  dest.root.replaceAllUsesWith(root);
   for (Operation *link : llvm::reverse(dest.chain))
     link->erase();
   op->erase();
@@ -712,6 +775,25 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
       }
     });
   }
+  // On the GPU an attention backward reads what its forward (the same q, k,
+  // v, mask and scale, before it) saved.
+  DenseMap<Operation *, Operation *> forwardOf;
+  DenseMap<Operation *, SavedAttention> savedBy;
+  if (runtime == KernelRuntime::Cuda) {
+    module.walk([&](tf::AttentionGradOp grad) {
+      for (Operation *user : grad.getQ().getUsers()) {
+        auto forward = dyn_cast<tf::AttentionOp>(user);
+        if (forward && !forward.getWeights() && forward.getK() == grad.getK() &&
+            forward.getV() == grad.getV() && forward.getMask() == grad.getMask() &&
+            forward.getScale() == grad.getScale() &&
+            dominance.properlyDominates(forward.getOperation(), grad.getOperation())) {
+          forwardOf[grad] = forward;
+          savedBy[forward] = {};
+          return;
+        }
+      }
+    });
+  }
   // Calls first: a call may take the place of the ops that lay its results
   // out again, which the conversion then never sees.
   SmallVector<Operation *> fusedKernels;
@@ -719,12 +801,13 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
     if (paired.contains(op))
       return;
     if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
-      declareAttentionKernel(module, symbols.attentionForward, // q, k, v, mask; out
-                             abi::attention::kForwardInputs, abi::attention::kForwardOutputs);
+      declareAttentionKernel(module, symbols.attentionForward, // q, k, v, mask; out; stats
+                             abi::attention::kForwardInputs, abi::attention::kForwardOutputs,
+                             abi::attention::kForwardTrailing);
       fusedKernels.push_back(op);
-    } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv
+    } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv; out, stats
       declareAttentionKernel(module, symbols.attentionBackward, abi::attention::kBackwardInputs,
-                             abi::attention::kBackwardOutputs);
+                             abi::attention::kBackwardOutputs, abi::attention::kBackwardTrailing);
       fusedKernels.push_back(op);
     } else if (isa<tf::LayerNormGradOp>(op)) {
       fusedKernels.push_back(op);
@@ -746,8 +829,11 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
       lowerCrossEntropy(loss, symbols.crossEntropy);
     else if (auto grad = dyn_cast<tf::CrossEntropyGradOp>(op))
       lowerCrossEntropyGrad(grad, symbols.crossEntropyBackward);
+    else if (isa<tf::AttentionOp>(op))
+      lowerFusedAttention(op, symbols, savedBy.contains(op) ? &savedBy[op] : nullptr, nullptr);
     else
-      lowerFusedAttention(op, symbols);
+      lowerFusedAttention(op, symbols, nullptr,
+                          forwardOf.contains(op) ? &savedBy[forwardOf[op]] : nullptr);
   }
 }
 

@@ -311,8 +311,8 @@ struct Attention {
   }
 
   void forward(int64_t b, const StridedOut &out) const;
-  void backward(int64_t b, const Strided<float> &dout, const StridedOut &dq,
-                const StridedOut &dk, const StridedOut &dvOut) const;
+  void backward(int64_t b, const Strided<float> &dout, const Strided<float> &out,
+                const StridedOut &dq, const StridedOut &dk, const StridedOut &dvOut) const;
 };
 
 void Attention::forward(int64_t b, const StridedOut &out) const {
@@ -393,10 +393,12 @@ void Attention::forward(int64_t b, const StridedOut &out) const {
   }
 }
 
-void Attention::backward(int64_t b, const Strided<float> &dout, const StridedOut &dq,
-                         const StridedOut &dk, const StridedOut &dvOut) const {
+void Attention::backward(int64_t b, const Strided<float> &dout, const Strided<float> &out,
+                         const StridedOut &dq, const StridedOut &dk,
+                         const StridedOut &dvOut) const {
   const float *Q = q.head(b, inner), *K = k.head(b, inner), *V = v.head(b, inner);
   const float *dO = dout.head(b, inner);
+  const float *O = out.base ? out.head(b, inner) : nullptr;
   float *dQ = dq.head(b, inner), *dK = dk.head(b, inner), *dV = dvOut.head(b, inner);
   const int64_t ld = ldk(), dP = roundUp(d), dvP = roundUp(dv), blocks = keyBlocks();
   const int64_t keysMax = std::min(tk, kKeys), panel = blocks == 1 ? kRows : kPanel;
@@ -475,6 +477,16 @@ void Attention::backward(int64_t b, const Strided<float> &dout, const StridedOut
     }
     for (int64_t r = 0; r < kPanel; r += kLanes)
       store8(rowD + r, load8(rowD + r) / load8(rowL + r));
+    // Given the forward's out (a GPU kernel's CPU twin under cuda-emulated),
+    // D = dO . out, as the GPU kernels take it: so the compiled code's out
+    // (its pointer and strides) is checked where there is no GPU.
+    if (O)
+      for (int64_t r = 0; r < pRows; ++r) {
+        float sum = 0.0f;
+        for (int64_t c = 0; c < dv; ++c)
+          sum += dO[(p0 + r) * dout.row + c] * O[(p0 + r) * out.row + c];
+        rowD[r] = sum;
+      }
 
     // Pass 2: P and dS (scale folded in) per key block, and their products,
     // written over dK and dV by the first row block and dQ by the first key
@@ -541,7 +553,7 @@ extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t t
                                       intptr_t vOuter, intptr_t vInner, intptr_t vRow,
                                       intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
                                       intptr_t maskRow, intptr_t out, intptr_t outOuter,
-                                      intptr_t outInner, intptr_t outRow) {
+                                      intptr_t outInner, intptr_t outRow, intptr_t /*stats*/) {
   const int64_t batch = outer * inner;
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
@@ -562,19 +574,15 @@ extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t t
   });
 }
 
-extern "C" void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk,
-                                       intptr_t d, intptr_t dv, float scale, intptr_t q,
-                                       intptr_t qOuter, intptr_t qInner, intptr_t qRow,
-                                       intptr_t k, intptr_t kOuter, intptr_t kInner,
-                                       intptr_t kRow, intptr_t v, intptr_t vOuter,
-                                       intptr_t vInner, intptr_t vRow, intptr_t mask,
-                                       intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow,
-                                       intptr_t dout, intptr_t doutOuter, intptr_t doutInner,
-                                       intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
-                                       intptr_t dqInner, intptr_t dqRow, intptr_t dk,
-                                       intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow,
-                                       intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner,
-                                       intptr_t dvRow) {
+extern "C" void tfc_attention_backward(
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
+    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
+    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t dout,
+    intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
+    intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
+    intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
+    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/) {
   const int64_t batch = outer * inner;
   const StridedOut dQ = stridedOut(dq, dqOuter, dqInner, dqRow),
                    dK = stridedOut(dk, dkOuter, dkInner, dkRow),
@@ -597,9 +605,10 @@ extern "C" void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t 
                     strided<float>(k, kOuter, kInner, kRow),
                     strided<float>(v, vOuter, vInner, vRow),
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
-  const Strided<float> dO = strided<float>(dout, doutOuter, doutInner, doutRow);
+  const Strided<float> dO = strided<float>(dout, doutOuter, doutInner, doutRow),
+                       O = strided<float>(out, outOuter, outInner, outRow);
   tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b)
-      a.backward(b, dO, dQ, dK, dV);
+      a.backward(b, dO, O, dQ, dK, dV);
   });
 }

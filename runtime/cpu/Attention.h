@@ -29,13 +29,18 @@ extern "C" {
 ///
 /// Every b is computed by one thread in a fixed order, so the result has the
 /// same bits for any thread count.
+///
+/// `stats` is 0, or room for 16 bytes a (head, query row) where the GPU
+/// kernels (runtime/cuda/kernels/) leave the rows' softmax statistics for
+/// their backward; the CPU kernels ignore it (their backward recomputes
+/// them), and take it so that a GPU kernel's CPU twin has its C type.
 void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
-                           intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
-                           intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
-                           intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
-                           intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
-                           intptr_t maskInner, intptr_t maskRow, intptr_t out, intptr_t outOuter,
-                           intptr_t outInner, intptr_t outRow);
+                           intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
+                           intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,
+                           intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner,
+                           intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+                           intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
+                           intptr_t outRow, intptr_t stats);
 
 /// The gradients of tfc_attention_forward given dO = dout[b] (tq x dv,
 /// strided like the inputs), P recomputed from q and k:
@@ -44,16 +49,25 @@ void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
 /// written (never added) through their strides over dq (tq x d per head),
 /// dk (tk x d) and dvOut (tk x dv): into one concatenation [.., 3 x d] when
 /// the three are the adjoint of one QKV projection.
+///
+/// `out` (pointer and strides) and `stats` are 0, or the forward's out and
+/// stats of the same q, k, v and mask: with them the GPU kernels read each
+/// row's maximum and sum instead of recomputing them, and take
+/// D = rowsum(dP o P) as rowsum(dO o out), FlashAttention-2's identity. The
+/// CPU kernel ignores stats and, given out, takes D so too (it is the GPU
+/// kernels' twin under --target=cuda-emulated, which so checks the compiled
+/// code's out); compiled CPU code passes 0.
 void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
-                            intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
-                            intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
-                            intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
-                            intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
-                            intptr_t maskInner, intptr_t maskRow, intptr_t dout,
-                            intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq,
-                            intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow, intptr_t dk,
-                            intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow, intptr_t dvOut,
-                            intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow);
+                            intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
+                            intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,
+                            intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner,
+                            intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+                            intptr_t maskRow, intptr_t dout, intptr_t doutOuter, intptr_t doutInner,
+                            intptr_t doutRow, intptr_t dq, intptr_t dqOuter, intptr_t dqInner,
+                            intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
+                            intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner,
+                            intptr_t dvRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
+                            intptr_t outRow, intptr_t stats);
 }
 
 #endif // TFC_RUNTIME_ATTENTION_H

@@ -234,6 +234,9 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // TFC_CROSS_ENTROPY_ONE_LAUNCH=0: the cross-entropy's mean in a second
   // launch (on by default: the last block adds the losses; unmeasured).
   crossEntropyOneLaunch_ = switchFromEnv("TFC_CROSS_ENTROPY_ONE_LAUNCH", crossEntropyOneLaunch_);
+  // TFC_ATTENTION_SAVED_STATS=0: the attention backward recomputes each
+  // row's statistics (on by default: fewer products; unmeasured).
+  savedAttentionStats_ = switchFromEnv("TFC_ATTENTION_SAVED_STATS", savedAttentionStats_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: unmeasured).
   setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));

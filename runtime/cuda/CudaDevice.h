@@ -193,6 +193,13 @@ public:
   /// bits either way).
   void setCrossEntropyOneLaunch(bool on) { crossEntropyOneLaunch_ = on; }
   bool crossEntropyOneLaunch() const { return crossEntropyOneLaunch_; }
+  /// Whether the attention backward reads the statistics its forward saved
+  /// (each row's maximum and sum; D as dO . out) where the compiled code
+  /// passes them, or recomputes them from q, k, v and dO
+  /// (TFC_ATTENTION_SAVED_STATS=0 at open(), or this: for timing the two;
+  /// the forward stores them either way).
+  void setSavedAttentionStats(bool on) { savedAttentionStats_ = on; }
+  bool savedAttentionStats() const { return savedAttentionStats_; }
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -334,6 +341,7 @@ private:
   bool biasGradColumns_ = false;
   bool layerNormOneLaunch_ = true;
   bool crossEntropyOneLaunch_ = true;
+  bool savedAttentionStats_ = true;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

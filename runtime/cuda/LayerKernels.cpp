@@ -1,6 +1,7 @@
 //===- LayerKernels.cpp - the hand-written kernels generated code calls ---===//
 
 #include "runtime/cuda/LayerKernels.h"
+#include "runtime/Abi.h"
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/cuda/kernels/KernelMath.h"
 
@@ -66,14 +67,14 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 
 #ifdef TFC_CUDA_HAND_KERNELS
 // The CPU kernels' argument lists are the GPU kernels' parameter lists (the
-// attention backward's plus its stats, the layer norm backward's plus its
+// attention backward's plus its scratch, the layer norm backward's plus its
 // counter).
-static_assert(kSpecs[LayerKernels::AttentionForward].params == 27);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 39 + 1);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 39 + 1);
-static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 27);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 39 + 1);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 39 + 1);
+static_assert(kSpecs[LayerKernels::AttentionForward].params == 28);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 1);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 1);
+static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 28);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 1);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 8);
@@ -99,8 +100,6 @@ constexpr int64_t rowsPerBlock(LayerKernels::Kernel kernel) { return kSpecs[kern
 /// Queries a block of the tensor-core forward and dq, keys a block of
 /// their dk/dv (KernelMath.h's kAttentionTcRows).
 constexpr int64_t kTcRowsPerBlock = 64;
-/// Bytes of one query row's backward statistics (m, 1/l, D, scale).
-constexpr int64_t kAttentionRowStatsBytes = 4 * sizeof(float);
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -242,17 +241,17 @@ bool LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
 using namespace tfc::rt::cuda;
 
 extern "C" void tfc_cuda_attention_forward(
-    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv,
-    float scale, intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
-    intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
-    intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
-    intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow) {
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
+    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
+    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t out,
+    intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_forward");
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
-  for (intptr_t value : {q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, vInner,
-                         vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner,
-                         outRow})
+  for (intptr_t value : {q,         qOuter,  qInner, qRow,     k,        kOuter, kInner,
+                         kRow,      v,       vOuter, vInner,   vRow,     mask,   maskOuter,
+                         maskInner, maskRow, out,    outOuter, outInner, outRow, stats})
     params.push_back(uint64_t(value));
   if (useTensorCores(device, d, dv))
     return device.layerKernels().launch(device, LayerKernels::AttentionTcForward,
@@ -262,15 +261,18 @@ extern "C" void tfc_cuda_attention_forward(
 }
 
 extern "C" void tfc_cuda_attention_backward(
-    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv,
-    float scale, intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
-    intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
-    intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
-    intptr_t maskRow, intptr_t dout, intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow,
-    intptr_t dq, intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow, intptr_t dk,
-    intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter,
-    intptr_t dvInner, intptr_t dvRow) {
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
+    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
+    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t dout,
+    intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
+    intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
+    intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
+    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_backward");
+  // The forward's statistics and out, when it left them (and they are on):
+  // neither kernel recomputes the rows' maximum and sum, and D is dO . out.
+  const bool saved = stats != 0 && out != 0 && device.savedAttentionStats();
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
   for (intptr_t value :
@@ -279,14 +281,18 @@ extern "C" void tfc_cuda_attention_backward(
         dqOuter, dqInner, dqRow,   dk,      dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
         dvRow})
     params.push_back(uint64_t(value));
+  for (intptr_t value : {out, outOuter, outInner, outRow, stats})
+    params.push_back(saved ? uint64_t(value) : 0);
   const int64_t heads = outer * inner;
-  // The last parameter, stats: scratch where dq stores each query row's
-  // statistics and dkv, next on the stream, reads them instead of
+  // The last parameter, scratch: without saved statistics, where dq stores
+  // each query row's and dkv, next on the stream, reads them instead of
   // recomputing them per block of 64 keys; 0 without room, and dkv
   // recomputes them, to the same bits.
   const int64_t rows = heads * tq;
-  params.push_back(rows > 0 ? uint64_t(device.scratchFor(size_t(rows) * kAttentionRowStatsBytes))
-                            : 0);
+  params.push_back(
+      !saved && rows > 0
+          ? uint64_t(device.scratchFor(size_t(rows) * size_t(tfc::abi::attention::kRowStatsBytes)))
+          : 0);
   const LayerKernels &kernels = device.layerKernels();
   if (useTensorCores(device, d, dv)) {
     kernels.launch(device, LayerKernels::AttentionTcBackwardDq, heads * ceilDiv(tq, kTcRowsPerBlock),

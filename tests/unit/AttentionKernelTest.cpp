@@ -120,16 +120,19 @@ struct Problem {
   void forward() {
     tfc_attention_forward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
                           s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
-                          intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride,
-                          s.tk, intptr_t(out.data()), 0, s.tq * s.dv, s.dv);
+                          intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride, s.tk,
+                          intptr_t(out.data()), 0, s.tq * s.dv, s.dv, 0);
   }
-  void backward() {
+  // With `fromOut`, D comes from the forward's out (dO . out, as the GPU
+  // kernels take it given the forward's statistics).
+  void backward(bool fromOut = false) {
+    const intptr_t o = fromOut ? intptr_t(out.data()) : 0;
     tfc_attention_backward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
                            s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
-                           intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride,
-                           s.tk, intptr_t(dout.data()), 0, s.tq * s.dv, s.dv,
-                           intptr_t(dq.data()), 0, s.tq * s.d, s.d, intptr_t(dk.data()), 0,
-                           s.tk * s.d, s.d, intptr_t(dv.data()), 0, s.tk * s.dv, s.dv);
+                           intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride, s.tk,
+                           intptr_t(dout.data()), 0, s.tq * s.dv, s.dv, intptr_t(dq.data()), 0,
+                           s.tq * s.d, s.d, intptr_t(dk.data()), 0, s.tk * s.d, s.d,
+                           intptr_t(dv.data()), 0, s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0);
   }
 };
 
@@ -226,6 +229,11 @@ void check(const Shape &shape, MaskKind kind, unsigned seed) {
   expectClose(p.dq, ref.dq, ref.magDq, "dq");
   expectClose(p.dk, ref.dk, ref.magDk, "dk");
   expectClose(p.dv, ref.dv, ref.magDv, "dv");
+  // D from the forward's out: the same gradients within the same tolerance.
+  p.backward(/*fromOut=*/true);
+  expectClose(p.dq, ref.dq, ref.magDq, "dq (D from out)");
+  expectClose(p.dk, ref.dk, ref.magDk, "dk (D from out)");
+  expectClose(p.dv, ref.dv, ref.magDv, "dv (D from out)");
 }
 
 constexpr MaskKind kAllMasks[] = {MaskKind::None, MaskKind::SharedWithEmptyRow, MaskKind::Causal,
@@ -395,17 +403,17 @@ TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
       std::vector<float> outS(size_t(outer * tq * inner * d), NAN), dqS(outS.size(), NAN),
           dkvS(size_t(outer * tk * inner * 2 * d), NAN);
       const int64_t headOuter = tq * inner * d, kvOuter = tk * inner * 2 * d;
-      tfc_attention_forward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()),
-                            qOuter, width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
+      tfc_attention_forward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
+                            width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                             intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
-                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d);
-      tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()),
-                             qOuter, width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
+                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d, 0);
+      tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
+                             width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                              intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
                              mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
-                             intptr_t(dqS.data()), headOuter, d, inner * d,
-                             intptr_t(dkvS.data()), kvOuter, 2 * d, inner * 2 * d,
-                             intptr_t(dkvS.data() + d), kvOuter, 2 * d, inner * 2 * d);
+                             intptr_t(dqS.data()), headOuter, d, inner * d, intptr_t(dkvS.data()),
+                             kvOuter, 2 * d, inner * 2 * d, intptr_t(dkvS.data() + d), kvOuter,
+                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0);
       std::vector<float> out(dense.out.size()), dq(dense.dq.size()), dk(dense.dk.size()),
           dv(dense.dv.size());
       for (int64_t b = 0; b < shape.batch; ++b) {

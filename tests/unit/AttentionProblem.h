@@ -100,12 +100,11 @@ inline AttentionProblem makeAttentionProblem(int64_t outer, int64_t inner, int64
 
 /// tfc_attention_forward on `p` into `out` (heads of [tq, dv]).
 inline void cpuAttentionForward(const AttentionProblem &p, Strided &out) {
-  tfc_attention_forward(p.outer, p.inner, p.tq, p.tk, p.d, p.dv, p.scale,
-                        intptr_t(p.q.data.data()), p.q.outer, p.q.inner, p.q.row,
-                        intptr_t(p.k.data.data()), p.k.outer, p.k.inner, p.k.row,
-                        intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row,
-                        p.maskPointer(), 0, 0, p.tk, intptr_t(out.data.data()), out.outer,
-                        out.inner, out.row);
+  tfc_attention_forward(p.outer, p.inner, p.tq, p.tk, p.d, p.dv, p.scale, intptr_t(p.q.data.data()),
+                        p.q.outer, p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer,
+                        p.k.inner, p.k.row, intptr_t(p.v.data.data()), p.v.outer, p.v.inner,
+                        p.v.row, p.maskPointer(), 0, 0, p.tk, intptr_t(out.data.data()), out.outer,
+                        out.inner, out.row, 0);
 }
 
 /// tfc_attention_backward on `p` into dq, dk and dv (shaped as q, k and v).
@@ -117,7 +116,7 @@ inline void cpuAttentionBackward(const AttentionProblem &p, Strided &dq, Strided
       intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, p.maskPointer(), 0, 0, p.tk,
       intptr_t(p.dout.data.data()), p.dout.outer, p.dout.inner, p.dout.row,
       intptr_t(dq.data.data()), dq.outer, dq.inner, dq.row, intptr_t(dk.data.data()), dk.outer,
-      dk.inner, dk.row, intptr_t(dv.data.data()), dv.outer, dv.inner, dv.row);
+      dk.inner, dk.row, intptr_t(dv.data.data()), dv.outer, dv.inner, dv.row, 0, 0, 0, 0, 0);
 }
 
 /// An attention test shape: heads (outer, inner), tq x tk, widths d and dv.

@@ -196,18 +196,17 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner,
                qBytes = size_t(heads * qI) * 4, kBytes = size_t(heads * kI) * 4,
                vBytes = size_t(heads * vI) * 4,
                statsBytes = size_t(heads * tq) * 16;
-  Ptr gout = gpu.alloc(outBytes), gdq = gpu.alloc(qBytes),
-      gdk = gpu.alloc(kBytes), gdv = gpu.alloc(vBytes),
-      gstats = gpu.alloc(statsBytes), stats = gstats;
-  std::vector<void *> forward = {
-      &outer, &inner, &tq, &tk, &d,  &dv,   &scale, &gq, &qO,
-      &qI,    &qRow,  &gk, &kO, &kI, &kRow, &gv,    &vO, &vI,
-      &vRow,  &gm,    &mO, &mI, &mR, &gout, &oO,    &oI, &oRow};
-  std::vector<void *> backward = {
-      &outer, &inner, &tq, &tk, &d,    &dv,  &scale, &gq,  &qO,   &qI,
-      &qRow,  &gk,    &kO, &kI, &kRow, &gv,  &vO,    &vI,  &vRow, &gm,
-      &mO,    &mI,    &mR, &gd, &dO_,  &dI,  &dRow,  &gdq, &qO,   &qI,
-      &qRow,  &gdk,   &kO, &kI, &kRow, &gdv, &vO,    &vI,  &vRow, &stats};
+  Ptr gout = gpu.alloc(outBytes), gdq = gpu.alloc(qBytes), gdk = gpu.alloc(kBytes),
+      gdv = gpu.alloc(vBytes), gstats = gpu.alloc(statsBytes), stats = gstats, none = 0;
+  // Without the forward's statistics (none): the kernels as they were.
+  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,  &qO,   &qI,
+                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,  &vRow, &gm,
+                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &none};
+  std::vector<void *> backward = {&outer, &inner, &tq,   &tk,   &d,   &dv,   &scale, &gq,   &qO,
+                                  &qI,    &qRow,  &gk,   &kO,   &kI,  &kRow, &gv,    &vO,   &vI,
+                                  &vRow,  &gm,    &mO,   &mI,   &mR,  &gd,   &dO_,   &dI,   &dRow,
+                                  &gdq,   &qO,    &qI,   &qRow, &gdk, &kO,   &kI,    &kRow, &gdv,
+                                  &vO,    &vI,    &vRow, &none, &oO,  &oI,   &oRow,  &none, &stats};
   const unsigned queryBlocks = unsigned(heads * ((tq + 63) / 64)),
                  keyBlocks = unsigned(heads * ((tk + 63) / 64));
   uint64_t h = 1469598103934665603ull;

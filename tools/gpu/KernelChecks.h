@@ -60,8 +60,10 @@ inline std::vector<float> randomFloats(size_t n, float scale = 1.0f) {
   return v;
 }
 
-inline double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
-  double err = 0, mag = 1e-30;
+/// The largest |a - b| over the largest |b| (at least `floor`).
+inline double relativeError(const std::vector<float> &a, const std::vector<float> &b,
+                            double floor = 1e-30) {
+  double err = 0, mag = floor;
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) != std::isnan(b[i]))
       return INFINITY;
@@ -72,8 +74,8 @@ inline double relativeError(const std::vector<float> &a, const std::vector<float
 }
 
 inline void compare(const std::string &what, const std::vector<float> &gpu,
-                    const std::vector<float> &cpu, double tolerance) {
-  const double err = relativeError(gpu, cpu);
+                    const std::vector<float> &cpu, double tolerance, double floor = 1e-30) {
+  const double err = relativeError(gpu, cpu, floor);
   char detail[96];
   std::snprintf(detail, sizeof detail, "relative error %.3g (limit %.0e)", err, tolerance);
   report(err <= tolerance, what, detail);
@@ -147,27 +149,31 @@ void checkAttention(Device &gpu, const Shape &s) {
   const intptr_t maskPtr = mask.empty() ? 0 : intptr_t(mask.data());
   tfc_attention_forward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                         intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
-                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow);
+                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow, 0);
   tfc_attention_backward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                          intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
                          maskPtr, mO, mI, mR, intptr_t(dout.data()), dO_, dI, dRow,
                          intptr_t(dq.data()), dqO, dqI, qRow, intptr_t(dk.data()), dkO, dkI, kRow,
-                         intptr_t(dvv.data()), dvO, dvI, vRow);
+                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0);
 
   Ptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v), gd = gpu.upload(dout);
   Ptr gm = mask.empty() ? 0 : gpu.upload(mask);
   Ptr gout = gpu.alloc(out.size() * 4), gdq = gpu.alloc(dq.size() * 4),
               gdk = gpu.alloc(dk.size() * 4), gdv = gpu.alloc(dvv.size() * 4);
-  // The backward's last parameter: 4 floats a query row, or 0.
-  const Ptr gstats = gpu.alloc(size_t(heads * tq) * 16);
-  Ptr stats = 0;
-  std::vector<void *> forward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &qO, &qI, &qRow,
-                                 &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
-                                 &mR,    &gout,  &oO, &oI, &oRow};
-  std::vector<void *> backward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &qO, &qI, &qRow,
-                                  &gk,    &kO,    &kI, &kRow, &gv, &vO, &vI, &vRow, &gm, &mO, &mI,
-                                  &mR,    &gd,    &dO_, &dI, &dRow, &gdq, &dqO, &dqI, &qRow, &gdk,
-                                  &dkO,   &dkI,   &kRow, &gdv, &dvO, &dvI, &vRow, &stats};
+  // The backward's last parameter, scratch: 4 floats a query row, or 0.
+  // The forward's stats (4 floats a query row, or 0), which the backward
+  // takes with the forward's out (or 0).
+  const size_t statsBytes = size_t(heads * tq) * 16;
+  const Ptr gstats = gpu.alloc(statsBytes), gsaved = gpu.alloc(statsBytes);
+  Ptr scratch = 0, saved = 0, savedOut = 0;
+  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,   &qO,   &qI,
+                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,   &vRow, &gm,
+                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved};
+  std::vector<void *> backward = {
+      &outer, &inner, &tq,   &tk,       &d,   &dv,  &scale, &gq,    &qO,     &qI,  &qRow, &gk,
+      &kO,    &kI,    &kRow, &gv,       &vO,  &vI,  &vRow,  &gm,    &mO,     &mI,  &mR,   &gd,
+      &dO_,   &dI,    &dRow, &gdq,      &dqO, &dqI, &qRow,  &gdk,   &dkO,    &dkI, &kRow, &gdv,
+      &dvO,   &dvI,   &vRow, &savedOut, &oO,  &oI,  &oRow,  &saved, &scratch};
   // Only the rows' first d / dv floats are written (the padding stays NaN
   // on the GPU, 0 or input on the CPU side): compare those.
   auto rows = [&](const std::vector<float> &x, i64 headSize, i64 count, i64 row, i64 width) {
@@ -204,12 +210,16 @@ void checkAttention(Device &gpu, const Shape &s) {
                         tcQueryBlocks, tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2,
                         2e-2});
   for (const Kernels &f : families) {
-    // Runs 0 and 1 with the stats buffer (NaN first: a row dq did not store
-    // would show), run 2 without.
-    std::vector<float> runs[3][4];
-    for (int run = 0; run < 3; ++run) {
-      stats = run < 2 ? gstats : 0;
-      gpu.fill(gstats, size_t(heads * tq) * 16, 0xff);
+    // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
+    // show), run 2 without; runs 3 and 4 with the statistics the forward
+    // saved (NaN first too) and its out, no scratch.
+    std::vector<float> runs[5][4], scratchRows, savedRows;
+    for (int run = 0; run < 5; ++run) {
+      scratch = run < 2 ? gstats : 0;
+      saved = run >= 3 ? gsaved : 0;
+      savedOut = run >= 3 ? gout : 0;
+      gpu.fill(gstats, statsBytes, 0xff);
+      gpu.fill(gsaved, statsBytes, 0xff);
       gpu.fill(gout, out.size() * 4, 0xff);
       gpu.fill(gdq, dq.size() * 4, 0xff);
       gpu.fill(gdk, dk.size() * 4, 0xff);
@@ -221,18 +231,33 @@ void checkAttention(Device &gpu, const Shape &s) {
       runs[run][1] = gpu.template download<float>(gdq, dq.size());
       runs[run][2] = gpu.template download<float>(gdk, dk.size());
       runs[run][3] = gpu.template download<float>(gdv, dvv.size());
+      if (run == 0)
+        scratchRows = gpu.template download<float>(gstats, size_t(heads * tq) * 4);
+      if (run == 3)
+        savedRows = gpu.template download<float>(gsaved, size_t(heads * tq) * 4);
     }
     const std::string n = std::string("attention ") + s.name + f.label;
     compare(n + " forward", rows(runs[0][0], oHead, tq, oRow, dv), rows(out, oHead, tq, oRow, dv),
             f.forwardLimit);
-    for (int run : {0, 2}) {
-      const std::string b = n + (run == 0 ? " (stored stats)" : " (recomputed stats)");
+    // With the forward's statistics D is dO . out, rounded otherwise than
+    // sum P dP: where dq and dk are 0 exactly (one key: dS = dP - D = 0),
+    // they are that rounding instead. So that run's errors are relative to
+    // the largest of the three gradients (the CPU's), not each one's own.
+    double gradients = 1e-30;
+    for (const std::vector<float> *g : {&dq, &dk, &dvv})
+      for (float x : *g)
+        gradients = std::max(gradients, double(std::fabs(x)));
+    for (int run : {0, 2, 3}) {
+      const std::string b = n + (run == 0   ? " (stored stats)"
+                                 : run == 2 ? " (recomputed stats)"
+                                            : " (the forward's stats)");
+      const double floor = run == 3 ? gradients : 1e-30;
       compare(b + " dq", rows(runs[run][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d),
-              f.backwardLimit);
+              f.backwardLimit, floor);
       compare(b + " dk", rows(runs[run][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d),
-              f.backwardLimit);
+              f.backwardLimit, floor);
       compare(b + " dv", rows(runs[run][3], vHead, tk, vRow, dv), rows(dvv, vHead, tk, vRow, dv),
-              f.backwardLimit);
+              f.backwardLimit, floor);
     }
     for (int t = 0; t < 4; ++t)
       sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
@@ -241,6 +266,22 @@ void checkAttention(Device &gpu, const Shape &s) {
     for (int t = 1; t < 4; ++t)
       sameBits(n + " backward output " + std::to_string(t) + " with stored stats", runs[0][t],
                runs[2][t], "as with recomputed ones");
+    // The forward's statistics: its out unchanged by storing them, the
+    // same backward twice, and each row's maximum, 1/l and scale the same
+    // bits as dq's pass 1 stores (only D, the third, is dq's own).
+    sameBits(n + " forward output with saved stats", runs[3][0], runs[0][0], "as without");
+    for (int t = 1; t < 4; ++t)
+      sameBits(n + " backward output " + std::to_string(t) + " with the forward's stats",
+               runs[3][t], runs[4][t]);
+    if (tq > 0) {
+      std::vector<float> a, b;
+      for (size_t r = 0; r < size_t(heads * tq); ++r)
+        for (size_t field : {0, 1, 3}) {
+          a.push_back(savedRows[4 * r + field]);
+          b.push_back(scratchRows[4 * r + field]);
+        }
+      sameBits(n + " the forward's row maxima, 1/l and scales", a, b, "as dq's pass 1");
+    }
   }
 }
 

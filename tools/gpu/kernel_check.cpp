@@ -154,10 +154,11 @@ private:
   std::vector<CUdeviceptr> allocations_;
 };
 
-
-/// --bench-attention: forward + backward (dq, dkv with stored statistics)
-/// of `heads` heads of seq x seq, d 64, unmasked, by CUDA events, for both
-/// families of kernels. TFLOPS count the products' useful work, as
+/// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
+/// seq x seq, d 64, unmasked, by CUDA events, for both families of kernels,
+/// each two ways: the backward reading the statistics the forward saved
+/// (what compiled models do) and dq's pass 1 recomputing them (stored for
+/// dkv in scratch). TFLOPS count the products' useful work, as
 /// FlashAttention does: 4 seq^2 d forward (Q K^T, P V) and 10 seq^2 d
 /// backward (S, dP, dV, dK, dQ; the kernels' recomputations, dq's pass 1
 /// and dkv's S and dP, are not counted).
@@ -169,15 +170,18 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
   CUdeviceptr gq = gpu.upload(randomFloats(n)), gk = gpu.upload(randomFloats(n)),
               gv = gpu.upload(randomFloats(n)), gd = gpu.upload(randomFloats(n));
   CUdeviceptr gout = gpu.alloc(n * 4), gdq = gpu.alloc(n * 4), gdk = gpu.alloc(n * 4),
-              gdv = gpu.alloc(n * 4), stats = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
+              gdv = gpu.alloc(n * 4), gstats = gpu.alloc(size_t(heads * seq) * 16),
+              gsaved = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
+  CUdeviceptr scratch = 0, saved = 0, savedOut = 0;
   i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0;
-  std::vector<void *> forward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &hO, &hI, &row,
-                                 &gk, &hO, &hI, &row, &gv, &hO, &hI, &row, &gm, &zero, &zero,
-                                 &zero, &gout, &hO, &hI, &row};
-  std::vector<void *> backward = {&outer, &inner, &tq, &tk, &d, &dv, &scale, &gq, &hO, &hI, &row,
-                                  &gk, &hO, &hI, &row, &gv, &hO, &hI, &row, &gm, &zero, &zero,
-                                  &zero, &gd, &hO, &hI, &row, &gdq, &hO, &hI, &row, &gdk, &hO,
-                                  &hI, &row, &gdv, &hO, &hI, &row, &stats};
+  std::vector<void *> forward = {&outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,   &hO,  &hI,
+                                 &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,   &row, &gm,
+                                 &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved};
+  std::vector<void *> backward = {
+      &outer, &inner, &tq,  &tk,       &d,  &dv, &scale, &gq,    &hO,     &hI,   &row,  &gk,
+      &hO,    &hI,    &row, &gv,       &hO, &hI, &row,   &gm,    &zero,   &zero, &zero, &gd,
+      &hO,    &hI,    &row, &gdq,      &hO, &hI, &row,   &gdk,   &hO,     &hI,   &row,  &gdv,
+      &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
   const unsigned tcBlocks = unsigned(heads * (seq / 64));
   struct Family {
@@ -192,24 +196,29 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                   {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
                    "tfc_cuda_attention_tc_backward_dq_kernel",
                    "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
-  for (const Family &f : families) {
-    const int iterations = 5;
-    auto step = [&] {
-      gpu.launch(f.forward, f.forwardBlocks, forward);
-      gpu.launch(f.dq, f.dqBlocks, backward);
-      gpu.launch(f.dkv, f.dkvBlocks, backward);
-    };
-    step(); // warm up
-    const float ms = gpu.time([&] {
-      for (int i = 0; i < iterations; ++i)
-        step();
-    }) / float(iterations);
-    const double tflops = flops / (double(ms) * 1e-3) / 1e12;
-    std::printf("bench attention %s: %lld heads x %lld x %lld, d 64, forward + backward %.3f ms, "
-                "%.1f TFLOPS (%.1f%% of 989 dense bf16)\n",
-                f.label, heads, seq, seq, double(ms), tflops, 100.0 * tflops / 989.0);
-    std::fflush(stdout);
-  }
+  for (const Family &f : families)
+    for (bool forwardStats : {true, false}) {
+      saved = forwardStats ? gsaved : 0;
+      savedOut = forwardStats ? gout : 0;
+      scratch = forwardStats ? 0 : gstats;
+      const int iterations = 5;
+      auto step = [&] {
+        gpu.launch(f.forward, f.forwardBlocks, forward);
+        gpu.launch(f.dq, f.dqBlocks, backward);
+        gpu.launch(f.dkv, f.dkvBlocks, backward);
+      };
+      step(); // warm up
+      const float ms = gpu.time([&] {
+        for (int i = 0; i < iterations; ++i)
+          step();
+      }) / float(iterations);
+      const double tflops = flops / (double(ms) * 1e-3) / 1e12;
+      std::printf("bench attention %s (%s): %lld heads x %lld x %lld, d 64, forward + backward "
+                  "%.3f ms, %.1f TFLOPS (%.1f%% of 989 dense bf16)\n",
+                  f.label, forwardStats ? "the forward's stats" : "dq's pass 1", heads, seq, seq,
+                  double(ms), tflops, 100.0 * tflops / 989.0);
+      std::fflush(stdout);
+    }
 }
 
 /// --bench-gemm: the 79 GEMMs of a medium encoder train step

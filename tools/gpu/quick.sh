@@ -24,7 +24,9 @@
 #      (TFC_CROSS_ENTROPY_ONE_LAUNCH=0); and
 #      of reverse, set_anomaly and the medium encoder with programmatic
 #      dependent launches and without (TFC_DEPENDENT_LAUNCH); and of reverse,
-#      set_anomaly and fleuret_cnn with tails and without;
+#      set_anomaly and fleuret_cnn with tails and without; and of the medium
+#      encoder (tf32, bf16) and set_anomaly with attention's backward on its
+#      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
@@ -151,6 +153,10 @@ for model in reverse set_anomaly fleuret_cnn; do
     echo "    $(basename "$(dirname "$binary")")/$model: ${line:-failed}"
   done
 done
+
+echo "== 4f. train_step (median of 50): attention's backward on its forward's statistics against recomputing them"
+ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" \
+  "$dir/cuda/set_anomaly"
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

@@ -47,12 +47,18 @@ namespace tfc::rt::cuda::kernels {
 #define TFC_CUDA_ATTENTION_INPUTS                                              \
   TFC_CUDA_STRIDED("q") ", " TFC_CUDA_STRIDED("k") ", " TFC_CUDA_STRIDED(      \
       "v") ", " TFC_CUDA_STRIDED("mask")
-/// The backward's: the CPU kernel's, then stats (0, or 4 floats a query
-/// row the dq launch stores and the dkv launch reads; attention.cu).
+/// The forward's: the CPU kernel's (stats: 0, or 4 floats a query row the
+/// forward stores for the backward).
+#define TFC_CUDA_ATTENTION_FORWARD                                             \
+  TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
+      "out") ", ptr stats"
+/// The backward's: the CPU kernel's (the forward's out and stats, or 0),
+/// then scratch (0, or 4 floats a query row the dq launch stores and the
+/// dkv launch reads when there are no stats; attention.cu).
 #define TFC_CUDA_ATTENTION_BACKWARD                                            \
   TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
       "dout") ", " TFC_CUDA_STRIDED("dq") ", " TFC_CUDA_STRIDED("dk") ", "     \
-      TFC_CUDA_STRIDED("dv") ", ptr stats"
+      TFC_CUDA_STRIDED("dv") ", " TFC_CUDA_STRIDED("out") ", ptr stats, ptr scratch"
 
 // X(image, kernel name, threads a block, parameter count, parameters)
 /// gemm_small.cu's epilogue, the last parameters of its two product kernels.
@@ -60,17 +66,17 @@ namespace tfc::rt::cuda::kernels {
   "i64 accumulate, ptr residual, i64 ldResidual, ptr bias, i64 relu, i64 reluGrad, "   \
   "ptr mask, i64 ldMask"
 #define TFC_CUDA_KERNELS(X)                                                    \
-  X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 27,     \
-    TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
-  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 40, \
+  X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 28,     \
+    TFC_CUDA_ATTENTION_FORWARD)                                                \
+  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 45, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 40, \
+  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 45, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 27, \
-    TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED("out")) \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 40, \
+  X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 28, \
+    TFC_CUDA_ATTENTION_FORWARD)                                                \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 45, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 40, \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 45, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 8,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu")   \

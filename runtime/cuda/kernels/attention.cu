@@ -43,22 +43,27 @@
 // key tile: the scores (masked ones -9e15), the rows' online softmax
 // (m, l, the accumulator rescaled by alpha), P into B, the V tile into A,
 // out += P V. out = accumulator / l. Heads with dv > 64 go in slices of 64
-// output columns, a unit each, the scores recomputed for each.
+// output columns, a unit each, the scores recomputed for each. With stats
+// (not 0), the column slice 0 units store each row's {m, 1/l, 0, scale or
+// 0} at float4 stats[head * tq + row] for the backward.
 //
-// Backward, two launches with the same arguments and no atomics; the last
-// argument, stats, is 0 or scratch for 4 floats a query row (16-byte
-// aligned), which passes the rows' statistics from the first launch to the
-// second:
+// Backward, two launches with the same arguments and no atomics. Given the
+// forward's out and stats, neither recomputes a row's m and 1/l (the
+// forward's have tileStats' bits: the same scores and sums in the same
+// order), and D is dO . out (outDot, FlashAttention-2's identity): dq has
+// no pass 1 and dkv no tileStats. Else the last argument, scratch, is 0 or
+// room for 4 floats a query row (16-byte aligned), which passes the rows'
+// statistics from the first launch to the second:
 //  - dq: a block a (head, 64 query rows, 64 columns of d) unit. Pass 1
 //    (tileStats) gives the rows' m, 1/l and D = Σ P dP (dP = dO V^T)
 //    online over the key tiles; pass 2 recomputes S and dP per tile,
 //    dS = scale P (dP - D), dS into B, the K tile into A, dQ += dS K.
-//    With stats, the column slice 0 units also store {m, 1/l, D, scale or
-//    0} at float4 stats[head * tq + row].
+//    With scratch, the column slice 0 units also store {m, 1/l, D, scale
+//    or 0} at float4 scratch[head * tq + row].
 //  - dkv: a block a (head, 64 keys, 64 columns of max(d, dv)) unit. Per
 //    tile of 64 queries: their statistics, S and dP of the queries x the
 //    block's keys, P into B and the dO tile into A for dV += P^T dO, then
-//    dS into B and the Q tile into A for dK += dS^T Q. With stats it loads
+//    dS into B and the Q tile into A for dK += dS^T Q. With scratch it loads
 //    what dq stored (dq runs first on the same stream); without, it
 //    recomputes them with dq's tileStats, which every block of keys repeats:
 //    tk / 64 times pass 1's work. Both give the same bits: one function on
@@ -345,22 +350,47 @@ __device__ __forceinline__ void tileStats(RowStats (&st)[kOwn], float *stage, co
     st[r] = {row[r].m, 1.0f / row[r].l, row[r].dot / row[r].l, rowAny(live[r]) ? scale : 0.0f};
 }
 
+/// D = Σ_c dO_c out_c of one query row (dv columns; 0 when dv is 0, for a
+/// row past the tile): thread tx of the row's 16 adds columns tx, tx + 16,
+/// ... in order, then rowSum. FlashAttention-2's identity, D = Σ_j P_j dP_j
+/// = dO . (Σ_j P_j V_j): dq and dkv call it on the same rows with the same
+/// threads, so both take the same bits. Every thread calls it.
+__device__ __forceinline__ float outDot(const float *dO, const float *out, i64 dv, Place at) {
+  float sum = 0.0f;
+  for (i64 c = at.tx; c < dv; c += kSide)
+    sum += dO[c] * out[c];
+  return rowSum(sum);
+}
+
+/// Rows 4 ty + r of a tile of `rows` queries (dO and out at the tile's
+/// first row; tile row 0 is query `first` of head b): the statistics the
+/// forward saved, D by outDot.
+__device__ __forceinline__ void savedStats(RowStats (&st)[kOwn], const float *saved, i64 b, i64 tq,
+                                           i64 first, const float *dO, i64 dORow, const float *out,
+                                           i64 outRow, i64 rows, i64 dv, Place at) {
+#pragma unroll
+  for (int r = 0; r < kOwn; ++r) {
+    const i64 i = kOwn * at.ty + r;
+    const bool in = i < rows;
+    const float4 x = in ? reinterpret_cast<const float4 *>(saved)[b * tq + first + i]
+                        : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    st[r] = {x.x, x.y,
+             outDot(dO + (in ? i * dORow : 0), out + (in ? i * outRow : 0), in ? dv : 0, at), x.w};
+  }
+}
+
 __device__ __forceinline__ i64 smaller(i64 a, i64 b) { return a < b ? a : b; }
 
 } // namespace
 
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b] for every head b of
 /// outer x inner (runtime/cpu/Attention.h's tfc_attention_forward).
-extern "C" __global__ void __launch_bounds__(kAttentionThreads)
-    tfc_cuda_attention_forward_kernel(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv,
-                                      float scale, const float *__restrict__ q, i64 qOuter,
-                                      i64 qInner, i64 qRow, const float *__restrict__ k,
-                                      i64 kOuter, i64 kInner, i64 kRow,
-                                      const float *__restrict__ v, i64 vOuter, i64 vInner,
-                                      i64 vRow, const unsigned char *__restrict__ mask,
-                                      i64 maskOuter, i64 maskInner, i64 maskRow,
-                                      float *__restrict__ out, i64 outOuter, i64 outInner,
-                                      i64 outRow) {
+extern "C" __global__ void __launch_bounds__(kAttentionThreads) tfc_cuda_attention_forward_kernel(
+    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
+    i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+    const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+    const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
@@ -379,13 +409,15 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         mask ? headOf(mask, maskOuter, maskInner, b, inner) + i0 * maskRow : nullptr;
     float acc[kOwn][kOwn] = {};
     OnlineRow row[kOwn];
+    bool live[kOwn]; // as tileStats: whether a row may attend to any key
 #pragma unroll
-    for (int r = 0; r < kOwn; ++r)
+    for (int r = 0; r < kOwn; ++r) {
       row[r] = {-INFINITY, 0.0f, 0.0f};
+      live[r] = M == nullptr;
+    }
     for (i64 j0 = 0; j0 < tk; j0 += kTile) {
       const i64 keys = smaller(kTile, tk - j0);
       float s[kOwn][kOwn], unused[kOwn][kOwn];
-      bool live[kOwn] = {};
       scoreTile<false>(s, unused, sA, Q, qRow, K + j0 * kRow, kRow, nullptr, 0, nullptr, 0, rows,
                        keys, d, dv, scale, at);
       maskScores(s, live, M ? M + j0 : nullptr, maskRow, rows, keys, at);
@@ -419,6 +451,14 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
     for (int r = 0; r < kOwn; ++r) {
       const i64 i = kOwn * at.ty + r;
       const float inv = 1.0f / row[r].l;
+      // The backward's statistics, as tileStats computes them (the same
+      // scores, maxima and sums in the same order: the same bits), but D.
+      if (stats && c0 == 0) { // uniform: rowAny's shuffles see every lane
+        const float scaleLive = rowAny(live[r]) ? scale : 0.0f;
+        if (at.tx == 0 && i < rows)
+          reinterpret_cast<float4 *>(stats)[b * tq + i0 + i] =
+              make_float4(row[r].m, inv, 0.0f, scaleLive);
+      }
 #pragma unroll
       for (int j = 0; j < kOwn; ++j) {
         const i64 c = c0 + kOwn * at.tx + j;
@@ -434,14 +474,14 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
 extern "C" __global__ void __launch_bounds__(kAttentionThreads)
     tfc_cuda_attention_backward_dq_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, float *__restrict__ stats) {
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+        const float *__restrict__ stats, float *__restrict__ scratch) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
@@ -460,13 +500,17 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
     const unsigned char *M =
         mask ? headOf(mask, maskOuter, maskInner, b, inner) + i0 * maskRow : nullptr;
     RowStats st[kOwn];
-    tileStats(st, sA, Q, qRow, dO, doutRow, K, kRow, V, vRow, M, maskRow, rows, tk, d, dv, scale,
-              at);
-    if (stats && c0 == 0 && at.tx == 0) // slot b * tq + row
+    if (stats) // the forward's, uniform: no pass 1
+      savedStats(st, stats, b, tq, i0, dO, doutRow,
+                 headOf(out, outOuter, outInner, b, inner) + i0 * outRow, outRow, rows, dv, at);
+    else
+      tileStats(st, sA, Q, qRow, dO, doutRow, K, kRow, V, vRow, M, maskRow, rows, tk, d, dv, scale,
+                at);
+    if (scratch && c0 == 0 && at.tx == 0) // slot b * tq + row
 #pragma unroll
       for (int r = 0; r < kOwn; ++r)
         if (kOwn * at.ty + r < rows)
-          reinterpret_cast<float4 *>(stats)[b * tq + i0 + kOwn * at.ty + r] =
+          reinterpret_cast<float4 *>(scratch)[b * tq + i0 + kOwn * at.ty + r] =
               make_float4(st[r].m, st[r].inv, st[r].D, st[r].scaleLive);
     float acc[kOwn][kOwn] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kTile) {
@@ -504,18 +548,18 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
 
 /// dk[b] = scale dS^T Q and dvOut[b] = P^T dO (tfc_attention_backward's dk
 /// and dv outputs; zeros when tq == 0, as the CPU kernel); the same
-/// arguments as the dq kernel, stats (when not 0) as that kernel left it.
+/// arguments as the dq kernel, scratch (when not 0) as that kernel left it.
 extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
     tfc_cuda_attention_backward_dkv_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+        const float *__restrict__ stats, const float *__restrict__ scratch) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionDkvThreads);
   const i64 heads = outer * inner;
@@ -540,11 +584,14 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
       const i64 rows = smaller(kTile, tq - i0);
       const unsigned char *Mi = M ? M + i0 * maskRow : nullptr;
       RowStats st[kOwn];
-      if (stats) { // the same for every thread: the barriers stay uniform
+      if (stats) { // the forward's, D as dq takes it (the same rows, threads, bits)
+        savedStats(st, stats, b, tq, i0, dO + i0 * doutRow, doutRow,
+                   headOf(out, outOuter, outInner, b, inner) + i0 * outRow, outRow, rows, dv, at);
+      } else if (scratch) { // the same for every thread: the barriers stay uniform
 #pragma unroll
         for (int r = 0; r < kOwn; ++r) {
           const i64 i = i0 + kOwn * at.ty + r;
-          const float4 row = i < tq ? reinterpret_cast<const float4 *>(stats)[b * tq + i]
+          const float4 row = i < tq ? reinterpret_cast<const float4 *>(scratch)[b * tq + i]
                                     : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
           st[r] = {row.x, row.y, row.z, row.w};
         }

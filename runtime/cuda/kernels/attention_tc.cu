@@ -32,16 +32,20 @@
 // product (P V, dS K), as in FlashAttention-2.
 //  - forward: a block a (head, 64 queries); K and V go through shared memory
 //    by tiles of 64 keys; the online softmax rescales the output per tile.
+//    With stats, it stores each row's {m in base 2, 1/l, 0, scale or 0}.
 //  - dq: a block a (head, 64 queries): pass 1 the rows' m, 1/l and
-//    D = Σ P dP over all key tiles (rowStats below; stored to stats when not
-//    0, as attention.cu, but as {m in base 2, 1/l, D scale, scale or 0}:
+//    D = Σ P dP over all key tiles (rowStats below; stored to scratch when
+//    not 0, as attention.cu, but as {m in base 2, 1/l, D scale, scale or 0}:
 //    only dkv reads it), pass 2 recomputes P = 2^(s scale log2(e) - m) / l
 //    (one FMA and the exp) and dS = P (dP scale - D scale) (attentionTcDs)
-//    and accumulates dS K.
+//    and accumulates dS K. With the forward's stats (its m and 1/l, the
+//    same bits as rowStats', and scale or 0) there is no pass 1: D is
+//    dO . out (outDot), FlashAttention-2's identity.
 //  - dkv: a block a (head, 64 keys), looping over tiles of 64 queries:
 //    S^T = K Q^T and dP^T = V dO^T per warp (16 keys), then dV += P^T dO
-//    and dK += dS^T Q. The queries' statistics come from stats, or, when it
-//    is 0, from rowStats run on the same staged tiles as dq's: the same bits.
+//    and dK += dS^T Q. The queries' statistics come from the forward's
+//    stats and outDot as dq takes them, or from scratch, or, when both are
+//    0, from rowStats run on the same staged tiles as dq's: the same bits.
 //
 // Shared memory, so that every fragment is one 8-byte load without bank
 // conflicts (the fragments hold the same values as the straightforward
@@ -498,6 +502,38 @@ __device__ __forceinline__ float quadMax(float v) {
   v = fmaxf(v, __shfl_xor_sync(kFullMask, v, 2));
   return fmaxf(v, __shfl_xor_sync(kFullMask, v, 1));
 }
+/// Whether any of a row's 4 lanes saw a key the row may attend to.
+__device__ __forceinline__ bool quadAny(bool b) {
+  const bool pair = __shfl_xor_sync(kFullMask, int(b), 2) | int(b);
+  return __shfl_xor_sync(kFullMask, int(pair), 1) | int(pair);
+}
+
+/// D = Σ_c dO_c out_c of one query row (dv columns; 0 when dv is 0, for a
+/// row past tq): lane t of the row's 4 adds columns t, t + 4, ... in order,
+/// then quadSum. FlashAttention-2's identity, D = Σ_j P_j dP_j =
+/// dO . (Σ_j P_j V_j): dq and dkv call it on the same rows with the same
+/// lanes, so both take the same bits. Every lane of the warp calls it.
+__device__ __forceinline__ float outDot(const float *__restrict__ dO, const float *__restrict__ out,
+                                        i64 dv, int t) {
+  float sum = 0.0f;
+  for (i64 c = t; c < dv; c += 4)
+    sum = fusedMulAdd(__ldg(dO + c), __ldg(out + c), sum);
+  return quadSum(sum);
+}
+
+/// The statistics the forward saved for query row i of head b ({m, 1/l,
+/// unused, scale or 0}), with DScaled from the row's dO and out (zeros
+/// past tq). Every lane of the warp calls it.
+__device__ __forceinline__ float4 savedRow(const float *__restrict__ saved,
+                                           const float *__restrict__ dO, i64 doutRow,
+                                           const float *__restrict__ out, i64 outRow, i64 b, i64 i,
+                                           i64 tq, i64 dv, int t) {
+  const bool in = i < tq;
+  const float4 r = in ? reinterpret_cast<const float4 *>(saved)[b * tq + i]
+                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  const float D = outDot(dO + (in ? i * doutRow : 0), out + (in ? i * outRow : 0), in ? dv : 0, t);
+  return make_float4(r.x, r.y, D * r.w, r.w);
+}
 
 /// The scores of a productT tile in base 2: times scale2 = scale log2(e)
 /// (attentionTcScale), -9e15 where masked, -inf past tk. Element (n, e) is
@@ -642,22 +678,20 @@ __device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A
   }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const bool rowLive = __shfl_xor_sync(kFullMask, int(live[h]), 2) | int(live[h]);
-    const bool any = __shfl_xor_sync(kFullMask, int(rowLive), 1) | int(rowLive);
-    const float scaleLive = any ? scale : 0.0f;
+    const float scaleLive = quadAny(live[h]) ? scale : 0.0f;
     st[h] = {m[h], 1.0f / l[h], dot[h] / l[h] * scaleLive, scaleLive};
   }
 }
 
 /// The forward kernel's loop (its arguments, and its shared tiles).
 template <bool Vec>
-__device__ __forceinline__ void forward(
-    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-    const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-    i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-    i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, Tile (&sK)[2],
-    Tile (&sVt)[2]) {
+__device__ __forceinline__ void
+forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,
+        Tile (&sK)[2], Tile (&sVt)[2]) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
@@ -734,8 +768,13 @@ __device__ __forceinline__ void forward(
     for (int h = 0; h < 2; ++h) {
       const i64 i = i0 + warp * 16 + g + h * 8;
       const float inv = 1.0f / l[h];
+      // The backward's statistics, as rowStats computes them (the same
+      // scores, maxima and sums in the same order: the same bits), but D.
+      const float scaleLive = stats && quadAny(live[h]) ? scale : 0.0f;
       if (i >= tq)
         continue;
+      if (stats && t == 0)
+        reinterpret_cast<float4 *>(stats)[b * tq + i] = make_float4(m[h], inv, 0.0f, scaleLive);
 #pragma unroll
       for (int n = 0; n < kMaxTiles; ++n)
 #pragma unroll
@@ -750,17 +789,18 @@ __device__ __forceinline__ void forward(
 
 /// The dq kernel's loop.
 template <bool Vec>
-__device__ __forceinline__ void backwardDq(
-        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, float *__restrict__ stats, Tile &sQ, Tile &sdO, Tile &sK,
-        Tile &sKt, Tile &sV) {
+__device__ __forceinline__ void
+backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+           const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+           const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+           const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+           const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+           const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+           float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+           i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+           i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+           const float *__restrict__ stats, float *__restrict__ scratch, Tile &sQ, Tile &sdO,
+           Tile &sK, Tile &sKt, Tile &sV) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
@@ -782,14 +822,24 @@ __device__ __forceinline__ void backwardDq(
     }
     const StagedA qa{&sQ, warp * 16}, da{&sdO, warp * 16};
     RowStats st[2];
-    rowStats<Vec, Vec>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale,
-                   warp, g, t); // its first barrier: sQ and sdO staged
-    if (stats && t == 0)
+    if (stats) { // the forward's (uniform: the barriers stay so); no pass 1
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const float4 r = savedRow(stats, headOf(dout, doutOuter, doutInner, b, inner), doutRow,
+                                  headOf(out, outOuter, outInner, b, inner), outRow, b,
+                                  i0 + warp * 16 + g + h * 8, tq, dv, t);
+        st[h] = {r.x, r.y, r.z, r.w};
+      }
+    } else {
+      rowStats<Vec, Vec>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale,
+                         warp, g, t); // its first barrier: sQ and sdO staged
+    }
+    if (scratch && t == 0)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const i64 i = i0 + warp * 16 + g + h * 8;
         if (i < tq)
-          reinterpret_cast<float4 *>(stats)[b * tq + i] =
+          reinterpret_cast<float4 *>(scratch)[b * tq + i] =
               make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
       }
     float acc[kMaxTiles][4] = {};
@@ -843,17 +893,18 @@ __device__ __forceinline__ void backwardDq(
 
 /// The dkv kernel's loop.
 template <bool Vec>
-__device__ __forceinline__ void backwardDkv(
-        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, const float *__restrict__ stats, Tile &sQ, Tile &sQt, Tile &sdO,
-        Tile &sdOt, float4 (&sStats)[kRows]) {
+__device__ __forceinline__ void
+backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+            const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+            const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+            const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+            const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+            const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+            float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+            i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
+            i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner,
+            i64 outRow, const float *__restrict__ stats, const float *__restrict__ scratch,
+            Tile &sQ, Tile &sQt, Tile &sdO, Tile &sdOt, float4 (&sStats)[kRows]) {
   const i64 heads = outer * inner;
   const i64 keyBlocks = (tk + kRows - 1) / kRows;
   const float scale2 = attentionTcScale(scale);
@@ -875,9 +926,17 @@ __device__ __forceinline__ void backwardDkv(
         storeRows(sQ, qx);
         storeRows(sdO, dx);
       }
-      if (stats) { // the same for every thread: the barriers stay uniform
+      if (stats) { // the forward's, D as dq takes it (the same rows, lanes, bits)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float4 r = savedRow(stats, dO, doutRow, headOf(out, outOuter, outInner, b, inner),
+                                    outRow, b, i0 + warp * 16 + g + h * 8, tq, dv, t);
+          if (t == 0)
+            sStats[warp * 16 + g + h * 8] = r;
+        }
+      } else if (scratch) { // the same for every thread: the barriers stay uniform
         for (int r = threadIdx.x; r < kRows; r += kAttentionTcThreads)
-          sStats[r] = i0 + r < tq ? reinterpret_cast<const float4 *>(stats)[b * tq + i0 + r]
+          sStats[r] = i0 + r < tq ? reinterpret_cast<const float4 *>(scratch)[b * tq + i0 + r]
                                   : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       } else {
         __syncthreads(); // sQ and sdO staged
@@ -987,7 +1046,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
                                          i64 vRow, const unsigned char *__restrict__ mask,
                                          i64 maskOuter, i64 maskInner, i64 maskRow,
                                          float *__restrict__ out, i64 outOuter, i64 outInner,
-                                         i64 outRow) {
+                                         i64 outRow, float *__restrict__ stats) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -997,26 +1056,26 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
       rowsAligned(v, vOuter, vInner, vRow))
     forward<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
                   kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter,
-                  outInner, outRow, sK, sVt);
+                  outInner, outRow, stats, sK, sVt);
   else
     forward<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
                    kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
-                   outOuter, outInner, outRow, sK, sVt);
+                   outOuter, outInner, outRow, stats, sK, sVt);
 }
 
 /// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
-/// cores, the same arguments; with stats, the rows' statistics stored.
+/// cores, the same arguments; with scratch, the rows' statistics stored.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dq_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, float *__restrict__ stats) {
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+        const float *__restrict__ stats, float *__restrict__ scratch) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -1027,27 +1086,29 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     backwardDq<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
                      kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout,
                      doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                     dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
+                     dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
+                     outRow, stats, scratch, sQ, sdO, sK, sKt, sV);
   else
     backwardDq<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sdO, sK, sKt, sV);
+                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
+                      outRow, stats, scratch, sQ, sdO, sK, sKt, sV);
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
-/// tensor cores, the same arguments; stats (when not 0) as dq left it.
+/// tensor cores, the same arguments; scratch (when not 0) as dq left it.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dkv_kernel(
         i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-        const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-        i64 dvInner, i64 dvRow, const float *__restrict__ stats) {
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+        const float *__restrict__ stats, const float *__restrict__ scratch) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -1059,12 +1120,12 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     backwardDkv<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sQt, sdO, sdOt,
-                      sStats);
+                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
+                      outRow, stats, scratch, sQ, sQt, sdO, sdOt, sStats);
   else
     backwardDkv<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
                        kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
                        dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk,
-                       dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, stats, sQ, sQt, sdO,
-                       sdOt, sStats);
+                       dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter,
+                       outInner, outRow, stats, scratch, sQ, sQt, sdO, sdOt, sStats);
 }

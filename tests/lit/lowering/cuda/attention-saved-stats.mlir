@@ -1,0 +1,79 @@
+// On the GPU (kernels=cuda) an attention forward whose backward follows in
+// the same function (the same q, k, v, mask and scale) stores its rows'
+// statistics, 16 bytes a (head, query row), in a fresh buffer (its last
+// argument), and the backward takes the forward's out (pointer and strides)
+// and those statistics as its last five arguments: it then neither
+// recomputes a row's maximum and sum nor D (cuda-kernels.md). A backward
+// without such a forward, and the CPU's calls, pass zeros.
+// RUN: tf-opt %s --split-input-file --tf-lower-to-linalg=kernels=cuda | FileCheck %s
+// RUN: tf-opt %s --split-input-file --tf-lower-to-linalg | FileCheck %s --check-prefix=CPU
+
+// Two heads of 3 queries: 6 rows of 4 floats. The forward's out goes to its
+// own buffer, dense: outer stride 0, inner 12, row 4.
+// CHECK-LABEL: func.func @forward_then_backward
+// CHECK: %[[OUT:.+]] = memref.alloc() : memref<2x3x4xf32>
+// CHECK: %[[OUTP:.+]] = memref.extract_aligned_pointer_as_index %[[OUT]]
+// CHECK: %[[STATS:.+]] = memref.alloc() : memref<6x4xf32>
+// CHECK: %[[STATSP:.+]] = memref.extract_aligned_pointer_as_index %[[STATS]]
+// CHECK: call @tfc_cuda_attention_forward(
+// CHECK-SAME: %[[OUTP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[STATSP]])
+// CHECK: %[[O:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK: %[[S:.+]] = bufferization.to_tensor %[[STATS]] restrict writable
+// CHECK: %[[OB:.+]] = bufferization.to_memref %[[O]] read_only
+// CHECK: %[[OBP:.+]] = memref.extract_aligned_pointer_as_index %[[OB]]
+// CHECK: %[[SB:.+]] = bufferization.to_memref %[[S]] read_only
+// CHECK: %[[SBP:.+]] = memref.extract_aligned_pointer_as_index %[[SB]]
+// CHECK: call @tfc_cuda_attention_backward(
+// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[SBP]])
+// CHECK-LABEL: func.func private @tfc_cuda_attention_forward
+// CHECK-SAME: (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CPU-LABEL: func.func @forward_then_backward
+// CPU: call @tfc_attention_forward(
+// CPU-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CPU: call @tfc_attention_backward(
+// CPU-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+func.func @forward_then_backward(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
+  %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+  return %o, %dq, %dk, %dv : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+}
+
+// -----
+
+// The heads merged back after the forward (its out written into the
+// reshape's [3, 8] buffer, head h at 4 h, rows 8 apart): the backward reads
+// out there, through the same strides (outer 0, inner 4, row 8).
+// CHECK-LABEL: func.func @merged_heads
+// CHECK: %[[MERGED:.+]] = memref.alloc() : memref<3x8xf32>
+// CHECK: %[[STATS:.+]] = memref.alloc() : memref<6x4xf32>
+// CHECK: call @tfc_cuda_attention_forward(
+// CHECK: %[[O:.+]] = bufferization.to_tensor %[[MERGED]] restrict writable
+// CHECK: %[[S:.+]] = bufferization.to_tensor %[[STATS]] restrict writable
+// CHECK: %[[OB:.+]] = bufferization.to_memref %[[O]] read_only
+// CHECK: %[[OBP:.+]] = memref.extract_aligned_pointer_as_index %[[OB]]
+// CHECK: call @tfc_cuda_attention_backward(
+// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %{{.+}})
+// CHECK: return %[[O]]
+func.func @merged_heads(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<3x8xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
+  %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %t = tf.transpose %o [1, 0, 2] : tensor<2x3x4xf32> -> tensor<3x2x4xf32>
+  %m = tf.reshape %t : tensor<3x2x4xf32> to tensor<3x8xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+  return %m, %dq, %dk, %dv : tensor<3x8xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+}
+
+// -----
+
+// A backward of other operands (here another scale) than the forward's:
+// neither saves nor reads statistics.
+// CHECK-LABEL: func.func @other_scale
+// CHECK-NOT: memref<6x4xf32>
+// CHECK: call @tfc_cuda_attention_forward(
+// CHECK-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_attention_backward(
+// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+func.func @other_scale(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
+  %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.25 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+  return %o, %dq, %dk, %dv : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+}
