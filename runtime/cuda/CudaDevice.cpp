@@ -825,13 +825,31 @@ bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
   const std::vector<uint64_t> epilogue = {
       u(g[Accumulate]), e.residual, u(e.ldResidual), e.bias, u(e.relu), u(e.reluGrad),
       e.reluMask, u(e.ldReluMask)};
+  // The bias gradient's column sums run as more units of the product's
+  // launch; its last block adds the partials (the product's and the sums')
+  // where they are few enough, else a finish launch each does.
+  const int64_t columns = e.biasGrad ? biasGradLength(g, e) : 0;
+  const k::ColumnSumsPlan sums = k::columnSumsPlan(g[K], columns);
+  const bool finishes = plan.partial || (e.biasGrad && sums.parts > 1);
+  const CUdeviceptr counter =
+      finishes &&
+              k::smallGemmLastBlockFinishes(plan, g[M], g[N], e.biasGrad ? sums.parts : 0, columns)
+          ? lastBlockCounter()
+          : 0;
   std::vector<uint64_t> params = {u(g[M]), u(g[N]), u(g[K]), u(plan.slice), u(g[Batch]),
                                   u(g[A]), u(g[Lda]), u(g[StrideA]), u(g[TransA]),
                                   u(g[B]), u(g[Ldb]), u(g[StrideB]), u(g[TransB]),
                                   u(g[C]), u(g[Ldc]), u(reduction ? 0 : g[StrideC]),
                                   plan.partial ? partials : 0};
   params.insert(params.end(), epilogue.begin(), epilogue.end());
-  layerKernels_.launch(*this, LayerKernels::SmallGemm, plan.units, params);
+  params.insert(params.end(),
+                {u(plan.outputs), u(plan.parts), e.biasGrad ? (e.biasGradOfB ? g[B] : g[A]) : 0,
+                 u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(columns), sumPartials, e.biasGrad,
+                 uint64_t(counter)});
+  layerKernels_.launch(*this, LayerKernels::SmallGemm, plan.units + (e.biasGrad ? sums.units : 0),
+                       params);
+  if (counter)
+    return true;
   if (plan.partial) {
     std::vector<uint64_t> finish = {u(g[M]), u(g[N]), u(plan.outputs), u(plan.parts),
                                     partials, u(g[C]), u(g[Ldc]), u(reduction ? 0 : g[StrideC])};
@@ -841,9 +859,18 @@ bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
                              k::kSmallGemmThreads,
                          finish);
   }
-  if (e.biasGrad)
-    launchColumnSums(g, e, sumPartials);
+  if (e.biasGrad && sums.parts > 1)
+    launchSumsFinish(columns, sums.parts, sumPartials, e.biasGrad);
   return true;
+}
+
+void CudaDevice::launchSumsFinish(int64_t columns, int64_t parts, CUdeviceptr partSums,
+                                  CUdeviceptr sums) {
+  auto u = [](int64_t v) { return uint64_t(v); };
+  layerKernels_.launch(
+      *this, LayerKernels::SmallGemmFinish,
+      (columns + kernels::kSmallGemmThreads - 1) / kernels::kSmallGemmThreads,
+      {1, u(columns), 1, u(parts), partSums, sums, u(columns), 0, 0, 0, 0, 0, 0, 0, 0, 0});
 }
 
 void CudaDevice::launchColumnSums(const GemmArgs &g, const GemmEpilogue &e, CUdeviceptr scratch) {
@@ -857,10 +884,7 @@ void CudaDevice::launchColumnSums(const GemmArgs &g, const GemmEpilogue &e, CUde
                         u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(sums.part),
                         sums.parts > 1 ? scratch : e.biasGrad});
   if (sums.parts > 1)
-    layerKernels_.launch(*this, LayerKernels::SmallGemmFinish,
-                         (columns + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads,
-                         {1, u(columns), 1, u(sums.parts), scratch, e.biasGrad, u(columns), 0, 0, 0,
-                          0, 0, 0, 0, 0, 0});
+    launchSumsFinish(columns, sums.parts, scratch, e.biasGrad);
 }
 
 bool CudaDevice::gemmBesideColumnSums(const GemmArgs &g, const GemmEpilogue &e) {

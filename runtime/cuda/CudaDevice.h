@@ -305,6 +305,9 @@ private:
   /// sums over K by parts, which past one part go to `scratch` (parts x
   /// columns floats) and the finish kernel adds.
   void launchColumnSums(const GemmArgs &args, const GemmEpilogue &epilogue, CUdeviceptr scratch);
+  /// The finish kernel adding `parts` column sums' parts (parts x columns
+  /// floats at partSums) in order into `sums`.
+  void launchSumsFinish(int64_t columns, int64_t parts, CUdeviceptr partSums, CUdeviceptr sums);
   void destroyGraphs();
 
   DeviceOptions options_;

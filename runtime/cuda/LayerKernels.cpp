@@ -83,7 +83,7 @@ static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
 static_assert(kSpecs[LayerKernels::GatherRows].params == 6);
 static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
-static_assert(kSpecs[LayerKernels::SmallGemm].params == 25);
+static_assert(kSpecs[LayerKernels::SmallGemm].params == 33);
 static_assert(kSpecs[LayerKernels::SmallGemmFinish].params == 16);
 static_assert(kSpecs[LayerKernels::ColumnSums].params == 6);
 static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 11);

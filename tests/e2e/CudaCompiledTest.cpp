@@ -345,15 +345,14 @@ std::set<std::string> handKernelsOf(const std::string &model) {
 
 /// gemm_small.cu's kernels a seed model's train_step, grad_step and
 /// apply_step launch with TFC_SMALL_GEMM=1: its linear layers' products,
-/// all small at batch 4, the weight gradients' bias gradients as column
-/// sums; set_anomaly's longest K goes in slices, added by the finish kernel.
+/// all small at batch 4, each one launch of the product kernel: the weight
+/// gradients' bias gradients are column-sum units of it, and set_anomaly's
+/// longest K goes in slices its last block adds (no column-sums or finish
+/// kernel).
 std::set<std::string> smallGemmKernelsOf(const std::string &model) {
   if (model != "reverse" && model != "set_anomaly" && model != "encoder_decoder")
     return {};
-  std::set<std::string> kernels = {"tfc_cuda_small_gemm_kernel", "tfc_cuda_column_sums_kernel"};
-  if (model == "set_anomaly")
-    kernels.insert("tfc_cuda_small_gemm_finish_kernel");
-  return kernels;
+  return {"tfc_cuda_small_gemm_kernel"};
 }
 
 /// A seed model compiled with a PTX image (the fake loads no SASS), batch 4.

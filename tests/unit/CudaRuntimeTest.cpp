@@ -1170,6 +1170,51 @@ void expectBiasGradients(CudaDevice &device, int64_t rows) {
     device.release(token);
 }
 
+// TFC_SMALL_GEMM=1 (setSmallGemms): a weight gradient with its bias gradient
+// (K in slices, the column sums in parts) is one launch of gemm_small.cu's
+// product kernel, the sums its last units, its last block adding both
+// partials; past smallGemmLastBlockFinishes' bound (64 items summed into
+// one 64 x 64 C: 2^18 partial floats) the finish kernel adds them.
+TEST_F(CudaRuntimeTest, SmallGemmWithItsBiasGradientIsOneLaunch) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  namespace k = tfc::rt::cuda::kernels;
+  using namespace tfc::abi::gemm;
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  device->setSmallGemms(true);
+  ASSERT_NE(device->lastBlockCounter(), 0u);
+  const intptr_t a = intptr_t(device->allocate(64 * 64 * 128 * 4)),
+                 b = intptr_t(device->allocate(64 * 64 * 128 * 4)),
+                 c = intptr_t(device->allocate(64 * 64 * 4)),
+                 sums = intptr_t(device->allocate(256));
+  const std::string product = "cuLaunchKernel(tfc_cuda_small_gemm_kernel, grid ",
+                    finish = "cuLaunchKernel(tfc_cuda_small_gemm_finish_kernel, grid ";
+  // reverse's weight gradient, 32x32x2048 A^T with A's column sums.
+  GemmArgs g{1, 32, 32, 2048, a, 32, 0, 1, b, 32, 0, 0, c, 32, 0, 0};
+  GemmEpilogue e;
+  e.biasGrad = CUdeviceptr(sums);
+  device->sgemm(g, e);
+  ASSERT_EQ(device->launchError(), "");
+  const k::SmallGemmPlan plan = k::smallGemmPlan(32, 32, 2048, 1, false);
+  const k::ColumnSumsPlan parts = k::columnSumsPlan(2048, 32);
+  ASSERT_TRUE(plan.partial && parts.parts > 1);
+  EXPECT_EQ(count(product + std::to_string(plan.units + parts.units) + "x1x1, block 256x1x1"), 1u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel("), 1u) << log();
+  // 64 items of 64x64x128 summed into one C: the finish kernel's.
+  g = {64, 64, 64, 128, a, 128, 64 * 128, 0, b, 64, 128 * 64, 0, c, 64, 0, 0};
+  device->sgemm(g);
+  ASSERT_EQ(device->launchError(), "");
+  const k::SmallGemmPlan summed = k::smallGemmPlan(64, 64, 128, 64, true);
+  ASSERT_FALSE(k::smallGemmLastBlockFinishes(summed, 64, 64, 0, 0));
+  EXPECT_EQ(count(product + std::to_string(summed.units) + "x1x1"), 1u) << log();
+  EXPECT_EQ(count(finish + "16x1x1, block 256x1x1"), 1u) << log();
+  EXPECT_EQ(count("cuLaunchKernel("), 3u) << log();
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+}
+
 // tfc_cuda_sgemm_bias_grad: a linear layer's weight gradient and its bias
 // gradient in one cublasLtMatmul, BGRADB for A's sums (cuBLASLt's B,
 // transposed), BGRADA for B's.

@@ -702,36 +702,53 @@ template <typename Device> void checkSmallGemm(Device &gpu, const GemmCase &g) {
   Ptr ga = gpu.upload(a), gb = gpu.upload(b), gc = gpu.alloc(c0.size() * 4),
       gr = gpu.upload(residual), gbias = gpu.upload(bias), gm = gpu.alloc(mask0.size() * 4),
       gp = gpu.alloc(size_t(std::max(plan.partialFloats, 1ll)) * 4),
-      gs = gpu.alloc(size_t(sums) * 4);
+      gs = gpu.alloc(size_t(sums) * 4), counter = gpu.alloc(4);
   const k::ColumnSumsPlan sumsPlan = k::columnSumsPlan(g.k, sums);
   Ptr gsp = gpu.alloc(size_t(sumsPlan.parts * sums) * 4);
+  gpu.fill(counter, 4, 0);
   Ptr none = 0, noResidual = g.residual ? gr : none, noBias = g.bias ? gbias : none,
       maskArg = g.writeMask || g.reluGrad ? gm : none, partials = plan.partial ? gp : none;
   long long acc = g.accumulate, relu = g.relu, reluGrad = g.reluGrad, transA = g.transA,
             transB = g.transB, items = g.items, m = g.m, n = g.n, kk = g.k, slice = plan.slice,
-            parts = plan.parts, outs = plan.outputs;
-  std::vector<float> runs[2], runSums[2];
-  std::vector<unsigned> runMasks[2];
-  for (int run = 0; run < 2; ++run) {
+            parts = plan.parts, outs = plan.outputs, one = 1, zero = 0, sumParts = sumsPlan.parts,
+            count = sums, part = sumsPlan.part, sumsLd = g.biasGrad == 1 ? lda : ldb,
+            sumsCols = g.biasGrad ? sums : 0;
+  const bool finishes = plan.partial || (g.biasGrad && sumsPlan.parts > 1);
+  // Runs 0 and 1: one launch, its last block adding the partials (where
+  // CudaDevice::smallGemm makes it so; else as run 2). Run 2: counter 0, the
+  // finish kernel adding them. Run 3: the product alone, the bias gradient
+  // by the column-sums kernel and the finish kernel (as beside cuBLASLt).
+  // Every run the same bits.
+  const bool lastBlock = finishes && k::smallGemmLastBlockFinishes(
+                                         plan, g.m, g.n, g.biasGrad ? sumsPlan.parts : 0, sums);
+  std::vector<float> runs[4], runSums[4];
+  std::vector<unsigned> runMasks[4];
+  for (int run = 0; run < 4; ++run) {
     gpu.copyIn(gc, c0.data(), c0.size() * 4);
     gpu.copyIn(gm, mask0.data(), mask0.size() * 4);
-    gpu.launch("tfc_cuda_small_gemm_kernel", unsigned(plan.units),
-               {&m,       &n,        &kk,       &slice, &items,      &ga,         &lda,
-                &strideA, &transA,   &gb,       &ldb,   &strideB,    &transB,     &gc,
-                &ldc,     &strideC,  &partials, &acc,   &noResidual, &ldResidual, &noBias,
-                &relu,    &reluGrad, &maskArg,  &ldMask});
-    if (plan.partial)
+    gpu.fill(gs, size_t(sums) * 4, 0xff);
+    Ptr runCounter = run < 2 && lastBlock ? counter : none;
+    Ptr sumsOf = run < 3 && g.biasGrad ? (g.biasGrad == 1 ? ga : gb) : none,
+        sumTo = g.biasGrad ? gs : none;
+    const unsigned units = unsigned(plan.units + (sumsOf ? sumsPlan.units : 0));
+    gpu.launch("tfc_cuda_small_gemm_kernel", units,
+               {&m,       &n,        &kk,       &slice,  &items,      &ga,         &lda,
+                &strideA, &transA,   &gb,       &ldb,    &strideB,    &transB,     &gc,
+                &ldc,     &strideC,  &partials, &acc,    &noResidual, &ldResidual, &noBias,
+                &relu,    &reluGrad, &maskArg,  &ldMask, &outs,       &parts,      &sumsOf,
+                &sumsLd,  &sumsCols, &gsp,      &sumTo,  &runCounter});
+    if (plan.partial && !runCounter)
       gpu.launch("tfc_cuda_small_gemm_finish_kernel",
                  unsigned((outs * m * n + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads),
                  {&m, &n, &outs, &parts, &gp, &gc, &ldc, &strideC, &acc, &noResidual, &ldResidual,
                   &noBias, &relu, &reluGrad, &maskArg, &ldMask});
     if (g.biasGrad) {
-      Ptr from = g.biasGrad == 1 ? ga : gb, to = sumsPlan.parts > 1 ? gsp : gs;
-      long long ld = g.biasGrad == 1 ? lda : ldb, count = sums, part = sumsPlan.part, one = 1,
-                zero = 0, sumParts = sumsPlan.parts;
-      gpu.launch("tfc_cuda_column_sums_kernel", unsigned(sumsPlan.units),
-                 {&kk, &count, &from, &ld, &part, &to});
-      if (sumsPlan.parts > 1)
+      if (run == 3) {
+        Ptr from = g.biasGrad == 1 ? ga : gb, to = sumsPlan.parts > 1 ? gsp : gs;
+        gpu.launch("tfc_cuda_column_sums_kernel", unsigned(sumsPlan.units),
+                   {&kk, &count, &from, &sumsLd, &part, &to});
+      }
+      if (sumsPlan.parts > 1 && !runCounter)
         gpu.launch("tfc_cuda_small_gemm_finish_kernel",
                    unsigned((count + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads),
                    {&one, &count, &one, &sumParts, &gsp, &gs, &count, &zero, &zero, &none, &zero,
@@ -744,6 +761,18 @@ template <typename Device> void checkSmallGemm(Device &gpu, const GemmCase &g) {
   const std::string name = std::string("small gemm ") + g.name;
   compare(name, runs[0], want, 1e-5);
   sameBits(name, runs[0], runs[1]);
+  const char *ways[] = {"", "", "as by the finish kernel", "as by the column-sums kernel"};
+  for (int run : {2, 3}) {
+    sameBits(name, runs[run], runs[0], std::string(ways[run]) + " (one launch before)");
+    if (g.writeMask)
+      report(runMasks[run] == runMasks[0], name + " ReLU mask bits the same " + ways[run]);
+    if (g.biasGrad)
+      sameBits(name + " bias gradient", runSums[run], runSums[0],
+               std::string(ways[run]) + " (one launch before)");
+  }
+  if (lastBlock)
+    report(gpu.template download<unsigned>(counter, 1)[0] == 0,
+           name + " leaves the last-block counter 0");
   if (g.writeMask)
     report(runMasks[0] == wantMask, name + " ReLU mask bits");
   if (g.biasGrad) {

@@ -7,7 +7,8 @@
 #   2. parity.py (GPU against CPU, twice the same bytes, float64 deciding a
 #      ReLU flip) for reverse, set_anomaly, fleuret_cnn and encoder_decoder;
 #      reverse and set_anomaly again with bias gradients by column sums
-#      (TFC_BGRAD_COLUMNS=1); set_anomaly with 4 elements a generated
+#      (TFC_BGRAD_COLUMNS=1) and with small GEMMs (TFC_SMALL_GEMM=1);
+#      set_anomaly with 4 elements a generated
 #      kernel's thread against one (--no-thread-coarsening): the same bytes;
 #      reverse and set_anomaly with programmatic dependent launches
 #      (TFC_DEPENDENT_LAUNCH=1) against without: the same bytes; reverse,
@@ -16,7 +17,9 @@
 #   3. reverse trained to 100% test accuracy (its file's settings);
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
-#      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); and of
+#      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); of
+#      reverse, set_anomaly and encoder_decoder with small GEMMs and on
+#      cuBLASLt (TFC_SMALL_GEMM); and of
 #      the medium encoder's with 4 elements a generated kernel's thread and
 #      with one (--no-thread-coarsening); and of both with the layer norm
 #      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0), and
@@ -30,6 +33,8 @@
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
+#      5b: where ncu reads the counters, the tensor-core attention kernels'
+#      and the medium encoder's layer norm backward's stalls (OUT/ncu-*.txt);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
 #      what is left, into OUT/bench.
 # Prints `N passed, N failed` of 1-3 before the timings.
@@ -84,6 +89,12 @@ for model in reverse set_anomaly; do
   parity "$model.columns" TFC_BGRAD_COLUMNS=1 --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
     --oracle-dir "$dir/oracle/$model"
 done
+# Small GEMMs in one launch each (their last block adds the partials:
+# concurrent blocks, a ticket, fences) against the CPU.
+for model in reverse set_anomaly encoder_decoder; do
+  parity "$model.small" TFC_SMALL_GEMM=1 --cpu "$dir/cpu/$model" --cuda "$dir/cuda/$model" \
+    --oracle-dir "$dir/oracle/$model"
+done
 [ -x "$dir/cuda-one/set_anomaly" ] &&
   parity set_anomaly.one - --cpu "$dir/cuda-one/set_anomaly" --cuda "$dir/cuda/set_anomaly" --exact
 # Small launches as tails (the last block to finish runs them: concurrent
@@ -129,6 +140,9 @@ ab() {
 echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
 ab TFC_BGRAD_COLUMNS "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
 
+echo "== 4a. train_step (median of 50): small GEMMs (one launch each) against cuBLASLt"
+ab TFC_SMALL_GEMM "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder"
+
 echo "== 4b. train_step (median of 20): 4 elements a generated kernel's thread against one"
 for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; do
   [ -x "$binary" ] || continue
@@ -168,6 +182,27 @@ done
 timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
 # The medium encoder's GEMMs alone: fp32 data (today) against bf16 storage.
 timeout 60 "$dir/tfc-kernel-check" --bench-gemm 2>&1 | sed 's/^/    /'
+
+echo "== 5b. ncu: what the attention kernels and the layer norm backward wait on"
+# Nsight Compute reads the counters on the Firecracker machines (KINDS.md);
+# the clocks stay as they are. The tensor-core kernels of --bench-attention
+# (forward, dq, dkv: their first launches), then the medium encoder's first
+# layer norm backward; the full reports go to OUT/ncu-*.txt.
+ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1)
+if [ -n "$ncu" ] && [ "$(left)" -gt 150 ]; then
+  sections=(--section SpeedOfLight --section Occupancy --section LaunchStats
+    --section WarpStateStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis)
+  timeout 60 "$ncu" --clock-control none -k regex:attention_tc --launch-count 3 "${sections[@]}" \
+    "$dir/tfc-kernel-check" --bench-attention >"$out/ncu-attention.txt" 2>&1
+  [ -x "$bench/medium_encoder.tf32" ] &&
+    timeout 45 "$ncu" --clock-control none -k regex:layer_norm_backward --launch-count 1 \
+      "${sections[@]}" "$bench/medium_encoder.tf32" bench --entry train_step --steps 1 --warmup 0 \
+      >"$out/ncu-layer-norm.txt" 2>&1
+  grep -hE '^  [a-z_]+.*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued' \
+    "$out"/ncu-*.txt | head -n 40 | sed 's/^/    /'
+else
+  echo "    no ncu, or no time left"
+fi
 
 echo "== 6. tools/bench/gpu.sh"
 budget=$(($(left) - 20))

@@ -500,6 +500,18 @@ TFC_HD SmallGemmPlan smallGemmPlan(long long m, long long n, long long k, long l
   return plan;
 }
 
+/// Whether the product kernel's last block adds the partial tiles (`plan`)
+/// and a bias gradient's parts (`sumParts` x `sumCols`, 0 without one), one
+/// launch in all: where one block reads at most kLayerNormLastBlockPartials
+/// of them (the layer norm backward's estimate); else the finish kernel
+/// does, a launch each.
+TFC_HD bool smallGemmLastBlockFinishes(const SmallGemmPlan &plan, long long m, long long n,
+                                       long long sumParts, long long sumCols) {
+  const long long reads = (plan.partial ? plan.outputs * plan.parts * m * n : 0) +
+                          (sumParts > 1 ? sumParts * sumCols : 0);
+  return reads <= kLayerNormLastBlockPartials;
+}
+
 } // namespace tfc::rt::cuda::kernels
 
 #endif // TFC_RUNTIME_CUDA_KERNELS_KERNELMATH_H

@@ -100,10 +100,11 @@ namespace tfc::rt::cuda::kernels {
   X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 6,                  \
     "ptr to, ptr rows, i64 rowBytes, ptr order, ptr first, i64 count")          \
   X(gather, "tfc_cuda_advance_first_kernel", kAdvanceThreads, 2, "ptr first, i64 count") \
-  X(gemm_small, "tfc_cuda_small_gemm_kernel", kSmallGemmThreads, 25,             \
+  X(gemm_small, "tfc_cuda_small_gemm_kernel", kSmallGemmThreads, 33,             \
     "i64 m, i64 n, i64 k, i64 slice, i64 items, ptr a, i64 lda, i64 strideA, i64 transA, " \
     "ptr b, i64 ldb, i64 strideB, i64 transB, ptr c, i64 ldc, i64 strideC, ptr partials, " \
-    TFC_CUDA_GEMM_EPILOGUE)                                                     \
+    TFC_CUDA_GEMM_EPILOGUE ", i64 outputs, i64 parts, ptr sumsOf, i64 sumsLd, "   \
+    "i64 sumsCols, ptr partSums, ptr biasGrad, ptr counter")                   \
   X(gemm_small, "tfc_cuda_small_gemm_finish_kernel", kSmallGemmThreads, 16,      \
     "i64 m, i64 n, i64 outputs, i64 parts, ptr partials, ptr c, i64 ldc, i64 strideC, " \
     TFC_CUDA_GEMM_EPILOGUE)                                                     \

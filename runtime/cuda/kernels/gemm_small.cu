@@ -28,13 +28,22 @@
 // above 0; bit n + m * ldMask, cuBLASLt's layout, atomicOr/And on 32-bit
 // words: each bit has one writer, so the bits do not depend on the order);
 // then the ReLU. The bias gradient (a sum over K of every column of the
-// stored operand) is tfc_cuda_column_sums_kernel's: K in parts of up to
-// 256 rows, each by 8 warps, and the parts added by the finish kernel.
+// stored operand) is K in parts of up to 256 rows, each by 8 warps (a unit
+// of 32 columns: columnSumsUnit), and the parts added in order.
+// One launch: the product kernel also runs the bias gradient's units (after
+// its own), and, given a counter, its last block to finish (Warp.cuh's
+// lastBlockDone) adds the partial tiles and the parts as the finish kernel
+// would (the same functions, the same order: the same bits), then sets the
+// counter back to 0. With counter 0 the finish kernel does, a launch each
+// (CudaDevice::smallGemm takes that way where the partials are too many
+// for one block: smallGemmLastBlockFinishes). tfc_cuda_column_sums_kernel
+// runs the same units alone, for a bias gradient beside a cuBLASLt product.
 // Products are fp32 FMAs whatever the model's --precision: more exact than
 // cuBLASLt's TF32 or bf16 roundings, which these sizes do not need.
 //
 // Launch: 256 threads a block (kSmallGemmThreads), grid.x any; units are
-// tiles x slices x items (smallGemmUnits). Static shared memory 8.4 KiB.
+// tiles x slices x items (smallGemmPlan), then the column sums' (columnSumsPlan).
+// Static shared memory 9.4 KiB.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,11 +94,61 @@ __device__ __forceinline__ void finishOutput(float sum, i64 row, i64 col, float 
   c[row * ldc + col] = v;
 }
 
+/// Output x (of `outputs` m x n) of the finish: its `parts` partials added
+/// in order (partials of output o at partials + (o * parts + p) * m * n),
+/// then the epilogue. L2: read past L1 (__ldcg), where other blocks of this
+/// launch wrote them; the same values and additions either way.
+template <bool L2>
+__device__ __forceinline__ void finishPartials(i64 x, i64 m, i64 n, i64 parts,
+                                               const float *partials, float *c, i64 ldc,
+                                               i64 strideC, const Epilogue &e) {
+  const i64 o = x / (m * n), row = x / n % m, col = x % n;
+  const float *p = partials + o * parts * m * n + row * n + col;
+  float sum = L2 ? __ldcg(p) : p[0];
+  for (i64 part = 1; part < parts; ++part)
+    sum = sum + (L2 ? __ldcg(p + part * m * n) : p[part * m * n]);
+  finishOutput(sum, row, col, c + o * strideC, ldc, e);
+}
+
+/// Column sums of x (rows x cols, row pitch ld) by parts of `part` rows, a
+/// unit 32 columns of one part: 8 warps, each a contiguous eighth of the
+/// part's rows (a lane a column), then the eighths in order, at sums[p *
+/// cols + col]. Every thread of the block calls it (it holds barriers).
+__device__ __forceinline__ void
+columnSumsUnit(i64 unit, i64 rows, i64 cols, const float *x, i64 ld, i64 part, float *sums,
+               float (&warpSums)[kSmallGemmThreads / kWarp][kWarp]) {
+  constexpr int kWarps = kSmallGemmThreads / kWarp;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const i64 groups = (cols + kWarp - 1) / kWarp;
+  const i64 per = (part + kWarps - 1) / kWarps;
+  const i64 col = unit % groups * kWarp + lane, p = unit / groups;
+  const i64 end = (p + 1) * part < rows ? (p + 1) * part : rows;
+  const i64 first = p * part + warp * per, last = first + per < end ? first + per : end;
+  float sum = 0.0f;
+  if (col < cols)
+    for (i64 r = first; r < last; ++r)
+      sum = sum + x[r * ld + col];
+  __syncthreads(); // the last unit's sums are read
+  warpSums[warp][lane] = sum;
+  __syncthreads();
+  if (warp == 0 && col < cols) {
+    float total = warpSums[0][lane];
+    for (int w = 1; w < kWarps; ++w)
+      total = total + warpSums[w][lane];
+    sums[p * cols + col] = total;
+  }
+}
+
 } // namespace
 
 /// Work units (tile, slice, item) of the product: C's tile (or the partial
 /// tile at partials + ((item * slices + slice) * m * n), when `partials`)
-/// from op(A)'s rows and op(B)'s columns over the slice's K.
+/// from op(A)'s rows and op(B)'s columns over the slice's K. Then, with
+/// sumsOf (A or B as stored, k rows of sumsCols floats, pitch sumsLd), the
+/// bias gradient's column-sum units (columnSumsPlan): into biasGrad, or by
+/// parts into partSums. With a counter, the last block to finish adds the
+/// `parts` partials of each of the `outputs` outputs (the finish kernel's
+/// work) and the parts of the sums, and leaves the counter 0.
 extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
     tfc_cuda_small_gemm_kernel(i64 m, i64 n, i64 k, i64 slice, i64 items,
                                const float *__restrict__ a, i64 lda, i64 strideA, i64 transA,
@@ -97,16 +156,27 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
                                float *c, i64 ldc, i64 strideC, float *__restrict__ partials,
                                i64 accumulate, const float *residual, i64 ldResidual,
                                const float *bias, i64 relu, i64 reluGrad, unsigned *mask,
-                               i64 ldMask) {
+                               i64 ldMask, i64 outputs, i64 parts, const float *sumsOf, i64 sumsLd,
+                               i64 sumsCols, float *partSums, float *biasGrad, unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kSmallGemmThreads);
   __shared__ float sA[kTile][kTile + 1], sB[kTile][kTile + 1]; // [k][row], [k][col]
+  __shared__ float warpSums[kSmallGemmThreads / kWarp][kWarp];
   const i64 tilesM = (m + kTile - 1) / kTile, tilesN = (n + kTile - 1) / kTile;
   const i64 slices = slice > 0 ? (k + slice - 1) / slice : 1;
   const i64 units = tilesM * tilesN * slices * items;
+  // (The sums' plan is recomputed where it is needed: kept live across the
+  // products it cost ptxas a spill on sm_80.)
+  const i64 sumUnits = sumsOf ? columnSumsPlan(k, sumsCols).units : 0;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
   const Epilogue e{accumulate, residual, ldResidual, bias, relu, reluGrad, mask, ldMask};
-  for (i64 unit = blockIdx.x; unit < units; unit += gridDim.x) {
+  for (i64 unit = blockIdx.x; unit < units + sumUnits; unit += gridDim.x) {
+    if (unit >= units) { // the same for every thread of the block
+      const ColumnSumsPlan sums = columnSumsPlan(k, sumsCols);
+      columnSumsUnit(unit - units, k, sumsCols, sumsOf, sumsLd, sums.part,
+                     sums.parts > 1 ? partSums : biasGrad, warpSums);
+      continue;
+    }
     const i64 tile = unit % (tilesM * tilesN), rest = unit / (tilesM * tilesN);
     const i64 s = rest % slices, item = rest / slices;
     const i64 row0 = tile / tilesN * kTile, col0 = tile % tilesN * kTile;
@@ -149,6 +219,19 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
           finishOutput(acc[i][j], row, col, c + item * strideC, ldc, e);
       }
   }
+  if (!counter || !lastBlockDone(counter))
+    return; // (counter 0: the finish kernel adds the partials, if any)
+  if (partials)
+    for (i64 x = threadIdx.x; x < outputs * m * n; x += kSmallGemmThreads)
+      finishPartials<true>(x, m, n, parts, partials, c, ldc, strideC, e);
+  const i64 sumParts = sumUnits ? columnSumsPlan(k, sumsCols).parts : 0;
+  if (sumParts > 1) {
+    const Epilogue plain{0, nullptr, 0, nullptr, 0, 0, nullptr, 0};
+    for (i64 col = threadIdx.x; col < sumsCols; col += kSmallGemmThreads)
+      finishPartials<true>(col, 1, sumsCols, sumParts, partSums, biasGrad, sumsCols, 0, plain);
+  }
+  if (threadIdx.x == 0)
+    *counter = 0; // every block has its ticket: ready for the next launch (a graph's replay)
 }
 
 /// C (items of it: `outputs` of them, strideC apart) = the epilogue of the
@@ -165,14 +248,8 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
   const Epilogue e{accumulate, residual, ldResidual, bias, relu, reluGrad, mask, ldMask};
   const i64 total = outputs * m * n;
   for (i64 x = i64(blockIdx.x) * kSmallGemmThreads + threadIdx.x; x < total;
-       x += i64(gridDim.x) * kSmallGemmThreads) {
-    const i64 o = x / (m * n), row = x / n % m, col = x % n;
-    const float *p = partials + o * parts * m * n + row * n + col;
-    float sum = p[0];
-    for (i64 part = 1; part < parts; ++part)
-      sum = sum + p[part * m * n];
-    finishOutput(sum, row, col, c + o * strideC, ldc, e);
-  }
+       x += i64(gridDim.x) * kSmallGemmThreads)
+    finishPartials<false>(x, m, n, parts, partials, c, ldc, strideC, e);
 }
 
 /// Column sums of x (rows x cols, row pitch ld) by parts of `part` rows:
@@ -186,27 +263,8 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
                                 i64 part, float *__restrict__ sums) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kSmallGemmThreads);
-  constexpr int kWarps = kSmallGemmThreads / kWarp;
-  __shared__ float warpSums[kWarps][kWarp];
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  __shared__ float warpSums[kSmallGemmThreads / kWarp][kWarp];
   const i64 groups = (cols + kWarp - 1) / kWarp, parts = part > 0 ? (rows + part - 1) / part : 1;
-  const i64 per = (part + kWarps - 1) / kWarps;
-  for (i64 unit = blockIdx.x; unit < groups * parts; unit += gridDim.x) {
-    const i64 col = unit % groups * kWarp + lane, p = unit / groups;
-    const i64 end = (p + 1) * part < rows ? (p + 1) * part : rows;
-    const i64 first = p * part + warp * per, last = first + per < end ? first + per : end;
-    float sum = 0.0f;
-    if (col < cols)
-      for (i64 r = first; r < last; ++r)
-        sum = sum + x[r * ld + col];
-    __syncthreads(); // the last unit's sums are read
-    warpSums[warp][lane] = sum;
-    __syncthreads();
-    if (warp == 0 && col < cols) {
-      float total = warpSums[0][lane];
-      for (int w = 1; w < kWarps; ++w)
-        total = total + warpSums[w][lane];
-      sums[p * cols + col] = total;
-    }
-  }
+  for (i64 unit = blockIdx.x; unit < groups * parts; unit += gridDim.x)
+    columnSumsUnit(unit, rows, cols, x, ld, part, sums, warpSums);
 }
