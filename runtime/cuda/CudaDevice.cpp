@@ -119,6 +119,9 @@ CudaDevice::~CudaDevice() {
     driver_->api().memFree(workspace_);
   if (lastBlockCounter_ && !pool_.contains(uintptr_t(lastBlockCounter_)))
     driver_->api().memFree(lastBlockCounter_);
+  for (auto &[buffer, bytes] : attentionDs_)
+    driver_->api().memFree(buffer);
+  attentionDs_.clear();
   if (poolMemory_)
     driver_->api().memFree(poolMemory_);
   if (module_)
@@ -237,6 +240,9 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // TFC_ATTENTION_SAVED_STATS=0: the attention backward recomputes each
   // row's statistics (on by default: fewer products; unmeasured).
   savedAttentionStats_ = switchFromEnv("TFC_ATTENTION_SAVED_STATS", savedAttentionStats_);
+  // TFC_ATTENTION_DS=0: the tensor-core dq recomputes the scores rather
+  // than read the dS dkv stored (on by default: fewer products; unmeasured).
+  attentionDsInMemory_ = switchFromEnv("TFC_ATTENTION_DS", attentionDsInMemory_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: unmeasured).
   setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
@@ -375,6 +381,18 @@ void CudaDevice::loadLayerKernels() {
   if (!pool_.contains(uintptr_t(lastBlockCounter_)))
     api.memFree(lastBlockCounter_);
   lastBlockCounter_ = 0; // the layer norm backward and cross-entropy take two launches
+}
+
+CUdeviceptr CudaDevice::attentionDsBuffer(size_t bytes) {
+  if (bytes == 0 || bytes > kAttentionDsBytes)
+    return 0;
+  if (!attentionDs_.empty() && attentionDs_.back().second >= bytes)
+    return attentionDs_.back().first;
+  CUdeviceptr buffer = 0;
+  if (capturing_ || driver_->api().memAlloc(&buffer, bytes) != CUDA_SUCCESS)
+    return 0;
+  attentionDs_.emplace_back(buffer, bytes);
+  return buffer;
 }
 
 CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {
@@ -843,7 +861,7 @@ bool CudaDevice::smallGemm(const GemmArgs &g, const GemmEpilogue &e) {
                                   plan.partial ? partials : 0};
   params.insert(params.end(), epilogue.begin(), epilogue.end());
   params.insert(params.end(),
-                {u(plan.outputs), u(plan.parts), e.biasGrad ? (e.biasGradOfB ? g[B] : g[A]) : 0,
+                {u(plan.outputs), u(plan.parts), e.biasGrad ? u(e.biasGradOfB ? g[B] : g[A]) : 0,
                  u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(columns), sumPartials, e.biasGrad,
                  uint64_t(counter)});
   layerKernels_.launch(*this, LayerKernels::SmallGemm, plan.units + (e.biasGrad ? sums.units : 0),
@@ -948,7 +966,9 @@ bool CudaDevice::capture(const std::vector<DeviceOp> &ops, EntryGraph &graph,
   if (!driver_->check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                       "cuStreamBeginCapture", error))
     return false;
+  capturing_ = true; // (no cuMemAlloc: the capture would refuse it)
   launchOps(ops);
+  capturing_ = false;
   CUgraph captured = nullptr;
   CUresult ended = api.streamEndCapture(stream, &captured);
   if (!launchError_.empty() || !driver_->check(ended, "cuStreamEndCapture", error)) {

@@ -67,14 +67,14 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 
 #ifdef TFC_CUDA_HAND_KERNELS
 // The CPU kernels' argument lists are the GPU kernels' parameter lists (the
-// attention backward's plus its scratch, the layer norm backward's plus its
+// attention backward's plus its scratch and dS, the layer norm backward's plus its
 // counter).
 static_assert(kSpecs[LayerKernels::AttentionForward].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 1);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 1);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 1);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 1);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 8);
@@ -294,11 +294,25 @@ extern "C" void tfc_cuda_attention_backward(
           ? uint64_t(device.scratchFor(size_t(rows) * size_t(tfc::abi::attention::kRowStatsBytes)))
           : 0);
   const LayerKernels &kernels = device.layerKernels();
-  if (useTensorCores(device, d, dv)) {
-    kernels.launch(device, LayerKernels::AttentionTcBackwardDq, heads * ceilDiv(tq, kTcRowsPerBlock),
-                   params);
-    kernels.launch(device, LayerKernels::AttentionTcBackwardDkv,
-                   heads * ceilDiv(tk, kTcRowsPerBlock), params);
+  const bool tensorCores = useTensorCores(device, d, dv);
+  // On tensor cores with the forward's statistics, dkv can store dS (bf16,
+  // rows of tk rounded up to 8) and dq multiply it by K: dkv first then.
+  const int64_t dsRow = (tk + 7) / 8 * 8;
+  const CUdeviceptr dS = tensorCores && saved && device.attentionDsInMemory() && rows > 0
+                             ? device.attentionDsBuffer(size_t(rows) * size_t(dsRow) * 2)
+                             : 0;
+  params.push_back(uint64_t(dS));
+  params.push_back(uint64_t(dsRow));
+  if (tensorCores) {
+    const int64_t queryBlocks = heads * ceilDiv(tq, kTcRowsPerBlock),
+                  keyBlocks = heads * ceilDiv(tk, kTcRowsPerBlock);
+    if (dS) {
+      kernels.launch(device, LayerKernels::AttentionTcBackwardDkv, keyBlocks, params);
+      kernels.launch(device, LayerKernels::AttentionTcBackwardDq, queryBlocks, params);
+      return;
+    }
+    kernels.launch(device, LayerKernels::AttentionTcBackwardDq, queryBlocks, params);
+    kernels.launch(device, LayerKernels::AttentionTcBackwardDkv, keyBlocks, params);
     return;
   }
   kernels.launch(device, LayerKernels::AttentionBackwardDq, math::attentionDqUnits(heads, tq, d),

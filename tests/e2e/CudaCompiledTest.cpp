@@ -911,6 +911,14 @@ TEST_F(OnFakes, AttentionTakesTheTensorCoresUnderBf16AndTf32) {
     for (const char *launch : fp32)
       EXPECT_EQ(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
     EXPECT_EQ(countOf(step.text, "INVALID"), 0u) << step.text;
+    // The backward has its forward's statistics: dkv first, storing dS for
+    // dq; with TFC_ATTENTION_DS=0, dq first, recomputing the scores.
+    EXPECT_LT(step.text.find(tc[2]), step.text.find(tc[1])) << step.text;
+    env_ = "TFC_ATTENTION_DS=0 ";
+    std::remove((dir_ + "/run-train_step.log").c_str()); // the fake appends to it
+    FakeLog recomputed = runEntry("train_step");
+    EXPECT_LT(recomputed.text.find(tc[1]), recomputed.text.find(tc[2])) << recomputed.text;
+    env_ = "";
   }
   ASSERT_NO_FATAL_FAILURE(compile("reverse"));
   FakeLog step = runEntry("train_step");

@@ -202,11 +202,11 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner,
   std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,  &qO,   &qI,
                                  &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,  &vRow, &gm,
                                  &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &none};
-  std::vector<void *> backward = {&outer, &inner, &tq,   &tk,   &d,   &dv,   &scale, &gq,   &qO,
-                                  &qI,    &qRow,  &gk,   &kO,   &kI,  &kRow, &gv,    &vO,   &vI,
-                                  &vRow,  &gm,    &mO,   &mI,   &mR,  &gd,   &dO_,   &dI,   &dRow,
-                                  &gdq,   &qO,    &qI,   &qRow, &gdk, &kO,   &kI,    &kRow, &gdv,
-                                  &vO,    &vI,    &vRow, &none, &oO,  &oI,   &oRow,  &none, &stats};
+  std::vector<void *> backward = {
+      &outer, &inner, &tq,   &tk,   &d,  &dv, &scale, &gq,   &qO,    &qI,   &qRow, &gk,
+      &kO,    &kI,    &kRow, &gv,   &vO, &vI, &vRow,  &gm,   &mO,    &mI,   &mR,   &gd,
+      &dO_,   &dI,    &dRow, &gdq,  &qO, &qI, &qRow,  &gdk,  &kO,    &kI,   &kRow, &gdv,
+      &vO,    &vI,    &vRow, &none, &oO, &oI, &oRow,  &none, &stats, &none, &oRow};
   const unsigned queryBlocks = unsigned(heads * ((tq + 63) / 64)),
                  keyBlocks = unsigned(heads * ((tk + 63) / 64));
   uint64_t h = 1469598103934665603ull;

@@ -166,14 +166,19 @@ void checkAttention(Device &gpu, const Shape &s) {
   const size_t statsBytes = size_t(heads * tq) * 16;
   const Ptr gstats = gpu.alloc(statsBytes), gsaved = gpu.alloc(statsBytes);
   Ptr scratch = 0, saved = 0, savedOut = 0;
+  // The tensor-core backward's dS (bf16 [head][query][key], rows of tk
+  // rounded up to 8), or 0.
+  i64 dsRow = (tk + 7) / 8 * 8;
+  const Ptr gds = gpu.alloc(size_t(std::max<i64>(heads * tq * dsRow, 1)) * 2);
+  Ptr dS = 0;
   std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,   &qO,   &qI,
                                  &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,   &vRow, &gm,
                                  &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,   &tk,       &d,   &dv,  &scale, &gq,    &qO,     &qI,  &qRow, &gk,
-      &kO,    &kI,    &kRow, &gv,       &vO,  &vI,  &vRow,  &gm,    &mO,     &mI,  &mR,   &gd,
-      &dO_,   &dI,    &dRow, &gdq,      &dqO, &dqI, &qRow,  &gdk,   &dkO,    &dkI, &kRow, &gdv,
-      &dvO,   &dvI,   &vRow, &savedOut, &oO,  &oI,  &oRow,  &saved, &scratch};
+      &outer, &inner, &tq,   &tk,       &d,   &dv,  &scale, &gq,    &qO,      &qI,  &qRow, &gk,
+      &kO,    &kI,    &kRow, &gv,       &vO,  &vI,  &vRow,  &gm,    &mO,      &mI,  &mR,   &gd,
+      &dO_,   &dI,    &dRow, &gdq,      &dqO, &dqI, &qRow,  &gdk,   &dkO,     &dkI, &kRow, &gdv,
+      &dvO,   &dvI,   &vRow, &savedOut, &oO,  &oI,  &oRow,  &saved, &scratch, &dS,  &dsRow};
   // Only the rows' first d / dv floats are written (the padding stays NaN
   // on the GPU, 0 or input on the CPU side): compare those.
   auto rows = [&](const std::vector<float> &x, i64 headSize, i64 count, i64 row, i64 width) {
@@ -212,12 +217,17 @@ void checkAttention(Device &gpu, const Shape &s) {
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
     // show), run 2 without; runs 3 and 4 with the statistics the forward
-    // saved (NaN first too) and its out, no scratch.
-    std::vector<float> runs[5][4], scratchRows, savedRows;
-    for (int run = 0; run < 5; ++run) {
+    // saved (NaN first too) and its out, no scratch; on tensor cores runs
+    // 5 and 6 so too, dkv first storing dS (NaN first) and dq reading it.
+    const bool tc = f.label[0] != '\0';
+    const int count = tc ? 7 : 5;
+    std::vector<float> runs[7][4], scratchRows, savedRows;
+    for (int run = 0; run < count; ++run) {
       scratch = run < 2 ? gstats : 0;
       saved = run >= 3 ? gsaved : 0;
       savedOut = run >= 3 ? gout : 0;
+      dS = run >= 5 ? gds : 0;
+      gpu.fill(gds, size_t(std::max<i64>(heads * tq * dsRow, 1)) * 2, 0xff);
       gpu.fill(gstats, statsBytes, 0xff);
       gpu.fill(gsaved, statsBytes, 0xff);
       gpu.fill(gout, out.size() * 4, 0xff);
@@ -225,8 +235,11 @@ void checkAttention(Device &gpu, const Shape &s) {
       gpu.fill(gdk, dk.size() * 4, 0xff);
       gpu.fill(gdv, dvv.size() * 4, 0xff);
       gpu.launch(f.forward, f.forwardBlocks, forward);
+      if (dS)
+        gpu.launch(f.dkv, f.dkvBlocks, backward);
       gpu.launch(f.dq, f.dqBlocks, backward);
-      gpu.launch(f.dkv, f.dkvBlocks, backward);
+      if (!dS)
+        gpu.launch(f.dkv, f.dkvBlocks, backward);
       runs[run][0] = gpu.template download<float>(gout, out.size());
       runs[run][1] = gpu.template download<float>(gdq, dq.size());
       runs[run][2] = gpu.template download<float>(gdk, dk.size());
@@ -247,11 +260,14 @@ void checkAttention(Device &gpu, const Shape &s) {
     for (const std::vector<float> *g : {&dq, &dk, &dvv})
       for (float x : *g)
         gradients = std::max(gradients, double(std::fabs(x)));
-    for (int run : {0, 2, 3}) {
+    for (int run : {0, 2, 3, 5}) {
+      if (run >= count)
+        continue;
       const std::string b = n + (run == 0   ? " (stored stats)"
                                  : run == 2 ? " (recomputed stats)"
-                                            : " (the forward's stats)");
-      const double floor = run == 3 ? gradients : 1e-30;
+                                 : run == 3 ? " (the forward's stats)"
+                                            : " (dS stored by dkv)");
+      const double floor = run >= 3 ? gradients : 1e-30;
       compare(b + " dq", rows(runs[run][1], qHead, tq, qRow, d), rows(dq, qHead, tq, qRow, d),
               f.backwardLimit, floor);
       compare(b + " dk", rows(runs[run][2], kHead, tk, kRow, d), rows(dk, kHead, tk, kRow, d),
@@ -273,6 +289,16 @@ void checkAttention(Device &gpu, const Shape &s) {
     for (int t = 1; t < 4; ++t)
       sameBits(n + " backward output " + std::to_string(t) + " with the forward's stats",
                runs[3][t], runs[4][t]);
+    // dS stored by dkv: the same bits twice, dk and dv as without it (dkv
+    // only stores more), every dq element written.
+    if (tc) {
+      for (int t = 1; t < 4; ++t)
+        sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
+                 runs[6][t]);
+      for (int t = 2; t < 4; ++t)
+        sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
+                 runs[3][t], "as without");
+    }
     if (tq > 0) {
       std::vector<float> a, b;
       for (size_t r = 0; r < size_t(heads * tq); ++r)

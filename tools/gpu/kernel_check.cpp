@@ -158,7 +158,8 @@ private:
 /// seq x seq, d 64, unmasked, by CUDA events, for both families of kernels,
 /// each two ways: the backward reading the statistics the forward saved
 /// (what compiled models do) and dq's pass 1 recomputing them (stored for
-/// dkv in scratch). TFLOPS count the products' useful work, as
+/// dkv in scratch); the tensor-core kernels also with dkv first, storing
+/// dS for dq (what compiled models do on them). TFLOPS count the products' useful work, as
 /// FlashAttention does: 4 seq^2 d forward (Q K^T, P V) and 10 seq^2 d
 /// backward (S, dP, dV, dK, dQ; the kernels' recomputations, dq's pass 1
 /// and dkv's S and dP, are not counted).
@@ -172,16 +173,17 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
   CUdeviceptr gout = gpu.alloc(n * 4), gdq = gpu.alloc(n * 4), gdk = gpu.alloc(n * 4),
               gdv = gpu.alloc(n * 4), gstats = gpu.alloc(size_t(heads * seq) * 16),
               gsaved = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
-  CUdeviceptr scratch = 0, saved = 0, savedOut = 0;
-  i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0;
+  CUdeviceptr scratch = 0, saved = 0, savedOut = 0, dS = 0;
+  i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0, dsRow = (seq + 7) / 8 * 8;
+  const CUdeviceptr gds = gpu.alloc(size_t(heads * seq * dsRow) * 2);
   std::vector<void *> forward = {&outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,   &hO,  &hI,
                                  &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,   &row, &gm,
                                  &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,  &tk,       &d,  &dv, &scale, &gq,    &hO,     &hI,   &row,  &gk,
-      &hO,    &hI,    &row, &gv,       &hO, &hI, &row,   &gm,    &zero,   &zero, &zero, &gd,
-      &hO,    &hI,    &row, &gdq,      &hO, &hI, &row,   &gdk,   &hO,     &hI,   &row,  &gdv,
-      &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch};
+      &outer, &inner, &tq,  &tk,       &d,  &dv, &scale, &gq,    &hO,      &hI,   &row,  &gk,
+      &hO,    &hI,    &row, &gv,       &hO, &hI, &row,   &gm,    &zero,    &zero, &zero, &gd,
+      &hO,    &hI,    &row, &gdq,      &hO, &hI, &row,   &gdk,   &hO,      &hI,   &row,  &gdv,
+      &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch, &dS,   &dsRow};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
   const unsigned tcBlocks = unsigned(heads * (seq / 64));
   struct Family {
@@ -196,16 +198,24 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                   {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
                    "tfc_cuda_attention_tc_backward_dq_kernel",
                    "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
+  // Ways: 0 dS stored by dkv (tensor cores only), 1 the forward's
+  // statistics, 2 dq's pass 1.
+  const char *ways[] = {"dS stored by dkv", "the forward's stats", "dq's pass 1"};
   for (const Family &f : families)
-    for (bool forwardStats : {true, false}) {
+    for (int way = f.label[0] == 't' ? 0 : 1; way < 3; ++way) {
+      const bool forwardStats = way < 2;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;
       scratch = forwardStats ? 0 : gstats;
+      dS = way == 0 ? gds : 0;
       const int iterations = 5;
       auto step = [&] {
         gpu.launch(f.forward, f.forwardBlocks, forward);
+        if (dS)
+          gpu.launch(f.dkv, f.dkvBlocks, backward);
         gpu.launch(f.dq, f.dqBlocks, backward);
-        gpu.launch(f.dkv, f.dkvBlocks, backward);
+        if (!dS)
+          gpu.launch(f.dkv, f.dkvBlocks, backward);
       };
       step(); // warm up
       const float ms = gpu.time([&] {
@@ -215,8 +225,7 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
       const double tflops = flops / (double(ms) * 1e-3) / 1e12;
       std::printf("bench attention %s (%s): %lld heads x %lld x %lld, d 64, forward + backward "
                   "%.3f ms, %.1f TFLOPS (%.1f%% of 989 dense bf16)\n",
-                  f.label, forwardStats ? "the forward's stats" : "dq's pass 1", heads, seq, seq,
-                  double(ms), tflops, 100.0 * tflops / 989.0);
+                  f.label, ways[way], heads, seq, seq, double(ms), tflops, 100.0 * tflops / 989.0);
       std::fflush(stdout);
     }
 }

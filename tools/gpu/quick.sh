@@ -14,7 +14,8 @@
 #      (TFC_DEPENDENT_LAUNCH=1) against without: the same bytes; reverse,
 #      set_anomaly and fleuret_cnn with small launches as tails (the
 #      default) against on their own (--no-launch-tails): the same bytes;
-#   3. reverse trained to 100% test accuracy (its file's settings);
+#   3. reverse trained to 100% test accuracy (its file's settings), in fp32
+#      and in bf16 (attention on tensor cores);
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); of
@@ -29,7 +30,9 @@
 #      dependent launches and without (TFC_DEPENDENT_LAUNCH); and of reverse,
 #      set_anomaly and fleuret_cnn with tails and without; and of the medium
 #      encoder (tf32, bf16) and set_anomaly with attention's backward on its
-#      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS);
+#      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS),
+#      and the medium encoder's with dq from the dS dkv stored and not
+#      (TFC_ATTENTION_DS);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
@@ -121,6 +124,18 @@ if grep -q '^test.*accuracy 1\.0000' "$work/train.log"; then
 else
   failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy"; tail -n 5 "$work/train.log"
 fi
+# In bf16: attention on tensor cores, its dq from the dS dkv stored.
+if [ -x "$dir/cuda-bf16/reverse" ]; then
+  timeout 120 "$dir/cuda-bf16/reverse" train --run-dir "$work/reverse-bf16-run" \
+    >"$work/train-bf16.log" 2>&1
+  grep '^test' "$work/train-bf16.log" | tail -n 1 | sed 's/^/    bf16: /'
+  if grep -q '^test.*accuracy 1\.0000' "$work/train-bf16.log"; then
+    passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy in bf16"
+  else
+    failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy in bf16"
+    tail -n 5 "$work/train-bf16.log"
+  fi
+fi
 echo "$passed passed, $failed failed"
 
 # ab VAR BINARY...: each BINARY's train_step (median of 50) with VAR=1, then 0.
@@ -171,6 +186,7 @@ done
 echo "== 4f. train_step (median of 50): attention's backward on its forward's statistics against recomputing them"
 ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" \
   "$dir/cuda/set_anomaly"
+ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

@@ -54,11 +54,14 @@ namespace tfc::rt::cuda::kernels {
       "out") ", ptr stats"
 /// The backward's: the CPU kernel's (the forward's out and stats, or 0),
 /// then scratch (0, or 4 floats a query row the dq launch stores and the
-/// dkv launch reads when there are no stats; attention.cu).
+/// dkv launch reads when there are no stats; attention.cu), then dS (0, or
+/// bf16 [head][query][key] rows dsRow apart, which the tensor-core dkv
+/// launch stores and their dq, launched after it, reads; attention_tc.cu).
 #define TFC_CUDA_ATTENTION_BACKWARD                                            \
   TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
       "dout") ", " TFC_CUDA_STRIDED("dq") ", " TFC_CUDA_STRIDED("dk") ", "     \
-      TFC_CUDA_STRIDED("dv") ", " TFC_CUDA_STRIDED("out") ", ptr stats, ptr scratch"
+      TFC_CUDA_STRIDED("dv") ", " TFC_CUDA_STRIDED("out") ", ptr stats, ptr scratch, ptr dS, " \
+      "i64 dsRow"
 
 // X(image, kernel name, threads a block, parameter count, parameters)
 /// gemm_small.cu's epilogue, the last parameters of its two product kernels.
@@ -68,15 +71,15 @@ namespace tfc::rt::cuda::kernels {
 #define TFC_CUDA_KERNELS(X)                                                    \
   X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 28,     \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
-  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 45, \
+  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 45, \
+  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 28, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 45, \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 45, \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 8,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu")   \

@@ -481,7 +481,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, float *__restrict__ scratch) {
+        const float *__restrict__ stats, float *__restrict__ scratch,
+        const unsigned short * /*dS: attention_tc.cu's*/, i64 /*dsRow*/) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
@@ -559,7 +560,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, const float *__restrict__ scratch) {
+        const float *__restrict__ stats, const float *__restrict__ scratch,
+        unsigned short * /*dS: attention_tc.cu's*/, i64 /*dsRow*/) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionDkvThreads);
   const i64 heads = outer * inner;

@@ -469,6 +469,10 @@ __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const T
 /// halves of a tile one after the other add as the whole tile does. By
 /// columns, then k-steps (the accumulators are independent): one test of
 /// width a pair of column tiles, not one a k-step.
+template <int K>
+__device__ __forceinline__ void accumulatePacked(float (&out)[kMaxTiles][4],
+                                                 const uint32_t (&a)[K][4], const Tile &yT, int k0,
+                                                 int width, int g, int t);
 template <int N>
 __device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const float (&w)[N][4],
                                            const Tile &yT, int k0, int width, int g, int t) {
@@ -476,17 +480,34 @@ __device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const flo
 #pragma unroll
   for (int kk = 0; kk < N / 2; ++kk)
     accA(a[kk], w[2 * kk], w[2 * kk + 1]);
+  accumulatePacked<N / 2>(out, a, yT, k0, width, g, t);
+}
+/// The same with w's A operands as they are (K k-steps, bf16 pairs).
+template <int K>
+__device__ __forceinline__ void accumulatePacked(float (&out)[kMaxTiles][4],
+                                                 const uint32_t (&a)[K][4], const Tile &yT, int k0,
+                                                 int width, int g, int t) {
 #pragma unroll
   for (int n = 0; n < kMaxTiles; ++n) {
     if (n % 2 == 0 && n * 8 >= width) // width a multiple of 16: odd n never stops first
       break;
 #pragma unroll
-    for (int kk = 0; kk < N / 2; ++kk) {
+    for (int kk = 0; kk < K; ++kk) {
       uint32_t b[2];
       loadB(b, yT, n * 8, k0 + kk * 16, g, t);
       mma(out[n], a[kk], b);
     }
   }
+}
+
+/// The bf16 pair dS[r][c], dS[r][c + 1] of a head's stored dS (row pitch
+/// dsRow, even; c even), as an A operand's register: zeros past tq and tk.
+__device__ __forceinline__ uint32_t storedPair(const uint16_t *__restrict__ D, i64 dsRow, i64 r,
+                                               i64 c, i64 tq, i64 tk) {
+  if (r >= tq || c >= tk)
+    return 0u;
+  const uint32_t x = __ldg(reinterpret_cast<const unsigned int *>(D + r * dsRow + c));
+  return c + 1 < tk ? x : x & 0xffffu; // (the pitch's padding is never written)
 }
 
 /// A row's 4 lanes' values combined, butterflies by 2 then 1 (every lane
@@ -789,18 +810,17 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
 
 /// The dq kernel's loop.
 template <bool Vec>
-__device__ __forceinline__ void
-backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-           const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-           const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-           const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-           const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-           const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-           float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-           i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-           i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-           const float *__restrict__ stats, float *__restrict__ scratch, Tile &sQ, Tile &sdO,
-           Tile &sK, Tile &sKt, Tile &sV) {
+__device__ __forceinline__ void backwardDq(
+    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
+    i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+    const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+    const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+    const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+    float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+    i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+    i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+    const float *__restrict__ stats, float *__restrict__ scratch, const uint16_t *__restrict__ dS,
+    i64 dsRow, Tile &sQ, Tile &sdO, Tile &sK, Tile &sKt, Tile &sV) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
@@ -810,6 +830,47 @@ backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
+    if (dS) { // dQ = dS K from the dS dkv stored: no scores, no statistics
+      const uint16_t *D = dS + b * tq * dsRow;
+      float acc[kMaxTiles][4] = {};
+      for (i64 j0 = 0; j0 < tk; j0 += kRows) {
+        ColsLoad kt;
+        loadCols<Vec>(kt, source(K, kRow, j0, tk, d));
+        __syncthreads(); // the last tile's products read sKt
+        storeCols(sKt, kt);
+        __syncthreads();
+#pragma unroll 1
+        for (int half = 0; half < 2; ++half) {
+          constexpr int K2 = kTiles / 4; // k-steps of 16 keys a half
+          const i64 r = i0 + warp * 16 + g;
+          uint32_t a[K2][4];
+#pragma unroll
+          for (int kk = 0; kk < K2; ++kk) {
+            const i64 c = j0 + half * 32 + kk * 16 + 2 * t;
+            a[kk][0] = storedPair(D, dsRow, r, c, tq, tk);
+            a[kk][1] = storedPair(D, dsRow, r + 8, c, tq, tk);
+            a[kk][2] = storedPair(D, dsRow, r, c + 8, tq, tk);
+            a[kk][3] = storedPair(D, dsRow, r + 8, c + 8, tq, tk);
+          }
+          accumulatePacked<K2>(acc, a, sKt, half * 32, d, g, t);
+        }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const i64 i = i0 + warp * 16 + g + h * 8;
+        if (i >= tq)
+          continue;
+#pragma unroll
+        for (int n = 0; n < kMaxTiles; ++n)
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e) {
+            const int c = n * 8 + 2 * t + (e & 1);
+            if (c < d)
+              dQ[i * dqRow + c] = acc[n][e];
+          }
+      }
+      continue;
+    }
     // Q and dO, staged once for both passes; their operands are read at
     // each use (registers go to the next tiles' loads).
     {
@@ -893,18 +954,17 @@ backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
 
 /// The dkv kernel's loop.
 template <bool Vec>
-__device__ __forceinline__ void
-backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-            const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-            const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-            const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-            const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-            const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-            float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-            i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
-            i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner,
-            i64 outRow, const float *__restrict__ stats, const float *__restrict__ scratch,
-            Tile &sQ, Tile &sQt, Tile &sdO, Tile &sdOt, float4 (&sStats)[kRows]) {
+__device__ __forceinline__ void backwardDkv(
+    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
+    i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+    const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+    const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+    const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+    float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+    i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+    i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+    const float *__restrict__ stats, const float *__restrict__ scratch, uint16_t *__restrict__ dS,
+    i64 dsRow, Tile &sQ, Tile &sQt, Tile &sdO, Tile &sdOt, float4 (&sStats)[kRows]) {
   const i64 heads = outer * inner;
   const i64 keyBlocks = (tk + kRows - 1) / kRows;
   const float scale2 = attentionTcScale(scale);
@@ -1007,6 +1067,16 @@ backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
               dp[n][e] = ds;
             }
         }
+        if (dS) // dS^T's elements into dS[query][key], rounded as a product's A is
+#pragma unroll
+          for (int n = 0; n < N; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const i64 i = i0 + half * 32 + n * 8 + 2 * t + (e & 1),
+                        j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
+              if (i < tq && j < tk)
+                dS[(b * tq + i) * dsRow + j] = uint16_t(packFloats(dp[n][e], 0.0f) & 0xffffu);
+            }
         accumulate(accV, s, sdOt, half * 32, dv, g, t);
         accumulate(accK, dp, sQt, half * 32, d, g, t);
       }
@@ -1075,7 +1145,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, float *__restrict__ scratch) {
+        const float *__restrict__ stats, float *__restrict__ scratch,
+        const uint16_t *__restrict__ dS, i64 dsRow) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -1087,13 +1158,13 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
                      kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout,
                      doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
-                     outRow, stats, scratch, sQ, sdO, sK, sKt, sV);
+                     outRow, stats, scratch, dS, dsRow, sQ, sdO, sK, sKt, sV);
   else
     backwardDq<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
                       dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
-                      outRow, stats, scratch, sQ, sdO, sK, sKt, sV);
+                      outRow, stats, scratch, dS, dsRow, sQ, sdO, sK, sKt, sV);
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
@@ -1108,7 +1179,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, const float *__restrict__ scratch) {
+        const float *__restrict__ stats, const float *__restrict__ scratch,
+        uint16_t *__restrict__ dS, i64 dsRow) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -1121,11 +1193,11 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
                       dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
-                      outRow, stats, scratch, sQ, sQt, sdO, sdOt, sStats);
+                      outRow, stats, scratch, dS, dsRow, sQ, sQt, sdO, sdOt, sStats);
   else
     backwardDkv<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
                        kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
                        dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk,
                        dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter,
-                       outInner, outRow, stats, scratch, sQ, sQt, sdO, sdOt, sStats);
+                       outInner, outRow, stats, scratch, dS, dsRow, sQ, sQt, sdO, sdOt, sStats);
 }
