@@ -149,7 +149,12 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     its adjoint available at the loss: autodiff's constant seed) are one
     call, `tfc_cuda_cross_entropy_fused`, where the loss was: each row's
     logits read once for its loss and its gradient, llm.c's fused
-    classifier (`fused-cross-entropy=false`: two calls).
+    classifier (`fused-cross-entropy=false`: two calls). An attention whose
+    backward follows in the same function (the same q, k, v, mask and
+    scale) stores its rows' statistics in a buffer the backward reads, with
+    the forward's out; with `attention-ds` (the CUDA pipeline's for
+    `--precision tf32` or `bf16`) a backward on heads the tensor-core kernels
+    take also gets room for dS, which its dkv stores for its dq.
 
     ```mlir
     %l = tf.cross_entropy %x, %y axis 1 : tensor<64x10xf32>, tensor<64xi32>
@@ -172,6 +177,9 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     Option<"fusedCrossEntropy", "fused-cross-entropy", "bool", /*default=*/"true",
            "kernels=cuda: a cross_entropy and a cross_entropy_grad of the same "
            "logits and labels as one call of tfc_cuda_cross_entropy_fused">,
+    Option<"attentionDs", "attention-ds", "bool", /*default=*/"false",
+           "kernels=cuda: an attention backward paired with its forward, on heads the "
+           "tensor-core kernels take, gets room for dS (bf16)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

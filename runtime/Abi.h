@@ -232,14 +232,17 @@ inline constexpr unsigned kWindowArgs = 4;
 /// tensor (inputs q, k, v, mask[, the output's adjoint], then outputs) its
 /// pointer and its outer, inner and row strides, then what the forward
 /// leaves its backward: the forward's `stats` (a pointer), the backward's
-/// the forward's out (pointer and strides) and stats (runtime/cpu/Attention.h).
+/// the forward's out (pointer and strides) and stats, and room for dS
+/// (runtime/cpu/Attention.h).
 namespace attention {
 inline constexpr unsigned kSizes = 6;
 inline constexpr unsigned kPerTensor = 4;
 inline constexpr unsigned kForwardInputs = 4, kForwardOutputs = 1;
 inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
-/// The trailing indices: the forward's stats; the backward's out and stats.
-inline constexpr unsigned kForwardTrailing = 1, kBackwardTrailing = kPerTensor + 1;
+/// The trailing indices: the forward's stats; the backward's out, stats and dS.
+inline constexpr unsigned kForwardTrailing = 1, kBackwardTrailing = kPerTensor + 2;
+/// dS's row pitch (bf16 elements) for tk keys: 16-byte rows.
+inline constexpr int64_t dsRow(int64_t tk) { return (tk + 7) / 8 * 8; }
 /// Bytes of stats a (head, query row): the GPU kernels' row statistics.
 inline constexpr int64_t kRowStatsBytes = 16;
 } // namespace attention
@@ -268,7 +271,7 @@ inline constexpr int64_t kRowStatsBytes = 16;
          TFC_ABI_I))                                                           \
   X(AttentionBackward, tfc_attention_backward,                                 \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I))          \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))  \
   /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
      dx, dgamma, dbeta, scratch */                                             \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
@@ -334,7 +337,7 @@ enum Arg : unsigned {
          TFC_ABI_I))                                                           \
   X(CudaAttentionBackward, tfc_cuda_attention_backward,                        \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I))          \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))  \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \

@@ -20,6 +20,7 @@
 #include "dialect/TfDialect.h"
 #include "runtime/Abi.h"
 #include "runtime/Philox.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -338,7 +339,7 @@ Destinations destinationsOf(Operation *op, AttentionCall &call) {
 /// are; a backward given them (`saved`) passes them on. Else the trailing
 /// arguments are 0.
 void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAttention *save,
-                         const SavedAttention *saved) {
+                         const SavedAttention *saved, bool attentionDs) {
   OpBuilder b(op);
   auto attention = dyn_cast<tf::AttentionOp>(op);
   auto grad = dyn_cast<tf::AttentionGradOp>(op);
@@ -371,6 +372,21 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
           op->getLoc(), MemRefType::get(type.getShape(), type.getElementType()), saved->stats,
           /*read_only=*/true);
       call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), buffer));
+      // dS: heads x tq rows of dsRow(tk) bf16 (i16 here), the call's alone,
+      // where the tensor-core kernels take the heads.
+      auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType()),
+           vt = cast<RankedTensorType>(v.getType());
+      if (attentionDs &&
+          rt::cuda::kernels::attentionTensorCoreShape(qt.getShape().back(), vt.getShape().back())) {
+        int64_t rows = qt.getNumElements() / qt.getShape().back();
+        Value ds = b.create<memref::AllocOp>(
+            op->getLoc(),
+            MemRefType::get({rows, abi::attention::dsRow(kt.getDimSize(kt.getRank() - 2))},
+                            b.getI16Type()));
+        call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), ds));
+      } else {
+        call.args.push_back(call.index(0));
+      }
     } else {
       call.args.append(attention ? abi::attention::kForwardTrailing
                                  : abi::attention::kBackwardTrailing,
@@ -760,7 +776,8 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
 
 namespace tfc {
 
-void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy) {
+void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy,
+                        bool attentionDs) {
   const KernelSymbols symbols = symbolsOf(runtime);
   // A train step's loss and its gradient of the same logits: one call.
   SmallVector<std::pair<tf::CrossEntropyOp, tf::CrossEntropyGradOp>> lossesWithGradients;
@@ -830,10 +847,11 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
     else if (auto grad = dyn_cast<tf::CrossEntropyGradOp>(op))
       lowerCrossEntropyGrad(grad, symbols.crossEntropyBackward);
     else if (isa<tf::AttentionOp>(op))
-      lowerFusedAttention(op, symbols, savedBy.contains(op) ? &savedBy[op] : nullptr, nullptr);
+      lowerFusedAttention(op, symbols, savedBy.contains(op) ? &savedBy[op] : nullptr, nullptr,
+                          false);
     else
       lowerFusedAttention(op, symbols, nullptr,
-                          forwardOf.contains(op) ? &savedBy[forwardOf[op]] : nullptr);
+                          forwardOf.contains(op) ? &savedBy[forwardOf[op]] : nullptr, attentionDs);
   }
 }
 

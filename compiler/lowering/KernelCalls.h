@@ -20,8 +20,10 @@ enum class KernelRuntime { Cpu, Cuda };
 /// and its gradient, a loss and its gradient of the same logits and labels
 /// as one call when `fuseCrossEntropy`, and a layer norm's backward takes
 /// relu's gradient of its adjoint (a select on the ReLU's output) along.
-void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime,
-                        bool fuseCrossEntropy = true);
+/// On CUDA an attention backward reads what its forward saved, and with
+/// `attentionDs`, on the tensor-core kernels' heads, gets room for dS.
+void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy = true,
+                        bool attentionDs = false);
 
 /// tf.dropout as the CPU runtime's mask kernel and an elementwise select.
 void populateCpuKernelCallPatterns(mlir::RewritePatternSet &patterns);

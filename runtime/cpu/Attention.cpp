@@ -582,7 +582,8 @@ extern "C" void tfc_attention_backward(
     intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
     intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
     intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
-    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/) {
+    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/,
+    intptr_t /*dS*/) {
   const int64_t batch = outer * inner;
   const StridedOut dQ = stridedOut(dq, dqOuter, dqInner, dqRow),
                    dK = stridedOut(dk, dkOuter, dkInner, dkRow),

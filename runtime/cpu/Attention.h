@@ -56,7 +56,9 @@ void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
 /// D = rowsum(dP o P) as rowsum(dO o out), FlashAttention-2's identity. The
 /// CPU kernel ignores stats and, given out, takes D so too (it is the GPU
 /// kernels' twin under --target=cuda-emulated, which so checks the compiled
-/// code's out); compiled CPU code passes 0.
+/// code's out); compiled CPU code passes 0. `dS` is 0, or room for
+/// heads x tq rows of abi::attention::dsRow(tk) bf16 where the GPU's
+/// tensor-core kernels pass dS from dkv to dq; the CPU ignores it.
 void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
                             intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
                             intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,
@@ -67,7 +69,7 @@ void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_
                             intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
                             intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner,
                             intptr_t dvRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
-                            intptr_t outRow, intptr_t stats);
+                            intptr_t outRow, intptr_t stats, intptr_t dS);
 }
 
 #endif // TFC_RUNTIME_ATTENTION_H

@@ -119,9 +119,7 @@ CudaDevice::~CudaDevice() {
     driver_->api().memFree(workspace_);
   if (lastBlockCounter_ && !pool_.contains(uintptr_t(lastBlockCounter_)))
     driver_->api().memFree(lastBlockCounter_);
-  for (auto &[buffer, bytes] : attentionDs_)
-    driver_->api().memFree(buffer);
-  attentionDs_.clear();
+
   if (poolMemory_)
     driver_->api().memFree(poolMemory_);
   if (module_)
@@ -381,18 +379,6 @@ void CudaDevice::loadLayerKernels() {
   if (!pool_.contains(uintptr_t(lastBlockCounter_)))
     api.memFree(lastBlockCounter_);
   lastBlockCounter_ = 0; // the layer norm backward and cross-entropy take two launches
-}
-
-CUdeviceptr CudaDevice::attentionDsBuffer(size_t bytes) {
-  if (bytes == 0 || bytes > kAttentionDsBytes)
-    return 0;
-  if (!attentionDs_.empty() && attentionDs_.back().second >= bytes)
-    return attentionDs_.back().first;
-  CUdeviceptr buffer = 0;
-  if (capturing_ || driver_->api().memAlloc(&buffer, bytes) != CUDA_SUCCESS)
-    return 0;
-  attentionDs_.emplace_back(buffer, bytes);
-  return buffer;
 }
 
 CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {
@@ -966,9 +952,7 @@ bool CudaDevice::capture(const std::vector<DeviceOp> &ops, EntryGraph &graph,
   if (!driver_->check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                       "cuStreamBeginCapture", error))
     return false;
-  capturing_ = true; // (no cuMemAlloc: the capture would refuse it)
   launchOps(ops);
-  capturing_ = false;
   CUgraph captured = nullptr;
   CUresult ended = api.streamEndCapture(stream, &captured);
   if (!launchError_.empty() || !driver_->check(ended, "cuStreamEndCapture", error)) {

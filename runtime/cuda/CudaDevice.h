@@ -201,19 +201,12 @@ public:
   void setSavedAttentionStats(bool on) { savedAttentionStats_ = on; }
   bool savedAttentionStats() const { return savedAttentionStats_; }
   /// Whether the tensor-core attention backward, given its forward's
-  /// statistics, runs dkv first, storing dS (bf16) for dq to multiply by K
-  /// instead of recomputing the scores (attention_tc.cu); TFC_ATTENTION_DS=0
-  /// at open(), or this, recomputes them.
+  /// statistics and the compiled code's room for dS, runs dkv first,
+  /// storing dS (bf16) for dq to multiply by K instead of recomputing the
+  /// scores (attention_tc.cu); TFC_ATTENTION_DS=0 at open(), or this,
+  /// recomputes them.
   void setAttentionDsInMemory(bool on) { attentionDsInMemory_ = on; }
   bool attentionDsInMemory() const { return attentionDsInMemory_; }
-  /// Device memory for the attention backward's dS: at least `bytes` (at
-  /// most kAttentionDsBytes), valid for the call (kernels on the stream run
-  /// one after another). Allocated outside a capture, and never freed or
-  /// moved before close(), since a captured graph keeps its address: a
-  /// larger need takes a new buffer beside it. 0 where it cannot be had
-  /// (too large, or new memory during a capture): the caller recomputes.
-  CUdeviceptr attentionDsBuffer(size_t bytes);
-  static constexpr size_t kAttentionDsBytes = size_t(256) << 20;
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -360,9 +353,6 @@ private:
   bool crossEntropyOneLaunch_ = true;
   bool savedAttentionStats_ = true;
   bool attentionDsInMemory_ = true;
-  bool capturing_ = false;
-  /// attentionDsBuffer's buffers, the last the largest.
-  std::vector<std::pair<CUdeviceptr, size_t>> attentionDs_;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

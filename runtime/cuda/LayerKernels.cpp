@@ -268,7 +268,8 @@ extern "C" void tfc_cuda_attention_backward(
     intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
     intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
     intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
-    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats) {
+    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats,
+    intptr_t dS) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_backward");
   // The forward's statistics and out, when it left them (and they are on):
   // neither kernel recomputes the rows' maximum and sum, and D is dO . out.
@@ -295,18 +296,16 @@ extern "C" void tfc_cuda_attention_backward(
           : 0);
   const LayerKernels &kernels = device.layerKernels();
   const bool tensorCores = useTensorCores(device, d, dv);
-  // On tensor cores with the forward's statistics, dkv can store dS (bf16,
-  // rows of tk rounded up to 8) and dq multiply it by K: dkv first then.
-  const int64_t dsRow = (tk + 7) / 8 * 8;
-  const CUdeviceptr dS = tensorCores && saved && device.attentionDsInMemory() && rows > 0
-                             ? device.attentionDsBuffer(size_t(rows) * size_t(dsRow) * 2)
-                             : 0;
-  params.push_back(uint64_t(dS));
-  params.push_back(uint64_t(dsRow));
+  // On tensor cores with the forward's statistics and room for dS (the
+  // compiled code's: heads x tq rows of dsRow(tk) bf16), dkv stores dS and
+  // dq multiplies it by K: dkv first then.
+  const bool storeDs = tensorCores && saved && dS != 0 && device.attentionDsInMemory();
+  params.push_back(storeDs ? uint64_t(dS) : 0);
+  params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   if (tensorCores) {
     const int64_t queryBlocks = heads * ceilDiv(tq, kTcRowsPerBlock),
                   keyBlocks = heads * ceilDiv(tk, kTcRowsPerBlock);
-    if (dS) {
+    if (storeDs) {
       kernels.launch(device, LayerKernels::AttentionTcBackwardDkv, keyBlocks, params);
       kernels.launch(device, LayerKernels::AttentionTcBackwardDq, queryBlocks, params);
       return;

@@ -127,12 +127,12 @@ struct Problem {
   // kernels take it given the forward's statistics).
   void backward(bool fromOut = false) {
     const intptr_t o = fromOut ? intptr_t(out.data()) : 0;
-    tfc_attention_backward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
-                           s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
-                           intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride, s.tk,
-                           intptr_t(dout.data()), 0, s.tq * s.dv, s.dv, intptr_t(dq.data()), 0,
-                           s.tq * s.d, s.d, intptr_t(dk.data()), 0, s.tk * s.d, s.d,
-                           intptr_t(dv.data()), 0, s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0);
+    tfc_attention_backward(
+        1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0, s.tq * s.d, s.d,
+        intptr_t(k.data()), 0, s.tk * s.d, s.d, intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(),
+        0, maskStride, s.tk, intptr_t(dout.data()), 0, s.tq * s.dv, s.dv, intptr_t(dq.data()), 0,
+        s.tq * s.d, s.d, intptr_t(dk.data()), 0, s.tk * s.d, s.d, intptr_t(dv.data()), 0,
+        s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0, 0);
   }
 };
 
@@ -413,7 +413,7 @@ TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
                              mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
                              intptr_t(dqS.data()), headOuter, d, inner * d, intptr_t(dkvS.data()),
                              kvOuter, 2 * d, inner * 2 * d, intptr_t(dkvS.data() + d), kvOuter,
-                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0);
+                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0);
       std::vector<float> out(dense.out.size()), dq(dense.dq.size()), dk(dense.dk.size()),
           dv(dense.dv.size());
       for (int64_t b = 0; b < shape.batch; ++b) {

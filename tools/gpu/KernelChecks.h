@@ -154,7 +154,7 @@ void checkAttention(Device &gpu, const Shape &s) {
                          intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
                          maskPtr, mO, mI, mR, intptr_t(dout.data()), dO_, dI, dRow,
                          intptr_t(dq.data()), dqO, dqI, qRow, intptr_t(dk.data()), dkO, dkI, kRow,
-                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0);
+                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0, 0);
 
   Ptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v), gd = gpu.upload(dout);
   Ptr gm = mask.empty() ? 0 : gpu.upload(mask);

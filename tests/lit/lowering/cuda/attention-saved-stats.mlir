@@ -2,11 +2,15 @@
 // the same function (the same q, k, v, mask and scale) stores its rows'
 // statistics, 16 bytes a (head, query row), in a fresh buffer (its last
 // argument), and the backward takes the forward's out (pointer and strides)
-// and those statistics as its last five arguments: it then neither
-// recomputes a row's maximum and sum nor D (cuda-kernels.md). A backward
+// and those statistics, then room for dS, as its last six arguments: it
+// then neither recomputes a row's maximum and sum nor D (cuda-kernels.md).
+// Room for dS (bf16 as i16, heads x tq rows of tk rounded up to 8) only
+// with attention-ds (--precision tf32, bf16) and on heads the tensor-core
+// kernels take (d and dv multiples of 16 up to 64); else 0. A backward
 // without such a forward, and the CPU's calls, pass zeros.
 // RUN: tf-opt %s --split-input-file --tf-lower-to-linalg=kernels=cuda | FileCheck %s
 // RUN: tf-opt %s --split-input-file --tf-lower-to-linalg | FileCheck %s --check-prefix=CPU
+// RUN: tf-opt %s --split-input-file --tf-lower-to-linalg="kernels=cuda attention-ds=true" | FileCheck %s --check-prefix=DS
 
 // Two heads of 3 queries: 6 rows of 4 floats. The forward's out goes to its
 // own buffer, dense: outer stride 0, inner 12, row 4.
@@ -24,14 +28,19 @@
 // CHECK: %[[SB:.+]] = bufferization.to_memref %[[S]] read_only
 // CHECK: %[[SBP:.+]] = memref.extract_aligned_pointer_as_index %[[SB]]
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[SBP]])
+// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[SBP]], %c0{{(_[0-9]+)?}})
 // CHECK-LABEL: func.func private @tfc_cuda_attention_forward
 // CHECK-SAME: (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CPU-LABEL: func.func @forward_then_backward
 // CPU: call @tfc_attention_forward(
 // CPU-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CPU: call @tfc_attention_backward(
-// CPU-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CPU-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// Heads of 4: not the tensor-core kernels', no room for dS with attention-ds.
+// DS-LABEL: func.func @forward_then_backward
+// DS-NOT: xi16>
+// DS: call @tfc_cuda_attention_backward(
+// DS-SAME: , %c0{{(_[0-9]+)?}})
 func.func @forward_then_backward(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
   %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
@@ -52,7 +61,7 @@ func.func @forward_then_backward(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %
 // CHECK: %[[OB:.+]] = bufferization.to_memref %[[O]] read_only
 // CHECK: %[[OBP:.+]] = memref.extract_aligned_pointer_as_index %[[OB]]
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %{{.+}})
+// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %{{.+}}, %c0{{(_[0-9]+)?}})
 // CHECK: return %[[O]]
 func.func @merged_heads(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<3x8xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
   %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
@@ -71,9 +80,29 @@ func.func @merged_heads(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor
 // CHECK: call @tfc_cuda_attention_forward(
 // CHECK-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 func.func @other_scale(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
   %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.25 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
   return %o, %dq, %dk, %dv : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
+}
+
+// -----
+
+// Heads of 16 (the tensor-core kernels'): with attention-ds the backward
+// gets room for dS, 2 heads x 3 queries of 5 keys rounded up to 8, as its
+// last argument; without it, 0.
+// CHECK-LABEL: func.func @tensor_core_heads
+// CHECK-NOT: xi16>
+// CHECK: call @tfc_cuda_attention_backward(
+// CHECK-SAME: , %c0{{(_[0-9]+)?}})
+// DS-LABEL: func.func @tensor_core_heads
+// DS: %[[DS:.+]] = memref.alloc() : memref<6x8xi16>
+// DS: %[[DSP:.+]] = memref.extract_aligned_pointer_as_index %[[DS]]
+// DS: call @tfc_cuda_attention_backward(
+// DS-SAME: , %[[DSP]])
+func.func @tensor_core_heads(%q: tensor<2x3x16xf32>, %k: tensor<2x5x16xf32>, %v: tensor<2x5x16xf32>, %g: tensor<2x3x16xf32>) -> (tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>) {
+  %o = tf.attention %q, %k, %v scale 0.25 : tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32> -> tensor<2x3x16xf32>
+  %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.25 : tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>, tensor<2x3x16xf32> -> tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>
+  return %o, %dq, %dk, %dv : tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>
 }
