@@ -883,11 +883,16 @@ void CudaDevice::launchColumnSums(const GemmArgs &g, const GemmEpilogue &e, CUde
   auto u = [](int64_t v) { return uint64_t(v); };
   const int64_t columns = biasGradLength(g, e);
   const k::ColumnSumsPlan sums = k::columnSumsPlan(g[K], columns);
+  // Several parts: the kernel's last block adds them where they are few
+  // enough for one block (columnSumsLastBlockAdds), else the finish kernel
+  // does.
+  const CUdeviceptr counter =
+      sums.parts > 1 && k::columnSumsLastBlockAdds(sums.parts, columns) ? lastBlockCounter() : 0;
   layerKernels_.launch(*this, LayerKernels::ColumnSums, sums.units,
                        {u(g[K]), u(columns), u(e.biasGradOfB ? g[B] : g[A]),
                         u(e.biasGradOfB ? g[Ldb] : g[Lda]), u(sums.part),
-                        sums.parts > 1 ? scratch : e.biasGrad});
-  if (sums.parts > 1)
+                        sums.parts > 1 ? scratch : e.biasGrad, e.biasGrad, uint64_t(counter)});
+  if (sums.parts > 1 && !counter)
     launchSumsFinish(columns, sums.parts, scratch, e.biasGrad);
 }
 

@@ -85,7 +85,7 @@ static_assert(kSpecs[LayerKernels::GatherRows].params == 6);
 static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
 static_assert(kSpecs[LayerKernels::SmallGemm].params == 33);
 static_assert(kSpecs[LayerKernels::SmallGemmFinish].params == 16);
-static_assert(kSpecs[LayerKernels::ColumnSums].params == 6);
+static_assert(kSpecs[LayerKernels::ColumnSums].params == 8);
 static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 11);
 static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);

@@ -562,15 +562,17 @@ std::string checkLaunch(const Node &node) {
 }
 
 /// gemm_small.cu's tfc_cuda_column_sums_kernel(rows, cols, x, ld, part,
-/// sums): sums[p * cols + c] = the sum over part p's rows r of x[r * ld + c]
-/// (in row order: the kernel's eighths of a part round differently), and
+/// sums, columnSums, counter): sums[p * cols + c] = the sum over part p's
+/// rows r of x[r * ld + c] (in row order: the kernel's eighths of a part
+/// round differently), with a counter and several parts also their sums in
+/// order into columnSums (the last block's work), and
 /// tfc_cuda_small_gemm_finish_kernel without an epilogue: c[o * strideC +
 /// i * ldc + j] = the output's parts added in order. The bias gradient by
 /// column sums beside a cuBLASLt product (TFC_BGRAD_COLUMNS) launches just
 /// these. Why they would fault, or "" when done (or not these).
 std::string runColumnSums(const std::string &name, const std::vector<uint64_t> &p) {
   auto floats = [](uint64_t address) { return reinterpret_cast<float *>(uintptr_t(address)); };
-  if (name == "tfc_cuda_column_sums_kernel" && p.size() == 6) {
+  if (name == "tfc_cuda_column_sums_kernel" && p.size() == 8) {
     const int64_t rows = int64_t(p[0]), cols = int64_t(p[1]), ld = int64_t(p[3]),
                   part = int64_t(p[4]);
     const int64_t parts = part > 0 ? (rows + part - 1) / part : 1;
@@ -587,6 +589,17 @@ std::string runColumnSums(const std::string &name, const std::vector<uint64_t> &
           sum += x[r * ld + c];
         floats(p[5])[q * cols + c] = sum;
       }
+    if (p[7] && parts > 1) { // the last block's sums of the parts
+      if (!deviceRange(CUdeviceptr(p[6]), size_t(cols) * sizeof(float)) ||
+          !deviceRange(CUdeviceptr(p[7]), sizeof(unsigned)))
+        return "column sums: columnSums or the counter is not inside one allocation";
+      for (int64_t c = 0; c < cols; ++c) {
+        float sum = floats(p[5])[c];
+        for (int64_t q = 1; q < parts; ++q)
+          sum = sum + floats(p[5])[q * cols + c];
+        floats(p[6])[c] = sum;
+      }
+    }
     return "";
   }
   const bool plain =

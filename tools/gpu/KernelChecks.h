@@ -769,12 +769,17 @@ template <typename Device> void checkSmallGemm(Device &gpu, const GemmCase &g) {
                  {&m, &n, &outs, &parts, &gp, &gc, &ldc, &strideC, &acc, &noResidual, &ldResidual,
                   &noBias, &relu, &reluGrad, &maskArg, &ldMask});
     if (g.biasGrad) {
+      // Run 3: the column-sums kernel's last block adds the parts, where
+      // CudaDevice::launchColumnSums makes it so (else the finish kernel).
+      const bool sumsLastBlock =
+          run == 3 && sumsPlan.parts > 1 && k::columnSumsLastBlockAdds(sumsPlan.parts, sums);
       if (run == 3) {
-        Ptr from = g.biasGrad == 1 ? ga : gb, to = sumsPlan.parts > 1 ? gsp : gs;
+        Ptr from = g.biasGrad == 1 ? ga : gb, to = sumsPlan.parts > 1 ? gsp : gs,
+            sumsCounter = sumsLastBlock ? counter : none;
         gpu.launch("tfc_cuda_column_sums_kernel", unsigned(sumsPlan.units),
-                   {&kk, &count, &from, &sumsLd, &part, &to});
+                   {&kk, &count, &from, &sumsLd, &part, &to, &gs, &sumsCounter});
       }
-      if (sumsPlan.parts > 1 && !runCounter)
+      if (sumsPlan.parts > 1 && !runCounter && !sumsLastBlock)
         gpu.launch("tfc_cuda_small_gemm_finish_kernel",
                    unsigned((count + k::kSmallGemmThreads - 1) / k::kSmallGemmThreads),
                    {&one, &count, &one, &sumParts, &gsp, &gs, &count, &zero, &zero, &none, &zero,
@@ -796,7 +801,7 @@ template <typename Device> void checkSmallGemm(Device &gpu, const GemmCase &g) {
       sameBits(name + " bias gradient", runSums[run], runSums[0],
                std::string(ways[run]) + " (one launch before)");
   }
-  if (lastBlock)
+  if (lastBlock || (g.biasGrad && sumsPlan.parts > 1))
     report(gpu.template download<unsigned>(counter, 1)[0] == 0,
            name + " leaves the last-block counter 0");
   if (g.writeMask)

@@ -511,6 +511,11 @@ TFC_HD bool smallGemmLastBlockFinishes(const SmallGemmPlan &plan, long long m, l
                           (sumParts > 1 ? sumParts * sumCols : 0);
   return reads <= kLayerNormLastBlockPartials;
 }
+/// The same for the column-sums kernel alone (a bias gradient beside a
+/// cuBLASLt product): `parts` x `cols` partial sums.
+TFC_HD bool columnSumsLastBlockAdds(long long parts, long long cols) {
+  return parts * cols <= kLayerNormLastBlockPartials;
+}
 
 } // namespace tfc::rt::cuda::kernels
 

@@ -111,8 +111,8 @@ namespace tfc::rt::cuda::kernels {
   X(gemm_small, "tfc_cuda_small_gemm_finish_kernel", kSmallGemmThreads, 16,      \
     "i64 m, i64 n, i64 outputs, i64 parts, ptr partials, ptr c, i64 ldc, i64 strideC, " \
     TFC_CUDA_GEMM_EPILOGUE)                                                     \
-  X(gemm_small, "tfc_cuda_column_sums_kernel", kSmallGemmThreads, 6,             \
-    "i64 rows, i64 cols, ptr x, i64 ld, i64 part, ptr sums")
+  X(gemm_small, "tfc_cuda_column_sums_kernel", kSmallGemmThreads, 8,             \
+    "i64 rows, i64 cols, ptr x, i64 ld, i64 part, ptr sums, ptr columnSums, ptr counter")
 
 /// An embedded image and a kernel in it.
 struct KernelImage {

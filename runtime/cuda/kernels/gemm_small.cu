@@ -148,8 +148,9 @@ columnSumsUnit(i64 unit, i64 rows, i64 cols, const float *x, i64 ld, i64 part, f
 /// bias gradient's column-sum units (columnSumsPlan): into biasGrad, or by
 /// parts into partSums. With a counter, the last block to finish adds the
 /// `parts` partials of each of the `outputs` outputs (the finish kernel's
-/// work) and the parts of the sums, and leaves the counter 0.
-extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
+/// work) and the parts of the sums, and leaves the counter 0. (Two blocks
+/// an SM: without a minimum ptxas held it to 64 registers and spilled.)
+extern "C" __global__ void __launch_bounds__(kSmallGemmThreads, 2)
     tfc_cuda_small_gemm_kernel(i64 m, i64 n, i64 k, i64 slice, i64 items,
                                const float *__restrict__ a, i64 lda, i64 strideA, i64 transA,
                                const float *__restrict__ b, i64 ldb, i64 strideB, i64 transB,
@@ -256,15 +257,23 @@ extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
 /// the sum over part p's rows r of x[r * ld + col], in row order, at
 /// sums[p * cols + col]. A unit is 32 columns of one part: 8 warps, each a
 /// contiguous eighth of the part's rows (a lane a column), then the eighths
-/// in order. One part: the column sums themselves; several: the finish
-/// kernel adds the parts in order.
+/// in order. One part: the column sums themselves; several: with a counter
+/// the last block to finish adds the parts in order into columnSums (and
+/// leaves the counter 0), else the finish kernel does, the same way.
 extern "C" __global__ void __launch_bounds__(kSmallGemmThreads)
-    tfc_cuda_column_sums_kernel(i64 rows, i64 cols, const float *__restrict__ x, i64 ld,
-                                i64 part, float *__restrict__ sums) {
+    tfc_cuda_column_sums_kernel(i64 rows, i64 cols, const float *__restrict__ x, i64 ld, i64 part,
+                                float *sums, float *columnSums, unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kSmallGemmThreads);
   __shared__ float warpSums[kSmallGemmThreads / kWarp][kWarp];
   const i64 groups = (cols + kWarp - 1) / kWarp, parts = part > 0 ? (rows + part - 1) / part : 1;
   for (i64 unit = blockIdx.x; unit < groups * parts; unit += gridDim.x)
     columnSumsUnit(unit, rows, cols, x, ld, part, sums, warpSums);
+  if (!counter || !lastBlockDone(counter))
+    return;
+  const Epilogue plain{0, nullptr, 0, nullptr, 0, 0, nullptr, 0};
+  for (i64 col = threadIdx.x; col < cols; col += kSmallGemmThreads)
+    finishPartials<true>(col, 1, cols, parts, sums, columnSums, cols, 0, plain);
+  if (threadIdx.x == 0)
+    *counter = 0; // every block has its ticket: ready for the next launch (a graph's replay)
 }
