@@ -808,6 +808,28 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
   }
 }
 
+/// A warp's accumulators (its 16 rows from r0, fragment layout) into rows
+/// r0 .. of out (row pitch outRow): the rows below `rows`, the first
+/// `width` columns.
+__device__ __forceinline__ void storeWarpRows(float *out, i64 outRow,
+                                              const float (&acc)[kMaxTiles][4], i64 r0, i64 rows,
+                                              i64 width, int g, int t) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const i64 i = r0 + g + h * 8;
+    if (i >= rows)
+      continue;
+#pragma unroll
+    for (int n = 0; n < kMaxTiles; ++n)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        const int c = n * 8 + 2 * t + (e & 1);
+        if (c < width)
+          out[i * outRow + c] = acc[n][e];
+      }
+  }
+}
+
 /// The dq kernel's loop.
 template <bool Vec>
 __device__ __forceinline__ void backwardDq(
@@ -855,20 +877,7 @@ __device__ __forceinline__ void backwardDq(
           accumulatePacked<K2>(acc, a, sKt, half * 32, d, g, t);
         }
       }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const i64 i = i0 + warp * 16 + g + h * 8;
-        if (i >= tq)
-          continue;
-#pragma unroll
-        for (int n = 0; n < kMaxTiles; ++n)
-#pragma unroll
-          for (int e = 2 * h; e < 2 * h + 2; ++e) {
-            const int c = n * 8 + 2 * t + (e & 1);
-            if (c < d)
-              dQ[i * dqRow + c] = acc[n][e];
-          }
-      }
+      storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, d, g, t);
       continue;
     }
     // Q and dO, staged once for both passes; their operands are read at
@@ -935,20 +944,7 @@ __device__ __forceinline__ void backwardDq(
         accumulate(acc, s, sKt, half * 32, d, g, t);
       }
     }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 i = i0 + warp * 16 + g + h * 8;
-      if (i >= tq)
-        continue;
-#pragma unroll
-      for (int n = 0; n < kMaxTiles; ++n)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const int c = n * 8 + 2 * t + (e & 1);
-          if (c < d)
-            dQ[i * dqRow + c] = acc[n][e];
-        }
-    }
+    storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, d, g, t);
   }
 }
 
