@@ -223,9 +223,20 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
           step();
       }) / float(iterations);
       const double tflops = flops / (double(ms) * 1e-3) / 1e12;
+      // Each kernel alone, the same launches in a loop (dq after dkv's dS).
+      auto alone = [&](const char *kernel, unsigned blocks) {
+        return gpu.time([&] {
+          for (int i = 0; i < iterations; ++i)
+            gpu.launch(kernel, blocks, kernel == f.forward ? forward : backward);
+        }) / float(iterations);
+      };
+      const float forwardMs = alone(f.forward, f.forwardBlocks),
+                  dqMs = alone(f.dq, f.dqBlocks), dkvMs = alone(f.dkv, f.dkvBlocks);
       std::printf("bench attention %s (%s): %lld heads x %lld x %lld, d 64, forward + backward "
-                  "%.3f ms, %.1f TFLOPS (%.1f%% of 989 dense bf16)\n",
-                  f.label, ways[way], heads, seq, seq, double(ms), tflops, 100.0 * tflops / 989.0);
+                  "%.3f ms, %.1f TFLOPS (%.1f%% of 989 dense bf16); alone: forward %.3f, dq "
+                  "%.3f, dkv %.3f ms\n",
+                  f.label, ways[way], heads, seq, seq, double(ms), tflops, 100.0 * tflops / 989.0,
+                  double(forwardMs), double(dqMs), double(dkvMs));
       std::fflush(stdout);
     }
 }
