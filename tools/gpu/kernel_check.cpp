@@ -159,10 +159,11 @@ private:
 /// each two ways: the backward reading the statistics the forward saved
 /// (what compiled models do) and dq's pass 1 recomputing them (stored for
 /// dkv in scratch); the tensor-core kernels also with dkv first, storing
-/// dS for dq (what compiled models do on them). TFLOPS count the products' useful work, as
-/// FlashAttention does: 4 seq^2 d forward (Q K^T, P V) and 10 seq^2 d
-/// backward (S, dP, dV, dK, dQ; the kernels' recomputations, dq's pass 1
-/// and dkv's S and dP, are not counted).
+/// dS for dq (what compiled models do on them); then each kernel alone.
+/// TFLOPS count the products' useful work, as FlashAttention does: 4 seq^2
+/// d forward (Q K^T, P V) and 10 seq^2 d backward (S, dP, dV, dK, dQ; the
+/// kernels' recomputations, dq's pass 1 and dkv's S and dP, are not
+/// counted).
 void benchAttention(Gpu &gpu, long long heads, long long seq) {
   typedef long long i64;
   i64 outer = 1, inner = heads, tq = seq, tk = seq, d = 64, dv = 64;
