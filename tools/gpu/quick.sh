@@ -40,7 +40,8 @@
 #      and the medium encoder's layer norm backward's stalls (OUT/ncu-*.txt);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
 #      what is left, into OUT/bench.
-# Prints `N passed, N failed` of 1-3 before the timings.
+# Prints `N passed, N failed` of 1-3 before the timings; everything it
+# prints is also in OUT/quick.txt, written as it goes.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: quick.sh OUT [SECONDS]}"
@@ -49,6 +50,9 @@ start=$(date +%s)
 left() { echo $((limit - ($(date +%s) - start))); }
 export PYTHONUNBUFFERED=1
 mkdir -p "$out"
+# Everything printed also goes to OUT/quick.txt as it is printed, so that a
+# device call cut off at its limit still brings back what ran.
+exec > >(tee "$out/quick.txt") 2>&1
 python3 "$root/tools/gpu/unpack.py" "$root/build/gpu-carry/tfc-gpu.tar.xz" "$root/build" >/dev/null ||
   { echo "quick.sh: cannot unpack build/gpu-carry/tfc-gpu.tar.xz" >&2; exit 1; }
 dir="$root/build/gpu-check"
