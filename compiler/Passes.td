@@ -152,9 +152,10 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     classifier (`fused-cross-entropy=false`: two calls). An attention whose
     backward follows in the same function (the same q, k, v, mask and
     scale) stores its rows' statistics in a buffer the backward reads, with
-    the forward's out; with `attention-ds` (the CUDA pipeline's for
-    `--precision tf32` or `bf16`) a backward on heads the tensor-core kernels
-    take also gets room for dS, which its dkv stores for its dq.
+    the forward's out; with `attention-ds` (the CUDA pipeline's) such a
+    backward also gets room for dS, which its dkv stores for its dq: bf16
+    where `tensor-core-attention` (`--precision tf32` or `bf16`) and the
+    tensor-core kernels take the heads, else f32; none past 256 MiB.
 
     ```mlir
     %l = tf.cross_entropy %x, %y axis 1 : tensor<64x10xf32>, tensor<64xi32>
@@ -178,8 +179,10 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
            "kernels=cuda: a cross_entropy and a cross_entropy_grad of the same "
            "logits and labels as one call of tfc_cuda_cross_entropy_fused">,
     Option<"attentionDs", "attention-ds", "bool", /*default=*/"false",
-           "kernels=cuda: an attention backward paired with its forward, on heads the "
-           "tensor-core kernels take, gets room for dS (bf16)">,
+           "kernels=cuda: an attention backward paired with its forward gets room for dS">,
+    Option<"tensorCoreAttention", "tensor-core-attention", "bool", /*default=*/"false",
+           "kernels=cuda: attention runs on the tensor-core kernels where they take the "
+           "heads (--precision tf32, bf16): dS in bf16 there">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

@@ -241,8 +241,10 @@ inline constexpr unsigned kForwardInputs = 4, kForwardOutputs = 1;
 inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
 /// The trailing indices: the forward's stats; the backward's out, stats and dS.
 inline constexpr unsigned kForwardTrailing = 1, kBackwardTrailing = kPerTensor + 2;
-/// dS's row pitch (bf16 elements) for tk keys: 16-byte rows.
+/// dS's row pitch (elements, bf16 or f32) for tk keys: rows of 16 bytes or more.
 inline constexpr int64_t dsRow(int64_t tk) { return (tk + 7) / 8 * 8; }
+/// The most bytes of dS a backward gets room for; past that it recomputes.
+inline constexpr int64_t kDsMaxBytes = int64_t(256) << 20;
 /// Bytes of stats a (head, query row): the GPU kernels' row statistics.
 inline constexpr int64_t kRowStatsBytes = 16;
 } // namespace attention

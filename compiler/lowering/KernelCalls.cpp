@@ -339,7 +339,7 @@ Destinations destinationsOf(Operation *op, AttentionCall &call) {
 /// are; a backward given them (`saved`) passes them on. Else the trailing
 /// arguments are 0.
 void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAttention *save,
-                         const SavedAttention *saved, bool attentionDs) {
+                         const SavedAttention *saved, bool attentionDs, bool tensorCoreAttention) {
   OpBuilder b(op);
   auto attention = dyn_cast<tf::AttentionOp>(op);
   auto grad = dyn_cast<tf::AttentionGradOp>(op);
@@ -372,17 +372,19 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
           op->getLoc(), MemRefType::get(type.getShape(), type.getElementType()), saved->stats,
           /*read_only=*/true);
       call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), buffer));
-      // dS: heads x tq rows of dsRow(tk) bf16 (i16 here), the call's alone,
-      // where the tensor-core kernels take the heads.
+      // dS: heads x tq rows of dsRow(tk), the call's alone: bf16 (i16
+      // here) where the tensor-core kernels take the heads, else f32 (the
+      // runtime picks the kernels by the same rule); none past kDsMaxBytes.
       auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType()),
            vt = cast<RankedTensorType>(v.getType());
-      if (attentionDs &&
-          rt::cuda::kernels::attentionTensorCoreShape(qt.getShape().back(), vt.getShape().back())) {
-        int64_t rows = qt.getNumElements() / qt.getShape().back();
+      const bool bf16 = tensorCoreAttention && rt::cuda::kernels::attentionTensorCoreShape(
+                                                   qt.getShape().back(), vt.getShape().back());
+      const int64_t rows = qt.getNumElements() / qt.getShape().back(),
+                    pitch = abi::attention::dsRow(kt.getDimSize(kt.getRank() - 2));
+      if (attentionDs && rows * pitch * (bf16 ? 2 : 4) <= abi::attention::kDsMaxBytes) {
         Value ds = b.create<memref::AllocOp>(
             op->getLoc(),
-            MemRefType::get({rows, abi::attention::dsRow(kt.getDimSize(kt.getRank() - 2))},
-                            b.getI16Type()));
+            MemRefType::get({rows, pitch}, bf16 ? Type(b.getI16Type()) : Type(b.getF32Type())));
         call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), ds));
       } else {
         call.args.push_back(call.index(0));
@@ -777,7 +779,7 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
 namespace tfc {
 
 void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy,
-                        bool attentionDs) {
+                        bool attentionDs, bool tensorCoreAttention) {
   const KernelSymbols symbols = symbolsOf(runtime);
   // A train step's loss and its gradient of the same logits: one call.
   SmallVector<std::pair<tf::CrossEntropyOp, tf::CrossEntropyGradOp>> lossesWithGradients;
@@ -848,10 +850,11 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
       lowerCrossEntropyGrad(grad, symbols.crossEntropyBackward);
     else if (isa<tf::AttentionOp>(op))
       lowerFusedAttention(op, symbols, savedBy.contains(op) ? &savedBy[op] : nullptr, nullptr,
-                          false);
+                          false, false);
     else
       lowerFusedAttention(op, symbols, nullptr,
-                          forwardOf.contains(op) ? &savedBy[forwardOf[op]] : nullptr, attentionDs);
+                          forwardOf.contains(op) ? &savedBy[forwardOf[op]] : nullptr, attentionDs,
+                          tensorCoreAttention);
   }
 }
 

@@ -21,9 +21,10 @@ enum class KernelRuntime { Cpu, Cuda };
 /// as one call when `fuseCrossEntropy`, and a layer norm's backward takes
 /// relu's gradient of its adjoint (a select on the ReLU's output) along.
 /// On CUDA an attention backward reads what its forward saved, and with
-/// `attentionDs`, on the tensor-core kernels' heads, gets room for dS.
+/// `attentionDs` gets room for dS: bf16 on the tensor-core kernels' heads
+/// when `tensorCoreAttention`, else f32.
 void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy = true,
-                        bool attentionDs = false);
+                        bool attentionDs = false, bool tensorCoreAttention = false);
 
 /// tf.dropout as the CPU runtime's mask kernel and an elementwise select.
 void populateCpuKernelCallPatterns(mlir::RewritePatternSet &patterns);

@@ -296,10 +296,10 @@ extern "C" void tfc_cuda_attention_backward(
           : 0);
   const LayerKernels &kernels = device.layerKernels();
   const bool tensorCores = useTensorCores(device, d, dv);
-  // On tensor cores with the forward's statistics and room for dS (the
-  // compiled code's: heads x tq rows of dsRow(tk) bf16), dkv stores dS and
-  // dq multiplies it by K: dkv first then.
-  const bool storeDs = tensorCores && saved && dS != 0 && device.attentionDsInMemory();
+  // With the forward's statistics and room for dS (the compiled code's:
+  // heads x tq rows of dsRow(tk), bf16 for the tensor-core kernels, else
+  // f32), dkv stores dS and dq multiplies it by K: dkv first then.
+  const bool storeDs = saved && dS != 0 && device.attentionDsInMemory();
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   if (tensorCores) {
@@ -314,10 +314,15 @@ extern "C" void tfc_cuda_attention_backward(
     kernels.launch(device, LayerKernels::AttentionTcBackwardDkv, keyBlocks, params);
     return;
   }
-  kernels.launch(device, LayerKernels::AttentionBackwardDq, math::attentionDqUnits(heads, tq, d),
-                 params);
-  kernels.launch(device, LayerKernels::AttentionBackwardDkv,
-                 math::attentionDkvUnits(heads, tk, d, dv), params);
+  const int64_t dqUnits = math::attentionDqUnits(heads, tq, d),
+                dkvUnits = math::attentionDkvUnits(heads, tk, d, dv);
+  if (storeDs) {
+    kernels.launch(device, LayerKernels::AttentionBackwardDkv, dkvUnits, params);
+    kernels.launch(device, LayerKernels::AttentionBackwardDq, dqUnits, params);
+    return;
+  }
+  kernels.launch(device, LayerKernels::AttentionBackwardDq, dqUnits, params);
+  kernels.launch(device, LayerKernels::AttentionBackwardDkv, dkvUnits, params);
 }
 
 extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,

@@ -924,6 +924,8 @@ TEST_F(OnFakes, AttentionTakesTheTensorCoresUnderBf16AndTf32) {
   FakeLog step = runEntry("train_step");
   for (const char *launch : fp32)
     EXPECT_GT(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
+  // In fp32 too: dkv first, storing dS (f32) for dq.
+  EXPECT_LT(step.text.find(fp32[2]), step.text.find(fp32[1])) << step.text;
   for (const char *launch : tc) // (loaded, but not launched)
     EXPECT_EQ(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
 }

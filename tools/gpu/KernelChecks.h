@@ -166,10 +166,11 @@ void checkAttention(Device &gpu, const Shape &s) {
   const size_t statsBytes = size_t(heads * tq) * 16;
   const Ptr gstats = gpu.alloc(statsBytes), gsaved = gpu.alloc(statsBytes);
   Ptr scratch = 0, saved = 0, savedOut = 0;
-  // The tensor-core backward's dS (bf16 [head][query][key], rows of tk
-  // rounded up to 8), or 0.
+  // The backward's dS ([head][query][key], rows of tk rounded up to 8: bf16
+  // for the tensor-core kernels, f32 for the others), or 0.
   i64 dsRow = (tk + 7) / 8 * 8;
-  const Ptr gds = gpu.alloc(size_t(std::max<i64>(heads * tq * dsRow, 1)) * 2);
+  const size_t dsBytes = size_t(std::max<i64>(heads * tq * dsRow, 1)) * 4;
+  const Ptr gds = gpu.alloc(dsBytes);
   Ptr dS = 0;
   std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,   &qO,   &qI,
                                  &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,   &vRow, &gm,
@@ -217,17 +218,17 @@ void checkAttention(Device &gpu, const Shape &s) {
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
     // show), run 2 without; runs 3 and 4 with the statistics the forward
-    // saved (NaN first too) and its out, no scratch; on tensor cores runs
-    // 5 and 6 so too, dkv first storing dS (NaN first) and dq reading it.
+    // saved (NaN first too) and its out, no scratch; runs 5 and 6 so too,
+    // dkv first storing dS (NaN first) and dq reading it.
     const bool tc = f.label[0] != '\0';
-    const int count = tc ? 7 : 5;
+    const int count = 7;
     std::vector<float> runs[7][4], scratchRows, savedRows;
     for (int run = 0; run < count; ++run) {
       scratch = run < 2 ? gstats : 0;
       saved = run >= 3 ? gsaved : 0;
       savedOut = run >= 3 ? gout : 0;
       dS = run >= 5 ? gds : 0;
-      gpu.fill(gds, size_t(std::max<i64>(heads * tq * dsRow, 1)) * 2, 0xff);
+      gpu.fill(gds, dsBytes, 0xff);
       gpu.fill(gstats, statsBytes, 0xff);
       gpu.fill(gsaved, statsBytes, 0xff);
       gpu.fill(gout, out.size() * 4, 0xff);
@@ -290,15 +291,15 @@ void checkAttention(Device &gpu, const Shape &s) {
       sameBits(n + " backward output " + std::to_string(t) + " with the forward's stats",
                runs[3][t], runs[4][t]);
     // dS stored by dkv: the same bits twice, dk and dv as without it (dkv
-    // only stores more), every dq element written.
-    if (tc) {
-      for (int t = 1; t < 4; ++t)
-        sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
-                 runs[6][t]);
-      for (int t = 2; t < 4; ++t)
-        sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
-                 runs[3][t], "as without");
-    }
+    // only stores more), every dq element written; in fp32 dq too (dkv's
+    // scores are dq's, the same operations in the same order; the
+    // tensor cores' S^T = K Q^T may round otherwise on a GPU).
+    for (int t = 1; t < 4; ++t)
+      sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
+               runs[6][t]);
+    for (int t = tc ? 2 : 1; t < 4; ++t)
+      sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
+               runs[3][t], "as without");
     if (tq > 0) {
       std::vector<float> a, b;
       for (size_t r = 0; r < size_t(heads * tq); ++r)

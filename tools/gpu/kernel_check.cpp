@@ -158,8 +158,8 @@ private:
 /// seq x seq, d 64, unmasked, by CUDA events, for both families of kernels,
 /// each two ways: the backward reading the statistics the forward saved
 /// (what compiled models do) and dq's pass 1 recomputing them (stored for
-/// dkv in scratch); the tensor-core kernels also with dkv first, storing
-/// dS for dq (what compiled models do on them); then each kernel alone.
+/// dkv in scratch), and with dkv first, storing dS for dq (what compiled
+/// models do); then each kernel alone.
 /// TFLOPS count the products' useful work, as FlashAttention does: 4 seq^2
 /// d forward (Q K^T, P V) and 10 seq^2 d backward (S, dP, dV, dK, dQ; the
 /// kernels' recomputations, dq's pass 1 and dkv's S and dP, are not
@@ -176,7 +176,7 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
               gsaved = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
   CUdeviceptr scratch = 0, saved = 0, savedOut = 0, dS = 0;
   i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0, dsRow = (seq + 7) / 8 * 8;
-  const CUdeviceptr gds = gpu.alloc(size_t(heads * seq * dsRow) * 2);
+  const CUdeviceptr gds = gpu.alloc(size_t(heads * seq * dsRow) * 4); // f32 or bf16
   std::vector<void *> forward = {&outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,   &hO,  &hI,
                                  &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,   &row, &gm,
                                  &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved};
@@ -199,11 +199,10 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                   {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
                    "tfc_cuda_attention_tc_backward_dq_kernel",
                    "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
-  // Ways: 0 dS stored by dkv (tensor cores only), 1 the forward's
-  // statistics, 2 dq's pass 1.
+  // Ways: 0 dS stored by dkv, 1 the forward's statistics, 2 dq's pass 1.
   const char *ways[] = {"dS stored by dkv", "the forward's stats", "dq's pass 1"};
   for (const Family &f : families)
-    for (int way = f.label[0] == 't' ? 0 : 1; way < 3; ++way) {
+    for (int way = 0; way < 3; ++way) {
       const bool forwardStats = way < 2;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;

@@ -31,7 +31,7 @@
 #      set_anomaly and fleuret_cnn with tails and without; and of the medium
 #      encoder (tf32, bf16) and set_anomaly with attention's backward on its
 #      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS),
-#      and the medium encoder's with dq from the dS dkv stored and not
+#      and the medium encoder's and set_anomaly's with dq from the dS dkv stored and not
 #      (TFC_ATTENTION_DS);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
@@ -190,7 +190,7 @@ done
 echo "== 4f. train_step (median of 50): attention's backward on its forward's statistics against recomputing them"
 ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" \
   "$dir/cuda/set_anomaly"
-ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"
+ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$dir/cuda/set_anomaly"
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

@@ -52,8 +52,9 @@ void tfc::addCudaLinalgPasses(OpPassManager &pm, const CudaTarget &target) {
   // attention, layer norm and cross-entropy out (tfc's --persistent-kernels).
   options.kernels = target.persistent ? "none" : "cuda";
   options.fusedCrossEntropy = target.fusedCrossEntropy;
-  // Attention on tensor cores (tf32, bf16): room for its backward's dS.
-  options.attentionDs = target.precision != "fp32";
+  // Room for an attention backward's dS: bf16 on tensor cores (tf32, bf16).
+  options.attentionDs = true;
+  options.tensorCoreAttention = target.precision != "fp32";
   pm.addPass(createTfLowerToLinalg(options));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }

@@ -481,8 +481,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, float *__restrict__ scratch,
-        const unsigned short * /*dS: attention_tc.cu's*/, i64 /*dsRow*/) {
+        const float *__restrict__ stats, float *__restrict__ scratch, const float *__restrict__ dS,
+        i64 dsRow) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
@@ -500,14 +500,18 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
     const float *dO = headOf(dout, doutOuter, doutInner, b, inner) + i0 * doutRow;
     const unsigned char *M =
         mask ? headOf(mask, maskOuter, maskInner, b, inner) + i0 * maskRow : nullptr;
+    // With dS (dkv ran first and stored it), dQ = dS K: no statistics, no scores.
+    const float *D = dS ? dS + (b * tq + i0) * dsRow : nullptr;
     RowStats st[kOwn];
-    if (stats) // the forward's, uniform: no pass 1
-      savedStats(st, stats, b, tq, i0, dO, doutRow,
-                 headOf(out, outOuter, outInner, b, inner) + i0 * outRow, outRow, rows, dv, at);
-    else
-      tileStats(st, sA, Q, qRow, dO, doutRow, K, kRow, V, vRow, M, maskRow, rows, tk, d, dv, scale,
-                at);
-    if (scratch && c0 == 0 && at.tx == 0) // slot b * tq + row
+    if (!D) {
+      if (stats) // the forward's, uniform: no pass 1
+        savedStats(st, stats, b, tq, i0, dO, doutRow,
+                   headOf(out, outOuter, outInner, b, inner) + i0 * outRow, outRow, rows, dv, at);
+      else
+        tileStats(st, sA, Q, qRow, dO, doutRow, K, kRow, V, vRow, M, maskRow, rows, tk, d, dv,
+                  scale, at);
+    }
+    if (!D && scratch && c0 == 0 && at.tx == 0) // slot b * tq + row
 #pragma unroll
       for (int r = 0; r < kOwn; ++r)
         if (kOwn * at.ty + r < rows)
@@ -516,20 +520,32 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
     float acc[kOwn][kOwn] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kTile) {
       const i64 keys = smaller(kTile, tk - j0);
-      float s[kOwn][kOwn], dp[kOwn][kOwn];
-      bool live[kOwn] = {};
-      scoreTile<true>(s, dp, sA, Q, qRow, K + j0 * kRow, kRow, dO, doutRow, V + j0 * vRow, vRow,
-                      rows, keys, d, dv, scale, at);
-      maskScores(s, live, M ? M + j0 : nullptr, maskRow, rows, keys, at);
+      float s[kOwn][kOwn];
+      if (D) { // the same bits as below: dkv's scores are these, in the same order
 #pragma unroll
-      for (int r = 0; r < kOwn; ++r)
+        for (int r = 0; r < kOwn; ++r)
 #pragma unroll
-        for (int j = 0; j < kOwn; ++j) // dS, in s
-          s[r][j] = kOwn * at.tx + j < keys
-                        ? attentionDs(expApprox(s[r][j] - st[r].m) * st[r].inv, dp[r][j],
-                                      st[r].D, st[r].scaleLive)
-                        : 0.0f;
-      __syncthreads(); // the score chunks in A are read
+          for (int j = 0; j < kOwn; ++j) {
+            const i64 i = kOwn * at.ty + r, key = kOwn * at.tx + j;
+            s[r][j] = i < rows && key < keys ? D[i * dsRow + j0 + key] : 0.0f;
+          }
+        __syncthreads(); // the last tile's products read A and B
+      } else {
+        float dp[kOwn][kOwn];
+        bool live[kOwn] = {};
+        scoreTile<true>(s, dp, sA, Q, qRow, K + j0 * kRow, kRow, dO, doutRow, V + j0 * vRow, vRow,
+                        rows, keys, d, dv, scale, at);
+        maskScores(s, live, M ? M + j0 : nullptr, maskRow, rows, keys, at);
+#pragma unroll
+        for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+          for (int j = 0; j < kOwn; ++j) // dS, in s
+            s[r][j] = kOwn * at.tx + j < keys
+                          ? attentionDs(expApprox(s[r][j] - st[r].m) * st[r].inv, dp[r][j], st[r].D,
+                                        st[r].scaleLive)
+                          : 0.0f;
+        __syncthreads(); // the score chunks in A are read
+      }
       storeOwn(sB, s, at); // dS as it is: a[row][key]
       stageTile(sA, K + j0 * kRow, kRow, keys, c0, d);
       __syncthreads();
@@ -560,8 +576,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, const float *__restrict__ scratch,
-        unsigned short * /*dS: attention_tc.cu's*/, i64 /*dsRow*/) {
+        const float *__restrict__ stats, const float *__restrict__ scratch, float *__restrict__ dS,
+        i64 dsRow) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionDkvThreads);
   const i64 heads = outer * inner;
@@ -615,6 +631,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
           const float p = in ? expApprox(s[r][j] - st[r].m) * st[r].inv : 0.0f;
           dp[r][j] = in ? attentionDs(p, dp[r][j], st[r].D, st[r].scaleLive) : 0.0f;
           s[r][j] = p;
+          if (dS && c0 == 0 && in) // for dq, launched after: dS[query][key]
+            dS[(b * tq + i0 + kOwn * at.ty + r) * dsRow + j0 + kOwn * at.tx + j] = dp[r][j];
         }
       __syncthreads(); // the score chunks in A are read
       storeOwn(sB, s, at); // P as it is, a[query][key]: P^T dO reads it by columns

@@ -4,13 +4,15 @@
 // argument), and the backward takes the forward's out (pointer and strides)
 // and those statistics, then room for dS, as its last six arguments: it
 // then neither recomputes a row's maximum and sum nor D (cuda-kernels.md).
-// Room for dS (bf16 as i16, heads x tq rows of tk rounded up to 8) only
-// with attention-ds (--precision tf32, bf16) and on heads the tensor-core
-// kernels take (d and dv multiples of 16 up to 64); else 0. A backward
-// without such a forward, and the CPU's calls, pass zeros.
+// Room for dS (heads x tq rows of tk rounded up to 8) only with
+// attention-ds (the CUDA pipeline's): bf16 (as i16) with
+// tensor-core-attention (--precision tf32, bf16) on heads the tensor-core
+// kernels take (d and dv multiples of 16 up to 64), else f32; without it
+// 0. A backward without such a forward, and the CPU's calls, pass zeros.
 // RUN: tf-opt %s --split-input-file --tf-lower-to-linalg=kernels=cuda | FileCheck %s
 // RUN: tf-opt %s --split-input-file --tf-lower-to-linalg | FileCheck %s --check-prefix=CPU
 // RUN: tf-opt %s --split-input-file --tf-lower-to-linalg="kernels=cuda attention-ds=true" | FileCheck %s --check-prefix=DS
+// RUN: tf-opt %s --split-input-file --tf-lower-to-linalg="kernels=cuda attention-ds=true tensor-core-attention=true" | FileCheck %s --check-prefix=TC
 
 // Two heads of 3 queries: 6 rows of 4 floats. The forward's out goes to its
 // own buffer, dense: outer stride 0, inner 12, row 4.
@@ -36,11 +38,16 @@
 // CPU-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CPU: call @tfc_attention_backward(
 // CPU-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
-// Heads of 4: not the tensor-core kernels', no room for dS with attention-ds.
+// Heads of 4: not the tensor-core kernels', so dS in f32 either way.
 // DS-LABEL: func.func @forward_then_backward
-// DS-NOT: xi16>
+// DS: %[[BUF:.+]] = memref.alloc() : memref<6x8xf32>
+// DS: %[[BUFP:.+]] = memref.extract_aligned_pointer_as_index %[[BUF]]
 // DS: call @tfc_cuda_attention_backward(
-// DS-SAME: , %c0{{(_[0-9]+)?}})
+// DS-SAME: , %[[BUFP]])
+// TC-LABEL: func.func @forward_then_backward
+// TC-NOT: xi16>
+// TC: memref.alloc() : memref<6x8xf32>
+// TC: call @tfc_cuda_attention_backward(
 func.func @forward_then_backward(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
   %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
@@ -89,18 +96,22 @@ func.func @other_scale(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<
 
 // -----
 
-// Heads of 16 (the tensor-core kernels'): with attention-ds the backward
-// gets room for dS, 2 heads x 3 queries of 5 keys rounded up to 8, as its
-// last argument; without it, 0.
+// Heads of 16 (the tensor-core kernels'): room for dS, 2 heads x 3 queries
+// of 5 keys rounded up to 8, as the last argument: bf16 (i16) with
+// tensor-core-attention, f32 without; 0 without attention-ds.
 // CHECK-LABEL: func.func @tensor_core_heads
 // CHECK-NOT: xi16>
 // CHECK: call @tfc_cuda_attention_backward(
 // CHECK-SAME: , %c0{{(_[0-9]+)?}})
 // DS-LABEL: func.func @tensor_core_heads
-// DS: %[[DS:.+]] = memref.alloc() : memref<6x8xi16>
-// DS: %[[DSP:.+]] = memref.extract_aligned_pointer_as_index %[[DS]]
+// DS-NOT: xi16>
+// DS: memref.alloc() : memref<6x8xf32>
 // DS: call @tfc_cuda_attention_backward(
-// DS-SAME: , %[[DSP]])
+// TC-LABEL: func.func @tensor_core_heads
+// TC: %[[BUF:.+]] = memref.alloc() : memref<6x8xi16>
+// TC: %[[BUFP:.+]] = memref.extract_aligned_pointer_as_index %[[BUF]]
+// TC: call @tfc_cuda_attention_backward(
+// TC-SAME: , %[[BUFP]])
 func.func @tensor_core_heads(%q: tensor<2x3x16xf32>, %k: tensor<2x5x16xf32>, %v: tensor<2x5x16xf32>, %g: tensor<2x3x16xf32>) -> (tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>) {
   %o = tf.attention %q, %k, %v scale 0.25 : tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32> -> tensor<2x3x16xf32>
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.25 : tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>, tensor<2x3x16xf32> -> tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>
