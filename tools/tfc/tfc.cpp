@@ -216,6 +216,12 @@ static cl::opt<bool> noLaunchTails(
              "run by its last block to finish (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noAttentionDs(
+    "no-attention-ds",
+    cl::desc("cuda: no room for an attention backward's dS in the planned memory (less "
+             "memory; its dq then recomputes the scores)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noThreadCoarsening(
     "no-thread-coarsening",
     cl::desc("cuda: a thread of a long elementwise kernel computes one element instead of 4 "
@@ -563,6 +569,7 @@ int compile() {
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;
   codegen.cuda.coarsen = !noThreadCoarsening;
   codegen.cuda.tails = !noLaunchTails;
+  codegen.cuda.attentionDs = !noAttentionDs;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

@@ -53,7 +53,7 @@ void tfc::addCudaLinalgPasses(OpPassManager &pm, const CudaTarget &target) {
   options.kernels = target.persistent ? "none" : "cuda";
   options.fusedCrossEntropy = target.fusedCrossEntropy;
   // Room for an attention backward's dS: bf16 on tensor cores (tf32, bf16).
-  options.attentionDs = true;
+  options.attentionDs = target.attentionDs;
   options.tensorCoreAttention = target.precision != "fp32";
   pm.addPass(createTfLowerToLinalg(options));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());

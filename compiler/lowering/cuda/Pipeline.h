@@ -52,6 +52,10 @@ struct CudaTarget {
   /// Small launches after a launch run as its tail, by its last block
   /// (tf-merge-launches' tails); --no-launch-tails: launches of their own.
   bool tails = true;
+  /// Room in the planned memory for an attention backward's dS, which its
+  /// dkv stores for its dq (cuda-kernels.md); --no-attention-ds: none, and
+  /// dq recomputes the scores.
+  bool attentionDs = true;
   /// A long elementwise kernel's thread computes 4 consecutive elements with
   /// 16-byte accesses (tf-map-to-gpu's coarsen); --no-thread-coarsening: one.
   bool coarsen = true;
