@@ -302,27 +302,20 @@ extern "C" void tfc_cuda_attention_backward(
   const bool storeDs = saved && dS != 0 && device.attentionDsInMemory();
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
-  if (tensorCores) {
-    const int64_t queryBlocks = heads * ceilDiv(tq, kTcRowsPerBlock),
-                  keyBlocks = heads * ceilDiv(tk, kTcRowsPerBlock);
-    if (storeDs) {
-      kernels.launch(device, LayerKernels::AttentionTcBackwardDkv, keyBlocks, params);
-      kernels.launch(device, LayerKernels::AttentionTcBackwardDq, queryBlocks, params);
-      return;
-    }
-    kernels.launch(device, LayerKernels::AttentionTcBackwardDq, queryBlocks, params);
-    kernels.launch(device, LayerKernels::AttentionTcBackwardDkv, keyBlocks, params);
-    return;
-  }
-  const int64_t dqUnits = math::attentionDqUnits(heads, tq, d),
-                dkvUnits = math::attentionDkvUnits(heads, tk, d, dv);
-  if (storeDs) {
-    kernels.launch(device, LayerKernels::AttentionBackwardDkv, dkvUnits, params);
-    kernels.launch(device, LayerKernels::AttentionBackwardDq, dqUnits, params);
-    return;
-  }
-  kernels.launch(device, LayerKernels::AttentionBackwardDq, dqUnits, params);
-  kernels.launch(device, LayerKernels::AttentionBackwardDkv, dkvUnits, params);
+  // Each family's two kernels and grids (a block a unit).
+  const LayerKernels::Kernel dqKernel = tensorCores ? LayerKernels::AttentionTcBackwardDq
+                                                    : LayerKernels::AttentionBackwardDq,
+                             dkvKernel = tensorCores ? LayerKernels::AttentionTcBackwardDkv
+                                                     : LayerKernels::AttentionBackwardDkv;
+  const int64_t dqBlocks = tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
+                                       : math::attentionDqUnits(heads, tq, d),
+                dkvBlocks = tensorCores ? heads * ceilDiv(tk, kTcRowsPerBlock)
+                                        : math::attentionDkvUnits(heads, tk, d, dv);
+  if (storeDs)
+    kernels.launch(device, dkvKernel, dkvBlocks, params);
+  kernels.launch(device, dqKernel, dqBlocks, params);
+  if (!storeDs)
+    kernels.launch(device, dkvKernel, dkvBlocks, params);
 }
 
 extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,

@@ -224,14 +224,15 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
       }) / float(iterations);
       const double tflops = flops / (double(ms) * 1e-3) / 1e12;
       // Each kernel alone, the same launches in a loop (dq after dkv's dS).
-      auto alone = [&](const char *kernel, unsigned blocks) {
+      auto alone = [&](const char *kernel, unsigned blocks, std::vector<void *> &params) {
         return gpu.time([&] {
           for (int i = 0; i < iterations; ++i)
-            gpu.launch(kernel, blocks, kernel == f.forward ? forward : backward);
+            gpu.launch(kernel, blocks, params);
         }) / float(iterations);
       };
-      const float forwardMs = alone(f.forward, f.forwardBlocks),
-                  dqMs = alone(f.dq, f.dqBlocks), dkvMs = alone(f.dkv, f.dkvBlocks);
+      const float forwardMs = alone(f.forward, f.forwardBlocks, forward),
+                  dqMs = alone(f.dq, f.dqBlocks, backward),
+                  dkvMs = alone(f.dkv, f.dkvBlocks, backward);
       std::printf("bench attention %s (%s): %lld heads x %lld x %lld, d 64, forward + backward "
                   "%.3f ms, %.1f TFLOPS (%.1f%% of 989 dense bf16); alone: forward %.3f, dq "
                   "%.3f, dkv %.3f ms\n",
