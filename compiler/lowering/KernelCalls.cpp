@@ -372,19 +372,21 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
           op->getLoc(), MemRefType::get(type.getShape(), type.getElementType()), saved->stats,
           /*read_only=*/true);
       call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), buffer));
-      // dS: heads x tq rows of dsRow(tk), the call's alone: bf16 (i16
-      // here) where the tensor-core kernels take the heads, else f32 (the
-      // runtime picks the kernels by the same rule); none past kDsMaxBytes.
+      // dS: heads x tq rows of dsRow(tk) f32, the call's alone, for the
+      // fp32 kernels (their dq then skips the scores); none where the
+      // tensor-core kernels take the heads (the runtime picks the kernels
+      // by the same rule: on an H200 their dq gained nothing from a stored
+      // dS, and dkv lost the time to store it), none past kDsMaxBytes.
       auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType()),
            vt = cast<RankedTensorType>(v.getType());
-      const bool bf16 = tensorCoreAttention && rt::cuda::kernels::attentionTensorCoreShape(
-                                                   qt.getShape().back(), vt.getShape().back());
+      const bool tensorCores =
+          tensorCoreAttention &&
+          rt::cuda::kernels::attentionTensorCoreShape(qt.getShape().back(), vt.getShape().back());
       const int64_t rows = qt.getNumElements() / qt.getShape().back(),
                     pitch = abi::attention::dsRow(kt.getDimSize(kt.getRank() - 2));
-      if (attentionDs && rows * pitch * (bf16 ? 2 : 4) <= abi::attention::kDsMaxBytes) {
-        Value ds = b.create<memref::AllocOp>(
-            op->getLoc(),
-            MemRefType::get({rows, pitch}, bf16 ? Type(b.getI16Type()) : Type(b.getF32Type())));
+      if (attentionDs && !tensorCores && rows * pitch * 4 <= abi::attention::kDsMaxBytes) {
+        Value ds =
+            b.create<memref::AllocOp>(op->getLoc(), MemRefType::get({rows, pitch}, b.getF32Type()));
         call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op->getLoc(), ds));
       } else {
         call.args.push_back(call.index(0));
@@ -459,7 +461,8 @@ void callRuntime(OpBuilder &b, Location loc, Operation *from, StringRef name, Va
   b.create<func::CallOp>(loc, name, TypeRange(), args);
 }
 
-/// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums.
+/// Rows per block of tfc_layer_norm_backward's dgamma and dbeta sums on
+/// the CPU (a thread a block); the GPU's is kLayerNormBackwardBlockRows.
 constexpr int64_t kLayerNormBlockRows = 64;
 
 /// The arguments of a row kernel's call (layer norm, cross-entropy): sizes,
@@ -573,19 +576,22 @@ Value takeReluGate(Value grad) {
 /// tf.layer_norm_grad as one call of the runtime's fused kernel
 /// (runtime/cpu/LayerNorm.h): x, gamma and the adjoint contiguous, its gate
 /// when it is relu's gradient and the runtime's kernel gates (CUDA; else 0),
-/// dx, dgamma and dbeta fresh buffers, and a scratch buffer for the blocks'
-/// sums.
-void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool gates) {
+/// dx, dgamma and dbeta fresh buffers, and a scratch buffer for the sums of
+/// its blocks of rows (kLayerNormBackwardBlockRows on the GPU: more blocks
+/// than the CPU's threads need).
+void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda) {
   OpBuilder b(op);
   auto xType = cast<RankedTensorType>(op.getX().getType());
   int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
-  int64_t blocks = (rows + kLayerNormBlockRows - 1) / kLayerNormBlockRows;
+  const int64_t blockRows =
+      cuda ? rt::cuda::kernels::kLayerNormBackwardBlockRows : kLayerNormBlockRows;
+  int64_t blocks = (rows + blockRows - 1) / blockRows;
   RowKernelCall call{b, op.getLoc()};
   call.addIndex(rows);
   call.addIndex(d);
-  call.addIndex(kLayerNormBlockRows);
+  call.addIndex(blockRows);
   call.addF32(op.getEpsilon().convertToFloat());
-  Value gate = gates ? takeReluGate(op.getGrad()) : Value();
+  Value gate = cuda ? takeReluGate(op.getGrad()) : Value();
   for (Value input : {op.getX(), op.getGamma(), op.getGrad()})
     call.addInput(input);
   if (gate)

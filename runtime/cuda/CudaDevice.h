@@ -56,9 +56,10 @@
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/DevicePool.h"
 #include "runtime/cuda/Driver.h"
-#include "runtime/cuda/LayerKernels.h"
 #include "runtime/cuda/KernelProfile.h"
+#include "runtime/cuda/LayerKernels.h"
 #include "runtime/cuda/Nccl.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <cstdint>
 #include <map>
@@ -172,10 +173,12 @@ public:
               int64_t sharedBytes, int64_t argc, const intptr_t *args,
               bool cooperative = false);
   void sgemm(const GemmArgs &args, const GemmEpilogue &epilogue = {});
-  /// Whether sgemm sends products that kernels::smallGemmFits to
-  /// gemm_small.cu's kernels (TFC_SMALL_GEMM=1 at open(), or this; off by
-  /// default: every product on cuBLASLt, which measured faster on reverse).
-  void setSmallGemms(bool on) { smallGemms_ = on; }
+  /// The most multiply-adds (over the batch) of a product that sgemm sends
+  /// to gemm_small.cu's kernels, where kernels::smallGemmFits:
+  /// kSmallGemmDefaultWork by default (tiny products), every product that
+  /// fits with TFC_SMALL_GEMM=1 at open() or setSmallGemms(true), none
+  /// with TFC_SMALL_GEMM=0 or setSmallGemms(false).
+  void setSmallGemms(bool on) { smallGemmWork_ = on ? kernels::kSmallGemmMaxWork : 0; }
   /// Whether sgemm computes a bias gradient beside a plain cuBLASLt product,
   /// by gemm_small.cu's column sums, instead of by cuBLASLt's BGRADA/BGRADB
   /// epilogue (TFC_BGRAD_COLUMNS=1 at open(), or this; off by default until
@@ -200,13 +203,20 @@ public:
   /// the forward stores them either way).
   void setSavedAttentionStats(bool on) { savedAttentionStats_ = on; }
   bool savedAttentionStats() const { return savedAttentionStats_; }
-  /// Whether the tensor-core attention backward, given its forward's
-  /// statistics and the compiled code's room for dS, runs dkv first,
-  /// storing dS (bf16) for dq to multiply by K instead of recomputing the
-  /// scores (attention_tc.cu); TFC_ATTENTION_DS=0 at open(), or this,
-  /// recomputes them.
+  /// Whether the attention backward, given its forward's statistics and
+  /// the compiled code's room for dS (f32, for the fp32 kernels), runs dkv
+  /// first, storing dS for dq to multiply by K instead of recomputing the
+  /// scores (attention.cu, attention_tc.cu); TFC_ATTENTION_DS=0 at open(),
+  /// or this, recomputes them.
   void setAttentionDsInMemory(bool on) { attentionDsInMemory_ = on; }
   bool attentionDsInMemory() const { return attentionDsInMemory_; }
+  /// Whether an attention backward on its forward's statistics whose dq
+  /// runs first (no dS) hands dkv the rows' statistics and D through
+  /// scratch, where dq stores them, rather than the forward's, from which
+  /// dkv computes D = dO . out again for each block of 64 keys (the same
+  /// bits either way); TFC_ATTENTION_DQ_STORES_D=0 at open(), or this.
+  void setAttentionDqStoresD(bool on) { attentionDqStoresD_ = on; }
+  bool attentionDqStoresD() const { return attentionDqStoresD_; }
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -347,12 +357,13 @@ private:
   std::string launchError_;
   size_t liveAllocations_ = 0;
   bool flushDenormals_ = true;
-  bool smallGemms_ = false;
+  long long smallGemmWork_ = kernels::kSmallGemmDefaultWork;
   bool biasGradColumns_ = false;
   bool layerNormOneLaunch_ = true;
   bool crossEntropyOneLaunch_ = true;
   bool savedAttentionStats_ = true;
   bool attentionDsInMemory_ = true;
+  bool attentionDqStoresD_ = true;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

@@ -284,22 +284,25 @@ extern "C" void tfc_cuda_attention_backward(
     params.push_back(uint64_t(value));
   for (intptr_t value : {out, outOuter, outInner, outRow, stats})
     params.push_back(saved ? uint64_t(value) : 0);
+  const size_t statsSlot = params.size() - 1;
   const int64_t heads = outer * inner;
-  // The last parameter, scratch: without saved statistics, where dq stores
-  // each query row's and dkv, next on the stream, reads them instead of
-  // recomputing them per block of 64 keys; 0 without room, and dkv
-  // recomputes them, to the same bits.
+  // With the forward's statistics and room for dS (the compiled code's:
+  // heads x tq rows of dsRow(tk), f32 for the fp32 kernels; bf16 for the
+  // tensor-core kernels, which compiled code leaves out), dkv stores dS and
+  // dq multiplies it by K: dkv first then.
+  const bool storeDs = saved && dS != 0 && device.attentionDsInMemory();
+  // The next parameter, scratch: where dq, when it runs first, stores each
+  // query row's statistics and D, and dkv, next on the stream, reads them:
+  // it neither recomputes them per block of 64 keys nor, with the forward's
+  // statistics, D = dO . out (the same bits either way); 0 without room.
   const int64_t rows = heads * tq;
-  params.push_back(
-      !saved && rows > 0
-          ? uint64_t(device.scratchFor(size_t(rows) * size_t(tfc::abi::attention::kRowStatsBytes)))
-          : 0);
+  const CUdeviceptr scratch =
+      !storeDs && rows > 0
+          ? device.scratchFor(size_t(rows) * size_t(tfc::abi::attention::kRowStatsBytes))
+          : 0;
+  params.push_back(uint64_t(scratch));
   const LayerKernels &kernels = device.layerKernels();
   const bool tensorCores = useTensorCores(device, d, dv);
-  // With the forward's statistics and room for dS (the compiled code's:
-  // heads x tq rows of dsRow(tk), bf16 for the tensor-core kernels, else
-  // f32), dkv stores dS and dq multiplies it by K: dkv first then.
-  const bool storeDs = saved && dS != 0 && device.attentionDsInMemory();
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   // Each family's two kernels and grids (a block a unit).
@@ -314,8 +317,14 @@ extern "C" void tfc_cuda_attention_backward(
   if (storeDs)
     kernels.launch(device, dkvKernel, dkvBlocks, params);
   kernels.launch(device, dqKernel, dqBlocks, params);
-  if (!storeDs)
-    kernels.launch(device, dkvKernel, dkvBlocks, params);
+  if (storeDs)
+    return;
+  // dkv after dq: the statistics from scratch, where dq stored them (a
+  // kernel given the forward's statistics reads those and computes D).
+  std::vector<uint64_t> dkvParams = params;
+  if (saved && scratch && device.attentionDqStoresD())
+    dkvParams[statsSlot] = 0;
+  kernels.launch(device, dkvKernel, dkvBlocks, dkvParams);
 }
 
 extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,

@@ -1237,6 +1237,7 @@ TEST_F(CudaRuntimeTest, BiasGradientsBesideAPlainProductByColumnSums) {
 #endif
   device->loadLayerKernels();
   device->setBiasGradColumns(true);
+  device->setSmallGemms(false); // (by default products this small go to gemm_small.cu)
   // Logged as cuBLASLt sees them (column-major: N x M): the first case
   // eager and captured, the second captured; at K = 300 both captured (the
   // entry ran eagerly before).

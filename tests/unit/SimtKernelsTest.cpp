@@ -272,13 +272,14 @@ TEST(SimtKernels, AttentionTensorCoresKeepTheirBits) {
 }
 
 TEST(SimtKernels, LayerNorm) {
-  // Few row blocks, and many: 350 (past the last block's 16 loads a stage,
-  // and the reduce kernel's 64 a stage, neither a multiple; 33 columns, a
-  // second slice of one); no rows at all (dgamma and dbeta 0).
+  // Few row blocks, and many: 350 (segments of 44, past the 8 blocks a
+  // stage, not a multiple; 33 columns, a second slice of one); 9 (segments
+  // of 2, one short, three empty); no rows at all (dgamma and dbeta 0).
   expectPasses([](SimtDevice &d) {
     checkLayerNorm(d, 37, 100, 8);
     checkLayerNorm(d, 200, 256, 64);
     checkLayerNorm(d, 700, 33, 2);
+    checkLayerNorm(d, 144, 40, 16);
     checkLayerNorm(d, 0, 40, 8);
   });
 }

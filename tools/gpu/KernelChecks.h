@@ -219,15 +219,17 @@ void checkAttention(Device &gpu, const Shape &s) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
     // show), run 2 without; runs 3 and 4 with the statistics the forward
     // saved (NaN first too) and its out, no scratch; runs 5 and 6 so too,
-    // dkv first storing dS (NaN first) and dq reading it.
+    // dkv first storing dS (NaN first) and dq reading it; run 7 with the
+    // forward's statistics for dq, which stores its rows' and D in scratch
+    // (NaN first), and dkv reading those instead (what the runtime does).
     const bool tc = f.label[0] != '\0';
-    const int count = 7;
-    std::vector<float> runs[7][4], scratchRows, savedRows;
+    const int count = 8;
+    std::vector<float> runs[8][4], scratchRows, savedRows;
     for (int run = 0; run < count; ++run) {
-      scratch = run < 2 ? gstats : 0;
+      scratch = run < 2 || run == 7 ? gstats : 0;
       saved = run >= 3 ? gsaved : 0;
       savedOut = run >= 3 ? gout : 0;
-      dS = run >= 5 ? gds : 0;
+      dS = run == 5 || run == 6 ? gds : 0;
       gpu.fill(gds, dsBytes, 0xff);
       gpu.fill(gstats, statsBytes, 0xff);
       gpu.fill(gsaved, statsBytes, 0xff);
@@ -239,6 +241,8 @@ void checkAttention(Device &gpu, const Shape &s) {
       if (dS)
         gpu.launch(f.dkv, f.dkvBlocks, backward);
       gpu.launch(f.dq, f.dqBlocks, backward);
+      if (run == 7)
+        saved = 0; // dkv: the statistics dq stored
       if (!dS)
         gpu.launch(f.dkv, f.dkvBlocks, backward);
       runs[run][0] = gpu.template download<float>(gout, out.size());
@@ -300,6 +304,11 @@ void checkAttention(Device &gpu, const Shape &s) {
     for (int t = tc ? 2 : 1; t < 4; ++t)
       sameBits(n + " backward output " + std::to_string(t) + " with dS stored", runs[5][t],
                runs[3][t], "as without");
+    // dkv on the statistics and D dq stored: the same bits as on the
+    // forward's, computing D itself (the same rows, lanes, order).
+    for (int t = 1; t < 4; ++t)
+      sameBits(n + " backward output " + std::to_string(t) + " with dq's D", runs[7][t], runs[3][t],
+               "as with dkv's own");
     if (tq > 0) {
       std::vector<float> a, b;
       for (size_t r = 0; r < size_t(heads * tq); ++r)
@@ -388,18 +397,25 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     compare(b + " dgamma", runs[run][2], dgamma, 1e-5);
     compare(b + " dbeta", runs[run][3], dbeta, 1e-5);
   }
-  // dgamma and dbeta are the row blocks' partials added in block order
-  // from 0: the same bits as that sum on the host.
+  // dgamma and dbeta are the row blocks' partials added in segments
+  // (KernelMath.h): each segment's in block order from 0, then the
+  // segments' sums in order from 0, empty ones skipped: the same bits as
+  // that sum on the host.
   std::vector<float> sums[2] = {std::vector<float>(size_t(d)), std::vector<float>(size_t(d))};
+  const long long per = k::layerNormSegmentBlocks(blocks);
   for (long long j = 0; j < d; ++j)
     for (int t = 0; t < 2; ++t) {
       float sum = 0.0f;
-      for (long long block = 0; block < blocks; ++block)
-        sum += partials[0][size_t((t * blocks + block) * d + j)];
+      for (long long first = 0; first < blocks; first += per) {
+        float segment = 0.0f;
+        for (long long block = first; block < std::min(first + per, blocks); ++block)
+          segment += partials[0][size_t((t * blocks + block) * d + j)];
+        sum += segment;
+      }
       sums[t][size_t(j)] = sum;
     }
-  sameBits(n + " dgamma", runs[0][2], sums[0], "as the partials added in block order");
-  sameBits(n + " dbeta", runs[0][3], sums[1], "as the partials added in block order");
+  sameBits(n + " dgamma", runs[0][2], sums[0], "as the partials added in segments");
+  sameBits(n + " dbeta", runs[0][3], sums[1], "as the partials added in segments");
   for (int t = 0; t < 4; ++t)
     sameBits(n + " output " + std::to_string(t), runs[0][t], runs[1][t]);
   for (int t = 1; t < 4; ++t) {

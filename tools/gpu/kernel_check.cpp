@@ -156,10 +156,11 @@ private:
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
 /// seq x seq, d 64, unmasked, by CUDA events, for both families of kernels,
-/// each two ways: the backward reading the statistics the forward saved
-/// (what compiled models do) and dq's pass 1 recomputing them (stored for
-/// dkv in scratch), and with dkv first, storing dS for dq (what compiled
-/// models do); then each kernel alone.
+/// each four ways: with dkv first, storing dS for dq (what compiled models
+/// do on the fp32 kernels); the backward reading the statistics the forward
+/// saved, dkv computing D = dO . out again or reading dq's from scratch
+/// (what compiled models do on tensor cores); and dq's pass 1 recomputing
+/// them (stored for dkv in scratch); then each kernel alone.
 /// TFLOPS count the products' useful work, as FlashAttention does: 4 seq^2
 /// d forward (Q K^T, P V) and 10 seq^2 d backward (S, dP, dV, dK, dQ; the
 /// kernels' recomputations, dq's pass 1 and dkv's S and dP, are not
@@ -199,23 +200,34 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                   {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
                    "tfc_cuda_attention_tc_backward_dq_kernel",
                    "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
-  // Ways: 0 dS stored by dkv, 1 the forward's statistics, 2 dq's pass 1.
-  const char *ways[] = {"dS stored by dkv", "the forward's stats", "dq's pass 1"};
+  // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
+  // again), 2 the forward's statistics with dkv reading dq's rows and D
+  // from scratch (what the runtime does without dS), 3 dq's pass 1.
+  const char *ways[] = {"dS stored by dkv", "the forward's stats", "the forward's stats, dq's D",
+                        "dq's pass 1"};
   for (const Family &f : families)
-    for (int way = 0; way < 3; ++way) {
-      const bool forwardStats = way < 2;
+    for (int way = 0; way < 4; ++way) {
+      const bool forwardStats = way < 3;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;
-      scratch = forwardStats ? 0 : gstats;
+      scratch = way >= 2 ? gstats : 0;
       dS = way == 0 ? gds : 0;
       const int iterations = 5;
+      // dkv's parameters: in way 2, scratch's statistics, not the forward's.
+      auto dkv = [&] {
+        const CUdeviceptr forwardSaved = saved;
+        if (way == 2)
+          saved = 0;
+        gpu.launch(f.dkv, f.dkvBlocks, backward);
+        saved = forwardSaved;
+      };
       auto step = [&] {
         gpu.launch(f.forward, f.forwardBlocks, forward);
         if (dS)
-          gpu.launch(f.dkv, f.dkvBlocks, backward);
+          dkv();
         gpu.launch(f.dq, f.dqBlocks, backward);
         if (!dS)
-          gpu.launch(f.dkv, f.dkvBlocks, backward);
+          dkv();
       };
       step(); // warm up
       const float ms = gpu.time([&] {
@@ -231,8 +243,10 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
         }) / float(iterations);
       };
       const float forwardMs = alone(f.forward, f.forwardBlocks, forward),
-                  dqMs = alone(f.dq, f.dqBlocks, backward),
-                  dkvMs = alone(f.dkv, f.dkvBlocks, backward);
+                  dqMs = alone(f.dq, f.dqBlocks, backward);
+      if (way == 2)
+        saved = 0;
+      const float dkvMs = alone(f.dkv, f.dkvBlocks, backward);
       std::printf("bench attention %s (%s): %lld heads x %lld x %lld, d 64, forward + backward "
                   "%.3f ms, %.1f TFLOPS (%.1f%% of 989 dense bf16); alone: forward %.3f, dq "
                   "%.3f, dkv %.3f ms\n",
@@ -430,7 +444,9 @@ int main(int argc, char **argv) {
     checkLayerNorm(gpu, 2048, 32, 64);
     checkLayerNorm(gpu, 640, 256, 64);
     checkLayerNorm(gpu, 37, 100, 8);
-    checkLayerNorm(gpu, 8192, 512, 64); // the medium encoder's: 128 row blocks
+    checkLayerNorm(gpu, 2048, 32, 16);  // reverse's on the GPU (kLayerNormBackwardBlockRows)
+    checkLayerNorm(gpu, 8192, 512, 64); // the medium encoder's on the CPU: 128 row blocks
+    checkLayerNorm(gpu, 8192, 512, 16); // and on the GPU: 512
     checkLayerNorm(gpu, 20000, 100, 4); // 5,000 row blocks
     for (const GemmCase &g : kSmallGemmCases)
       checkSmallGemm(gpu, g);

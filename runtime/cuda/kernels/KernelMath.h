@@ -262,21 +262,36 @@ TFC_HD float layerNormDx(float dxhat, float xhat, float rstd, float a, float b) 
   return rstd * fusedMulAdd(-xhat, b, dxhat - a);
 }
 
+/// Rows a block of the backward on the GPU (the compiled code's blockRows
+/// there; the CPU's are 64): two a warp, so that the medium encoder's 8,192
+/// rows are 512 blocks, four an SM at 64 registers. With 64 rows they were
+/// 128 blocks, one an SM: ncu on an H200 saw 8 warps an SM (12.5%
+/// occupancy, 0.24 waves) waiting on L1, 99 us a call, 1.1 ms of the step.
+constexpr int64_t kLayerNormBackwardBlockRows = 16;
+/// The backward's blocks an SM (__launch_bounds__): at most 64 registers a
+/// thread (ptxas took 128 for the segments' loads, two blocks an SM).
+constexpr int kLayerNormBackwardBlocksPerSm = 4;
+
 /// The backward's dgamma and dbeta: each row block's partial sums (2 x blocks
-/// x d floats of scratch), added in block order. The last block of the
-/// backward launch adds them itself (one launch) when they are at most
+/// x d floats of scratch), added in kLayerNormSegments segments of
+/// layerNormSegmentBlocks consecutive row blocks each (the last ones short or
+/// empty), each segment in block order from 0 and the segments' sums in
+/// segment order from 0, empty ones skipped: a warp a segment and a lane a
+/// column, so a block's 8 warps all load. The last block of the backward
+/// launch adds them itself (one launch) when they are at most
 /// kLayerNormLastBlockPartials floats; past that the reduce kernel does, a
 /// block a slice of kLayerNormReduceColumns columns, in a second launch. The
-/// bound is an estimate, not yet measured: the last block's 256 threads
-/// keep 16 loads each in flight (kLayerNormPartialsStage blocks of both
-/// sums; 16 blocks took the kernel from 64 registers to 80 on sm_90 and 104
-/// on sm_80), 16 KiB at an L2 latency of ~0.25 us, so 2^17 floats (512 KiB:
-/// the medium encoder's 8,192 rows of 512) take it ~8 us, what a second
-/// graph node (4-8 us on an H200) and a parallel reduce cost together.
+/// bound is an estimate: each thread keeps 16 loads in flight
+/// (kLayerNormPartialsStage blocks of both sums), 16 KiB a block at an L2
+/// latency of ~0.5 us, so 2^17 floats take one SM ~4 us, about what a second
+/// graph node costs on an H200.
 constexpr int64_t kLayerNormLastBlockPartials = int64_t(1) << 17;
 constexpr int kLayerNormPartialsStage = 8;  // blocks' partials a thread loads before adding
 constexpr int kLayerNormReduceColumns = 32; // the reduce kernel's columns a block
-constexpr int kLayerNormReduceStage = 64;   // its row blocks staged in shared memory at a time
+constexpr int kLayerNormSegments = kLayerNormThreads / kWarp; // a warp a segment
+TFC_HD int64_t layerNormSegmentBlocks(int64_t blocks) {
+  return (blocks + kLayerNormSegments - 1) / kLayerNormSegments;
+}
 TFC_HD bool layerNormLastBlockAdds(int64_t blocks, int64_t d) {
   return 2 * blocks * d <= kLayerNormLastBlockPartials;
 }
@@ -441,6 +456,12 @@ constexpr int kSmallGemmTile = 32;     // a unit's tile of C, and K's chunk
 /// The most multiply-adds (M N K, over the batch) sent to the small kernels:
 /// the seed models' products; the medium encoder's (8.6 G) go to cuBLASLt.
 constexpr long long kSmallGemmMaxWork = 1ll << 25;
+/// The most the runtime sends them by default: tiny products, where a
+/// cuBLASLt call costs more than the work. On an H200 (twenty-second
+/// session) encoder_decoder's step (every product at most 3,456) took 0.77
+/// ms with the small kernels against 0.97 on cuBLASLt, and reverse's (at
+/// least 655,360: 2,048 rows) 0.39 against 0.32.
+constexpr long long kSmallGemmDefaultWork = 1ll << 16;
 
 /// Whether a product of `items` M x N x K goes to gemm_small.cu.
 TFC_HD bool smallGemmFits(long long m, long long n, long long k, long long items) {

@@ -14,16 +14,18 @@
 // arguments and its scratch: the rows go in blocks of blockRows, a CUDA
 // block a row block; each writes its rows' dgamma and dbeta terms, summed in
 // row order, to scratch (2 x blocks x d floats: dgamma's partials, then
-// dbeta's). Then dgamma[j] = ((0 + p_0) + p_1) + ... in block order, added
-// by one of two:
+// dbeta's). Then dgamma[j] = S_0 + S_1 + ... + S_7 in order from 0, S_s
+// the partials of segment s (KernelMath.h's layerNormSegmentBlocks
+// consecutive row blocks) in block order from 0, a warp a segment, added by
+// one of two:
 // - the backward's last CUDA block to finish (the classic "last block
 //   done"): each block, its partials written, takes a ticket from a counter
 //   (atomicAdd); the one that draws gridDim.x - 1 adds every block's
-//   partials and sets the counter back to 0 for the next launch (kernels on
-//   one stream never overlap, so one counter a device serves them all);
+//   partials, 32 columns at a time, and sets the counter back to 0 for the
+//   next launch (kernels on one stream never overlap, so one counter a
+//   device serves them all);
 // - with counter 0, a second launch: the reduce kernel, a block a slice of
-//   32 columns, its warps staging 64 row blocks' partials at a time in
-//   shared memory, a thread a column adding them.
+//   32 columns, the same function.
 // Either way every output is the same fixed sequence of additions: the
 // same bits on every run, for any grid. The ticket is the only atomic, and
 // it orders work, never adds values.
@@ -71,32 +73,52 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
   }
 }
 
-/// dgamma[j] and dbeta[j]: the row blocks' partials of column j added in
-/// block order from 0, kLayerNormPartialsStage blocks' loads in flight
-/// before their additions. The loads bypass L1 (__ldcg): other blocks of
-/// this launch wrote the partials.
-__device__ __forceinline__ void addPartials(const float *scratch, i64 blocks, i64 d, i64 j,
-                                            float *dgamma, float *dbeta) {
+/// dgamma[j] and dbeta[j] for the kWarp columns j of `slice`: the row
+/// blocks' partials added in KernelMath.h's segments. Warp w adds segment
+/// w's of column slice * kWarp + lane (both arrays) in block order from 0,
+/// kLayerNormPartialsStage blocks' loads in flight before their additions
+/// (through L2, __ldcg: other blocks of the launch may have written them),
+/// then threads 0-31 add dgamma's segment sums in segment order from 0,
+/// threads 32-63 dbeta's. Every thread of the block calls it (barriers).
+__device__ __forceinline__ void addPartialsSlice(const float *scratch, i64 blocks, i64 d, i64 slice,
+                                                 float *dgamma, float *dbeta,
+                                                 float (&sSegments)[2][kLayerNormSegments][kWarp]) {
+  static_assert(kLayerNormSegments * kWarp == kLayerNormThreads, "a warp a segment");
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  const i64 j = slice * kWarp + lane, per = layerNormSegmentBlocks(blocks);
+  const i64 first = warp * per, last = first + per < blocks ? first + per : blocks;
   float sg = 0.0f, sb = 0.0f;
-  for (i64 first = 0; first < blocks; first += kLayerNormPartialsStage) {
-    float pg[kLayerNormPartialsStage], pb[kLayerNormPartialsStage];
+  if (j < d)
+    for (i64 b0 = first; b0 < last; b0 += kLayerNormPartialsStage) {
+      float pg[kLayerNormPartialsStage], pb[kLayerNormPartialsStage];
 #pragma unroll
-    for (int s = 0; s < kLayerNormPartialsStage; ++s) {
-      pg[s] = pb[s] = 0.0f;
-      if (first + s < blocks) {
-        pg[s] = __ldcg(scratch + (first + s) * d + j);
-        pb[s] = __ldcg(scratch + (blocks + first + s) * d + j);
+      for (int s = 0; s < kLayerNormPartialsStage; ++s) {
+        pg[s] = pb[s] = 0.0f;
+        if (b0 + s < last) {
+          pg[s] = __ldcg(scratch + (b0 + s) * d + j);
+          pb[s] = __ldcg(scratch + (blocks + b0 + s) * d + j);
+        }
       }
+#pragma unroll
+      for (int s = 0; s < kLayerNormPartialsStage; ++s)
+        if (b0 + s < last) { // (adding a 0 would turn a -0 sum into +0)
+          sg += pg[s];
+          sb += pb[s];
+        }
     }
-#pragma unroll
-    for (int s = 0; s < kLayerNormPartialsStage; ++s)
-      if (first + s < blocks) { // (adding a 0 would turn a -0 sum into +0)
-        sg += pg[s];
-        sb += pb[s];
-      }
+  __syncthreads(); // the last slice's segment sums are read
+  sSegments[0][warp][lane] = sg;
+  sSegments[1][warp][lane] = sb;
+  __syncthreads();
+  if (threadIdx.x < 2 * kWarp) {
+    const int array = threadIdx.x / kWarp, column = threadIdx.x % kWarp;
+    float sum = 0.0f;
+    for (int w = 0; w < kLayerNormSegments; ++w)
+      if (w * per < blocks) // (empty segments are not added)
+        sum += sSegments[array][w][column];
+    if (slice * kWarp + column < d)
+      (array == 0 ? dgamma : dbeta)[slice * kWarp + column] = sum;
   }
-  dgamma[j] = sg;
-  dbeta[j] = sb;
 }
 
 /// The adjoint's element i: g[i], or with a gate (a ReLU's output after
@@ -114,11 +136,14 @@ __device__ __forceinline__ float adjointAt(const float *__restrict__ g,
 /// ceil(rows / blockRows)); then, with a counter (a zero word; left zero),
 /// the last CUDA block to finish adds the partials into dgamma and dbeta.
 /// With counter 0 the reduce kernel must run next.
-extern "C" __global__ void __launch_bounds__(kLayerNormThreads) tfc_cuda_layer_norm_backward_kernel(
-    i64 rows, i64 d, i64 blockRows, float eps, const float *__restrict__ x,
-    const float *__restrict__ gamma, const float *__restrict__ g, const float *__restrict__ gate,
-    float *__restrict__ dx, float *__restrict__ dgamma, float *__restrict__ dbeta,
-    float *__restrict__ scratch, unsigned *counter) {
+extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwardBlocksPerSm)
+    tfc_cuda_layer_norm_backward_kernel(i64 rows, i64 d, i64 blockRows, float eps,
+                                        const float *__restrict__ x,
+                                        const float *__restrict__ gamma,
+                                        const float *__restrict__ g, const float *__restrict__ gate,
+                                        float *__restrict__ dx, float *__restrict__ dgamma,
+                                        float *__restrict__ dbeta, float *__restrict__ scratch,
+                                        unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
@@ -187,18 +212,16 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads) tfc_cuda_layer_n
   // ticket; the block that draws the last one finds every block's there.
   if (!lastBlockDone(counter))
     return;
-  for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads)
-    addPartials(scratch, blocks, d, j, dgamma, dbeta);
+  __shared__ float sSegments[2][kLayerNormSegments][kWarp];
+  for (i64 slice = 0; slice < (d + kWarp - 1) / kWarp; ++slice)
+    addPartialsSlice(scratch, blocks, d, slice, dgamma, dbeta, sSegments);
   if (threadIdx.x == 0)
     *counter = 0; // every block has its ticket: ready for the next launch (a graph's replay)
 }
 
-/// With the backward's counter 0: dgamma[j] and dbeta[j] = the blocks'
-/// partials added in block order from 0 (0 when rows == 0). A block a slice
-/// of kLayerNormReduceColumns columns: warp w loads row blocks w, w + 8, ...
-/// of each stage of kLayerNormReduceStage (a lane a column, both arrays)
-/// into shared memory, then threads 0-31 add the stage's dgamma partials of
-/// their column in order, threads 32-63 dbeta's.
+/// With the backward's counter 0: dgamma and dbeta, the blocks' partials
+/// added as the backward's last block adds them (addPartialsSlice; 0 when
+/// rows == 0), a block a slice of kLayerNormReduceColumns columns.
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     tfc_cuda_layer_norm_backward_reduce_kernel(i64 rows, i64 d, i64 blockRows,
                                                const float *__restrict__ scratch,
@@ -208,42 +231,9 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
     return;
-  constexpr int warps = kLayerNormThreads / kWarp, columns = kLayerNormReduceColumns,
-                stage = kLayerNormReduceStage, perWarp = stage / warps;
-  static_assert(columns == kWarp && stage % warps == 0, "a lane a column, whole warps a stage");
-  __shared__ float sPartials[2][stage][columns]; // dgamma's, dbeta's
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const bool adds = threadIdx.x < 2 * columns;
-  const int array = threadIdx.x / columns, column = threadIdx.x % columns; // when it adds
+  static_assert(kLayerNormReduceColumns == kWarp, "a lane a column");
+  __shared__ float sSegments[2][kLayerNormSegments][kWarp];
   const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
-  const i64 slices = (d + columns - 1) / columns;
-  for (i64 slice = blockIdx.x; slice < slices; slice += gridDim.x) {
-    const i64 j = slice * columns + lane;
-    float sum = 0.0f;
-    for (i64 first = 0; first < blocks; first += stage) {
-      float pg[perWarp], pb[perWarp];
-#pragma unroll
-      for (int i = 0; i < perWarp; ++i) {
-        const i64 block = first + warp + i64(i) * warps;
-        const bool in = block < blocks && j < d;
-        pg[i] = in ? scratch[block * d + j] : 0.0f;
-        pb[i] = in ? scratch[(blocks + block) * d + j] : 0.0f;
-      }
-      __syncthreads(); // the last stage is added
-#pragma unroll
-      for (int i = 0; i < perWarp; ++i) {
-        sPartials[0][warp + i * warps][lane] = pg[i];
-        sPartials[1][warp + i * warps][lane] = pb[i];
-      }
-      __syncthreads();
-      if (adds) {
-        const int count = int(blocks - first < stage ? blocks - first : stage);
-        for (int s = 0; s < count; ++s)
-          sum += sPartials[array][s][column];
-      }
-    }
-    const i64 out = slice * columns + column;
-    if (adds && out < d)
-      (array == 0 ? dgamma : dbeta)[out] = sum;
-  }
+  for (i64 slice = blockIdx.x; slice < (d + kWarp - 1) / kWarp; slice += gridDim.x)
+    addPartialsSlice(scratch, blocks, d, slice, dgamma, dbeta, sSegments);
 }

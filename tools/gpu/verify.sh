@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# tools/gpu/verify.sh OUT [SECONDS]: the shortest GPU check of a change that
+# quick.sh has already measured the rest of (5 minutes, for a device call
+# with little time left), carrying build/gpu-carry as for quick.sh, plus
+# build/gpu-carry/baseline.tar.xz when there (tools/gpu/baseline.sh: the
+# binaries of the commit before the change). In order:
+#   1. tfc-kernel-check: every hand-written kernel against the CPU;
+#   2. parity.py of reverse, set_anomaly, fleuret_cnn and encoder_decoder;
+#   3. reverse trained to 100% in fp32 and bf16;
+#   4. each baseline binary's train_step against the same binary of this
+#      build, alternately, three times each (median of 50 steps), and the
+#      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0;
+#   5. attention's kernels alone (--bench-attention), and the medium
+#      encoder's bench --profile.
+# Prints `N passed, N failed` of 1-3; everything it prints also goes to
+# OUT/verify.txt as it is printed.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${1:?usage: verify.sh OUT [SECONDS]}"
+limit="${2:-300}"
+start=$(date +%s)
+left() { echo $((limit - ($(date +%s) - start))); }
+export PYTHONUNBUFFERED=1
+mkdir -p "$out"
+exec > >(tee "$out/verify.txt") 2>&1
+python3 "$root/tools/gpu/unpack.py" "$root/build/gpu-carry/tfc-gpu.tar.xz" "$root/build" >/dev/null ||
+  { echo "verify.sh: cannot unpack build/gpu-carry/tfc-gpu.tar.xz" >&2; exit 1; }
+dir="$root/build/gpu-check"
+bench="$root/build/gpu-bench/cuda"
+baseline="$root/build/gpu-baseline"
+if [ -f "$root/build/gpu-carry/baseline.tar.xz" ]; then
+  python3 "$root/tools/gpu/unpack.py" "$root/build/gpu-carry/baseline.tar.xz" "$root/build" >/dev/null ||
+    echo "verify.sh: cannot unpack build/gpu-carry/baseline.tar.xz"
+fi
+work="$(mktemp -d /tmp/tfc-gpu-verify.XXXXXX)"
+passed=0
+failed=0
+
+echo "== machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1
+
+echo "== 1. hand-written kernels against the CPU"
+timeout 120 "$dir/tfc-kernel-check" >"$work/kernels.log" 2>&1
+grep -E '^FAIL' "$work/kernels.log" | head -n 20
+tail -n 1 "$work/kernels.log"
+passed=$((passed + $(grep -c '^PASS' "$work/kernels.log")))
+failed=$((failed + $(grep -c '^FAIL' "$work/kernels.log")))
+grep -q 'passed' "$work/kernels.log" || { failed=$((failed + 1)); echo "FAIL tfc-kernel-check (no summary)"; }
+
+echo "== 2. GPU against CPU"
+for model in reverse set_anomaly fleuret_cnn encoder_decoder; do
+  timeout 100 python3 "$root/tools/gpu/parity.py" --work "$work/$model" --cpu "$dir/cpu/$model" \
+    --cuda "$dir/cuda/$model" --oracle-dir "$dir/oracle/$model" >"$work/parity-$model.log" 2>&1
+  grep -E '^(PASS|FAIL)' "$work/parity-$model.log"
+  passed=$((passed + $(grep -c '^PASS' "$work/parity-$model.log")))
+  failed=$((failed + $(grep -c '^FAIL' "$work/parity-$model.log")))
+  grep -q -e '^PASS' -e '^FAIL' "$work/parity-$model.log" ||
+    { failed=$((failed + 1)); echo "FAIL parity $model (no result)"; tail -n 3 "$work/parity-$model.log"; }
+done
+
+echo "== 3. reverse trained on the GPU"
+for build in cuda cuda-bf16; do
+  [ -x "$dir/$build/reverse" ] || continue
+  begin=$(date +%s%N)
+  timeout 60 "$dir/$build/reverse" train --run-dir "$work/run-$build" >"$work/train-$build.log" 2>&1
+  echo "    $build: 10 epochs in $((($(date +%s%N) - begin) / 1000000)) ms (wall, with start-up)"
+  if grep -q '^test.*accuracy 1\.0000' "$work/train-$build.log"; then
+    passed=$((passed + 1)); echo "PASS reverse ($build) trains to 100% test accuracy"
+  else
+    failed=$((failed + 1)); echo "FAIL reverse ($build) trains to 100% test accuracy"
+    tail -n 3 "$work/train-$build.log"
+  fi
+done
+echo "$passed passed, $failed failed"
+
+# step BINARY [ENV]: BINARY's train_step, median of 50 (and its minimum).
+step() {
+  env ${2:+"$2"} timeout 60 "$1" bench --entry train_step --steps 50 2>&1 |
+    grep '^bench train_step' | cut -d' ' -f3-4
+}
+
+echo "== 4. train_step (median of 50): the baseline's binaries against this build's, alternately"
+if [ -d "$baseline" ]; then
+  for old in "$baseline"/*; do
+    name=$(basename "$old")
+    new="$dir/cuda/$name"
+    [ -x "$new" ] || new="$bench/$name"
+    [ -x "$new" ] || continue
+    for round in 1 2 3; do
+      [ "$(left)" -gt 100 ] || break
+      echo "    $name baseline: $(step "$old")  now: $(step "$new")"
+    done
+  done
+else
+  echo "    no baseline carried"
+fi
+for binary in "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
+  [ -x "$binary" ] && [ "$(left)" -gt 80 ] || continue
+  for value in 1 0; do
+    echo "    $(basename "$binary") TFC_ATTENTION_DQ_STORES_D=$value: $(step "$binary" "TFC_ATTENTION_DQ_STORES_D=$value")"
+  done
+done
+
+echo "== 5. attention alone, the medium encoder's profile"
+[ "$(left)" -gt 40 ] && timeout 40 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
+[ "$(left)" -gt 20 ] && [ -x "$bench/medium_encoder.tf32" ] &&
+  timeout 30 "$bench/medium_encoder.tf32" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
+    grep -v '^bench model=' | head -n 24 | sed 's/^/    /'
+(cd /tmp && find "$(basename "$work")" -type f -name '*.log' -size -1024k -print0 |
+  tar -czf "$out/verify-logs.tgz" --null -T -)
+[ "$failed" -eq 0 ]
