@@ -10,8 +10,9 @@
 #   4. each baseline binary's train_step against the same binary of this
 #      build, alternately, three times each (median of 50 steps), and the
 #      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0;
-#   5. attention's kernels alone (--bench-attention), and the medium
-#      encoder's bench --profile.
+#   5. attention's kernels alone (--bench-attention), and bench --profile
+#      of the medium encoder, of reverse and of reverse with every small
+#      product on gemm_small.cu (TFC_SMALL_GEMM=1).
 # Prints `N passed, N failed` of 1-3; everything it prints also goes to
 # OUT/verify.txt as it is printed.
 set -uo pipefail
@@ -101,11 +102,17 @@ for binary in "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
   done
 done
 
-echo "== 5. attention alone, the medium encoder's profile"
+echo "== 5. attention alone; the profiles of the medium encoder and of reverse"
 [ "$(left)" -gt 40 ] && timeout 40 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
-[ "$(left)" -gt 20 ] && [ -x "$bench/medium_encoder.tf32" ] &&
-  timeout 30 "$bench/medium_encoder.tf32" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
-    grep -v '^bench model=' | head -n 24 | sed 's/^/    /'
+# profile BINARY [ENV]: every operation of its train_step, timed alone.
+profile() {
+  echo "    $(basename "$1") ${2:-}:"
+  env ${2:+"$2"} timeout 30 "$1" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
+    grep -v '^bench model=' | head -n 60 | sed 's/^/    /'
+}
+[ "$(left)" -gt 20 ] && [ -x "$bench/medium_encoder.tf32" ] && profile "$bench/medium_encoder.tf32"
+[ "$(left)" -gt 10 ] && profile "$dir/cuda/reverse"
+[ "$(left)" -gt 10 ] && profile "$dir/cuda/reverse" TFC_SMALL_GEMM=1
 (cd /tmp && find "$(basename "$work")" -type f -name '*.log' -size -1024k -print0 |
   tar -czf "$out/verify-logs.tgz" --null -T -)
 [ "$failed" -eq 0 ]
