@@ -32,7 +32,8 @@
 #      encoder (tf32, bf16) and set_anomaly with attention's backward on its
 #      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS),
 #      and the medium encoder's and set_anomaly's with dq from the dS dkv stored and not
-#      (TFC_ATTENTION_DS);
+#      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
+#      (TFC_ATTENTION_DQ_STORES_D);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), and the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
@@ -191,13 +192,14 @@ echo "== 4f. train_step (median of 50): attention's backward on its forward's st
 ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" \
   "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$dir/cuda/set_anomaly"
+ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
   [ -x "$binary" ] || continue
   echo "    $(basename "$binary"):"
   timeout 90 "$binary" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
-    grep -v '^bench model=' | head -n 16 | sed 's/^/    /'
+    grep -v '^bench model=' | head -n 30 | sed 's/^/    /'
 done
 timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
 # The medium encoder's GEMMs alone: fp32 data (today) against bf16 storage.
