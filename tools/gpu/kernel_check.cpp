@@ -3,7 +3,8 @@
 // Built on a CPU machine (it links no CUDA library: the driver is dlopen()ed
 // through runtime/cuda/Driver.h), run on a GPU machine:
 //
-//   build/tools/gpu/tfc-kernel-check [--device N] [--bench-attention | --bench-gemm]
+//   build/tools/gpu/tfc-kernel-check [--device N] [--bench-attention | --bench-gemm |
+//                                     --bench-layer-norm]
 //
 // loads the embedded fatbins (Kernels.h), runs every kernel of
 // runtime/cuda/kernels on random data (the seed models' attention shapes
@@ -25,7 +26,9 @@
 // both families of kernels and prints TFLOPS (benchAttention says how they
 // are counted). --bench-gemm checks nothing either: it times the medium
 // encoder's GEMMs on cuBLASLt as tfc stores them (fp32) and with bf16
-// storage (benchGemms; --rows N for other than its 8192 rows). The checks themselves are
+// storage (benchGemms; --rows N for other than its 8192 rows). --bench-layer-norm
+// times the layer norm backward for blocks of 8 to 64 rows, in one launch and
+// two (benchLayerNorm). The checks themselves are
 // KernelChecks.h's, shared with SimtKernelsTest (tests/unit), which runs them on the SIMT emulator.
 //
 //===----------------------------------------------------------------------===//
@@ -374,11 +377,68 @@ void benchGemms(Gpu &gpu, long long rows) {
   std::fflush(stdout);
 }
 
+/// --bench-layer-norm: the layer norm backward of the medium encoder's
+/// 8,192 rows of 512 (and reverse's 2,048 of 32), by CUDA events, for
+/// blocks of 8 to 64 rows (the compiled code passes
+/// kLayerNormBackwardBlockRows on the GPU), in one launch (the last block
+/// adds the partials) and in two (the reduce kernel does): what to choose
+/// kLayerNormBackwardBlockRows and kLayerNormLastBlockPartials by.
+void benchLayerNorm(Gpu &gpu) {
+  typedef long long i64;
+  for (auto [rows, d] : {std::pair<i64, i64>{8192, 512}, {2048, 32}}) {
+    const size_t n = size_t(rows * d);
+    float eps = 1e-5f;
+    CUdeviceptr x = gpu.upload(randomFloats(n)), gamma = gpu.upload(randomFloats(size_t(d))),
+                g = gpu.upload(randomFloats(n)), dx = gpu.alloc(n * 4),
+                dgamma = gpu.alloc(size_t(d) * 4), dbeta = gpu.alloc(size_t(d) * 4),
+                scratch = gpu.alloc(size_t(2 * (rows / 8 + 1) * d) * 4), counter = gpu.alloc(4),
+                noGate = 0, none = 0;
+    gpu.fill(counter, 4, 0);
+    std::printf("bench layer_norm backward %lld x %lld:", rows, d);
+    for (i64 blockRows : {8LL, 16LL, 32LL, 64LL}) {
+      const unsigned blocks = unsigned((rows + blockRows - 1) / blockRows);
+      const unsigned slices =
+          unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns);
+      for (bool oneLaunch : {true, false}) {
+        std::vector<void *> backward = {&rows,
+                                        &d,
+                                        &blockRows,
+                                        &eps,
+                                        &x,
+                                        &gamma,
+                                        &g,
+                                        &noGate,
+                                        &dx,
+                                        &dgamma,
+                                        &dbeta,
+                                        &scratch,
+                                        oneLaunch ? &counter : &none};
+        std::vector<void *> reduce = {&rows, &d, &blockRows, &scratch, &dgamma, &dbeta};
+        auto run = [&] {
+          gpu.launch("tfc_cuda_layer_norm_backward_kernel", blocks, backward);
+          if (!oneLaunch)
+            gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel", slices, reduce);
+        };
+        run(); // warm up
+        const int iterations = 20;
+        const float ms = gpu.time([&] {
+          for (int i = 0; i < iterations; ++i)
+            run();
+        }) / float(iterations);
+        std::printf(" %lld rows a block %s %.1f us;", blockRows, oneLaunch ? "one" : "two",
+                    double(ms) * 1000.0);
+      }
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   int device = 0;
-  bool bench = false, benchGemm = false;
+  bool bench = false, benchGemm = false, benchNorm = false;
   long long gemmRows = 8192; // the medium encoder's batch x sequence
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc)
@@ -387,11 +447,14 @@ int main(int argc, char **argv) {
       bench = true;
     else if (std::strcmp(argv[i], "--bench-gemm") == 0)
       benchGemm = true;
+    else if (std::strcmp(argv[i], "--bench-layer-norm") == 0)
+      benchNorm = true;
     else if (std::strcmp(argv[i], "--rows") == 0 && i + 1 < argc && std::atoll(argv[i + 1]) > 0)
       gemmRows = std::atoll(argv[++i]);
     else
       fatal(std::string("usage: ") + argv[0] +
-                " [--device N] [--bench-attention | --bench-gemm [--rows N]]",
+                " [--device N] [--bench-attention | --bench-gemm [--rows N] |"
+                " --bench-layer-norm]",
             2);
   }
   std::string error;
@@ -413,6 +476,10 @@ int main(int argc, char **argv) {
     gpu.load();
     if (benchGemm) {
       benchGemms(gpu, gemmRows);
+      return 0;
+    }
+    if (benchNorm) {
+      benchLayerNorm(gpu);
       return 0;
     }
     if (bench) {

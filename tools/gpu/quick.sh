@@ -35,8 +35,9 @@
 #      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
 #      (TFC_ATTENTION_DQ_STORES_D);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
-#      attention's kernels alone (--bench-attention), and the medium
-#      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm);
+#      attention's kernels alone (--bench-attention), the medium
+#      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
+#      and the layer norm backward by rows a block (--bench-layer-norm);
 #      5b: where ncu reads the counters, the tensor-core attention kernels'
 #      and the medium encoder's layer norm backward's stalls (OUT/ncu-*.txt);
 #   6. tools/bench/gpu.sh for reverse, set_anomaly and the medium encoder with
@@ -204,6 +205,8 @@ done
 timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
 # The medium encoder's GEMMs alone: fp32 data (today) against bf16 storage.
 timeout 60 "$dir/tfc-kernel-check" --bench-gemm 2>&1 | sed 's/^/    /'
+# The layer norm backward alone, 8 to 64 rows a block, one launch and two.
+timeout 30 "$dir/tfc-kernel-check" --bench-layer-norm 2>&1 | sed 's/^/    /'
 
 echo "== 5b. ncu: what the attention kernels and the layer norm backward wait on"
 # Nsight Compute reads the counters on the Firecracker machines (KINDS.md);
