@@ -291,9 +291,10 @@ inline constexpr int64_t kRowStatsBytes = 16;
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   /* outer, classes, inner, count, logits, labels, the loss's adjoint,      \
      losses (scratch), out, dlogits: the two above of the same logits and   \
-     labels, each row read once */                                          \
+     labels, each row read once; then corrects (scratch) and accuracy, or   \
+     0 and 0: mean(argmax(logits) == labels) from the same read */          \
   X(CrossEntropyFused, tfc_cross_entropy_fused,                               \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I)) \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))      \
   /* mask, n, first element's index, seed, key, threshold */                   \
   X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))     \
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
@@ -349,7 +350,7 @@ enum Arg : unsigned {
   X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   X(CudaCrossEntropyFused, tfc_cuda_cross_entropy_fused,                       \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))
 
 enum class RuntimeFunction {
 #define TFC_ABI_ENUMERATOR(id, symbol, type) id,

@@ -703,10 +703,46 @@ tf::CrossEntropyGradOp gradientWithLoss(tf::CrossEntropyOp loss, DominanceInfo &
   return {};
 }
 
+/// The accuracy metric of `loss`'s logits, mean(argmax(logits) == labels):
+/// a tf.argmax of the same logits over the loss's class axis, read only by
+/// a tf.fusion whose body is tf.compare eq of it and the loss's labels, a
+/// tf.cast of that to f32, a tf.reduce_mean over every axis, and the yield
+/// of that mean alone. The fusion (its one result the metric), else null.
+tf::FusionOp accuracyOf(tf::CrossEntropyOp loss) {
+  for (Operation *user : loss.getLogits().getUsers()) {
+    auto argmax = dyn_cast<tf::ArgmaxOp>(user);
+    if (!argmax || argmax.getAxis() != loss.getAxis() || !argmax->hasOneUse())
+      continue;
+    auto compare = dyn_cast<tf::CompareOp>(*argmax->getUsers().begin());
+    auto fusion = compare ? dyn_cast<tf::FusionOp>(compare->getParentOp()) : tf::FusionOp();
+    if (!fusion || fusion->getNumResults() != 1 ||
+        compare.getPredicate() != tf::ComparePredicate::eq || !compare->hasOneUse() ||
+        !((compare.getLhs() == argmax.getResult() && compare.getRhs() == loss.getLabels()) ||
+          (compare.getRhs() == argmax.getResult() && compare.getLhs() == loss.getLabels())))
+      continue;
+    Block &body = fusion.getBodyBlock();
+    auto toFloat = dyn_cast<tf::CastOp>(*compare->getUsers().begin());
+    if (body.getOperations().size() != 4 || &body.front() != compare.getOperation() || !toFloat ||
+        !toFloat->hasOneUse() || !getElementTypeOrSelf(toFloat.getType()).isF32())
+      continue;
+    auto mean = dyn_cast<tf::ReduceMeanOp>(*toFloat->getUsers().begin());
+    Operation *yield = body.getTerminator();
+    if (!mean ||
+        int64_t(mean.getAxes().size()) != cast<RankedTensorType>(toFloat.getType()).getRank() ||
+        yield->getNumOperands() != 1 || yield->getOperand(0) != mean.getResult())
+      continue;
+    return fusion;
+  }
+  return {};
+}
+
 /// tf.cross_entropy and its gradient as one call of
 /// tfc_cuda_cross_entropy_fused where the loss was: a warp a row reads its
 /// logits once and writes its loss and its dlogits, then the losses' mean
-/// in tfc_cuda_cross_entropy's order (the same bits as the two calls).
+/// in tfc_cuda_cross_entropy's order (the same bits as the two calls). With
+/// an accuracy metric of the same logits and labels (accuracyOf), the call
+/// computes it too from the same read, and the argmax and its fusion go:
+/// one launch less.
 void lowerCrossEntropyFused(tf::CrossEntropyOp loss, tf::CrossEntropyGradOp grad,
                             DominanceInfo &dominance, StringRef kernel) {
   OpBuilder b(loss);
@@ -719,10 +755,28 @@ void lowerCrossEntropyFused(tf::CrossEntropyOp loss, tf::CrossEntropyGradOp grad
   call.addBuffer({std::max<int64_t>(1, rows)}, /*result=*/false); // the rows' losses
   call.addBuffer({}, /*result=*/true);
   call.addBuffer(cast<RankedTensorType>(grad.getType()).getShape(), /*result=*/true);
+  tf::FusionOp accuracy = accuracyOf(loss);
+  if (accuracy) {
+    call.addBuffer({std::max<int64_t>(1, rows)}, /*result=*/false); // the rows' 1 or 0
+    call.addBuffer({}, /*result=*/true);
+  } else {
+    call.addIndex(0);
+    call.addIndex(0);
+  }
   callRuntime(b, loss.getLoc(), loss, kernel, call.args);
-  for (auto [result, buffer] : llvm::zip(ValueRange{loss, grad}, call.outputs))
+  SmallVector<Value> results = {loss, grad};
+  if (accuracy)
+    results.push_back(accuracy->getResult(0));
+  for (auto [result, buffer] : llvm::zip(results, call.outputs))
     result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(
         loss.getLoc(), buffer, /*restrict=*/true, /*writable=*/true));
+  if (accuracy) {
+    Operation *argmax = accuracy.getBodyBlock().front().getOperand(0).getDefiningOp();
+    if (!isa_and_nonnull<tf::ArgmaxOp>(argmax))
+      argmax = accuracy.getBodyBlock().front().getOperand(1).getDefiningOp();
+    accuracy->erase();
+    argmax->erase();
+  }
   grad->erase();
   loss->erase();
 }

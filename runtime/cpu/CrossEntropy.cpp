@@ -97,7 +97,7 @@ extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, int
 extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
                                         float count, intptr_t logits, intptr_t labels,
                                         intptr_t dloss, intptr_t losses, intptr_t out,
-                                        intptr_t dlogits) {
+                                        intptr_t dlogits, intptr_t corrects, intptr_t accuracy) {
   namespace k = tfc::rt::cuda::kernels;
   const auto *xs = reinterpret_cast<const float *>(logits);
   const auto *ls = reinterpret_cast<const int32_t *>(labels);
@@ -109,6 +109,24 @@ extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr
                       const int64_t label = k::clampLabel(ls[row], classes);
                       rowLosses[row] = k::crossEntropyLoss(xr[label * inner], max, sumExp);
                       rowGradient(xr, ds, row, classes, inner, max, sumExp, label, coef);
+                      if (corrects) {
+                        // tf.argmax's chain: a strict '>' from -inf, index 0.
+                        float best = -INFINITY;
+                        int32_t first = 0;
+                        for (int64_t c = 0; c < classes; ++c)
+                          if (xr[c * inner] > best) {
+                            best = xr[c * inner];
+                            first = int32_t(c);
+                          }
+                        reinterpret_cast<float *>(corrects)[row] = first == ls[row] ? 1.0f : 0.0f;
+                      }
                     });
-  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, int64_t(outer) * inner, count);
+  const int64_t rows = int64_t(outer) * inner;
+  *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, rows, count);
+  if (corrects && classes <= 0) // no classes: tf.argmax's 0 for every row
+    for (int64_t row = 0; row < rows; ++row)
+      reinterpret_cast<float *>(corrects)[row] = ls[row] == 0 ? 1.0f : 0.0f;
+  if (corrects && accuracy)
+    *reinterpret_cast<float *>(accuracy) =
+        meanOfRows(reinterpret_cast<const float *>(corrects), rows, float(rows));
 }

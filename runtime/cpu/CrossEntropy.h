@@ -30,11 +30,16 @@ void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner
                                 intptr_t dlogits);
 /// Both of the above for the same logits and labels, each row's softmax
 /// computed once: losses and out as tfc_cross_entropy's, dlogits as
-/// tfc_cross_entropy_backward's, the same bits. The CPU twin of
+/// tfc_cross_entropy_backward's, the same bits. With corrects (outer x
+/// inner floats of scratch) and accuracy not 0, also the accuracy metric
+/// mean(argmax(logits, classes) == labels) into accuracy[0]: each row's
+/// first maximum (tf.argmax's: NaN never wins, 0 when no element is above
+/// -inf) against its label as given (not clamped), 1 or 0 in corrects, and
+/// their sum, exact in any order, over outer x inner. The CPU twin of
 /// tfc_cuda_cross_entropy_fused (a train step's loss and its gradient).
 void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                              intptr_t logits, intptr_t labels, intptr_t dloss, intptr_t losses,
-                             intptr_t out, intptr_t dlogits);
+                             intptr_t out, intptr_t dlogits, intptr_t corrects, intptr_t accuracy);
 }
 
 #endif // TFC_RUNTIME_CPU_CROSSENTROPY_H

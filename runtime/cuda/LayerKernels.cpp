@@ -86,7 +86,7 @@ static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
 static_assert(kSpecs[LayerKernels::SmallGemm].params == 33);
 static_assert(kSpecs[LayerKernels::SmallGemmFinish].params == 16);
 static_assert(kSpecs[LayerKernels::ColumnSums].params == 8);
-static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 11);
+static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 13);
 static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);
 #endif
@@ -402,18 +402,25 @@ extern "C" void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes
 extern "C" void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
                                              float count, intptr_t logits, intptr_t labels,
                                              intptr_t dloss, intptr_t losses, intptr_t out,
-                                             intptr_t dlogits) {
+                                             intptr_t dlogits, intptr_t corrects,
+                                             intptr_t accuracy) {
   auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy_fused");
-  // A warp a row reads its logits once and writes its loss and its dlogits;
-  // the last block adds the losses in tfc_cuda_cross_entropy's fixed tree.
+  // A warp a row reads its logits once and writes its loss, its dlogits and
+  // (with corrects) whether its argmax is its label; the last block adds
+  // the losses, then the corrects, in tfc_cuda_cross_entropy's fixed tree.
   const CUdeviceptr counter = device.crossEntropyOneLaunch() ? device.lastBlockCounter() : 0;
+  if (!corrects || !accuracy)
+    corrects = accuracy = 0;
   std::vector<uint64_t> params = slots({outer, classes, inner});
   params.push_back(f32Slot(count));
-  for (intptr_t value : {logits, labels, dloss, losses, out, dlogits})
+  for (intptr_t value : {logits, labels, dloss, losses, out, dlogits, corrects, accuracy})
     params.push_back(uint64_t(value));
   params.push_back(uint64_t(counter));
   device.layerKernels().launch(
       device, LayerKernels::CrossEntropyFused,
       ceilDiv(outer * inner, rowsPerBlock(LayerKernels::CrossEntropyFused)), params);
   launchMeanUnlessCounted(device, counter, outer * inner, count, losses, out);
+  if (corrects)
+    launchMeanUnlessCounted(device, counter, outer * inner, float(outer * inner), corrects,
+                            accuracy);
 }

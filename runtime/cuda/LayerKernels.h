@@ -79,8 +79,9 @@ void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t 
 /// tfc_cross_entropy_fused (runtime/cpu/CrossEntropy.h) on the GPU: both
 /// of the above from one read of the logits.
 void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner, float count,
-                                  intptr_t logits, intptr_t labels, intptr_t dloss,
-                                  intptr_t losses, intptr_t out, intptr_t dlogits);
+                                  intptr_t logits, intptr_t labels, intptr_t dloss, intptr_t losses,
+                                  intptr_t out, intptr_t dlogits, intptr_t corrects,
+                                  intptr_t accuracy);
 }
 
 namespace tfc::rt::cuda {

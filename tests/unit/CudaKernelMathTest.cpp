@@ -450,13 +450,102 @@ TEST(CudaKernelMath, FusedCrossEntropyRowIsTheForwardAndBackwardRows) {
                       intptr_t(labels.data()), intptr_t(losses.data()), intptr_t(&loss));
     tfc_cross_entropy_backward(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
                                intptr_t(labels.data()), intptr_t(&dloss), intptr_t(dx.data()));
+    std::vector<float> corrects(static_cast<size_t>(rows), NAN);
+    float accuracy = NAN;
     tfc_cross_entropy_fused(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
                             intptr_t(labels.data()), intptr_t(&dloss), intptr_t(fusedLosses.data()),
-                            intptr_t(&fusedLoss), intptr_t(fusedDx.data()));
+                            intptr_t(&fusedLoss), intptr_t(fusedDx.data()),
+                            intptr_t(corrects.data()), intptr_t(&accuracy));
     EXPECT_EQ(fusedLoss, loss);
     EXPECT_EQ(fusedLosses, losses);
     for (size_t i = 0; i < dx.size(); ++i)
       ASSERT_EQ(fusedDx[i], dx[i]) << "element " << i;
+    // The accuracy: tf.argmax's first maximum against the labels as given.
+    float right = 0.0f;
+    for (int64_t row = 0; row < rows; ++row) {
+      int64_t first = 0;
+      float best = -INFINITY;
+      for (int64_t c = 0; c < l.classes; ++c) {
+        const float v = x[size_t(((row / l.inner) * l.classes + c) * l.inner + row % l.inner)];
+        if (v > best) {
+          best = v;
+          first = c;
+        }
+      }
+      const float want = first == labels[size_t(row)] ? 1.0f : 0.0f;
+      ASSERT_EQ(corrects[size_t(row)], want) << "row " << row;
+      right += want;
+    }
+    EXPECT_EQ(accuracy, right / float(rows));
+    // Without corrects and accuracy (no accuracy metric): the loss alone.
+    fusedLoss = NAN;
+    tfc_cross_entropy_fused(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                            intptr_t(labels.data()), intptr_t(&dloss), intptr_t(fusedLosses.data()),
+                            intptr_t(&fusedLoss), intptr_t(fusedDx.data()), 0, 0);
+    EXPECT_EQ(fusedLoss, loss);
+  }
+}
+
+/// tfc_cuda_cross_entropy_fused_kernel's argmax (rowArgmax) on the host: each
+/// lane's first maximum over its classes by a strict '>' from -inf, then
+/// butterflies keeping the greater value, of equal ones the smaller class,
+/// -1 (none) losing to any: on every lane the row's first maximum, as
+/// tf.argmax's chain gives it (0 when no logit is above -inf), ties, NaN and
+/// -inf included.
+TEST(CudaKernelMath, FusedCrossEntropyArgmaxIsTheFirstMaximum) {
+  std::mt19937 rng(9);
+  auto chain = [](const std::vector<float> &x) {
+    float best = -INFINITY;
+    int first = 0;
+    for (size_t c = 0; c < x.size(); ++c)
+      if (x[c] > best) {
+        best = x[c];
+        first = int(c);
+      }
+    return first;
+  };
+  std::vector<std::vector<float>> rows;
+  for (int64_t classes : {1, 10, 33, 64, 1000})
+    rows.push_back(randomFloats(size_t(classes), rng, 5.0f));
+  std::vector<float> ties(100, 1.0f); // every class the maximum: class 0
+  rows.push_back(ties);
+  ties[37] = ties[70] = 2.0f; // two maxima in different lanes: the first
+  rows.push_back(ties);
+  ties[5] = 2.0f; // and a third, earlier, in another lane
+  rows.push_back(ties);
+  rows.push_back(std::vector<float>(40, -INFINITY)); // none above -inf: 0
+  std::vector<float> nans(40, NAN);
+  rows.push_back(nans); // NaN never wins: 0
+  nans[33] = -3.0f;
+  rows.push_back(nans);
+  for (const std::vector<float> &x : rows) {
+    float best[W];
+    int first[W];
+    for (int l = 0; l < W; ++l) {
+      best[l] = -INFINITY;
+      first[l] = -1;
+      for (size_t c = size_t(l); c < x.size(); c += W)
+        if (x[c] > best[l]) {
+          best[l] = x[c];
+          first[l] = int(c);
+        }
+    }
+    for (int o = W / 2; o > 0; o /= 2) {
+      float nextBest[W];
+      int nextFirst[W];
+      for (int l = 0; l < W; ++l) {
+        const float other = best[l ^ o];
+        const int otherFirst = first[l ^ o];
+        const bool take = other > best[l] || (other == best[l] && otherFirst >= 0 &&
+                                              (first[l] < 0 || otherFirst < first[l]));
+        nextBest[l] = take ? other : best[l];
+        nextFirst[l] = take ? otherFirst : first[l];
+      }
+      std::copy(nextBest, nextBest + W, best);
+      std::copy(nextFirst, nextFirst + W, first);
+    }
+    for (int l = 0; l < W; ++l)
+      ASSERT_EQ(first[l] < 0 ? 0 : first[l], chain(x)) << "lane " << l << " of " << x.size();
   }
 }
 

@@ -466,10 +466,37 @@ template <typename Device>
 void checkCrossEntropy(Device &gpu, long long outer, long long classes, long long inner) {
   using Ptr = typename Device::Ptr;
   const long long rows = outer * inner;
-  const auto logits = randomFloats(size_t(rows * classes), 3.0f);
+  auto logits = randomFloats(size_t(rows * classes), 3.0f);
   std::vector<int> labels(static_cast<size_t>(rows));
   for (long long r = 0; r < rows; ++r)
     labels[size_t(r)] = r == 0 ? -2 : (r == 1 ? int(classes + 3) : int(rng() % classes));
+  // The accuracy's argmax: the first maximum (tf.argmax's strict '>' from
+  // -inf, index 0). Row 2 ties its classes 1 and 2 at the top, labelled 1;
+  // row 3 is labelled its argmax (so that some rows are right whatever
+  // the draw).
+  auto logitAt = [&](long long row, long long c) -> float & {
+    return logits[size_t(((row / inner) * classes + c) * inner + row % inner)];
+  };
+  if (rows > 2 && classes > 2) {
+    logitAt(2, 1) = logitAt(2, 2) = 100.0f;
+    labels[2] = 1;
+  }
+  auto argmaxOf = [&](long long row) {
+    float best = -INFINITY;
+    long long first = 0;
+    for (long long c = 0; c < classes; ++c)
+      if (logitAt(row, c) > best) {
+        best = logitAt(row, c);
+        first = c;
+      }
+    return first;
+  };
+  if (rows > 3)
+    labels[3] = int(argmaxOf(3));
+  float right = 0.0f;
+  for (long long r = 0; r < rows; ++r)
+    right += argmaxOf(r) == labels[size_t(r)] ? 1.0f : 0.0f;
+  const std::vector<float> accuracy = {right / float(rows)};
   float count = float(rows), dlossValue = 0.7f;
   std::vector<float> grad(logits.size());
   double total = 0;
@@ -490,7 +517,8 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
   Ptr gl = gpu.upload(logits), glab = gpu.upload(labels),
       gdl = gpu.upload(std::vector<float>{dlossValue});
   Ptr glosses = gpu.alloc(size_t(rows) * 4), gout = gpu.alloc(4),
-      ggrad = gpu.alloc(grad.size() * 4), counter = gpu.alloc(4);
+      ggrad = gpu.alloc(grad.size() * 4), counter = gpu.alloc(4),
+      gcorrects = gpu.alloc(size_t(rows) * 4), gacc = gpu.alloc(4);
   gpu.fill(counter, 4, 0);
   // runs[run][0, 1]: the loss and grad of forward (and mean) and backward;
   // [2, 3]: of the fused kernel (tfc_cuda_cross_entropy_fused, and mean).
@@ -498,7 +526,7 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
   // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
   // the mean kernel. The losses and outputs NaN first: a loss read before
   // its block wrote it, or an output not written, would show.
-  std::vector<float> runs[4][4], losses;
+  std::vector<float> runs[4][4], losses, accuracies[4];
   const unsigned blocks = unsigned(std::max(1LL, (rows + 7) / 8));
   const std::string n = "cross_entropy " + std::to_string(outer) + "x" + std::to_string(classes) +
                         "x" + std::to_string(inner);
@@ -506,9 +534,13 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
     const bool oneLaunch = run < 2;
     Ptr runCounter = oneLaunch ? counter : 0;
     long long lossCount = rows;
+    float rowCount = float(rows);
     auto meanUnlessCounted = [&](const char *kernel) {
       if (!oneLaunch) {
         gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1, {&lossCount, &count, &glosses, &gout});
+        if (std::string(kernel) == "fused")
+          gpu.launch("tfc_cuda_cross_entropy_mean_kernel", 1,
+                     {&lossCount, &rowCount, &gcorrects, &gacc});
         return;
       }
       const unsigned left = gpu.template download<unsigned>(counter, 1)[0];
@@ -532,13 +564,21 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
     gpu.fill(glosses, size_t(rows) * 4, 0xff);
     gpu.fill(gout, 4, 0xff);
     gpu.fill(ggrad, grad.size() * 4, 0xff);
-    gpu.launch(
-        "tfc_cuda_cross_entropy_fused_kernel", blocks,
-        {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &gout, &ggrad, &runCounter});
+    gpu.fill(gcorrects, size_t(rows) * 4, 0xff);
+    gpu.fill(gacc, 4, 0xff);
+    gpu.launch("tfc_cuda_cross_entropy_fused_kernel", blocks,
+               {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &gout, &ggrad,
+                &gcorrects, &gacc, &runCounter});
     meanUnlessCounted("fused");
     runs[run][2] = gpu.template download<float>(gout, 1);
     runs[run][3] = gpu.template download<float>(ggrad, grad.size());
+    accuracies[run] = gpu.template download<float>(gacc, 1);
   }
+  // The accuracy: the host's bits (a sum of ones and zeros is exact in any
+  // order), one launch and two.
+  for (int run = 0; run < 4; ++run)
+    sameBits(n + " accuracy (run " + std::to_string(run) + ")", accuracies[run], accuracy,
+             "as the host's argmax");
   for (int run : {0, 2}) {
     const std::string b = n + (run == 0 ? " one launch" : " two launches");
     compare(b + " loss", runs[run][0], loss, 1e-5);

@@ -132,17 +132,54 @@ __device__ __forceinline__ void meanOfLosses(i64 n, float count, const float *lo
 // The forward and fused kernels' blocks run meanOfLosses as the last block.
 static_assert(kCrossEntropyThreads == kReduceThreads, "the last block is the mean's block");
 
-/// With a counter, the last block to finish: the losses' mean into out[0],
-/// and the counter back to 0 (every block has its ticket: ready for the
-/// next launch, a graph's replay). With counter 0 the mean kernel must run
-/// next.
+/// With a counter, the last block to finish: the losses' mean into out[0]
+/// (and with corrects, theirs into accuracy[0]), and the counter back to 0
+/// (every block has its ticket: ready for the next launch, a graph's
+/// replay). With counter 0 the mean kernel must run next (for each).
 __device__ __forceinline__ void meanIfLastBlock(i64 n, float count, const float *losses, float *out,
-                                                unsigned *counter) {
+                                                unsigned *counter, const float *corrects = nullptr,
+                                                float *accuracy = nullptr) {
   if (!counter || !lastBlockDone(counter))
     return;
   meanOfLosses(n, count, losses, out);
+  if (corrects) {
+    __syncthreads(); // the losses' tree is read before the corrects' is written
+    meanOfLosses(n, float(n), corrects, accuracy);
+  }
   if (threadIdx.x == 0)
     *counter = 0;
+}
+
+/// The row's tf.argmax over the lane's logits (the first maximum: a strict
+/// '>' from -inf, so NaN never wins), then the warp's butterflies keep the
+/// greater value, of equal ones the smaller class; -1 where no logit is
+/// above -inf (tf.argmax's 0 then). The same on every lane.
+template <typename Logits> __device__ __forceinline__ i64 rowArgmax(const Logits &xs) {
+  float best = -INFINITY;
+  int first = -1;
+#pragma unroll
+  for (int j = 0; j < kCrossEntropyRegisterClasses; ++j) {
+    const int c = xs.lane + j * kWarp;
+    if (c < xs.classes && xs.x[j] > best) {
+      best = xs.x[j];
+      first = c;
+    }
+  }
+  for (i64 c = xs.lane + i64(kCrossEntropyRegisterClasses) * kWarp; c < xs.classes; c += kWarp)
+    if (const float x = xs.xr[c * xs.inner]; x > best) {
+      best = x;
+      first = int(c);
+    }
+#pragma unroll
+  for (int o = kWarp / 2; o > 0; o /= 2) {
+    const float other = __shfl_xor_sync(kFullMask, best, o);
+    const int otherFirst = __shfl_xor_sync(kFullMask, first, o);
+    if (other > best || (other == best && otherFirst >= 0 && (first < 0 || otherFirst < first))) {
+      best = other;
+      first = otherFirst;
+    }
+  }
+  return first < 0 ? 0 : first;
 }
 
 } // namespace
@@ -208,13 +245,17 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
 /// tfc_cuda_cross_entropy_forward_kernel's losses and mean and
 /// tfc_cuda_cross_entropy_backward_kernel's dlogits, each row's logits read
 /// once and its softmax computed once (the same operations in the same
-/// order: the same bits). The last block (with a counter) adds the losses.
+/// order: the same bits); with corrects, whether the row's argmax is its
+/// label (as given, not clamped: tf.compare's), 1 or 0, and their mean into
+/// accuracy[0] (an integer sum: exact in any order). The last block (with a
+/// counter) adds the losses, then the corrects.
 extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
     tfc_cuda_cross_entropy_fused_kernel(i64 outer, i64 classes, i64 inner, float count,
                                         const float *__restrict__ logits,
                                         const int *__restrict__ labels,
                                         const float *__restrict__ dloss, float *__restrict__ losses,
                                         float *__restrict__ out, float *__restrict__ dlogits,
+                                        float *__restrict__ corrects, float *__restrict__ accuracy,
                                         unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kCrossEntropyThreads);
@@ -230,6 +271,11 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
       float s = 0.0f;
       xs.forEach([&](i64, float x) { s += expApprox(x - max); });
       const float sumExp = warpSum(s);
+      if (corrects) {
+        const i64 first = rowArgmax(xs);
+        if (lane == 0)
+          corrects[row] = first == i64(labels[row]) ? 1.0f : 0.0f;
+      }
       const i64 label = clampLabel(labels[row], classes);
       if (lane == 0)
         losses[row] = crossEntropyLoss(xr[label * inner], max, sumExp);
@@ -237,6 +283,11 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
         dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
       });
     });
+  } else if (corrects) {
+    // No classes: tf.argmax's 0 for every row.
+    for (i64 row = i64(blockIdx.x) * blockDim.x + threadIdx.x; row < outer * inner;
+         row += i64(gridDim.x) * blockDim.x)
+      corrects[row] = labels[row] == 0 ? 1.0f : 0.0f;
   }
-  meanIfLastBlock(outer * inner, count, losses, out, counter);
+  meanIfLastBlock(outer * inner, count, losses, out, counter, corrects, accuracy);
 }
