@@ -153,9 +153,9 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     backward follows in the same function (the same q, k, v, mask and
     scale) stores its rows' statistics in a buffer the backward reads, with
     the forward's out; with `attention-ds` (the CUDA pipeline's) such a
-    backward also gets room for dS, which its dkv stores for its dq: bf16
-    where `tensor-core-attention` (`--precision tf32` or `bf16`) and the
-    tensor-core kernels take the heads, else f32; none past 256 MiB.
+    backward also gets room for dS (f32), which its dkv stores for its dq;
+    none where `tensor-core-attention` (`--precision tf32` or `bf16`) and
+    the tensor-core kernels take the heads, and none past 256 MiB.
 
     ```mlir
     %l = tf.cross_entropy %x, %y axis 1 : tensor<64x10xf32>, tensor<64xi32>
@@ -182,7 +182,7 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
            "kernels=cuda: an attention backward paired with its forward gets room for dS">,
     Option<"tensorCoreAttention", "tensor-core-attention", "bool", /*default=*/"false",
            "kernels=cuda: attention runs on the tensor-core kernels where they take the "
-           "heads (--precision tf32, bf16): dS in bf16 there">,
+           "heads (--precision tf32, bf16): no room for dS there">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

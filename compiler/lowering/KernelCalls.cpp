@@ -707,8 +707,14 @@ tf::CrossEntropyGradOp gradientWithLoss(tf::CrossEntropyOp loss, DominanceInfo &
 /// a tf.argmax of the same logits over the loss's class axis, read only by
 /// a tf.fusion whose body is tf.compare eq of it and the loss's labels, a
 /// tf.cast of that to f32, a tf.reduce_mean over every axis, and the yield
-/// of that mean alone. The fusion (its one result the metric), else null.
-tf::FusionOp accuracyOf(tf::CrossEntropyOp loss) {
+/// of that mean alone. The fusion (its one result the metric) and the
+/// argmax, else nulls.
+struct Accuracy {
+  tf::FusionOp fusion;
+  tf::ArgmaxOp argmax;
+};
+
+Accuracy accuracyOf(tf::CrossEntropyOp loss) {
   for (Operation *user : loss.getLogits().getUsers()) {
     auto argmax = dyn_cast<tf::ArgmaxOp>(user);
     if (!argmax || argmax.getAxis() != loss.getAxis() || !argmax->hasOneUse())
@@ -731,7 +737,7 @@ tf::FusionOp accuracyOf(tf::CrossEntropyOp loss) {
         int64_t(mean.getAxes().size()) != cast<RankedTensorType>(toFloat.getType()).getRank() ||
         yield->getNumOperands() != 1 || yield->getOperand(0) != mean.getResult())
       continue;
-    return fusion;
+    return {fusion, argmax};
   }
   return {};
 }
@@ -755,8 +761,8 @@ void lowerCrossEntropyFused(tf::CrossEntropyOp loss, tf::CrossEntropyGradOp grad
   call.addBuffer({std::max<int64_t>(1, rows)}, /*result=*/false); // the rows' losses
   call.addBuffer({}, /*result=*/true);
   call.addBuffer(cast<RankedTensorType>(grad.getType()).getShape(), /*result=*/true);
-  tf::FusionOp accuracy = accuracyOf(loss);
-  if (accuracy) {
+  const Accuracy accuracy = accuracyOf(loss);
+  if (accuracy.fusion) {
     call.addBuffer({std::max<int64_t>(1, rows)}, /*result=*/false); // the rows' 1 or 0
     call.addBuffer({}, /*result=*/true);
   } else {
@@ -765,17 +771,14 @@ void lowerCrossEntropyFused(tf::CrossEntropyOp loss, tf::CrossEntropyGradOp grad
   }
   callRuntime(b, loss.getLoc(), loss, kernel, call.args);
   SmallVector<Value> results = {loss, grad};
-  if (accuracy)
-    results.push_back(accuracy->getResult(0));
+  if (accuracy.fusion)
+    results.push_back(accuracy.fusion->getResult(0));
   for (auto [result, buffer] : llvm::zip(results, call.outputs))
     result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(
         loss.getLoc(), buffer, /*restrict=*/true, /*writable=*/true));
-  if (accuracy) {
-    Operation *argmax = accuracy.getBodyBlock().front().getOperand(0).getDefiningOp();
-    if (!isa_and_nonnull<tf::ArgmaxOp>(argmax))
-      argmax = accuracy.getBodyBlock().front().getOperand(1).getDefiningOp();
-    accuracy->erase();
-    argmax->erase();
+  if (accuracy.fusion) {
+    accuracy.fusion->erase();
+    accuracy.argmax->erase();
   }
   grad->erase();
   loss->erase();
