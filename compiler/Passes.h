@@ -52,6 +52,9 @@ inline constexpr llvm::StringLiteral kMatmulAttr = "tfc.matmul"; // a tf.matmul'
 /// epilogue tf-gemm-to-runtime hands to the GEMM (on buffers, the
 /// scf.execute_region holding the GEMM call and the epilogue).
 inline constexpr llvm::StringLiteral kGemmEpilogueAttr = "tfc.gemm_epilogue";
+/// On the generic tf-bf16-gemm-operands makes of a GEMM operand: its fp32
+/// values rounded to bf16 (the bits, as i16) for cuBLASLt to read.
+inline constexpr llvm::StringLiteral kBf16CastAttr = "tfc.bf16_cast";
 /// On the generics of one lowered tf.fusion "horizontal" (the same integer
 /// for the loops of one fusion): tf-horizontal-loops runs them as one loop.
 inline constexpr llvm::StringLiteral kHorizontalAttr = "tfc.horizontal";

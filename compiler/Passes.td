@@ -567,6 +567,52 @@ def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"];
 }
 
+def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
+  let summary = "Store the operands of the GPU's large GEMMs in bf16";
+  let description = [{
+    For `--precision bf16` on the GPU: cuBLASLt multiplies bf16 A and B on
+    the tensor cores at twice the rate it reads fp32 ones (it rounds those
+    as it loads them, at TF32's speed), so each `tfc_cuda_sgemm`,
+    `tfc_cuda_sgemm_fused` or `tfc_cuda_sgemm_bias_grad` call (after
+    tf-gemm-to-runtime) of at least `min-macs` multiply-adds reads A and B
+    from bf16 copies: before the call, a generic (marked `tfc.bf16_cast`)
+    rounds each operand's matrices as the call reads them (its pointer,
+    leading dimension and batch stride, through a `memref.reinterpret_cast`)
+    to nearest even, NaN kept a NaN, into a fresh contiguous buffer of
+    their bf16 bits (`i16`); the call then points at it, its leading
+    dimension the row's length, its transpose flag with `kBf16` set
+    (`runtime/Abi.h`). The products are then those of bf16 tensor cores on
+    operands rounded to bf16 as before, now rounded once in memory; C, the
+    epilogue's bias, residual and ReLU mask stay fp32. A bias gradient
+    (BGRADA/BGRADB) sums its operand's bf16 values.
+
+    A later call reading the same matrices reuses the copy when both are
+    in one block and nothing between them may write the source (a GEMM's
+    C, bias gradient or mask elsewhere; another copy): a linear layer's
+    output gradient is copied once for its input's and its weight's
+    gradients. Calls whose sizes or pointers are not constants stay fp32.
+
+    ```mlir
+    call @tfc_cuda_sgemm(%c1, %c8192, %c512, %c512, %x, %c512, %c0, %c0,
+                         %w, %c512, %c0, %c1, %y, %c512, %c0, %c0)
+    // becomes
+    %xv = memref.reinterpret_cast %xbuf to offset: [0], sizes: [8192, 512], strides: [512, 1]
+    %x16 = memref.alloc() : memref<8192x512xi16>
+    linalg.generic {tfc.bf16_cast} ins(%xv) outs(%x16)   // the bits of bf16(x)
+    ...                                                  // the same for %w
+    call @tfc_cuda_sgemm(%c1, %c8192, %c512, %c512, %x16p, %c512, %c0, %c2,
+                         %w16p, %c512, %c0, %c3, %y, %c512, %c0, %c0)
+    ```
+  }];
+  let options = [
+    Option<"minMacs", "min-macs", "int64_t", /*default=*/"int64_t(1) << 28",
+           "The fewest multiply-adds (batch x M x N x K) of a call whose operands "
+           "are copied to bf16: smaller products gain less than the copies cost">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];
+}
+
 def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {
   let summary = "Split reductions with too few results for a GPU in two stages";
   let description = [{

@@ -205,6 +205,11 @@ enum Arg : unsigned {
   C, Ldc, StrideC, Accumulate,
   Count,
 };
+/// TransA and TransB are flags: kTransposed (stored transposed), and in the
+/// CUDA calls (tfc_cuda_sgemm, _fused, _bias_grad and their CPU twins)
+/// kBf16 (stored as bf16, 2 bytes an element, ld and stride in elements;
+/// tf-bf16-gemm-operands). cuBLASLt takes A and B both bf16 or neither.
+inline constexpr int64_t kTransposed = 1, kBf16 = 2;
 /// What tfc_sgemm_fused adds after Count: C = act(op(A) op(B) + bias[n] + R),
 /// act a FusedActivation, bias N floats or 0, R (M x N, row pitch
 /// ldResidual) or 0, and ReLU's mask: aux (0: none) holds bit (j + i *

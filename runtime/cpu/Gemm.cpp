@@ -18,8 +18,9 @@
 
 #include "runtime/cpu/Gemm.h"
 #include "runtime/Abi.h"
-#include "runtime/cpu/GemmKernels.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cpu/GemmKernels.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <algorithm>
 #include <atomic>
@@ -1156,14 +1157,51 @@ void sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a, intpt
     runEpilogueAfter(*epilogue, epilogueRows, n);
 }
 
+/// A GEMM operand in fp32: itself, or a widened copy of one stored in bf16
+/// (abi::gemm::kBf16 in its transpose flag: tf-bf16-gemm-operands' copies,
+/// which --target=cuda-emulated's twins of tfc_cuda_sgemm* read). The
+/// copy keeps the layout: element i of the bf16 matrices is element i here.
+struct Fp32Operand {
+  intptr_t pointer, trans;
+  std::vector<float> widened;
+  /// `rows` x `cols` as stored, `ld` apart, `items` of them `stride` apart.
+  Fp32Operand(intptr_t pointer, intptr_t trans, int64_t rows, int64_t cols, int64_t ld,
+              int64_t stride, int64_t items)
+      : pointer(pointer), trans(trans & tfc::abi::gemm::kTransposed) {
+    if (!(trans & tfc::abi::gemm::kBf16) || rows <= 0 || cols <= 0 || items <= 0)
+      return;
+    const int64_t span = (stride == 0 ? 0 : (items - 1) * stride) + (rows - 1) * ld + cols;
+    widened.resize(size_t(span));
+    const auto *bits = reinterpret_cast<const uint16_t *>(pointer);
+    for (int64_t i = 0; i < span; ++i)
+      widened[size_t(i)] = tfc::rt::cuda::kernels::bf16Float(bits[i]);
+    this->pointer = reinterpret_cast<intptr_t>(widened.data());
+  }
+};
+
+/// A of an M x K product (stored K x M when transposed).
+Fp32Operand operandA(intptr_t batch, intptr_t m, intptr_t k, intptr_t a, intptr_t lda,
+                     intptr_t strideA, intptr_t transA) {
+  const bool t = transA & tfc::abi::gemm::kTransposed;
+  return Fp32Operand(a, transA, t ? k : m, t ? m : k, lda, strideA, batch);
+}
+/// B of a K x N product (stored N x K when transposed).
+Fp32Operand operandB(intptr_t batch, intptr_t n, intptr_t k, intptr_t b, intptr_t ldb,
+                     intptr_t strideB, intptr_t transB) {
+  const bool t = transB & tfc::abi::gemm::kTransposed;
+  return Fp32Operand(b, transB, t ? n : k, t ? k : n, ldb, strideB, batch);
+}
+
 } // namespace
 
 extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
                           intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                           intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,
                           intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
-  sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
-        accumulate, nullptr);
+  const Fp32Operand A = operandA(batch, m, k, a, lda, strideA, transA);
+  const Fp32Operand B = operandB(batch, n, k, b, ldb, strideB, transB);
+  sgemm(batch, m, n, k, A.pointer, lda, strideA, A.trans, B.pointer, ldb, strideB, B.trans, c, ldc,
+        strideC, accumulate, nullptr);
 }
 
 extern "C" void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
@@ -1307,6 +1345,10 @@ extern "C" void tfc_sgemm_bias_grad(intptr_t batch, intptr_t m, intptr_t n, intp
                                     intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,
                                     intptr_t c, intptr_t ldc, intptr_t strideC,
                                     intptr_t accumulate, intptr_t operand, intptr_t biasGrad) {
+  // The sums read the operand's values: fp32, or bf16 widened (exactly).
+  const Fp32Operand A = operandA(batch, m, k, a, lda, strideA, transA);
+  const Fp32Operand B = operandB(batch, n, k, b, ldb, strideB, transB);
+  a = A.pointer, transA = A.trans, b = B.pointer, transB = B.trans;
   tfc_sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
             accumulate);
   // The summed operand as stored: K rows of `width` floats, `pitch` apart.

@@ -24,6 +24,11 @@ extern "C" {
 /// order, and in a reduction over b and then k in order. So the result has
 /// the same bits for any thread count and kernel set (AVX2 or AVX-512), and a
 /// reduction equals the GEMM over batch * K of its items laid side by side.
+///
+/// A transpose flag may also carry abi::gemm::kBf16 (tfc_sgemm, _fused and
+/// _bias_grad: the twins of the CUDA calls): that operand is stored as bf16,
+/// widened to fp32 (exactly) before the product, so the result is the
+/// products of the bf16 values summed as above.
 void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,

@@ -56,6 +56,15 @@ std::string profileName(const GemmArgs &a, const GemmEpilogue &epilogue, const c
          (a[Accumulate] ? ", accumulate" : "") + epilogue.describe();
 }
 
+std::optional<GemmStorage> takeStorage(GemmArgs &g) {
+  const bool bf16A = g[TransA] & abi::gemm::kBf16, bf16B = g[TransB] & abi::gemm::kBf16;
+  g[TransA] &= abi::gemm::kTransposed;
+  g[TransB] &= abi::gemm::kTransposed;
+  if (bf16A != bf16B)
+    return std::nullopt;
+  return bf16A ? GemmStorage::Bf16Operands : GemmStorage::F32;
+}
+
 const char *GemmEpilogue::function() const {
   return biasGrad ? "tfc_cuda_sgemm_bias_grad" : any() ? "tfc_cuda_sgemm_fused" : "tfc_cuda_sgemm";
 }
@@ -345,8 +354,8 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   };
   if (std::string why = refuseGemm(g, epilogue); !why.empty())
     return fail(why);
-  if (storage != GemmStorage::F32 && epilogue.any())
-    return fail("an epilogue on bf16 matrices (they are for tfc-kernel-check --bench-gemm)");
+  if (storage == GemmStorage::Bf16 && epilogue.any())
+    return fail("an epilogue on a bf16 C (it is for tfc-kernel-check --bench-gemm)");
   if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
     return true;
   // strideC 0 over several items sums them into one C: one matmul an item.

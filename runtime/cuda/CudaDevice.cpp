@@ -430,14 +430,15 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                       "between them");
     else
       lines.push_back(spec.precision == abi::key::kPrecisionTf32
-                        ? "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
-                          "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32"
-                    : spec.precision == abi::key::kPrecisionBf16
-                        ? "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
-                          "(CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every "
-                          "tensor fp32"
-                        : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
-                          "in full FP32");
+                          ? "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
+                            "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32"
+                      : spec.precision == abi::key::kPrecisionBf16
+                          ? "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
+                            "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where "
+                            "tfc compile's --bf16-operands made them), every other kernel fp32, "
+                            "parameters, activations and gradients stored fp32"
+                          : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
+                            "in full FP32");
     std::string awaiting;
     for (const std::string &arch : spec.dependentLaunch)
       awaiting += (awaiting.empty() ? "" : ", ") + arch;
@@ -782,10 +783,18 @@ CUresult CudaDevice::launchWith(CUlaunchAttribute attribute, CUfunction function
   return driver_->api().launchKernelEx(&config, function, params, nullptr);
 }
 
-void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
+void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
   if (!launchError_.empty())
     return;
-  if (smallGemm(args, epilogue) || gemmBesideColumnSums(args, epilogue))
+  GemmArgs args = given;
+  const std::optional<GemmStorage> storage = takeStorage(args);
+  if (!storage)
+    return failLaunch(std::string(epilogue.function()) + "(" + describeGemm(args) +
+                      "): one operand in bf16 and the other in fp32 (cuBLASLt multiplies bf16 "
+                      "by bf16)");
+  // gemm_small.cu's kernels and the column sums read fp32.
+  const bool bf16 = *storage == GemmStorage::Bf16Operands;
+  if (!bf16 && (smallGemm(args, epilogue) || gemmBesideColumnSums(args, epilogue)))
     return;
   if (!cublasLt_) {
     return failLaunch(std::string(epilogue.function()) + "(" + describeGemm(args) + "): " +
@@ -793,9 +802,11 @@ void CudaDevice::sgemm(const GemmArgs &args, const GemmEpilogue &epilogue) {
                                               : cublasLtError_));
   }
   std::string error;
-  ProfileScope profiled(*this, "cuBLASLt", [&] { return profileName(args, epilogue); });
+  ProfileScope profiled(*this, "cuBLASLt", [&] {
+    return profileName(args, epilogue) + (bf16 ? ", bf16 A and B" : "");
+  });
   if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), workspace_,
-                       kCublasLtWorkspaceBytes, error))
+                        kCublasLtWorkspaceBytes, error, *storage))
     failLaunch(error);
 }
 

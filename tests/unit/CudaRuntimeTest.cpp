@@ -1073,9 +1073,15 @@ TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
   EXPECT_EQ(lt->plans(), 2u);
   GemmEpilogue relu;
   relu.relu = true;
-  EXPECT_FALSE(
-      lt->sgemm(args, relu, GemmPrecision::Fp32, nullptr, 0, 0, error, GemmStorage::Bf16Operands));
-  EXPECT_NE(error.find("an epilogue on bf16 matrices"), std::string::npos) << error;
+  EXPECT_FALSE(lt->sgemm(args, relu, GemmPrecision::Fp32, nullptr, 0, 0, error, GemmStorage::Bf16));
+  EXPECT_NE(error.find("an epilogue on a bf16 C"), std::string::npos) << error;
+  // bf16 A and B take epilogues (tf-bf16-gemm-operands' calls): C fp32.
+  args[tfc::abi::gemm::C] = intptr_t(c);
+  ASSERT_TRUE(
+      lt->sgemm(args, relu, GemmPrecision::Bf16, nullptr, 0, 0, error, GemmStorage::Bf16Operands))
+      << error;
+  device->copyOut(got, c, 8);
+  EXPECT_EQ(got[0], 2.0f * 0x1p-7f);
   for (void *buffer : {a, b, c, c16})
     device->release(buffer);
 }
@@ -1406,5 +1412,93 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   lines = device.describe(manifest);
   ASSERT_EQ(lines.size(), 8u);
   EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
-                      "(CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32");
+                      "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc "
+                      "compile's --bf16-operands made them), every other kernel fp32, "
+                      "parameters, activations and gradients stored fp32");
+}
+
+// tf-bf16-gemm-operands' calls: kBf16 in both transpose flags reads A and B
+// as bf16 (GemmStorage::Bf16Operands: a plan of its own, CUBLAS_COMPUTE_32F
+// whatever the precision), on cuBLASLt even where a product that small would
+// go to gemm_small.cu's fp32 kernels, epilogues included (the bias gradient
+// sums the bf16 values). One operand bf16 and the other fp32 is refused,
+// naming the GEMM.
+TEST_F(CudaRuntimeTest, Bf16OperandCallsReadBf16) {
+  namespace gemm = tfc::abi::gemm;
+  device->configure({0, false});
+  device->setGemmPrecision(GemmPrecision::Bf16);
+  // dW (2 x 3) = dY^T X: dY stored 4 x 2 (A, transposed), X 4 x 3 (B);
+  // db the sums of dY's rows. Values bf16 holds, so the products are exact.
+  const float dy[] = {1, 2, 0.5f, -1, 3, 1.0f + 0x1p-7f, -2, 0.25f};
+  const float x[] = {1, 0, 2, -1, 1, 0.5f, 4, 2, 1, 0, -3, 1};
+  std::vector<uint16_t> dyBits, xBits;
+  for (float v : dy)
+    dyBits.push_back(kernels::bf16Bits(v));
+  for (float v : x)
+    xBits.push_back(kernels::bf16Bits(v));
+  void *dA = device->allocate(16), *dB = device->allocate(24), *dC = device->allocate(24),
+       *sums = device->allocate(8), *fp32 = device->allocate(48);
+  ASSERT_TRUE(dA && dB && dC && sums && fp32);
+  device->copyIn(dA, dyBits.data(), 16);
+  device->copyIn(dB, xBits.data(), 24);
+  void *buffers[] = {dA, dB, dC, sums, fp32};
+  gBiasGrad = {1,
+               2,
+               3,
+               4,
+               intptr_t(dA),
+               2,
+               0,
+               gemm::kTransposed | gemm::kBf16,
+               intptr_t(dB),
+               3,
+               0,
+               gemm::kBf16,
+               intptr_t(dC),
+               3,
+               0,
+               0,
+               gemm::kBiasGradOfA,
+               intptr_t(sums)};
+  std::string error;
+  ASSERT_TRUE(device->run(biasGradEntry, buffers, 5, error)) << error;
+  float got[6] = {}, gotSums[2] = {};
+  device->copyOut(got, dC, 24);
+  device->copyOut(gotSums, sums, 8);
+  for (int i = 0; i < 2; ++i) {
+    float sum = 0;
+    for (int p = 0; p < 4; ++p)
+      sum += dy[p * 2 + i];
+    EXPECT_EQ(gotSums[i], sum) << i;
+    for (int j = 0; j < 3; ++j) {
+      double want = 0;
+      for (int p = 0; p < 4; ++p)
+        want += double(dy[p * 2 + i]) * double(x[p * 3 + j]);
+      EXPECT_EQ(got[i * 3 + j], float(want)) << i << ", " << j;
+    }
+  }
+  EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), 1u) << log();
+  EXPECT_EQ(count(", bgradb)"), 1u) << log(); // our A is cuBLASLt's B
+  // A bf16 A with an fp32 B.
+  gGemm = {1,
+           2,
+           3,
+           4,
+           intptr_t(dA),
+           2,
+           0,
+           gemm::kTransposed | gemm::kBf16,
+           intptr_t(fp32),
+           3,
+           0,
+           0,
+           intptr_t(dC),
+           3,
+           0,
+           0};
+  EXPECT_FALSE(device->run(gemmEntry, buffers, 5, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm(batch 1, 2x3x4, A^T lda 2, B ldb 3, C ldc 3): one operand "
+                   "in bf16 and the other in fp32 (cuBLASLt multiplies bf16 by bf16)");
+  for (void *buffer : buffers)
+    device->release(buffer);
 }

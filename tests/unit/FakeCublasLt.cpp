@@ -11,13 +11,14 @@
 // tf32 and bf16, CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF (whose products
 // it computes on A and B rounded to TF32's 10-bit or bf16's 7-bit mantissa,
 // as the tensor cores read them; every other compute type is refused), the
-// CUDA_R_16BF A and B, or all four, with CUBLAS_COMPUTE_32F and no epilogue
-// (tfc-kernel-check --bench-gemm's storage; bf16 read exactly, D rounded to
-// nearest even); the epilogues BIAS, RELU, RELU_BIAS, RELU_AUX(_BIAS) (writing ReLU's bit-mask:
+// CUDA_R_16BF A and B (tf-bf16-gemm-operands' copies, any epilogue below)
+// or all four (tfc-kernel-check --bench-gemm's storage, no epilogue), with
+// CUBLAS_COMPUTE_32F (bf16 read exactly, a bf16 D rounded to nearest even);
+// the epilogues BIAS, RELU, RELU_BIAS, RELU_AUX(_BIAS) (writing ReLU's bit-mask:
 // bit i + j * ld for D's element (i, j), ld a multiple of 128 of at least
 // D's rows), DRELU (the product times that mask) and the bias gradients
 // BGRADA (of an A not transposed) and BGRADB (of a transposed B), which it
-// sums in double;
+// sums in double (of the operand's values, bf16 ones exactly);
 // leading dimensions of at least the
 // rows, matching batch counts, a batch of C with stride 0 (items would race
 // on a GPU), and every matrix, in every item, inside one live allocation of
@@ -188,8 +189,8 @@ void compute(void *context) {
     for (int64_t x = 0; x < count; ++x) {
       double sum = 0;
       for (int64_t p = 0; p < w.k; ++p)
-        sum +=
-            w.biasGradOfB ? element(w.b, x + p * w.ldb, false) : element(w.a, x + p * w.lda, false);
+        sum += w.biasGradOfB ? element(w.b, x + p * w.ldb, w.operandsBf16)
+                             : element(w.a, x + p * w.lda, w.operandsBf16);
       w.biasGrad[x] = float(sum);
     }
   }
@@ -225,13 +226,14 @@ bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, 
   for (const Layout *l : {&a, &b, &c, &d})
     if ((l->type != CUDA_R_32F && l->type != CUDA_R_16BF) || l->ld < int64_t(l->rows) || l->ld < 1)
       return why = "a layout that is not R_32F or R_16BF with ld >= rows", false;
-  // bf16: A and B alike, C and D alike, no epilogue, CUBLAS_COMPUTE_32F.
+  // bf16: A and B alike, C and D alike, CUBLAS_COMPUTE_32F; an epilogue
+  // only with C and D fp32 (tfc asks no other).
   const bool anyBf16 = a.type == CUDA_R_16BF || c.type == CUDA_R_16BF;
   if (a.type != b.type || c.type != d.type || (c.type == CUDA_R_16BF && a.type != CUDA_R_16BF) ||
-      (anyBf16 &&
-       (desc.compute != CUBLAS_COMPUTE_32F || desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT)))
-    return why = "bf16 matrices other than A and B, or all four, with CUBLAS_COMPUTE_32F and no "
-                 "epilogue",
+      (anyBf16 && desc.compute != CUBLAS_COMPUTE_32F) ||
+      (c.type == CUDA_R_16BF && desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT))
+    return why = "bf16 matrices other than A and B, or all four, with CUBLAS_COMPUTE_32F (an "
+                 "epilogue only with C and D fp32)",
            false;
   const uint64_t m = desc.transA ? a.cols : a.rows, k = desc.transA ? a.rows : a.cols;
   const uint64_t kb = desc.transB ? b.cols : b.rows, n = desc.transB ? b.rows : b.cols;

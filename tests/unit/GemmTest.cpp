@@ -12,8 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/Gemm.h"
-#include "runtime/cpu/GemmKernels.h"
+#include "runtime/Abi.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cpu/GemmKernels.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <gtest/gtest.h>
 
@@ -398,6 +400,86 @@ TEST(Gemm, PairIsTheTwoCalls) {
     }
   }
   tfc::rt::setNumThreads(before);
+}
+
+/// `v`'s floats as bf16 bits (round to nearest even), and those widened back.
+std::vector<uint16_t> bf16Of(const std::vector<float> &v, std::vector<float> &widened) {
+  namespace k = tfc::rt::cuda::kernels;
+  std::vector<uint16_t> bits(v.size());
+  widened.resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    widened[i] = k::bf16Float(bits[i] = k::bf16Bits(v[i]));
+  return bits;
+}
+
+// tf-bf16-gemm-operands' copies on the CPU (--target=cuda-emulated): a
+// transpose flag with abi::gemm::kBf16 reads that operand as bf16 bits,
+// widened exactly, so the product has the bits of the fp32 GEMM of the
+// rounded values, for every layout (transposes, padded rows, batches, a
+// shared operand, accumulation); the fused and bias-gradient twins too.
+TEST(Gemm, Bf16OperandsAreTheRoundedValues) {
+  namespace gemm = tfc::abi::gemm;
+  const Call calls[] = {dense(1, 37, 19, 45, false, false),
+                        dense(1, 16, 24, 33, true, true, true, 3, 2, 1),
+                        dense(3, 9, 40, 17, false, true, false, 0, 0, 0, false, true),
+                        dense(2, 64, 8, 70, true, false, true, 5, 0, 0, true, false)};
+  for (const Call &g : calls) {
+    Buffers in(g, 11);
+    Buffers expected = in;
+    std::vector<float> roundedA, roundedB;
+    std::vector<uint16_t> bitsA = bf16Of(in.a, roundedA), bitsB = bf16Of(in.b, roundedB);
+    expected.a = roundedA, expected.b = roundedB;
+    expected.run(g);
+    std::vector<float> got = in.c;
+    tfc_sgemm(g.batch, g.m, g.n, g.k, intptr_t(bitsA.data()), g.lda, g.strideA,
+              g.transA | gemm::kBf16, intptr_t(bitsB.data()), g.ldb, g.strideB,
+              g.transB | gemm::kBf16, intptr_t(got.data()), g.ldc, g.strideC, g.acc);
+    EXPECT_EQ(std::memcmp(got.data(), expected.c.data(), sizeof(float) * got.size()), 0) << g.str();
+    // One operand bf16, the other fp32: each read as it is stored.
+    got = in.c;
+    Buffers onlyB = in;
+    onlyB.b = roundedB;
+    onlyB.run(g);
+    tfc_sgemm(g.batch, g.m, g.n, g.k, intptr_t(in.a.data()), g.lda, g.strideA, g.transA,
+              intptr_t(bitsB.data()), g.ldb, g.strideB, g.transB | gemm::kBf16,
+              intptr_t(got.data()), g.ldc, g.strideC, g.acc);
+    EXPECT_EQ(std::memcmp(got.data(), onlyB.c.data(), sizeof(float) * got.size()), 0)
+        << g.str() << ", B alone bf16";
+  }
+  // A weight gradient with its bias gradient: dW = dY^T X, db the sums of
+  // dY's rows (A, transposed), from the bf16 values.
+  const Call g = dense(1, 12, 20, 50, true, false);
+  Buffers in(g, 5);
+  std::vector<float> roundedA, roundedB;
+  std::vector<uint16_t> bitsA = bf16Of(in.a, roundedA), bitsB = bf16Of(in.b, roundedB);
+  std::vector<float> expectedC = in.c, gotC = in.c, expectedSums(12, -1.0f), gotSums(12, -2.0f);
+  tfc_sgemm_bias_grad(1, g.m, g.n, g.k, intptr_t(roundedA.data()), g.lda, 0, 1,
+                      intptr_t(roundedB.data()), g.ldb, 0, 0, intptr_t(expectedC.data()), g.ldc, 0,
+                      0, gemm::kBiasGradOfA, intptr_t(expectedSums.data()));
+  tfc_sgemm_bias_grad(1, g.m, g.n, g.k, intptr_t(bitsA.data()), g.lda, 0, 1 | gemm::kBf16,
+                      intptr_t(bitsB.data()), g.ldb, 0, gemm::kBf16, intptr_t(gotC.data()), g.ldc,
+                      0, 0, gemm::kBiasGradOfA, intptr_t(gotSums.data()));
+  EXPECT_EQ(std::memcmp(gotC.data(), expectedC.data(), sizeof(float) * gotC.size()), 0);
+  EXPECT_EQ(std::memcmp(gotSums.data(), expectedSums.data(), sizeof(float) * 12), 0);
+  // And a ReLU with a bias (tfc_sgemm_fused calls tfc_sgemm).
+  const Call plain = dense(1, 12, 20, 50, false, true);
+  Buffers fusedIn(plain, 6);
+  std::vector<uint16_t> fusedA = bf16Of(fusedIn.a, roundedA), fusedB = bf16Of(fusedIn.b, roundedB);
+  std::vector<float> bias(20, 0.25f);
+  std::vector<float> wantC = fusedIn.c, haveC = fusedIn.c;
+  tfc_sgemm_fused(1, plain.m, plain.n, plain.k, intptr_t(roundedA.data()), plain.lda, 0, 0,
+                  intptr_t(roundedB.data()), plain.ldb, 0, 1, intptr_t(wantC.data()), plain.ldc, 0,
+                  0, gemm::kRelu, intptr_t(bias.data()), 0, 0, 0, 0);
+  tfc_sgemm_fused(1, plain.m, plain.n, plain.k, intptr_t(fusedA.data()), plain.lda, 0, gemm::kBf16,
+                  intptr_t(fusedB.data()), plain.ldb, 0, 1 | gemm::kBf16, intptr_t(haveC.data()),
+                  plain.ldc, 0, 0, gemm::kRelu, intptr_t(bias.data()), 0, 0, 0, 0);
+  EXPECT_EQ(std::memcmp(haveC.data(), wantC.data(), sizeof(float) * haveC.size()), 0);
+  // The rounding is real: the fp32 product differs.
+  std::vector<float> fp32C = fusedIn.c;
+  tfc_sgemm_fused(1, plain.m, plain.n, plain.k, intptr_t(fusedIn.a.data()), plain.lda, 0, 0,
+                  intptr_t(fusedIn.b.data()), plain.ldb, 0, 1, intptr_t(fp32C.data()), plain.ldc, 0,
+                  0, gemm::kRelu, intptr_t(bias.data()), 0, 0, 0, 0);
+  EXPECT_NE(std::memcmp(haveC.data(), fp32C.data(), sizeof(float) * haveC.size()), 0);
 }
 
 // Batch reductions (strideC 0): every layout, with and without accumulate,

@@ -43,6 +43,12 @@ for model in "${models[@]}"; do
           --precision "$precision" -o "$out/cuda/$model.$precision"
       done
     fi
+    # The bf16 step without bf16 copies of the GEMMs' operands, for
+    # tools/gpu/verify.sh's A/B of --bf16-operands.
+    if [[ $model == medium_encoder ]]; then
+      "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
+        --precision bf16 --bf16-operands=none -o "$out/cuda/$model.bf16-fp32-operands"
+    fi
     if [[ " ${persistent_models[*]} " == *" $model "* ]]; then
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
         --persistent-kernels -o "$out/cuda/$model.persistent"

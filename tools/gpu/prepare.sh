@@ -12,7 +12,7 @@ build="${1:-$root/build}"
 out="$build/gpu-check"
 ninja -C "$build" tfc CudaDriverTest tfc-kernel-check >/dev/null
 rm -rf "$out" && mkdir -p "$out/cpu" "$out/cuda" "$out/cuda-no-epilogues" "$out/cuda-separate" \
-  "$out/cuda-tf32" "$out/cuda-bf16" "$out/cuda-unfused-loss"
+  "$out/cuda-tf32" "$out/cuda-bf16" "$out/cuda-bf16-all" "$out/cuda-unfused-loss"
 for model in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do
   "$build/bin/tfc" compile "$root/models/$model.tf" --cpu=x86-64-v3 -o "$out/cpu/$model"
   "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda -o "$out/cuda/$model"
@@ -35,6 +35,10 @@ for precision in tf32 bf16; do
   "$build/bin/tfc" compile "$root/models/reverse.tf" --target=cuda --precision "$precision" \
     -o "$out/cuda-$precision/reverse"
 done
+# Every GEMM on bf16 copies of its operands (reverse's are too small for the
+# default, large): cuBLASLt's bf16 plans with every epilogue, still 100%.
+"$build/bin/tfc" compile "$root/models/reverse.tf" --target=cuda --precision bf16 \
+  --bf16-operands=all -o "$out/cuda-bf16-all/reverse"
 # One element a thread in every generated kernel (--no-thread-coarsening),
 # for quick.sh: the same bits as the default's 4 (16-byte accesses on the
 # GPU's real alignment), and the medium encoder's step timed both ways.

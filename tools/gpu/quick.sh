@@ -15,7 +15,8 @@
 #      set_anomaly and fleuret_cnn with small launches as tails (the
 #      default) against on their own (--no-launch-tails): the same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings), in fp32
-#      and in bf16 (attention on tensor cores);
+#      and in bf16 (attention on tensor cores), also with every GEMM on bf16
+#      copies of its operands (--bf16-operands=all);
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); of
@@ -33,7 +34,8 @@
 #      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS),
 #      and the medium encoder's and set_anomaly's with dq from the dS dkv stored and not
 #      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
-#      (TFC_ATTENTION_DQ_STORES_D);
+#      (TFC_ATTENTION_DQ_STORES_D); and the medium encoder's bf16 step with
+#      bf16 copies of its GEMMs' operands (the default) and without;
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
@@ -130,18 +132,20 @@ if grep -q '^test.*accuracy 1\.0000' "$work/train.log"; then
 else
   failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy"; tail -n 5 "$work/train.log"
 fi
-# In bf16: attention on tensor cores, its dq from the dS dkv stored.
-if [ -x "$dir/cuda-bf16/reverse" ]; then
-  timeout 120 "$dir/cuda-bf16/reverse" train --run-dir "$work/reverse-bf16-run" \
-    >"$work/train-bf16.log" 2>&1
-  grep '^test' "$work/train-bf16.log" | tail -n 1 | sed 's/^/    bf16: /'
-  if grep -q '^test.*accuracy 1\.0000' "$work/train-bf16.log"; then
-    passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy in bf16"
+# In bf16: attention on tensor cores, its dq from the dS dkv stored; and
+# with every GEMM on bf16 copies of its operands (--bf16-operands=all).
+for build in cuda-bf16 cuda-bf16-all; do
+  [ -x "$dir/$build/reverse" ] || continue
+  timeout 120 "$dir/$build/reverse" train --run-dir "$work/reverse-$build-run" \
+    >"$work/train-$build.log" 2>&1
+  grep '^test' "$work/train-$build.log" | tail -n 1 | sed "s/^/    $build: /"
+  if grep -q '^test.*accuracy 1\.0000' "$work/train-$build.log"; then
+    passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy ($build)"
   else
-    failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy in bf16"
-    tail -n 5 "$work/train-bf16.log"
+    failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy ($build)"
+    tail -n 5 "$work/train-$build.log"
   fi
-fi
+done
 echo "$passed passed, $failed failed"
 
 # ab VAR BINARY...: each BINARY's train_step (median of 50) with VAR=1, then 0.
@@ -194,6 +198,15 @@ ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder
   "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
+
+echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands against without"
+for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
+  "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands"; do
+  [ -x "$binary" ] || continue
+  line=$(timeout 60 "$binary" bench --entry train_step --steps 50 2>&1 | grep '^bench train_step' |
+    cut -d' ' -f3-4)
+  echo "    $(basename "$binary"): ${line:-failed}"
+done
 
 echo "== 5. bench --profile"
 for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

@@ -6,10 +6,12 @@
 # binaries of the commit before the change). In order:
 #   1. tfc-kernel-check: every hand-written kernel against the CPU;
 #   2. parity.py of reverse, set_anomaly, fleuret_cnn and encoder_decoder;
-#   3. reverse trained to 100% in fp32 and bf16;
+#   3. reverse trained to 100% in fp32 and bf16, and in bf16 with every
+#      GEMM on bf16 copies of its operands (--bf16-operands=all);
 #   4. each baseline binary's train_step against the same binary of this
 #      build, alternately, three times each (median of 50 steps), and the
-#      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0;
+#      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0, and its bf16
+#      step with bf16 copies of the GEMMs' operands against without;
 #   5. attention's kernels alone (--bench-attention), and bench --profile
 #      of the medium encoder, of reverse and of reverse with every small
 #      product on gemm_small.cu (TFC_SMALL_GEMM=1).
@@ -60,7 +62,7 @@ for model in reverse set_anomaly fleuret_cnn encoder_decoder; do
 done
 
 echo "== 3. reverse trained on the GPU"
-for build in cuda cuda-bf16; do
+for build in cuda cuda-bf16 cuda-bf16-all; do
   [ -x "$dir/$build/reverse" ] || continue
   begin=$(date +%s%N)
   timeout 60 "$dir/$build/reverse" train --run-dir "$work/run-$build" >"$work/train-$build.log" 2>&1
@@ -95,6 +97,12 @@ if [ -d "$baseline" ]; then
 else
   echo "    no baseline carried"
 fi
+if [ -x "$bench/medium_encoder.bf16-fp32-operands" ]; then
+  for round in 1 2 3; do
+    [ "$(left)" -gt 100 ] || break
+    echo "    medium_encoder.bf16 --bf16-operands=large: $(step "$bench/medium_encoder.bf16")  none: $(step "$bench/medium_encoder.bf16-fp32-operands")"
+  done
+fi
 for binary in "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
   [ -x "$binary" ] && [ "$(left)" -gt 80 ] || continue
   for value in 1 0; do
@@ -110,7 +118,7 @@ profile() {
   env ${2:+"$2"} timeout 30 "$1" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
     grep -v '^bench model=' | head -n 60 | sed 's/^/    /'
 }
-[ "$(left)" -gt 20 ] && [ -x "$bench/medium_encoder.tf32" ] && profile "$bench/medium_encoder.tf32"
+[ "$(left)" -gt 20 ] && [ -x "$bench/medium_encoder.bf16" ] && profile "$bench/medium_encoder.bf16"
 [ "$(left)" -gt 10 ] && profile "$dir/cuda/reverse"
 [ "$(left)" -gt 10 ] && profile "$dir/cuda/reverse" TFC_SMALL_GEMM=1
 (cd /tmp && find "$(basename "$work")" -type f -name '*.log' -size -1024k -print0 |

@@ -154,10 +154,18 @@ static cl::opt<std::string> cudaImage(
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("The GEMMs' precision: fp32 (the default: everything in full FP32), tf32 or bf16 "
-             "(--target=cuda: cuBLASLt may use TF32, or bf16, tensor cores for the fp32 GEMMs; "
-             "every other kernel and every tensor stays fp32; docs/cuda.md)"),
+             "(--target=cuda: cuBLASLt may use TF32, or bf16, tensor cores for the fp32 GEMMs, "
+             "bf16 reading bf16 copies of large GEMMs' operands (--bf16-operands); every other "
+             "kernel and every stored tensor stays fp32; docs/cuda.md)"),
     cl::value_desc("fp32|tf32|bf16"), cl::init("fp32"), cl::sub(compileCommand),
     cl::cat(tfcCategory));
+static cl::opt<std::string> bf16Operands(
+    "bf16-operands",
+    cl::desc("Which GEMMs read their A and B from bf16 copies made before them (twice the "
+             "tensor-core rate of fp32 ones): large (--precision bf16's default: products of "
+             "at least 2^28 multiply-adds), all, or none (every other precision's). "
+             "--target=cuda-emulated takes large and all too, rounding as the GPU would"),
+    cl::value_desc("large|all|none"), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
@@ -544,9 +552,40 @@ int compile() {
     llvm::errs() << "tfc: error: " << (precision == "tf32" ? "TF32" : "bf16")
                  << " is a GPU precision: --precision " << precision << " needs --target=cuda"
                  << (backend->name == "cuda-emulated"
-                         ? " (--target=cuda-emulated runs the CPU's fp32 GEMMs)"
-                         : "")
+                         ? std::string(" (--target=cuda-emulated runs the CPU's fp32 GEMMs") +
+                               (precision == "bf16" ? "; --bf16-operands=all rounds their "
+                                                      "operands to bf16 as the GPU does)"
+                                                    : ")")
+                         : std::string())
                  << "\n";
+    return kUsageError;
+  }
+  // --bf16-operands: large for bf16 on the GPU, unless told; cuda-emulated
+  // rounds the copies as the GPU does (and multiplies them in fp32, exactly).
+  const bool bf16OperandsGiven = bf16Operands.getNumOccurrences() > 0;
+  std::string bf16OperandsChoice = bf16OperandsGiven ? std::string(bf16Operands)
+                                   : precision == "bf16" && backend->addKernelPasses ? "large"
+                                                                                     : "none";
+  if (bf16OperandsChoice != "large" && bf16OperandsChoice != "all" &&
+      bf16OperandsChoice != "none") {
+    llvm::errs() << "tfc: error: --bf16-operands must be large, all or none, got '"
+                 << tfc::escapeForTerminal(bf16OperandsChoice) << "'\n";
+    return kUsageError;
+  }
+  if (bf16OperandsChoice != "none" && !backend->gpuMapping) {
+    llvm::errs() << "tfc: error: --bf16-operands=" << bf16OperandsChoice
+                 << " is for the GPU's GEMMs: it needs --target=cuda (or cuda-emulated)\n";
+    return kUsageError;
+  }
+  if (bf16OperandsChoice != "none" && backend->addKernelPasses && precision != "bf16") {
+    llvm::errs() << "tfc: error: --bf16-operands=" << bf16OperandsChoice
+                 << " rounds the GEMMs' operands to bf16: it needs --precision bf16\n";
+    return kUsageError;
+  }
+  if (bf16OperandsChoice != "none" && persistentKernels) {
+    llvm::errs() << "tfc: error: --persistent-kernels computes every GEMM in generated fp32 "
+                    "code (no cuBLASLt): --bf16-operands="
+                 << bf16OperandsChoice << " needs the default, graph-replayed step\n";
     return kUsageError;
   }
   if (persistentKernels && !backend->gpuMapping) {
@@ -564,6 +603,7 @@ int compile() {
   codegen.winograd = !noWinograd;
   codegen.cuda.persistent = persistentKernels;
   codegen.cuda.precision = precision;
+  codegen.cuda.bf16Operands = bf16OperandsChoice;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;

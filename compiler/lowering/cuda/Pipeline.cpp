@@ -68,6 +68,11 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
   gemm.device = "cuda";
   gemm.gradientEpilogues = target.gradientEpilogues;
   pm.addPass(tfc::createTfGemmToRuntime(gemm));
+  if (target.bf16Operands != "none") {
+    tfc::TfBf16GemmOperandsOptions bf16;
+    bf16.minMacs = target.bf16Operands == "all" ? 0 : tfc::kBf16OperandsMinMacs;
+    pm.addPass(tfc::createTfBf16GemmOperands(bf16));
+  }
 }
 
 void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {

@@ -38,6 +38,10 @@ struct CudaTarget {
   /// tensor cores); the generated and hand-written kernels are fp32 either
   /// way. The manifest's "cuda" record carries it to the runtime.
   std::string precision = "fp32";
+  /// Which GEMMs read bf16 copies of A and B (tf-bf16-gemm-operands;
+  /// --bf16-operands): "none", "large" (at least kBf16OperandsMinMacs
+  /// multiply-adds; --precision bf16's default) or "all".
+  std::string bf16Operands = "none";
   /// Adjacent independent loop nests as one kernel launch (tf-group-loops,
   /// tf-merge-launches); --no-merge-launches: a launch each.
   bool mergeLaunches = true;
@@ -65,6 +69,10 @@ struct CudaTarget {
   /// that launches, not kernels, bound.
   bool persistent = false;
 };
+
+/// The fewest multiply-adds of a GEMM whose operands --bf16-operands=large
+/// copies to bf16 (tf-bf16-gemm-operands' min-macs default).
+inline constexpr int64_t kBf16OperandsMinMacs = int64_t(1) << 28;
 
 /// The PTX comment tf-await-previous-kernel starts every kernel with.
 inline constexpr const char *kAwaitPreviousKernelMarker = "// tfc: await the previous kernel";

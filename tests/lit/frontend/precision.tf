@@ -15,7 +15,19 @@
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --precision tf32 | FileCheck %s --check-prefix=EMULATED
 # EMULATED: tfc: error: TF32 is a GPU precision: --precision tf32 needs --target=cuda (--target=cuda-emulated runs the CPU's fp32 GEMMs)
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --precision bf16 | FileCheck %s --check-prefix=EMULATED-BF16
-# EMULATED-BF16: tfc: error: bf16 is a GPU precision: --precision bf16 needs --target=cuda (--target=cuda-emulated runs the CPU's fp32 GEMMs)
+# EMULATED-BF16: tfc: error: bf16 is a GPU precision: --precision bf16 needs --target=cuda (--target=cuda-emulated runs the CPU's fp32 GEMMs; --bf16-operands=all rounds their operands to bf16 as the GPU does)
+# --bf16-operands (tf-bf16-gemm-operands): large, all or none; for the GPU's
+# GEMMs only, and on --target=cuda with --precision bf16 only (it is bf16
+# arithmetic); cuda-emulated takes it alone, to check the copies on the CPU;
+# persistent kernels have no cuBLASLt to read them.
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --bf16-operands=half | FileCheck %s --check-prefix=OPERANDS
+# OPERANDS: tfc: error: --bf16-operands must be large, all or none, got 'half'
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --bf16-operands=all | FileCheck %s --check-prefix=OPERANDS-CPU
+# OPERANDS-CPU: tfc: error: --bf16-operands=all is for the GPU's GEMMs: it needs --target=cuda (or cuda-emulated)
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --persistent-kernels --bf16-operands=large | FileCheck %s --check-prefix=OPERANDS-PERSISTENT
+# OPERANDS-PERSISTENT: tfc: error: --persistent-kernels computes every GEMM in generated fp32 code (no cuBLASLt): --bf16-operands=large needs the default, graph-replayed step
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --emit=buffers
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --bf16-operands=none --emit=linalg
 model m {
   input x: f32[batch, 4]
   output y = relu(x)

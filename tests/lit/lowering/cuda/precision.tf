@@ -12,6 +12,10 @@
 # RUN: %t/bf16 info | FileCheck %s --check-prefix=BF16
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --cuda-path=%cuda -o %t/fp32
 # RUN: %t/fp32 info | FileCheck %s --check-prefix=FP32
+# --bf16-operands on the GPU is bf16 arithmetic: it needs --precision bf16.
+# RUN: %python %S/../../frontend/Inputs/exit_status.py 2 tfc compile %S/Inputs/softmax.tf --target=cuda --bf16-operands=all --cuda-path=%cuda \
+# RUN:   | FileCheck %s --check-prefix=OPERANDS-FP32
+# OPERANDS-FP32: tfc: error: --bf16-operands=all rounds the GEMMs' operands to bf16: it needs --precision bf16
 # The manifest as tf-pack-entry-abi embeds it (the module's tfc.cuda).
 # RUN: tfc compile %S/Inputs/softmax.tf --target=cuda --batch 2 --precision tf32 --cuda-path=%cuda --cuda-image=ptx --emit=llvm | FileCheck %s --check-prefix=MANIFEST
 # A fatbin's sm_90 SASS waits for the kernel before (tf-await-previous-kernel):
@@ -23,7 +27,7 @@
 # TF32-NEXT: precision tf32: cuBLASLt GEMMs on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32
 # TF32-NEXT: programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the hand-written kernels on sm_90 and later, the generated ones on sm_90
 # BF16: kernels {{[0-9]+}}, a fatbin image
-# BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF), every other kernel and every tensor fp32
+# BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc compile's --bf16-operands made them), every other kernel fp32, parameters, activations and gradients stored fp32
 # FP32: kernels {{[0-9]+}}, a fatbin image
 # FP32-NEXT: precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in full FP32
 # Each kernel's source beside its name (bench --profile): the entry and the

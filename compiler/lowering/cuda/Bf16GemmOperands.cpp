@@ -1,0 +1,275 @@
+//===- Bf16GemmOperands.cpp - large GEMMs read bf16 copies of A and B -----===//
+//
+// cuBLASLt reads fp32 operands at TF32's rate even under
+// CUBLAS_COMPUTE_32F_FAST_16BF (it rounds them as it loads); bf16 operands
+// run at twice that (tfc-kernel-check --bench-gemm on an H200: the medium
+// encoder's 79 GEMMs 4.92 ms on fp32 data, 2.49 ms on bf16 A and B). So for
+// --precision bf16 each large GEMM call reads its A and B from bf16 copies
+// made right before it, as the call reads them (pointer, leading dimension,
+// batch stride), and reused by a later call of the same block when nothing
+// between may have written the source.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+#include "compiler/lowering/BufferEffects.h"
+#include "runtime/Abi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+#include <tuple>
+
+namespace tfc {
+#define GEN_PASS_DEF_TFBF16GEMMOPERANDS
+#include "compiler/Passes.h.inc"
+} // namespace tfc
+
+using namespace mlir;
+using namespace tfc;
+
+namespace {
+
+namespace gemm = abi::gemm;
+using abi::RuntimeFunction;
+
+/// Where a GEMM call's operand sits among its arguments.
+struct OperandArgs {
+  unsigned pointer, ld, stride, trans;
+};
+constexpr OperandArgs kOperands[2] = {{gemm::A, gemm::Lda, gemm::StrideA, gemm::TransA},
+                                      {gemm::B, gemm::Ldb, gemm::StrideB, gemm::TransB}};
+
+/// The runtime function a call calls, if it is one of cuBLASLt's GEMMs.
+std::optional<RuntimeFunction> gemmCallee(func::CallOp call) {
+  for (RuntimeFunction f : {RuntimeFunction::CudaSgemm, RuntimeFunction::CudaSgemmFused,
+                            RuntimeFunction::CudaSgemmBiasGrad})
+    if (call.getCallee() == StringRef(abi::symbol(f)))
+      return f;
+  return std::nullopt;
+}
+
+/// A pointer argument as CallArgs::pointer makes it: the aligned pointer of
+/// `buffer` plus `offset` elements of 4 bytes.
+struct Pointee {
+  Value buffer;
+  int64_t offset = 0;
+};
+
+std::optional<Pointee> pointeeOf(Value pointer) {
+  int64_t bytes = 0;
+  if (auto add = pointer.getDefiningOp<arith::AddIOp>()) {
+    std::optional<int64_t> constant = getConstantIntValue(add.getRhs());
+    if (!constant)
+      return std::nullopt;
+    bytes = *constant;
+    pointer = add.getLhs();
+  }
+  auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
+  auto type = extract ? dyn_cast<MemRefType>(extract.getSource().getType()) : MemRefType();
+  if (!type || !type.getElementType().isF32() || bytes % 4)
+    return std::nullopt;
+  return Pointee{extract.getSource(), bytes / 4};
+}
+
+/// The matrices an operand argument reads: `items` of `rows` x `cols` (as
+/// stored, row-major), `ld` apart in a row, `stride` apart in the batch.
+struct Matrices {
+  Value source; // the memref whose aligned pointer the call's pointer is
+  Value root;   // the buffer it is a view of
+  int64_t offset, rows, cols, ld, stride, items;
+  auto key() const {
+    return std::make_tuple(root.getAsOpaquePointer(), offset, rows, cols, ld, stride, items);
+  }
+};
+
+/// A bf16 copy made for an earlier call: reusable until something may write
+/// its source.
+struct Copy {
+  linalg::GenericOp cast;
+  Value buffer;
+};
+
+/// The constant of argument `i` of `call`, if it is one.
+std::optional<int64_t> constantArg(func::CallOp call, unsigned i) {
+  return getConstantIntValue(call.getOperand(i));
+}
+
+/// Whether `op` may write any buffer of `root` (conservatively: any op
+/// that touches memory and names it, except the reads this pass knows).
+bool mayWrite(Operation *op, Value root) {
+  if (touchesNoMemory(op))
+    return false;
+  if (auto cast = dyn_cast<linalg::GenericOp>(op); cast && cast->hasAttr(kBf16CastAttr))
+    return rootBuffer(cast.getDpsInits()[0]) == root;
+  auto names = [&](Value v) {
+    if (rootBuffer(v) == root)
+      return true;
+    std::optional<Pointee> p = pointeeOf(v);
+    return p && rootBuffer(p->buffer) == root;
+  };
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    if (std::optional<RuntimeFunction> f = gemmCallee(call)) {
+      // A GEMM writes C, and its mask or bias gradient.
+      SmallVector<unsigned, 2> written = {gemm::C};
+      if (*f == RuntimeFunction::CudaSgemmFused)
+        written.push_back(gemm::Aux);
+      if (*f == RuntimeFunction::CudaSgemmBiasGrad)
+        written.push_back(gemm::BiasGrad);
+      return llvm::any_of(written, [&](unsigned i) { return names(call.getOperand(i)); });
+    }
+  }
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op); linalgOp && linalgOp.hasPureBufferSemantics())
+    return llvm::any_of(linalgOp.getDpsInits(), names);
+  bool writes = false;
+  op->walk(
+      [&](Operation *nested) { writes = writes || llvm::any_of(nested->getOperands(), names); });
+  return writes;
+}
+
+/// The generic rounding `source` (fp32) to nearest even bf16 into `bits`
+/// (i16), a NaN kept a quiet NaN: KernelMath.h's bf16Bits, on integers so
+/// that every target computes the same bits.
+linalg::GenericOp castToBf16(OpBuilder &b, Location loc, Value source, Value bits) {
+  unsigned rank = cast<MemRefType>(bits.getType()).getRank();
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{}, ValueRange{source}, ValueRange{bits}, maps, iterators,
+      [](OpBuilder &b, Location loc, ValueRange args) {
+        auto i32 = [&](uint32_t v) {
+          return b.create<arith::ConstantIntOp>(loc, int64_t(v), 32).getResult();
+        };
+        Value x = b.create<arith::BitcastOp>(loc, b.getI32Type(), args[0]);
+        Value magnitude = b.create<arith::AndIOp>(loc, x, i32(0x7fffffffu));
+        Value nan =
+            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, magnitude, i32(0x7f800000u));
+        Value high = b.create<arith::ShRUIOp>(loc, x, i32(16));
+        Value odd = b.create<arith::AndIOp>(loc, high, i32(1));
+        Value half = b.create<arith::AddIOp>(loc, odd, i32(0x7fffu));
+        Value rounded =
+            b.create<arith::ShRUIOp>(loc, b.create<arith::AddIOp>(loc, x, half), i32(16));
+        Value quiet = b.create<arith::OrIOp>(loc, high, i32(0x40u));
+        Value chosen = b.create<arith::SelectOp>(loc, nan, quiet, rounded);
+        b.create<linalg::YieldOp>(
+            loc, ValueRange{b.create<arith::TruncIOp>(loc, b.getI16Type(), chosen)});
+      });
+  generic->setAttr(kBf16CastAttr, b.getUnitAttr());
+  return generic;
+}
+
+struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOperandsPass> {
+  using TfBf16GemmOperandsBase::TfBf16GemmOperandsBase;
+
+  void runOnOperation() override {
+    SmallVector<func::CallOp> calls;
+    getOperation().walk([&](func::CallOp call) {
+      if (gemmCallee(call))
+        calls.push_back(call);
+    });
+    for (func::CallOp call : calls)
+      rewrite(call);
+  }
+
+  /// The matrices operand `which` of `call` reads, if every size is a constant.
+  std::optional<Matrices> matricesOf(func::CallOp call, const OperandArgs &which) {
+    auto batch = constantArg(call, gemm::Batch), m = constantArg(call, gemm::M),
+         n = constantArg(call, gemm::N), k = constantArg(call, gemm::K),
+         ld = constantArg(call, which.ld), stride = constantArg(call, which.stride),
+         trans = constantArg(call, which.trans);
+    std::optional<Pointee> pointee = pointeeOf(call.getOperand(which.pointer));
+    if (!batch || !m || !n || !k || !ld || !stride || !trans || !pointee || *trans & gemm::kBf16)
+      return std::nullopt;
+    const bool ofA = which.pointer == gemm::A, transposed = *trans & gemm::kTransposed;
+    // As stored: A is M x K (K x M transposed), B is K x N (N x K).
+    int64_t rows = ofA ? (transposed ? *k : *m) : (transposed ? *n : *k);
+    int64_t cols = ofA ? (transposed ? *m : *k) : (transposed ? *k : *n);
+    return Matrices{pointee->buffer, rootBuffer(pointee->buffer), pointee->offset, rows, cols, *ld,
+                    *stride,         *stride == 0 ? 1 : *batch};
+  }
+
+  void rewrite(func::CallOp call) {
+    auto batch = constantArg(call, gemm::Batch), m = constantArg(call, gemm::M),
+         n = constantArg(call, gemm::N), k = constantArg(call, gemm::K);
+    if (!batch || !m || !n || !k || *batch * *m * *n * *k < minMacs)
+      return;
+    std::optional<Matrices> operands[2] = {matricesOf(call, kOperands[0]),
+                                           matricesOf(call, kOperands[1])};
+    if (!operands[0] || !operands[1])
+      return;
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    SmallVector<Value> args = llvm::to_vector(call.getOperands());
+    for (int i = 0; i < 2; ++i) {
+      const Matrices &matrices = *operands[i];
+      Value copy = reusableCopy(call, matrices);
+      if (!copy)
+        copy = makeCopy(b, loc, matrices);
+      const OperandArgs &which = kOperands[i];
+      Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, copy);
+      args[which.pointer] = base;
+      args[which.ld] = b.create<arith::ConstantIndexOp>(loc, matrices.cols);
+      args[which.stride] = b.create<arith::ConstantIndexOp>(
+          loc, matrices.stride == 0 ? 0 : matrices.rows * matrices.cols);
+      args[which.trans] = b.create<arith::ConstantIndexOp>(
+          loc, (*constantArg(call, which.trans) & gemm::kTransposed) | gemm::kBf16);
+    }
+    b.create<func::CallOp>(loc, call.getCallee(), TypeRange{}, args);
+    llvm::SmallSetVector<Operation *, 2> pointers;
+    for (const OperandArgs &which : kOperands)
+      pointers.insert(call.getOperand(which.pointer).getDefiningOp());
+    call.erase();
+    // The fp32 pointers, if nothing else reads them.
+    for (Operation *op : pointers)
+      while (op && op->use_empty() && touchesNoMemory(op)) {
+        Operation *source = op->getNumOperands() ? op->getOperand(0).getDefiningOp() : nullptr;
+        op->erase();
+        op = isa_and_nonnull<memref::ExtractAlignedPointerAsIndexOp>(source) ? source : nullptr;
+      }
+  }
+
+  /// A copy an earlier call of this block made of `matrices`, if nothing
+  /// between it and `call` may have written their buffer.
+  Value reusableCopy(func::CallOp call, const Matrices &matrices) {
+    auto found = copies.find(matrices.key());
+    if (found == copies.end())
+      return {};
+    linalg::GenericOp cast = found->second.cast;
+    if (cast->getBlock() != call->getBlock())
+      return {};
+    for (Operation *op = cast->getNextNode(); op != call.getOperation(); op = op->getNextNode())
+      if (mayWrite(op, matrices.root))
+        return {};
+    return found->second.buffer;
+  }
+
+  /// The bf16 copy of `matrices`, made right before `call`.
+  Value makeCopy(OpBuilder &b, Location loc, const Matrices &matrices) {
+    SmallVector<int64_t> shape = {matrices.rows, matrices.cols}, strides = {matrices.ld, 1};
+    if (matrices.items > 1) {
+      shape.insert(shape.begin(), matrices.items);
+      strides.insert(strides.begin(), matrices.stride);
+    }
+    MLIRContext *context = b.getContext();
+    auto viewType = MemRefType::get(shape, b.getF32Type(),
+                                    StridedLayoutAttr::get(context, matrices.offset, strides));
+    Value view = b.create<memref::ReinterpretCastOp>(loc, viewType, matrices.source,
+                                                     matrices.offset, shape, strides);
+    // 16-byte aligned rows and batches for cuBLASLt where the shape allows.
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    linalg::GenericOp cast = castToBf16(b, loc, view, bits);
+    copies[matrices.key()] = Copy{cast, bits};
+    return bits;
+  }
+
+  std::map<decltype(std::declval<Matrices>().key()), Copy> copies;
+};
+
+} // namespace

@@ -1,0 +1,148 @@
+// RUN: tf-opt %s --tf-bf16-gemm-operands=min-macs=0 --cse --split-input-file | FileCheck %s
+// RUN: tf-opt %s --tf-bf16-gemm-operands --split-input-file | FileCheck %s --check-prefix=LARGE
+// --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
+// bits as i16) made right before it, as the call reads them; the call's
+// transpose flags gain kBf16 (2), its leading dimensions become the
+// copies' rows. By default only products of 2^28 multiply-adds or more.
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// Y (8x3) = X (rows 2.. of a 10x4 buffer) W^T (W stored 3x4).
+// CHECK-LABEL: func.func @plain
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[XV:.*]] = memref.reinterpret_cast %arg0 to offset: [8], sizes: [8, 4], strides: [4, 1] : memref<10x4xf32> to memref<8x4xf32, strided<[4, 1], offset: 8>>
+// CHECK: %[[X16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK: linalg.generic {{.*}} ins(%[[XV]] : memref<8x4xf32, strided<[4, 1], offset: 8>>) outs(%[[X16]] : memref<8x4xi16>) attrs = {tfc.bf16_cast}
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: i16):
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[IN]] : f32 to i32
+// CHECK: arith.cmpi ugt
+// CHECK: arith.shrui %[[BITS]]
+// CHECK: arith.select
+// CHECK: %[[HALF:.*]] = arith.trunci %{{.*}} : i32 to i16
+// CHECK: linalg.yield %[[HALF]] : i16
+// CHECK: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[X16]]
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[WV:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [3, 4], strides: [4, 1]
+// CHECK: %[[W16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x4xi16>
+// CHECK: linalg.generic {{.*}} ins(%[[WV]] : {{.*}}) outs(%[[W16]] : memref<3x4xi16>) attrs = {tfc.bf16_cast}
+// CHECK: %[[WP:.*]] = memref.extract_aligned_pointer_as_index %[[W16]]
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %[[C3]], %[[C4]], %[[XP]], %[[C4]], %[[C0]], %[[C2]], %[[WP]], %[[C4]], %[[C0]], %[[C3]], %{{.*}})
+// CHECK-NOT: memref.extract_aligned_pointer_as_index %arg0
+// LARGE-LABEL: func.func @plain
+// LARGE-NOT: tfc.bf16_cast
+// LARGE: call @tfc_cuda_sgemm
+func.func @plain(%x: memref<10x4xf32>, %w: memref<3x4xf32>, %y: memref<8x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %xb = memref.extract_aligned_pointer_as_index %x : memref<10x4xf32> -> index
+  %xp = arith.addi %xb, %c32 : index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<3x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x3xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c3, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c1, %yp, %c3, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_sgemm_bias_grad(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// A linear layer's backward: dX = dY W and dW = dY^T X (with db): dY is
+// copied once; W and X once each.
+// CHECK-LABEL: func.func @shared
+// CHECK: memref.reinterpret_cast %arg0
+// CHECK: tfc.bf16_cast
+// CHECK: memref.reinterpret_cast %arg1
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK-NOT: memref.reinterpret_cast %arg0
+// CHECK: memref.reinterpret_cast %arg2
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm_bias_grad(
+func.func @shared(%dy: memref<8x3xf32>, %w: memref<3x4xf32>, %x: memref<8x4xf32>, %dx: memref<8x4xf32>, %dw: memref<3x4xf32>, %db: memref<3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %dyp = memref.extract_aligned_pointer_as_index %dy : memref<8x3xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<3x4xf32> -> index
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  %dwp = memref.extract_aligned_pointer_as_index %dw : memref<3x4xf32> -> index
+  %dbp = memref.extract_aligned_pointer_as_index %db : memref<3xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c3, %dyp, %c3, %c0, %c0, %wp, %c4, %c0, %c0, %dxp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %dyp2 = memref.extract_aligned_pointer_as_index %dy : memref<8x3xf32> -> index
+  call @tfc_cuda_sgemm_bias_grad(%c1, %c3, %c4, %c8, %dyp2, %c3, %c0, %c1, %xp, %c4, %c0, %c0, %dwp, %c4, %c0, %c0, %c0, %dbp) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// Something between the calls writes X (or a view of it): X is copied
+// again. A GEMM writing another buffer does not stop the reuse of W.
+// CHECK-LABEL: func.func @clobbered
+// CHECK: memref.reinterpret_cast %arg0
+// CHECK: tfc.bf16_cast
+// CHECK: memref.reinterpret_cast %arg1
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: linalg.fill
+// CHECK: %[[X2:.*]] = memref.alloc() {{.*}} : memref<8x4xi16>
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+func.func @clobbered(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  %zp = memref.extract_aligned_pointer_as_index %z : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %half = memref.subview %x[0, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1]>>
+  linalg.fill ins(%one : f32) outs(%half : memref<4x4xf32, strided<[4, 1]>>)
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// A batch of 2 products of A (2 x 8x4, 40 apart) and a shared B: A's copy
+// is 3-D and contiguous (stride 32), B's 2-D (stride 0).
+// CHECK-LABEL: func.func @batch
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [2, 8, 4], strides: [40, 4, 1]
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<2x8x4xi16>
+// CHECK: memref.reinterpret_cast %arg1 to offset: [0], sizes: [4, 4], strides: [4, 1]
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<4x4xi16>
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C32]], %{{.*}}, %{{.*}}, %{{.*}}, %[[C0]],
+func.func @batch(%a: memref<80xf32>, %b: memref<4x4xf32>, %c: memref<2x8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c40 = arith.constant 40 : index
+  %ap = memref.extract_aligned_pointer_as_index %a : memref<80xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %b : memref<4x4xf32> -> index
+  %cp = memref.extract_aligned_pointer_as_index %c : memref<2x8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c2, %c8, %c4, %c4, %ap, %c4, %c40, %c0, %bp, %c4, %c0, %c0, %cp, %c4, %c32, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}

@@ -1,0 +1,28 @@
+# --bf16-operands (tf-bf16-gemm-operands), checked without a GPU:
+# --target=cuda-emulated rounds the GEMMs' operands to bf16 as the GPU's
+# copies do (the same integer rounding in generated code) and multiplies
+# the rounded values in fp32, exactly as bf16 tensor cores do (only the
+# order of the sums differs). Reverse with every GEMM on bf16 copies still
+# trains to 100% test accuracy (issue 28: bf16 matches fp32's accuracy).
+# RUN: rm -rf %t && mkdir -p %t
+# RUN: tfc compile %models/reverse.tf --target=cuda-emulated --bf16-operands=all -o %t/reverse
+# RUN: %t/reverse train --run-dir %t/run | FileCheck %s --check-prefix=TRAIN
+# TRAIN: test (best checkpoint): loss {{[0-9.]+}}  accuracy 1.0000
+# Reverse's products are small: `large` (--precision bf16's default on the
+# GPU) copies none of them.
+# RUN: tfc compile %models/reverse.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
+# RUN:   | FileCheck %s --check-prefix=SMALL
+# SMALL-NOT: tfc.bf16_cast
+# The medium encoder's are all large: each of train_step's 79 GEMM calls
+# reads bf16 A and B (flags 2 or 3), from 80 copies (a linear layer's output
+# gradient is copied once for both of its products).
+# RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
+# RUN:   | FileCheck %s --check-prefix=MEDIUM
+# MEDIUM-LABEL: func.func @train_step(
+# MEDIUM-COUNT-79: call @tfc_cuda_sgemm{{(_fused|_bias_grad)?}}(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c{{[23]}}{{(_[0-9]+)?}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c{{[23]}}{{(_[0-9]+)?}},
+# MEDIUM-NOT: call @tfc_cuda_sgemm
+# MEDIUM-LABEL: func.func @predict(
+# RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
+# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; print('copies', s.count('tfc.bf16_cast'))" \
+# RUN:   | FileCheck %s --check-prefix=COPIES
+# COPIES: copies 80
