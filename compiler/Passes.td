@@ -635,6 +635,14 @@ def TfSplitReductions : Pass<"tf-split-reductions", "mlir::ModuleOp"> {
     // out[] += %p[s] for s < 128                    (1 thread, 128 additions)
     ```
 
+    Full reductions: one result over at least 4,096 elements of inputs read
+    whole, in order, with identity layouts (a parameter's sum of squares, a
+    loss) is first collapsed to one dim, then split with its slices
+    interleaved (slice s takes elements s, s + S, ...: adjacent threads read
+    adjacent elements; S the largest divisor of R at most 8,192 and R / 16,
+    and at least 64, else it is left as it was), and its partials split
+    again when there are 1,024 or more (three stages).
+
     Long rows: a reduction over one dim that an input reads as its
     innermost, contiguous dim, at least 256 long (a row's sum, max or
     arg-max over 1,000 classes), which the split above leaves alone (many

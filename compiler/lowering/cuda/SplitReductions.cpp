@@ -20,6 +20,11 @@
 // --target=cuda-emulated's tests). Both nests are plain generics: the
 // mapping, the memory plan and the CPU emulation need nothing new.
 //
+// A large full reduction of whole row-major inputs (a parameter's sum of
+// squares in a gradient norm) is flattened to 1-D and its slices
+// interleaved (slice s takes elements s, s + S, ...: adjacent threads read
+// adjacent elements) with up to 8,192 of them, and its partials split again
+// when there are 1,024 or more: three stages, each thread's chain short.
 // Long rows (splitLongRows, below) split the same way, a row's lanes
 // interleaved instead of its slices contiguous, so that stage 1 reads
 // coalesced.
@@ -120,7 +125,75 @@ Value combinePartial(OpBuilder &b, linalg::GenericOp op, Operation *combine, Val
   return clone->getResult(0);
 }
 
-LogicalResult split(linalg::GenericOp op) {
+/// A full reduction (one result) of this many elements or more, of
+/// contiguous inputs, is flattened and read interleaved (flatten, below).
+constexpr int64_t kFlattenFrom = 4096;
+/// A first stage of interleaved slices leaves this many partials or more to
+/// a second split of its own (three stages), not one thread's chain.
+constexpr int64_t kResplitFrom = 1024;
+
+/// `op` as a 1-D reduction over its inputs collapsed to 1-D, when it
+/// reduces every dim of row-major inputs it reads whole in order (a
+/// parameter's sum of squares in a gradient norm, a loss): null otherwise.
+/// Its slices can then be interleaved, adjacent threads reading adjacent
+/// elements, where slices of its outermost dim would be rows apart.
+linalg::GenericOp flatten(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumParallelLoops() != 0 ||
+      op.getNumLoops() < 2 || !op.getRegion().front().getOps<linalg::IndexOp>().empty())
+    return {};
+  auto outType = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (!outType || outType.getRank() != 0 || llvm::any_of(sizes, ShapedType::isDynamic))
+    return {};
+  int64_t reduced = 1;
+  for (int64_t size : sizes)
+    reduced *= size;
+  // Enough interleaved slices (split's choice below: a divisor of R).
+  int64_t slices = 1;
+  for (int64_t d = 2; d <= std::min(kEnoughThreads, reduced / kMinSlice); ++d)
+    if (reduced % d == 0)
+      slices = d;
+  if (reduced < kFlattenFrom || slices < 64)
+    return {};
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape() ||
+        !op.getMatchingIndexingMap(input).isIdentity())
+      return {};
+  }
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  SmallVector<ReassociationIndices> all(1);
+  for (int64_t d = 0; d < int64_t(sizes.size()); ++d)
+    all.front().push_back(d);
+  SmallVector<Value> inputs;
+  for (Value input : op.getDpsInputs())
+    inputs.push_back(b.create<memref::CollapseShapeOp>(loc, input, all));
+  AffineMap element = AffineMap::get(1, 0, getAffineDimExpr(0, ctx));
+  SmallVector<AffineMap> maps(inputs.size(), element);
+  maps.push_back(AffineMap::get(1, 0, ArrayRef<AffineExpr>{}, ctx));
+  auto flat =
+      b.create<linalg::GenericOp>(loc, TypeRange{}, inputs, op.getDpsInits(), maps,
+                                  SmallVector<utils::IteratorType>{utils::IteratorType::reduction});
+  IRMapping mapping;
+  op.getRegion().cloneInto(&flat.getRegion(), mapping);
+  // A zero fill of the result right before stays right before (split
+  // moves it on to stage 2, for tf-map-to-gpu to fold in).
+  Operation *previous = inputs.empty() ? nullptr : inputs.front().getDefiningOp()->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(previous);
+      fill && fill.getDpsInits()[0] == op.getDpsInits()[0])
+    fill->moveBefore(flat);
+  op.erase();
+  return flat;
+}
+
+/// Splits `op` (see the file comment). `interleave` (a flattened 1-D
+/// reduction): slice s takes elements s, s + S, s + 2S, ..., so that
+/// adjacent threads read adjacent elements, and S is not held to sqrt(R)
+/// (the caller splits the partials again). `second`, if given, gets stage 2.
+LogicalResult split(linalg::GenericOp op, bool interleave = false,
+                    linalg::GenericOp *second = nullptr) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0)
     return failure();
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
@@ -153,9 +226,11 @@ LogicalResult split(linalg::GenericOp op) {
   // kEnoughThreads threads, leaves each a slice of kMinSlice, and at most
   // sqrt(R): the two stages' chains (R / S and S long) balanced.
   const int64_t n = sizes[*outer];
-  const int64_t want =
-      std::min<int64_t>({int64_t(llvm::divideCeil(kEnoughThreads, results)), reduced / kMinSlice,
-                         int64_t(std::ceil(std::sqrt(double(reduced))))});
+  const int64_t want = interleave
+                           ? std::min<int64_t>(kEnoughThreads, reduced / kMinSlice)
+                           : std::min<int64_t>({int64_t(llvm::divideCeil(kEnoughThreads, results)),
+                                                reduced / kMinSlice,
+                                                int64_t(std::ceil(std::sqrt(double(reduced))))});
   int64_t slices = 1;
   for (int64_t s = 2; s <= std::min(n, want); ++s)
     if (n % s == 0)
@@ -204,8 +279,13 @@ LogicalResult split(linalg::GenericOp op) {
     for (auto [pos, e] : llvm::enumerate(map.getResults())) {
       if (pos == *at) {
         groups.push_back({int64_t(shape.size()), int64_t(shape.size()) + 1});
-        shape.append({slices, chunk});
-        results.append({getAffineDimExpr(0, ctx), shift(e)});
+        if (interleave) { // element r * S + s
+          shape.append({chunk, slices});
+          results.append({shift(e), getAffineDimExpr(0, ctx)});
+        } else { // element s * chunk + r
+          shape.append({slices, chunk});
+          results.append({getAffineDimExpr(0, ctx), shift(e)});
+        }
       } else {
         groups.push_back({int64_t(shape.size())});
         shape.push_back(type.getDimSize(pos));
@@ -260,13 +340,15 @@ LogicalResult split(linalg::GenericOp op) {
       fill && fill.getDpsInits()[0] == init->get())
     fill->moveBefore(op);
   b.setInsertionPoint(op);
-  b.create<linalg::GenericOp>(
+  auto stage2 = b.create<linalg::GenericOp>(
       loc, TypeRange{}, ValueRange{scratch}, ValueRange{init->get()},
       SmallVector<AffineMap>{AffineMap::get(parallel + 1, 0, finalScratch, ctx), finalOut},
       final.iterators, [&](OpBuilder &nested, Location l, ValueRange args) {
         nested.create<linalg::YieldOp>(l, combinePartial(nested, op, combine, args[1], args[0]));
       });
   op.erase();
+  if (second)
+    *second = stage2;
   return success();
 }
 
@@ -544,9 +626,19 @@ struct TfSplitReductionsPass : tfc::impl::TfSplitReductionsBase<TfSplitReduction
   void runOnOperation() override {
     SmallVector<linalg::GenericOp> generics;
     getOperation().walk([&](linalg::GenericOp op) { generics.push_back(op); });
-    for (linalg::GenericOp op : generics)
+    for (linalg::GenericOp op : generics) {
+      // A large full reduction: interleaved slices, then its partials
+      // split again if many (three stages).
+      if (linalg::GenericOp flat = flatten(op)) {
+        linalg::GenericOp partials;
+        if (succeeded(split(flat, /*interleave=*/true, &partials)) &&
+            partials.getStaticLoopRanges().back() >= kResplitFrom)
+          (void)split(partials);
+        continue;
+      }
       if (failed(split(op)))
         (void)splitLongRows(op);
+    }
   }
 };
 

@@ -1,22 +1,31 @@
 // RUN: tf-opt %s --split-input-file --tf-split-reductions | FileCheck %s
 
-// A loss: one result over 2048 x 10 elements. The outer reduction dim (2048)
-// splits into 128 slices of 16 rows (128 threads of 160 elements each; 128
-// is its largest divisor at most sqrt(20480) = 143, 8192 / 1 and 20480 / 16):
-// partials filled with 0, the input read through a (128, 16) view, then
-// the result plus its 128 partials in order. The zero fill of the result
-// moves after stage 1, right before stage 2.
+// A loss: one result over 2048 x 10 elements, read whole and in order: a
+// full reduction, flattened to 20480 elements and sliced interleaved (slice
+// s sums elements s, s + 1280, ...: adjacent threads read adjacent
+// elements), 1280 slices of 16 (the largest divisor at most 8192 and
+// 20480 / 16); its 1280 partials split again (32 slices of 40, at most
+// sqrt(1280) = 36), then the result plus those 32 in order: three stages.
+// The zero fill of the result moves right before the last.
+// CHECK: #[[INTERLEAVED:.+]] = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-LABEL: func.func @loss
 // CHECK-SAME: (%[[X:.+]]: memref<2048x10xf32>, %[[Y:.+]]: memref<f32>)
-// CHECK: %[[V:.+]] = memref.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [128, 16, 10]
-// CHECK: %[[P:.+]] = memref.alloc() : memref<128xf32>
-// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[P]] : memref<128xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[IN:.+]], #[[PART:.+]]], iterator_types = ["parallel", "reduction", "reduction"]}
-// CHECK-SAME: ins(%[[V]] : memref<128x16x10xf32>) outs(%[[P]] : memref<128xf32>)
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1]] : memref<2048x10xf32> into memref<20480xf32>
+// CHECK: %[[V:.+]] = memref.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [16, 1280]
+// CHECK: %[[P:.+]] = memref.alloc() : memref<1280xf32>
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[P]] : memref<1280xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[INTERLEAVED]], #{{.+}}], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[V]] : memref<16x1280xf32>) outs(%[[P]] : memref<1280xf32>)
+// CHECK:   arith.mulf
 // CHECK:   arith.addf
+// CHECK: %[[V2:.+]] = memref.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [32, 40]
+// CHECK: %[[P2:.+]] = memref.alloc() : memref<32xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[V2]] : memref<32x40xf32>) outs(%[[P2]] : memref<32xf32>)
+// CHECK-NOT: arith.mulf
 // CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[Y]] : memref<f32>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]}
-// CHECK-SAME: ins(%[[P]] : memref<128xf32>) outs(%[[Y]] : memref<f32>)
+// CHECK-SAME: ins(%[[P2]] : memref<32xf32>) outs(%[[Y]] : memref<f32>)
 // CHECK:   %[[S:.+]] = arith.addf %{{.+}}, %{{.+}} : f32
 // CHECK:   linalg.yield %[[S]]
 func.func @loss(%x: memref<2048x10xf32>, %y: memref<f32>) {
