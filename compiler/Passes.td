@@ -530,9 +530,10 @@ def TfMapToGpu : Pass<"tf-map-to-gpu", "mlir::ModuleOp"> {
     dim fastest (lanes along the contiguous dim of row-major results), or,
     for a long elementwise nest (`coarsen`: no reduction, 32,768 iterations or
     more, every result row-major along an innermost dim that is a multiple
-    of 4), 4 consecutive iterations a thread: their loads, bodies and stores
+    of 4, of 4-byte elements or 2-byte ones: bf16 bits), 4 consecutive
+    iterations a thread: their loads, bodies and stores
     in that order, each aligned row-major buffer read and written as one
-    `vector<4xf32>` where a check in the kernel finds every such buffer
+    `vector<4xf32>` (or `vector<4xi16>`) where a check in the kernel finds every such buffer
     16-byte aligned (`memref.assume_alignment`), an element at a time
     otherwise; its
     reduction dims, if any, run as a serial loop in the thread with the
@@ -586,6 +587,11 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     epilogue's bias, residual and ReLU mask stay fp32. A bias gradient
     (BGRADA/BGRADB) sums its operand's bf16 values.
 
+    Where the matrices were last written whole by an all-parallel generic
+    (a dropout, a ReLU's gradient: generated elementwise code) with nothing
+    between touching them, that generic writes the copy too, as a second
+    result beside them (`fuse-producers`): one read of the matrices fewer.
+
     A later call reading the same matrices reuses the copy when both are
     in one block and nothing between them may write the source (a GEMM's
     C, bias gradient or mask elsewhere; another copy): a linear layer's
@@ -608,6 +614,9 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     Option<"minMacs", "min-macs", "int64_t", /*default=*/"int64_t(1) << 28",
            "The fewest multiply-adds (batch x M x N x K) of a call whose operands "
            "are copied to bf16: smaller products gain less than the copies cost">,
+    Option<"fuseProducers", "fuse-producers", "bool", /*default=*/"true",
+           "A copy of matrices an all-parallel generic wrote whole is that generic's "
+           "second result, not a loop nest of its own">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/SetVector.h"
@@ -133,9 +134,26 @@ bool mayWrite(Operation *op, Value root) {
   return writes;
 }
 
-/// The generic rounding `source` (fp32) to nearest even bf16 into `bits`
-/// (i16), a NaN kept a quiet NaN: KernelMath.h's bf16Bits, on integers so
-/// that every target computes the same bits.
+/// The bits (i16) of `value` (f32) rounded to nearest even bf16, a NaN kept
+/// a quiet NaN: KernelMath.h's bf16Bits, on integers so that every target
+/// computes the same bits.
+Value bf16BitsOf(OpBuilder &b, Location loc, Value value) {
+  auto i32 = [&](uint32_t v) {
+    return b.create<arith::ConstantIntOp>(loc, int64_t(v), 32).getResult();
+  };
+  Value x = b.create<arith::BitcastOp>(loc, b.getI32Type(), value);
+  Value magnitude = b.create<arith::AndIOp>(loc, x, i32(0x7fffffffu));
+  Value nan = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, magnitude, i32(0x7f800000u));
+  Value high = b.create<arith::ShRUIOp>(loc, x, i32(16));
+  Value odd = b.create<arith::AndIOp>(loc, high, i32(1));
+  Value half = b.create<arith::AddIOp>(loc, odd, i32(0x7fffu));
+  Value rounded = b.create<arith::ShRUIOp>(loc, b.create<arith::AddIOp>(loc, x, half), i32(16));
+  Value quiet = b.create<arith::OrIOp>(loc, high, i32(0x40u));
+  Value chosen = b.create<arith::SelectOp>(loc, nan, quiet, rounded);
+  return b.create<arith::TruncIOp>(loc, b.getI16Type(), chosen);
+}
+
+/// The generic rounding `source` (fp32) to bf16 into `bits` (i16).
 linalg::GenericOp castToBf16(OpBuilder &b, Location loc, Value source, Value bits) {
   unsigned rank = cast<MemRefType>(bits.getType()).getRank();
   SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(rank));
@@ -143,25 +161,27 @@ linalg::GenericOp castToBf16(OpBuilder &b, Location loc, Value source, Value bit
   auto generic = b.create<linalg::GenericOp>(
       loc, TypeRange{}, ValueRange{source}, ValueRange{bits}, maps, iterators,
       [](OpBuilder &b, Location loc, ValueRange args) {
-        auto i32 = [&](uint32_t v) {
-          return b.create<arith::ConstantIntOp>(loc, int64_t(v), 32).getResult();
-        };
-        Value x = b.create<arith::BitcastOp>(loc, b.getI32Type(), args[0]);
-        Value magnitude = b.create<arith::AndIOp>(loc, x, i32(0x7fffffffu));
-        Value nan =
-            b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ugt, magnitude, i32(0x7f800000u));
-        Value high = b.create<arith::ShRUIOp>(loc, x, i32(16));
-        Value odd = b.create<arith::AndIOp>(loc, high, i32(1));
-        Value half = b.create<arith::AddIOp>(loc, odd, i32(0x7fffu));
-        Value rounded =
-            b.create<arith::ShRUIOp>(loc, b.create<arith::AddIOp>(loc, x, half), i32(16));
-        Value quiet = b.create<arith::OrIOp>(loc, high, i32(0x40u));
-        Value chosen = b.create<arith::SelectOp>(loc, nan, quiet, rounded);
-        b.create<linalg::YieldOp>(
-            loc, ValueRange{b.create<arith::TruncIOp>(loc, b.getI16Type(), chosen)});
+        b.create<linalg::YieldOp>(loc, ValueRange{bf16BitsOf(b, loc, args[0])});
       });
   generic->setAttr(kBf16CastAttr, b.getUnitAttr());
   return generic;
+}
+
+/// Whether `out`, a result of an all-parallel generic, is exactly
+/// `matrices`: a row-major buffer whose elements in order are theirs (the
+/// matrices contiguous, rows of `cols`, items back to back).
+bool isExactly(Value out, const Matrices &matrices) {
+  auto type = dyn_cast<MemRefType>(out.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || !type.hasStaticShape() || type.getRank() == 0 ||
+      failed(getStridesAndOffset(type, strides, offset)) || offset != matrices.offset ||
+      strides != computeStrides(type.getShape()))
+    return false;
+  const int64_t items = matrices.items;
+  return type.getShape().back() == matrices.cols && matrices.ld == matrices.cols &&
+         (items == 1 || matrices.stride == matrices.rows * matrices.cols) &&
+         type.getNumElements() == items * matrices.rows * matrices.cols;
 }
 
 struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOperandsPass> {
@@ -210,6 +230,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       const Matrices &matrices = *operands[i];
       Value copy = reusableCopy(call, matrices);
       if (!copy)
+        copy = producedCopy(call, matrices);
+      if (!copy)
         copy = makeCopy(b, loc, matrices);
       const OperandArgs &which = kOperands[i];
       Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, copy);
@@ -247,6 +269,59 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       if (mayWrite(op, matrices.root))
         return {};
     return found->second.buffer;
+  }
+
+  /// The bf16 copy of `matrices` as a second result of the generic that
+  /// wrote them last before `call` (an all-parallel loop nest writing them
+  /// whole, nothing between touching them): it stores each value's bf16
+  /// bits beside it, one read of memory fewer than a copy. Null when there
+  /// is no such generic.
+  Value producedCopy(func::CallOp call, const Matrices &matrices) {
+    if (!fuseProducers)
+      return {};
+    linalg::GenericOp producer;
+    OpOperand *out = nullptr;
+    for (Operation *op = call->getPrevNode(); op && !producer; op = op->getPrevNode()) {
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (generic && generic.hasPureBufferSemantics() && !generic->hasAttr(kBf16CastAttr))
+        for (OpOperand &init : generic.getDpsInitsMutable())
+          if (rootBuffer(init.get()) == matrices.root) {
+            producer = generic;
+            out = &init;
+          }
+      if (!producer && mayWrite(op, matrices.root))
+        return {};
+    }
+    if (!producer || producer.getNumReductionLoops() != 0 ||
+        !producer.getMatchingIndexingMap(out).isPermutation() || !isExactly(out->get(), matrices) ||
+        llvm::count_if(producer.getDpsInits(),
+                       [&](Value init) { return rootBuffer(init) == matrices.root; }) != 1)
+      return {};
+    auto outType = cast<MemRefType>(out->get().getType());
+    OpBuilder b(producer);
+    Location loc = producer.getLoc();
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(outType.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    SmallVector<Value> inits = producer.getDpsInits();
+    inits.push_back(bits);
+    SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+    maps.push_back(producer.getMatchingIndexingMap(out));
+    auto fused = b.create<linalg::GenericOp>(loc, TypeRange{}, producer.getDpsInputs(), inits, maps,
+                                             producer.getIteratorTypesArray());
+    fused->setDiscardableAttrs(producer->getDiscardableAttrDictionary());
+    fused.getRegion().takeBody(producer.getRegion());
+    Block &body = fused.getRegion().front();
+    body.addArgument(b.getI16Type(), loc);
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    OpBuilder at(yield);
+    Value value = yield.getOperand(out->getOperandNumber() - producer.getNumDpsInputs());
+    SmallVector<Value> yielded(yield.getOperands());
+    yielded.push_back(bf16BitsOf(at, loc, value));
+    at.create<linalg::YieldOp>(loc, yielded);
+    yield.erase();
+    producer.erase();
+    copies[matrices.key()] = Copy{fused, bits};
+    return bits;
   }
 
   /// The bf16 copy of `matrices`, made right before `call`.

@@ -12,7 +12,7 @@
 //     256-thread blocks, one iteration a thread;
 //   - except a long elementwise nest (no reduction, 32,768 iterations or
 //     more, its innermost dim a multiple of 4, every result a row-major
-//     buffer of 4-byte elements along it): 4 consecutive iterations a
+//     buffer of 4-byte elements, or 2-byte bf16 bits, along it): 4 consecutive iterations a
 //     thread, their loads first, then their bodies, then their stores. Where
 //     every such buffer is 16-byte aligned (checked in the kernel, once),
 //     each reads and writes its 4 elements as one vector (vector.load and
@@ -163,13 +163,14 @@ constexpr int64_t kCoarsenFrom = 32768;
 constexpr int64_t kVectorBytes = 16;
 
 /// Whether `operand`'s elements at consecutive indices of loop dim `inner`
-/// are consecutive 4-byte elements of a row-major buffer whose rows are
-/// whole 16-byte vectors: with its base 16-byte aligned, 4 iterations from
-/// an index multiple of 4 are one 16-byte access.
+/// are consecutive 4-byte (or 2-byte: bf16 bits) elements of a row-major
+/// buffer whose rows are whole vectors of 4: with its base 16-byte aligned,
+/// 4 iterations from an index multiple of 4 are one 16-byte (8-byte) access.
 bool rowMajorAlong(linalg::GenericOp op, OpOperand &operand, unsigned inner) {
   auto type = dyn_cast<MemRefType>(operand.get().getType());
   if (!type || !type.getLayout().isIdentity() || !type.hasStaticShape() || type.getRank() == 0 ||
-      type.getElementTypeBitWidth() != 32 || type.getShape().back() % kCoarsening != 0)
+      (type.getElementTypeBitWidth() != 32 && type.getElementTypeBitWidth() != 16) ||
+      type.getShape().back() % kCoarsening != 0)
     return false;
   AffineMap map = op.getMatchingIndexingMap(&operand);
   if (map.getNumResults() != type.getRank() ||

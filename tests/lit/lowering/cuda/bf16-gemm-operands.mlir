@@ -1,5 +1,6 @@
 // RUN: tf-opt %s --tf-bf16-gemm-operands=min-macs=0 --cse --split-input-file | FileCheck %s
 // RUN: tf-opt %s --tf-bf16-gemm-operands --split-input-file | FileCheck %s --check-prefix=LARGE
+// RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 fuse-producers=false" --split-input-file | FileCheck %s --check-prefix=NOFUSE
 // --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
 // bits as i16) made right before it, as the call reads them; the call's
 // transpose flags gain kBf16 (2), its leading dimensions become the
@@ -144,5 +145,78 @@ func.func @batch(%a: memref<80xf32>, %b: memref<4x4xf32>, %c: memref<2x8x4xf32>)
   %bp = memref.extract_aligned_pointer_as_index %b : memref<4x4xf32> -> index
   %cp = memref.extract_aligned_pointer_as_index %c : memref<2x8x4xf32> -> index
   call @tfc_cuda_sgemm(%c2, %c8, %c4, %c4, %ap, %c4, %c40, %c0, %bp, %c4, %c0, %c0, %cp, %c4, %c32, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// X (2 x 8 x 4, read as one 16 x 4 matrix) was last written whole by an
+// elementwise generic (a ReLU, say): that generic writes the copy beside X,
+// a second result of X's shape, and no copy nest is made. W, an argument,
+// is copied. With fuse-producers=false, X gets a copy of its own.
+// CHECK-LABEL: func.func @produced
+// CHECK: %[[X16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x8x4xi16>
+// CHECK: linalg.generic {{.*}} outs(%arg1, %[[X16]] : memref<2x8x4xf32>, memref<2x8x4xi16>) attrs = {tfc.keep = 1 : i64} {
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: i16):
+// CHECK:   %[[R:.*]] = arith.maximumf
+// CHECK:   %[[H:.*]] = arith.trunci %{{.*}} : i32 to i16
+// CHECK:   linalg.yield %[[R]], %[[H]] : f32, i16
+// CHECK: memref.reinterpret_cast %arg2
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[X16]]
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[XP]],
+// NOFUSE-LABEL: func.func @produced
+// NOFUSE: linalg.generic {{.*}} outs(%arg1 : memref<2x8x4xf32>)
+// NOFUSE-COUNT-2: tfc.bf16_cast
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @produced(%in: memref<2x8x4xf32>, %x: memref<2x8x4xf32>, %w: memref<4x4xf32>, %y: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%in : memref<2x8x4xf32>) outs(%x : memref<2x8x4xf32>) attrs = {tfc.keep = 1} {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  }
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<2x8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<16x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c16, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// The generic writes only half of X (a view), or X is written again after
+// it: a copy of its own each time.
+// CHECK-LABEL: func.func @not_produced
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<4x4xf32, strided<[4, 1]>>) {
+// CHECK-COUNT-2: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @not_produced(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %half = memref.subview %x[0, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1]>>
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%half : memref<4x4xf32, strided<[4, 1]>>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  }
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }

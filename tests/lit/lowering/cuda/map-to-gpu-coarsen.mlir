@@ -151,3 +151,32 @@ func.func @row_sums(%x: memref<1024x256xf32>, %y: memref<1024xf32>) {
   }
   return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A second result of bf16 bits (i16: tf-bf16-gemm-operands' copy beside a
+// producer's fp32 result): 2-byte elements coarsen too, their 4 one 8-byte
+// vector.
+// CHECK-LABEL: func.func @with_bf16_bits
+// CHECK: scf.if %{{.+}} {
+// CHECK:     vector.load %{{.+}} : memref<256x256xf32>, vector<4xf32>
+// CHECK:     vector.store %{{.+}} : memref<256x256xf32>, vector<4xf32>
+// CHECK:     %[[BITS:.+]] = vector.from_elements %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : vector<4xi16>
+// CHECK:     vector.store %[[BITS]], %{{.+}} : memref<256x256xi16>, vector<4xi16>
+// CHECK:   } else {
+// CHECK-COUNT-4: memref.store %{{.+}} : memref<256x256xi16>
+func.func @with_bf16_bits(%x: memref<256x256xf32>, %y: memref<256x256xf32>, %bits: memref<256x256xi16>) {
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<256x256xf32>) outs(%y, %bits : memref<256x256xf32>, memref<256x256xi16>) {
+  ^bb0(%a: f32, %o: f32, %h: i16):
+    %s = arith.mulf %a, %a : f32
+    %i = arith.bitcast %s : f32 to i32
+    %c16 = arith.constant 16 : i32
+    %hi = arith.shrui %i, %c16 : i32
+    %t = arith.trunci %hi : i32 to i16
+    linalg.yield %s, %t : f32, i16
+  }
+  return
+}
