@@ -594,9 +594,14 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
 
     A later call reading the same matrices reuses the copy when both are
     in one block and nothing between them may write the source (a GEMM's
-    C, bias gradient or mask elsewhere; another copy): a linear layer's
-    output gradient is copied once for its input's and its weight's
-    gradients. Calls whose sizes or pointers are not constants stay fp32.
+    C, bias gradient or mask elsewhere; another copy) and, for an
+    activation (not a block argument), nothing but GEMM calls and copies
+    lies between: a linear layer's output gradient is copied once for its
+    input's and its weight's gradients, a weight once for the forward and
+    the backward, but a forward activation's copy is not kept until the
+    backward (it would add to the step's peak memory); nor is a copy made
+    beside a producer that other work follows. Calls whose sizes or
+    pointers are not constants stay fp32.
 
     ```mlir
     call @tfc_cuda_sgemm(%c1, %c8192, %c512, %c512, %x, %c512, %c0, %c0,

@@ -153,6 +153,18 @@ Value bf16BitsOf(OpBuilder &b, Location loc, Value value) {
   return b.create<arith::TruncIOp>(loc, b.getI16Type(), chosen);
 }
 
+/// Whether `op` may lie between two products that share an activation's
+/// copy (or its producer and the product): GEMM calls, other copies and
+/// what touches no memory. Anything else is other work, across which a
+/// copy would hold memory the step never held before (the forward's
+/// activations kept for the backward, at the step's peak).
+bool betweenAdjacent(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  auto copy = dyn_cast<linalg::GenericOp>(op);
+  return touchesNoMemory(op) || (call && gemmCallee(call)) ||
+         (copy && copy->hasAttr(kBf16CastAttr));
+}
+
 /// The generic rounding `source` (fp32) to bf16 into `bits` (i16).
 linalg::GenericOp castToBf16(OpBuilder &b, Location loc, Value source, Value bits) {
   unsigned rank = cast<MemRefType>(bits.getType()).getRank();
@@ -265,8 +277,13 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     linalg::GenericOp cast = found->second.cast;
     if (cast->getBlock() != call->getBlock())
       return {};
+    // An activation's copy is shared by adjacent products only (GEMM calls
+    // and copies between): kept alive across other work, from the forward
+    // to the backward, each would hold memory the step never held before.
+    // A parameter's (a block argument) is small and kept.
+    const bool adjacentOnly = !isa<BlockArgument>(matrices.root);
     for (Operation *op = cast->getNextNode(); op != call.getOperation(); op = op->getNextNode())
-      if (mayWrite(op, matrices.root))
+      if (mayWrite(op, matrices.root) || (adjacentOnly && !betweenAdjacent(op)))
         return {};
     return found->second.buffer;
   }
@@ -289,7 +306,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
             producer = generic;
             out = &init;
           }
-      if (!producer && mayWrite(op, matrices.root))
+      if (!producer && (mayWrite(op, matrices.root) || !betweenAdjacent(op)))
         return {};
     }
     if (!producer || producer.getNumReductionLoops() != 0 ||

@@ -14,11 +14,11 @@
 # RUN:   | FileCheck %s --check-prefix=SMALL
 # SMALL-NOT: tfc.bf16_cast
 # The medium encoder's are all large: each of train_step's 79 GEMM calls
-# reads bf16 A and B (flags 2 or 3), from 80 copies (a linear layer's output
-# gradient is copied once for both of its products): 26 written beside
-# their fp32 values by the generated loop nest that produced them (a
-# dropout, a ReLU's gradient), 54 by copy nests of their own (the weights,
-# and what the hand-written kernels wrote: layer norms, attention).
+# reads bf16 A and B (flags 2 or 3), from 106 copies (a linear layer's output
+# gradient is copied once for both of its products, a weight once for the
+# forward and the backward; a forward activation again in the backward): 25
+# written beside their fp32 values by the generated loop nest that produced
+# them (a dropout, a ReLU's gradient), 81 by copy nests of their own.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
 # MEDIUM-LABEL: func.func @train_step(
@@ -28,7 +28,7 @@
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)), 'nests', s.count('tfc.bf16_cast'))" \
 # RUN:   | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 80 nests 54
+# COPIES: copies 106 nests 81
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one

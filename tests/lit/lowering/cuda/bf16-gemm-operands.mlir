@@ -220,3 +220,57 @@ func.func @not_produced(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// Other work between two products (a loop nest writing Z): the activation
+// X (an allocation) is copied again rather than kept alive across it, as a
+// forward's activation would be until the backward, at the step's peak; the
+// parameter W (an argument) keeps its copy. Nor is X's copy made beside
+// its producer when other work lies between the producer and the product.
+// CHECK-LABEL: func.func @apart
+// CHECK: %[[X:.*]] = memref.alloc() : memref<8x4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[X]] : memref<8x4xf32>) {
+// CHECK: linalg.generic {{.*}} outs(%arg2 : memref<8x4xf32>) {
+// CHECK: memref.reinterpret_cast %[[X]]
+// CHECK: tfc.bf16_cast
+// CHECK: memref.reinterpret_cast %arg0
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: linalg.generic {{.*}} outs(%arg2 : memref<8x4xf32>) {
+// CHECK: memref.alloc() {{.*}} : memref<8x4xi16>
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @apart(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  %x = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%x : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%z : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%z : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
