@@ -348,9 +348,14 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       shape.insert(shape.begin(), matrices.items);
       strides.insert(strides.begin(), matrices.stride);
     }
+    // Contiguous from the buffer's start: an identity layout, which
+    // tf-map-to-gpu reads 4 elements at a time (a strided one an element).
     MLIRContext *context = b.getContext();
-    auto viewType = MemRefType::get(shape, b.getF32Type(),
-                                    StridedLayoutAttr::get(context, matrices.offset, strides));
+    const bool contiguous = matrices.offset == 0 && strides == computeStrides(shape);
+    auto viewType =
+        contiguous ? MemRefType::get(shape, b.getF32Type())
+                   : MemRefType::get(shape, b.getF32Type(),
+                                     StridedLayoutAttr::get(context, matrices.offset, strides));
     Value view = b.create<memref::ReinterpretCastOp>(loc, viewType, matrices.source,
                                                      matrices.offset, shape, strides);
     // 16-byte aligned rows and batches for cuBLASLt where the shape allows.

@@ -8,7 +8,9 @@
 
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 
-// Y (8x3) = X (rows 2.. of a 10x4 buffer) W^T (W stored 3x4).
+// Y (8x3) = X (rows 2.. of a 10x4 buffer) W^T (W stored 3x4). X's view
+// keeps its offset (a strided layout); W's, contiguous from its start, has
+// the identity layout (tf-map-to-gpu then reads it 4 floats at a time).
 // CHECK-LABEL: func.func @plain
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
@@ -25,7 +27,7 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 // CHECK: linalg.yield %[[HALF]] : i16
 // CHECK: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[X16]]
 // CHECK: %[[C2:.*]] = arith.constant 2 : index
-// CHECK: %[[WV:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [3, 4], strides: [4, 1]
+// CHECK: %[[WV:.*]] = memref.reinterpret_cast %arg1 to offset: [0], sizes: [3, 4], strides: [4, 1] : memref<3x4xf32> to memref<3x4xf32>{{$}}
 // CHECK: %[[W16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x4xi16>
 // CHECK: linalg.generic {{.*}} ins(%[[WV]] : {{.*}}) outs(%[[W16]] : memref<3x4xi16>) attrs = {tfc.bf16_cast}
 // CHECK: %[[WP:.*]] = memref.extract_aligned_pointer_as_index %[[W16]]
