@@ -336,6 +336,10 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     yielded.push_back(bf16BitsOf(at, loc, value));
     at.create<linalg::YieldOp>(loc, yielded);
     yield.erase();
+    // A copy made beside another of its results names the new generic.
+    for (auto &[key, copy] : copies)
+      if (copy.cast == producer)
+        copy.cast = fused;
     producer.erase();
     copies[matrices.key()] = Copy{fused, bits};
     return bits;

@@ -276,3 +276,43 @@ func.func @apart(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) 
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// One loop nest writes X and V, each whole, that two products read: both
+// copies are made beside it (two more results, the nest rebuilt twice), and
+// a third product, reading X again after them, reuses X's copy.
+// CHECK-LABEL: func.func @two_results
+// CHECK: linalg.generic {{.*}} outs(%arg1, %arg2, %{{.*}}, %{{.*}} : memref<8x4xf32>, memref<8x4xf32>, memref<8x4xi16>, memref<8x4xi16>)
+// CHECK: linalg.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, i16, i16
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @two_results(%in: memref<8x4xf32>, %x: memref<8x4xf32>, %v: memref<8x4xf32>, %w: memref<4x4xf32>, %z: memref<8x4xf32>, %u: memref<8x4xf32>, %t: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<8x4xf32>) outs(%x, %v : memref<8x4xf32>, memref<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32, %p: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %a, %n : f32, f32
+  }
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %vp = memref.extract_aligned_pointer_as_index %v : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %zp = memref.extract_aligned_pointer_as_index %z : memref<8x4xf32> -> index
+  %up = memref.extract_aligned_pointer_as_index %u : memref<8x4xf32> -> index
+  %tp = memref.extract_aligned_pointer_as_index %t : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %vp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %up, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %tp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
