@@ -2,14 +2,18 @@
 //
 // Shared by the passes that move ops on buffers past one another
 // (tf-gemm-to-runtime pairs a GEMM with its epilogue, tf-horizontal-loops
-// merges independent loops): which buffer a view reads, and which ops touch
-// no memory they did not allocate.
+// merges independent loops, tf-bf16-gemm-operands copies GEMM operands):
+// which buffer a view reads, which ops touch no memory they did not
+// allocate, and which buffer a runtime call's pointer argument points into.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TFC_COMPILER_LOWERING_CPU_BUFFEREFFECTS_H
 #define TFC_COMPILER_LOWERING_CPU_BUFFEREFFECTS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -35,6 +39,25 @@ inline bool touchesNoMemory(mlir::Operation *op) {
   return llvm::all_of(list, [](const mlir::MemoryEffects::EffectInstance &e) {
     return llvm::isa<mlir::MemoryEffects::Allocate>(e.getEffect());
   });
+}
+
+/// A pointer argument of a runtime call as tf-gemm-to-runtime's CallArgs
+/// makes it: the aligned pointer of `buffer` plus `bytes` (when a constant).
+struct RuntimePointer {
+  mlir::Value buffer;
+  std::optional<int64_t> bytes;
+};
+
+inline std::optional<RuntimePointer> runtimePointer(mlir::Value pointer) {
+  std::optional<int64_t> bytes = 0;
+  if (auto add = pointer.getDefiningOp<mlir::arith::AddIOp>()) {
+    bytes = mlir::getConstantIntValue(add.getRhs());
+    pointer = add.getLhs();
+  }
+  auto extract = pointer.getDefiningOp<mlir::memref::ExtractAlignedPointerAsIndexOp>();
+  if (!extract)
+    return std::nullopt;
+  return RuntimePointer{extract.getSource(), bytes};
 }
 
 } // namespace tfc

@@ -427,10 +427,8 @@ void fuseBlasEpilogue(func::CallOp call, const BlasEpilogue &epilogue) {
 /// The buffer a runtime call's pointer argument points into, if it is one
 /// made by CallArgs::pointer.
 Value pointeeOf(Value pointer) {
-  if (auto add = pointer.getDefiningOp<arith::AddIOp>())
-    pointer = add.getLhs();
-  auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
-  return extract ? rootBuffer(extract.getSource()) : Value();
+  std::optional<RuntimePointer> p = runtimePointer(pointer);
+  return p ? rootBuffer(p->buffer) : Value();
 }
 
 /// ReLU's gradient after a product, select(y > 0, product, 0) with y a

@@ -64,19 +64,11 @@ struct Pointee {
 };
 
 std::optional<Pointee> pointeeOf(Value pointer) {
-  int64_t bytes = 0;
-  if (auto add = pointer.getDefiningOp<arith::AddIOp>()) {
-    std::optional<int64_t> constant = getConstantIntValue(add.getRhs());
-    if (!constant)
-      return std::nullopt;
-    bytes = *constant;
-    pointer = add.getLhs();
-  }
-  auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
-  auto type = extract ? dyn_cast<MemRefType>(extract.getSource().getType()) : MemRefType();
-  if (!type || !type.getElementType().isF32() || bytes % 4)
+  std::optional<RuntimePointer> p = runtimePointer(pointer);
+  auto type = p ? dyn_cast<MemRefType>(p->buffer.getType()) : MemRefType();
+  if (!type || !type.getElementType().isF32() || !p->bytes || *p->bytes % 4)
     return std::nullopt;
-  return Pointee{extract.getSource(), bytes / 4};
+  return Pointee{p->buffer, *p->bytes / 4};
 }
 
 /// The matrices an operand argument reads: `items` of `rows` x `cols` (as
@@ -90,10 +82,10 @@ struct Matrices {
   }
 };
 
-/// A bf16 copy made for an earlier call: reusable until something may write
-/// its source.
+/// A bf16 copy made for an earlier call, by a copy nest or beside its
+/// producer (`maker`): reusable until something may write its source.
 struct Copy {
-  linalg::GenericOp cast;
+  linalg::GenericOp maker;
   Value buffer;
 };
 
@@ -274,15 +266,15 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     auto found = copies.find(matrices.key());
     if (found == copies.end())
       return {};
-    linalg::GenericOp cast = found->second.cast;
-    if (cast->getBlock() != call->getBlock())
+    linalg::GenericOp maker = found->second.maker;
+    if (maker->getBlock() != call->getBlock())
       return {};
     // An activation's copy is shared by adjacent products only (GEMM calls
     // and copies between): kept alive across other work, from the forward
     // to the backward, each would hold memory the step never held before.
     // A parameter's (a block argument) is small and kept.
     const bool adjacentOnly = !isa<BlockArgument>(matrices.root);
-    for (Operation *op = cast->getNextNode(); op != call.getOperation(); op = op->getNextNode())
+    for (Operation *op = maker->getNextNode(); op != call.getOperation(); op = op->getNextNode())
       if (mayWrite(op, matrices.root) || (adjacentOnly && !betweenAdjacent(op)))
         return {};
     return found->second.buffer;
@@ -338,8 +330,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     yield.erase();
     // A copy made beside another of its results names the new generic.
     for (auto &[key, copy] : copies)
-      if (copy.cast == producer)
-        copy.cast = fused;
+      if (copy.maker == producer)
+        copy.maker = fused;
     producer.erase();
     copies[matrices.key()] = Copy{fused, bits};
     return bits;
