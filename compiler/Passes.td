@@ -464,6 +464,29 @@ def TfResultsInPlace : Pass<"tf-results-in-place", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def TfUpdatesInPlace : Pass<"tf-updates-in-place", "mlir::ModuleOp"> {
+  let summary = "Write an entry's new parameters and optimizer state over the arguments";
+  let description = [{
+    After `tf-results-in-place`, a train step computes each parameter's and
+    optimizer buffer's next value in an out-param of its own, which the
+    runtime swaps with the argument after the step: the values live twice in
+    device memory. For a `param` or `state` result whose argument of the
+    same kind, name and type is read by nothing after the op that first
+    writes the out-param, or only by that op, element by element as it
+    writes it (a loop nest of parallel loops whose accesses to both are the
+    buffers themselves at one bijective map: the optimizer's update), the
+    out-param's uses become the argument's, and the result's `tfc.abi`
+    entry gains `in_place_of = <argument index>` (the manifest's
+    `in_place_of`): the runtime passes the argument's buffer for the result
+    too and keeps no spare. When a reader of the argument follows that op
+    (an update right after its gradient, before the products that still
+    read the parameter), the op moves after the last reader if nothing in
+    between depends on it. Ops that touch a buffer through a pointer of
+    unknown origin stop both.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def TfHorizontalLoops : Pass<"tf-horizontal-loops", "mlir::ModuleOp"> {
   let summary = "Run the loops of a horizontal fusion as one chunked parallel loop";
   let description = [{

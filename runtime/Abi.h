@@ -130,6 +130,9 @@ inline constexpr const char *kShape = "shape";
 inline constexpr const char *kInit = "init";     // a parameter's {kind, scale}
 inline constexpr const char *kScale = "scale";
 inline constexpr const char *kIndexBound = "index_bound"; // an input's [0, N)
+// A result the entry writes over an argument (tf-updates-in-place): that
+// argument's index; the caller passes the argument's buffer for both.
+inline constexpr const char *kInPlaceOf = "in_place_of";
 // An entry.
 inline constexpr const char *kSymbol = "symbol";
 inline constexpr const char *kArenaBytes = "arena_bytes";

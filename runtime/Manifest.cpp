@@ -300,10 +300,25 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
           return fail("entry '" + entry.name + "'");
         for (const json &t : e[list]) {
           TensorSpec spec;
-          if (!parseTensor(t, spec))
+          if (!parseTensor(t, spec) || (list == abi::key::kResults &&
+                                        !optionalInt(t, abi::key::kInPlaceOf, -1, spec.inPlaceOf)))
             return fail("entry '" + entry.name + "'");
           (list == abi::key::kArgs ? entry.args : entry.results).push_back(spec);
         }
+      }
+      // A result written over an argument: one of the same kind, name,
+      // dtype and shape, and no other result over it.
+      std::vector<bool> overwritten(entry.args.size(), false);
+      for (const TensorSpec &result : entry.results) {
+        if (result.inPlaceOf < 0)
+          continue;
+        const size_t i = size_t(result.inPlaceOf);
+        if (i >= entry.args.size() || overwritten[i] || entry.args[i].kind != result.kind ||
+            entry.args[i].name != result.name || entry.args[i].dtype != result.dtype ||
+            entry.args[i].shape != result.shape)
+          return fail("entry '" + entry.name + "' (result '" + result.name + "' in place of " +
+                      "argument " + std::to_string(result.inPlaceOf) + ")");
+        overwritten[i] = true;
       }
       out.entries.push_back(std::move(entry));
     }

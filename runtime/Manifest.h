@@ -35,6 +35,10 @@ struct TensorSpec {
   /// Model inputs some op indexes with (embedding ids, one_hot tokens,
   /// cross_entropy labels): every value must lie in [0, indexBound). 0: any.
   int64_t indexBound = 0;
+  /// A result the entry writes over argument `inPlaceOf` (its index; -1:
+  /// a buffer of its own): the caller passes that argument's buffer as the
+  /// result's too, and reads the result there (tf-updates-in-place).
+  int64_t inPlaceOf = -1;
   int64_t numel() const;
   std::string feedKey() const { return rt::feedKey(kind, name); }
 };

@@ -42,16 +42,6 @@ static EntryFn findEntry(const std::string &symbol) {
   return nullptr;
 }
 
-std::string withThousands(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0)
-      out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return n < 0 ? "-" + out : out;
-}
-
 Model::~Model() {
   if (!device_)
     return;
@@ -353,8 +343,15 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   if (device_->hostMemory()) {
     for (const Tensor *t : args)
       buffers.push_back(const_cast<uint8_t *>(t->bytes.data()));
-    for (Tensor &r : results)
-      buffers.push_back(r.bytes.data());
+    for (size_t r = 0; r < results.size(); ++r) {
+      // A result written over its argument: over a copy of it, the
+      // caller's argument unchanged.
+      if (int64_t j = entry.results[r].inPlaceOf; j >= 0) {
+        results[r].bytes = args[size_t(j)]->bytes;
+        buffers[size_t(j)] = results[r].bytes.data();
+      }
+      buffers.push_back(results[r].bytes.data());
+    }
     buffers.push_back(arena);
   } else {
     for (size_t i = 0; i < args.size(); ++i) {
@@ -373,6 +370,12 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
     for (size_t r = 0; r < results.size(); ++r) {
       if (!deviceBuffer(memory.slots[0][r], results[r].bytes.size(), entry, error))
         return false;
+      // A result written over its argument: over a copy of it (a
+      // parameter's device copy stays as it was).
+      if (int64_t j = entry.results[r].inPlaceOf; j >= 0) {
+        device_->copyWithin(memory.slots[0][r], buffers[size_t(j)], results[r].bytes.size());
+        buffers[size_t(j)] = memory.slots[0][r];
+      }
       buffers.push_back(memory.slots[0][r]);
     }
     buffers.push_back(arena);
@@ -448,14 +451,28 @@ bool Model::prepareStep(const EntrySpec &entry, const std::map<std::string, cons
       return false;
     buffers.push_back(memory.args[i]);
   }
-  // Results: a kept argument's next value into its spare, the rest into the slot.
-  std::vector<DeviceCopy *> swaps;
+  // Results: a kept argument's next value over it or into its spare, the
+  // rest into the slot.
+  std::vector<DeviceCopy *> swaps, overwritten;
   memory.swapped.assign(entry.results.size(), false);
   for (size_t r = 0; r < entry.results.size(); ++r) {
     const TensorSpec &result = entry.results[r];
     size_t bytes = dtypeSize(result.dtype);
     for (int64_t d : result.shape)
       bytes *= size_t(d);
+    if (result.inPlaceOf >= 0) {
+      auto it = byName.find({result.kind, result.name});
+      if (it == byName.end()) {
+        error = "entry '" + entry.name + "' writes " + std::string(abi::kindName(result.kind)) +
+                " '" + result.name +
+                "' over its argument, which the step does not keep on the device";
+        return false;
+      }
+      overwritten.push_back(it->second.second);
+      memory.swapped[r] = true;
+      buffers.push_back(buffers[size_t(result.inPlaceOf)]);
+      continue;
+    }
     if (auto at = placed.writeAt.find(result.feedKey()); at != placed.writeAt.end()) {
       buffers.push_back(at->second); // the caller's memory: not a slot's
       memory.swapped[r] = true;
@@ -486,6 +503,8 @@ bool Model::prepareStep(const EntrySpec &entry, const std::map<std::string, cons
     std::swap(copy->current, copy->spare);
     copy->onHost = false;
   }
+  for (DeviceCopy *copy : overwritten)
+    copy->onHost = false;
   return true;
 }
 

@@ -22,8 +22,9 @@ namespace tfc::rt {
 
 /// A tensor that stays on a device whose memory is not the host's between
 /// entries (a parameter, an optimizer buffer): its device buffer, a spare that
-/// a training step writes the next value into (the two then swap, so nothing
-/// is copied), and which of the host's and the device's copies is current.
+/// a training step writes the next value into unless it writes over the
+/// buffer (the two then swap, so nothing is copied), and which of the host's
+/// and the device's copies is current.
 /// Each side gets a copy only when it needs one.
 struct DeviceCopy {
   void *current = nullptr, *spare = nullptr;
@@ -123,7 +124,8 @@ public:
   /// StepFeeds swaps host tensors there). Parameters and the arguments in
   /// `kept` (by feed key: the optimizer state) are read on the device, copied
   /// in only when the host changed them; a parameter or state result, named
-  /// as an argument, is written into that argument's spare, which then
+  /// as an argument, is written over it where the entry says so
+  /// (TensorSpec::inPlaceOf), else into that argument's spare, which then
   /// becomes its current copy (the swap: nothing is copied). Every other
   /// argument comes from `feeds` and is copied in (the batch, the step, the
   /// seed: a few bytes besides the batch). Every other result stays on the
@@ -201,9 +203,6 @@ private:
   std::map<std::string, EntryMemory> memory_; // by entry name
   void *arena_ = nullptr;                     // every entry's (sharedArena)
 };
-
-/// "1,234,567".
-std::string withThousands(int64_t n);
 
 } // namespace tfc::rt
 

@@ -8,7 +8,8 @@
 // On host memory (the CPU) a step's results are host tensors, swapped with
 // the parameters and the state after each step and read at once. On a device
 // whose memory is not the host's, parameters and state stay on the device
-// (Model::runStep swaps device buffers; nothing is copied), so do the small
+// (a CUDA build's step writes them in place, else Model::runStep swaps
+// device buffers; nothing is copied), so do the small
 // arguments no step changes (copied in once: masks, hyperparameters, the
 // rank's sample offset) and the step counter (the entry's step + 1 swaps
 // in, as the state does); only the dropout seed is copied in a step, and
@@ -104,8 +105,9 @@ public:
   bool syncToHost(std::string &error);
 
   /// Result slots on a device whose memory is not the host's. Each step's
-  /// buffers differ from the last's (the swapped parameters and state
-  /// alternate between two buffers, the slots cycle), so a GPU keeps a graph
+  /// buffers differ from the last's (the swapped step counter, and the
+  /// parameters and state a step does not update in place, alternate between
+  /// two buffers; the slots cycle), so a GPU keeps a graph
   /// for each of lcm(2, kResultSlots) buffer sets: runtime/cuda keeps up to
   /// kGraphsPerEntry, at least that.
   static constexpr size_t kResultSlots = 4;

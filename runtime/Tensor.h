@@ -24,6 +24,8 @@ enum class DType { F32, I32, Bool };
 size_t dtypeSize(DType dtype);
 /// "f32", "i32", "bool": the names of the .tf language.
 const char *dtypeName(DType dtype);
+/// "1,234,567".
+std::string withThousands(int64_t n);
 /// "[128, 16]".
 std::string shapeString(const std::vector<int64_t> &shape);
 

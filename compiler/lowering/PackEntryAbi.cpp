@@ -50,13 +50,16 @@ llvm::json::Array shapeOf(ShapedType type) {
   return shape;
 }
 
-/// {"kind", "name", "dtype", "shape"} of one entry argument or result.
+/// {"kind", "name", "dtype", "shape"} of one entry argument or result, and
+/// the argument a result is written over (tf-updates-in-place).
 llvm::json::Object describe(DictionaryAttr info, ShapedType type) {
-  return llvm::json::Object{
-      {abi::key::kKind, cast<StringAttr>(info.get("kind")).getValue()},
-      {abi::key::kName, cast<StringAttr>(info.get("name")).getValue()},
-      {abi::key::kDtype, dtypeName(type.getElementType())},
-      {abi::key::kShape, shapeOf(type)}};
+  llvm::json::Object object{{abi::key::kKind, cast<StringAttr>(info.get("kind")).getValue()},
+                            {abi::key::kName, cast<StringAttr>(info.get("name")).getValue()},
+                            {abi::key::kDtype, dtypeName(type.getElementType())},
+                            {abi::key::kShape, shapeOf(type)}};
+  if (auto arg = info.getAs<IntegerAttr>(abi::key::kInPlaceOf))
+    object[abi::key::kInPlaceOf] = arg.getInt();
+  return object;
 }
 
 /// The train block's attribute dictionary as JSON (numbers, strings, bools,

@@ -40,7 +40,7 @@ void tfc::addLinalgPassesWithoutKernels(OpPassManager &pm) {
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }
 
-void tfc::addBufferizationPasses(OpPassManager &pm) {
+void tfc::addBufferizationPasses(OpPassManager &pm, bool updatesInPlace) {
   bufferization::OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;
   options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
@@ -52,6 +52,8 @@ void tfc::addBufferizationPasses(OpPassManager &pm) {
   pm.addPass(bufferization::createBufferResultsToOutParamsPass({}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
   pm.addPass(createTfResultsInPlace());
+  if (updatesInPlace)
+    pm.addPass(createTfUpdatesInPlace());
 }
 
 void tfc::addMemoryPlanAndEntryAbiPasses(OpPassManager &pm) {

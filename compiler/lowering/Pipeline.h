@@ -36,8 +36,10 @@ void addFusionPasses(mlir::OpPassManager &pm, bool fuse = true, bool gemmEpilogu
 /// `--no-runtime-kernels`.
 void addLinalgPassesWithoutKernels(mlir::OpPassManager &pm);
 /// linalg on tensors -> buffers: one-shot bufferization, results as
-/// out-params, written in place where they can be (tf-results-in-place).
-void addBufferizationPasses(mlir::OpPassManager &pm);
+/// out-params, written in place where they can be (tf-results-in-place);
+/// with `updatesInPlace`, a step's new parameters and optimizer state over
+/// the arguments (tf-updates-in-place: the runtime keeps them once).
+void addBufferizationPasses(mlir::OpPassManager &pm, bool updatesInPlace = false);
 /// The memory plan (one arena an entry, tf-plan-memory) and the entries' C
 /// ABI and manifest (tf-pack-entry-abi): after a backend's own passes on
 /// buffers.

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <set>
 
 // Defined by a CUDA model's object (runtime/Abi.h); weak so that the runtime
 // links without one (its tests, and `info` of a model without kernels).
@@ -130,6 +131,28 @@ CudaDevice::~CudaDevice() {
 
 std::string CudaDevice::name() const { return "cuda:" + std::to_string(options_.index); }
 
+/// Whether a run calls `entry`: training runs train_step in one process,
+/// its two halves data-parallel.
+static bool runsEntry(const EntrySpec &entry, bool dataParallel) {
+  return dataParallel ? entry.name != abi::kTrainStep
+                      : entry.name != abi::kGradStep && entry.name != abi::kApplyStep;
+}
+
+/// The parameters and state (by feed key) that a training step writes into
+/// a spare, which then swaps with the current copy, rather than over it
+/// (tf-updates-in-place's `in_place_of`).
+static std::set<std::string> sparedValues(const Manifest &manifest, bool dataParallel) {
+  std::set<std::string> spared;
+  for (const EntrySpec &entry : manifest.entries)
+    if (runsEntry(entry, dataParallel) &&
+        (entry.name == abi::kTrainStep || entry.name == abi::kApplyStep))
+      for (const TensorSpec &result : entry.results)
+        if ((result.kind == abi::ValueKind::Param || result.kind == abi::ValueKind::State) &&
+            result.inPlaceOf < 0)
+          spared.insert(result.feedKey());
+  return spared;
+}
+
 size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   auto bytesOf = [](DType dtype, const std::vector<int64_t> &shape) {
     size_t n = dtypeSize(dtype);
@@ -137,27 +160,32 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
       n *= size_t(d);
     return DevicePool::rounded(n);
   };
-  // Parameters and state: a current copy and the spare a step writes. A
-  // persistent model calls no cuBLASLt: no workspace.
+  auto runs = [&](const EntrySpec &entry) { return runsEntry(entry, dataParallel); };
+  // Parameters and state: a current copy, and a spare where a step writes
+  // into one.
+  const std::set<std::string> spared = sparedValues(manifest, dataParallel);
+  auto copies = [&](abi::ValueKind kind, const std::string &name) -> size_t {
+    return spared.count(feedKey(kind, name)) ? 2 : 1;
+  };
+  // A persistent model calls no cuBLASLt: no workspace.
   const bool persistent = manifest.cuda && manifest.cuda->persistent;
   size_t total = persistent ? 0 : DevicePool::rounded(kCublasLtWorkspaceBytes);
   // The layer norm backward's and cross-entropy's last-block counter.
   total += DevicePool::rounded(sizeof(unsigned));
   for (const ParamSpec &param : manifest.params)
-    total += 2 * bytesOf(param.dtype, param.shape);
+    total += copies(abi::ValueKind::Param, param.name) * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
   total += DevicePool::rounded(manifest.sharedArenaAllocation()); // every entry's
   for (const EntrySpec &entry : manifest.entries) {
-    const bool gradStep = entry.name == abi::kGradStep, applyStep = entry.name == abi::kApplyStep;
-    // Training runs train_step in one process, its two halves data-parallel.
-    if (dataParallel ? entry.name == abi::kTrainStep : gradStep || applyStep)
+    if (!runs(entry))
       continue;
+    const bool gradStep = entry.name == abi::kGradStep, applyStep = entry.name == abi::kApplyStep;
     const bool step = entry.name == abi::kTrainStep || applyStep;
     for (const TensorSpec &arg : entry.args) {
       if (arg.kind == abi::ValueKind::Param || (applyStep && arg.kind == abi::ValueKind::Grad))
         continue; // the gradients are read in the exchange's buffer
       if (arg.kind == abi::ValueKind::State)
-        state[arg.name] = 2 * bytesOf(arg.dtype, arg.shape);
+        state[arg.name] = copies(arg.kind, arg.name) * bytesOf(arg.dtype, arg.shape);
       else
         total += bytesOf(arg.dtype, arg.shape);
     }
@@ -465,10 +493,15 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                                    : defaultNcclCandidates().front()) +
                     "), loaded when training starts");
   }
-  lines.push_back("device memory: one allocation of " +
-                  formatBytes(plannedDeviceBytes(manifest, dataParallel)) +
-                  " when the device opens (parameters and optimizer state twice, each entry's "
-                  "arguments and results, one arena the entries share" +
+  const size_t spared = sparedValues(manifest, dataParallel).size();
+  const size_t planned = plannedDeviceBytes(manifest, dataParallel);
+  lines.push_back("device memory: one allocation of " + formatBytes(planned) + " (" +
+                  withThousands(int64_t(planned)) +
+                  " bytes) when the device opens (parameters and optimizer state, " +
+                  (spared == 0
+                       ? std::string("which a step updates in place")
+                       : "twice for the " + std::to_string(spared) + " a step writes into spares") +
+                  ", each entry's arguments and results, one arena the entries share" +
                   (persistent ? ")" : ", the cuBLASLt workspace)"));
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
                                     "then replayed (--no-graph: launched eagerly)"
@@ -477,6 +510,8 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
     size_t bytes = entry.arenaAllocation();
     for (const auto *list : {&entry.args, &entry.results})
       for (const TensorSpec &t : *list) {
+        if (t.inPlaceOf >= 0)
+          continue; // its argument's buffer
         size_t n = dtypeSize(t.dtype);
         for (int64_t d : t.shape)
           n *= size_t(d);

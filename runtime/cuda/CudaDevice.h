@@ -80,7 +80,8 @@ constexpr int64_t kDefaultSharedBytes = 48 * 1024;
 constexpr size_t kGraphsPerEntry = 4;
 
 /// The device memory a model plans (DevicePool.h): its parameters and
-/// optimizer state twice (current and spare), each entry's non-parameter
+/// optimizer state, twice (current and spare) where a training step writes
+/// them into a spare rather than in place, each entry's non-parameter
 /// arguments, results (train_step's in StepFeeds' result slots) and arena,
 /// and the cuBLASLt workspace, each rounded to the pool's alignment. The
 /// training entries that run: train_step in one process; grad_step and

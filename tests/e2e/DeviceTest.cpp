@@ -127,4 +127,35 @@ TEST(Device, CopiedMemoryResumesAndBenchesToTheSameBits) {
   EXPECT_EQ(cpuLoss, benchLoss("cpu-copied"));
 }
 
+// A CUDA build's train step writes its new parameters and optimizer state
+// over the old ones (tf-updates-in-place): on cpu-copied, Model::runStep
+// passes each one buffer for both; on the CPU, Model::run writes over a
+// copy. Both give the bits of spares swapped after each step
+// (--no-updates-in-place). encoder_decoder clips no gradient, so its updates
+// had to move after the last products that read their parameters.
+TEST(Device, StepsWritingOverTheirParametersGiveTheBitsOfSpares) {
+  std::string dir = makeTempDir("tfc-device-in-place");
+  ASSERT_FALSE(dir.empty());
+  for (const char *build : {"in-place", "spares"}) {
+    std::string flags = std::string(" --target=cuda-emulated") +
+                        (std::string(build) == "spares" ? " --no-updates-in-place" : "");
+    CommandResult compiled = run(kTfc + " compile " + kSource + "/models/encoder_decoder.tf" +
+                                 flags + " -o " + dir + "/" + build);
+    ASSERT_EQ(compiled.status, 0) << compiled.output;
+    for (const char *device : {"cpu", "cpu-copied"}) {
+      CommandResult trained =
+          run(std::string("TFC_DEVICE=") + device + " " + dir + "/" + build +
+              " train --epochs 3 --run-dir " + dir + "/" + build + "." + device);
+      ASSERT_EQ(trained.status, 0) << build << " on " << device << ": " << trained.output;
+    }
+  }
+  const std::string reference = dir + "/spares.cpu/";
+  for (const char *run : {"spares.cpu-copied", "in-place.cpu", "in-place.cpu-copied"})
+    for (const char *file : {"last.safetensors", "metrics.jsonl"}) {
+      EXPECT_FALSE(fileBytes(reference + file).empty()) << file;
+      EXPECT_EQ(fileBytes(reference + file), fileBytes(dir + "/" + run + "/" + file))
+          << run << "/" << file;
+    }
+}
+
 } // namespace

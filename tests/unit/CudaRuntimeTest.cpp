@@ -1395,7 +1395,10 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   // The workspace (32 MiB), the arena (1,024 bytes), x (128, in 256) and
   // the last-block counter (4, in 256).
   EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256 + 256);
-  EXPECT_EQ(lines[5].rfind("device memory: one allocation of 32.0 MiB when the device opens", 0),
+  EXPECT_EQ(lines[5].rfind("device memory: one allocation of 32.0 MiB (33,555,968 bytes) when "
+                           "the device opens (parameters and optimizer state, which a step "
+                           "updates in place,",
+                           0),
             0u)
       << lines[5];
   EXPECT_EQ(lines[7], "predict: 1.1 KiB of device memory (arguments, results and arena)");
@@ -1415,6 +1418,54 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
                       "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc "
                       "compile's --bf16-operands made them), every other kernel fp32, "
                       "parameters, activations and gradients stored fp32");
+}
+
+// A training step's parameters and optimizer state take a spare each, which
+// swaps with the current copy after the step, unless the step writes them
+// over the current copy (tf-updates-in-place's in_place_of): then once.
+TEST(CudaRuntimeErrors, PlannedMemorySparesOnlyWhatAStepDoesNotUpdateInPlace) {
+  Manifest manifest;
+  manifest.device = "cuda";
+  manifest.cuda = CudaSpec{{"sm_90"}, "fatbin", {}};
+  ParamSpec w;
+  w.name = "w";
+  w.shape = {100}; // 400 bytes, 512 in the pool
+  manifest.params.push_back(w);
+  auto tensor = [](tfc::abi::ValueKind kind, const std::string &name, std::vector<int64_t> shape) {
+    TensorSpec t;
+    t.kind = kind;
+    t.name = name;
+    t.shape = std::move(shape);
+    return t;
+  };
+  EntrySpec step;
+  step.name = tfc::abi::kTrainStep;
+  step.arenaBytes = 64;
+  step.args = {tensor(tfc::abi::ValueKind::Param, "w", {100}),
+               tensor(tfc::abi::ValueKind::State, "w.exp_avg", {100})};
+  step.results = {tensor(tfc::abi::ValueKind::Loss, "loss", {}),
+                  tensor(tfc::abi::ValueKind::Param, "w", {100}),
+                  tensor(tfc::abi::ValueKind::State, "w.exp_avg", {100})};
+  manifest.entries.push_back(step);
+  // The workspace, the counter (256), the arena (256), the loss in 4 slots
+  // (4 x 256); w and its state 512 each, twice.
+  const size_t fixed = (size_t(32) << 20) + 256 + 256 + 4 * 256;
+  EXPECT_EQ(plannedDeviceBytes(manifest), fixed + 2 * 512 + 2 * 512);
+  manifest.entries[0].results[1].inPlaceOf = 0; // w over its argument
+  EXPECT_EQ(plannedDeviceBytes(manifest), fixed + 512 + 2 * 512);
+  manifest.entries[0].results[2].inPlaceOf = 1; // and its state
+  EXPECT_EQ(plannedDeviceBytes(manifest), fixed + 512 + 512);
+  ScopedEnv driver("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
+  CudaDevice device;
+  auto says = [&](const std::string &text) {
+    for (const std::string &line : device.describe(manifest))
+      if (line.find(text) != std::string::npos)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(says("(parameters and optimizer state, which a step updates in place,"));
+  manifest.entries[0].results[1].inPlaceOf = -1;
+  EXPECT_TRUE(says("(parameters and optimizer state, twice for the 1 a step writes into spares,"));
 }
 
 // tf-bf16-gemm-operands' calls: kBf16 in both transpose flags reads A and B

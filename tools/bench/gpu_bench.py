@@ -233,6 +233,8 @@ def probe_peers(python, dry):
 def parse_device_memory(info_text):
     """tfc's device memory: the one allocation `info` plans (parameters, optimizer state,
     every entry's arena, the cuBLASLt workspace)."""
+    if m := re.search(r"device memory: one allocation of [^(]*\(([\d,]+) bytes\)", info_text):
+        return int(m.group(1).replace(",", ""))
     m = re.search(r"device memory: one allocation of ([\d.]+) (B|KiB|MiB|GiB|TiB)", info_text)
     if not m:
         return None

@@ -236,6 +236,13 @@ static cl::opt<bool> noThreadCoarsening(
              "with 16-byte loads and stores (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noUpdatesInPlace(
+    "no-updates-in-place",
+    cl::desc("cuda: a train step writes its new parameters and optimizer state into spare "
+             "buffers that the runtime swaps with the old ones (twice the memory for them) "
+             "instead of over the old ones (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> persistentKernels(
     "persistent-kernels",
     cl::desc("cuda: run each entry as one persistent kernel, its phases (every GEMM and "
@@ -608,6 +615,7 @@ int compile() {
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;
   codegen.cuda.coarsen = !noThreadCoarsening;
+  codegen.cuda.updatesInPlace = !noUpdatesInPlace;
   codegen.cuda.tails = !noLaunchTails;
   codegen.cuda.attentionDs = !noAttentionDs;
   if (backend->addKernelPasses) {

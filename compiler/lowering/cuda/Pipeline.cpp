@@ -76,7 +76,7 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
 }
 
 void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
-  addBufferizationPasses(pm);
+  addBufferizationPasses(pm, target.updatesInPlace);
   addCudaGemmPasses(pm, target);
   pm.addPass(createTfSplitReductions());
   // The tables a hand-written kernel reads (a causal mask), in device memory.
@@ -90,7 +90,7 @@ void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
 }
 
 void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &target) {
-  addBufferizationPasses(pm);
+  addBufferizationPasses(pm, target.updatesInPlace);
   // The CUDA target's GEMM calls, fused epilogues included (tf-launches-to-
   // loops calls their CPU twins).
   addCudaGemmPasses(pm, target);

@@ -63,6 +63,10 @@ struct CudaTarget {
   /// A long elementwise kernel's thread computes 4 consecutive elements with
   /// 16-byte accesses (tf-map-to-gpu's coarsen); --no-thread-coarsening: one.
   bool coarsen = true;
+  /// A train step writes its new parameters and optimizer state over the
+  /// arguments (tf-updates-in-place), so the device holds them once;
+  /// --no-updates-in-place: into spares the runtime swaps with them.
+  bool updatesInPlace = true;
   /// --persistent-kernels: each entry one cooperative kernel of grid-wide
   /// phases (tf-merge-launches' grid chains, tf-grid-sync): every GEMM and
   /// layer generated code (no cuBLASLt, no hand-written kernels), for steps

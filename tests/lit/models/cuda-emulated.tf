@@ -21,6 +21,26 @@
 # RUN: done | FileCheck %s --check-prefix=EXACT
 # EXACT-COUNT-15: PASS {{.*}} the same bits
 # EXACT-NOT: FAIL
+# A train step writes its new parameters and optimizer state over the
+# arguments (tf-updates-in-place; the runtime passes one buffer for both)
+# and gives the bits of spares the runtime swaps (--no-updates-in-place):
+# every update in place, encoder_decoder's and the Fleuret models' (no
+# clipping) moved after the last reader of their parameter.
+# RUN: for m in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do \
+# RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated --no-updates-in-place -o %t/$m.spares && \
+# RUN:   %python %S/../../../tools/gpu/parity.py --cpu %t/$m.spares --cuda %t/$m.emulated --work %t/$m.spares-exact --exact || exit 1; \
+# RUN: done | FileCheck %s --check-prefix=IN-PLACE
+# IN-PLACE-COUNT-15: PASS {{.*}} the same bits
+# IN-PLACE-NOT: FAIL
+# RUN: for m in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do \
+# RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated --emit=buffers -o - | \
+# RUN:     %python -c "import re,sys; r=[x for e in re.findall(r'results = \[(.*?)\]\}', sys.stdin.read()) for x in re.findall(r'\{[^}]*\}', e) if re.search(r'kind = \"(param|state)\"', x)]; print(sys.argv[1], len(r), 'updates,', sum('in_place_of' in x for x in r), 'in place')" $m; \
+# RUN: done | FileCheck %s --check-prefix=COUNTS
+# COUNTS: reverse 60 updates, 60 in place
+# COUNTS: set_anomaly 168 updates, 168 in place
+# COUNTS: fleuret_cnn 30 updates, 30 in place
+# COUNTS: fleuret_attention 33 updates, 33 in place
+# COUNTS: encoder_decoder 216 updates, 216 in place
 # A train step's loss and its gradient in one call (tfc_cross_entropy_fused,
 # the twin of tfc_cuda_cross_entropy_fused) against the two calls of
 # --no-fused-cross-entropy: the same operations in the same order, the same
