@@ -645,6 +645,9 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     Option<"fuseProducers", "fuse-producers", "bool", /*default=*/"true",
            "A copy of matrices an all-parallel generic wrote whole is that generic's "
            "second result, not a loop nest of its own">,
+    Option<"keepActivationCopies", "keep-activation-copies", "bool", /*default=*/"false",
+           "An activation's copy is reused across other work too (the forward's for "
+           "the backward's weight gradients): less traffic, more memory at the peak">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];

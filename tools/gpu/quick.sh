@@ -201,7 +201,8 @@ ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly
 
 echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands against without"
 for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
-  "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands"; do
+  "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16" \
+  "$bench/medium_encoder.bf16-fp32-operands" "$bench/medium_encoder.bf16-keep-copies"; do
   [ -x "$binary" ] || continue
   line=$(timeout 60 "$binary" bench --entry train_step --steps 50 2>&1 | grep '^bench train_step' |
     cut -d' ' -f3-4)

@@ -166,6 +166,12 @@ static cl::opt<std::string> bf16Operands(
              "at least 2^28 multiply-adds), all, or none (every other precision's). "
              "--target=cuda-emulated takes large and all too, rounding as the GPU would"),
     cl::value_desc("large|all|none"), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<bool> bf16KeepActivationCopies(
+    "bf16-keep-activation-copies",
+    cl::desc("cuda: with --bf16-operands, an activation's bf16 copy made for a forward GEMM "
+             "is kept for the backward's weight gradient instead of made again (less traffic, "
+             "more memory at the step's peak)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
@@ -589,6 +595,12 @@ int compile() {
                  << " rounds the GEMMs' operands to bf16: it needs --precision bf16\n";
     return kUsageError;
   }
+  if (bf16KeepActivationCopies && bf16OperandsChoice == "none") {
+    llvm::errs() << "tfc: error: --bf16-keep-activation-copies keeps the bf16 copies of "
+                    "--bf16-operands: it needs --precision bf16 (or --bf16-operands=large|all "
+                    "on cuda-emulated)\n";
+    return kUsageError;
+  }
   if (bf16OperandsChoice != "none" && persistentKernels) {
     llvm::errs() << "tfc: error: --persistent-kernels computes every GEMM in generated fp32 "
                     "code (no cuBLASLt): --bf16-operands="
@@ -611,6 +623,7 @@ int compile() {
   codegen.cuda.persistent = persistentKernels;
   codegen.cuda.precision = precision;
   codegen.cuda.bf16Operands = bf16OperandsChoice;
+  codegen.cuda.bf16KeepActivationCopies = bf16KeepActivationCopies;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;

@@ -273,7 +273,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     // and copies between): kept alive across other work, from the forward
     // to the backward, each would hold memory the step never held before.
     // A parameter's (a block argument) is small and kept.
-    const bool adjacentOnly = !isa<BlockArgument>(matrices.root);
+    const bool adjacentOnly = !keepActivationCopies && !isa<BlockArgument>(matrices.root);
     for (Operation *op = maker->getNextNode(); op != call.getOperation(); op = op->getNextNode())
       if (mayWrite(op, matrices.root) || (adjacentOnly && !betweenAdjacent(op)))
         return {};

@@ -71,6 +71,7 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
   if (target.bf16Operands != "none") {
     tfc::TfBf16GemmOperandsOptions bf16;
     bf16.minMacs = target.bf16Operands == "all" ? 0 : tfc::kBf16OperandsMinMacs;
+    bf16.keepActivationCopies = target.bf16KeepActivationCopies;
     pm.addPass(tfc::createTfBf16GemmOperands(bf16));
   }
 }

@@ -42,6 +42,10 @@ struct CudaTarget {
   /// --bf16-operands): "none", "large" (at least kBf16OperandsMinMacs
   /// multiply-adds; --precision bf16's default) or "all".
   std::string bf16Operands = "none";
+  /// An activation's bf16 copy kept from the forward's product to the
+  /// backward's (tf-bf16-gemm-operands' keep-activation-copies;
+  /// --bf16-keep-activation-copies): less traffic, a higher peak.
+  bool bf16KeepActivationCopies = false;
   /// Adjacent independent loop nests as one kernel launch (tf-group-loops,
   /// tf-merge-launches); --no-merge-launches: a launch each.
   bool mergeLaunches = true;

@@ -26,6 +26,9 @@
 # OPERANDS-CPU: tfc: error: --bf16-operands=all is for the GPU's GEMMs: it needs --target=cuda (or cuda-emulated)
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --persistent-kernels --bf16-operands=large | FileCheck %s --check-prefix=OPERANDS-PERSISTENT
 # OPERANDS-PERSISTENT: tfc: error: --persistent-kernels computes every GEMM in generated fp32 code (no cuBLASLt): --bf16-operands=large needs the default, graph-replayed step
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --bf16-keep-activation-copies | FileCheck %s --check-prefix=KEEP-NONE
+# KEEP-NONE: tfc: error: --bf16-keep-activation-copies keeps the bf16 copies of --bf16-operands: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --bf16-operands=none --emit=linalg
 model m {

@@ -1,6 +1,7 @@
 // RUN: tf-opt %s --tf-bf16-gemm-operands=min-macs=0 --cse --split-input-file | FileCheck %s
 // RUN: tf-opt %s --tf-bf16-gemm-operands --split-input-file | FileCheck %s --check-prefix=LARGE
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 fuse-producers=false" --split-input-file | FileCheck %s --check-prefix=NOFUSE
+// RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 keep-activation-copies=true" --split-input-file | FileCheck %s --check-prefix=KEEP
 // --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
 // bits as i16) made right before it, as the call reads them; the call's
 // transpose flags gain kBf16 (2), its leading dimensions become the
@@ -232,6 +233,15 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 // forward's activation would be until the backward, at the step's peak; the
 // parameter W (an argument) keeps its copy. Nor is X's copy made beside
 // its producer when other work lies between the producer and the product.
+// With keep-activation-copies (--bf16-keep-activation-copies), X's copy is
+// kept across the other work: two copies, both before the first product.
+// KEEP-LABEL: func.func @apart
+// KEEP: tfc.bf16_cast
+// KEEP: tfc.bf16_cast
+// KEEP: call @tfc_cuda_sgemm(
+// KEEP-NOT: tfc.bf16_cast
+// KEEP: call @tfc_cuda_sgemm(
+// KEEP: return
 // CHECK-LABEL: func.func @apart
 // CHECK: %[[X:.*]] = memref.alloc() : memref<8x4xf32>
 // CHECK: linalg.generic {{.*}} outs(%[[X]] : memref<8x4xf32>) {
