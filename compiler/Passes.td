@@ -457,7 +457,8 @@ def TfResultsInPlace : Pass<"tf-results-in-place", "mlir::ModuleOp"> {
     and the copy dropped: the ops that computed the result write it where
     the runtime wants it (a train step's new parameters and optimizer state:
     three passes over every parameter fewer, and their bytes out of the
-    arena). The runtime never passes an input's buffer as a result's
+    arena). The runtime passes an input's buffer as a result's only where
+    tf-updates-in-place, which runs after, says so
     (runtime/Model.h), so writing a result early cannot clobber an input.
     A result that is an argument, a view, or returned twice keeps its copy.
   }];
