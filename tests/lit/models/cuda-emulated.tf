@@ -32,6 +32,15 @@
 # RUN: done | FileCheck %s --check-prefix=IN-PLACE
 # IN-PLACE-COUNT-15: PASS {{.*}} the same bits
 # IN-PLACE-NOT: FAIL
+# `run` of a train step on a device whose memory is not the host's writes
+# over a copy of each parameter (twice: the same bytes, the parameters'
+# device copies untouched).
+# RUN: env TFC_DEVICE=cpu-copied %python %S/../../../tools/gpu/parity.py --cpu %t/encoder_decoder.spares \
+# RUN:   --cuda %t/encoder_decoder.emulated --work %t/encoder_decoder.copied --exact --repeat \
+# RUN:   | FileCheck %s --check-prefix=IN-PLACE-COPIED
+# IN-PLACE-COPIED: PASS encoder_decoder train_step the same bits
+# IN-PLACE-COPIED: PASS encoder_decoder train_step twice on the GPU: the same bytes
+# IN-PLACE-COPIED-NOT: FAIL
 # RUN: for m in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do \
 # RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated --emit=buffers -o - | \
 # RUN:     %python -c "import re,sys; r=[x for e in re.findall(r'results = \[(.*?)\]\}', sys.stdin.read()) for x in re.findall(r'\{[^}]*\}', e) if re.search(r'kind = \"(param|state)\"', x)]; print(sys.argv[1], len(r), 'updates,', sum('in_place_of' in x for x in r), 'in place')" $m; \
