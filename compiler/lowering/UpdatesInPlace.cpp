@@ -175,6 +175,8 @@ bool updateInPlace(Block &block, Value in, Value out) {
     return false;
   Operation *first = writers.front();
   llvm::SetVector<Operation *> readers = touchersOf(block, in);
+  if (readers.contains(first) && !readsElementwise(first, in, out))
+    return false;
   Operation *last = readers.empty() ? nullptr : readers.back();
   if (last && first->isBeforeInBlock(last)) {
     // The update stands before a reader of the old value (a parameter's
@@ -186,8 +188,6 @@ bool updateInPlace(Block &block, Value in, Value out) {
         return false;
     first->moveAfter(last);
   }
-  if (readers.contains(first) && !readsElementwise(first, in, out))
-    return false;
   out.replaceAllUsesWith(in);
   return true;
 }
