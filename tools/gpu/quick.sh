@@ -35,7 +35,8 @@
 #      and the medium encoder's and set_anomaly's with dq from the dS dkv stored and not
 #      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
 #      (TFC_ATTENTION_DQ_STORES_D); and the medium encoder's bf16 step with
-#      bf16 copies of its GEMMs' operands (the default) and without;
+#      bf16 copies of its GEMMs' operands (the default), without, and with
+#      the forward's activation copies kept (--bf16-keep-activation-copies);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
@@ -199,7 +200,7 @@ ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder
 ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 
-echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands against without"
+echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, and with the forward's activation copies kept"
 for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
   "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16" \
   "$bench/medium_encoder.bf16-fp32-operands" "$bench/medium_encoder.bf16-keep-copies"; do

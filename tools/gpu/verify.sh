@@ -11,7 +11,8 @@
 #   4. each baseline binary's train_step against the same binary of this
 #      build, alternately, three times each (median of 50 steps), and the
 #      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0, and its bf16
-#      step with bf16 copies of the GEMMs' operands against without;
+#      step with bf16 copies of the GEMMs' operands against without and
+#      against the forward's copies kept (--bf16-keep-activation-copies);
 #   5. attention's kernels alone (--bench-attention), and bench --profile
 #      of the medium encoder, of reverse and of reverse with every small
 #      product on gemm_small.cu (TFC_SMALL_GEMM=1).
