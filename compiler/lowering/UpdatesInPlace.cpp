@@ -52,8 +52,12 @@ Value pointedBuffer(Value pointer) {
 /// false when it may touch a buffer it does not name (a pointer of unknown
 /// origin, an op this does not know).
 bool accessesOf(Operation *op, SmallVectorImpl<Access> &accesses) {
-  if (touchesNoMemory(op) || isa<memref::DeallocOp, func::ReturnOp>(op))
+  if (touchesNoMemory(op) || isa<func::ReturnOp>(op))
     return true;
+  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+    accesses.push_back({rootBuffer(dealloc.getMemref()), true});
+    return true;
+  }
   if (auto copy = dyn_cast<memref::CopyOp>(op)) {
     accesses.push_back({rootBuffer(copy.getSource()), false});
     accesses.push_back({rootBuffer(copy.getTarget()), true});
@@ -140,12 +144,16 @@ bool readsElementwise(Operation *first, Value in, Value out) {
     map = operandMap;
     writesOut |= root == out;
   }
-  // Nothing in the body touches them itself.
-  for (Value buffer : {in, out})
-    for (Operation *user : buffer.getUsers())
-      if (user != first && first->isAncestor(user))
-        return false;
-  return writesOut;
+  // Nothing in the body touches them itself, directly or through a view.
+  WalkResult body = first->walk([&](Operation *inner) {
+    if (inner == first)
+      return WalkResult::advance();
+    for (Value operand : inner->getOperands())
+      if (isa<MemRefType>(operand.getType()) && llvm::is_contained({in, out}, rootBuffer(operand)))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return writesOut && !body.wasInterrupted();
 }
 
 /// Whether `later` must stay after `op`: it writes what `op` touches, or
@@ -170,10 +178,19 @@ bool dependsOn(Operation *later, Operation *op) {
 /// computes changes: moves the first writer after the last reader of `in`
 /// if it must and may. True when done.
 bool updateInPlace(Block &block, Value in, Value out) {
-  llvm::SetVector<Operation *> writers = touchersOf(block, out);
-  if (writers.empty())
+  // The first op that writes `out` (or may: one whose accesses are unknown);
+  // views of it made before count for nothing.
+  Operation *first = nullptr;
+  for (Operation *op : touchersOf(block, out)) {
+    SmallVector<Access> accesses;
+    if (!accessesOf(op, accesses) ||
+        llvm::any_of(accesses, [&](const Access &a) { return a.write && a.root == out; })) {
+      first = op;
+      break;
+    }
+  }
+  if (!first)
     return false;
-  Operation *first = writers.front();
   llvm::SetVector<Operation *> readers = touchersOf(block, in);
   if (readers.contains(first) && !readsElementwise(first, in, out))
     return false;

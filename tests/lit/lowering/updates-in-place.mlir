@@ -88,6 +88,67 @@ func.func @blocked(%p: memref<4xf32>, %g: memref<4xf32>, %loss: memref<f32>, %np
 
 // -----
 
+// A view of the new value made before the update is no write: the update
+// itself is what moves after the parameter's last reader, and the norm
+// reads the new value through the view.
+// CHECK-LABEL: func.func @view_first
+// CHECK-SAME: (%[[P:[a-z0-9]+]]: memref<4xf32>, %[[G:[a-z0-9]+]]: memref<4xf32>, %[[Y:[a-z0-9]+]]: memref<4xf32>, %[[NORM:[a-z0-9]+]]: memref<f32>, %[[NP:[a-z0-9]+]]: memref<4xf32>)
+// CHECK-SAME: in_place_of = 0
+// CHECK: %[[V:.+]] = memref.subview %[[P]]
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[G]], %[[P]] : memref<4xf32>, memref<4xf32>) outs(%[[Y]] : memref<4xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[P]], %[[G]] : memref<4xf32>, memref<4xf32>) outs(%[[P]] : memref<4xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[V]] : memref<2xf32, strided<[1]>>) outs(%[[NORM]] : memref<f32>)
+#id = affine_map<(i) -> (i)>
+#all = affine_map<(i) -> ()>
+func.func @view_first(%p: memref<4xf32>, %g: memref<4xf32>, %y: memref<4xf32>, %norm: memref<f32>, %np: memref<4xf32>) attributes {tfc.entry = "train_step", tfc.abi = {args = [{kind = "param", name = "w"}, {kind = "input", name = "g"}], results = [{kind = "output", name = "y"}, {kind = "metric", name = "norm"}, {kind = "param", name = "w"}]}} {
+  %v = memref.subview %np[0] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1]>>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %g : memref<4xf32>, memref<4xf32>) outs(%np : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%g, %p : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]}
+      ins(%v : memref<2xf32, strided<[1]>>) outs(%norm : memref<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The update loads the parameter in its body through a view made outside
+// it, at an index of its own: not in place.
+// CHECK-LABEL: func.func @body_load
+// CHECK-NOT: in_place_of
+// CHECK: outs(%arg2 : memref<4xf32>)
+#id = affine_map<(i) -> (i)>
+func.func @body_load(%p: memref<4xf32>, %g: memref<4xf32>, %np: memref<4xf32>) attributes {tfc.entry = "train_step", tfc.abi = {args = [{kind = "param", name = "w"}, {kind = "input", name = "g"}], results = [{kind = "param", name = "w"}]}} {
+  %c3 = arith.constant 3 : index
+  %cast = memref.cast %p : memref<4xf32> to memref<?xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %g : memref<4xf32>, memref<4xf32>) outs(%np : memref<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %last = memref.load %cast[%c3] : memref<?xf32>
+    %s = arith.subf %a, %last : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Element (i, j) of the new value reads element (j, i) of the old: written
 // in place, iteration (j, i) would read what iteration (i, j) wrote.
 // CHECK-LABEL: func.func @transposed
