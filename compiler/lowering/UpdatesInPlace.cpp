@@ -38,16 +38,6 @@ struct Access {
   bool write;
 };
 
-/// The buffer an index value points into: a runtime call's pointer
-/// argument (the aligned pointer of a buffer plus an offset).
-Value pointedBuffer(Value pointer) {
-  while (auto add = pointer.getDefiningOp<arith::AddIOp>())
-    pointer = add.getLhs();
-  if (auto extract = pointer.getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>())
-    return rootBuffer(extract.getSource());
-  return {};
-}
-
 /// What `op` (an op of the entry's block) reads and writes, by root buffer;
 /// false when it may touch a buffer it does not name (a pointer of unknown
 /// origin, an op this does not know).
@@ -89,10 +79,10 @@ bool accessesOf(Operation *op, SmallVectorImpl<Access> &accesses) {
       if (isa<MemRefType>(operand.getType())) {
         accesses.push_back({rootBuffer(operand), true});
       } else if (operand.getType().isIndex() && !getConstantIntValue(operand)) {
-        Value buffer = pointedBuffer(operand);
-        if (!buffer)
+        std::optional<RuntimePointer> pointer = runtimePointer(operand);
+        if (!pointer)
           return false;
-        accesses.push_back({buffer, true});
+        accesses.push_back({rootBuffer(pointer->buffer), true});
       }
     }
     return true;

@@ -160,7 +160,6 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
       n *= size_t(d);
     return DevicePool::rounded(n);
   };
-  auto runs = [&](const EntrySpec &entry) { return runsEntry(entry, dataParallel); };
   // Parameters and state: a current copy, and a spare where a step writes
   // into one.
   const std::set<std::string> spared = sparedValues(manifest, dataParallel);
@@ -177,7 +176,7 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   std::map<std::string, size_t> state;
   total += DevicePool::rounded(manifest.sharedArenaAllocation()); // every entry's
   for (const EntrySpec &entry : manifest.entries) {
-    if (!runs(entry))
+    if (!runsEntry(entry, dataParallel))
       continue;
     const bool gradStep = entry.name == abi::kGradStep, applyStep = entry.name == abi::kApplyStep;
     const bool step = entry.name == abi::kTrainStep || applyStep;
