@@ -2,7 +2,8 @@
 //
 // Shared by the passes that move ops on buffers past one another
 // (tf-gemm-to-runtime pairs a GEMM with its epilogue, tf-horizontal-loops
-// merges independent loops, tf-bf16-gemm-operands copies GEMM operands):
+// merges independent loops, tf-bf16-gemm-operands copies GEMM operands,
+// tf-updates-in-place moves an update after its parameter's readers):
 // which buffer a view reads, which ops touch no memory they did not
 // allocate, and which buffer a runtime call's pointer argument points into.
 //
