@@ -47,6 +47,11 @@ namespace tfc {
 inline constexpr llvm::StringLiteral kEntryAttr = "tfc.entry";   // an entry's name
 inline constexpr llvm::StringLiteral kAbiAttr = "tfc.abi";       // what its args/results are
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "tfc.arena_bytes";
+/// The arena's buffers (tf-plan-memory): [begin, end) in bytes and the
+/// first and last position of their live range, four numbers a buffer.
+inline constexpr llvm::StringLiteral kArenaBuffersAttr = "tfc.arena_buffers";
+/// On a runtime call of an entry: its position in tf-plan-memory's live ranges.
+inline constexpr llvm::StringLiteral kPlanPositionAttr = "tfc.plan_position";
 inline constexpr llvm::StringLiteral kMatmulAttr = "tfc.matmul"; // a tf.matmul's generic
 /// On the generic of a "gemm" fusion that reads its matmul's result: the
 /// epilogue tf-gemm-to-runtime hands to the GEMM (on buffers, the

@@ -520,8 +520,25 @@ def TfPlanMemory : Pass<"tf-plan-memory", "mlir::ModuleOp"> {
     (`memref<?xi8>`), and the entry records its size as `tfc.arena_bytes`.
     Buffers whose lifetimes overlap never share bytes; buffers that are
     never live together do. Consecutive ops with one `tfc.launch_group` id
-    (tf-group-loops) count as one position.
+    (tf-group-loops) count as one position. The entry records where and
+    when each buffer lives as `tfc.arena_buffers` (begin, end, first and
+    last position: four numbers a buffer) and each runtime call its position
+    as `tfc.plan_position` (for tf-graph-dependencies).
+
+    With `concurrent-window` W > 0, two buffers also share no bytes unless
+    every op that touches the earlier is one that every op touching the
+    later waits for (by what they read and write, each alloc its own buffer
+    and the arguments one), or comes W or more memory-touching ops before
+    it: the plan then orders no independent ops that are fewer than W apart,
+    so a graph may run them at once (tf-graph-dependencies), and the bytes
+    of a buffer whose last reader is off the critical path (a weight
+    gradient's) are shared again W ops later rather than never.
   }];
+  let options = [
+    Option<"concurrentWindow", "concurrent-window", "int64_t", /*default=*/"0",
+           "Keep independent ops fewer than this many apart independent (0: share bytes by "
+           "program order alone)">,
+  ];
   let dependentDialects = ["mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
 }
 
@@ -849,6 +866,48 @@ def TfGlobalsToDevice : Pass<"tf-globals-to-device", "mlir::ModuleOp"> {
     the buffer in the entry's arena.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def TfGraphDependencies : Pass<"tf-graph-dependencies", "mlir::ModuleOp"> {
+  let summary = "Tell the runtime which earlier device ops each launch and call of an entry waits for";
+  let description = [{
+    For each entry whose device ops (`gpu.launch_func`, or `gpu.launch` on
+    cuda-emulated, and runtime calls) all lie in its block: an op waits for
+    an earlier one when both access overlapping bytes of a buffer and one of
+    them writes. What a launch reads and writes comes from its kernel's body,
+    over the bytes of the arena's view it is given; what a runtime call does
+    with each pointer, from runtime/Abi.h's layout, over the bytes from the
+    pointer to the end of the buffers that hold it (`tfc.arena_buffers`,
+    from tf-plan-memory); the entry's arguments count as one buffer; a
+    kernel's globals (a tail's ticket) are read and written unless
+    constant. Runtime calls also take one of `lanes` lanes (the runtime's
+    workspace, scratch and counter a lane): one whose last call the op
+    already waits for, else the oldest, which it then waits for. Only direct
+    edges are kept. Before each op:
+
+    ```mlir
+    func.call @tfc_cuda_graph_node(%index, %lane, %deps, %count) : (index, index, index, index) -> ()
+    ```
+
+    `%deps` points into `@tfc_graph_deps_<entry>`, a constant table of int32
+    op indices; one more call before the return (index = the op count)
+    waits for every op that no later op waits for. An entry with a device
+    op in a region, or another op that touches memory, is left as it is.
+    Each entry it orders gets `tfc.graph = {longest_path = L, ops = N}`: its
+    device ops, and the most on one path of ops that wait for each other.
+    With `reorder` (a test) there are no calls: the device ops move into the
+    order that always runs the latest ready op first, and the entry gets
+    `tfc.graph_reordered` (whether any op moved).
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"2",
+           "Runtime calls' lanes (runtime/Abi.h's abi::graph::kLanes); 0: none">,
+    Option<"reorder", "reorder", "bool", /*default=*/"false",
+           "Move the device ops into another order the dependencies allow, latest ready first "
+           "(a test of them on cuda-emulated), instead of calling the runtime">,
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def TfAwaitPreviousKernel : Pass<"tf-await-previous-kernel", "mlir::ModuleOp"> {

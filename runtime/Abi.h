@@ -325,10 +325,27 @@ enum Arg : unsigned {
 };
 } // namespace launch
 
+/// tfc_cuda_graph_node's arguments (tf-graph-dependencies): called before
+/// each device op of an entry, in order (index 0, 1, ...), and once more
+/// after the last (index = the op count, waiting for every op no later one
+/// waits for). When the runtime captures the entry as a CUDA graph, the op
+/// depends on the ops `deps` names (`count` int32 indices, earlier ops of
+/// this entry; none: on what came before the entry) rather than on the one
+/// before it. A runtime call's `lane` (else -1) names the workspace, scratch
+/// and last-block counter it uses: two calls on one lane are never
+/// independent, the pass orders them.
+namespace graph {
+enum Arg : unsigned { Index, Lane, Deps, DepCount, Count };
+/// The lanes the runtime keeps (its cuBLASLt workspace split in as many).
+inline constexpr int64_t kLanes = 2;
+} // namespace graph
+
 // X(Enumerator, symbol, C function type)
 #define TFC_ABI_CUDA_RUNTIME_FUNCTIONS(X)                                      \
   X(CudaLaunch, tfc_cuda_launch,                                               \
     void(TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                        \
+  /* graph::Arg: what the next device op waits for in a captured graph */     \
+  X(CudaGraphNode, tfc_cuda_graph_node, void(TFC_ABI_I4))                      \
   /* the same arguments: a persistent kernel, its grid the most it takes */   \
   X(CudaLaunchCooperative, tfc_cuda_launch_cooperative,                        \
     void(TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))                        \
@@ -442,6 +459,7 @@ static_assert(arity(RuntimeFunction::Sgemm) == gemm::Count);
 static_assert(arity(RuntimeFunction::SgemmFused) == gemm::FusedCount);
 static_assert(arity(RuntimeFunction::CudaSgemmFused) == gemm::FusedCount);
 static_assert(arity(RuntimeFunction::SgemmBiasGrad) == gemm::BiasGradCount);
+static_assert(arity(RuntimeFunction::CudaGraphNode) == graph::Count);
 static_assert(arity(RuntimeFunction::CudaSgemmBiasGrad) == gemm::BiasGradCount);
 static_assert(arity(RuntimeFunction::AttentionForward) ==
               attention::kSizes + 1 +

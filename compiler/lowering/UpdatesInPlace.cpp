@@ -31,63 +31,12 @@ using namespace tfc;
 
 namespace {
 
-/// A buffer an op touches, and whether it writes it (an op that writes a
-/// buffer may read it too: an init, a kernel's in-out argument).
-struct Access {
-  Value root;
-  bool write;
-};
+using Access = BufferAccess;
 
-/// What `op` (an op of the entry's block) reads and writes, by root buffer;
-/// false when it may touch a buffer it does not name (a pointer of unknown
-/// origin, an op this does not know).
+/// What `op` reads and writes (BufferEffects.h), every pointer a runtime
+/// call takes counted as written.
 bool accessesOf(Operation *op, SmallVectorImpl<Access> &accesses) {
-  if (touchesNoMemory(op) || isa<func::ReturnOp>(op))
-    return true;
-  if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-    accesses.push_back({rootBuffer(dealloc.getMemref()), true});
-    return true;
-  }
-  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-    accesses.push_back({rootBuffer(copy.getSource()), false});
-    accesses.push_back({rootBuffer(copy.getTarget()), true});
-    return true;
-  }
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-    if (!linalgOp.hasPureBufferSemantics())
-      return false;
-    for (OpOperand &operand : op->getOpOperands())
-      if (isa<MemRefType>(operand.get().getType()))
-        accesses.push_back({rootBuffer(operand.get()), linalgOp.isDpsInit(&operand)});
-    // What the body loads or stores itself (a cross-entropy's labels).
-    WalkResult walk = op->walk([&](Operation *inner) {
-      if (inner == op || isMemoryEffectFree(inner))
-        return WalkResult::advance();
-      if (auto load = dyn_cast<memref::LoadOp>(inner))
-        accesses.push_back({rootBuffer(load.getMemRef()), false});
-      else if (auto store = dyn_cast<memref::StoreOp>(inner))
-        accesses.push_back({rootBuffer(store.getMemRef()), true});
-      else
-        return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    return !walk.wasInterrupted();
-  }
-  if (auto call = dyn_cast<func::CallOp>(op)) {
-    // A kernel's buffers, as memrefs or as pointers: each may be written.
-    for (Value operand : call.getOperands()) {
-      if (isa<MemRefType>(operand.getType())) {
-        accesses.push_back({rootBuffer(operand), true});
-      } else if (operand.getType().isIndex() && !getConstantIntValue(operand)) {
-        std::optional<RuntimePointer> pointer = runtimePointer(operand);
-        if (!pointer)
-          return false;
-        accesses.push_back({rootBuffer(pointer->buffer), true});
-      }
-    }
-    return true;
-  }
-  return false;
+  return bufferAccessesOf(op, accesses, /*knownReads=*/false);
 }
 
 /// The ops of `block` that touch `buffer`, through any value derived from

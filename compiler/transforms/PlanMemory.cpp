@@ -10,12 +10,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/lowering/BufferEffects.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+
+#include "llvm/ADT/BitVector.h"
 
 namespace tfc {
 #define GEN_PASS_DEF_TFPLANMEMORY
@@ -34,7 +37,62 @@ struct Buffer {
   int64_t bytes = 0;
   int64_t first = 0, last = 0; // inclusive positions in the block
   int64_t offset = -1;
+  // A concurrent plan's: the positions that touch it, and those that all of
+  // them wait for (directly or not).
+  SmallVector<int64_t> users;
+  llvm::BitVector beforeAllUsers;
 };
+
+/// What must run before what, for a concurrent plan: positions[q] holds
+/// every position q waits for, directly or not, by what they read and write
+/// before the plan (each alloc its own buffer, the arguments one).
+SmallVector<llvm::BitVector> positionOrder(Block &block,
+                                           const DenseMap<Operation *, int64_t> &position,
+                                           int64_t count, int64_t window,
+                                           DenseMap<Value, SmallVector<int64_t>> &users) {
+  SmallVector<SmallVector<BufferAccess>> accesses(count);
+  llvm::BitVector anything(count);
+  for (Operation &op : block) {
+    const int64_t p = position.lookup(&op);
+    SmallVector<BufferAccess> list;
+    if (!bufferAccessesOf(&op, list, /*knownReads=*/true))
+      anything.set(p);
+    for (BufferAccess a : list) {
+      if (isa<BlockArgument>(a.root))
+        a.root = Value(); // the arguments, one buffer
+      else if (users[a.root].empty() || users[a.root].back() != p)
+        users[a.root].push_back(p);
+      accesses[p].push_back(a);
+    }
+  }
+  auto conflict = [&](int64_t p, int64_t q) {
+    if (anything.test(p) || anything.test(q))
+      return true;
+    for (const BufferAccess &a : accesses[p])
+      for (const BufferAccess &b : accesses[q])
+        if (a.root == b.root && (a.write || b.write))
+          return true;
+    return false;
+  };
+  // The positions that touch memory, in order: `window` of them apart, an
+  // op counts as waiting for the other (its buffers' bytes are then free
+  // to share; the graph orders them for it).
+  SmallVector<int64_t> touching;
+  for (int64_t p = 0; p < count; ++p)
+    if (anything.test(p) || !accesses[p].empty())
+      touching.push_back(p);
+  SmallVector<llvm::BitVector> before(count, llvm::BitVector(count));
+  for (auto [rank, q] : llvm::enumerate(touching)) {
+    if (rank >= size_t(window))
+      before[q].set(0, touching[rank - window] + 1);
+    for (int64_t p = q; p-- > 0;)
+      if (!before[q].test(p) && conflict(p, q)) {
+        before[q] |= before[p];
+        before[q].set(p);
+      }
+  }
+  return before;
+}
 
 int64_t byteSize(MemRefType type) {
   int64_t elementBytes = std::max<int64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
@@ -65,9 +123,18 @@ int64_t lastUse(Value root, Block &block, const DenseMap<Operation *, int64_t> &
   return last;
 }
 
+/// Whether `x` is done with its bytes before `y` touches them: its live range
+/// ends before y's begins, and, in a concurrent plan, every op that touches
+/// x is one that every op touching y waits for.
+bool doneBefore(const Buffer &x, const Buffer &y, bool concurrent) {
+  if (x.last >= y.first)
+    return false;
+  return !concurrent || llvm::all_of(x.users, [&](int64_t p) { return y.beforeAllUsers.test(p); });
+}
+
 /// Places buffers largest first at the lowest aligned offset free of every
-/// placed buffer whose live range intersects; returns the arena's size.
-int64_t place(MutableArrayRef<Buffer> buffers) {
+/// placed buffer not done before it or after it; returns the arena's size.
+int64_t place(MutableArrayRef<Buffer> buffers, bool concurrent) {
   SmallVector<Buffer *> order;
   for (Buffer &b : buffers)
     order.push_back(&b);
@@ -77,7 +144,7 @@ int64_t place(MutableArrayRef<Buffer> buffers) {
   for (Buffer *b : order) {
     SmallVector<std::pair<int64_t, int64_t>> taken; // [begin, end) in bytes
     for (Buffer *p : placed)
-      if (p->first <= b->last && b->first <= p->last)
+      if (!doneBefore(*p, *b, concurrent) && !doneBefore(*b, *p, concurrent))
         taken.push_back({p->offset, p->offset + p->bytes});
     llvm::sort(taken);
     int64_t offset = 0;
@@ -93,7 +160,8 @@ int64_t place(MutableArrayRef<Buffer> buffers) {
   return int64_t(llvm::alignTo(peak, kAlignment));
 }
 
-LogicalResult planEntry(func::FuncOp func) {
+LogicalResult planEntry(func::FuncOp func, int64_t window) {
+  const bool concurrent = window > 0;
   Block &block = func.getBody().front();
   // Consecutive ops of one tf-group-loops group share a position: what any
   // of them reads or writes is live at once, so members share no bytes and
@@ -140,7 +208,17 @@ LogicalResult planEntry(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
 
-  int64_t arenaBytes = place(buffers);
+  if (concurrent) {
+    DenseMap<Value, SmallVector<int64_t>> users;
+    SmallVector<llvm::BitVector> before = positionOrder(block, position, index + 1, window, users);
+    for (Buffer &b : buffers) {
+      b.users = users.lookup(b.alloc.getResult());
+      b.beforeAllUsers = llvm::BitVector(index + 1, true);
+      for (int64_t p : b.users)
+        b.beforeAllUsers &= before[p];
+    }
+  }
+  int64_t arenaBytes = place(buffers, concurrent);
   MLIRContext *ctx = func.getContext();
   auto arenaType = MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8));
   unsigned arenaIndex = func.getNumArguments();
@@ -184,13 +262,26 @@ LogicalResult planEntry(func::FuncOp func) {
     pointer.erase();
   }
   func->setAttr(kArenaBytesAttr, IntegerAttr::get(IntegerType::get(ctx, 64), arenaBytes));
+  // Where and when each buffer lives, for tf-graph-dependencies: a runtime
+  // call's pointer is the arena's plus a shift, and the buffer live there at
+  // the call's position bounds what it reaches.
+  SmallVector<int64_t> spans;
+  for (const Buffer &b : buffers)
+    spans.append({b.offset, b.offset + b.bytes, b.first, b.last});
+  func->setAttr(kArenaBuffersAttr, DenseI64ArrayAttr::get(ctx, spans));
+  for (Operation &op : block)
+    if (isa<func::CallOp>(op))
+      op.setAttr(kPlanPositionAttr,
+                 IntegerAttr::get(IntegerType::get(ctx, 64), position.lookup(&op)));
   return success();
 }
 
 struct TfPlanMemoryPass : tfc::impl::TfPlanMemoryBase<TfPlanMemoryPass> {
+  using Base::Base;
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (func->hasAttr(kEntryAttr) && !func.isDeclaration() && failed(planEntry(func)))
+      if (func->hasAttr(kEntryAttr) && !func.isDeclaration() &&
+          failed(planEntry(func, concurrentWindow)))
         return signalPassFailure();
   }
 };

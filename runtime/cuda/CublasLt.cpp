@@ -188,7 +188,7 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
                               epilogue.reluGrad, epilogue.reluMask ? epilogue.ldReluMask : 0,
                               epilogue.residual ? epilogue.ldResidual : 0,
                               epilogue.residual ? alignment(intptr_t(epilogue.residual)) : 0,
-                              int64_t(precision), int64_t(storage)};
+                              int64_t(precision), int64_t(storage), int64_t(workspaceBytes)};
   // clang-format on
   auto found = plans_.find(key);
   if (found != plans_.end())

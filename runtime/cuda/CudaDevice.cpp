@@ -169,8 +169,8 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel) {
   // A persistent model calls no cuBLASLt: no workspace.
   const bool persistent = manifest.cuda && manifest.cuda->persistent;
   size_t total = persistent ? 0 : DevicePool::rounded(kCublasLtWorkspaceBytes);
-  // The layer norm backward's and cross-entropy's last-block counter.
-  total += DevicePool::rounded(sizeof(unsigned));
+  // The layer norm backward's and cross-entropy's last-block counters, one a lane.
+  total += DevicePool::rounded(kLastBlockCounterBytes);
   for (const ParamSpec &param : manifest.params)
     total += copies(abi::ValueKind::Param, param.name) * bytesOf(param.dtype, param.shape);
   std::map<std::string, size_t> state;
@@ -281,6 +281,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: no faster on an H200).
   setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
+  // TFC_GRAPH_DEPENDENCIES=1: a captured graph's launches and calls wait
+  // only for what they depend on (tf-graph-dependencies), the cuBLASLt
+  // workspace split into lanes (off by default until a GPU has measured it).
+  setGraphDependencies(switchFromEnv("TFC_GRAPH_DEPENDENCIES", graphDependencies()));
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;
@@ -406,12 +410,13 @@ void CudaDevice::loadLayerKernels() {
   // In the planned memory, else an allocation of its own; zeroed before
   // any kernel runs (the stream does not wait for cuMemsetD8's).
   const DriverApi &api = driver_->api();
-  if (auto block = pool_.take(sizeof(unsigned)))
+  if (auto block = pool_.take(kLastBlockCounterBytes))
     lastBlockCounter_ = CUdeviceptr(*block);
-  else if (api.memAlloc(&lastBlockCounter_, sizeof(unsigned)) != CUDA_SUCCESS)
+  else if (api.memAlloc(&lastBlockCounter_, kLastBlockCounterBytes) != CUDA_SUCCESS)
     lastBlockCounter_ = 0;
-  if (!lastBlockCounter_ || (api.memsetD8(lastBlockCounter_, 0, sizeof(unsigned)) == CUDA_SUCCESS &&
-                             api.ctxSynchronize() == CUDA_SUCCESS))
+  if (!lastBlockCounter_ ||
+      (api.memsetD8(lastBlockCounter_, 0, kLastBlockCounterBytes) == CUDA_SUCCESS &&
+       api.ctxSynchronize() == CUDA_SUCCESS))
     return;
   if (!pool_.contains(uintptr_t(lastBlockCounter_)))
     api.memFree(lastBlockCounter_);
@@ -419,7 +424,63 @@ void CudaDevice::loadLayerKernels() {
 }
 
 CUdeviceptr CudaDevice::scratchFor(size_t bytes) const {
-  return cublasLt_ && bytes <= kCublasLtWorkspaceBytes ? workspace_ : 0;
+  return cublasLt_ && bytes <= laneWorkspaceBytes() ? laneWorkspace() : 0;
+}
+
+size_t CudaDevice::laneWorkspaceBytes() const {
+  return graphDependencies_ ? kCublasLtWorkspaceBytes / abi::graph::kLanes
+                            : kCublasLtWorkspaceBytes;
+}
+
+CUdeviceptr CudaDevice::laneWorkspace() const {
+  return workspace_ ? workspace_ + (graphDependencies_ ? lane_ * laneWorkspaceBytes() : 0) : 0;
+}
+
+CUdeviceptr CudaDevice::lastBlockCounter() const {
+  return lastBlockCounter_ ? lastBlockCounter_ + (graphDependencies_ ? lane_ * sizeof(unsigned) : 0)
+                           : 0;
+}
+
+void CudaDevice::graphNode(int64_t index, int64_t lane, const int32_t *deps, int64_t count) {
+  lane_ = lane >= 0 && lane < abi::graph::kLanes ? size_t(lane) : 0;
+  if (!capturingDependencies_ || !launchError_.empty())
+    return;
+  const DriverApi &api = driver_->api();
+  CUstream stream = context_->stream();
+  CUstreamCaptureStatus status;
+  cuuint64_t id = 0;
+  CUgraph graph = nullptr;
+  const CUgraphNode *now = nullptr;
+  size_t nowCount = 0;
+  std::string error;
+  if (!driver_->check(api.streamGetCaptureInfo(stream, &status, &id, &graph, &now, &nowCount),
+                      "cuStreamGetCaptureInfo", error))
+    return failLaunch(error);
+  // What the op before this call left on the stream is where it ends.
+  if (index == 0) {
+    entryStart_.assign(now, now + nowCount);
+    opEnds_.clear();
+  } else if (size_t(index) != opEnds_.size() + 1) {
+    return failLaunch("tfc_cuda_graph_node(" + std::to_string(index) + ") after " +
+                      std::to_string(opEnds_.size()) +
+                      " ops: the entry's ops out of order (a bug in tfc)");
+  } else {
+    opEnds_.emplace_back(now, now + nowCount);
+  }
+  std::vector<CUgraphNode> next = count ? std::vector<CUgraphNode>() : entryStart_;
+  for (int64_t d = 0; d < count; ++d) {
+    if (deps[d] < 0 || size_t(deps[d]) >= opEnds_.size())
+      return failLaunch("tfc_cuda_graph_node(" + std::to_string(index) + "): op " +
+                        std::to_string(index) + " waits for op " + std::to_string(deps[d]) +
+                        ", not an earlier one (a bug in tfc)");
+    for (CUgraphNode node : opEnds_[size_t(deps[d])])
+      if (std::find(next.begin(), next.end(), node) == next.end())
+        next.push_back(node);
+  }
+  if (!driver_->check(api.streamUpdateCaptureDependencies(stream, next.data(), next.size(),
+                                                          CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+                      "cuStreamUpdateCaptureDependencies", error))
+    failLaunch(error);
 }
 
 std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
@@ -839,8 +900,8 @@ void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
   ProfileScope profiled(*this, "cuBLASLt", [&] {
     return profileName(args, epilogue) + (bf16 ? ", bf16 A and B" : "");
   });
-  if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), workspace_,
-                        kCublasLtWorkspaceBytes, error, *storage))
+  if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), laneWorkspace(),
+                        laneWorkspaceBytes(), error, *storage))
     failLaunch(error);
 }
 
@@ -968,8 +1029,8 @@ bool CudaDevice::gemmBesideColumnSums(const GemmArgs &g, const GemmEpilogue &e) 
     return false;
   ProfileScope profiled(*this, "cuBLASLt", [&] { return profileName(g, e) + " (by column sums)"; });
   std::string error;
-  if (!cublasLt_->sgemm(g, GemmEpilogue{}, gemmPrecision_, context_->stream(), workspace_,
-                        kCublasLtWorkspaceBytes, error)) {
+  if (!cublasLt_->sgemm(g, GemmEpilogue{}, gemmPrecision_, context_->stream(), laneWorkspace(),
+                        laneWorkspaceBytes(), error)) {
     failLaunch(error);
     return true;
   }
@@ -1013,7 +1074,9 @@ bool CudaDevice::capture(const std::vector<DeviceOp> &ops, EntryGraph &graph,
   if (!driver_->check(api.streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                       "cuStreamBeginCapture", error))
     return false;
+  capturingDependencies_ = graphDependencies_;
   launchOps(ops);
+  capturingDependencies_ = false;
   CUgraph captured = nullptr;
   CUresult ended = api.streamEndCapture(stream, &captured);
   if (!launchError_.empty() || !driver_->check(ended, "cuStreamEndCapture", error)) {

@@ -52,6 +52,7 @@
 #ifndef TFC_RUNTIME_CUDA_CUDADEVICE_H
 #define TFC_RUNTIME_CUDA_CUDADEVICE_H
 
+#include "runtime/Abi.h"
 #include "runtime/Device.h"
 #include "runtime/cuda/CublasLt.h"
 #include "runtime/cuda/DevicePool.h"
@@ -89,6 +90,10 @@ constexpr size_t kGraphsPerEntry = 4;
 /// one buffer (runtime/ExchangeLayout.h) in place of grad_step's results and
 /// apply_step's gradients, and apply_step's results in the result slots.
 size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel = false);
+
+/// The hand-written kernels' last-block counters: a word a lane
+/// (CudaDevice::lastBlockCounter).
+constexpr size_t kLastBlockCounterBytes = sizeof(unsigned) * abi::graph::kLanes;
 
 class CudaDevice final : public Device {
 public:
@@ -263,6 +268,23 @@ public:
   /// fit in it, else 0, and the caller does without. It never loads
   /// cuBLASLt: that allocates, which a graph capture refuses.
   CUdeviceptr scratchFor(size_t bytes) const;
+  /// The cuBLASLt workspace of the current op's lane (tfc_cuda_graph_node's
+  /// `lane`) and its bytes: with graph dependencies, the workspace split in
+  /// abi::graph::kLanes (ops of one lane never run at once); else all of it.
+  CUdeviceptr laneWorkspace() const;
+  size_t laneWorkspaceBytes() const;
+  /// tfc_cuda_graph_node (runtime/Abi.h's abi::graph): the next op's lane,
+  /// and, while capturing with graph dependencies, the graph nodes it waits
+  /// for: the last nodes of the ops `deps` names (`count` of them), or,
+  /// with none, the stream's nodes when the entry began.
+  void graphNode(int64_t index, int64_t lane, const int32_t *deps, int64_t count);
+  /// Whether a captured graph's nodes wait only for the ops the compiler
+  /// says they depend on, so that independent ones run at once
+  /// (TFC_GRAPH_DEPENDENCIES=1 at open(), or this before any GEMM); off by
+  /// default until a GPU has measured it. An entry compiled with
+  /// --no-graph-dependencies is a chain either way.
+  void setGraphDependencies(bool on) { graphDependencies_ = on; }
+  bool graphDependencies() const { return graphDependencies_; }
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
   /// (a device of openIndex: tests), with their last-block counter.
   const LayerKernels &layerKernels() const { return layerKernels_; }
@@ -271,9 +293,9 @@ public:
   /// forward and fused kernels take their tickets from, to find the last
   /// block to finish (layer_norm.cu, cross_entropy.cu): zeroed once here,
   /// and every launch leaves it zero, so one word serves them all (kernels
-  /// on the stream run one after another). 0 where it could not be had:
-  /// each takes two launches.
-  CUdeviceptr lastBlockCounter() const { return lastBlockCounter_; }
+  /// of one lane run one after another; a word a lane). 0 where it could not
+  /// be had: each takes two launches.
+  CUdeviceptr lastBlockCounter() const;
   /// Keeps `message` as the launch failure run() returns, unless one is
   /// kept already (tfc_cuda_launch's and the hand-written kernels' own).
   void failLaunch(const std::string &message);
@@ -348,7 +370,12 @@ private:
   std::string cublasLtError_;
   GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
-  CUdeviceptr lastBlockCounter_ = 0;
+  CUdeviceptr lastBlockCounter_ = 0; // kLastBlockCounterBytes: a word a lane
+  bool graphDependencies_ = false;
+  bool capturingDependencies_ = false;           // capture() with graphDependencies_
+  size_t lane_ = 0;                              // the current op's (graphNode)
+  std::vector<CUgraphNode> entryStart_;          // the stream's nodes when the entry began
+  std::vector<std::vector<CUgraphNode>> opEnds_; // each op's last nodes, so far
   CUdeviceptr poolMemory_ = 0; // the one allocation open() makes (DevicePool.h)
   std::map<uintptr_t, size_t> outsidePlan_; // blocks of the pool allocateOutsidePlan took
   DevicePool pool_;

@@ -95,6 +95,12 @@ constexpr int kMinDriverVersion = 12000;
     "cuStreamBeginCapture_v2")                                                         \
   X(streamEndCapture, "cuStreamEndCapture", PFN_cuStreamEndCapture_v10000, 10000,      \
     "cuStreamEndCapture")                                                              \
+  /* graph dependencies: a captured node waits for the ops it depends on */            \
+  X(streamGetCaptureInfo, "cuStreamGetCaptureInfo", PFN_cuStreamGetCaptureInfo_v11030, \
+    11030, "cuStreamGetCaptureInfo_v2")                                                \
+  X(streamUpdateCaptureDependencies, "cuStreamUpdateCaptureDependencies",              \
+    PFN_cuStreamUpdateCaptureDependencies_v11030, 11030,                               \
+    "cuStreamUpdateCaptureDependencies")                                               \
   X(graphInstantiate, "cuGraphInstantiateWithFlags",                                   \
     PFN_cuGraphInstantiateWithFlags_v11040, 11040, "cuGraphInstantiateWithFlags")      \
   X(graphLaunch, "cuGraphLaunch", PFN_cuGraphLaunch_v10000, 10000, "cuGraphLaunch")    \

@@ -31,6 +31,11 @@ extern "C" void tfc_cuda_launch_cooperative(intptr_t kernel, intptr_t gridX, int
               /*cooperative=*/true);
 }
 
+extern "C" void tfc_cuda_graph_node(intptr_t index, intptr_t lane, intptr_t deps, intptr_t count) {
+  CudaDevice::activeFor("tfc_cuda_graph_node")
+      .graphNode(index, lane, reinterpret_cast<const int32_t *>(deps), count);
+}
+
 extern "C" void tfc_cuda_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
                                intptr_t lda, intptr_t strideA, intptr_t transA, intptr_t b,
                                intptr_t ldb, intptr_t strideB, intptr_t transB, intptr_t c,

@@ -33,6 +33,13 @@ void tfc_cuda_launch_cooperative(intptr_t kernel, intptr_t gridX, intptr_t gridY
                                  intptr_t blockX, intptr_t blockY, intptr_t blockZ,
                                  intptr_t sharedBytes, intptr_t argc, intptr_t args);
 
+/// Before each launch and call of an entry, and once after the last
+/// (tf-graph-dependencies; runtime/Abi.h's abi::graph): the next op's lane
+/// (its share of the cuBLASLt workspace, scratch and last-block counter),
+/// and, while the entry is captured with TFC_GRAPH_DEPENDENCIES=1, what it
+/// waits for: the `count` earlier ops whose int32 indices are at `deps`.
+void tfc_cuda_graph_node(intptr_t index, intptr_t lane, intptr_t deps, intptr_t count);
+
 /// tfc_sgemm (runtime/cpu/Gemm.h) on device memory, through cuBLASLt: for
 /// b < batch, C[b] = op(A[b]) op(B[b]) (+ C[b] when `accumulate`),
 /// row-major fp32; strideC 0 with batch > 1 sums the items into one C.

@@ -657,6 +657,56 @@ TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   EXPECT_NE(fileBytes(dir_ + "/run/metrics.jsonl"), "");
 }
 
+// Under TFC_GRAPH_DEPENDENCIES=1 the captured steps are graphs whose nodes
+// wait only for what they depend on (tf-graph-dependencies'
+// tfc_cuda_graph_node calls, cuStreamUpdateCaptureDependencies): a weight
+// gradient's GEMM is off the path to the next layer's input gradient, so the
+// longest path is shorter than the step; each graph still replays with
+// every launch accepted. By default each capture is a chain, as is a
+// binary compiled with --no-graph-dependencies under the setting.
+TEST_F(OnFakes, GraphDependenciesBranchTheCapturedStep) {
+  auto graphs = [&](const std::string &name, const std::string &compileFlags) {
+    std::vector<std::pair<size_t, size_t>> found; // nodes, longest path
+    compile("reverse", compileFlags);
+    std::mt19937 rng(9);
+    std::string error;
+    for (auto [split, n] : {std::pair{"train", 12}, std::pair{"val", 4}, std::pair{"test", 4}}) {
+      EXPECT_EQ(run("mkdir -p " + dir_ + "/data/" + split).status, 0);
+      for (const rt::TensorSpec &input : manifest_.inputs) {
+        std::vector<int64_t> shape = input.shape;
+        shape[0] = n;
+        rt::TensorSpec spec = input;
+        spec.kind = ValueKind::Input;
+        EXPECT_TRUE(rt::writeNpy(dir_ + "/data/" + split + "/" + input.name + ".npy",
+                                 feedFor(spec, shape, rng), error))
+            << error;
+      }
+    }
+    std::remove((dir_ + "/" + name + ".log").c_str()); // the fake appends to it
+    FakeLog train = runOnFakes(name, "train --epochs 1 --data " + dir_ + "/data --run-dir " + dir_ +
+                                         "/run-" + name);
+    EXPECT_GE(train.captures, 1u) << train.text;
+    EXPECT_FALSE(train.replayedNodes.empty()) << train.text;
+    for (const std::string &line : linesOf(train.text)) {
+      size_t nodes = 0, edges = 0, longest = 0;
+      if (std::sscanf(line.c_str(), "captured graph: %zu nodes, %zu edges, the longest path %zu",
+                      &nodes, &edges, &longest) == 3)
+        found.push_back({nodes, longest});
+    }
+    return found;
+  };
+  env_ = "TFC_GRAPH_DEPENDENCIES=1 ";
+  std::vector<std::pair<size_t, size_t>> branched = graphs("dependencies", "");
+  ASSERT_FALSE(branched.empty());
+  EXPECT_TRUE(
+      std::any_of(branched.begin(), branched.end(), [](auto g) { return g.second < g.first; }));
+  for (auto [nodes, longest] : branched)
+    EXPECT_LE(longest, nodes);
+  EXPECT_TRUE(graphs("chain", "--no-graph-dependencies").empty());
+  env_ = "";
+  EXPECT_TRUE(graphs("default", "").empty());
+}
+
 // A train step's loss and its gradient (tf.cross_entropy and
 // tf.cross_entropy_grad of the same logits) are one call,
 // tfc_cuda_cross_entropy_fused: one launch of the fused kernel (each row's

@@ -45,6 +45,9 @@
 #include <cuda.h>
 // cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; the fake defines both.
 #undef cuGetProcAddress
+// It maps these to CUDA 12.3's versions; the fake's are 11.3's (runtime/cuda/Driver.h).
+#undef cuStreamGetCaptureInfo
+#undef cuStreamUpdateCaptureDependencies
 
 #include <algorithm>
 #include <cctype>
@@ -83,6 +86,7 @@ struct Node {
   std::vector<uint64_t> params;
   std::shared_ptr<void> context; // host work: run(context.get())
   void (*run)(void *) = nullptr;
+  std::vector<size_t> deps; // the nodes (indices) it waits for in its graph
 };
 
 struct State {
@@ -95,6 +99,8 @@ struct State {
   uintptr_t capturing = 0;     // the stream being captured (0: none)
   bool captureAny = false;     // whether capture is on at all (stream 0 included)
   std::vector<Node> captured;  // what it has recorded so far
+  std::vector<size_t> captureDeps; // what the next captured node waits for
+  bool depsUpdated = false;        // cuStreamUpdateCaptureDependencies during the capture
   uintptr_t nextHandle = 0x1000;
   int streams = 0;
   uint64_t clock = 0;                     // a microsecond a recorded call
@@ -174,6 +180,28 @@ unsigned blocksPerMultiprocessor(unsigned threads) {
   if (const char *forced = std::getenv("TFC_FAKE_CUDA_OCCUPANCY"))
     return unsigned(std::atoi(forced));
   return threads ? std::min(32u, 2048u / threads) : 0;
+}
+
+/// A node of the graph being captured: it waits for the stream's
+/// dependencies (the node before it, unless cuStreamUpdateCaptureDependencies
+/// said otherwise), and is then the node the next one waits for.
+void captureNode(Node &&node) {
+  node.deps = state().captureDeps;
+  state().captureDeps = {state().captured.size()};
+  state().captured.push_back(std::move(node));
+}
+
+/// The most nodes on one path through `graph` (its length as a chain: the
+/// node count when each waits for the one before).
+size_t longestPath(const std::vector<Node> &graph) {
+  std::vector<size_t> depth(graph.size(), 1);
+  size_t longest = 0;
+  for (size_t i = 0; i < graph.size(); ++i) {
+    for (size_t d : graph[i].deps)
+      depth[i] = std::max(depth[i], depth[d] + 1);
+    longest = std::max(longest, depth[i]);
+  }
+  return longest;
 }
 
 /// Refuses what no stream may do while one is being captured.
@@ -382,7 +410,7 @@ FAKE(cuMemcpyDtoDAsync_v2)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstr
     Node node;
     node.run = [](void *work) { copyWithin(*static_cast<DeviceCopyWork *>(work)); };
     node.context = std::make_shared<DeviceCopyWork>(DeviceCopyWork{to, from, bytes});
-    state().captured.push_back(std::move(node));
+    captureNode(std::move(node));
     return CUDA_SUCCESS;
   }
   REFUSE_WHILE_CAPTURING("cuMemcpyDtoDAsync");
@@ -804,7 +832,7 @@ CUresult launch(const char *call, CUfunction function, const unsigned grid[3],
     }
   record(what + (captured ? " captured" : ""));
   if (captured)
-    state().captured.push_back(std::move(node));
+    captureNode(std::move(node));
   return CUDA_SUCCESS;
 }
 } // namespace
@@ -871,6 +899,57 @@ FAKE(cuStreamBeginCapture_v2)(CUstream stream, CUstreamCaptureMode mode) {
   state().captureAny = true;
   state().capturing = uintptr_t(stream);
   state().captured.clear();
+  state().captureDeps.clear();
+  state().depsUpdated = false;
+  return CUDA_SUCCESS;
+}
+FAKE(cuStreamGetCaptureInfo_v2)
+(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+ const CUgraphNode **deps, size_t *count) {
+  REQUIRE_INIT();
+  static thread_local std::vector<CUgraphNode> nodes;
+  const bool capturing = state().captureAny && state().capturing == uintptr_t(stream);
+  nodes.clear();
+  if (capturing)
+    for (size_t d : state().captureDeps) // node i's handle is i + 1
+      nodes.push_back(reinterpret_cast<CUgraphNode>(uintptr_t(d + 1)));
+  if (status)
+    *status = capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+  if (id)
+    *id = capturing ? 1 : 0;
+  if (graph)
+    *graph = nullptr;
+  if (deps)
+    *deps = nodes.data();
+  if (count)
+    *count = nodes.size();
+  return CUDA_SUCCESS;
+}
+FAKE(cuStreamUpdateCaptureDependencies)
+(CUstream stream, CUgraphNode *deps, size_t count, unsigned flags) {
+  REQUIRE_INIT();
+  if (!state().captureAny || state().capturing != uintptr_t(stream)) {
+    record("cuStreamUpdateCaptureDependencies: INVALID: the stream is not being captured");
+    return CUDA_ERROR_ILLEGAL_STATE;
+  }
+  if (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES && flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::vector<size_t> given;
+  for (size_t i = 0; i < count; ++i) {
+    const uintptr_t handle = reinterpret_cast<uintptr_t>(deps[i]);
+    if (handle == 0 || handle > state().captured.size()) {
+      record("cuStreamUpdateCaptureDependencies: INVALID: not a node of the capture");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    given.push_back(handle - 1);
+  }
+  if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+    state().captureDeps.clear();
+  for (size_t d : given)
+    if (std::find(state().captureDeps.begin(), state().captureDeps.end(), d) ==
+        state().captureDeps.end())
+      state().captureDeps.push_back(d);
+  state().depsUpdated = true;
   return CUDA_SUCCESS;
 }
 FAKE(cuStreamEndCapture)(CUstream stream, CUgraph *graph) {
@@ -881,6 +960,16 @@ FAKE(cuStreamEndCapture)(CUstream stream, CUgraph *graph) {
   }
   uintptr_t handle = state().nextHandle++;
   record("cuStreamEndCapture(" + std::to_string(state().captured.size()) + " nodes)");
+  // A graph whose nodes wait for what they depend on: how long its
+  // longest path is, against its nodes (a chain's is all of them).
+  if (state().depsUpdated) {
+    size_t edges = 0;
+    for (const Node &node : state().captured)
+      edges += node.deps.size();
+    record("captured graph: " + std::to_string(state().captured.size()) + " nodes, " +
+           std::to_string(edges) + " edges, the longest path " +
+           std::to_string(longestPath(state().captured)) + " nodes");
+  }
   state().graphs[handle] = std::move(state().captured);
   state().captured.clear();
   state().captureAny = false;
@@ -1013,13 +1102,16 @@ const Entry kEntries[] = {
     ENTRY("cuModuleGetFunction", cuModuleGetFunction),
     ENTRY("cuLaunchKernel", cuLaunchKernel),
     ENTRY("cuLaunchKernelEx", cuLaunchKernelEx),
-    ENTRY("cuOccupancyMaxActiveBlocksPerMultiprocessor", cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    ENTRY("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+          cuOccupancyMaxActiveBlocksPerMultiprocessor),
     ENTRY("cuStreamCreate", cuStreamCreate),
     ENTRY("cuStreamDestroy", cuStreamDestroy_v2),
     ENTRY("cuStreamSynchronize", cuStreamSynchronize),
     ENTRY("cuFuncSetAttribute", cuFuncSetAttribute),
     ENTRY("cuStreamBeginCapture", cuStreamBeginCapture_v2),
     ENTRY("cuStreamEndCapture", cuStreamEndCapture),
+    ENTRY("cuStreamGetCaptureInfo", cuStreamGetCaptureInfo_v2),
+    ENTRY("cuStreamUpdateCaptureDependencies", cuStreamUpdateCaptureDependencies),
     ENTRY("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags),
     ENTRY("cuGraphLaunch", cuGraphLaunch),
     ENTRY("cuGraphExecDestroy", cuGraphExecDestroy),
@@ -1067,6 +1159,8 @@ FAKE_EXPORT void tfcFakeCudaReset() {
   s.graphs.clear();
   s.execs.clear();
   s.captured.clear();
+  s.captureDeps.clear();
+  s.depsUpdated = false;
   s.captureAny = false;
   s.capturing = 0;
   s.initialized = false;
@@ -1081,7 +1175,7 @@ FAKE_EXPORT void tfcFakeCudaEnqueue(CUstream stream, void (*run)(void *), void *
     Node node;
     node.run = run;
     node.context = std::move(owned);
-    state().captured.push_back(std::move(node));
+    captureNode(std::move(node));
     return;
   }
   run(context);

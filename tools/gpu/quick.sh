@@ -16,7 +16,10 @@
 #      default) against on their own (--no-launch-tails): the same bytes;
 #   3. reverse trained to 100% test accuracy (its file's settings), in fp32
 #      and in bf16 (attention on tensor cores), also with every GEMM on bf16
-#      copies of its operands (--bf16-operands=all);
+#      copies of its operands (--bf16-operands=all); under
+#      TFC_GRAPH_DEPENDENCIES=1 too, twice to the same checkpoint bytes;
+#   4h (first). bench of reverse, set_anomaly, encoder_decoder and the
+#      medium encoder (tf32, bf16) with TFC_GRAPH_DEPENDENCIES=1 and 0, twice;
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); of
@@ -147,6 +150,26 @@ for build in cuda-bf16 cuda-bf16-all; do
     tail -n 5 "$work/train-$build.log"
   fi
 done
+# Under TFC_GRAPH_DEPENDENCIES=1 (a captured step's launches and calls wait
+# only for what they depend on: tf-graph-dependencies): reverse still
+# trains to 100%, and twice gives the same checkpoint bytes (a missing
+# dependency would race).
+for round in 1 2; do
+  TFC_GRAPH_DEPENDENCIES=1 timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-graph-$round" \
+    >"$work/train-graph-$round.log" 2>&1
+done
+grep '^test' "$work/train-graph-1.log" | tail -n 1 | sed 's/^/    graph dependencies: /'
+if grep -q '^test.*accuracy 1\.0000' "$work/train-graph-1.log"; then
+  passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy (TFC_GRAPH_DEPENDENCIES=1)"
+else
+  failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy (TFC_GRAPH_DEPENDENCIES=1)"
+  tail -n 5 "$work/train-graph-1.log"
+fi
+if cmp -s "$work/reverse-graph-1/last.safetensors" "$work/reverse-graph-2/last.safetensors"; then
+  passed=$((passed + 1)); echo "PASS reverse trained twice under TFC_GRAPH_DEPENDENCIES=1: the same bytes"
+else
+  failed=$((failed + 1)); echo "FAIL reverse trained twice under TFC_GRAPH_DEPENDENCIES=1: the same bytes"
+fi
 echo "$passed passed, $failed failed"
 
 # ab VAR BINARY...: each BINARY's train_step (median of 50) with VAR=1, then 0.
@@ -162,6 +185,12 @@ ab() {
     done
   done
 }
+
+echo "== 4h. train_step (median of 50): independent launches and calls at once (graph dependencies) against a chain, twice"
+for round in 1 2; do
+  ab TFC_GRAPH_DEPENDENCIES "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder" \
+    "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"
+done
 
 echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
 ab TFC_BGRAD_COLUMNS "$dir/cuda/reverse" "$bench/medium_encoder.tf32"

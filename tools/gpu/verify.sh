@@ -7,9 +7,12 @@
 #   1. tfc-kernel-check: every hand-written kernel against the CPU;
 #   2. parity.py of reverse, set_anomaly, fleuret_cnn and encoder_decoder;
 #   3. reverse trained to 100% in fp32 and bf16, and in bf16 with every
-#      GEMM on bf16 copies of its operands (--bf16-operands=all);
+#      GEMM on bf16 copies of its operands (--bf16-operands=all); under
+#      TFC_GRAPH_DEPENDENCIES=1 to 100%, and twice to the same bytes;
 #   4. each baseline binary's train_step against the same binary of this
-#      build, alternately, three times each (median of 50 steps), and the
+#      build, alternately, three times each (median of 50 steps); reverse,
+#      set_anomaly, encoder_decoder and the medium encoder (tf32, bf16)
+#      with TFC_GRAPH_DEPENDENCIES=1 against 0, twice; and the
 #      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0, and its bf16
 #      step with bf16 copies of the GEMMs' operands against without and
 #      against the forward's copies kept (--bf16-keep-activation-copies);
@@ -75,6 +78,26 @@ for build in cuda cuda-bf16 cuda-bf16-all; do
     tail -n 3 "$work/train-$build.log"
   fi
 done
+# Under TFC_GRAPH_DEPENDENCIES=1 (a captured step's launches and calls wait
+# only for what they depend on: tf-graph-dependencies): reverse still
+# trains to 100%, and twice gives the same checkpoint bytes (a missing
+# dependency would race).
+for round in 1 2; do
+  TFC_GRAPH_DEPENDENCIES=1 timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-graph-$round" \
+    >"$work/train-graph-$round.log" 2>&1
+done
+grep '^test' "$work/train-graph-1.log" | tail -n 1 | sed 's/^/    graph dependencies: /'
+if grep -q '^test.*accuracy 1\.0000' "$work/train-graph-1.log"; then
+  passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy (TFC_GRAPH_DEPENDENCIES=1)"
+else
+  failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy (TFC_GRAPH_DEPENDENCIES=1)"
+  tail -n 5 "$work/train-graph-1.log"
+fi
+if cmp -s "$work/reverse-graph-1/last.safetensors" "$work/reverse-graph-2/last.safetensors"; then
+  passed=$((passed + 1)); echo "PASS reverse trained twice under TFC_GRAPH_DEPENDENCIES=1: the same bytes"
+else
+  failed=$((failed + 1)); echo "FAIL reverse trained twice under TFC_GRAPH_DEPENDENCIES=1: the same bytes"
+fi
 echo "$passed passed, $failed failed"
 
 # step BINARY [ENV]: BINARY's train_step, median of 50 (and its minimum).
@@ -98,6 +121,14 @@ if [ -d "$baseline" ]; then
 else
   echo "    no baseline carried"
 fi
+for binary in "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder" \
+  "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
+  [ -x "$binary" ] || continue
+  for round in 1 2; do
+    [ "$(left)" -gt 90 ] || break
+    echo "    $(basename "$binary") TFC_GRAPH_DEPENDENCIES=1: $(step "$binary" TFC_GRAPH_DEPENDENCIES=1)  0: $(step "$binary" TFC_GRAPH_DEPENDENCIES=0)"
+  done
+done
 if [ -x "$bench/medium_encoder.bf16-fp32-operands" ]; then
   for round in 1 2 3; do
     [ "$(left)" -gt 100 ] || break

@@ -249,6 +249,26 @@ static cl::opt<bool> noUpdatesInPlace(
              "instead of over the old ones (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noGraphDependencies(
+    "no-graph-dependencies",
+    cl::desc("cuda: launches and calls do not tell the runtime which earlier ones they wait "
+             "for, so a captured step is always one chain (TFC_GRAPH_DEPENDENCIES=1 lets "
+             "independent ones run at once; docs/cuda.md)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
+static cl::opt<int64_t> graphWindow(
+    "graph-window",
+    cl::desc("cuda: how many ops apart two independent launches or calls may still run at "
+             "once (the memory plan shares no bytes between them; more overlap, more "
+             "memory; 0: the plan's program order alone; default 6)"),
+    cl::init(6), cl::sub(compileCommand), cl::cat(tfcCategory));
+
+static cl::opt<bool> graphOrderCheck(
+    "graph-order-check",
+    cl::desc("cuda-emulated, a test: run each entry's launches and calls in another order "
+             "their dependencies allow (the latest ready first); results must not change"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> persistentKernels(
     "persistent-kernels",
     cl::desc("cuda: run each entry as one persistent kernel, its phases (every GEMM and "
@@ -607,6 +627,15 @@ int compile() {
                  << bf16OperandsChoice << " needs the default, graph-replayed step\n";
     return kUsageError;
   }
+  if (graphWindow < 0) {
+    llvm::errs() << "tfc: error: --graph-window must be 0 or more, got " << graphWindow << "\n";
+    return kUsageError;
+  }
+  if (graphOrderCheck && backend->name != "cuda-emulated") {
+    llvm::errs() << "tfc: error: --graph-order-check runs the launches in another order on "
+                    "the CPU: it needs --target=cuda-emulated\n";
+    return kUsageError;
+  }
   if (persistentKernels && !backend->gpuMapping) {
     llvm::errs() << "tfc: error: --persistent-kernels is a GPU mode: it needs --target=cuda "
                     "(or cuda-emulated)\n";
@@ -629,6 +658,9 @@ int compile() {
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;
   codegen.cuda.coarsen = !noThreadCoarsening;
   codegen.cuda.updatesInPlace = !noUpdatesInPlace;
+  codegen.cuda.graphDependencies = !noGraphDependencies;
+  codegen.cuda.graphOrderCheck = graphOrderCheck;
+  codegen.cuda.graphWindow = graphWindow;
   codegen.cuda.tails = !noLaunchTails;
   codegen.cuda.attentionDs = !noAttentionDs;
   if (backend->addKernelPasses) {

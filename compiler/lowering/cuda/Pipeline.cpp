@@ -76,6 +76,13 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
   }
 }
 
+/// How many ops apart the memory plan keeps independent ops independent:
+/// where the graph takes dependencies (a persistent kernel runs its phases
+/// in order), tfc::kGraphWindow; else 0.
+static int64_t planConcurrent(const tfc::CudaTarget &target) {
+  return target.graphDependencies && !target.persistent ? target.graphWindow : 0;
+}
+
 void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
   addBufferizationPasses(pm, target.updatesInPlace);
   addCudaGemmPasses(pm, target);
@@ -86,8 +93,9 @@ void tfc::addCudaBufferPasses(OpPassManager &pm, const CudaTarget &target) {
   // group (tf-merge-launches).
   if (target.mergeLaunches)
     pm.addPass(createTfGroupLoops());
-  // The plan before mapping: its liveness reads the loop nests in order.
-  pm.addPass(createTfPlanMemory());
+  // The plan before mapping: its liveness reads the loop nests in order;
+  // with graph dependencies it orders no ops the program leaves independent.
+  pm.addPass(createTfPlanMemory(TfPlanMemoryOptions{planConcurrent(target)}));
 }
 
 void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &target) {
@@ -98,7 +106,7 @@ void tfc::addCudaEmulatedBufferPasses(OpPassManager &pm, const CudaTarget &targe
   pm.addPass(createTfSplitReductions());
   if (target.mergeLaunches)
     pm.addPass(createTfGroupLoops());
-  pm.addPass(createTfPlanMemory());
+  pm.addPass(createTfPlanMemory(TfPlanMemoryOptions{planConcurrent(target)}));
 }
 
 void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm, const CudaTarget &target) {
@@ -107,6 +115,9 @@ void tfc::addCudaEmulatedLLVMDialectPasses(OpPassManager &pm, const CudaTarget &
   if (target.mergeLaunches || target.persistent)
     pm.addPass(createTfMergeLaunches(TfMergeLaunchesOptions{target.persistent, target.tails}));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+  if (target.graphOrderCheck && !target.persistent)
+    pm.addPass(
+        createTfGraphDependencies(TfGraphDependenciesOptions{/*lanes=*/0, /*reorder=*/true}));
   pm.addPass(createTfLaunchesToLoops());
   pm.addPass(createTfPackEntryAbi());
   addCpuLLVMDialectPasses(pm);
@@ -130,6 +141,10 @@ void tfc::addCudaKernelPasses(OpPassManager &pm, const CudaTarget &target) {
     pm.addPass(createTfGridSync());
   // The host's copies of what the kernels now compute themselves.
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
+  // What each launch and call waits for, while the kernels' bodies say what
+  // they access (a persistent entry is one launch).
+  if (target.graphDependencies && !target.persistent)
+    pm.addPass(createTfGraphDependencies());
 }
 
 void tfc::addCudaPtxPasses(OpPassManager &pm, const CudaTarget &target) {

@@ -71,6 +71,17 @@ struct CudaTarget {
   /// arguments (tf-updates-in-place), so the device holds them once;
   /// --no-updates-in-place: into spares the runtime swaps with them.
   bool updatesInPlace = true;
+  /// Each launch and call tells the runtime which earlier ones it waits for
+  /// (tf-graph-dependencies), so that a captured graph may run independent
+  /// ones at once (TFC_GRAPH_DEPENDENCIES=1); --no-graph-dependencies: none.
+  bool graphDependencies = true;
+  /// How many memory-touching ops apart the memory plan keeps independent
+  /// ops independent (tf-plan-memory's concurrent-window): more overlap
+  /// against more memory.
+  int64_t graphWindow = 6;
+  /// cuda-emulated, a test (--graph-order-check): the device ops run in
+  /// another order those dependencies allow (tf-graph-dependencies' reorder).
+  bool graphOrderCheck = false;
   /// --persistent-kernels: each entry one cooperative kernel of grid-wide
   /// phases (tf-merge-launches' grid chains, tf-grid-sync): every GEMM and
   /// layer generated code (no cuBLASLt, no hand-written kernels), for steps

@@ -21,6 +21,27 @@
 # RUN: done | FileCheck %s --check-prefix=EXACT
 # EXACT-COUNT-15: PASS {{.*}} the same bits
 # EXACT-NOT: FAIL
+# Each entry's launches and calls run in another order their graph
+# dependencies allow (tf-graph-dependencies' reorder: always the latest
+# ready op first), which would let an op read or overwrite bytes too early
+# if the pass missed a dependency (it fails when write-after-read hazards
+# are ignored): the same bits. The train steps are reordered; a forward is a
+# chain. gpt_bytes' prefill and decode too.
+# RUN: for m in reverse set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do \
+# RUN:   tfc compile %models/$m.tf --batch 4 --target=cuda-emulated --graph-order-check -o %t/$m.reordered && \
+# RUN:   %python %S/../../../tools/gpu/parity.py --cpu %t/$m.reordered --cuda %t/$m.emulated --work %t/$m.reordered-exact --exact || exit 1; \
+# RUN: done | FileCheck %s --check-prefix=REORDERED
+# REORDERED-COUNT-15: PASS {{.*}} the same bits
+# REORDERED-NOT: FAIL
+# RUN: tfc compile %models/gpt_bytes.tf --batch 2 --target=cuda-emulated -o %t/gpt.emulated
+# RUN: tfc compile %models/gpt_bytes.tf --batch 2 --target=cuda-emulated --graph-order-check -o %t/gpt.reordered
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/gpt.reordered --cuda %t/gpt.emulated --work %t/gpt.reordered-exact --exact \
+# RUN:   | FileCheck %s --check-prefix=REORDERED-GPT
+# REORDERED-GPT-COUNT-5: PASS {{.*}} the same bits
+# REORDERED-GPT-NOT: FAIL
+# RUN: tfc compile %models/reverse.tf --batch 4 --target=cuda-emulated --graph-order-check --dump-ir=%t/reordered-ir -o %t/reverse.reordered-again
+# RUN: cat %t/reordered-ir/*-tf-graph-dependencies.mlir | FileCheck %s --check-prefix=REORDERED-IR
+# REORDERED-IR: tfc.entry = "train_step", tfc.graph = {{[{][^}]*[}]}}, tfc.graph_reordered = true
 # A train step writes its new parameters and optimizer state over the
 # arguments (tf-updates-in-place; the runtime passes one buffer for both)
 # and gives the bits of spares the runtime swaps (--no-updates-in-place):

@@ -59,10 +59,13 @@
 # NO-TAILS: gpu.launch_func @tfc_kernels::@tfc_k1 blocks in (%c1, %c1, %c1)
 # NO-TAILS-NOT: gpu.launch_func
 
-# --no-merge-launches: a launch each loop nest, z's last.
+# --no-merge-launches: a launch each loop nest, z's last (each launch after its
+# tfc_cuda_graph_node: tf-graph-dependencies).
 # SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k0 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(
 # SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k1 blocks
 # SEPARATE: gpu.launch_func @tfc_kernels::@tfc_k{{[0-9]+}} {{.*}}, %[[Y:.+]] : memref<2x3xf32>)
+# SEPARATE-NOT: gpu.launch_func
+# SEPARATE: call @tfc_cuda_graph_node(
 # SEPARATE-NEXT: gpu.launch_func @tfc_kernels::@tfc_k[[LAST:[0-9]+]] {{.*}} args(%[[X:.+]] : memref<2x4xf32>, %[[Z:.+]] : memref<2x4xf32>)
 # SEPARATE-NOT: gpu.launch_func
 # SEPARATE: gpu.func @tfc_k[[LAST]](%{{.+}}: memref<2x4xf32>, %{{.+}}: memref<2x4xf32>) kernel
