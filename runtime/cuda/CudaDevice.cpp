@@ -280,11 +280,14 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   attentionDqStoresD_ = switchFromEnv("TFC_ATTENTION_DQ_STORES_D", attentionDqStoresD_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: no faster on an H200).
-  setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
   // TFC_GRAPH_DEPENDENCIES=1: a captured graph's launches and calls wait
   // only for what they depend on (tf-graph-dependencies), the cuBLASLt
   // workspace split into lanes (off by default until a GPU has measured it).
   setGraphDependencies(switchFromEnv("TFC_GRAPH_DEPENDENCIES", graphDependencies()));
+  // A programmatic dependent launch's edge is to the node before it in
+  // stream order: not combined with graph dependencies.
+  setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()) &&
+                     !graphDependencies());
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;
@@ -442,7 +445,11 @@ CUdeviceptr CudaDevice::lastBlockCounter() const {
 }
 
 void CudaDevice::graphNode(int64_t index, int64_t lane, const int32_t *deps, int64_t count) {
-  lane_ = lane >= 0 && lane < abi::graph::kLanes ? size_t(lane) : 0;
+  if (lane < -1 || lane >= abi::graph::kLanes)
+    return failLaunch("tfc_cuda_graph_node(" + std::to_string(index) + "): lane " +
+                      std::to_string(lane) + " of " + std::to_string(abi::graph::kLanes) +
+                      " (a bug in tfc)");
+  lane_ = lane >= 0 ? size_t(lane) : 0;
   if (!capturingDependencies_ || !launchError_.empty())
     return;
   const DriverApi &api = driver_->api();
@@ -477,6 +484,10 @@ void CudaDevice::graphNode(int64_t index, int64_t lane, const int32_t *deps, int
       if (std::find(next.begin(), next.end(), node) == next.end())
         next.push_back(node);
   }
+  // Nothing to wait for at all (the capture's first op): the stream's own
+  // dependencies, the op before it, rather than an empty set.
+  if (next.empty())
+    return;
   if (!driver_->check(api.streamUpdateCaptureDependencies(stream, next.data(), next.size(),
                                                           CU_STREAM_SET_CAPTURE_DEPENDENCIES),
                       "cuStreamUpdateCaptureDependencies", error))

@@ -282,7 +282,9 @@ public:
   /// says they depend on, so that independent ones run at once
   /// (TFC_GRAPH_DEPENDENCIES=1 at open(), or this before any GEMM); off by
   /// default until a GPU has measured it. An entry compiled with
-  /// --no-graph-dependencies is a chain either way.
+  /// --no-graph-dependencies is a chain either way. At open() it turns
+  /// TFC_DEPENDENT_LAUNCH off (a dependent launch's edge is to the node
+  /// before it in stream order).
   void setGraphDependencies(bool on) { graphDependencies_ = on; }
   bool graphDependencies() const { return graphDependencies_; }
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here

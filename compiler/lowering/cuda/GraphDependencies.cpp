@@ -308,8 +308,14 @@ bool describe(Operation *op, const Layout &layout, ModuleOp module, DeviceOp &de
       return true;
     }
     for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
-      if (!isa<BaseMemRefType>(operand.getType()))
+      if (!isa<BaseMemRefType>(operand.getType())) {
+        // An integer taken from a pointer: whatever the kernel does with it.
+        SmallVector<Pointer> pointers;
+        pointersIn(operand, int64_t(0), pointers);
+        if (!pointers.empty())
+          device.accesses.push_back({Access::Anything});
         continue;
+      }
       bool read = false, write = false;
       usesOf(kernel.getArgument(i), kernel.getBody(), read, write);
       if (read || write)
@@ -343,9 +349,13 @@ bool describe(Operation *op, const Layout &layout, ModuleOp module, DeviceOp &de
     if (auto planned = call->getAttrOfType<IntegerAttr>(tfc::kPlanPositionAttr))
       at = planned.getInt();
     for (auto [position, operand] : llvm::enumerate(call.getOperands())) {
+      const bool write = !tfc::runtimeCallOnlyReads(call.getCallee(), unsigned(position));
+      if (isa<BaseMemRefType>(operand.getType())) {
+        device.accesses.push_back(layout.locate(operand, 0, write, at));
+        continue;
+      }
       SmallVector<Pointer> pointers;
       pointersIn(operand, int64_t(0), pointers);
-      const bool write = !tfc::runtimeCallOnlyReads(call.getCallee(), unsigned(position));
       for (const Pointer &p : pointers) {
         Access access = layout.locate(p.buffer, p.bytes.value_or(0), write, at);
         if (!p.bytes && access.kind == Access::Arena) // somewhere in it
