@@ -901,7 +901,8 @@ def TfGraphDependencies : Pass<"tf-graph-dependencies", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"2",
-           "Runtime calls' lanes (runtime/Abi.h's abi::graph::kLanes); 0: none">,
+           "Runtime calls' lanes: runtime/Abi.h's abi::graph::kLanes (any other number is an "
+           "error, but 0 with reorder)">,
     Option<"reorder", "reorder", "bool", /*default=*/"false",
            "Move the device ops into another order the dependencies allow, latest ready first "
            "(a test of them on cuda-emulated), instead of calling the runtime">,

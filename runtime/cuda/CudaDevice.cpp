@@ -286,8 +286,7 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   setGraphDependencies(switchFromEnv("TFC_GRAPH_DEPENDENCIES", graphDependencies()));
   // A programmatic dependent launch's edge is to the node before it in
   // stream order: not combined with graph dependencies.
-  setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()) &&
-                     !graphDependencies());
+  setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;

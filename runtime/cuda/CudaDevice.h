@@ -231,7 +231,9 @@ public:
   /// this GPU's arch (tf-await-previous-kernel). TFC_DEPENDENT_LAUNCH=1 at
   /// open(), or this; only on compute capability 9.0 and later. Off by
   /// default until a GPU has measured it (docs/cuda-kernels.md).
-  void setDependentLaunch(bool on) { dependentLaunch_ = on && computeMajor_ >= 9; }
+  void setDependentLaunch(bool on) {
+    dependentLaunch_ = on && computeMajor_ >= 9 && !graphDependencies_;
+  }
   bool dependentLaunch() const { return dependentLaunch_; }
   /// PROGRAMMATIC_STREAM_SERIALIZATION, allowed: a dependent launch's.
   static CUlaunchAttribute dependentLaunchAttribute();
@@ -282,10 +284,14 @@ public:
   /// says they depend on, so that independent ones run at once
   /// (TFC_GRAPH_DEPENDENCIES=1 at open(), or this before any GEMM); off by
   /// default until a GPU has measured it. An entry compiled with
-  /// --no-graph-dependencies is a chain either way. At open() it turns
-  /// TFC_DEPENDENT_LAUNCH off (a dependent launch's edge is to the node
-  /// before it in stream order).
-  void setGraphDependencies(bool on) { graphDependencies_ = on; }
+  /// --no-graph-dependencies is a chain either way. On, it turns dependent
+  /// launches off (a dependent launch's edge is to the node before it in
+  /// stream order).
+  void setGraphDependencies(bool on) {
+    graphDependencies_ = on;
+    if (on)
+      dependentLaunch_ = false;
+  }
   bool graphDependencies() const { return graphDependencies_; }
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
   /// (a device of openIndex: tests), with their last-block counter.

@@ -407,6 +407,25 @@ protected:
     return parsed;
   }
 
+  /// Random samples of every input in dir_/data's train (12), val (4) and
+  /// test (4) splits.
+  void writeSplits() {
+    std::mt19937 rng(9);
+    std::string error;
+    for (auto [split, n] : {std::pair{"train", 12}, std::pair{"val", 4}, std::pair{"test", 4}}) {
+      ASSERT_EQ(run("mkdir -p " + dir_ + "/data/" + split).status, 0);
+      for (const rt::TensorSpec &input : manifest_.inputs) {
+        std::vector<int64_t> shape = input.shape;
+        shape[0] = n;
+        rt::TensorSpec spec = input;
+        spec.kind = ValueKind::Input;
+        ASSERT_TRUE(rt::writeNpy(dir_ + "/data/" + split + "/" + input.name + ".npy",
+                                 feedFor(spec, shape, rng), error))
+            << error;
+      }
+    }
+  }
+
   /// `run ENTRY` fed random values of every non-parameter argument.
   FakeLog runEntry(const std::string &entryName) {
     const rt::EntrySpec *entry = manifest_.entry(entryName);
@@ -613,20 +632,7 @@ TEST_F(OnFakes, DependentLaunchesUnderTfcDependentLaunch) {
 // entry's first call, inside its graph after that.
 TEST_F(OnFakes, ReverseTrainsAnEpoch) {
   ASSERT_NO_FATAL_FAILURE(compile("reverse"));
-  std::mt19937 rng(9);
-  std::string error;
-  for (auto [split, n] : {std::pair{"train", 12}, std::pair{"val", 4}, std::pair{"test", 4}}) {
-    ASSERT_EQ(run("mkdir -p " + dir_ + "/data/" + split).status, 0);
-    for (const rt::TensorSpec &input : manifest_.inputs) {
-      std::vector<int64_t> shape = input.shape;
-      shape[0] = n;
-      rt::TensorSpec spec = input;
-      spec.kind = ValueKind::Input;
-      ASSERT_TRUE(rt::writeNpy(dir_ + "/data/" + split + "/" + input.name + ".npy",
-                               feedFor(spec, shape, rng), error))
-          << error;
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(writeSplits());
   FakeLog train = runOnFakes("train", "train --epochs 1 --data " + dir_ + "/data --run-dir " +
                                           dir_ + "/run");
   EXPECT_GT(train.eager, 0u);
@@ -668,20 +674,7 @@ TEST_F(OnFakes, GraphDependenciesBranchTheCapturedStep) {
   auto graphs = [&](const std::string &name, const std::string &compileFlags) {
     std::vector<std::pair<size_t, size_t>> found; // nodes, longest path
     compile("reverse", compileFlags);
-    std::mt19937 rng(9);
-    std::string error;
-    for (auto [split, n] : {std::pair{"train", 12}, std::pair{"val", 4}, std::pair{"test", 4}}) {
-      EXPECT_EQ(run("mkdir -p " + dir_ + "/data/" + split).status, 0);
-      for (const rt::TensorSpec &input : manifest_.inputs) {
-        std::vector<int64_t> shape = input.shape;
-        shape[0] = n;
-        rt::TensorSpec spec = input;
-        spec.kind = ValueKind::Input;
-        EXPECT_TRUE(rt::writeNpy(dir_ + "/data/" + split + "/" + input.name + ".npy",
-                                 feedFor(spec, shape, rng), error))
-            << error;
-      }
-    }
+    writeSplits();
     std::remove((dir_ + "/" + name + ".log").c_str()); // the fake appends to it
     FakeLog train = runOnFakes(name, "train --epochs 1 --data " + dir_ + "/data --run-dir " + dir_ +
                                          "/run-" + name);

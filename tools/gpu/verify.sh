@@ -78,26 +78,10 @@ for build in cuda cuda-bf16 cuda-bf16-all; do
     tail -n 3 "$work/train-$build.log"
   fi
 done
-# Under TFC_GRAPH_DEPENDENCIES=1 (a captured step's launches and calls wait
-# only for what they depend on: tf-graph-dependencies): reverse still
-# trains to 100%, and twice gives the same checkpoint bytes (a missing
-# dependency would race).
-for round in 1 2; do
-  TFC_GRAPH_DEPENDENCIES=1 timeout 120 "$dir/cuda/reverse" train --run-dir "$work/reverse-graph-$round" \
-    >"$work/train-graph-$round.log" 2>&1
-done
-grep '^test' "$work/train-graph-1.log" | tail -n 1 | sed 's/^/    graph dependencies: /'
-if grep -q '^test.*accuracy 1\.0000' "$work/train-graph-1.log"; then
-  passed=$((passed + 1)); echo "PASS reverse trains to 100% test accuracy (TFC_GRAPH_DEPENDENCIES=1)"
-else
-  failed=$((failed + 1)); echo "FAIL reverse trains to 100% test accuracy (TFC_GRAPH_DEPENDENCIES=1)"
-  tail -n 5 "$work/train-graph-1.log"
-fi
-if cmp -s "$work/reverse-graph-1/last.safetensors" "$work/reverse-graph-2/last.safetensors"; then
-  passed=$((passed + 1)); echo "PASS reverse trained twice under TFC_GRAPH_DEPENDENCIES=1: the same bytes"
-else
-  failed=$((failed + 1)); echo "FAIL reverse trained twice under TFC_GRAPH_DEPENDENCIES=1: the same bytes"
-fi
+# Under TFC_GRAPH_DEPENDENCIES=1: reverse to 100%, twice to the same bytes.
+bash "$root/tools/gpu/graph-train.sh" "$dir/cuda/reverse" "$work" | tee "$work/graph-train.txt"
+passed=$((passed + $(grep -c '^PASS' "$work/graph-train.txt")))
+failed=$((failed + $(grep -c '^FAIL' "$work/graph-train.txt")))
 echo "$passed passed, $failed failed"
 
 # step BINARY [ENV]: BINARY's train_step, median of 50 (and its minimum).

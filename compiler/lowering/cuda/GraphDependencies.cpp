@@ -51,6 +51,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -136,9 +137,11 @@ struct Layout {
   }
 
   /// The bytes `value` (a host-side buffer) spans, `shift` bytes on, used by
-  /// an op at tf-plan-memory's `position`.
+  /// an op at tf-plan-memory's `position`. The arena itself is a pointer's
+  /// (`pointer`: it reaches from `shift` to the end of the buffer there);
+  /// as a buffer, it is all of it.
   Access locate(Value value, int64_t shift, bool write,
-                std::optional<int64_t> position = std::nullopt) const {
+                std::optional<int64_t> position = std::nullopt, bool pointer = false) const {
     Access access;
     access.write = write;
     Value v = value;
@@ -169,14 +172,34 @@ struct Layout {
     }
     if (v == arena) {
       access.kind = Access::Arena;
-      access.lo = shift;
-      access.hi = endOfBufferAt(shift, position);
+      if (pointer && v == value) {
+        access.lo = shift;
+        access.hi = endOfBufferAt(shift, position);
+      }
       return access;
     }
     access.kind = isa<BlockArgument>(v) ? Access::Arguments : Access::Anything;
     return access;
   }
 };
+
+/// Whether an integer taken from a buffer's address may be used as an
+/// address: it reaches an LLVM op or a call, through anything else's results.
+bool mayDereference(Value address, int depth = 0) {
+  if (depth > 16)
+    return true;
+  for (Operation *user : address.getUsers()) {
+    if (isa<scf::IfOp>(user)) // a condition: it selects, it does not address
+      continue;
+    if (isa<CallOpInterface>(user) || isa<LLVM::LLVMDialect>(user->getDialect()) ||
+        !isMemoryEffectFree(user))
+      return true;
+    for (Value result : user->getResults())
+      if (mayDereference(result, depth + 1))
+        return true;
+  }
+  return false;
+}
 
 /// Whether the uses of buffer `v` within `scope` read it and write it
 /// (through views; a pointer taken from it, or an op that does not say,
@@ -192,12 +215,20 @@ void usesOf(Value v, Region &scope, bool &read, bool &write) {
           usesOf(result, scope, read, write);
       continue;
     }
-    if (isa<memref::ExtractAlignedPointerAsIndexOp>(user)) {
-      read = write = true;
+    // An address only compared (tf-map-to-gpu's alignment check) reaches
+    // nothing; one that may be dereferenced does both.
+    if (auto pointer = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(user)) {
+      if (mayDereference(pointer.getResult()))
+        read = write = true;
       continue;
     }
+    if (isa<memref::AssumeAlignmentOp>(user))
+      continue;
     auto effects = dyn_cast<MemoryEffectOpInterface>(user);
-    if (!effects) {
+    // An op that does not say, or one that passes the buffer on (a yield,
+    // a select, a branch, a cast) without effects of its own.
+    if (!effects || user->hasTrait<OpTrait::IsTerminator>() ||
+        llvm::any_of(user->getResultTypes(), [](Type t) { return isa<BaseMemRefType>(t); })) {
       read = write = true;
       continue;
     }
@@ -233,20 +264,30 @@ void globalsOf(Region &body, SmallVectorImpl<Access> &accesses) {
       return memrefGlobal.getConstant();
     return false;
   };
-  body.walk([&](Operation *op) {
-    if (auto address = dyn_cast<LLVM::AddressOfOp>(op)) {
-      StringAttr name = address.getGlobalNameAttr().getAttr();
-      add(name, !constant(op, name));
-    } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-      StringAttr name = global.getNameAttr().getAttr();
-      add(name, !constant(op, name));
-    } else if (auto call = dyn_cast<CallOpInterface>(op)) {
-      if (auto callee = llvm::dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee()))
+  // The functions it calls, and what they name in turn.
+  SmallVector<Region *> bodies = {&body};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!bodies.empty()) {
+    bodies.pop_back_val()->walk([&](Operation *op) {
+      if (auto address = dyn_cast<LLVM::AddressOfOp>(op)) {
+        StringAttr name = address.getGlobalNameAttr().getAttr();
+        add(name, !constant(op, name));
+      } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+        StringAttr name = global.getNameAttr().getAttr();
+        add(name, !constant(op, name));
+      } else if (auto call = dyn_cast<CallOpInterface>(op)) {
+        auto callee = llvm::dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
+        if (!callee) {
+          accesses.push_back({Access::Anything});
+          return;
+        }
         add(callee.getRootReference(), true);
-      else
-        accesses.push_back({Access::Anything});
-    }
-  });
+        Operation *function = SymbolTable::lookupNearestSymbolFrom(op, callee);
+        if (function && function->getNumRegions() && seen.insert(function).second)
+          bodies.push_back(&function->getRegion(0));
+      }
+    });
+  }
 }
 
 /// Fewer accesses to compare: the arguments once, each global once, each
@@ -273,11 +314,18 @@ struct Pointer {
   std::optional<int64_t> bytes;
 };
 
+/// The pointers an integer argument is made of; `unknown` set where it
+/// comes from something this cannot follow (a block argument, an op with
+/// effects), which may be one.
 void pointersIn(Value v, std::optional<int64_t> bytes, SmallVectorImpl<Pointer> &found,
-                int depth = 0) {
+                bool &unknown, int depth = 0) {
+  if (isa<BaseMemRefType>(v.getType()))
+    return; // a size read from a buffer's type, not an address
   Operation *def = v.getDefiningOp();
-  if (!def || depth > 16)
+  if (!def || depth > 16) {
+    unknown = true;
     return;
+  }
   if (auto extract = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def)) {
     found.push_back({extract.getSource(), bytes});
     return;
@@ -286,15 +334,27 @@ void pointersIn(Value v, std::optional<int64_t> bytes, SmallVectorImpl<Pointer> 
     std::optional<int64_t> lhs = getConstantIntValue(add.getLhs());
     std::optional<int64_t> rhs = getConstantIntValue(add.getRhs());
     if (rhs)
-      return pointersIn(add.getLhs(), bytes ? std::optional(*bytes + *rhs) : bytes, found,
+      return pointersIn(add.getLhs(), bytes ? std::optional(*bytes + *rhs) : bytes, found, unknown,
                         depth + 1);
     if (lhs)
-      return pointersIn(add.getRhs(), bytes ? std::optional(*bytes + *lhs) : bytes, found,
+      return pointersIn(add.getRhs(), bytes ? std::optional(*bytes + *lhs) : bytes, found, unknown,
                         depth + 1);
   }
-  if (isMemoryEffectFree(def))
-    for (Value operand : def->getOperands())
-      pointersIn(operand, std::nullopt, found, depth + 1);
+  if (!isMemoryEffectFree(def)) {
+    unknown = true;
+    return;
+  }
+  for (Value operand : def->getOperands())
+    pointersIn(operand, std::nullopt, found, unknown, depth + 1);
+}
+
+/// A kernel's integer argument: if it may be an address, anything.
+void addIntegerArgument(Value value, DeviceOp &device) {
+  SmallVector<Pointer> pointers;
+  bool unknown = false;
+  pointersIn(value, int64_t(0), pointers, unknown);
+  if (unknown || !pointers.empty())
+    device.accesses.push_back({Access::Anything});
 }
 
 /// What `op` of an entry's block accesses; false for an op this does not
@@ -307,13 +367,12 @@ bool describe(Operation *op, const Layout &layout, ModuleOp module, DeviceOp &de
       device.accesses.push_back({Access::Anything});
       return true;
     }
+    // A persistent kernel's grid barrier needs every block resident: alone.
+    if (launch->hasAttr(tfc::kCooperativeAttr))
+      device.accesses.push_back({Access::Anything});
     for (auto [i, operand] : llvm::enumerate(launch.getKernelOperands())) {
       if (!isa<BaseMemRefType>(operand.getType())) {
-        // An integer taken from a pointer: whatever the kernel does with it.
-        SmallVector<Pointer> pointers;
-        pointersIn(operand, int64_t(0), pointers);
-        if (!pointers.empty())
-          device.accesses.push_back({Access::Anything});
+        addIntegerArgument(operand, device);
         continue;
       }
       bool read = false, write = false;
@@ -328,8 +387,10 @@ bool describe(Operation *op, const Layout &layout, ModuleOp module, DeviceOp &de
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(launch.getBody(), captured);
     for (Value value : captured) {
-      if (!isa<BaseMemRefType>(value.getType()))
+      if (!isa<BaseMemRefType>(value.getType())) {
+        addIntegerArgument(value, device);
         continue;
+      }
       bool read = false, write = false;
       usesOf(value, launch.getBody(), read, write);
       if (read || write)
@@ -355,9 +416,12 @@ bool describe(Operation *op, const Layout &layout, ModuleOp module, DeviceOp &de
         continue;
       }
       SmallVector<Pointer> pointers;
-      pointersIn(operand, int64_t(0), pointers);
+      bool unknown = false;
+      pointersIn(operand, int64_t(0), pointers, unknown);
+      if (unknown)
+        device.accesses.push_back({Access::Anything});
       for (const Pointer &p : pointers) {
-        Access access = layout.locate(p.buffer, p.bytes.value_or(0), write, at);
+        Access access = layout.locate(p.buffer, p.bytes.value_or(0), write, at, /*pointer=*/true);
         if (!p.bytes && access.kind == Access::Arena) // somewhere in it
           access.lo = 0, access.hi = kUnbounded;
         device.accesses.push_back(access);
@@ -463,6 +527,14 @@ struct TfGraphDependenciesPass : tfc::impl::TfGraphDependenciesBase<TfGraphDepen
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(tfc::kEntryAttr) && !func.isDeclaration())
         entries.push_back(func);
+    // The runtime keeps abi::graph::kLanes: two calls on lanes it folds
+    // together could run at once over one workspace.
+    if (!reorder && lanes != abi::graph::kLanes) {
+      module.emitError("tf-graph-dependencies: lanes=")
+          << int64_t(lanes) << ", but the runtime keeps " << abi::graph::kLanes
+          << " (runtime/Abi.h's abi::graph::kLanes)";
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
     for (func::FuncOp func : entries) {
       Graph graph;

@@ -1,5 +1,8 @@
 // RUN: tf-opt %s --split-input-file --tf-graph-dependencies --canonicalize | FileCheck %s
 // RUN: tf-opt %s --split-input-file --tf-graph-dependencies="lanes=0 reorder=true" | FileCheck %s --check-prefix=REORDER
+// The runtime keeps two lanes: any other number folds two onto one.
+// RUN: not tf-opt %s --split-input-file --tf-graph-dependencies="lanes=3" 2>&1 | FileCheck %s --check-prefix=LANES
+// LANES: error: tf-graph-dependencies: lanes=3, but the runtime keeps 2
 
 // Each op waits for the earlier ones whose bytes it touches where one of
 // the two writes, directly only: b and c of a (each waits for op 0 alone,
@@ -168,6 +171,80 @@ module attributes {gpu.container_module} {
       %i = gpu.thread_id x
       %v = memref.load %from[%i] : memref<16xf32>
       memref.store %v, %to[%i] : memref<16xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+// An address only compared (tf-map-to-gpu's alignment check) and an
+// alignment assumed read nothing: the two copies from x are independent. A
+// buffer passed on by a select and stored to is written: the reader of c
+// waits for it. A cooperative launch (a grid barrier needs all its blocks
+// resident) waits for every op before it.
+// CHECK: memref.global "private" constant @tfc_graph_deps_checks : memref<5xi32> = dense<[0, 2, 1, 3, 4]>
+// CHECK-LABEL: func.func @checks
+// CHECK: call @tfc_cuda_graph_node(%c0, %c-1, %{{.+}}, %c0)
+// CHECK: call @tfc_cuda_graph_node(%c1, %c-1, %{{.+}}, %c0)
+// CHECK: call @tfc_cuda_graph_node(%c2, %c-1, %{{.+}}, %c1)
+// CHECK: call @tfc_cuda_graph_node(%c3, %c-1, %{{.+}}, %c1)
+// CHECK: call @tfc_cuda_graph_node(%c4, %c-1, %{{.+}}, %c2)
+// CHECK: call @tfc_cuda_graph_node(%c5, %c-1, %{{.+}}, %c1)
+// CHECK-NEXT: return
+// REORDER-LABEL: func.func @checks
+// REORDER: {tfc.test_op = 1 : i64}
+// REORDER-NEXT: {tfc.test_op = 0 : i64}
+// REORDER-NEXT: {tfc.test_op = 2 : i64}
+// REORDER-NEXT: {tfc.test_op = 3 : i64}
+// REORDER-NEXT: tfc.cooperative, tfc.test_op = 4 : i64}
+module attributes {gpu.container_module} {
+  func.func @checks(%x: memref<16xf32>, %arena: memref<?xi8>) attributes {tfc.entry = "checks", tfc.arena_bytes = 256 : i64, tfc.arena_buffers = array<i64: 0, 64, 0, 99, 64, 128, 0, 99, 128, 192, 0, 99, 192, 256, 0, 99>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    %c192 = arith.constant 192 : index
+    %a = memref.view %arena[%c0][] : memref<?xi8> to memref<16xf32>
+    %b = memref.view %arena[%c64][] : memref<?xi8> to memref<16xf32>
+    %c = memref.view %arena[%c128][] : memref<?xi8> to memref<16xf32>
+    %d = memref.view %arena[%c192][] : memref<?xi8> to memref<16xf32>
+    gpu.launch_func @tfc_kernels::@aligned blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%x : memref<16xf32>, %a : memref<16xf32>) {tfc.test_op = 0}
+    gpu.launch_func @tfc_kernels::@aligned blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%x : memref<16xf32>, %b : memref<16xf32>) {tfc.test_op = 1}
+    gpu.launch_func @tfc_kernels::@selected blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%a : memref<16xf32>, %c : memref<16xf32>) {tfc.test_op = 2}
+    gpu.launch_func @tfc_kernels::@aligned blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%c : memref<16xf32>, %d : memref<16xf32>) {tfc.test_op = 3}
+    gpu.launch_func @tfc_kernels::@fill blocks in (%c1, %c1, %c1) threads in (%c16, %c1, %c1) args(%b : memref<16xf32>) {tfc.cooperative, tfc.test_op = 4}
+    return
+  }
+  gpu.module @tfc_kernels {
+    gpu.func @aligned(%from: memref<16xf32>, %to: memref<16xf32>) kernel {
+      %i = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c15 = arith.constant 15 : index
+      %p = memref.extract_aligned_pointer_as_index %from : memref<16xf32> -> index
+      %low = arith.andi %p, %c15 : index
+      %ok = arith.cmpi eq, %low, %c0 : index
+      scf.if %ok {
+        memref.assume_alignment %from, 16 : memref<16xf32>
+        %v = memref.load %from[%i] : memref<16xf32>
+        memref.store %v, %to[%i] : memref<16xf32>
+      }
+      gpu.return
+    }
+    gpu.func @selected(%from: memref<16xf32>, %to: memref<16xf32>) kernel {
+      %i = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %first = arith.cmpi eq, %i, %c0 : index
+      %into = arith.select %first, %to, %to : memref<16xf32>
+      %v = memref.load %from[%i] : memref<16xf32>
+      memref.store %v, %into[%i] : memref<16xf32>
+      gpu.return
+    }
+    gpu.func @fill(%to: memref<16xf32>) kernel {
+      %i = gpu.thread_id x
+      %zero = arith.constant 0.0 : f32
+      memref.store %zero, %to[%i] : memref<16xf32>
       gpu.return
     }
   }
