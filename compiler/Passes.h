@@ -50,6 +50,9 @@ inline constexpr llvm::StringLiteral kArenaBytesAttr = "tfc.arena_bytes";
 /// The arena's buffers (tf-plan-memory): [begin, end) in bytes and the
 /// first and last position of their live range, four numbers a buffer.
 inline constexpr llvm::StringLiteral kArenaBuffersAttr = "tfc.arena_buffers";
+/// On an entry tf-graph-dependencies ordered: {ops, longest_path} (its
+/// device ops, the most on one path of ops that wait for each other).
+inline constexpr llvm::StringLiteral kGraphAttr = "tfc.graph";
 /// On a runtime call of an entry: its position in tf-plan-memory's live ranges.
 inline constexpr llvm::StringLiteral kPlanPositionAttr = "tfc.plan_position";
 inline constexpr llvm::StringLiteral kMatmulAttr = "tfc.matmul"; // a tf.matmul's generic

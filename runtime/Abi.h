@@ -138,6 +138,11 @@ inline constexpr const char *kSymbol = "symbol";
 inline constexpr const char *kArenaBytes = "arena_bytes";
 inline constexpr const char *kArgs = "args";
 inline constexpr const char *kResults = "results";
+// What tf-graph-dependencies found in an entry: "graph": {"ops": its device
+// ops, "longest_path": the most on one path of ops that wait for each other}.
+inline constexpr const char *kGraph = "graph";
+inline constexpr const char *kOps = "ops";
+inline constexpr const char *kLongestPath = "longest_path";
 // The CPU the model was compiled for (tfc compile --cpu; runtime/CpuCheck.h):
 // "cpu": {"name": the --cpu value ("native" or one of LLVM's CPU names),
 // "target": the CPU LLVM compiled for (the compiling machine's for native),

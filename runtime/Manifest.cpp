@@ -295,6 +295,14 @@ bool parseManifest(const char *text, Manifest &out, std::string &error) {
       entry.symbol = e[abi::key::kSymbol].get<std::string>();
       if (!optionalInt(e, abi::key::kArenaBytes, 0, entry.arenaBytes) || entry.arenaBytes < 0)
         return fail("entry '" + entry.name + "'");
+      if (e.contains(abi::key::kGraph)) {
+        const json &g = e[abi::key::kGraph];
+        if (!g.is_object() || !optionalInt(g, abi::key::kOps, 0, entry.graphOps) ||
+            !optionalInt(g, abi::key::kLongestPath, 0, entry.graphLongestPath) ||
+            entry.graphOps < 0 || entry.graphLongestPath < 0 ||
+            entry.graphLongestPath > entry.graphOps)
+          return fail("entry '" + entry.name + "'");
+      }
       for (const char *list : {abi::key::kArgs, abi::key::kResults}) {
         if (!e.contains(list) || !e[list].is_array())
           return fail("entry '" + entry.name + "'");

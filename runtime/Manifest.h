@@ -60,6 +60,9 @@ struct EntrySpec {
   std::string name, symbol;
   int64_t arenaBytes = 0;
   std::vector<TensorSpec> args, results;
+  /// What tf-graph-dependencies found: the entry's device ops and the most
+  /// on one path of ops that wait for each other (0: none found).
+  int64_t graphOps = 0, graphLongestPath = 0;
   /// The arena as a device allocates it: at least 64 bytes, a multiple of 64.
   size_t arenaAllocation() const {
     return size_t(arenaBytes < 64 ? 64 : (arenaBytes + 63) / 64 * 64);

@@ -164,6 +164,13 @@ FailureOr<llvm::json::Object> packEntry(func::FuncOp entry, const LLVMTypeConver
     resultList.push_back(describe(info, cast<ShapedType>(type)));
   record[abi::key::kArgs] = std::move(argList);
   record[abi::key::kResults] = std::move(resultList);
+  // What tf-graph-dependencies found (`info` says it).
+  if (auto graph = entry->getAttrOfType<DictionaryAttr>(kGraphAttr)) {
+    auto ops = graph.getAs<IntegerAttr>("ops"), longest = graph.getAs<IntegerAttr>("longest_path");
+    if (ops && longest)
+      record[abi::key::kGraph] = llvm::json::Object{{abi::key::kOps, ops.getInt()},
+                                                    {abi::key::kLongestPath, longest.getInt()}};
+  }
 
   MLIRContext *ctx = entry.getContext();
   auto ptrType = LLVM::LLVMPointerType::get(ctx);

@@ -544,6 +544,18 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
         "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
         "hand-written kernels on sm_90 and later, the generated ones " +
         (awaiting.empty() ? std::string("nowhere (no SASS of theirs waits)") : "on " + awaiting));
+    // What tf-graph-dependencies found in each entry (the manifest's "graph").
+    std::string graphs;
+    for (const EntrySpec &entry : manifest.entries)
+      if (entry.graphOps > 0)
+        graphs += (graphs.empty() ? "" : "; ") + entry.name + " " + std::to_string(entry.graphOps) +
+                  " ops, " + std::to_string(entry.graphLongestPath) + " on the longest path";
+    lines.push_back(graphs.empty()
+                        ? std::string("graph dependencies: none compiled in, a captured entry "
+                                      "is a chain")
+                        : "graph dependencies (TFC_GRAPH_DEPENDENCIES=1, off by default): a "
+                          "captured entry's independent launches and calls at once: " +
+                              graphs);
   }
   const char *cublas = std::getenv("TFC_CUBLASLT");
   const bool persistent = manifest.cuda && manifest.cuda->persistent;

@@ -1382,7 +1382,7 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   entry.args.push_back(x);
   manifest.entries.push_back(entry);
   std::vector<std::string> lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 8u);
+  ASSERT_EQ(lines.size(), 9u);
   EXPECT_EQ(lines[0], std::string("cuda:0: Fake CUDA Device 0, sm_90, 80.0 GiB (driver ") +
                           TFC_FAKE_CUDA_DRIVER + ", CUDA 13.0)");
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
@@ -1395,25 +1395,35 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   // The workspace (32 MiB), the arena (1,024 bytes), x (128, in 256) and
   // the last-block counter (4, in 256).
   EXPECT_EQ(plannedDeviceBytes(manifest), (size_t(32) << 20) + 1024 + 256 + 256);
-  EXPECT_EQ(lines[5].rfind("device memory: one allocation of 32.0 MiB (33,555,968 bytes) when "
+  // No "graph" in the entry (a model compiled with --no-graph-dependencies).
+  EXPECT_EQ(lines[4], "graph dependencies: none compiled in, a captured entry is a chain");
+  EXPECT_EQ(lines[6].rfind("device memory: one allocation of 32.0 MiB (33,555,968 bytes) when "
                            "the device opens (parameters and optimizer state, which a step "
                            "updates in place,",
                            0),
             0u)
-      << lines[5];
-  EXPECT_EQ(lines[7], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+      << lines[6];
+  EXPECT_EQ(lines[8], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+  // What tf-graph-dependencies found, entry by entry.
+  manifest.entries[0].graphOps = 12;
+  manifest.entries[0].graphLongestPath = 9;
+  lines = device.describe(manifest);
+  ASSERT_EQ(lines.size(), 9u);
+  EXPECT_EQ(lines[4], "graph dependencies (TFC_GRAPH_DEPENDENCIES=1, off by default): a captured "
+                      "entry's independent launches and calls at once: predict 12 ops, 9 on the "
+                      "longest path");
   // --precision tf32: the GEMMs on TF32 tensor cores, nothing else.
   manifest.cuda->precision = "tf32";
   manifest.cuda->dependentLaunch = {"sm_90"};
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 8u);
+  ASSERT_EQ(lines.size(), 9u);
   EXPECT_EQ(lines[2], "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32");
   EXPECT_EQ(lines[3], "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
                       "hand-written kernels on sm_90 and later, the generated ones on sm_90");
   manifest.cuda->precision = "bf16";
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 8u);
+  ASSERT_EQ(lines.size(), 9u);
   EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc "
                       "compile's --bf16-operands made them), every other kernel fp32, "

@@ -978,6 +978,9 @@ TEST(RuntimeManifest, MalformedFieldsAreErrorsNotAborts) {
       {R"("kind":"normal")", R"("kind":1)"},
       {R"("shape":[5]})", R"("shape":[3,4611686018427387904,4]})"},
       {R"("shape":[2,5]})", R"("shape":[0,4611686018427387904,4]})"},
+      {R"("arena_bytes":256)", R"("arena_bytes":256,"graph":7)"},
+      {R"("arena_bytes":256)", R"("arena_bytes":256,"graph":{"ops":-3,"longest_path":0})"},
+      {R"("arena_bytes":256)", R"("arena_bytes":256,"graph":{"ops":3,"longest_path":4})"},
   };
   for (const auto &[from, to] : cases) {
     SCOPED_TRACE(to);
@@ -986,6 +989,23 @@ TEST(RuntimeManifest, MalformedFieldsAreErrorsNotAborts) {
     EXPECT_FALSE(parseManifest(manifestWith(from, to).c_str(), m, error));
     EXPECT_THAT(error, HasSubstr("manifest is malformed"));
   }
+}
+
+// An entry's "graph" (tf-graph-dependencies): its device ops and the most on
+// one path; absent, none.
+TEST(RuntimeManifest, EntryGraph) {
+  Manifest m;
+  std::string error;
+  ASSERT_TRUE(parseManifest(kManifest, m, error)) << error;
+  EXPECT_EQ(m.entries[0].graphOps, 0);
+  Manifest graph;
+  ASSERT_TRUE(parseManifest(manifestWith(R"("arena_bytes":256)",
+                                         R"("arena_bytes":256,"graph":{"longest_path":9,"ops":12})")
+                                .c_str(),
+                            graph, error))
+      << error;
+  EXPECT_EQ(graph.entries[0].graphOps, 12);
+  EXPECT_EQ(graph.entries[0].graphLongestPath, 9);
 }
 
 // A CUDA model's "cuda" record: its "precision" (tfc compile --precision)

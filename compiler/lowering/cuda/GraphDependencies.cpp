@@ -552,7 +552,7 @@ struct TfGraphDependenciesPass : tfc::impl::TfGraphDependenciesBase<TfGraphDepen
       }
       Builder b(func.getContext());
       func->setAttr(
-          "tfc.graph",
+          tfc::kGraphAttr,
           b.getDictionaryAttr({b.getNamedAttr("ops", b.getI64IntegerAttr(graph.ops.size())),
                                b.getNamedAttr("longest_path", b.getI64IntegerAttr(longest))}));
       if (reorder)

@@ -16,3 +16,11 @@
 # RUN: tfc compile %models/reverse.tf --target=cuda --emit=gpu --cuda-path=%t.no-cuda --no-graph-dependencies -o - \
 # RUN:   | FileCheck %s --check-prefix=NONE --implicit-check-not=tfc_cuda_graph_node --implicit-check-not=tfc.graph
 # NONE: func.func @train_step
+# `info` says what each entry has (the manifest's "graph"), or that a model
+# compiled without them captures chains.
+# RUN: tfc compile %models/reverse.tf --target=cuda --cuda-path=%cuda --cuda-image=ptx -o %t.reverse
+# RUN: %t.reverse info | FileCheck %s --check-prefix=INFO
+# INFO: graph dependencies (TFC_GRAPH_DEPENDENCIES=1, off by default): a captured entry's independent launches and calls at once: train_step {{[0-9]+}} ops, {{[0-9]+}} on the longest path; grad_step
+# RUN: tfc compile %models/reverse.tf --target=cuda --cuda-path=%cuda --cuda-image=ptx --no-graph-dependencies -o %t.chain
+# RUN: %t.chain info | FileCheck %s --check-prefix=INFO-NONE
+# INFO-NONE: graph dependencies: none compiled in, a captured entry is a chain
