@@ -87,9 +87,10 @@ double median(std::vector<double> v) {
 }
 
 /// bench --profile's table for `entry`: `ops` over `calls` calls; `graphMs`
-/// the timed calls' median, for comparison.
+/// the timed calls' median, for comparison; `pathMs` the operations on the
+/// longest path of ones that wait for each other, a call (negative: none).
 void printProfile(const std::string &entry, std::vector<ProfiledOp> ops, int64_t calls,
-                  double graphMs) {
+                  double graphMs, double pathMs) {
   double total = 0;
   int64_t count = 0;
   std::vector<std::pair<std::string, std::pair<double, int64_t>>> kinds; // first-seen order
@@ -108,6 +109,11 @@ void printProfile(const std::string &entry, std::vector<ProfiledOp> ops, int64_t
               "%.4f ms a call in %g operations (the timed calls above: %.4f ms; the rest is "
               "time between operations)\n",
               entry.c_str(), (long long)calls, total / n, double(count) / n, graphMs);
+  if (pathMs >= 0)
+    std::printf("  longest path: %.4f ms a call of the %.4f the operations add up to (the "
+                "operations that wait for each other in series; graph dependencies, "
+                "TFC_GRAPH_DEPENDENCIES=1, run the rest beside them)\n",
+                pathMs, total / n);
   std::printf("  by kind:");
   for (size_t k = 0; k < kinds.size(); ++k)
     std::printf("%s %s %.1f%% (%g a call)", k ? "," : "", kinds[k].first.c_str(),
@@ -272,7 +278,7 @@ int bench(Model &model, const BenchOptions &options) {
         }
       if (!device.stopProfile(ops, error))
         return fail(error);
-      printProfile(entry->name, ops, options.steps, median(times));
+      printProfile(entry->name, ops, options.steps, median(times), device.profiledLongestPathMs());
     }
   }
   return 0;

@@ -218,6 +218,11 @@ public:
     error = "no profile was started";
     return false;
   }
+  /// After stopProfile: the operations on each call's longest path of ones
+  /// that wait for each other (tf-graph-dependencies), in ms a call; what a
+  /// graph running the others beside them could take at best. Negative
+  /// where the entries named no dependencies.
+  virtual double profiledLongestPathMs() const { return -1; }
 };
 
 /// The device this binary was built for.

@@ -449,6 +449,8 @@ void CudaDevice::graphNode(int64_t index, int64_t lane, const int32_t *deps, int
                       std::to_string(lane) + " of " + std::to_string(abi::graph::kLanes) +
                       " (a bug in tfc)");
   lane_ = lane >= 0 ? size_t(lane) : 0;
+  if (profile_)
+    profile_->node(index, deps, count);
   if (!capturingDependencies_ || !launchError_.empty())
     return;
   const DriverApi &api = driver_->api();
@@ -1260,6 +1262,8 @@ bool CudaDevice::stopProfile(std::vector<ProfiledOp> &ops, std::string &error) {
   }
   bool ok = context_->makeCurrent(error) && profile_->collect(context_->stream(), error);
   ops = profile_->ops();
+  profiledPathMs_ =
+      profile_->pathCalls() ? profile_->longestPathMs() / double(profile_->pathCalls()) : -1;
   profile_.reset();
   return ok;
 }

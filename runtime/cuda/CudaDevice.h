@@ -148,6 +148,7 @@ public:
   /// operation between two events, until stopProfile. The device is open.
   bool startProfile(std::string &error) override;
   bool stopProfile(std::vector<ProfiledOp> &ops, std::string &error) override;
+  double profiledLongestPathMs() const override { return profiledPathMs_; }
   bool profiling() const { return profile_ != nullptr; }
   /// What each operation on the stream does when profiling: brackets it
   /// (a failure is the launch's), nothing otherwise. Use ProfileScope.
@@ -380,6 +381,7 @@ private:
   CUdeviceptr workspace_ = 0;
   CUdeviceptr lastBlockCounter_ = 0; // kLastBlockCounterBytes: a word a lane
   bool graphDependencies_ = false;
+  double profiledPathMs_ = -1;                   // the last profile's (profiledLongestPathMs)
   bool capturingDependencies_ = false;           // capture() with graphDependencies_
   size_t lane_ = 0;                              // the current op's (graphNode)
   std::vector<CUgraphNode> entryStart_;          // the stream's nodes when the entry began

@@ -2,6 +2,8 @@
 
 #include "runtime/cuda/KernelProfile.h"
 
+#include <algorithm>
+
 namespace tfc::rt::cuda {
 
 KernelProfile::~KernelProfile() {
@@ -28,6 +30,10 @@ bool KernelProfile::begin(const std::string &name, const char *kind, CUstream st
   if (added)
     ops_.push_back({name, kind, 0, 0.0});
   Mark mark{at->second, nullptr, nullptr};
+  if (node_ >= 0 && !graphs_.empty()) {
+    mark.graph = int64_t(graphs_.size()) - 1;
+    mark.node = node_;
+  }
   if (!event(mark.start, error) || !event(mark.end, error))
     return false;
   marks_.push_back(mark);
@@ -43,6 +49,7 @@ bool KernelProfile::end(CUstream stream, std::string &error) {
 bool KernelProfile::collect(CUstream stream, std::string &error) {
   if (marks_.empty())
     return true;
+  double outside = 0;
   if (!driver_.check(driver_.api().streamSynchronize(stream), "cuStreamSynchronize (bench --profile)",
                      error))
     return false;
@@ -53,11 +60,52 @@ bool KernelProfile::collect(CUstream stream, std::string &error) {
       return false;
     ops_[mark.op].calls += 1;
     ops_[mark.op].ms += ms;
+    if (mark.graph >= 0)
+      graphs_[size_t(mark.graph)].ms[size_t(mark.node)] += ms;
+    else
+      outside += ms;
     free_.push_back(mark.start);
     free_.push_back(mark.end);
   }
   marks_.clear();
+  // The call's entries one after another, each its longest path.
+  if (!graphs_.empty()) {
+    double path = outside;
+    for (const Graph &g : graphs_) {
+      std::vector<double> finish(g.ms.size(), 0.0);
+      double longest = 0;
+      for (size_t i = 0; i < g.ms.size(); ++i) {
+        double ready = 0;
+        for (int32_t d : g.deps[i])
+          if (d >= 0 && size_t(d) < i)
+            ready = std::max(ready, finish[size_t(d)]);
+        finish[i] = ready + g.ms[i];
+        longest = std::max(longest, finish[i]);
+      }
+      path += longest;
+    }
+    pathMs_ += path;
+    pathCalls_ += 1;
+  }
+  graphs_.clear();
+  node_ = -1;
   return true;
+}
+
+void KernelProfile::node(int64_t index, const int32_t *deps, int64_t count) {
+  if (index == 0)
+    graphs_.emplace_back();
+  if (index < 0 || graphs_.empty()) {
+    node_ = -1;
+    return;
+  }
+  Graph &g = graphs_.back();
+  if (size_t(index) >= g.ms.size()) {
+    g.ms.resize(size_t(index) + 1, 0.0);
+    g.deps.resize(size_t(index) + 1);
+  }
+  g.deps[size_t(index)].assign(deps, deps + std::max<int64_t>(0, count));
+  node_ = index;
 }
 
 } // namespace tfc::rt::cuda

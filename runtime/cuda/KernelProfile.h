@@ -37,6 +37,15 @@ public:
   /// Waits for `stream` and adds the distances recorded since the last
   /// collect to their operations; the events are free again.
   bool collect(CUstream stream, std::string &error);
+  /// tfc_cuda_graph_node's: the operations begun from now on are node
+  /// `index` of the current entry's graph (0 starts one), which waits for
+  /// the `count` nodes at `deps`.
+  void node(int64_t index, const int32_t *deps, int64_t count);
+  /// Each collected call's longest path of nodes that wait for each other
+  /// (the operations outside any entry in series with it), summed, and the
+  /// calls: none where no entry named nodes.
+  double longestPathMs() const { return pathMs_; }
+  int64_t pathCalls() const { return pathCalls_; }
   /// The operations so far, in the order of their first call.
   const std::vector<ProfiledOp> &ops() const { return ops_; }
 
@@ -44,7 +53,17 @@ private:
   struct Mark {
     size_t op;
     CUevent start, end;
+    int64_t graph = -1, node = -1; // graphs_'s, or -1: outside any entry's graph
   };
+  /// An entry's graph in the current call: each node's dependencies and time.
+  struct Graph {
+    std::vector<std::vector<int32_t>> deps;
+    std::vector<double> ms;
+  };
+  std::vector<Graph> graphs_; // the call's entries, in order
+  int64_t node_ = -1;
+  double pathMs_ = 0;
+  int64_t pathCalls_ = 0;
   bool event(CUevent &out, std::string &error);
 
   CudaDriver &driver_;

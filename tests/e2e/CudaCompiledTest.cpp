@@ -841,6 +841,15 @@ TEST_F(OnFakes, BenchProfileTimesEachOperation) {
   }
   EXPECT_GT(rows, 10u) << r.output;
   EXPECT_GT(named, 0u) << r.output;
+  // The operations on the longest path of ones that wait for each other
+  // (tf-graph-dependencies): fewer than all, a weight gradient being beside
+  // the input gradients' chain.
+  ASSERT_TRUE(std::regex_search(r.output, m,
+                                std::regex("longest path: ([0-9.]+) ms a call of the ([0-9.]+) "
+                                           "the operations add up to")))
+      << r.output;
+  EXPECT_GT(std::stod(m[1]), 0.0) << r.output;
+  EXPECT_LT(std::stod(m[1]), std::stod(m[2])) << r.output;
 
   // TFC_SMALL_GEMM=1: reverse's products on gemm_small.cu, each one
   // operation of the profile (its kernels timed together), so as many
@@ -856,6 +865,13 @@ TEST_F(OnFakes, BenchProfileTimesEachOperation) {
   EXPECT_NE(r.output.find("  hand-written  small GEMM 64x32x32 B^T, bias, residual"),
             std::string::npos)
       << r.output;
+
+  // Compiled without graph dependencies: no path to give.
+  ASSERT_NO_FATAL_FAILURE(compile("reverse", "--no-graph-dependencies"));
+  r = run(kFakes + binary_ + " bench --entry train_step --steps 1 --warmup 1 --profile");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("profile train_step:"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("longest path:"), std::string::npos) << r.output;
 }
 
 // --persistent-kernels: each entry one cooperative launch of one kernel (its
