@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -16,8 +17,9 @@
 
 void tfc::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<tf::TFDialect, mlir::func::FuncDialect, mlir::arith::ArithDialect,
-                  mlir::linalg::LinalgDialect, mlir::math::MathDialect,
-                  mlir::tensor::TensorDialect>();
+                  mlir::linalg::LinalgDialect, mlir::math::MathDialect, mlir::tensor::TensorDialect,
+                  // tf-map-to-gpu's 16-byte accesses: --dump-ir's files parse again.
+                  mlir::vector::VectorDialect>();
   registerCpuCodegen(registry);
   registerCudaCodegen(registry);
 }
