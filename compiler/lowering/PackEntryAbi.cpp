@@ -166,7 +166,8 @@ FailureOr<llvm::json::Object> packEntry(func::FuncOp entry, const LLVMTypeConver
   record[abi::key::kResults] = std::move(resultList);
   // What tf-graph-dependencies found (`info` says it).
   if (auto graph = entry->getAttrOfType<DictionaryAttr>(kGraphAttr)) {
-    auto ops = graph.getAs<IntegerAttr>("ops"), longest = graph.getAs<IntegerAttr>("longest_path");
+    auto ops = graph.getAs<IntegerAttr>(abi::key::kOps),
+         longest = graph.getAs<IntegerAttr>(abi::key::kLongestPath);
     if (ops && longest)
       record[abi::key::kGraph] = llvm::json::Object{{abi::key::kOps, ops.getInt()},
                                                     {abi::key::kLongestPath, longest.getInt()}};

@@ -551,10 +551,10 @@ struct TfGraphDependenciesPass : tfc::impl::TfGraphDependenciesBase<TfGraphDepen
         longest = std::max(longest, depth[j]);
       }
       Builder b(func.getContext());
-      func->setAttr(
-          tfc::kGraphAttr,
-          b.getDictionaryAttr({b.getNamedAttr("ops", b.getI64IntegerAttr(graph.ops.size())),
-                               b.getNamedAttr("longest_path", b.getI64IntegerAttr(longest))}));
+      func->setAttr(tfc::kGraphAttr,
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr(abi::key::kOps, b.getI64IntegerAttr(graph.ops.size())),
+                         b.getNamedAttr(abi::key::kLongestPath, b.getI64IntegerAttr(longest))}));
       if (reorder)
         moveInto(func, graph, latestReadyFirst(graph));
       else
