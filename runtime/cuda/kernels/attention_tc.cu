@@ -79,9 +79,10 @@
 //  one pointer a thread stepped by constants, with no test a row (one a
 //  thread for columns when d or dv < 64), and stored from one shared
 //  address a thread plus constants; the partial last tile keeps the tests.
-//  ptxas -v (sm_90; sm_80): forward 210 (210), dq 222 (215), dkv 228 (216)
-//  registers, no spills (before the staging's rewrite: 220 (208), 244
-//  (238), 254 (254)).
+//  The products' depth is a constant W (dispatch): 2 or 4 k-steps, so
+//  that each product unrolls into one block of loads and mma.
+//  ptxas -v (sm_90; sm_80): forward 231 (231), dq 230 (221), dkv 238 (219)
+//  registers, no spills.
 // Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
 // (packFloats), and a tile whose keys (and queries, in dkv) are all there
 // and unmasked takes its scores without the per-element tests. With the
@@ -318,12 +319,13 @@ __device__ __forceinline__ Words words(const Tile &s, int r, int p) {
   return *reinterpret_cast<const Words *>(&s[r][at(r, p)]);
 }
 
-/// The A operands (16 x 16, row-major) of rows r0 .. r0 + 15 of s, every
-/// k-step (columns past the staged ones are zeros).
+/// The A operands (16 x 16, row-major) of rows r0 .. r0 + 15 of s, the
+/// first W k-steps (columns past the staged ones are zeros).
+template <int W>
 __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, int r0, int g,
-                                     int t) {
+                                      int t) {
 #pragma unroll
-  for (int kk = 0; kk < kSteps; ++kk) {
+  for (int kk = 0; kk < W; ++kk) {
     // A word a load (volatile: not merged into 8-byte ones), so that each
     // lands in its register of the mma's operand quad: 8-byte loads left
     // ptxas copying the quads into order at every key tile.
@@ -341,12 +343,12 @@ __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, i
 /// The warp's A operands (its 16 rows) straight from global memory,
 /// rounded as staging rounds them: the same bits as loadA of the staged
 /// rows.
-template <bool Vec>
+template <bool Vec, int W>
 __device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const Source &s) {
   const unsigned tid = thread();
   const int lane = int(tid % kWarp), r0 = int(tid / kWarp * 16), g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int kk = 0; kk < kSteps; ++kk)
+  for (int kk = 0; kk < W; ++kk)
 #pragma unroll
     for (int h = 0; h < 2; ++h) { // rows g, g + 8
       const int r = r0 + g + 8 * h, c = kk * 16 + 2 * t;
@@ -439,16 +441,18 @@ __device__ __forceinline__ void stepA(uint32_t (&a)[4], const StagedA &x, int kk
   a[3] = hi.hi;
 }
 
-/// acc (16 rows x 8N columns) = x y^T over `depth` columns (a multiple of
-/// 16), x the warp's A operands, y rows r0 .. r0 + 8N - 1 of a tile staged
-/// as rows: scores and dP, either way round (all 64 columns, or half).
-template <int N, typename A>
+/// acc (16 rows x 8N columns) = x y^T over W k-steps of 16 columns (the
+/// columns past a matrix's own are zeros in both), x the warp's A
+/// operands, y rows r0 .. r0 + 8N - 1 of a tile staged as rows: scores and
+/// dP, either way round (all 64 columns, or half). W is a constant so that
+/// ptxas unrolls the whole product and loads the next k-step's operands
+/// while the tensor cores work on this one's (a run-time depth left a
+/// branch after each k-step, and each k-step's loads waited for).
+template <int W, int N, typename A>
 __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const Tile &y, int r0,
-                                         int depth, int g, int t) {
+                                         int g, int t) {
 #pragma unroll
-  for (int kk = 0; kk < kSteps; ++kk) {
-    if (kk > 0 && kk * 16 >= depth) // depth >= 16: k-step 0 sets every acc
-      break;
+  for (int kk = 0; kk < W; ++kk) {
     uint32_t a[4];
     stepA(a, x, kk, g, t);
 #pragma unroll
@@ -463,34 +467,32 @@ __device__ __forceinline__ void productT(float (&acc)[N][4], const A &x, const T
   }
 }
 
-/// out (16 rows x width columns) += w (16 x 8N, the fragments of a
+/// out (16 rows x 16W columns) += w (16 x 8N, the fragments of a
 /// productT, rounded to bf16) times rows k0 .. k0 + 8N - 1 of y (64 x
-/// width), staged transposed; each out[n] by the k-steps in order, so
-/// halves of a tile one after the other add as the whole tile does. By
-/// columns, then k-steps (the accumulators are independent): one test of
-/// width a pair of column tiles, not one a k-step.
-template <int K>
+/// 16W; the columns past a matrix's own are zeros, and so are their
+/// sums, never stored), staged transposed; each out[n] by the k-steps in
+/// order, so halves of a tile one after the other add as the whole tile
+/// does. By columns, then k-steps (the accumulators are independent).
+template <int W, int K>
 __device__ __forceinline__ void accumulatePacked(float (&out)[kMaxTiles][4],
                                                  const uint32_t (&a)[K][4], const Tile &yT, int k0,
-                                                 int width, int g, int t);
-template <int N>
+                                                 int g, int t);
+template <int W, int N>
 __device__ __forceinline__ void accumulate(float (&out)[kMaxTiles][4], const float (&w)[N][4],
-                                           const Tile &yT, int k0, int width, int g, int t) {
+                                           const Tile &yT, int k0, int g, int t) {
   uint32_t a[N / 2][4];
 #pragma unroll
   for (int kk = 0; kk < N / 2; ++kk)
     accA(a[kk], w[2 * kk], w[2 * kk + 1]);
-  accumulatePacked<N / 2>(out, a, yT, k0, width, g, t);
+  accumulatePacked<W, N / 2>(out, a, yT, k0, g, t);
 }
 /// The same with w's A operands as they are (K k-steps, bf16 pairs).
-template <int K>
+template <int W, int K>
 __device__ __forceinline__ void accumulatePacked(float (&out)[kMaxTiles][4],
                                                  const uint32_t (&a)[K][4], const Tile &yT, int k0,
-                                                 int width, int g, int t) {
+                                                 int g, int t) {
 #pragma unroll
-  for (int n = 0; n < kMaxTiles; ++n) {
-    if (n % 2 == 0 && n * 8 >= width) // width a multiple of 16: odd n never stops first
-      break;
+  for (int n = 0; n < 2 * W; ++n) {
 #pragma unroll
     for (int kk = 0; kk < K; ++kk) {
       uint32_t b[2];
@@ -642,13 +644,12 @@ __device__ __forceinline__ void probTile(float (&s)[N][4], float scale2, const R
 /// registers (dkv, which holds its own accumulators): the same operations
 /// on the same values either way. Every thread of the block calls it (it holds
 /// barriers); it starts with one.
-template <bool Vec, bool Prefetch, typename A>
-__device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK,
-                                         Tile &sV, const float *__restrict__ K, i64 kRow,
-                                         const float *__restrict__ V, i64 vRow,
-                                         const unsigned char *__restrict__ M, i64 maskRow, i64 i0,
-                                         i64 tq, i64 tk, i64 d, i64 dv, float scale, int warp,
-                                         int g, int t) {
+template <bool Vec, int W, bool Prefetch, typename A>
+__device__ __forceinline__ void
+rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK, Tile &sV,
+         const float *__restrict__ K, i64 kRow, const float *__restrict__ V, i64 vRow,
+         const unsigned char *__restrict__ M, i64 maskRow, i64 i0, i64 tq, i64 tk, i64 d, i64 dv,
+         float scale, int warp, int g, int t) {
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, dot[2] = {0.0f, 0.0f};
   bool live[2] = {M == nullptr, M == nullptr};
   RowsLoad kx, vx;
@@ -670,8 +671,8 @@ __device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A
       loadRows<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
     }
     float s[kTiles][4], dp[kTiles][4];
-    productT(s, qa, sK, 0, d, g, t);
-    productT(dp, da, sV, 0, dv, g, t);
+    productT<W>(s, qa, sK, 0, g, t);
+    productT<W>(dp, da, sV, 0, g, t);
     scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -705,7 +706,7 @@ __device__ __forceinline__ void rowStats(RowStats (&st)[2], const A &qa, const A
 }
 
 /// The forward kernel's loop (its arguments, and its shared tiles).
-template <bool Vec>
+template <bool Vec, int W>
 __device__ __forceinline__ void
 forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
@@ -733,7 +734,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
     loadCols<Vec>(vx, source(V, vRow, 0, tk, dv));
     __syncthreads();
     uint32_t qa[kSteps][4];
-    loadA(qa, sK[1], warp * 16, g, t);
+    loadA<W>(qa, sK[1], warp * 16, g, t);
     storeRows(sK[0], kx);
     storeCols(sVt[0], vx);
     __syncthreads(); // tile 0 staged; Q's operands read before sK[1] takes tile 1
@@ -747,7 +748,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
       }
       float s[kTiles][4];
-      productT(s, qa, sK[cur], 0, d, g, t);
+      productT<W>(s, qa, sK[cur], 0, g, t);
       scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -769,12 +770,12 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         m[h] = row.m;
         l[h] = row.l;
 #pragma unroll
-        for (int n = 0; n < kMaxTiles; ++n)
+        for (int n = 0; n < 2 * W; ++n)
 #pragma unroll
           for (int e = 2 * h; e < 2 * h + 2; ++e)
             o[n][e] *= alpha;
       }
-      accumulate(o, s, sVt[cur], 0, dv, g, t);
+      accumulate<W>(o, s, sVt[cur], 0, g, t);
       if (next) { // into the other buffers, last read before the last barrier
         if (!Vec) { // unaligned: loaded when stored (no registers for a prefetch)
           loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
@@ -797,7 +798,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
       if (stats && t == 0)
         reinterpret_cast<float4 *>(stats)[b * tq + i] = make_float4(m[h], inv, 0.0f, scaleLive);
 #pragma unroll
-      for (int n = 0; n < kMaxTiles; ++n)
+      for (int n = 0; n < 2 * W; ++n)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
           const int c = n * 8 + 2 * t + (e & 1);
@@ -831,7 +832,7 @@ __device__ __forceinline__ void storeWarpRows(float *out, i64 outRow,
 }
 
 /// The dq kernel's loop.
-template <bool Vec>
+template <bool Vec, int W>
 __device__ __forceinline__ void backwardDq(
     i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
     i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -874,7 +875,7 @@ __device__ __forceinline__ void backwardDq(
             a[kk][2] = storedPair(D, dsRow, r, c + 8, tq, tk);
             a[kk][3] = storedPair(D, dsRow, r + 8, c + 8, tq, tk);
           }
-          accumulatePacked<K2>(acc, a, sKt, half * 32, d, g, t);
+          accumulatePacked<W, K2>(acc, a, sKt, half * 32, g, t);
         }
       }
       storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, d, g, t);
@@ -901,8 +902,8 @@ __device__ __forceinline__ void backwardDq(
         st[h] = {r.x, r.y, r.z, r.w};
       }
     } else {
-      rowStats<Vec, Vec>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale,
-                         warp, g, t); // its first barrier: sQ and sdO staged
+      rowStats<Vec, W, Vec>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv,
+                            scale, warp, g, t); // its first barrier: sQ and sdO staged
     }
     if (scratch && t == 0)
 #pragma unroll
@@ -930,8 +931,8 @@ __device__ __forceinline__ void backwardDq(
       for (int half = 0; half < 2; ++half) {
         constexpr int N = kTiles / 2;
         float s[N][4], dp[N][4];
-        productT(s, qa, sK, half * 32, d, g, t);
-        productT(dp, da, sV, half * 32, dv, g, t);
+        productT<W>(s, qa, sK, half * 32, g, t);
+        productT<W>(dp, da, sV, half * 32, g, t);
         probTile(s, attentionTcScale(scale), st, M, maskRow, i0 + warp * 16, tq, j0 + half * 32, tk,
                  g, t);
 #pragma unroll
@@ -941,7 +942,7 @@ __device__ __forceinline__ void backwardDq(
             const RowStats &r = st[e >> 1];
             s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive); // now dS
           }
-        accumulate(acc, s, sKt, half * 32, d, g, t);
+        accumulate<W>(acc, s, sKt, half * 32, g, t);
       }
     }
     storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, d, g, t);
@@ -949,7 +950,7 @@ __device__ __forceinline__ void backwardDq(
 }
 
 /// The dkv kernel's loop.
-template <bool Vec>
+template <bool Vec, int W>
 __device__ __forceinline__ void backwardDkv(
     i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
     i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -998,9 +999,8 @@ __device__ __forceinline__ void backwardDkv(
         __syncthreads(); // sQ and sdO staged
         // rowStats as dq runs it (its key tiles through sQt and sdOt).
         RowStats st[2];
-        rowStats<Vec, false>(st, StagedA{&sQ, warp * 16}, StagedA{&sdO, warp * 16}, sQt, sdOt,
-                             K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale, warp, g,
-                             t);
+        rowStats<Vec, W, false>(st, StagedA{&sQ, warp * 16}, StagedA{&sdO, warp * 16}, sQt, sdOt, K,
+                                kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv, scale, warp, g, t);
         if (t == 0)
 #pragma unroll
           for (int h = 0; h < 2; ++h)
@@ -1012,8 +1012,8 @@ __device__ __forceinline__ void backwardDkv(
       // (cache hits after the first query tile): registers only while the
       // products need them, no tile for them in shared memory.
       uint32_t ka[kSteps][4], va[kSteps][4];
-      globalA<Vec>(ka, source(K, kRow, j0, tk, d));
-      globalA<Vec>(va, source(V, vRow, j0, tk, dv));
+      globalA<Vec, W>(ka, source(K, kRow, j0, tk, d));
+      globalA<Vec, W>(va, source(V, vRow, j0, tk, dv));
       {
         ColsLoad x;
         loadCols<Vec>(x, source(Q, qRow, i0, tq, d));
@@ -1030,8 +1030,8 @@ __device__ __forceinline__ void backwardDkv(
       for (int half = 0; half < 2; ++half) {
         constexpr int N = kTiles / 2;
         float s[N][4], dp[N][4];
-        productT(s, ka, sQ, half * 32, d, g, t);
-        productT(dp, va, sdO, half * 32, dv, g, t);
+        productT<W>(s, ka, sQ, half * 32, g, t);
+        productT<W>(dp, va, sdO, half * 32, g, t);
         if (M == nullptr && i0 + kRows <= tq && j0 + kRows <= tk) {
           // Every query and key there, no mask: the same, without the tests.
 #pragma unroll
@@ -1073,8 +1073,8 @@ __device__ __forceinline__ void backwardDkv(
               if (i < tq && j < tk)
                 dS[(b * tq + i) * dsRow + j] = uint16_t(packFloats(dp[n][e], 0.0f) & 0xffffu);
             }
-        accumulate(accV, s, sdOt, half * 32, dv, g, t);
-        accumulate(accK, dp, sQt, half * 32, d, g, t);
+        accumulate<W>(accV, s, sdOt, half * 32, g, t);
+        accumulate<W>(accK, dp, sQt, half * 32, g, t);
       }
     }
     const int lane = thread() % kWarp, warp = thread() / kWarp, g = lane / 4, t = lane % 4;
@@ -1086,7 +1086,7 @@ __device__ __forceinline__ void backwardDkv(
       float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j * dkRow;
       float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j * dvRow;
 #pragma unroll
-      for (int n = 0; n < kMaxTiles; ++n)
+      for (int n = 0; n < 2 * W; ++n)
 #pragma unroll
         for (int e = 2 * h; e < 2 * h + 2; ++e) {
           const int c = n * 8 + 2 * t + (e & 1);
@@ -1097,6 +1097,25 @@ __device__ __forceinline__ void backwardDkv(
         }
     }
   }
+}
+
+/// A constant as a type, for run's generic lambda.
+template <int N> struct Constant { static constexpr int value = N; };
+
+/// run(Constant<Vec>, Constant<W>): the kernel's loop instantiated for its
+/// rows' alignment and W, the k-steps of the wider of d and dv (2 for
+/// heads up to 32 wide, else 4; a narrower head's extra columns are zeros).
+template <typename F>
+__device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &run) {
+  const bool wide = d > 32 || dv > 32;
+  if (aligned && wide)
+    run(Constant<1>(), Constant<4>());
+  else if (aligned)
+    run(Constant<1>(), Constant<2>());
+  else if (wide)
+    run(Constant<0>(), Constant<4>());
+  else
+    run(Constant<0>(), Constant<2>());
 }
 
 } // namespace
@@ -1118,15 +1137,14 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   __shared__ __align__(16) Tile sK[2], sVt[2];
-  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-      rowsAligned(v, vOuter, vInner, vRow))
-    forward<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
-                  kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter,
-                  outInner, outRow, stats, sK, sVt);
-  else
-    forward<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
-                   kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
-                   outOuter, outInner, outRow, stats, sK, sVt);
+  const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
+                       rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
+  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+    forward<bool(decltype(vec)::value), decltype(w)::value>(
+        outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
+        vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow,
+        stats, sK, sVt);
+  });
 }
 
 /// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
@@ -1148,19 +1166,16 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   __shared__ __align__(16) Tile sQ, sdO, sK, sKt, sV;
-  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow))
-    backwardDq<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
-                     kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout,
-                     doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                     dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
-                     outRow, stats, scratch, dS, dsRow, sQ, sdO, sK, sKt, sV);
-  else
-    backwardDq<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
-                      kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
-                      dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
-                      outRow, stats, scratch, dS, dsRow, sQ, sdO, sK, sKt, sV);
+  const bool aligned =
+      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDq<bool(decltype(vec)::value), decltype(w)::value>(
+        outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
+        vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
+        doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
+        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, sQ, sdO, sK, sKt, sV);
+  });
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
@@ -1183,17 +1198,15 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     return;
   __shared__ __align__(16) Tile sQ, sQt, sdO, sdOt;
   __shared__ float4 sStats[kRows];
-  if (rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow))
-    backwardDkv<true>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
-                      kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
-                      dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter,
-                      dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter, outInner,
-                      outRow, stats, scratch, dS, dsRow, sQ, sQt, sdO, sdOt, sStats);
-  else
-    backwardDkv<false>(outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter,
-                       kInner, kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow,
-                       dout, doutOuter, doutInner, doutRow, dq, dqOuter, dqInner, dqRow, dk,
-                       dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out, outOuter,
-                       outInner, outRow, stats, scratch, dS, dsRow, sQ, sQt, sdO, sdOt, sStats);
+  const bool aligned =
+      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDkv<bool(decltype(vec)::value), decltype(w)::value>(
+        outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
+        vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
+        doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
+        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, sQ, sQt, sdO, sdOt,
+        sStats);
+  });
 }
