@@ -5,6 +5,7 @@
 
 #include "runtime/cuda/Driver.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -83,6 +84,7 @@ struct CublasLt::Plan {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr; // cuBLASLt's A, B, D
   cublasLtMatrixLayout_t residual = nullptr; // cuBLASLt's C when not D (a fused residual)
   cublasLtMatmulAlgo_t algo{};
+  std::string algorithm; // CublasLt::lastAlgorithm()
   ~Plan() {
     if (residual)
       api->matrixLayoutDestroy(residual);
@@ -162,6 +164,30 @@ uint32_t alignment(intptr_t address) {
   return align;
 }
 } // namespace
+
+/// "algo 66, tile 20, split-K 1, stages 13, cluster 2, 0.48 waves": the
+/// configuration of a heuristic's result, as cuBLASLt numbers it (an
+/// attribute it does not report is left out).
+static std::string describeAlgorithm(const CublasLtApi &api,
+                                     const cublasLtMatmulHeuristicResult_t &result) {
+  std::string out;
+  auto field = [&](const char *name, cublasLtMatmulAlgoConfigAttributes_t attr, size_t bytes) {
+    uint64_t value = 0; // the attributes are 16- to 32-bit integers, little-endian
+    size_t written = 0;
+    if (api.algoConfigGetAttribute(&result.algo, attr, &value, bytes, &written) ==
+            CUBLAS_STATUS_SUCCESS &&
+        written == bytes)
+      out += (out.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(value);
+  };
+  field("algo", CUBLASLT_ALGO_CONFIG_ID, sizeof(int32_t));
+  field("tile", CUBLASLT_ALGO_CONFIG_TILE_ID, sizeof(uint32_t));
+  field("split-K", CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sizeof(int32_t));
+  field("stages", CUBLASLT_ALGO_CONFIG_STAGES_ID, sizeof(uint32_t));
+  field("cluster", CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, sizeof(uint16_t));
+  char waves[32];
+  std::snprintf(waves, sizeof waves, "%.2f waves", double(result.wavesCount));
+  return out + (out.empty() ? "" : ", ") + waves;
+}
 
 /// The bytes of an element of A and B, and of C.
 static intptr_t operandBytes(GemmStorage storage) { return storage == GemmStorage::F32 ? 4 : 2; }
@@ -287,24 +313,36 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
     prepared = ok(api_.preferenceSetAttribute(preference, alignAttrs[i], &aligns[i],
                                               sizeof aligns[i]),
                   "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(size_t(heuristicChoice_) + 1);
   int returned = 0;
   if (prepared)
     prepared = ok(api_.algoGetHeuristic(handle_, plan->desc, plan->a, plan->b,
                                         plan->residual ? plan->residual : plan->c, plan->c,
-                                        preference, 1, &result, &returned),
+                                        preference, int(results.size()), results.data(), &returned),
                   "cublasLtMatmulAlgoGetHeuristic");
   api_.preferenceDestroy(preference);
   if (!prepared)
     return nullptr;
-  if (returned < 1 || result.state != CUBLAS_STATUS_SUCCESS) {
+  if (returned < 1 || results[0].state != CUBLAS_STATUS_SUCCESS) {
     error = "cublasLtMatmulAlgoGetHeuristic: no algorithm for this GEMM";
     return nullptr;
   }
+  if (returned <= heuristicChoice_ ||
+      results[size_t(heuristicChoice_)].state != CUBLAS_STATUS_SUCCESS) {
+    error = "cuBLASLt offers " + std::to_string(returned) + " algorithms for this GEMM";
+    return nullptr;
+  }
+  const cublasLtMatmulHeuristicResult_t &result = results[size_t(heuristicChoice_)];
   plan->algo = result.algo;
+  plan->algorithm = describeAlgorithm(api_, result);
   Plan *raw = plan.get();
   plans_.emplace(std::move(key), std::move(plan));
   return raw;
+}
+
+void CublasLt::useHeuristicChoice(int choice) {
+  heuristicChoice_ = choice < 0 ? 0 : choice;
+  plans_.clear();
 }
 
 std::string refuseGemm(const GemmArgs &g, const GemmEpilogue &epilogue) {
@@ -362,6 +400,7 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   const bool reduction = g[Batch] > 1 && g[StrideC] == 0;
   std::string why;
   Plan *plan = this->plan(g, epilogue, precision, storage, reduction, workspaceBytes, why);
+  lastAlgorithm_ = plan ? plan->algorithm : "";
   // A cuBLASLt without this epilogue for this shape: say how to do without.
   if (!plan)
     return fail(why + (epilogue.any() ? "; tfc compile --no-gemm-epilogues builds the model "

@@ -67,6 +67,7 @@ constexpr size_t kCublasLtWorkspaceBytes = size_t(32) << 20;
   X(preferenceDestroy, cublasLtMatmulPreferenceDestroy)                                            \
   X(preferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute)                                  \
   X(algoGetHeuristic, cublasLtMatmulAlgoGetHeuristic)                                              \
+  X(algoConfigGetAttribute, cublasLtMatmulAlgoConfigGetAttribute)                                  \
   X(matmul, cublasLtMatmul)
 
 struct CublasLtApi {
@@ -168,6 +169,17 @@ public:
              CUstream stream, CUdeviceptr workspace, size_t workspaceBytes, std::string &error,
              GemmStorage storage = GemmStorage::F32);
 
+  /// Which of the heuristic's algorithms the plans made from now on take:
+  /// its first (0, what the runtime always uses) or its choice-th, for
+  /// tfc-kernel-check --bench-gemm-algorithms, which times each. Drops the
+  /// plans made so far. A GEMM for which the heuristic offers fewer fails
+  /// ("cuBLASLt offers N algorithms").
+  void useHeuristicChoice(int choice);
+  /// The algorithm of the last sgemm's plan: "algo 66, tile 20, split-K 1,
+  /// stages 13, cluster 2, 0.48 waves" (cuBLASLt's ids: cublasLt.h's
+  /// enums).
+  const std::string &lastAlgorithm() const { return lastAlgorithm_; }
+
 private:
   CublasLt() = default;
   struct Plan;
@@ -183,6 +195,8 @@ private:
   CublasLtApi api_;
   cublasLtHandle_t handle_ = nullptr;
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
+  int heuristicChoice_ = 0;
+  std::string lastAlgorithm_;
 };
 
 } // namespace tfc::rt::cuda

@@ -1086,6 +1086,40 @@ TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
     device->release(buffer);
 }
 
+// tfc-kernel-check --bench-gemm-algorithms: the plans take the heuristic's
+// choice-th algorithm (the fake offers three, the same arithmetic), say
+// which, and a choice past what it offers fails naming how many it does.
+TEST_F(CudaRuntimeTest, HeuristicChoiceTakesThatAlgorithm) {
+  std::string error;
+  std::unique_ptr<CublasLt> lt = CublasLt::load(error);
+  ASSERT_TRUE(lt) << error;
+  const float aValues[] = {1, 2}, bValues[] = {3, 4};
+  void *a = device->allocate(8), *b = device->allocate(8), *c = device->allocate(4);
+  ASSERT_TRUE(a && b && c);
+  device->copyIn(a, aValues, 8);
+  device->copyIn(b, bValues, 8);
+  const GemmArgs args = {1,           1, 1, 2, intptr_t(a), 2, 0, 0,
+                         intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 0};
+  auto product = [&] {
+    float got = 0;
+    EXPECT_TRUE(lt->sgemm(args, {}, GemmPrecision::Fp32, nullptr, 0, 0, error)) << error;
+    device->copyOut(&got, c, 4);
+    return got;
+  };
+  EXPECT_EQ(product(), 11.0f);
+  EXPECT_EQ(lt->lastAlgorithm(), "algo 0, split-K 1, 1.00 waves");
+  lt->useHeuristicChoice(2);
+  EXPECT_EQ(lt->plans(), 0u);
+  EXPECT_EQ(product(), 11.0f);
+  EXPECT_EQ(lt->lastAlgorithm(), "algo 2, split-K 1, 1.00 waves");
+  lt->useHeuristicChoice(3);
+  EXPECT_FALSE(lt->sgemm(args, {}, GemmPrecision::Fp32, nullptr, 0, 0, error));
+  EXPECT_NE(error.find("cuBLASLt offers 3 algorithms for this GEMM"), std::string::npos) << error;
+  EXPECT_EQ(lt->lastAlgorithm(), "");
+  for (void *buffer : {a, b, c})
+    device->release(buffer);
+}
+
 TEST_F(CudaRuntimeTest, FusedEpilogueErrorsNameTheGemm) {
   void *a = device->allocate(256);
   void *buffers[] = {a};

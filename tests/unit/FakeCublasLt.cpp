@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cublasLt.h>
 #include <cuda.h>
 
@@ -391,6 +392,7 @@ cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t handle,
     return CUBLAS_STATUS_SUCCESS;
   return CUBLAS_STATUS_NOT_SUPPORTED;
 }
+constexpr int kFakeAlgorithms = 3;
 FAKE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     cublasLtHandle_t, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a,
     cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
@@ -406,10 +408,30 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     note("cublasLtMatmulAlgoGetHeuristic: INVALID: " + why);
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
-  std::memset(&results[0], 0, sizeof results[0]);
-  results[0].state = CUBLAS_STATUS_SUCCESS;
-  results[0].wavesCount = 1;
-  *returned = 1;
+  // Three algorithms (the same arithmetic), numbered in algo.data[0], as
+  // many as asked for.
+  const int offered = std::min(requested, kFakeAlgorithms);
+  for (int i = 0; i < offered; ++i) {
+    std::memset(&results[i], 0, sizeof results[i]);
+    results[i].algo.data[0] = uint64_t(i);
+    results[i].state = CUBLAS_STATUS_SUCCESS;
+    results[i].wavesCount = 1;
+  }
+  *returned = offered;
+  return CUBLAS_STATUS_SUCCESS;
+}
+/// The fake's algorithms' configuration: their number as the id, a split-K
+/// of 1; no other attribute.
+FAKE_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(
+    const cublasLtMatmulAlgo_t *algo, cublasLtMatmulAlgoConfigAttributes_t attr, void *buf,
+    size_t size, size_t *written) {
+  if (attr != CUBLASLT_ALGO_CONFIG_ID && attr != CUBLASLT_ALGO_CONFIG_SPLITK_NUM)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (size != sizeof(int32_t) || !buf)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  const int32_t value = attr == CUBLASLT_ALGO_CONFIG_ID ? int32_t(algo->data[0]) : 1;
+  std::memcpy(buf, &value, sizeof value);
+  *written = sizeof value;
   return CUBLAS_STATUS_SUCCESS;
 }
 FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t descHandle,

@@ -4,7 +4,7 @@
 // through runtime/cuda/Driver.h), run on a GPU machine:
 //
 //   build/tools/gpu/tfc-kernel-check [--device N] [--bench-attention | --bench-gemm |
-//                                     --bench-layer-norm]
+//                                     --bench-gemm-algorithms | --bench-layer-norm]
 //
 // loads the embedded fatbins (Kernels.h), runs every kernel of
 // runtime/cuda/kernels on random data (the seed models' attention shapes
@@ -26,7 +26,9 @@
 // both families of kernels and prints TFLOPS (benchAttention says how they
 // are counted). --bench-gemm checks nothing either: it times the medium
 // encoder's GEMMs on cuBLASLt as tfc stores them (fp32) and with bf16
-// storage (benchGemms; --rows N for other than its 8192 rows). --bench-layer-norm
+// storage (benchGemms; --rows N for other than its 8192 rows);
+// --bench-gemm-algorithms times each of them on each of the first 8
+// algorithms cuBLASLt's heuristic offers (benchGemmAlgorithms). --bench-layer-norm
 // times the layer norm backward for blocks of 8 to 64 rows, in one launch and
 // two (benchLayerNorm). The checks themselves are
 // KernelChecks.h's, shared with SimtKernelsTest (tests/unit), which runs them on the SIMT emulator.
@@ -267,19 +269,21 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
 /// is read), and bf16 storage, A and B in bf16 with an fp32 C, or all three
 /// in bf16 (CUBLAS_COMPUTE_32F). The step's sums say what storing the GEMMs'
 /// operands in bf16 would gain; a form cuBLASLt refuses prints why.
-void benchGemms(Gpu &gpu, long long rows) {
-  typedef long long i64;
-  std::string error;
-  std::unique_ptr<CublasLt> lt = CublasLt::load(error);
-  if (!lt)
-    fatal(error);
-  struct Product {
-    const char *what;
-    i64 m, n, k;
-    bool transA, transB;
-    int count; // in a step
-  };
-  const Product products[] = {
+/// A GEMM of the medium encoder's train step (models/medium_encoder.tf).
+struct Product {
+  const char *what;
+  long long m, n, k;
+  bool transA, transB;
+  int count; // in a step
+  /// A weight gradient (A = dY, m the layer's outputs, transposed; B its
+  /// input): in the step cuBLASLt also sums A's columns, the bias gradient
+  /// (BGRADB: our A is cuBLASLt's B).
+  bool weightGradient() const { return transA && !transB; }
+};
+
+/// The step's products for `rows` rows (batch x sequence).
+std::vector<Product> mediumEncoderGemms(long long rows) {
+  return {
       {"qkv", rows, 1536, 512, false, true, 6},
       {"attention out", rows, 512, 512, false, true, 6},
       {"ffn 1", rows, 2048, 512, false, true, 6},
@@ -300,6 +304,15 @@ void benchGemms(Gpu &gpu, long long rows) {
       {"classifier dw", 1000, 512, rows, true, false, 1},
       {"input dw", 512, 1000, rows, true, false, 1},
   };
+}
+
+void benchGemms(Gpu &gpu, long long rows) {
+  typedef long long i64;
+  std::string error;
+  std::unique_ptr<CublasLt> lt = CublasLt::load(error);
+  if (!lt)
+    fatal(error);
+  const std::vector<Product> products = mediumEncoderGemms(rows);
   struct Form {
     const char *label;
     GemmPrecision precision;
@@ -377,6 +390,111 @@ void benchGemms(Gpu &gpu, long long rows) {
   std::fflush(stdout);
 }
 
+/// --bench-gemm-algorithms: each GEMM of a medium encoder step (as
+/// benchGemms) on each of the first kChoices algorithms cuBLASLt's heuristic
+/// offers (CublasLt::useHeuristicChoice; the runtime always takes the
+/// first), in tf32 on fp32 data and in bf16 A and B, the weight gradients
+/// with their bias gradient as the step runs them (BGRADB). Median of 5 by
+/// CUDA events. Prints each product's first and fastest with their
+/// configurations, and the step's sums: what choosing among the
+/// heuristic's algorithms (autotuning, or a rule such as split-K for the
+/// weight gradients' few output tiles) could gain.
+void benchGemmAlgorithms(Gpu &gpu, long long rows) {
+  typedef long long i64;
+  constexpr int kChoices = 8;
+  std::string error;
+  std::unique_ptr<CublasLt> lt = CublasLt::load(error);
+  if (!lt)
+    fatal(error);
+  const std::vector<Product> products = mediumEncoderGemms(rows);
+  const size_t most = size_t(std::max<i64>(rows, 2048)) * 2048;
+  std::vector<float> values = randomFloats(most);
+  std::vector<uint16_t> bits(most);
+  for (size_t i = 0; i < most; ++i)
+    bits[i] = kernels::bf16Bits(values[i]);
+  const CUdeviceptr a32 = gpu.upload(values), b32 = gpu.upload(values), c32 = gpu.alloc(most * 4);
+  const CUdeviceptr a16 = gpu.upload(bits), b16 = gpu.upload(bits);
+  const CUdeviceptr bias = gpu.alloc(size_t(std::max<i64>(rows, 2048)) * 4);
+  const CUdeviceptr workspace = gpu.alloc(kCublasLtWorkspaceBytes);
+  struct Form {
+    const char *label;
+    GemmPrecision precision;
+    GemmStorage storage;
+  } forms[] = {{"tf32", GemmPrecision::Tf32, GemmStorage::F32},
+               {"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands}};
+  for (const Form &form : forms) {
+    double firstMs = 0, bestMs = 0;
+    for (const Product &p : products) {
+      const bool bf16 = form.storage != GemmStorage::F32;
+      const GemmArgs args = {1,
+                             p.m,
+                             p.n,
+                             p.k,
+                             intptr_t(bf16 ? a16 : a32),
+                             p.transA ? p.m : p.k,
+                             0,
+                             p.transA,
+                             intptr_t(bf16 ? b16 : b32),
+                             p.transB ? p.k : p.n,
+                             0,
+                             p.transB,
+                             intptr_t(c32),
+                             p.n,
+                             0,
+                             0};
+      GemmEpilogue epilogue;
+      if (p.weightGradient()) {
+        epilogue.biasGrad = bias;
+        epilogue.biasGradOfB = false;
+      }
+      std::printf("bench gemm algorithms %s %-16s %5lldx%lldx%lld%s%s%s x%d:", form.label, p.what,
+                  p.m, p.n, p.k, p.transA ? " A^T" : "", p.transB ? " B^T" : "",
+                  p.weightGradient() ? " +bias grad" : "", p.count);
+      double first = -1, best = -1;
+      int bestChoice = -1, offered = 0;
+      std::string firstAlgorithm, bestAlgorithm;
+      for (int choice = 0; choice < kChoices; ++choice) {
+        lt->useHeuristicChoice(choice);
+        auto run = [&] {
+          return lt->sgemm(args, epilogue, form.precision, nullptr, workspace,
+                           kCublasLtWorkspaceBytes, error, form.storage);
+        };
+        if (!run()) {
+          if (choice == 0)
+            std::printf(" n/a (%s)", error.c_str());
+          break;
+        }
+        ++offered;
+        const std::string algorithm = lt->lastAlgorithm();
+        std::vector<float> times;
+        for (int i = 0; i < 5; ++i)
+          times.push_back(gpu.time([&] { run(); }));
+        std::sort(times.begin(), times.end());
+        const double ms = times[2];
+        std::printf(" #%d %.4f", choice, ms);
+        if (choice == 0)
+          first = ms, firstAlgorithm = algorithm;
+        if (best < 0 || ms < best)
+          best = ms, bestChoice = choice, bestAlgorithm = algorithm;
+      }
+      lt->useHeuristicChoice(0);
+      if (first < 0) {
+        std::printf("\n");
+        continue;
+      }
+      firstMs += first * p.count;
+      bestMs += best * p.count;
+      std::printf(" ms; of %d, the first [%s], the fastest #%d [%s] %.2fx\n", offered,
+                  firstAlgorithm.c_str(), bestChoice, bestAlgorithm.c_str(), first / best);
+      std::fflush(stdout);
+    }
+    std::printf("bench gemm algorithms %s: the step's GEMMs %.3f ms on the heuristic's first, "
+                "%.3f ms on each one's fastest of its first %d\n",
+                form.label, firstMs, bestMs, kChoices);
+    std::fflush(stdout);
+  }
+}
+
 /// --bench-layer-norm: the layer norm backward of the medium encoder's
 /// 8,192 rows of 512 (and reverse's 2,048 of 32), by CUDA events, for
 /// blocks of 8 to 64 rows (the compiled code passes
@@ -438,7 +556,7 @@ void benchLayerNorm(Gpu &gpu) {
 
 int main(int argc, char **argv) {
   int device = 0;
-  bool bench = false, benchGemm = false, benchNorm = false;
+  bool bench = false, benchGemm = false, benchGemmChoices = false, benchNorm = false;
   long long gemmRows = 8192; // the medium encoder's batch x sequence
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc)
@@ -447,6 +565,8 @@ int main(int argc, char **argv) {
       bench = true;
     else if (std::strcmp(argv[i], "--bench-gemm") == 0)
       benchGemm = true;
+    else if (std::strcmp(argv[i], "--bench-gemm-algorithms") == 0)
+      benchGemmChoices = true;
     else if (std::strcmp(argv[i], "--bench-layer-norm") == 0)
       benchNorm = true;
     else if (std::strcmp(argv[i], "--rows") == 0 && i + 1 < argc && std::atoll(argv[i + 1]) > 0)
@@ -454,7 +574,7 @@ int main(int argc, char **argv) {
     else
       fatal(std::string("usage: ") + argv[0] +
                 " [--device N] [--bench-attention | --bench-gemm [--rows N] |"
-                " --bench-layer-norm]",
+                " --bench-gemm-algorithms [--rows N] | --bench-layer-norm]",
             2);
   }
   std::string error;
@@ -476,6 +596,10 @@ int main(int argc, char **argv) {
     gpu.load();
     if (benchGemm) {
       benchGemms(gpu, gemmRows);
+      return 0;
+    }
+    if (benchGemmChoices) {
+      benchGemmAlgorithms(gpu, gemmRows);
       return 0;
     }
     if (benchNorm) {

@@ -43,6 +43,7 @@
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      attention's kernels alone (--bench-attention), the medium
 #      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
+#      and on each of the heuristic's first 8 algorithms (--bench-gemm-algorithms),
 #      and the layer norm backward by rows a block (--bench-layer-norm);
 #      5b: where ncu reads the counters, the tensor-core attention kernels'
 #      and the medium encoder's layer norm backward's stalls (OUT/ncu-*.txt);
@@ -233,6 +234,10 @@ done
 timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
 # The medium encoder's GEMMs alone: fp32 data (today) against bf16 storage.
 timeout 60 "$dir/tfc-kernel-check" --bench-gemm 2>&1 | sed 's/^/    /'
+# Each of them on the first 8 algorithms cuBLASLt's heuristic offers (the
+# runtime takes the first): whether choosing (split-K for the weight
+# gradients' few tiles) would pay.
+timeout 60 "$dir/tfc-kernel-check" --bench-gemm-algorithms 2>&1 | sed 's/^/    /'
 # The layer norm backward alone, 8 to 64 rows a block, one launch and two.
 timeout 30 "$dir/tfc-kernel-check" --bench-layer-norm 2>&1 | sed 's/^/    /'
 

@@ -16,7 +16,9 @@
 #      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0, and its bf16
 #      step with bf16 copies of the GEMMs' operands against without and
 #      against the forward's copies kept (--bf16-keep-activation-copies);
-#   5. attention's kernels alone (--bench-attention), and bench --profile
+#   5. attention's kernels alone (--bench-attention), the medium encoder's
+#      GEMMs on cuBLASLt's first 8 algorithms (--bench-gemm-algorithms: the
+#      weight gradients and the sums), and bench --profile
 #      of the medium encoder, of reverse and of reverse with every small
 #      product on gemm_small.cu (TFC_SMALL_GEMM=1).
 # Prints `N passed, N failed` of 1-3; everything it prints also goes to
@@ -128,6 +130,9 @@ done
 
 echo "== 5. attention alone; the profiles of the medium encoder and of reverse"
 [ "$(left)" -gt 40 ] && timeout 40 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
+# The medium encoder's GEMMs on each of cuBLASLt's first 8 algorithms.
+[ "$(left)" -gt 40 ] && timeout 30 "$dir/tfc-kernel-check" --bench-gemm-algorithms 2>&1 |
+  grep -E 'dw|step' | sed 's/^/    /'
 # profile BINARY [ENV]: every operation of its train_step, timed alone.
 profile() {
   echo "    $(basename "$1") ${2:-}:"

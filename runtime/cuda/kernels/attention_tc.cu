@@ -131,7 +131,6 @@ constexpr int kStride = kAttentionTcStride;
 constexpr int kTiles = kRows / 8;    // 8-column accumulator tiles across 64 rows
 constexpr int kMaxTiles = kAttentionTcMaxDim / 8;
 constexpr int kSteps = kAttentionTcMaxDim / 16; // k-steps of an A operand
-constexpr int kThreads = kAttentionTcThreads;
 typedef uint16_t Tile[kRows][kStride]; // a staged tile, bf16 bits (see the header)
 static_assert(kStride == 64, "at() swizzles 16 chunks of 8 bytes a row");
 
