@@ -306,6 +306,33 @@ std::vector<Product> mediumEncoderGemms(long long rows) {
   };
 }
 
+/// reverse's (models/reverse.tf: `rows` 2,048, d 32, ffn 64, 10 classes,
+/// one layer), whose products are too small to fill the GPU.
+std::vector<Product> reverseGemms(long long rows) {
+  return {
+      {"input", rows, 32, 10, false, true, 1},
+      {"qkv", rows, 96, 32, false, true, 1},
+      {"attention out", rows, 32, 32, false, true, 1},
+      {"ffn 1", rows, 64, 32, false, true, 1},
+      {"ffn 2", rows, 32, 64, false, true, 1},
+      {"output net", rows, 32, 32, false, true, 1},
+      {"classifier", rows, 10, 32, false, true, 1},
+      {"qkv dx", rows, 32, 96, false, false, 1},
+      {"attention out dx", rows, 32, 32, false, false, 1},
+      {"ffn 1 dx", rows, 32, 64, false, false, 1},
+      {"ffn 2 dx", rows, 64, 32, false, false, 1},
+      {"output net dx", rows, 32, 32, false, false, 1},
+      {"classifier dx", rows, 32, 10, false, false, 1},
+      {"qkv dw", 96, 32, rows, true, false, 1},
+      {"attention out dw", 32, 32, rows, true, false, 1},
+      {"ffn 1 dw", 64, 32, rows, true, false, 1},
+      {"ffn 2 dw", 32, 64, rows, true, false, 1},
+      {"output net dw", 32, 32, rows, true, false, 1},
+      {"classifier dw", 10, 32, rows, true, false, 1},
+      {"input dw", 32, 10, rows, true, false, 1},
+  };
+}
+
 void benchGemms(Gpu &gpu, long long rows) {
   typedef long long i64;
   std::string error;
@@ -391,14 +418,13 @@ void benchGemms(Gpu &gpu, long long rows) {
 }
 
 /// --bench-gemm-algorithms: each GEMM of a medium encoder step (as
-/// benchGemms) on each of the first kChoices algorithms cuBLASLt's heuristic
-/// offers (CublasLt::useHeuristicChoice; the runtime always takes the
-/// first), in tf32 on fp32 data and in bf16 A and B, the weight gradients
-/// with their bias gradient as the step runs them (BGRADB). Median of 5 by
-/// CUDA events. Prints each product's first and fastest with their
-/// configurations, and the step's sums: what choosing among the
-/// heuristic's algorithms (autotuning, or a rule such as split-K for the
-/// weight gradients' few output tiles) could gain.
+/// benchGemms; in tf32 on fp32 data and in bf16 A and B) and of a reverse
+/// step (in fp32 and tf32; its 2,048 rows, or `rows` if fewer) on each of the first kChoices
+/// algorithms cuBLASLt's heuristic offers (CublasLt::useHeuristicChoice; the runtime always takes
+/// the first), the weight gradients with their bias gradient as the step runs them (BGRADB). Median
+/// of 5 by CUDA events. Prints each product's first and fastest with their configurations, and the
+/// step's sums: what choosing among the heuristic's algorithms (autotuning, or a rule such as
+/// split-K for the weight gradients' few output tiles) could gain.
 void benchGemmAlgorithms(Gpu &gpu, long long rows) {
   typedef long long i64;
   constexpr int kChoices = 8;
@@ -406,7 +432,6 @@ void benchGemmAlgorithms(Gpu &gpu, long long rows) {
   std::unique_ptr<CublasLt> lt = CublasLt::load(error);
   if (!lt)
     fatal(error);
-  const std::vector<Product> products = mediumEncoderGemms(rows);
   const size_t most = size_t(std::max<i64>(rows, 2048)) * 2048;
   std::vector<float> values = randomFloats(most);
   std::vector<uint16_t> bits(most);
@@ -420,79 +445,94 @@ void benchGemmAlgorithms(Gpu &gpu, long long rows) {
     const char *label;
     GemmPrecision precision;
     GemmStorage storage;
-  } forms[] = {{"tf32", GemmPrecision::Tf32, GemmStorage::F32},
-               {"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands}};
-  for (const Form &form : forms) {
-    double firstMs = 0, bestMs = 0;
-    for (const Product &p : products) {
-      const bool bf16 = form.storage != GemmStorage::F32;
-      const GemmArgs args = {1,
-                             p.m,
-                             p.n,
-                             p.k,
-                             intptr_t(bf16 ? a16 : a32),
-                             p.transA ? p.m : p.k,
-                             0,
-                             p.transA,
-                             intptr_t(bf16 ? b16 : b32),
-                             p.transB ? p.k : p.n,
-                             0,
-                             p.transB,
-                             intptr_t(c32),
-                             p.n,
-                             0,
-                             0};
-      GemmEpilogue epilogue;
-      if (p.weightGradient()) {
-        epilogue.biasGrad = bias;
-        epilogue.biasGradOfB = false;
-      }
-      std::printf("bench gemm algorithms %s %-16s %5lldx%lldx%lld%s%s%s x%d:", form.label, p.what,
-                  p.m, p.n, p.k, p.transA ? " A^T" : "", p.transB ? " B^T" : "",
-                  p.weightGradient() ? " +bias grad" : "", p.count);
-      double first = -1, best = -1;
-      int bestChoice = -1, offered = 0;
-      std::string firstAlgorithm, bestAlgorithm;
-      for (int choice = 0; choice < kChoices; ++choice) {
-        lt->useHeuristicChoice(choice);
-        auto run = [&] {
-          return lt->sgemm(args, epilogue, form.precision, nullptr, workspace,
-                           kCublasLtWorkspaceBytes, error, form.storage);
-        };
-        if (!run()) {
-          if (choice == 0)
-            std::printf(" n/a (%s)", error.c_str());
-          break;
+  };
+  const Form fp32{"fp32", GemmPrecision::Fp32, GemmStorage::F32},
+      tf32{"tf32", GemmPrecision::Tf32, GemmStorage::F32},
+      bf16{"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands};
+  // reverse's products take microseconds: each time is of 20 in a row.
+  struct Model {
+    const char *name;
+    std::vector<Product> products;
+    std::vector<Form> forms;
+    int repeats;
+  };
+  const Model models[] = {{"medium encoder", mediumEncoderGemms(rows), {tf32, bf16}, 1},
+                          {"reverse", reverseGemms(std::min(rows, 2048LL)), {fp32, tf32}, 20}};
+  for (const Model &model : models)
+    for (const Form &form : model.forms) {
+      double firstMs = 0, bestMs = 0;
+      for (const Product &p : model.products) {
+        const bool bf16 = form.storage != GemmStorage::F32;
+        const GemmArgs args = {1,
+                               p.m,
+                               p.n,
+                               p.k,
+                               intptr_t(bf16 ? a16 : a32),
+                               p.transA ? p.m : p.k,
+                               0,
+                               p.transA,
+                               intptr_t(bf16 ? b16 : b32),
+                               p.transB ? p.k : p.n,
+                               0,
+                               p.transB,
+                               intptr_t(c32),
+                               p.n,
+                               0,
+                               0};
+        GemmEpilogue epilogue;
+        if (p.weightGradient()) {
+          epilogue.biasGrad = bias;
+          epilogue.biasGradOfB = false;
         }
-        ++offered;
-        const std::string algorithm = lt->lastAlgorithm();
-        std::vector<float> times;
-        for (int i = 0; i < 5; ++i)
-          times.push_back(gpu.time([&] { run(); }));
-        std::sort(times.begin(), times.end());
-        const double ms = times[2];
-        std::printf(" #%d %.4f", choice, ms);
-        if (choice == 0)
-          first = ms, firstAlgorithm = algorithm;
-        if (best < 0 || ms < best)
-          best = ms, bestChoice = choice, bestAlgorithm = algorithm;
+        std::printf("bench gemm algorithms %s %s %-16s %5lldx%lldx%lld%s%s%s x%d:", model.name,
+                    form.label, p.what, p.m, p.n, p.k, p.transA ? " A^T" : "",
+                    p.transB ? " B^T" : "", p.weightGradient() ? " +bias grad" : "", p.count);
+        double first = -1, best = -1;
+        int bestChoice = -1, offered = 0;
+        std::string firstAlgorithm, bestAlgorithm;
+        for (int choice = 0; choice < kChoices; ++choice) {
+          lt->useHeuristicChoice(choice);
+          auto run = [&] {
+            return lt->sgemm(args, epilogue, form.precision, nullptr, workspace,
+                             kCublasLtWorkspaceBytes, error, form.storage);
+          };
+          if (!run()) {
+            if (choice == 0)
+              std::printf(" n/a (%s)", error.c_str());
+            break;
+          }
+          ++offered;
+          const std::string algorithm = lt->lastAlgorithm();
+          std::vector<float> times;
+          for (int i = 0; i < 5; ++i)
+            times.push_back(gpu.time([&] {
+              for (int r = 0; r < model.repeats; ++r)
+                run();
+            }) / float(model.repeats));
+          std::sort(times.begin(), times.end());
+          const double ms = times[2];
+          std::printf(" #%d %.4f", choice, ms);
+          if (choice == 0)
+            first = ms, firstAlgorithm = algorithm;
+          if (best < 0 || ms < best)
+            best = ms, bestChoice = choice, bestAlgorithm = algorithm;
+        }
+        lt->useHeuristicChoice(0);
+        if (first < 0) {
+          std::printf("\n");
+          continue;
+        }
+        firstMs += first * p.count;
+        bestMs += best * p.count;
+        std::printf(" ms; of %d, the first [%s], the fastest #%d [%s] %.2fx\n", offered,
+                    firstAlgorithm.c_str(), bestChoice, bestAlgorithm.c_str(), first / best);
+        std::fflush(stdout);
       }
-      lt->useHeuristicChoice(0);
-      if (first < 0) {
-        std::printf("\n");
-        continue;
-      }
-      firstMs += first * p.count;
-      bestMs += best * p.count;
-      std::printf(" ms; of %d, the first [%s], the fastest #%d [%s] %.2fx\n", offered,
-                  firstAlgorithm.c_str(), bestChoice, bestAlgorithm.c_str(), first / best);
+      std::printf("bench gemm algorithms %s %s: the step's GEMMs %.3f ms on the heuristic's "
+                  "first, %.3f ms on each one's fastest of its first %d\n",
+                  model.name, form.label, firstMs, bestMs, kChoices);
       std::fflush(stdout);
     }
-    std::printf("bench gemm algorithms %s: the step's GEMMs %.3f ms on the heuristic's first, "
-                "%.3f ms on each one's fastest of its first %d\n",
-                form.label, firstMs, bestMs, kChoices);
-    std::fflush(stdout);
-  }
 }
 
 /// --bench-layer-norm: the layer norm backward of the medium encoder's
