@@ -5,6 +5,7 @@
 
 #include "runtime/cuda/Driver.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -85,6 +86,11 @@ struct CublasLt::Plan {
   cublasLtMatrixLayout_t residual = nullptr; // cuBLASLt's C when not D (a fused residual)
   cublasLtMatmulAlgo_t algo{};
   std::string algorithm; // CublasLt::lastAlgorithm()
+  /// With tuning: the heuristic's first algorithms and their descriptions,
+  /// timed at the plan's first call that may time them.
+  std::vector<cublasLtMatmulAlgo_t> candidates;
+  std::vector<std::string> candidateNames;
+  bool tuned = false;
   ~Plan() {
     if (residual)
       api->matrixLayoutDestroy(residual);
@@ -313,7 +319,8 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
     prepared = ok(api_.preferenceSetAttribute(preference, alignAttrs[i], &aligns[i],
                                               sizeof aligns[i]),
                   "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT)");
-  std::vector<cublasLtMatmulHeuristicResult_t> results(size_t(heuristicChoice_) + 1);
+  std::vector<cublasLtMatmulHeuristicResult_t> results(
+      size_t(std::max(heuristicChoice_ + 1, tuneCandidates_)));
   int returned = 0;
   if (prepared)
     prepared = ok(api_.algoGetHeuristic(handle_, plan->desc, plan->a, plan->b,
@@ -335,9 +342,21 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
   const cublasLtMatmulHeuristicResult_t &result = results[size_t(heuristicChoice_)];
   plan->algo = result.algo;
   plan->algorithm = describeAlgorithm(api_, result);
+  if (tuneCandidates_ > 1 && heuristicChoice_ == 0)
+    for (int i = 0; i < std::min(returned, tuneCandidates_); ++i)
+      if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS) {
+        plan->candidates.push_back(results[size_t(i)].algo);
+        plan->candidateNames.push_back(describeAlgorithm(api_, results[size_t(i)]));
+      }
+  plan->tuned = plan->candidates.size() < 2;
   Plan *raw = plan.get();
   plans_.emplace(std::move(key), std::move(plan));
   return raw;
+}
+
+void CublasLt::tune(int candidates) {
+  tuneCandidates_ = candidates < 1 ? 1 : candidates;
+  plans_.clear();
 }
 
 void CublasLt::useHeuristicChoice(int choice) {
@@ -384,7 +403,7 @@ std::string refuseGemm(const GemmArgs &g, const GemmEpilogue &epilogue) {
 
 bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecision precision,
                      CUstream stream, CUdeviceptr workspace, size_t workspaceBytes,
-                     std::string &error, GemmStorage storage) {
+                     std::string &error, GemmStorage storage, const GemmTimer *timer) {
   auto fail = [&](const std::string &why) {
     error = std::string(epilogue.function()) + "(" + describeGemm(g) + epilogue.describe() +
             "): " + why;
@@ -425,24 +444,65 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   }
   const float alpha = 1.0f, one = 1.0f, zero = 0.0f;
   const int64_t items = reduction ? g[Batch] : 1;
-  for (int64_t item = 0; item < items; ++item) {
-    const char *a =
-        reinterpret_cast<const char *>(g[A]) + item * g[StrideA] * operandBytes(storage);
-    const char *b =
-        reinterpret_cast<const char *>(g[B]) + item * g[StrideB] * operandBytes(storage);
-    void *c = reinterpret_cast<void *>(g[C]);
-    const float *beta = g[Accumulate] || item > 0 || epilogue.residual ? &one : &zero;
-    const void *prior =
-        epilogue.residual ? reinterpret_cast<const void *>(uintptr_t(epilogue.residual)) : c;
-    cublasStatus_t s = api_.matmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, beta,
-                                   prior, plan->residual ? plan->residual : plan->c, c, plan->c,
-                                   &plan->algo,
-                                   reinterpret_cast<void *>(uintptr_t(workspace)), workspaceBytes,
-                                   reinterpret_cast<cudaStream_t>(stream));
-    if (s != CUBLAS_STATUS_SUCCESS)
-      return fail("cublasLtMatmul: " + status(s));
+  auto enqueue = [&]() {
+    for (int64_t item = 0; item < items; ++item) {
+      const char *a =
+          reinterpret_cast<const char *>(g[A]) + item * g[StrideA] * operandBytes(storage);
+      const char *b =
+          reinterpret_cast<const char *>(g[B]) + item * g[StrideB] * operandBytes(storage);
+      void *c = reinterpret_cast<void *>(g[C]);
+      const float *beta = g[Accumulate] || item > 0 || epilogue.residual ? &one : &zero;
+      const void *prior =
+          epilogue.residual ? reinterpret_cast<const void *>(uintptr_t(epilogue.residual)) : c;
+      cublasStatus_t s = api_.matmul(handle_, plan->desc, &alpha, b, plan->a, a, plan->b, beta,
+                                     prior, plan->residual ? plan->residual : plan->c, c, plan->c,
+                                     &plan->algo, reinterpret_cast<void *>(uintptr_t(workspace)),
+                                     workspaceBytes, reinterpret_cast<cudaStream_t>(stream));
+      if (s != CUBLAS_STATUS_SUCCESS)
+        return s;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+  };
+  if (!plan->tuned) {
+    // A plan is tuned at its first call or never, so that every call of it
+    // (eager, and every graph captured) takes one algorithm.
+    plan->tuned = true;
+    // A call that reads C would add to it again at each timed run.
+    const bool readsC =
+        g[Accumulate] || reduction || (epilogue.residual && epilogue.residual == CUdeviceptr(g[C]));
+    if (timer && !readsC)
+      tunePlan(*plan, *timer, enqueue);
   }
+  if (cublasStatus_t s = enqueue(); s != CUBLAS_STATUS_SUCCESS)
+    return fail("cublasLtMatmul: " + status(s));
   return true;
+}
+
+void CublasLt::tunePlan(Plan &plan, const GemmTimer &timer,
+                        const std::function<cublasStatus_t()> &enqueue) {
+  std::vector<float> ms;
+  for (const cublasLtMatmulAlgo_t &algo : plan.candidates) {
+    plan.algo = algo;
+    bool ran = true;
+    const float t = timer([&] { return ran = ran && enqueue() == CUBLAS_STATUS_SUCCESS; });
+    if (t < 0 && ran)
+      break; // no timing here: the heuristic's first stays
+    ms.push_back(ran ? t : -1.0f);
+  }
+  size_t chosen = 0;
+  if (ms.size() == plan.candidates.size() && ms[0] >= 0)
+    for (size_t i = 1; i < ms.size(); ++i)
+      if (ms[i] >= 0 && ms[i] < kTuneMargin * ms[chosen])
+        chosen = i;
+  plan.algo = plan.candidates[chosen];
+  char line[160];
+  if (ms.size() == plan.candidates.size() && ms[0] >= 0)
+    std::snprintf(line, sizeof line, "; tuned: #%zu of %zu, %.4f ms, the heuristic's first %.4f",
+                  chosen, ms.size(), double(ms[chosen]), double(ms[0]));
+  else
+    std::snprintf(line, sizeof line, "; not tuned (no timing)");
+  plan.algorithm = plan.candidateNames[chosen] + line;
+  lastAlgorithm_ = plan.algorithm;
 }
 
 } // namespace tfc::rt::cuda

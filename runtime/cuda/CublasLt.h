@@ -38,6 +38,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -146,6 +147,10 @@ std::string profileName(const GemmArgs &args, const GemmEpilogue &epilogue,
 /// a null matrix... The same for cuBLASLt and gemm_small.cu.
 std::string refuseGemm(const GemmArgs &args, const GemmEpilogue &epilogue);
 
+/// Times `run` (a GEMM enqueued on the stream; false when it failed):
+/// milliseconds a call, or a negative number where it cannot time now.
+using GemmTimer = std::function<float(const std::function<bool()> &run)>;
+
 class CublasLt {
 public:
   /// Loads the library, resolves every entry point and creates a handle
@@ -165,9 +170,23 @@ public:
   /// `workspace` (device memory of `workspaceBytes`), the matrices stored as
   /// `storage` says (leading dimensions and strides in elements). False with
   /// `error` naming the GEMM and cuBLASLt's status.
+  /// With `timer` (and tune() asked for more than one candidate), a plan's
+  /// first call times each candidate on its own operands and keeps the
+  /// fastest (see tune()); a call that reads C (accumulate, a batch summed,
+  /// a residual that is C) is not timed and its plan keeps the first.
   bool sgemm(const GemmArgs &args, const GemmEpilogue &epilogue, GemmPrecision precision,
              CUstream stream, CUdeviceptr workspace, size_t workspaceBytes, std::string &error,
-             GemmStorage storage = GemmStorage::F32);
+             GemmStorage storage = GemmStorage::F32, const GemmTimer *timer = nullptr);
+
+  /// Autotuning (TFC_GEMM_AUTOTUNE): plans made from now on keep the
+  /// heuristic's first `candidates` algorithms, and each plan's first call
+  /// given a timer takes the fastest of them if it beats the heuristic's
+  /// first by kTuneMargin (else the first: timing noise should not flip
+  /// it). 1 (the default) takes the first, untimed. Drops the plans made
+  /// so far.
+  void tune(int candidates);
+  int tuneCandidates() const { return tuneCandidates_; }
+  static constexpr float kTuneMargin = 0.9f;
 
   /// Which of the heuristic's algorithms the plans made from now on take:
   /// its first (0, what the runtime always uses) or its choice-th, for
@@ -196,6 +215,8 @@ private:
   cublasLtHandle_t handle_ = nullptr;
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
   int heuristicChoice_ = 0;
+  int tuneCandidates_ = 1;
+  void tunePlan(Plan &plan, const GemmTimer &timer, const std::function<cublasStatus_t()> &enqueue);
   std::string lastAlgorithm_;
 };
 

@@ -53,6 +53,16 @@ bool switchFromEnv(const char *name, bool value) {
   return setting && *setting ? std::string(setting) != "0" : value;
 }
 
+/// TFC_GEMM_AUTOTUNE's candidates: 1 is kGemmTuneCandidates, N >= 2 is N,
+/// 0 is none (1: the heuristic's first); `value` where it is unset.
+int gemmAutotuneFromEnv(int value) {
+  const char *setting = std::getenv("TFC_GEMM_AUTOTUNE");
+  if (!setting || !*setting)
+    return value;
+  const int n = std::atoi(setting);
+  return n == 1 ? kGemmTuneCandidates : std::max(n, 1);
+}
+
 std::string dims(const int64_t d[3]) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
@@ -287,6 +297,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // A programmatic dependent launch's edge is to the node before it in
   // stream order: not combined with graph dependencies.
   setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
+  // TFC_GEMM_AUTOTUNE=1: each cuBLASLt plan's first call times the
+  // heuristic's first 8 algorithms and keeps the fastest (=N: the first N);
+  // off by default until a GPU has measured it.
+  setGemmAutotune(gemmAutotuneFromEnv(gemmAutotune_));
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;
@@ -390,6 +404,8 @@ bool CudaDevice::loadCublasLt(std::string &error) {
     return false;
   }
   cublasLt_ = CublasLt::load(error);
+  if (cublasLt_)
+    cublasLt_->tune(gemmAutotune_);
   if (cublasLt_) {
     if (auto block = pool_.take(kCublasLtWorkspaceBytes))
       workspace_ = CUdeviceptr(*block);
@@ -568,7 +584,13 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                     " of device memory; cuBLASLt from " +
                     (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
                                        : defaultCublasLtCandidates().front()) +
-                    ", loaded when the device opens");
+                    ", loaded when the device opens; " +
+                    (gemmAutotuneFromEnv(gemmAutotune_) > 1
+                         ? "each GEMM's first call times the heuristic's first " +
+                               std::to_string(gemmAutotuneFromEnv(gemmAutotune_)) +
+                               " algorithms and keeps the fastest (TFC_GEMM_AUTOTUNE)"
+                         : std::string("the heuristic's first algorithm a GEMM "
+                                       "(TFC_GEMM_AUTOTUNE=1 times its first 8)")));
   const bool dataParallel = options_.dataParallel;
   if (dataParallel) {
     const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
@@ -924,9 +946,41 @@ void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
   ProfileScope profiled(*this, "cuBLASLt", [&] {
     return profileName(args, epilogue) + (bf16 ? ", bf16 A and B" : "");
   });
+  const GemmTimer timer = [this](const std::function<bool()> &run) { return timeGemm(run); };
+  const bool timed = cublasLt_->tuneCandidates() > 1 && !capturing_;
   if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), laneWorkspace(),
-                        laneWorkspaceBytes(), error, *storage))
+                        laneWorkspaceBytes(), error, *storage, timed ? &timer : nullptr))
     failLaunch(error);
+}
+
+void CudaDevice::setGemmAutotune(int candidates) {
+  gemmAutotune_ = std::max(candidates, 1);
+  if (cublasLt_)
+    cublasLt_->tune(gemmAutotune_);
+}
+
+float CudaDevice::timeGemm(const std::function<bool()> &run) {
+  const DriverApi &api = driver_->api();
+  CUstream stream = context_->stream();
+  CUevent start = nullptr, end = nullptr;
+  float ms = -1.0f;
+  if (api.eventCreate(&start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+      api.eventCreate(&end, CU_EVENT_DEFAULT) == CUDA_SUCCESS && run() &&
+      api.eventRecord(start, stream) == CUDA_SUCCESS) {
+    bool ran = true;
+    for (int i = 0; ran && i < kGemmTuneRuns; ++i)
+      ran = run();
+    float elapsed = 0;
+    if (ran && api.eventRecord(end, stream) == CUDA_SUCCESS &&
+        api.streamSynchronize(stream) == CUDA_SUCCESS &&
+        api.eventElapsedTime(&elapsed, start, end) == CUDA_SUCCESS)
+      ms = elapsed / float(kGemmTuneRuns);
+  }
+  if (start)
+    api.eventDestroy(start);
+  if (end)
+    api.eventDestroy(end);
+  return ms;
 }
 
 namespace {
@@ -1099,7 +1153,9 @@ bool CudaDevice::capture(const std::vector<DeviceOp> &ops, EntryGraph &graph,
                       "cuStreamBeginCapture", error))
     return false;
   capturingDependencies_ = graphDependencies_;
+  capturing_ = true;
   launchOps(ops);
+  capturing_ = false;
   capturingDependencies_ = false;
   CUgraph captured = nullptr;
   CUresult ended = api.streamEndCapture(stream, &captured);

@@ -95,6 +95,10 @@ size_t plannedDeviceBytes(const Manifest &manifest, bool dataParallel = false);
 /// (CudaDevice::lastBlockCounter).
 constexpr size_t kLastBlockCounterBytes = sizeof(unsigned) * abi::graph::kLanes;
 
+/// TFC_GEMM_AUTOTUNE=1's candidates, and the timed calls of each.
+constexpr int kGemmTuneCandidates = 8;
+constexpr int kGemmTuneRuns = 5;
+
 class CudaDevice final : public Device {
 public:
   /// An unopened device (createDevice() in a CUDA binary).
@@ -294,6 +298,15 @@ public:
       dependentLaunch_ = false;
   }
   bool graphDependencies() const { return graphDependencies_; }
+  /// GEMM autotuning (TFC_GEMM_AUTOTUNE=1 at open(), or this before any
+  /// GEMM): each cuBLASLt plan's first call, run eagerly, times the
+  /// heuristic's first `candidates` algorithms (8 for the setting's 1) on its
+  /// operands and keeps the fastest where it beats the first by a tenth
+  /// (CublasLt::tune). Off by default (1: the heuristic's first, untimed):
+  /// timing may choose otherwise in another process, and so round the sums
+  /// otherwise.
+  void setGemmAutotune(int candidates);
+  int gemmAutotune() const { return gemmAutotune_; }
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
   /// (a device of openIndex: tests), with their last-block counter.
   const LayerKernels &layerKernels() const { return layerKernels_; }
@@ -383,6 +396,11 @@ private:
   bool graphDependencies_ = false;
   double profiledPathMs_ = -1;                   // the last profile's (profiledLongestPathMs)
   bool capturingDependencies_ = false;           // capture() with graphDependencies_
+  bool capturing_ = false;                       // inside capture(): no GEMM is timed
+  int gemmAutotune_ = 1;                         // CublasLt::tune's candidates
+  /// CublasLt's GemmTimer on the stream: one warm-up call, then the mean of
+  /// kGemmTuneRuns between two events.
+  float timeGemm(const std::function<bool()> &run);
   size_t lane_ = 0;                              // the current op's (graphNode)
   std::vector<CUgraphNode> entryStart_;          // the stream's nodes when the entry began
   std::vector<std::vector<CUgraphNode>> opEnds_; // each op's last nodes, so far

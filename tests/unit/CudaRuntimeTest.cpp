@@ -1086,6 +1086,51 @@ TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
     device->release(buffer);
 }
 
+// TFC_GEMM_AUTOTUNE: a plan's first call, eager, times the heuristic's
+// candidates (the fake's three, where algorithm 1 takes a third of the
+// fake clock's time) on its own operands and keeps the fastest; the product
+// is still right, later calls reuse the choice untimed, and a call that
+// reads C (accumulate) is not timed: its plan keeps the first algorithm.
+TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
+  ScopedEnv times{"TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS", "3,1,2"};
+  device->configure({0, false}); // eager
+  device->setGemmAutotune(3);
+  const float aValues[] = {1, 2}, bValues[] = {3, 4}, three = 3;
+  void *a = device->allocate(8), *b = device->allocate(8), *c = device->allocate(4);
+  ASSERT_TRUE(a && b && c);
+  device->copyIn(a, aValues, 8);
+  device->copyIn(b, bValues, 8);
+  void *buffers[] = {a, b, c};
+  gGemm = {1, 1, 1, 2, intptr_t(a), 2, 0, 0, intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 0};
+  std::string error;
+  float got = 0;
+  ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
+  device->copyOut(&got, c, 4);
+  EXPECT_EQ(got, 11.0f);
+  // Each candidate: a warm-up and 5 timed calls; then the call itself.
+  EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 1) << log();
+  EXPECT_EQ(count("cublasLtMatmul(1x1x2, batch 1, NN, beta 0, algo 1)"), 1u + kGemmTuneRuns + 1)
+      << log();
+  // (The fake's clock counts the end event's record too: 5 calls + 1.)
+  EXPECT_NE(device->cublasLt()->lastAlgorithm().find("algo 1, split-K 1, 1.00 waves; tuned: #1 "
+                                                     "of 3, 0.0012 ms, the heuristic's first "
+                                                     "0.0032"),
+            std::string::npos)
+      << device->cublasLt()->lastAlgorithm();
+  ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
+  EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 2);
+  // Accumulating, another shape (K = 1): its plan's first call reads C.
+  device->copyIn(c, &three, 4);
+  gGemm = {1, 1, 1, 1, intptr_t(a), 1, 0, 0, intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 1};
+  ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
+  device->copyOut(&got, c, 4);
+  EXPECT_EQ(got, 6.0f); // 3 + 1 * 3
+  EXPECT_EQ(count("cublasLtMatmul(1x1x1"), 1u) << log();
+  EXPECT_EQ(device->cublasLt()->lastAlgorithm(), "algo 0, split-K 1, 1.00 waves");
+  for (void *buffer : {a, b, c})
+    device->release(buffer);
+}
+
 // tfc-kernel-check --bench-gemm-algorithms: the plans take the heuristic's
 // choice-th algorithm (the fake offers three, the same arithmetic), say
 // which, and a choice past what it offers fails naming how many it does.
@@ -1438,6 +1483,18 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
             0u)
       << lines[6];
   EXPECT_EQ(lines[8], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+  // GEMM autotuning: off unless TFC_GEMM_AUTOTUNE asks.
+  EXPECT_NE(lines[5].find("; the heuristic's first algorithm a GEMM (TFC_GEMM_AUTOTUNE=1 times "
+                          "its first 8)"),
+            std::string::npos)
+      << lines[5];
+  {
+    ScopedEnv autotune{"TFC_GEMM_AUTOTUNE", "4"};
+    EXPECT_NE(device.describe(manifest)[5].find(
+                  "; each GEMM's first call times the heuristic's first 4 algorithms and keeps "
+                  "the fastest (TFC_GEMM_AUTOTUNE)"),
+              std::string::npos);
+  }
   // What tf-graph-dependencies found, entry by entry.
   manifest.entries[0].graphOps = 12;
   manifest.entries[0].graphLongestPath = 9;

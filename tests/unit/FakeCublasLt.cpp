@@ -434,14 +434,11 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(
   *written = sizeof value;
   return CUBLAS_STATUS_SUCCESS;
 }
-FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t descHandle,
-                                          const void *alpha, const void *A,
-                                          cublasLtMatrixLayout_t aHandle, const void *B,
-                                          cublasLtMatrixLayout_t bHandle, const void *beta,
-                                          const void *C, cublasLtMatrixLayout_t cHandle, void *D,
-                                          cublasLtMatrixLayout_t dHandle,
-                                          const cublasLtMatmulAlgo_t *, void *workspace,
-                                          size_t workspaceBytes, cudaStream_t stream) {
+FAKE_EXPORT cublasStatus_t cublasLtMatmul(
+    cublasLtHandle_t, cublasLtMatmulDesc_t descHandle, const void *alpha, const void *A,
+    cublasLtMatrixLayout_t aHandle, const void *B, cublasLtMatrixLayout_t bHandle, const void *beta,
+    const void *C, cublasLtMatrixLayout_t cHandle, void *D, cublasLtMatrixLayout_t dHandle,
+    const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspaceBytes, cudaStream_t stream) {
   const Desc &desc = *reinterpret_cast<Desc *>(descHandle);
   const Layout &a = *reinterpret_cast<Layout *>(aHandle), &b = *reinterpret_cast<Layout *>(bHandle),
                &c = *reinterpret_cast<Layout *>(cHandle), &d = *reinterpret_cast<Layout *>(dHandle);
@@ -506,7 +503,26 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t
                 double(work->beta), work->bias ? ", bias" : "", work->relu ? ", relu" : "",
                 !biasGrad ? "" : work->biasGradOfB ? ", bgradb" : ", bgrada",
                 work->reluGrad ? ", drelu" : work->mask ? ", relu mask" : "");
-  note(line);
+  // Which of the heuristic's algorithms (the first unnamed), and its time:
+  // TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS="3,1,2" makes algorithm i take the
+  // i-th number of the fake clock's microseconds (a recorded call each),
+  // so that autotuning has a fastest to find; 1 each by default.
+  const int number = algo ? int(algo->data[0]) : 0;
+  std::string noted = line;
+  if (number != 0)
+    noted.insert(noted.size() - 1, ", algo " + std::to_string(number));
+  note(noted);
+  if (const char *times = std::getenv("TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS")) {
+    std::string list = times;
+    long us = 1;
+    for (int i = 0; i <= number && !list.empty(); ++i) {
+      us = std::strtol(list.c_str(), nullptr, 10);
+      const size_t comma = list.find(',');
+      list = comma == std::string::npos ? "" : list.substr(comma + 1);
+    }
+    for (long extra = 1; extra < us; ++extra)
+      note("  (the fake algorithm's time)");
+  }
   if (driver().enqueue)
     driver().enqueue(reinterpret_cast<CUstream>(stream), compute, work, release);
   else {

@@ -22,6 +22,8 @@
 #      (precision-train.sh, when 150 s are left);
 #   4h (first). bench of reverse, set_anomaly, encoder_decoder and the
 #      medium encoder (tf32, bf16) with TFC_GRAPH_DEPENDENCIES=1 and 0, twice;
+#   4t. of reverse, set_anomaly and the medium encoder (tf32, bf16) with
+#      GEMM autotuning (TFC_GEMM_AUTOTUNE=1) and without, twice;
 #   4. bench of reverse's and the medium encoder's (tf32) train_step with
 #      bias gradients by column sums beside a plain GEMM
 #      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); of
@@ -183,6 +185,12 @@ echo "== 4h. train_step (median of 50): independent launches and calls at once (
 for round in 1 2; do
   ab TFC_GRAPH_DEPENDENCIES "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder" \
     "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"
+done
+
+echo "== 4t. train_step (median of 50): each GEMM on the fastest of cuBLASLt's first 8 algorithms (TFC_GEMM_AUTOTUNE) against the heuristic's first, twice"
+for round in 1 2; do
+  ab TFC_GEMM_AUTOTUNE "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32" \
+    "$bench/medium_encoder.bf16"
 done
 
 echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"

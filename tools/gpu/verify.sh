@@ -13,7 +13,9 @@
 #   4. each baseline binary's train_step against the same binary of this
 #      build, alternately, three times each (median of 50 steps); reverse,
 #      set_anomaly, encoder_decoder and the medium encoder (tf32, bf16)
-#      with TFC_GRAPH_DEPENDENCIES=1 against 0, twice; and the
+#      with TFC_GRAPH_DEPENDENCIES=1 against 0, twice; reverse, set_anomaly
+#      and the medium encoder with GEMM autotuning (TFC_GEMM_AUTOTUNE=1)
+#      against 0, twice; and the
 #      medium encoder with TFC_ATTENTION_DQ_STORES_D=1 against 0, and its bf16
 #      step with bf16 copies of the GEMMs' operands against without and
 #      against the forward's copies kept (--bf16-keep-activation-copies);
@@ -120,6 +122,14 @@ for binary in "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_dec
   for round in 1 2; do
     [ "$(left)" -gt 90 ] || break
     echo "    $(basename "$binary") TFC_GRAPH_DEPENDENCIES=1: $(step "$binary" TFC_GRAPH_DEPENDENCIES=1)  0: $(step "$binary" TFC_GRAPH_DEPENDENCIES=0)"
+  done
+done
+for binary in "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32" \
+  "$bench/medium_encoder.bf16"; do
+  [ -x "$binary" ] || continue
+  for round in 1 2; do
+    [ "$(left)" -gt 90 ] || break
+    echo "    $(basename "$binary") TFC_GEMM_AUTOTUNE=1: $(step "$binary" TFC_GEMM_AUTOTUNE=1)  0: $(step "$binary" TFC_GEMM_AUTOTUNE=0)"
   done
 done
 if [ -x "$bench/medium_encoder.bf16-fp32-operands" ]; then
