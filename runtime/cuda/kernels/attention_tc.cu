@@ -81,7 +81,10 @@
 //  address a thread plus constants; the partial last tile keeps the tests.
 //  The products' depth is a constant W (dispatch): 2 or 4 k-steps, so
 //  that each product unrolls into one block of loads and mma.
-//  ptxas -v (sm_90; sm_80): forward 231 (231), dq 230 (221), dkv 238 (219)
+//  dq's transposed K and dkv's transposed Q and dO are made from their
+//  tiles staged as rows, in shared memory (transposeTile), not read from
+//  global memory a second time.
+//  ptxas -v (sm_90; sm_80): forward 231 (231), dq 228 (206), dkv 232 (218)
 //  registers, no spills.
 // Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
 // (packFloats), and a tile whose keys (and queries, in dkv) are all there
@@ -316,6 +319,47 @@ __device__ __forceinline__ void storeCols(Tile &s, const ColsLoad &x) {
 /// Positions p, p + 1, p + 2, p + 3 of staged row r (p a multiple of 4).
 __device__ __forceinline__ Words words(const Tile &s, int r, int p) {
   return *reinterpret_cast<const Words *>(&s[r][at(r, p)]);
+}
+
+/// The low halves of two words as one (a's in the low half), and the high.
+__device__ __forceinline__ uint32_t lowHalves(uint32_t a, uint32_t b) {
+  return (a & 0xffffu) | (b << 16);
+}
+__device__ __forceinline__ uint32_t highHalves(uint32_t a, uint32_t b) {
+  return (a >> 16) | (b & 0xffff0000u);
+}
+
+/// t = the tile staged as rows, staged transposed: what storeCols stages
+/// from the same rows in global memory (the same bf16 bits, zeros where
+/// they were), from shared memory instead of a second pass over global
+/// memory. Item (jb, t, b, u): rows 16jb + 2t + {0, 1, 8, 9}, positions
+/// 16b + 4u .. + 3 (columns 16b + 2u + {0, 1, 8, 9}) of s, 4 8-byte loads,
+/// become rows 16b + 2u + {0, 1, 8, 9}, positions 16jb + 4t .. + 3 of t, 4
+/// 8-byte stores. A half-warp's 16 lanes take u and t (lane % 16 = u + 4t):
+/// 2-way bank conflicts both ways, the fewest any choice of 4 of the
+/// item's bits gives under at()'s swizzle. Every thread calls it, between
+/// barriers: after s is staged, before t is read.
+__device__ __forceinline__ void transposeTile(Tile &t, const Tile &s) {
+  const unsigned f = thread(), lane = f % kWarp, warp = f / kWarp;
+  const int u = int(lane % 4), tr = int(lane / 4 % 4);
+  const int jb = int(lane / 16 + 2 * (warp & 1));
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int b = int(warp / 2 + 2 * i);
+    const int j = 16 * jb + 2 * tr, p = 16 * b + 4 * u;
+    const Words r0 = words(s, j, p), r1 = words(s, j + 1, p), r8 = words(s, j + 8, p),
+                r9 = words(s, j + 9, p);
+    // r.lo holds columns c, c + 1 (low, high half), r.hi columns c + 8, c + 9.
+    const int c = 16 * b + 2 * u, q = 16 * jb + 4 * tr;
+    *reinterpret_cast<Words *>(&t[c][at(c, q)]) =
+        Words{lowHalves(r0.lo, r1.lo), lowHalves(r8.lo, r9.lo)};
+    *reinterpret_cast<Words *>(&t[c + 1][at(c + 1, q)]) =
+        Words{highHalves(r0.lo, r1.lo), highHalves(r8.lo, r9.lo)};
+    *reinterpret_cast<Words *>(&t[c + 8][at(c + 8, q)]) =
+        Words{lowHalves(r0.hi, r1.hi), lowHalves(r8.hi, r9.hi)};
+    *reinterpret_cast<Words *>(&t[c + 9][at(c + 9, q)]) =
+        Words{highHalves(r0.hi, r1.hi), highHalves(r8.hi, r9.hi)};
+  }
 }
 
 /// The A operands (16 x 16, row-major) of rows r0 .. r0 + 15 of s, the
@@ -915,14 +959,13 @@ __device__ __forceinline__ void backwardDq(
     float acc[kMaxTiles][4] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
       RowsLoad kx, vx;
-      ColsLoad kt;
       loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
       loadRows<Vec>(vx, source(V, vRow, j0, tk, dv));
-      loadCols<Vec>(kt, source(K, kRow, j0, tk, d));
       __syncthreads(); // pass 1's or the last tile's products read
       storeRows(sK, kx);
       storeRows(sV, vx);
-      storeCols(sKt, kt);
+      __syncthreads();
+      transposeTile(sKt, sK); // K once from global memory
       __syncthreads();
       // By halves of 32 keys (fewer registers): dQ's sums go over the
       // k-steps in the same order.
@@ -1013,13 +1056,13 @@ __device__ __forceinline__ void backwardDkv(
       uint32_t ka[kSteps][4], va[kSteps][4];
       globalA<Vec, W>(ka, source(K, kRow, j0, tk, d));
       globalA<Vec, W>(va, source(V, vRow, j0, tk, dv));
-      {
-        ColsLoad x;
-        loadCols<Vec>(x, source(Q, qRow, i0, tq, d));
-        storeCols(sQt, x);
-        loadCols<Vec>(x, source(dO, doutRow, i0, tq, dv));
-        storeCols(sdOt, x);
-      }
+      // Q and dO transposed from their staged rows (rowStats, which used
+      // sQt and sdOt, ended with a barrier; the other ways need one), while
+      // the loads of K and V above fly.
+      if (stats || scratch)
+        __syncthreads(); // sQ and sdO staged
+      transposeTile(sQt, sQ);
+      transposeTile(sdOt, sdO);
       __syncthreads();
       // Warp w's 16 keys against the 64 queries by halves of 32 (fewer
       // registers; dK's and dV's sums go over the k-steps in the same
