@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <fstream>
 
 namespace tfc::rt::cuda {
 
@@ -91,6 +92,7 @@ struct CublasLt::Plan {
   std::vector<cublasLtMatmulAlgo_t> candidates;
   std::vector<std::string> candidateNames;
   bool tuned = false;
+  std::string cacheKey; // the tuning cache's: its prefix, then the plan's key
   ~Plan() {
     if (residual)
       api->matrixLayoutDestroy(residual);
@@ -349,6 +351,20 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
         plan->candidateNames.push_back(describeAlgorithm(api_, results[size_t(i)]));
       }
   plan->tuned = plan->candidates.size() < 2;
+  if (!plan->tuned && !tuneCachePath_.empty()) {
+    plan->cacheKey = tuneCachePrefix_;
+    for (int64_t k : key)
+      plan->cacheKey += " " + std::to_string(k);
+    // Chosen by an earlier run: the same algorithm, untimed.
+    auto cached = tuneCache_.find(plan->cacheKey);
+    if (cached != tuneCache_.end() && cached->second >= 0 &&
+        size_t(cached->second) < plan->candidates.size()) {
+      plan->algo = plan->candidates[size_t(cached->second)];
+      plan->algorithm = plan->candidateNames[size_t(cached->second)] + "; #" +
+                        std::to_string(cached->second) + " from the tuning cache";
+      plan->tuned = true;
+    }
+  }
   Plan *raw = plan.get();
   plans_.emplace(std::move(key), std::move(plan));
   return raw;
@@ -489,20 +505,51 @@ void CublasLt::tunePlan(Plan &plan, const GemmTimer &timer,
       break; // no timing here: the heuristic's first stays
     ms.push_back(ran ? t : -1.0f);
   }
-  size_t chosen = 0;
-  if (ms.size() == plan.candidates.size() && ms[0] >= 0)
-    for (size_t i = 1; i < ms.size(); ++i)
-      if (ms[i] >= 0 && ms[i] < kTuneMargin * ms[chosen])
-        chosen = i;
+  // The fastest, where it beats the first by the margin; else the first.
+  const bool timed = ms.size() == plan.candidates.size() && ms[0] >= 0;
+  size_t chosen = 0, fastest = 0;
+  for (size_t i = 1; timed && i < ms.size(); ++i)
+    if (ms[i] >= 0 && ms[i] < ms[fastest])
+      fastest = i;
+  if (timed && ms[fastest] < kTuneMargin * ms[0])
+    chosen = fastest;
   plan.algo = plan.candidates[chosen];
   char line[160];
-  if (ms.size() == plan.candidates.size() && ms[0] >= 0)
+  if (timed)
     std::snprintf(line, sizeof line, "; tuned: #%zu of %zu, %.4f ms, the heuristic's first %.4f",
                   chosen, ms.size(), double(ms[chosen]), double(ms[0]));
   else
     std::snprintf(line, sizeof line, "; not tuned (no timing)");
   plan.algorithm = plan.candidateNames[chosen] + line;
   lastAlgorithm_ = plan.algorithm;
+  if (timed && !plan.cacheKey.empty()) {
+    // One line a choice, appended: later runs take it untimed.
+    tuneCache_[plan.cacheKey] = int(chosen);
+    if (std::FILE *file = std::fopen(tuneCachePath_.c_str(), "a")) {
+      std::fprintf(file, "%s = %zu\n", plan.cacheKey.c_str(), chosen);
+      std::fclose(file);
+    }
+  }
+}
+
+void CublasLt::useTuneCache(const std::string &path, const std::string &prefix) {
+  tuneCachePath_ = path;
+  tuneCachePrefix_ = prefix;
+  tuneCache_.clear();
+  plans_.clear();
+  if (path.empty())
+    return;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t equals = line.rfind(" = ");
+    if (equals == std::string::npos)
+      continue;
+    char *end = nullptr;
+    const long choice = std::strtol(line.c_str() + equals + 3, &end, 10);
+    if (end && *end == '\0' && choice >= 0 && choice < 64)
+      tuneCache_[line.substr(0, equals)] = int(choice); // a later line wins
+  }
 }
 
 } // namespace tfc::rt::cuda

@@ -186,6 +186,13 @@ public:
   /// so far.
   void tune(int candidates);
   int tuneCandidates() const { return tuneCandidates_; }
+  /// Tuning's choices kept in `path` (text, a line a plan: `prefix`, its
+  /// key, " = ", the candidate's index; appended as they are made): a plan
+  /// found there takes that candidate untimed, so that every run with the
+  /// file chooses as the first did. `prefix` names what the choice depends
+  /// on beyond the plan (the GPU, the driver, cuBLASLt). "" keeps none.
+  /// Drops the plans made so far.
+  void useTuneCache(const std::string &path, const std::string &prefix);
   static constexpr float kTuneMargin = 0.9f;
 
   /// Which of the heuristic's algorithms the plans made from now on take:
@@ -216,6 +223,8 @@ private:
   std::map<std::vector<int64_t>, std::unique_ptr<Plan>> plans_;
   int heuristicChoice_ = 0;
   int tuneCandidates_ = 1;
+  std::string tuneCachePath_, tuneCachePrefix_;
+  std::map<std::string, int> tuneCache_;
   void tunePlan(Plan &plan, const GemmTimer &timer, const std::function<cublasStatus_t()> &enqueue);
   std::string lastAlgorithm_;
 };

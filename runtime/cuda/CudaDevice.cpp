@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <set>
 
 // Defined by a CUDA model's object (runtime/Abi.h); weak so that the runtime
@@ -405,7 +406,7 @@ bool CudaDevice::loadCublasLt(std::string &error) {
   }
   cublasLt_ = CublasLt::load(error);
   if (cublasLt_)
-    cublasLt_->tune(gemmAutotune_);
+    configureGemmTuning();
   if (cublasLt_) {
     if (auto block = pool_.take(kCublasLtWorkspaceBytes))
       workspace_ = CUdeviceptr(*block);
@@ -956,7 +957,39 @@ void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
 void CudaDevice::setGemmAutotune(int candidates) {
   gemmAutotune_ = std::max(candidates, 1);
   if (cublasLt_)
-    cublasLt_->tune(gemmAutotune_);
+    configureGemmTuning();
+}
+
+std::string gemmTuneCachePath() {
+  const char *setting = std::getenv("TFC_GEMM_AUTOTUNE_CACHE");
+  if (setting && *setting)
+    return std::string(setting) == "none" ? "" : setting;
+  const char *xdg = std::getenv("XDG_CACHE_HOME");
+  const char *home = std::getenv("HOME");
+  std::string dir = xdg && *xdg     ? std::string(xdg)
+                    : home && *home ? std::string(home) + "/.cache"
+                                    : std::string();
+  if (dir.empty())
+    return "";
+  dir += "/tfc";
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
+  return dir + "/gemm-autotune.txt";
+}
+
+void CudaDevice::configureGemmTuning() {
+  cublasLt_->tune(gemmAutotune_);
+  if (gemmAutotune_ <= 1)
+    return cublasLt_->useTuneCache("", "");
+  // A choice holds for this GPU, driver and cuBLASLt, and these candidates.
+  std::string name, ignored;
+  if (!driver_->deviceName(context_->device(), name, ignored))
+    name = "GPU";
+  const std::string prefix = name + ", sm_" + std::to_string(computeMajor_ * 10 + computeMinor_) +
+                             ", driver " + std::to_string(driver_->version()) + ", cuBLASLt " +
+                             std::to_string(cublasLt_->version()) + ", of " +
+                             std::to_string(gemmAutotune_) + ":";
+  cublasLt_->useTuneCache(gemmTuneCachePath(), prefix);
 }
 
 float CudaDevice::timeGemm(const std::function<bool()> &run) {

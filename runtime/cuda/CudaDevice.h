@@ -306,6 +306,10 @@ public:
   /// timing may choose otherwise in another process, and so round the sums
   /// otherwise.
   void setGemmAutotune(int candidates);
+  /// CublasLt::tune and, with tuning, its cache: TFC_GEMM_AUTOTUNE_CACHE,
+  /// else $XDG_CACHE_HOME/tfc/gemm-autotune.txt or ~/.cache/tfc/...
+  /// ("none": none), its choices keyed by this GPU, driver and cuBLASLt.
+  void configureGemmTuning();
   int gemmAutotune() const { return gemmAutotune_; }
   /// The hand-written kernels (LayerKernels.h), loaded by open(), or here
   /// (a device of openIndex: tests), with their last-block counter.

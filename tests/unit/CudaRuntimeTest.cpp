@@ -24,6 +24,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -1093,6 +1095,9 @@ TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
 // reads C (accumulate) is not timed: its plan keeps the first algorithm.
 TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
   ScopedEnv times{"TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS", "3,1,2"};
+  const std::string cache = ::testing::TempDir() + "tfc-gemm-autotune-test.txt";
+  std::remove(cache.c_str());
+  ScopedEnv cacheFile{"TFC_GEMM_AUTOTUNE_CACHE", cache.c_str()};
   device->configure({0, false}); // eager
   device->setGemmAutotune(3);
   const float aValues[] = {1, 2}, bValues[] = {3, 4}, three = 3;
@@ -1119,6 +1124,24 @@ TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
       << device->cublasLt()->lastAlgorithm();
   ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
   EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 2);
+  // The choice is in the cache, a line keyed by the GPU, driver, cuBLASLt
+  // and the candidates; a later run (the plans made again) takes it untimed.
+  std::string lines;
+  {
+    std::ifstream in(cache);
+    lines.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_EQ(lines.rfind("Fake CUDA Device 0, sm_90, driver ", 0), 0u) << lines;
+  EXPECT_NE(lines.find(", of 3: 1 1 1 2 "), std::string::npos) << lines;
+  EXPECT_EQ(lines.substr(lines.size() - 5), " = 1\n") << lines;
+  device->setGemmAutotune(3);
+  ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
+  EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 3);
+  EXPECT_EQ(count("cublasLtMatmul(1x1x2, batch 1, NN, beta 0, algo 1)"), 1u + kGemmTuneRuns + 3);
+  EXPECT_NE(device->cublasLt()->lastAlgorithm().find("algo 1, split-K 1, 1.00 waves; #1 from the "
+                                                     "tuning cache"),
+            std::string::npos)
+      << device->cublasLt()->lastAlgorithm();
   // Accumulating, another shape (K = 1): its plan's first call reads C.
   device->copyIn(c, &three, 4);
   gGemm = {1, 1, 1, 1, intptr_t(a), 1, 0, 0, intptr_t(b), 1, 0, 0, intptr_t(c), 1, 0, 1};
