@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <fstream>
+#include <utility>
 
 namespace tfc::rt::cuda {
 
@@ -91,6 +92,7 @@ struct CublasLt::Plan {
   /// timed at the plan's first call that may time them.
   std::vector<cublasLtMatmulAlgo_t> candidates;
   std::vector<std::string> candidateNames;
+  std::vector<std::string> candidateConfigs; // algorithmConfig: the tuning cache's value
   bool tuned = false;
   std::string cacheKey; // the tuning cache's: its prefix, then the plan's key
   ~Plan() {
@@ -176,14 +178,12 @@ uint32_t alignment(intptr_t address) {
 /// "algo 66, tile 20, split-K 1, stages 13, cluster 2, 0.48 waves": the
 /// configuration of a heuristic's result, as cuBLASLt numbers it (an
 /// attribute it does not report is left out).
-static std::string describeAlgorithm(const CublasLtApi &api,
-                                     const cublasLtMatmulHeuristicResult_t &result) {
+static std::string algorithmConfig(const CublasLtApi &api, const cublasLtMatmulAlgo_t &algo) {
   std::string out;
   auto field = [&](const char *name, cublasLtMatmulAlgoConfigAttributes_t attr, size_t bytes) {
     uint64_t value = 0; // the attributes are 16- to 32-bit integers, little-endian
     size_t written = 0;
-    if (api.algoConfigGetAttribute(&result.algo, attr, &value, bytes, &written) ==
-            CUBLAS_STATUS_SUCCESS &&
+    if (api.algoConfigGetAttribute(&algo, attr, &value, bytes, &written) == CUBLAS_STATUS_SUCCESS &&
         written == bytes)
       out += (out.empty() ? "" : ", ") + std::string(name) + " " + std::to_string(value);
   };
@@ -192,9 +192,21 @@ static std::string describeAlgorithm(const CublasLtApi &api,
   field("split-K", CUBLASLT_ALGO_CONFIG_SPLITK_NUM, sizeof(int32_t));
   field("stages", CUBLASLT_ALGO_CONFIG_STAGES_ID, sizeof(uint32_t));
   field("cluster", CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, sizeof(uint16_t));
+  field("inner shape", CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, sizeof(uint16_t));
+  field("reduction", CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, sizeof(uint32_t));
+  field("swizzle", CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, sizeof(uint32_t));
+  field("option", CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, sizeof(uint32_t));
+  return out;
+}
+
+/// The same and the heuristic's waves: "algo 66, tile 20, split-K 1, ...,
+/// 0.48 waves".
+static std::string describeAlgorithm(const CublasLtApi &api,
+                                     const cublasLtMatmulHeuristicResult_t &result) {
+  const std::string config = algorithmConfig(api, result.algo);
   char waves[32];
   std::snprintf(waves, sizeof waves, "%.2f waves", double(result.wavesCount));
-  return out + (out.empty() ? "" : ", ") + waves;
+  return config + (config.empty() ? "" : ", ") + waves;
 }
 
 /// The bytes of an element of A and B, and of C.
@@ -349,21 +361,24 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
       if (results[size_t(i)].state == CUBLAS_STATUS_SUCCESS) {
         plan->candidates.push_back(results[size_t(i)].algo);
         plan->candidateNames.push_back(describeAlgorithm(api_, results[size_t(i)]));
+        plan->candidateConfigs.push_back(algorithmConfig(api_, results[size_t(i)].algo));
       }
   plan->tuned = plan->candidates.size() < 2;
   if (!plan->tuned && !tuneCachePath_.empty()) {
     plan->cacheKey = tuneCachePrefix_;
     for (int64_t k : key)
       plan->cacheKey += " " + std::to_string(k);
-    // Chosen by an earlier run: the same algorithm, untimed.
+    // Chosen by an earlier run: the same algorithm (by its configuration,
+    // not its place in the heuristic's list), untimed.
     auto cached = tuneCache_.find(plan->cacheKey);
-    if (cached != tuneCache_.end() && cached->second >= 0 &&
-        size_t(cached->second) < plan->candidates.size()) {
-      plan->algo = plan->candidates[size_t(cached->second)];
-      plan->algorithm = plan->candidateNames[size_t(cached->second)] + "; #" +
-                        std::to_string(cached->second) + " from the tuning cache";
-      plan->tuned = true;
-    }
+    for (size_t i = 0; cached != tuneCache_.end() && i < plan->candidates.size(); ++i)
+      if (!plan->candidateConfigs[i].empty() && plan->candidateConfigs[i] == cached->second) {
+        plan->algo = plan->candidates[i];
+        plan->algorithm =
+            plan->candidateNames[i] + "; #" + std::to_string(i) + " from the tuning cache";
+        plan->tuned = true;
+        break;
+      }
   }
   Plan *raw = plan.get();
   plans_.emplace(std::move(key), std::move(plan));
@@ -371,7 +386,7 @@ CublasLt::Plan *CublasLt::plan(const GemmArgs &g, const GemmEpilogue &epilogue,
 }
 
 void CublasLt::tune(int candidates) {
-  tuneCandidates_ = candidates < 1 ? 1 : candidates;
+  tuneCandidates_ = std::clamp(candidates, 1, kMaxTuneCandidates);
   plans_.clear();
 }
 
@@ -483,9 +498,16 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
     // A plan is tuned at its first call or never, so that every call of it
     // (eager, and every graph captured) takes one algorithm.
     plan->tuned = true;
-    // A call that reads C would add to it again at each timed run.
-    const bool readsC =
-        g[Accumulate] || reduction || (epilogue.residual && epilogue.residual == CUdeviceptr(g[C]));
+    // A call that reads C would add to it again at each timed run: it
+    // accumulates, sums a batch, or its residual overlaps C.
+    auto span = [&](CUdeviceptr at, int64_t ld) {
+      return std::pair<CUdeviceptr, CUdeviceptr>{
+          at, at + CUdeviceptr(((g[M] - 1) * ld + g[N]) * resultBytes(storage))};
+    };
+    const auto c = span(CUdeviceptr(g[C]), g[Ldc]);
+    const auto r = span(epilogue.residual, epilogue.ldResidual);
+    const bool readsC = g[Accumulate] || reduction ||
+                        (epilogue.residual && r.first < c.second && c.first < r.second);
     if (timer && !readsC)
       tunePlan(*plan, *timer, enqueue);
   }
@@ -522,11 +544,11 @@ void CublasLt::tunePlan(Plan &plan, const GemmTimer &timer,
     std::snprintf(line, sizeof line, "; not tuned (no timing)");
   plan.algorithm = plan.candidateNames[chosen] + line;
   lastAlgorithm_ = plan.algorithm;
-  if (timed && !plan.cacheKey.empty()) {
+  if (timed && !plan.cacheKey.empty() && !plan.candidateConfigs[chosen].empty()) {
     // One line a choice, appended: later runs take it untimed.
-    tuneCache_[plan.cacheKey] = int(chosen);
+    tuneCache_[plan.cacheKey] = plan.candidateConfigs[chosen];
     if (std::FILE *file = std::fopen(tuneCachePath_.c_str(), "a")) {
-      std::fprintf(file, "%s = %zu\n", plan.cacheKey.c_str(), chosen);
+      std::fprintf(file, "%s = %s\n", plan.cacheKey.c_str(), plan.candidateConfigs[chosen].c_str());
       std::fclose(file);
     }
   }
@@ -543,12 +565,8 @@ void CublasLt::useTuneCache(const std::string &path, const std::string &prefix) 
   std::string line;
   while (std::getline(in, line)) {
     const size_t equals = line.rfind(" = ");
-    if (equals == std::string::npos)
-      continue;
-    char *end = nullptr;
-    const long choice = std::strtol(line.c_str() + equals + 3, &end, 10);
-    if (end && *end == '\0' && choice >= 0 && choice < 64)
-      tuneCache_[line.substr(0, equals)] = int(choice); // a later line wins
+    if (equals != std::string::npos && equals + 3 < line.size())
+      tuneCache_[line.substr(0, equals)] = line.substr(equals + 3); // a later line wins
   }
 }
 

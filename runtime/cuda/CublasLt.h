@@ -187,13 +187,15 @@ public:
   void tune(int candidates);
   int tuneCandidates() const { return tuneCandidates_; }
   /// Tuning's choices kept in `path` (text, a line a plan: `prefix`, its
-  /// key, " = ", the candidate's index; appended as they are made): a plan
-  /// found there takes that candidate untimed, so that every run with the
-  /// file chooses as the first did. `prefix` names what the choice depends
+  /// key, " = ", the chosen algorithm's configuration, as
+  /// --bench-gemm-algorithms prints it; appended as they are made): a plan
+  /// found there takes the candidate of that configuration untimed, so that
+  /// every run with the file chooses as the first did. `prefix` names what the choice depends
   /// on beyond the plan (the GPU, the driver, cuBLASLt). "" keeps none.
   /// Drops the plans made so far.
   void useTuneCache(const std::string &path, const std::string &prefix);
   static constexpr float kTuneMargin = 0.9f;
+  static constexpr int kMaxTuneCandidates = 64;
 
   /// Which of the heuristic's algorithms the plans made from now on take:
   /// its first (0, what the runtime always uses) or its choice-th, for
@@ -224,7 +226,7 @@ private:
   int heuristicChoice_ = 0;
   int tuneCandidates_ = 1;
   std::string tuneCachePath_, tuneCachePrefix_;
-  std::map<std::string, int> tuneCache_;
+  std::map<std::string, std::string> tuneCache_; // key: the chosen configuration
   void tunePlan(Plan &plan, const GemmTimer &timer, const std::function<cublasStatus_t()> &enqueue);
   std::string lastAlgorithm_;
 };

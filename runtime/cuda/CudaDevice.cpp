@@ -61,7 +61,23 @@ int gemmAutotuneFromEnv(int value) {
   if (!setting || !*setting)
     return value;
   const int n = std::atoi(setting);
-  return n == 1 ? kGemmTuneCandidates : std::max(n, 1);
+  return n == 1 ? kGemmTuneCandidates : std::clamp(n, 1, CublasLt::kMaxTuneCandidates);
+}
+
+/// Where tuning's choices are kept: TFC_GEMM_AUTOTUNE_CACHE ("none": not
+/// kept), else $XDG_CACHE_HOME/tfc/gemm-autotune.txt (an absolute
+/// XDG_CACHE_HOME, as the XDG spec asks), else ~/.cache/tfc/...; "" for none.
+std::string gemmTuneCachePath() {
+  const char *setting = std::getenv("TFC_GEMM_AUTOTUNE_CACHE");
+  if (setting && *setting)
+    return std::string(setting) == "none" ? "" : setting;
+  const char *xdg = std::getenv("XDG_CACHE_HOME");
+  const char *home = std::getenv("HOME");
+  if (xdg && xdg[0] == '/')
+    return std::string(xdg) + "/tfc/gemm-autotune.txt";
+  if (home && *home)
+    return std::string(home) + "/.cache/tfc/gemm-autotune.txt";
+  return "";
 }
 
 std::string dims(const int64_t d[3]) {
@@ -581,17 +597,20 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
   if (persistent)
     lines.push_back("no cuBLASLt: the persistent kernels compute every GEMM");
   else
-    lines.push_back("cuBLASLt workspace " + formatBytes(kCublasLtWorkspaceBytes) +
-                    " of device memory; cuBLASLt from " +
-                    (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
-                                       : defaultCublasLtCandidates().front()) +
-                    ", loaded when the device opens; " +
-                    (gemmAutotuneFromEnv(gemmAutotune_) > 1
-                         ? "each GEMM's first call times the heuristic's first " +
-                               std::to_string(gemmAutotuneFromEnv(gemmAutotune_)) +
-                               " algorithms and keeps the fastest (TFC_GEMM_AUTOTUNE)"
-                         : std::string("the heuristic's first algorithm a GEMM "
-                                       "(TFC_GEMM_AUTOTUNE=1 times its first 8)")));
+    lines.push_back(
+        "cuBLASLt workspace " + formatBytes(kCublasLtWorkspaceBytes) +
+        " of device memory; cuBLASLt from " +
+        (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
+                           : defaultCublasLtCandidates().front()) +
+        ", loaded when the device opens; " +
+        (gemmAutotuneFromEnv(gemmAutotune_) > 1
+             ? "each GEMM's first call times the heuristic's first " +
+                   std::to_string(gemmAutotuneFromEnv(gemmAutotune_)) +
+                   " algorithms and keeps the fastest (TFC_GEMM_AUTOTUNE), " +
+                   (gemmTuneCachePath().empty() ? std::string("its choices kept nowhere")
+                                                : "its choices kept in " + gemmTuneCachePath())
+             : std::string("the heuristic's first algorithm a GEMM "
+                           "(TFC_GEMM_AUTOTUNE=1 times its first 8)")));
   const bool dataParallel = options_.dataParallel;
   if (dataParallel) {
     const char *nccl = std::getenv("TFC_NCCL_LIBRARY");
@@ -960,36 +979,32 @@ void CudaDevice::setGemmAutotune(int candidates) {
     configureGemmTuning();
 }
 
-std::string gemmTuneCachePath() {
-  const char *setting = std::getenv("TFC_GEMM_AUTOTUNE_CACHE");
-  if (setting && *setting)
-    return std::string(setting) == "none" ? "" : setting;
-  const char *xdg = std::getenv("XDG_CACHE_HOME");
-  const char *home = std::getenv("HOME");
-  std::string dir = xdg && *xdg     ? std::string(xdg)
-                    : home && *home ? std::string(home) + "/.cache"
-                                    : std::string();
-  if (dir.empty())
-    return "";
-  dir += "/tfc";
-  std::error_code ignored;
-  std::filesystem::create_directories(dir, ignored);
-  return dir + "/gemm-autotune.txt";
-}
-
 void CudaDevice::configureGemmTuning() {
+  // The plans are made again: graphs captured with the old ones go too, so
+  // that no GEMM runs two algorithms in one process.
+  destroyGraphs();
   cublasLt_->tune(gemmAutotune_);
   if (gemmAutotune_ <= 1)
     return cublasLt_->useTuneCache("", "");
-  // A choice holds for this GPU, driver and cuBLASLt, and these candidates.
+  // A choice holds for this GPU (its SMs too: MPS may give fewer), driver
+  // and cuBLASLt, and these candidates.
   std::string name, ignored;
   if (!driver_->deviceName(context_->device(), name, ignored))
     name = "GPU";
-  const std::string prefix = name + ", sm_" + std::to_string(computeMajor_ * 10 + computeMinor_) +
-                             ", driver " + std::to_string(driver_->version()) + ", cuBLASLt " +
-                             std::to_string(cublasLt_->version()) + ", of " +
-                             std::to_string(gemmAutotune_) + ":";
-  cublasLt_->useTuneCache(gemmTuneCachePath(), prefix);
+  int sms = 0;
+  if (driver_->api().deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                        context_->device()) != CUDA_SUCCESS)
+    sms = 0;
+  const std::string prefix =
+      name + ", sm_" + std::to_string(computeMajor_ * 10 + computeMinor_) + ", " +
+      std::to_string(sms) + " SMs, driver " + std::to_string(driver_->version()) + ", cuBLASLt " +
+      std::to_string(cublasLt_->version()) + ", of " + std::to_string(gemmAutotune_) + ":";
+  const std::string path = gemmTuneCachePath();
+  if (!path.empty()) {
+    std::error_code ignoredError; // unwritable: the choices are made, not kept
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignoredError);
+  }
+  cublasLt_->useTuneCache(path, prefix);
 }
 
 float CudaDevice::timeGemm(const std::function<bool()> &run) {
@@ -1140,8 +1155,10 @@ bool CudaDevice::gemmBesideColumnSums(const GemmArgs &g, const GemmEpilogue &e) 
     return false;
   ProfileScope profiled(*this, "cuBLASLt", [&] { return profileName(g, e) + " (by column sums)"; });
   std::string error;
+  const GemmTimer timer = [this](const std::function<bool()> &run) { return timeGemm(run); };
+  const bool timed = cublasLt_->tuneCandidates() > 1 && !capturing_;
   if (!cublasLt_->sgemm(g, GemmEpilogue{}, gemmPrecision_, context_->stream(), laneWorkspace(),
-                        laneWorkspaceBytes(), error)) {
+                        laneWorkspaceBytes(), error, GemmStorage::F32, timed ? &timer : nullptr)) {
     failLaunch(error);
     return true;
   }

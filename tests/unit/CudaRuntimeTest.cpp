@@ -27,6 +27,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace tfc::rt;
@@ -1089,13 +1090,15 @@ TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
 }
 
 // TFC_GEMM_AUTOTUNE: a plan's first call, eager, times the heuristic's
-// candidates (the fake's three, where algorithm 1 takes a third of the
-// fake clock's time) on its own operands and keeps the fastest; the product
-// is still right, later calls reuse the choice untimed, and a call that
-// reads C (accumulate) is not timed: its plan keeps the first algorithm.
+// candidates (the fake's three, with times on the fake clock of 20, 17 and
+// 16: the fastest, not the first faster by a tenth) on its own operands and
+// keeps the fastest; the product is still right, later calls reuse the
+// choice untimed, the cache keeps it for a later run, and a call that reads
+// C (accumulate) is not timed: its plan keeps the first algorithm.
 TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
-  ScopedEnv times{"TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS", "3,1,2"};
-  const std::string cache = ::testing::TempDir() + "tfc-gemm-autotune-test.txt";
+  ScopedEnv times{"TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS", "20,17,16"};
+  const std::string cache =
+      ::testing::TempDir() + "tfc-gemm-autotune-" + std::to_string(getpid()) + ".txt";
   std::remove(cache.c_str());
   ScopedEnv cacheFile{"TFC_GEMM_AUTOTUNE_CACHE", cache.c_str()};
   device->configure({0, false}); // eager
@@ -1114,31 +1117,35 @@ TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
   EXPECT_EQ(got, 11.0f);
   // Each candidate: a warm-up and 5 timed calls; then the call itself.
   EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 1) << log();
-  EXPECT_EQ(count("cublasLtMatmul(1x1x2, batch 1, NN, beta 0, algo 1)"), 1u + kGemmTuneRuns + 1)
-      << log();
+  const std::string second = "cublasLtMatmul(1x1x2, batch 1, NN, beta 0, algo 2)";
+  EXPECT_EQ(count(second), 1u + kGemmTuneRuns + 1) << log();
   // (The fake's clock counts the end event's record too: 5 calls + 1.)
-  EXPECT_NE(device->cublasLt()->lastAlgorithm().find("algo 1, split-K 1, 1.00 waves; tuned: #1 "
-                                                     "of 3, 0.0012 ms, the heuristic's first "
-                                                     "0.0032"),
+  EXPECT_NE(device->cublasLt()->lastAlgorithm().find("algo 2, split-K 1, 1.00 waves; tuned: #2 "
+                                                     "of 3, 0.0162 ms, the heuristic's first "
+                                                     "0.0202"),
             std::string::npos)
       << device->cublasLt()->lastAlgorithm();
   ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
   EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 2);
   // The choice is in the cache, a line keyed by the GPU, driver, cuBLASLt
-  // and the candidates; a later run (the plans made again) takes it untimed.
+  // and the candidates, its value the configuration; a later run (the plans
+  // made again) takes it untimed.
   std::string lines;
   {
     std::ifstream in(cache);
     lines.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  EXPECT_EQ(lines.rfind("Fake CUDA Device 0, sm_90, driver ", 0), 0u) << lines;
+  EXPECT_EQ(lines.rfind("Fake CUDA Device 0, sm_90, ", 0), 0u) << lines;
+  EXPECT_NE(lines.find(" SMs, driver "), std::string::npos) << lines;
   EXPECT_NE(lines.find(", of 3: 1 1 1 2 "), std::string::npos) << lines;
-  EXPECT_EQ(lines.substr(lines.size() - 5), " = 1\n") << lines;
+  const std::string value = " = algo 2, split-K 1\n";
+  ASSERT_GE(lines.size(), value.size());
+  EXPECT_EQ(lines.substr(lines.size() - value.size()), value) << lines;
   device->setGemmAutotune(3);
   ASSERT_TRUE(device->run(gemmEntry, buffers, 3, error)) << error;
   EXPECT_EQ(count("cublasLtMatmul(1x1x2"), 3u * (1 + kGemmTuneRuns) + 3);
-  EXPECT_EQ(count("cublasLtMatmul(1x1x2, batch 1, NN, beta 0, algo 1)"), 1u + kGemmTuneRuns + 3);
-  EXPECT_NE(device->cublasLt()->lastAlgorithm().find("algo 1, split-K 1, 1.00 waves; #1 from the "
+  EXPECT_EQ(count(second), 1u + kGemmTuneRuns + 3);
+  EXPECT_NE(device->cublasLt()->lastAlgorithm().find("algo 2, split-K 1, 1.00 waves; #2 from the "
                                                      "tuning cache"),
             std::string::npos)
       << device->cublasLt()->lastAlgorithm();
@@ -1152,6 +1159,7 @@ TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
   EXPECT_EQ(device->cublasLt()->lastAlgorithm(), "algo 0, split-K 1, 1.00 waves");
   for (void *buffer : {a, b, c})
     device->release(buffer);
+  std::remove(cache.c_str());
 }
 
 // tfc-kernel-check --bench-gemm-algorithms: the plans take the heuristic's
@@ -1472,6 +1480,7 @@ TEST(CudaRuntimeErrors, NoDriverOpensNothingAndSaysSo) {
 
 TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   ScopedEnv driver("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
+  ScopedEnv noAutotune("TFC_GEMM_AUTOTUNE", ""); // whatever the shell exports
   CudaDevice device;
   Manifest manifest;
   manifest.device = "cuda";
@@ -1513,9 +1522,10 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
       << lines[5];
   {
     ScopedEnv autotune{"TFC_GEMM_AUTOTUNE", "4"};
+    ScopedEnv cache{"TFC_GEMM_AUTOTUNE_CACHE", "/some/where.txt"};
     EXPECT_NE(device.describe(manifest)[5].find(
                   "; each GEMM's first call times the heuristic's first 4 algorithms and keeps "
-                  "the fastest (TFC_GEMM_AUTOTUNE)"),
+                  "the fastest (TFC_GEMM_AUTOTUNE), its choices kept in /some/where.txt"),
               std::string::npos);
   }
   // What tf-graph-dependencies found, entry by entry.

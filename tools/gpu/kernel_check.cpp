@@ -497,9 +497,11 @@ void benchGemmAlgorithms(Gpu &gpu, long long rows) {
                              kCublasLtWorkspaceBytes, error, form.storage);
           };
           if (!run()) {
-            if (choice == 0)
-              std::printf(" n/a (%s)", error.c_str());
-            break;
+            // Past what the heuristic offers: done; another failure: say it, go on.
+            if (error.find("cuBLASLt offers") != std::string::npos)
+              break;
+            std::printf(" #%d n/a (%s)", choice, error.c_str());
+            continue;
           }
           ++offered;
           const std::string algorithm = lt->lastAlgorithm();
