@@ -1157,6 +1157,15 @@ TEST_F(CudaRuntimeTest, GemmAutotuneKeepsTheFastestAlgorithm) {
   EXPECT_EQ(got, 6.0f); // 3 + 1 * 3
   EXPECT_EQ(count("cublasLtMatmul(1x1x1"), 1u) << log();
   EXPECT_EQ(device->cublasLt()->lastAlgorithm(), "algo 0, split-K 1, 1.00 waves");
+  // A residual that is C (C += A B^T by the epilogue): not timed either.
+  device->copyIn(c, &three, 4);
+  gFused = {1, 1,           1, 1, intptr_t(a), 1, 0, 0,           intptr_t(b), 1, 0,
+            1, intptr_t(c), 1, 0, 0,           0, 0, intptr_t(c), 1,           0, 0};
+  ASSERT_TRUE(device->run(fusedEntry, buffers, 3, error)) << error;
+  device->copyOut(&got, c, 4);
+  EXPECT_EQ(got, 6.0f);
+  EXPECT_EQ(count("cublasLtMatmul(1x1x1"), 2u) << log();
+  EXPECT_EQ(device->cublasLt()->lastAlgorithm(), "algo 0, split-K 1, 1.00 waves");
   for (void *buffer : {a, b, c})
     device->release(buffer);
   std::remove(cache.c_str());
