@@ -206,9 +206,7 @@ echo "== 4b. the other seed models trained on the GPU and on this machine's CPU"
 # model, epochs, the score: the GPU's within 0.02 of the CPU's for an
 # accuracy, within 1.5x for an MSE (a trajectory rounded differently, as a
 # run with another seed would be). docs/performance.md has the CPU's results.
-score() { # LOG SPLIT NAME: the last SPLIT score NAME in a train log
-  grep -E "^$2|  \|  $2:" "$1" | tail -1 | sed -E "s/.*$2[^:]*: .*$3 ([0-9.e+-]+).*/\\1/"
-}
+source "$root/tools/gpu/scores.sh"
 while read -r model epochs split name kind; do
   for side in cuda cpu; do
     timeout 150 "$dir/$side/$model" train --epochs "$epochs" --run-dir "$work/run-$side-$model" \
@@ -217,18 +215,13 @@ while read -r model epochs split name kind; do
   gpu=$(score "$work/train-cuda-$model.log" "$split" "$name")
   cpu=$(score "$work/train-cpu-$model.log" "$split" "$name")
   echo "    $model ($epochs epochs): $split $name ${gpu:-none} on the GPU, ${cpu:-none} on the CPU"
-  if python3 -c "import sys; g,c=float('$gpu'),float('$cpu'); sys.exit(0 if (abs(g-c)<=0.02 if '$kind'=='acc' else g<=1.5*c) else 1)" 2>/dev/null; then
+  if scores_match "$kind" "$gpu" "$cpu"; then
     pass "$model trains on the GPU as on the CPU"
   else
     fail "$model trains on the GPU as on the CPU"
     tail -n 3 "$work/train-cuda-$model.log" | sed 's/^/    /'
   fi
-done <<'MODELS'
-set_anomaly 2 test accuracy acc
-fleuret_cnn 5 test loss mse
-fleuret_attention 5 test loss mse
-encoder_decoder 50 val loss mse
-MODELS
+done <<<"$SEED_SCORES"
 
 echo "== 4c. reverse with the GEMMs on tensor cores (--precision tf32, bf16): still 100%"
 for precision in tf32 bf16; do

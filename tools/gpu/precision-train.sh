@@ -17,9 +17,7 @@ dir="${1:?usage: precision-train.sh DIR WORK}"
 work="${2:?usage: precision-train.sh DIR WORK [SECONDS]}"
 budget="${3:-}"
 start=$(date +%s)
-score() { # LOG SPLIT NAME: the last SPLIT score NAME in a train log
-  grep -E "^$2|  \|  $2:" "$1" | tail -1 | sed -E "s/.*$2[^:]*: .*$3 ([0-9.e+-]+).*/\\1/"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/scores.sh"
 while read -r model epochs split name kind; do
   if [ ! -x "$dir/cuda-bf16/$model" ]; then
     echo "FAIL $model trains in bf16 as in fp32 (no cuda-bf16 build)"
@@ -38,16 +36,10 @@ while read -r model epochs split name kind; do
   fp32=$(score "$work/precision-cuda-$model.log" "$split" "$name")
   bf16=$(score "$work/precision-cuda-bf16-$model.log" "$split" "$name")
   echo "    $model ($epochs epochs): $split $name ${fp32:-none} in fp32, ${bf16:-none} in bf16"
-  if [ "$ran" = 1 ] &&
-    python3 -c "import sys; f,b=float('$fp32'),float('$bf16'); sys.exit(0 if (abs(b-f)<=0.02 if '$kind'=='acc' else b<=1.5*f) else 1)" 2>/dev/null; then
+  if [ "$ran" = 1 ] && scores_match "$kind" "$bf16" "$fp32"; then
     echo "PASS $model trains in bf16 as in fp32"
   else
     echo "FAIL $model trains in bf16 as in fp32"
     tail -n 3 "$work/precision-cuda-bf16-$model.log" | sed 's/^/    /'
   fi
-done <<'MODELS'
-set_anomaly 2 test accuracy acc
-fleuret_cnn 5 test loss mse
-fleuret_attention 5 test loss mse
-encoder_decoder 50 val loss mse
-MODELS
+done <<<"$SEED_SCORES"
