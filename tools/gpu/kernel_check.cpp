@@ -333,31 +333,62 @@ std::vector<Product> reverseGemms(long long rows) {
   };
 }
 
+/// How a bench multiplies: the precision asked and the storage of A, B, C.
+struct GemmForm {
+  const char *label;
+  GemmPrecision precision;
+  GemmStorage storage;
+};
+
+/// Random matrices every product of the benches fits in (max(rows, 2048) x
+/// 2048 elements), as fp32 and as their bf16 bits, and a C of each kind.
+struct GemmOperands {
+  CUdeviceptr a32, b32, c32, a16, b16, c16;
+};
+GemmOperands uploadGemmOperands(Gpu &gpu, long long rows) {
+  const size_t most = size_t(std::max(rows, 2048LL)) * 2048;
+  std::vector<float> values = randomFloats(most);
+  std::vector<uint16_t> bits(most);
+  for (size_t i = 0; i < most; ++i)
+    bits[i] = kernels::bf16Bits(values[i]);
+  return {gpu.upload(values), gpu.upload(values), gpu.alloc(most * 4),
+          gpu.upload(bits),   gpu.upload(bits),   gpu.alloc(most * 2)};
+}
+
+/// Product p's tfc_sgemm arguments (row-major, packed) on `o` in `storage`.
+GemmArgs productArgs(const Product &p, const GemmOperands &o, GemmStorage storage) {
+  const bool bf16 = storage != GemmStorage::F32;
+  return {1,
+          p.m,
+          p.n,
+          p.k,
+          intptr_t(bf16 ? o.a16 : o.a32),
+          p.transA ? p.m : p.k,
+          0,
+          p.transA,
+          intptr_t(bf16 ? o.b16 : o.b32),
+          p.transB ? p.k : p.n,
+          0,
+          p.transB,
+          intptr_t(storage == GemmStorage::Bf16 ? o.c16 : o.c32),
+          p.n,
+          0,
+          0};
+}
+
 void benchGemms(Gpu &gpu, long long rows) {
-  typedef long long i64;
   std::string error;
   std::unique_ptr<CublasLt> lt = CublasLt::load(error);
   if (!lt)
     fatal(error);
   const std::vector<Product> products = mediumEncoderGemms(rows);
-  struct Form {
-    const char *label;
-    GemmPrecision precision;
-    GemmStorage storage;
-  } forms[] = {{"fp32", GemmPrecision::Fp32, GemmStorage::F32},
-               {"tf32", GemmPrecision::Tf32, GemmStorage::F32},
-               {"bf16 on fp32", GemmPrecision::Bf16, GemmStorage::F32},
-               {"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands},
-               {"bf16 A B C", GemmPrecision::Bf16, GemmStorage::Bf16}};
+  const GemmForm forms[] = {{"fp32", GemmPrecision::Fp32, GemmStorage::F32},
+                            {"tf32", GemmPrecision::Tf32, GemmStorage::F32},
+                            {"bf16 on fp32", GemmPrecision::Bf16, GemmStorage::F32},
+                            {"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands},
+                            {"bf16 A B C", GemmPrecision::Bf16, GemmStorage::Bf16}};
   constexpr int kForms = sizeof forms / sizeof forms[0];
-  // Every matrix fits in max(rows, 2048) x 2048 elements.
-  const size_t most = size_t(std::max<i64>(rows, 2048)) * 2048;
-  std::vector<float> values = randomFloats(most);
-  std::vector<uint16_t> bits(most);
-  for (size_t i = 0; i < most; ++i)
-    bits[i] = kernels::bf16Bits(values[i]);
-  const CUdeviceptr a32 = gpu.upload(values), b32 = gpu.upload(values), c32 = gpu.alloc(most * 4);
-  const CUdeviceptr a16 = gpu.upload(bits), b16 = gpu.upload(bits), c16 = gpu.alloc(most * 2);
+  const GemmOperands operands = uploadGemmOperands(gpu, rows);
   const CUdeviceptr workspace = gpu.alloc(kCublasLtWorkspaceBytes);
   double stepMs[kForms] = {}, stepFlops = 0;
   bool complete[kForms];
@@ -367,24 +398,8 @@ void benchGemms(Gpu &gpu, long long rows) {
     std::printf("bench gemm %-16s %5lldx%lldx%lld%s%s x%d:", p.what, p.m, p.n, p.k,
                 p.transA ? " A^T" : "", p.transB ? " B^T" : "", p.count);
     for (int f = 0; f < kForms; ++f) {
-      const Form &form = forms[f];
-      const bool bf16 = form.storage != GemmStorage::F32;
-      GemmArgs args = {1,
-                       p.m,
-                       p.n,
-                       p.k,
-                       intptr_t(bf16 ? a16 : a32),
-                       p.transA ? p.m : p.k,
-                       0,
-                       p.transA,
-                       intptr_t(bf16 ? b16 : b32),
-                       p.transB ? p.k : p.n,
-                       0,
-                       p.transB,
-                       intptr_t(form.storage == GemmStorage::Bf16 ? c16 : c32),
-                       p.n,
-                       0,
-                       0};
+      const GemmForm &form = forms[f];
+      const GemmArgs args = productArgs(p, operands, form.storage);
       auto run = [&] {
         return lt->sgemm(args, {}, form.precision, nullptr, workspace, kCublasLtWorkspaceBytes,
                          error, form.storage);
@@ -426,59 +441,31 @@ void benchGemms(Gpu &gpu, long long rows) {
 /// step's sums: what choosing among the heuristic's algorithms (autotuning, or a rule such as
 /// split-K for the weight gradients' few output tiles) could gain.
 void benchGemmAlgorithms(Gpu &gpu, long long rows) {
-  typedef long long i64;
   constexpr int kChoices = 8;
   std::string error;
   std::unique_ptr<CublasLt> lt = CublasLt::load(error);
   if (!lt)
     fatal(error);
-  const size_t most = size_t(std::max<i64>(rows, 2048)) * 2048;
-  std::vector<float> values = randomFloats(most);
-  std::vector<uint16_t> bits(most);
-  for (size_t i = 0; i < most; ++i)
-    bits[i] = kernels::bf16Bits(values[i]);
-  const CUdeviceptr a32 = gpu.upload(values), b32 = gpu.upload(values), c32 = gpu.alloc(most * 4);
-  const CUdeviceptr a16 = gpu.upload(bits), b16 = gpu.upload(bits);
-  const CUdeviceptr bias = gpu.alloc(size_t(std::max<i64>(rows, 2048)) * 4);
+  const GemmOperands operands = uploadGemmOperands(gpu, rows);
+  const CUdeviceptr bias = gpu.alloc(size_t(std::max(rows, 2048LL)) * 4);
   const CUdeviceptr workspace = gpu.alloc(kCublasLtWorkspaceBytes);
-  struct Form {
-    const char *label;
-    GemmPrecision precision;
-    GemmStorage storage;
-  };
-  const Form fp32{"fp32", GemmPrecision::Fp32, GemmStorage::F32},
+  const GemmForm fp32{"fp32", GemmPrecision::Fp32, GemmStorage::F32},
       tf32{"tf32", GemmPrecision::Tf32, GemmStorage::F32},
       bf16{"bf16 A B", GemmPrecision::Bf16, GemmStorage::Bf16Operands};
   // reverse's products take microseconds: each time is of 20 in a row.
   struct Model {
     const char *name;
     std::vector<Product> products;
-    std::vector<Form> forms;
+    std::vector<GemmForm> forms;
     int repeats;
   };
   const Model models[] = {{"medium encoder", mediumEncoderGemms(rows), {tf32, bf16}, 1},
                           {"reverse", reverseGemms(std::min(rows, 2048LL)), {fp32, tf32}, 20}};
   for (const Model &model : models)
-    for (const Form &form : model.forms) {
+    for (const GemmForm &form : model.forms) {
       double firstMs = 0, bestMs = 0;
       for (const Product &p : model.products) {
-        const bool bf16 = form.storage != GemmStorage::F32;
-        const GemmArgs args = {1,
-                               p.m,
-                               p.n,
-                               p.k,
-                               intptr_t(bf16 ? a16 : a32),
-                               p.transA ? p.m : p.k,
-                               0,
-                               p.transA,
-                               intptr_t(bf16 ? b16 : b32),
-                               p.transB ? p.k : p.n,
-                               0,
-                               p.transB,
-                               intptr_t(c32),
-                               p.n,
-                               0,
-                               0};
+        const GemmArgs args = productArgs(p, operands, form.storage);
         GemmEpilogue epilogue;
         if (p.weightGradient()) {
           epilogue.biasGrad = bias;
