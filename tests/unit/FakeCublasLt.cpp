@@ -29,6 +29,12 @@
 // stream (tfcFakeCudaEnqueue), so that a captured graph replays it, and
 // recorded in its log ("cublasLtMatmul(...)"), as is each matmul
 // descriptor's compute type ("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)").
+// The heuristic offers three algorithms (the same arithmetic), numbered in
+// their algo's data and reported as CUBLASLT_ALGO_CONFIG_ID, with split-K 1;
+// a matmul on another than the first says ", algo N" in its log line, and
+// TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS="20,17,16" gives algorithm i the
+// i-th number of the fake clock's microseconds (else 1 each), so that
+// autotuning (CublasLt::tune) has a fastest to find.
 //
 //===----------------------------------------------------------------------===//
 
