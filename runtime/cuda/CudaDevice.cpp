@@ -966,10 +966,8 @@ void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
   ProfileScope profiled(*this, "cuBLASLt", [&] {
     return profileName(args, epilogue) + (bf16 ? ", bf16 A and B" : "");
   });
-  const GemmTimer timer = [this](const std::function<bool()> &run) { return timeGemm(run); };
-  const bool timed = cublasLt_->tuneCandidates() > 1 && !capturing_;
   if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), laneWorkspace(),
-                        laneWorkspaceBytes(), error, *storage, timed ? &timer : nullptr))
+                        laneWorkspaceBytes(), error, *storage, gemmTimer()))
     failLaunch(error);
 }
 
@@ -1155,10 +1153,8 @@ bool CudaDevice::gemmBesideColumnSums(const GemmArgs &g, const GemmEpilogue &e) 
     return false;
   ProfileScope profiled(*this, "cuBLASLt", [&] { return profileName(g, e) + " (by column sums)"; });
   std::string error;
-  const GemmTimer timer = [this](const std::function<bool()> &run) { return timeGemm(run); };
-  const bool timed = cublasLt_->tuneCandidates() > 1 && !capturing_;
   if (!cublasLt_->sgemm(g, GemmEpilogue{}, gemmPrecision_, context_->stream(), laneWorkspace(),
-                        laneWorkspaceBytes(), error, GemmStorage::F32, timed ? &timer : nullptr)) {
+                        laneWorkspaceBytes(), error, GemmStorage::F32, gemmTimer())) {
     failLaunch(error);
     return true;
   }

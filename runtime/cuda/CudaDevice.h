@@ -107,6 +107,9 @@ public:
   /// null with `error` set ("no CUDA driver: ...", "cuInit: ...").
   static std::unique_ptr<CudaDevice> openIndex(int index, std::string &error);
   ~CudaDevice() override;
+  // Not copied or moved: gemmTimer_ holds this device.
+  CudaDevice(const CudaDevice &) = delete;
+  CudaDevice &operator=(const CudaDevice &) = delete;
 
   std::string name() const override;
   void configure(const DeviceOptions &options) override { options_ = options; }
@@ -405,6 +408,11 @@ private:
   /// CublasLt's GemmTimer on the stream: one warm-up call, then the mean of
   /// kGemmTuneRuns between two events.
   float timeGemm(const std::function<bool()> &run);
+  const GemmTimer gemmTimer_ = [this](const std::function<bool()> &run) { return timeGemm(run); };
+  /// The timer a cuBLASLt call gets: none unless tuning, or while capturing.
+  const GemmTimer *gemmTimer() const {
+    return cublasLt_->tuneCandidates() > 1 && !capturing_ ? &gemmTimer_ : nullptr;
+  }
   size_t lane_ = 0;                              // the current op's (graphNode)
   std::vector<CUgraphNode> entryStart_;          // the stream's nodes when the entry began
   std::vector<std::vector<CUgraphNode>> opEnds_; // each op's last nodes, so far
