@@ -95,6 +95,53 @@ std::string formatDuration(double seconds) {
   return buf;
 }
 
+using Clock = std::chrono::steady_clock;
+/// When this process started, near enough (static initialisation, before
+/// main): the model's manifest, its code and the device come after it.
+const Clock::time_point processStart = Clock::now();
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Where a training run's wall time went, printed at its end: how long a
+/// run takes is its steps and what lies around them (the dataset, the
+/// device, each epoch's validation and checkpoints, the test), and issue
+/// 28 counts the whole.
+struct RunTimes {
+  double beforeFirstStep = 0, dataset = 0, steps = 0, firstStep = 0, validation = 0,
+         checkpoints = 0, test = 0;
+  int64_t stepCount = 0;
+  bool tested = false; // the test split was scored
+
+  /// "time: 1.760 s: before the first step 0.410 (the dataset 0.050), ...".
+  std::string text(double total) const {
+    std::string out;
+    auto add = [&](const char *format, auto... values) {
+      char buf[128];
+      std::snprintf(buf, sizeof buf, format, values...);
+      out += buf;
+    };
+    add("time: %.3f s: before the first step %.3f (the dataset %.3f), %lld step%s %.3f", total,
+        beforeFirstStep, dataset, (long long)stepCount, stepCount == 1 ? "" : "s", steps);
+    if (stepCount > 1)
+      add(" (the first %.3f)", firstStep);
+    add(", validation %.3f, checkpoints %.3f", validation, checkpoints);
+    if (tested)
+      add(", test %.3f", test);
+    double rest = total - beforeFirstStep - steps - validation - checkpoints - test;
+    add(", the rest %.3f", std::max(rest, 0.0));
+    return out;
+  }
+};
+
+/// Adds the wall time of its scope to `into`.
+struct TimeInto {
+  double &into;
+  Clock::time_point start = Clock::now();
+  ~TimeInto() { into += secondsSince(start); }
+};
+
 /// Named scalars (loss first, then metrics in entry order).
 using Scores = std::vector<std::pair<std::string, double>>;
 
@@ -403,6 +450,7 @@ private:
   int64_t bestEpoch = -1; // the epoch of best.safetensors; 0: before --resume; -1: none
 
   StepFeeds *feeds = nullptr; // while the loop runs
+  RunTimes times;
   // Data-parallel (runtime/Distributed.h): this rank, the ranks; rank 0
   // alone writes (checkpoints, metrics.jsonl, progress) and validates.
   const dist::World &world = dist::world();
@@ -529,6 +577,7 @@ bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pendi
                              std::string &error) {
   if (!writer) // rank 0 writes for all
     return true;
+  TimeInto timeInto{times.checkpoints};
   if (!syncToHost(error))
     return false;
   if (std::string bad = nonFinite(); !bad.empty()) {
@@ -560,6 +609,7 @@ bool Trainer::saveCheckpoint(const std::string &path, int64_t atStep, bool pendi
 bool Trainer::saveBest(int64_t epoch, std::string &error) {
   if (!writer)
     return true;
+  TimeInto timeInto{times.checkpoints};
   if (!syncToHost(error))
     return false;
   if (std::string bad = nonFinite(); !bad.empty()) {
@@ -690,9 +740,11 @@ int Trainer::run() {
     std::fflush(stdout), (void)!std::freopen("/dev/null", "w", stdout);
 
   Dataset data;
+  Clock::time_point datasetStart = Clock::now();
   if (!loadDataset(m, options.dataDir, seed, data, error) ||
       !checkDatasetValues(data, m.inputs, error))
     return fail(error);
+  times.dataset = secondsSince(datasetStart);
   const Split &train = data.train;
   stepsPerEpoch = train.samples / globalBatch; // drop_last, as the seeds train
   if (stepsPerEpoch == 0)
@@ -803,7 +855,6 @@ int Trainer::run() {
   auto stoppedStatus = [&] { return 128 + (agreedStop ? agreedStop : stopSignal.load()); };
   std::string resumeHint = "`train --resume` continues";
 
-  using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   auto lastDraw = start - std::chrono::seconds(1);
   int64_t firstStep = step, epochsThisRun = 0;
@@ -826,9 +877,14 @@ int Trainer::run() {
     if (data.val.samples > 0) {
       Scores val;
       bool stopped = false;
-      if (!valOnDevice)
-        valOnDevice = evaluationOnDevice(model, data.val, deviceRoom());
-      if (!evaluateSplit(model, data.val, val, error, &stopped, valOnDevice.get())) {
+      bool evaluated;
+      {
+        TimeInto timeInto{times.validation};
+        if (!valOnDevice)
+          valOnDevice = evaluationOnDevice(model, data.val, deviceRoom());
+        evaluated = evaluateSplit(model, data.val, val, error, &stopped, valOnDevice.get());
+      }
+      if (!evaluated) {
         if (!stopped)
           return fail(error);
         // The epoch's end is saved; its validation is left for --resume.
@@ -901,6 +957,10 @@ int Trainer::run() {
     feeds->bindDeviceBatch(batch, onDevice->rows(world.rank * m.batch), onDevice->first(),
                            globalBatch);
   }
+  // What ran before the loop but a stopped validation (--resume) is start-up.
+  const double aroundStepsBefore = times.validation + times.checkpoints;
+  times.beforeFirstStep = secondsSince(processStart) - aroundStepsBefore;
+  const Clock::time_point loopStart = Clock::now();
   for (; step < totalSteps; ++step) {
     int64_t epoch = step / stepsPerEpoch, inEpoch = step % stepsPerEpoch;
     bool newOrder = order.empty() || inEpoch == 0;
@@ -914,8 +974,11 @@ int Trainer::run() {
                 batch);
       feeds->bindBatch(batch);
     }
+    const Clock::time_point stepStart = Clock::now();
     if (!feeds->run(step, error))
       return fail(error);
+    if (step == firstStep) // on a GPU: its graph's capture, the kernels' first launches
+      times.firstStep = secondsSince(stepStart);
     // A signal on any rank stops every rank after the same step.
     if (dist::parallel()) {
       agreedStop = stopSignal.load();
@@ -975,9 +1038,14 @@ int Trainer::run() {
     if (epochEnd) {
       // An update can turn parameters non-finite while the loss before it
       // was finite: checked once an epoch, before anything of it is written.
-      if (!syncToHost(error))
-        return fail(error);
-      if (std::string bad = nonFinite(); !bad.empty()) {
+      std::string bad;
+      {
+        TimeInto timeInto{times.checkpoints}; // the parameters to the host, checked
+        if (!syncToHost(error))
+          return fail(error);
+        bad = nonFinite();
+      }
+      if (!bad.empty()) {
         std::fprintf(stderr, "\nerror: '%s' holds a NaN or an infinity after step %lld (the end of "
                              "epoch %lld), though every loss was finite; stopping without "
                              "saving. %s\n",
@@ -1011,8 +1079,14 @@ int Trainer::run() {
     }
   }
 
+  times.steps =
+      secondsSince(loopStart) - (times.validation + times.checkpoints - aroundStepsBefore);
+  times.stepCount = step - firstStep;
+
   // The test split, with the best parameters (by validation): rank 0's.
   if (data.test.samples > 0 && writer) {
+    TimeInto timeInto{times.test};
+    times.tested = true;
     bool useBest = data.val.samples > 0 && bestEpoch >= 0;
     if (useBest && !model.loadParams(runDir + "/best.safetensors", error))
       return fail(error);
@@ -1044,6 +1118,7 @@ int Trainer::run() {
     if (!metrics.flush())
       return fail("cannot write '" + metricsPath + "'");
   }
+  std::printf("%s\n", times.text(secondsSince(processStart)).c_str());
   std::printf("done: %s/{last,best}.safetensors, %s/metrics.jsonl\n", runDir.c_str(),
               runDir.c_str());
   return 0;

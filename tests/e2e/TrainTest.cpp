@@ -25,11 +25,12 @@
 
 #include <cmath>
 #include <csignal>
-#include <fcntl.h>
 #include <cstdio>
+#include <fcntl.h>
 #include <fstream>
 #include <map>
 #include <random>
+#include <regex>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,6 +335,22 @@ TEST_F(Training, ResumeContinuesExactly) {
 TEST_F(Training, MetricsAndEval) {
   std::string out = train("m", "--epochs 2");
   EXPECT_THAT(out, HasSubstr("test (best checkpoint)"));
+  // The run's wall time by part: 2 epochs of 1,024 / 128 steps; the parts
+  // are each at least 0 and add up to the whole (each rounded to a millisecond).
+  std::smatch parts;
+  ASSERT_TRUE(std::regex_search(
+      out, parts,
+      std::regex("time: ([0-9.]+) s: before the first step ([0-9.]+) \\(the dataset ([0-9.]+)\\), "
+                 "16 steps ([0-9.]+) \\(the first ([0-9.]+)\\), validation ([0-9.]+), "
+                 "checkpoints ([0-9.]+), test ([0-9.]+), the rest ([0-9.]+)\n")))
+      << out;
+  double total = std::stod(parts[1]), sum = 0;
+  for (int i : {2, 4, 6, 7, 8, 9})
+    sum += std::stod(parts[i]);
+  EXPECT_GT(total, 0.0);
+  EXPECT_NEAR(sum, total, 0.004);
+  EXPECT_LE(std::stod(parts[3]), std::stod(parts[2])); // the dataset is before the first step
+  EXPECT_LE(std::stod(parts[5]), std::stod(parts[4])); // the first step is one of them
   std::ifstream metrics(dir + "/m/metrics.jsonl");
   std::string line;
   int trainLines = 0, valLines = 0, testLines = 0;
