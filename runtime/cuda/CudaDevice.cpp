@@ -305,6 +305,11 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // out again (on by default: one D a row, not one a block of keys; on an
   // H200 the tensor cores' dkv took 0.264 ms against 0.343 at 1,024 keys).
   attentionDqStoresD_ = switchFromEnv("TFC_ATTENTION_DQ_STORES_D", attentionDqStoresD_);
+  // TFC_ATTENTION_LEAN=1: the tensor-core attention's forward and dq in
+  // their lean twins, 3 blocks an SM without the next tile held in
+  // registers, against 2 with it (off by default until a GPU has timed
+  // them: tfc-kernel-check --bench-attention times both).
+  leanAttention_ = switchFromEnv("TFC_ATTENTION_LEAN", leanAttention_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: no faster on an H200).
   // TFC_GRAPH_DEPENDENCIES=1: a captured graph's launches and calls wait

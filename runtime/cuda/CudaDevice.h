@@ -231,6 +231,10 @@ public:
   /// bits either way); TFC_ATTENTION_DQ_STORES_D=0 at open(), or this.
   void setAttentionDqStoresD(bool on) { attentionDqStoresD_ = on; }
   bool attentionDqStoresD() const { return attentionDqStoresD_; }
+  /// The tensor-core attention's lean forward and dq (attention_tc.cu):
+  /// the same bits in 3 blocks an SM; TFC_ATTENTION_LEAN=1.
+  void setLeanAttention(bool on) { leanAttention_ = on; }
+  bool leanAttention() const { return leanAttention_; }
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -432,6 +436,7 @@ private:
   bool savedAttentionStats_ = true;
   bool attentionDsInMemory_ = true;
   bool attentionDqStoresD_ = true;
+  bool leanAttention_ = false;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

@@ -62,6 +62,8 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_small_gemm_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_small_gemm_finish_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_column_sums_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_tc_forward_lean_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_tc_backward_dq_lean_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -75,6 +77,8 @@ static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 28);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 28);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 8);
@@ -254,7 +258,10 @@ extern "C" void tfc_cuda_attention_forward(
                          maskInner, maskRow, out,    outOuter, outInner, outRow, stats})
     params.push_back(uint64_t(value));
   if (useTensorCores(device, d, dv))
-    return device.layerKernels().launch(device, LayerKernels::AttentionTcForward,
+    return device.layerKernels().launch(device,
+                                        device.leanAttention()
+                                            ? LayerKernels::AttentionTcForwardLean
+                                            : LayerKernels::AttentionTcForward,
                                         outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
   device.layerKernels().launch(device, LayerKernels::AttentionForward,
                                math::attentionForwardUnits(outer * inner, tq, dv), params);
@@ -306,8 +313,10 @@ extern "C" void tfc_cuda_attention_backward(
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   // Each family's two kernels and grids (a block a unit).
-  const LayerKernels::Kernel dqKernel = tensorCores ? LayerKernels::AttentionTcBackwardDq
-                                                    : LayerKernels::AttentionBackwardDq,
+  const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
+                                        : device.leanAttention()
+                                            ? LayerKernels::AttentionTcBackwardDqLean
+                                            : LayerKernels::AttentionTcBackwardDq,
                              dkvKernel = tensorCores ? LayerKernels::AttentionTcBackwardDkv
                                                      : LayerKernels::AttentionBackwardDkv;
   const int64_t dqBlocks = tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)

@@ -96,7 +96,7 @@ public:
     AttentionForward,
     AttentionBackwardDq,
     AttentionBackwardDkv,
-    AttentionTcForward, // attention_tc.cu: --precision bf16/tf32, d and dv
+    AttentionTcForward,    // attention_tc.cu: --precision bf16/tf32, d and dv
     AttentionTcBackwardDq, // multiples of 16 up to 64
     AttentionTcBackwardDkv,
     LayerNormBackward,
@@ -111,6 +111,8 @@ public:
     SmallGemm,    // gemm_small.cu: CudaDevice::sgemm's small products
     SmallGemmFinish,
     ColumnSums,
+    AttentionTcForwardLean, // attention_tc.cu's lean twins (TFC_ATTENTION_LEAN)
+    AttentionTcBackwardDqLean,
     Count,
   };
 

@@ -980,6 +980,20 @@ TEST_F(OnFakes, AttentionTakesTheTensorCoresUnderBf16AndTf32) {
     ASSERT_NE(step.text.find(tc[2]), std::string::npos) << step.text;
     EXPECT_LT(step.text.find(tc[1]), step.text.find(tc[2])) << step.text;
   }
+  // TFC_ATTENTION_LEAN=1 (tf32, compiled last): the lean forward and dq
+  // instead of the default ones, the same dkv after dq.
+  env_ = "TFC_ATTENTION_LEAN=1 ";
+  std::remove((dir_ + "/run-train_step.log").c_str());
+  FakeLog lean = runEntry("train_step");
+  env_ = "";
+  const char *leanLaunches[] = {"cuLaunchKernel(tfc_cuda_attention_tc_forward_lean_kernel,",
+                                "cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_lean_kernel,"};
+  for (const char *launch : leanLaunches)
+    EXPECT_GT(countOf(lean.text, launch), 0u) << launch << "\n" << lean.text;
+  EXPECT_EQ(countOf(lean.text, tc[0]) + countOf(lean.text, tc[1]), 0u) << lean.text;
+  ASSERT_NE(lean.text.find(tc[2]), std::string::npos) << lean.text;
+  EXPECT_LT(lean.text.find(leanLaunches[1]), lean.text.find(tc[2])) << lean.text;
+  EXPECT_EQ(countOf(lean.text, "INVALID"), 0u) << lean.text;
   ASSERT_NO_FATAL_FAILURE(compile("reverse"));
   FakeLog step = runEntry("train_step");
   for (const char *launch : fp32)

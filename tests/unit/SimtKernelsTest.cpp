@@ -158,9 +158,11 @@ TEST(SimtKernels, AttentionTensorCores) {
 /// stored and with recomputed stats; padding included) hashed, FNV-1a 64,
 /// inputs from a fixed integer generator (not <random>'s distributions,
 /// which differ between standard libraries).
-uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner,
-                          long long tq, long long tk, long long d, long long dv,
-                          bool masked, bool packed) {
+/// Lean: the lean forward and dq (TFC_ATTENTION_LEAN), which must give the
+/// same bytes.
+uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, long long tq,
+                          long long tk, long long d, long long dv, bool masked, bool packed,
+                          bool lean = false) {
   typedef long long i64;
   typedef SimtDevice::Ptr Ptr;
   uint32_t state = 12345;
@@ -222,8 +224,12 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner,
              : b == gdv ? vBytes
                         : statsBytes,
              0xff);
-  gpu.launch("tfc_cuda_attention_tc_forward_kernel", queryBlocks, forward);
-  gpu.launch("tfc_cuda_attention_tc_backward_dq_kernel", queryBlocks, backward);
+  gpu.launch(lean ? "tfc_cuda_attention_tc_forward_lean_kernel"
+                  : "tfc_cuda_attention_tc_forward_kernel",
+             queryBlocks, forward);
+  gpu.launch(lean ? "tfc_cuda_attention_tc_backward_dq_lean_kernel"
+                  : "tfc_cuda_attention_tc_backward_dq_kernel",
+             queryBlocks, backward);
   gpu.launch("tfc_cuda_attention_tc_backward_dkv_kernel", keyBlocks, backward);
   // Written (not the fill's NaN): the first query row's output, dq and dk.
   for (Ptr b : {gout, gdq, gdk})
@@ -268,6 +274,12 @@ TEST(SimtKernels, AttentionTensorCoresKeepTheirBits) {
         << c.tq << "x" << c.tk << " d" << c.d << "/" << c.dv
         << (c.masked ? " masked" : "") << (c.packed ? " packed" : "") << ": 0x"
         << std::hex << digest;
+    SimtDevice leanGpu;
+    EXPECT_EQ(tensorCoreDigest(leanGpu, c.outer, c.inner, c.tq, c.tk, c.d, c.dv, c.masked, c.packed,
+                               /*lean=*/true),
+              c.digest)
+        << "the lean kernels, " << c.tq << "x" << c.tk << " d" << c.d << "/" << c.dv
+        << (c.masked ? " masked" : "") << (c.packed ? " packed" : "");
   }
 }
 

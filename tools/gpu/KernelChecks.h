@@ -209,12 +209,21 @@ void checkAttention(Device &gpu, const Shape &s) {
   // The tensor-core kernels where they take the heads: bf16 products, so
   // within 2e-2 of the largest magnitude (CudaAttentionTcMathTest models
   // their tiles and roundings on the host: up to 9e-3 there).
-  if (k::attentionTensorCoreShape(d, dv))
+  // Their lean forward and dq next: the same bits as the default ones in
+  // every run (checked against the family before, kept in `previous`).
+  if (k::attentionTensorCoreShape(d, dv)) {
     families.push_back({"tfc_cuda_attention_tc_forward_kernel",
                         "tfc_cuda_attention_tc_backward_dq_kernel",
                         "tfc_cuda_attention_tc_backward_dkv_kernel", " tensor cores",
                         tcQueryBlocks, tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2,
                         2e-2});
+    families.push_back({"tfc_cuda_attention_tc_forward_lean_kernel",
+                        "tfc_cuda_attention_tc_backward_dq_lean_kernel",
+                        "tfc_cuda_attention_tc_backward_dkv_kernel", " tensor cores, lean",
+                        tcQueryBlocks, tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2,
+                        2e-2});
+  }
+  std::vector<float> previous[8][4];
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
     // show), run 2 without; runs 3 and 4 with the statistics the forward
@@ -318,6 +327,14 @@ void checkAttention(Device &gpu, const Shape &s) {
         }
       sameBits(n + " the forward's row maxima, 1/l and scales", a, b, "as dq's pass 1");
     }
+    if (std::strstr(f.label, "lean"))
+      for (int run = 0; run < count; ++run)
+        for (int t = 0; t < 4; ++t)
+          sameBits(n + " output " + std::to_string(t) + " of run " + std::to_string(run),
+                   runs[run][t], previous[run][t], "as the default kernels'");
+    for (int run = 0; run < count; ++run)
+      for (int t = 0; t < 4; ++t)
+        previous[run][t] = std::move(runs[run][t]);
   }
 }
 

@@ -18,15 +18,16 @@
 // does with its cuBLASLt workspace) and without one (dkv recomputes them):
 // each is compared with the CPU, and the two must be the same bits. Shapes
 // whose heads the tensor-core kernels (attention_tc.cu) take run those too,
-// the same way, within 2e-2 (bf16 products). Prints
+// the same way, within 2e-2 (bf16 products), and their lean forward and dq,
+// which must give the default ones' bits. Prints
 // a line a check and `N passed, N failed`;
 // exits 0 when all pass, 1 when one fails, 2 when there is no GPU to run on
 // (the message says what is missing). --bench-attention checks nothing: it
 // times attention forward + backward (32 heads, seq 1024 and 2048, d 64) on
-// both families of kernels and prints TFLOPS (benchAttention says how they
-// are counted). --bench-gemm checks nothing either: it times the medium
-// encoder's GEMMs on cuBLASLt as tfc stores them (fp32) and with bf16
-// storage (benchGemms; --rows N for other than its 8192 rows);
+// both families of kernels and the lean tensor-core ones and prints TFLOPS (benchAttention says how
+// they are counted). --bench-gemm checks nothing either: it times the medium encoder's GEMMs on
+// cuBLASLt as tfc stores them (fp32) and with bf16 storage (benchGemms; --rows N for other than its
+// 8192 rows);
 // --bench-gemm-algorithms times each of them on each of the first 8
 // algorithms cuBLASLt's heuristic offers (benchGemmAlgorithms). --bench-layer-norm
 // times the layer norm backward for blocks of 8 to 64 rows, in one launch and
@@ -193,25 +194,30 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
       &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch, &dS,   &dsRow};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
   const unsigned tcBlocks = unsigned(heads * (seq / 64));
+  // The lean tensor-core forward and dq (TFC_ATTENTION_LEAN) the runtime's
+  // way only (2 below).
   struct Family {
     const char *label, *forward, *dq, *dkv;
     unsigned forwardBlocks, dqBlocks, dkvBlocks;
-  } families[] = {{"fp32        ", "tfc_cuda_attention_forward_kernel",
-                   "tfc_cuda_attention_backward_dq_kernel",
-                   "tfc_cuda_attention_backward_dkv_kernel",
-                   unsigned(k::attentionForwardUnits(heads, seq, dv)),
-                   unsigned(k::attentionDqUnits(heads, seq, d)),
-                   unsigned(k::attentionDkvUnits(heads, seq, d, dv))},
-                  {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
-                   "tfc_cuda_attention_tc_backward_dq_kernel",
-                   "tfc_cuda_attention_tc_backward_dkv_kernel", tcBlocks, tcBlocks, tcBlocks}};
+    bool everyWay;
+  } families[] = {
+      {"fp32        ", "tfc_cuda_attention_forward_kernel", "tfc_cuda_attention_backward_dq_kernel",
+       "tfc_cuda_attention_backward_dkv_kernel", unsigned(k::attentionForwardUnits(heads, seq, dv)),
+       unsigned(k::attentionDqUnits(heads, seq, d)),
+       unsigned(k::attentionDkvUnits(heads, seq, d, dv)), true},
+      {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
+       "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
+       tcBlocks, tcBlocks, tcBlocks, true},
+      {"tensor cores, lean forward and dq", "tfc_cuda_attention_tc_forward_lean_kernel",
+       "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
+       tcBlocks, tcBlocks, tcBlocks, false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.
   const char *ways[] = {"dS stored by dkv", "the forward's stats", "the forward's stats, dq's D",
                         "dq's pass 1"};
   for (const Family &f : families)
-    for (int way = 0; way < 4; ++way) {
+    for (int way = f.everyWay ? 0 : 2; way < (f.everyWay ? 4 : 3); ++way) {
       const bool forwardStats = way < 3;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;

@@ -72,6 +72,11 @@ constexpr int kAttentionTcThreads = 128;
 constexpr int kAttentionTcRows = 64; // rows a block owns, and rows a staged tile
 constexpr int kAttentionTcMaxDim = 64;
 constexpr int kAttentionTcStride = kAttentionTcMaxDim; // bf16 a staged row
+/// The lean forward and dq kernels (TFC_ATTENTION_LEAN): the same work
+/// without the next key tile's loads held in registers, compiled for this
+/// many blocks an SM (12 warps against the others' 8, which ~230 registers
+/// a thread allow): more warps to hide latency, none of it in registers.
+constexpr int kAttentionTcLeanBlocks = 3;
 
 //===----------------------------------------------------------------------===//
 // Bits

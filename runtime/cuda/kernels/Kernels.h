@@ -77,7 +77,11 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 28, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
+  X(attention_tc, "tfc_cuda_attention_tc_forward_lean_kernel", kAttentionTcThreads, 28, \
+    TFC_CUDA_ATTENTION_FORWARD)                                                \
   X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 47, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_lean_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \

@@ -1,7 +1,9 @@
 //===- attention_tc.cu - attention forward and backward on tensor cores ---===//
 //
 // defines: tfc_cuda_attention_tc_forward_kernel,
+//          tfc_cuda_attention_tc_forward_lean_kernel,
 //          tfc_cuda_attention_tc_backward_dq_kernel,
+//          tfc_cuda_attention_tc_backward_dq_lean_kernel,
 //          tfc_cuda_attention_tc_backward_dkv_kernel
 //
 // attention.cu's three kernels with the products on tensor cores: the same
@@ -86,6 +88,14 @@
 //  global memory a second time.
 //  ptxas -v (sm_90; sm_80): forward 231 (231), dq 228 (206), dkv 232 (218)
 //  registers, no spills.
+//  The lean forward and dq (TFC_ATTENTION_LEAN) do the same operations in
+//  the same order (the same bits) with no tile's loads held in registers
+//  across products, compiled for 3 blocks an SM (kAttentionTcLeanBlocks:
+//  at most 168 registers; forward 153, dq 168 on sm_90, no spills): 12
+//  warps an SM against 8, for a GPU to weigh against the prefetch. The
+//  twenty-second session's ncu found these kernels latency-bound (issue
+//  slots 14-24% busy, 12.5% occupancy). dkv has no lean twin: its dK and dV
+//  accumulators, K and V operands and score halves spill at 168.
 // Instructions: pairs of floats go to bf16 by one cvt.rn.bf16x2.f32
 // (packFloats), and a tile whose keys (and queries, in dkv) are all there
 // and unmasked takes its scores without the per-element tests. With the
@@ -749,7 +759,10 @@ rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK, Tile &sV,
 }
 
 /// The forward kernel's loop (its arguments, and its shared tiles).
-template <bool Vec, int W>
+/// Prefetch (the aligned path of the default kernel): the next key tile's
+/// loads fly in registers during this tile's products; else each tile is
+/// loaded when it is stored (the lean kernel, and the unaligned path).
+template <bool Vec, int W, bool Prefetch>
 __device__ __forceinline__ void
 forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
@@ -786,7 +799,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
       const int cur = int(j0 / kRows) & 1;
       const bool next = j0 + kRows < tk;
-      if (Vec && next) { // the next tile lands while the tensor cores work
+      if (Prefetch && next) { // the next tile lands while the tensor cores work
         loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
         loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
       }
@@ -820,7 +833,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
       }
       accumulate<W>(o, s, sVt[cur], 0, g, t);
       if (next) { // into the other buffers, last read before the last barrier
-        if (!Vec) { // unaligned: loaded when stored (no registers for a prefetch)
+        if (!Prefetch) { // loaded when stored (no registers held for a prefetch)
           loadRows<Vec>(kx, source(K, kRow, j0 + kRows, tk, d));
           loadCols<Vec>(vx, source(V, vRow, j0 + kRows, tk, dv));
         }
@@ -875,7 +888,9 @@ __device__ __forceinline__ void storeWarpRows(float *out, i64 outRow,
 }
 
 /// The dq kernel's loop.
-template <bool Vec, int W>
+/// Lean: pass 1 without the prefetch, and pass 2 stages K then V through
+/// one tile of registers (the lean kernel's 168 registers hold no more).
+template <bool Vec, int W, bool Lean>
 __device__ __forceinline__ void backwardDq(
     i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
     i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -945,8 +960,8 @@ __device__ __forceinline__ void backwardDq(
         st[h] = {r.x, r.y, r.z, r.w};
       }
     } else {
-      rowStats<Vec, W, Vec>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk, d, dv,
-                            scale, warp, g, t); // its first barrier: sQ and sdO staged
+      rowStats<Vec, W, Vec && !Lean>(st, qa, da, sK, sV, K, kRow, V, vRow, M, maskRow, i0, tq, tk,
+                                     d, dv, scale, warp, g, t); // its first barrier: sQ, sdO staged
     }
     if (scratch && t == 0)
 #pragma unroll
@@ -958,12 +973,21 @@ __device__ __forceinline__ void backwardDq(
       }
     float acc[kMaxTiles][4] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-      RowsLoad kx, vx;
-      loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
-      loadRows<Vec>(vx, source(V, vRow, j0, tk, dv));
-      __syncthreads(); // pass 1's or the last tile's products read
-      storeRows(sK, kx);
-      storeRows(sV, vx);
+      if (Lean) {
+        RowsLoad x;
+        loadRows<Vec>(x, source(K, kRow, j0, tk, d));
+        __syncthreads(); // pass 1's or the last tile's products read
+        storeRows(sK, x);
+        loadRows<Vec>(x, source(V, vRow, j0, tk, dv));
+        storeRows(sV, x);
+      } else {
+        RowsLoad kx, vx;
+        loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
+        loadRows<Vec>(vx, source(V, vRow, j0, tk, dv));
+        __syncthreads(); // pass 1's or the last tile's products read
+        storeRows(sK, kx);
+        storeRows(sV, vx);
+      }
       __syncthreads();
       transposeTile(sKt, sK); // K once from global memory
       __syncthreads();
@@ -1160,20 +1184,37 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
     run(Constant<0>(), Constant<2>());
 }
 
-} // namespace
+// The forward's and the backward's parameters (Kernels.h's
+// TFC_CUDA_ATTENTION_FORWARD and _BACKWARD), and the arguments that pass
+// them on: each kernel comes as a default and a lean entry.
+#define TFC_TC_FORWARD_PARAMS                                                                      \
+  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
+      i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
+      i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
+      const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
+      float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats
+#define TFC_TC_FORWARD_ARGS                                                                        \
+  outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats
+#define TFC_TC_DQ_PARAMS                                                                           \
+  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
+      i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
+      i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
+      const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
+      const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,                   \
+      float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,         \
+      i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
+      i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
+      const float *__restrict__ stats, float *__restrict__ scratch,                                \
+      const uint16_t *__restrict__ dS, i64 dsRow
+#define TFC_TC_BACKWARD_ARGS                                                                       \
+  outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
+      dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out,   \
+      outOuter, outInner, outRow, stats, scratch, dS, dsRow
 
-/// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
-/// forward kernel, on tensor cores.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_tc_forward_kernel(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv,
-                                         float scale, const float *__restrict__ q, i64 qOuter,
-                                         i64 qInner, i64 qRow, const float *__restrict__ k,
-                                         i64 kOuter, i64 kInner, i64 kRow,
-                                         const float *__restrict__ v, i64 vOuter, i64 vInner,
-                                         i64 vRow, const unsigned char *__restrict__ mask,
-                                         i64 maskOuter, i64 maskInner, i64 maskRow,
-                                         float *__restrict__ out, i64 outOuter, i64 outInner,
-                                         i64 outRow, float *__restrict__ stats) {
+/// The forward kernel: Lean takes no prefetch on any path.
+template <bool Lean> __device__ __forceinline__ void forwardKernel(TFC_TC_FORWARD_PARAMS) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -1182,27 +1223,16 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
                        rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
   dispatch(aligned, d, dv, [&](auto vec, auto w) {
-    forward<bool(decltype(vec)::value), decltype(w)::value>(
+    constexpr bool Vec = decltype(vec)::value;
+    forward<Vec, decltype(w)::value, Vec && !Lean>(
         outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
         vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow,
         stats, sK, sVt);
   });
 }
 
-/// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
-/// cores, the same arguments; with scratch, the rows' statistics stored.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_tc_backward_dq_kernel(
-        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, float *__restrict__ scratch,
-        const uint16_t *__restrict__ dS, i64 dsRow) {
+/// The dq kernel (see backwardDq for Lean).
+template <bool Lean> __device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
@@ -1212,12 +1242,37 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
   dispatch(aligned, d, dv, [&](auto vec, auto w) {
-    backwardDq<bool(decltype(vec)::value), decltype(w)::value>(
-        outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
-        vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
-        doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
-        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, sQ, sdO, sK, sKt, sV);
+    backwardDq<bool(decltype(vec)::value), decltype(w)::value, Lean>(TFC_TC_BACKWARD_ARGS, sQ, sdO,
+                                                                     sK, sKt, sV);
   });
+}
+
+} // namespace
+
+/// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
+/// forward kernel, on tensor cores.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_tc_forward_kernel(TFC_TC_FORWARD_PARAMS) {
+  forwardKernel<false>(TFC_TC_FORWARD_ARGS);
+}
+
+/// The same, lean (KernelMath.h's kAttentionTcLeanBlocks): the same bits.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLeanBlocks)
+    tfc_cuda_attention_tc_forward_lean_kernel(TFC_TC_FORWARD_PARAMS) {
+  forwardKernel<true>(TFC_TC_FORWARD_ARGS);
+}
+
+/// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
+/// cores, the same arguments; with scratch, the rows' statistics stored.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_tc_backward_dq_kernel(TFC_TC_DQ_PARAMS) {
+  dqKernel<false>(TFC_TC_BACKWARD_ARGS);
+}
+
+/// The same, lean: the same bits.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLeanBlocks)
+    tfc_cuda_attention_tc_backward_dq_lean_kernel(TFC_TC_DQ_PARAMS) {
+  dqKernel<true>(TFC_TC_BACKWARD_ARGS);
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
