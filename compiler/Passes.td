@@ -632,6 +632,8 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     (a dropout, a ReLU's gradient: generated elementwise code) with nothing
     between touching them, that generic writes the copy too, as a second
     result beside them (`fuse-producers`): one read of the matrices fewer.
+    So does a `tfc_cuda_layer_norm_forward` call that wrote them whole: its
+    last argument, `y16`, 0 before, points at the copy.
 
     A later call reading the same matrices reuses the copy when both are
     in one block and nothing between them may write the source (a GEMM's

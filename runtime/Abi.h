@@ -291,9 +291,10 @@ inline constexpr int64_t kRowStatsBytes = 16;
      dx, dgamma, dbeta, scratch */                                             \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
-  /* rows, d, eps, x, gamma, beta, y, relu: tf.layer_norm over rows of d */ \
+  /* rows, d, eps, x, gamma, beta, y, relu, y16 (0, or y's bf16 bits beside \
+     it: tf-bf16-gemm-operands): tf.layer_norm over rows of d */              \
   X(LayerNormForward, tfc_layer_norm_forward,                                  \
-    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I))                  \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))       \
   /* outer, classes, inner, count, logits, labels, losses (outer x inner    \
      scratch), out: tf.cross_entropy's mean */                                \
   X(CrossEntropy, tfc_cross_entropy,                                          \
@@ -374,7 +375,7 @@ inline constexpr int64_t kLanes = 2;
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
-    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I))                  \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))       \
   X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \

@@ -626,6 +626,7 @@ void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
     call.addInput(input);
   call.addBuffer(type.getShape(), /*result=*/true);
   call.addIndex(relu ? 1 : 0);
+  call.addIndex(0); // y16: none (tf-bf16-gemm-operands may give it one)
   if (relu) {
     relu.replaceAllUsesWith(op.getResult());
     relu.erase();

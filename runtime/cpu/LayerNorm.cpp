@@ -301,7 +301,8 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
 }
 
 extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
-                                       intptr_t gamma, intptr_t beta, intptr_t y, intptr_t relu) {
+                                       intptr_t gamma, intptr_t beta, intptr_t y, intptr_t relu,
+                                       intptr_t y16) {
   namespace k = tfc::rt::cuda::kernels;
   if (d <= 0)
     return;
@@ -309,6 +310,7 @@ extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, int
   const auto *gammas = reinterpret_cast<const float *>(gamma);
   const auto *betas = reinterpret_cast<const float *>(beta);
   auto *ys = reinterpret_cast<float *>(y);
+  auto *bits = reinterpret_cast<uint16_t *>(y16);
   tfc::rt::parallelFor(rows, 16, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float *xr = xs + r * d;
@@ -319,7 +321,10 @@ extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, int
       const float rstd = k::layerNormRstd(combine(lanes), d, eps);
       for (int64_t j = 0; j < d; ++j) {
         const float out = k::layerNormOut(xr[j], mean, rstd, gammas[j], betas[j]);
-        ys[r * d + j] = relu ? k::reluOf(out) : out;
+        const float value = relu ? k::reluOf(out) : out;
+        ys[r * d + j] = value;
+        if (bits)
+          bits[r * d + j] = k::bf16Bits(value);
       }
     }
   });

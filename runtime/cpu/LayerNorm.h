@@ -17,10 +17,12 @@ extern "C" {
 /// gamma + beta, rstd = 1 / sqrt(var + eps), the biased variance, with the
 /// per-element math of the CUDA kernel (runtime/cuda/kernels/KernelMath.h).
 /// With relu != 0, y = relu of that (KernelMath.h reluOf, tf.relu's bits).
+/// With y16 != 0, y's bf16 bits (KernelMath.h bf16Bits) go there too, the
+/// same layout: a GEMM's bf16 operand made beside its producer.
 /// The CPU build generates this loop itself; this is the twin of
 /// tfc_cuda_layer_norm_forward, which --target=cuda-emulated calls.
 void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
-                            intptr_t beta, intptr_t y, intptr_t relu);
+                            intptr_t beta, intptr_t y, intptr_t relu, intptr_t y16);
 /// For rows x[r] (d floats each, r < rows) and their adjoints g[r]: with
 /// x̂ = (x - mean) rstd, rstd = 1 / sqrt(var + eps) (biased variance) and
 /// dx̂ = g gamma,

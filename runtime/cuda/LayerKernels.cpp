@@ -81,7 +81,7 @@ static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 28);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
-static_assert(kSpecs[LayerKernels::LayerNormForward].params == 8);
+static_assert(kSpecs[LayerKernels::LayerNormForward].params == 9);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 9);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);
@@ -364,11 +364,11 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
 
 extern "C" void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
                                             intptr_t gamma, intptr_t beta, intptr_t y,
-                                            intptr_t relu) {
+                                            intptr_t relu, intptr_t y16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_forward");
   std::vector<uint64_t> params = slots({rows, d});
   params.push_back(f32Slot(eps));
-  for (intptr_t value : {x, gamma, beta, y, relu})
+  for (intptr_t value : {x, gamma, beta, y, relu, y16})
     params.push_back(uint64_t(value));
   device.layerKernels().launch(device, LayerKernels::LayerNormForward,
                                ceilDiv(rows, rowsPerBlock(LayerKernels::LayerNormForward)),

@@ -9,8 +9,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/cpu/LayerNorm.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cpu/LayerNorm.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <gtest/gtest.h>
 
@@ -165,6 +166,32 @@ TEST(LayerNormKernel, AGateIsReluGradientsSelect) {
     // And not the ungated adjoint's.
     Result ungated = run(c);
     EXPECT_NE(std::memcmp(ungated.dbeta.data(), first.dbeta.data(), sizeof(float) * d), 0);
+  }
+}
+
+// The forward's y16 (tf-bf16-gemm-operands' copy beside its producer): each
+// value's bf16Bits, y itself the same bits as without it, with and without
+// the relu.
+TEST(LayerNormKernel, ForwardWritesBf16BitsBesideY) {
+  Case c(37, 48, 11);
+  std::vector<float> beta(c.d);
+  for (int64_t j = 0; j < c.d; ++j)
+    beta[j] = 0.25f * float(j % 5) - 0.5f;
+  for (intptr_t relu : {0, 1}) {
+    std::vector<float> y(c.x.size()), plain(c.x.size());
+    std::vector<uint16_t> bits(c.x.size(), 0xffff);
+    tfc_layer_norm_forward(c.rows, c.d, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
+                           intptr_t(beta.data()), intptr_t(plain.data()), relu, 0);
+    tfc_layer_norm_forward(c.rows, c.d, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
+                           intptr_t(beta.data()), intptr_t(y.data()), relu, intptr_t(bits.data()));
+    EXPECT_EQ(std::memcmp(y.data(), plain.data(), sizeof(float) * y.size()), 0) << relu;
+    size_t wrong = 0, nonzero = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      wrong += bits[i] != tfc::rt::cuda::kernels::bf16Bits(y[i]);
+      nonzero += bits[i] != 0;
+    }
+    EXPECT_EQ(wrong, 0u) << relu;
+    EXPECT_GT(nonzero, y.size() / 4) << relu;
   }
 }
 

@@ -373,7 +373,7 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
       gdb = gpu.alloc(size_t(d) * 4), gs = gpu.alloc(scratch.size() * 4), counter = gpu.alloc(4);
   gpu.fill(counter, 4, 0);
   long long noRelu = 0;
-  Ptr noGate = 0;
+  Ptr noGate = 0, noBits = 0;
   // Runs 0 and 1 in one launch (the last block adds the partials; run 1
   // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
   // the reduce kernel. The outputs NaN first: one not written would show.
@@ -385,7 +385,7 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     gpu.fill(gdg, size_t(d) * 4, 0xff);
     gpu.fill(gdb, size_t(d) * 4, 0xff);
     gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
-               {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu});
+               {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu, &noBits});
     gpu.launch(
         "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
         {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &noGate, &gdx, &gdg, &gdb, &gs, &runCounter});
@@ -442,20 +442,28 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
   }
   sameBits(n + " partials", partials[0], partials[1]);
 
-  // relu(layer_norm(x)) in one pass: the plain forward's relu, bit for bit.
-  // Then relu's gradient as the backward's gate (that output): the same bits
-  // as the backward of the adjoint gated on the host.
+  // relu(layer_norm(x)) in one pass: the plain forward's relu, bit for bit,
+  // and its bf16 bits beside it (y16, a GEMM's bf16 operand): bf16Bits of
+  // each value. Then relu's gradient as the backward's gate (that output):
+  // the same bits as the backward of the adjoint gated on the host.
   long long relu = 1;
+  Ptr gy16 = gpu.alloc(std::max<size_t>(2, y.size() * 2));
   gpu.fill(gy, y.size() * 4, 0xff);
+  gpu.fill(gy16, std::max<size_t>(2, y.size() * 2), 0xff);
   gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
-             {&rows, &d, &eps, &gx, &gg, &gb, &gy, &relu});
+             {&rows, &d, &eps, &gx, &gg, &gb, &gy, &relu, &gy16});
   const std::vector<float> gate = gpu.template download<float>(gy, y.size());
+  const std::vector<uint16_t> bits = gpu.template download<uint16_t>(gy16, y.size());
   std::vector<float> relus(y.size()), gated(g.size());
+  size_t wrongBits = 0;
   for (size_t i = 0; i < y.size(); ++i) {
     relus[i] = k::reluOf(runs[0][0][i]);
     gated[i] = k::gatedGrad(g[i], gate[i]);
+    wrongBits += bits[i] != k::bf16Bits(gate[i]);
   }
   sameBits(n + " forward with relu", gate, relus, "as the forward's relu");
+  report(wrongBits == 0, n + " forward's bf16 copy is bf16Bits of each value",
+         wrongBits ? std::to_string(wrongBits) + " differ" : "");
   Ptr gGated = gpu.upload(gated);
   std::vector<float> gateRuns[2][3];
   for (int run = 0; run < 2; ++run) {

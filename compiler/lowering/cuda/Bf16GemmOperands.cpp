@@ -83,11 +83,24 @@ struct Matrices {
 };
 
 /// A bf16 copy made for an earlier call, by a copy nest or beside its
-/// producer (`maker`): reusable until something may write its source.
+/// producer (`maker`: a generic, or a layer norm's call): reusable until
+/// something may write its source.
 struct Copy {
-  linalg::GenericOp maker;
+  Operation *maker;
   Value buffer;
 };
+
+/// Where tfc_cuda_layer_norm_forward's arguments are (runtime/Abi.h: rows,
+/// d, eps, x, gamma, beta, y, relu, y16).
+namespace layer_norm {
+constexpr unsigned Rows = 0, D = 1, Y = 6, Y16 = 8, Count = 9;
+} // namespace layer_norm
+
+/// Whether `call` is tfc_cuda_layer_norm_forward.
+bool isLayerNormForward(func::CallOp call) {
+  return call.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaLayerNormForward)) &&
+         call.getNumOperands() == layer_norm::Count;
+}
 
 /// The constant of argument `i` of `call`, if it is one.
 std::optional<int64_t> constantArg(func::CallOp call, unsigned i) {
@@ -108,6 +121,8 @@ bool mayWrite(Operation *op, Value root) {
     return p && rootBuffer(p->buffer) == root;
   };
   if (auto call = dyn_cast<func::CallOp>(op)) {
+    if (isLayerNormForward(call)) // writes y, and y16 when it is one of the copies
+      return names(call.getOperand(layer_norm::Y)) || names(call.getOperand(layer_norm::Y16));
     if (std::optional<RuntimeFunction> f = gemmCallee(call)) {
       // A GEMM writes C, and its mask or bias gradient.
       SmallVector<unsigned, 2> written = {gemm::C};
@@ -266,7 +281,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     auto found = copies.find(matrices.key());
     if (found == copies.end())
       return {};
-    linalg::GenericOp maker = found->second.maker;
+    Operation *maker = found->second.maker;
     if (maker->getBlock() != call->getBlock())
       return {};
     // An activation's copy is shared by adjacent products only (GEMM calls
@@ -282,15 +297,20 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
 
   /// The bf16 copy of `matrices` as a second result of the generic that
   /// wrote them last before `call` (an all-parallel loop nest writing them
-  /// whole, nothing between touching them): it stores each value's bf16
-  /// bits beside it, one read of memory fewer than a copy. Null when there
-  /// is no such generic.
+  /// whole, nothing between touching them), or as the y16 of the layer
+  /// norm's call that did: it stores each value's bf16 bits beside it, one
+  /// read of memory fewer than a copy. Null when there is no such producer.
   Value producedCopy(func::CallOp call, const Matrices &matrices) {
     if (!fuseProducers)
       return {};
     linalg::GenericOp producer;
     OpOperand *out = nullptr;
     for (Operation *op = call->getPrevNode(); op && !producer; op = op->getPrevNode()) {
+      if (auto norm = dyn_cast<func::CallOp>(op); norm && isLayerNormForward(norm)) {
+        std::optional<Pointee> y = pointeeOf(norm.getOperand(layer_norm::Y));
+        if (y && rootBuffer(y->buffer) == matrices.root)
+          return layerNormCopy(norm, *y, matrices);
+      }
       auto generic = dyn_cast<linalg::GenericOp>(op);
       if (generic && generic.hasPureBufferSemantics() && !generic->hasAttr(kBf16CastAttr))
         for (OpOperand &init : generic.getDpsInitsMutable())
@@ -330,10 +350,40 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     yield.erase();
     // A copy made beside another of its results names the new generic.
     for (auto &[key, copy] : copies)
-      if (copy.maker == producer)
+      if (copy.maker == producer.getOperation())
         copy.maker = fused;
     producer.erase();
     copies[matrices.key()] = Copy{fused, bits};
+    return bits;
+  }
+
+  /// The copy as the y16 of `norm` (whose y is `y`), if it writes exactly
+  /// `matrices` (its rows x d from the buffer's start, contiguous) and has
+  /// no y16 yet; else null.
+  Value layerNormCopy(func::CallOp norm, const Pointee &y, const Matrices &matrices) {
+    auto rows = constantArg(norm, layer_norm::Rows), d = constantArg(norm, layer_norm::D),
+         y16 = constantArg(norm, layer_norm::Y16);
+    const int64_t items = matrices.items;
+    if (!rows || !d || !y16 || *y16 != 0 || y.offset != 0 || matrices.offset != 0 ||
+        matrices.cols != *d || matrices.ld != *d ||
+        (items > 1 && matrices.stride != matrices.rows * matrices.cols) ||
+        items * matrices.rows != *rows)
+      return {};
+    SmallVector<int64_t> shape = {matrices.rows, matrices.cols};
+    if (items > 1)
+      shape.insert(shape.begin(), items);
+    OpBuilder b(norm);
+    Location loc = norm.getLoc();
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(shape, b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    SmallVector<Value> args = llvm::to_vector(norm.getOperands());
+    args[layer_norm::Y16] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    auto withCopy = b.create<func::CallOp>(loc, norm.getCallee(), TypeRange{}, args);
+    for (auto &[key, copy] : copies)
+      if (copy.maker == norm.getOperation())
+        copy.maker = withCopy;
+    norm.erase();
+    copies[matrices.key()] = Copy{withCopy, bits};
     return bits;
   }
 

@@ -85,8 +85,8 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 8,    \
-    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu")   \
+  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 9,    \
+    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16") \
   X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 13,  \
     "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr gate, ptr dx, "     \
     "ptr dgamma, ptr dbeta, ptr scratch, ptr counter")                         \

@@ -45,12 +45,14 @@ typedef long long i64;
 
 /// y[r] = (x[r] - mean) / sqrt(var + eps) gamma + beta for rows r < rows of
 /// d floats (tf.layer_norm over the last dimension; y may not alias x), and
-/// with relu != 0 its relu (relu(layer_norm(x)), one pass instead of two).
+/// with relu != 0 its relu (relu(layer_norm(x)), one pass instead of two);
+/// with y16, y's bf16 bits there too (bf16Bits): a GEMM's bf16 operand
+/// made beside its producer (tf-bf16-gemm-operands), not by a copy after.
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     tfc_cuda_layer_norm_forward_kernel(i64 rows, i64 d, float eps, const float *__restrict__ x,
                                        const float *__restrict__ gamma,
                                        const float *__restrict__ beta, float *__restrict__ y,
-                                       i64 relu) {
+                                       i64 relu, uint16_t *__restrict__ y16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   constexpr int warps = kLayerNormThreads / kWarp;
@@ -68,7 +70,10 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
     const float rstd = layerNormRstd(warpSum(squares), d, eps);
     for (i64 j = lane; j < d; j += kWarp) {
       const float out = layerNormOut(xr[j], mean, rstd, gamma[j], beta[j]);
-      y[r * d + j] = relu ? reluOf(out) : out;
+      const float value = relu ? reluOf(out) : out;
+      y[r * d + j] = value;
+      if (y16)
+        y16[r * d + j] = bf16Bits(value);
     }
   }
 }

@@ -18,7 +18,8 @@
 # gradient is copied once for both of its products, a weight once for the
 # forward and the backward; a forward activation again in the backward): 25
 # written beside their fp32 values by the generated loop nest that produced
-# them (a dropout, a ReLU's gradient), 81 by copy nests of their own.
+# them (a dropout, a ReLU's gradient), 13 by the layer norms' kernel (its
+# y16), 68 by copy nests of their own.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
 # MEDIUM-LABEL: func.func @train_step(
@@ -26,9 +27,9 @@
 # MEDIUM-NOT: call @tfc_cuda_sgemm
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
-# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)), 'nests', s.count('tfc.bf16_cast'))" \
+# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; norms = [a for a in re.findall(r'call @tfc_cuda_layer_norm_forward\\(([^)]*)\\)', s) if not re.fullmatch(r'%c0(_[0-9]+)?', a.split(', ')[-1])]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)) + len(norms), 'nests', s.count('tfc.bf16_cast'), 'norms', len(norms))" \
 # RUN:   | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 106 nests 81
+# COPIES: copies 106 nests 68 norms 13
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one
@@ -40,13 +41,14 @@
 # WIDE-COUNT-3: PASS {{.*}} the same bits
 # WIDE-NOT: FAIL
 # --bf16-keep-activation-copies: the forward's activation copies serve the
-# backward's weight gradients too (the medium encoder: 80 copies, 55 nests
-# of their own, against 106 and 81); a copy made earlier holds the same bits,
+# backward's weight gradients too (the medium encoder: 80 copies, 42 nests
+# of their own, 13 by the layer norms, against 106, 68 and 13); a copy made
+# earlier holds the same bits,
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
-# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)), 'nests', s.count('tfc.bf16_cast'))" \
+# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; norms = [a for a in re.findall(r'call @tfc_cuda_layer_norm_forward\\(([^)]*)\\)', s) if not re.fullmatch(r'%c0(_[0-9]+)?', a.split(', ')[-1])]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)) + len(norms), 'nests', s.count('tfc.bf16_cast'), 'norms', len(norms))" \
 # RUN:   | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 55
+# KEEP-COPIES: copies 80 nests 42 norms 13
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP
