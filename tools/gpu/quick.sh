@@ -3,7 +3,8 @@
 # the hand-written kernels or the GEMMs, in one device call of SECONDS
 # (default 330), when check.sh (about 4 minutes) and gpu.sh will not both fit.
 # Carry build/gpu-carry as for session.sh. In order:
-#   1. tfc-kernel-check: every hand-written kernel against the CPU, on the GPU;
+#   1. tfc-kernel-check: every hand-written kernel against the CPU, on the GPU,
+#      and the wgmma probe (its lines shown whatever they say);
 #   2. parity.py (GPU against CPU, twice the same bytes, float64 deciding a
 #      ReLU flip) for reverse, set_anomaly, fleuret_cnn and encoder_decoder;
 #      reverse and set_anomaly again with bias gradients by column sums
@@ -81,6 +82,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 echo "== 1. hand-written kernels against the CPU"
 timeout 120 "$dir/tfc-kernel-check" >"$work/kernels.log" 2>&1
 grep -E '^FAIL' "$work/kernels.log" | head -n 20
+# The wgmma probe's outcome whatever it is (which layouts a wgmma kernel can rest on).
+grep -E '^(PASS|SKIP|info) wgmma' "$work/kernels.log" | head -n 30
 tail -n 1 "$work/kernels.log"
 passed=$((passed + $(grep -c '^PASS' "$work/kernels.log")))
 failed=$((failed + $(grep -c '^FAIL' "$work/kernels.log")))

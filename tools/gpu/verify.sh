@@ -4,7 +4,8 @@
 # with little time left), carrying build/gpu-carry as for quick.sh, plus
 # build/gpu-carry/baseline.tar.xz when there (tools/gpu/baseline.sh: the
 # binaries of the commit before the change). In order:
-#   1. tfc-kernel-check: every hand-written kernel against the CPU;
+#   1. tfc-kernel-check: every hand-written kernel against the CPU, and the
+#      wgmma probe (its lines shown whatever they say);
 #   2. parity.py of reverse, set_anomaly, fleuret_cnn and encoder_decoder;
 #   3. reverse trained to 100% in fp32 and bf16, and in bf16 with every
 #      GEMM on bf16 copies of its operands (--bf16-operands=all); under
@@ -55,6 +56,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>
 echo "== 1. hand-written kernels against the CPU"
 timeout 120 "$dir/tfc-kernel-check" >"$work/kernels.log" 2>&1
 grep -E '^FAIL' "$work/kernels.log" | head -n 20
+# The wgmma probe's outcome whatever it is (which layouts a wgmma kernel can rest on).
+grep -E '^(PASS|SKIP|info) wgmma' "$work/kernels.log" | head -n 30
 tail -n 1 "$work/kernels.log"
 passed=$((passed + $(grep -c '^PASS' "$work/kernels.log")))
 failed=$((failed + $(grep -c '^FAIL' "$work/kernels.log")))
