@@ -3,6 +3,7 @@
 #include "runtime/Model.h"
 #include "runtime/Philox.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -508,26 +509,57 @@ bool Model::prepareStep(const EntrySpec &entry, const std::map<std::string, cons
   return true;
 }
 
-bool Model::readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,
-                     std::string &error) {
+bool Model::readSlots(const EntrySpec &entry, const std::vector<size_t> &slots,
+                      const std::vector<std::vector<Tensor> *> &results, std::string &error,
+                      bool oneCopy) {
   auto it = memory_.find(entry.name);
-  if (it == memory_.end() || slot >= it->second.slots.size()) {
-    error = "entry '" + entry.name + "' has no results in slot " + std::to_string(slot);
-    return false;
-  }
-  const EntryMemory &memory = it->second;
-  const std::vector<void *> &buffers = memory.slots[slot];
-  results.resize(entry.results.size());
-  for (size_t r = 0; r < entry.results.size(); ++r) {
-    const TensorSpec &spec = entry.results[r];
-    if (!buffers[r] || (r < memory.swapped.size() && memory.swapped[r])) { // a kept value's
-      results[r] = Tensor();
-      continue;
+  for (size_t slot : slots)
+    if (it == memory_.end() || slot >= it->second.slots.size()) {
+      error = "entry '" + entry.name + "' has no results in slot " + std::to_string(slot);
+      return false;
     }
-    if (results[r].dtype != spec.dtype || results[r].shape != spec.shape ||
-        results[r].bytes.empty())
-      results[r] = Tensor(spec.dtype, spec.shape);
-    device_->copyOut(results[r].bytes.data(), buffers[r], results[r].bytes.size());
+  // Each result to copy out: its host bytes, its device buffer.
+  struct Piece {
+    unsigned char *host;
+    const unsigned char *device;
+    size_t bytes;
+  };
+  std::vector<Piece> pieces;
+  const EntryMemory &memory = it->second;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const std::vector<void *> &buffers = memory.slots[slots[i]];
+    std::vector<Tensor> &out = *results[i];
+    out.resize(entry.results.size());
+    for (size_t r = 0; r < entry.results.size(); ++r) {
+      const TensorSpec &spec = entry.results[r];
+      if (!buffers[r] || (r < memory.swapped.size() && memory.swapped[r])) { // a kept value's
+        out[r] = Tensor();
+        continue;
+      }
+      if (out[r].dtype != spec.dtype || out[r].shape != spec.shape || out[r].bytes.empty())
+        out[r] = Tensor(spec.dtype, spec.shape);
+      pieces.push_back({out[r].bytes.data(), static_cast<const unsigned char *>(buffers[r]),
+                        out[r].bytes.size()});
+    }
+  }
+  if (pieces.empty())
+    return device_->takeError(error);
+  // One copy of the span that holds them all, where it is small (on a GPU
+  // every copy out waits for the stream: one wait instead of one a piece).
+  const unsigned char *low = pieces[0].device, *high = low;
+  for (const Piece &p : pieces) {
+    low = std::min(low, p.device);
+    high = std::max(high, p.device + p.bytes);
+  }
+  if (oneCopy && pieces.size() > 1 && size_t(high - low) <= kSlotsOneCopyBytes &&
+      !device_->hostMemory()) {
+    std::vector<unsigned char> span(size_t(high - low));
+    device_->copyOut(span.data(), low, span.size());
+    for (const Piece &p : pieces)
+      std::memcpy(p.host, span.data() + (p.device - low), p.bytes);
+  } else {
+    for (const Piece &p : pieces)
+      device_->copyOut(p.host, p.device, p.bytes);
   }
   return device_->takeError(error);
 }

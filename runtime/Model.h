@@ -150,7 +150,18 @@ public:
   /// `results` in entry order, the ones runStep swapped or placed (in the
   /// caller's memory) empty tensors.
   bool readSlot(const EntrySpec &entry, size_t slot, std::vector<Tensor> &results,
-                std::string &error);
+                std::string &error) {
+    return readSlots(entry, {slot}, {&results}, error, /*oneCopy=*/false);
+  }
+  /// The same for several slots at once (results[i] slot slots[i]'s). With
+  /// oneCopy, one copy and one wait for all where their buffers lie within
+  /// kSlotsOneCopyBytes of each other, as a step's scalars do, so that a
+  /// readBack of many steps waits once, not once a result a step (bytes
+  /// between them are read too); else each result on its own.
+  bool readSlots(const EntrySpec &entry, const std::vector<size_t> &slots,
+                 const std::vector<std::vector<Tensor> *> &results, std::string &error,
+                 bool oneCopy);
+  static constexpr size_t kSlotsOneCopyBytes = 64 << 10;
   /// A kept value's device copy: allocated, and copied in unless current.
   bool toDevice(const Tensor &host, DeviceCopy &copy, std::string &error);
   /// Copies a kept value out unless the host's copy is current (waits for

@@ -316,9 +316,19 @@ bool StepFeeds::run(int64_t step, std::string &error) {
 
 bool StepFeeds::readBack(std::vector<StepResults> &steps, std::string &error) {
   steps.clear();
+  // A device's slots all at once: one wait for every pending step.
+  if (!hostMemory_ && !gradEntry_ && !pending_.empty()) {
+    std::vector<size_t> slots;
+    std::vector<std::vector<Tensor> *> results;
+    for (auto [step, slot] : pending_) {
+      slots.push_back(slot);
+      results.push_back(&results_[slot]);
+    }
+    if (!model_.readSlots(entry_, slots, results, error, /*oneCopy=*/true))
+      return false;
+  }
   for (auto [step, slot] : pending_) {
-    if (!hostMemory_ && !(gradEntry_ ? readParallelSlot(slot, results_[slot], error)
-                                     : model_.readSlot(entry_, slot, results_[slot], error)))
+    if (!hostMemory_ && gradEntry_ && !readParallelSlot(slot, results_[slot], error))
       return false;
     steps.push_back({step, &results_[slot]});
   }
