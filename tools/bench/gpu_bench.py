@@ -379,6 +379,10 @@ def main():
         tfc = {"epochs_s": seconds} if not err else {"error": err}
         if m := re.search(r"^test.*loss ([\d.]+)\s+accuracy ([\d.]+)", out, re.M):
             tfc.update(test_loss=float(m.group(1)), test_accuracy=float(m.group(2)))
+        # Where the process's time went, as `train` says at its end (the steps
+        # against start-up, validation, checkpoints and the test).
+        if m := re.search(r"^time: [\d.]+ s: (.*)$", out, re.M):
+            tfc["parts"] = m.group(1)
         row["sides"]["tfc"] = tfc
         extra = ["--entry", "epochs", "--epochs", str(epochs)] + hyper(info, steps) + [
             "--warmup", str(max(3, args.warmup if not dry else 1)),
@@ -486,14 +490,15 @@ def render(args, rows, gpu, versions, stamp, elapsed):
             if epochs:
                 result = ("test accuracy %.4f" % r["test_accuracy"]) if r.get("test_accuracy") is not None else ""
                 extra = ("warm-up %.1f s, " % r["warmup_s"]) if r.get("warmup_s") is not None else ""
+                extra += ("%s, " % r["parts"]) if r.get("parts") else ""
             else:
                 result = ("loss %.4g" % r["loss"]) if r.get("loss") is not None else ""
                 extra = ("min %s ms, " % bench.fmt_ms(r["min_ms"])) if r.get("min_ms") is not None else ""
             note = ", ".join(x for x in [r.get("attention") and "attention " + r["attention"],
                                          r.get("adam") and "Adam " + r["adam"],
                                          r.get("precision"), r.get("device_name")] if x)
-            details.append([name, title, cell(key) if key in ok else "-", extra + ("process %.2f s" % r["wall_s"] if r.get("wall_s")
-                                                              else "").rstrip(", "),
+            details.append([name, title, cell(key) if key in ok else "-",
+                            (extra + ("process %.2f s" % r["wall_s"] if r.get("wall_s") else "")).rstrip(", "),
                             result, r.get("error") or note])
 
     def md(header, table):

@@ -23,7 +23,7 @@
 # CHECK: | reverse, 1 epoch (390 steps) | 128 | 10,346 | {{[0-9.]+}} s | - | - | - | no PyTorch
 # CHECK: Every run:
 # CHECK: | reverse train step | tfc | {{[0-9.]+}} ms | {{.*}} | loss {{[0-9.]+}} |
-# CHECK: | reverse, 1 epoch (390 steps) | tfc | {{[0-9.]+}} s | {{.*}}test accuracy {{[0-9.]+}} |
+# CHECK: | reverse, 1 epoch (390 steps) | tfc | {{[0-9.]+}} s | before the first step {{[0-9.]+}} (the dataset {{[0-9.]+}}), 390 steps {{[0-9.]+}} (the first {{[0-9.]+}}), validation {{[0-9.]+}}, checkpoints {{[0-9.]+}}, test {{[0-9.]+}}, the rest {{[0-9.]+}} | test accuracy {{[0-9.]+}} |
 
 # FILES: logs.txt
 # FILES-NEXT: results.json
