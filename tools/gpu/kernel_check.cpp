@@ -56,8 +56,12 @@
 using namespace tfc::rt::cuda;
 using namespace tfc::kernelcheck;
 
-// wgmma_probe.cu's fatbin (sm_90a), embedded as runtime/cuda/kernels' are.
-extern "C" const unsigned char tfc_probe_wgmma_fatbin[];
+// wgmma_probe.cu's and attention_wgmma.cu's fatbins (sm_90a), embedded as
+// runtime/cuda/kernels' are.
+extern "C" const unsigned char tfc_wgmma_probe_fatbin[];
+extern "C" const unsigned char tfc_attention_wgmma_fatbin[];
+/// attention_wgmma.cu's kernel: attention's forward on wgmma (an experiment).
+constexpr const char *kWgmmaForward = "tfc_cuda_attention_wgmma_forward_kernel";
 
 namespace {
 
@@ -195,7 +199,7 @@ private:
 /// d forward (Q K^T, P V) and 10 seq^2 d backward (S, dP, dV, dK, dQ; the
 /// kernels' recomputations, dq's pass 1 and dkv's S and dP, are not
 /// counted).
-void benchAttention(Gpu &gpu, long long heads, long long seq) {
+void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   typedef long long i64;
   i64 outer = 1, inner = heads, tq = seq, tk = seq, d = 64, dv = 64;
   float scale = 0.125f;
@@ -234,6 +238,9 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
        tcBlocks, tcBlocks, tcBlocks, true},
       {"tensor cores, lean forward and dq", "tfc_cuda_attention_tc_forward_lean_kernel",
        "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
+       tcBlocks, tcBlocks, tcBlocks, false},
+      {"wgmma forward, tensor cores' backward", kWgmmaForward,
+       "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
@@ -242,6 +249,8 @@ void benchAttention(Gpu &gpu, long long heads, long long seq) {
                         "dq's pass 1"};
   for (const Family &f : families)
     for (int way = f.everyWay ? 0 : 2; way < (f.everyWay ? 4 : 3); ++way) {
+      if (f.forward == kWgmmaForward && !wgmma)
+        continue; // no sm_90a image on this GPU
       const bool forwardStats = way < 3;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;
@@ -618,7 +627,7 @@ void benchLayerNorm(Gpu &gpu) {
 /// printed (`info`), so that one GPU call says which layout is right.
 void probeWgmma(Gpu &gpu) {
   namespace w = tfc::wgmmaprobe;
-  if (!gpu.loadExtra("wgmma_probe", tfc_probe_wgmma_fatbin,
+  if (!gpu.loadExtra("wgmma_probe", tfc_wgmma_probe_fatbin,
                      {"tfc_probe_wgmma_ss_k16_kernel", "tfc_probe_wgmma_ss_k64_kernel",
                       "tfc_probe_wgmma_rs_k64_kernel", "tfc_probe_wgmma_ss_k64_mn_kernel",
                       "tfc_probe_wgmma_rs_k64_mn_kernel"},
@@ -806,8 +815,10 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (bench) {
+      const bool wgmma = gpu.loadExtra("attention_wgmma", tfc_attention_wgmma_fatbin,
+                                       {kWgmmaForward}, k::kAttentionTcThreads, 28);
       for (long long seq : {1024LL, 2048LL})
-        benchAttention(gpu, 32, seq);
+        benchAttention(gpu, 32, seq, wgmma);
       return 0;
     }
     if (wgmmaOnly) {
@@ -834,8 +845,13 @@ int main(int argc, char **argv) {
                              true, true},
                             {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true},
                             {"1024x1024 d64", 1, 4, 1024, 1024, 64, 64, false}};
+    const bool wgmma = gpu.loadExtra("attention_wgmma", tfc_attention_wgmma_fatbin, {kWgmmaForward},
+                                     k::kAttentionTcThreads, 28);
+    if (!wgmma)
+      std::printf("SKIP attention's forward on wgmma: the driver loads no sm_90a image on this "
+                  "GPU\n");
     for (const Shape &s : shapes)
-      checkAttention(gpu, s);
+      checkAttention(gpu, s, wgmma ? kWgmmaForward : nullptr);
     probeWgmma(gpu);
     checkLayerNorm(gpu, 2048, 32, 64);
     checkLayerNorm(gpu, 640, 256, 64);

@@ -32,6 +32,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tools/gpu/Wgmma.cuh"
+
 #include <cstdint>
 
 typedef long long i64;
@@ -39,42 +41,6 @@ typedef long long i64;
 namespace {
 
 constexpr int kImageWords = 1024; // uint4s: 16 KiB
-
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// The 32 accumulators as asm operands 0-31.
-#define TFC_WGMMA_ACC                                                                              \
-  "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]), "+f"(c[4]), "+f"(c[5]), "+f"(c[6]), "+f"(c[7]),  \
-      "+f"(c[8]), "+f"(c[9]), "+f"(c[10]), "+f"(c[11]), "+f"(c[12]), "+f"(c[13]), "+f"(c[14]),     \
-      "+f"(c[15]), "+f"(c[16]), "+f"(c[17]), "+f"(c[18]), "+f"(c[19]), "+f"(c[20]), "+f"(c[21]),   \
-      "+f"(c[22]), "+f"(c[23]), "+f"(c[24]), "+f"(c[25]), "+f"(c[26]), "+f"(c[27]), "+f"(c[28]),   \
-      "+f"(c[29]), "+f"(c[30]), "+f"(c[31])
-#define TFC_WGMMA_D                                                                                \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "    \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}"
-
-/// c (+)= A B, both from shared memory; TransB is imm-trans-b.
-template <int TransB>
-__device__ __forceinline__ void wgmmaSS(float (&c)[32], uint64_t descA, uint64_t descB,
-                                        int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " TFC_WGMMA_D
-               ", %32, %33, p, 1, 1, 0, %35;\n}\n"
-               : TFC_WGMMA_ACC
-               : "l"(descA), "l"(descB), "r"(accumulate), "n"(TransB));
-}
-
-/// c (+)= A B, A from registers (a), B from shared memory.
-template <int TransB>
-__device__ __forceinline__ void wgmmaRS(float (&c)[32], const uint32_t (&a)[4], uint64_t descB,
-                                        int accumulate) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " TFC_WGMMA_D
-               ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
-               : TFC_WGMMA_ACC
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(descB), "r"(accumulate),
-                 "n"(TransB));
-}
-#endif
 
 /// The probe: Steps k-steps of wgmma.mma_async, A from registers when Rs.
 template <bool Rs, int TransB, int Steps>
@@ -88,8 +54,7 @@ __device__ __forceinline__ void probe(const uint4 *aImage, const uint4 *bImage,
     sA[i] = aImage[i];
     sB[i] = bImage[i];
   }
-  // The generic proxy's stores, seen by wgmma's reads (the async proxy).
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  sharedStoresToAsyncProxy();
   __syncthreads();
   const uint64_t baseA = (uint64_t(__cvta_generic_to_shared(sA)) >> 4) & 0x3fff;
   const uint64_t baseB = (uint64_t(__cvta_generic_to_shared(sB)) >> 4) & 0x3fff;
@@ -101,8 +66,7 @@ __device__ __forceinline__ void probe(const uint4 *aImage, const uint4 *bImage,
   float c[32];
   for (int j = 0; j < 32; ++j)
     c[j] = 0.0f;
-  // Registers written before here (c, a) are the wgmma's to read.
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  wgmmaFence(); // registers written before here (c, a) are the wgmma's to read
 #pragma unroll
   for (int s = 0; s < Steps; ++s) {
     const uint64_t descA = descs[2 * s] + baseA, descB = descs[2 * s + 1] + baseB;
@@ -111,8 +75,7 @@ __device__ __forceinline__ void probe(const uint4 *aImage, const uint4 *bImage,
     else
       wgmmaSS<TransB>(c, descA, descB, s > 0);
   }
-  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  wgmmaCommitAndWait();
   for (int j = 0; j < 32; ++j)
     d[tid * 32 + j] = c[j];
 #endif

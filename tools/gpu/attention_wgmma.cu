@@ -1,0 +1,227 @@
+//===- attention_wgmma.cu - attention's forward on wgmma: an experiment ---===//
+//
+// defines: tfc_cuda_attention_wgmma_forward_kernel
+//          (and again the kernels of attention_tc.cu, which it includes)
+//
+// Not yet a runtime kernel: an experiment tfc-kernel-check checks against
+// the CPU and times on an H100 or H200 (kernel_check.cpp: checkAttention's
+// "wgmma forward" family, --bench-attention), so that one GPU call says
+// whether attention on Hopper's warpgroup MMA is right and how fast, before
+// the runtime takes it. The tensor-core kernels' mma.sync reaches about two
+// thirds of the dense peak at best; issue 28 asks for half of it.
+//
+// attention_tc.cu's forward kernel (its parameters, its semantics and its
+// softmax: scoreTile's base-2 scores, the online maximum, fastExp2, the
+// statistics it stores), for heads of d = dv = 64 (others return at once),
+// with both products on wgmma.mma_async m64n64k16 (Wgmma.cuh): a block is
+// one warpgroup (4 warps) and 64 queries; warp w's rows of S and O are
+// 16w .. 16w + 15 in mma.sync's C layout (WgmmaProbe.h's accumulatorAt), so
+// the tile code of attention_tc.cu (scoreTile, accA, quadMax, quadSum)
+// applies to them unchanged.
+//  - Q, K and V tiles are staged in shared memory as bf16 in the 128-byte
+//    swizzle (rows of 64: 128 bytes; row r's 16-byte chunk c at chunk
+//    c ^ (r % 8)), 1024-byte aligned: Q and K as K-major operands (SBO
+//    1,024 bytes, k-steps 32 bytes apart), V as P V's B, MN-major
+//    (imm-trans-b 1; k-steps 16 rows, 2,048 bytes apart): the layouts the
+//    wgmma probe checks (wgmma_probe.cu).
+//  - S = Q K^T: 4 wgmma from shared memory, then the online softmax in
+//    registers as attention_tc.cu's forward; P, rounded to bf16, is the A
+//    operand of O += P V straight from registers (accA: the C fragments of
+//    keys 16s .. 16s + 15 are k-step s's A fragment), 4 wgmma.
+//  - Staging: a thread's 4 chunks of 8 columns a tile (rows f / 8 for f =
+//    thread + 128 i), 2 float4 loads a chunk, one 16-byte store (a
+//    quarter-warp's 8 stores fill a row: no bank conflict). Aligned rows:
+//    the next K and V tiles are loaded into registers during this tile's
+//    products and stored into the other buffers after them (one barrier a
+//    tile), as attention_tc.cu's forward.
+// Each wgmma group is waited for before its results are read or its tiles
+// overwritten (no overlap of softmax and products yet: FlashAttention-3's
+// ping-pong is the next step if this is right).
+// Launch: 128 threads, grid.x any (heads x ceil(tq / 64) units). Static
+// shared memory 40 KiB. Compiled for sm_90a only; the body is empty
+// elsewhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/kernels/attention_tc.cu"
+#include "tools/gpu/Wgmma.cuh"
+
+namespace {
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/// A 64 x 64 bf16 tile in the 128-byte swizzle: row r's chunk c (columns
+/// 8c .. 8c + 7) at chunk 8r + (c ^ r % 8).
+struct alignas(1024) SwizzledTile {
+  uint4 chunk[kRows * 8];
+};
+
+/// A thread's share of a tile between its loads and its store: chunk f =
+/// thread + 128 i is row f / 8, columns 8 (f % 8) .. + 7.
+struct SwizzledLoad {
+  float4 v[4][2];
+};
+template <bool Vec> __device__ __forceinline__ void loadSwizzled(SwizzledLoad &x, const Source &s) {
+  const int f0 = int(thread());
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int f = f0 + 128 * i, r = f / 8, c = 8 * (f % 8);
+    x.v[i][0] = load4<Vec>(s, r, c);
+    x.v[i][1] = load4<Vec>(s, r, c + 4);
+  }
+}
+__device__ __forceinline__ void storeSwizzled(SwizzledTile &t, const SwizzledLoad &x) {
+  const int f0 = int(thread());
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int f = f0 + 128 * i, r = f / 8, c = f % 8;
+    const float4 &a = x.v[i][0], &b = x.v[i][1];
+    t.chunk[8 * r + (c ^ (r & 7))] = make_uint4(packFloats(a.x, a.y), packFloats(a.z, a.w),
+                                                packFloats(b.x, b.y), packFloats(b.z, b.w));
+  }
+}
+
+/// k-step s of a K-major operand (Q, K: rows of the product's M or N, 64
+/// of K), and of V as P V's MN-major B (rows of K).
+__device__ __forceinline__ uint64_t kMajor(const SwizzledTile &t, int s) {
+  return wgmmaDescriptor(&t, 32u * uint32_t(s), 16, 1024, 1);
+}
+__device__ __forceinline__ uint64_t mnMajor(const SwizzledTile &t, int s) {
+  return wgmmaDescriptor(&t, 2048u * uint32_t(s), 8192, 1024, 1);
+}
+
+/// The forward's loop (attention_tc.cu's forward, its products on wgmma).
+template <bool Vec>
+__device__ __forceinline__ void
+wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
+             i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,
+             i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+             const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+             float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+             float *__restrict__ stats, SwizzledTile &sQ, SwizzledTile (&sK)[2],
+             SwizzledTile (&sV)[2]) {
+  constexpr i64 kDim = 64;
+  const i64 heads = outer * inner;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  const i64 queryBlocks = (tq + kRows - 1) / kRows;
+  for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
+    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
+    const float *K = headOf(k, kOuter, kInner, b, inner);
+    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
+    float *O = headOf(out, outOuter, outInner, b, inner);
+    SwizzledLoad kx, vx;
+    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
+    __syncthreads(); // the last unit's tiles are read
+    storeSwizzled(sQ, kx);
+    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
+    loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
+    storeSwizzled(sK[0], kx);
+    storeSwizzled(sV[0], vx);
+    sharedStoresToAsyncProxy();
+    __syncthreads();
+    float o[8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    bool live[2] = {};
+    for (i64 j0 = 0; j0 < tk; j0 += kRows) {
+      const int cur = int(j0 / kRows) & 1;
+      const bool next = j0 + kRows < tk;
+      if (Vec && next) { // the next tile lands while the tensor cores work
+        loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+        loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+      }
+      float s[8][4];
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
+                   step > 0);
+      wgmmaCommitAndWait();
+      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float mx = -INFINITY;
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+        const float mNew = fmaxf(m[h], quadMax(mx));
+        float sum = 0.0f;
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e) {
+            s[n][e] = fastExp2(s[n][e] - mNew); // now P, unnormalized
+            sum += s[n][e];
+          }
+        const float alpha = alpha2(j0 == 0, m[h], mNew);
+        const OnlineRow row =
+            onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha, quadSum(sum), 0.0f);
+        m[h] = row.m;
+        l[h] = row.l;
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 2 * h; e < 2 * h + 2; ++e)
+            o[n][e] *= alpha;
+      }
+      uint32_t pa[4][4];
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        accA(pa[step], s[2 * step], s[2 * step + 1]);
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(o), pa[step], mnMajor(sV[cur], step), 1);
+      wgmmaCommitAndWait();
+      if (next) { // into the other buffers, last read before the last barrier
+        if (!Vec) {
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        }
+        storeSwizzled(sK[cur ^ 1], kx);
+        storeSwizzled(sV[cur ^ 1], vx);
+        sharedStoresToAsyncProxy();
+      }
+      __syncthreads(); // the next tile staged, this one read
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const i64 i = i0 + warp * 16 + g + h * 8;
+      const float inv = 1.0f / l[h];
+      const float scaleLive = stats && quadAny(live[h]) ? scale : 0.0f;
+      if (i >= tq)
+        continue;
+      if (stats && t == 0)
+        reinterpret_cast<float4 *>(stats)[b * tq + i] = make_float4(m[h], inv, 0.0f, scaleLive);
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e)
+          O[i * outRow + n * 8 + 2 * t + (e & 1)] = o[n][e] * inv;
+    }
+  }
+}
+#endif
+
+} // namespace
+
+/// out[b] = softmax(scale q[b] k[b]^T, masked) v[b] for heads of 64: the
+/// tensor-core forward with its products on wgmma.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_forward_kernel(TFC_TC_FORWARD_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || d != 64 || dv != 64)
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile sQ, sK[2], sV[2];
+  const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
+                       rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
+  if (aligned)
+    wgmmaForward<true>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                       kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
+                       outOuter, outInner, outRow, stats, sQ, sK, sV);
+  else
+    wgmmaForward<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
+                        kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
+                        outOuter, outInner, outRow, stats, sQ, sK, sV);
+#endif
+}
