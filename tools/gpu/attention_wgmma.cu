@@ -1,6 +1,8 @@
-//===- attention_wgmma.cu - attention's forward on wgmma: an experiment ---===//
+//===- attention_wgmma.cu - attention on wgmma: an experiment -------------===//
 //
-// defines: tfc_cuda_attention_wgmma_forward_kernel
+// defines: tfc_cuda_attention_wgmma_forward_kernel,
+//          tfc_cuda_attention_wgmma_backward_dq_kernel,
+//          tfc_cuda_attention_wgmma_backward_dkv_kernel
 //          (and again the kernels of attention_tc.cu, which it includes)
 //
 // Not yet a runtime kernel: an experiment tfc-kernel-check checks against
@@ -37,9 +39,18 @@
 // Each wgmma group is waited for before its results are read or its tiles
 // overwritten (no overlap of softmax and products yet: FlashAttention-3's
 // ping-pong is the next step if this is right).
-// Launch: 128 threads, grid.x any (heads x ceil(tq / 64) units). Static
-// shared memory 40 KiB. Compiled for sm_90a only; the body is empty
-// elsewhere.
+// The backward's dq and dkv (attention_tc.cu's, the same parameters) take
+// wgmma on the runtime's way, rows' statistics given (the forward's, or for
+// dkv dq's in scratch) and no dS stored: dq per key tile S = Q K^T and
+// dP = dO V^T from shared memory, dQ += dS K (dS from registers, K
+// MN-major: the tile S read K-major); dkv with its 64 keys' K and V staged
+// once, per query tile S^T = K Q^T and dP^T = V dO^T, dV += P^T dO and
+// dK += dS^T Q (Q and dO MN-major). Other ways (no statistics, dS stored)
+// run attention_tc.cu's own loops (mma.sync) in the same shared memory.
+// ptxas (sm_90a): forward 164, dq 249, dkv 246 registers, no spills.
+// Launch: 128 threads, grid.x any (heads x ceil(tq / 64) units; dkv
+// heads x ceil(tk / 64)). Static shared memory 40, 48 and 33 KiB. Compiled
+// for sm_90a only; the bodies are empty elsewhere.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,6 +210,235 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
     }
   }
 }
+
+/// The dq kernel's loop on the forward's statistics (stats, not dS: what
+/// the runtime launches): attention_tc.cu's backwardDq without its pass 1,
+/// its products on wgmma. Per key tile: S = Q K^T and dP = dO V^T from
+/// shared memory, P and dS = P (dP scale - D scale) in registers, dQ += dS K
+/// with dS from registers and K MN-major (the tile S read K-major). With
+/// scratch, the rows' statistics and D stored for dkv, as there.
+template <bool Vec>
+__device__ __forceinline__ void
+wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
+        i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, const float *__restrict__ out,
+        i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
+        float *__restrict__ scratch, SwizzledTile &sQ, SwizzledTile &sdO, SwizzledTile (&sK)[2],
+        SwizzledTile (&sV)[2]) {
+  constexpr i64 kDim = 64;
+  const i64 heads = outer * inner;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  const i64 queryBlocks = (tq + kRows - 1) / kRows;
+  const float scale2 = attentionTcScale(scale);
+  for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
+    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
+    const float *K = headOf(k, kOuter, kInner, b, inner);
+    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
+    float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
+    SwizzledLoad kx, vx;
+    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
+    loadSwizzled<Vec>(vx,
+                      source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, kDim));
+    __syncthreads(); // the last unit's tiles are read
+    storeSwizzled(sQ, kx);
+    storeSwizzled(sdO, vx);
+    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
+    loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
+    storeSwizzled(sK[0], kx);
+    storeSwizzled(sV[0], vx);
+    sharedStoresToAsyncProxy();
+    RowStats st[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) { // the forward's, D = dO . out (attention_tc.cu's savedRow)
+      const float4 r = savedRow(stats, headOf(dout, doutOuter, doutInner, b, inner), doutRow,
+                                headOf(out, outOuter, outInner, b, inner), outRow, b,
+                                i0 + warp * 16 + g + h * 8, tq, kDim, t);
+      st[h] = {r.x, r.y, r.z, r.w};
+    }
+    if (scratch && t == 0)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const i64 i = i0 + warp * 16 + g + h * 8;
+        if (i < tq)
+          reinterpret_cast<float4 *>(scratch)[b * tq + i] =
+              make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
+      }
+    __syncthreads(); // the tiles staged
+    float acc[8][4] = {};
+    for (i64 j0 = 0; j0 < tk; j0 += kRows) {
+      const int cur = int(j0 / kRows) & 1;
+      const bool next = j0 + kRows < tk;
+      if (Vec && next) {
+        loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+        loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+      }
+      float s[8][4], dp[8][4];
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
+                   step > 0);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
+                   step > 0);
+      wgmmaCommitAndWait();
+      probTile(s, scale2, st, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t);
+      uint32_t da[4][4];
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const RowStats &r = st[e >> 1];
+          s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive); // now dS
+        }
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        accA(da[step], s[2 * step], s[2 * step + 1]);
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(acc), da[step], mnMajor(sK[cur], step), 1);
+      wgmmaCommitAndWait();
+      if (next) {
+        if (!Vec) {
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        }
+        storeSwizzled(sK[cur ^ 1], kx);
+        storeSwizzled(sV[cur ^ 1], vx);
+        sharedStoresToAsyncProxy();
+      }
+      __syncthreads();
+    }
+    storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, kDim, g, t);
+  }
+}
+
+/// The dkv kernel's loop on rows' statistics from the forward (stats, D =
+/// dO . out computed here) or from dq (scratch): attention_tc.cu's
+/// backwardDkv, its products on wgmma. The unit's K and V are staged once;
+/// per query tile, Q and dO: S^T = K Q^T and dP^T = V dO^T from shared
+/// memory, P^T and dS^T in registers, dV += P^T dO and dK += dS^T Q with
+/// dO and Q MN-major (the tiles S^T and dP^T read K-major).
+template <bool Vec>
+__device__ __forceinline__ void
+wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
+         i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+         const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+         const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+         float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut,
+         i64 dvOuter, i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter,
+         i64 outInner, i64 outRow, const float *__restrict__ stats,
+         const float *__restrict__ scratch, SwizzledTile &sK, SwizzledTile &sV, SwizzledTile &sQ,
+         SwizzledTile &sdO, float4 (&sStats)[kRows]) {
+  constexpr i64 kDim = 64;
+  const i64 heads = outer * inner;
+  const i64 keyBlocks = (tk + kRows - 1) / kRows;
+  const float scale2 = attentionTcScale(scale);
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
+    const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kRows;
+    const float *Q = headOf(q, qOuter, qInner, b, inner);
+    const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
+    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
+    SwizzledLoad x;
+    __syncthreads(); // the last unit's tiles are read
+    loadSwizzled<Vec>(x, source(headOf(k, kOuter, kInner, b, inner), kRow, j0, tk, kDim));
+    storeSwizzled(sK, x);
+    loadSwizzled<Vec>(x, source(headOf(v, vOuter, vInner, b, inner), vRow, j0, tk, kDim));
+    storeSwizzled(sV, x);
+    float accK[8][4] = {}, accV[8][4] = {};
+    for (i64 i0 = 0; i0 < tq; i0 += kRows) {
+      if (i0 > 0)
+        __syncthreads(); // the last query tile's products are read
+      loadSwizzled<Vec>(x, source(Q, qRow, i0, tq, kDim));
+      storeSwizzled(sQ, x);
+      loadSwizzled<Vec>(x, source(dO, doutRow, i0, tq, kDim));
+      storeSwizzled(sdO, x);
+      sharedStoresToAsyncProxy();
+      if (stats) { // the forward's, D as dq takes it (the same rows, lanes, bits)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const float4 r = savedRow(stats, dO, doutRow, headOf(out, outOuter, outInner, b, inner),
+                                    outRow, b, i0 + warp * 16 + g + h * 8, tq, kDim, t);
+          if (t == 0)
+            sStats[warp * 16 + g + h * 8] = r;
+        }
+      } else {
+        for (int r = threadIdx.x; r < kRows; r += kAttentionTcThreads)
+          sStats[r] = i0 + r < tq ? reinterpret_cast<const float4 *>(scratch)[b * tq + i0 + r]
+                                  : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      }
+      __syncthreads(); // the tiles and the statistics staged
+      float s[8][4], dp[8][4];
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sK, step), kMajor(sQ, step), step > 0);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sV, step), kMajor(sdO, step),
+                   step > 0);
+      wgmmaCommitAndWait();
+      // S^T and dP^T: element (n, e) key j0 + 16w + g (+ 8 for e >= 2),
+      // query i0 + 8n + 2t + (e & 1), as attention_tc.cu's dkv.
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int r = n * 8 + 2 * t + (e & 1);
+          const i64 i = i0 + r, j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
+          float p = 0.0f, ds = 0.0f;
+          if (i < tq && j < tk) {
+            const float4 st = sStats[r];
+            float xs = fusedMulAdd(s[n][e], scale2, -st.x);
+            if (M && !M[i * maskRow + j])
+              xs = kMaskedScore - st.x;
+            p = fastExp2(xs) * st.y;
+            ds = attentionTcDs(p, dp[n][e], st.z, st.w);
+          }
+          s[n][e] = p;
+          dp[n][e] = ds;
+        }
+      uint32_t pa[4][4], da[4][4];
+#pragma unroll
+      for (int step = 0; step < 4; ++step) {
+        accA(pa[step], s[2 * step], s[2 * step + 1]);
+        accA(da[step], dp[2 * step], dp[2 * step + 1]);
+      }
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accV), pa[step], mnMajor(sdO, step), 1);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accK), da[step], mnMajor(sQ, step), 1);
+      wgmmaCommitAndWait();
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const i64 j = j0 + warp * 16 + g + h * 8;
+      if (j >= tk)
+        continue;
+      float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j * dkRow;
+      float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j * dvRow;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const int c = n * 8 + 2 * t + (e & 1);
+          dV[c] = accV[n][e];
+          dK[c] = accK[n][e];
+        }
+    }
+  }
+}
 #endif
 
 } // namespace
@@ -223,5 +463,95 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     wgmmaForward<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
                         kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
                         outOuter, outInner, outRow, stats, sQ, sK, sV);
+#endif
+}
+
+/// dq[b] = dS K: the tensor-core dq kernel, its products on wgmma where it
+/// has the forward's statistics and no stored dS (the runtime's way for
+/// heads of 64); otherwise attention_tc.cu's own loop (mma.sync) runs, in
+/// the same shared memory.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_backward_dq_kernel(TFC_TC_DQ_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile tiles[6]; // 48 KiB: this loop's six, or attention_tc.cu's five
+  const bool aligned =
+      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  if (d == 64 && dv == 64 && stats && !dS) {
+    SwizzledTile(&sK)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2]);
+    SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[4]);
+    if (aligned)
+      wgmmaDq<true>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
+                    v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
+                    doutInner, doutRow, dq, dqOuter, dqInner, dqRow, out, outOuter, outInner,
+                    outRow, stats, scratch, tiles[0], tiles[1], sK, sV);
+    else
+      wgmmaDq<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
+                     v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
+                     doutInner, doutRow, dq, dqOuter, dqInner, dqRow, out, outOuter, outInner,
+                     outRow, stats, scratch, tiles[0], tiles[1], sK, sV);
+    return;
+  }
+  Tile *tc = reinterpret_cast<Tile *>(tiles);
+  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDq<bool(decltype(vec)::value), decltype(w)::value, false>(TFC_TC_BACKWARD_ARGS, tc[0],
+                                                                      tc[1], tc[2], tc[3], tc[4]);
+  });
+#endif
+}
+
+/// dk[b] = dS^T Q and dvOut[b] = P^T dO: the tensor-core dkv kernel, its
+/// products on wgmma where it has rows' statistics (the forward's or
+/// dq's) and stores no dS; otherwise attention_tc.cu's own loop.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_backward_dkv_kernel(
+        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
+        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+        const float *__restrict__ stats, const float *__restrict__ scratch,
+        uint16_t *__restrict__ dS, i64 dsRow) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile tiles[4]; // 32 KiB: this loop's four, or attention_tc.cu's four
+  __shared__ float4 sStats[kRows];
+  const bool aligned =
+      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  if (d == 64 && dv == 64 && (stats || scratch) && !dS && tq > 0) {
+    if (aligned)
+      wgmmaDkv<true>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
+                     v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
+                     doutInner, doutRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
+                     dvRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0], tiles[1],
+                     tiles[2], tiles[3], sStats);
+    else
+      wgmmaDkv<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
+                      v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
+                      doutInner, doutRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
+                      dvRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0], tiles[1],
+                      tiles[2], tiles[3], sStats);
+    return;
+  }
+  Tile *tc = reinterpret_cast<Tile *>(tiles);
+  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDkv<bool(decltype(vec)::value), decltype(w)::value>(
+        outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
+        vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
+        doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
+        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, tc[0], tc[1], tc[2],
+        tc[3], sStats);
+  });
 #endif
 }

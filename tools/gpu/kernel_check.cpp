@@ -60,8 +60,10 @@ using namespace tfc::kernelcheck;
 // runtime/cuda/kernels' are.
 extern "C" const unsigned char tfc_wgmma_probe_fatbin[];
 extern "C" const unsigned char tfc_attention_wgmma_fatbin[];
-/// attention_wgmma.cu's kernel: attention's forward on wgmma (an experiment).
+/// attention_wgmma.cu's kernels: attention on wgmma (an experiment).
 constexpr const char *kWgmmaForward = "tfc_cuda_attention_wgmma_forward_kernel";
+const WgmmaKernels kWgmma = {kWgmmaForward, "tfc_cuda_attention_wgmma_backward_dq_kernel",
+                             "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
 
 namespace {
 
@@ -91,16 +93,17 @@ public:
     }
   }
 
-  /// Loads a fatbin beside Kernels.h's (a probe's) and its kernels, each
-  /// of `threads` threads and `params` parameters; false where the driver
-  /// takes none of its images for this GPU (nothing is loaded then).
+  /// Loads a fatbin beside Kernels.h's (a probe's, an experiment's) and its
+  /// kernels, each of `threads` threads, by name and parameter count; false
+  /// where the driver takes none of its images for this GPU (nothing is
+  /// loaded then).
   bool loadExtra(const char *name, const unsigned char *image,
-                 const std::vector<const char *> &kernels, int threads, int params) {
+                 const std::vector<std::pair<const char *, int>> &kernels, int threads) {
     CUmodule module = nullptr;
     if (api().moduleLoadData(&module, image) != CUDA_SUCCESS)
       return false;
     modules_[name] = module;
-    for (const char *kernel : kernels) {
+    for (auto [kernel, params] : kernels) {
       CUfunction f = nullptr;
       check(api().moduleGetFunction(&f, module, kernel),
             std::string("cuModuleGetFunction(") + kernel + ")");
@@ -188,6 +191,14 @@ private:
   std::vector<CUdeviceptr> allocations_;
 };
 
+/// Loads attention_wgmma.cu's kernels; false where the GPU takes no sm_90a
+/// image.
+bool loadWgmmaAttention(Gpu &gpu) {
+  return gpu.loadExtra("attention_wgmma", tfc_attention_wgmma_fatbin,
+                       {{kWgmma.forward, 28}, {kWgmma.dq, 47}, {kWgmma.dkv, 47}},
+                       k::kAttentionTcThreads);
+}
+
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
 /// seq x seq, d 64, unmasked, by CUDA events, for both families of kernels,
 /// each four ways: with dkv first, storing dS for dq (what compiled models
@@ -239,9 +250,7 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       {"tensor cores, lean forward and dq", "tfc_cuda_attention_tc_forward_lean_kernel",
        "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false},
-      {"wgmma forward, tensor cores' backward", kWgmmaForward,
-       "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
-       tcBlocks, tcBlocks, tcBlocks, false}};
+      {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.
@@ -628,10 +637,12 @@ void benchLayerNorm(Gpu &gpu) {
 void probeWgmma(Gpu &gpu) {
   namespace w = tfc::wgmmaprobe;
   if (!gpu.loadExtra("wgmma_probe", tfc_wgmma_probe_fatbin,
-                     {"tfc_probe_wgmma_ss_k16_kernel", "tfc_probe_wgmma_ss_k64_kernel",
-                      "tfc_probe_wgmma_rs_k64_kernel", "tfc_probe_wgmma_ss_k64_mn_kernel",
-                      "tfc_probe_wgmma_rs_k64_mn_kernel"},
-                     w::kThreads, 5)) {
+                     {{"tfc_probe_wgmma_ss_k16_kernel", 5},
+                      {"tfc_probe_wgmma_ss_k64_kernel", 5},
+                      {"tfc_probe_wgmma_rs_k64_kernel", 5},
+                      {"tfc_probe_wgmma_ss_k64_mn_kernel", 5},
+                      {"tfc_probe_wgmma_rs_k64_mn_kernel", 5}},
+                     w::kThreads)) {
     std::printf("SKIP wgmma probe: the driver loads no sm_90a image on this GPU\n");
     return;
   }
@@ -815,8 +826,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (bench) {
-      const bool wgmma = gpu.loadExtra("attention_wgmma", tfc_attention_wgmma_fatbin,
-                                       {kWgmmaForward}, k::kAttentionTcThreads, 28);
+      const bool wgmma = loadWgmmaAttention(gpu);
       for (long long seq : {1024LL, 2048LL})
         benchAttention(gpu, 32, seq, wgmma);
       return 0;
@@ -845,13 +855,11 @@ int main(int argc, char **argv) {
                              true, true},
                             {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true},
                             {"1024x1024 d64", 1, 4, 1024, 1024, 64, 64, false}};
-    const bool wgmma = gpu.loadExtra("attention_wgmma", tfc_attention_wgmma_fatbin, {kWgmmaForward},
-                                     k::kAttentionTcThreads, 28);
+    const bool wgmma = loadWgmmaAttention(gpu);
     if (!wgmma)
-      std::printf("SKIP attention's forward on wgmma: the driver loads no sm_90a image on this "
-                  "GPU\n");
+      std::printf("SKIP attention on wgmma: the driver loads no sm_90a image on this GPU\n");
     for (const Shape &s : shapes)
-      checkAttention(gpu, s, wgmma ? kWgmmaForward : nullptr);
+      checkAttention(gpu, s, wgmma ? &kWgmma : nullptr);
     probeWgmma(gpu);
     checkLayerNorm(gpu, 2048, 32, 64);
     checkLayerNorm(gpu, 640, 256, 64);
