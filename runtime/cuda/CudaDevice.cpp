@@ -310,6 +310,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // registers, against 2 with it (off by default until a GPU has timed
   // them: tfc-kernel-check --bench-attention times both).
   leanAttention_ = switchFromEnv("TFC_ATTENTION_LEAN", leanAttention_);
+  // TFC_ATTENTION_WGMMA=1: the tensor-core attention (heads of 64) on
+  // Hopper's wgmma (attention_wgmma.cu), where the GPU took its sm_90a
+  // image (off by default: not yet run on a GPU).
+  wgmmaAttention_ = switchFromEnv("TFC_ATTENTION_WGMMA", wgmmaAttention_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: no faster on an H200).
   // TFC_GRAPH_DEPENDENCIES=1: a captured graph's launches and calls wait

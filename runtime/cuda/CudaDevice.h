@@ -235,6 +235,10 @@ public:
   /// the same bits in 3 blocks an SM; TFC_ATTENTION_LEAN=1.
   void setLeanAttention(bool on) { leanAttention_ = on; }
   bool leanAttention() const { return leanAttention_; }
+  /// The tensor-core attention on wgmma (attention_wgmma.cu; heads of 64,
+  /// a GPU that takes its sm_90a image): TFC_ATTENTION_WGMMA=1.
+  void setWgmmaAttention(bool on) { wgmmaAttention_ = on; }
+  bool wgmmaAttention() const { return wgmmaAttention_; }
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -437,6 +441,7 @@ private:
   bool attentionDsInMemory_ = true;
   bool attentionDqStoresD_ = true;
   bool leanAttention_ = false;
+  bool wgmmaAttention_ = false;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

@@ -64,6 +64,9 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_column_sums_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_tc_forward_lean_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_tc_backward_dq_lean_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -79,6 +82,9 @@ static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 28);
 static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 28);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == 9);
@@ -117,6 +123,14 @@ bool useTensorCores(const CudaDevice &device, int64_t d, int64_t dv) {
   (void)device, (void)d, (void)dv;
   return false;
 #endif
+}
+
+/// Whether attention on `device` takes attention_wgmma.cu's kernels:
+/// TFC_ATTENTION_WGMMA=1, the tensor cores' heads of 64, and a GPU that
+/// took their image (sm_90a).
+bool useWgmma(CudaDevice &device, int64_t d, int64_t dv) {
+  return device.wgmmaAttention() && d == 64 && dv == 64 && useTensorCores(device, d, dv) &&
+         device.layerKernels().loaded(LayerKernels::AttentionWgmmaForward);
 }
 
 /// A slot holding an f32 in its low bytes.
@@ -164,7 +178,10 @@ void LayerKernels::load(CudaDriver &driver) {
       continue;
     CUmodule module = nullptr;
     std::string error;
-    if (!driver.check(api.moduleLoadData(&module, image.data),
+    const CUresult result = api.moduleLoadData(&module, image.data);
+    if (image.optional && result == CUDA_ERROR_NO_BINARY_FOR_GPU)
+      continue; // SASS for another GPU alone: its kernels are not loaded()
+    if (!driver.check(result,
                       std::string("cuModuleLoadData(the hand-written ") + image.name + " kernels)",
                       error)) {
       error_ = error;
@@ -178,6 +195,8 @@ void LayerKernels::load(CudaDriver &driver) {
     for (auto &[name, m] : loaded)
       if (name == kSpecs[i].image)
         module = m;
+    if (!module) // an optional image this GPU took none of
+      continue;
     std::string error;
     if (!driver.check(api.moduleGetFunction(&functions_[i], module, kSpecs[i].name),
                       std::string("cuModuleGetFunction(") + kSpecs[i].name + ")", error)) {
@@ -258,11 +277,12 @@ extern "C" void tfc_cuda_attention_forward(
                          maskInner, maskRow, out,    outOuter, outInner, outRow, stats})
     params.push_back(uint64_t(value));
   if (useTensorCores(device, d, dv))
-    return device.layerKernels().launch(device,
-                                        device.leanAttention()
-                                            ? LayerKernels::AttentionTcForwardLean
-                                            : LayerKernels::AttentionTcForward,
-                                        outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
+    return device.layerKernels().launch(
+        device,
+        useWgmma(device, d, dv)  ? LayerKernels::AttentionWgmmaForward
+        : device.leanAttention() ? LayerKernels::AttentionTcForwardLean
+                                 : LayerKernels::AttentionTcForward,
+        outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
   device.layerKernels().launch(device, LayerKernels::AttentionForward,
                                math::attentionForwardUnits(outer * inner, tq, dv), params);
 }
@@ -313,12 +333,15 @@ extern "C" void tfc_cuda_attention_backward(
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   // Each family's two kernels and grids (a block a unit).
+  const bool wgmma = tensorCores && useWgmma(device, d, dv);
   const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
+                                        : wgmma      ? LayerKernels::AttentionWgmmaBackwardDq
                                         : device.leanAttention()
                                             ? LayerKernels::AttentionTcBackwardDqLean
                                             : LayerKernels::AttentionTcBackwardDq,
-                             dkvKernel = tensorCores ? LayerKernels::AttentionTcBackwardDkv
-                                                     : LayerKernels::AttentionBackwardDkv;
+                             dkvKernel = !tensorCores ? LayerKernels::AttentionBackwardDkv
+                                         : wgmma      ? LayerKernels::AttentionWgmmaBackwardDkv
+                                                      : LayerKernels::AttentionTcBackwardDkv;
   const int64_t dqBlocks = tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
                                        : math::attentionDqUnits(heads, tq, d),
                 dkvBlocks = tensorCores ? heads * ceilDiv(tk, kTcRowsPerBlock)

@@ -113,6 +113,9 @@ public:
     ColumnSums,
     AttentionTcForwardLean, // attention_tc.cu's lean twins (TFC_ATTENTION_LEAN)
     AttentionTcBackwardDqLean,
+    AttentionWgmmaForward, // attention_wgmma.cu (sm_90a alone; TFC_ATTENTION_WGMMA)
+    AttentionWgmmaBackwardDq,
+    AttentionWgmmaBackwardDkv,
     Count,
   };
 
@@ -132,7 +135,8 @@ public:
   /// launch failure.
   bool launch(CudaDevice &device, Kernel kernel, int64_t blocks,
               const std::vector<uint64_t> &params, std::string &error) const;
-  /// Whether load() resolved `kernel`.
+  /// Whether load() resolved `kernel` (an optional image's kernels are
+  /// not there on a GPU that takes none of its SASS).
   bool loaded(Kernel kernel) const { return functions_[kernel] != nullptr; }
   /// Threads a block of `kernel` (1 where the kernels are not built).
   static int threads(Kernel kernel);

@@ -994,6 +994,14 @@ TEST_F(OnFakes, AttentionTakesTheTensorCoresUnderBf16AndTf32) {
   ASSERT_NE(lean.text.find(tc[2]), std::string::npos) << lean.text;
   EXPECT_LT(lean.text.find(leanLaunches[1]), lean.text.find(tc[2])) << lean.text;
   EXPECT_EQ(countOf(lean.text, "INVALID"), 0u) << lean.text;
+  // TFC_ATTENTION_WGMMA=1: reverse's heads are 32 wide, not wgmma's 64: the
+  // tensor cores' kernels still (set_anomaly's take wgmma: below).
+  env_ = "TFC_ATTENTION_WGMMA=1 ";
+  std::remove((dir_ + "/run-train_step.log").c_str());
+  FakeLog narrow = runEntry("train_step");
+  env_ = "";
+  EXPECT_EQ(countOf(narrow.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << narrow.text;
+  EXPECT_GT(countOf(narrow.text, tc[0]), 0u) << narrow.text;
   ASSERT_NO_FATAL_FAILURE(compile("reverse"));
   FakeLog step = runEntry("train_step");
   for (const char *launch : fp32)
@@ -1009,6 +1017,31 @@ TEST_F(OnFakes, AttentionTakesTheTensorCoresUnderBf16AndTf32) {
   env_ = "";
   for (const char *launch : tc) // (loaded, but not launched)
     EXPECT_EQ(countOf(step.text, launch), 0u) << launch << "\n" << step.text;
+}
+
+// TFC_ATTENTION_WGMMA=1 on a model whose heads are 64 wide (set_anomaly,
+// --precision bf16): its attention runs attention_wgmma.cu's three kernels
+// (the fake takes their sm_90a image, and checks each launch against its
+// parameters), dq before dkv; without the switch, attention_tc.cu's.
+TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
+  ASSERT_NO_FATAL_FAILURE(compile("set_anomaly", "--precision bf16"));
+  const char *wgmma[] = {"cuLaunchKernel(tfc_cuda_attention_wgmma_forward_kernel,",
+                         "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_kernel,",
+                         "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_kernel,"};
+  env_ = "TFC_ATTENTION_WGMMA=1 ";
+  FakeLog on = runEntry("train_step");
+  env_ = "";
+  for (const char *launch : wgmma)
+    EXPECT_GT(countOf(on.text, launch), 0u) << launch << "\n" << on.text;
+  EXPECT_EQ(countOf(on.text, "cuLaunchKernel(tfc_cuda_attention_tc_"), 0u) << on.text;
+  ASSERT_NE(on.text.find(wgmma[2]), std::string::npos) << on.text;
+  EXPECT_LT(on.text.find(wgmma[1]), on.text.find(wgmma[2])) << on.text;
+  EXPECT_EQ(countOf(on.text, "INVALID"), 0u) << on.text;
+  std::remove((dir_ + "/run-train_step.log").c_str());
+  FakeLog off = runEntry("train_step");
+  EXPECT_EQ(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << off.text;
+  EXPECT_GT(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,"), 0u)
+      << off.text;
 }
 
 // Reverse (attention, layer norm, embeddings), set_anomaly (dropout),

@@ -56,11 +56,10 @@
 using namespace tfc::rt::cuda;
 using namespace tfc::kernelcheck;
 
-// wgmma_probe.cu's and attention_wgmma.cu's fatbins (sm_90a), embedded as
-// runtime/cuda/kernels' are.
+// wgmma_probe.cu's fatbin (sm_90a), embedded as runtime/cuda/kernels' are.
 extern "C" const unsigned char tfc_wgmma_probe_fatbin[];
-extern "C" const unsigned char tfc_attention_wgmma_fatbin[];
-/// attention_wgmma.cu's kernels: attention on wgmma (an experiment).
+/// attention_wgmma.cu's kernels (TFC_ATTENTION_WGMMA), in Kernels.h's
+/// optional sm_90a image.
 constexpr const char *kWgmmaForward = "tfc_cuda_attention_wgmma_forward_kernel";
 const WgmmaKernels kWgmma = {kWgmmaForward, "tfc_cuda_attention_wgmma_backward_dq_kernel",
                              "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
@@ -82,10 +81,15 @@ public:
   void load() {
     for (const k::KernelImage &image : k::kImages) {
       CUmodule module = nullptr;
-      check(api().moduleLoadData(&module, image.data), std::string("cuModuleLoadData(") + image.name + ")");
+      const CUresult result = api().moduleLoadData(&module, image.data);
+      if (image.optional && result == CUDA_ERROR_NO_BINARY_FOR_GPU)
+        continue; // SASS for another GPU alone: its kernels are left out (has())
+      check(result, std::string("cuModuleLoadData(") + image.name + ")");
       modules_[image.name] = module;
     }
     for (const k::KernelInfo &info : k::kKernels) {
+      if (!modules_.count(info.image))
+        continue;
       CUfunction f = nullptr;
       check(api().moduleGetFunction(&f, modules_.at(info.image), info.name),
             std::string("cuModuleGetFunction(") + info.name + ")");
@@ -111,6 +115,9 @@ public:
     }
     return true;
   }
+
+  /// Whether kernel `name` was loaded (an optional image's may not be).
+  bool has(const char *name) const { return functions_.count(name) != 0; }
 
   CUdeviceptr alloc(size_t bytes) {
     CUdeviceptr p = 0;
@@ -191,12 +198,10 @@ private:
   std::vector<CUdeviceptr> allocations_;
 };
 
-/// Loads attention_wgmma.cu's kernels; false where the GPU takes no sm_90a
-/// image.
-bool loadWgmmaAttention(Gpu &gpu) {
-  return gpu.loadExtra("attention_wgmma", tfc_attention_wgmma_fatbin,
-                       {{kWgmma.forward, 28}, {kWgmma.dq, 47}, {kWgmma.dkv, 47}},
-                       k::kAttentionTcThreads);
+/// Whether attention_wgmma.cu's kernels were loaded (a GPU that takes
+/// sm_90a SASS).
+bool hasWgmmaAttention(Gpu &gpu) {
+  return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv);
 }
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
@@ -826,7 +831,7 @@ int main(int argc, char **argv) {
       return 0;
     }
     if (bench) {
-      const bool wgmma = loadWgmmaAttention(gpu);
+      const bool wgmma = hasWgmmaAttention(gpu);
       for (long long seq : {1024LL, 2048LL})
         benchAttention(gpu, 32, seq, wgmma);
       return 0;
@@ -855,7 +860,7 @@ int main(int argc, char **argv) {
                              true, true},
                             {"1024x1024 d64 masked (long rows)", 1, 4, 1024, 1024, 64, 64, true},
                             {"1024x1024 d64", 1, 4, 1024, 1024, 64, 64, false}};
-    const bool wgmma = loadWgmmaAttention(gpu);
+    const bool wgmma = hasWgmmaAttention(gpu);
     if (!wgmma)
       std::printf("SKIP attention on wgmma: the driver loads no sm_90a image on this GPU\n");
     for (const Shape &s : shapes)

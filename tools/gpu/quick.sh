@@ -43,7 +43,8 @@
 #      and the medium encoder's and set_anomaly's with dq from the dS dkv stored and not
 #      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
 #      (TFC_ATTENTION_DQ_STORES_D), and with the tensor cores' lean forward
-#      and dq (TFC_ATTENTION_LEAN); and the medium encoder's bf16 step with
+#      and dq (TFC_ATTENTION_LEAN) and with attention on wgmma
+#      (TFC_ATTENTION_WGMMA); and the medium encoder's bf16 step with
 #      bf16 copies of its GEMMs' operands (the default), without, and with
 #      the forward's activation copies kept (--bf16-keep-activation-copies);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
@@ -235,6 +236,7 @@ ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder
 ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_LEAN "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
+ab TFC_ATTENTION_WGMMA "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 
 echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, and with the forward's activation copies kept"
 for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \

@@ -18,7 +18,7 @@
 #      and the medium encoder with GEMM autotuning (TFC_GEMM_AUTOTUNE=1)
 #      against 0, twice; and the
 #      medium encoder with attention's lean kernels (TFC_ATTENTION_LEAN=1)
-#      against 0, and its bf16
+#      against 0 and on wgmma (TFC_ATTENTION_WGMMA=1) against 0, and its bf16
 #      step with bf16 copies of the GEMMs' operands against without and
 #      against the forward's copies kept (--bf16-keep-activation-copies);
 #   5. attention's kernels alone (--bench-attention), the medium encoder's
@@ -147,6 +147,7 @@ for binary in "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
   [ -x "$binary" ] && [ "$(left)" -gt 80 ] || continue
   for value in 1 0; do
     echo "    $(basename "$binary") TFC_ATTENTION_LEAN=$value: $(step "$binary" "TFC_ATTENTION_LEAN=$value")"
+    echo "    $(basename "$binary") TFC_ATTENTION_WGMMA=$value: $(step "$binary" "TFC_ATTENTION_WGMMA=$value")"
   done
 done
 

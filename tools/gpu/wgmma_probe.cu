@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/gpu/Wgmma.cuh"
+#include "runtime/cuda/kernels/Wgmma.cuh"
 
 #include <cstdint>
 

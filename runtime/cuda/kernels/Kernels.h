@@ -36,6 +36,8 @@ extern const unsigned char tfc_cuda_gather_fatbin[];
 extern const size_t tfc_cuda_gather_fatbin_size;
 extern const unsigned char tfc_cuda_gemm_small_fatbin[];
 extern const size_t tfc_cuda_gemm_small_fatbin_size;
+extern const unsigned char tfc_cuda_attention_wgmma_fatbin[];
+extern const size_t tfc_cuda_attention_wgmma_fatbin_size;
 }
 
 namespace tfc::rt::cuda::kernels {
@@ -85,6 +87,12 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_kernel", kAttentionTcThreads, 28, \
+    TFC_CUDA_ATTENTION_FORWARD)                                                \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_kernel", kAttentionTcThreads, 47, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_kernel", kAttentionTcThreads, 47, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 9,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16") \
   X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 13,  \
@@ -123,6 +131,9 @@ struct KernelImage {
   const char *name; // "attention"
   const unsigned char *data;
   const size_t *size;
+  /// SASS for one GPU family alone (attention_wgmma: sm_90a): a GPU whose
+  /// driver takes none of it runs without these kernels.
+  bool optional = false;
 };
 
 struct KernelInfo {
@@ -141,6 +152,8 @@ inline constexpr KernelImage kImages[] = {
     {"dropout", tfc_cuda_dropout_fatbin, &tfc_cuda_dropout_fatbin_size},
     {"gather", tfc_cuda_gather_fatbin, &tfc_cuda_gather_fatbin_size},
     {"gemm_small", tfc_cuda_gemm_small_fatbin, &tfc_cuda_gemm_small_fatbin_size},
+    {"attention_wgmma", tfc_cuda_attention_wgmma_fatbin, &tfc_cuda_attention_wgmma_fatbin_size,
+     /*optional=*/true},
 };
 
 inline constexpr KernelInfo kKernels[] = {

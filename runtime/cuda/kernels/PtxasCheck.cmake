@@ -1,6 +1,7 @@
 # cmake -DPTXAS=... -DSTACK_BUDGET=N -DPTX="a.ptx;a.sm80.ptx;..." -P PtxasCheck.cmake
 # Runs `ptxas -arch=sm_90 -v` (`-arch=sm_80` for a .sm80.ptx, the
-# compute_80 PTX) on each kernel file's PTX and fails on an
+# compute_80 PTX; `-arch=sm_90a` for a .sm90a.ptx, wgmma's kernels) on each
+# kernel file's PTX and fails on an
 # error (an unresolved extern function among them), a `.extern .func` left
 # in the PTX, any spill, or a stack frame above STACK_BUDGET bytes, and
 # unless every kernel of the sm_90 PTX waits for the kernel before it
@@ -17,12 +18,14 @@ foreach(ptx ${PTX})
   set(arch sm_90)
   if(ptx MATCHES "\\.sm80\\.ptx$")
     set(arch sm_80)
+  elseif(ptx MATCHES "\\.sm90a\\.ptx$") # wgmma's kernels (attention_wgmma.cu)
+    set(arch sm_90a)
   endif()
   string(REGEX MATCHALL "\\.entry" entries "${text}")
   string(REGEX MATCHALL "griddepcontrol\\.wait" waits "${text}")
   list(LENGTH entries entryCount)
   list(LENGTH waits waitCount)
-  if(arch STREQUAL "sm_90" AND NOT waitCount EQUAL entryCount)
+  if(arch MATCHES "^sm_90" AND NOT waitCount EQUAL entryCount)
     message(SEND_ERROR "${ptx}: ${entryCount} kernels, ${waitCount} griddepcontrol.wait: every "
                        "kernel must start with awaitPreviousKernel() (Warp.cuh)")
     math(EXPR failures "${failures} + 1")

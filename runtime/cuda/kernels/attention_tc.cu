@@ -1249,6 +1249,10 @@ template <bool Lean> __device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS) 
 
 } // namespace
 
+// attention_wgmma.cu includes this file for its loops and tiles, not its
+// kernels (its image has kernels of its own).
+#ifndef TFC_ATTENTION_TC_NO_KERNELS
+
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
 /// forward kernel, on tensor cores.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
@@ -1307,3 +1311,5 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         sStats);
   });
 }
+
+#endif // TFC_ATTENTION_TC_NO_KERNELS

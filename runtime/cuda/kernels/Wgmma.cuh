@@ -1,4 +1,4 @@
-//===- Wgmma.cuh - Hopper's warpgroup MMA (sm_90a), as tools/gpu uses it --===//
+//===- Wgmma.cuh - Hopper's warpgroup MMA (sm_90a) -----------------------===//
 //
 // wgmma.mma_async m64n64k16 (bf16 in, fp32 accumulators) with A and B from
 // shared memory or A from registers, the fences and waits around it, and
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TFC_TOOLS_GPU_WGMMA_CUH
-#define TFC_TOOLS_GPU_WGMMA_CUH
+#ifndef TFC_RUNTIME_CUDA_KERNELS_WGMMA_CUH
+#define TFC_RUNTIME_CUDA_KERNELS_WGMMA_CUH
 
 #include <cstdint>
 
@@ -76,4 +76,4 @@ __device__ __forceinline__ uint64_t wgmmaDescriptor(const void *tile, uint32_t o
 }
 #endif
 
-#endif // TFC_TOOLS_GPU_WGMMA_CUH
+#endif // TFC_RUNTIME_CUDA_KERNELS_WGMMA_CUH

@@ -1,16 +1,17 @@
-//===- attention_wgmma.cu - attention on wgmma: an experiment -------------===//
+//===- attention_wgmma.cu - attention on Hopper's wgmma -------------------===//
 //
 // defines: tfc_cuda_attention_wgmma_forward_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_kernel,
 //          tfc_cuda_attention_wgmma_backward_dkv_kernel
-//          (and again the kernels of attention_tc.cu, which it includes)
 //
-// Not yet a runtime kernel: an experiment tfc-kernel-check checks against
-// the CPU and times on an H100 or H200 (kernel_check.cpp: checkAttention's
-// "wgmma forward" family, --bench-attention), so that one GPU call says
-// whether attention on Hopper's warpgroup MMA is right and how fast, before
-// the runtime takes it. The tensor-core kernels' mma.sync reaches about two
-// thirds of the dense peak at best; issue 28 asks for half of it.
+// attention_tc.cu's three kernels on Hopper's warpgroup MMA, behind
+// TFC_ATTENTION_WGMMA=1 (off: never yet run on a GPU). Its image has SASS
+// for sm_90a alone (Kernels.h's optional image): elsewhere the runtime
+// loads none of it and keeps attention_tc.cu's kernels. tfc-kernel-check
+// checks these against the CPU as its "wgmma" family and --bench-attention
+// times them; the wgmma probe (tools/gpu/wgmma_probe.cu) checks the layouts
+// they rest on. The tensor-core kernels' mma.sync reaches about two thirds
+// of the dense peak at best; issue 28 asks for half of it.
 //
 // attention_tc.cu's forward kernel (its parameters, its semantics and its
 // softmax: scoreTile's base-2 scores, the online maximum, fastExp2, the
@@ -54,8 +55,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#define TFC_ATTENTION_TC_NO_KERNELS // its loops and tiles, not its kernels
+#include "runtime/cuda/kernels/Wgmma.cuh"
 #include "runtime/cuda/kernels/attention_tc.cu"
-#include "tools/gpu/Wgmma.cuh"
 
 namespace {
 
