@@ -1186,7 +1186,7 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
 
 // The forward's and the backward's parameters (Kernels.h's
 // TFC_CUDA_ATTENTION_FORWARD and _BACKWARD), and the arguments that pass
-// them on: each kernel comes as a default and a lean entry.
+// them on: for the entries here, their lean twins and attention_wgmma.cu's.
 #define TFC_TC_FORWARD_PARAMS                                                                      \
   i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
       i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
@@ -1207,6 +1207,18 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
       i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
       const float *__restrict__ stats, float *__restrict__ scratch,                                \
       const uint16_t *__restrict__ dS, i64 dsRow
+/// dkv's: dq's but scratch read (dq stored it) and dS written.
+#define TFC_TC_DKV_PARAMS                                                                          \
+  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
+      i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
+      i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
+      const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
+      const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,                   \
+      float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,         \
+      i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
+      i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
+      const float *__restrict__ stats, const float *__restrict__ scratch,                          \
+      uint16_t *__restrict__ dS, i64 dsRow
 #define TFC_TC_BACKWARD_ARGS                                                                       \
   outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
@@ -1282,17 +1294,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLe
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
 /// tensor cores, the same arguments; scratch (when not 0) as dq left it.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_tc_backward_dkv_kernel(
-        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, const float *__restrict__ scratch,
-        uint16_t *__restrict__ dS, i64 dsRow) {
+    tfc_cuda_attention_tc_backward_dkv_kernel(TFC_TC_DKV_PARAMS) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))

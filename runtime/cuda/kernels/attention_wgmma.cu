@@ -510,17 +510,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 /// products on wgmma where it has rows' statistics (the forward's or
 /// dq's) and stores no dS; otherwise attention_tc.cu's own loop.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_wgmma_backward_dkv_kernel(
-        i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-        i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-        i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-        const float *__restrict__ stats, const float *__restrict__ scratch,
-        uint16_t *__restrict__ dS, i64 dsRow) {
+    tfc_cuda_attention_wgmma_backward_dkv_kernel(TFC_TC_DKV_PARAMS) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
