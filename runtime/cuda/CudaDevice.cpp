@@ -543,10 +543,10 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
   std::string error, gpu;
   std::unique_ptr<CudaDriver> driver = CudaDriver::load(error);
   CUdevice device = 0;
+  int major = 0, minor = 0;
   if (driver && driver->init(error) && driver->device(options_.index, device, error)) {
     std::string name;
     size_t bytes = 0;
-    int major = 0, minor = 0;
     if (driver->deviceName(device, name, error) && driver->deviceMemory(device, bytes, error) &&
         driver->computeCapability(device, major, minor, error))
       gpu = name + ", sm_" + std::to_string(major) + std::to_string(minor) + ", " +
@@ -581,6 +581,17 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                             "parameters, activations and gradients stored fp32"
                           : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
                             "in full FP32");
+    // Attention's kernels under tf32 and bf16: which ones the switches pick.
+    if (!spec.persistent && spec.precision != abi::key::kPrecisionFp32 && !spec.precision.empty())
+      lines.push_back(
+          std::string("attention on tensor cores (heads up to 64 wide, multiples of 16): "
+                      "mma.sync; TFC_ATTENTION_LEAN=1 the lean forward and dq; "
+                      "TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: ") +
+          (gpu.empty() ? "no GPU here to say whether it takes it)"
+           : major == 9 && minor == 0
+               ? "this GPU takes it)"
+               : "not this GPU's, sm_" + std::to_string(major) + std::to_string(minor) +
+                     ": the switch changes nothing)"));
     std::string awaiting;
     for (const std::string &arch : spec.dependentLaunch)
       awaiting += (awaiting.empty() ? "" : ", ") + arch;

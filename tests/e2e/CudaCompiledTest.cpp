@@ -1042,6 +1042,18 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   EXPECT_EQ(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << off.text;
   EXPECT_GT(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,"), 0u)
       << off.text;
+  // `info` names the switches, and whether this GPU (the fake's sm_90) takes
+  // the wgmma image; with no GPU, that it cannot say.
+  CommandResult info = run(kFakes + binary_ + " info");
+  EXPECT_EQ(info.status, 0) << info.output;
+  EXPECT_NE(info.output.find("TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: this "
+                             "GPU takes it)"),
+            std::string::npos)
+      << info.output;
+  CommandResult none = run(kNoDriver + binary_ + " info");
+  EXPECT_NE(none.output.find("(sm_90a SASS: no GPU here to say whether it takes it)"),
+            std::string::npos)
+      << none.output;
 }
 
 // Reverse (attention, layer norm, embeddings), set_anomaly (dropout),
