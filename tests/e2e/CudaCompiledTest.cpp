@@ -1054,6 +1054,18 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   EXPECT_NE(none.output.find("(sm_90a SASS: no GPU here to say whether it takes it)"),
             std::string::npos)
       << none.output;
+  // A GPU that takes none of the wgmma image (an A100's driver refuses its
+  // sm_90a SASS): the runtime loads the others and, the switch on, runs
+  // attention_tc.cu's kernels.
+  env_ = "TFC_ATTENTION_WGMMA=1 TFC_FAKE_CUDA_NO_BINARY=_wgmma_ ";
+  std::remove((dir_ + "/run-train_step.log").c_str());
+  FakeLog refused = runEntry("train_step");
+  env_ = "";
+  EXPECT_EQ(countOf(refused.text, "): no binary for this GPU"), 1u) << refused.text;
+  EXPECT_EQ(countOf(refused.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << refused.text;
+  EXPECT_GT(countOf(refused.text, "cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,"), 0u)
+      << refused.text;
+  EXPECT_EQ(countOf(refused.text, "INVALID"), 0u) << refused.text;
 }
 
 // Reverse (attention, layer norm, embeddings), set_anomaly (dropout),

@@ -30,6 +30,10 @@
 //   TFC_FAKE_CUDA_ALLOC_LIMIT=N     cuMemAlloc of more than N bytes fails
 //                                   with CUDA_ERROR_OUT_OF_MEMORY
 //   TFC_FAKE_CUDA_MISSING=cuXxx     cuGetProcAddress does not know cuXxx
+//   TFC_FAKE_CUDA_NO_BINARY=TEXT    cuModuleLoadData of an image with a kernel
+//                                   whose name holds TEXT fails with
+//                                   CUDA_ERROR_NO_BINARY_FOR_GPU (a GPU its
+//                                   SASS is not for: sm_90a's on an A100)
 //   TFC_FAKE_CUDA_OCCUPANCY=N       N blocks of any kernel a multiprocessor
 //                                   (132 of them; default 2048 threads' worth):
 //                                   occupancy queries and cooperative launches
@@ -730,6 +734,12 @@ FAKE(cuModuleLoadData)(CUmodule *module, const void *image) {
     names.push_back(k.name);
     list += (list.empty() ? "" : ", ") + k.name + "/" + std::to_string(k.params.size());
   }
+  if (const char *text = std::getenv("TFC_FAKE_CUDA_NO_BINARY"); text && *text)
+    for (const std::string &name : names)
+      if (name.find(text) != std::string::npos) {
+        record("cuModuleLoadData(" + list + "): no binary for this GPU");
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
+      }
   state().modules[handle] = names;
   // The functions are made now; cuModuleGetFunction hands them out.
   for (Kernel &k : kernels)
