@@ -1549,14 +1549,25 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   manifest.cuda->precision = "tf32";
   manifest.cuda->dependentLaunch = {"sm_90"};
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 9u);
+  ASSERT_EQ(lines.size(), 10u); // and a line on attention's kernels
   EXPECT_EQ(lines[2], "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32");
-  EXPECT_EQ(lines[3], "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
+  // The fake's GPU is an sm_90: it takes the wgmma image.
+  EXPECT_EQ(lines[3], "attention on tensor cores (heads up to 64 wide, multiples of 16): "
+                      "mma.sync; TFC_ATTENTION_LEAN=1 the lean forward and dq; "
+                      "TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: this GPU "
+                      "takes it)");
+  EXPECT_EQ(lines[4], "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
                       "hand-written kernels on sm_90 and later, the generated ones on sm_90");
+  {
+    ScopedEnv ampere{"TFC_FAKE_CUDA_CC_MAJOR", "8"};
+    EXPECT_NE(device.describe(manifest)[3].find(
+                  "(sm_90a SASS: not this GPU's, sm_80: the switch changes nothing)"),
+              std::string::npos);
+  }
   manifest.cuda->precision = "bf16";
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 9u);
+  ASSERT_EQ(lines.size(), 10u);
   EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc "
                       "compile's --bf16-operands made them), every other kernel fp32, "
