@@ -131,6 +131,13 @@ public:
   virtual void release(void *memory) = 0;
   virtual void copyIn(void *device, const void *host, size_t bytes) = 0;
   virtual void copyOut(void *host, const void *device, size_t bytes) = 0;
+  /// Whether [device, device + bytes) lies in one allocation, so that one
+  /// copyOut may read it whole (Model's copies of several results at once);
+  /// false where the device cannot tell.
+  virtual bool oneAllocation(const void *device, size_t bytes) const {
+    (void)device, (void)bytes;
+    return false;
+  }
   /// Copies `bytes` from device memory to device memory, after what was
   /// enqueued before (a GPU's stream); a failure as copyIn's.
   virtual void copyWithin(void *to, const void *from, size_t bytes) = 0;

@@ -384,9 +384,15 @@ bool Model::run(const EntrySpec &entry, const std::map<std::string, const Tensor
   if (!device_->run(fn, buffers.data(), buffers.size(), error,
                     gathers.first ? &gathers : nullptr))
     return false;
-  if (!device_->hostMemory())
+  // The results out: an evaluation batch's scores in one copy and one wait.
+  if (!device_->hostMemory()) {
+    std::vector<OutPiece> pieces;
     for (size_t i = 0; i < results.size(); ++i)
-      device_->copyOut(results[i].bytes.data(), buffers[args.size() + i], results[i].bytes.size());
+      pieces.push_back({results[i].bytes.data(),
+                        static_cast<const unsigned char *>(buffers[args.size() + i]),
+                        results[i].bytes.size()});
+    copyOut(pieces, /*oneCopy=*/true);
+  }
   return device_->takeError(error);
 }
 
@@ -518,13 +524,7 @@ bool Model::readSlots(const EntrySpec &entry, const std::vector<size_t> &slots,
       error = "entry '" + entry.name + "' has no results in slot " + std::to_string(slot);
       return false;
     }
-  // Each result to copy out: its host bytes, its device buffer.
-  struct Piece {
-    unsigned char *host;
-    const unsigned char *device;
-    size_t bytes;
-  };
-  std::vector<Piece> pieces;
+  std::vector<OutPiece> pieces;
   const EntryMemory &memory = it->second;
   for (size_t i = 0; i < slots.size(); ++i) {
     const std::vector<void *> &buffers = memory.slots[slots[i]];
@@ -542,26 +542,32 @@ bool Model::readSlots(const EntrySpec &entry, const std::vector<size_t> &slots,
                         out[r].bytes.size()});
     }
   }
+  copyOut(pieces, oneCopy);
+  return device_->takeError(error);
+}
+
+void Model::copyOut(const std::vector<OutPiece> &pieces, bool oneCopy) {
   if (pieces.empty())
-    return device_->takeError(error);
+    return;
   // One copy of the span that holds them all, where it is small (on a GPU
   // every copy out waits for the stream: one wait instead of one a piece).
   const unsigned char *low = pieces[0].device, *high = low;
-  for (const Piece &p : pieces) {
+  for (const OutPiece &p : pieces) {
     low = std::min(low, p.device);
     high = std::max(high, p.device + p.bytes);
   }
+  // The span must lie in one allocation: a read past one's end is an
+  // error on a GPU (a result outside the pool, a parameter's own copy).
   if (oneCopy && pieces.size() > 1 && size_t(high - low) <= kSlotsOneCopyBytes &&
-      !device_->hostMemory()) {
+      !device_->hostMemory() && device_->oneAllocation(low, size_t(high - low))) {
     std::vector<unsigned char> span(size_t(high - low));
     device_->copyOut(span.data(), low, span.size());
-    for (const Piece &p : pieces)
+    for (const OutPiece &p : pieces)
       std::memcpy(p.host, span.data() + (p.device - low), p.bytes);
   } else {
-    for (const Piece &p : pieces)
+    for (const OutPiece &p : pieces)
       device_->copyOut(p.host, p.device, p.bytes);
   }
-  return device_->takeError(error);
 }
 
 } // namespace tfc::rt

@@ -177,6 +177,15 @@ public:
   bool openDevice(std::string &error);
 
 private:
+  /// A result to copy out: its host bytes, its device buffer.
+  struct OutPiece {
+    unsigned char *host;
+    const unsigned char *device;
+    size_t bytes;
+  };
+  /// Copies `pieces` out, with oneCopy as one copy of their span where it
+  /// is at most kSlotsOneCopyBytes (readSlots, run).
+  void copyOut(const std::vector<OutPiece> &pieces, bool oneCopy);
   /// An entry's device memory, each buffer allocated at its first use: on a
   /// device whose memory is not the host's, a buffer per argument copied in
   /// (not the kept ones) and per result and result slot (not the swapped

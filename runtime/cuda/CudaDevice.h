@@ -125,6 +125,11 @@ public:
   void release(void *memory) override;
   void copyIn(void *device, const void *host, size_t bytes) override;
   void copyOut(void *host, const void *device, size_t bytes) override;
+  /// Within the pool's one allocation (where every planned buffer is).
+  bool oneAllocation(const void *device, size_t bytes) const override {
+    return bytes > 0 && pool_.contains(uintptr_t(device)) &&
+           pool_.contains(uintptr_t(device) + bytes - 1);
+  }
   void copyWithin(void *to, const void *from, size_t bytes) override;
   /// `batch` on the stream, not waited for: gather.cu's gather kernel an
   /// input (a word a thread), then its advance kernel. run() and enqueue()
