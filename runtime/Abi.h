@@ -262,6 +262,12 @@ inline constexpr int64_t kDsMaxBytes = int64_t(256) << 20;
 inline constexpr int64_t kRowStatsBytes = 16;
 } // namespace attention
 
+/// A layer norm forward's arguments (tfc_layer_norm_forward and its CUDA
+/// twin): y16, when not 0, receives y's bf16 bits (tf-bf16-gemm-operands).
+namespace layer_norm {
+enum Arg : unsigned { Rows, D, Eps, X, Gamma, Beta, Y, Relu, Y16, Count };
+} // namespace layer_norm
+
 // X(Enumerator, symbol, C function type)
 #define TFC_ABI_RUNTIME_FUNCTIONS(X)                                           \
   X(Sgemm, tfc_sgemm, void(TFC_ABI_GEMM_ARGS))                                 \

@@ -101,7 +101,7 @@ inline bool runtimeCallOnlyReads(llvm::StringRef callee, unsigned position) {
   }
   // Sizes, then the inputs (Abi.h's comments on each function).
   if (is(RuntimeFunction::CudaLayerNormForward))
-    return position >= 3 && position <= 5; // x, gamma, beta
+    return position >= abi::layer_norm::X && position <= abi::layer_norm::Beta;
   if (is(RuntimeFunction::CudaLayerNormBackward))
     return position >= 4 && position <= 7; // x, gamma, the adjoint, its gate
   if (is(RuntimeFunction::CudaCrossEntropy))

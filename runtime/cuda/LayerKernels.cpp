@@ -87,7 +87,7 @@ static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
-static_assert(kSpecs[LayerKernels::LayerNormForward].params == 9);
+static_assert(kSpecs[LayerKernels::LayerNormForward].params == tfc::abi::layer_norm::Count);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 9);
 static_assert(kSpecs[LayerKernels::CrossEntropyMean].params == 4);
 static_assert(kSpecs[LayerKernels::CrossEntropyBackward].params == 8);

@@ -90,11 +90,7 @@ struct Copy {
   Value buffer;
 };
 
-/// Where tfc_cuda_layer_norm_forward's arguments are (runtime/Abi.h: rows,
-/// d, eps, x, gamma, beta, y, relu, y16).
-namespace layer_norm {
-constexpr unsigned Rows = 0, D = 1, Y = 6, Y16 = 8, Count = 9;
-} // namespace layer_norm
+namespace layer_norm = abi::layer_norm;
 
 /// Whether `call` is tfc_cuda_layer_norm_forward.
 bool isLayerNormForward(func::CallOp call) {

@@ -758,6 +758,70 @@ rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK, Tile &sV,
   }
 }
 
+/// The forward's online softmax over one key tile of base-2 scores s
+/// (scoreTile's) for the warp's rows g and g + 8 (h = 0, 1): the new row
+/// maxima m, s turned into P = 2^(s - m) unnormalized, l folded
+/// (onlineFold), and the output accumulators o (2W column tiles) rescaled.
+template <int W>
+__device__ __forceinline__ void softmaxTile(float (&s)[kTiles][4], float (&o)[kMaxTiles][4],
+                                            float (&m)[2], float (&l)[2], bool first) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float mx = -INFINITY;
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+      mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
+    const float mNew = fmaxf(m[h], quadMax(mx));
+    float sum = 0.0f;
+#pragma unroll
+    for (int n = 0; n < kTiles; ++n)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        s[n][e] = fastExp2(s[n][e] - mNew); // now P, unnormalized
+        sum += s[n][e];
+      }
+    const float alpha = alpha2(first, m[h], mNew);
+    const OnlineRow row = onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha, quadSum(sum), 0.0f);
+    m[h] = row.m;
+    l[h] = row.l;
+#pragma unroll
+    for (int n = 0; n < 2 * W; ++n)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e)
+        o[n][e] *= alpha;
+  }
+}
+
+/// The forward's end for the warp's 16 rows from r0 of head b: O = o / l
+/// (its first dv columns, rows below tq) and, with stats, each row's
+/// {m in base 2, 1/l, 0, scale or 0}.
+template <int W>
+__device__ __forceinline__ void
+storeForwardRows(float *O, i64 outRow, float *__restrict__ stats, const float (&o)[kMaxTiles][4],
+                 const float (&m)[2], const float (&l)[2], const bool (&live)[2], float scale,
+                 i64 b, i64 r0, i64 tq, i64 dv, int g, int t) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const i64 i = r0 + g + h * 8;
+    const float inv = 1.0f / l[h];
+    // The backward's statistics, as rowStats computes them (the same
+    // scores, maxima and sums in the same order: the same bits), but D.
+    const float scaleLive = stats && quadAny(live[h]) ? scale : 0.0f;
+    if (i >= tq)
+      continue;
+    if (stats && t == 0)
+      reinterpret_cast<float4 *>(stats)[b * tq + i] = make_float4(m[h], inv, 0.0f, scaleLive);
+#pragma unroll
+    for (int n = 0; n < 2 * W; ++n)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        const int c = n * 8 + 2 * t + (e & 1);
+        if (c < dv)
+          O[i * outRow + c] = o[n][e] * inv;
+      }
+  }
+}
+
 /// The forward kernel's loop (its arguments, and its shared tiles).
 /// Prefetch (the aligned path of the default kernel): the next key tile's
 /// loads fly in registers during this tile's products; else each tile is
@@ -806,31 +870,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
       float s[kTiles][4];
       productT<W>(s, qa, sK[cur], 0, g, t);
       scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < kTiles; ++n)
-          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-        const float mNew = fmaxf(m[h], quadMax(mx));
-        float sum = 0.0f;
-#pragma unroll
-        for (int n = 0; n < kTiles; ++n)
-#pragma unroll
-          for (int e = 2 * h; e < 2 * h + 2; ++e) {
-            s[n][e] = fastExp2(s[n][e] - mNew); // now P, unnormalized
-            sum += s[n][e];
-          }
-        const float alpha = alpha2(j0 == 0, m[h], mNew);
-        const OnlineRow row = onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha, quadSum(sum), 0.0f);
-        m[h] = row.m;
-        l[h] = row.l;
-#pragma unroll
-        for (int n = 0; n < 2 * W; ++n)
-#pragma unroll
-          for (int e = 2 * h; e < 2 * h + 2; ++e)
-            o[n][e] *= alpha;
-      }
+      softmaxTile<W>(s, o, m, l, j0 == 0);
       accumulate<W>(o, s, sVt[cur], 0, g, t);
       if (next) { // into the other buffers, last read before the last barrier
         if (!Prefetch) { // loaded when stored (no registers held for a prefetch)
@@ -842,26 +882,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
       }
       __syncthreads(); // the next tile staged, this one read
     }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 i = i0 + warp * 16 + g + h * 8;
-      const float inv = 1.0f / l[h];
-      // The backward's statistics, as rowStats computes them (the same
-      // scores, maxima and sums in the same order: the same bits), but D.
-      const float scaleLive = stats && quadAny(live[h]) ? scale : 0.0f;
-      if (i >= tq)
-        continue;
-      if (stats && t == 0)
-        reinterpret_cast<float4 *>(stats)[b * tq + i] = make_float4(m[h], inv, 0.0f, scaleLive);
-#pragma unroll
-      for (int n = 0; n < 2 * W; ++n)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const int c = n * 8 + 2 * t + (e & 1);
-          if (c < dv)
-            O[i * outRow + c] = o[n][e] * inv;
-        }
-    }
+    storeForwardRows<W>(O, outRow, stats, o, m, l, live, scale, b, i0 + warp * 16, tq, dv, g, t);
   }
 }
 

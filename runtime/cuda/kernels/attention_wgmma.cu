@@ -149,32 +149,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
                    step > 0);
       wgmmaCommitAndWait();
       scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float mx = -INFINITY;
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-          mx = fmaxf(mx, fmaxf(s[n][2 * h], s[n][2 * h + 1]));
-        const float mNew = fmaxf(m[h], quadMax(mx));
-        float sum = 0.0f;
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 2 * h; e < 2 * h + 2; ++e) {
-            s[n][e] = fastExp2(s[n][e] - mNew); // now P, unnormalized
-            sum += s[n][e];
-          }
-        const float alpha = alpha2(j0 == 0, m[h], mNew);
-        const OnlineRow row =
-            onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha, quadSum(sum), 0.0f);
-        m[h] = row.m;
-        l[h] = row.l;
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 2 * h; e < 2 * h + 2; ++e)
-            o[n][e] *= alpha;
-      }
+      softmaxTile<4>(s, o, m, l, j0 == 0);
       uint32_t pa[4][4];
 #pragma unroll
       for (int step = 0; step < 4; ++step)
@@ -195,21 +170,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       }
       __syncthreads(); // the next tile staged, this one read
     }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 i = i0 + warp * 16 + g + h * 8;
-      const float inv = 1.0f / l[h];
-      const float scaleLive = stats && quadAny(live[h]) ? scale : 0.0f;
-      if (i >= tq)
-        continue;
-      if (stats && t == 0)
-        reinterpret_cast<float4 *>(stats)[b * tq + i] = make_float4(m[h], inv, 0.0f, scaleLive);
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e)
-          O[i * outRow + n * 8 + 2 * t + (e & 1)] = o[n][e] * inv;
-    }
+    storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, i0 + warp * 16, tq, kDim, g, t);
   }
 }
 
