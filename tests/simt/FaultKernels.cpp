@@ -9,6 +9,8 @@
 
 #include "tests/simt/Simt.h"
 
+#include "runtime/cuda/kernels/Wgmma.cuh"
+
 namespace tfc_simt_faults {
 
 /// A shuffle only half the warp reaches: the other half returns.
@@ -62,6 +64,77 @@ extern "C" __global__ void simt_fault_partial_mask(float *out) {
   out[threadIdx.x] = __shfl_sync(0x0000ffffu, 1.0f, 0);
 }
 
+/// wgmma's operand tiles: 64 x 64 bf16 ones in the 128-byte swizzle (any
+/// order: they are all 1), so that D = A B is 16 everywhere.
+struct alignas(1024) OnesTile {
+  uint16_t e[64 * 64];
+};
+__device__ void stageOnes(OnesTile &a, OnesTile &b) {
+  for (unsigned i = threadIdx.x; i < 64 * 64; i += 128)
+    a.e[i] = b.e[i] = 0x3f80; // bf16 1
+  __syncthreads();
+}
+/// Issues D = A B from shared memory (A and B K-major, one k-step).
+__device__ void issueOnes(float (&c)[32], OnesTile &a, OnesTile &b) {
+  wgmmaSS<0>(c, wgmmaDescriptor(&a, 0, 16, 1024, 1), wgmmaDescriptor(&b, 0, 16, 1024, 1), 0);
+}
+
+/// wgmma used as it must be: D = 16.
+extern "C" __global__ void simt_fault_wgmma_none(float *out) {
+  __shared__ OnesTile a, b;
+  stageOnes(a, b);
+  float c[32] = {};
+  wgmmaFence();
+  issueOnes(c, a, b);
+  wgmmaCommitAndWait();
+  out[threadIdx.x] = c[31];
+}
+
+/// No wgmma.fence before the wgmma.
+extern "C" __global__ void simt_fault_wgmma_unfenced(float *out) {
+  __shared__ OnesTile a, b;
+  stageOnes(a, b);
+  float c[32] = {};
+  issueOnes(c, a, b);
+  wgmmaCommitAndWait();
+  out[threadIdx.x] = c[0];
+}
+
+/// An operand tile written while the wgmma may still read it.
+extern "C" __global__ void simt_fault_wgmma_overwritten(float *out) {
+  __shared__ OnesTile a, b;
+  stageOnes(a, b);
+  float c[32] = {};
+  wgmmaFence();
+  issueOnes(c, a, b);
+  if (threadIdx.x == 0)
+    b.e[0] = 0;
+  wgmmaCommitAndWait();
+  out[threadIdx.x] = c[0];
+}
+
+/// An accumulator written while the wgmma is in flight.
+extern "C" __global__ void simt_fault_wgmma_accumulator(float *out) {
+  __shared__ OnesTile a, b;
+  stageOnes(a, b);
+  float c[32] = {};
+  wgmmaFence();
+  issueOnes(c, a, b);
+  c[3] = 1.0f;
+  wgmmaCommitAndWait();
+  out[threadIdx.x] = c[0];
+}
+
+/// Returning with a wgmma in flight: its results go nowhere.
+extern "C" __global__ void simt_fault_wgmma_not_waited(float *out) {
+  __shared__ OnesTile a, b;
+  stageOnes(a, b);
+  float c[32] = {};
+  wgmmaFence();
+  issueOnes(c, a, b);
+  out[threadIdx.x] = c[0];
+}
+
 } // namespace tfc_simt_faults
 
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_divergent_shuffle)
@@ -71,3 +144,8 @@ TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_early_return)
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_two_barriers)
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_trap)
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_partial_mask)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_none)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_unfenced)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_overwritten)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_accumulator)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_not_waited)

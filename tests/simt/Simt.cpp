@@ -20,6 +20,9 @@
 //    at the same one (same kind, same source line). A lane that returns,
 //    reaches __syncthreads or another collective while warp-mates wait at
 //    one is divergence: the launch fails and says where each lane is.
+//  - wgmma.mma_async does not block; wgmma.wait_group waits until every
+//    thread of the warpgroup (4 warps) has issued the wgmmas it waits for
+//    and no thread can run (see "wgmma" below).
 //  - Nothing else blocks: memory is the host's, a thread's writes are seen
 //    at once, so only a missing barrier (or a race) makes the result depend
 //    on the schedule.
@@ -43,6 +46,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <vector>
 
 uint3 threadIdx, blockIdx;
@@ -85,7 +89,9 @@ tfc_simt_switch:
 namespace tfc::simt {
 namespace {
 
-constexpr int kWarp = 32;
+constexpr int kWarp = 32, kWarpgroup = 128;
+/// The shared addresses wgmma's descriptors reach: 14 bits of 16 bytes.
+constexpr size_t kSharedWindow = size_t(1) << 18;
 constexpr unsigned kFullMask = 0xffffffffu;
 constexpr size_t kStackBytes = 256 * 1024;
 
@@ -100,6 +106,16 @@ struct Context {
 #endif
 };
 
+/// A thread's part of a wgmma.mma_async: where its accumulators and A
+/// registers are, and what they held when it issued the wgmma.
+struct WgmmaOp {
+  float *c = nullptr;
+  const uint32_t *a = nullptr; // null: A from shared memory
+  uint32_t aAtIssue[4] = {};
+  float cAtIssue[32] = {};
+  size_t madeAtIssue = 0; // the warpgroup's wgmmas made when this one was issued
+};
+
 struct Thread {
   Context context;
   unsigned index = 0;
@@ -110,6 +126,13 @@ struct Thread {
   Collective kind = Collective::Shfl;
   int arg = 0;
   uint32_t in[10] = {}, out[4] = {};
+  // wgmma: the ones issued this block, the ends of the groups committed
+  // among them, how many its waits covered (waiting: how many its wait
+  // needs made), whether a wgmma.fence came since its last wait.
+  std::vector<WgmmaOp> wgmma;
+  std::vector<size_t> wgmmaGroups;
+  size_t wgmmaWaited = 0;
+  bool wgmmaFenced = false;
 };
 
 /// A warp's lanes at a collective (and which), at the barrier, returned.
@@ -118,6 +141,26 @@ struct Warp {
   Collective kind = Collective::Shfl;
   const char *file = "";
   int line = 0;
+};
+
+/// A wgmma as the first of its warpgroup's threads issued it: the
+/// instruction (which every thread's must match) and the operands' bits in
+/// shared memory then (which must hold until the products are made).
+struct IssuedWgmma {
+  uint64_t descA = 0, descB = 0;
+  bool registersA = false, scaleD = false;
+  int transB = 0;
+  const char *file = "";
+  int line = 0;
+  std::vector<uint16_t> a, b; // A (64 x 16, from shared memory only) and B (16 x 64)
+};
+
+/// A warpgroup's wgmmas this block: issued (by how many of its threads),
+/// made.
+struct Warpgroup {
+  std::vector<IssuedWgmma> issued;
+  std::vector<int> issuers;
+  size_t made = 0; // issued[0 .. made) are done
 };
 
 struct Emulator {
@@ -131,6 +174,8 @@ struct Emulator {
   const char *barrierFile = "";
   int barrierLine = 0;
   std::vector<Warp> warps;
+  std::vector<Warpgroup> warpgroups; // none unless blocks are whole warpgroups
+  char *sharedBase = nullptr;        // the block's shared window (sharedAddress)
   std::string error;
   // The schedule: threads by rank (the order they are resumed in), each
   // thread's rank, and the runnable ones as bits by rank.
@@ -164,6 +209,8 @@ const char *collectiveName(Collective kind) {
     return "__any_sync";
   case Collective::Mma:
     return "mma.sync m16n8k16";
+  case Collective::WgmmaWait:
+    return "wgmma.wait_group";
   }
   return "?";
 }
@@ -355,11 +402,193 @@ void complete(Thread *lanes) {
     setState(lanes[l], State::Runnable);
 }
 
+// wgmma: Hopper's warpgroup MMA, wgmma.mma_async.sync.aligned.m64n64k16
+// .f32.bf16.bf16 with scale-a and scale-b 1 and A not transposed, as the
+// PTX ISA (section 9.7.15, "Asynchronous Warpgroup Level Matrix Multiply-
+// Accumulate") defines it, written from its text, not from the kernels'
+// helpers or WgmmaProbe.h (the probe checks those on a GPU, and
+// SimtKernelsTest runs the probe here: the two readings must agree):
+//  - Accumulators (D, 64 x 64 .f32, d0..d31 a thread): thread i of the
+//    warpgroup, warp w = i / 32, groupID = lane >> 2, threadID_in_group =
+//    lane % 4; d_r is row 16w + groupID (+ 8 for r % 4 >= 2), column
+//    8 (r / 4) + 2 threadID_in_group + (r & 1).
+//  - A from registers (64 x 16 .bf16, a0..a7 in 4 registers, the low half
+//    the lower-numbered): row 16w + groupID for a0, a1, a4, a5, + 8 for
+//    the others; column 2 threadID_in_group + (i & 1), + 8 for i >= 4.
+//  - A and B from shared memory through a matrix descriptor: the start
+//    address, the leading (LBO) and the stride (SBO) byte offset, each in
+//    16-byte units (bits 0-13, 16-29, 32-45), the base offset (bits 49-51,
+//    0 here) and the swizzle (bits 62-63: 0 none, 1 128-byte; 64- and
+//    32-byte are not modelled). Without swizzle, K-major: 8 x 16-byte core
+//    matrices, element (mn, k) at start + (mn / 8) SBO + (k / 8) LBO +
+//    16 (mn % 8) + 2 (k % 8). 128-byte swizzle, K-major: rows of 128
+//    bytes, 8-row atoms SBO apart, element (mn, k) at start + (mn / 8) SBO
+//    + 128 (mn % 8) + 2 k; MN-major (B with imm-trans-b 1): rows of k,
+//    element (k, n) at start + (n / 64) LBO + (k / 8) SBO + 128 (k % 8) +
+//    2 (n % 64); the swizzle then XORs the address's bits 4-6 with its
+//    bits 7-9 (a row's 16-byte chunks permuted by the row within the
+//    1,024-byte atom).
+//  - D = A B (+ D with scale-d), each element's 16 products (exact in
+//    fp32) and D summed in double and rounded once: mmaM16n8k16Bf16's
+//    rounding, so that a kernel on wgmma gives the bits of one on mma.sync
+//    with the same k-steps (the hardware's order may differ in the last
+//    bit).
+
+Warpgroup &warpgroupOf(const Thread &t, const char *file, int line) {
+  if (emu.warpgroups.empty())
+    fail("wgmma in blocks of " + std::to_string(emu.threads.size()) +
+             " threads: the emulator models whole warpgroups of 128",
+         file, line);
+  return emu.warpgroups[t.index / kWarpgroup];
+}
+
+/// The shared-memory offset of element (mn, k) of a wgmma operand (mn: A's
+/// row or B's column; k < 16) under descriptor `desc`, or "" in `why`.
+size_t operandOffset(uint64_t desc, bool mnMajor, int mn, int k, std::string &why) {
+  const size_t start = size_t(desc & 0x3fff) << 4, lbo = size_t((desc >> 16) & 0x3fff) << 4,
+               sbo = size_t((desc >> 32) & 0x3fff) << 4;
+  const unsigned base = unsigned(desc >> 49) & 7u, swizzle = unsigned(desc >> 62);
+  if (base != 0 || (swizzle != 0 && swizzle != 1) || (swizzle == 0 && mnMajor)) {
+    why = "a descriptor with base offset " + std::to_string(base) + ", swizzle mode " +
+          std::to_string(swizzle) + (mnMajor ? ", MN-major" : ", K-major") +
+          ": not modelled (base offset 0; no swizzle K-major, or the 128-byte swizzle)";
+    return 0;
+  }
+  if (swizzle == 0)
+    return start + size_t(mn / 8) * sbo + size_t(k / 8) * lbo + size_t(mn % 8) * 16 +
+           size_t(k % 8) * 2;
+  const size_t at = mnMajor ? start + size_t(mn / 64) * lbo + size_t(k / 8) * sbo +
+                                  size_t(k % 8) * 128 + size_t(mn % 64) * 2
+                            : start + size_t(mn / 8) * sbo + size_t(mn % 8) * 128 + size_t(k) * 2;
+  return at ^ (((at >> 7) & 7) << 4);
+}
+
+/// An operand's 64 x 16 (A: [mn][k]) or 16 x 64 (B: [k][n]) bf16 bits
+/// from shared memory, or "" in `why`.
+std::vector<uint16_t> readOperand(uint64_t desc, bool isB, bool mnMajor, std::string &why) {
+  std::vector<uint16_t> bits(64 * 16);
+  const size_t size =
+      emu.sharedBase ? std::min(size_t(__stop_tfc_simt_shared - emu.sharedBase), kSharedWindow) : 0;
+  for (int mn = 0; mn < 64; ++mn)
+    for (int k = 0; k < 16; ++k) {
+      const size_t at = operandOffset(desc, mnMajor, mn, k, why);
+      if (!why.empty())
+        return {};
+      if (at + 2 > size) {
+        why = std::string("an operand element at shared address ") + std::to_string(at) +
+              ", past the shared memory this block addressed";
+        return {};
+      }
+      std::memcpy(&bits[size_t(isB ? k * 64 + mn : mn * 16 + k)], emu.sharedBase + at, 2);
+    }
+  return bits;
+}
+
+std::string siteOf(const IssuedWgmma &w) {
+  return "wgmma.mma_async (" + site(w.file, w.line) + ")";
+}
+
+/// Makes wgmma j of the warpgroup whose threads are `lanes`: checks that
+/// its operands and accumulators hold what they did at its issue (the
+/// accumulators unless a wgmma before it, made since, wrote them: a chain
+/// of k-steps), then D = A B (+ D).
+std::string makeWgmma(Thread *lanes, size_t j) {
+  IssuedWgmma &w = emu.warpgroups[lanes[0].index / kWarpgroup].issued[j];
+  std::string why;
+  const std::vector<uint16_t> a =
+      w.registersA ? std::vector<uint16_t>() : readOperand(w.descA, false, false, why);
+  const std::vector<uint16_t> b =
+      why.empty() ? readOperand(w.descB, true, w.transB != 0, why) : std::vector<uint16_t>();
+  if (!why.empty())
+    return siteOf(w) + ": " + why;
+  for (const auto &[now, then, name] : {std::tuple(&a, &w.a, "A"), std::tuple(&b, &w.b, "B")})
+    if (*now != *then) {
+      size_t e = 0;
+      while ((*now)[e] == (*then)[e])
+        ++e;
+      return siteOf(w) + ": " + name + " element (" +
+             std::to_string(e / (name[0] == 'A' ? 16 : 64)) + ", " +
+             std::to_string(e % (name[0] == 'A' ? 16 : 64)) +
+             ") in shared memory changed between the wgmma's issue and its wait_group (stored "
+             "without a barrier before the wgmma, or overwritten before the wait)";
+    }
+  float A[64][16], B[16][64];
+  for (int e = 0; e < 64 * 16; ++e)
+    B[e / 64][e % 64] = bf16Value(b[size_t(e)], 0);
+  if (!w.registersA)
+    for (int e = 0; e < 64 * 16; ++e)
+      A[e / 16][e % 16] = bf16Value(a[size_t(e)], 0);
+  for (int i = 0; i < kWarpgroup; ++i) {
+    const WgmmaOp &op = lanes[i].wgmma[j];
+    const int warp = i / kWarp, g = (i % kWarp) >> 2, t = i % 4;
+    if (w.registersA) {
+      if (std::memcmp(op.a, op.aAtIssue, sizeof op.aAtIssue) != 0)
+        return siteOf(w) + ": " + who(lanes[i]) +
+               "'s A registers changed between the wgmma's issue and its wait_group";
+      for (int e = 0; e < 8; ++e) {
+        const int row = 16 * warp + g + ((e / 2) % 2 ? 8 : 0),
+                  col = 2 * t + (e & 1) + (e >= 4 ? 8 : 0);
+        A[row][col] = bf16Value(op.a[e / 2], e & 1);
+      }
+    }
+    bool chained = false;
+    for (size_t k = op.madeAtIssue; k < j && !chained; ++k)
+      chained = lanes[i].wgmma[k].c == op.c;
+    if (!chained && std::memcmp(op.c, op.cAtIssue, sizeof op.cAtIssue) != 0)
+      return siteOf(w) + ": " + who(lanes[i]) +
+             "'s accumulators changed between the wgmma's issue and its wait_group";
+  }
+  for (int i = 0; i < kWarpgroup; ++i) {
+    const WgmmaOp &op = lanes[i].wgmma[j];
+    const int warp = i / kWarp, g = (i % kWarp) >> 2, t = i % 4;
+    for (int r = 0; r < 32; ++r) {
+      const int row = 16 * warp + g + (r % 4 >= 2 ? 8 : 0), col = 8 * (r / 4) + 2 * t + (r & 1);
+      double sum = w.scaleD ? double(op.c[r]) : 0.0;
+      for (int k = 0; k < 16; ++k)
+        sum += double(A[row][k]) * double(B[k][col]);
+      op.c[r] = float(sum);
+    }
+  }
+  w.a = w.b = {}; // the snapshot's work is done
+  return "";
+}
+
+/// When no thread can run: makes each warpgroup's wgmmas, in order, as
+/// far as every thread has issued them and a thread's wait needs them,
+/// and resumes the threads whose waits they satisfy. So a wgmma reads its
+/// operands as late as the hardware may (anything a thread could still
+/// write before its wait is written first). Returns whether a thread was
+/// resumed; an error in emu.error.
+bool makeWgmmas() {
+  bool resumed = false;
+  for (size_t gi = 0; gi < emu.warpgroups.size() && emu.error.empty(); ++gi) {
+    Warpgroup &g = emu.warpgroups[gi];
+    Thread *lanes = &emu.threads[gi * kWarpgroup];
+    size_t needed = 0;
+    for (int i = 0; i < kWarpgroup; ++i)
+      if (lanes[i].state == State::AtCollective && lanes[i].kind == Collective::WgmmaWait)
+        needed = std::max(needed, lanes[i].wgmmaWaited);
+    while (g.made < needed && g.issuers[g.made] == kWarpgroup && emu.error.empty()) {
+      emu.error = makeWgmma(lanes, g.made);
+      ++g.made;
+    }
+    for (int i = 0; i < kWarpgroup; ++i)
+      if (lanes[i].state == State::AtCollective && lanes[i].kind == Collective::WgmmaWait &&
+          lanes[i].wgmmaWaited <= g.made) {
+        setState(lanes[i], State::Runnable);
+        resumed = true;
+      }
+  }
+  return resumed;
+}
+
 void fiberMain() {
   (*emu.body)();
   Thread &t = *emu.current;
   if (warpOf(t).arrived > 0)
     diverged(t, "returned", State::AtCollective);
+  if (t.wgmma.size() > t.wgmmaWaited)
+    leave(who(t) + " returned with wgmmas it did not wait for (wgmma.wait_group)");
   setState(t, State::Done);
   ++warpOf(t).done;
   --emu.live;
@@ -456,6 +685,102 @@ void syncThreads(const char *file, int line) {
   yield();
 }
 
+void wgmmaMmaAsync(float *c, const uint32_t *a, uint64_t descA, uint64_t descB, bool scaleD,
+                   int transB, const char *file, int line) {
+  Thread &t = *emu.current;
+  Warpgroup &g = warpgroupOf(t, file, line);
+  if (!t.wgmmaFenced)
+    fail("wgmma.mma_async without a wgmma.fence since the thread's last wait_group (or its "
+         "start): the registers it reads may not be the ones written before it",
+         file, line);
+  const size_t j = t.wgmma.size();
+  IssuedWgmma w;
+  w.descA = a ? 0 : descA;
+  w.descB = descB;
+  w.registersA = a != nullptr;
+  w.scaleD = scaleD;
+  w.transB = transB;
+  w.file = file;
+  w.line = line;
+  if (j == g.issued.size()) { // the first thread: the instruction and its operands' bits now
+    std::string why;
+    if (!w.registersA)
+      w.a = readOperand(w.descA, false, false, why);
+    if (why.empty())
+      w.b = readOperand(w.descB, true, transB != 0, why);
+    if (!why.empty())
+      fail("wgmma.mma_async: " + why, file, line);
+    g.issued.push_back(std::move(w));
+    g.issuers.push_back(0);
+  } else {
+    const IssuedWgmma &first = g.issued[j];
+    if (first.descA != w.descA || first.descB != w.descB || first.registersA != w.registersA ||
+        first.scaleD != w.scaleD || first.transB != w.transB || first.line != w.line ||
+        std::strcmp(first.file, w.file) != 0)
+      fail("wgmma.mma_async: the warpgroup's threads issue different wgmmas (this one's "
+           "descriptors, scale-d or site differ from the first thread's at " +
+               siteOf(first) + ")",
+           file, line);
+  }
+  WgmmaOp op;
+  op.c = c;
+  op.a = a;
+  if (a)
+    std::memcpy(op.aAtIssue, a, sizeof op.aAtIssue);
+  std::memcpy(op.cAtIssue, c, sizeof op.cAtIssue);
+  op.madeAtIssue = g.made;
+  t.wgmma.push_back(op);
+  ++g.issuers[j];
+}
+
+void wgmmaFence(const char *file, int line) {
+  Thread &t = *emu.current;
+  warpgroupOf(t, file, line);
+  t.wgmmaFenced = true;
+}
+
+void wgmmaCommitGroup(const char *file, int line) {
+  Thread &t = *emu.current;
+  warpgroupOf(t, file, line);
+  t.wgmmaGroups.push_back(t.wgmma.size());
+}
+
+void wgmmaWaitGroup(int pending, const char *file, int line) {
+  Thread &t = *emu.current;
+  Warpgroup &g = warpgroupOf(t, file, line);
+  const std::vector<size_t> &groups = t.wgmmaGroups;
+  if (groups.size() > size_t(pending))
+    t.wgmmaWaited = std::max(t.wgmmaWaited, groups[groups.size() - 1 - size_t(pending)]);
+  t.wgmmaFenced = false;
+  if (g.made >= t.wgmmaWaited)
+    return;
+  t.kind = Collective::WgmmaWait;
+  t.file = file;
+  t.line = line;
+  setState(t, State::AtCollective);
+  yield(); // until makeWgmmas makes what this wait needs
+}
+
+size_t sharedAddress(const void *p, const char *file, int line) {
+  const char *at = static_cast<const char *>(p);
+  if (!__start_tfc_simt_shared || at < __start_tfc_simt_shared || at >= __stop_tfc_simt_shared)
+    fail("__cvta_generic_to_shared of an address outside __shared__ memory", file, line);
+  // The block's window: 256 KiB (what a descriptor reaches) from 1,024-byte
+  // aligned (the swizzle's atom), half of it before the first address
+  // asked; the emulator's __shared__ variables, every kernel's, share one
+  // section, larger than a block's shared memory can be.
+  if (emu.sharedBase == nullptr)
+    emu.sharedBase = reinterpret_cast<char *>(
+        std::max(uintptr_t(at) - std::min(uintptr_t(at), uintptr_t(kSharedWindow / 2)),
+                 uintptr_t(__start_tfc_simt_shared)) &
+        ~uintptr_t(1023));
+  if (at < emu.sharedBase || size_t(at - emu.sharedBase) >= kSharedWindow)
+    fail("__cvta_generic_to_shared: the block's __shared__ variables lie more than 128 KiB "
+         "apart in the emulator's section",
+         file, line);
+  return size_t(at - emu.sharedBase);
+}
+
 void fail(const std::string &message, const char *file, int line) {
   leave(message + " at " + site(file, line) +
         (emu.current ? " in " + who(*emu.current) : std::string()));
@@ -495,9 +820,15 @@ std::string launch(const char *kernel, unsigned grid, unsigned block, Schedule s
     emu.live = int(block);
     emu.atBarrier = 0;
     emu.warps.assign(block / kWarp, Warp());
+    emu.warpgroups.assign(block % kWarpgroup ? 0 : block / kWarpgroup, Warpgroup());
+    emu.sharedBase = nullptr;
     order();
     while (emu.live > 0 && emu.error.empty()) {
       Thread *t = next();
+      if (t == nullptr && makeWgmmas())
+        t = next();
+      if (!emu.error.empty())
+        break;
       if (t == nullptr) {
         std::string states;
         for (const Thread &u : emu.threads)

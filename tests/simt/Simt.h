@@ -70,8 +70,9 @@ extern dim3 blockDim, gridDim;
 
 namespace tfc::simt {
 
-/// The warp collectives the kernels use.
-enum class Collective { ShflXor, Shfl, Any, Mma };
+/// The warp collectives the kernels use, and wgmma.wait_group (a
+/// warpgroup's: 4 warps).
+enum class Collective { ShflXor, Shfl, Any, Mma, WgmmaWait };
 
 /// The calling thread's part of a warp collective: it waits until all 32
 /// lanes of its warp are at the same collective (the same source line),
@@ -107,7 +108,36 @@ inline void mmaM16n8k16Bf16(float (&c)[4], const uint32_t (&a)[4], const uint32_
     c[i] = valueOf<float>(out[i]);
 }
 
+/// Hopper's warpgroup MMA as Wgmma.cuh issues it (sm_90a's
+/// wgmma.mma_async m64n64k16, bf16 in, fp32 accumulators), modelled in
+/// Simt.cpp from the PTX ISA: the calling thread's part of a wgmma (c its
+/// 32 accumulators, a its 4 A registers or null for A from shared memory,
+/// the matrix descriptors, scale-d, imm-trans-b). Issuing does not block;
+/// the products are made at wgmma.wait_group, a warpgroup's collective,
+/// from the shared memory and registers then, and checked against what
+/// they held when the first thread issued the wgmma: an operand changed
+/// in between (a tile staged without the barrier before, or overwritten
+/// before the wait) fails the launch, and so do a wgmma without a
+/// wgmma.fence since the thread's last wait, threads of a warpgroup
+/// issuing different wgmmas, and a thread returning with wgmmas not waited
+/// for. Not modelled: the async proxy (fence.proxy.async is not checked).
+void wgmmaMmaAsync(float *c, const uint32_t *a, uint64_t descA, uint64_t descB, bool scaleD,
+                   int transB, const char *file, int line);
+void wgmmaFence(const char *file, int line);
+void wgmmaCommitGroup(const char *file, int line);
+void wgmmaWaitGroup(int pending, const char *file, int line);
+/// `p`'s address in shared memory as __cvta_generic_to_shared gives it: an
+/// offset into the launch's shared window (Simt.cpp), which wgmma's
+/// descriptors carry and the emulator turns back into host memory.
+size_t sharedAddress(const void *p, const char *file, int line);
+
 } // namespace tfc::simt
+
+inline size_t __cvta_generic_to_shared(const void *p, const char *file = __builtin_FILE(),
+                                       int line = __builtin_LINE()) {
+  return ::tfc::simt::sharedAddress(p, file, line);
+}
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 
 // Intrinsics. The call site (__builtin_FILE, __builtin_LINE) is what tells
 // one collective from another, and what an error names.

@@ -58,9 +58,18 @@ public:
   }
   void fill(Ptr p, size_t bytes, unsigned char value) { std::memset(address(p), value, bytes); }
 
+  /// A kernel that is not in Kernels.h (the wgmma probe's), as
+  /// kernel_check's Gpu::loadExtra names it.
+  void addKernel(const char *name, int threads, int params) {
+    extra_.push_back({"wgmma_probe", name, threads, params, ""});
+  }
+
   void launch(const char *name, unsigned blocks, std::vector<void *> params) {
     const k::KernelInfo *info = nullptr;
     for (const k::KernelInfo &candidate : k::kKernels)
+      if (std::strcmp(candidate.name, name) == 0)
+        info = &candidate;
+    for (const k::KernelInfo &candidate : extra_)
       if (std::strcmp(candidate.name, name) == 0)
         info = &candidate;
     const simt::Kernel *kernel = simt::findKernel(name);
@@ -90,6 +99,7 @@ private:
   };
   std::vector<std::unique_ptr<unsigned char, Free>> buffers_;
   std::map<std::string, int> launches_;
+  std::vector<k::KernelInfo> extra_;
 };
 
 /// Runs one of KernelChecks.h's checks; each of its FAIL lines fails the test.
@@ -154,15 +164,34 @@ TEST(SimtKernels, AttentionTensorCores) {
   });
 }
 
-/// attention_tc.cu's outputs' bytes (forward, dq with its stats, dkv with
-/// stored and with recomputed stats; padding included) hashed, FNV-1a 64,
-/// inputs from a fixed integer generator (not <random>'s distributions,
-/// which differ between standard libraries).
-/// Lean: the lean forward and dq (TFC_ATTENTION_LEAN), which must give the
-/// same bytes.
+/// A forward, dq and dkv kernel of the tensor cores.
+struct TcKernels {
+  const char *forward, *dq, *dkv;
+};
+const TcKernels kMmaSync = {"tfc_cuda_attention_tc_forward_kernel",
+                            "tfc_cuda_attention_tc_backward_dq_kernel",
+                            "tfc_cuda_attention_tc_backward_dkv_kernel"};
+/// The lean forward and dq (TFC_ATTENTION_LEAN), which must give the same
+/// bytes.
+const TcKernels kLean = {"tfc_cuda_attention_tc_forward_lean_kernel",
+                         "tfc_cuda_attention_tc_backward_dq_lean_kernel",
+                         "tfc_cuda_attention_tc_backward_dkv_kernel"};
+/// attention_wgmma.cu's (TFC_ATTENTION_WGMMA): on the emulator, whose wgmma
+/// rounds as its mma.sync does, the same bytes for heads of 64.
+const TcKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
+                          "tfc_cuda_attention_wgmma_backward_dq_kernel",
+                          "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
+
+/// The tensor-core kernels' outputs' bytes (forward, dq with its stats, dkv
+/// with stored and with recomputed stats; padding included) hashed, FNV-1a
+/// 64, inputs from a fixed integer generator (not <random>'s
+/// distributions, which differ between standard libraries). runtimeWay:
+/// instead, the forward saving its rows' statistics, dq reading them and
+/// storing its rows' in scratch, dkv reading those (what the runtime does,
+/// and where attention_wgmma.cu's dq and dkv take wgmma).
 uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, long long tq,
                           long long tk, long long d, long long dv, bool masked, bool packed,
-                          bool lean = false) {
+                          const TcKernels &kernels = kMmaSync, bool runtimeWay = false) {
   typedef long long i64;
   typedef SimtDevice::Ptr Ptr;
   uint32_t state = 12345;
@@ -199,16 +228,18 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
                vBytes = size_t(heads * vI) * 4,
                statsBytes = size_t(heads * tq) * 16;
   Ptr gout = gpu.alloc(outBytes), gdq = gpu.alloc(qBytes), gdk = gpu.alloc(kBytes),
-      gdv = gpu.alloc(vBytes), gstats = gpu.alloc(statsBytes), stats = gstats, none = 0;
+      gdv = gpu.alloc(vBytes), gstats = gpu.alloc(statsBytes), stats = gstats, none = 0,
+      gsaved = gpu.alloc(statsBytes), saved = runtimeWay ? gsaved : 0,
+      savedOut = runtimeWay ? gout : 0;
   // Without the forward's statistics (none): the kernels as they were.
-  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,  &qO,   &qI,
-                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,  &vRow, &gm,
-                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &none};
+  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,   &qO,   &qI,
+                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,   &vRow, &gm,
+                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,   &tk,   &d,  &dv, &scale, &gq,   &qO,    &qI,   &qRow, &gk,
-      &kO,    &kI,    &kRow, &gv,   &vO, &vI, &vRow,  &gm,   &mO,    &mI,   &mR,   &gd,
-      &dO_,   &dI,    &dRow, &gdq,  &qO, &qI, &qRow,  &gdk,  &kO,    &kI,   &kRow, &gdv,
-      &vO,    &vI,    &vRow, &none, &oO, &oI, &oRow,  &none, &stats, &none, &oRow};
+      &outer, &inner, &tq,   &tk,       &d,  &dv, &scale, &gq,    &qO,    &qI,   &qRow, &gk,
+      &kO,    &kI,    &kRow, &gv,       &vO, &vI, &vRow,  &gm,    &mO,    &mI,   &mR,   &gd,
+      &dO_,   &dI,    &dRow, &gdq,      &qO, &qI, &qRow,  &gdk,   &kO,    &kI,   &kRow, &gdv,
+      &vO,    &vI,    &vRow, &savedOut, &oO, &oI, &oRow,  &saved, &stats, &none, &oRow};
   const unsigned queryBlocks = unsigned(heads * ((tq + 63) / 64)),
                  keyBlocks = unsigned(heads * ((tk + 63) / 64));
   uint64_t h = 1469598103934665603ull;
@@ -216,7 +247,7 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
     for (unsigned char c : gpu.download<unsigned char>(p, bytes))
       h = (h ^ c) * 1099511628211ull;
   };
-  for (Ptr b : {gout, gdq, gdk, gdv, gstats})
+  for (Ptr b : {gout, gdq, gdk, gdv, gstats, gsaved})
     gpu.fill(b,
              b == gout  ? outBytes
              : b == gdq ? qBytes
@@ -224,22 +255,22 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
              : b == gdv ? vBytes
                         : statsBytes,
              0xff);
-  gpu.launch(lean ? "tfc_cuda_attention_tc_forward_lean_kernel"
-                  : "tfc_cuda_attention_tc_forward_kernel",
-             queryBlocks, forward);
-  gpu.launch(lean ? "tfc_cuda_attention_tc_backward_dq_lean_kernel"
-                  : "tfc_cuda_attention_tc_backward_dq_kernel",
-             queryBlocks, backward);
-  gpu.launch("tfc_cuda_attention_tc_backward_dkv_kernel", keyBlocks, backward);
+  gpu.launch(kernels.forward, queryBlocks, forward);
+  gpu.launch(kernels.dq, queryBlocks, backward);
+  gpu.launch(kernels.dkv, keyBlocks, backward);
   // Written (not the fill's NaN): the first query row's output, dq and dk.
   for (Ptr b : {gout, gdq, gdk})
     EXPECT_TRUE(std::isfinite(gpu.download<float>(b, 1)[0]));
   hash(gout, outBytes), hash(gdq, qBytes), hash(gstats, statsBytes),
       hash(gdk, kBytes), hash(gdv, vBytes);
+  if (runtimeWay) {
+    hash(gsaved, statsBytes);
+    return h;
+  }
   stats = 0; // dkv recomputing the statistics
   gpu.fill(gdk, kBytes, 0xff);
   gpu.fill(gdv, vBytes, 0xff);
-  gpu.launch("tfc_cuda_attention_tc_backward_dkv_kernel", keyBlocks, backward);
+  gpu.launch(kernels.dkv, keyBlocks, backward);
   hash(gdk, kBytes), hash(gdv, vBytes);
   return h;
 }
@@ -276,11 +307,70 @@ TEST(SimtKernels, AttentionTensorCoresKeepTheirBits) {
         << std::hex << digest;
     SimtDevice leanGpu;
     EXPECT_EQ(tensorCoreDigest(leanGpu, c.outer, c.inner, c.tq, c.tk, c.d, c.dv, c.masked, c.packed,
-                               /*lean=*/true),
+                               kLean),
               c.digest)
         << "the lean kernels, " << c.tq << "x" << c.tk << " d" << c.d << "/" << c.dv
         << (c.masked ? " masked" : "") << (c.packed ? " packed" : "");
   }
+}
+
+TEST(SimtKernels, WgmmaProbe) {
+  // The emulator's wgmma (Simt.cpp, from the PTX ISA) under the probe's
+  // hypotheses (WgmmaProbe.h): the layouts attention_wgmma.cu rests on.
+  expectPasses([](SimtDevice &d) {
+    for (const char *name : {"tfc_probe_wgmma_ss_k16_kernel", "tfc_probe_wgmma_ss_k64_kernel",
+                             "tfc_probe_wgmma_rs_k64_kernel", "tfc_probe_wgmma_ss_k64_mn_kernel",
+                             "tfc_probe_wgmma_rs_k64_mn_kernel"})
+      d.addKernel(name, tfc::wgmmaprobe::kThreads, 5);
+    checkWgmmaLayouts(d);
+  });
+}
+
+TEST(SimtKernels, AttentionOnWgmma) {
+  // attention_wgmma.cu's kernels against the CPU's as tfc-kernel-check
+  // checks them on a GPU: heads of 64, whole and partial tiles, masks,
+  // packed (float4 staging) and padded rows, k and v broadcast.
+  const WgmmaKernels wgmma = {kWgmma.forward, kWgmma.dq, kWgmma.dkv};
+  expectPasses([&](SimtDevice &d) {
+    checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, &wgmma);
+    checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, &wgmma);
+    checkAttention(d, {"127x120 d64 packed rows", 1, 1, 127, 120, 64, 64, false, false, true},
+                   &wgmma);
+    checkAttention(d,
+                   {"65x130 d64 masked, k and v broadcast, packed rows", 2, 2, 65, 130, 64, 64,
+                    true, true, true},
+                   &wgmma);
+  });
+}
+
+TEST(SimtKernels, WgmmaGivesTheTensorCoresBits) {
+  // On the emulator wgmma rounds as mma.sync does (each k-step's sum
+  // rounded once), so attention_wgmma.cu's kernels must give
+  // attention_tc.cu's bytes: every index, fragment, swizzle and barrier of
+  // theirs checked bit for bit. Both ways: the digest's own (dq without the
+  // forward's statistics runs attention_tc.cu's loop, dkv with dq's takes
+  // wgmma) and the runtime's (all three on wgmma).
+  struct Case {
+    long long outer, inner, tq, tk;
+    bool masked, packed;
+  };
+  const Case cases[] = {{1, 2, 130, 190, false, true},
+                        {1, 2, 100, 130, true, true},
+                        {1, 1, 128, 192, false, false},
+                        {2, 1, 65, 64, true, false}};
+  for (const Case &c : cases)
+    for (bool runtimeWay : {false, true}) {
+      SimtDevice mma, wgmma;
+      const int failedBefore = failed;
+      const uint64_t expected = tensorCoreDigest(mma, c.outer, c.inner, c.tq, c.tk, 64, 64,
+                                                 c.masked, c.packed, kMmaSync, runtimeWay);
+      EXPECT_EQ(tensorCoreDigest(wgmma, c.outer, c.inner, c.tq, c.tk, 64, 64, c.masked, c.packed,
+                                 kWgmma, runtimeWay),
+                expected)
+          << c.tq << "x" << c.tk << (c.masked ? " masked" : "") << (c.packed ? " packed" : "")
+          << (runtimeWay ? ", the runtime's way" : "");
+      EXPECT_EQ(failed, failedBefore) << "a launch failed: its FAIL line is above";
+    }
 }
 
 TEST(SimtKernels, LayerNorm) {
@@ -391,6 +481,32 @@ TEST(SimtEmulator, ReportsTwoBarriersTrapsAndMasks) {
   EXPECT_NE(error.find("thread 5 "), std::string::npos) << error;
   error = runFault("simt_fault_partial_mask", simt::Schedule::InOrder, out);
   EXPECT_NE(error.find("mask 0x0000ffff"), std::string::npos) << error;
+}
+
+/// The wgmma model's rules (Simt.cpp): a right use gives D = A B under
+/// every schedule; a missing fence, an operand or accumulator written
+/// while the wgmma is in flight, a thread returning without its wait each
+/// fail the launch, saying so.
+TEST(SimtEmulator, ChecksWgmmaUse) {
+  std::vector<float> out;
+  for (simt::Schedule schedule :
+       {simt::Schedule::InOrder, simt::Schedule::Reversed, simt::Schedule::Shuffled}) {
+    ASSERT_EQ(runFault("simt_fault_wgmma_none", schedule, out), "");
+    for (int i = 0; i < 128; ++i)
+      EXPECT_EQ(out[size_t(i)], 16.0f);
+  }
+  const std::pair<const char *, const char *> faults[] = {
+      {"simt_fault_wgmma_unfenced", "without a wgmma.fence"},
+      {"simt_fault_wgmma_overwritten",
+       "B element (0, 0) in shared memory changed between the wgmma's issue and its wait_group"},
+      {"simt_fault_wgmma_accumulator",
+       "'s accumulators changed between the wgmma's issue and its wait_group"},
+      {"simt_fault_wgmma_not_waited", "returned with wgmmas it did not wait for"}};
+  for (auto [kernel, message] : faults)
+    for (simt::Schedule schedule : {simt::Schedule::InOrder, simt::Schedule::Reversed}) {
+      const std::string error = runFault(kernel, schedule, out);
+      EXPECT_NE(error.find(message), std::string::npos) << kernel << ": " << error;
+    }
 }
 
 /// A kernel's block-size check traps: the launch fails, naming the kernel.

@@ -634,143 +634,20 @@ void benchLayerNorm(Gpu &gpu) {
   }
 }
 
-/// --probe-wgmma (and part of the checks): wgmma_probe.cu's kernels on
-/// operand images laid out by WgmmaProbe.h's hypotheses, D checked against
-/// the product on the host. Each hypothesis a kernel built on wgmma would
-/// rest on is a check; where one fails, what the alternatives give is
-/// printed (`info`), so that one GPU call says which layout is right.
+/// --probe-wgmma (and part of the checks): wgmma_probe.cu's kernels loaded
+/// and KernelChecks.h's checkWgmmaLayouts run on them.
 void probeWgmma(Gpu &gpu) {
-  namespace w = tfc::wgmmaprobe;
   if (!gpu.loadExtra("wgmma_probe", tfc_wgmma_probe_fatbin,
                      {{"tfc_probe_wgmma_ss_k16_kernel", 5},
                       {"tfc_probe_wgmma_ss_k64_kernel", 5},
                       {"tfc_probe_wgmma_rs_k64_kernel", 5},
                       {"tfc_probe_wgmma_ss_k64_mn_kernel", 5},
                       {"tfc_probe_wgmma_rs_k64_mn_kernel", 5}},
-                     w::kThreads)) {
+                     tfc::wgmmaprobe::kThreads)) {
     std::printf("SKIP wgmma probe: the driver loads no sm_90a image on this GPU\n");
     return;
   }
-  const size_t accBytes = size_t(w::kThreads * w::kRegisters) * 4;
-  const CUdeviceptr gd = gpu.alloc(accBytes), gdesc = gpu.alloc(8 * 8);
-  // D as accumulatorAt sets the registers out, and how many elements differ from A B.
-  struct Result {
-    std::vector<float> registers;
-    int wrong;
-  };
-  auto run = [&](const char *kernel, const std::vector<uint16_t> &a, const std::vector<uint16_t> &b,
-                 const std::vector<uint32_t> &regs, const std::vector<uint64_t> &descs, int depth) {
-    CUdeviceptr ga = gpu.upload(a), gb = gpu.upload(b), gr = regs.empty() ? 0 : gpu.upload(regs);
-    gpu.copyIn(gdesc, descs.data(), descs.size() * 8);
-    gpu.fill(gd, accBytes, 0xff);
-    CUdeviceptr dPtr = gd, descPtr = gdesc;
-    gpu.launch(kernel, 1, {&ga, &gb, &gr, &descPtr, &dPtr});
-    Result r{gpu.download<float>(gd, size_t(w::kThreads * w::kRegisters)), 0};
-    const std::vector<float> expected = w::product(depth), got = w::asMatrix(r.registers);
-    for (size_t i = 0; i < got.size(); ++i)
-      r.wrong += !(got[i] == expected[i]);
-    return r;
-  };
-  // Where a check fails: thread 0-3's first registers and where in A B
-  // their values are (the accumulators' layout, if that is what is off).
-  auto explain = [&](const Result &r, int depth) {
-    const std::vector<float> expected = w::product(depth);
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 4; ++j) {
-        const float v = r.registers[size_t(i * w::kRegisters + j)];
-        auto [row, col] = w::accumulatorAt(i, j);
-        std::string at;
-        int found = 0;
-        for (int e = 0; e < w::kM * w::kN && found < 3; ++e)
-          if (expected[size_t(e)] == v)
-            at += " (" + std::to_string(e / w::kN) + "," + std::to_string(e % w::kN) + ")", ++found;
-        std::printf("info wgmma probe: thread %d register %d holds %g; expected D(%d,%d) = %g; "
-                    "that value is at%s\n",
-                    i, j, double(v), row, col, double(expected[size_t(row * w::kN + col)]),
-                    found ? at.c_str() : " no element");
-      }
-  };
-  auto detail = [](const Result &r) {
-    return r.wrong ? std::to_string(r.wrong) + " of 4096 elements differ" : std::string();
-  };
-  const auto aOf = [](int m, int k) { return w::aValue(m, k); };
-  const auto bKMajor = [](int n, int k) { return w::bValue(k, n); };  // rows n, columns k
-  const auto bMnMajor = [](int k, int n) { return w::bValue(k, n); }; // rows k, columns n
-
-  // 1. No swizzle, K-major: core matrices [row / 8][k / 8], 128 bytes apart
-  // along K (LBO) and 256 along M and N (SBO); then the fields swapped.
-  const auto core = [](int r, int k) { return w::interleaved(r, k, 128, 256); };
-  const std::vector<uint16_t> aCore = w::imageOf(w::kM, 16, core, aOf),
-                              bCore = w::imageOf(w::kN, 16, core, bKMajor);
-  const uint64_t coreDesc = w::descriptor(0, 128, 256, 0), swapped = w::descriptor(0, 256, 128, 0);
-  Result r = run("tfc_probe_wgmma_ss_k16_kernel", aCore, bCore, {}, {coreDesc, coreDesc}, 16);
-  report(r.wrong == 0,
-         "wgmma probe: A and B from shared memory, K-major core matrices without swizzle "
-         "(LBO 128 bytes along K, SBO 256 along M and N), one k-step",
-         detail(r));
-  if (r.wrong) {
-    explain(r, 16);
-    const Result s = run("tfc_probe_wgmma_ss_k16_kernel", aCore, bCore, {}, {swapped, swapped}, 16);
-    std::printf("info wgmma probe: the same with LBO and SBO swapped: %s\n",
-                s.wrong ? detail(s).c_str() : "D = A B");
-  }
-
-  // 2. 128-byte swizzle, K-major, K 64 (rows of 128 bytes, 8-row atoms of
-  // 1,024 bytes: SBO; LBO unused): k-step s starts 32 bytes further.
-  const std::vector<uint16_t> aSw = w::imageOf(w::kM, 64, w::swizzled128, aOf),
-                              bSw = w::imageOf(w::kN, 64, w::swizzled128, bKMajor);
-  std::vector<uint64_t> swDescs;
-  for (uint32_t s = 0; s < 4; ++s)
-    for (int operand = 0; operand < 2; ++operand)
-      swDescs.push_back(w::descriptor(32 * s, 16, 1024, 1));
-  r = run("tfc_probe_wgmma_ss_k64_kernel", aSw, bSw, {}, swDescs, 64);
-  report(r.wrong == 0,
-         "wgmma probe: A and B from shared memory, K-major, 128-byte swizzle (SBO 1,024 "
-         "bytes), four k-steps 32 bytes apart",
-         detail(r));
-  if (r.wrong)
-    explain(r, 64);
-
-  // 3. A from registers (mma.m16n8k16's A fragment a warp), B as in 2.
-  const std::vector<uint32_t> regs = w::aRegisters(4);
-  r = run("tfc_probe_wgmma_rs_k64_kernel", aSw, bSw, regs, swDescs, 64);
-  report(r.wrong == 0,
-         "wgmma probe: A from registers (mma.m16n8k16's fragments, warp w rows 16w..), B "
-         "K-major with the 128-byte swizzle, four k-steps",
-         detail(r));
-
-  // 4. B MN-major (imm-trans-b 1): rows of k, 64 n each (128 bytes),
-  // swizzled; k-step s starts 16 rows (2,048 bytes) further. Which LBO and
-  // SBO give D: 1,024 (8 rows of k) expected for SBO, LBO unused (one
-  // 64-column atom).
-  const std::vector<uint16_t> bMn = w::imageOf(64, w::kN, w::swizzled128, bMnMajor);
-  std::string matching;
-  bool expectedMatches = false;
-  for (uint32_t lbo : {16u, 1024u, 2048u, 8192u})
-    for (uint32_t sbo : {1024u, 2048u, 4096u}) {
-      std::vector<uint64_t> descs;
-      for (uint32_t s = 0; s < 4; ++s) {
-        descs.push_back(w::descriptor(32 * s, 16, 1024, 1));
-        descs.push_back(w::descriptor(2048 * s, lbo, sbo, 1));
-      }
-      const Result m = run("tfc_probe_wgmma_rs_k64_mn_kernel", aSw, bMn, regs, descs, 64);
-      if (m.wrong == 0) {
-        matching += " (LBO " + std::to_string(lbo) + ", SBO " + std::to_string(sbo) + ")";
-        expectedMatches = expectedMatches || (sbo == 1024 && lbo == 8192);
-      }
-      if (lbo == 8192 && sbo == 1024) {
-        // And with A from shared memory too (what P V with P staged would do).
-        const Result ss = run("tfc_probe_wgmma_ss_k64_mn_kernel", aSw, bMn, {}, descs, 64);
-        report(ss.wrong == 0,
-               "wgmma probe: A K-major and B MN-major (imm-trans-b 1) from shared memory, "
-               "128-byte swizzle, SBO 1,024 bytes, four k-steps 2,048 bytes apart in B",
-               detail(ss));
-      }
-    }
-  report(expectedMatches,
-         "wgmma probe: A from registers, B MN-major (imm-trans-b 1) with the 128-byte swizzle, "
-         "SBO 1,024 bytes",
-         matching.empty() ? "no LBO and SBO tried gives D" : "D from" + matching);
+  checkWgmmaLayouts(gpu);
 }
 
 } // namespace

@@ -11,8 +11,10 @@
 // operands read from shared memory through 64-bit matrix descriptors, or A
 // from registers). How the descriptors' fields, the swizzled layouts and
 // the accumulators' registers map to matrix elements is what a kernel
-// built on wgmma must get exactly right, and what no emulator here can say:
-// so this runs wgmma.mma_async m64n64k16 (bf16 in, fp32 out) on operand
+// built on wgmma must get exactly right, and what only the hardware can
+// settle (the SIMT emulator models wgmma from the PTX ISA's text, and
+// SimtKernelsTest runs these checks there: the two readings agree): so
+// this runs wgmma.mma_async m64n64k16 (bf16 in, fp32 out) on operand
 // images the host laid out under each hypothesis, and the host compares
 // the accumulators with the product.
 //
@@ -42,13 +44,14 @@ namespace {
 
 constexpr int kImageWords = 1024; // uint4s: 16 KiB
 
-/// The probe: Steps k-steps of wgmma.mma_async, A from registers when Rs.
+/// The probe: Steps k-steps of wgmma.mma_async, A from registers when Rs;
+/// sA and sB the kernel's shared memory (declared there: the SIMT emulator
+/// places a template's statics outside its shared memory).
 template <bool Rs, int TransB, int Steps>
 __device__ __forceinline__ void probe(const uint4 *aImage, const uint4 *bImage,
                                       const uint32_t *aRegs, const unsigned long long *descs,
-                                      float *d) {
+                                      float *d, uint4 *sA, uint4 *sB) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  __shared__ __align__(1024) uint4 sA[kImageWords], sB[kImageWords];
   const int tid = int(threadIdx.x);
   for (int i = tid; i < kImageWords; i += 128) {
     sA[i] = aImage[i];
@@ -87,7 +90,8 @@ __device__ __forceinline__ void probe(const uint4 *aImage, const uint4 *bImage,
   extern "C" __global__ void __launch_bounds__(128)                                                \
       name(const uint4 *aImage, const uint4 *bImage, const uint32_t *aRegs,                        \
            const unsigned long long *descs, float *d) {                                            \
-    probe<rs, transB, steps>(aImage, bImage, aRegs, descs, d);                                     \
+    __shared__ __align__(1024) uint4 sA[kImageWords], sB[kImageWords];                             \
+    probe<rs, transB, steps>(aImage, bImage, aRegs, descs, d, sA, sB);                             \
   }
 TFC_PROBE(tfc_probe_wgmma_ss_k16_kernel, false, 0, 1)
 TFC_PROBE(tfc_probe_wgmma_ss_k64_kernel, false, 0, 4)

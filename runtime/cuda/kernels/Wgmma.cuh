@@ -5,8 +5,10 @@
 // the shared-memory stores' fence for the async proxy that wgmma reads
 // through. Defined only where nvcc compiles for sm_90a
 // (__CUDA_ARCH_FEAT_SM90_ALL): wgmma_probe.cu and attention_wgmma.cu,
-// whose kernels are empty elsewhere. The accumulators c[32] are thread i's
-// of the warpgroup's 64 x 64 D (WgmmaProbe.h's accumulatorAt says which).
+// whose kernels are empty elsewhere, and on the SIMT emulator (TFC_SIMT:
+// tests/simt's model of wgmma, the kernels' own source compiled for the
+// host). The accumulators c[32] are thread i's of the warpgroup's 64 x 64
+// D (WgmmaProbe.h's accumulatorAt says which).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,27 @@
 
 #include <cstdint>
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(TFC_SIMT)
+// The emulator's wgmma (tests/simt/Simt.h); the call site names each.
+template <int TransB>
+inline void wgmmaSS(float (&c)[32], uint64_t descA, uint64_t descB, int accumulate,
+                    const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::tfc::simt::wgmmaMmaAsync(c, nullptr, descA, descB, accumulate != 0, TransB, file, line);
+}
+template <int TransB>
+inline void wgmmaRS(float (&c)[32], const uint32_t (&a)[4], uint64_t descB, int accumulate,
+                    const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::tfc::simt::wgmmaMmaAsync(c, a, 0, descB, accumulate != 0, TransB, file, line);
+}
+inline void wgmmaFence(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::tfc::simt::wgmmaFence(file, line);
+}
+inline void wgmmaCommitAndWait(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::tfc::simt::wgmmaCommitGroup(file, line);
+  ::tfc::simt::wgmmaWaitGroup(0, file, line);
+}
+inline void sharedStoresToAsyncProxy() {}
+#elif defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // The 32 accumulators as asm operands 0-31.
 #define TFC_WGMMA_ACC                                                                              \
   "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3]), "+f"(c[4]), "+f"(c[5]), "+f"(c[6]), "+f"(c[7]),  \
@@ -66,6 +88,9 @@ __device__ __forceinline__ void wgmmaCommitAndWait() {
 __device__ __forceinline__ void sharedStoresToAsyncProxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
+#endif
+
+#if defined(TFC_SIMT) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /// wgmma's matrix descriptor (WgmmaProbe.h's descriptor) of the shared
 /// memory at `tile` + offset bytes.
 __device__ __forceinline__ uint64_t wgmmaDescriptor(const void *tile, uint32_t offset, uint32_t lbo,

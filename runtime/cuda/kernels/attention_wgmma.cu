@@ -10,8 +10,10 @@
 // loads none of it and keeps attention_tc.cu's kernels. tfc-kernel-check
 // checks these against the CPU as its "wgmma" family and --bench-attention
 // times them; the wgmma probe (tools/gpu/wgmma_probe.cu) checks the layouts
-// they rest on. The tensor-core kernels' mma.sync reaches about two thirds
-// of the dense peak at best; issue 28 asks for half of it.
+// they rest on. On the SIMT emulator's wgmma (tests/simt) they pass those
+// checks and give attention_tc.cu's bytes (SimtKernelsTest). The
+// tensor-core kernels' mma.sync reaches about two thirds of the dense peak
+// at best; issue 28 asks for half of it.
 //
 // attention_tc.cu's forward kernel (its parameters, its semantics and its
 // softmax: scoreTile's base-2 scores, the online maximum, fastExp2, the
