@@ -177,10 +177,14 @@ const TcKernels kLean = {"tfc_cuda_attention_tc_forward_lean_kernel",
                          "tfc_cuda_attention_tc_backward_dq_lean_kernel",
                          "tfc_cuda_attention_tc_backward_dkv_kernel"};
 /// attention_wgmma.cu's (TFC_ATTENTION_WGMMA): on the emulator, whose wgmma
-/// rounds as its mma.sync does, the same bytes for heads of 64.
+/// rounds as its mma.sync does, the same bytes for heads of 64; and its
+/// unpipelined forward and dq (tfc-kernel-check's A/B).
 const TcKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                           "tfc_cuda_attention_wgmma_backward_dq_kernel",
                           "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
+const TcKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
+                                "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
+                                "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
 
 /// The tensor-core kernels' outputs' bytes (forward, dq with its stats, dkv
 /// with stored and with recomputed stats; padding included) hashed, FNV-1a
@@ -330,16 +334,18 @@ TEST(SimtKernels, AttentionOnWgmma) {
   // attention_wgmma.cu's kernels against the CPU's as tfc-kernel-check
   // checks them on a GPU: heads of 64, whole and partial tiles, masks,
   // packed (float4 staging) and padded rows, k and v broadcast.
-  const WgmmaKernels wgmma = {kWgmma.forward, kWgmma.dq, kWgmma.dkv};
+  const std::vector<WgmmaKernels> wgmma = {
+      {kWgmma.forward, kWgmma.dq, kWgmma.dkv, " wgmma"},
+      {kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, " wgmma, serial"}};
   expectPasses([&](SimtDevice &d) {
-    checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, &wgmma);
-    checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, &wgmma);
+    checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, wgmma);
+    checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, wgmma);
     checkAttention(d, {"127x120 d64 packed rows", 1, 1, 127, 120, 64, 64, false, false, true},
-                   &wgmma);
+                   wgmma);
     checkAttention(d,
                    {"65x130 d64 masked, k and v broadcast, packed rows", 2, 2, 65, 130, 64, 64,
                     true, true, true},
-                   &wgmma);
+                   wgmma);
   });
 }
 
@@ -369,6 +375,11 @@ TEST(SimtKernels, WgmmaGivesTheTensorCoresBits) {
                 expected)
           << c.tq << "x" << c.tk << (c.masked ? " masked" : "") << (c.packed ? " packed" : "")
           << (runtimeWay ? ", the runtime's way" : "");
+      SimtDevice serial;
+      EXPECT_EQ(tensorCoreDigest(serial, c.outer, c.inner, c.tq, c.tk, 64, 64, c.masked, c.packed,
+                                 kWgmmaSerial, runtimeWay),
+                expected)
+          << "serial, " << c.tq << "x" << c.tk << (runtimeWay ? ", the runtime's way" : "");
       EXPECT_EQ(failed, failedBefore) << "a launch failed: its FAIL line is above";
     }
 }

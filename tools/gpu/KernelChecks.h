@@ -106,13 +106,14 @@ struct Shape {
   bool packed = false;
 };
 
-/// attention_wgmma.cu's kernels (tfc-kernel-check, on a GPU with wgmma).
+/// A family of attention_wgmma.cu's kernels (tfc-kernel-check, on a GPU
+/// with wgmma); label " wgmma" or " wgmma, ...".
 struct WgmmaKernels {
-  const char *forward, *dq, *dkv;
+  const char *forward, *dq, *dkv, *label;
 };
 
 template <typename Device>
-void checkAttention(Device &gpu, const Shape &s, const WgmmaKernels *wgmma = nullptr) {
+void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels> &wgmma = {}) {
   using Ptr = typename Device::Ptr;
   typedef long long i64;
   const i64 heads = s.outer * s.inner;
@@ -236,9 +237,10 @@ void checkAttention(Device &gpu, const Shape &s, const WgmmaKernels *wgmma = nul
   // products), so its row maxima are not held to dq's pass 1's bits, nor
   // dk and dv with the forward's statistics to those with dS stored (an
   // mma.sync loop); everything else is.
-  if (wgmma && d == 64 && dv == 64)
-    families.push_back({wgmma->forward, wgmma->dq, wgmma->dkv, " wgmma", tcQueryBlocks,
-                        tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
+  for (const WgmmaKernels &w : wgmma)
+    if (d == 64 && dv == 64)
+      families.push_back({w.forward, w.dq, w.dkv, w.label, tcQueryBlocks, tcQueryBlocks,
+                          unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
   std::vector<float> previous[8][4];
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would

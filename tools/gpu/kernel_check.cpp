@@ -59,10 +59,15 @@ using namespace tfc::kernelcheck;
 // wgmma_probe.cu's fatbin (sm_90a), embedded as runtime/cuda/kernels' are.
 extern "C" const unsigned char tfc_wgmma_probe_fatbin[];
 /// attention_wgmma.cu's kernels (TFC_ATTENTION_WGMMA), in Kernels.h's
-/// optional sm_90a image.
-constexpr const char *kWgmmaForward = "tfc_cuda_attention_wgmma_forward_kernel";
-const WgmmaKernels kWgmma = {kWgmmaForward, "tfc_cuda_attention_wgmma_backward_dq_kernel",
-                             "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
+/// optional sm_90a image: the runtime's (forward and dq pipelined) and the
+/// unpipelined forward and dq, an A/B.
+const WgmmaKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
+                             "tfc_cuda_attention_wgmma_backward_dq_kernel",
+                             "tfc_cuda_attention_wgmma_backward_dkv_kernel", " wgmma"};
+const WgmmaKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
+                                   "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
+                                   "tfc_cuda_attention_wgmma_backward_dkv_kernel",
+                                   " wgmma, serial"};
 
 namespace {
 
@@ -201,7 +206,8 @@ private:
 /// Whether attention_wgmma.cu's kernels were loaded (a GPU that takes
 /// sm_90a SASS).
 bool hasWgmmaAttention(Gpu &gpu) {
-  return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv);
+  return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv) &&
+         gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq);
 }
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
@@ -255,7 +261,9 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       {"tensor cores, lean forward and dq", "tfc_cuda_attention_tc_forward_lean_kernel",
        "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false},
-      {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false}};
+      {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false},
+      {"wgmma, serial forward and dq", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv,
+       tcBlocks, tcBlocks, tcBlocks, false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.
@@ -263,7 +271,7 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
                         "dq's pass 1"};
   for (const Family &f : families)
     for (int way = f.everyWay ? 0 : 2; way < (f.everyWay ? 4 : 3); ++way) {
-      if (f.forward == kWgmmaForward && !wgmma)
+      if (std::strncmp(f.label, "wgmma", 5) == 0 && !wgmma)
         continue; // no sm_90a image on this GPU
       const bool forwardStats = way < 3;
       saved = forwardStats ? gsaved : 0;
@@ -741,7 +749,9 @@ int main(int argc, char **argv) {
     if (!wgmma)
       std::printf("SKIP attention on wgmma: the driver loads no sm_90a image on this GPU\n");
     for (const Shape &s : shapes)
-      checkAttention(gpu, s, wgmma ? &kWgmma : nullptr);
+      checkAttention(gpu, s,
+                     wgmma ? std::vector<WgmmaKernels>{kWgmma, kWgmmaSerial}
+                           : std::vector<WgmmaKernels>{});
     probeWgmma(gpu);
     checkLayerNorm(gpu, 2048, 32, 64);
     checkLayerNorm(gpu, 640, 256, 64);

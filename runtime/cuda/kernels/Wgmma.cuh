@@ -32,6 +32,13 @@ inline void wgmmaRS(float (&c)[32], const uint32_t (&a)[4], uint64_t descB, int 
 inline void wgmmaFence(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::tfc::simt::wgmmaFence(file, line);
 }
+inline void wgmmaCommit(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::tfc::simt::wgmmaCommitGroup(file, line);
+}
+template <int Pending>
+inline void wgmmaWait(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
+  ::tfc::simt::wgmmaWaitGroup(Pending, file, line);
+}
 inline void wgmmaCommitAndWait(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::tfc::simt::wgmmaCommitGroup(file, line);
   ::tfc::simt::wgmmaWaitGroup(0, file, line);
@@ -77,11 +84,19 @@ __device__ __forceinline__ void wgmmaRS(float (&c)[32], const uint32_t (&a)[4], 
 __device__ __forceinline__ void wgmmaFence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
-/// The wgmmas issued so far as one group, waited for: their results in the
-/// accumulators, their shared-memory reads done.
-__device__ __forceinline__ void wgmmaCommitAndWait() {
+/// The wgmmas issued since the last commit, as one group.
+__device__ __forceinline__ void wgmmaCommit() {
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+}
+/// Waits until at most Pending of the latest groups are in flight: the
+/// others' results in the accumulators, their shared-memory reads done.
+template <int Pending> __device__ __forceinline__ void wgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(Pending) : "memory");
+}
+/// The wgmmas issued so far as one group, waited for.
+__device__ __forceinline__ void wgmmaCommitAndWait() {
+  wgmmaCommit();
+  wgmmaWait<0>();
 }
 /// This thread's shared-memory stores so far, seen by wgmma's reads (the
 /// async proxy); a barrier after it makes every thread's so.

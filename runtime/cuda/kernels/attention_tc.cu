@@ -761,10 +761,10 @@ rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK, Tile &sV,
 /// The forward's online softmax over one key tile of base-2 scores s
 /// (scoreTile's) for the warp's rows g and g + 8 (h = 0, 1): the new row
 /// maxima m, s turned into P = 2^(s - m) unnormalized, l folded
-/// (onlineFold), and the output accumulators o (2W column tiles) rescaled.
-template <int W>
-__device__ __forceinline__ void softmaxTile(float (&s)[kTiles][4], float (&o)[kMaxTiles][4],
-                                            float (&m)[2], float (&l)[2], bool first) {
+/// (onlineFold), and alpha[h], the factor the output accumulators take
+/// (rescaleRows) before this tile's P V is added.
+__device__ __forceinline__ void softmaxProbabilities(float (&s)[kTiles][4], float (&m)[2],
+                                                     float (&l)[2], bool first, float (&alpha)[2]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     float mx = -INFINITY;
@@ -780,16 +780,33 @@ __device__ __forceinline__ void softmaxTile(float (&s)[kTiles][4], float (&o)[kM
         s[n][e] = fastExp2(s[n][e] - mNew); // now P, unnormalized
         sum += s[n][e];
       }
-    const float alpha = alpha2(first, m[h], mNew);
-    const OnlineRow row = onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha, quadSum(sum), 0.0f);
+    alpha[h] = alpha2(first, m[h], mNew);
+    const OnlineRow row =
+        onlineFold(OnlineRow{m[h], l[h], 0.0f}, mNew, alpha[h], quadSum(sum), 0.0f);
     m[h] = row.m;
     l[h] = row.l;
-#pragma unroll
-    for (int n = 0; n < 2 * W; ++n)
-#pragma unroll
-      for (int e = 2 * h; e < 2 * h + 2; ++e)
-        o[n][e] *= alpha;
   }
+}
+
+/// The output accumulators o (2W column tiles) of rows g and g + 8 times
+/// alpha[0] and alpha[1].
+template <int W>
+__device__ __forceinline__ void rescaleRows(float (&o)[kMaxTiles][4], const float (&alpha)[2]) {
+#pragma unroll
+  for (int n = 0; n < 2 * W; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      o[n][e] *= alpha[e >> 1];
+}
+
+/// softmaxProbabilities, then o rescaled: a key tile's softmax where its
+/// P V follows at once.
+template <int W>
+__device__ __forceinline__ void softmaxTile(float (&s)[kTiles][4], float (&o)[kMaxTiles][4],
+                                            float (&m)[2], float (&l)[2], bool first) {
+  float alpha[2];
+  softmaxProbabilities(s, m, l, first, alpha);
+  rescaleRows<W>(o, alpha);
 }
 
 /// The forward's end for the warp's 16 rows from r0 of head b: O = o / l

@@ -1,7 +1,9 @@
 //===- attention_wgmma.cu - attention on Hopper's wgmma -------------------===//
 //
 // defines: tfc_cuda_attention_wgmma_forward_kernel,
+//          tfc_cuda_attention_wgmma_forward_serial_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_kernel,
+//          tfc_cuda_attention_wgmma_backward_dq_serial_kernel,
 //          tfc_cuda_attention_wgmma_backward_dkv_kernel
 //
 // attention_tc.cu's three kernels on Hopper's warpgroup MMA, behind
@@ -36,21 +38,29 @@
 //  - Staging: a thread's 4 chunks of 8 columns a tile (rows f / 8 for f =
 //    thread + 128 i), 2 float4 loads a chunk, one 16-byte store (a
 //    quarter-warp's 8 stores fill a row: no bank conflict). Aligned rows:
-//    the next K and V tiles are loaded into registers during this tile's
-//    products and stored into the other buffers after them (one barrier a
-//    tile), as attention_tc.cu's forward.
-// Each wgmma group is waited for before its results are read or its tiles
-// overwritten (no overlap of softmax and products yet: FlashAttention-3's
-// ping-pong is the next step if this is right).
+//    the next tiles are loaded into registers during this tile's products
+//    and stored into the other buffers after them (one barrier a tile), as
+//    attention_tc.cu's forward.
+//  - Pipelined within the warpgroup (FlashAttention-3's intra-warpgroup
+//    overlap): key tile t's S is issued with tile t - 1's P V, and waited
+//    for alone (wait_group 1): the softmax runs while the tensor cores
+//    still add P V, waited for before O is rescaled. O's operations keep
+//    attention_tc.cu's order, so its bits. The _serial kernels wait for
+//    each group at once (3 blocks an SM against 2): tfc-kernel-check's
+//    "wgmma, serial" family, an A/B for the first GPU that runs these.
 // The backward's dq and dkv (attention_tc.cu's, the same parameters) take
 // wgmma on the runtime's way, rows' statistics given (the forward's, or for
 // dkv dq's in scratch) and no dS stored: dq per key tile S = Q K^T and
 // dP = dO V^T from shared memory, dQ += dS K (dS from registers, K
-// MN-major: the tile S read K-major); dkv with its 64 keys' K and V staged
-// once, per query tile S^T = K Q^T and dP^T = V dO^T, dV += P^T dO and
-// dK += dS^T Q (Q and dO MN-major). Other ways (no statistics, dS stored)
-// run attention_tc.cu's own loops (mma.sync) in the same shared memory.
-// ptxas (sm_90a): forward 164, dq 249, dkv 246 registers, no spills.
+// MN-major: the tile S read K-major), that product issued with the next
+// tile's S and dP (pipelined as the forward; _serial: not); dkv with its 64
+// keys' K and V staged once, per query tile S^T = K Q^T and dP^T = V dO^T,
+// dV += P^T dO and dK += dS^T Q (Q and dO MN-major), not pipelined (its
+// double-buffered query tiles would pass static shared memory's 48 KiB).
+// Other ways (no statistics, dS stored) run attention_tc.cu's own loops
+// (mma.sync) in the same shared memory.
+// ptxas (sm_90a): forward 212 (serial 164), dq 251 (serial 249), dkv 246
+// registers, no spills.
 // Launch: 128 threads, grid.x any (heads x ceil(tq / 64) units; dkv
 // heads x ceil(tk / 64)). Static shared memory 40, 48 and 33 KiB. Compiled
 // for sm_90a only; the bodies are empty elsewhere.
@@ -104,7 +114,15 @@ __device__ __forceinline__ uint64_t mnMajor(const SwizzledTile &t, int s) {
   return wgmmaDescriptor(&t, 2048u * uint32_t(s), 8192, 1024, 1);
 }
 
-/// The forward's loop (attention_tc.cu's forward, its products on wgmma).
+/// The forward's loop (attention_tc.cu's forward, its products on wgmma),
+/// software-pipelined as FlashAttention-3 does within a warpgroup: key
+/// tile t's S = Q K_t^T and the previous tile's O += P V are issued
+/// together, and tile t's softmax runs while the tensor cores still add
+/// P V (waited for only before O is rescaled). O's operations stay in
+/// attention_tc.cu's order (... O += P_{t-1} V_{t-1}, O *= alpha_t,
+/// O += P_t V_t ...): the same bits. V lags K by a tile: iteration t
+/// stages K_{t+1} and V_t (registers during the products, Vec; stored
+/// after them into the buffers the last iteration's products read).
 template <bool Vec>
 __device__ __forceinline__ void
 wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
@@ -114,6 +132,259 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
              float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
              float *__restrict__ stats, SwizzledTile &sQ, SwizzledTile (&sK)[2],
              SwizzledTile (&sV)[2]) {
+  constexpr i64 kDim = 64;
+  const i64 heads = outer * inner;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  const i64 queryBlocks = (tq + kRows - 1) / kRows, keyTiles = (tk + kRows - 1) / kRows;
+  for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
+    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
+    const float *K = headOf(k, kOuter, kInner, b, inner);
+    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
+    float *O = headOf(out, outOuter, outInner, b, inner);
+    SwizzledLoad kx, vx;
+    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
+    __syncthreads(); // the last unit's tiles are read
+    storeSwizzled(sQ, kx);
+    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
+    storeSwizzled(sK[0], kx);
+    sharedStoresToAsyncProxy();
+    __syncthreads();
+    float o[8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    bool live[2] = {};
+    uint32_t pa[4][4]; // the last tile's P: its P V's A
+    // Tile t's S = Q K_t^T issued (and the last tile's P V with it).
+    auto issueScores = [&](float(&s)[8][4], int cur) {
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
+                   step > 0);
+      wgmmaCommit();
+    };
+    auto issueValues = [&](const SwizzledTile &sVt) {
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(o), pa[step], mnMajor(sVt, step), 1);
+      wgmmaCommit();
+    };
+    // K_{t+1} (if any) and V_t, loaded (Vec: already, during the
+    // products) and stored into the buffers the last products read.
+    auto stage = [&](i64 j0, int cur, bool nextK) {
+      if (!Vec) {
+        if (nextK)
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+        loadSwizzled<Vec>(vx, source(V, vRow, j0, tk, kDim));
+      }
+      if (nextK)
+        storeSwizzled(sK[cur ^ 1], kx);
+      storeSwizzled(sV[cur], vx);
+      sharedStoresToAsyncProxy();
+      __syncthreads(); // K_{t+1} and V_t staged, this iteration's tiles read
+    };
+    auto prefetch = [&](i64 j0, bool nextK) {
+      if (Vec) { // K_{t+1} and V_t land while the tensor cores work
+        if (nextK)
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+        loadSwizzled<Vec>(vx, source(V, vRow, j0, tk, kDim));
+      }
+    };
+    { // tile 0: its S alone
+      const bool nextK = keyTiles > 1;
+      prefetch(0, nextK);
+      float s[8][4];
+      issueScores(s, 0);
+      wgmmaWait<0>();
+      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, 0, tk, g, t, live);
+      float alpha[2];
+      softmaxProbabilities(s, m, l, true, alpha);
+      rescaleRows<4>(o, alpha);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        accA(pa[step], s[2 * step], s[2 * step + 1]);
+      stage(0, 0, nextK);
+    }
+    for (i64 tile = 1; tile < keyTiles; ++tile) { // S_t beside P_{t-1} V_{t-1}
+      const i64 j0 = tile * kRows;
+      const int cur = int(tile & 1); // K_t in sK[cur], V_{t-1} in sV[cur ^ 1]
+      const bool nextK = tile + 1 < keyTiles;
+      prefetch(j0, nextK);
+      float s[8][4];
+      issueScores(s, cur);
+      issueValues(sV[cur ^ 1]);
+      wgmmaWait<1>(); // S; P V may still run
+      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
+      float alpha[2];
+      softmaxProbabilities(s, m, l, false, alpha);
+      wgmmaWait<0>(); // P V added: O may be rescaled, pa and sV[cur ^ 1] reused
+      rescaleRows<4>(o, alpha);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        accA(pa[step], s[2 * step], s[2 * step + 1]);
+      stage(j0, cur, nextK);
+    }
+    wgmmaFence(); // the last tile's P V
+    issueValues(sV[int((keyTiles - 1) & 1)]);
+    wgmmaWait<0>();
+    storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, i0 + warp * 16, tq, kDim, g, t);
+  }
+}
+
+/// The dq kernel's loop on the forward's statistics (stats, not dS: what
+/// the runtime launches): attention_tc.cu's backwardDq without its pass 1,
+/// its products on wgmma. Per key tile: S = Q K^T and dP = dO V^T from
+/// shared memory, P and dS = P (dP scale - D scale) in registers, dQ += dS K
+/// with dS from registers and K MN-major (the tile S read K-major), issued
+/// with the next tile's S and dP (pipelined as the forward: dQ's sums in
+/// the same order). With scratch, the rows' statistics and D stored for
+/// dkv, as there.
+template <bool Vec>
+__device__ __forceinline__ void
+wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
+        i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, const float *__restrict__ out,
+        i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
+        float *__restrict__ scratch, SwizzledTile &sQ, SwizzledTile &sdO, SwizzledTile (&sK)[2],
+        SwizzledTile (&sV)[2]) {
+  constexpr i64 kDim = 64;
+  const i64 heads = outer * inner;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  const i64 queryBlocks = (tq + kRows - 1) / kRows, keyTiles = (tk + kRows - 1) / kRows;
+  const float scale2 = attentionTcScale(scale);
+  for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
+    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
+    const float *K = headOf(k, kOuter, kInner, b, inner);
+    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
+    float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
+    SwizzledLoad kx, vx;
+    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
+    loadSwizzled<Vec>(vx,
+                      source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, kDim));
+    __syncthreads(); // the last unit's tiles are read
+    storeSwizzled(sQ, kx);
+    storeSwizzled(sdO, vx);
+    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
+    loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
+    storeSwizzled(sK[0], kx);
+    storeSwizzled(sV[0], vx);
+    sharedStoresToAsyncProxy();
+    RowStats st[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) { // the forward's, D = dO . out (attention_tc.cu's savedRow)
+      const float4 r = savedRow(stats, headOf(dout, doutOuter, doutInner, b, inner), doutRow,
+                                headOf(out, outOuter, outInner, b, inner), outRow, b,
+                                i0 + warp * 16 + g + h * 8, tq, kDim, t);
+      st[h] = {r.x, r.y, r.z, r.w};
+    }
+    if (scratch && t == 0)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const i64 i = i0 + warp * 16 + g + h * 8;
+        if (i < tq)
+          reinterpret_cast<float4 *>(scratch)[b * tq + i] =
+              make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
+      }
+    __syncthreads(); // the tiles staged
+    float acc[8][4] = {};
+    uint32_t da[4][4]; // the last tile's dS: its dQ += dS K's A
+    // Tile t's S = Q K_t^T and dP = dO V_t^T issued.
+    auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], int cur) {
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
+                   step > 0);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
+                   step > 0);
+      wgmmaCommit();
+    };
+    auto issueDq = [&](const SwizzledTile &sKt) {
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(acc), da[step], mnMajor(sKt, step), 1);
+      wgmmaCommit();
+    };
+    // dS = P (dP scale - D scale) in s.
+    auto gradients = [&](float(&s)[8][4], const float(&dp)[8][4], i64 j0) {
+      probTile(s, scale2, st, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t);
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const RowStats &r = st[e >> 1];
+          s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive);
+        }
+    };
+    auto prefetch = [&](i64 j0, bool next) {
+      if (Vec && next) {
+        loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+        loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+      }
+    };
+    // da from dS; K_{t+1} and V_{t+1} into K_{t-1}'s and V_{t-1}'s
+    // buffers, read by now.
+    auto stage = [&](const float(&s)[8][4], i64 j0, int cur, bool next) {
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        accA(da[step], s[2 * step], s[2 * step + 1]);
+      if (next) {
+        if (!Vec) {
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        }
+        storeSwizzled(sK[cur ^ 1], kx);
+        storeSwizzled(sV[cur ^ 1], vx);
+        sharedStoresToAsyncProxy();
+      }
+      __syncthreads();
+    };
+    { // tile 0: its S and dP alone
+      const bool next = keyTiles > 1;
+      prefetch(0, next);
+      float s[8][4], dp[8][4];
+      issueScores(s, dp, 0);
+      wgmmaWait<0>();
+      gradients(s, dp, 0);
+      stage(s, 0, 0, next);
+    }
+    for (i64 tile = 1; tile < keyTiles; ++tile) { // S_t, dP_t beside dQ += dS_{t-1} K_{t-1}
+      const i64 j0 = tile * kRows;
+      const int cur = int(tile & 1);
+      const bool next = tile + 1 < keyTiles;
+      prefetch(j0, next);
+      float s[8][4], dp[8][4];
+      issueScores(s, dp, cur);
+      issueDq(sK[cur ^ 1]);
+      wgmmaWait<1>(); // S and dP; dQ += dS K may still run
+      gradients(s, dp, j0);
+      wgmmaWait<0>(); // da and sK[cur ^ 1] read
+      stage(s, j0, cur, next);
+    }
+    wgmmaFence(); // the last tile's dQ += dS K
+    issueDq(sK[int((keyTiles - 1) & 1)]);
+    wgmmaWait<0>();
+    storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, kDim, g, t);
+  }
+}
+
+/// The forward's loop unpipelined (TFC_ATTENTION_WGMMA's A/B in
+/// tfc-kernel-check's "wgmma, serial" family): each wgmma group waited
+/// for at once, 3 blocks an SM (164 registers) against 2.
+template <bool Vec>
+__device__ __forceinline__ void
+wgmmaForwardSerial(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
+                   i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter,
+                   i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+                   i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
+                   i64 maskRow, float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+                   float *__restrict__ stats, SwizzledTile &sQ, SwizzledTile (&sK)[2],
+                   SwizzledTile (&sV)[2]) {
   constexpr i64 kDim = 64;
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
@@ -176,23 +447,23 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
   }
 }
 
-/// The dq kernel's loop on the forward's statistics (stats, not dS: what
-/// the runtime launches): attention_tc.cu's backwardDq without its pass 1,
+/// The dq kernel's loop unpipelined (the "wgmma, serial" family), on the
+/// forward's statistics: attention_tc.cu's backwardDq without its pass 1,
 /// its products on wgmma. Per key tile: S = Q K^T and dP = dO V^T from
 /// shared memory, P and dS = P (dP scale - D scale) in registers, dQ += dS K
 /// with dS from registers and K MN-major (the tile S read K-major). With
 /// scratch, the rows' statistics and D stored for dkv, as there.
 template <bool Vec>
 __device__ __forceinline__ void
-wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
-        i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-        float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, const float *__restrict__ out,
-        i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
-        float *__restrict__ scratch, SwizzledTile &sQ, SwizzledTile &sdO, SwizzledTile (&sK)[2],
-        SwizzledTile (&sV)[2]) {
+wgmmaDqSerial(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
+              i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,
+              i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+              const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+              const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+              float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow,
+              const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+              const float *__restrict__ stats, float *__restrict__ scratch, SwizzledTile &sQ,
+              SwizzledTile &sdO, SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
   constexpr i64 kDim = 64;
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
@@ -408,6 +679,71 @@ wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restr
 
 } // namespace
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+namespace {
+
+/// The forward kernels' body in their shared memory: Pipelined (the
+/// default) or serial.
+template <bool Pipelined>
+__device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTile &sQ,
+                                               SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
+  const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
+                       rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
+#define TFC_WGMMA_FORWARD_ARGS                                                                     \
+  outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
+      sQ, sK, sV
+  if (Pipelined && aligned)
+    wgmmaForward<true>(TFC_WGMMA_FORWARD_ARGS);
+  else if (Pipelined)
+    wgmmaForward<false>(TFC_WGMMA_FORWARD_ARGS);
+  else if (aligned)
+    wgmmaForwardSerial<true>(TFC_WGMMA_FORWARD_ARGS);
+  else
+    wgmmaForwardSerial<false>(TFC_WGMMA_FORWARD_ARGS);
+#undef TFC_WGMMA_FORWARD_ARGS
+}
+
+/// The dq kernels' body in their shared memory (six tiles): wgmma's loop,
+/// Pipelined or serial, on the forward's statistics without dS, or
+/// attention_tc.cu's own loop (mma.sync).
+template <bool Pipelined>
+__device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile (&tiles)[6]) {
+  const bool aligned =
+      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  if (d == 64 && dv == 64 && stats && !dS) {
+    SwizzledTile(&sK)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2]);
+    SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[4]);
+#define TFC_WGMMA_DQ_ARGS                                                                          \
+  outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
+      dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0],          \
+      tiles[1], sK, sV
+    if (Pipelined && aligned)
+      wgmmaDq<true>(TFC_WGMMA_DQ_ARGS);
+    else if (Pipelined)
+      wgmmaDq<false>(TFC_WGMMA_DQ_ARGS);
+    else if (aligned)
+      wgmmaDqSerial<true>(TFC_WGMMA_DQ_ARGS);
+    else
+      wgmmaDqSerial<false>(TFC_WGMMA_DQ_ARGS);
+#undef TFC_WGMMA_DQ_ARGS
+    return;
+  }
+  Tile *tc = reinterpret_cast<Tile *>(tiles);
+  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDq<bool(decltype(vec)::value), decltype(w)::value, false>(TFC_TC_BACKWARD_ARGS, tc[0],
+                                                                      tc[1], tc[2], tc[3], tc[4]);
+  });
+}
+
+} // namespace
+#endif
+
+// The kernels declare their shared memory themselves (the SIMT emulator
+// places a template's statics outside its shared memory).
+
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b] for heads of 64: the
 /// tensor-core forward with its products on wgmma.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
@@ -418,16 +754,20 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile sQ, sK[2], sV[2];
-  const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
-                       rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
-  if (aligned)
-    wgmmaForward<true>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
-                       kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
-                       outOuter, outInner, outRow, stats, sQ, sK, sV);
-  else
-    wgmmaForward<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner,
-                        kRow, v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out,
-                        outOuter, outInner, outRow, stats, sQ, sK, sV);
+  forwardOnWgmma<true>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+#endif
+}
+
+/// The same, unpipelined (tfc-kernel-check's "wgmma, serial" family).
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_forward_serial_kernel(TFC_TC_FORWARD_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || d != 64 || dv != 64)
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile sQ, sK[2], sV[2];
+  forwardOnWgmma<false>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
 #endif
 }
 
@@ -442,30 +782,21 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  __shared__ SwizzledTile tiles[6]; // 48 KiB: this loop's six, or attention_tc.cu's five
-  const bool aligned =
-      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
-  if (d == 64 && dv == 64 && stats && !dS) {
-    SwizzledTile(&sK)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2]);
-    SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[4]);
-    if (aligned)
-      wgmmaDq<true>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
-                    v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
-                    doutInner, doutRow, dq, dqOuter, dqInner, dqRow, out, outOuter, outInner,
-                    outRow, stats, scratch, tiles[0], tiles[1], sK, sV);
-    else
-      wgmmaDq<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
-                     v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
-                     doutInner, doutRow, dq, dqOuter, dqInner, dqRow, out, outOuter, outInner,
-                     outRow, stats, scratch, tiles[0], tiles[1], sK, sV);
+  __shared__ SwizzledTile tiles[6]; // 48 KiB: wgmma's loop's six, or attention_tc.cu's five
+  dqOnWgmma<true>(TFC_TC_BACKWARD_ARGS, tiles);
+#endif
+}
+
+/// The same, unpipelined (the "wgmma, serial" family).
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_backward_dq_serial_kernel(TFC_TC_DQ_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
-  }
-  Tile *tc = reinterpret_cast<Tile *>(tiles);
-  dispatch(aligned, d, dv, [&](auto vec, auto w) {
-    backwardDq<bool(decltype(vec)::value), decltype(w)::value, false>(TFC_TC_BACKWARD_ARGS, tc[0],
-                                                                      tc[1], tc[2], tc[3], tc[4]);
-  });
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile tiles[6];
+  dqOnWgmma<false>(TFC_TC_BACKWARD_ARGS, tiles);
 #endif
 }
 

@@ -14,5 +14,7 @@ namespace tfc_simt_attention_wgmma {
 } // namespace tfc_simt_attention_wgmma
 
 TFC_SIMT_KERNEL(tfc_simt_attention_wgmma, tfc_cuda_attention_wgmma_forward_kernel)
+TFC_SIMT_KERNEL(tfc_simt_attention_wgmma, tfc_cuda_attention_wgmma_forward_serial_kernel)
 TFC_SIMT_KERNEL(tfc_simt_attention_wgmma, tfc_cuda_attention_wgmma_backward_dq_kernel)
+TFC_SIMT_KERNEL(tfc_simt_attention_wgmma, tfc_cuda_attention_wgmma_backward_dq_serial_kernel)
 TFC_SIMT_KERNEL(tfc_simt_attention_wgmma, tfc_cuda_attention_wgmma_backward_dkv_kernel)
