@@ -184,7 +184,7 @@ const TcKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                           "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
 const TcKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
                                 "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
-                                "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
+                                "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel"};
 
 /// The tensor-core kernels' outputs' bytes (forward, dq with its stats, dkv
 /// with stored and with recomputed stats; padding included) hashed, FNV-1a
@@ -192,7 +192,8 @@ const TcKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel"
 /// distributions, which differ between standard libraries). runtimeWay:
 /// instead, the forward saving its rows' statistics, dq reading them and
 /// storing its rows' in scratch, dkv reading those (what the runtime does,
-/// and where attention_wgmma.cu's dq and dkv take wgmma).
+/// and where attention_wgmma.cu's dq and dkv take their pipelined wgmma),
+/// then dkv again on the forward's.
 uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, long long tq,
                           long long tk, long long d, long long dv, bool masked, bool packed,
                           const TcKernels &kernels = kMmaSync, bool runtimeWay = false) {
@@ -261,6 +262,8 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
              0xff);
   gpu.launch(kernels.forward, queryBlocks, forward);
   gpu.launch(kernels.dq, queryBlocks, backward);
+  if (runtimeWay)
+    saved = 0; // dkv reads dq's statistics and D, as LayerKernels.cpp launches it
   gpu.launch(kernels.dkv, keyBlocks, backward);
   // Written (not the fill's NaN): the first query row's output, dq and dk.
   for (Ptr b : {gout, gdq, gdk})
@@ -269,6 +272,12 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
       hash(gdk, kBytes), hash(gdv, vBytes);
   if (runtimeWay) {
     hash(gsaved, statsBytes);
+    // And dkv on the forward's statistics (computing D itself).
+    saved = gsaved;
+    gpu.fill(gdk, kBytes, 0xff);
+    gpu.fill(gdv, vBytes, 0xff);
+    gpu.launch(kernels.dkv, keyBlocks, backward);
+    hash(gdk, kBytes), hash(gdv, vBytes);
     return h;
   }
   stats = 0; // dkv recomputing the statistics

@@ -66,7 +66,7 @@ const WgmmaKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                              "tfc_cuda_attention_wgmma_backward_dkv_kernel", " wgmma"};
 const WgmmaKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
                                    "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
-                                   "tfc_cuda_attention_wgmma_backward_dkv_kernel",
+                                   "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel",
                                    " wgmma, serial"};
 
 namespace {
@@ -207,7 +207,7 @@ private:
 /// sm_90a SASS).
 bool hasWgmmaAttention(Gpu &gpu) {
   return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv) &&
-         gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq);
+         gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq) && gpu.has(kWgmmaSerial.dkv);
 }
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
@@ -262,8 +262,8 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
        "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false},
       {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false},
-      {"wgmma, serial forward and dq", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv,
-       tcBlocks, tcBlocks, tcBlocks, false}};
+      {"wgmma, serial", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, tcBlocks, tcBlocks,
+       tcBlocks, false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.

@@ -97,6 +97,8 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel", kAttentionTcThreads, \
+    47, TFC_CUDA_ATTENTION_BACKWARD)                                           \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 9,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16") \
   X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 13,  \

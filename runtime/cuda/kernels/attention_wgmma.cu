@@ -4,7 +4,8 @@
 //          tfc_cuda_attention_wgmma_forward_serial_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_serial_kernel,
-//          tfc_cuda_attention_wgmma_backward_dkv_kernel
+//          tfc_cuda_attention_wgmma_backward_dkv_kernel,
+//          tfc_cuda_attention_wgmma_backward_dkv_serial_kernel
 //
 // attention_tc.cu's three kernels on Hopper's warpgroup MMA, behind
 // TFC_ATTENTION_WGMMA=1 (off: never yet run on a GPU). Its image has SASS
@@ -55,14 +56,16 @@
 // MN-major: the tile S read K-major), that product issued with the next
 // tile's S and dP (pipelined as the forward; _serial: not); dkv with its 64
 // keys' K and V staged once, per query tile S^T = K Q^T and dP^T = V dO^T,
-// dV += P^T dO and dK += dS^T Q (Q and dO MN-major), not pipelined (its
-// double-buffered query tiles would pass static shared memory's 48 KiB).
-// Other ways (no statistics, dS stored) run attention_tc.cu's own loops
-// (mma.sync) in the same shared memory.
-// ptxas (sm_90a): forward 212 (serial 164), dq 251 (serial 249), dkv 246
-// registers, no spills.
+// dV += P^T dO and dK += dS^T Q (Q and dO MN-major), the latter two issued
+// with the next query tile's S^T and dP^T where dq's statistics are given
+// (scratch, the runtime's way: Q and dO double-buffered in 48 KiB, the
+// rows' statistics read from scratch as used), unpipelined on the
+// forward's (and in _serial). Other ways (no statistics, dS stored) run
+// attention_tc.cu's own loops (mma.sync) in the same shared memory.
+// ptxas (sm_90a): forward 212 (serial 164), dq 251 (serial 249), dkv 255
+// (serial 246) registers, no spills.
 // Launch: 128 threads, grid.x any (heads x ceil(tq / 64) units; dkv
-// heads x ceil(tk / 64)). Static shared memory 40, 48 and 33 KiB. Compiled
+// heads x ceil(tk / 64)). Static shared memory 40, 48 and 48 KiB. Compiled
 // for sm_90a only; the bodies are empty elsewhere.
 //
 //===----------------------------------------------------------------------===//
@@ -555,6 +558,155 @@ wgmmaDqSerial(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__
   }
 }
 
+/// The dkv kernel's loop on dq's rows' statistics and D (scratch, the
+/// runtime's way), pipelined as the forward: query tile t's S^T = K Q_t^T
+/// and dP^T = V dO_t^T issued with tile t - 1's dV += P^T dO and
+/// dK += dS^T Q, waited for alone; P^T and dS^T computed while those run.
+/// Q and dO double-buffered (six tiles: 48 KiB, static shared memory's
+/// limit, so no staged statistics: each element's query row's are read
+/// from scratch, in L1 after the first warp), loaded when stored.
+/// dV's and dK's sums in attention_tc.cu's order: the same bits.
+template <bool Vec>
+__device__ __forceinline__ void
+wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
+                  i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter,
+                  i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
+                  i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
+                  i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner,
+                  i64 doutRow, float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow,
+                  float *__restrict__ dvOut, i64 dvOuter, i64 dvInner, i64 dvRow,
+                  const float *__restrict__ scratch, SwizzledTile &sK, SwizzledTile &sV,
+                  SwizzledTile (&sQ)[2], SwizzledTile (&sdO)[2]) {
+  constexpr i64 kDim = 64;
+  const i64 heads = outer * inner;
+  const i64 keyBlocks = (tk + kRows - 1) / kRows, queryTiles = (tq + kRows - 1) / kRows;
+  const float scale2 = attentionTcScale(scale);
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  const float4 *rows = reinterpret_cast<const float4 *>(scratch);
+  for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
+    const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kRows;
+    const float *Q = headOf(q, qOuter, qInner, b, inner);
+    const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
+    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
+    SwizzledLoad x;
+    __syncthreads(); // the last unit's tiles are read
+    loadSwizzled<Vec>(x, source(headOf(k, kOuter, kInner, b, inner), kRow, j0, tk, kDim));
+    storeSwizzled(sK, x);
+    loadSwizzled<Vec>(x, source(headOf(v, vOuter, vInner, b, inner), vRow, j0, tk, kDim));
+    storeSwizzled(sV, x);
+    // Query tile i0's Q and dO into buffer `buffer`, then the barrier.
+    auto stage = [&](i64 i0, int buffer) {
+      loadSwizzled<Vec>(x, source(Q, qRow, i0, tq, kDim));
+      storeSwizzled(sQ[buffer], x);
+      loadSwizzled<Vec>(x, source(dO, doutRow, i0, tq, kDim));
+      storeSwizzled(sdO[buffer], x);
+      sharedStoresToAsyncProxy();
+      __syncthreads();
+    };
+    float accK[8][4] = {}, accV[8][4] = {};
+    uint32_t pa[4][4], da[4][4]; // the last tile's P^T and dS^T: A of dV's and dK's products
+    auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], int cur) {
+      wgmmaFence();
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sK, step), kMajor(sQ[cur], step),
+                   step > 0);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sV, step), kMajor(sdO[cur], step),
+                   step > 0);
+      wgmmaCommit();
+    };
+    auto issueGradients = [&](int buffer) {
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accV), pa[step], mnMajor(sdO[buffer], step), 1);
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accK), da[step], mnMajor(sQ[buffer], step), 1);
+      wgmmaCommit();
+    };
+    // S^T and dP^T into P^T and dS^T: element (n, e) key j0 + 16w + g
+    // (+ 8 for e >= 2), query i0 + 8n + 2t + (e & 1), as attention_tc.cu's
+    // dkv, the query's statistics {m, 1/l, D scale, scale or 0} dq's.
+    auto probabilities = [&](float(&s)[8][4], float(&dp)[8][4], i64 i0) {
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          // One row's statistics live at a time: the compiler may not hoist
+          // the next ones' loads above here (their 64 registers would spill).
+          asm volatile("" ::: "memory");
+          const i64 i = i0 + n * 8 + 2 * t + c;
+          const float4 st = i < tq ? rows[b * tq + i] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+          for (int e = c; e < 4; e += 2) {
+            const i64 j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
+            float p = 0.0f, ds = 0.0f;
+            if (i < tq && j < tk) {
+              float xs = fusedMulAdd(s[n][e], scale2, -st.x);
+              if (M && !M[i * maskRow + j])
+                xs = kMaskedScore - st.x;
+              p = fastExp2(xs) * st.y;
+              ds = attentionTcDs(p, dp[n][e], st.z, st.w);
+            }
+            s[n][e] = p;
+            dp[n][e] = ds;
+          }
+        }
+    };
+    auto pack = [&](const float(&s)[8][4], const float(&dp)[8][4]) {
+#pragma unroll
+      for (int step = 0; step < 4; ++step) {
+        accA(pa[step], s[2 * step], s[2 * step + 1]);
+        accA(da[step], dp[2 * step], dp[2 * step + 1]);
+      }
+    };
+    stage(0, 0);
+    { // query tile 0: its S^T and dP^T alone
+      float s[8][4], dp[8][4];
+      issueScores(s, dp, 0);
+      wgmmaWait<0>();
+      probabilities(s, dp, 0);
+      pack(s, dp);
+      if (queryTiles > 1)
+        stage(kRows, 1);
+    }
+    for (i64 tile = 1; tile < queryTiles; ++tile) {
+      const i64 i0 = tile * kRows;
+      const int cur = int(tile & 1);
+      float s[8][4], dp[8][4];
+      issueScores(s, dp, cur);
+      issueGradients(cur ^ 1);
+      wgmmaWait<1>(); // S^T and dP^T; the last tile's dV and dK may still run
+      probabilities(s, dp, i0);
+      wgmmaWait<0>(); // pa, da and buffers cur ^ 1 read
+      pack(s, dp);
+      if (tile + 1 < queryTiles)
+        stage(i0 + kRows, cur ^ 1);
+    }
+    wgmmaFence(); // the last tile's dV and dK
+    issueGradients(int((queryTiles - 1) & 1));
+    wgmmaWait<0>();
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const i64 j = j0 + warp * 16 + g + h * 8;
+      if (j >= tk)
+        continue;
+      float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j * dkRow;
+      float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j * dvRow;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const int c = n * 8 + 2 * t + (e & 1);
+          dV[c] = accV[n][e];
+          dK[c] = accK[n][e];
+        }
+    }
+  }
+}
+
 /// The dkv kernel's loop on rows' statistics from the forward (stats, D =
 /// dO . out computed here) or from dq (scratch): attention_tc.cu's
 /// backwardDkv, its products on wgmma. The unit's K and V are staged once;
@@ -800,34 +952,40 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 #endif
 }
 
-/// dk[b] = dS^T Q and dvOut[b] = P^T dO: the tensor-core dkv kernel, its
-/// products on wgmma where it has rows' statistics (the forward's or
-/// dq's) and stores no dS; otherwise attention_tc.cu's own loop.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
-    tfc_cuda_attention_wgmma_backward_dkv_kernel(TFC_TC_DKV_PARAMS) {
-  awaitPreviousKernel();
-  trapUnlessBlockSize(kAttentionTcThreads);
-  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
-    return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  __shared__ SwizzledTile tiles[4]; // 32 KiB: this loop's four, or attention_tc.cu's four
-  __shared__ float4 sStats[kRows];
+namespace {
+
+/// The dkv kernels' body in their shared memory (six tiles): wgmma's loop
+/// pipelined on dq's statistics (scratch, Pipelined), or serial on
+/// statistics from the forward or dq, without dS; else attention_tc.cu's
+/// own loop. The latter two stage rows' statistics in the sixth tile.
+template <bool Pipelined>
+__device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile (&tiles)[6]) {
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  if (Pipelined && d == 64 && dv == 64 && scratch && !stats && !dS && tq > 0) {
+    SwizzledTile(&sQ)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2]);
+    SwizzledTile(&sdO)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[4]);
+#define TFC_WGMMA_DKV_ARGS                                                                         \
+  outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dk,  \
+      dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow
+    if (aligned)
+      wgmmaDkvPipelined<true>(TFC_WGMMA_DKV_ARGS, scratch, tiles[0], tiles[1], sQ, sdO);
+    else
+      wgmmaDkvPipelined<false>(TFC_WGMMA_DKV_ARGS, scratch, tiles[0], tiles[1], sQ, sdO);
+    return;
+  }
+  float4(&sStats)[kRows] = *reinterpret_cast<float4(*)[kRows]>(&tiles[5]);
   if (d == 64 && dv == 64 && (stats || scratch) && !dS && tq > 0) {
     if (aligned)
-      wgmmaDkv<true>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
-                     v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
-                     doutInner, doutRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
-                     dvRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0], tiles[1],
-                     tiles[2], tiles[3], sStats);
+      wgmmaDkv<true>(TFC_WGMMA_DKV_ARGS, out, outOuter, outInner, outRow, stats, scratch, tiles[0],
+                     tiles[1], tiles[2], tiles[3], sStats);
     else
-      wgmmaDkv<false>(outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow,
-                      v, vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter,
-                      doutInner, doutRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
-                      dvRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0], tiles[1],
-                      tiles[2], tiles[3], sStats);
+      wgmmaDkv<false>(TFC_WGMMA_DKV_ARGS, out, outOuter, outInner, outRow, stats, scratch, tiles[0],
+                      tiles[1], tiles[2], tiles[3], sStats);
+#undef TFC_WGMMA_DKV_ARGS
     return;
   }
   Tile *tc = reinterpret_cast<Tile *>(tiles);
@@ -839,5 +997,36 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, tc[0], tc[1], tc[2],
         tc[3], sStats);
   });
+}
+
+} // namespace
+#endif
+
+/// dk[b] = dS^T Q and dvOut[b] = P^T dO: the tensor-core dkv kernel, its
+/// products on wgmma where it has rows' statistics (the forward's or
+/// dq's) and stores no dS (pipelined on dq's: the runtime's way);
+/// otherwise attention_tc.cu's own loop.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_backward_dkv_kernel(TFC_TC_DKV_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile tiles[6]; // 48 KiB
+  dkvOnWgmma<true>(TFC_TC_BACKWARD_ARGS, tiles);
+#endif
+}
+
+/// The same, unpipelined (the "wgmma, serial" family).
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_backward_dkv_serial_kernel(TFC_TC_DKV_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile tiles[6];
+  dkvOnWgmma<false>(TFC_TC_BACKWARD_ARGS, tiles);
 #endif
 }
