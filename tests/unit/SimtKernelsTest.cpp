@@ -182,6 +182,10 @@ const TcKernels kLean = {"tfc_cuda_attention_tc_forward_lean_kernel",
 const TcKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                           "tfc_cuda_attention_wgmma_backward_dq_kernel",
                           "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
+/// The wide forward (two warpgroups, 128 queries a block) with the others.
+const TcKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel",
+                              "tfc_cuda_attention_wgmma_backward_dq_kernel",
+                              "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
 const TcKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
                                 "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
                                 "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel"};
@@ -345,7 +349,8 @@ TEST(SimtKernels, AttentionOnWgmma) {
   // packed (float4 staging) and padded rows, k and v broadcast.
   const std::vector<WgmmaKernels> wgmma = {
       {kWgmma.forward, kWgmma.dq, kWgmma.dkv, " wgmma"},
-      {kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, " wgmma, serial"}};
+      {kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, " wgmma, serial"},
+      {kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv, " wgmma, wide forward", 128}};
   expectPasses([&](SimtDevice &d) {
     checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, wgmma);
     checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, wgmma);
@@ -375,20 +380,18 @@ TEST(SimtKernels, WgmmaGivesTheTensorCoresBits) {
                         {2, 1, 65, 64, true, false}};
   for (const Case &c : cases)
     for (bool runtimeWay : {false, true}) {
-      SimtDevice mma, wgmma;
+      SimtDevice mma;
       const int failedBefore = failed;
       const uint64_t expected = tensorCoreDigest(mma, c.outer, c.inner, c.tq, c.tk, 64, 64,
                                                  c.masked, c.packed, kMmaSync, runtimeWay);
-      EXPECT_EQ(tensorCoreDigest(wgmma, c.outer, c.inner, c.tq, c.tk, 64, 64, c.masked, c.packed,
-                                 kWgmma, runtimeWay),
-                expected)
-          << c.tq << "x" << c.tk << (c.masked ? " masked" : "") << (c.packed ? " packed" : "")
-          << (runtimeWay ? ", the runtime's way" : "");
-      SimtDevice serial;
-      EXPECT_EQ(tensorCoreDigest(serial, c.outer, c.inner, c.tq, c.tk, 64, 64, c.masked, c.packed,
-                                 kWgmmaSerial, runtimeWay),
-                expected)
-          << "serial, " << c.tq << "x" << c.tk << (runtimeWay ? ", the runtime's way" : "");
+      for (const TcKernels *kernels : {&kWgmma, &kWgmmaSerial, &kWgmmaWide}) {
+        SimtDevice wgmma;
+        EXPECT_EQ(tensorCoreDigest(wgmma, c.outer, c.inner, c.tq, c.tk, 64, 64, c.masked, c.packed,
+                                   *kernels, runtimeWay),
+                  expected)
+            << kernels->forward << ", " << c.tq << "x" << c.tk << (c.masked ? " masked" : "")
+            << (c.packed ? " packed" : "") << (runtimeWay ? ", the runtime's way" : "");
+      }
       EXPECT_EQ(failed, failedBefore) << "a launch failed: its FAIL line is above";
     }
 }

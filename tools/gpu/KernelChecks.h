@@ -107,9 +107,11 @@ struct Shape {
 };
 
 /// A family of attention_wgmma.cu's kernels (tfc-kernel-check, on a GPU
-/// with wgmma); label " wgmma" or " wgmma, ...".
+/// with wgmma); label " wgmma" or " wgmma, ..."; forwardRows: the queries
+/// a forward block takes (the wide forward's 128).
 struct WgmmaKernels {
   const char *forward, *dq, *dkv, *label;
+  long long forwardRows = 64;
 };
 
 template <typename Device>
@@ -239,8 +241,9 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
   // mma.sync loop); everything else is.
   for (const WgmmaKernels &w : wgmma)
     if (d == 64 && dv == 64)
-      families.push_back({w.forward, w.dq, w.dkv, w.label, tcQueryBlocks, tcQueryBlocks,
-                          unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
+      families.push_back({w.forward, w.dq, w.dkv, w.label,
+                          unsigned(heads * ((tq + w.forwardRows - 1) / w.forwardRows)),
+                          tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
   std::vector<float> previous[8][4];
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would

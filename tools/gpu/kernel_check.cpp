@@ -68,6 +68,8 @@ const WgmmaKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kern
                                    "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
                                    "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel",
                                    " wgmma, serial"};
+const WgmmaKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel", kWgmma.dq,
+                                 kWgmma.dkv, " wgmma, wide forward", 128};
 
 namespace {
 
@@ -207,7 +209,8 @@ private:
 /// sm_90a SASS).
 bool hasWgmmaAttention(Gpu &gpu) {
   return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv) &&
-         gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq) && gpu.has(kWgmmaSerial.dkv);
+         gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq) && gpu.has(kWgmmaSerial.dkv) &&
+         gpu.has(kWgmmaWide.forward);
 }
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
@@ -263,7 +266,9 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
        tcBlocks, tcBlocks, tcBlocks, false},
       {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false},
       {"wgmma, serial", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, tcBlocks, tcBlocks,
-       tcBlocks, false}};
+       tcBlocks, false},
+      {"wgmma, wide forward", kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv,
+       unsigned(heads * ((seq + 127) / 128)), tcBlocks, tcBlocks, false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.
@@ -750,7 +755,7 @@ int main(int argc, char **argv) {
       std::printf("SKIP attention on wgmma: the driver loads no sm_90a image on this GPU\n");
     for (const Shape &s : shapes)
       checkAttention(gpu, s,
-                     wgmma ? std::vector<WgmmaKernels>{kWgmma, kWgmmaSerial}
+                     wgmma ? std::vector<WgmmaKernels>{kWgmma, kWgmmaSerial, kWgmmaWide}
                            : std::vector<WgmmaKernels>{});
     probeWgmma(gpu);
     checkLayerNorm(gpu, 2048, 32, 64);

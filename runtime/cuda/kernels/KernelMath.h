@@ -69,6 +69,9 @@ constexpr int kAttentionChunk = 16;
 /// bf16, rows of 64 elements (attention_tc.cu says in what order);
 /// head dims d and dv multiples of 16 up to 64 (attentionTensorCoreShape).
 constexpr int kAttentionTcThreads = 128;
+/// attention_wgmma.cu's wide forward: two warpgroups a block, 128 queries,
+/// sharing each key tile.
+constexpr int kAttentionWgmmaWideThreads = 256;
 constexpr int kAttentionTcRows = 64; // rows a block owns, and rows a staged tile
 constexpr int kAttentionTcMaxDim = 64;
 constexpr int kAttentionTcStride = kAttentionTcMaxDim; // bf16 a staged row

@@ -91,6 +91,8 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_FORWARD)                                                \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_serial_kernel", kAttentionTcThreads, 28, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_wide_kernel", kAttentionWgmmaWideThreads, \
+    28, TFC_CUDA_ATTENTION_FORWARD)                                            \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_serial_kernel", kAttentionTcThreads, 47, \

@@ -2,6 +2,7 @@
 //
 // defines: tfc_cuda_attention_wgmma_forward_kernel,
 //          tfc_cuda_attention_wgmma_forward_serial_kernel,
+//          tfc_cuda_attention_wgmma_forward_wide_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_serial_kernel,
 //          tfc_cuda_attention_wgmma_backward_dkv_kernel,
@@ -49,6 +50,9 @@
 //    attention_tc.cu's order, so its bits. The _serial kernels wait for
 //    each group at once (3 blocks an SM against 2): tfc-kernel-check's
 //    "wgmma, serial" family, an A/B for the first GPU that runs these.
+//  - The wide forward (_wide, its "wide forward" family, another A/B): two
+//    warpgroups a block (256 threads), 128 queries sharing each staged key
+//    tile: half the loads and conversions of K and V a query.
 // The backward's dq and dkv (attention_tc.cu's, the same parameters) take
 // wgmma on the runtime's way, rows' statistics given (the forward's, or for
 // dkv dq's in scratch) and no dS stored: dq per key tile S = Q K^T and
@@ -62,10 +66,11 @@
 // rows' statistics read from scratch as used), unpipelined on the
 // forward's (and in _serial). Other ways (no statistics, dS stored) run
 // attention_tc.cu's own loops (mma.sync) in the same shared memory.
-// ptxas (sm_90a): forward 212 (serial 164), dq 251 (serial 249), dkv 255
-// (serial 246) registers, no spills.
-// Launch: 128 threads, grid.x any (heads x ceil(tq / 64) units; dkv
-// heads x ceil(tk / 64)). Static shared memory 40, 48 and 48 KiB. Compiled
+// ptxas (sm_90a): forward 213 (serial 164, wide 182), dq 251 (serial 249),
+// dkv 255 (serial 246) registers, no spills.
+// Launch: 128 threads (the wide forward 256), grid.x any (heads x
+// ceil(tq / 64) units, the wide forward's ceil(tq / 128); dkv heads x
+// ceil(tk / 64)). Static shared memory 40 (wide 48), 48 and 48 KiB. Compiled
 // for sm_90a only; the bodies are empty elsewhere.
 //
 //===----------------------------------------------------------------------===//
@@ -83,25 +88,27 @@ struct alignas(1024) SwizzledTile {
   uint4 chunk[kRows * 8];
 };
 
-/// A thread's share of a tile between its loads and its store: chunk f =
-/// thread + 128 i is row f / 8, columns 8 (f % 8) .. + 7.
-struct SwizzledLoad {
-  float4 v[4][2];
-};
-template <bool Vec> __device__ __forceinline__ void loadSwizzled(SwizzledLoad &x, const Source &s) {
+/// A thread's share of a tile between its loads and its store, Items of
+/// the tile's 512 chunks (a block of 512 / Items threads): chunk f =
+/// thread + (512 / Items) i is row f / 8, columns 8 (f % 8) .. + 7.
+template <int Items> struct SwizzledItems { float4 v[Items][2]; };
+using SwizzledLoad = SwizzledItems<4>; // a warpgroup's block
+template <bool Vec, int Items>
+__device__ __forceinline__ void loadSwizzled(SwizzledItems<Items> &x, const Source &s) {
   const int f0 = int(thread());
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int f = f0 + 128 * i, r = f / 8, c = 8 * (f % 8);
+  for (int i = 0; i < Items; ++i) {
+    const int f = f0 + 512 / Items * i, r = f / 8, c = 8 * (f % 8);
     x.v[i][0] = load4<Vec>(s, r, c);
     x.v[i][1] = load4<Vec>(s, r, c + 4);
   }
 }
-__device__ __forceinline__ void storeSwizzled(SwizzledTile &t, const SwizzledLoad &x) {
+template <int Items>
+__device__ __forceinline__ void storeSwizzled(SwizzledTile &t, const SwizzledItems<Items> &x) {
   const int f0 = int(thread());
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int f = f0 + 128 * i, r = f / 8, c = f % 8;
+  for (int i = 0; i < Items; ++i) {
+    const int f = f0 + 512 / Items * i, r = f / 8, c = f % 8;
     const float4 &a = x.v[i][0], &b = x.v[i][1];
     t.chunk[8 * r + (c ^ (r & 7))] = make_uint4(packFloats(a.x, a.y), packFloats(a.z, a.w),
                                                 packFloats(b.x, b.y), packFloats(b.z, b.w));
@@ -126,29 +133,40 @@ __device__ __forceinline__ uint64_t mnMajor(const SwizzledTile &t, int s) {
 /// O += P_t V_t ...): the same bits. V lags K by a tile: iteration t
 /// stages K_{t+1} and V_t (registers during the products, Vec; stored
 /// after them into the buffers the last iteration's products read).
-template <bool Vec>
+/// Groups warpgroups a block (the wide forward: 2), each 64 of the unit's
+/// 64 Groups queries, sharing the key tiles (each thread stages 1 / Groups
+/// of what a warpgroup's would).
+template <bool Vec, int Groups>
 __device__ __forceinline__ void
 wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
              i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,
              i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
              const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
              float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-             float *__restrict__ stats, SwizzledTile &sQ, SwizzledTile (&sK)[2],
+             float *__restrict__ stats, SwizzledTile (&sQ)[Groups], SwizzledTile (&sK)[2],
              SwizzledTile (&sV)[2]) {
-  constexpr i64 kDim = 64;
+  constexpr i64 kDim = 64, kUnit = kRows * Groups;
+  constexpr int kItems = 4 / Groups;
   const i64 heads = outer * inner;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
-  const i64 queryBlocks = (tq + kRows - 1) / kRows, keyTiles = (tk + kRows - 1) / kRows;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp % 4, g = lane / 4, t = lane % 4;
+  // This warpgroup's 64 queries (0 where the block is one: fewer registers).
+  const int group = Groups == 1 ? 0 : int(threadIdx.x) / kAttentionTcThreads;
+  const i64 queryBlocks = (tq + kUnit - 1) / kUnit, keyTiles = (tk + kRows - 1) / kRows;
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
-    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
+    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kUnit,
+              r0 = i0 + kRows * group + warp * 16; // this warp's first query
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float *O = headOf(out, outOuter, outInner, b, inner);
-    SwizzledLoad kx, vx;
-    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
+    SwizzledItems<kItems> kx, vx;
     __syncthreads(); // the last unit's tiles are read
-    storeSwizzled(sQ, kx);
+#pragma unroll
+    for (int qt = 0; qt < Groups; ++qt) {
+      loadSwizzled<Vec>(
+          kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0 + kRows * qt, tq, kDim));
+      storeSwizzled(sQ[qt], kx);
+    }
     loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
     storeSwizzled(sK[0], kx);
     sharedStoresToAsyncProxy();
@@ -161,8 +179,8 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       wgmmaFence();
 #pragma unroll
       for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
-                   step > 0);
+        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
+                   kMajor(sK[cur], step), step > 0);
       wgmmaCommit();
     };
     auto issueValues = [&](const SwizzledTile &sVt) {
@@ -198,7 +216,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       float s[8][4];
       issueScores(s, 0);
       wgmmaWait<0>();
-      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, 0, tk, g, t, live);
+      scoreTile(s, attentionTcScale(scale), M, maskRow, r0, tq, 0, tk, g, t, live);
       float alpha[2];
       softmaxProbabilities(s, m, l, true, alpha);
       rescaleRows<4>(o, alpha);
@@ -216,7 +234,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       issueScores(s, cur);
       issueValues(sV[cur ^ 1]);
       wgmmaWait<1>(); // S; P V may still run
-      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
+      scoreTile(s, attentionTcScale(scale), M, maskRow, r0, tq, j0, tk, g, t, live);
       float alpha[2];
       softmaxProbabilities(s, m, l, false, alpha);
       wgmmaWait<0>(); // P V added: O may be rescaled, pa and sV[cur ^ 1] reused
@@ -229,7 +247,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
     wgmmaFence(); // the last tile's P V
     issueValues(sV[int((keyTiles - 1) & 1)]);
     wgmmaWait<0>();
-    storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, i0 + warp * 16, tq, kDim, g, t);
+    storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, r0, tq, kDim, g, t);
   }
 }
 
@@ -836,23 +854,22 @@ namespace {
 
 /// The forward kernels' body in their shared memory: Pipelined (the
 /// default) or serial.
-template <bool Pipelined>
-__device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTile &sQ,
+template <bool Pipelined, int Groups>
+__device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTile (&sQ)[Groups],
                                                SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
   const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
                        rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
 #define TFC_WGMMA_FORWARD_ARGS                                                                     \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
-      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
-      sQ, sK, sV
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats
   if (Pipelined && aligned)
-    wgmmaForward<true>(TFC_WGMMA_FORWARD_ARGS);
+    wgmmaForward<true, Groups>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
   else if (Pipelined)
-    wgmmaForward<false>(TFC_WGMMA_FORWARD_ARGS);
+    wgmmaForward<false, Groups>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
   else if (aligned)
-    wgmmaForwardSerial<true>(TFC_WGMMA_FORWARD_ARGS);
+    wgmmaForwardSerial<true>(TFC_WGMMA_FORWARD_ARGS, sQ[0], sK, sV);
   else
-    wgmmaForwardSerial<false>(TFC_WGMMA_FORWARD_ARGS);
+    wgmmaForwardSerial<false>(TFC_WGMMA_FORWARD_ARGS, sQ[0], sK, sV);
 #undef TFC_WGMMA_FORWARD_ARGS
 }
 
@@ -905,8 +922,22 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || d != 64 || dv != 64)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  __shared__ SwizzledTile sQ, sK[2], sV[2];
-  forwardOnWgmma<true>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+  __shared__ SwizzledTile sQ[1], sK[2], sV[2];
+  forwardOnWgmma<true, 1>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+#endif
+}
+
+/// The same on two warpgroups a block (256 threads), 128 queries sharing
+/// each key tile (tfc-kernel-check's "wgmma, wide forward" family).
+extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
+    tfc_cuda_attention_wgmma_forward_wide_kernel(TFC_TC_FORWARD_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionWgmmaWideThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || d != 64 || dv != 64)
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile sQ[2], sK[2], sV[2]; // 48 KiB
+  forwardOnWgmma<true, 2>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
 #endif
 }
 
@@ -918,8 +949,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || d != 64 || dv != 64)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  __shared__ SwizzledTile sQ, sK[2], sV[2];
-  forwardOnWgmma<false>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+  __shared__ SwizzledTile sQ[1], sK[2], sV[2];
+  forwardOnWgmma<false, 1>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
 #endif
 }
 
