@@ -67,7 +67,7 @@
 // forward's (and in _serial). Other ways (no statistics, dS stored) run
 // attention_tc.cu's own loops (mma.sync) in the same shared memory.
 // ptxas (sm_90a): forward 213 (serial 164, wide 182), dq 251 (serial 249),
-// dkv 255 (serial 246) registers, no spills.
+// dkv 255 (serial 251) registers, no spills.
 // Launch: 128 threads (the wide forward 256), grid.x any (heads x
 // ceil(tq / 64) units, the wide forward's ceil(tq / 128); dkv heads x
 // ceil(tk / 64)). Static shared memory 40 (wide 48), 48 and 48 KiB. Compiled
@@ -135,8 +135,10 @@ __device__ __forceinline__ uint64_t mnMajor(const SwizzledTile &t, int s) {
 /// after them into the buffers the last iteration's products read).
 /// Groups warpgroups a block (the wide forward: 2), each 64 of the unit's
 /// 64 Groups queries, sharing the key tiles (each thread stages 1 / Groups
-/// of what a warpgroup's would).
-template <bool Vec, int Groups>
+/// of what a warpgroup's would). Not Pipelined (the _serial kernel, one
+/// warpgroup): each tile's S, softmax and P V in turn, each group waited
+/// for at once, K and V staged together (164 registers: 3 blocks an SM).
+template <bool Vec, int Groups, bool Pipelined>
 __device__ __forceinline__ void
 wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
              i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,
@@ -169,20 +171,62 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
     }
     loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
     storeSwizzled(sK[0], kx);
+    if constexpr (!Pipelined) { // V_0 too: each tile's P V follows its softmax at once
+      loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
+      storeSwizzled(sV[0], vx);
+    }
     sharedStoresToAsyncProxy();
     __syncthreads();
     float o[8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
     bool live[2] = {};
-    uint32_t pa[4][4]; // the last tile's P: its P V's A
-    // Tile t's S = Q K_t^T issued (and the last tile's P V with it).
-    auto issueScores = [&](float(&s)[8][4], int cur) {
-      wgmmaFence();
+    if constexpr (!Pipelined) { // each group waited for at once
+      for (i64 j0 = 0; j0 < tk; j0 += kRows) {
+        const int cur = int(j0 / kRows) & 1;
+        const bool next = j0 + kRows < tk;
+        if (Vec && next) { // the next tile lands while the tensor cores work
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        }
+        float s[8][4];
+        wgmmaFence();
 #pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
-                   kMajor(sK[cur], step), step > 0);
-      wgmmaCommit();
-    };
+        for (int step = 0; step < 4; ++step)
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
+                     kMajor(sK[cur], step), step > 0);
+        wgmmaCommitAndWait();
+        scoreTile(s, attentionTcScale(scale), M, maskRow, r0, tq, j0, tk, g, t, live);
+        softmaxTile<4>(s, o, m, l, j0 == 0);
+        uint32_t pa[4][4];
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          accA(pa[step], s[2 * step], s[2 * step + 1]);
+        wgmmaFence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          wgmmaRS<1>(reinterpret_cast<float(&)[32]>(o), pa[step], mnMajor(sV[cur], step), 1);
+        wgmmaCommitAndWait();
+        if (next) { // into the other buffers, last read before the last barrier
+          if (!Vec) {
+            loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+            loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+          }
+          storeSwizzled(sK[cur ^ 1], kx);
+          storeSwizzled(sV[cur ^ 1], vx);
+          sharedStoresToAsyncProxy();
+        }
+        __syncthreads(); // the next tile staged, this one read
+      }
+    } else {
+      uint32_t pa[4][4]; // the last tile's P: its P V's A
+      // Tile t's S = Q K_t^T issued (and the last tile's P V with it).
+      auto issueScores = [&](float(&s)[8][4], int cur) {
+        wgmmaFence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
+                     kMajor(sK[cur], step), step > 0);
+        wgmmaCommit();
+      };
     auto issueValues = [&](const SwizzledTile &sVt) {
 #pragma unroll
       for (int step = 0; step < 4; ++step)
@@ -247,6 +291,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
     wgmmaFence(); // the last tile's P V
     issueValues(sV[int((keyTiles - 1) & 1)]);
     wgmmaWait<0>();
+    }
     storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, r0, tq, kDim, g, t);
   }
 }
@@ -256,10 +301,11 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
 /// its products on wgmma. Per key tile: S = Q K^T and dP = dO V^T from
 /// shared memory, P and dS = P (dP scale - D scale) in registers, dQ += dS K
 /// with dS from registers and K MN-major (the tile S read K-major), issued
-/// with the next tile's S and dP (pipelined as the forward: dQ's sums in
-/// the same order). With scratch, the rows' statistics and D stored for
-/// dkv, as there.
-template <bool Vec>
+/// with the next tile's S and dP (Pipelined as the forward: dQ's sums in
+/// the same order; else each group waited for at once, the _serial
+/// kernel). With scratch, the rows' statistics and D stored for dkv, as
+/// there.
+template <bool Vec, bool Pipelined>
 __device__ __forceinline__ void
 wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
         i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -311,20 +357,68 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
       }
     __syncthreads(); // the tiles staged
     float acc[8][4] = {};
-    uint32_t da[4][4]; // the last tile's dS: its dQ += dS K's A
-    // Tile t's S = Q K_t^T and dP = dO V_t^T issued.
-    auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], int cur) {
-      wgmmaFence();
+    if constexpr (!Pipelined) { // each group waited for at once
+      for (i64 j0 = 0; j0 < tk; j0 += kRows) {
+        const int cur = int(j0 / kRows) & 1;
+        const bool next = j0 + kRows < tk;
+        if (Vec && next) {
+          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        }
+        float s[8][4], dp[8][4];
+        wgmmaFence();
 #pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
-                   step > 0);
+        for (int step = 0; step < 4; ++step)
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
+                     step > 0);
 #pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
-                   step > 0);
-      wgmmaCommit();
-    };
+        for (int step = 0; step < 4; ++step)
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
+                     step > 0);
+        wgmmaCommitAndWait();
+        probTile(s, scale2, st, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t);
+        uint32_t da[4][4];
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const RowStats &r = st[e >> 1];
+            s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive); // now dS
+          }
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          accA(da[step], s[2 * step], s[2 * step + 1]);
+        wgmmaFence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          wgmmaRS<1>(reinterpret_cast<float(&)[32]>(acc), da[step], mnMajor(sK[cur], step), 1);
+        wgmmaCommitAndWait();
+        if (next) {
+          if (!Vec) {
+            loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
+            loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+          }
+          storeSwizzled(sK[cur ^ 1], kx);
+          storeSwizzled(sV[cur ^ 1], vx);
+          sharedStoresToAsyncProxy();
+        }
+        __syncthreads();
+      }
+    } else {
+      uint32_t da[4][4]; // the last tile's dS: its dQ += dS K's A
+      // Tile t's S = Q K_t^T and dP = dO V_t^T issued.
+      auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], int cur) {
+        wgmmaFence();
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
+                     step > 0);
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
+                     step > 0);
+        wgmmaCommit();
+      };
     auto issueDq = [&](const SwizzledTile &sKt) {
 #pragma unroll
       for (int step = 0; step < 4; ++step)
@@ -390,189 +484,45 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     wgmmaFence(); // the last tile's dQ += dS K
     issueDq(sK[int((keyTiles - 1) & 1)]);
     wgmmaWait<0>();
+    }
     storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, kDim, g, t);
   }
 }
 
-/// The forward's loop unpipelined (TFC_ATTENTION_WGMMA's A/B in
-/// tfc-kernel-check's "wgmma, serial" family): each wgmma group waited
-/// for at once, 3 blocks an SM (164 registers) against 2.
-template <bool Vec>
-__device__ __forceinline__ void
-wgmmaForwardSerial(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
-                   i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter,
-                   i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-                   i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
-                   i64 maskRow, float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-                   float *__restrict__ stats, SwizzledTile &sQ, SwizzledTile (&sK)[2],
-                   SwizzledTile (&sV)[2]) {
-  constexpr i64 kDim = 64;
-  const i64 heads = outer * inner;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
-  const i64 queryBlocks = (tq + kRows - 1) / kRows;
-  for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
-    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
-    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *O = headOf(out, outOuter, outInner, b, inner);
-    SwizzledLoad kx, vx;
-    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
-    __syncthreads(); // the last unit's tiles are read
-    storeSwizzled(sQ, kx);
-    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
-    loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
-    storeSwizzled(sK[0], kx);
-    storeSwizzled(sV[0], vx);
-    sharedStoresToAsyncProxy();
-    __syncthreads();
-    float o[8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-    bool live[2] = {};
-    for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-      const int cur = int(j0 / kRows) & 1;
-      const bool next = j0 + kRows < tk;
-      if (Vec && next) { // the next tile lands while the tensor cores work
-        loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-        loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-      }
-      float s[8][4];
-      wgmmaFence();
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
-                   step > 0);
-      wgmmaCommitAndWait();
-      scoreTile(s, attentionTcScale(scale), M, maskRow, i0 + warp * 16, tq, j0, tk, g, t, live);
-      softmaxTile<4>(s, o, m, l, j0 == 0);
-      uint32_t pa[4][4];
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        accA(pa[step], s[2 * step], s[2 * step + 1]);
-      wgmmaFence();
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(o), pa[step], mnMajor(sV[cur], step), 1);
-      wgmmaCommitAndWait();
-      if (next) { // into the other buffers, last read before the last barrier
-        if (!Vec) {
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-        }
-        storeSwizzled(sK[cur ^ 1], kx);
-        storeSwizzled(sV[cur ^ 1], vx);
-        sharedStoresToAsyncProxy();
-      }
-      __syncthreads(); // the next tile staged, this one read
-    }
-    storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, i0 + warp * 16, tq, kDim, g, t);
+/// dkv's P^T and dS^T element from its S^T and dP^T (s, dp) and its
+/// query's statistics {m in base 2, 1/l, D scale, scale or 0}: 0 and 0
+/// outside the shape, the masked score's where masked (attention_tc.cu's
+/// dkv, the same operations).
+__device__ __forceinline__ void keyGradient(float &s, float &dp, const float4 &st, float scale2,
+                                            bool inside, bool masked) {
+  float p = 0.0f, ds = 0.0f;
+  if (inside) {
+    const float xs = masked ? kMaskedScore - st.x : fusedMulAdd(s, scale2, -st.x);
+    p = fastExp2(xs) * st.y;
+    ds = attentionTcDs(p, dp, st.z, st.w);
   }
+  s = p;
+  dp = ds;
 }
 
-/// The dq kernel's loop unpipelined (the "wgmma, serial" family), on the
-/// forward's statistics: attention_tc.cu's backwardDq without its pass 1,
-/// its products on wgmma. Per key tile: S = Q K^T and dP = dO V^T from
-/// shared memory, P and dS = P (dP scale - D scale) in registers, dQ += dS K
-/// with dS from registers and K MN-major (the tile S read K-major). With
-/// scratch, the rows' statistics and D stored for dkv, as there.
-template <bool Vec>
-__device__ __forceinline__ void
-wgmmaDqSerial(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
-              i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,
-              i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-              const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-              const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-              float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow,
-              const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-              const float *__restrict__ stats, float *__restrict__ scratch, SwizzledTile &sQ,
-              SwizzledTile &sdO, SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
-  constexpr i64 kDim = 64;
-  const i64 heads = outer * inner;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
-  const i64 queryBlocks = (tq + kRows - 1) / kRows;
-  const float scale2 = attentionTcScale(scale);
-  for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
-    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
-    const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
-    SwizzledLoad kx, vx;
-    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
-    loadSwizzled<Vec>(vx,
-                      source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, kDim));
-    __syncthreads(); // the last unit's tiles are read
-    storeSwizzled(sQ, kx);
-    storeSwizzled(sdO, vx);
-    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
-    loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
-    storeSwizzled(sK[0], kx);
-    storeSwizzled(sV[0], vx);
-    sharedStoresToAsyncProxy();
-    RowStats st[2];
+/// dkv's accumulators (the warp's 16 keys from r0, in the C fragment
+/// layout) into those keys' rows of dK and dV (64 columns), the keys below tk.
+__device__ __forceinline__ void storeKeyRows(float *dK, i64 dkRow, float *dV, i64 dvRow,
+                                             const float (&accK)[8][4], const float (&accV)[8][4],
+                                             i64 r0, i64 tk, int g, int t) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h) { // the forward's, D = dO . out (attention_tc.cu's savedRow)
-      const float4 r = savedRow(stats, headOf(dout, doutOuter, doutInner, b, inner), doutRow,
-                                headOf(out, outOuter, outInner, b, inner), outRow, b,
-                                i0 + warp * 16 + g + h * 8, tq, kDim, t);
-      st[h] = {r.x, r.y, r.z, r.w};
-    }
-    if (scratch && t == 0)
+  for (int h = 0; h < 2; ++h) {
+    const i64 j = r0 + g + h * 8;
+    if (j >= tk)
+      continue;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const i64 i = i0 + warp * 16 + g + h * 8;
-        if (i < tq)
-          reinterpret_cast<float4 *>(scratch)[b * tq + i] =
-              make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 2 * h; e < 2 * h + 2; ++e) {
+        const int c = n * 8 + 2 * t + (e & 1);
+        dV[j * dvRow + c] = accV[n][e];
+        dK[j * dkRow + c] = accK[n][e];
       }
-    __syncthreads(); // the tiles staged
-    float acc[8][4] = {};
-    for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-      const int cur = int(j0 / kRows) & 1;
-      const bool next = j0 + kRows < tk;
-      if (Vec && next) {
-        loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-        loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-      }
-      float s[8][4], dp[8][4];
-      wgmmaFence();
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
-                   step > 0);
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
-                   step > 0);
-      wgmmaCommitAndWait();
-      probTile(s, scale2, st, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t);
-      uint32_t da[4][4];
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const RowStats &r = st[e >> 1];
-          s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive); // now dS
-        }
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        accA(da[step], s[2 * step], s[2 * step + 1]);
-      wgmmaFence();
-#pragma unroll
-      for (int step = 0; step < 4; ++step)
-        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(acc), da[step], mnMajor(sK[cur], step), 1);
-      wgmmaCommitAndWait();
-      if (next) {
-        if (!Vec) {
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-        }
-        storeSwizzled(sK[cur ^ 1], kx);
-        storeSwizzled(sV[cur ^ 1], vx);
-        sharedStoresToAsyncProxy();
-      }
-      __syncthreads();
-    }
-    storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, kDim, g, t);
   }
 }
 
@@ -660,16 +610,8 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
 #pragma unroll
           for (int e = c; e < 4; e += 2) {
             const i64 j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
-            float p = 0.0f, ds = 0.0f;
-            if (i < tq && j < tk) {
-              float xs = fusedMulAdd(s[n][e], scale2, -st.x);
-              if (M && !M[i * maskRow + j])
-                xs = kMaskedScore - st.x;
-              p = fastExp2(xs) * st.y;
-              ds = attentionTcDs(p, dp[n][e], st.z, st.w);
-            }
-            s[n][e] = p;
-            dp[n][e] = ds;
+            keyGradient(s[n][e], dp[n][e], st, scale2, i < tq && j < tk,
+                        M && i < tq && j < tk && !M[i * maskRow + j]);
           }
         }
     };
@@ -706,22 +648,9 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
     wgmmaFence(); // the last tile's dV and dK
     issueGradients(int((queryTiles - 1) & 1));
     wgmmaWait<0>();
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 j = j0 + warp * 16 + g + h * 8;
-      if (j >= tk)
-        continue;
-      float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j * dkRow;
-      float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j * dvRow;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const int c = n * 8 + 2 * t + (e & 1);
-          dV[c] = accV[n][e];
-          dK[c] = accK[n][e];
-        }
-    }
+    storeKeyRows(headOf(dk, dkOuter, dkInner, b, inner), dkRow,
+                 headOf(dvOut, dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk,
+                 g, t);
   }
 }
 
@@ -800,17 +729,8 @@ wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restr
         for (int e = 0; e < 4; ++e) {
           const int r = n * 8 + 2 * t + (e & 1);
           const i64 i = i0 + r, j = j0 + warp * 16 + g + (e >= 2 ? 8 : 0);
-          float p = 0.0f, ds = 0.0f;
-          if (i < tq && j < tk) {
-            const float4 st = sStats[r];
-            float xs = fusedMulAdd(s[n][e], scale2, -st.x);
-            if (M && !M[i * maskRow + j])
-              xs = kMaskedScore - st.x;
-            p = fastExp2(xs) * st.y;
-            ds = attentionTcDs(p, dp[n][e], st.z, st.w);
-          }
-          s[n][e] = p;
-          dp[n][e] = ds;
+          keyGradient(s[n][e], dp[n][e], sStats[r], scale2, i < tq && j < tk,
+                      M && i < tq && j < tk && !M[i * maskRow + j]);
         }
       uint32_t pa[4][4], da[4][4];
 #pragma unroll
@@ -827,22 +747,9 @@ wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restr
         wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accK), da[step], mnMajor(sQ, step), 1);
       wgmmaCommitAndWait();
     }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 j = j0 + warp * 16 + g + h * 8;
-      if (j >= tk)
-        continue;
-      float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j * dkRow;
-      float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j * dvRow;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const int c = n * 8 + 2 * t + (e & 1);
-          dV[c] = accV[n][e];
-          dK[c] = accK[n][e];
-        }
-    }
+    storeKeyRows(headOf(dk, dkOuter, dkInner, b, inner), dkRow,
+                 headOf(dvOut, dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk,
+                 g, t);
   }
 }
 #endif
@@ -862,14 +769,10 @@ __device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTi
 #define TFC_WGMMA_FORWARD_ARGS                                                                     \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats
-  if (Pipelined && aligned)
-    wgmmaForward<true, Groups>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
-  else if (Pipelined)
-    wgmmaForward<false, Groups>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
-  else if (aligned)
-    wgmmaForwardSerial<true>(TFC_WGMMA_FORWARD_ARGS, sQ[0], sK, sV);
+  if (aligned)
+    wgmmaForward<true, Groups, Pipelined>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
   else
-    wgmmaForwardSerial<false>(TFC_WGMMA_FORWARD_ARGS, sQ[0], sK, sV);
+    wgmmaForward<false, Groups, Pipelined>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
 #undef TFC_WGMMA_FORWARD_ARGS
 }
 
@@ -889,14 +792,10 @@ __device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile (&tiles
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
       dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0],          \
       tiles[1], sK, sV
-    if (Pipelined && aligned)
-      wgmmaDq<true>(TFC_WGMMA_DQ_ARGS);
-    else if (Pipelined)
-      wgmmaDq<false>(TFC_WGMMA_DQ_ARGS);
-    else if (aligned)
-      wgmmaDqSerial<true>(TFC_WGMMA_DQ_ARGS);
+    if (aligned)
+      wgmmaDq<true, Pipelined>(TFC_WGMMA_DQ_ARGS);
     else
-      wgmmaDqSerial<false>(TFC_WGMMA_DQ_ARGS);
+      wgmmaDq<false, Pipelined>(TFC_WGMMA_DQ_ARGS);
 #undef TFC_WGMMA_DQ_ARGS
     return;
   }
