@@ -23,8 +23,9 @@
 // a line a check and `N passed, N failed`;
 // exits 0 when all pass, 1 when one fails, 2 when there is no GPU to run on
 // (the message says what is missing). --bench-attention checks nothing: it
-// times attention forward + backward (32 heads, seq 1024 and 2048, d 64) on
-// both families of kernels and the lean tensor-core ones and prints TFLOPS (benchAttention says how
+// times attention forward + backward (32 heads, seq 1024 and 2048, and the
+// medium encoder's 256 heads of 256; d 64) on every family of kernels
+// (fp32, tensor cores, lean, wgmma's) and prints TFLOPS (benchAttention says how
 // they are counted). --bench-gemm checks nothing either: it times the medium encoder's GEMMs on
 // cuBLASLt as tfc stores them (fp32) and with bf16 storage (benchGemms; --rows N for other than its
 // 8192 rows);
@@ -724,6 +725,7 @@ int main(int argc, char **argv) {
       const bool wgmma = hasWgmmaAttention(gpu);
       for (long long seq : {1024LL, 2048LL})
         benchAttention(gpu, 32, seq, wgmma);
+      benchAttention(gpu, 256, 256, wgmma); // the medium encoder's: batch 32 x 8 heads of 256
       return 0;
     }
     if (wgmmaOnly) {
