@@ -244,6 +244,10 @@ public:
   /// a GPU that takes its sm_90a image): TFC_ATTENTION_WGMMA=1.
   void setWgmmaAttention(bool on) { wgmmaAttention_ = on; }
   bool wgmmaAttention() const { return wgmmaAttention_; }
+  /// With wgmma, its wide forward (two warpgroups a block sharing each key
+  /// tile, 128 queries): TFC_ATTENTION_WIDE=1.
+  void setWideAttention(bool on) { wideAttention_ = on; }
+  bool wideAttention() const { return wideAttention_; }
   /// Whether kernels are launched as programmatic dependent launches
   /// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: each may start
   /// launching while the kernel before it runs, and waits in its first
@@ -447,6 +451,7 @@ private:
   bool attentionDqStoresD_ = true;
   bool leanAttention_ = false;
   bool wgmmaAttention_ = false;
+  bool wideAttention_ = false;
   bool dependentLaunch_ = false;
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability

@@ -67,6 +67,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_wide_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -85,6 +86,7 @@ static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 28);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 28);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == tfc::abi::layer_norm::Count);
@@ -276,13 +278,17 @@ extern "C" void tfc_cuda_attention_forward(
                          kRow,      v,       vOuter, vInner,   vRow,     mask,   maskOuter,
                          maskInner, maskRow, out,    outOuter, outInner, outRow, stats})
     params.push_back(uint64_t(value));
+  const bool wgmma = useTensorCores(device, d, dv) && useWgmma(device, d, dv);
+  if (wgmma && device.wideAttention()) // two warpgroups a block, 128 queries
+    return device.layerKernels().launch(device, LayerKernels::AttentionWgmmaForwardWide,
+                                        outer * inner * ceilDiv(tq, 2 * kTcRowsPerBlock), params);
   if (useTensorCores(device, d, dv))
-    return device.layerKernels().launch(
-        device,
-        useWgmma(device, d, dv)  ? LayerKernels::AttentionWgmmaForward
-        : device.leanAttention() ? LayerKernels::AttentionTcForwardLean
-                                 : LayerKernels::AttentionTcForward,
-        outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
+    return device.layerKernels().launch(device,
+                                        wgmma ? LayerKernels::AttentionWgmmaForward
+                                        : device.leanAttention()
+                                            ? LayerKernels::AttentionTcForwardLean
+                                            : LayerKernels::AttentionTcForward,
+                                        outer * inner * ceilDiv(tq, kTcRowsPerBlock), params);
   device.layerKernels().launch(device, LayerKernels::AttentionForward,
                                math::attentionForwardUnits(outer * inner, tq, dv), params);
 }

@@ -116,6 +116,7 @@ public:
     AttentionWgmmaForward, // attention_wgmma.cu (sm_90a alone; TFC_ATTENTION_WGMMA)
     AttentionWgmmaBackwardDq,
     AttentionWgmmaBackwardDkv,
+    AttentionWgmmaForwardWide, // its two-warpgroup forward (TFC_ATTENTION_WIDE)
     Count,
   };
 

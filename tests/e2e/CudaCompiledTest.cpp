@@ -1046,6 +1046,30 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   EXPECT_EQ(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << off.text;
   EXPECT_GT(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,"), 0u)
       << off.text;
+  // TFC_ATTENTION_WIDE=1 with it: the two-warpgroup forward, 256 threads a
+  // block and half the blocks (set_anomaly's 10 queries: a block a head),
+  // the same backward.
+  env_ = "TFC_ATTENTION_WGMMA=1 TFC_ATTENTION_WIDE=1 ";
+  std::remove((dir_ + "/run-train_step.log").c_str());
+  FakeLog wide = runEntry("train_step");
+  env_ = "";
+  EXPECT_EQ(countOf(wide.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_forward_kernel,"), 0u)
+      << wide.text;
+  const size_t wideAt =
+      wide.text.find("cuLaunchKernel(tfc_cuda_attention_wgmma_forward_wide_kernel,");
+  ASSERT_NE(wideAt, std::string::npos) << wide.text;
+  const std::string wideLaunch = wide.text.substr(wideAt, wide.text.find('\n', wideAt) - wideAt);
+  EXPECT_NE(wideLaunch.find("block 256x1x1"), std::string::npos) << wideLaunch;
+  for (const char *launch : {wgmma[1], wgmma[2]})
+    EXPECT_GT(countOf(wide.text, launch), 0u) << launch << "\n" << wide.text;
+  EXPECT_EQ(countOf(wide.text, "INVALID"), 0u) << wide.text;
+  // Without wgmma the wide switch changes nothing.
+  env_ = "TFC_ATTENTION_WIDE=1 ";
+  std::remove((dir_ + "/run-train_step.log").c_str());
+  FakeLog wideAlone = runEntry("train_step");
+  env_ = "";
+  EXPECT_EQ(countOf(wideAlone.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u)
+      << wideAlone.text;
   // `info` names the switches, and whether this GPU (the fake's sm_90) takes
   // the wgmma image; with no GPU, that it cannot say.
   CommandResult info = run(kFakes + binary_ + " info");

@@ -44,7 +44,7 @@
 #      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
 #      (TFC_ATTENTION_DQ_STORES_D), and with the tensor cores' lean forward
 #      and dq (TFC_ATTENTION_LEAN) and with attention on wgmma
-#      (TFC_ATTENTION_WGMMA); and the medium encoder's bf16 step with
+#      (TFC_ATTENTION_WGMMA, and with it TFC_ATTENTION_WIDE); and the medium encoder's bf16 step with
 #      bf16 copies of its GEMMs' operands (the default), without, and with
 #      the forward's activation copies kept (--bf16-keep-activation-copies);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
@@ -237,6 +237,8 @@ ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$
 ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_LEAN "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_WGMMA "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
+(export TFC_ATTENTION_WGMMA=1 # and with it, its wide forward against the default
+ ab TFC_ATTENTION_WIDE "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32")
 
 echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, and with the forward's activation copies kept"
 for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \

@@ -102,7 +102,7 @@ echo "$passed passed, $failed failed"
 
 # step BINARY [ENV]: BINARY's train_step, median of 50 (and its minimum).
 step() {
-  env ${2:+"$2"} timeout 60 "$1" bench --entry train_step --steps 50 2>&1 |
+  env ${2:+$2} timeout 60 "$1" bench --entry train_step --steps 50 2>&1 |
     grep '^bench train_step' | cut -d' ' -f3-4
 }
 
@@ -149,6 +149,7 @@ for binary in "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
     echo "    $(basename "$binary") TFC_ATTENTION_LEAN=$value: $(step "$binary" "TFC_ATTENTION_LEAN=$value")"
     echo "    $(basename "$binary") TFC_ATTENTION_WGMMA=$value: $(step "$binary" "TFC_ATTENTION_WGMMA=$value")"
   done
+  echo "    $(basename "$binary") TFC_ATTENTION_WGMMA=1 TFC_ATTENTION_WIDE=1: $(step "$binary" "TFC_ATTENTION_WGMMA=1 TFC_ATTENTION_WIDE=1")"
 done
 
 echo "== 5. attention alone; the profiles of the medium encoder and of reverse"
