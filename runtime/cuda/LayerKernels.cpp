@@ -26,6 +26,7 @@ struct KernelSpec {
   const char *image;
   int threads;
   int params;
+  int sharedBytes; // dynamic shared memory a launch
 };
 
 #ifdef TFC_CUDA_HAND_KERNELS
@@ -36,11 +37,13 @@ constexpr const k::KernelInfo &info(std::string_view name) {
       return kernel;
   return k::kKernels[0]; // not reached for the names below
 }
-#define TFC_KERNEL_SPEC(name)                                                  \
-  KernelSpec { name, info(name).image, info(name).threads, info(name).paramCount }
+#define TFC_KERNEL_SPEC(name)                                                                      \
+  KernelSpec {                                                                                     \
+    name, info(name).image, info(name).threads, info(name).paramCount, k::dynamicSharedBytes(name) \
+  }
 #else
-#define TFC_KERNEL_SPEC(name)                                                  \
-  KernelSpec { name, "", 1, 0 }
+#define TFC_KERNEL_SPEC(name)                                                                      \
+  KernelSpec { name, "", 1, 0, 0 }
 #endif
 
 constexpr KernelSpec kSpecs[LayerKernels::Count] = {
@@ -68,6 +71,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_wide_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_wide_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -87,6 +91,7 @@ static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 28);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 28);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == tfc::abi::layer_norm::Count);
@@ -205,6 +210,14 @@ void LayerKernels::load(CudaDriver &driver) {
       error_ = error;
       return unload(driver);
     }
+    if (kSpecs[i].sharedBytes > 48 * 1024 && // opted into once
+        !driver.check(api.funcSetAttribute(functions_[i],
+                                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                           kSpecs[i].sharedBytes),
+                      std::string("cuFuncSetAttribute(") + kSpecs[i].name + ")", error)) {
+      error_ = error;
+      return unload(driver);
+    }
   }
 #endif
 }
@@ -251,14 +264,15 @@ bool LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
     // (awaitPreviousKernel), so its launch may overlap that kernel's run.
     const int64_t grids[3] = {grid, 1, 1}, blocks[3] = {spec.threads, 1, 1};
     return driver.check(device.launchWith(CudaDevice::dependentLaunchAttribute(),
-                                          functions_[kernel], grids, blocks, 0, pointers.data()),
+                                          functions_[kernel], grids, blocks, spec.sharedBytes,
+                                          pointers.data()),
                         "cuLaunchKernelEx(" + where + ", programmatic)", error);
   }
-  return driver.check(driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1,
-                                                unsigned(spec.threads), 1, 1, 0,
-                                                device.context().stream(), pointers.data(),
-                                                nullptr),
-                      "cuLaunchKernel(" + where + ")", error);
+  return driver.check(
+      driver.api().launchKernel(functions_[kernel], unsigned(grid), 1, 1, unsigned(spec.threads), 1,
+                                1, unsigned(spec.sharedBytes), device.context().stream(),
+                                pointers.data(), nullptr),
+      "cuLaunchKernel(" + where + ")", error);
 }
 
 } // namespace tfc::rt::cuda
@@ -340,7 +354,11 @@ extern "C" void tfc_cuda_attention_backward(
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   // Each family's two kernels and grids (a block a unit).
   const bool wgmma = tensorCores && useWgmma(device, d, dv);
+  // TFC_ATTENTION_WIDE=1: dq on two warpgroups a block, on the wgmma way
+  // (the forward's statistics, no dS).
+  const bool wideDq = wgmma && device.wideAttention() && saved && !storeDs;
   const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
+                                        : wideDq     ? LayerKernels::AttentionWgmmaBackwardDqWide
                                         : wgmma      ? LayerKernels::AttentionWgmmaBackwardDq
                                         : device.leanAttention()
                                             ? LayerKernels::AttentionTcBackwardDqLean
@@ -348,8 +366,9 @@ extern "C" void tfc_cuda_attention_backward(
                              dkvKernel = !tensorCores ? LayerKernels::AttentionBackwardDkv
                                          : wgmma      ? LayerKernels::AttentionWgmmaBackwardDkv
                                                       : LayerKernels::AttentionTcBackwardDkv;
-  const int64_t dqBlocks = tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
-                                       : math::attentionDqUnits(heads, tq, d),
+  const int64_t dqBlocks = wideDq        ? heads * ceilDiv(tq, 2 * kTcRowsPerBlock)
+                           : tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
+                                         : math::attentionDqUnits(heads, tq, d),
                 dkvBlocks = tensorCores ? heads * ceilDiv(tk, kTcRowsPerBlock)
                                         : math::attentionDkvUnits(heads, tk, d, dv);
   if (storeDs)

@@ -1046,9 +1046,9 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   EXPECT_EQ(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << off.text;
   EXPECT_GT(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,"), 0u)
       << off.text;
-  // TFC_ATTENTION_WIDE=1 with it: the two-warpgroup forward, 256 threads a
-  // block and half the blocks (set_anomaly's 10 queries: a block a head),
-  // the same backward.
+  // TFC_ATTENTION_WIDE=1 with it: the two-warpgroup forward and dq, 256
+  // threads a block and half the blocks (set_anomaly's 10 queries: a block
+  // a head), dq with 65 KiB of dynamic shared memory opted into once.
   env_ = "TFC_ATTENTION_WGMMA=1 TFC_ATTENTION_WIDE=1 ";
   std::remove((dir_ + "/run-train_step.log").c_str());
   FakeLog wide = runEntry("train_step");
@@ -1060,8 +1060,17 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   ASSERT_NE(wideAt, std::string::npos) << wide.text;
   const std::string wideLaunch = wide.text.substr(wideAt, wide.text.find('\n', wideAt) - wideAt);
   EXPECT_NE(wideLaunch.find("block 256x1x1"), std::string::npos) << wideLaunch;
-  for (const char *launch : {wgmma[1], wgmma[2]})
-    EXPECT_GT(countOf(wide.text, launch), 0u) << launch << "\n" << wide.text;
+  const size_t dqAt =
+      wide.text.find("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_wide_kernel,");
+  ASSERT_NE(dqAt, std::string::npos) << wide.text;
+  const std::string dqLaunch = wide.text.substr(dqAt, wide.text.find('\n', dqAt) - dqAt);
+  EXPECT_NE(dqLaunch.find("block 256x1x1, smem 66560"), std::string::npos) << dqLaunch;
+  EXPECT_EQ(countOf(wide.text,
+                    "cuFuncSetAttribute(tfc_cuda_attention_wgmma_backward_dq_wide_kernel, 66560)"),
+            1u)
+      << wide.text;
+  EXPECT_EQ(countOf(wide.text, wgmma[1]), 0u) << wide.text;
+  EXPECT_GT(countOf(wide.text, wgmma[2]), 0u) << wide.text;
   EXPECT_EQ(countOf(wide.text, "INVALID"), 0u) << wide.text;
   // Without wgmma the wide switch changes nothing.
   env_ = "TFC_ATTENTION_WIDE=1 ";

@@ -182,9 +182,9 @@ const TcKernels kLean = {"tfc_cuda_attention_tc_forward_lean_kernel",
 const TcKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                           "tfc_cuda_attention_wgmma_backward_dq_kernel",
                           "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
-/// The wide forward (two warpgroups, 128 queries a block) with the others.
+/// The wide forward and dq (two warpgroups, 128 queries a block).
 const TcKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel",
-                              "tfc_cuda_attention_wgmma_backward_dq_kernel",
+                              "tfc_cuda_attention_wgmma_backward_dq_wide_kernel",
                               "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
 const TcKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
                                 "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
@@ -350,7 +350,7 @@ TEST(SimtKernels, AttentionOnWgmma) {
   const std::vector<WgmmaKernels> wgmma = {
       {kWgmma.forward, kWgmma.dq, kWgmma.dkv, " wgmma"},
       {kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, " wgmma, serial"},
-      {kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv, " wgmma, wide forward", 128}};
+      {kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv, " wgmma, wide", 128}};
   expectPasses([&](SimtDevice &d) {
     checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, wgmma);
     checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, wgmma);

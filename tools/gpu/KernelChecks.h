@@ -107,11 +107,11 @@ struct Shape {
 };
 
 /// A family of attention_wgmma.cu's kernels (tfc-kernel-check, on a GPU
-/// with wgmma); label " wgmma" or " wgmma, ..."; forwardRows: the queries
-/// a forward block takes (the wide forward's 128).
+/// with wgmma); label " wgmma" or " wgmma, ..."; queryRows: the queries a
+/// forward or dq block takes (the wide ones' 128).
 struct WgmmaKernels {
   const char *forward, *dq, *dkv, *label;
-  long long forwardRows = 64;
+  long long queryRows = 64;
 };
 
 template <typename Device>
@@ -242,8 +242,9 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
   for (const WgmmaKernels &w : wgmma)
     if (d == 64 && dv == 64)
       families.push_back({w.forward, w.dq, w.dkv, w.label,
-                          unsigned(heads * ((tq + w.forwardRows - 1) / w.forwardRows)),
-                          tcQueryBlocks, unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
+                          unsigned(heads * ((tq + w.queryRows - 1) / w.queryRows)),
+                          unsigned(heads * ((tq + w.queryRows - 1) / w.queryRows)),
+                          unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
   std::vector<float> previous[8][4];
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would

@@ -69,8 +69,9 @@ const WgmmaKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kern
                                    "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
                                    "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel",
                                    " wgmma, serial"};
-const WgmmaKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel", kWgmma.dq,
-                                 kWgmma.dkv, " wgmma, wide forward", 128};
+const WgmmaKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel",
+                                 "tfc_cuda_attention_wgmma_backward_dq_wide_kernel", kWgmma.dkv,
+                                 " wgmma, wide", 128};
 
 namespace {
 
@@ -101,7 +102,11 @@ public:
       CUfunction f = nullptr;
       check(api().moduleGetFunction(&f, modules_.at(info.image), info.name),
             std::string("cuModuleGetFunction(") + info.name + ")");
-      functions_[info.name] = {f, info.threads, info.paramCount};
+      const int shared = k::dynamicSharedBytes(info.name);
+      if (shared > 48 * 1024)
+        check(api().funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
+              std::string("cuFuncSetAttribute(") + info.name + ")");
+      functions_[info.name] = {f, info.threads, info.paramCount, shared};
     }
   }
 
@@ -119,7 +124,7 @@ public:
       CUfunction f = nullptr;
       check(api().moduleGetFunction(&f, module, kernel),
             std::string("cuModuleGetFunction(") + kernel + ")");
-      functions_[kernel] = {f, threads, params};
+      functions_[kernel] = {f, threads, params, 0};
     }
     return true;
   }
@@ -176,8 +181,8 @@ public:
     if (int(params.size()) != f.paramCount)
       fatal(std::string(name) + ": " + std::to_string(params.size()) + " parameters given, " +
             std::to_string(f.paramCount) + " expected");
-    check(api().launchKernel(f.function, std::max(blocks, 1u), 1, 1, unsigned(f.threads), 1, 1, 0,
-                             nullptr, params.data(), nullptr),
+    check(api().launchKernel(f.function, std::max(blocks, 1u), 1, 1, unsigned(f.threads), 1, 1,
+                             unsigned(f.sharedBytes), nullptr, params.data(), nullptr),
           std::string("cuLaunchKernel(") + name + ")");
   }
 
@@ -191,7 +196,7 @@ public:
 private:
   struct Function {
     CUfunction function;
-    int threads, paramCount;
+    int threads, paramCount, sharedBytes; // dynamic shared memory a launch
   };
   const DriverApi &api() const { return driver_.api(); }
   void check(CUresult result, const std::string &call) {
@@ -211,7 +216,7 @@ private:
 bool hasWgmmaAttention(Gpu &gpu) {
   return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv) &&
          gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq) && gpu.has(kWgmmaSerial.dkv) &&
-         gpu.has(kWgmmaWide.forward);
+         gpu.has(kWgmmaWide.forward) && gpu.has(kWgmmaWide.dq);
 }
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
@@ -268,8 +273,9 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false},
       {"wgmma, serial", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, tcBlocks, tcBlocks,
        tcBlocks, false},
-      {"wgmma, wide forward", kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv,
-       unsigned(heads * ((seq + 127) / 128)), tcBlocks, tcBlocks, false}};
+      {"wgmma, wide forward and dq", kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv,
+       unsigned(heads * ((seq + 127) / 128)), unsigned(heads * ((seq + 127) / 128)), tcBlocks,
+       false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.

@@ -72,6 +72,9 @@ constexpr int kAttentionTcThreads = 128;
 /// attention_wgmma.cu's wide forward: two warpgroups a block, 128 queries,
 /// sharing each key tile.
 constexpr int kAttentionWgmmaWideThreads = 256;
+/// Its wide dq's dynamic shared memory: 8 tiles of 64 x 64 bf16, and 1 KiB
+/// to align them to 1,024 bytes.
+constexpr int kAttentionWgmmaWideDqShared = 8 * 8192 + 1024;
 constexpr int kAttentionTcRows = 64; // rows a block owns, and rows a staged tile
 constexpr int kAttentionTcMaxDim = 64;
 constexpr int kAttentionTcStride = kAttentionTcMaxDim; // bf16 a staged row

@@ -97,6 +97,8 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_serial_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_wide_kernel",                     \
+    kAttentionWgmmaWideThreads, 47, TFC_CUDA_ATTENTION_BACKWARD)               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_kernel", kAttentionTcThreads, 47, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel", kAttentionTcThreads, \
@@ -170,6 +172,17 @@ inline constexpr KernelInfo kKernels[] = {
     TFC_CUDA_KERNELS(TFC_CUDA_KERNEL_INFO)
 #undef TFC_CUDA_KERNEL_INFO
 };
+
+/// The dynamic shared memory kernel `name` is launched with (bytes): past
+/// 48 KiB, opted into with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)
+/// once loaded. 0 for every kernel but these.
+constexpr int dynamicSharedBytes(const char *name) {
+  const char *wide = "tfc_cuda_attention_wgmma_backward_dq_wide_kernel";
+  int i = 0;
+  while (name[i] && name[i] == wide[i])
+    ++i;
+  return name[i] == wide[i] ? kAttentionWgmmaWideDqShared : 0;
+}
 
 } // namespace tfc::rt::cuda::kernels
 

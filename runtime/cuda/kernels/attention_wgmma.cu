@@ -5,6 +5,7 @@
 //          tfc_cuda_attention_wgmma_forward_wide_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_serial_kernel,
+//          tfc_cuda_attention_wgmma_backward_dq_wide_kernel,
 //          tfc_cuda_attention_wgmma_backward_dkv_kernel,
 //          tfc_cuda_attention_wgmma_backward_dkv_serial_kernel
 //
@@ -50,9 +51,10 @@
 //    attention_tc.cu's order, so its bits. The _serial kernels wait for
 //    each group at once (3 blocks an SM against 2): tfc-kernel-check's
 //    "wgmma, serial" family, an A/B for the first GPU that runs these.
-//  - The wide forward (_wide, its "wide forward" family, another A/B): two
+//  - The wide forward and dq (_wide, the "wide" family, another A/B): two
 //    warpgroups a block (256 threads), 128 queries sharing each staged key
-//    tile: half the loads and conversions of K and V a query.
+//    tile: half the loads and conversions of K and V a query. dq's eight
+//    tiles (64 KiB) are dynamic shared memory, past the static 48 KiB.
 // The backward's dq and dkv (attention_tc.cu's, the same parameters) take
 // wgmma on the runtime's way, rows' statistics given (the forward's, or for
 // dkv dq's in scratch) and no dS stored: dq per key tile S = Q K^T and
@@ -66,11 +68,12 @@
 // rows' statistics read from scratch as used), unpipelined on the
 // forward's (and in _serial). Other ways (no statistics, dS stored) run
 // attention_tc.cu's own loops (mma.sync) in the same shared memory.
-// ptxas (sm_90a): forward 213 (serial 164, wide 182), dq 251 (serial 249),
-// dkv 255 (serial 251) registers, no spills.
-// Launch: 128 threads (the wide forward 256), grid.x any (heads x
-// ceil(tq / 64) units, the wide forward's ceil(tq / 128); dkv heads x
-// ceil(tk / 64)). Static shared memory 40 (wide 48), 48 and 48 KiB. Compiled
+// ptxas (sm_90a): forward 213 (serial 164, wide 182), dq 251 (serial 249,
+// wide 254), dkv 255 (serial 251) registers, no spills.
+// Launch: 128 threads (the wide kernels 256), grid.x any (heads x
+// ceil(tq / 64) units, the wide kernels' ceil(tq / 128); dkv heads x
+// ceil(tk / 64)). Static shared memory 40 (wide 48), 48 and 48 KiB; the
+// wide dq 65 KiB dynamic (kAttentionWgmmaWideDqShared). Compiled
 // for sm_90a only; the bodies are empty elsewhere.
 //
 //===----------------------------------------------------------------------===//
@@ -305,7 +308,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
 /// the same order; else each group waited for at once, the _serial
 /// kernel). With scratch, the rows' statistics and D stored for dkv, as
 /// there.
-template <bool Vec, bool Pipelined>
+template <bool Vec, bool Pipelined, int Groups>
 __device__ __forceinline__ void
 wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
         i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -314,26 +317,33 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, const float *__restrict__ out,
         i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
-        float *__restrict__ scratch, SwizzledTile &sQ, SwizzledTile &sdO, SwizzledTile (&sK)[2],
+        float *__restrict__ scratch, SwizzledTile *sQ, SwizzledTile *sdO, SwizzledTile (&sK)[2],
         SwizzledTile (&sV)[2]) {
-  constexpr i64 kDim = 64;
+  constexpr i64 kDim = 64, kUnit = kRows * Groups;
+  constexpr int kItems = 4 / Groups;
   const i64 heads = outer * inner;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
-  const i64 queryBlocks = (tq + kRows - 1) / kRows, keyTiles = (tk + kRows - 1) / kRows;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp % 4, g = lane / 4, t = lane % 4;
+  const int group = Groups == 1 ? 0 : int(threadIdx.x) / kAttentionTcThreads;
+  const i64 queryBlocks = (tq + kUnit - 1) / kUnit, keyTiles = (tk + kRows - 1) / kRows;
   const float scale2 = attentionTcScale(scale);
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
-    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
+    const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kUnit,
+              r0 = i0 + kRows * group + warp * 16; // this warp's first query
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
-    SwizzledLoad kx, vx;
-    loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, kDim));
-    loadSwizzled<Vec>(vx,
-                      source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, kDim));
+    SwizzledItems<kItems> kx, vx;
     __syncthreads(); // the last unit's tiles are read
-    storeSwizzled(sQ, kx);
-    storeSwizzled(sdO, vx);
+#pragma unroll
+    for (int qt = 0; qt < Groups; ++qt) { // each warpgroup's Q and dO
+      const i64 q0 = i0 + kRows * qt;
+      loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, q0, tq, kDim));
+      loadSwizzled<Vec>(
+          vx, source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, q0, tq, kDim));
+      storeSwizzled(sQ[qt], kx);
+      storeSwizzled(sdO[qt], vx);
+    }
     loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
     loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
     storeSwizzled(sK[0], kx);
@@ -344,13 +354,13 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     for (int h = 0; h < 2; ++h) { // the forward's, D = dO . out (attention_tc.cu's savedRow)
       const float4 r = savedRow(stats, headOf(dout, doutOuter, doutInner, b, inner), doutRow,
                                 headOf(out, outOuter, outInner, b, inner), outRow, b,
-                                i0 + warp * 16 + g + h * 8, tq, kDim, t);
+                                r0 + g + h * 8, tq, kDim, t);
       st[h] = {r.x, r.y, r.z, r.w};
     }
     if (scratch && t == 0)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const i64 i = i0 + warp * 16 + g + h * 8;
+        const i64 i = r0 + g + h * 8;
         if (i < tq)
           reinterpret_cast<float4 *>(scratch)[b * tq + i] =
               make_float4(st[h].m, st[h].inv, st[h].DScaled, st[h].scaleLive);
@@ -369,14 +379,14 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
         wgmmaFence();
 #pragma unroll
         for (int step = 0; step < 4; ++step)
-          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
-                     step > 0);
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
+                     kMajor(sK[cur], step), step > 0);
 #pragma unroll
         for (int step = 0; step < 4; ++step)
-          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
-                     step > 0);
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO[group], step),
+                     kMajor(sV[cur], step), step > 0);
         wgmmaCommitAndWait();
-        probTile(s, scale2, st, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t);
+        probTile(s, scale2, st, M, maskRow, r0, tq, j0, tk, g, t);
         uint32_t da[4][4];
 #pragma unroll
         for (int n = 0; n < 8; ++n)
@@ -411,12 +421,12 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
         wgmmaFence();
 #pragma unroll
         for (int step = 0; step < 4; ++step)
-          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ, step), kMajor(sK[cur], step),
-                     step > 0);
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
+                     kMajor(sK[cur], step), step > 0);
 #pragma unroll
         for (int step = 0; step < 4; ++step)
-          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO, step), kMajor(sV[cur], step),
-                     step > 0);
+          wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO[group], step),
+                     kMajor(sV[cur], step), step > 0);
         wgmmaCommit();
       };
     auto issueDq = [&](const SwizzledTile &sKt) {
@@ -427,7 +437,7 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     };
     // dS = P (dP scale - D scale) in s.
     auto gradients = [&](float(&s)[8][4], const float(&dp)[8][4], i64 j0) {
-      probTile(s, scale2, st, M, maskRow, i0 + warp * 16, tq, j0, tk, g, t);
+      probTile(s, scale2, st, M, maskRow, r0, tq, j0, tk, g, t);
 #pragma unroll
       for (int n = 0; n < 8; ++n)
 #pragma unroll
@@ -485,7 +495,7 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     issueDq(sK[int((keyTiles - 1) & 1)]);
     wgmmaWait<0>();
     }
-    storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, kDim, g, t);
+    storeWarpRows(dQ, dqRow, acc, r0, tq, kDim, g, t);
   }
 }
 
@@ -779,23 +789,24 @@ __device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTi
 /// The dq kernels' body in their shared memory (six tiles): wgmma's loop,
 /// Pipelined or serial, on the forward's statistics without dS, or
 /// attention_tc.cu's own loop (mma.sync).
-template <bool Pipelined>
-__device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile (&tiles)[6]) {
+template <bool Pipelined, int Groups>
+__device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile *tiles) {
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
   if (d == 64 && dv == 64 && stats && !dS) {
-    SwizzledTile(&sK)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2]);
-    SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[4]);
+    // Q and dO a warpgroup, then K and V double-buffered.
+    SwizzledTile(&sK)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups]);
+    SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups + 2]);
 #define TFC_WGMMA_DQ_ARGS                                                                          \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
-      dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, tiles[0],          \
-      tiles[1], sK, sV
+      dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, &tiles[0],         \
+      &tiles[Groups], sK, sV
     if (aligned)
-      wgmmaDq<true, Pipelined>(TFC_WGMMA_DQ_ARGS);
+      wgmmaDq<true, Pipelined, Groups>(TFC_WGMMA_DQ_ARGS);
     else
-      wgmmaDq<false, Pipelined>(TFC_WGMMA_DQ_ARGS);
+      wgmmaDq<false, Pipelined, Groups>(TFC_WGMMA_DQ_ARGS);
 #undef TFC_WGMMA_DQ_ARGS
     return;
   }
@@ -865,7 +876,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile tiles[6]; // 48 KiB: wgmma's loop's six, or attention_tc.cu's five
-  dqOnWgmma<true>(TFC_TC_BACKWARD_ARGS, tiles);
+  dqOnWgmma<true, 1>(TFC_TC_BACKWARD_ARGS, tiles);
 #endif
 }
 
@@ -878,7 +889,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile tiles[6];
-  dqOnWgmma<false>(TFC_TC_BACKWARD_ARGS, tiles);
+  dqOnWgmma<false, 1>(TFC_TC_BACKWARD_ARGS, tiles);
 #endif
 }
 
@@ -931,6 +942,38 @@ __device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile (&til
 
 } // namespace
 #endif
+
+/// The dq kernel on two warpgroups a block (256 threads): 128 queries
+/// sharing each staged key tile, its Q and dO a warpgroup's (the wgmma
+/// way: the forward's statistics, no dS); 8 tiles, 64 KiB of dynamic shared
+/// memory (kAttentionWgmmaWideDqShared, 1 KiB more to align them to the
+/// swizzle's 1,024 bytes). Other ways run attention_tc.cu's loop on the
+/// first warpgroup, the second returning (threads that have returned count
+/// as arrived at a barrier, sm_70 on).
+extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
+    tfc_cuda_attention_wgmma_backward_dq_wide_kernel(TFC_TC_DQ_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionWgmmaWideThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(TFC_SIMT)
+  __shared__ SwizzledTile wideTiles[8];
+  SwizzledTile *tiles = wideTiles;
+#else
+  extern __shared__ __align__(16) unsigned char dynamicShared[];
+  const uint32_t at = uint32_t(__cvta_generic_to_shared(dynamicShared));
+  SwizzledTile *tiles = reinterpret_cast<SwizzledTile *>(dynamicShared + (1024 - at % 1024) % 1024);
+#endif
+  if (d == 64 && dv == 64 && stats && !dS) {
+    dqOnWgmma<true, 2>(TFC_TC_BACKWARD_ARGS, tiles);
+    return;
+  }
+  if (threadIdx.x >= kAttentionTcThreads)
+    return;
+  dqOnWgmma<true, 1>(TFC_TC_BACKWARD_ARGS, tiles);
+#endif
+}
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: the tensor-core dkv kernel, its
 /// products on wgmma where it has rows' statistics (the forward's or
