@@ -5,6 +5,8 @@
 # Carry build/gpu-carry as for session.sh. In order:
 #   1. tfc-kernel-check: every hand-written kernel against the CPU, on the GPU,
 #      and the wgmma probe (its lines shown whatever they say);
+#   1b. attention's kernels alone (--bench-attention: every family, wgmma's
+#      on sm_90a), early: what decides wgmma, before the rest can use up the call;
 #   2. parity.py (GPU against CPU, twice the same bytes, float64 deciding a
 #      ReLU flip) for reverse, set_anomaly, fleuret_cnn and encoder_decoder;
 #      reverse and set_anomaly again with bias gradients by column sums
@@ -44,12 +46,12 @@
 #      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
 #      (TFC_ATTENTION_DQ_STORES_D), and with the tensor cores' lean forward
 #      and dq (TFC_ATTENTION_LEAN) and with attention on wgmma
-#      (TFC_ATTENTION_WGMMA, and with it TFC_ATTENTION_WIDE); and the medium encoder's bf16 step with
+#      (TFC_ATTENTION_WGMMA, and with it TFC_ATTENTION_WIDE); and the medium
+#      encoder's bf16 step with
 #      bf16 copies of its GEMMs' operands (the default), without, and with
 #      the forward's activation copies kept (--bf16-keep-activation-copies);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
-#      attention's kernels alone (--bench-attention), the medium
-#      encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
+#      the medium encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
 #      and on each of the heuristic's first 8 algorithms (--bench-gemm-algorithms),
 #      and the layer norm backward by rows a block (--bench-layer-norm);
 #      5b: where ncu reads the counters, the tensor-core attention kernels'
@@ -89,6 +91,9 @@ tail -n 1 "$work/kernels.log"
 passed=$((passed + $(grep -c '^PASS' "$work/kernels.log")))
 failed=$((failed + $(grep -c '^FAIL' "$work/kernels.log")))
 grep -q 'passed' "$work/kernels.log" || { failed=$((failed + 1)); echo "FAIL tfc-kernel-check (no summary)"; }
+
+echo "== 1b. attention alone (tfc-kernel-check --bench-attention)"
+timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
 
 # parity LABEL ENV PARITY_ARGS...: parity.py under ENV (VAR=VALUE, or -),
 # its log shown and counted.
@@ -257,7 +262,6 @@ for binary in "$dir/cuda/reverse" "$bench/medium_encoder.tf32" "$bench/medium_en
   timeout 90 "$binary" bench --entry train_step --steps 10 --warmup 3 --profile 2>&1 |
     grep -v '^bench model=' | head -n 30 | sed 's/^/    /'
 done
-timeout 60 "$dir/tfc-kernel-check" --bench-attention 2>&1 | sed 's/^/    /'
 # The medium encoder's GEMMs alone: fp32 data (today) against bf16 storage.
 timeout 60 "$dir/tfc-kernel-check" --bench-gemm 2>&1 | sed 's/^/    /'
 # Each of them on the first 8 algorithms cuBLASLt's heuristic offers (the
