@@ -60,6 +60,13 @@ inline size_t countOf(const std::string &text, const std::string &what) {
   return n;
 }
 
+/// The rest of the line of `text` where `what` first appears, from it; ""
+/// where it does not.
+inline std::string lineWith(const std::string &text, const std::string &what) {
+  const size_t at = text.find(what);
+  return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+
 /// A fresh directory under the test's temp dir ("" on failure).
 /// The directories makeTempDir made, removed when the test program ends if
 /// every test passed; a failure keeps them (their paths are printed) to look

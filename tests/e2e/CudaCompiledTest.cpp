@@ -396,12 +396,8 @@ protected:
     EXPECT_EQ(parsed.text.find("INVALID"), std::string::npos) << name << ":\n" << parsed.text;
     EXPECT_EQ(parsed.text.find("not found"), std::string::npos) << name << ":\n" << parsed.text;
     // The image loaded holds every kernel of the manifest.
-    std::string load = "cuModuleLoadData(";
-    size_t at = parsed.text.find(load);
-    EXPECT_NE(at, std::string::npos) << name;
-    std::string loaded = at == std::string::npos
-                             ? ""
-                             : parsed.text.substr(at, parsed.text.find('\n', at) - at);
+    const std::string loaded = lineWith(parsed.text, "cuModuleLoadData(");
+    EXPECT_NE(loaded, "") << name;
     for (const std::string &k : manifest_.cuda->kernels)
       EXPECT_NE(loaded.find(k + "/"), std::string::npos) << name << ": " << k << " not loaded";
     return parsed;
@@ -1055,15 +1051,13 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   env_ = "";
   EXPECT_EQ(countOf(wide.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_forward_kernel,"), 0u)
       << wide.text;
-  const size_t wideAt =
-      wide.text.find("cuLaunchKernel(tfc_cuda_attention_wgmma_forward_wide_kernel,");
-  ASSERT_NE(wideAt, std::string::npos) << wide.text;
-  const std::string wideLaunch = wide.text.substr(wideAt, wide.text.find('\n', wideAt) - wideAt);
+  const std::string wideLaunch =
+      lineWith(wide.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_forward_wide_kernel,");
+  ASSERT_NE(wideLaunch, "") << wide.text;
   EXPECT_NE(wideLaunch.find("block 256x1x1"), std::string::npos) << wideLaunch;
-  const size_t dqAt =
-      wide.text.find("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_wide_kernel,");
-  ASSERT_NE(dqAt, std::string::npos) << wide.text;
-  const std::string dqLaunch = wide.text.substr(dqAt, wide.text.find('\n', dqAt) - dqAt);
+  const std::string dqLaunch =
+      lineWith(wide.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_wide_kernel,");
+  ASSERT_NE(dqLaunch, "") << wide.text;
   EXPECT_NE(dqLaunch.find("block 256x1x1, smem 66560"), std::string::npos) << dqLaunch;
   EXPECT_EQ(countOf(wide.text,
                     "cuFuncSetAttribute(tfc_cuda_attention_wgmma_backward_dq_wide_kernel, 66560)"),

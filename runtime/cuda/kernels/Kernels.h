@@ -19,6 +19,7 @@
 #include "runtime/cuda/kernels/KernelMath.h"
 
 #include <cstddef>
+#include <string_view>
 
 extern "C" {
 /// The fatbins, 16-byte aligned, and their sizes in bytes.
@@ -176,12 +177,9 @@ inline constexpr KernelInfo kKernels[] = {
 /// The dynamic shared memory kernel `name` is launched with (bytes): past
 /// 48 KiB, opted into with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)
 /// once loaded. 0 for every kernel but these.
-constexpr int dynamicSharedBytes(const char *name) {
-  const char *wide = "tfc_cuda_attention_wgmma_backward_dq_wide_kernel";
-  int i = 0;
-  while (name[i] && name[i] == wide[i])
-    ++i;
-  return name[i] == wide[i] ? kAttentionWgmmaWideDqShared : 0;
+constexpr int dynamicSharedBytes(std::string_view name) {
+  return name == "tfc_cuda_attention_wgmma_backward_dq_wide_kernel" ? kAttentionWgmmaWideDqShared
+                                                                     : 0;
 }
 
 } // namespace tfc::rt::cuda::kernels

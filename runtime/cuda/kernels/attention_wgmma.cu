@@ -838,7 +838,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 }
 
 /// The same on two warpgroups a block (256 threads), 128 queries sharing
-/// each key tile (tfc-kernel-check's "wgmma, wide forward" family).
+/// each key tile (with the wide dq, tfc-kernel-check's "wgmma, wide" family).
 extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
     tfc_cuda_attention_wgmma_forward_wide_kernel(TFC_TC_FORWARD_PARAMS) {
   awaitPreviousKernel();
