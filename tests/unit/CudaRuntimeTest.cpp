@@ -319,6 +319,19 @@ TEST_F(CudaRuntimeTest, PointerOutsideDeviceMemoryIsRefused) {
   // The integer param (16) and the 32-bit size are not pointers.
   gSlots[0] = intptr_t(x);
   EXPECT_TRUE(device->run(configuredLaunch, buffers, 2, error)) << error;
+  // Nor is a 64-bit integer past 4 GiB far from any allocation (a dropout
+  // key: tfc-kernel-check's were refused), in tfc_kernel_fill's .u64 param 1;
+  // a freed allocation's address there is refused.
+  gKernel = 1;
+  gSlots[0] = intptr_t(y), gSlots[1] = intptr_t(0x500000009LL), gSlots[2] = 0;
+  EXPECT_TRUE(device->run(configuredLaunch, buffers, 2, error)) << error;
+  void *freed = device->allocate(64);
+  device->release(freed);
+  gSlots[1] = intptr_t(freed);
+  void *others[] = {y, x}; // another buffer set: launched, not the graph replayed
+  EXPECT_FALSE(device->run(configuredLaunch, others, 2, error));
+  EXPECT_NE(log().find("INVALID: param 1"), std::string::npos) << log();
+  gKernel = 0;
   device->release(x);
   device->release(y);
 }
@@ -897,6 +910,36 @@ TEST_F(CudaRuntimeTest, FusedEpiloguesMatchTheReference) {
     device->release(buffer);
   for (void *token : tokens)
     device->release(token);
+}
+
+// TFC_FAKE_CUBLASLT_NO_PRODUCTS (tools/gpu/dry-run.sh: a GPU script at full
+// size on the fakes) leaves D as it was, the call checked and logged.
+TEST_F(CudaRuntimeTest, FakeCublasLtCanSkipTheProducts) {
+  const int64_t m = 4, n = 3, k = 2;
+  auto *da = static_cast<float *>(device->allocate(size_t(m * k) * 4));
+  auto *db = static_cast<float *>(device->allocate(size_t(n * k) * 4));
+  auto *dc = static_cast<float *>(device->allocate(size_t(m * n) * 4));
+  ASSERT_TRUE(da && db && dc);
+  const std::vector<float> ones(size_t(m * k), 1.0f), c0(size_t(m * n), 0.5f);
+  device->copyIn(da, ones.data(), size_t(m * k) * 4);
+  device->copyIn(db, ones.data(), size_t(n * k) * 4);
+  for (const char *skip : {"1", "0"}) {
+    ScopedEnv noProducts{"TFC_FAKE_CUBLASLT_NO_PRODUCTS", skip};
+    device->copyIn(dc, c0.data(), c0.size() * 4);
+    gFused = {1, m, n, k, intptr_t(da), k, 0, 0, intptr_t(db), k, 0, 1, intptr_t(dc), n, 0, 0, 0, 0,
+              0, 0, 0, 0};
+    void *buffers[] = {da, db, dc};
+    std::string error;
+    ASSERT_TRUE(device->run(fusedEntry, buffers, 3, error)) << error;
+    std::vector<float> got(size_t(m * n));
+    device->copyOut(got.data(), dc, got.size() * 4);
+    const float want = std::string(skip) == "1" ? 0.5f : float(k);
+    for (float value : got)
+      EXPECT_EQ(value, want) << "TFC_FAKE_CUBLASLT_NO_PRODUCTS=" << skip;
+  }
+  EXPECT_GE(count("cublasLtMatmul("), 2u) << log();
+  for (void *buffer : {(void *)da, (void *)db, (void *)dc})
+    device->release(buffer);
 }
 
 // ReLU's gradient by the mask its forward GEMM wrote: y = relu(x w^T +

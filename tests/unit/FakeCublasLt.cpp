@@ -35,6 +35,9 @@
 // TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS="20,17,16" gives algorithm i the
 // i-th number of the fake clock's microseconds (else 1 each), so that
 // autotuning (CublasLt::tune) has a fastest to find.
+// TFC_FAKE_CUBLASLT_NO_PRODUCTS=1 (read at each product) leaves D as it was:
+// tools/gpu/dry-run.sh runs the GPU scripts at full size on the fakes, where
+// the naive products would take hours and their numbers mean nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -155,6 +158,8 @@ void store(void *p, int64_t i, bool bf16, float x) {
 
 void compute(void *context) {
   const Work &w = *static_cast<const Work *>(context);
+  if (const char *skip = std::getenv("TFC_FAKE_CUBLASLT_NO_PRODUCTS"); skip && *skip == '1')
+    return;
   std::vector<float> out(size_t(w.m * w.n));
   const int64_t operandBytes = w.operandsBf16 ? 2 : 4, resultBytes = w.resultsBf16 ? 2 : 4;
   for (int64_t item = 0; item < w.batch; ++item) {

@@ -15,8 +15,9 @@
 // resolves, the grid is at least 1 and the block at most 1024 threads in
 // each dimension's limits, dynamic shared memory past 48 KiB was opted into
 // (cuFuncSetAttribute), and every .u64/.b64 parameter holding an address
-// (4 GiB and up: heap addresses; smaller values are taken as integers, which
-// PTX declares alike) lies inside a live allocation. Stream capture records
+// (4 GiB and up and within 1 TiB of the allocations made: heap addresses;
+// other values are taken as integers, which PTX declares alike) lies inside
+// a live allocation. Stream capture records
 // launches (and the host work tfcFakeCudaEnqueue is given, which the fake
 // cuBLASLt and NCCL use) and copies within device memory into a graph, in
 // order: begin before end, no synchronisation, allocation or copy from or
@@ -97,6 +98,7 @@ struct State {
   bool initialized = false;
   std::string log;
   std::map<uintptr_t, size_t> allocations;
+  uintptr_t lowest = UINTPTR_MAX, highest = 0;           // the span of every allocation made
   std::map<uintptr_t, std::vector<std::string>> modules; // handle -> kernel names
   std::map<uintptr_t, Kernel> functions;                 // handle -> kernel
   std::map<uintptr_t, std::vector<Node>> graphs, execs;  // captured, instantiated
@@ -331,6 +333,8 @@ FAKE(cuMemAlloc_v2)(CUdeviceptr *pointer, size_t bytes) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   *pointer = CUdeviceptr(uintptr_t(memory));
   state().allocations[uintptr_t(memory)] = bytes;
+  state().lowest = std::min(state().lowest, uintptr_t(memory));
+  state().highest = std::max(state().highest, uintptr_t(memory) + bytes);
   return CUDA_SUCCESS;
 }
 FAKE(cuMemFree_v2)(CUdeviceptr pointer) {
@@ -560,6 +564,16 @@ std::vector<Kernel> parseImage(const void *image) {
   return {};
 }
 
+/// Whether a 64-bit parameter is taken for an address: 4 GiB and up, and
+/// within 1 TiB of the allocations made (the heap's neighbourhood, where a
+/// stale or host pointer lies); an integer such as a dropout key of 20 GiB
+/// is not one.
+bool looksLikeAddress(uint64_t value) {
+  const uint64_t near = uint64_t(1) << 40;
+  return value >= (uint64_t(1) << 32) && state().highest > 0 && value + near >= state().lowest &&
+         value <= state().highest + near;
+}
+
 /// Why launching `node` would be wrong, or "".
 std::string checkLaunch(const Node &node) {
   auto it = state().functions.find(node.function);
@@ -586,7 +600,7 @@ std::string checkLaunch(const Node &node) {
     if (type != ".u64" && type != ".b64")
       continue;
     uint64_t value = node.params[i];
-    if (value >= (uint64_t(1) << 32) && !deviceRange(CUdeviceptr(value), 1))
+    if (looksLikeAddress(value) && !deviceRange(CUdeviceptr(value), 1))
       return "param " + std::to_string(i) + " (" + hex(uintptr_t(value)) +
              ") is outside every live allocation";
   }

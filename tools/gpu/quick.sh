@@ -60,6 +60,8 @@
 #      what is left, into OUT/bench.
 # Prints `N passed, N failed` of 1-3 before the timings; everything it
 # prints is also in OUT/quick.txt, written as it goes.
+# Before the device call, `tools/gpu/dry-run.sh quick.sh` runs this here on the
+# fakes and names what would waste the call (a flag refused, a binary missing).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: quick.sh OUT [SECONDS]}"

@@ -28,6 +28,8 @@
 #      product on gemm_small.cu (TFC_SMALL_GEMM=1).
 # Prints `N passed, N failed` of 1-3; everything it prints also goes to
 # OUT/verify.txt as it is printed.
+# Before the device call, `tools/gpu/dry-run.sh verify.sh` runs this here on the
+# fakes and names what would waste the call (a flag refused, a binary missing).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: verify.sh OUT [SECONDS]}"
@@ -100,10 +102,13 @@ if [ "$(left)" -gt 150 ]; then
 fi
 echo "$passed passed, $failed failed"
 
-# step BINARY [ENV]: BINARY's train_step, median of 50 (and its minimum).
+# step BINARY [ENV]: BINARY's train_step, median of 50 (and its minimum), or
+# `failed`.
 step() {
-  env ${2:+$2} timeout 60 "$1" bench --entry train_step --steps 50 2>&1 |
-    grep '^bench train_step' | cut -d' ' -f3-4
+  local line
+  line=$(env ${2:+$2} timeout 60 "$1" bench --entry train_step --steps 50 2>&1 |
+    grep '^bench train_step' | cut -d' ' -f3-4)
+  echo "${line:-failed}"
 }
 
 echo "== 4. train_step (median of 50): the baseline's binaries against this build's, alternately"
@@ -111,8 +116,8 @@ if [ -d "$baseline" ]; then
   for old in "$baseline"/*; do
     name=$(basename "$old")
     new="$dir/cuda/$name"
-    [ -x "$new" ] || new="$bench/$name"
-    [ -x "$new" ] || continue
+    [ -e "$new" ] || new="$bench/$name"
+    [ -x "$new" ] || { echo "    $name: not in this build"; continue; }
     for round in 1 2 3; do
       [ "$(left)" -gt 100 ] || break
       echo "    $name baseline: $(step "$old")  now: $(step "$new")"
