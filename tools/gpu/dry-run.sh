@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# tools/gpu/dry-run.sh SCRIPT [SECONDS]: a GPU script (tools/gpu/quick.sh or
-# verify.sh) run here, on the fake CUDA driver and cuBLASLt, to find before a
-# device call what would waste it: a command that does not start, a flag a
-# binary refuses, a binary the carry lacks, a launch a GPU would refuse, a
-# section that never prints, a timing line without a time. No kernel runs
+# tools/gpu/dry-run.sh SCRIPT [SECONDS]: a GPU script (tools/gpu/quick.sh,
+# verify.sh, session.sh) run here, on the fake CUDA driver, cuBLASLt and
+# NCCL, to find before a device call what would waste it: a command that
+# does not start, a flag a binary refuses, a binary the carry lacks, a
+# launch a GPU would refuse, a section that never prints, a timing line
+# without a time. No kernel runs
 # and no product is computed (TFC_FAKE_CUBLASLT_NO_PRODUCTS), so the
 # script's PASS and FAIL lines mean nothing here and are not counted.
 # SECONDS (default 3000) is the script's own budget: enough that every
@@ -41,6 +42,9 @@ export PATH="$dry/$name/bin:$PATH"
 export TFC_CUDA_DRIVER="$build/tests/lib/libtfc_fake_cuda.so"
 export TFC_CUBLASLT="$build/tests/lib/libtfc_fake_cublaslt.so"
 export TFC_FAKE_CUBLASLT_NO_PRODUCTS=1
+# NCCL too (check.sh's data-parallel checks: the real one fails on the fake
+# driver), where the fake is built.
+[ -f "$build/tests/lib/libtfc_fake_nccl.so" ] && export TFC_NCCL_LIBRARY="$build/tests/lib/libtfc_fake_nccl.so"
 export TFC_FAKE_CUDA_LOG="$dry/$name/fake-cuda.log"
 
 # The script traced (bash -x) to a file of its own: each `[ -x PATH ]` it
@@ -60,7 +64,7 @@ done < <(sed -n 's/^echo "\(== [^"$]*\)"$/\1/p' "$script")
 # Lines that say a command, a flag or a file is wrong, in the order they
 # came, in the output, in what it wrote under OUT and in the logs it keeps
 # (OUT/*-logs.tgz).
-pattern='command not found|unbound variable|syntax error|No such file or directory|Permission denied|cannot unpack|Traceback \(most recent call last\)|[Uu]sage: |unknown (option|flag|command|entry)|unrecognized|invalid option|\(no result\)|\(no summary\)|: failed( |$)|CUDA_ERROR_|CUBLAS_STATUS_'
+pattern='command not found|unbound variable|syntax error|No such file or directory|Permission denied|cannot unpack|Traceback \(most recent call last\)|[Uu]sage: |unknown (option|flag|command|entry)|unrecognized|invalid option|\(no result\)|\(no summary\)|\(no ([a-z0-9-]+ )?build\)|: failed( |$)|CUDA_ERROR_|CUBLAS_STATUS_'
 mkdir -p "$dry/$name/logs"
 for logs in "$dry/$name/out"/*-logs.tgz; do
   [ -f "$logs" ] && tar -xzf "$logs" -C "$dry/$name/logs"
