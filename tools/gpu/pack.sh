@@ -20,3 +20,4 @@ mkdir -p "$build/gpu-carry"
 # 8 MiB dictionary made 66 (the twenty-seventh session's binaries).
 XZ_OPT="-9 -T0" tar -C "$build" -cJf "$build/gpu-carry/tfc-gpu.tar.xz" "${parts[@]}"
 du -h "$build/gpu-carry/tfc-gpu.tar.xz"
+echo "pack.sh: next, here: tools/gpu/dry-run.sh quick.sh (the script the device call runs, on the fakes)"
