@@ -52,6 +52,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace tfc::rt::cuda;
@@ -281,6 +282,8 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   // from scratch (what the runtime does without dS), 3 dq's pass 1.
   const char *ways[] = {"dS stored by dkv", "the forward's stats", "the forward's stats, dq's D",
                         "dq's pass 1"};
+  // The runtime's way (2) of each family, for the summary line.
+  std::vector<std::pair<std::string, float>> runtimeWay;
   for (const Family &f : families)
     for (int way = f.everyWay ? 0 : 2; way < (f.everyWay ? 4 : 3); ++way) {
       if (std::strncmp(f.label, "wgmma", 5) == 0 && !wgmma)
@@ -331,7 +334,27 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
                   f.label, ways[way], heads, seq, seq, double(ms), tflops, 100.0 * tflops / 989.0,
                   double(forwardMs), double(dqMs), double(dkvMs));
       std::fflush(stdout);
+      if (way == 2) {
+        std::string label = f.label;
+        label.erase(label.find_last_not_of(' ') + 1);
+        runtimeWay.emplace_back(label, ms);
+      }
     }
+  // Which family a model should take at this shape: the fastest on the
+  // runtime's way, against mma.sync's tensor cores (the default).
+  auto fastest = std::min_element(runtimeWay.begin(), runtimeWay.end(),
+                                  [](const auto &a, const auto &b) { return a.second < b.second; });
+  auto tensorCores = std::find_if(runtimeWay.begin(), runtimeWay.end(),
+                                  [](const auto &r) { return r.first == "tensor cores"; });
+  if (fastest != runtimeWay.end() && tensorCores != runtimeWay.end()) {
+    const double tflops = flops / (double(fastest->second) * 1e-3) / 1e12;
+    std::printf("bench attention fastest on the runtime's way (%s) at %lld heads x %lld: %s "
+                "%.3f ms, %.1f%% of 989 dense bf16; tensor cores %.3f ms, %.2fx\n",
+                ways[2], heads, seq, fastest->first.c_str(), double(fastest->second),
+                100.0 * tflops / 989.0, double(tensorCores->second),
+                double(tensorCores->second) / double(fastest->second));
+    std::fflush(stdout);
+  }
 }
 
 /// --bench-gemm: the 79 GEMMs of a medium encoder train step
