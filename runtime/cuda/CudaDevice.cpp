@@ -314,9 +314,10 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // Hopper's wgmma (attention_wgmma.cu), where the GPU took its sm_90a
   // image (off by default: not yet run on a GPU).
   wgmmaAttention_ = switchFromEnv("TFC_ATTENTION_WGMMA", wgmmaAttention_);
-  // TFC_ATTENTION_WIDE=1 (with TFC_ATTENTION_WGMMA=1): wgmma's forward and
-  // dq on two warpgroups a block, 128 queries sharing each staged key tile
-  // (off by default, an A/B for the first GPU that runs it).
+  // TFC_ATTENTION_WIDE=1 (with TFC_ATTENTION_WGMMA=1): wgmma's forward, dq
+  // and dkv on two warpgroups a block, 128 queries sharing each staged key
+  // tile (128 keys each query tile in dkv; off by default, an A/B for the
+  // first GPU that runs it).
   wideAttention_ = switchFromEnv("TFC_ATTENTION_WIDE", wideAttention_);
   // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
   // sm_90 and later (off by default: no faster on an H200).
@@ -596,7 +597,7 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                ? "this GPU takes it)"
                : "not this GPU's, sm_" + std::to_string(major) + std::to_string(minor) +
                      ": the switch changes nothing)") +
-          "; with it, TFC_ATTENTION_WIDE=1 its forward and dq on two warpgroups a block");
+          "; with it, TFC_ATTENTION_WIDE=1 its forward, dq and dkv on two warpgroups a block");
     std::string awaiting;
     for (const std::string &arch : spec.dependentLaunch)
       awaiting += (awaiting.empty() ? "" : ", ") + arch;

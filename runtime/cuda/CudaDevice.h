@@ -244,8 +244,8 @@ public:
   /// a GPU that takes its sm_90a image): TFC_ATTENTION_WGMMA=1.
   void setWgmmaAttention(bool on) { wgmmaAttention_ = on; }
   bool wgmmaAttention() const { return wgmmaAttention_; }
-  /// With wgmma, its wide forward and dq (two warpgroups a block sharing
-  /// each key tile, 128 queries): TFC_ATTENTION_WIDE=1.
+  /// With wgmma, its wide forward, dq and dkv (two warpgroups a block
+  /// sharing each staged tile, 128 queries or keys): TFC_ATTENTION_WIDE=1.
   void setWideAttention(bool on) { wideAttention_ = on; }
   bool wideAttention() const { return wideAttention_; }
   /// Whether kernels are launched as programmatic dependent launches

@@ -72,6 +72,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_wide_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_wide_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_wide_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -92,6 +93,7 @@ static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 28);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 3);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 3);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == tfc::abi::layer_norm::Count);
@@ -355,8 +357,12 @@ extern "C" void tfc_cuda_attention_backward(
   // Each family's two kernels and grids (a block a unit).
   const bool wgmma = tensorCores && useWgmma(device, d, dv);
   // TFC_ATTENTION_WIDE=1: dq on two warpgroups a block, on the wgmma way
-  // (the forward's statistics, no dS).
+  // (the forward's statistics, no dS), and dkv, on its pipelined way (the
+  // statistics dq stored in scratch).
   const bool wideDq = wgmma && device.wideAttention() && saved && !storeDs;
+  const bool dkvOnDqStats =
+      !storeDs && scratch && tq > 0 && (!saved || device.attentionDqStoresD());
+  const bool wideDkv = wgmma && device.wideAttention() && dkvOnDqStats;
   const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
                                         : wideDq     ? LayerKernels::AttentionWgmmaBackwardDqWide
                                         : wgmma      ? LayerKernels::AttentionWgmmaBackwardDq
@@ -364,13 +370,15 @@ extern "C" void tfc_cuda_attention_backward(
                                             ? LayerKernels::AttentionTcBackwardDqLean
                                             : LayerKernels::AttentionTcBackwardDq,
                              dkvKernel = !tensorCores ? LayerKernels::AttentionBackwardDkv
+                                         : wideDkv    ? LayerKernels::AttentionWgmmaBackwardDkvWide
                                          : wgmma      ? LayerKernels::AttentionWgmmaBackwardDkv
                                                       : LayerKernels::AttentionTcBackwardDkv;
   const int64_t dqBlocks = wideDq        ? heads * ceilDiv(tq, 2 * kTcRowsPerBlock)
                            : tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
                                          : math::attentionDqUnits(heads, tq, d),
-                dkvBlocks = tensorCores ? heads * ceilDiv(tk, kTcRowsPerBlock)
-                                        : math::attentionDkvUnits(heads, tk, d, dv);
+                dkvBlocks = wideDkv       ? heads * ceilDiv(tk, 2 * kTcRowsPerBlock)
+                            : tensorCores ? heads * ceilDiv(tk, kTcRowsPerBlock)
+                                          : math::attentionDkvUnits(heads, tk, d, dv);
   if (storeDs)
     kernels.launch(device, dkvKernel, dkvBlocks, params);
   kernels.launch(device, dqKernel, dqBlocks, params);

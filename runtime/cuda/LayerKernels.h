@@ -116,8 +116,9 @@ public:
     AttentionWgmmaForward, // attention_wgmma.cu (sm_90a alone; TFC_ATTENTION_WGMMA)
     AttentionWgmmaBackwardDq,
     AttentionWgmmaBackwardDkv,
-    AttentionWgmmaForwardWide, // its two-warpgroup forward and dq (TFC_ATTENTION_WIDE)
+    AttentionWgmmaForwardWide, // its two-warpgroup forward, dq and dkv (TFC_ATTENTION_WIDE)
     AttentionWgmmaBackwardDqWide,
+    AttentionWgmmaBackwardDkvWide,
     Count,
   };
 

@@ -1042,9 +1042,10 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   EXPECT_EQ(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << off.text;
   EXPECT_GT(countOf(off.text, "cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel,"), 0u)
       << off.text;
-  // TFC_ATTENTION_WIDE=1 with it: the two-warpgroup forward and dq, 256
-  // threads a block and half the blocks (set_anomaly's 10 queries: a block
-  // a head), dq with 65 KiB of dynamic shared memory opted into once.
+  // TFC_ATTENTION_WIDE=1 with it: the two-warpgroup forward, dq and dkv,
+  // 256 threads a block and half the blocks (set_anomaly's 10 queries: a
+  // block a head), dq with 65 KiB and dkv with 81 KiB of dynamic shared
+  // memory, each opted into once.
   env_ = "TFC_ATTENTION_WGMMA=1 TFC_ATTENTION_WIDE=1 ";
   std::remove((dir_ + "/run-train_step.log").c_str());
   FakeLog wide = runEntry("train_step");
@@ -1063,8 +1064,17 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
                     "cuFuncSetAttribute(tfc_cuda_attention_wgmma_backward_dq_wide_kernel, 66560)"),
             1u)
       << wide.text;
-  EXPECT_EQ(countOf(wide.text, wgmma[1]), 0u) << wide.text;
-  EXPECT_GT(countOf(wide.text, wgmma[2]), 0u) << wide.text;
+  const std::string dkvLaunch =
+      lineWith(wide.text, "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_wide_kernel,");
+  ASSERT_NE(dkvLaunch, "") << wide.text;
+  EXPECT_NE(dkvLaunch.find("block 256x1x1, smem 82944"), std::string::npos) << dkvLaunch;
+  EXPECT_EQ(countOf(wide.text,
+                    "cuFuncSetAttribute(tfc_cuda_attention_wgmma_backward_dkv_wide_kernel, 82944)"),
+            1u)
+      << wide.text;
+  EXPECT_LT(wide.text.find(dqLaunch), wide.text.find(dkvLaunch)) << wide.text;
+  for (const char *launch : wgmma)
+    EXPECT_EQ(countOf(wide.text, launch), 0u) << launch << "\n" << wide.text;
   EXPECT_EQ(countOf(wide.text, "INVALID"), 0u) << wide.text;
   // Without wgmma the wide switch changes nothing.
   env_ = "TFC_ATTENTION_WIDE=1 ";

@@ -1599,7 +1599,7 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   EXPECT_EQ(lines[3], "attention on tensor cores (heads up to 64 wide, multiples of 16): "
                       "mma.sync; TFC_ATTENTION_LEAN=1 the lean forward and dq; "
                       "TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: this GPU "
-                      "takes it); with it, TFC_ATTENTION_WIDE=1 its forward and dq on two "
+                      "takes it); with it, TFC_ATTENTION_WIDE=1 its forward, dq and dkv on two "
                       "warpgroups a block");
   EXPECT_EQ(lines[4], "programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the "
                       "hand-written kernels on sm_90 and later, the generated ones on sm_90");

@@ -164,9 +164,11 @@ TEST(SimtKernels, AttentionTensorCores) {
   });
 }
 
-/// A forward, dq and dkv kernel of the tensor cores.
+/// A forward, dq and dkv kernel of the tensor cores; dkvWide, a dkv that
+/// takes dq's statistics alone, launched there instead of dkv.
 struct TcKernels {
   const char *forward, *dq, *dkv;
+  const char *dkvWide = nullptr;
 };
 const TcKernels kMmaSync = {"tfc_cuda_attention_tc_forward_kernel",
                             "tfc_cuda_attention_tc_backward_dq_kernel",
@@ -182,10 +184,12 @@ const TcKernels kLean = {"tfc_cuda_attention_tc_forward_lean_kernel",
 const TcKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                           "tfc_cuda_attention_wgmma_backward_dq_kernel",
                           "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
-/// The wide forward and dq (two warpgroups, 128 queries a block).
+/// The wide forward, dq and dkv (two warpgroups, 128 queries or keys a
+/// block; the wide dkv on dq's statistics alone).
 const TcKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel",
                               "tfc_cuda_attention_wgmma_backward_dq_wide_kernel",
-                              "tfc_cuda_attention_wgmma_backward_dkv_kernel"};
+                              "tfc_cuda_attention_wgmma_backward_dkv_kernel",
+                              "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel"};
 const TcKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
                                 "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
                                 "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel"};
@@ -268,7 +272,8 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
   gpu.launch(kernels.dq, queryBlocks, backward);
   if (runtimeWay)
     saved = 0; // dkv reads dq's statistics and D, as LayerKernels.cpp launches it
-  gpu.launch(kernels.dkv, keyBlocks, backward);
+  // On dq's statistics (both ways here), the wide dkv where there is one.
+  gpu.launch(kernels.dkvWide ? kernels.dkvWide : kernels.dkv, keyBlocks, backward);
   // Written (not the fill's NaN): the first query row's output, dq and dk.
   for (Ptr b : {gout, gdq, gdk})
     EXPECT_TRUE(std::isfinite(gpu.download<float>(b, 1)[0]));
@@ -350,7 +355,7 @@ TEST(SimtKernels, AttentionOnWgmma) {
   const std::vector<WgmmaKernels> wgmma = {
       {kWgmma.forward, kWgmma.dq, kWgmma.dkv, " wgmma"},
       {kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, " wgmma, serial"},
-      {kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv, " wgmma, wide", 128}};
+      {kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv, " wgmma, wide", 128, kWgmmaWide.dkvWide}};
   expectPasses([&](SimtDevice &d) {
     checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, wgmma);
     checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, wgmma);

@@ -108,10 +108,13 @@ struct Shape {
 
 /// A family of attention_wgmma.cu's kernels (tfc-kernel-check, on a GPU
 /// with wgmma); label " wgmma" or " wgmma, ..."; queryRows: the queries a
-/// forward or dq block takes (the wide ones' 128).
+/// forward or dq block takes (the wide ones' 128); dkvWide: a dkv of 128
+/// keys a block that takes dq's statistics alone (scratch, no dS: the
+/// runtime's way), launched there instead of dkv.
 struct WgmmaKernels {
   const char *forward, *dq, *dkv, *label;
   long long queryRows = 64;
+  const char *dkvWide = nullptr;
 };
 
 template <typename Device>
@@ -205,6 +208,8 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
     const char *forward, *dq, *dkv, *label;
     unsigned forwardBlocks, dqBlocks, dkvBlocks;
     double forwardLimit, backwardLimit;
+    const char *dkvWide = nullptr; // WgmmaKernels's
+    unsigned dkvWideBlocks = 0;
   };
   // attention.cu's: one unit a block (KernelMath.h counts them).
   const unsigned forwardBlocks = unsigned(k::attentionForwardUnits(heads, tq, dv)),
@@ -244,7 +249,8 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       families.push_back({w.forward, w.dq, w.dkv, w.label,
                           unsigned(heads * ((tq + w.queryRows - 1) / w.queryRows)),
                           unsigned(heads * ((tq + w.queryRows - 1) / w.queryRows)),
-                          unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2});
+                          unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2, w.dkvWide,
+                          unsigned(heads * ((tk + 127) / 128))});
   std::vector<float> previous[8][4];
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
@@ -274,8 +280,10 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       gpu.launch(f.dq, f.dqBlocks, backward);
       if (run == 7)
         saved = 0; // dkv: the statistics dq stored
-      if (!dS)
-        gpu.launch(f.dkv, f.dkvBlocks, backward);
+      if (!dS) {
+        const bool wide = f.dkvWide && scratch && !saved; // on dq's statistics
+        gpu.launch(wide ? f.dkvWide : f.dkv, wide ? f.dkvWideBlocks : f.dkvBlocks, backward);
+      }
       runs[run][0] = gpu.template download<float>(gout, out.size());
       runs[run][1] = gpu.template download<float>(gdq, dq.size());
       runs[run][2] = gpu.template download<float>(gdk, dk.size());

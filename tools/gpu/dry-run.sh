@@ -49,9 +49,11 @@ export TFC_FAKE_CUDA_LOG="$dry/$name/fake-cuda.log"
 
 # The script traced (bash -x) to a file of its own: each `[ -x PATH ]` it
 # tests shows PATH, which the carry must hold.
+# Through a pipe: cat ends when every writer has, the tee a script's
+# `exec > >(tee ...)` leaves running after it exits included.
 BASH_XTRACEFD=7 timeout $((limit + 600)) bash -x "$script" "$dry/$name/out" "$limit" \
-  >"$dry/$name.txt" 2>&1 7>"$dry/$name/trace.txt"
-echo "dry-run.sh: $script ran (exit $?); its output: $dry/$name.txt"
+  2>&1 7>"$dry/$name/trace.txt" | cat >"$dry/$name.txt"
+echo "dry-run.sh: $script ran (exit ${PIPESTATUS[0]}); its output: $dry/$name.txt"
 
 problems=0
 problem() { problems=$((problems + 1)); echo "PROBLEM $*"; }

@@ -71,8 +71,11 @@ const WgmmaKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kern
                                    "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel",
                                    " wgmma, serial"};
 const WgmmaKernels kWgmmaWide = {"tfc_cuda_attention_wgmma_forward_wide_kernel",
-                                 "tfc_cuda_attention_wgmma_backward_dq_wide_kernel", kWgmma.dkv,
-                                 " wgmma, wide", 128};
+                                 "tfc_cuda_attention_wgmma_backward_dq_wide_kernel",
+                                 kWgmma.dkv,
+                                 " wgmma, wide",
+                                 128,
+                                 "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel"};
 
 namespace {
 
@@ -217,7 +220,7 @@ private:
 bool hasWgmmaAttention(Gpu &gpu) {
   return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv) &&
          gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq) && gpu.has(kWgmmaSerial.dkv) &&
-         gpu.has(kWgmmaWide.forward) && gpu.has(kWgmmaWide.dq);
+         gpu.has(kWgmmaWide.forward) && gpu.has(kWgmmaWide.dq) && gpu.has(kWgmmaWide.dkvWide);
 }
 
 /// --bench-attention: forward + backward (dq, dkv) of `heads` heads of
@@ -274,9 +277,9 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false},
       {"wgmma, serial", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, tcBlocks, tcBlocks,
        tcBlocks, false},
-      {"wgmma, wide forward and dq", kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv,
-       unsigned(heads * ((seq + 127) / 128)), unsigned(heads * ((seq + 127) / 128)), tcBlocks,
-       false}};
+      {"wgmma, wide", kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkvWide,
+       unsigned(heads * ((seq + 127) / 128)), unsigned(heads * ((seq + 127) / 128)),
+       unsigned(heads * ((seq + 127) / 128)), false}};
   // Ways: 0 dS stored by dkv, 1 the forward's statistics (dkv computes D
   // again), 2 the forward's statistics with dkv reading dq's rows and D
   // from scratch (what the runtime does without dS), 3 dq's pass 1.

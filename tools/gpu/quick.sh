@@ -244,7 +244,7 @@ ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$
 ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_LEAN "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 ab TFC_ATTENTION_WGMMA "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
-(export TFC_ATTENTION_WGMMA=1 # and with it, its wide forward against the default
+(export TFC_ATTENTION_WGMMA=1 # and with it, its wide forward, dq and dkv against the default
  ab TFC_ATTENTION_WIDE "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32")
 
 echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, and with the forward's activation copies kept"

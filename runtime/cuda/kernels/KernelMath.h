@@ -69,12 +69,15 @@ constexpr int kAttentionChunk = 16;
 /// bf16, rows of 64 elements (attention_tc.cu says in what order);
 /// head dims d and dv multiples of 16 up to 64 (attentionTensorCoreShape).
 constexpr int kAttentionTcThreads = 128;
-/// attention_wgmma.cu's wide forward: two warpgroups a block, 128 queries,
-/// sharing each key tile.
+/// attention_wgmma.cu's wide kernels: two warpgroups a block, 128 queries
+/// sharing each key tile (forward, dq) or 128 keys sharing each query tile
+/// (dkv).
 constexpr int kAttentionWgmmaWideThreads = 256;
-/// Its wide dq's dynamic shared memory: 8 tiles of 64 x 64 bf16, and 1 KiB
-/// to align them to 1,024 bytes.
+/// The wide dq's dynamic shared memory: 8 tiles of 64 x 64 bf16, and 1 KiB
+/// to align them to 1,024 bytes; the wide dkv's: 10 tiles (each warpgroup's
+/// K, V and P^T, Q and dO double-buffered) and the 1 KiB.
 constexpr int kAttentionWgmmaWideDqShared = 8 * 8192 + 1024;
+constexpr int kAttentionWgmmaWideDkvShared = 10 * 8192 + 1024;
 constexpr int kAttentionTcRows = 64; // rows a block owns, and rows a staged tile
 constexpr int kAttentionTcMaxDim = 64;
 constexpr int kAttentionTcStride = kAttentionTcMaxDim; // bf16 a staged row

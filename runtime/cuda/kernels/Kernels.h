@@ -104,6 +104,8 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel", kAttentionTcThreads, \
     47, TFC_CUDA_ATTENTION_BACKWARD)                                           \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel",                    \
+    kAttentionWgmmaWideThreads, 47, TFC_CUDA_ATTENTION_BACKWARD)               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 9,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16") \
   X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 13,  \
@@ -178,8 +180,9 @@ inline constexpr KernelInfo kKernels[] = {
 /// 48 KiB, opted into with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)
 /// once loaded. 0 for every kernel but these.
 constexpr int dynamicSharedBytes(std::string_view name) {
-  return name == "tfc_cuda_attention_wgmma_backward_dq_wide_kernel" ? kAttentionWgmmaWideDqShared
-                                                                     : 0;
+  return name == "tfc_cuda_attention_wgmma_backward_dq_wide_kernel"    ? kAttentionWgmmaWideDqShared
+         : name == "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel" ? kAttentionWgmmaWideDkvShared
+                                                                       : 0;
 }
 
 } // namespace tfc::rt::cuda::kernels

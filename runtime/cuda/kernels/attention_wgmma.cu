@@ -67,13 +67,16 @@
 // (scratch, the runtime's way: Q and dO double-buffered in 48 KiB, the
 // rows' statistics read from scratch as used), unpipelined on the
 // forward's (and in _serial). Other ways (no statistics, dS stored) run
-// attention_tc.cu's own loops (mma.sync) in the same shared memory.
+// attention_tc.cu's own loops (mma.sync) in the same shared memory. The
+// wide dkv: 128 keys, each warpgroup's K, V and P^T (dV's A, through
+// shared memory: in registers it spilled) its own, on dq's statistics alone.
 // ptxas (sm_90a): forward 213 (serial 164, wide 182), dq 251 (serial 249,
-// wide 254), dkv 255 (serial 251) registers, no spills.
+// wide 254), dkv 255 (serial 251, wide 255) registers, no spills.
 // Launch: 128 threads (the wide kernels 256), grid.x any (heads x
 // ceil(tq / 64) units, the wide kernels' ceil(tq / 128); dkv heads x
-// ceil(tk / 64)). Static shared memory 40 (wide 48), 48 and 48 KiB; the
-// wide dq 65 KiB dynamic (kAttentionWgmmaWideDqShared). Compiled
+// ceil(tk / 64), the wide dkv's ceil(tk / 128)). Static shared memory 40
+// (wide 48), 48 and 48 KiB; the wide dq 65 KiB dynamic
+// (kAttentionWgmmaWideDqShared), the wide dkv 81 (...DkvShared). Compiled
 // for sm_90a only; the bodies are empty elsewhere.
 //
 //===----------------------------------------------------------------------===//
@@ -544,7 +547,10 @@ __device__ __forceinline__ void storeKeyRows(float *dK, i64 dkRow, float *dV, i6
 /// limit, so no staged statistics: each element's query row's are read
 /// from scratch, in L1 after the first warp), loaded when stored.
 /// dV's and dK's sums in attention_tc.cu's order: the same bits.
-template <bool Vec>
+/// Groups warpgroups a block (the wide dkv: 2), each 64 of the unit's
+/// 64 Groups keys with its own K and V, sharing the staged Q and dO tiles
+/// (each thread stages 1 / Groups of what a warpgroup's would).
+template <bool Vec, int Groups>
 __device__ __forceinline__ void
 wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
                   i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter,
@@ -553,25 +559,38 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
                   i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner,
                   i64 doutRow, float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow,
                   float *__restrict__ dvOut, i64 dvOuter, i64 dvInner, i64 dvRow,
-                  const float *__restrict__ scratch, SwizzledTile &sK, SwizzledTile &sV,
-                  SwizzledTile (&sQ)[2], SwizzledTile (&sdO)[2]) {
-  constexpr i64 kDim = 64;
+                  const float *__restrict__ scratch, SwizzledTile *sKs, SwizzledTile *sVs,
+                  SwizzledTile (&sQ)[2], SwizzledTile (&sdO)[2], SwizzledTile *sPs) {
+  constexpr i64 kDim = 64, kUnit = kRows * Groups;
+  constexpr int kItems = 4 / Groups;
   const i64 heads = outer * inner;
-  const i64 keyBlocks = (tk + kRows - 1) / kRows, queryTiles = (tq + kRows - 1) / kRows;
+  const i64 keyBlocks = (tk + kUnit - 1) / kUnit, queryTiles = (tq + kRows - 1) / kRows;
   const float scale2 = attentionTcScale(scale);
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp % 4, g = lane / 4, t = lane % 4;
+  const int group = Groups == 1 ? 0 : int(threadIdx.x) / kAttentionTcThreads;
+  const SwizzledTile &sK = sKs[group], &sV = sVs[group];
+  // The wide loop keeps the last query tile's P^T (dV's A) in shared memory,
+  // not registers: with them it spilled at 255.
+  constexpr bool kPShared = Groups > 1;
+  SwizzledTile *sP = kPShared ? &sPs[group] : nullptr;
   const float4 *rows = reinterpret_cast<const float4 *>(scratch);
   for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
-    const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kRows;
+    const i64 b = unit / keyBlocks, u0 = (unit % keyBlocks) * kUnit,
+              j0 = u0 + kRows * group; // this warpgroup's first key
     const float *Q = headOf(q, qOuter, qInner, b, inner);
     const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    SwizzledLoad x;
+    SwizzledItems<kItems> x;
     __syncthreads(); // the last unit's tiles are read
-    loadSwizzled<Vec>(x, source(headOf(k, kOuter, kInner, b, inner), kRow, j0, tk, kDim));
-    storeSwizzled(sK, x);
-    loadSwizzled<Vec>(x, source(headOf(v, vOuter, vInner, b, inner), vRow, j0, tk, kDim));
-    storeSwizzled(sV, x);
+#pragma unroll
+    for (int kt = 0; kt < Groups; ++kt) { // each warpgroup's K and V
+      loadSwizzled<Vec>(
+          x, source(headOf(k, kOuter, kInner, b, inner), kRow, u0 + kRows * kt, tk, kDim));
+      storeSwizzled(sKs[kt], x);
+      loadSwizzled<Vec>(
+          x, source(headOf(v, vOuter, vInner, b, inner), vRow, u0 + kRows * kt, tk, kDim));
+      storeSwizzled(sVs[kt], x);
+    }
     // Query tile i0's Q and dO into buffer `buffer`, then the barrier.
     auto stage = [&](i64 i0, int buffer) {
       loadSwizzled<Vec>(x, source(Q, qRow, i0, tq, kDim));
@@ -582,7 +601,7 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
       __syncthreads();
     };
     float accK[8][4] = {}, accV[8][4] = {};
-    uint32_t pa[4][4], da[4][4]; // the last tile's P^T and dS^T: A of dV's and dK's products
+    uint32_t pa[kPShared ? 1 : 4][4], da[4][4]; // the last tile's P^T and dS^T: A of dV's, dK's
     auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], int cur) {
       wgmmaFence();
 #pragma unroll
@@ -598,7 +617,11 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
     auto issueGradients = [&](int buffer) {
 #pragma unroll
       for (int step = 0; step < 4; ++step)
-        wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accV), pa[step], mnMajor(sdO[buffer], step), 1);
+        if constexpr (kPShared)
+          wgmmaSS<1>(reinterpret_cast<float(&)[32]>(accV), kMajor(*sP, step),
+                     mnMajor(sdO[buffer], step), 1);
+        else
+          wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accV), pa[step], mnMajor(sdO[buffer], step), 1);
 #pragma unroll
       for (int step = 0; step < 4; ++step)
         wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accK), da[step], mnMajor(sQ[buffer], step), 1);
@@ -625,12 +648,27 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
           }
         }
     };
+    // P^T into pa, or into sP (rows keys, columns queries: K-major, as K
+    // in S^T; each element rounded as accA rounds it); dS^T into da.
     auto pack = [&](const float(&s)[8][4], const float(&dp)[8][4]) {
+      if constexpr (kPShared) {
 #pragma unroll
-      for (int step = 0; step < 4; ++step) {
-        accA(pa[step], s[2 * step], s[2 * step + 1]);
-        accA(da[step], dp[2 * step], dp[2 * step + 1]);
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = warp * 16 + g + 8 * h;
+            reinterpret_cast<uint32_t *>(&sP->chunk[8 * r + (n ^ (r & 7))])[t] =
+                packFloats(s[n][2 * h], s[n][2 * h + 1]);
+          }
+        sharedStoresToAsyncProxy();
+      } else {
+#pragma unroll
+        for (int step = 0; step < 4; ++step)
+          accA(pa[step], s[2 * step], s[2 * step + 1]);
       }
+#pragma unroll
+      for (int step = 0; step < 4; ++step)
+        accA(da[step], dp[2 * step], dp[2 * step + 1]);
     };
     stage(0, 0);
     { // query tile 0: its S^T and dP^T alone
@@ -650,11 +688,13 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
       issueGradients(cur ^ 1);
       wgmmaWait<1>(); // S^T and dP^T; the last tile's dV and dK may still run
       probabilities(s, dp, i0);
-      wgmmaWait<0>(); // pa, da and buffers cur ^ 1 read
+      wgmmaWait<0>(); // pa or sP, da and buffers cur ^ 1 read
       pack(s, dp);
       if (tile + 1 < queryTiles)
-        stage(i0 + kRows, cur ^ 1);
+        stage(i0 + kRows, cur ^ 1); // its barrier: sP stored
     }
+    if constexpr (kPShared)
+      __syncthreads(); // sP stored
     wgmmaFence(); // the last tile's dV and dK
     issueGradients(int((queryTiles - 1) & 1));
     wgmmaWait<0>();
@@ -900,24 +940,29 @@ namespace {
 /// pipelined on dq's statistics (scratch, Pipelined), or serial on
 /// statistics from the forward or dq, without dS; else attention_tc.cu's
 /// own loop. The latter two stage rows' statistics in the sixth tile.
-template <bool Pipelined>
-__device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile (&tiles)[6]) {
+template <bool Pipelined, int Groups = 1>
+__device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile *tiles) {
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
   if (Pipelined && d == 64 && dv == 64 && scratch && !stats && !dS && tq > 0) {
-    SwizzledTile(&sQ)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2]);
-    SwizzledTile(&sdO)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[4]);
+    // K and V a warpgroup, then Q and dO double-buffered.
+    SwizzledTile(&sQ)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups]);
+    SwizzledTile(&sdO)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups + 2]);
 #define TFC_WGMMA_DKV_ARGS                                                                         \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dk,  \
       dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow
     if (aligned)
-      wgmmaDkvPipelined<true>(TFC_WGMMA_DKV_ARGS, scratch, tiles[0], tiles[1], sQ, sdO);
+      wgmmaDkvPipelined<true, Groups>(TFC_WGMMA_DKV_ARGS, scratch, &tiles[0], &tiles[Groups], sQ,
+                                      sdO, Groups > 1 ? &tiles[2 * Groups + 4] : nullptr);
     else
-      wgmmaDkvPipelined<false>(TFC_WGMMA_DKV_ARGS, scratch, tiles[0], tiles[1], sQ, sdO);
+      wgmmaDkvPipelined<false, Groups>(TFC_WGMMA_DKV_ARGS, scratch, &tiles[0], &tiles[Groups], sQ,
+                                       sdO, Groups > 1 ? &tiles[2 * Groups + 4] : nullptr);
     return;
   }
+  if constexpr (Groups > 1)
+    return; // the wide kernel calls this only on dq's statistics
   float4(&sStats)[kRows] = *reinterpret_cast<float4(*)[kRows]>(&tiles[5]);
   if (d == 64 && dv == 64 && (stats || scratch) && !dS && tq > 0) {
     if (aligned)
@@ -988,6 +1033,35 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile tiles[6]; // 48 KiB
   dkvOnWgmma<true>(TFC_TC_BACKWARD_ARGS, tiles);
+#endif
+}
+
+/// The dkv kernel on two warpgroups a block (256 threads): 128 keys, each
+/// warpgroup's K and V its own, sharing each staged Q and dO tile, on dq's
+/// statistics (scratch, no dS: the runtime's way), P^T for dV's product
+/// through shared memory (in registers the loop spilled); 10 tiles, 81 KiB
+/// of dynamic shared memory (kAttentionWgmmaWideDkvShared). That way alone:
+/// any other traps (with the one-warpgroup kernel's other loops in it, as
+/// the wide dq has them, ptxas spilled 128 bytes); the runtime launches it
+/// only there.
+extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
+    tfc_cuda_attention_wgmma_backward_dkv_wide_kernel(TFC_TC_DKV_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionWgmmaWideThreads);
+  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#if defined(TFC_SIMT)
+  __shared__ SwizzledTile wideTiles[10];
+  SwizzledTile *tiles = wideTiles;
+#else
+  extern __shared__ __align__(16) unsigned char dynamicShared[];
+  const uint32_t at = uint32_t(__cvta_generic_to_shared(dynamicShared));
+  SwizzledTile *tiles = reinterpret_cast<SwizzledTile *>(dynamicShared + (1024 - at % 1024) % 1024);
+#endif
+  if (!(d == 64 && dv == 64 && scratch && !stats && !dS && tq > 0))
+    __trap();
+  dkvOnWgmma<true, 2>(TFC_TC_BACKWARD_ARGS, tiles);
 #endif
 }
 

@@ -25,7 +25,7 @@
 # TF32: runs on device cuda:0
 # TF32: kernels {{[0-9]+}}, a fatbin image with SASS for sm_80, sm_90
 # TF32-NEXT: precision tf32: cuBLASLt GEMMs on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32
-# TF32-NEXT: attention on tensor cores (heads up to 64 wide, multiples of 16): mma.sync; TFC_ATTENTION_LEAN=1 the lean forward and dq; TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: {{.*}}); with it, TFC_ATTENTION_WIDE=1 its forward and dq on two warpgroups a block
+# TF32-NEXT: attention on tensor cores (heads up to 64 wide, multiples of 16): mma.sync; TFC_ATTENTION_LEAN=1 the lean forward and dq; TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: {{.*}}); with it, TFC_ATTENTION_WIDE=1 its forward, dq and dkv on two warpgroups a block
 # TF32-NEXT: programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the hand-written kernels on sm_90 and later, the generated ones on sm_90
 # BF16: kernels {{[0-9]+}}, a fatbin image
 # BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc compile's --bf16-operands made them), every other kernel fp32, parameters, activations and gradients stored fp32
