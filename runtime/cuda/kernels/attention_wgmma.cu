@@ -862,6 +862,19 @@ __device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile *tiles)
 
 // The kernels declare their shared memory themselves (the SIMT emulator
 // places a template's statics outside its shared memory).
+// The wide dq's and dkv's `count` tiles: dynamic shared memory aligned to
+// the swizzle's 1,024 bytes (on the emulator, a static array: its shared
+// section holds no dynamic memory).
+#if defined(TFC_SIMT)
+#define TFC_WIDE_TILES(tiles, count)                                                               \
+  __shared__ SwizzledTile tiles##Static[count];                                                    \
+  SwizzledTile *tiles = tiles##Static
+#else
+#define TFC_WIDE_TILES(tiles, count)                                                               \
+  extern __shared__ __align__(16) unsigned char tiles##Dynamic[];                                  \
+  SwizzledTile *tiles = reinterpret_cast<SwizzledTile *>(                                          \
+      tiles##Dynamic + (1024 - uint32_t(__cvta_generic_to_shared(tiles##Dynamic)) % 1024) % 1024)
+#endif
 
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b] for heads of 64: the
 /// tensor-core forward with its products on wgmma.
@@ -1002,14 +1015,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#if defined(TFC_SIMT)
-  __shared__ SwizzledTile wideTiles[8];
-  SwizzledTile *tiles = wideTiles;
-#else
-  extern __shared__ __align__(16) unsigned char dynamicShared[];
-  const uint32_t at = uint32_t(__cvta_generic_to_shared(dynamicShared));
-  SwizzledTile *tiles = reinterpret_cast<SwizzledTile *>(dynamicShared + (1024 - at % 1024) % 1024);
-#endif
+  TFC_WIDE_TILES(tiles, 8);
   if (d == 64 && dv == 64 && stats && !dS) {
     dqOnWgmma<true, 2>(TFC_TC_BACKWARD_ARGS, tiles);
     return;
@@ -1051,14 +1057,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#if defined(TFC_SIMT)
-  __shared__ SwizzledTile wideTiles[10];
-  SwizzledTile *tiles = wideTiles;
-#else
-  extern __shared__ __align__(16) unsigned char dynamicShared[];
-  const uint32_t at = uint32_t(__cvta_generic_to_shared(dynamicShared));
-  SwizzledTile *tiles = reinterpret_cast<SwizzledTile *>(dynamicShared + (1024 - at % 1024) % 1024);
-#endif
+  TFC_WIDE_TILES(tiles, 10);
   if (!(d == 64 && dv == 64 && scratch && !stats && !dS && tq > 0))
     __trap();
   dkvOnWgmma<true, 2>(TFC_TC_BACKWARD_ARGS, tiles);
