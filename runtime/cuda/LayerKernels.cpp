@@ -360,9 +360,10 @@ extern "C" void tfc_cuda_attention_backward(
   // (the forward's statistics, no dS), and dkv, on its pipelined way (the
   // statistics dq stored in scratch).
   const bool wideDq = wgmma && device.wideAttention() && saved && !storeDs;
-  const bool dkvOnDqStats =
-      !storeDs && scratch && tq > 0 && (!saved || device.attentionDqStoresD());
-  const bool wideDkv = wgmma && device.wideAttention() && dkvOnDqStats;
+  // Whether dkv, after dq, reads the statistics dq stored in scratch (else
+  // the forward's, or its own).
+  const bool dkvOnDqStats = scratch && (!saved || device.attentionDqStoresD());
+  const bool wideDkv = wgmma && device.wideAttention() && !storeDs && tq > 0 && dkvOnDqStats;
   const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
                                         : wideDq     ? LayerKernels::AttentionWgmmaBackwardDqWide
                                         : wgmma      ? LayerKernels::AttentionWgmmaBackwardDq
@@ -387,7 +388,7 @@ extern "C" void tfc_cuda_attention_backward(
   // dkv after dq: the statistics from scratch, where dq stored them (a
   // kernel given the forward's statistics reads those and computes D).
   std::vector<uint64_t> dkvParams = params;
-  if (saved && scratch && device.attentionDqStoresD())
+  if (saved && dkvOnDqStats)
     dkvParams[statsSlot] = 0;
   kernels.launch(device, dkvKernel, dkvBlocks, dkvParams);
 }
