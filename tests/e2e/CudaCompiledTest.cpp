@@ -1060,8 +1060,8 @@ TEST_F(OnFakes, AttentionOnWgmmaUnderItsSwitch) {
   // opted into once.
   auto wideBackward = [&](const std::string &kernel, const std::string &bytes) {
     const std::string launch = lineWith(wide.text, "cuLaunchKernel(" + kernel + ",");
-    EXPECT_NE(launch.find("block 256x1x1, smem " + bytes), std::string::npos)
-        << kernel << "\n" << wide.text;
+    EXPECT_NE(launch.find("block 256x1x1, smem " + bytes), std::string::npos) << kernel << "\n"
+                                                                              << wide.text;
     EXPECT_EQ(countOf(wide.text, "cuFuncSetAttribute(" + kernel + ", " + bytes + ")"), 1u)
         << wide.text;
     return launch;
