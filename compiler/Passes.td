@@ -635,6 +635,16 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     So does a `tfc_cuda_layer_norm_forward` call that wrote them whole: its
     last argument, `y16`, 0 before, points at the copy.
 
+    Such a generic stops writing its fp32 result where nothing after it
+    reads that (the backward's gradients that only the next products read);
+    a body that read the old value (an epilogue updating a GEMM's result in
+    place) takes it as an input. With `bf16-activations` (the default), an
+    activation whose every later reader copies it again or only compares it
+    with zero (a ReLU's gradient) is kept as its copy alone: the copies
+    become it, the comparisons read its bits widened to f32 (positives
+    of at most 2^-134, which round to a bf16 zero, then compare as zero), and its fp32
+    result goes as above.
+
     A later call reading the same matrices reuses the copy when both are
     in one block and nothing between them may write the source (a GEMM's
     C, bias gradient or mask elsewhere; another copy) and, for an
@@ -668,6 +678,10 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     Option<"keepActivationCopies", "keep-activation-copies", "bool", /*default=*/"false",
            "An activation's copy is reused across other work too (the forward's for "
            "the backward's weight gradients): less traffic, more memory at the peak">,
+    Option<"bf16Activations", "bf16-activations", "bool", /*default=*/"true",
+           "An activation whose copy its producer writes is kept as that copy alone "
+           "where every later reader copies it again or compares it with zero (a "
+           "ReLU's gradient)">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];

@@ -583,7 +583,9 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                           ? "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
                             "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where "
                             "tfc compile's --bf16-operands made them), every other kernel fp32, "
-                            "parameters, activations and gradients stored fp32"
+                            "parameters, their gradients and the optimizer's state stored fp32, "
+                            "as is every other tensor but those only GEMMs read (or a ReLU's "
+                            "gradient tests): their bf16 copies alone"
                           : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
                             "in full FP32");
     // Attention's kernels under tf32 and bf16: which ones the switches pick.

@@ -1615,7 +1615,9 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc "
                       "compile's --bf16-operands made them), every other kernel fp32, "
-                      "parameters, activations and gradients stored fp32");
+                      "parameters, their gradients and the optimizer's state stored fp32, as "
+                      "is every other tensor but those only GEMMs read (or a ReLU's gradient "
+                      "tests): their bf16 copies alone");
 }
 
 // A training step's parameters and optimizer state take a spare each, which

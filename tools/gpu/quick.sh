@@ -48,8 +48,9 @@
 #      and dq (TFC_ATTENTION_LEAN) and with attention on wgmma
 #      (TFC_ATTENTION_WGMMA, and with it TFC_ATTENTION_WIDE); and the medium
 #      encoder's bf16 step with
-#      bf16 copies of its GEMMs' operands (the default), without, and with
-#      the forward's activation copies kept (--bf16-keep-activation-copies);
+#      bf16 copies of its GEMMs' operands (the default), without, with
+#      the forward's activation copies kept (--bf16-keep-activation-copies)
+#      and with fp32 activations beside their copies (--no-bf16-activations);
 #   5. bench --profile of reverse and of the medium encoder (tf32, bf16),
 #      the medium encoder's GEMMs alone, fp32 data against bf16 storage (--bench-gemm),
 #      and on each of the heuristic's first 8 algorithms (--bench-gemm-algorithms),
@@ -247,10 +248,11 @@ ab TFC_ATTENTION_WGMMA "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32"
 (export TFC_ATTENTION_WGMMA=1 # and with it, its wide forward, dq and dkv against the default
  ab TFC_ATTENTION_WIDE "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32")
 
-echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, and with the forward's activation copies kept"
+echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, with the forward's activation copies kept, and with fp32 activations beside their copies"
 for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
-  "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16" \
-  "$bench/medium_encoder.bf16-fp32-operands" "$bench/medium_encoder.bf16-keep-copies"; do
+  "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16-fp32-activations" \
+  "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
+  "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16-fp32-activations"; do
   [ -x "$binary" ] || continue
   line=$(timeout 60 "$binary" bench --entry train_step --steps 50 2>&1 | grep '^bench train_step' |
     cut -d' ' -f3-4)

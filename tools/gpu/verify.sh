@@ -19,8 +19,9 @@
 #      against 0, twice; and the
 #      medium encoder with attention's lean kernels (TFC_ATTENTION_LEAN=1)
 #      against 0 and on wgmma (TFC_ATTENTION_WGMMA=1) against 0, and its bf16
-#      step with bf16 copies of the GEMMs' operands against without and
-#      against the forward's copies kept (--bf16-keep-activation-copies);
+#      step with bf16 copies of the GEMMs' operands against without,
+#      against the forward's copies kept (--bf16-keep-activation-copies)
+#      and against fp32 activations beside their copies (--no-bf16-activations);
 #   5. attention's kernels alone (--bench-attention), the medium encoder's
 #      GEMMs on cuBLASLt's first 8 algorithms (--bench-gemm-algorithms: the
 #      weight gradients and the sums), and bench --profile
@@ -145,7 +146,7 @@ done
 if [ -x "$bench/medium_encoder.bf16-fp32-operands" ]; then
   for round in 1 2 3; do
     [ "$(left)" -gt 100 ] || break
-    echo "    medium_encoder.bf16 --bf16-operands=large: $(step "$bench/medium_encoder.bf16")  none: $(step "$bench/medium_encoder.bf16-fp32-operands")  large, activation copies kept: $(step "$bench/medium_encoder.bf16-keep-copies")"
+    echo "    medium_encoder.bf16 --bf16-operands=large: $(step "$bench/medium_encoder.bf16")  none: $(step "$bench/medium_encoder.bf16-fp32-operands")  large, activation copies kept: $(step "$bench/medium_encoder.bf16-keep-copies")  large, fp32 activations beside their copies: $(step "$bench/medium_encoder.bf16-fp32-activations")"
   done
 fi
 for binary in "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do

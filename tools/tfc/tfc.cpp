@@ -156,7 +156,8 @@ static cl::opt<std::string> precision(
     cl::desc("The GEMMs' precision: fp32 (the default: everything in full FP32), tf32 or bf16 "
              "(--target=cuda: cuBLASLt may use TF32, or bf16, tensor cores for the fp32 GEMMs, "
              "bf16 reading bf16 copies of large GEMMs' operands (--bf16-operands); every other "
-             "kernel and every stored tensor stays fp32; docs/cuda.md)"),
+             "kernel stays fp32, and every stored tensor but those only the copies' GEMMs read "
+             "or a ReLU's gradient tests (--no-bf16-activations); docs/cuda.md)"),
     cl::value_desc("fp32|tf32|bf16"), cl::init("fp32"), cl::sub(compileCommand),
     cl::cat(tfcCategory));
 static cl::opt<std::string> bf16Operands(
@@ -171,6 +172,12 @@ static cl::opt<bool> bf16KeepActivationCopies(
     cl::desc("cuda: with --bf16-operands, an activation's bf16 copy made for a forward GEMM "
              "is kept for the backward's weight gradient instead of made again (less traffic, "
              "more memory at the step's peak)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<bool> noBf16Activations(
+    "no-bf16-activations",
+    cl::desc("cuda: with --bf16-operands, keep each activation in fp32 beside the bf16 copy its "
+             "producer writes, even where every later reader copies it again or only compares "
+             "it with zero (a ReLU's gradient); by default it is kept as the copy alone"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
@@ -621,6 +628,12 @@ int compile() {
                     "on cuda-emulated)\n";
     return kUsageError;
   }
+  if (noBf16Activations && bf16OperandsChoice == "none") {
+    llvm::errs() << "tfc: error: --no-bf16-activations keeps fp32 activations beside the bf16 "
+                    "copies of --bf16-operands: it needs --precision bf16 (or "
+                    "--bf16-operands=large|all on cuda-emulated)\n";
+    return kUsageError;
+  }
   if (bf16OperandsChoice != "none" && persistentKernels) {
     llvm::errs() << "tfc: error: --persistent-kernels computes every GEMM in generated fp32 "
                     "code (no cuBLASLt): --bf16-operands="
@@ -653,6 +666,7 @@ int compile() {
   codegen.cuda.precision = precision;
   codegen.cuda.bf16Operands = bf16OperandsChoice;
   codegen.cuda.bf16KeepActivationCopies = bf16KeepActivationCopies;
+  codegen.cuda.bf16Activations = !noBf16Activations;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;

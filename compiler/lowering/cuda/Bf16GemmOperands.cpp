@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
@@ -88,6 +89,13 @@ struct Matrices {
 struct Copy {
   Operation *maker;
   Value buffer;
+};
+
+/// A copy made beside its producer: the generic `maker` writes `value` (an
+/// fp32 result) and `bits`, its bf16 bits.
+struct Produced {
+  Operation *maker;
+  Value value, bits;
 };
 
 namespace layer_norm = abi::layer_norm;
@@ -210,6 +218,11 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     });
     for (func::CallOp call : calls)
       rewrite(call);
+    if (bf16Activations)
+      for (Produced &p : produced)
+        keepOnlyBits(p);
+    for (Produced &p : produced)
+      dropIfUnread(p);
   }
 
   /// The matrices operand `which` of `call` reads, if every size is a constant.
@@ -345,12 +358,179 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     at.create<linalg::YieldOp>(loc, yielded);
     yield.erase();
     // A copy made beside another of its results names the new generic.
-    for (auto &[key, copy] : copies)
-      if (copy.maker == producer.getOperation())
-        copy.maker = fused;
+    renameMaker(producer, fused);
     producer.erase();
     copies[matrices.key()] = Copy{fused, bits};
+    produced.push_back(Produced{fused, out->get(), bits});
     return bits;
+  }
+
+  /// Where `from`, rebuilt as `to`, made copies, `to` makes them.
+  void renameMaker(Operation *from, Operation *to) {
+    for (auto &[key, copy] : copies)
+      if (copy.maker == from)
+        copy.maker = to;
+    for (Produced &p : produced)
+      if (p.maker == from)
+        p.maker = to;
+  }
+
+  /// The ops of `after`'s block after it that use `root` (through views
+  /// and the pointers runtime calls take), each once; none when a use lies
+  /// outside the block.
+  std::optional<SmallVector<Operation *>> usersAfter(Value root, Operation *after) {
+    Block *block = after->getBlock();
+    llvm::SmallSetVector<Operation *, 4> users;
+    SmallVector<Value> worklist = {root};
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (isa<ViewLikeOpInterface, memref::ExtractAlignedPointerAsIndexOp, arith::AddIOp>(user)) {
+          worklist.append(user->result_begin(), user->result_end());
+          continue;
+        }
+        Operation *inBlock = block->findAncestorOpInBlock(*user);
+        if (!inBlock)
+          return std::nullopt;
+        if (after->isBeforeInBlock(inBlock))
+          users.insert(inBlock);
+      }
+    }
+    return users.takeVector();
+  }
+
+  /// Whether the body of `reader` uses the element of its operand `input`
+  /// only to compare it with zero (a ReLU's gradient testing its output).
+  static bool onlySignTests(linalg::GenericOp reader, OpOperand &input) {
+    return llvm::all_of(reader.getMatchingBlockArgument(&input).getUsers(), [](Operation *user) {
+      auto compare = dyn_cast<arith::CmpFOp>(user);
+      return compare && (matchPattern(compare.getLhs(), m_AnyZeroFloat()) ||
+                         matchPattern(compare.getRhs(), m_AnyZeroFloat()));
+    });
+  }
+
+  /// The activation `p.value`, written by its producer beside its bf16
+  /// bits, kept as those bits alone where every later reader is a copy of
+  /// the same matrices (a GEMM's operand in the backward) or a loop nest
+  /// that only compares it with zero: the copies become the bits, the
+  /// comparisons read them widened (the same answer but for positives of at
+  /// most 2^-134, which round to a bf16 zero, as autocast's bf16 activations
+  /// do), and the fp32 result, unread, goes (dropIfUnread).
+  void keepOnlyBits(Produced &p) {
+    Value root = rootBuffer(p.value);
+    auto valueType = cast<MemRefType>(p.value.getType());
+    auto bitsType = cast<MemRefType>(p.bits.getType());
+    auto alloc = root.getDefiningOp<memref::AllocOp>();
+    // The value is its whole buffer, in order, as its bits are.
+    if (!alloc || !valueType.getLayout().isIdentity() || !alloc.getType().hasStaticShape() ||
+        alloc.getType().getNumElements() != valueType.getNumElements())
+      return;
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, p.maker);
+    if (!users)
+      return;
+    SmallVector<linalg::GenericOp> copiesOfIt;
+    SmallVector<OpOperand *> signTests;
+    for (Operation *user : *users) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || !generic.hasPureBufferSemantics() ||
+          llvm::any_of(generic.getDpsInits(), [&](Value v) { return rootBuffer(v) == root; }))
+        return;
+      if (generic->hasAttr(kBf16CastAttr)) {
+        // Contiguous from the start: the bits the producer wrote.
+        auto sourceType = cast<MemRefType>(generic.getDpsInputs()[0].getType());
+        Value copy = generic.getDpsInits()[0];
+        if (!sourceType.getLayout().isIdentity() ||
+            sourceType.getNumElements() != valueType.getNumElements() ||
+            !copy.getDefiningOp<memref::AllocOp>() ||
+            llvm::any_of(copy.getUsers(), [&](Operation *use) {
+              return use != generic && !isa<memref::ExtractAlignedPointerAsIndexOp>(use);
+            }))
+          return;
+        copiesOfIt.push_back(generic);
+        continue;
+      }
+      for (OpOperand *input : generic.getDpsInputOperands()) {
+        if (rootBuffer(input->get()) != root)
+          continue;
+        if (input->get().getType() != valueType || !onlySignTests(generic, *input))
+          return;
+        signTests.push_back(input);
+      }
+    }
+    for (linalg::GenericOp copy : copiesOfIt) {
+      Value bits = copy.getDpsInits()[0];
+      for (Operation *use : llvm::make_early_inc_range(bits.getUsers()))
+        if (use != copy)
+          use->setOperand(0, p.bits);
+      Operation *view = copy.getDpsInputs()[0].getDefiningOp();
+      copy.erase();
+      bits.getDefiningOp()->erase();
+      if (view && view->use_empty() && touchesNoMemory(view))
+        view->erase();
+    }
+    for (OpOperand *input : signTests) {
+      auto reader = cast<linalg::GenericOp>(input->getOwner());
+      BlockArgument element = reader.getMatchingBlockArgument(input);
+      input->set(p.bits);
+      element.setType(bitsType.getElementType());
+      OpBuilder b = OpBuilder::atBlockBegin(element.getOwner());
+      Location loc = reader.getLoc();
+      // bf16 bits to f32: the high half of the word.
+      Value word = b.create<arith::ExtUIOp>(loc, b.getI32Type(), element);
+      Value shifted = b.create<arith::ShLIOp>(
+          loc, word, b.create<arith::ConstantIntOp>(loc, 16, 32).getResult());
+      Value widened = b.create<arith::BitcastOp>(loc, b.getF32Type(), shifted);
+      element.replaceAllUsesExcept(widened, word.getDefiningOp());
+    }
+  }
+
+  /// The producer of `p` without its fp32 result where nothing after it
+  /// reads that (every later reader reads the bits): an allocation, not an
+  /// argument. A body that reads the old value (an epilogue updating a
+  /// GEMM's result) takes it as an input instead.
+  void dropIfUnread(Produced &p) {
+    Value root = rootBuffer(p.value);
+    if (!root.getDefiningOp<memref::AllocOp>())
+      return;
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, p.maker);
+    if (!users || !users->empty())
+      return;
+    auto producer = cast<linalg::GenericOp>(p.maker);
+    auto found = llvm::find_if(producer.getDpsInitsMutable(),
+                               [&](OpOperand &init) { return init.get() == p.value; });
+    if (found == producer.getDpsInitsMutable().end())
+      return;
+    OpOperand &dropped = *found;
+    const unsigned index = dropped.getOperandNumber() - producer.getNumDpsInputs();
+    BlockArgument old = producer.getMatchingBlockArgument(&dropped);
+    const bool read = !old.use_empty();
+    SmallVector<Value> inputs = producer.getDpsInputs(), inits = producer.getDpsInits();
+    SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+    AffineMap map = maps[dropped.getOperandNumber()];
+    maps.erase(maps.begin() + dropped.getOperandNumber());
+    inits.erase(inits.begin() + index);
+    if (read) {
+      maps.insert(maps.begin() + inputs.size(), map);
+      inputs.push_back(p.value);
+    }
+    OpBuilder b(producer);
+    auto rebuilt = b.create<linalg::GenericOp>(producer.getLoc(), TypeRange{}, inputs, inits, maps,
+                                               producer.getIteratorTypesArray());
+    rebuilt->setDiscardableAttrs(producer->getDiscardableAttrDictionary());
+    rebuilt.getRegion().takeBody(producer.getRegion());
+    Block &body = rebuilt.getRegion().front();
+    if (read) {
+      BlockArgument now =
+          body.insertArgument(producer.getNumDpsInputs(), old.getType(), old.getLoc());
+      old.replaceAllUsesWith(now);
+    }
+    body.eraseArgument(old.getArgNumber());
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    yield->eraseOperand(index);
+    renameMaker(producer, rebuilt);
+    producer.erase();
+    if (auto alloc = root.getDefiningOp<memref::AllocOp>(); alloc && alloc->use_empty())
+      alloc.erase();
   }
 
   /// The copy as the y16 of `norm` (whose y is `y`), if it writes exactly
@@ -409,6 +589,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   }
 
   std::map<decltype(std::declval<Matrices>().key()), Copy> copies;
+
+  SmallVector<Produced> produced;
 };
 
 } // namespace

@@ -72,6 +72,7 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
     tfc::TfBf16GemmOperandsOptions bf16;
     bf16.minMacs = target.bf16Operands == "all" ? 0 : tfc::kBf16OperandsMinMacs;
     bf16.keepActivationCopies = target.bf16KeepActivationCopies;
+    bf16.bf16Activations = target.bf16Activations;
     pm.addPass(tfc::createTfBf16GemmOperands(bf16));
   }
 }

@@ -46,6 +46,10 @@ struct CudaTarget {
   /// backward's (tf-bf16-gemm-operands' keep-activation-copies;
   /// --bf16-keep-activation-copies): less traffic, a higher peak.
   bool bf16KeepActivationCopies = false;
+  /// An activation kept as its bf16 copy alone where every later reader
+  /// copies it again or compares it with zero (tf-bf16-gemm-operands'
+  /// bf16-activations); --no-bf16-activations keeps the fp32 too.
+  bool bf16Activations = true;
   /// Adjacent independent loop nests as one kernel launch (tf-group-loops,
   /// tf-merge-launches); --no-merge-launches: a launch each.
   bool mergeLaunches = true;

@@ -29,6 +29,9 @@
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda-emulated --bf16-keep-activation-copies | FileCheck %s --check-prefix=KEEP-NONE
 # KEEP-NONE: tfc: error: --bf16-keep-activation-copies keeps the bf16 copies of --bf16-operands: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies --emit=buffers
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda --no-bf16-activations | FileCheck %s --check-prefix=ACTIVATIONS-NONE
+# ACTIVATIONS-NONE: tfc: error: --no-bf16-activations keeps fp32 activations beside the bf16 copies of --bf16-operands: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --no-bf16-activations --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --bf16-operands=none --emit=linalg
 model m {

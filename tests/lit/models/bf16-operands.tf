@@ -14,12 +14,16 @@
 # RUN:   | FileCheck %s --check-prefix=SMALL
 # SMALL-NOT: tfc.bf16_cast
 # The medium encoder's are all large: each of train_step's 79 GEMM calls
-# reads bf16 A and B (flags 2 or 3), from 106 copies (a linear layer's output
+# reads bf16 A and B (flags 2 or 3), from 100 copies (a linear layer's output
 # gradient is copied once for both of its products, a weight once for the
-# forward and the backward; a forward activation again in the backward): 25
-# written beside their fp32 values by the generated loop nest that produced
-# them (a dropout, a ReLU's gradient), 13 by the layer norms' kernel (its
-# y16), 68 by copy nests of their own.
+# forward and the backward; a forward activation again in the backward): 24
+# written by the generated loop nest that produced them (a dropout, a ReLU's
+# gradient), 13 by the layer norms' kernel (its y16), 62 by copy nests of
+# their own. Those 24 nests write the copy alone: 18 in the backward, whose
+# fp32 values nothing else reads, and the FFN's 6 ReLU outputs, which the
+# backward reads only as its weight gradient's operand (no copy nest: 6 fewer)
+# and its ReLU gradient's sign test (6 loop nests reading bits, widened).
+# --no-bf16-activations keeps those 6 in fp32 too: 106 copies, 68 nests.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
 # MEDIUM-LABEL: func.func @train_step(
@@ -27,9 +31,11 @@
 # MEDIUM-NOT: call @tfc_cuda_sgemm
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
-# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; norms = [a for a in re.findall(r'call @tfc_cuda_layer_norm_forward\\(([^)]*)\\)', s) if not re.fullmatch(r'%c0(_[0-9]+)?', a.split(', ')[-1])]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)) + len(norms), 'nests', s.count('tfc.bf16_cast'), 'norms', len(norms))" \
-# RUN:   | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 106 nests 68 norms 13
+# RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
+# COPIES: copies 100 nests 62 norms 13 alone 24 widened 6
+# RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
+# RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
+# FP32-ACTIVATIONS: copies 106 nests 68 norms 13 alone 18 widened 0
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one
@@ -42,15 +48,24 @@
 # WIDE-NOT: FAIL
 # --bf16-keep-activation-copies: the forward's activation copies serve the
 # backward's weight gradients too (the medium encoder: 80 copies, 42 nests
-# of their own, 13 by the layer norms, against 106, 68 and 13); a copy made
+# of their own, 13 by the layer norms, against 100, 62 and 13); a copy made
 # earlier holds the same bits,
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
-# RUN:   | %python -c "import re, sys; s = sys.stdin.read(); s = s[s.index('func.func @train_step('):]; s = s[:s.index('func.func @', 10)]; norms = [a for a in re.findall(r'call @tfc_cuda_layer_norm_forward\\(([^)]*)\\)', s) if not re.fullmatch(r'%c0(_[0-9]+)?', a.split(', ')[-1])]; print('copies', len(re.findall(r'outs\\([^)]*xi16>', s)) + len(norms), 'nests', s.count('tfc.bf16_cast'), 'norms', len(norms))" \
-# RUN:   | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 42 norms 13
+# RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
+# KEEP-COPIES: copies 80 nests 42 norms 13 alone 24 widened 6
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP
 # KEEP-COUNT-3: PASS {{.*}} the same bits
 # KEEP-NOT: FAIL
+# Activations kept as their bits alone (set_anomaly with every GEMM on
+# copies: its ReLU outputs' gradients test the widened bits) give the bytes
+# of the fp32 activations beside their copies (--no-bf16-activations): the
+# same values, since no output of a ReLU lies in (0, 2^-134] (rounded to a
+# bf16 zero) on these feeds.
+# RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --no-bf16-activations -o %t/sa.fp32
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.fp32 --cuda %t/sa.wide --work %t/sa-fp32 --exact \
+# RUN:   | FileCheck %s --check-prefix=BITS
+# BITS-COUNT-3: PASS {{.*}} the same bits
+# BITS-NOT: FAIL

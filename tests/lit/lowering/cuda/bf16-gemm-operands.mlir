@@ -2,6 +2,7 @@
 // RUN: tf-opt %s --tf-bf16-gemm-operands --split-input-file | FileCheck %s --check-prefix=LARGE
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 fuse-producers=false" --split-input-file | FileCheck %s --check-prefix=NOFUSE
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 keep-activation-copies=true" --split-input-file | FileCheck %s --check-prefix=KEEP
+// RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 bf16-activations=false" --split-input-file | FileCheck %s --check-prefix=NOBITS
 // --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
 // bits as i16) made right before it, as the call reads them; the call's
 // transpose flags gain kBf16 (2), its leading dimensions become the
@@ -391,5 +392,156 @@ func.func @two_results(%in: memref<8x4xf32>, %x: memref<8x4xf32>, %v: memref<8x4
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %vp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %up, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %tp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// H = X W, then its epilogue adds the bias in place (as tf-gemm-to-runtime
+// leaves a loop nest after the call), and only the next product reads H:
+// the epilogue writes H's copy and no longer H, which nothing reads after
+// it. Its body still reads the product's value, now as an input.
+// CHECK-LABEL: func.func @epilogue_unread
+// CHECK: %[[H:.*]] = memref.alloc() : memref<8x4xf32>
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: %[[H16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK: linalg.generic {{.*}} ins(%arg2, %[[H]] : memref<4xf32>, memref<8x4xf32>) outs(%[[H16]] : memref<8x4xi16>) attrs = {tfc.gemm_epilogue} {
+// CHECK: ^bb0(%[[B:.*]]: f32, %[[O:.*]]: f32, %{{.*}}: i16):
+// CHECK: arith.addf %[[O]], %[[B]] : f32
+// CHECK: linalg.yield %{{.*}} : i16
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: %[[HP:.*]] = memref.extract_aligned_pointer_as_index %[[H16]]
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HP]],
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+func.func @epilogue_unread(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %bias: memref<4xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %h = memref.alloc() : memref<8x4xf32>
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %hp = memref.extract_aligned_pointer_as_index %h : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %hp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<4xf32>) outs(%h : memref<8x4xf32>) attrs = {tfc.gemm_epilogue} {
+  ^bb0(%b: f32, %o: f32):
+    %s = arith.addf %o, %b : f32
+    linalg.yield %s : f32
+  }
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %hp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// A ReLU's output H, an activation: the forward's product reads it, then,
+// after other work, the backward's weight gradient dW = dY^T H copies it
+// again and its gradient tests it against zero. By default H is kept as
+// its bits alone: the weight gradient reads the ReLU's copy (no copy nest),
+// the test reads the bits widened to f32 (the high half of a word), and H
+// (unread in fp32) is not allocated. With bf16-activations=false, H stays
+// fp32 beside its copy, copied again for the weight gradient and tested
+// in fp32.
+// CHECK-LABEL: func.func @activation_bits
+// CHECK-NOT: memref<8x4xf32>{{$}}
+// CHECK: %[[H16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK: linalg.generic {{.*}} ins(%arg0 : memref<8x4xf32>) outs(%[[H16]] : memref<8x4xi16>) {
+// CHECK: arith.maximumf
+// CHECK: linalg.yield %{{.*}} : i16
+// CHECK: %[[HP:.*]] = memref.extract_aligned_pointer_as_index %[[H16]]
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HP]],
+// CHECK: linalg.fill
+// CHECK: memref.reinterpret_cast %arg3
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HP]],
+// CHECK: linalg.generic {{.*}} ins(%[[H16]], %arg3 : memref<8x4xi16>, memref<8x4xf32>) outs(%arg5 : memref<8x4xf32>) {
+// CHECK: ^bb0(%[[E:.*]]: i16, %[[G:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[WORD:.*]] = arith.extui %[[E]] : i16 to i32
+// CHECK: %[[HIGH:.*]] = arith.shli %[[WORD]], %{{.*}} : i32
+// CHECK: %[[V:.*]] = arith.bitcast %[[HIGH]] : i32 to f32
+// CHECK: arith.cmpf ogt, %[[V]], %{{.*}} : f32
+// NOBITS-LABEL: func.func @activation_bits
+// NOBITS: %[[H:.*]] = memref.alloc() : memref<8x4xf32>
+// NOBITS: linalg.generic {{.*}} outs(%[[H]], %{{.*}} : memref<8x4xf32>, memref<8x4xi16>) {
+// NOBITS: linalg.fill
+// NOBITS: memref.reinterpret_cast %[[H]]
+// NOBITS: tfc.bf16_cast
+// NOBITS: call @tfc_cuda_sgemm(
+// NOBITS: linalg.generic {{.*}} ins(%[[H]], %arg3 : memref<8x4xf32>, memref<8x4xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @activation_bits(%in: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>, %dy: memref<8x4xf32>, %dw: memref<4x4xf32>, %dh: memref<8x4xf32>, %z: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<8x4xf32>) outs(%h : memref<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  }
+  %hp = memref.extract_aligned_pointer_as_index %h : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %hp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.fill ins(%zero : f32) outs(%z : memref<8x4xf32>)
+  %dyp = memref.extract_aligned_pointer_as_index %dy : memref<8x4xf32> -> index
+  %dwp = memref.extract_aligned_pointer_as_index %dw : memref<4x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c4, %c4, %c8, %dyp, %c4, %c0, %c1, %hp, %c4, %c0, %c0, %dwp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %dy : memref<8x4xf32>, memref<8x4xf32>) outs(%dh : memref<8x4xf32>) {
+  ^bb0(%a: f32, %g: f32, %o: f32):
+    %p = arith.cmpf ogt, %a, %zero : f32
+    %r = arith.select %p, %g, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// As above, but the later loop nest uses H's value, not only its sign: H
+// stays fp32 beside its copy.
+// CHECK-LABEL: func.func @activation_read
+// CHECK: %[[H:.*]] = memref.alloc() : memref<8x4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[H]], %{{.*}} : memref<8x4xf32>, memref<8x4xi16>) {
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %arg3 : memref<8x4xf32>, memref<8x4xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @activation_read(%in: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>, %dy: memref<8x4xf32>, %dh: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %h = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<8x4xf32>) outs(%h : memref<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  }
+  %hp = memref.extract_aligned_pointer_as_index %h : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %hp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %dy : memref<8x4xf32>, memref<8x4xf32>) outs(%dh : memref<8x4xf32>) {
+  ^bb0(%a: f32, %g: f32, %o: f32):
+    %r = arith.mulf %a, %g : f32
+    linalg.yield %r : f32
+  }
   return
 }
