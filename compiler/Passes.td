@@ -649,11 +649,14 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     in one block and nothing between them may write the source (a GEMM's
     C, bias gradient or mask elsewhere; another copy) and, for an
     activation (not a block argument), nothing but GEMM calls and copies
-    lies between: a linear layer's output gradient is copied once for its
-    input's and its weight's gradients, a weight once for the forward and
-    the backward, but a forward activation's copy is not kept until the
-    backward (it would add to the step's peak memory); nor is a copy made
-    beside a producer that other work follows. Calls whose sizes or
+    lies between, or nothing but such products reads it after the later
+    call (its fp32 values then die earlier, the copy held instead): a
+    linear layer's output gradient is copied once for its input's and its
+    weight's gradients, a weight once for the forward and the backward, a
+    layer norm's output that the backward reads only for a weight gradient
+    once; but an activation read in fp32 in the backward too has its copy
+    made again (kept, it would add to the step's peak memory); nor is a
+    copy made beside a producer that other work follows. Calls whose sizes or
     pointers are not constants stay fp32.
 
     ```mlir
@@ -676,8 +679,9 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
            "A copy of matrices an all-parallel generic wrote whole is that generic's "
            "second result, not a loop nest of its own">,
     Option<"keepActivationCopies", "keep-activation-copies", "bool", /*default=*/"false",
-           "An activation's copy is reused across other work too (the forward's for "
-           "the backward's weight gradients): less traffic, more memory at the peak">,
+           "Every activation's copy is reused across other work too (the forward's for "
+           "the backward's weight gradients), not only where nothing but products reads "
+           "the activation after: less traffic, more memory at the peak">,
     Option<"bf16Activations", "bf16-activations", "bool", /*default=*/"true",
            "An activation whose copy its producer writes is kept as that copy alone "
            "where every later reader copies it again or compares it with zero (a "

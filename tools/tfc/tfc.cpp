@@ -169,9 +169,10 @@ static cl::opt<std::string> bf16Operands(
     cl::value_desc("large|all|none"), cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<bool> bf16KeepActivationCopies(
     "bf16-keep-activation-copies",
-    cl::desc("cuda: with --bf16-operands, an activation's bf16 copy made for a forward GEMM "
-             "is kept for the backward's weight gradient instead of made again (less traffic, "
-             "more memory at the step's peak)"),
+    cl::desc("cuda: with --bf16-operands, every activation's bf16 copy made for a forward "
+             "GEMM is kept for the backward's weight gradient instead of made again; by "
+             "default only where nothing else reads the activation after that product (less "
+             "traffic; more memory at the step's peak where the activation is read in fp32)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<bool> noBf16Activations(
     "no-bf16-activations",

@@ -296,12 +296,41 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     // An activation's copy is shared by adjacent products only (GEMM calls
     // and copies between): kept alive across other work, from the forward
     // to the backward, each would hold memory the step never held before.
-    // A parameter's (a block argument) is small and kept.
-    const bool adjacentOnly = !keepActivationCopies && !isa<BlockArgument>(matrices.root);
+    // Unless only such products read the activation after `call`: then its
+    // fp32 values die at their last other reader, and the copy, half their
+    // bytes, is kept instead (a layer norm's output, which the backward
+    // reads only for a weight gradient). A parameter's (a block argument)
+    // is small and kept.
+    const bool adjacentOnly = !keepActivationCopies && !isa<BlockArgument>(matrices.root) &&
+                              !onlyProductsReadAfter(call, matrices);
     for (Operation *op = maker->getNextNode(); op != call.getOperation(); op = op->getNextNode())
       if (mayWrite(op, matrices.root) || (adjacentOnly && !betweenAdjacent(op)))
         return {};
     return found->second.buffer;
+  }
+
+  /// Whether, after `call`, only products reading exactly `matrices` (as A
+  /// or B) use their buffer, none writing it.
+  bool onlyProductsReadAfter(func::CallOp call, const Matrices &matrices) {
+    std::optional<SmallVector<Operation *>> users = usersAfter(matrices.root, call);
+    return users && llvm::all_of(*users, [&](Operation *user) {
+             auto product = dyn_cast<func::CallOp>(user);
+             if (!product || !gemmCallee(product) || mayWrite(product, matrices.root))
+               return false;
+             for (auto [position, operand] : llvm::enumerate(product.getOperands())) {
+               std::optional<RuntimePointer> pointer = runtimePointer(operand);
+               if (!pointer || rootBuffer(pointer->buffer) != matrices.root)
+                 continue;
+               const OperandArgs *which = llvm::find_if(
+                   kOperands, [&](const OperandArgs &o) { return o.pointer == position; });
+               if (which == std::end(kOperands))
+                 return false;
+               std::optional<Matrices> read = matricesOf(product, *which);
+               if (!read || read->key() != matrices.key())
+                 return false;
+             }
+             return true;
+           });
   }
 
   /// The bf16 copy of `matrices` as a second result of the generic that

@@ -296,11 +296,13 @@ func.func @not_produced(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4
 
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 
-// Other work between two products (a loop nest writing Z): the activation
-// X (an allocation) is copied again rather than kept alive across it, as a
-// forward's activation would be until the backward, at the step's peak; the
-// parameter W (an argument) keeps its copy. Nor is X's copy made beside
-// its producer when other work lies between the producer and the product.
+// Other work between two products (a loop nest writing Z), and X read in
+// fp32 after them (copied into T): the activation X (an allocation) is
+// copied again rather than its copy kept alive across the work, as a
+// forward's activation's would be until the backward, at the step's peak,
+// beside X itself; the parameter W (an argument) keeps its copy. Nor is
+// X's copy made beside its producer when other work lies between the
+// producer and the product.
 // With keep-activation-copies (--bf16-keep-activation-copies), X's copy is
 // kept across the other work: two copies, both before the first product.
 // KEEP-LABEL: func.func @apart
@@ -325,7 +327,7 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 // CHECK-NOT: tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm(
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
-func.func @apart(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) {
+func.func @apart(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>, %t: memref<8x4xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -352,6 +354,11 @@ func.func @apart(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) 
     linalg.yield %one : f32
   }
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<8x4xf32>) outs(%t : memref<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
   return
 }
 
@@ -543,5 +550,53 @@ func.func @activation_read(%in: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref
     %r = arith.mulf %a, %g : f32
     linalg.yield %r : f32
   }
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// As @apart, but nothing reads X after the second product: its copy is
+// kept across the other work, X's fp32 values dying at the copy (half the
+// bytes held until the second product, not all of them).
+// CHECK-LABEL: func.func @apart_last
+// CHECK: %[[X:.*]] = memref.alloc() : memref<8x4xf32>
+// CHECK: memref.reinterpret_cast %[[X]]
+// CHECK: tfc.bf16_cast
+// CHECK: memref.reinterpret_cast %arg0
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: linalg.generic {{.*}} outs(%arg2 : memref<8x4xf32>) {
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @apart_last(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  %x = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%x : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%z : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}
+      outs(%z : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }
