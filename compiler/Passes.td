@@ -656,7 +656,9 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     layer norm's output that the backward reads only for a weight gradient
     once; but an activation read in fp32 in the backward too has its copy
     made again (kept, it would add to the step's peak memory); nor is a
-    copy made beside a producer that other work follows. Calls whose sizes or
+    copy made beside a producer that other work follows, unless only such
+    products read the matrices after it (one-hot tokens made at the
+    step's start for a weight gradient at its end). Calls whose sizes or
     pointers are not constants stay fp32.
 
     ```mlir

@@ -309,10 +309,10 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     return found->second.buffer;
   }
 
-  /// Whether, after `call`, only products reading exactly `matrices` (as A
+  /// Whether, after `after`, only products reading exactly `matrices` (as A
   /// or B) use their buffer, none writing it.
-  bool onlyProductsReadAfter(func::CallOp call, const Matrices &matrices) {
-    std::optional<SmallVector<Operation *>> users = usersAfter(matrices.root, call);
+  bool onlyProductsReadAfter(Operation *after, const Matrices &matrices) {
+    std::optional<SmallVector<Operation *>> users = usersAfter(matrices.root, after);
     return users && llvm::all_of(*users, [&](Operation *user) {
              auto product = dyn_cast<func::CallOp>(user);
              if (!product || !gemmCallee(product) || mayWrite(product, matrices.root))
@@ -343,11 +343,19 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       return {};
     linalg::GenericOp producer;
     OpOperand *out = nullptr;
+    // Other work between the producer and the product: the copy, made by
+    // the producer, would be held across it; only where nothing but such
+    // products reads the matrices after the producer (their fp32 values,
+    // twice the bytes, were held as long: the one-hot tokens of an
+    // embedding's weight gradient, made at the step's start).
+    bool otherWork = false;
     for (Operation *op = call->getPrevNode(); op && !producer; op = op->getPrevNode()) {
       if (auto norm = dyn_cast<func::CallOp>(op); norm && isLayerNormForward(norm)) {
         std::optional<Pointee> y = pointeeOf(norm.getOperand(layer_norm::Y));
         if (y && rootBuffer(y->buffer) == matrices.root)
-          return layerNormCopy(norm, *y, matrices);
+          return otherWork && !onlyProductsReadAfter(norm, matrices)
+                     ? Value()
+                     : layerNormCopy(norm, *y, matrices);
       }
       auto generic = dyn_cast<linalg::GenericOp>(op);
       if (generic && generic.hasPureBufferSemantics() && !generic->hasAttr(kBf16CastAttr))
@@ -356,10 +364,12 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
             producer = generic;
             out = &init;
           }
-      if (!producer && (mayWrite(op, matrices.root) || !betweenAdjacent(op)))
+      if (!producer && mayWrite(op, matrices.root))
         return {};
+      otherWork = otherWork || (!producer && !betweenAdjacent(op));
     }
-    if (!producer || producer.getNumReductionLoops() != 0 ||
+    if (!producer || (otherWork && !onlyProductsReadAfter(producer, matrices)) ||
+        producer.getNumReductionLoops() != 0 ||
         !producer.getMatchingIndexingMap(out).isPermutation() || !isExactly(out->get(), matrices) ||
         llvm::count_if(producer.getDpsInits(),
                        [&](Value init) { return rootBuffer(init) == matrices.root; }) != 1)

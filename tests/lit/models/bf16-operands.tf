@@ -18,14 +18,16 @@
 # gradient is copied once for both of its products, a weight once for the
 # forward and the backward, a layer norm's output too, since only the
 # weight gradient's product reads it in the backward; attention's output
-# again in the backward, where attention's backward reads it in fp32): 24
+# again in the backward, where attention's backward reads it in fp32): 25
 # written by the generated loop nest that produced them (a dropout, a ReLU's
-# gradient), 13 by the layer norms' kernel (its y16), 49 by copy nests of
-# their own. Those 24 nests write the copy alone: 18 in the backward, whose
-# fp32 values nothing else reads, and the FFN's 6 ReLU outputs, which the
-# backward reads only as its weight gradient's operand (no copy nest: 6 fewer)
-# and its ReLU gradient's sign test (6 loop nests reading bits, widened).
-# --no-bf16-activations keeps those 6 in fp32 too: 93 copies, 55 nests.
+# gradient, the one-hot tokens that only the input layer's weight gradient
+# reads, at the step's end), 13 by the layer norms' kernel (its y16), 48 by
+# copy nests of their own. Those 25 nests write the copy alone: the one-hot
+# tokens and 18 gradients of the backward, whose fp32 values nothing else
+# reads, and the FFN's 6 ReLU outputs, which the backward reads only as its
+# weight gradient's operand (no copy nest: 6 fewer) and its ReLU gradient's
+# sign test (6 loop nests reading bits, widened). --no-bf16-activations
+# keeps those 6 in fp32 too: 93 copies, 54 nests.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
 # MEDIUM-LABEL: func.func @train_step(
@@ -34,10 +36,10 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 87 nests 49 norms 13 alone 24 widened 6
+# COPIES: copies 87 nests 48 norms 13 alone 25 widened 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 93 nests 55 norms 13 alone 18 widened 0
+# FP32-ACTIVATIONS: copies 93 nests 54 norms 13 alone 19 widened 0
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one
@@ -49,13 +51,13 @@
 # WIDE-COUNT-3: PASS {{.*}} the same bits
 # WIDE-NOT: FAIL
 # --bf16-keep-activation-copies: every forward activation's copy serves the
-# backward's weight gradients too (the medium encoder: 80 copies, 42 nests
-# of their own, 13 by the layer norms, against 87, 49 and 13); a copy made
+# backward's weight gradients too (the medium encoder: 80 copies, 41 nests
+# of their own, 13 by the layer norms, against 87, 48 and 13); a copy made
 # earlier holds the same bits,
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 42 norms 13 alone 24 widened 6
+# KEEP-COPIES: copies 80 nests 41 norms 13 alone 25 widened 6
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP
