@@ -645,6 +645,14 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     of at most 2^-134, which round to a bf16 zero, then compare as zero), and its fp32
     result goes as above.
 
+    With `attention-outputs` (the default), the attention kernels store
+    their outputs' copies: a `tfc_cuda_attention_forward` whose out fills
+    the buffer a product reads whole stores its bits beside it (`out16`,
+    its last argument, 0 before), and a `tfc_cuda_attention_backward` whose
+    dq, dk and dv fill a buffer that nothing after it reads but copies of
+    the whole buffer stores them as bits alone (`gradsBf16`, its last
+    argument): the copies become those bits, the fp32 buffer goes.
+
     A later call reading the same matrices reuses the copy when both are
     in one block and nothing between them may write the source (a GEMM's
     C, bias gradient or mask elsewhere; another copy) and, for an
@@ -688,6 +696,10 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
            "An activation whose copy its producer writes is kept as that copy alone "
            "where every later reader copies it again or compares it with zero (a "
            "ReLU's gradient)">,
+    Option<"attentionOutputs", "attention-outputs", "bool", /*default=*/"true",
+           "The attention kernels store their outputs' copies: the forward out's bits "
+           "beside it (out16), the backward's dq, dk and dv as bits alone (gradsBf16) "
+           "where only copies read them">,
   ];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect"];

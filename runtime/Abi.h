@@ -252,8 +252,16 @@ inline constexpr unsigned kSizes = 6;
 inline constexpr unsigned kPerTensor = 4;
 inline constexpr unsigned kForwardInputs = 4, kForwardOutputs = 1;
 inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
-/// The trailing indices: the forward's stats; the backward's out, stats and dS.
-inline constexpr unsigned kForwardTrailing = 1, kBackwardTrailing = kPerTensor + 2;
+/// The trailing indices: the forward's stats and out16; the backward's out,
+/// stats, dS and gradsBf16.
+inline constexpr unsigned kForwardTrailing = 2, kBackwardTrailing = kPerTensor + 3;
+/// The forward's last argument, out16: 0, or where out's bf16 bits
+/// (KernelMath.h bf16Bits) go beside out, at out's strides counted in
+/// 2-byte elements (tf-bf16-gemm-operands: a GEMM's bf16 operand). The
+/// backward's last, gradsBf16: which of dq, dk and dv are stored as their
+/// bf16 bits alone (2-byte elements at their strides) instead of f32; dk
+/// and dv both or neither (one kernel stores them, testing no flag).
+inline constexpr int64_t kDqBf16 = 1, kDkBf16 = 2, kDvBf16 = 4;
 /// dS's row pitch (elements, bf16 or f32) for tk keys: rows of 16 bytes or more.
 inline constexpr int64_t dsRow(int64_t tk) { return (tk + 7) / 8 * 8; }
 /// The most bytes of dS a backward gets room for; past that it recomputes.
@@ -289,10 +297,10 @@ enum Arg : unsigned { Rows, D, Eps, X, Gamma, Beta, Y, Relu, Y16, Count };
     void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))                              \
   X(AttentionForward, tfc_attention_forward,                                   \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I))                                                           \
+         TFC_ABI_I, TFC_ABI_I))                                                \
   X(AttentionBackward, tfc_attention_backward,                                 \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))  \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
   /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
      dx, dgamma, dbeta, scratch */                                             \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
@@ -374,10 +382,10 @@ inline constexpr int64_t kLanes = 2;
      types and arguments exactly, every pointer one to device memory */       \
   X(CudaAttentionForward, tfc_cuda_attention_forward,                          \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I))                                                           \
+         TFC_ABI_I, TFC_ABI_I))                                                \
   X(CudaAttentionBackward, tfc_cuda_attention_backward,                        \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))  \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \

@@ -354,7 +354,9 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
   if (grad)
     call.addInput(grad.getDvalues());
   StringRef kernel = attention ? symbols.attentionForward : symbols.attentionBackward;
-  // After the outputs: the forward's stats, or the backward's out and stats.
+  // After the outputs: the forward's stats, or the backward's out and stats
+  // (and dS's room), then the forward's out16 or the backward's gradsBf16,
+  // 0: its outputs f32 alone (tf-bf16-gemm-operands may store bf16).
   Value statsBuffer;
   auto addTrailing = [&] {
     if (attention && save) {
@@ -392,10 +394,11 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
         call.args.push_back(call.index(0));
       }
     } else {
-      call.args.append(attention ? abi::attention::kForwardTrailing
-                                 : abi::attention::kBackwardTrailing,
+      call.args.append(attention ? abi::attention::kForwardTrailing - 1
+                                 : abi::attention::kBackwardTrailing - 1,
                        call.index(0));
     }
+    call.args.push_back(call.index(0)); // out16 or gradsBf16
   };
   // The call, then the forward's stats as a tensor its backward reads.
   auto emitCall = [&] {
@@ -884,11 +887,11 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
     if (paired.contains(op))
       return;
     if (auto attention = dyn_cast<tf::AttentionOp>(op); attention && !attention.getWeights()) {
-      declareAttentionKernel(module, symbols.attentionForward, // q, k, v, mask; out; stats
+      declareAttentionKernel(module, symbols.attentionForward, // q, k, v, mask; out; stats, out16
                              abi::attention::kForwardInputs, abi::attention::kForwardOutputs,
                              abi::attention::kForwardTrailing);
       fusedKernels.push_back(op);
-    } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv; out, stats
+    } else if (isa<tf::AttentionGradOp>(op)) { // q, k, v, mask, dout; dq, dk, dv; 7 more
       declareAttentionKernel(module, symbols.attentionBackward, abi::attention::kBackwardInputs,
                              abi::attention::kBackwardOutputs, abi::attention::kBackwardTrailing);
       fusedKernels.push_back(op);

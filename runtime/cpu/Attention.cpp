@@ -31,7 +31,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/Attention.h"
+#include "runtime/Abi.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -544,16 +546,25 @@ StridedOut stridedOut(intptr_t base, intptr_t outer, intptr_t inner, intptr_t ro
   return {reinterpret_cast<float *>(base), outer, inner, row};
 }
 
+/// Head b's rows x cols of `from` (rows `from.row` apart from its start)
+/// as bf16 bits into `bits`, laid out as `at` (its strides counted in
+/// 2-byte elements from `bits`).
+void storeBits(const float *from, int64_t fromRow, intptr_t bits, const StridedOut &at, int64_t b,
+               int64_t inner, int64_t rows, int64_t cols) {
+  uint16_t *to = reinterpret_cast<uint16_t *>(bits) + (at.head(b, inner) - at.base);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < cols; ++c)
+      to[i * at.row + c] = tfc::rt::cuda::kernels::bf16Bits(from[i * fromRow + c]);
+}
+
 } // namespace
 
-extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk,
-                                      intptr_t d, intptr_t dv, float scale, intptr_t q,
-                                      intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
-                                      intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v,
-                                      intptr_t vOuter, intptr_t vInner, intptr_t vRow,
-                                      intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
-                                      intptr_t maskRow, intptr_t out, intptr_t outOuter,
-                                      intptr_t outInner, intptr_t outRow, intptr_t /*stats*/) {
+extern "C" void tfc_attention_forward(
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
+    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
+    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t out,
+    intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/, intptr_t out16) {
   const int64_t batch = outer * inner;
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
@@ -569,8 +580,11 @@ extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t t
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
   const StridedOut o = stridedOut(out, outOuter, outInner, outRow);
   tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b)
+    for (int64_t b = begin; b < end; ++b) {
       a.forward(b, o);
+      if (out16)
+        storeBits(o.head(b, inner), o.row, out16, o, b, inner, tq, dv);
+    }
   });
 }
 
@@ -583,16 +597,23 @@ extern "C" void tfc_attention_backward(
     intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
     intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
     intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/,
-    intptr_t /*dS*/) {
+    intptr_t /*dS*/, intptr_t gradsBf16) {
+  namespace at = tfc::abi::attention;
   const int64_t batch = outer * inner;
   const StridedOut dQ = stridedOut(dq, dqOuter, dqInner, dqRow),
                    dK = stridedOut(dk, dkOuter, dkInner, dkRow),
                    dV = stridedOut(dvOut, dvOuter, dvInner, dvRow);
-  if (batch > 0 && tq == 0 && tk > 0) // no queries: dK = dV = 0
+  // Each output's element size: a bf16 output's strides count 2 bytes.
+  const size_t dkBytes = gradsBf16 & at::kDkBf16 ? 2 : 4, dvBytes = gradsBf16 & at::kDvBf16 ? 2 : 4;
+  if (batch > 0 && tq == 0 && tk > 0) // no queries: dK = dV = 0 (+0 in bf16 too)
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t j = 0; j < tk; ++j) {
-        std::memset(dK.head(b, inner) + j * dK.row, 0, sizeof(float) * d);
-        std::memset(dV.head(b, inner) + j * dV.row, 0, sizeof(float) * dv);
+        std::memset(reinterpret_cast<char *>(dK.base) +
+                        ((dK.head(b, inner) - dK.base) + j * dK.row) * dkBytes,
+                    0, dkBytes * d);
+        std::memset(reinterpret_cast<char *>(dV.base) +
+                        ((dV.head(b, inner) - dV.base) + j * dV.row) * dvBytes,
+                    0, dvBytes * dv);
       }
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
@@ -608,8 +629,32 @@ extern "C" void tfc_attention_backward(
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
   const Strided<float> dO = strided<float>(dout, doutOuter, doutInner, doutRow),
                        O = strided<float>(out, outOuter, outInner, outRow);
+  if (!gradsBf16) {
+    tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b)
+        a.backward(b, dO, O, dQ, dK, dV);
+    });
+    return;
+  }
+  // A gradient stored as bf16 is computed into a head of f32 first (the
+  // kernel adds into its output), then rounded as a copy of it would be.
   tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; ++b)
-      a.backward(b, dO, O, dQ, dK, dV);
+    std::vector<float> dqHead, dkHead, dvHead;
+    auto into = [](std::vector<float> &head, int64_t rows, int64_t cols) {
+      head.resize(size_t(rows * cols));
+      return StridedOut{head.data(), 0, 0, cols};
+    };
+    const StridedOut q32 = gradsBf16 & at::kDqBf16 ? into(dqHead, tq, d) : dQ,
+                     k32 = gradsBf16 & at::kDkBf16 ? into(dkHead, tk, d) : dK,
+                     v32 = gradsBf16 & at::kDvBf16 ? into(dvHead, tk, dv) : dV;
+    for (int64_t b = begin; b < end; ++b) {
+      a.backward(b, dO, O, q32, k32, v32);
+      if (gradsBf16 & at::kDqBf16)
+        storeBits(dqHead.data(), d, dq, dQ, b, inner, tq, d);
+      if (gradsBf16 & at::kDkBf16)
+        storeBits(dkHead.data(), d, dk, dK, b, inner, tk, d);
+      if (gradsBf16 & at::kDvBf16)
+        storeBits(dvHead.data(), dv, dvOut, dV, b, inner, tk, dv);
+    }
   });
 }

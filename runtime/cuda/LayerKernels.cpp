@@ -78,22 +78,22 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 
 #ifdef TFC_CUDA_HAND_KERNELS
 // The CPU kernels' argument lists are the GPU kernels' parameter lists (the
-// attention backward's plus its scratch and dS, the layer norm backward's plus its
-// counter).
-static_assert(kSpecs[LayerKernels::AttentionForward].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 28);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 3);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 3);
+// attention backward's 44 up to stats, then scratch, dS, dsRow and gradsBf16;
+// the layer norm backward's plus its counter).
+static_assert(kSpecs[LayerKernels::AttentionForward].params == 29);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 29);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 29);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 29);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 29);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 4);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 4);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == tfc::abi::layer_norm::Count);
@@ -286,13 +286,13 @@ extern "C" void tfc_cuda_attention_forward(
     intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
     intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
     intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t out,
-    intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats) {
+    intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats, intptr_t out16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_forward");
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
-  for (intptr_t value : {q,         qOuter,  qInner, qRow,     k,        kOuter, kInner,
-                         kRow,      v,       vOuter, vInner,   vRow,     mask,   maskOuter,
-                         maskInner, maskRow, out,    outOuter, outInner, outRow, stats})
+  for (intptr_t value : {q,   qOuter,   qInner,   qRow,   k,     kOuter,    kInner,    kRow,
+                         v,   vOuter,   vInner,   vRow,   mask,  maskOuter, maskInner, maskRow,
+                         out, outOuter, outInner, outRow, stats, out16})
     params.push_back(uint64_t(value));
   const bool wgmma = useTensorCores(device, d, dv) && useWgmma(device, d, dv);
   if (wgmma && device.wideAttention()) // two warpgroups a block, 128 queries
@@ -318,8 +318,12 @@ extern "C" void tfc_cuda_attention_backward(
     intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
     intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
     intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats,
-    intptr_t dS) {
+    intptr_t dS, intptr_t gradsBf16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_backward");
+  namespace at = tfc::abi::attention;
+  if (bool(gradsBf16 & at::kDkBf16) != bool(gradsBf16 & at::kDvBf16))
+    return device.failLaunch("tfc_cuda_attention_backward: gradsBf16 " + std::to_string(gradsBf16) +
+                             " stores one of dk and dv as bf16: the kernels store both or neither");
   // The forward's statistics and out, when it left them (and they are on):
   // neither kernel recomputes the rows' maximum and sum, and D is dO . out.
   const bool saved = stats != 0 && out != 0 && device.savedAttentionStats();
@@ -354,6 +358,7 @@ extern "C" void tfc_cuda_attention_backward(
   const bool tensorCores = useTensorCores(device, d, dv);
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
+  params.push_back(uint64_t(gradsBf16));
   // Each family's two kernels and grids (a block a unit).
   const bool wgmma = tensorCores && useWgmma(device, d, dv);
   // TFC_ATTENTION_WIDE=1: dq on two warpgroups a block, on the wgmma way
@@ -363,17 +368,19 @@ extern "C" void tfc_cuda_attention_backward(
   // Whether dkv, after dq, reads the statistics dq stored in scratch (else
   // the forward's, or its own).
   const bool dkvOnDqStats = scratch && (!saved || device.attentionDqStoresD());
-  const bool wideDkv = wgmma && device.wideAttention() && !storeDs && tq > 0 && dkvOnDqStats;
+  const bool wideDkv = wgmma && device.wideAttention() && !storeDs && tq > 0 && dkvOnDqStats &&
+                       !(gradsBf16 & at::kDkBf16);
   const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
                                         : wideDq     ? LayerKernels::AttentionWgmmaBackwardDqWide
                                         : wgmma      ? LayerKernels::AttentionWgmmaBackwardDq
                                         : device.leanAttention()
                                             ? LayerKernels::AttentionTcBackwardDqLean
                                             : LayerKernels::AttentionTcBackwardDq,
-                             dkvKernel = !tensorCores ? LayerKernels::AttentionBackwardDkv
-                                         : wideDkv    ? LayerKernels::AttentionWgmmaBackwardDkvWide
-                                         : wgmma      ? LayerKernels::AttentionWgmmaBackwardDkv
-                                                      : LayerKernels::AttentionTcBackwardDkv;
+                             // The wgmma dkvs store f32 gradients alone (attention_wgmma.cu).
+      dkvKernel = !tensorCores ? LayerKernels::AttentionBackwardDkv
+                  : wideDkv    ? LayerKernels::AttentionWgmmaBackwardDkvWide
+                  : wgmma && !(gradsBf16 & at::kDkBf16) ? LayerKernels::AttentionWgmmaBackwardDkv
+                                                        : LayerKernels::AttentionTcBackwardDkv;
   const int64_t dqBlocks = wideDq        ? heads * ceilDiv(tq, 2 * kTcRowsPerBlock)
                            : tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
                                          : math::attentionDqUnits(heads, tq, d),

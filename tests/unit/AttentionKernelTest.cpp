@@ -13,8 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/cpu/Attention.h"
+#include "runtime/Abi.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/cpu/Attention.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include <gtest/gtest.h>
 
@@ -121,7 +123,7 @@ struct Problem {
     tfc_attention_forward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
                           s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
                           intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride, s.tk,
-                          intptr_t(out.data()), 0, s.tq * s.dv, s.dv, 0);
+                          intptr_t(out.data()), 0, s.tq * s.dv, s.dv, 0, 0);
   }
   // With `fromOut`, D comes from the forward's out (dO . out, as the GPU
   // kernels take it given the forward's statistics).
@@ -132,7 +134,7 @@ struct Problem {
         intptr_t(k.data()), 0, s.tk * s.d, s.d, intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(),
         0, maskStride, s.tk, intptr_t(dout.data()), 0, s.tq * s.dv, s.dv, intptr_t(dq.data()), 0,
         s.tq * s.d, s.d, intptr_t(dk.data()), 0, s.tk * s.d, s.d, intptr_t(dv.data()), 0,
-        s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0, 0);
+        s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0, 0, 0);
   }
 };
 
@@ -406,14 +408,14 @@ TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
       tfc_attention_forward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
                             width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                             intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
-                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d, 0);
+                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d, 0, 0);
       tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
                              width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                              intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
                              mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
                              intptr_t(dqS.data()), headOuter, d, inner * d, intptr_t(dkvS.data()),
                              kvOuter, 2 * d, inner * 2 * d, intptr_t(dkvS.data() + d), kvOuter,
-                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0);
+                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0, 0);
       std::vector<float> out(dense.out.size()), dq(dense.dq.size()), dk(dense.dk.size()),
           dv(dense.dv.size());
       for (int64_t b = 0; b < shape.batch; ++b) {
@@ -434,6 +436,50 @@ TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
       for (int r = 0; r < 4; ++r)
         EXPECT_EQ(std::memcmp(got[r]->data(), want[r]->data(), sizeof(float) * got[r]->size()), 0)
             << "output " << r;
+
+      // The bf16 outputs (tf-bf16-gemm-operands): out's bits beside it,
+      // and dq, dk, dv as bits alone, at the same element strides: each
+      // bf16Bits of the f32 result, every element written (these layouts
+      // leave none out). Then dk alone in bf16, dq and dv still f32.
+      namespace at = tfc::abi::attention;
+      std::vector<uint16_t> out16(outS.size(), 0xffff), dq16(dqS.size(), 0xffff),
+          dkv16(dkvS.size(), 0xffff);
+      std::vector<float> outAgain(outS.size(), NAN), dqF(dqS.size(), NAN), dvF(dkvS.size(), NAN);
+      tfc_attention_forward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
+                            width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
+                            intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
+                            mInner, mRow, intptr_t(outAgain.data()), headOuter, d, inner * d, 0,
+                            intptr_t(out16.data()));
+      auto backward = [&](intptr_t dqAt, intptr_t dkAt, intptr_t dvAt, int64_t bf16) {
+        tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()),
+                               qOuter, width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
+                               intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
+                               mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
+                               dqAt, headOuter, d, inner * d, dkAt, kvOuter, 2 * d, inner * 2 * d,
+                               dvAt, kvOuter, 2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0, bf16);
+      };
+      backward(intptr_t(dq16.data()), intptr_t(dkv16.data()), intptr_t(dkv16.data() + d),
+               at::kDqBf16 | at::kDkBf16 | at::kDvBf16);
+      auto bitsOf = [](const std::vector<float> &x) {
+        std::vector<uint16_t> bits;
+        for (float v : x)
+          bits.push_back(tfc::rt::cuda::kernels::bf16Bits(v));
+        return bits;
+      };
+      EXPECT_EQ(std::memcmp(outAgain.data(), outS.data(), sizeof(float) * outS.size()), 0);
+      EXPECT_EQ(out16, bitsOf(outS));
+      EXPECT_EQ(dq16, bitsOf(dqS));
+      EXPECT_EQ(dkv16, bitsOf(dkvS));
+      std::vector<uint16_t> dk16(dkvS.size(), 0xffff);
+      backward(intptr_t(dqF.data()), intptr_t(dk16.data()), intptr_t(dvF.data() + d), at::kDkBf16);
+      EXPECT_EQ(std::memcmp(dqF.data(), dqS.data(), sizeof(float) * dqS.size()), 0);
+      for (int64_t b = 0; b < outer * tk * inner; ++b)
+        for (int64_t c = 0; c < d; ++c) {
+          const size_t k = size_t(b * 2 * d + c), v = k + size_t(d);
+          ASSERT_EQ(dk16[k], tfc::rt::cuda::kernels::bf16Bits(dkvS[k])) << "dk " << k;
+          ASSERT_EQ(dk16[v], 0xffff) << "past dk " << k;
+          ASSERT_EQ(std::memcmp(&dvF[v], &dkvS[v], sizeof(float)), 0) << "dv " << v;
+        }
     }
 }
 

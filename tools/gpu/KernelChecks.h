@@ -161,12 +161,12 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
   const intptr_t maskPtr = mask.empty() ? 0 : intptr_t(mask.data());
   tfc_attention_forward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                         intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
-                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow, 0);
+                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow, 0, 0);
   tfc_attention_backward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                          intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
                          maskPtr, mO, mI, mR, intptr_t(dout.data()), dO_, dI, dRow,
                          intptr_t(dq.data()), dqO, dqI, qRow, intptr_t(dk.data()), dkO, dkI, kRow,
-                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0, 0);
+                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0, 0, 0);
 
   Ptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v), gd = gpu.upload(dout);
   Ptr gm = mask.empty() ? 0 : gpu.upload(mask);
@@ -184,14 +184,21 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
   const size_t dsBytes = size_t(std::max<i64>(heads * tq * dsRow, 1)) * 4;
   const Ptr gds = gpu.alloc(dsBytes);
   Ptr dS = 0;
-  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,   &qO,   &qI,
-                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,   &vRow, &gm,
-                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved};
+  // The forward's out16 and the backward's gradsBf16 (0: f32 outputs alone),
+  // and room for out's bits and for dq, dk, dv as bits (2-byte elements).
+  Ptr out16 = 0;
+  i64 gradsBf16 = 0;
+  const Ptr gout16 = gpu.alloc(out.size() * 2), gdq16 = gpu.alloc(dq.size() * 2),
+            gdk16 = gpu.alloc(dk.size() * 2), gdv16 = gpu.alloc(dvv.size() * 2);
+  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,    &qO,   &qI,
+                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,    &vRow, &gm,
+                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved, &out16};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,   &tk,       &d,   &dv,  &scale, &gq,    &qO,      &qI,  &qRow, &gk,
-      &kO,    &kI,    &kRow, &gv,       &vO,  &vI,  &vRow,  &gm,    &mO,      &mI,  &mR,   &gd,
-      &dO_,   &dI,    &dRow, &gdq,      &dqO, &dqI, &qRow,  &gdk,   &dkO,     &dkI, &kRow, &gdv,
-      &dvO,   &dvI,   &vRow, &savedOut, &oO,  &oI,  &oRow,  &saved, &scratch, &dS,  &dsRow};
+      &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,       &qO,   &qI,
+      &qRow,  &gk,    &kO,   &kI,    &kRow,    &gv,  &vO,    &vI,       &vRow, &gm,
+      &mO,    &mI,    &mR,   &gd,    &dO_,     &dI,  &dRow,  &gdq,      &dqO,  &dqI,
+      &qRow,  &gdk,   &dkO,  &dkI,   &kRow,    &gdv, &dvO,   &dvI,      &vRow, &savedOut,
+      &oO,    &oI,    &oRow, &saved, &scratch, &dS,  &dsRow, &gradsBf16};
   // Only the rows' first d / dv floats are written (the padding stays NaN
   // on the GPU, 0 or input on the CPU side): compare those.
   auto rows = [&](const std::vector<float> &x, i64 headSize, i64 count, i64 row, i64 width) {
@@ -356,6 +363,82 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
           b.push_back(scratchRows[4 * r + field]);
         }
       sameBits(n + " the forward's row maxima, 1/l and scales", a, b, "as dq's pass 1");
+    }
+    // The bf16 outputs (tf-bf16-gemm-operands' copies), the runtime's way
+    // as run 7: out16 the bf16Bits of out beside it, then dq, dk and dv as
+    // bits alone, then dk and dv alone so (dq f32): each bit pattern that of
+    // run 7's f32 output (the padding too: bf16Bits of the NaN fill is the
+    // 0xffff fill), the f32 outputs run 7's bits.
+    auto bitsOf = [](const std::vector<float> &x) {
+      std::vector<uint16_t> bits;
+      for (float v : x)
+        bits.push_back(k::bf16Bits(v));
+      return bits;
+    };
+    // The pipelined wgmma dkvs (one warpgroup, and wide) store f32
+    // gradients alone: the runtime takes the tensor-core dkv for bf16 ones,
+    // and so do these runs, the f32 outputs they are held to those of the
+    // same kernels (which 0).
+    const char *dkv =
+        f.dkvWide || std::strcmp(f.dkv, "tfc_cuda_attention_wgmma_backward_dkv_kernel") == 0
+            ? "tfc_cuda_attention_tc_backward_dkv_kernel"
+            : f.dkv;
+    std::vector<float> reference[4];
+    for (const i64 which : {i64(0), i64(7), i64(6)}) {
+      scratch = gstats;
+      saved = gsaved;
+      savedOut = gout;
+      dS = 0;
+      out16 = which ? gout16 : 0;
+      gradsBf16 = which;
+      const Ptr f32[3] = {gdq, gdk, gdv}, b16[3] = {gdq16, gdk16, gdv16};
+      Ptr *outputs[3] = {&gdq, &gdk, &gdv};
+      for (int t = 0; t < 3; ++t)
+        if (which & (i64(1) << t))
+          *outputs[t] = b16[t];
+      gpu.fill(gout, out.size() * 4, 0xff);
+      gpu.fill(gout16, out.size() * 2, 0xff);
+      gpu.fill(f32[0], dq.size() * 4, 0xff);
+      gpu.fill(f32[1], dk.size() * 4, 0xff);
+      gpu.fill(f32[2], dvv.size() * 4, 0xff);
+      gpu.fill(gdq16, dq.size() * 2, 0xff);
+      gpu.fill(gdk16, dk.size() * 2, 0xff);
+      gpu.fill(gdv16, dvv.size() * 2, 0xff);
+      gpu.launch(f.forward, f.forwardBlocks, forward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
+      saved = 0; // dkv: the statistics dq stored
+      gpu.launch(dkv, f.dkvBlocks, backward);
+      const size_t sizes[3] = {dq.size(), dk.size(), dvv.size()};
+      const char *names[3] = {"dq", "dk", "dv"};
+      if (which == 0) {
+        reference[0] = gpu.template download<float>(gout, out.size());
+        for (int t = 0; t < 3; ++t)
+          reference[t + 1] = gpu.template download<float>(f32[t], sizes[t]);
+        // Run 7 again: its bits (dk and dv where the same dkv ran).
+        for (int t = 0; t < 4; ++t)
+          if (t < 2 || (dkv == f.dkv && !f.dkvWide))
+            sameBits(n + " output " + std::to_string(t) + " before out16 and gradsBf16",
+                     reference[t], runs[7][t], "as run 7's");
+        continue;
+      }
+      const std::string b = n + (which == 7 ? " bf16 dq, dk, dv" : " bf16 dk, dv");
+      if (which == 7) {
+        sameBits(b + ": f32 out", gpu.template download<float>(gout, out.size()), reference[0],
+                 "as without out16");
+        report(gpu.template download<uint16_t>(gout16, out.size()) == bitsOf(reference[0]),
+               b + ": out16 is bf16Bits of out");
+      }
+      for (int t = 0; t < 3; ++t) {
+        if (which & (i64(1) << t))
+          report(gpu.template download<uint16_t>(b16[t], sizes[t]) == bitsOf(reference[t + 1]),
+                 b + ": " + names[t] + " is bf16Bits of the f32 " + names[t]);
+        else
+          sameBits(b + ": f32 " + names[t], gpu.template download<float>(f32[t], sizes[t]),
+                   reference[t + 1], "as without gradsBf16");
+        *outputs[t] = f32[t];
+      }
+      out16 = 0;
+      gradsBf16 = 0;
     }
     if (std::strstr(f.label, "lean"))
       for (int run = 0; run < count; ++run)

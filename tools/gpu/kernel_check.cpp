@@ -247,14 +247,14 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   CUdeviceptr scratch = 0, saved = 0, savedOut = 0, dS = 0;
   i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0, dsRow = (seq + 7) / 8 * 8;
   const CUdeviceptr gds = gpu.alloc(size_t(heads * seq * dsRow) * 4); // f32 or bf16
-  std::vector<void *> forward = {&outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,   &hO,  &hI,
-                                 &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,   &row, &gm,
-                                 &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved};
+  std::vector<void *> forward = {&outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,    &hO,  &hI,
+                                 &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,    &row, &gm,
+                                 &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved, &zero};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,  &tk,       &d,  &dv, &scale, &gq,    &hO,      &hI,   &row,  &gk,
-      &hO,    &hI,    &row, &gv,       &hO, &hI, &row,   &gm,    &zero,    &zero, &zero, &gd,
-      &hO,    &hI,    &row, &gdq,      &hO, &hI, &row,   &gdk,   &hO,      &hI,   &row,  &gdv,
-      &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch, &dS,   &dsRow};
+      &outer, &inner, &tq,  &tk,       &d,  &dv, &scale, &gq,    &hO,      &hI,   &row,   &gk,
+      &hO,    &hI,    &row, &gv,       &hO, &hI, &row,   &gm,    &zero,    &zero, &zero,  &gd,
+      &hO,    &hI,    &row, &gdq,      &hO, &hI, &row,   &gdk,   &hO,      &hI,   &row,   &gdv,
+      &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch, &dS,   &dsRow, &zero};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
   const unsigned tcBlocks = unsigned(heads * (seq / 64));
   // The lean tensor-core forward and dq (TFC_ATTENTION_LEAN) the runtime's

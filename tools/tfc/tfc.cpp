@@ -180,6 +180,13 @@ static cl::opt<bool> noBf16Activations(
              "producer writes, even where every later reader copies it again or only compares "
              "it with zero (a ReLU's gradient); by default it is kept as the copy alone"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<bool> noBf16AttentionOutputs(
+    "no-bf16-attention-outputs",
+    cl::desc("cuda: with --bf16-operands, the attention kernels write fp32 outputs alone and "
+             "loop nests copy them; by default the forward writes its output's bf16 copy "
+             "beside it and the backward its gradients as bf16 alone where only copies read "
+             "them (the same bits)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
@@ -635,6 +642,12 @@ int compile() {
                     "--bf16-operands=large|all on cuda-emulated)\n";
     return kUsageError;
   }
+  if (noBf16AttentionOutputs && bf16OperandsChoice == "none") {
+    llvm::errs() << "tfc: error: --no-bf16-attention-outputs leaves the attention outputs' bf16 "
+                    "copies of --bf16-operands to loop nests: it needs --precision bf16 (or "
+                    "--bf16-operands=large|all on cuda-emulated)\n";
+    return kUsageError;
+  }
   if (bf16OperandsChoice != "none" && persistentKernels) {
     llvm::errs() << "tfc: error: --persistent-kernels computes every GEMM in generated fp32 "
                     "code (no cuBLASLt): --bf16-operands="
@@ -668,6 +681,7 @@ int compile() {
   codegen.cuda.bf16Operands = bf16OperandsChoice;
   codegen.cuda.bf16KeepActivationCopies = bf16KeepActivationCopies;
   codegen.cuda.bf16Activations = !noBf16Activations;
+  codegen.cuda.bf16AttentionOutputs = !noBf16AttentionOutputs;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
@@ -109,6 +110,85 @@ bool isLayerNormForward(func::CallOp call) {
 /// The constant of argument `i` of `call`, if it is one.
 std::optional<int64_t> constantArg(func::CallOp call, unsigned i) {
   return getConstantIntValue(call.getOperand(i));
+}
+
+namespace attention = abi::attention;
+
+/// Whether `call` is the attention kernels' forward (`backward` false) or
+/// backward (true) with runtime/Abi.h's arguments.
+bool isAttention(func::CallOp call, bool backward) {
+  const RuntimeFunction f =
+      backward ? RuntimeFunction::CudaAttentionBackward : RuntimeFunction::CudaAttentionForward;
+  const unsigned tensors = backward ? attention::kBackwardInputs + attention::kBackwardOutputs
+                                    : attention::kForwardInputs + attention::kForwardOutputs;
+  const unsigned trailing = backward ? attention::kBackwardTrailing : attention::kForwardTrailing;
+  return call.getCallee() == StringRef(abi::symbol(f)) &&
+         call.getNumOperands() ==
+             attention::kSizes + 1 + attention::kPerTensor * tensors + trailing;
+}
+
+/// The position of tensor `t`'s pointer among an attention call's
+/// arguments (its outer, inner and row strides follow).
+constexpr unsigned attentionTensor(unsigned t) {
+  return attention::kSizes + 1 + attention::kPerTensor * t;
+}
+
+/// Elements an attention kernel writes, offset + sum of i_k stride_k for
+/// i_k < size_k (dims as {size, stride}).
+struct Region {
+  int64_t offset;
+  SmallVector<std::pair<int64_t, int64_t>> dims;
+};
+
+/// The region output tensor `t` of attention call `call` writes in its
+/// buffer (rows of `width` elements; the heads outer x inner, rows of tq
+/// or tk), from `offset`.
+std::optional<Region> attentionRegion(func::CallOp call, unsigned t, int64_t rows, int64_t width,
+                                      int64_t offset) {
+  auto outer = constantArg(call, 0), inner = constantArg(call, 1),
+       sOuter = constantArg(call, attentionTensor(t) + 1),
+       sInner = constantArg(call, attentionTensor(t) + 2),
+       sRow = constantArg(call, attentionTensor(t) + 3);
+  if (!outer || !inner || !sOuter || !sInner || !sRow)
+    return std::nullopt;
+  return Region{offset, {{*outer, *sOuter}, {*inner, *sInner}, {rows, *sRow}, {width, 1}}};
+}
+
+/// Whether `regions`, their dims alike and their offsets from 0 evenly
+/// apart (dq, dk and dv side by side in one projection's gradient), are
+/// elements [0, count) each once: sorted by stride, each dim's stride the
+/// product of the sizes before it.
+bool coverExactly(SmallVector<Region> regions, int64_t count) {
+  llvm::sort(regions, [](const Region &a, const Region &b) { return a.offset < b.offset; });
+  SmallVector<std::pair<int64_t, int64_t>> dims = regions.front().dims;
+  if (regions.front().offset != 0 ||
+      llvm::any_of(regions, [&](const Region &r) { return r.dims != dims; }))
+    return false;
+  if (regions.size() > 1) {
+    const int64_t step = regions[1].offset;
+    for (auto [i, region] : llvm::enumerate(regions))
+      if (region.offset != int64_t(i) * step)
+        return false;
+    dims.push_back({int64_t(regions.size()), step});
+  }
+  llvm::erase_if(dims, [](const auto &dim) { return dim.first == 1; });
+  llvm::sort(dims, [](const auto &a, const auto &b) { return a.second < b.second; });
+  int64_t expected = 1;
+  for (auto [size, stride] : dims) {
+    if (size <= 0 || stride != expected)
+      return false;
+    expected *= size;
+  }
+  return expected == count;
+}
+
+/// The static, identity-layout f32 buffer `root`'s type, if it is one.
+MemRefType wholeF32Buffer(Value root) {
+  auto type = dyn_cast<MemRefType>(root.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+                 type.getElementType().isF32()
+             ? type
+             : MemRefType();
 }
 
 /// Whether `op` may write any buffer of `root` (conservatively: any op
@@ -223,6 +303,15 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
         keepOnlyBits(p);
     for (Produced &p : produced)
       dropIfUnread(p);
+    if (attentionOutputs) {
+      SmallVector<func::CallOp> backwards;
+      getOperation().walk([&](func::CallOp call) {
+        if (isAttention(call, true))
+          backwards.push_back(call);
+      });
+      for (func::CallOp backward : backwards)
+        gradientsAsBits(backward);
+    }
   }
 
   /// The matrices operand `which` of `call` reads, if every size is a constant.
@@ -356,6 +445,14 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
           return otherWork && !onlyProductsReadAfter(norm, matrices)
                      ? Value()
                      : layerNormCopy(norm, *y, matrices);
+      }
+      if (auto forward = dyn_cast<func::CallOp>(op); forward && isAttention(forward, false)) {
+        std::optional<Pointee> out =
+            pointeeOf(forward.getOperand(attentionTensor(attention::kForwardInputs)));
+        if (out && rootBuffer(out->buffer) == matrices.root)
+          return otherWork && !onlyProductsReadAfter(forward, matrices)
+                     ? Value()
+                     : attentionOutCopy(forward, *out, matrices);
       }
       auto generic = dyn_cast<linalg::GenericOp>(op);
       if (generic && generic.hasPureBufferSemantics() && !generic->hasAttr(kBf16CastAttr))
@@ -600,6 +697,197 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     norm.erase();
     copies[matrices.key()] = Copy{withCopy, bits};
     return bits;
+  }
+
+  /// The copy as the out16 of attention forward `forward` (whose out is
+  /// `out`), if `matrices` are their whole buffer, which out fills exactly,
+  /// and it has no out16 yet; else null. Its out, which the backward reads,
+  /// stays.
+  Value attentionOutCopy(func::CallOp forward, const Pointee &out, const Matrices &matrices) {
+    const unsigned out16 = attentionTensor(attention::kForwardInputs + 1) + 1;
+    MemRefType type = wholeF32Buffer(matrices.root);
+    auto tq = constantArg(forward, 2), dv = constantArg(forward, 5),
+         none = constantArg(forward, out16);
+    const int64_t items = matrices.items;
+    if (!attentionOutputs || !type || !tq || !dv || !none || *none != 0 || matrices.offset != 0 ||
+        matrices.ld != matrices.cols ||
+        (items > 1 && matrices.stride != matrices.rows * matrices.cols) ||
+        items * matrices.rows * matrices.cols != type.getNumElements())
+      return {};
+    std::optional<Region> region =
+        attentionRegion(forward, attention::kForwardInputs, *tq, *dv, out.offset);
+    if (!region || !coverExactly({*region}, type.getNumElements()))
+      return {};
+    OpBuilder b(forward);
+    Location loc = forward.getLoc();
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    SmallVector<Value> args = llvm::to_vector(forward.getOperands());
+    args[out16] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    auto withCopy = b.create<func::CallOp>(loc, forward.getCallee(), TypeRange{}, args);
+    for (auto &[key, copy] : copies)
+      if (copy.maker == forward.getOperation())
+        copy.maker = withCopy;
+    forward.erase();
+    copies[matrices.key()] = Copy{withCopy, bits};
+    return bits;
+  }
+
+  /// The attention backward's dq, dk and dv stored as bf16 bits alone
+  /// (its gradsBf16) where, in a buffer they fill exactly, nothing after
+  /// the call reads them but copies of the whole buffer (the QKV
+  /// projection's gradient, which only products read): those copies become
+  /// the bits, the same bits, and the f32 buffer goes. dk and dv so both
+  /// or neither (the kernels' contract).
+  void gradientsAsBits(func::CallOp backward) {
+    const unsigned gradsBf16 = backward.getNumOperands() - 1;
+    auto tq = constantArg(backward, 2), tk = constantArg(backward, 3), d = constantArg(backward, 4),
+         dv = constantArg(backward, 5), flags = constantArg(backward, gradsBf16);
+    if (!tq || !tk || !d || !dv || !flags || *flags != 0)
+      return;
+    struct Output {
+      unsigned t;
+      int64_t rows, width, flag;
+    };
+    const unsigned dq = attention::kBackwardInputs;
+    const Output outputs[3] = {{dq, *tq, *d, attention::kDqBf16},
+                               {dq + 1, *tk, *d, attention::kDkBf16},
+                               {dq + 2, *tk, *dv, attention::kDvBf16}};
+    // The buffers the outputs point into, each with the outputs it holds.
+    llvm::MapVector<Value, SmallVector<std::pair<const Output *, int64_t>>> buffers;
+    for (const Output &o : outputs) {
+      std::optional<Pointee> p = pointeeOf(backward.getOperand(attentionTensor(o.t)));
+      if (!p)
+        return;
+      buffers[rootBuffer(p->buffer)].push_back({&o, p->offset});
+    }
+    // The buffers that can hold bits alone: their copies and gradients.
+    struct Eligible {
+      Value root;
+      MemRefType type;
+      SmallVector<std::pair<const Output *, int64_t>> held;
+      SmallVector<linalg::GenericOp> casts;
+      int64_t flags = 0;
+    };
+    SmallVector<Eligible> eligible;
+    for (auto &[root, held] : buffers) {
+      MemRefType type = wholeF32Buffer(root);
+      if (!type || !root.getDefiningOp<memref::AllocOp>())
+        continue;
+      SmallVector<Region> regions;
+      for (auto [o, offset] : held) {
+        std::optional<Region> region = attentionRegion(backward, o->t, o->rows, o->width, offset);
+        if (!region)
+          return;
+        regions.push_back(*region);
+      }
+      // No other argument names the buffer, and every later reader copies it whole.
+      const bool onlyOutputs = llvm::all_of(llvm::enumerate(backward.getOperands()), [&](auto arg) {
+        std::optional<RuntimePointer> p = runtimePointer(arg.value());
+        return !p || rootBuffer(p->buffer) != root || llvm::any_of(held, [&](auto h) {
+          return attentionTensor(h.first->t) == arg.index();
+        });
+      });
+      std::optional<SmallVector<Operation *>> users = usersAfter(root, backward);
+      if (!onlyOutputs || !coverExactly(regions, type.getNumElements()) || !users || users->empty())
+        continue;
+      SmallVector<linalg::GenericOp> casts;
+      for (Operation *user : *users) {
+        auto copying = dyn_cast<linalg::GenericOp>(user);
+        if (!copying || !copying->hasAttr(kBf16CastAttr))
+          break;
+        auto sourceType = cast<MemRefType>(copying.getDpsInputs()[0].getType());
+        Value copy = copying.getDpsInits()[0];
+        if (!sourceType.getLayout().isIdentity() ||
+            sourceType.getNumElements() != type.getNumElements() ||
+            !copy.getDefiningOp<memref::AllocOp>() ||
+            llvm::any_of(copy.getUsers(), [&](Operation *use) {
+              return use != copying && !isa<memref::ExtractAlignedPointerAsIndexOp>(use);
+            }))
+          break;
+        casts.push_back(copying);
+      }
+      if (casts.size() != users->size())
+        continue;
+      int64_t flags = 0;
+      for (auto [o, offset] : held)
+        flags |= o->flag;
+      eligible.push_back({root, type, held, casts, flags});
+    }
+    // The kernels store dk and dv both as bf16 or neither (runtime/Abi.h):
+    // where only one's buffer may hold bits, neither does.
+    const int64_t keys = attention::kDkBf16 | attention::kDvBf16;
+    int64_t all = 0;
+    for (const Eligible &e : eligible)
+      all |= e.flags;
+    if ((all & keys) != 0 && (all & keys) != keys)
+      llvm::erase_if(eligible, [&](const Eligible &e) { return e.flags & keys; });
+    if (eligible.empty())
+      return;
+    SmallVector<Value> newArgs = llvm::to_vector(backward.getOperands());
+    int64_t bf16 = 0;
+    SmallVector<linalg::GenericOp> replaced;
+    SmallVector<Value> replacedBy;
+    for (const Eligible &e : eligible) {
+      OpBuilder b(backward);
+      Location loc = backward.getLoc();
+      Value bits = b.create<memref::AllocOp>(
+          loc, MemRefType::get(e.type.getShape(), b.getI16Type()), b.getI64IntegerAttr(64));
+      Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+      for (auto [o, offset] : e.held)
+        newArgs[attentionTensor(o->t)] =
+            offset == 0 ? base
+                        : b.create<arith::AddIOp>(
+                              loc, base, b.create<arith::ConstantIndexOp>(loc, offset * 2));
+      bf16 |= e.flags;
+      for (linalg::GenericOp copying : e.casts) {
+        replaced.push_back(copying);
+        replacedBy.push_back(bits);
+      }
+    }
+    OpBuilder b(backward);
+    newArgs[gradsBf16] = b.create<arith::ConstantIndexOp>(backward.getLoc(), bf16);
+    b.create<func::CallOp>(backward.getLoc(), backward.getCallee(), TypeRange{}, newArgs);
+    SmallVector<Operation *> pointers;
+    for (Value arg : backward.getOperands())
+      if (Operation *op = arg.getDefiningOp())
+        pointers.push_back(op);
+    backward.erase();
+    for (auto [copying, bits] : llvm::zip(replaced, replacedBy)) {
+      Value copy = copying.getDpsInits()[0];
+      for (Operation *use : llvm::make_early_inc_range(copy.getUsers()))
+        if (use != copying.getOperation())
+          use->setOperand(0, bits);
+      if (Operation *view = copying.getDpsInputs()[0].getDefiningOp())
+        pointers.push_back(view);
+      copying.erase();
+      copy.getDefiningOp()->erase();
+    }
+    eraseUnused(pointers);
+  }
+
+  /// `ops` and what they are made from (through operands), where they touch
+  /// no memory and nothing uses them: the f32 pointers, views and buffers.
+  static void eraseUnused(SmallVector<Operation *> ops) {
+    llvm::SetVector<Operation *> candidates;
+    while (!ops.empty()) {
+      Operation *op = ops.pop_back_val();
+      if (!touchesNoMemory(op) || !candidates.insert(op))
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *source = operand.getDefiningOp())
+          ops.push_back(source);
+    }
+    llvm::DenseSet<Operation *> erased;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *op : candidates)
+        if (!erased.contains(op) && op->use_empty()) {
+          erased.insert(op);
+          op->erase();
+          changed = true;
+        }
+    }
   }
 
   /// The bf16 copy of `matrices`, made right before `call`.

@@ -73,6 +73,7 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
     bf16.minMacs = target.bf16Operands == "all" ? 0 : tfc::kBf16OperandsMinMacs;
     bf16.keepActivationCopies = target.bf16KeepActivationCopies;
     bf16.bf16Activations = target.bf16Activations;
+    bf16.attentionOutputs = target.bf16AttentionOutputs;
     pm.addPass(tfc::createTfBf16GemmOperands(bf16));
   }
 }

@@ -50,6 +50,10 @@ struct CudaTarget {
   /// copies it again or compares it with zero (tf-bf16-gemm-operands'
   /// bf16-activations); --no-bf16-activations keeps the fp32 too.
   bool bf16Activations = true;
+  /// The attention kernels store the copies of their outputs
+  /// (tf-bf16-gemm-operands' attention-outputs); --no-bf16-attention-outputs:
+  /// copy nests after them.
+  bool bf16AttentionOutputs = true;
   /// Adjacent independent loop nests as one kernel launch (tf-group-loops,
   /// tf-merge-launches); --no-merge-launches: a launch each.
   bool mergeLaunches = true;

@@ -360,6 +360,37 @@ TFC_HD uint16_t bf16Bits(float x) {
 TFC_HD float bf16Float(uint16_t h) { return bitsFloat(uint32_t(h) << 16); }
 TFC_HD float roundBf16(float x) { return bf16Float(bf16Bits(x)); }
 
+/// The attention backward's gradsBf16: which of dq, dk and dv it stores as
+/// bf16 bits alone (runtime/Abi.h's attention::kDqBf16, kDkBf16, kDvBf16;
+/// dk and dv together or neither).
+inline constexpr int64_t kAttentionDqBf16 = 1, kAttentionDkBf16 = 2, kAttentionDvBf16 = 4;
+/// gradsBf16 when it is 0: a kernel body instantiated with it stores f32
+/// alone, with no test and no register for the flags (the tensor-core dq
+/// and the wgmma dkv spilled with them, at 168 and 255 registers).
+struct NoBf16Grads {
+  TFC_HD int64_t operator&(int64_t) const { return 0; }
+};
+/// gradsBf16 when every gradient a kernel stores is bf16 (dq; dk and dv):
+/// no test either.
+struct AllBf16Grads {
+  TFC_HD int64_t operator&(int64_t bit) const { return bit; }
+};
+/// An attention output's element `index`: the f32 value, or its bf16Bits
+/// in a tensor of 2-byte elements (tf-bf16-gemm-operands: a GEMM's copy).
+TFC_HD void storeAs(float *base, long long index, float value) { base[index] = value; }
+TFC_HD void storeAs(uint16_t *base, long long index, float value) { base[index] = bf16Bits(value); }
+/// store(base): base the f32 tensor `f32`, or with `bits` the same memory
+/// as 2-byte elements at the same indices. One branch a loop of stores,
+/// not one an element: the kernels' loops run at 230-255 registers, and a
+/// test at each store cost ptxas spills. Indices, not pointers, from the
+/// kernel's parameters: nothing more is held across the loops.
+template <typename Store> TFC_HD void asStored(float *f32, bool bits, const Store &store) {
+  if (bits)
+    store(reinterpret_cast<uint16_t *>(f32));
+  else
+    store(f32);
+}
+
 /// The fp32 kernels' work units, each a block's for one turn of its
 /// grid-stride loop (a grid of this many blocks is one unit a block):
 /// forward: heads x 64-row query tiles x 64-column slices of dv; dq: the
@@ -459,6 +490,11 @@ template <typename T>
 TFC_HD T *headOf(T *base, long long outerStride, long long innerStride, long long b,
                  long long inner) {
   return base + (b / inner) * outerStride + (b % inner) * innerStride;
+}
+/// headOf's offset: head b's first element's index in its tensor.
+TFC_HD long long headIndex(long long outerStride, long long innerStride, long long b,
+                           long long inner) {
+  return (b / inner) * outerStride + (b % inner) * innerStride;
 }
 
 //===----------------------------------------------------------------------===//

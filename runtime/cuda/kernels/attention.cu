@@ -390,7 +390,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads) tfc_cuda_attenti
     i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
     const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
     const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats) {
+    float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,
+    uint16_t *__restrict__ out16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
@@ -446,7 +447,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads) tfc_cuda_attenti
       __syncthreads();
       accumulateByRows<kTile>(acc, sB, sA, at); // the next scoreTile's barrier guards A and B
     }
-    float *O = headOf(out, outOuter, outInner, b, inner) + i0 * outRow;
+    const i64 o0 = headIndex(outOuter, outInner, b, inner) + i0 * outRow;
 #pragma unroll
     for (int r = 0; r < kOwn; ++r) {
       const i64 i = kOwn * at.ty + r;
@@ -463,9 +464,20 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads) tfc_cuda_attenti
       for (int j = 0; j < kOwn; ++j) {
         const i64 c = c0 + kOwn * at.tx + j;
         if (i < rows && c < dv)
-          O[i * outRow + c] = acc[r][j] * inv;
+          out[o0 + i * outRow + c] = acc[r][j] * inv;
       }
     }
+    // out's bits beside it, read back from what this thread stored: no
+    // register is held for them while the accumulators live.
+    if (out16)
+#pragma unroll
+      for (int r = 0; r < kOwn; ++r)
+#pragma unroll
+        for (int j = 0; j < kOwn; ++j) {
+          const i64 i = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
+          if (i < rows && c < dv)
+            out16[o0 + i * outRow + c] = bf16Bits(out[o0 + i * outRow + c]);
+        }
   }
 }
 
@@ -482,7 +494,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
         const float *__restrict__ stats, float *__restrict__ scratch, const float *__restrict__ dS,
-        i64 dsRow) {
+        i64 dsRow, i64 gradsBf16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
   const i64 heads = outer * inner;
@@ -551,15 +563,17 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
       __syncthreads();
       accumulateByRows<kTile>(acc, sB, sA, at); // the next scoreTile's barrier guards A and B
     }
-    float *dQ = headOf(dq, dqOuter, dqInner, b, inner) + i0 * dqRow;
+    const i64 q0 = headIndex(dqOuter, dqInner, b, inner) + i0 * dqRow;
+    asStored(dq, gradsBf16 & kAttentionDqBf16, [&](auto *dQ) {
 #pragma unroll
-    for (int r = 0; r < kOwn; ++r)
+      for (int r = 0; r < kOwn; ++r)
 #pragma unroll
-      for (int j = 0; j < kOwn; ++j) {
-        const i64 i = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
-        if (i < rows && c < d)
-          dQ[i * dqRow + c] = acc[r][j];
-      }
+        for (int j = 0; j < kOwn; ++j) {
+          const i64 i = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
+          if (i < rows && c < d)
+            storeAs(dQ, q0 + i * dqRow + c, acc[r][j]);
+        }
+    });
   }
 }
 
@@ -577,7 +591,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
         const float *__restrict__ stats, const float *__restrict__ scratch, float *__restrict__ dS,
-        i64 dsRow) {
+        i64 dsRow, i64 gradsBf16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionDkvThreads);
   const i64 heads = outer * inner;
@@ -645,17 +659,22 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
       __syncthreads();
       accumulate<kTile>(accK, sB, sA, at); // the next tile's first barrier guards A and B
     }
-    float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j0 * dkRow;
-    float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j0 * dvRow;
+    const i64 k0 = headIndex(dkOuter, dkInner, b, inner) + j0 * dkRow,
+              v0 = headIndex(dvOuter, dvInner, b, inner) + j0 * dvRow;
+    // dV, then dK: rows of `width` from element `first` of `base`, row pitch `row`.
+    auto keyRows = [&](const float(&acc)[kOwn][kOwn], i64 first, i64 row, i64 width) {
+      return [&, first, row, width](auto *base) {
 #pragma unroll
-    for (int r = 0; r < kOwn; ++r)
+        for (int r = 0; r < kOwn; ++r)
 #pragma unroll
-      for (int j = 0; j < kOwn; ++j) {
-        const i64 key = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
-        if (key < keys && c < dv)
-          dV[key * dvRow + c] = accV[r][j];
-        if (key < keys && c < d)
-          dK[key * dkRow + c] = accK[r][j];
-      }
+          for (int j = 0; j < kOwn; ++j) {
+            const i64 key = kOwn * at.ty + r, c = c0 + kOwn * at.tx + j;
+            if (key < keys && c < width)
+              storeAs(base, first + key * row + c, acc[r][j]);
+          }
+      };
+    };
+    asStored(dvOut, gradsBf16 & kAttentionDvBf16, keyRows(accV, v0, dvRow, dv));
+    asStored(dk, gradsBf16 & kAttentionDkBf16, keyRows(accK, k0, dkRow, d));
   }
 }

@@ -809,14 +809,16 @@ __device__ __forceinline__ void softmaxTile(float (&s)[kTiles][4], float (&o)[kM
   rescaleRows<W>(o, alpha);
 }
 
-/// The forward's end for the warp's 16 rows from r0 of head b: O = o / l
-/// (its first dv columns, rows below tq) and, with stats, each row's
+/// The forward's end for the warp's 16 rows from r0 of head b (from
+/// element o0 of out): O = o / l (its first dv columns, rows below tq; with
+/// out16 its bits too) and, with stats, each row's
 /// {m in base 2, 1/l, 0, scale or 0}.
 template <int W>
 __device__ __forceinline__ void
-storeForwardRows(float *O, i64 outRow, float *__restrict__ stats, const float (&o)[kMaxTiles][4],
-                 const float (&m)[2], const float (&l)[2], const bool (&live)[2], float scale,
-                 i64 b, i64 r0, i64 tq, i64 dv, int g, int t) {
+storeForwardRows(float *out, i64 o0, i64 outRow, float *__restrict__ stats,
+                 const float (&o)[kMaxTiles][4], const float (&m)[2], const float (&l)[2],
+                 const bool (&live)[2], float scale, i64 b, i64 r0, i64 tq, i64 dv, int g, int t,
+                 uint16_t *__restrict__ out16) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const i64 i = r0 + g + h * 8;
@@ -834,9 +836,23 @@ storeForwardRows(float *O, i64 outRow, float *__restrict__ stats, const float (&
       for (int e = 2 * h; e < 2 * h + 2; ++e) {
         const int c = n * 8 + 2 * t + (e & 1);
         if (c < dv)
-          O[i * outRow + c] = o[n][e] * inv;
+          out[o0 + i * outRow + c] = o[n][e] * inv;
       }
   }
+  // out's bits beside it, read back from what this thread stored: no
+  // register is held for them while the accumulators live.
+  if (out16)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int n = 0; n < 2 * W; ++n)
+#pragma unroll
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const i64 i = r0 + g + h * 8;
+          const int c = n * 8 + 2 * t + (e & 1);
+          if (i < tq && c < dv)
+            out16[o0 + i * outRow + c] = bf16Bits(out[o0 + i * outRow + c]);
+        }
 }
 
 /// The forward kernel's loop (its arguments, and its shared tiles).
@@ -850,7 +866,7 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
         i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
         i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,
-        Tile (&sK)[2], Tile (&sVt)[2]) {
+        uint16_t *__restrict__ out16, Tile (&sK)[2], Tile (&sVt)[2]) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
@@ -859,7 +875,6 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *O = headOf(out, outOuter, outInner, b, inner);
     // Q goes through sK[1] once: the warp's A operands stay in registers.
     // Key tile n is staged in sK[n % 2], sVt[n % 2]: one barrier a tile.
     RowsLoad kx;
@@ -899,36 +914,40 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
       }
       __syncthreads(); // the next tile staged, this one read
     }
-    storeForwardRows<W>(O, outRow, stats, o, m, l, live, scale, b, i0 + warp * 16, tq, dv, g, t);
+    storeForwardRows<W>(out, headIndex(outOuter, outInner, b, inner), outRow, stats, o, m, l, live,
+                        scale, b, i0 + warp * 16, tq, dv, g, t, out16);
   }
 }
 
 /// A warp's accumulators (its 16 rows from r0, fragment layout) into rows
-/// r0 .. of out (row pitch outRow): the rows below `rows`, the first
-/// `width` columns.
-__device__ __forceinline__ void storeWarpRows(float *out, i64 outRow,
+/// r0 .. of a head of out (from element head, row pitch outRow): the rows
+/// below `rows`, the first `width` columns; with `bits`, as bf16 bits
+/// alone (asStored).
+__device__ __forceinline__ void storeWarpRows(float *out, i64 head, i64 outRow,
                                               const float (&acc)[kMaxTiles][4], i64 r0, i64 rows,
-                                              i64 width, int g, int t) {
+                                              i64 width, int g, int t, bool bits) {
+  asStored(out, bits, [&](auto *base) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const i64 i = r0 + g + h * 8;
-    if (i >= rows)
-      continue;
+    for (int h = 0; h < 2; ++h) {
+      const i64 i = r0 + g + h * 8;
+      if (i >= rows)
+        continue;
 #pragma unroll
-    for (int n = 0; n < kMaxTiles; ++n)
+      for (int n = 0; n < kMaxTiles; ++n)
 #pragma unroll
-      for (int e = 2 * h; e < 2 * h + 2; ++e) {
-        const int c = n * 8 + 2 * t + (e & 1);
-        if (c < width)
-          out[i * outRow + c] = acc[n][e];
-      }
-  }
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const int c = n * 8 + 2 * t + (e & 1);
+          if (c < width)
+            storeAs(base, head + i * outRow + c, acc[n][e]);
+        }
+    }
+  });
 }
 
 /// The dq kernel's loop.
 /// Lean: pass 1 without the prefetch, and pass 2 stages K then V through
 /// one tile of registers (the lean kernel's 168 registers hold no more).
-template <bool Vec, int W, bool Lean>
+template <bool Vec, int W, bool Lean, typename Grads>
 __device__ __forceinline__ void backwardDq(
     i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
     i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -939,7 +958,7 @@ __device__ __forceinline__ void backwardDq(
     i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
     i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
     const float *__restrict__ stats, float *__restrict__ scratch, const uint16_t *__restrict__ dS,
-    i64 dsRow, Tile &sQ, Tile &sdO, Tile &sK, Tile &sKt, Tile &sV) {
+    i64 dsRow, Grads gradsBf16, Tile &sQ, Tile &sdO, Tile &sK, Tile &sKt, Tile &sV) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
@@ -948,7 +967,6 @@ __device__ __forceinline__ void backwardDq(
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
     if (dS) { // dQ = dS K from the dS dkv stored: no scores, no statistics
       const uint16_t *D = dS + b * tq * dsRow;
       float acc[kMaxTiles][4] = {};
@@ -974,7 +992,8 @@ __device__ __forceinline__ void backwardDq(
           accumulatePacked<W, K2>(acc, a, sKt, half * 32, g, t);
         }
       }
-      storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, d, g, t);
+      storeWarpRows(dq, headIndex(dqOuter, dqInner, b, inner), dqRow, acc, i0 + warp * 16, tq, d, g,
+                    t, gradsBf16 & kAttentionDqBf16);
       continue;
     }
     // Q and dO, staged once for both passes; their operands are read at
@@ -1049,23 +1068,26 @@ __device__ __forceinline__ void backwardDq(
         accumulate<W>(acc, s, sKt, half * 32, g, t);
       }
     }
-    storeWarpRows(dQ, dqRow, acc, i0 + warp * 16, tq, d, g, t);
+    storeWarpRows(dq, headIndex(dqOuter, dqInner, b, inner), dqRow, acc, i0 + warp * 16, tq, d, g,
+                  t, gradsBf16 & kAttentionDqBf16);
   }
 }
 
 /// The dkv kernel's loop.
-template <bool Vec, int W>
-__device__ __forceinline__ void backwardDkv(
-    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
-    i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-    const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-    const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-    const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-    float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-    i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-    i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-    const float *__restrict__ stats, const float *__restrict__ scratch, uint16_t *__restrict__ dS,
-    i64 dsRow, Tile &sQ, Tile &sQt, Tile &sdO, Tile &sdOt, float4 (&sStats)[kRows]) {
+template <bool Vec, int W, typename Grads>
+__device__ __forceinline__ void
+backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+            const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
+            const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+            const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+            const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+            const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+            float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+            i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
+            i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner,
+            i64 outRow, const float *__restrict__ stats, const float *__restrict__ scratch,
+            uint16_t *__restrict__ dS, i64 dsRow, Grads gradsBf16, Tile &sQ, Tile &sQt, Tile &sdO,
+            Tile &sdOt, float4 (&sStats)[kRows]) {
   const i64 heads = outer * inner;
   const i64 keyBlocks = (tk + kRows - 1) / kRows;
   const float scale2 = attentionTcScale(scale);
@@ -1182,24 +1204,10 @@ __device__ __forceinline__ void backwardDkv(
       }
     }
     const int lane = thread() % kWarp, warp = thread() / kWarp, g = lane / 4, t = lane % 4;
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const i64 j = j0 + warp * 16 + g + h * 8;
-      if (j >= tk)
-        continue;
-      float *dK = headOf(dk, dkOuter, dkInner, b, inner) + j * dkRow;
-      float *dV = headOf(dvOut, dvOuter, dvInner, b, inner) + j * dvRow;
-#pragma unroll
-      for (int n = 0; n < 2 * W; ++n)
-#pragma unroll
-        for (int e = 2 * h; e < 2 * h + 2; ++e) {
-          const int c = n * 8 + 2 * t + (e & 1);
-          if (c < dv)
-            dV[c] = accV[n][e];
-          if (c < d)
-            dK[c] = accK[n][e];
-        }
-    }
+    storeWarpRows(dvOut, headIndex(dvOuter, dvInner, b, inner), dvRow, accV, j0 + warp * 16, tk, dv,
+                  g, t, gradsBf16 & kAttentionDvBf16);
+    storeWarpRows(dk, headIndex(dkOuter, dkInner, b, inner), dkRow, accK, j0 + warp * 16, tk, d, g,
+                  t, gradsBf16 & kAttentionDkBf16);
   }
 }
 
@@ -1230,10 +1238,12 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
       i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
       i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
       const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
-      float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats
+      float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,  \
+      uint16_t *__restrict__ out16
 #define TFC_TC_FORWARD_ARGS                                                                        \
   outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
-      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
+      out16
 #define TFC_TC_DQ_PARAMS                                                                           \
   i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
       i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
@@ -1244,7 +1254,7 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
       i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
       i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
       const float *__restrict__ stats, float *__restrict__ scratch,                                \
-      const uint16_t *__restrict__ dS, i64 dsRow
+      const uint16_t *__restrict__ dS, i64 dsRow, i64 gradsBf16
 /// dkv's: dq's but scratch read (dq stored it) and dS written.
 #define TFC_TC_DKV_PARAMS                                                                          \
   i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
@@ -1256,12 +1266,12 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
       i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
       i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
       const float *__restrict__ stats, const float *__restrict__ scratch,                          \
-      uint16_t *__restrict__ dS, i64 dsRow
+      uint16_t *__restrict__ dS, i64 dsRow, i64 gradsBf16
 #define TFC_TC_BACKWARD_ARGS                                                                       \
   outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
       dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out,   \
-      outOuter, outInner, outRow, stats, scratch, dS, dsRow
+      outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16
 
 /// The forward kernel: Lean takes no prefetch on any path.
 template <bool Lean> __device__ __forceinline__ void forwardKernel(TFC_TC_FORWARD_PARAMS) {
@@ -1277,7 +1287,7 @@ template <bool Lean> __device__ __forceinline__ void forwardKernel(TFC_TC_FORWAR
     forward<Vec, decltype(w)::value, Vec && !Lean>(
         outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
         vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow,
-        stats, sK, sVt);
+        stats, out16, sK, sVt);
   });
 }
 
@@ -1291,10 +1301,17 @@ template <bool Lean> __device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS) 
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
-  dispatch(aligned, d, dv, [&](auto vec, auto w) {
-    backwardDq<bool(decltype(vec)::value), decltype(w)::value, Lean>(TFC_TC_BACKWARD_ARGS, sQ, sdO,
-                                                                     sK, sKt, sV);
-  });
+  // The body storing dq as bf16 or as f32, neither testing gradsBf16.
+  auto body = [&](auto gradsBf16) {
+    dispatch(aligned, d, dv, [&](auto vec, auto w) {
+      backwardDq<bool(decltype(vec)::value), decltype(w)::value, Lean>(TFC_TC_BACKWARD_ARGS, sQ,
+                                                                       sdO, sK, sKt, sV);
+    });
+  };
+  if (gradsBf16 & kAttentionDqBf16)
+    body(AllBf16Grads());
+  else
+    body(NoBf16Grads());
 }
 
 } // namespace
@@ -1347,8 +1364,8 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
         outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
         vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
         doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
-        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, sQ, sQt, sdO, sdOt,
-        sStats);
+        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16, sQ, sQt, sdO,
+        sdOt, sStats);
   });
 }
 

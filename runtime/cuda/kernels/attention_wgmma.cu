@@ -85,6 +85,8 @@
 #include "runtime/cuda/kernels/Wgmma.cuh"
 #include "runtime/cuda/kernels/attention_tc.cu"
 
+#include <type_traits>
+
 namespace {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -151,8 +153,8 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
              i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
              const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
              float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-             float *__restrict__ stats, SwizzledTile (&sQ)[Groups], SwizzledTile (&sK)[2],
-             SwizzledTile (&sV)[2]) {
+             float *__restrict__ stats, uint16_t *__restrict__ out16, SwizzledTile (&sQ)[Groups],
+             SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
   constexpr i64 kDim = 64, kUnit = kRows * Groups;
   constexpr int kItems = 4 / Groups;
   const i64 heads = outer * inner;
@@ -166,7 +168,6 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *O = headOf(out, outOuter, outInner, b, inner);
     SwizzledItems<kItems> kx, vx;
     __syncthreads(); // the last unit's tiles are read
 #pragma unroll
@@ -298,7 +299,8 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
     issueValues(sV[int((keyTiles - 1) & 1)]);
     wgmmaWait<0>();
     }
-    storeForwardRows<4>(O, outRow, stats, o, m, l, live, scale, b, r0, tq, kDim, g, t);
+    storeForwardRows<4>(out, headIndex(outOuter, outInner, b, inner), outRow, stats, o, m, l, live,
+                        scale, b, r0, tq, kDim, g, t, out16);
   }
 }
 
@@ -320,8 +322,8 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
         const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, const float *__restrict__ out,
         i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
-        float *__restrict__ scratch, SwizzledTile *sQ, SwizzledTile *sdO, SwizzledTile (&sK)[2],
-        SwizzledTile (&sV)[2]) {
+        float *__restrict__ scratch, i64 gradsBf16, SwizzledTile *sQ, SwizzledTile *sdO,
+        SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
   constexpr i64 kDim = 64, kUnit = kRows * Groups;
   constexpr int kItems = 4 / Groups;
   const i64 heads = outer * inner;
@@ -335,7 +337,6 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     const float *K = headOf(k, kOuter, kInner, b, inner);
     const float *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    float *dQ = headOf(dq, dqOuter, dqInner, b, inner);
     SwizzledItems<kItems> kx, vx;
     __syncthreads(); // the last unit's tiles are read
 #pragma unroll
@@ -498,7 +499,8 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     issueDq(sK[int((keyTiles - 1) & 1)]);
     wgmmaWait<0>();
     }
-    storeWarpRows(dQ, dqRow, acc, r0, tq, kDim, g, t);
+    storeWarpRows(dq, headIndex(dqOuter, dqInner, b, inner), dqRow, acc, r0, tq, kDim, g, t,
+                  gradsBf16 & kAttentionDqBf16);
   }
 }
 
@@ -519,23 +521,34 @@ __device__ __forceinline__ void keyGradient(float &s, float &dp, const float4 &s
 }
 
 /// dkv's accumulators (the warp's 16 keys from r0, in the C fragment
-/// layout) into those keys' rows of dK and dV (64 columns), the keys below tk.
-__device__ __forceinline__ void storeKeyRows(float *dK, i64 dkRow, float *dV, i64 dvRow,
-                                             const float (&accK)[8][4], const float (&accV)[8][4],
-                                             i64 r0, i64 tk, int g, int t) {
+/// layout) into those keys' rows of dK and dV (64 columns), the keys below
+/// tk; dK from element k0 of dk, dV from v0 of dv, as bf16 bits alone
+/// where gradsBf16 says (storeWarpRows).
+template <typename Grads>
+__device__ __forceinline__ void
+storeKeyRows(float *dk, i64 k0, i64 dkRow, float *dv, i64 v0, i64 dvRow, const float (&accK)[8][4],
+             const float (&accV)[8][4], i64 r0, i64 tk, int g, int t, Grads gradsBf16) {
+  if constexpr (std::is_same_v<Grads, NoBf16Grads>) {
+    // f32 alone, each row's dV and dK together: the pipelined kernel's loop
+    // at 255 registers spilled with the stores of storeWarpRows.
+    float *dK = dk + k0, *dV = dv + v0;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const i64 j = r0 + g + h * 8;
-    if (j >= tk)
-      continue;
+    for (int h = 0; h < 2; ++h) {
+      const i64 j = r0 + g + h * 8;
+      if (j >= tk)
+        continue;
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-      for (int e = 2 * h; e < 2 * h + 2; ++e) {
-        const int c = n * 8 + 2 * t + (e & 1);
-        dV[j * dvRow + c] = accV[n][e];
-        dK[j * dkRow + c] = accK[n][e];
-      }
+        for (int e = 2 * h; e < 2 * h + 2; ++e) {
+          const int c = n * 8 + 2 * t + (e & 1);
+          dV[j * dvRow + c] = accV[n][e];
+          dK[j * dkRow + c] = accK[n][e];
+        }
+    }
+  } else {
+    storeWarpRows(dv, v0, dvRow, accV, r0, tk, 64, g, t, gradsBf16 & kAttentionDvBf16);
+    storeWarpRows(dk, k0, dkRow, accK, r0, tk, 64, g, t, gradsBf16 & kAttentionDkBf16);
   }
 }
 
@@ -550,7 +563,7 @@ __device__ __forceinline__ void storeKeyRows(float *dK, i64 dkRow, float *dV, i6
 /// Groups warpgroups a block (the wide dkv: 2), each 64 of the unit's
 /// 64 Groups keys with its own K and V, sharing the staged Q and dO tiles
 /// (each thread stages 1 / Groups of what a warpgroup's would).
-template <bool Vec, int Groups>
+template <bool Vec, int Groups, typename Grads>
 __device__ __forceinline__ void
 wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
                   i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter,
@@ -558,7 +571,7 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
                   i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
                   i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner,
                   i64 doutRow, float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow,
-                  float *__restrict__ dvOut, i64 dvOuter, i64 dvInner, i64 dvRow,
+                  float *__restrict__ dvOut, i64 dvOuter, i64 dvInner, i64 dvRow, Grads gradsBf16,
                   const float *__restrict__ scratch, SwizzledTile *sKs, SwizzledTile *sVs,
                   SwizzledTile (&sQ)[2], SwizzledTile (&sdO)[2], SwizzledTile *sPs) {
   constexpr i64 kDim = 64, kUnit = kRows * Groups;
@@ -698,9 +711,9 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
     wgmmaFence(); // the last tile's dV and dK
     issueGradients(int((queryTiles - 1) & 1));
     wgmmaWait<0>();
-    storeKeyRows(headOf(dk, dkOuter, dkInner, b, inner), dkRow,
-                 headOf(dvOut, dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk,
-                 g, t);
+    storeKeyRows(dk, headIndex(dkOuter, dkInner, b, inner), dkRow, dvOut,
+                 headIndex(dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk, g, t,
+                 gradsBf16);
   }
 }
 
@@ -710,7 +723,7 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
 /// per query tile, Q and dO: S^T = K Q^T and dP^T = V dO^T from shared
 /// memory, P^T and dS^T in registers, dV += P^T dO and dK += dS^T Q with
 /// dO and Q MN-major (the tiles S^T and dP^T read K-major).
-template <bool Vec>
+template <bool Vec, typename Grads>
 __device__ __forceinline__ void
 wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
          i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
@@ -718,8 +731,8 @@ wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restr
          const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
          const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
          float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut,
-         i64 dvOuter, i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter,
-         i64 outInner, i64 outRow, const float *__restrict__ stats,
+         i64 dvOuter, i64 dvInner, i64 dvRow, Grads gradsBf16, const float *__restrict__ out,
+         i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
          const float *__restrict__ scratch, SwizzledTile &sK, SwizzledTile &sV, SwizzledTile &sQ,
          SwizzledTile &sdO, float4 (&sStats)[kRows]) {
   constexpr i64 kDim = 64;
@@ -797,9 +810,9 @@ wgmmaDkv(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restr
         wgmmaRS<1>(reinterpret_cast<float(&)[32]>(accK), da[step], mnMajor(sQ, step), 1);
       wgmmaCommitAndWait();
     }
-    storeKeyRows(headOf(dk, dkOuter, dkInner, b, inner), dkRow,
-                 headOf(dvOut, dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk,
-                 g, t);
+    storeKeyRows(dk, headIndex(dkOuter, dkInner, b, inner), dkRow, dvOut,
+                 headIndex(dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk, g, t,
+                 gradsBf16);
   }
 }
 #endif
@@ -818,7 +831,8 @@ __device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTi
                        rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
 #define TFC_WGMMA_FORWARD_ARGS                                                                     \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
-      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
+      out16
   if (aligned)
     wgmmaForward<true, Groups, Pipelined>(TFC_WGMMA_FORWARD_ARGS, sQ, sK, sV);
   else
@@ -841,8 +855,8 @@ __device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile *tiles)
 #define TFC_WGMMA_DQ_ARGS                                                                          \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
-      dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, &tiles[0],         \
-      &tiles[Groups], sK, sV
+      dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, gradsBf16,         \
+      &tiles[0], &tiles[Groups], sK, sV
     if (aligned)
       wgmmaDq<true, Pipelined, Groups>(TFC_WGMMA_DQ_ARGS);
     else
@@ -952,27 +966,33 @@ namespace {
 /// The dkv kernels' body in their shared memory (six tiles): wgmma's loop
 /// pipelined on dq's statistics (scratch, Pipelined), or serial on
 /// statistics from the forward or dq, without dS; else attention_tc.cu's
-/// own loop. The latter two stage rows' statistics in the sixth tile.
-template <bool Pipelined, int Groups = 1>
-__device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile *tiles) {
+/// own loop. The latter two stage rows' statistics in the sixth tile. The
+/// gradients are stored as `grads` says (gradsBf16, or NoBf16Grads: no test
+/// of the flags); a function, not a lambda, so that it is inlined (a
+/// lambda's body was not: a stack frame of 1 KB).
+template <bool Pipelined, int Groups, typename Grads>
+__device__ __forceinline__ void dkvOnWgmmaStoring(Grads grads, TFC_TC_DKV_PARAMS,
+                                                  SwizzledTile *tiles) {
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
-  if (Pipelined && d == 64 && dv == 64 && scratch && !stats && !dS && tq > 0) {
-    // K and V a warpgroup, then Q and dO double-buffered.
-    SwizzledTile(&sQ)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups]);
-    SwizzledTile(&sdO)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups + 2]);
+  if constexpr (Pipelined) {
+    if (d == 64 && dv == 64 && scratch && !stats && !dS && tq > 0) {
+      // K and V a warpgroup, then Q and dO double-buffered.
+      SwizzledTile(&sQ)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups]);
+      SwizzledTile(&sdO)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups + 2]);
 #define TFC_WGMMA_DKV_ARGS                                                                         \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dk,  \
-      dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow
-    if (aligned)
-      wgmmaDkvPipelined<true, Groups>(TFC_WGMMA_DKV_ARGS, scratch, &tiles[0], &tiles[Groups], sQ,
-                                      sdO, Groups > 1 ? &tiles[2 * Groups + 4] : nullptr);
-    else
-      wgmmaDkvPipelined<false, Groups>(TFC_WGMMA_DKV_ARGS, scratch, &tiles[0], &tiles[Groups], sQ,
-                                       sdO, Groups > 1 ? &tiles[2 * Groups + 4] : nullptr);
-    return;
+      dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, grads
+      if (aligned)
+        wgmmaDkvPipelined<true, Groups>(TFC_WGMMA_DKV_ARGS, scratch, &tiles[0], &tiles[Groups], sQ,
+                                        sdO, Groups > 1 ? &tiles[2 * Groups + 4] : nullptr);
+      else
+        wgmmaDkvPipelined<false, Groups>(TFC_WGMMA_DKV_ARGS, scratch, &tiles[0], &tiles[Groups], sQ,
+                                         sdO, Groups > 1 ? &tiles[2 * Groups + 4] : nullptr);
+      return;
+    }
   }
   if constexpr (Groups > 1)
     return; // the wide kernel calls this only on dq's statistics
@@ -984,18 +1004,36 @@ __device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile *tile
     else
       wgmmaDkv<false>(TFC_WGMMA_DKV_ARGS, out, outOuter, outInner, outRow, stats, scratch, tiles[0],
                       tiles[1], tiles[2], tiles[3], sStats);
-#undef TFC_WGMMA_DKV_ARGS
     return;
   }
+#undef TFC_WGMMA_DKV_ARGS
   Tile *tc = reinterpret_cast<Tile *>(tiles);
   dispatch(aligned, d, dv, [&](auto vec, auto w) {
     backwardDkv<bool(decltype(vec)::value), decltype(w)::value>(
         outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
         vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
         doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
-        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, tc[0], tc[1], tc[2],
-        tc[3], sStats);
+        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, grads, tc[0], tc[1],
+        tc[2], tc[3], sStats);
   });
+}
+
+template <bool Pipelined, int Groups = 1>
+__device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile *tiles) {
+  const bool bf16 = gradsBf16 & (kAttentionDkBf16 | kAttentionDvBf16); // both or neither: Abi.h
+  if constexpr (Pipelined) {
+    // These kernels (one warpgroup, and wide) store f32 gradients alone:
+    // with bf16 ones beside their loops at 255 registers, ptxas spilled
+    // 8-64 bytes however they were stored. The runtime launches the
+    // tensor-core dkv for bf16 gradients.
+    if (bf16)
+      __trap();
+    dkvOnWgmmaStoring<Pipelined, Groups>(NoBf16Grads(), TFC_TC_BACKWARD_ARGS, tiles);
+  } else if (bf16) {
+    dkvOnWgmmaStoring<Pipelined, Groups>(AllBf16Grads(), TFC_TC_BACKWARD_ARGS, tiles);
+  } else {
+    dkvOnWgmmaStoring<Pipelined, Groups>(NoBf16Grads(), TFC_TC_BACKWARD_ARGS, tiles);
+  }
 }
 
 } // namespace

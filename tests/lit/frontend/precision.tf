@@ -32,6 +32,9 @@
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda --no-bf16-activations | FileCheck %s --check-prefix=ACTIVATIONS-NONE
 # ACTIVATIONS-NONE: tfc: error: --no-bf16-activations keeps fp32 activations beside the bf16 copies of --bf16-operands: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --no-bf16-activations --emit=buffers
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda --precision tf32 --no-bf16-attention-outputs | FileCheck %s --check-prefix=ATTENTION-NONE
+# ATTENTION-NONE: tfc: error: --no-bf16-attention-outputs leaves the attention outputs' bf16 copies of --bf16-operands to loop nests: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --no-bf16-attention-outputs --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --bf16-operands=none --emit=linalg
 model m {

@@ -600,7 +600,7 @@ func.func @fusion_softmax(%l: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8
 // CHECK-SAME: %[[K]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
 // CHECK-SAME: %[[V]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
 // CHECK-SAME: %[[M]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}},
-// CHECK-SAME: %[[O]], %c12{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %[[O]], %c12{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[R]]

@@ -21,13 +21,16 @@
 # again in the backward, where attention's backward reads it in fp32): 25
 # written by the generated loop nest that produced them (a dropout, a ReLU's
 # gradient, the one-hot tokens that only the input layer's weight gradient
-# reads, at the step's end), 13 by the layer norms' kernel (its y16), 48 by
-# copy nests of their own. Those 25 nests write the copy alone: the one-hot
+# reads, at the step's end), 13 by the layer norms' kernel (its y16), 12 by
+# the attention kernels (each forward its output's bits beside it, each
+# backward the QKV projection's gradient as bits alone), 36 by copy nests of
+# their own. Those 25 nests write the copy alone: the one-hot
 # tokens and 18 gradients of the backward, whose fp32 values nothing else
 # reads, and the FFN's 6 ReLU outputs, which the backward reads only as its
 # weight gradient's operand (no copy nest: 6 fewer) and its ReLU gradient's
 # sign test (6 loop nests reading bits, widened). --no-bf16-activations
-# keeps those 6 in fp32 too: 93 copies, 54 nests.
+# keeps those 6 in fp32 too: 93 copies, 42 nests; --no-bf16-attention-outputs
+# leaves attention's 12 to copy nests: 48.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
 # MEDIUM-LABEL: func.func @train_step(
@@ -36,10 +39,13 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 87 nests 48 norms 13 alone 25 widened 6
+# COPIES: copies 87 nests 36 norms 13 attention 12 alone 25 widened 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 93 nests 54 norms 13 alone 19 widened 0
+# FP32-ACTIVATIONS: copies 93 nests 42 norms 13 attention 12 alone 19 widened 0
+# RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-outputs --emit=buffers \
+# RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
+# ATTENTION-NESTS: copies 87 nests 48 norms 13 attention 0 alone 25 widened 6
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one
@@ -50,14 +56,28 @@
 # RUN:   | FileCheck %s --check-prefix=WIDE
 # WIDE-COUNT-3: PASS {{.*}} the same bits
 # WIDE-NOT: FAIL
+# The attention kernels' bf16 outputs (their CPU twins here) are the bits
+# the copy nests would make: set_anomaly and encoder_decoder (whose cross
+# attention's dq and dk, dv lie in buffers of their own) with every GEMM on
+# copies give the same bytes with and without them.
+# RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --no-bf16-attention-outputs -o %t/sa.nests
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.nests --cuda %t/sa.wide --work %t/sa-nests --exact \
+# RUN:   | FileCheck %s --check-prefix=ATTENTION
+# RUN: tfc compile %models/encoder_decoder.tf --target=cuda-emulated --bf16-operands=all -o %t/ed.kernels
+# RUN: tfc compile %models/encoder_decoder.tf --target=cuda-emulated --bf16-operands=all --no-bf16-attention-outputs -o %t/ed.nests
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/ed.nests --cuda %t/ed.kernels --work %t/ed-nests --exact \
+# RUN:   | FileCheck %s --check-prefix=ATTENTION
+# ATTENTION-COUNT-3: PASS {{.*}} the same bits
+# ATTENTION-NOT: FAIL
 # --bf16-keep-activation-copies: every forward activation's copy serves the
-# backward's weight gradients too (the medium encoder: 80 copies, 41 nests
-# of their own, 13 by the layer norms, against 87, 48 and 13); a copy made
+# backward's weight gradients too (the medium encoder: 80 copies, 29 nests
+# of their own, 13 by the layer norms and 12 by the attention kernels,
+# against 87, 36, 13 and 12); a copy made
 # earlier holds the same bits,
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 41 norms 13 alone 25 widened 6
+# KEEP-COPIES: copies 80 nests 29 norms 13 attention 12 alone 25 widened 6
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP

@@ -3,6 +3,7 @@
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 fuse-producers=false" --split-input-file | FileCheck %s --check-prefix=NOFUSE
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 keep-activation-copies=true" --split-input-file | FileCheck %s --check-prefix=KEEP
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 bf16-activations=false" --split-input-file | FileCheck %s --check-prefix=NOBITS
+// RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 attention-outputs=false" --split-input-file | FileCheck %s --check-prefix=NOATT
 // --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
 // bits as i16) made right before it, as the call reads them; the call's
 // transpose flags gain kBf16 (2), its leading dimensions become the
@@ -602,5 +603,172 @@ func.func @apart_last(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf
     linalg.yield %one : f32
   }
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The attention forward's out, which a product reads whole: the forward
+// writes its bits beside it (out16, its last argument), no copy nest.
+// out is [batch 2, tokens 4, heads 2 x dv 2] (strides 16, 2, 4), the
+// product reads it as 8 x 4.
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @attention_out
+// CHECK: %[[O16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x4xi16>
+// CHECK: %[[O16P:.*]] = memref.extract_aligned_pointer_as_index %[[O16]]
+// CHECK: call @tfc_cuda_attention_forward({{.*}}, %[[O16P]])
+// CHECK-NOT: memref<8x4xf32>) outs({{.*}}tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O16P]], %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2
+// NOATT-LABEL: func.func @attention_out
+// NOATT: call @tfc_cuda_attention_forward({{.*}}, %c0)
+// NOATT: tfc.bf16_cast
+// NOFUSE-LABEL: func.func @attention_out
+// NOFUSE: call @tfc_cuda_attention_forward({{.*}}, %c0)
+// NOFUSE: tfc.bf16_cast
+func.func @attention_out(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %scale = arith.constant 0.5 : f32
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x12xf32> -> index
+  %kp = arith.addi %qp, %c8 : index
+  %vp = arith.addi %qp, %c16 : index
+  %o = memref.alloc() : memref<2x4x4xf32>
+  %op = memref.extract_aligned_pointer_as_index %o : memref<2x4x4xf32> -> index
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %op, %c16, %c2, %c4, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %op, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// A product reading half of out (its first batch item): a copy nest.
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @attention_out_partial
+// CHECK: call @tfc_cuda_attention_forward({{.*}}, %c0{{(_[0-9]+)?}})
+// CHECK: tfc.bf16_cast
+func.func @attention_out_partial(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %scale = arith.constant 0.5 : f32
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x12xf32> -> index
+  %kp = arith.addi %qp, %c8 : index
+  %vp = arith.addi %qp, %c16 : index
+  %o = memref.alloc() : memref<2x4x4xf32>
+  %op = memref.extract_aligned_pointer_as_index %o : memref<2x4x4xf32> -> index
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %op, %c16, %c2, %c4, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<4x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c4, %c4, %c4, %op, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The attention backward's dq, dk and dv side by side in one buffer (the
+// QKV projection's gradient, [8 tokens, heads 2 x (dq, dk, dv) 2 each]:
+// offsets 0, 2 and 4 elements), which only the two products read: the
+// kernel stores them as bf16 bits alone (gradsBf16 = 7) at 0, 4 and 8
+// bytes of a 2-byte buffer; no copy nest, no f32 buffer.
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @attention_grads
+// CHECK-NOT: memref<8x12xf32>{{$}}
+// CHECK: %[[G16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x12xi16>
+// CHECK: %[[GP:.*]] = memref.extract_aligned_pointer_as_index %[[G16]]
+// CHECK-DAG: %[[DK:.*]] = arith.addi %[[GP]], %c4
+// CHECK-DAG: %[[DV:.*]] = arith.addi %[[GP]], %c8
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %[[GP]], %c48{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DK]], %c48{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DV]], {{.*}}, %c7)
+// CHECK-NOT: memref<8x12xf32>) outs({{.*}}tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[GP]],
+// CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[GP]],
+// NOATT-LABEL: func.func @attention_grads
+// NOATT: call @tfc_cuda_attention_backward({{.*}}, %c0)
+// NOATT: tfc.bf16_cast
+func.func @attention_grads(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w: memref<4x12xf32>, %x: memref<8x4xf32>, %dx: memref<8x4xf32>, %dw: memref<12x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %scale = arith.constant 0.5 : f32
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x12xf32> -> index
+  %kp = arith.addi %qp, %c8 : index
+  %vp = arith.addi %qp, %c16 : index
+  %dop = memref.extract_aligned_pointer_as_index %do : memref<8x4xf32> -> index
+  %g = memref.alloc() : memref<8x12xf32>
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<8x12xf32> -> index
+  %gk = arith.addi %gp, %c8 : index
+  %gv = arith.addi %gp, %c16 : index
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %dop, %c16, %c2, %c4, %gp, %c48, %c6, %c12, %gk, %c48, %c6, %c12, %gv, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x12xf32> -> index
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  %dwp = memref.extract_aligned_pointer_as_index %dw : memref<12x4xf32> -> index
+  // dX = dQKV W^T; dW = dQKV^T X
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c12, %gp, %c12, %c0, %c0, %wp, %c12, %c0, %c1, %dxp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_sgemm(%c1, %c12, %c4, %c8, %gp, %c12, %c0, %c1, %xp, %c4, %c0, %c0, %dwp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The same with the gradient read in f32 after the products too: stored
+// f32, copied (gradsBf16 stays 0).
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @attention_grads_read
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}})
+// CHECK: tfc.bf16_cast
+func.func @attention_grads_read(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w: memref<4x12xf32>, %dx: memref<8x4xf32>, %z: memref<8x12xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c48 = arith.constant 48 : index
+  %scale = arith.constant 0.5 : f32
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x12xf32> -> index
+  %kp = arith.addi %qp, %c8 : index
+  %vp = arith.addi %qp, %c16 : index
+  %dop = memref.extract_aligned_pointer_as_index %do : memref<8x4xf32> -> index
+  %g = memref.alloc() : memref<8x12xf32>
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<8x12xf32> -> index
+  %gk = arith.addi %gp, %c8 : index
+  %gv = arith.addi %gp, %c16 : index
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %dop, %c16, %c2, %c4, %gp, %c48, %c6, %c12, %gk, %c48, %c6, %c12, %gv, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x12xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c12, %gp, %c12, %c0, %c0, %wp, %c12, %c0, %c1, %dxp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%g : memref<8x12xf32>) outs(%z : memref<8x12xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    linalg.yield %i : f32
+  }
   return
 }
