@@ -270,6 +270,19 @@ linalg::GenericOp castToBf16(OpBuilder &b, Location loc, Value source, Value bit
   return generic;
 }
 
+/// Whether `copying` (a copy nest) copies a whole buffer of `elements`
+/// elements in order into a fresh buffer that only pointers are taken of:
+/// a copy that bits already written may replace.
+bool copiesWhole(linalg::GenericOp copying, int64_t elements) {
+  auto sourceType = cast<MemRefType>(copying.getDpsInputs()[0].getType());
+  Value copy = copying.getDpsInits()[0];
+  return sourceType.getLayout().isIdentity() && sourceType.getNumElements() == elements &&
+         copy.getDefiningOp<memref::AllocOp>() &&
+         llvm::all_of(copy.getUsers(), [&](Operation *use) {
+           return use == copying || isa<memref::ExtractAlignedPointerAsIndexOp>(use);
+         });
+}
+
 /// Whether `out`, a result of an all-parallel generic, is exactly
 /// `matrices`: a row-major buffer whose elements in order are theirs (the
 /// matrices contiguous, rows of `cols`, items back to back).
@@ -573,14 +586,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
         return;
       if (generic->hasAttr(kBf16CastAttr)) {
         // Contiguous from the start: the bits the producer wrote.
-        auto sourceType = cast<MemRefType>(generic.getDpsInputs()[0].getType());
-        Value copy = generic.getDpsInits()[0];
-        if (!sourceType.getLayout().isIdentity() ||
-            sourceType.getNumElements() != valueType.getNumElements() ||
-            !copy.getDefiningOp<memref::AllocOp>() ||
-            llvm::any_of(copy.getUsers(), [&](Operation *use) {
-              return use != generic && !isa<memref::ExtractAlignedPointerAsIndexOp>(use);
-            }))
+        if (!copiesWhole(generic, valueType.getNumElements()))
           return;
         copiesOfIt.push_back(generic);
         continue;
@@ -794,16 +800,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       SmallVector<linalg::GenericOp> casts;
       for (Operation *user : *users) {
         auto copying = dyn_cast<linalg::GenericOp>(user);
-        if (!copying || !copying->hasAttr(kBf16CastAttr))
-          break;
-        auto sourceType = cast<MemRefType>(copying.getDpsInputs()[0].getType());
-        Value copy = copying.getDpsInits()[0];
-        if (!sourceType.getLayout().isIdentity() ||
-            sourceType.getNumElements() != type.getNumElements() ||
-            !copy.getDefiningOp<memref::AllocOp>() ||
-            llvm::any_of(copy.getUsers(), [&](Operation *use) {
-              return use != copying && !isa<memref::ExtractAlignedPointerAsIndexOp>(use);
-            }))
+        if (!copying || !copying->hasAttr(kBf16CastAttr) ||
+            !copiesWhole(copying, type.getNumElements()))
           break;
         casts.push_back(copying);
       }
