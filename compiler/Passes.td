@@ -666,8 +666,12 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     made again (kept, it would add to the step's peak memory); nor is a
     copy made beside a producer that other work follows, unless only such
     products read the matrices after it (one-hot tokens made at the
-    step's start for a weight gradient at its end). Calls whose sizes or
-    pointers are not constants stay fp32.
+    step's start for a weight gradient at its end). A parameter's copy (an
+    entry argument `tfc.abi` names a `param`) is made at the entry block's
+    start, beside the other parameters' copies, when nothing before its
+    product may write the parameter: independent and side by side, they
+    become one launch (tf-group-loops, tf-merge-launches). Calls whose
+    sizes or pointers are not constants stay fp32.
 
     ```mlir
     call @tfc_cuda_sgemm(%c1, %c8192, %c512, %c512, %x, %c512, %c0, %c0,

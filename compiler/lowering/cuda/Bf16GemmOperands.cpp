@@ -13,6 +13,7 @@
 
 #include "compiler/Passes.h"
 #include "compiler/lowering/BufferEffects.h"
+#include "compiler/transforms/EntryAbi.h"
 #include "runtime/Abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -225,6 +226,18 @@ bool mayWrite(Operation *op, Value root) {
   return writes;
 }
 
+/// Whether `arg` is an entry's argument that its `tfc.abi` names a
+/// parameter (a weight: not an input, whose copy is as large as a batch).
+bool isParameter(BlockArgument arg) {
+  auto entry = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  auto abiAttr = entry ? entry->getAttrOfType<DictionaryAttr>(kAbiAttr) : DictionaryAttr();
+  auto args = abiAttr ? abiAttr.getAs<ArrayAttr>("args") : ArrayAttr();
+  if (!args || arg.getOwner() != &entry.getBody().front() || arg.getArgNumber() >= args.size())
+    return false;
+  auto info = dyn_cast<DictionaryAttr>(args[arg.getArgNumber()]);
+  return info && kindOf(info) == abi::ValueKind::Param;
+}
+
 /// The bits (i16) of `value` (f32) rounded to nearest even bf16, a NaN kept
 /// a quiet NaN: KernelMath.h's bf16Bits, on integers so that every target
 /// computes the same bits.
@@ -361,6 +374,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       Value copy = reusableCopy(call, matrices);
       if (!copy)
         copy = producedCopy(call, matrices);
+      if (!copy)
+        copy = parameterCopy(call, matrices);
       if (!copy)
         copy = makeCopy(b, loc, matrices);
       const OperandArgs &which = kOperands[i];
@@ -888,7 +903,41 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     }
   }
 
-  /// The bf16 copy of `matrices`, made right before `call`.
+  /// The bf16 copy of a parameter's `matrices` (an argument of the entry
+  /// block that calls), made at the block's start beside the other parameters'
+  /// copies when nothing before `call` may write the parameter: adjacent
+  /// and independent, tf-group-loops and tf-merge-launches make them one
+  /// launch where each made before its product was a launch of its own
+  /// (the medium encoder's 25 weights). They are small and every one is
+  /// read again by the backward, so they are held across the step anyway.
+  /// Null where the copy is made before `call`.
+  Value parameterCopy(func::CallOp call, const Matrices &matrices) {
+    auto parameter = dyn_cast<BlockArgument>(matrices.root);
+    Block *block = call->getBlock();
+    if (!parameter || parameter.getOwner() != block || !isParameter(parameter))
+      return {};
+    for (Operation &op : *block) {
+      if (&op == call.getOperation())
+        break;
+      if (mayWrite(&op, matrices.root))
+        return {};
+    }
+    OpBuilder b(call.getContext());
+    auto last = lastParameterCopy.find(block);
+    if (last == lastParameterCopy.end())
+      b.setInsertionPointToStart(block);
+    else
+      b.setInsertionPointAfter(last->second);
+    // The root, not the view the call's pointer is of (made later in the
+    // block): they share the aligned pointer `matrices.offset` counts from.
+    Matrices atStart = matrices;
+    atStart.source = matrices.root;
+    Value bits = makeCopy(b, call.getLoc(), atStart);
+    lastParameterCopy[block] = copies[matrices.key()].maker;
+    return bits;
+  }
+
+  /// The bf16 copy of `matrices`, made at `b`'s insertion point.
   Value makeCopy(OpBuilder &b, Location loc, const Matrices &matrices) {
     SmallVector<int64_t> shape = {matrices.rows, matrices.cols}, strides = {matrices.ld, 1};
     if (matrices.items > 1) {
@@ -914,6 +963,9 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   }
 
   std::map<decltype(std::declval<Matrices>().key()), Copy> copies;
+
+  /// The last copy parameterCopy made at each block's start.
+  llvm::DenseMap<Block *, Operation *> lastParameterCopy;
 
   SmallVector<Produced> produced;
 };

@@ -772,3 +772,64 @@ func.func @attention_grads_read(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w
   }
   return
 }
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// Parameters' copies (the arguments tfc.abi names params) are made at the
+// start, side by side, however late their products come (tf-merge-launches
+// then runs them as one launch); an activation's and an input's (%arg3)
+// right before their product. A parameter written before its product
+// (%arg2, by the fill) is copied after the write. W1's copy serves its
+// second product too.
+// CHECK-LABEL: func.func @parameters_first(
+// CHECK-NEXT: memref.reinterpret_cast %arg0 to offset: [0], sizes: [4, 4]
+// CHECK-NOT: linalg.fill
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: linalg.fill
+// CHECK: memref.reinterpret_cast %arg1 to offset: [16], sizes: [4, 4], strides: [4, 1]
+// CHECK-NOT: linalg.fill
+// CHECK: tfc.bf16_cast
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[H:.*]] : memref<8x4xf32>)
+// CHECK: memref.reinterpret_cast %[[H]]
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg2 : memref<4x4xf32>)
+// CHECK: memref.reinterpret_cast %arg2
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: memref.reinterpret_cast %arg3
+// CHECK: tfc.bf16_cast
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+func.func @parameters_first(%w1: memref<4x4xf32>, %w2: memref<8x4xf32>, %w3: memref<4x4xf32>, %x: memref<8x4xf32>, %y1: memref<8x4xf32>, %y2: memref<8x4xf32>, %y3: memref<8x4xf32>, %y4: memref<8x4xf32>) attributes {tfc.abi = {args = [{kind = "param", name = "w1"}, {kind = "param", name = "w2"}, {kind = "param", name = "w3"}, {kind = "input", name = "x"}], results = []}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  %h = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%one : f32) outs(%h : memref<8x4xf32>)
+  %hp = memref.extract_aligned_pointer_as_index %h : memref<8x4xf32> -> index
+  %w1p = memref.extract_aligned_pointer_as_index %w1 : memref<4x4xf32> -> index
+  %y1p = memref.extract_aligned_pointer_as_index %y1 : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %hp, %c4, %c0, %c0, %w1p, %c4, %c0, %c0, %y1p, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  // Rows 4..8 of %w2 (64 bytes on), through a view made after the start.
+  %low = memref.subview %w2[4, 0] [4, 4] [1, 1] : memref<8x4xf32> to memref<4x4xf32, strided<[4, 1], offset: 16>>
+  %w2b = memref.extract_aligned_pointer_as_index %low : memref<4x4xf32, strided<[4, 1], offset: 16>> -> index
+  %w2p = arith.addi %w2b, %c64 : index
+  %y2p = memref.extract_aligned_pointer_as_index %y2 : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %hp, %c4, %c0, %c0, %w2p, %c4, %c0, %c0, %y2p, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.fill ins(%one : f32) outs(%w3 : memref<4x4xf32>)
+  %w3p = memref.extract_aligned_pointer_as_index %w3 : memref<4x4xf32> -> index
+  %y3p = memref.extract_aligned_pointer_as_index %y3 : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %hp, %c4, %c0, %c0, %w3p, %c4, %c0, %c0, %y3p, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %y4p = memref.extract_aligned_pointer_as_index %y4 : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %w1p, %c4, %c0, %c0, %y4p, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
