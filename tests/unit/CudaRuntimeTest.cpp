@@ -633,6 +633,79 @@ TEST_F(CudaRuntimeTest, CrossEntropyIsOneLaunch) {
     device->release(buffer);
 }
 
+namespace {
+intptr_t gGradsBf16 = 0;
+/// One head's attention backward (64 queries and keys, d = dv = 64, rows
+/// of 64 floats), with the forward's out and statistics, no room for dS,
+/// and gGradsBf16: buffers q, k, v, dO, dq, dk, dv, out, stats.
+void attentionBackward(void **b) {
+  auto p = [&](int i) { return intptr_t(b[i]); };
+  tfc_cuda_attention_backward(1, 1, 64, 64, 64, 64, 0.125f, p(0), 0, 0, 64, p(1), 0, 0, 64, p(2), 0,
+                              0, 64, 0, 0, 0, 0, p(3), 0, 0, 64, p(4), 0, 0, 64, p(5), 0, 0, 64,
+                              p(6), 0, 0, 64, p(7), 0, 0, 64, p(8), 0, gGradsBf16);
+}
+} // namespace
+
+// The wgmma dkvs store fp32 gradients alone: an attention backward whose
+// dk and dv go out as bf16 (gradsBf16, --precision bf16's QKV gradients)
+// takes the tensor-core dkv beside wgmma's dq, also with the wide kernels;
+// one of dk and dv as bf16 is refused, naming the call.
+TEST_F(CudaRuntimeTest, AttentionBf16GradientsTakeTheTensorCoreDkv) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  device->setGemmPrecision(GemmPrecision::Bf16);
+  device->setWgmmaAttention(true);
+  std::vector<void *> buffers(9);
+  for (void *&buffer : buffers)
+    buffer = device->allocate(64 * 64 * sizeof(float));
+  const std::string dq = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_kernel, grid 1x1x1",
+                    wideDq = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_wide_kernel,",
+                    wgmmaDkv = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_kernel,",
+                    wideDkv = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_wide_kernel,",
+                    tcDkv = "cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel, grid 1x1x1";
+  std::string error;
+  gGradsBf16 = 0;
+  ASSERT_TRUE(device->run(attentionBackward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(dq), 1u) << log();
+  EXPECT_EQ(count(wgmmaDkv), 1u) << log();
+  EXPECT_EQ(count(tcDkv), 0u) << log();
+  namespace at = tfc::abi::attention;
+  gGradsBf16 = at::kDqBf16 | at::kDkBf16 | at::kDvBf16;
+  ASSERT_TRUE(device->run(attentionBackward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(dq), 2u) << log();
+  EXPECT_EQ(count(wgmmaDkv), 1u) << log();
+  EXPECT_EQ(count(tcDkv), 1u) << log();
+  // dq before dkv, which reads the statistics dq stored.
+  const std::string all = log();
+  EXPECT_LT(all.rfind(dq), all.find(tcDkv)) << all;
+  // The wide kernels: the wide dq, and still the tensor-core dkv.
+  device->setWideAttention(true);
+  gGradsBf16 = at::kDkBf16 | at::kDvBf16;
+  ASSERT_TRUE(device->run(attentionBackward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(wideDq), 1u) << log();
+  EXPECT_EQ(count(wideDkv), 0u) << log();
+  EXPECT_EQ(count(tcDkv), 2u) << log();
+  gGradsBf16 = 0;
+  ASSERT_TRUE(device->run(attentionBackward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count(wideDkv), 1u) << log();
+  EXPECT_EQ(count(tcDkv), 2u) << log();
+  device->setWideAttention(false);
+  // dk as bf16 without dv: refused before any launch.
+  const size_t launches = count("cuLaunchKernel(");
+  gGradsBf16 = at::kDkBf16;
+  EXPECT_FALSE(device->run(attentionBackward, buffers.data(), buffers.size(), error));
+  EXPECT_EQ(error, "tfc_cuda_attention_backward: gradsBf16 2 stores one of dk and dv as bf16: "
+                   "the kernels store both or neither");
+  EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
+  gGradsBf16 = 0;
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *buffer : buffers)
+    device->release(buffer);
+}
+
 // TFC_DEPENDENT_LAUNCH=1's setting: the hand-written kernels go out as
 // programmatic dependent launches (cuLaunchKernelEx with
 // PROGRAMMATIC_STREAM_SERIALIZATION), on sm_90 and later only; off, and by
