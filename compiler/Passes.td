@@ -670,8 +670,11 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     entry argument `tfc.abi` names a `param`) is made at the entry block's
     start, beside the other parameters' copies, when nothing before its
     product may write the parameter: independent and side by side, they
-    become one launch (tf-group-loops, tf-merge-launches). Calls whose
-    sizes or pointers are not constants stay fp32.
+    become one launch (tf-group-loops, tf-merge-launches). Any other copy
+    nest goes right after the loop nest nearest before its call when only
+    products that leave its matrices alone lie between: side by side, the
+    two are one launch. Calls whose sizes or pointers are not constants
+    stay fp32.
 
     ```mlir
     call @tfc_cuda_sgemm(%c1, %c8192, %c512, %c512, %x, %c512, %c0, %c0,

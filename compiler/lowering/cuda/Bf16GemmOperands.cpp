@@ -377,6 +377,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       if (!copy)
         copy = parameterCopy(call, matrices);
       if (!copy)
+        copy = copyBesideNest(call, matrices);
+      if (!copy)
         copy = makeCopy(b, loc, matrices);
       const OperandArgs &which = kOperands[i];
       Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, copy);
@@ -935,6 +937,40 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     Value bits = makeCopy(b, call.getLoc(), atStart);
     lastParameterCopy[block] = copies[matrices.key()].maker;
     return bits;
+  }
+
+  /// The bf16 copy of an activation's `matrices` made right after the loop
+  /// nest nearest before `call`, where products (and copies) that do not
+  /// write the matrices lie between: two nests side by side, which
+  /// tf-group-loops and tf-merge-launches run as one launch where
+  /// independent (attention's output copied again in the backward, beside
+  /// the dropout's gradient before the output projection's products). The
+  /// copy is held across those products. Null where there is no such nest.
+  Value copyBesideNest(func::CallOp call, const Matrices &matrices) {
+    Operation *nest = call->getPrevNode();
+    bool products = false; // else the nest and the copy are side by side already
+    for (; nest && !isa<linalg::LinalgOp>(nest); nest = nest->getPrevNode()) {
+      if (mayWrite(nest, matrices.root) || !betweenAdjacent(nest))
+        return {};
+      products = products || isa<func::CallOp>(nest);
+    }
+    if (!nest || !products)
+      return {};
+    // The matrices' view may be made after the nest: the copy then reads
+    // the buffer itself (the same aligned pointer), made before it.
+    Matrices beside = matrices;
+    auto before = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      return def ? def->getBlock() == nest->getBlock() && def->isBeforeInBlock(nest)
+                 : cast<BlockArgument>(v).getOwner() == nest->getBlock();
+    };
+    if (!before(beside.source))
+      beside.source = beside.root;
+    if (!before(beside.source))
+      return {};
+    OpBuilder b(call.getContext());
+    b.setInsertionPointAfter(nest);
+    return makeCopy(b, call.getLoc(), beside);
   }
 
   /// The bf16 copy of `matrices`, made at `b`'s insertion point.

@@ -47,12 +47,14 @@
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
 # ATTENTION-NESTS: copies 87 nests 48 norms 13 attention 0 alone 25 widened 6
 # The weights' copies are made at the step's start, side by side (each
-# before its first product, they were a launch apiece): the medium
-# encoder's 26 copied weights take one launch, its step 50 launches (69
-# with a launch a weight).
+# before its first product, they were a launch apiece), and a copy of an
+# activation beside the loop nest before its products (attention's output
+# in the backward, beside the dropout's gradient): the medium encoder's 26
+# copied weights take one launch, its step 44 launches (69 with a launch a
+# weight and each attention output's copy a launch of its own).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda --precision bf16 --emit=gpu --cuda-path=%t.no-cuda \
 # RUN:   | %python %S/Inputs/weight_copies.py | FileCheck %s --check-prefix=WEIGHTS
-# WEIGHTS: launches 50 weights 26 in 1
+# WEIGHTS: launches 44 weights 26 in 1
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one

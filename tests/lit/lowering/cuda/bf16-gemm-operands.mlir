@@ -60,16 +60,17 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 func.func private @tfc_cuda_sgemm_bias_grad(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 
 // A linear layer's backward: dX = dY W and dW = dY^T X (with db): dY is
-// copied once; W and X once each.
+// copied once; W and X once each, X's beside W's (the nest nearest before
+// its product, past the first product).
 // CHECK-LABEL: func.func @shared
 // CHECK: memref.reinterpret_cast %arg0
 // CHECK: tfc.bf16_cast
 // CHECK: memref.reinterpret_cast %arg1
 // CHECK: tfc.bf16_cast
-// CHECK: call @tfc_cuda_sgemm(
 // CHECK-NOT: memref.reinterpret_cast %arg0
 // CHECK: memref.reinterpret_cast %arg2
 // CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
 // CHECK-NOT: tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm_bias_grad(
 func.func @shared(%dy: memref<8x3xf32>, %w: memref<3x4xf32>, %x: memref<8x4xf32>, %dx: memref<8x4xf32>, %dw: memref<3x4xf32>, %db: memref<3xf32>) {
@@ -779,10 +780,11 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 
 // Parameters' copies (the arguments tfc.abi names params) are made at the
 // start, side by side, however late their products come (tf-merge-launches
-// then runs them as one launch); an activation's and an input's (%arg3)
-// right before their product. A parameter written before its product
-// (%arg2, by the fill) is copied after the write. W1's copy serves its
-// second product too.
+// then runs them as one launch); an activation's right before its
+// product, an input's (%arg3) beside the nest nearest before its product
+// (W3's copy, past the third product). A parameter written before its
+// product (%arg2, by the fill) is copied after the write. W1's copy serves
+// its second product too.
 // CHECK-LABEL: func.func @parameters_first(
 // CHECK-NEXT: memref.reinterpret_cast %arg0 to offset: [0], sizes: [4, 4]
 // CHECK-NOT: linalg.fill
@@ -800,9 +802,9 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg2 : memref<4x4xf32>)
 // CHECK: memref.reinterpret_cast %arg2
 // CHECK: tfc.bf16_cast
-// CHECK: call @tfc_cuda_sgemm(
 // CHECK: memref.reinterpret_cast %arg3
 // CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
 // CHECK-NOT: tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm(
 func.func @parameters_first(%w1: memref<4x4xf32>, %w2: memref<8x4xf32>, %w3: memref<4x4xf32>, %x: memref<8x4xf32>, %y1: memref<8x4xf32>, %y2: memref<8x4xf32>, %y3: memref<8x4xf32>, %y4: memref<8x4xf32>) attributes {tfc.abi = {args = [{kind = "param", name = "w1"}, {kind = "param", name = "w2"}, {kind = "param", name = "w3"}, {kind = "input", name = "x"}], results = []}} {
@@ -831,5 +833,61 @@ func.func @parameters_first(%w1: memref<4x4xf32>, %w2: memref<8x4xf32>, %w3: mem
   %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
   %y4p = memref.extract_aligned_pointer_as_index %y4 : memref<8x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %w1p, %c4, %c0, %c0, %y4p, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_layer_norm_backward(index)
+
+// An activation's copy goes right after the loop nest nearest before its
+// product where only products that leave it alone lie between (attention's
+// output copied again in the backward, beside the dropout's gradient,
+// before the output projection's products): the two nests side by side are
+// one launch (here the nest writes its own result's copy alone). Not past
+// a product writing it (%a by the second call), nor past other work (the
+// layer norm call).
+// CHECK-LABEL: func.func @copy_beside_nest
+// CHECK: linalg.generic {{.*}} ins(%arg1 : memref<8x4xf32>)
+// CHECK-NOT: call
+// CHECK: memref.reinterpret_cast %arg0 to offset: [0], sizes: [8, 4]
+// CHECK-NEXT: memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK-NEXT: linalg.generic {{.*}} attrs = {tfc.bf16_cast}
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK-NOT: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: memref.reinterpret_cast %arg1
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+// CHECK: call @tfc_cuda_layer_norm_backward(
+// CHECK: memref.reinterpret_cast %arg2
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_sgemm(
+func.func @copy_beside_nest(%x: memref<8x4xf32>, %a: memref<8x4xf32>, %b: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) attributes {tfc.abi = {args = [{kind = "input", name = "x"}, {kind = "input", name = "a"}, {kind = "input", name = "b"}, {kind = "param", name = "w"}], results = []}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %g = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%a : memref<8x4xf32>) outs(%g : memref<8x4xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %twice = arith.addf %i, %i : f32
+    linalg.yield %twice : f32
+  }
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  %ap = memref.extract_aligned_pointer_as_index %a : memref<8x4xf32> -> index
+  // Writes %y (neither %x nor %a's copy's source): X's copy passes it.
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %gp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %zp = memref.extract_aligned_pointer_as_index %z : memref<8x4xf32> -> index
+  // X W into %a: %a's copy below may not pass it.
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %ap, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %ap, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_layer_norm_backward(%c0) : (index) -> ()
+  %bp = memref.extract_aligned_pointer_as_index %b : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %bp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }
