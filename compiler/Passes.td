@@ -183,6 +183,9 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     Option<"tensorCoreAttention", "tensor-core-attention", "bool", /*default=*/"false",
            "kernels=cuda: attention runs on the tensor-core kernels where they take the "
            "heads (--precision tf32, bf16): no room for dS there">,
+    Option<"layerNormDropout", "layer-norm-dropout", "bool", /*default=*/"false",
+           "kernels=cuda: a layer_norm_grad's call also stores the training dropout of "
+           "its dx (a post-norm layer's dropout gradient), no loop nest after it">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
@@ -672,9 +675,13 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     product may write the parameter: independent and side by side, they
     become one launch (tf-group-loops, tf-merge-launches). Any other copy
     nest goes right after the loop nest nearest before its call when only
-    products that leave its matrices alone lie between: side by side, the
-    two are one launch. Calls whose sizes or pointers are not constants
-    stay fp32.
+    runtime calls and copies that leave its matrices alone lie between
+    (failing that, after the nearest such copy past a call): side by side,
+    the two are one launch. A `tfc_cuda_layer_norm_backward` that stores
+    dx's dropout (runtime/Abi.h's layer_norm_backward) into a buffer only
+    copies of all of it read afterwards stores its bits alone
+    (`DropoutBits`), which the copies become (with `fuse-producers`).
+    Calls whose sizes or pointers are not constants stay fp32.
 
     ```mlir
     call @tfc_cuda_sgemm(%c1, %c8192, %c512, %c512, %x, %c512, %c0, %c0,

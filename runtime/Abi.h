@@ -276,6 +276,22 @@ namespace layer_norm {
 enum Arg : unsigned { Rows, D, Eps, X, Gamma, Beta, Y, Relu, Y16, Count };
 } // namespace layer_norm
 
+/// A layer norm backward's arguments (tfc_layer_norm_backward and its CUDA
+/// twin). Dx may be 0 (not stored). Dropout, when not 0, receives
+/// tf.dropout of dx (the dropout op `key` under the i32 at `Seed`, element
+/// i of dx being element SampleOffset[0] x SampleSize + i of the op, as
+/// DropoutInCode draws it; Threshold = dropoutThreshold(rate), Keep = the
+/// f32 1 - rate, kept elements divided by it): the dropout's gradient below
+/// a post-norm layer, written by the kernel that makes dx instead of a loop
+/// nest after it; as f32, or, with DropoutBits 1, as their bf16 bits alone
+/// (tf-bf16-gemm-operands). SampleOffset 0: no sample offset.
+namespace layer_norm_backward {
+enum Arg : unsigned {
+  Rows, D, BlockRows, Eps, X, Gamma, G, Gate, Dx, Dgamma, Dbeta, Scratch,
+  Dropout, DropoutBits, Seed, SampleOffset, SampleSize, Key, Threshold, Keep, Count
+};
+} // namespace layer_norm_backward
+
 // X(Enumerator, symbol, C function type)
 #define TFC_ABI_RUNTIME_FUNCTIONS(X)                                           \
   X(Sgemm, tfc_sgemm, void(TFC_ABI_GEMM_ARGS))                                 \
@@ -302,9 +318,10 @@ enum Arg : unsigned { Rows, D, Eps, X, Gamma, Beta, Y, Relu, Y16, Count };
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
   /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
-     dx, dgamma, dbeta, scratch */                                             \
+     dx, dgamma, dbeta, scratch, then dx's dropout (layer_norm_backward) */   \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
   /* rows, d, eps, x, gamma, beta, y, relu, y16 (0, or y's bf16 bits beside \
      it: tf-bf16-gemm-operands): tf.layer_norm over rows of d */              \
   X(LayerNormForward, tfc_layer_norm_forward,                                  \
@@ -387,7 +404,8 @@ inline constexpr int64_t kLanes = 2;
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))       \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
     void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))       \
   X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
@@ -493,6 +511,7 @@ static_assert(arity(RuntimeFunction::SgemmWindows) == gemm::Count + gemm::kWindo
 static_assert(arity(RuntimeFunction::CudaLaunch) == launch::Count);
 static_assert(arity(RuntimeFunction::CudaLaunchCooperative) == launch::Count);
 static_assert(arity(RuntimeFunction::CudaSgemm) == gemm::Count);
+static_assert(arity(RuntimeFunction::LayerNormBackward) == layer_norm_backward::Count);
 #define TFC_ABI_SAME_AS_TWIN(id)                                               \
   static_assert(std::is_same_v<FunctionType<RuntimeFunction::id>::type,         \
                                FunctionType<cpuTwin(RuntimeFunction::id)>::type>, \

@@ -492,12 +492,16 @@ struct RowKernelCall {
     if (result)
       outputs.push_back(buffer);
   }
-  /// Calls `kernel` and replaces `op`'s results by the result buffers.
-  void callInstead(Operation *op, StringRef kernel) {
+  /// Calls `kernel` and replaces `op`'s results by the result buffers;
+  /// `after`, if any, runs after the call, before `op` goes.
+  void callInstead(Operation *op, StringRef kernel, function_ref<void()> after = {}) {
     callRuntime(b, loc, op, kernel, args);
     for (auto [result, buffer] : llvm::zip(op->getResults(), outputs))
-      result.replaceAllUsesWith(b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true,
-                                                                    /*writable=*/true));
+      if (buffer) // (null: an unread result the kernel does not store)
+        result.replaceAllUsesWith(
+            b.create<bufferization::ToTensorOp>(loc, buffer, /*restrict=*/true, /*writable=*/true));
+    if (after)
+      after();
     op->erase();
   }
 };
@@ -582,7 +586,28 @@ Value takeReluGate(Value grad) {
 /// dx, dgamma and dbeta fresh buffers, and a scratch buffer for the sums of
 /// its blocks of rows (kLayerNormBackwardBlockRows on the GPU: more blocks
 /// than the CPU's threads need).
-void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda) {
+/// The training tf.dropout of a layer norm backward's dx (a post-norm
+/// layer's dropout gradient: the residual branch's gradient is dx's
+/// dropout) in its block, whose seed and sample offset the backward's call
+/// may read; null when there is none.
+tf::DropoutOp dropoutOfDx(tf::LayerNormGradOp op) {
+  Value dx = op->getResult(0);
+  auto before = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def ? def->getBlock() == op->getBlock() && def->isBeforeInBlock(op)
+               : cast<BlockArgument>(v).getOwner() == op->getBlock() ||
+                     cast<BlockArgument>(v).getOwner()->getParentOp()->isProperAncestor(op);
+  };
+  for (Operation *user : dx.getUsers())
+    if (auto drop = dyn_cast<tf::DropoutOp>(user);
+        drop && drop.getTraining() && drop->getBlock() == op->getBlock() &&
+        drop.getType() == dx.getType() && before(drop.getSeed()) &&
+        (!drop.getSampleOffset() || (before(drop.getSampleOffset()) && drop.getSampleSize())))
+      return drop;
+  return {};
+}
+
+void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda, bool dropoutOfDxToo) {
   OpBuilder b(op);
   auto xType = cast<RankedTensorType>(op.getX().getType());
   int64_t d = xType.getShape().back(), rows = xType.getNumElements() / std::max<int64_t>(d, 1);
@@ -601,10 +626,52 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda) {
     call.addInput(gate);
   else
     call.addIndex(0);
+  // On the GPU, dx's dropout is stored by the kernel as it writes dx (and
+  // dx not at all where only the dropout reads it): no loop nest after it.
+  tf::DropoutOp drop = cuda && dropoutOfDxToo ? dropoutOfDx(op) : tf::DropoutOp();
+  Value dx = op->getResult(0);
+  const bool dxRead = !drop || !llvm::all_of(dx.getUsers(), [&](Operation *user) {
+    return user == drop.getOperation();
+  });
   for (Value result : op->getResults())
-    call.addBuffer(cast<RankedTensorType>(result.getType()).getShape(), /*result=*/true);
+    if (result != dx || dxRead)
+      call.addBuffer(cast<RankedTensorType>(result.getType()).getShape(), /*result=*/true);
+    else
+      call.addIndex(0);                                                     // (not stored)
   call.addBuffer({std::max<int64_t>(1, 2 * blocks * d)}, /*result=*/false); // scratch
-  call.callInstead(op, kernel);
+  Value dropped;
+  if (drop) {
+    const double rate = drop.getRate().convertToDouble();
+    dropped =
+        b.create<memref::AllocOp>(op.getLoc(), MemRefType::get(xType.getShape(), b.getF32Type()));
+    call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op.getLoc(), dropped));
+    call.addIndex(0); // f32 (tf-bf16-gemm-operands may store bf16 bits alone)
+    call.addInput(drop.getSeed());
+    if (drop.getSampleOffset())
+      call.addInput(drop.getSampleOffset());
+    else
+      call.addIndex(0);
+    call.addIndex(drop.getSampleOffset() ? int64_t(*drop.getSampleSize()) : 0);
+    call.addIndex(drop.getKeyAttr().getInt());
+    call.addIndex(int64_t(dropoutThreshold(rate)));
+    call.addF32(float(1.0 - rate)); // applyDropout's divisor
+  } else {
+    for (int i = 0; i < 7; ++i) // no dropout
+      call.addIndex(0);
+    call.addF32(1.0f);
+  }
+  if (!dxRead) { // dx (read by its dropout alone) has no buffer
+    SmallVector<Value> outputs = {Value()};
+    outputs.append(call.outputs.begin(), call.outputs.end());
+    call.outputs = outputs;
+  }
+  call.callInstead(op, kernel, [&] {
+    if (!drop)
+      return;
+    drop.getResult().replaceAllUsesWith(b.create<bufferization::ToTensorOp>(
+        op.getLoc(), dropped, /*restrict=*/true, /*writable=*/true));
+    drop.erase();
+  });
 }
 
 /// tf.layer_norm as one call of tfc_cuda_layer_norm_forward: a warp a row
@@ -846,7 +913,7 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
 namespace tfc {
 
 void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy,
-                        bool attentionDs, bool tensorCoreAttention) {
+                        bool attentionDs, bool tensorCoreAttention, bool layerNormDropout) {
   const KernelSymbols symbols = symbolsOf(runtime);
   // A train step's loss and its gradient of the same logits: one call.
   SmallVector<std::pair<tf::CrossEntropyOp, tf::CrossEntropyGradOp>> lossesWithGradients;
@@ -908,7 +975,8 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
     lowerCrossEntropyFused(loss, grad, dominance, symbols.crossEntropyFused);
   for (Operation *op : fusedKernels) {
     if (auto grad = dyn_cast<tf::LayerNormGradOp>(op))
-      lowerLayerNormGrad(grad, symbols.layerNormBackward, runtime == KernelRuntime::Cuda);
+      lowerLayerNormGrad(grad, symbols.layerNormBackward, runtime == KernelRuntime::Cuda,
+                         layerNormDropout);
     else if (auto norm = dyn_cast<tf::LayerNormOp>(op))
       lowerLayerNorm(norm, symbols.layerNormForward);
     else if (auto loss = dyn_cast<tf::CrossEntropyOp>(op))

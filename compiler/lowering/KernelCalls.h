@@ -22,9 +22,13 @@ enum class KernelRuntime { Cpu, Cuda };
 /// relu's gradient of its adjoint (a select on the ReLU's output) along.
 /// On CUDA an attention backward reads what its forward saved, and with
 /// `attentionDs` gets room for dS: bf16 on the tensor-core kernels' heads
-/// when `tensorCoreAttention`, else f32.
+/// when `tensorCoreAttention`, else f32. With `layerNormDropout`, a CUDA
+/// layer norm backward also stores the training tf.dropout of its dx (a
+/// post-norm layer's dropout gradient), dx itself only where another op
+/// reads it.
 void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy = true,
-                        bool attentionDs = false, bool tensorCoreAttention = false);
+                        bool attentionDs = false, bool tensorCoreAttention = false,
+                        bool layerNormDropout = false);
 
 /// tf.dropout as the CPU runtime's mask kernel and an elementwise select.
 void populateCpuKernelCallPatterns(mlir::RewritePatternSet &patterns);

@@ -992,7 +992,7 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
     if (kernels == "cpu" || kernels == "cuda") {
       lowerToKernelCalls(getOperation(),
                          kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda,
-                         fusedCrossEntropy, attentionDs, tensorCoreAttention);
+                         fusedCrossEntropy, attentionDs, tensorCoreAttention, layerNormDropout);
     } else if (kernels != "none") {
       getOperation().emitError(
           "tf-lower-to-linalg: kernels must be \"cpu\", \"cuda\" or \"none\", got \"")

@@ -268,7 +268,10 @@ void blocksBackward(int64_t b0, int64_t b1, int64_t rows, int64_t d, int64_t blo
 extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
                                         intptr_t x, intptr_t gamma, intptr_t g, intptr_t gate,
                                         intptr_t dx, intptr_t dgamma, intptr_t dbeta,
-                                        intptr_t scratch) {
+                                        intptr_t scratch, intptr_t dropout, intptr_t dropoutBits,
+                                        intptr_t seed, intptr_t sampleOffset, intptr_t sampleSize,
+                                        intptr_t key, intptr_t threshold, float keep) {
+  namespace k = tfc::rt::cuda::kernels;
   if (d <= 0)
     return;
   const int64_t blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
@@ -287,9 +290,33 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
   }
   const auto *gammas = reinterpret_cast<const float *>(gamma);
   auto *dxs = reinterpret_cast<float *>(dx);
+  const int64_t elements = std::max<int64_t>(rows, 0) * d;
+  std::vector<float> dxOnly; // dx that only its dropout reads
+  if (!dxs) {
+    dxOnly.resize(size_t(elements));
+    dxs = dxOnly.data();
+  }
   tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
     blocksBackward(b0, b1, rows, d, blockRows, blocks, eps, xs, gammas, gs, dxs, partial);
   });
+  if (dropout) { // as the GPU's kernel and tf.dropout's generated loop
+    const auto word =
+        [&, s = uint32_t(*reinterpret_cast<const int32_t *>(seed)),
+         first = sampleOffset ? uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) *
+                                         sampleSize)
+                              : uint64_t(0)](int64_t i) {
+          return k::dropoutWord(s, uint64_t(key), first + uint64_t(i));
+        };
+    tfc::rt::parallelFor(elements, 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const float v = k::droppedOut(dxs[i], word(i), uint32_t(threshold), keep);
+        if (dropoutBits)
+          reinterpret_cast<uint16_t *>(dropout)[i] = k::bf16Bits(v);
+        else
+          reinterpret_cast<float *>(dropout)[i] = v;
+      }
+    });
+  }
   auto *dgammas = reinterpret_cast<float *>(dgamma), *dbetas = reinterpret_cast<float *>(dbeta);
   std::fill(dgammas, dgammas + d, 0.0f);
   std::fill(dbetas, dbetas + d, 0.0f);

@@ -94,7 +94,8 @@ static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 4);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 29);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 4);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::LayerNormBackward].params == 12 + 1);
+static_assert(kSpecs[LayerKernels::LayerNormBackward].params ==
+              tfc::abi::layer_norm_backward::Count + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
 static_assert(kSpecs[LayerKernels::LayerNormForward].params == tfc::abi::layer_norm::Count);
 static_assert(kSpecs[LayerKernels::CrossEntropyForward].params == 9);
@@ -403,7 +404,10 @@ extern "C" void tfc_cuda_attention_backward(
 extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,
                                              float eps, intptr_t x, intptr_t gamma, intptr_t g,
                                              intptr_t gate, intptr_t dx, intptr_t dgamma,
-                                             intptr_t dbeta, intptr_t scratch) {
+                                             intptr_t dbeta, intptr_t scratch, intptr_t dropout,
+                                             intptr_t dropoutBits, intptr_t seed,
+                                             intptr_t sampleOffset, intptr_t sampleSize,
+                                             intptr_t key, intptr_t threshold, float keep) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_backward");
   const int64_t blocks = rows > 0 && blockRows > 0 ? ceilDiv(rows, blockRows) : 0;
   // A block a row block writes its partial sums to scratch; the last block
@@ -415,8 +419,10 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
                                   : 0;
   std::vector<uint64_t> params = slots({rows, d, blockRows});
   params.push_back(f32Slot(eps));
-  for (intptr_t value : {x, gamma, g, gate, dx, dgamma, dbeta, scratch})
+  for (intptr_t value : {x, gamma, g, gate, dx, dgamma, dbeta, scratch, dropout, dropoutBits, seed,
+                         sampleOffset, sampleSize, key, threshold})
     params.push_back(uint64_t(value));
+  params.push_back(f32Slot(keep));
   params.push_back(uint64_t(counter));
   const LayerKernels &kernels = device.layerKernels();
   kernels.launch(device, LayerKernels::LayerNormBackward, blocks, params);

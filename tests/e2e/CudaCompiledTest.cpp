@@ -150,9 +150,11 @@ INSTANTIATE_TEST_SUITE_P(Models, SeedModelPtx,
                          // before), small launches run as the tail of the launch before
                          // them by its last block (tf-merge-launches; 23, 76, 155, 153,
                          // 106 before; set_anomaly's predict and evaluate have a ReLU
-                         // after a layer norm too).
+                         // after a layer norm too), the post-norm layers' dropout
+                         // gradients stored by the layer norm backward's kernel
+                         // (set_anomaly's 8 in train_step and grad_step: 65 before).
                          ::testing::Values(KernelCountCase{"reverse", 15},
-                                           KernelCountCase{"set_anomaly", 65},
+                                           KernelCountCase{"set_anomaly", 51},
                                            KernelCountCase{"fleuret_cnn", 124},
                                            KernelCountCase{"fleuret_attention", 130},
                                            KernelCountCase{"encoder_decoder", 90}),

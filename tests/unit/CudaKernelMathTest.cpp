@@ -213,7 +213,8 @@ TEST(CudaKernelMath, LayerNormBackwardIsTheCpuKernel) {
           scratch(static_cast<size_t>(2 * blocks * d));
       tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                               intptr_t(g.data()), 0, intptr_t(dx.data()), intptr_t(dgamma.data()),
-                              intptr_t(dbeta.data()), intptr_t(scratch.data()));
+                              intptr_t(dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0,
+                              1.0f);
       // tfc_cuda_layer_norm_backward_kernel: a warp a row for the statistics
       // and dx, a thread a column for the block's partials (rows in order),
       // then the reduce kernel (blocks in order).

@@ -52,10 +52,10 @@ Result run(const Case &c, const float *gate = nullptr) {
            std::vector<float>(c.d, nan)};
   int64_t blocks = (c.rows + kBlockRows - 1) / kBlockRows;
   std::vector<float> scratch(std::max<int64_t>(1, 2 * blocks * c.d), nan);
-  tfc_layer_norm_backward(c.rows, c.d, kBlockRows, kEps, intptr_t(c.x.data()),
-                          intptr_t(c.gamma.data()), intptr_t(c.g.data()), intptr_t(gate),
-                          intptr_t(r.dx.data()), intptr_t(r.dgamma.data()),
-                          intptr_t(r.dbeta.data()), intptr_t(scratch.data()));
+  tfc_layer_norm_backward(
+      c.rows, c.d, kBlockRows, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
+      intptr_t(c.g.data()), intptr_t(gate), intptr_t(r.dx.data()), intptr_t(r.dgamma.data()),
+      intptr_t(r.dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0, 1.0f);
   return r;
 }
 

@@ -45,9 +45,10 @@ for model in "${models[@]}"; do
     fi
     # The bf16 step without bf16 copies of the GEMMs' operands, with the
     # forward's activation copies kept for the backward, with fp32
-    # activations beside their copies, and with attention's outputs copied
-    # by loop nests, for tools/gpu/verify.sh's and quick.sh's A/Bs of
-    # --bf16-operands.
+    # activations beside their copies, with attention's outputs copied by
+    # loop nests, and with the dropout gradients drawn by loop nests after
+    # the layer norm backwards, for tools/gpu/verify.sh's and quick.sh's
+    # A/Bs of --bf16-operands.
     if [[ $model == medium_encoder ]]; then
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
         --precision bf16 --bf16-operands=none -o "$out/cuda/$model.bf16-fp32-operands"
@@ -57,6 +58,8 @@ for model in "${models[@]}"; do
         --precision bf16 --no-bf16-activations -o "$out/cuda/$model.bf16-fp32-activations"
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
         --precision bf16 --no-bf16-attention-outputs -o "$out/cuda/$model.bf16-attention-nests"
+      "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
+        --precision bf16 --no-layer-norm-dropout -o "$out/cuda/$model.bf16-dropout-nests"
     fi
     if [[ " ${persistent_models[*]} " == *" $model "* ]]; then
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \

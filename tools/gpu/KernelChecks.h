@@ -23,6 +23,7 @@
 #ifndef TFC_TOOLS_GPU_KERNELCHECKS_H
 #define TFC_TOOLS_GPU_KERNELCHECKS_H
 
+#include "runtime/Philox.h"
 #include "runtime/cpu/Attention.h"
 #include "runtime/cpu/Dropout.h"
 #include "runtime/cpu/LayerNorm.h"
@@ -480,13 +481,15 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
       scratch(static_cast<size_t>(2 * blocks * d));
   tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                           intptr_t(g.data()), 0, intptr_t(dx.data()), intptr_t(dgamma.data()),
-                          intptr_t(dbeta.data()), intptr_t(scratch.data()));
+                          intptr_t(dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0,
+                          1.0f);
   Ptr gx = gpu.upload(x), gg = gpu.upload(gamma), gb = gpu.upload(beta), gd = gpu.upload(g);
   Ptr gy = gpu.alloc(y.size() * 4), gdx = gpu.alloc(dx.size() * 4), gdg = gpu.alloc(size_t(d) * 4),
       gdb = gpu.alloc(size_t(d) * 4), gs = gpu.alloc(scratch.size() * 4), counter = gpu.alloc(4);
   gpu.fill(counter, 4, 0);
-  long long noRelu = 0;
-  Ptr noGate = 0, noBits = 0;
+  long long noRelu = 0, noDropoutBits = 0, noSampleSize = 0, noKey = 0, noThreshold = 0;
+  Ptr noGate = 0, noBits = 0, noDropout = 0, noSeed = 0, noOffset = 0;
+  float noKeep = 1.0f;
   // Runs 0 and 1 in one launch (the last block adds the partials; run 1
   // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
   // the reduce kernel. The outputs NaN first: one not written would show.
@@ -499,9 +502,10 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     gpu.fill(gdb, size_t(d) * 4, 0xff);
     gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
                {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu, &noBits});
-    gpu.launch(
-        "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-        {&rows, &d, &blockRows, &eps, &gx, &gg, &gd, &noGate, &gdx, &gdg, &gdb, &gs, &runCounter});
+    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+               {&rows,   &d,        &blockRows,    &eps,   &gx,          &gg,        &gd,
+                &noGate, &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
+                &noSeed, &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &runCounter});
     if (!oneLaunch)
       gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel",
                  unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns),
@@ -582,9 +586,11 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
   for (int run = 0; run < 2; ++run) {
     Ptr runCounter = counter, runGate = run == 0 ? gy : 0, runGrad = run == 0 ? gd : gGated;
     gpu.fill(gdx, dx.size() * 4, 0xff);
-    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-               {&rows, &d, &blockRows, &eps, &gx, &gg, &runGrad, &runGate, &gdx, &gdg, &gdb, &gs,
-                &runCounter});
+    gpu.launch(
+        "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+        {&rows,    &d,        &blockRows,    &eps,   &gx,          &gg,        &runGrad,
+         &runGate, &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
+         &noSeed,  &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &runCounter});
     gateRuns[run][0] = gpu.template download<float>(gdx, dx.size());
     gateRuns[run][1] = gpu.template download<float>(gdg, size_t(d));
     gateRuns[run][2] = gpu.template download<float>(gdb, size_t(d));
@@ -594,10 +600,78 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
              "as the adjoint gated first");
   tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                           intptr_t(g.data()), intptr_t(gate.data()), intptr_t(dx.data()),
-                          intptr_t(dgamma.data()), intptr_t(dbeta.data()),
-                          intptr_t(scratch.data()));
+                          intptr_t(dgamma.data()), intptr_t(dbeta.data()), intptr_t(scratch.data()),
+                          0, 0, 0, 0, 0, 0, 0, 1.0f);
   compare(n + " gated dx", gateRuns[0][0], dx, 1e-5);
   compare(n + " gated dgamma", gateRuns[0][1], dgamma, 1e-5);
+
+  // dx's dropout beside it (a post-norm layer's dropout gradient): f32 and
+  // bf16 bits, with dx and without (dx null), from element 0 and after a
+  // sample offset of 3 samples of 5 (element 15: a Philox call an element;
+  // from 0, where d is a multiple of 4, a lane's four share one). Each
+  // element is runtime/Philox.h's mask (not KernelMath.h's, which the
+  // kernel runs) applied to the plain run's dx: 0 where its word is below
+  // the threshold, else dx / (1 - rate), bit for bit; dx the plain run's.
+  {
+    long long key = (7LL << 32) | 11, sampleSize = 5,
+              threshold = (long long)tfc::dropoutThreshold(0.1);
+    float keep = float(1.0 - 0.1);
+    const int seedValue = 1234, offsetValue = 3;
+    Ptr gseed = gpu.upload(std::vector<int>{seedValue}),
+        goffset = gpu.upload(std::vector<int>{offsetValue}), gdrop = gpu.alloc(dx.size() * 4);
+    const std::vector<float> &plain = runs[0][1];
+    for (int variant = 0; variant < 8; ++variant) {
+      long long bits = variant & 1;
+      Ptr runOffset = variant & 2 ? goffset : 0, runDx = variant & 4 ? 0 : gdx,
+          runCounter = counter;
+      gpu.fill(gdx, dx.size() * 4, 0xff);
+      gpu.fill(gdrop, dx.size() * 4, 0xff);
+      gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+                 {&rows,   &d,         &blockRows,  &eps, &gx,        &gg,    &gd,
+                  &noGate, &runDx,     &gdg,        &gdb, &gs,        &gdrop, &bits,
+                  &gseed,  &runOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
+      const uint64_t first = variant & 2 ? uint64_t(offsetValue * sampleSize) : 0;
+      const std::vector<float> asF32 = gpu.template download<float>(gdrop, dx.size());
+      const std::vector<uint16_t> asBits = gpu.template download<uint16_t>(gdrop, dx.size());
+      size_t wrong = 0, zeros = 0;
+      for (size_t i = 0; i < plain.size(); ++i) {
+        const uint64_t index = first + i;
+        const uint32_t word =
+            tfc::dropoutWords(uint32_t(seedValue), uint64_t(key), index / 4)[index % 4];
+        const float want = word < uint32_t(threshold) ? 0.0f : plain[i] / keep;
+        zeros += word < uint32_t(threshold);
+        if (bits)
+          wrong += asBits[i] != k::bf16Bits(want);
+        else
+          wrong += std::memcmp(&asF32[i], &want, 4) != 0;
+      }
+      const std::string what = n + " dx's dropout" + (bits ? " as bf16 bits" : "") +
+                               (variant & 2 ? " after a sample offset" : "") +
+                               (variant & 4 ? " without dx" : "");
+      // (Some dropped and some kept, where there are enough to tell.)
+      const bool mixed = plain.size() < 100 || (zeros > 0 && zeros < plain.size());
+      report(wrong == 0 && mixed, what + " is Philox.h's mask of dx",
+             std::to_string(wrong) + " differ, " + std::to_string(zeros) + " dropped");
+      if (!(variant & 4))
+        sameBits(what + ": dx", gpu.template download<float>(gdx, dx.size()), plain,
+                 "as without the dropout");
+    }
+    // The CPU twin (--target=cuda-emulated's): the same bytes.
+    std::vector<float> twin(dx.size());
+    tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
+                            intptr_t(g.data()), 0, 0, intptr_t(dgamma.data()),
+                            intptr_t(dbeta.data()), intptr_t(scratch.data()), intptr_t(twin.data()),
+                            0, intptr_t(&seedValue), intptr_t(&offsetValue), sampleSize, key,
+                            threshold, keep);
+    Ptr noDx = 0, runCounter = counter, runOffset = goffset;
+    long long f32 = 0;
+    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+               {&rows,   &d,         &blockRows,  &eps, &gx,        &gg,    &gd,
+                &noGate, &noDx,      &gdg,        &gdb, &gs,        &gdrop, &f32,
+                &gseed,  &runOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
+    compare(n + " dx's dropout on the CPU twin", twin,
+            gpu.template download<float>(gdrop, dx.size()), 1e-5);
+  }
 }
 
 template <typename Device>

@@ -639,6 +639,8 @@ void benchLayerNorm(Gpu &gpu) {
                 dgamma = gpu.alloc(size_t(d) * 4), dbeta = gpu.alloc(size_t(d) * 4),
                 scratch = gpu.alloc(size_t(2 * (rows / 8 + 1) * d) * 4), counter = gpu.alloc(4),
                 noGate = 0, none = 0;
+    i64 zero = 0;
+    float keep = 1.0f;
     gpu.fill(counter, 4, 0);
     std::printf("bench layer_norm backward %lld x %lld:", rows, d);
     for (i64 blockRows : {8LL, 16LL, 32LL, 64LL}) {
@@ -646,19 +648,12 @@ void benchLayerNorm(Gpu &gpu) {
       const unsigned slices =
           unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns);
       for (bool oneLaunch : {true, false}) {
-        std::vector<void *> backward = {&rows,
-                                        &d,
-                                        &blockRows,
-                                        &eps,
-                                        &x,
-                                        &gamma,
-                                        &g,
-                                        &noGate,
-                                        &dx,
-                                        &dgamma,
-                                        &dbeta,
-                                        &scratch,
-                                        oneLaunch ? &counter : &none};
+        std::vector<void *> backward = {&rows, &d,      &blockRows, &eps,
+                                        &x,    &gamma,  &g,         &noGate,
+                                        &dx,   &dgamma, &dbeta,     &scratch,
+                                        &none, // no dropout (its 8 arguments)
+                                        &zero, &none,   &none,      &zero,
+                                        &zero, &zero,   &keep,      oneLaunch ? &counter : &none};
         std::vector<void *> reduce = {&rows, &d, &blockRows, &scratch, &dgamma, &dbeta};
         auto run = [&] {
           gpu.launch("tfc_cuda_layer_norm_backward_kernel", blocks, backward);

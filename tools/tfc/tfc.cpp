@@ -251,6 +251,12 @@ static cl::opt<bool> noAttentionDs(
              "memory; its dq then recomputes the scores)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noLayerNormDropout(
+    "no-layer-norm-dropout",
+    cl::desc("cuda: a post-norm layer's dropout gradient in a loop nest after the layer norm "
+             "backward's call instead of stored by its kernel (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noThreadCoarsening(
     "no-thread-coarsening",
     cl::desc("cuda: a thread of a long elementwise kernel computes one element instead of 4 "
@@ -692,6 +698,7 @@ int compile() {
   codegen.cuda.graphWindow = graphWindow;
   codegen.cuda.tails = !noLaunchTails;
   codegen.cuda.attentionDs = !noAttentionDs;
+  codegen.cuda.layerNormDropout = !noLayerNormDropout;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

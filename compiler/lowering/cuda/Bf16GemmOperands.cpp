@@ -108,6 +108,14 @@ bool isLayerNormForward(func::CallOp call) {
          call.getNumOperands() == layer_norm::Count;
 }
 
+namespace layer_norm_backward = abi::layer_norm_backward;
+
+/// Whether `call` is tfc_cuda_layer_norm_backward.
+bool isLayerNormBackward(func::CallOp call) {
+  return call.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaLayerNormBackward)) &&
+         call.getNumOperands() == layer_norm_backward::Count;
+}
+
 /// The constant of argument `i` of `call`, if it is one.
 std::optional<int64_t> constantArg(func::CallOp call, unsigned i) {
   return getConstantIntValue(call.getOperand(i));
@@ -337,6 +345,15 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       });
       for (func::CallOp backward : backwards)
         gradientsAsBits(backward);
+    }
+    if (fuseProducers) {
+      SmallVector<func::CallOp> norms;
+      getOperation().walk([&](func::CallOp call) {
+        if (isLayerNormBackward(call))
+          norms.push_back(call);
+      });
+      for (func::CallOp norm : norms)
+        dropoutAsBits(norm);
     }
   }
 
@@ -881,6 +898,65 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     eraseUnused(pointers);
   }
 
+  /// A layer norm backward that stores dx's dropout (a post-norm layer's
+  /// dropout gradient, runtime/Abi.h's layer_norm_backward) in f32 into a
+  /// buffer of its own that nothing after the call reads but copies of all
+  /// of it (the products of the layer's weight and input gradients): the
+  /// kernel stores the bits alone, which the copies become, and the f32
+  /// buffer goes.
+  void dropoutAsBits(func::CallOp norm) {
+    auto bitsFlag = constantArg(norm, layer_norm_backward::DropoutBits),
+         rows = constantArg(norm, layer_norm_backward::Rows),
+         d = constantArg(norm, layer_norm_backward::D);
+    std::optional<Pointee> p = pointeeOf(norm.getOperand(layer_norm_backward::Dropout));
+    if (!bitsFlag || *bitsFlag != 0 || !rows || !d || !p || p->offset != 0)
+      return;
+    Value root = rootBuffer(p->buffer);
+    MemRefType type = wholeF32Buffer(root);
+    if (!type || !root.getDefiningOp<memref::AllocOp>() || type.getNumElements() != *rows * *d)
+      return;
+    for (auto [i, arg] : llvm::enumerate(norm.getOperands()))
+      if (std::optional<RuntimePointer> q = runtimePointer(arg);
+          i != layer_norm_backward::Dropout && q && rootBuffer(q->buffer) == root)
+        return;
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, norm);
+    if (!users || users->empty())
+      return;
+    SmallVector<linalg::GenericOp> casts;
+    for (Operation *user : *users) {
+      auto copying = dyn_cast<linalg::GenericOp>(user);
+      if (!copying || !copying->hasAttr(kBf16CastAttr) ||
+          !copiesWhole(copying, type.getNumElements()))
+        return;
+      casts.push_back(copying);
+    }
+    OpBuilder b(norm);
+    Location loc = norm.getLoc();
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    SmallVector<Value> args = llvm::to_vector(norm.getOperands());
+    args[layer_norm_backward::Dropout] =
+        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    args[layer_norm_backward::DropoutBits] = b.create<arith::ConstantIndexOp>(loc, 1);
+    b.create<func::CallOp>(loc, norm.getCallee(), TypeRange{}, args);
+    SmallVector<Operation *> pointers;
+    for (Value arg : norm.getOperands())
+      if (Operation *op = arg.getDefiningOp())
+        pointers.push_back(op);
+    norm.erase();
+    for (linalg::GenericOp copying : casts) {
+      Value copy = copying.getDpsInits()[0];
+      for (Operation *use : llvm::make_early_inc_range(copy.getUsers()))
+        if (use != copying.getOperation())
+          use->setOperand(0, bits);
+      if (Operation *view = copying.getDpsInputs()[0].getDefiningOp())
+        pointers.push_back(view);
+      copying.erase();
+      copy.getDefiningOp()->erase();
+    }
+    eraseUnused(pointers);
+  }
+
   /// `ops` and what they are made from (through operands), where they touch
   /// no memory and nothing uses them: the f32 pointers, views and buffers.
   static void eraseUnused(SmallVector<Operation *> ops) {
@@ -940,21 +1016,32 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   }
 
   /// The bf16 copy of an activation's `matrices` made right after the loop
-  /// nest nearest before `call`, where products (and copies) that do not
-  /// write the matrices lie between: two nests side by side, which
-  /// tf-group-loops and tf-merge-launches run as one launch where
-  /// independent (attention's output copied again in the backward, beside
-  /// the dropout's gradient before the output projection's products). The
-  /// copy is held across those products. Null where there is no such nest.
+  /// nest nearest before `call`, where runtime calls (products, the layer
+  /// norm's backward) and other copies that do not write the matrices lie
+  /// between: two nests side by side, which tf-group-loops and
+  /// tf-merge-launches run as one launch where independent (attention's
+  /// output copied again in the backward, beside the ReLU's gradient
+  /// before the FFN's last products). Failing such a nest, right after the
+  /// nearest copy nest with calls between. The copy is held across those
+  /// calls. Null where there is neither.
   Value copyBesideNest(func::CallOp call, const Matrices &matrices) {
-    Operation *nest = call->getPrevNode();
-    bool products = false; // else the nest and the copy are side by side already
-    for (; nest && !isa<linalg::LinalgOp>(nest); nest = nest->getPrevNode()) {
-      if (mayWrite(nest, matrices.root) || !betweenAdjacent(nest))
-        return {};
-      products = products || isa<func::CallOp>(nest);
+    Operation *nest = nullptr, *copyNest = nullptr;
+    bool calls = false; // else the nest and the copy would be side by side already
+    for (Operation *op = call->getPrevNode(); op; op = op->getPrevNode()) {
+      if (isa<linalg::LinalgOp>(op) && !op->hasAttr(kBf16CastAttr)) {
+        nest = calls ? op : nullptr;
+        break;
+      }
+      if (isa<linalg::LinalgOp>(op)) { // a copy (of other matrices: it writes its own buffer)
+        copyNest = copyNest ? copyNest : (calls ? op : nullptr);
+        continue;
+      }
+      if (mayWrite(op, matrices.root) || !(betweenAdjacent(op) || isa<func::CallOp>(op)))
+        break;
+      calls = calls || isa<func::CallOp>(op);
     }
-    if (!nest || !products)
+    nest = nest ? nest : copyNest;
+    if (!nest)
       return {};
     // The matrices' view may be made after the nest: the copy then reads
     // the buffer itself (the same aligned pointer), made before it.

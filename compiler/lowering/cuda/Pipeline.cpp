@@ -55,6 +55,8 @@ void tfc::addCudaLinalgPasses(OpPassManager &pm, const CudaTarget &target) {
   // Room for an attention backward's dS: bf16 on tensor cores (tf32, bf16).
   options.attentionDs = target.attentionDs;
   options.tensorCoreAttention = target.precision != "fp32";
+  // A post-norm layer's dropout gradient stored by the layer norm backward.
+  options.layerNormDropout = target.layerNormDropout;
   pm.addPass(createTfLowerToLinalg(options));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }

@@ -72,6 +72,11 @@ struct CudaTarget {
   /// dkv stores for its dq (cuda-kernels.md); --no-attention-ds: none, and
   /// dq recomputes the scores.
   bool attentionDs = true;
+  /// The layer norm backward's kernel stores the dropout of its dx where a
+  /// training tf.dropout reads dx (a post-norm layer's dropout gradient),
+  /// and dx only where another op reads it; --no-layer-norm-dropout: a loop
+  /// nest after the call.
+  bool layerNormDropout = true;
   /// A long elementwise kernel's thread computes 4 consecutive elements with
   /// 16-byte accesses (tf-map-to-gpu's coarsen); --no-thread-coarsening: one.
   bool coarsen = true;

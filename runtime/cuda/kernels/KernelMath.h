@@ -239,6 +239,22 @@ TFC_HD PhiloxWords dropoutWords(uint32_t seed, uint64_t key, uint64_t group) {
 /// ceil(rate * 2^32).
 TFC_HD uint8_t dropped(uint32_t word, uint32_t threshold) { return word < threshold ? 1 : 0; }
 
+/// Inverted dropout of one element as tf.dropout's lowerings apply it
+/// (LinalgBuilders.h's applyDropout): 0 when its word is below threshold,
+/// else value / keep (keep = the f32 1 - rate; an IEEE division).
+TFC_HD float droppedOut(float value, uint32_t word, uint32_t threshold, float keep) {
+  return word < threshold ? 0.0f : value / keep;
+}
+
+/// The word of dropout op `key` under `seed` that decides its element
+/// `index` (word index % 4 of dropoutWords(index / 4)), chosen by selects:
+/// indexed by a run-time lane, the words would go to a GPU's local memory.
+TFC_HD uint32_t dropoutWord(uint32_t seed, uint64_t key, uint64_t index) {
+  const PhiloxWords words = dropoutWords(seed, key, index / 4);
+  const uint64_t lane = index % 4;
+  return lane == 0 ? words.w[0] : lane == 1 ? words.w[1] : lane == 2 ? words.w[2] : words.w[3];
+}
+
 //===----------------------------------------------------------------------===//
 // Layer norm
 //===----------------------------------------------------------------------===//

@@ -110,9 +110,10 @@ namespace tfc::rt::cuda::kernels {
     kAttentionWgmmaWideThreads, 48, TFC_CUDA_ATTENTION_BACKWARD)               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 9,    \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16") \
-  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 13,  \
+  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 21,  \
     "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr gate, ptr dx, "     \
-    "ptr dgamma, ptr dbeta, ptr scratch, ptr counter")                         \
+    "ptr dgamma, ptr dbeta, ptr scratch, ptr dropout, i64 dropoutBits, ptr seed, "             \
+    "ptr sampleOffset, i64 sampleSize, i64 key, i64 threshold, f32 keep, ptr counter")         \
   X(layer_norm, "tfc_cuda_layer_norm_backward_reduce_kernel", kLayerNormThreads, 6, \
     "i64 rows, i64 d, i64 blockRows, ptr scratch, ptr dgamma, ptr dbeta")      \
   X(cross_entropy, "tfc_cuda_cross_entropy_forward_kernel", kCrossEntropyThreads, 9, \

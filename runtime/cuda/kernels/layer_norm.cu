@@ -135,20 +135,40 @@ __device__ __forceinline__ float adjointAt(const float *__restrict__ g,
   return gate ? gatedGrad(__ldg(g + i), __ldg(gate + i)) : __ldg(g + i);
 }
 
-/// tfc_layer_norm_backward: dx for every row, and per block of blockRows
-/// rows the sums of g x̂ (dgamma) and g (dbeta) over its rows, in row order,
-/// at scratch[block * d + j] and scratch[(blocks + block) * d + j] (blocks =
-/// ceil(rows / blockRows)); then, with a counter (a zero word; left zero),
-/// the last CUDA block to finish adds the partials into dgamma and dbeta.
-/// With counter 0 the reduce kernel must run next.
+/// tf.dropout of dx's elements, where the backward stores it: f32, or its
+/// bf16 bits alone (bits), as runtime/Abi.h's layer_norm_backward says.
+struct DxDropout {
+  void *out;           // null: none
+  bool bits;           // bf16 bits (uint16_t) instead of f32
+  uint32_t seed;       // the step's, read from device memory once
+  uint64_t key, first; // the op's key, and dx's first element's index in the op
+  uint32_t threshold;
+  float keep;
+  bool grouped; // first and d multiples of 4: a lane's 4 elements share a Philox call
+  __device__ __forceinline__ void store(i64 i, float value, uint32_t word) const {
+    const float v = droppedOut(value, word, threshold, keep);
+    if (bits)
+      static_cast<uint16_t *>(out)[i] = bf16Bits(v);
+    else
+      static_cast<float *>(out)[i] = v;
+  }
+};
+
+/// tfc_layer_norm_backward: dx for every row (where dx is not null), and
+/// per block of blockRows rows the sums of g x̂ (dgamma) and g (dbeta) over
+/// its rows, in row order, at scratch[block * d + j] and scratch[(blocks +
+/// block) * d + j] (blocks = ceil(rows / blockRows)); then, with a counter
+/// (a zero word; left zero), the last CUDA block to finish adds the
+/// partials into dgamma and dbeta. With counter 0 the reduce kernel must
+/// run next. With `dropout` not null, dx's dropout there too (DxDropout).
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwardBlocksPerSm)
-    tfc_cuda_layer_norm_backward_kernel(i64 rows, i64 d, i64 blockRows, float eps,
-                                        const float *__restrict__ x,
-                                        const float *__restrict__ gamma,
-                                        const float *__restrict__ g, const float *__restrict__ gate,
-                                        float *__restrict__ dx, float *__restrict__ dgamma,
-                                        float *__restrict__ dbeta, float *__restrict__ scratch,
-                                        unsigned *counter) {
+    tfc_cuda_layer_norm_backward_kernel(
+        i64 rows, i64 d, i64 blockRows, float eps, const float *__restrict__ x,
+        const float *__restrict__ gamma, const float *__restrict__ g,
+        const float *__restrict__ gate, float *__restrict__ dx, float *__restrict__ dgamma,
+        float *__restrict__ dbeta, float *__restrict__ scratch, void *__restrict__ dropout,
+        i64 dropoutBits, const int *__restrict__ seed, const int *__restrict__ sampleOffset,
+        i64 sampleSize, i64 key, i64 threshold, float keep, unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
@@ -159,6 +179,12 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
   // No rows: no row blocks, and dgamma = dbeta = 0.
   const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
   const float invD = 1.0f / float(d);
+  DxDropout drop{dropout, dropoutBits != 0, 0, uint64_t(key), 0, uint32_t(threshold), keep, false};
+  if (dropout) {
+    drop.seed = uint32_t(*seed);
+    drop.first = sampleOffset ? uint64_t(i64(*sampleOffset) * sampleSize) : 0;
+    drop.grouped = drop.first % 4 == 0 && d % 4 == 0;
+  }
   for (i64 block = blockIdx.x; block < blocks; block += gridDim.x) {
     float *pg = scratch + block * d, *pb = scratch + (blocks + block) * d;
     for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads)
@@ -188,9 +214,35 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
           sumDxhatXhat = fusedMulAdd(dxhat, layerNormXhat(xr[j], mean, rstd), sumDxhatXhat);
         }
         const float a = warpSum(sumDxhat) * invD, bb = warpSum(sumDxhatXhat) * invD;
-        for (i64 j = lane; j < d; j += kWarp)
-          dx[r * d + j] = layerNormDx(adjointAt(g, gate, r * d + j) * gamma[j],
-                                      layerNormXhat(xr[j], mean, rstd), rstd, a, bb);
+        auto dxAt = [&](i64 j) {
+          return layerNormDx(adjointAt(g, gate, r * d + j) * gamma[j],
+                             layerNormXhat(xr[j], mean, rstd), rstd, a, bb);
+        };
+        if (!dropout) {
+          for (i64 j = lane; j < d; j += kWarp)
+            dx[r * d + j] = dxAt(j);
+        } else if (drop.grouped) {
+          // A lane 4 consecutive elements: one Philox call decides them.
+          for (i64 j4 = 4 * lane; j4 < d; j4 += 4 * kWarp) {
+            const PhiloxWords words =
+                dropoutWords(drop.seed, drop.key, (drop.first + uint64_t(r * d + j4)) / 4);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float value = dxAt(j4 + e);
+              if (dx)
+                dx[r * d + j4 + e] = value;
+              drop.store(r * d + j4 + e, value, words.w[e]);
+            }
+          }
+        } else {
+          for (i64 j = lane; j < d; j += kWarp) {
+            const float value = dxAt(j);
+            if (dx)
+              dx[r * d + j] = value;
+            drop.store(r * d + j, value,
+                       dropoutWord(drop.seed, drop.key, drop.first + uint64_t(r * d + j)));
+          }
+        }
         if (lane == 0) {
           sMean[rr] = mean;
           sRstd[rr] = rstd;

@@ -10,12 +10,12 @@
 // CHECK-DAG: %[[BLOCK:.+]] = arith.constant 16 : index
 // CHECK: %[[SCRATCH:.+]] = memref.alloc() {{.*}}: memref<64xf32>
 // CHECK: %[[SP:.+]] = memref.extract_aligned_pointer_as_index %[[SCRATCH]]
-// CHECK: call @tfc_cuda_layer_norm_backward(%[[ROWS]], %{{.+}}, %[[BLOCK]], {{.+}}, %[[SP]])
+// CHECK: call @tfc_cuda_layer_norm_backward(%[[ROWS]], %{{.+}}, %[[BLOCK]], {{.+}}, %[[SP]], 
 // CPU-LABEL: func.func @blocks
 // CPU-DAG: %[[ROWS:.+]] = arith.constant 64 : index
 // CPU: %[[SCRATCH:.+]] = memref.alloc() {{.*}}: memref<16xf32>
 // CPU: %[[SP:.+]] = memref.extract_aligned_pointer_as_index %[[SCRATCH]]
-// CPU: call @tfc_layer_norm_backward(%[[ROWS]], %{{.+}}, %c64{{(_[0-9]+)?}}, {{.+}}, %[[SP]])
+// CPU: call @tfc_layer_norm_backward(%[[ROWS]], %{{.+}}, %c64{{(_[0-9]+)?}}, {{.+}}, %[[SP]], 
 func.func @blocks(%x: tensor<64x8xf32>, %gamma: tensor<8xf32>, %g: tensor<64x8xf32>) -> (tensor<64x8xf32>, tensor<8xf32>, tensor<8xf32>) {
   %dx, %dgamma, %dbeta = tf.layer_norm_grad %x, %gamma grad %g : tensor<64x8xf32>, tensor<8xf32>
   return %dx, %dgamma, %dbeta : tensor<64x8xf32>, tensor<8xf32>, tensor<8xf32>

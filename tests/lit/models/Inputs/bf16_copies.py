@@ -1,6 +1,7 @@
 """Counts the bf16 copies of train_step's GEMM operands in --emit=buffers
 output (stdin), for bf16-operands.tf: every i16 result (a copy nest's, or a
-producer's second result) plus the layer norms that write a y16 and the
+producer's second result) plus the layer norms that write a y16, the layer
+norm backwards that store their dx's dropout as bits and the
 attention calls that store bf16 (a forward's out16, a backward's
 gradsBf16); the copy nests (tfc.bf16_cast); the producers that write the
 copy alone (no f32 result beside it); and the loop nests that read bits
@@ -21,8 +22,16 @@ attention = [
     for args in re.findall(r"call @tfc_cuda_attention_(?:forward|backward)\(([^)]*)\)", s)
     if not re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[-1])
 ]
+# Layer norm backwards storing their dx's dropout as bits (DropoutBits,
+# argument 13, is 1).
+dropouts = [
+    args
+    for args in re.findall(r"call @tfc_cuda_layer_norm_backward\(([^)]*)\)", s)
+    if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[13])
+]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
-print("copies", sum(1 for o, _ in outs if "xi16>" in o) + len(norms) + len(attention),
-      "nests", s.count("tfc.bf16_cast"), "norms", len(norms), "attention", len(attention),
+print("copies", sum(1 for o, _ in outs if "xi16>" in o) + len(norms) + len(dropouts) + len(attention),
+      "nests", s.count("tfc.bf16_cast"), "norms", len(norms), "dropouts", len(dropouts),
+      "attention", len(attention),
       "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)))
