@@ -607,21 +607,23 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
 
   // dx's dropout beside it (a post-norm layer's dropout gradient): f32 and
   // bf16 bits, with dx and without (dx null), from element 0 and after a
-  // sample offset of 3 samples of 5 (element 15: a Philox call an element;
-  // from 0, where d is a multiple of 4, a lane's four share one). Each
+  // sample offset of 3 samples of 5 (element 15: a Philox call an element)
+  // or of 8 (element 24; from 0 or 24, where d is a multiple of 4, a lane's
+  // four share one). Each
   // element is runtime/Philox.h's mask (not KernelMath.h's, which the
   // kernel runs) applied to the plain run's dx: 0 where its word is below
   // the threshold, else dx / (1 - rate), bit for bit; dx the plain run's.
   {
-    long long key = (7LL << 32) | 11, sampleSize = 5,
-              threshold = (long long)tfc::dropoutThreshold(0.1);
+    long long key = (7LL << 32) | 11, threshold = (long long)tfc::dropoutThreshold(0.1);
     float keep = float(1.0 - 0.1);
     const int seedValue = 1234, offsetValue = 3;
     Ptr gseed = gpu.upload(std::vector<int>{seedValue}),
         goffset = gpu.upload(std::vector<int>{offsetValue}), gdrop = gpu.alloc(dx.size() * 4);
     const std::vector<float> &plain = runs[0][1];
-    for (int variant = 0; variant < 8; ++variant) {
-      long long bits = variant & 1;
+    for (int variant = 0; variant < 12; ++variant) {
+      long long bits = variant & 1, sampleSize = variant & 8 ? 8 : 5;
+      if ((variant & 8) && !(variant & 2))
+        continue; // (the sample size matters only with an offset)
       Ptr runOffset = variant & 2 ? goffset : 0, runDx = variant & 4 ? 0 : gdx,
           runCounter = counter;
       gpu.fill(gdx, dx.size() * 4, 0xff);
@@ -646,7 +648,9 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
           wrong += std::memcmp(&asF32[i], &want, 4) != 0;
       }
       const std::string what = n + " dx's dropout" + (bits ? " as bf16 bits" : "") +
-                               (variant & 2 ? " after a sample offset" : "") +
+                               (variant & 2 ? " after " + std::to_string(offsetValue) +
+                                                  " samples of " + std::to_string(sampleSize)
+                                            : "") +
                                (variant & 4 ? " without dx" : "");
       // (Some dropped and some kept, where there are enough to tell.)
       const bool mixed = plain.size() < 100 || (zeros > 0 && zeros < plain.size());
@@ -657,6 +661,7 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
                  "as without the dropout");
     }
     // The CPU twin (--target=cuda-emulated's): the same bytes.
+    long long f32 = 0, sampleSize = 5;
     std::vector<float> twin(dx.size());
     tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                             intptr_t(g.data()), 0, 0, intptr_t(dgamma.data()),
@@ -664,7 +669,6 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
                             0, intptr_t(&seedValue), intptr_t(&offsetValue), sampleSize, key,
                             threshold, keep);
     Ptr noDx = 0, runCounter = counter, runOffset = goffset;
-    long long f32 = 0;
     gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
                {&rows,   &d,         &blockRows,  &eps, &gx,        &gg,    &gd,
                 &noGate, &noDx,      &gdg,        &gdb, &gs,        &gdrop, &f32,
