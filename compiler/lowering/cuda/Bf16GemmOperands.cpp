@@ -828,23 +828,16 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
           return attentionTensor(h.first->t) == arg.index();
         });
       });
-      std::optional<SmallVector<Operation *>> users = usersAfter(root, backward);
-      if (!onlyOutputs || !coverExactly(regions, type.getNumElements()) || !users || users->empty())
+      if (!onlyOutputs || !coverExactly(regions, type.getNumElements()))
         continue;
-      SmallVector<linalg::GenericOp> casts;
-      for (Operation *user : *users) {
-        auto copying = dyn_cast<linalg::GenericOp>(user);
-        if (!copying || !copying->hasAttr(kBf16CastAttr) ||
-            !copiesWhole(copying, type.getNumElements()))
-          break;
-        casts.push_back(copying);
-      }
-      if (casts.size() != users->size())
+      std::optional<SmallVector<linalg::GenericOp>> casts =
+          wholeCopiesAfter(root, backward, type.getNumElements());
+      if (!casts)
         continue;
       int64_t flags = 0;
       for (auto [o, offset] : held)
         flags |= o->flag;
-      eligible.push_back({root, type, held, casts, flags});
+      eligible.push_back({root, type, held, *casts, flags});
     }
     // The kernels store dk and dv both as bf16 or neither (runtime/Abi.h):
     // where only one's buffer may hold bits, neither does.
@@ -858,8 +851,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       return;
     SmallVector<Value> newArgs = llvm::to_vector(backward.getOperands());
     int64_t bf16 = 0;
-    SmallVector<linalg::GenericOp> replaced;
-    SmallVector<Value> replacedBy;
+    SmallVector<std::pair<linalg::GenericOp, Value>> replaced;
     for (const Eligible &e : eligible) {
       OpBuilder b(backward);
       Location loc = backward.getLoc();
@@ -872,20 +864,45 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
                         : b.create<arith::AddIOp>(
                               loc, base, b.create<arith::ConstantIndexOp>(loc, offset * 2));
       bf16 |= e.flags;
-      for (linalg::GenericOp copying : e.casts) {
-        replaced.push_back(copying);
-        replacedBy.push_back(bits);
-      }
+      for (linalg::GenericOp copying : e.casts)
+        replaced.push_back({copying, bits});
     }
     OpBuilder b(backward);
     newArgs[gradsBf16] = b.create<arith::ConstantIndexOp>(backward.getLoc(), bf16);
-    b.create<func::CallOp>(backward.getLoc(), backward.getCallee(), TypeRange{}, newArgs);
+    callWithBits(backward, newArgs, replaced);
+  }
+
+  /// The copy nests that are all that reads `root` after `after`, each
+  /// copying all of its `elements`; none when something else reads it or
+  /// nothing does.
+  std::optional<SmallVector<linalg::GenericOp>> wholeCopiesAfter(Value root, Operation *after,
+                                                                 int64_t elements) {
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, after);
+    if (!users || users->empty())
+      return std::nullopt;
+    SmallVector<linalg::GenericOp> casts;
+    for (Operation *user : *users) {
+      auto copying = dyn_cast<linalg::GenericOp>(user);
+      if (!copying || !copying->hasAttr(kBf16CastAttr) || !copiesWhole(copying, elements))
+        return std::nullopt;
+      casts.push_back(copying);
+    }
+    return casts;
+  }
+
+  /// Replaces `call` by a call of the same callee with `args` (which store
+  /// bits where it stored f32), and each copy nest of `copies` by the bits
+  /// it pairs with; the f32 pointers, views and buffers nothing uses then go.
+  static void callWithBits(func::CallOp call, ArrayRef<Value> args,
+                           ArrayRef<std::pair<linalg::GenericOp, Value>> copies) {
+    OpBuilder b(call);
+    b.create<func::CallOp>(call.getLoc(), call.getCallee(), TypeRange{}, args);
     SmallVector<Operation *> pointers;
-    for (Value arg : backward.getOperands())
+    for (Value arg : call.getOperands())
       if (Operation *op = arg.getDefiningOp())
         pointers.push_back(op);
-    backward.erase();
-    for (auto [copying, bits] : llvm::zip(replaced, replacedBy)) {
+    call.erase();
+    for (auto [copying, bits] : copies) {
       Value copy = copying.getDpsInits()[0];
       for (Operation *use : llvm::make_early_inc_range(copy.getUsers()))
         if (use != copying.getOperation())
@@ -919,17 +936,10 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       if (std::optional<RuntimePointer> q = runtimePointer(arg);
           i != layer_norm_backward::Dropout && q && rootBuffer(q->buffer) == root)
         return;
-    std::optional<SmallVector<Operation *>> users = usersAfter(root, norm);
-    if (!users || users->empty())
+    std::optional<SmallVector<linalg::GenericOp>> casts =
+        wholeCopiesAfter(root, norm, type.getNumElements());
+    if (!casts)
       return;
-    SmallVector<linalg::GenericOp> casts;
-    for (Operation *user : *users) {
-      auto copying = dyn_cast<linalg::GenericOp>(user);
-      if (!copying || !copying->hasAttr(kBf16CastAttr) ||
-          !copiesWhole(copying, type.getNumElements()))
-        return;
-      casts.push_back(copying);
-    }
     OpBuilder b(norm);
     Location loc = norm.getLoc();
     Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
@@ -938,23 +948,10 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     args[layer_norm_backward::Dropout] =
         b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
     args[layer_norm_backward::DropoutBits] = b.create<arith::ConstantIndexOp>(loc, 1);
-    b.create<func::CallOp>(loc, norm.getCallee(), TypeRange{}, args);
-    SmallVector<Operation *> pointers;
-    for (Value arg : norm.getOperands())
-      if (Operation *op = arg.getDefiningOp())
-        pointers.push_back(op);
-    norm.erase();
-    for (linalg::GenericOp copying : casts) {
-      Value copy = copying.getDpsInits()[0];
-      for (Operation *use : llvm::make_early_inc_range(copy.getUsers()))
-        if (use != copying.getOperation())
-          use->setOperand(0, bits);
-      if (Operation *view = copying.getDpsInputs()[0].getDefiningOp())
-        pointers.push_back(view);
-      copying.erase();
-      copy.getDefiningOp()->erase();
-    }
-    eraseUnused(pointers);
+    SmallVector<std::pair<linalg::GenericOp, Value>> copies;
+    for (linalg::GenericOp copying : *casts)
+      copies.push_back({copying, bits});
+    callWithBits(norm, args, copies);
   }
 
   /// `ops` and what they are made from (through operands), where they touch
