@@ -186,6 +186,10 @@ def TfLowerToLinalg : Pass<"tf-lower-to-linalg", "mlir::ModuleOp"> {
     Option<"layerNormDropout", "layer-norm-dropout", "bool", /*default=*/"false",
            "kernels=cuda: a layer_norm_grad's call also stores the training dropout of "
            "its dx (a post-norm layer's dropout gradient), no loop nest after it">,
+    Option<"layerNormResidual", "layer-norm-residual", "bool", /*default=*/"false",
+           "kernels=cuda: a layer_norm's call also makes its x where a gemm fusion's "
+           "epilogue ends residual + training dropout (a post-norm layer's residual sum), "
+           "no loop nest before it">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

@@ -272,8 +272,18 @@ inline constexpr int64_t kRowStatsBytes = 16;
 
 /// A layer norm forward's arguments (tfc_layer_norm_forward and its CUDA
 /// twin): y16, when not 0, receives y's bf16 bits (tf-bf16-gemm-operands).
+/// Pre, when not 0, receives the rows the norm is of, made from X first:
+/// Residual[i] + tf.dropout(X)[i] (no sum where Residual is 0, no dropout
+/// where Seed is 0; the dropout as in layer_norm_backward: the op `key`
+/// under the i32 at Seed, element i being the op's element SampleOffset[0]
+/// x SampleSize + i, Threshold = dropoutThreshold(rate), Keep = 1 - rate):
+/// a post-norm layer's residual sum, made by the norm's kernel instead of a
+/// loop nest before it. Pre may be X or Residual (element for element).
 namespace layer_norm {
-enum Arg : unsigned { Rows, D, Eps, X, Gamma, Beta, Y, Relu, Y16, Count };
+enum Arg : unsigned {
+  Rows, D, Eps, X, Gamma, Beta, Y, Relu, Y16,
+  Residual, Pre, Seed, SampleOffset, SampleSize, Key, Threshold, Keep, Count
+};
 } // namespace layer_norm
 
 /// A layer norm backward's arguments (tfc_layer_norm_backward and its CUDA
@@ -323,9 +333,11 @@ enum Arg : unsigned {
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
   /* rows, d, eps, x, gamma, beta, y, relu, y16 (0, or y's bf16 bits beside \
-     it: tf-bf16-gemm-operands): tf.layer_norm over rows of d */              \
+     it: tf-bf16-gemm-operands), then the residual sum before it            \
+     (layer_norm): tf.layer_norm over rows of d */                          \
   X(LayerNormForward, tfc_layer_norm_forward,                                  \
-    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))       \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I4, \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
   /* outer, classes, inner, count, logits, labels, losses (outer x inner    \
      scratch), out: tf.cross_entropy's mean */                                \
   X(CrossEntropy, tfc_cross_entropy,                                          \
@@ -407,7 +419,8 @@ inline constexpr int64_t kLanes = 2;
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
-    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))       \
+    void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I4, \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
   X(CudaCrossEntropy, tfc_cuda_cross_entropy,                                  \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \

@@ -100,10 +100,16 @@ inline bool runtimeCallOnlyReads(llvm::StringRef callee, unsigned position) {
     return position == out || position == out + at::kPerTensor;
   }
   // Sizes, then the inputs (Abi.h's comments on each function).
-  if (is(RuntimeFunction::CudaLayerNormForward))
-    return position >= abi::layer_norm::X && position <= abi::layer_norm::Beta;
-  if (is(RuntimeFunction::CudaLayerNormBackward))
-    return position >= 4 && position <= 7; // x, gamma, the adjoint, its gate
+  if (is(RuntimeFunction::CudaLayerNormForward)) {
+    namespace ln = abi::layer_norm;
+    return (position >= ln::X && position <= ln::Beta) || position == ln::Residual ||
+           position == ln::Seed || position == ln::SampleOffset;
+  }
+  if (is(RuntimeFunction::CudaLayerNormBackward)) {
+    namespace lnb = abi::layer_norm_backward;
+    return (position >= lnb::X && position <= lnb::Gate) || position == lnb::Seed ||
+           position == lnb::SampleOffset; // x, gamma, the adjoint, its gate; the dropout's
+  }
   if (is(RuntimeFunction::CudaCrossEntropy))
     return position >= 4 && position <= 5; // logits, labels
   if (is(RuntimeFunction::CudaCrossEntropyBackward) || is(RuntimeFunction::CudaCrossEntropyFused))

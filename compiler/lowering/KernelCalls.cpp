@@ -674,12 +674,67 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda, boo
   });
 }
 
+/// A post-norm layer's residual sum before its layer norm, in the "gemm"
+/// fusion that makes the norm's x: its body ends in `sum` = residual +
+/// tf.dropout(z) (either order), z the product or its epilogue's value
+/// before the dropout, the residual and the dropout's seed and sample
+/// offset values from outside the body, each read once. The layer norm's
+/// kernel can do the dropout and the sum (runtime/Abi.h's layer_norm)
+/// where the fusion's epilogue otherwise is a loop nest after its GEMM
+/// (the dropout keeps a GEMM's epilogue off the GEMM): one launch and a
+/// pass over the rows less.
+struct ResidualSum {
+  tf::FusionOp fusion;
+  tf::AddOp sum;
+  tf::DropoutOp dropout;
+  Value residual;
+};
+
+ResidualSum residualSumOf(tf::LayerNormOp norm, DominanceInfo &dominance) {
+  Value x = norm.getX();
+  while (auto reshape = x.getDefiningOp<tf::ReshapeOp>())
+    x = reshape.getOperand();
+  auto fusion = x.getDefiningOp<tf::FusionOp>();
+  if (!fusion || fusion.getKind() != "gemm" || fusion->getNumResults() != 1 ||
+      fusion->getBlock() != norm->getBlock() ||
+      !dominance.properlyDominates(norm.getGamma(), fusion) ||
+      !dominance.properlyDominates(norm.getBeta(), fusion))
+    return {};
+  Region &body = fusion.getBody();
+  auto outside = [&](Value v) { return v && !body.isAncestor(v.getParentRegion()); };
+  Operation *yield = fusion.getBodyBlock().getTerminator();
+  auto sum = yield->getOperand(0).getDefiningOp<tf::AddOp>();
+  if (!sum || !sum->hasOneUse() || !getElementTypeOrSelf(sum.getType()).isF32())
+    return {};
+  for (auto [dropped, residual] :
+       {std::pair(sum.getLhs(), sum.getRhs()), std::pair(sum.getRhs(), sum.getLhs())}) {
+    auto dropout = dropped.getDefiningOp<tf::DropoutOp>();
+    if (!dropout || !dropout.getTraining() || !dropout->hasOneUse() || !outside(residual) ||
+        residual.getType() != sum.getType() || dropout.getType() != sum.getType() ||
+        !dropout.getX().hasOneUse() || !outside(dropout.getSeed()) ||
+        (dropout.getSampleOffset() &&
+         (!outside(dropout.getSampleOffset()) || !dropout.getSampleSize())))
+      continue;
+    // A product alone before the dropout leaves the fusion: it must read
+    // only values from outside, and be all the body holds besides.
+    if (Operation *product = dropout.getX().getDefiningOp<tf::ProductOpInterface>();
+        product && (fusion.getBodyBlock().getOperations().size() != 4 ||
+                    !llvm::all_of(product->getOperands(), outside)))
+      return {};
+    return {fusion, sum, dropout, residual};
+  }
+  return {};
+}
+
 /// tf.layer_norm as one call of tfc_cuda_layer_norm_forward: a warp a row
 /// instead of the two reductions and the pass of its loops. When its only
 /// user is a tf.relu beside it, the kernel applies the relu as it writes
 /// (relu(layer_norm(x)), the output nets of reverse and the medium
-/// encoder): no loop of its own.
-void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
+/// encoder): no loop of its own. With `residual` (residualSumOf), the call
+/// goes right after the fusion, which then yields the value before the
+/// dropout (the product alone leaves the fusion), and its other readers
+/// read the sum the call stores.
+void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel, ResidualSum residual = {}) {
   OpBuilder b(op);
   auto type = cast<RankedTensorType>(op.getType());
   int64_t d = type.getShape().back(), rows = type.getNumElements() / std::max<int64_t>(d, 1);
@@ -688,20 +743,75 @@ void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel) {
     relu = dyn_cast<tf::ReluOp>(*op->user_begin());
   if (relu && relu->getBlock() != op->getBlock())
     relu = {};
+  Value x = op.getX();
+  tf::DropoutOp drop = residual.dropout;
+  if (residual.fusion) {
+    // The fusion yields the dropout's operand, z.
+    Operation *yield = residual.fusion.getBodyBlock().getTerminator();
+    Value z = drop.getX();
+    yield->setOperand(0, z);
+    residual.sum.erase();
+    drop->remove(); // (its attributes and operands are read below)
+    x = residual.fusion->getResult(0);
+    if (auto product = z.getDefiningOp<tf::ProductOpInterface>()) {
+      // No epilogue left: the product leaves its fusion.
+      product->moveBefore(residual.fusion);
+      residual.fusion->getResult(0).replaceAllUsesWith(product->getResult(0));
+      residual.fusion.erase();
+      residual.fusion = {};
+      x = z;
+    }
+    b.setInsertionPointAfterValue(x);
+  }
   RowKernelCall call{b, op.getLoc()};
   call.addIndex(rows);
   call.addIndex(d);
   call.addF32(op.getEpsilon().convertToFloat());
-  for (Value input : {op.getX(), op.getGamma(), op.getBeta()})
-    call.addInput(input);
+  call.addInput(x);
+  Operation *readsX = call.args.back().getDefiningOp()->getOperand(0).getDefiningOp();
+  call.addInput(op.getGamma());
+  call.addInput(op.getBeta());
   call.addBuffer(type.getShape(), /*result=*/true);
   call.addIndex(relu ? 1 : 0);
   call.addIndex(0); // y16: none (tf-bf16-gemm-operands may give it one)
+  if (drop) {
+    auto sumType = cast<RankedTensorType>(x.getType());
+    const double rate = drop.getRate().convertToDouble();
+    call.addInput(residual.residual);
+    call.addBuffer(sumType.getShape(), /*result=*/true); // pre: the sum
+    call.addInput(drop.getSeed());
+    if (drop.getSampleOffset())
+      call.addInput(drop.getSampleOffset());
+    else
+      call.addIndex(0);
+    call.addIndex(drop.getSampleOffset() ? int64_t(*drop.getSampleSize()) : 0);
+    call.addIndex(drop.getKeyAttr().getInt());
+    call.addIndex(int64_t(dropoutThreshold(rate)));
+    call.addF32(float(1.0 - rate)); // applyDropout's divisor
+  } else {
+    for (int i = 0; i < 7; ++i) // no residual sum
+      call.addIndex(0);
+    call.addF32(1.0f);
+  }
+  callRuntime(b, op.getLoc(), op, kernel, call.args);
+  auto tensorOf = [&](Value buffer) {
+    return b.create<bufferization::ToTensorOp>(op.getLoc(), buffer, /*restrict=*/true,
+                                               /*writable=*/true);
+  };
+  if (drop) {
+    // Every other reader of x (the backward's x, a pre-norm stream's next
+    // residual) reads the sum; only the call reads z.
+    Value pre = tensorOf(call.outputs[1]);
+    x.replaceUsesWithIf(pre, [&](OpOperand &use) { return use.getOwner() != readsX; });
+    drop->destroy();
+  }
+  Value y = tensorOf(call.outputs[0]);
   if (relu) {
-    relu.replaceAllUsesWith(op.getResult());
+    relu.replaceAllUsesWith(y);
     relu.erase();
   }
-  call.callInstead(op, kernel);
+  op.replaceAllUsesWith(y);
+  op.erase();
 }
 
 /// A cross-entropy kernel call's first arguments: the logits' [outer,
@@ -913,7 +1023,8 @@ struct DropoutLowering : OpRewritePattern<tf::DropoutOp> {
 namespace tfc {
 
 void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy,
-                        bool attentionDs, bool tensorCoreAttention, bool layerNormDropout) {
+                        bool attentionDs, bool tensorCoreAttention, bool layerNormDropout,
+                        bool layerNormResidual) {
   const KernelSymbols symbols = symbolsOf(runtime);
   // A train step's loss and its gradient of the same logits: one call.
   SmallVector<std::pair<tf::CrossEntropyOp, tf::CrossEntropyGradOp>> lossesWithGradients;
@@ -978,7 +1089,8 @@ void lowerToKernelCalls(ModuleOp module, KernelRuntime runtime, bool fuseCrossEn
       lowerLayerNormGrad(grad, symbols.layerNormBackward, runtime == KernelRuntime::Cuda,
                          layerNormDropout);
     else if (auto norm = dyn_cast<tf::LayerNormOp>(op))
-      lowerLayerNorm(norm, symbols.layerNormForward);
+      lowerLayerNorm(norm, symbols.layerNormForward,
+                     layerNormResidual ? residualSumOf(norm, dominance) : ResidualSum());
     else if (auto loss = dyn_cast<tf::CrossEntropyOp>(op))
       lowerCrossEntropy(loss, symbols.crossEntropy);
     else if (auto grad = dyn_cast<tf::CrossEntropyGradOp>(op))

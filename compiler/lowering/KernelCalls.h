@@ -25,10 +25,12 @@ enum class KernelRuntime { Cpu, Cuda };
 /// when `tensorCoreAttention`, else f32. With `layerNormDropout`, a CUDA
 /// layer norm backward also stores the training tf.dropout of its dx (a
 /// post-norm layer's dropout gradient), dx itself only where another op
-/// reads it.
+/// reads it. With `layerNormResidual`, a CUDA layer norm whose x a "gemm"
+/// fusion makes as residual + tf.dropout (a post-norm layer's residual
+/// sum) makes that sum itself, and the fusion stops before the dropout.
 void lowerToKernelCalls(mlir::ModuleOp module, KernelRuntime runtime, bool fuseCrossEntropy = true,
                         bool attentionDs = false, bool tensorCoreAttention = false,
-                        bool layerNormDropout = false);
+                        bool layerNormDropout = false, bool layerNormResidual = false);
 
 /// tf.dropout as the CPU runtime's mask kernel and an elementwise select.
 void populateCpuKernelCallPatterns(mlir::RewritePatternSet &patterns);

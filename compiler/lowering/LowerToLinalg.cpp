@@ -990,9 +990,9 @@ struct TfLowerToLinalgPass : tfc::impl::TfLowerToLinalgBase<TfLowerToLinalgPass>
         return signalPassFailure();
     }
     if (kernels == "cpu" || kernels == "cuda") {
-      lowerToKernelCalls(getOperation(),
-                         kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda,
-                         fusedCrossEntropy, attentionDs, tensorCoreAttention, layerNormDropout);
+      lowerToKernelCalls(
+          getOperation(), kernels == "cpu" ? KernelRuntime::Cpu : KernelRuntime::Cuda,
+          fusedCrossEntropy, attentionDs, tensorCoreAttention, layerNormDropout, layerNormResidual);
     } else if (kernels != "none") {
       getOperation().emitError(
           "tf-lower-to-linalg: kernels must be \"cpu\", \"cuda\" or \"none\", got \"")

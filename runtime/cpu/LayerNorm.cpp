@@ -329,11 +329,32 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
 
 extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
                                        intptr_t gamma, intptr_t beta, intptr_t y, intptr_t relu,
-                                       intptr_t y16) {
+                                       intptr_t y16, intptr_t residual, intptr_t pre, intptr_t seed,
+                                       intptr_t sampleOffset, intptr_t sampleSize, intptr_t key,
+                                       intptr_t threshold, float keep) {
   namespace k = tfc::rt::cuda::kernels;
   if (d <= 0)
     return;
   const auto *xs = reinterpret_cast<const float *>(x);
+  if (pre) { // the residual sum first, as the GPU's kernel and its loop nest
+    const auto *residuals = reinterpret_cast<const float *>(residual);
+    auto *pres = reinterpret_cast<float *>(pre);
+    const uint32_t s = seed ? uint32_t(*reinterpret_cast<const int32_t *>(seed)) : 0;
+    const uint64_t first =
+        seed && sampleOffset
+            ? uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) * sampleSize)
+            : 0;
+    tfc::rt::parallelFor(std::max<int64_t>(rows, 0) * d, 4096, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        float v = xs[i];
+        if (seed)
+          v = k::droppedOut(v, k::dropoutWord(s, uint64_t(key), first + uint64_t(i)),
+                            uint32_t(threshold), keep);
+        pres[i] = residuals ? residuals[i] + v : v;
+      }
+    });
+    xs = pres;
+  }
   const auto *gammas = reinterpret_cast<const float *>(gamma);
   const auto *betas = reinterpret_cast<const float *>(beta);
   auto *ys = reinterpret_cast<float *>(y);

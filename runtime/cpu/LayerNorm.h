@@ -19,10 +19,15 @@ extern "C" {
 /// With relu != 0, y = relu of that (KernelMath.h reluOf, tf.relu's bits).
 /// With y16 != 0, y's bf16 bits (KernelMath.h bf16Bits) go there too, the
 /// same layout: a GEMM's bf16 operand made beside its producer.
+/// With pre != 0, the norm is of the rows written there first: residual +
+/// tf.dropout(x) (runtime/Abi.h's layer_norm; no sum where residual is 0,
+/// no dropout where seed is 0), a post-norm layer's residual sum.
 /// The CPU build generates this loop itself; this is the twin of
 /// tfc_cuda_layer_norm_forward, which --target=cuda-emulated calls.
 void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
-                            intptr_t beta, intptr_t y, intptr_t relu, intptr_t y16);
+                            intptr_t beta, intptr_t y, intptr_t relu, intptr_t y16,
+                            intptr_t residual, intptr_t pre, intptr_t seed, intptr_t sampleOffset,
+                            intptr_t sampleSize, intptr_t key, intptr_t threshold, float keep);
 /// For rows x[r] (d floats each, r < rows) and their adjoints g[r]: with
 /// x̂ = (x - mean) rstd, rstd = 1 / sqrt(var + eps) (biased variance) and
 /// dx̂ = g gamma,

@@ -434,12 +434,17 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
 
 extern "C" void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x,
                                             intptr_t gamma, intptr_t beta, intptr_t y,
-                                            intptr_t relu, intptr_t y16) {
+                                            intptr_t relu, intptr_t y16, intptr_t residual,
+                                            intptr_t pre, intptr_t seed, intptr_t sampleOffset,
+                                            intptr_t sampleSize, intptr_t key, intptr_t threshold,
+                                            float keep) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_forward");
   std::vector<uint64_t> params = slots({rows, d});
   params.push_back(f32Slot(eps));
-  for (intptr_t value : {x, gamma, beta, y, relu, y16})
+  for (intptr_t value : {x, gamma, beta, y, relu, y16, residual, pre, seed, sampleOffset,
+                         sampleSize, key, threshold})
     params.push_back(uint64_t(value));
+  params.push_back(f32Slot(keep));
   device.layerKernels().launch(device, LayerKernels::LayerNormForward,
                                ceilDiv(rows, rowsPerBlock(LayerKernels::LayerNormForward)),
                                params);

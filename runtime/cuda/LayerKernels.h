@@ -72,7 +72,10 @@ void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,
                                   intptr_t threshold, float keep);
 /// tfc_layer_norm_forward (runtime/cpu/LayerNorm.h) on the GPU.
 void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
-                                 intptr_t beta, intptr_t y, intptr_t relu, intptr_t y16);
+                                 intptr_t beta, intptr_t y, intptr_t relu, intptr_t y16,
+                                 intptr_t residual, intptr_t pre, intptr_t seed,
+                                 intptr_t sampleOffset, intptr_t sampleSize, intptr_t key,
+                                 intptr_t threshold, float keep);
 /// tfc_cross_entropy (runtime/cpu/CrossEntropy.h) on the GPU.
 void tfc_cuda_cross_entropy(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                             intptr_t logits, intptr_t labels, intptr_t losses, intptr_t out);

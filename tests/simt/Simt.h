@@ -174,6 +174,15 @@ inline int __any_sync(unsigned mask, int predicate, const char *file = __builtin
   return int(out);
 }
 
+/// A warp's lanes of `mask` meet here: what each wrote before, the others
+/// read after (a collective that exchanges nothing).
+inline void __syncwarp(unsigned mask = 0xffffffffu, const char *file = __builtin_FILE(),
+                       int line = __builtin_LINE()) {
+  const uint32_t in = 0;
+  uint32_t out;
+  ::tfc::simt::collective(::tfc::simt::Collective::Any, mask, &in, 1, 0, &out, file, line);
+}
+
 inline void __syncthreads(const char *file = __builtin_FILE(), int line = __builtin_LINE()) {
   ::tfc::simt::syncThreads(file, line);
 }

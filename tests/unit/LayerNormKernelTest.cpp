@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/Philox.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/cpu/LayerNorm.h"
 #include "runtime/cuda/kernels/KernelMath.h"
@@ -181,9 +182,11 @@ TEST(LayerNormKernel, ForwardWritesBf16BitsBesideY) {
     std::vector<float> y(c.x.size()), plain(c.x.size());
     std::vector<uint16_t> bits(c.x.size(), 0xffff);
     tfc_layer_norm_forward(c.rows, c.d, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
-                           intptr_t(beta.data()), intptr_t(plain.data()), relu, 0);
+                           intptr_t(beta.data()), intptr_t(plain.data()), relu, 0, 0, 0, 0, 0, 0, 0,
+                           0, 1.0f);
     tfc_layer_norm_forward(c.rows, c.d, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
-                           intptr_t(beta.data()), intptr_t(y.data()), relu, intptr_t(bits.data()));
+                           intptr_t(beta.data()), intptr_t(y.data()), relu, intptr_t(bits.data()),
+                           0, 0, 0, 0, 0, 0, 0, 1.0f);
     EXPECT_EQ(std::memcmp(y.data(), plain.data(), sizeof(float) * y.size()), 0) << relu;
     size_t wrong = 0, nonzero = 0;
     for (size_t i = 0; i < y.size(); ++i) {
@@ -193,6 +196,59 @@ TEST(LayerNormKernel, ForwardWritesBf16BitsBesideY) {
     EXPECT_EQ(wrong, 0u) << relu;
     EXPECT_GT(nonzero, y.size() / 4) << relu;
   }
+}
+
+// The forward's residual sum (runtime/Abi.h's layer_norm): pre = residual +
+// tf.dropout(x), element i drawn as Philox.h's element first + i of the
+// op, then the norm of pre: the same bits as the plain forward of the sum
+// made by hand, in place too (pre the residual's buffer); a key off by
+// one changes them.
+TEST(LayerNormKernel, ForwardMakesTheResidualSumFirst) {
+  Case c(37, 48, 13);
+  std::vector<float> residual(c.x.size()), beta(c.d);
+  for (int64_t j = 0; j < c.d; ++j)
+    beta[j] = 0.125f * float(j % 3);
+  for (size_t i = 0; i < residual.size(); ++i)
+    residual[i] = 0.125f * float(i % 11) - 0.5f;
+  const int32_t seed = 1234, offset = 3;
+  const int64_t sampleSize = 48 * 7;
+  const double rate = 0.25;
+  const uint32_t threshold = tfc::dropoutThreshold(rate);
+  const uint64_t key = 5, first = uint64_t(offset) * sampleSize;
+  auto sumByHand = [&](uint64_t k) {
+    std::vector<float> sum(c.x.size());
+    for (size_t i = 0; i < sum.size(); ++i) {
+      const bool drop = tfc::dropoutUniform(uint32_t(seed), k, first + i) < rate;
+      sum[i] = residual[i] + (drop ? 0.0f : c.x[i] / float(1.0 - rate));
+    }
+    return sum;
+  };
+  const std::vector<float> sum = sumByHand(key);
+  std::vector<float> plain(c.x.size()), y(c.x.size()), pre(c.x.size(), -1.0f);
+  tfc_layer_norm_forward(c.rows, c.d, kEps, intptr_t(sum.data()), intptr_t(c.gamma.data()),
+                         intptr_t(beta.data()), intptr_t(plain.data()), 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                         1.0f);
+  auto fused = [&](uint64_t k, float *preAt) {
+    tfc_layer_norm_forward(
+        c.rows, c.d, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()), intptr_t(beta.data()),
+        intptr_t(y.data()), 0, 0, intptr_t(residual.data()), intptr_t(preAt), intptr_t(&seed),
+        intptr_t(&offset), sampleSize, intptr_t(k), intptr_t(threshold), float(1.0 - rate));
+  };
+  fused(key, pre.data());
+  EXPECT_EQ(std::memcmp(pre.data(), sum.data(), sizeof(float) * sum.size()), 0);
+  EXPECT_EQ(std::memcmp(y.data(), plain.data(), sizeof(float) * y.size()), 0);
+  size_t dropped = 0;
+  for (size_t i = 0; i < sum.size(); ++i)
+    dropped += sum[i] == residual[i];
+  EXPECT_GT(dropped, sum.size() / 8);
+  EXPECT_LT(dropped, sum.size() / 2);
+  const std::vector<float> residualBefore = residual;
+  fused(key, residual.data()); // in place: pre is the residual's buffer
+  EXPECT_EQ(std::memcmp(residual.data(), sum.data(), sizeof(float) * sum.size()), 0);
+  EXPECT_EQ(std::memcmp(y.data(), plain.data(), sizeof(float) * y.size()), 0);
+  residual = residualBefore;
+  fused(key + 1, pre.data());
+  EXPECT_NE(std::memcmp(y.data(), plain.data(), sizeof(float) * y.size()), 0);
 }
 
 } // namespace

@@ -488,7 +488,7 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
       gdb = gpu.alloc(size_t(d) * 4), gs = gpu.alloc(scratch.size() * 4), counter = gpu.alloc(4);
   gpu.fill(counter, 4, 0);
   long long noRelu = 0, noDropoutBits = 0, noSampleSize = 0, noKey = 0, noThreshold = 0;
-  Ptr noGate = 0, noBits = 0, noDropout = 0, noSeed = 0, noOffset = 0;
+  Ptr noGate = 0, noBits = 0, noDropout = 0, noSeed = 0, noOffset = 0, noResidual = 0, noPre = 0;
   float noKeep = 1.0f;
   // Runs 0 and 1 in one launch (the last block adds the partials; run 1
   // takes the counter as run 0 left it), runs 2 and 3 with counter 0 and
@@ -501,7 +501,8 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     gpu.fill(gdg, size_t(d) * 4, 0xff);
     gpu.fill(gdb, size_t(d) * 4, 0xff);
     gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
-               {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu, &noBits});
+               {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu, &noBits, &noResidual, &noPre, &noSeed,
+                &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep});
     gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
                {&rows,   &d,        &blockRows,    &eps,   &gx,          &gg,        &gd,
                 &noGate, &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
@@ -568,7 +569,8 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
   gpu.fill(gy, y.size() * 4, 0xff);
   gpu.fill(gy16, std::max<size_t>(2, y.size() * 2), 0xff);
   gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
-             {&rows, &d, &eps, &gx, &gg, &gb, &gy, &relu, &gy16});
+             {&rows, &d, &eps, &gx, &gg, &gb, &gy, &relu, &gy16, &noResidual, &noPre, &noSeed,
+              &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep});
   const std::vector<float> gate = gpu.template download<float>(gy, y.size());
   const std::vector<uint16_t> bits = gpu.template download<uint16_t>(gy16, y.size());
   std::vector<float> relus(y.size()), gated(g.size());
@@ -675,6 +677,118 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
                 &gseed,  &runOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
     compare(n + " dx's dropout on the CPU twin", twin,
             gpu.template download<float>(gdrop, dx.size()), 1e-5);
+  }
+
+  // The residual sum before the norm (a post-norm layer's residual +
+  // dropout, made by the forward's kernel): pre is residual + runtime/
+  // Philox.h's mask of x (not KernelMath.h's), bit for bit, and y the plain
+  // forward's of that sum, bit for bit; with and without the residual and
+  // the dropout, from element 0 and after 3 samples of 8 (a lane's four
+  // elements one Philox call, where d is a multiple of 4) or of 5 (a call
+  // an element), in place (pre the residual's or x's buffer), one float off
+  // 16-byte alignment (no float4), and with the relu and y16. Then the CPU
+  // twin: pre the same bytes, y within rounding (another order of sums).
+  {
+    long long key = (5LL << 32) | 9, threshold = (long long)tfc::dropoutThreshold(0.25);
+    float keep = float(1.0 - 0.25);
+    const int seedValue = 4321, offsetValue = 3;
+    const auto residual = randomFloats(x.size());
+    Ptr gseed = gpu.upload(std::vector<int>{seedValue}),
+        goffset = gpu.upload(std::vector<int>{offsetValue});
+    // Room for one float more: the unaligned variants start at element 1.
+    auto withRoom = [&](const std::vector<float> &v) {
+      std::vector<float> room(v.size() + 1);
+      std::copy(v.begin(), v.end(), room.begin());
+      return room;
+    };
+    auto shifted = [&](const std::vector<float> &v) {
+      std::vector<float> room(v.size() + 1);
+      std::copy(v.begin(), v.end(), room.begin() + 1);
+      return room;
+    };
+    Ptr gpre = gpu.alloc((x.size() + 1) * 4), gy16r = gpu.alloc(std::max<size_t>(2, y.size() * 2));
+    struct Variant {
+      const char *what;
+      bool dropout, residual, offset, eight, inPlaceResidual, inPlaceX, unaligned, relu;
+    };
+    const Variant variants[] = {
+        {"dropout and residual", true, true, false, false, false, false, false, false},
+        {"after 3 samples of 8", true, true, true, true, false, false, false, false},
+        {"after 3 samples of 5", true, true, true, false, false, false, false, false},
+        {"dropout alone", true, false, false, false, false, false, false, false},
+        {"residual alone", false, true, false, false, false, false, false, false},
+        {"in the residual's buffer", true, true, true, true, true, false, false, false},
+        {"in x's buffer", true, true, false, false, false, true, false, false},
+        {"a float off alignment", true, true, true, true, false, false, true, false},
+        {"with the relu and y16", true, true, false, false, false, false, false, true},
+    };
+    for (const Variant &v : variants) {
+      long long sampleSize = v.eight ? 8 : 5;
+      const uint64_t first = v.offset ? uint64_t(offsetValue * sampleSize) : 0;
+      std::vector<float> sum(x.size());
+      size_t zeros = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        float value = x[i];
+        if (v.dropout) {
+          const uint64_t index = first + i;
+          const uint32_t word =
+              tfc::dropoutWords(uint32_t(seedValue), uint64_t(key), index / 4)[index % 4];
+          zeros += word < uint32_t(threshold);
+          value = word < uint32_t(threshold) ? 0.0f : value / keep;
+        }
+        sum[i] = v.residual ? residual[i] + value : value;
+      }
+      const size_t at = v.unaligned ? 1 : 0;
+      Ptr rx = gpu.upload(v.unaligned ? shifted(x) : withRoom(x)) + at * 4;
+      Ptr rres = v.residual
+                     ? gpu.upload(v.unaligned ? shifted(residual) : withRoom(residual)) + at * 4
+                     : Ptr(0);
+      Ptr rpre = v.inPlaceResidual ? rres : v.inPlaceX ? rx : gpre + at * 4;
+      if (!v.inPlaceResidual && !v.inPlaceX)
+        gpu.fill(gpre, (x.size() + 1) * 4, 0xff);
+      gpu.fill(gy, y.size() * 4, 0xff);
+      Ptr rseed = v.dropout ? gseed : 0, roffset = v.offset ? goffset : 0,
+          ry16 = v.relu ? gy16r : 0;
+      long long rrelu = v.relu ? 1 : 0;
+      gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
+                 {&rows, &d, &eps, &rx, &gg, &gb, &gy, &rrelu, &ry16, &rres, &rpre, &rseed,
+                  &roffset, &sampleSize, &key, &threshold, &keep});
+      const std::vector<float> pre = gpu.template download<float>(rpre, x.size()),
+                               fusedY = gpu.template download<float>(gy, y.size());
+      const std::vector<uint16_t> fusedBits =
+          v.relu ? gpu.template download<uint16_t>(gy16r, y.size()) : std::vector<uint16_t>();
+      const std::string what = n + " forward's residual sum, " + v.what;
+      const bool mixed = x.size() < 100 || (zeros > 0 && zeros < x.size());
+      sameBits(what + ": pre", pre, sum, "as Philox.h's mask of x plus the residual");
+      if (v.dropout)
+        report(mixed, what + ": some dropped, some kept", std::to_string(zeros) + " dropped");
+      // The plain forward of that sum.
+      Ptr gsum = gpu.upload(sum);
+      gpu.fill(gy, y.size() * 4, 0xff);
+      gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
+                 {&rows, &d, &eps, &gsum, &gg, &gb, &gy, &rrelu, &noBits, &noResidual, &noPre,
+                  &noSeed, &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep});
+      const std::vector<float> plainY = gpu.template download<float>(gy, y.size());
+      sameBits(what + ": y", fusedY, plainY, "as the plain forward's of the sum");
+      if (v.relu) {
+        size_t wrong = 0;
+        for (size_t i = 0; i < y.size(); ++i)
+          wrong += fusedBits[i] != k::bf16Bits(plainY[i]);
+        report(wrong == 0, what + ": y16 is bf16Bits of each value",
+               std::to_string(wrong) + " differ");
+      }
+      if (v.unaligned || v.inPlaceX || v.inPlaceResidual)
+        continue;
+      // The CPU twin (--target=cuda-emulated's).
+      std::vector<float> twinY(y.size()), twinPre(x.size());
+      tfc_layer_norm_forward(
+          rows, d, eps, intptr_t(x.data()), intptr_t(gamma.data()), intptr_t(beta.data()),
+          intptr_t(twinY.data()), rrelu, 0, v.residual ? intptr_t(residual.data()) : 0,
+          intptr_t(twinPre.data()), v.dropout ? intptr_t(&seedValue) : 0,
+          v.offset ? intptr_t(&offsetValue) : 0, sampleSize, key, threshold, keep);
+      sameBits(what + " on the CPU twin: pre", twinPre, sum, "as Philox.h's");
+      compare(what + " on the CPU twin: y", twinY, fusedY, 1e-5);
+    }
   }
 }
 

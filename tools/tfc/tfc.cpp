@@ -257,6 +257,12 @@ static cl::opt<bool> noLayerNormDropout(
              "backward's call instead of stored by its kernel (same results)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 
+static cl::opt<bool> noLayerNormResidual(
+    "no-layer-norm-residual",
+    cl::desc("cuda: a post-norm layer's residual sum and its dropout in a loop nest after the "
+             "GEMM instead of made by the layer norm's kernel (same results)"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
+
 static cl::opt<bool> noThreadCoarsening(
     "no-thread-coarsening",
     cl::desc("cuda: a thread of a long elementwise kernel computes one element instead of 4 "
@@ -699,6 +705,7 @@ int compile() {
   codegen.cuda.tails = !noLaunchTails;
   codegen.cuda.attentionDs = !noAttentionDs;
   codegen.cuda.layerNormDropout = !noLayerNormDropout;
+  codegen.cuda.layerNormResidual = !noLayerNormResidual;
   if (backend->addKernelPasses) {
     if (cudaImage != "fatbin" && cudaImage != "ptx") {
       llvm::errs() << "tfc: error: --cuda-image must be fatbin or ptx, got '"

@@ -57,6 +57,8 @@ void tfc::addCudaLinalgPasses(OpPassManager &pm, const CudaTarget &target) {
   options.tensorCoreAttention = target.precision != "fp32";
   // A post-norm layer's dropout gradient stored by the layer norm backward.
   options.layerNormDropout = target.layerNormDropout;
+  // A post-norm layer's residual sum and its dropout made by the layer norm.
+  options.layerNormResidual = target.layerNormResidual;
   pm.addPass(createTfLowerToLinalg(options));
   pm.nest<func::FuncOp>().addPass(createCanonicalizerPass());
 }

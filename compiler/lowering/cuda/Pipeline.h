@@ -77,6 +77,10 @@ struct CudaTarget {
   /// and dx only where another op reads it; --no-layer-norm-dropout: a loop
   /// nest after the call.
   bool layerNormDropout = true;
+  /// The layer norm forward's kernel makes its x where it is a post-norm
+  /// layer's residual + training dropout of a GEMM's epilogue;
+  /// --no-layer-norm-residual: a loop nest after the GEMM.
+  bool layerNormResidual = true;
   /// A long elementwise kernel's thread computes 4 consecutive elements with
   /// 16-byte accesses (tf-map-to-gpu's coarsen); --no-thread-coarsening: one.
   bool coarsen = true;

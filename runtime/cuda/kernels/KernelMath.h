@@ -301,6 +301,11 @@ constexpr int64_t kLayerNormBackwardBlockRows = 16;
 /// The backward's blocks an SM (__launch_bounds__): at most 64 registers a
 /// thread (ptxas took 128 for the segments' loads, two blocks an SM).
 constexpr int kLayerNormBackwardBlocksPerSm = 4;
+/// The forward's blocks an SM (__launch_bounds__): at most 48 registers a
+/// thread. Left to itself ptxas took 40 with its residual sum's divisions
+/// (their slow path a call) and saved registers around the calls in a
+/// 12-24 byte stack frame; 48 (sm_80 and sm_90) need none, 40 warps an SM.
+constexpr int kLayerNormForwardBlocksPerSm = 5;
 
 /// The backward's dgamma and dbeta: each row block's partial sums (2 x blocks
 /// x d floats of scratch), added in kLayerNormSegments segments of

@@ -108,8 +108,10 @@ namespace tfc::rt::cuda::kernels {
     48, TFC_CUDA_ATTENTION_BACKWARD)                                           \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel",                    \
     kAttentionWgmmaWideThreads, 48, TFC_CUDA_ATTENTION_BACKWARD)               \
-  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 9,    \
-    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16") \
+  X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 17,   \
+    "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16, "        \
+    "ptr residual, ptr pre, ptr seed, ptr sampleOffset, i64 sampleSize, i64 key, "            \
+    "i64 threshold, f32 keep")                                                 \
   X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 21,  \
     "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr gate, ptr dx, "     \
     "ptr dgamma, ptr dbeta, ptr scratch, ptr dropout, i64 dropoutBits, ptr seed, "             \

@@ -43,27 +43,113 @@ using namespace tfc::rt::cuda::kernels;
 
 typedef long long i64;
 
+/// The rows a layer norm is of, made from its x where the layer's residual
+/// sum is done by the norm's kernel (runtime/Abi.h's layer_norm): pre[i] =
+/// residual[i] + tf.dropout(x)[i], the sum without a residual, the dropout
+/// without a seed. pre may be x or residual, element for element.
+struct ResidualSum {
+  const float *x, *residual; // (not __restrict__: pre may be either)
+  float *pre;                // null: none, the norm is of x
+  uint32_t seed;             // the step's, read from device memory once
+  uint64_t key, first;       // the op's key, and x's first element's index in the op
+  uint32_t threshold;
+  float keep;
+  bool dropout;
+  bool grouped; // first and d multiples of 4: a lane's 4 elements share a Philox call
+  bool vectors; // grouped and every pointer 16-byte aligned: float4 loads and stores
+  __device__ __forceinline__ void load4(const float *p, float (&v)[4]) const {
+    if (vectors) {
+      const float4 p4 = *reinterpret_cast<const float4 *>(p);
+      v[0] = p4.x, v[1] = p4.y, v[2] = p4.z, v[3] = p4.w;
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        v[e] = p[e];
+    }
+  }
+  __device__ __forceinline__ float at(i64 i, float value, uint32_t word) const {
+    const float v = dropout ? droppedOut(value, word, threshold, keep) : value;
+    return residual ? residual[i] + v : v;
+  }
+  /// Row r's pre, by the lanes of a warp; visible to the whole warp after.
+  __device__ __forceinline__ void row(i64 r, i64 d, int lane) const {
+    if (grouped) {
+      // A lane 4 consecutive elements: one Philox call decides them.
+      for (i64 j4 = 4 * lane; j4 < d; j4 += 4 * kWarp) {
+        const i64 i = r * d + j4;
+        const PhiloxWords words =
+            dropout ? dropoutWords(seed, key, (first + uint64_t(i)) / 4) : PhiloxWords{};
+        float v[4], rs[4] = {};
+        load4(x + i, v);
+        if (residual)
+          load4(residual + i, rs);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float dropped = dropout ? droppedOut(v[e], words.w[e], threshold, keep) : v[e];
+          v[e] = residual ? rs[e] + dropped : dropped;
+        }
+        if (vectors) {
+          *reinterpret_cast<float4 *>(pre + i) = make_float4(v[0], v[1], v[2], v[3]);
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            pre[i + e] = v[e];
+        }
+      }
+    } else {
+      for (i64 j = lane; j < d; j += kWarp) {
+        const i64 i = r * d + j;
+        pre[i] = at(i, x[i], dropout ? dropoutWord(seed, key, first + uint64_t(i)) : 0u);
+      }
+    }
+    __syncwarp(); // the other lanes read what each wrote
+  }
+};
+
 /// y[r] = (x[r] - mean) / sqrt(var + eps) gamma + beta for rows r < rows of
 /// d floats (tf.layer_norm over the last dimension; y may not alias x), and
 /// with relu != 0 its relu (relu(layer_norm(x)), one pass instead of two);
 /// with y16, y's bf16 bits there too (bf16Bits): a GEMM's bf16 operand
 /// made beside its producer (tf-bf16-gemm-operands), not by a copy after.
-extern "C" __global__ void __launch_bounds__(kLayerNormThreads)
-    tfc_cuda_layer_norm_forward_kernel(i64 rows, i64 d, float eps, const float *__restrict__ x,
+/// With pre not null, the norm is of the rows written there first
+/// (ResidualSum: a residual sum and its dropout before the norm).
+extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormForwardBlocksPerSm)
+    tfc_cuda_layer_norm_forward_kernel(i64 rows, i64 d, float eps, const float *x,
                                        const float *__restrict__ gamma,
                                        const float *__restrict__ beta, float *__restrict__ y,
-                                       i64 relu, uint16_t *__restrict__ y16) {
+                                       i64 relu, uint16_t *__restrict__ y16, const float *residual,
+                                       float *pre, const int *__restrict__ seed,
+                                       const int *__restrict__ sampleOffset, i64 sampleSize,
+                                       i64 key, i64 threshold, float keep) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   constexpr int warps = kLayerNormThreads / kWarp;
   const int lane = threadIdx.x % kWarp;
+  ResidualSum sum{};
+  if (pre) {
+    sum.x = x, sum.residual = residual, sum.pre = pre;
+    sum.dropout = seed != nullptr;
+    if (seed) {
+      sum.seed = uint32_t(*seed);
+      sum.key = uint64_t(key);
+      sum.first = sampleOffset ? uint64_t(i64(*sampleOffset) * sampleSize) : 0;
+      sum.threshold = uint32_t(threshold);
+      sum.keep = keep;
+    }
+    const uintptr_t addresses = reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(pre) |
+                                reinterpret_cast<uintptr_t>(residual);
+    sum.grouped = sum.first % 4 == 0 && d % 4 == 0;
+    sum.vectors = sum.grouped && addresses % 16 == 0;
+  }
   for (i64 r = i64(blockIdx.x) * warps + threadIdx.x / kWarp; r < rows;
        r += i64(gridDim.x) * warps) {
-    const float *xr = x + r * d;
-    float sum = 0.0f;
+    if (pre)
+      sum.row(r, d, lane);
+    const float *xr = (pre ? pre : x) + r * d;
+    float rowSum = 0.0f;
     for (i64 j = lane; j < d; j += kWarp)
-      sum += xr[j];
-    const float mean = layerNormMean(warpSum(sum), d);
+      rowSum += xr[j];
+    const float mean = layerNormMean(warpSum(rowSum), d);
     float squares = 0.0f;
     for (i64 j = lane; j < d; j += kWarp)
       squares += layerNormSquare(xr[j], mean);

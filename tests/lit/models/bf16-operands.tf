@@ -56,12 +56,13 @@
 # before its first product, they were a launch apiece), and a copy of an
 # activation beside the loop nest before its products (attention's output
 # in the backward, beside the ReLU's gradient): the medium encoder's 26
-# copied weights take one launch, its step 32 launches (69 with a launch a
-# weight, each attention output's copy a launch of its own and the dropout
-# gradients in loop nests after the layer norm backwards).
+# copied weights take one launch, its step 20 launches (69 with a launch a
+# weight, each attention output's copy a launch of its own, the dropout
+# gradients in loop nests after the layer norm backwards and the residual
+# sums in loop nests before the layer norms).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda --precision bf16 --emit=gpu --cuda-path=%t.no-cuda \
 # RUN:   | %python %S/Inputs/weight_copies.py | FileCheck %s --check-prefix=WEIGHTS
-# WEIGHTS: launches 32 weights 26 in 1
+# WEIGHTS: launches 20 weights 26 in 1
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one

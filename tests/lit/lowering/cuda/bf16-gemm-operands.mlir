@@ -200,7 +200,7 @@ func.func @produced(%in: memref<2x8x4xf32>, %x: memref<2x8x4xf32>, %w: memref<4x
 // -----
 
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index)
+func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
 
 // X (16 x 4) was last written whole by the layer norm's kernel: its call's
 // y16, 0 before, points at the copy, and the kernel writes it beside X; W
@@ -210,12 +210,12 @@ func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, 
 // CHECK-LABEL: func.func @norm_produced
 // CHECK: %[[X16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x4xi16>
 // CHECK: %[[XP16:.*]] = memref.extract_aligned_pointer_as_index %[[X16]]
-// CHECK: call @tfc_cuda_layer_norm_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[XP16]])
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[XP16]], %c0
 // CHECK: tfc.bf16_cast
 // CHECK-NOT: tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[XP16]],
 // NOFUSE-LABEL: func.func @norm_produced
-// NOFUSE: call @tfc_cuda_layer_norm_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0)
+// NOFUSE: call @tfc_cuda_layer_norm_forward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c0,
 // NOFUSE-COUNT-2: tfc.bf16_cast
 func.func @norm_produced(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf32>, %w: memref<4x4xf32>, %y: memref<16x4xf32>) {
   %c0 = arith.constant 0 : index
@@ -223,12 +223,13 @@ func.func @norm_produced(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4x
   %c4 = arith.constant 4 : index
   %c16 = arith.constant 16 : index
   %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
   %x = memref.alloc() : memref<16x4xf32>
   %inp = memref.extract_aligned_pointer_as_index %in : memref<16x4xf32> -> index
   %gp = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
   %bp = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
   %xp = memref.extract_aligned_pointer_as_index %x : memref<16x4xf32> -> index
-  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %xp, %c1, %c0) : (index, index, f32, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %xp, %c1, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<16x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c16, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
@@ -238,11 +239,11 @@ func.func @norm_produced(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4x
 // -----
 
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index)
+func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
 
 // The product reads 8 of the norm's 16 rows: a copy nest of its own.
 // CHECK-LABEL: func.func @norm_partial
-// CHECK: call @tfc_cuda_layer_norm_forward(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0)
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %c0,
 // CHECK-COUNT-2: tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm(
 func.func @norm_partial(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>) {
@@ -252,12 +253,13 @@ func.func @norm_partial(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf
   %c8 = arith.constant 8 : index
   %c16 = arith.constant 16 : index
   %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
   %x = memref.alloc() : memref<16x4xf32>
   %inp = memref.extract_aligned_pointer_as_index %in : memref<16x4xf32> -> index
   %gp = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
   %bp = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
   %xp = memref.extract_aligned_pointer_as_index %x : memref<16x4xf32> -> index
-  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %xp, %c0, %c0) : (index, index, f32, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %xp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()

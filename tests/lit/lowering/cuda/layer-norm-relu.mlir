@@ -1,6 +1,7 @@
 // relu(layer_norm(x)) and relu's gradient on the layer norm's kernels
 // (kernels=cuda): a tf.relu that is a layer norm's only user becomes the
-// forward call's relu flag (its eighth argument, 1; the ninth, y16, is 0); an adjoint of
+// forward call's relu flag (its eighth argument, 1; the ninth, y16, is 0, and so
+// is the tenth, no residual sum); an adjoint of
 // tf.layer_norm_grad that is relu's gradient, select(m > 0, a, +0), behind
 // reshapes and read by nothing else, becomes the backward call's gate (the
 // argument after the adjoint: m's pointer, else 0) and the select goes, at
@@ -13,7 +14,7 @@
 // CHECK: %[[Y:.+]] = memref.alloc() : memref<4x8xf32>
 // CHECK: %[[YP:.+]] = memref.extract_aligned_pointer_as_index %[[Y]]
 // CHECK: %[[ON:.+]] = arith.constant 1 : index
-// CHECK: call @tfc_cuda_layer_norm_forward(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[YP]], %[[ON]], %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP]], %[[ON]], %c0{{(_[0-9]+)?}}, %c0
 // CHECK-NOT: linalg.generic
 // CHECK: %[[T:.+]] = bufferization.to_tensor %[[Y]]
 // CHECK: return %[[T]]
@@ -27,7 +28,7 @@ func.func @relu_after(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>)
 
 // The norm's output read elsewhere too: the relu stays a loop.
 // CHECK-LABEL: func.func @norm_read_twice
-// CHECK: call @tfc_cuda_layer_norm_forward(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
 func.func @norm_read_twice(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {

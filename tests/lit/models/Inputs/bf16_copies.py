@@ -15,7 +15,7 @@ s = s[: s.index("func.func @", 10)]
 norms = [
     args
     for args in re.findall(r"call @tfc_cuda_layer_norm_forward\(([^)]*)\)", s)
-    if not re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[-1])
+    if not re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[8])  # Y16
 ]
 attention = [
     args
