@@ -294,7 +294,9 @@ enum Arg : unsigned {
 /// f32 1 - rate, kept elements divided by it): the dropout's gradient below
 /// a post-norm layer, written by the kernel that makes dx instead of a loop
 /// nest after it; as f32, or, with DropoutBits 1, as their bf16 bits alone
-/// (tf-bf16-gemm-operands). SampleOffset 0: no sample offset.
+/// (tf-bf16-gemm-operands). SampleOffset 0: no sample offset. Seed 0: no
+/// mask, Dropout receives dx itself (its bf16 bits, with DropoutBits 1: the
+/// copy a GEMM reads, made by the kernel; tf-bf16-gemm-operands).
 namespace layer_norm_backward {
 enum Arg : unsigned {
   Rows, D, BlockRows, Eps, X, Gamma, G, Gate, Dx, Dgamma, Dbeta, Scratch,

@@ -299,17 +299,18 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
   tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
     blocksBackward(b0, b1, rows, d, blockRows, blocks, eps, xs, gammas, gs, dxs, partial);
   });
-  if (dropout) { // as the GPU's kernel and tf.dropout's generated loop
-    const auto word =
-        [&, s = uint32_t(*reinterpret_cast<const int32_t *>(seed)),
-         first = sampleOffset ? uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) *
-                                         sampleSize)
-                              : uint64_t(0)](int64_t i) {
-          return k::dropoutWord(s, uint64_t(key), first + uint64_t(i));
-        };
+  if (dropout) { // as the GPU's kernel and tf.dropout's generated loop; no seed: dx
+    const uint32_t s = seed ? uint32_t(*reinterpret_cast<const int32_t *>(seed)) : 0;
+    const uint64_t first =
+        seed && sampleOffset
+            ? uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) * sampleSize)
+            : 0;
     tfc::rt::parallelFor(elements, 4096, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        const float v = k::droppedOut(dxs[i], word(i), uint32_t(threshold), keep);
+        const float v =
+            seed ? k::droppedOut(dxs[i], k::dropoutWord(s, uint64_t(key), first + uint64_t(i)),
+                                 uint32_t(threshold), keep)
+                 : dxs[i];
         if (dropoutBits)
           reinterpret_cast<uint16_t *>(dropout)[i] = k::bf16Bits(v);
         else

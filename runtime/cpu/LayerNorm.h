@@ -40,9 +40,9 @@ void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, in
 /// ReLU's output, rows x d floats) the adjoint is g where gate > 0, else 0
 /// (KernelMath.h gatedGrad, relu's gradient); the CPU build passes none,
 /// the CUDA twin's emulation does. So with `dropout`: dx's tf.dropout
-/// there too (f32, or its bf16 bits alone with dropoutBits 1), dx itself
-/// where dx is not 0 (runtime/Abi.h's layer_norm_backward); the CPU build
-/// passes 0.
+/// there too (f32, or its bf16 bits alone with dropoutBits 1; seed 0: no
+/// mask, dx's copy), dx itself where dx is not 0 (runtime/Abi.h's
+/// layer_norm_backward); the CPU build passes 0.
 void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps, intptr_t x,
                              intptr_t gamma, intptr_t g, intptr_t gate, intptr_t dx,
                              intptr_t dgamma, intptr_t dbeta, intptr_t scratch, intptr_t dropout,

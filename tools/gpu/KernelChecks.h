@@ -662,6 +662,30 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
         sameBits(what + ": dx", gpu.template download<float>(gdx, dx.size()), plain,
                  "as without the dropout");
     }
+    // Without a seed, no mask: dx itself there (its bf16 bits, a GEMM's
+    // copy, with dx not stored; or f32 beside dx), from the same launch.
+    for (long long bits : {1LL, 0LL}) {
+      Ptr runDx = bits ? 0 : gdx, runCounter = counter, unseeded = 0;
+      long long sampleSize = 0;
+      gpu.fill(gdx, dx.size() * 4, 0xff);
+      gpu.fill(gdrop, dx.size() * 4, 0xff);
+      gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+                 {&rows,     &d,        &blockRows,  &eps, &gx,        &gg,    &gd,
+                  &noGate,   &runDx,    &gdg,        &gdb, &gs,        &gdrop, &bits,
+                  &unseeded, &noOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
+      const std::string what = n + " dx's copy without a seed" + (bits ? " as bf16 bits" : "");
+      if (bits) {
+        const std::vector<uint16_t> asBits = gpu.template download<uint16_t>(gdrop, dx.size());
+        size_t wrong = 0;
+        for (size_t i = 0; i < plain.size(); ++i)
+          wrong += asBits[i] != k::bf16Bits(plain[i]);
+        report(wrong == 0, what + " is bf16Bits of dx", std::to_string(wrong) + " differ");
+      } else {
+        sameBits(what, gpu.template download<float>(gdrop, dx.size()), plain, "as dx");
+        sameBits(what + ": dx", gpu.template download<float>(gdx, dx.size()), plain,
+                 "as without it");
+      }
+    }
     // The CPU twin (--target=cuda-emulated's): the same bytes.
     long long f32 = 0, sampleSize = 5;
     std::vector<float> twin(dx.size());
@@ -677,6 +701,18 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
                 &gseed,  &runOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
     compare(n + " dx's dropout on the CPU twin", twin,
             gpu.template download<float>(gdrop, dx.size()), 1e-5);
+    // And without a seed: dx's bits, within the twin's own dx's rounding.
+    std::vector<uint16_t> twinBits(dx.size(), 0xffff);
+    long long one = 1;
+    tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
+                            intptr_t(g.data()), 0, intptr_t(twin.data()), intptr_t(dgamma.data()),
+                            intptr_t(dbeta.data()), intptr_t(scratch.data()),
+                            intptr_t(twinBits.data()), one, 0, 0, 0, key, threshold, keep);
+    size_t wrongTwin = 0;
+    for (size_t i = 0; i < twin.size(); ++i)
+      wrongTwin += twinBits[i] != k::bf16Bits(twin[i]);
+    report(wrongTwin == 0, n + " dx's copy without a seed on the CPU twin is bf16Bits of its dx",
+           std::to_string(wrongTwin) + " differ");
   }
 
   // The residual sum before the norm (a post-norm layer's residual +

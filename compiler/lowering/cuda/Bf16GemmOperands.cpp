@@ -353,7 +353,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
           norms.push_back(call);
       });
       for (func::CallOp norm : norms)
-        dropoutAsBits(norm);
+        dxOrDropoutAsBits(norm);
     }
   }
 
@@ -921,20 +921,28 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   /// of it (the products of the layer's weight and input gradients): the
   /// kernel stores the bits alone, which the copies become, and the f32
   /// buffer goes.
-  void dropoutAsBits(func::CallOp norm) {
-    auto bitsFlag = constantArg(norm, layer_norm_backward::DropoutBits),
-         rows = constantArg(norm, layer_norm_backward::Rows),
-         d = constantArg(norm, layer_norm_backward::D);
-    std::optional<Pointee> p = pointeeOf(norm.getOperand(layer_norm_backward::Dropout));
+  /// Without a dropout, dx itself where only such copies read it: the
+  /// kernel stores its bits alone in the dropout's place without a seed
+  /// (no mask), and dx is not stored.
+  void dxOrDropoutAsBits(func::CallOp norm) {
+    namespace lnb = layer_norm_backward;
+    auto bitsFlag = constantArg(norm, lnb::DropoutBits), rows = constantArg(norm, lnb::Rows),
+         d = constantArg(norm, lnb::D), noDropout = constantArg(norm, lnb::Dropout);
+    // dx's copies where there is no dropout, else the dropout's.
+    const unsigned stored = noDropout && *noDropout == 0 ? lnb::Dx : lnb::Dropout;
+    std::optional<Pointee> p = pointeeOf(norm.getOperand(stored));
     if (!bitsFlag || *bitsFlag != 0 || !rows || !d || !p || p->offset != 0)
       return;
+    if (stored == lnb::Dx)
+      if (auto seed = constantArg(norm, lnb::Seed); !seed || *seed != 0)
+        return;
     Value root = rootBuffer(p->buffer);
     MemRefType type = wholeF32Buffer(root);
     if (!type || !root.getDefiningOp<memref::AllocOp>() || type.getNumElements() != *rows * *d)
       return;
     for (auto [i, arg] : llvm::enumerate(norm.getOperands()))
       if (std::optional<RuntimePointer> q = runtimePointer(arg);
-          i != layer_norm_backward::Dropout && q && rootBuffer(q->buffer) == root)
+          i != stored && q && rootBuffer(q->buffer) == root)
         return;
     std::optional<SmallVector<linalg::GenericOp>> casts =
         wholeCopiesAfter(root, norm, type.getNumElements());
@@ -945,9 +953,10 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
                                            b.getI64IntegerAttr(64));
     SmallVector<Value> args = llvm::to_vector(norm.getOperands());
-    args[layer_norm_backward::Dropout] =
-        b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
-    args[layer_norm_backward::DropoutBits] = b.create<arith::ConstantIndexOp>(loc, 1);
+    args[lnb::Dropout] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    args[lnb::DropoutBits] = b.create<arith::ConstantIndexOp>(loc, 1);
+    if (stored == lnb::Dx)
+      args[lnb::Dx] = b.create<arith::ConstantIndexOp>(loc, 0); // not stored
     SmallVector<std::pair<linalg::GenericOp, Value>> copies;
     for (linalg::GenericOp copying : *casts)
       copies.push_back({copying, bits});

@@ -222,17 +222,19 @@ __device__ __forceinline__ float adjointAt(const float *__restrict__ g,
 }
 
 /// tf.dropout of dx's elements, where the backward stores it: f32, or its
-/// bf16 bits alone (bits), as runtime/Abi.h's layer_norm_backward says.
+/// bf16 bits alone (bits), as runtime/Abi.h's layer_norm_backward says;
+/// without a seed, dx itself (its bf16 bits: a GEMM's operand).
 struct DxDropout {
   void *out;           // null: none
   bool bits;           // bf16 bits (uint16_t) instead of f32
+  bool masked;         // a seed: the dropout (else dx unmasked)
   uint32_t seed;       // the step's, read from device memory once
   uint64_t key, first; // the op's key, and dx's first element's index in the op
   uint32_t threshold;
   float keep;
   bool grouped; // first and d multiples of 4: a lane's 4 elements share a Philox call
   __device__ __forceinline__ void store(i64 i, float value, uint32_t word) const {
-    const float v = droppedOut(value, word, threshold, keep);
+    const float v = masked ? droppedOut(value, word, threshold, keep) : value;
     if (bits)
       static_cast<uint16_t *>(out)[i] = bf16Bits(v);
     else
@@ -265,12 +267,14 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
   // No rows: no row blocks, and dgamma = dbeta = 0.
   const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
   const float invD = 1.0f / float(d);
-  DxDropout drop{dropout, dropoutBits != 0, 0, uint64_t(key), 0, uint32_t(threshold), keep, false};
-  if (dropout) {
+  DxDropout drop{
+      dropout, dropoutBits != 0, seed != nullptr, 0, uint64_t(key), 0, uint32_t(threshold), keep,
+      false};
+  if (dropout && seed) {
     drop.seed = uint32_t(*seed);
     drop.first = sampleOffset ? uint64_t(i64(*sampleOffset) * sampleSize) : 0;
-    drop.grouped = drop.first % 4 == 0 && d % 4 == 0;
   }
+  drop.grouped = drop.first % 4 == 0 && d % 4 == 0;
   for (i64 block = blockIdx.x; block < blocks; block += gridDim.x) {
     float *pg = scratch + block * d, *pb = scratch + (blocks + block) * d;
     for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads)
@@ -311,7 +315,9 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
           // A lane 4 consecutive elements: one Philox call decides them.
           for (i64 j4 = 4 * lane; j4 < d; j4 += 4 * kWarp) {
             const PhiloxWords words =
-                dropoutWords(drop.seed, drop.key, (drop.first + uint64_t(r * d + j4)) / 4);
+                drop.masked
+                    ? dropoutWords(drop.seed, drop.key, (drop.first + uint64_t(r * d + j4)) / 4)
+                    : PhiloxWords{};
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               const float value = dxAt(j4 + e);
@@ -326,7 +332,9 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
             if (dx)
               dx[r * d + j] = value;
             drop.store(r * d + j, value,
-                       dropoutWord(drop.seed, drop.key, drop.first + uint64_t(r * d + j)));
+                       drop.masked
+                           ? dropoutWord(drop.seed, drop.key, drop.first + uint64_t(r * d + j))
+                           : 0u);
           }
         }
         if (lane == 0) {

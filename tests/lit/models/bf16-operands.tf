@@ -21,18 +21,19 @@
 # again in the backward, where attention's backward reads it in fp32): 13
 # written by the generated loop nest that produced them (a ReLU's gradient,
 # the one-hot tokens that only the input layer's weight gradient reads, at
-# the step's end), 13 by the layer norms' kernel (its y16), 12 by the layer
-# norm backwards' kernel (their dx's dropout, the post-norm layers' dropout
-# gradients, as bits alone; with --no-layer-norm-dropout 12 more loop
-# nests), 12 by the attention kernels (each forward its output's bits
-# beside it, each backward the QKV projection's gradient as bits alone), 36
-# by copy nests of their own. Those 13 nests write the copy alone: the
+# the step's end), 13 by the layer norms' kernel (its y16), 13 by the layer
+# norm backwards' kernel (12 their dx's dropout, the post-norm layers'
+# dropout gradients, and the output net's dx itself, as bits alone; with
+# --no-layer-norm-dropout 12 more loop nests), 12 by the attention kernels
+# (each forward its output's bits beside it, each backward the QKV
+# projection's gradient as bits alone), 35 by copy nests of their own.
+# Those 13 nests write the copy alone: the
 # one-hot tokens and 6 gradients of the backward, whose fp32 values nothing
 # else reads, and the FFN's 6 ReLU outputs, which the backward reads only as its
 # weight gradient's operand (no copy nest: 6 fewer) and its ReLU gradient's
 # sign test (6 loop nests reading bits, widened). --no-bf16-activations
-# keeps those 6 in fp32 too: 93 copies, 42 nests; --no-bf16-attention-outputs
-# leaves attention's 12 to copy nests: 48; --no-layer-norm-dropout the
+# keeps those 6 in fp32 too: 93 copies, 41 nests; --no-bf16-attention-outputs
+# leaves attention's 12 to copy nests: 47; --no-layer-norm-dropout the
 # dropout gradients' 12 to the loop nests that apply the dropout (25 alone).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
@@ -42,27 +43,27 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 87 nests 36 norms 13 dropouts 12 attention 12 alone 13 widened 6
+# COPIES: copies 87 nests 35 norms 13 dropouts 13 attention 12 alone 13 widened 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 93 nests 42 norms 13 dropouts 12 attention 12 alone 7 widened 0
+# FP32-ACTIVATIONS: copies 93 nests 41 norms 13 dropouts 13 attention 12 alone 7 widened 0
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-outputs --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-layer-norm-dropout --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=DROPOUT-NESTS
-# DROPOUT-NESTS: copies 87 nests 36 norms 13 dropouts 0 attention 12 alone 25 widened 6
-# ATTENTION-NESTS: copies 87 nests 48 norms 13 dropouts 12 attention 0 alone 13 widened 6
+# DROPOUT-NESTS: copies 87 nests 35 norms 13 dropouts 1 attention 12 alone 25 widened 6
+# ATTENTION-NESTS: copies 87 nests 47 norms 13 dropouts 13 attention 0 alone 13 widened 6
 # The weights' copies are made at the step's start, side by side (each
 # before its first product, they were a launch apiece), and a copy of an
 # activation beside the loop nest before its products (attention's output
 # in the backward, beside the ReLU's gradient): the medium encoder's 26
-# copied weights take one launch, its step 20 launches (69 with a launch a
+# copied weights take one launch, its step 19 launches (69 with a launch a
 # weight, each attention output's copy a launch of its own, the dropout
 # gradients in loop nests after the layer norm backwards and the residual
 # sums in loop nests before the layer norms).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda --precision bf16 --emit=gpu --cuda-path=%t.no-cuda \
 # RUN:   | %python %S/Inputs/weight_copies.py | FileCheck %s --check-prefix=WEIGHTS
-# WEIGHTS: launches 20 weights 26 in 1
+# WEIGHTS: launches 19 weights 26 in 1
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one
@@ -94,7 +95,7 @@
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 29 norms 13 dropouts 12 attention 12 alone 13 widened 6
+# KEEP-COPIES: copies 80 nests 28 norms 13 dropouts 13 attention 12 alone 13 widened 6
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP

@@ -977,3 +977,75 @@ func.func @dropout_read(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8
   memref.copy %drop, %z : memref<8x4xf32> to memref<8x4xf32>
   return
 }
+
+// Without a dropout (no seed), dx itself that only copies of all of it read
+// afterwards: the kernel stores its bits alone in the dropout's place
+// (DropoutBits 1, the seed still 0: no mask) and dx goes (0). Read in f32
+// too (@dx_read), it stays.
+// CHECK-LABEL: func.func @dx_as_bits
+// CHECK: %[[BITS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK: %[[BP:.+]] = memref.extract_aligned_pointer_as_index %[[BITS]]
+// CHECK: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c0{{(_[0-9]+)?}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], %c1{{(_[0-9]+)?}}, %c0,
+// CHECK-NOT: memref.alloc() : memref<8x4xf32>
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], %{{[^,]+}}, %{{[^,]+}}, %c2,
+// NOFUSE-LABEL: func.func @dx_as_bits
+// NOFUSE: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c0, %c0,
+// NOFUSE: tfc.bf16_cast
+func.func @dx_as_bits(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %dx = memref.alloc() : memref<8x4xf32>
+  %dgamma = memref.alloc() : memref<4xf32>
+  %dbeta = memref.alloc() : memref<4xf32>
+  %scratch = memref.alloc() : memref<8xf32>
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %gammap = memref.extract_aligned_pointer_as_index %gamma : memref<4xf32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<8x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
+  %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
+  %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
+  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  %a = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %a, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @dx_read
+// CHECK: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c0, %c0,
+// CHECK: tfc.bf16_cast
+// CHECK: memref.copy
+func.func @dx_read(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8x4xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %dx = memref.alloc() : memref<8x4xf32>
+  %dgamma = memref.alloc() : memref<4xf32>
+  %dbeta = memref.alloc() : memref<4xf32>
+  %scratch = memref.alloc() : memref<8xf32>
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %gammap = memref.extract_aligned_pointer_as_index %gamma : memref<4xf32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<8x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
+  %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
+  %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
+  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  %a = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %a, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  memref.copy %dx, %z : memref<8x4xf32> to memref<8x4xf32>
+  return
+}

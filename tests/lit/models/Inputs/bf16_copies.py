@@ -1,7 +1,7 @@
 """Counts the bf16 copies of train_step's GEMM operands in --emit=buffers
 output (stdin), for bf16-operands.tf: every i16 result (a copy nest's, or a
 producer's second result) plus the layer norms that write a y16, the layer
-norm backwards that store their dx's dropout as bits and the
+norm backwards that store their dx's dropout, or dx itself, as bits and the
 attention calls that store bf16 (a forward's out16, a backward's
 gradsBf16); the copy nests (tfc.bf16_cast); the producers that write the
 copy alone (no f32 result beside it); and the loop nests that read bits
