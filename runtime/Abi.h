@@ -304,6 +304,17 @@ enum Arg : unsigned {
 };
 } // namespace layer_norm_backward
 
+/// A train step's loss and its gradient in one call's arguments
+/// (tfc_cross_entropy_fused and its CUDA twin): with DlogitsBits 1, dlogits
+/// receives its bf16 bits alone (2-byte elements; tf-bf16-gemm-operands:
+/// the copy the GEMMs read, made by the kernel).
+namespace cross_entropy_fused {
+enum Arg : unsigned {
+  Outer, Classes, Inner, LabelCount, Logits, Labels, Dloss, Losses, Out, Dlogits, Corrects,
+  Accuracy, DlogitsBits, Count
+};
+} // namespace cross_entropy_fused
+
 // X(Enumerator, symbol, C function type)
 #define TFC_ABI_RUNTIME_FUNCTIONS(X)                                           \
   X(Sgemm, tfc_sgemm, void(TFC_ABI_GEMM_ARGS))                                 \
@@ -351,9 +362,10 @@ enum Arg : unsigned {
   /* outer, classes, inner, count, logits, labels, the loss's adjoint,      \
      losses (scratch), out, dlogits: the two above of the same logits and   \
      labels, each row read once; then corrects (scratch) and accuracy, or   \
-     0 and 0: mean(argmax(logits) == labels) from the same read */          \
+     0 and 0: mean(argmax(logits) == labels) from the same read; then       \
+     dlogitsBits (cross_entropy_fused) */                                   \
   X(CrossEntropyFused, tfc_cross_entropy_fused,                               \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))      \
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I)) \
   /* mask, n, first element's index, seed, key, threshold */                   \
   X(DropoutMask, tfc_dropout_mask, void(TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I))     \
   /* body(context, begin, end) over [0, n) in chunks of at least grain */      \
@@ -428,7 +440,7 @@ inline constexpr int64_t kLanes = 2;
   X(CudaCrossEntropyBackward, tfc_cuda_cross_entropy_backward,                 \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4))                  \
   X(CudaCrossEntropyFused, tfc_cuda_cross_entropy_fused,                       \
-    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4))
+    void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I))
 
 enum class RuntimeFunction {
 #define TFC_ABI_ENUMERATOR(id, symbol, type) id,

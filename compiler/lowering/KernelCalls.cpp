@@ -950,6 +950,7 @@ void lowerCrossEntropyFused(tf::CrossEntropyOp loss, tf::CrossEntropyGradOp grad
     call.addIndex(0);
     call.addIndex(0);
   }
+  call.addIndex(0); // dlogits in f32 (tf-bf16-gemm-operands may store bits)
   callRuntime(b, loss.getLoc(), loss, kernel, call.args);
   SmallVector<Value> results = {loss, grad};
   if (accuracy.fusion)

@@ -10,7 +10,9 @@
 #include "runtime/ThreadPool.h"
 #include "runtime/cuda/kernels/KernelMath.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace {
 
@@ -97,12 +99,17 @@ extern "C" void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, int
 extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
                                         float count, intptr_t logits, intptr_t labels,
                                         intptr_t dloss, intptr_t losses, intptr_t out,
-                                        intptr_t dlogits, intptr_t corrects, intptr_t accuracy) {
+                                        intptr_t dlogits, intptr_t corrects, intptr_t accuracy,
+                                        intptr_t dlogitsBits) {
   namespace k = tfc::rt::cuda::kernels;
   const auto *xs = reinterpret_cast<const float *>(logits);
   const auto *ls = reinterpret_cast<const int32_t *>(labels);
   auto *rowLosses = reinterpret_cast<float *>(losses);
-  auto *ds = reinterpret_cast<float *>(dlogits);
+  // With dlogitsBits the f32 gradient goes to a buffer of its own first.
+  std::vector<float> f32;
+  if (dlogitsBits)
+    f32.resize(size_t(std::max<int64_t>(int64_t(outer) * classes * inner, 0)));
+  auto *ds = dlogitsBits ? f32.data() : reinterpret_cast<float *>(dlogits);
   const float coef = *reinterpret_cast<const float *>(dloss) / count;
   forEachRowSoftmax(xs, outer, classes, inner,
                     [&](int64_t row, const float *xr, float max, float sumExp) {
@@ -123,6 +130,9 @@ extern "C" void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr
                     });
   const int64_t rows = int64_t(outer) * inner;
   *reinterpret_cast<float *>(out) = meanOfRows(rowLosses, rows, count);
+  if (dlogitsBits)
+    for (size_t i = 0; i < f32.size(); ++i)
+      reinterpret_cast<uint16_t *>(dlogits)[i] = k::bf16Bits(f32[i]);
   if (corrects && classes <= 0) // no classes: tf.argmax's 0 for every row
     for (int64_t row = 0; row < rows; ++row)
       reinterpret_cast<float *>(corrects)[row] = ls[row] == 0 ? 1.0f : 0.0f;

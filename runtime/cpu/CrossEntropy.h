@@ -37,9 +37,12 @@ void tfc_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t inner
 /// -inf) against its label as given (not clamped), 1 or 0 in corrects, and
 /// their sum, exact in any order, over outer x inner. The CPU twin of
 /// tfc_cuda_cross_entropy_fused (a train step's loss and its gradient).
+/// With dlogitsBits, dlogits holds each value's bf16 bits alone (2 bytes an
+/// element, KernelMath.h's bf16Bits).
 void tfc_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                              intptr_t logits, intptr_t labels, intptr_t dloss, intptr_t losses,
-                             intptr_t out, intptr_t dlogits, intptr_t corrects, intptr_t accuracy);
+                             intptr_t out, intptr_t dlogits, intptr_t corrects, intptr_t accuracy,
+                             intptr_t dlogitsBits);
 }
 
 #endif // TFC_RUNTIME_CPU_CROSSENTROPY_H

@@ -106,7 +106,8 @@ static_assert(kSpecs[LayerKernels::AdvanceFirst].params == 2);
 static_assert(kSpecs[LayerKernels::SmallGemm].params == 33);
 static_assert(kSpecs[LayerKernels::SmallGemmFinish].params == 16);
 static_assert(kSpecs[LayerKernels::ColumnSums].params == 8);
-static_assert(kSpecs[LayerKernels::CrossEntropyFused].params == 13);
+static_assert(kSpecs[LayerKernels::CrossEntropyFused].params ==
+              tfc::abi::cross_entropy_fused::Count + 1); // and the counter
 static_assert(k::kAttentionThreads == 256 && k::kAttentionDkvThreads == 256);
 static_assert(k::kAttentionTcRows == 64);
 #endif
@@ -486,8 +487,8 @@ extern "C" void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes
 extern "C" void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner,
                                              float count, intptr_t logits, intptr_t labels,
                                              intptr_t dloss, intptr_t losses, intptr_t out,
-                                             intptr_t dlogits, intptr_t corrects,
-                                             intptr_t accuracy) {
+                                             intptr_t dlogits, intptr_t corrects, intptr_t accuracy,
+                                             intptr_t dlogitsBits) {
   auto &device = CudaDevice::activeFor("tfc_cuda_cross_entropy_fused");
   // A warp a row reads its logits once and writes its loss, its dlogits and
   // (with corrects) whether its argmax is its label; the last block adds
@@ -497,7 +498,8 @@ extern "C" void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, i
     corrects = accuracy = 0;
   std::vector<uint64_t> params = slots({outer, classes, inner});
   params.push_back(f32Slot(count));
-  for (intptr_t value : {logits, labels, dloss, losses, out, dlogits, corrects, accuracy})
+  for (intptr_t value :
+       {logits, labels, dloss, losses, out, dlogits, corrects, accuracy, dlogitsBits})
     params.push_back(uint64_t(value));
   params.push_back(uint64_t(counter));
   device.layerKernels().launch(

@@ -88,7 +88,7 @@ void tfc_cuda_cross_entropy_backward(intptr_t outer, intptr_t classes, intptr_t 
 void tfc_cuda_cross_entropy_fused(intptr_t outer, intptr_t classes, intptr_t inner, float count,
                                   intptr_t logits, intptr_t labels, intptr_t dloss, intptr_t losses,
                                   intptr_t out, intptr_t dlogits, intptr_t corrects,
-                                  intptr_t accuracy);
+                                  intptr_t accuracy, intptr_t dlogitsBits);
 }
 
 namespace tfc::rt::cuda {

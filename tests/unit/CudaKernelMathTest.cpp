@@ -456,7 +456,7 @@ TEST(CudaKernelMath, FusedCrossEntropyRowIsTheForwardAndBackwardRows) {
     tfc_cross_entropy_fused(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
                             intptr_t(labels.data()), intptr_t(&dloss), intptr_t(fusedLosses.data()),
                             intptr_t(&fusedLoss), intptr_t(fusedDx.data()),
-                            intptr_t(corrects.data()), intptr_t(&accuracy));
+                            intptr_t(corrects.data()), intptr_t(&accuracy), 0);
     EXPECT_EQ(fusedLoss, loss);
     EXPECT_EQ(fusedLosses, losses);
     for (size_t i = 0; i < dx.size(); ++i)
@@ -482,8 +482,16 @@ TEST(CudaKernelMath, FusedCrossEntropyRowIsTheForwardAndBackwardRows) {
     fusedLoss = NAN;
     tfc_cross_entropy_fused(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
                             intptr_t(labels.data()), intptr_t(&dloss), intptr_t(fusedLosses.data()),
-                            intptr_t(&fusedLoss), intptr_t(fusedDx.data()), 0, 0);
+                            intptr_t(&fusedLoss), intptr_t(fusedDx.data()), 0, 0, 0);
     EXPECT_EQ(fusedLoss, loss);
+    // dlogits as bf16 bits alone: bf16Bits of each gradient.
+    std::vector<uint16_t> bits(dx.size(), 0xffff);
+    tfc_cross_entropy_fused(l.outer, l.classes, l.inner, count, intptr_t(x.data()),
+                            intptr_t(labels.data()), intptr_t(&dloss), intptr_t(fusedLosses.data()),
+                            intptr_t(&fusedLoss), intptr_t(bits.data()), 0, 0, 1);
+    EXPECT_EQ(fusedLoss, loss);
+    for (size_t i = 0; i < dx.size(); ++i)
+      ASSERT_EQ(bits[i], tfc::rt::cuda::kernels::bf16Bits(dx[i])) << "element " << i;
   }
 }
 

@@ -585,7 +585,7 @@ void crossEntropies(void **b) {
   tfc_cuda_cross_entropy(gLossRows, 10, 1, float(gLossRows), intptr_t(b[0]), intptr_t(b[1]),
                          intptr_t(b[3]), intptr_t(b[4]));
   tfc_cuda_cross_entropy_fused(gLossRows, 10, 1, float(gLossRows), intptr_t(b[0]), intptr_t(b[1]),
-                               intptr_t(b[2]), intptr_t(b[3]), intptr_t(b[4]), intptr_t(b[5]), 0,
+                               intptr_t(b[2]), intptr_t(b[3]), intptr_t(b[4]), intptr_t(b[5]), 0, 0,
                                0);
 }
 } // namespace

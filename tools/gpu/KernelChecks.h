@@ -25,6 +25,7 @@
 
 #include "runtime/Philox.h"
 #include "runtime/cpu/Attention.h"
+#include "runtime/cpu/CrossEntropy.h"
 #include "runtime/cpu/Dropout.h"
 #include "runtime/cpu/LayerNorm.h"
 #include "runtime/cuda/kernels/Kernels.h"
@@ -893,6 +894,7 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
   // the mean kernel. The losses and outputs NaN first: a loss read before
   // its block wrote it, or an output not written, would show.
   std::vector<float> runs[4][4], losses, accuracies[4];
+  long long f32 = 0;
   const unsigned blocks = unsigned(std::max(1LL, (rows + 7) / 8));
   const std::string n = "cross_entropy " + std::to_string(outer) + "x" + std::to_string(classes) +
                         "x" + std::to_string(inner);
@@ -934,7 +936,7 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
     gpu.fill(gacc, 4, 0xff);
     gpu.launch("tfc_cuda_cross_entropy_fused_kernel", blocks,
                {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &gout, &ggrad,
-                &gcorrects, &gacc, &runCounter});
+                &gcorrects, &gacc, &f32, &runCounter});
     meanUnlessCounted("fused");
     runs[run][2] = gpu.template download<float>(gout, 1);
     runs[run][3] = gpu.template download<float>(ggrad, grad.size());
@@ -970,6 +972,38 @@ void checkCrossEntropy(Device &gpu, long long outer, long long classes, long lon
   // The fused kernel computes the pair's operations in the pair's order.
   sameBits(n + " fused loss as forward's", runs[0][2], runs[0][0]);
   sameBits(n + " fused grad as backward's", runs[0][3], runs[0][1]);
+  // dlogits as bf16 bits alone (a GEMM's operand): bf16Bits of each of the
+  // f32 run's gradients, the loss the same bits; and on the CPU twin.
+  {
+    long long bitsFlag = 1;
+    Ptr runCounter = counter, noCorrects = 0, noAccuracy = 0;
+    gpu.fill(ggrad, grad.size() * 4, 0xff);
+    gpu.launch("tfc_cuda_cross_entropy_fused_kernel", blocks,
+               {&outer, &classes, &inner, &count, &gl, &glab, &gdl, &glosses, &gout, &ggrad,
+                &noCorrects, &noAccuracy, &bitsFlag, &runCounter});
+    const std::vector<uint16_t> bits = gpu.template download<uint16_t>(ggrad, grad.size());
+    size_t wrong = 0;
+    for (size_t i = 0; i < grad.size(); ++i)
+      wrong += bits[i] != k::bf16Bits(runs[0][3][i]);
+    report(wrong == 0, n + " fused grad as bf16 bits is bf16Bits of the f32 grad",
+           std::to_string(wrong) + " differ");
+    sameBits(n + " fused loss with the grad as bits", gpu.template download<float>(gout, 1),
+             runs[0][2]);
+    std::vector<uint16_t> twinBits(grad.size(), 0xffff);
+    std::vector<float> twinLosses(static_cast<size_t>(rows));
+    float twinLoss = 0.0f, dlossHost = dlossValue;
+    tfc_cross_entropy_fused(outer, classes, inner, count, intptr_t(logits.data()),
+                            intptr_t(labels.data()), intptr_t(&dlossHost),
+                            intptr_t(twinLosses.data()), intptr_t(&twinLoss),
+                            intptr_t(twinBits.data()), 0, 0, 1);
+    size_t far = 0;
+    for (size_t i = 0; i < grad.size(); ++i) { // within a bf16 step of the GPU's
+      const int diff = int(twinBits[i]) - int(bits[i]);
+      far += diff > 1 || diff < -1;
+    }
+    report(far == 0, n + " fused grad as bf16 bits on the CPU twin: within one bf16 step",
+           std::to_string(far) + " further");
+  }
 }
 
 template <typename Device>

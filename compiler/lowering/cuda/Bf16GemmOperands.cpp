@@ -116,6 +116,13 @@ bool isLayerNormBackward(func::CallOp call) {
          call.getNumOperands() == layer_norm_backward::Count;
 }
 
+namespace cross_entropy_fused = abi::cross_entropy_fused;
+
+bool isCrossEntropyFused(func::CallOp call) {
+  return call.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaCrossEntropyFused)) &&
+         call.getNumOperands() == cross_entropy_fused::Count;
+}
+
 /// The constant of argument `i` of `call`, if it is one.
 std::optional<int64_t> constantArg(func::CallOp call, unsigned i) {
   return getConstantIntValue(call.getOperand(i));
@@ -354,6 +361,13 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       });
       for (func::CallOp norm : norms)
         dxOrDropoutAsBits(norm);
+      SmallVector<func::CallOp> losses;
+      getOperation().walk([&](func::CallOp call) {
+        if (isCrossEntropyFused(call))
+          losses.push_back(call);
+      });
+      for (func::CallOp loss : losses)
+        dlogitsAsBits(loss);
     }
   }
 
@@ -961,6 +975,44 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     for (linalg::GenericOp copying : *casts)
       copies.push_back({copying, bits});
     callWithBits(norm, args, copies);
+  }
+
+  /// A train step's loss and gradient in one call whose dlogits (f32, a
+  /// buffer of its own) nothing after the call reads but copies of all of
+  /// it (the output layer's weight and input gradients' products): the
+  /// kernel stores the bits alone (runtime/Abi.h's cross_entropy_fused),
+  /// which the copies become, and the f32 buffer goes.
+  void dlogitsAsBits(func::CallOp loss) {
+    namespace cef = cross_entropy_fused;
+    auto bitsFlag = constantArg(loss, cef::DlogitsBits), outer = constantArg(loss, cef::Outer),
+         classes = constantArg(loss, cef::Classes), inner = constantArg(loss, cef::Inner);
+    std::optional<Pointee> p = pointeeOf(loss.getOperand(cef::Dlogits));
+    if (!bitsFlag || *bitsFlag != 0 || !outer || !classes || !inner || !p || p->offset != 0)
+      return;
+    Value root = rootBuffer(p->buffer);
+    MemRefType type = wholeF32Buffer(root);
+    if (!type || !root.getDefiningOp<memref::AllocOp>() ||
+        type.getNumElements() != *outer * *classes * *inner)
+      return;
+    for (auto [i, arg] : llvm::enumerate(loss.getOperands()))
+      if (std::optional<RuntimePointer> q = runtimePointer(arg);
+          i != cef::Dlogits && q && rootBuffer(q->buffer) == root)
+        return;
+    std::optional<SmallVector<linalg::GenericOp>> casts =
+        wholeCopiesAfter(root, loss, type.getNumElements());
+    if (!casts)
+      return;
+    OpBuilder b(loss);
+    Location loc = loss.getLoc();
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    SmallVector<Value> args = llvm::to_vector(loss.getOperands());
+    args[cef::Dlogits] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    args[cef::DlogitsBits] = b.create<arith::ConstantIndexOp>(loc, 1);
+    SmallVector<std::pair<linalg::GenericOp, Value>> copies;
+    for (linalg::GenericOp copying : *casts)
+      copies.push_back({copying, bits});
+    callWithBits(loss, args, copies);
   }
 
   /// `ops` and what they are made from (through operands), where they touch

@@ -125,9 +125,10 @@ namespace tfc::rt::cuda::kernels {
     "i64 n, f32 count, ptr losses, ptr out")                                   \
   X(cross_entropy, "tfc_cuda_cross_entropy_backward_kernel", kCrossEntropyThreads, 8, \
     "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr dloss, ptr dlogits") \
-  X(cross_entropy, "tfc_cuda_cross_entropy_fused_kernel", kCrossEntropyThreads, 13, \
+  X(cross_entropy, "tfc_cuda_cross_entropy_fused_kernel", kCrossEntropyThreads, 14, \
     "i64 outer, i64 classes, i64 inner, f32 count, ptr logits, ptr labels, ptr dloss, "    \
-    "ptr losses, ptr out, ptr dlogits, ptr corrects, ptr accuracy, ptr counter")  \
+    "ptr losses, ptr out, ptr dlogits, ptr corrects, ptr accuracy, i64 dlogitsBits, "      \
+    "ptr counter")                                                             \
   X(dropout, "tfc_cuda_dropout_mask_kernel", kDropoutThreads, 6,               \
     "ptr mask, i64 n, i64 first, i64 seed, i64 key, i64 threshold")           \
   X(gather, "tfc_cuda_gather_rows_kernel", kGatherThreads, 6,                  \

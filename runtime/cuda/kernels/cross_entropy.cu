@@ -248,22 +248,23 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
 /// order: the same bits); with corrects, whether the row's argmax is its
 /// label (as given, not clamped: tf.compare's), 1 or 0, and their mean into
 /// accuracy[0] (an integer sum: exact in any order). The last block (with a
-/// counter) adds the losses, then the corrects.
+/// counter) adds the losses, then the corrects. With dlogitsBits, dlogits
+/// holds each value's bf16 bits alone (bf16Bits, 2 bytes an element): a
+/// GEMM's operand made where the gradient is (tf-bf16-gemm-operands).
 extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
     tfc_cuda_cross_entropy_fused_kernel(i64 outer, i64 classes, i64 inner, float count,
                                         const float *__restrict__ logits,
                                         const int *__restrict__ labels,
                                         const float *__restrict__ dloss, float *__restrict__ losses,
-                                        float *__restrict__ out, float *__restrict__ dlogits,
+                                        float *__restrict__ out, void *__restrict__ dlogits,
                                         float *__restrict__ corrects, float *__restrict__ accuracy,
-                                        unsigned *counter) {
+                                        i64 dlogitsBits, unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kCrossEntropyThreads);
   if (classes > 0) {
     const float coef = dloss[0] / count;
     forEachRowOfWarp(outer, classes, inner, [&](i64 row, i64 offset, int lane) {
       const float *xr = logits + offset;
-      float *dr = dlogits + offset;
       const LaneLogits xs(xr, classes, inner, lane);
       float m = -INFINITY;
       xs.forEach([&](i64, float x) { m = maxOf(m, x); });
@@ -279,9 +280,17 @@ extern "C" __global__ void __launch_bounds__(kCrossEntropyThreads)
       const i64 label = clampLabel(labels[row], classes);
       if (lane == 0)
         losses[row] = crossEntropyLoss(xr[label * inner], max, sumExp);
-      xs.forEach([&](i64 c, float x) {
-        dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
-      });
+      if (dlogitsBits) {
+        uint16_t *dr = static_cast<uint16_t *>(dlogits) + offset;
+        xs.forEach([&](i64 c, float x) {
+          dr[c * inner] = bf16Bits(crossEntropyGrad(x, max, sumExp, c == label, coef));
+        });
+      } else {
+        float *dr = static_cast<float *>(dlogits) + offset;
+        xs.forEach([&](i64 c, float x) {
+          dr[c * inner] = crossEntropyGrad(x, max, sumExp, c == label, coef);
+        });
+      }
     });
   } else if (corrects) {
     // No classes: tf.argmax's 0 for every row.

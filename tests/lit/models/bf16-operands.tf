@@ -26,14 +26,15 @@
 # dropout gradients, and the output net's dx itself, as bits alone; with
 # --no-layer-norm-dropout 12 more loop nests), 12 by the attention kernels
 # (each forward its output's bits beside it, each backward the QKV
-# projection's gradient as bits alone), 35 by copy nests of their own.
+# projection's gradient as bits alone), 1 by the loss's kernel (dlogits as
+# bits alone), 34 by copy nests of their own.
 # Those 13 nests write the copy alone: the
 # one-hot tokens and 6 gradients of the backward, whose fp32 values nothing
 # else reads, and the FFN's 6 ReLU outputs, which the backward reads only as its
 # weight gradient's operand (no copy nest: 6 fewer) and its ReLU gradient's
 # sign test (6 loop nests reading bits, widened). --no-bf16-activations
-# keeps those 6 in fp32 too: 93 copies, 41 nests; --no-bf16-attention-outputs
-# leaves attention's 12 to copy nests: 47; --no-layer-norm-dropout the
+# keeps those 6 in fp32 too: 93 copies, 40 nests; --no-bf16-attention-outputs
+# leaves attention's 12 to copy nests: 46; --no-layer-norm-dropout the
 # dropout gradients' 12 to the loop nests that apply the dropout (25 alone).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
@@ -43,16 +44,16 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 87 nests 35 norms 13 dropouts 13 attention 12 alone 13 widened 6
+# COPIES: copies 87 nests 34 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 93 nests 41 norms 13 dropouts 13 attention 12 alone 7 widened 0
+# FP32-ACTIVATIONS: copies 93 nests 40 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 0
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-outputs --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-layer-norm-dropout --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=DROPOUT-NESTS
-# DROPOUT-NESTS: copies 87 nests 35 norms 13 dropouts 1 attention 12 alone 25 widened 6
-# ATTENTION-NESTS: copies 87 nests 47 norms 13 dropouts 13 attention 0 alone 13 widened 6
+# DROPOUT-NESTS: copies 87 nests 34 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 6
+# ATTENTION-NESTS: copies 87 nests 46 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 6
 # The weights' copies are made at the step's start, side by side (each
 # before its first product, they were a launch apiece), and a copy of an
 # activation beside the loop nest before its products (attention's output
@@ -95,7 +96,7 @@
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 28 norms 13 dropouts 13 attention 12 alone 13 widened 6
+# KEEP-COPIES: copies 80 nests 27 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP

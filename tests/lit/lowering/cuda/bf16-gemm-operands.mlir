@@ -1049,3 +1049,72 @@ func.func @dx_read(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8x4xf3
   memref.copy %dx, %z : memref<8x4xf32> to memref<8x4xf32>
   return
 }
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_cross_entropy_fused(index, index, index, f32, index, index, index, index, index, index, index, index, index)
+
+// A train step's loss and gradient in one call whose dlogits only copies of
+// all of it read afterwards: the kernel stores its bf16 bits alone
+// (DlogitsBits 1), which the copy becomes: no copy nest, no f32 buffer.
+// Read in f32 too (@dlogits_read), it stays.
+// CHECK-LABEL: func.func @dlogits_as_bits
+// CHECK: %[[BITS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK: %[[BP:.+]] = memref.extract_aligned_pointer_as_index %[[BITS]]
+// CHECK: call @tfc_cuda_cross_entropy_fused(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}})
+// CHECK-NOT: memref.alloc() : memref<8x4xf32>
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], %{{[^,]+}}, %{{[^,]+}}, %c2,
+// NOFUSE-LABEL: func.func @dlogits_as_bits
+// NOFUSE: call @tfc_cuda_cross_entropy_fused({{.*}}, %c0)
+// NOFUSE: tfc.bf16_cast
+func.func @dlogits_as_bits(%logits: memref<8x4xf32>, %labels: memref<8xi32>, %g: memref<f32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %count = arith.constant 8.0 : f32
+  %rows = memref.alloc() : memref<8xf32>
+  %loss = memref.alloc() : memref<f32>
+  %d = memref.alloc() : memref<8x4xf32>
+  %lp = memref.extract_aligned_pointer_as_index %logits : memref<8x4xf32> -> index
+  %yl = memref.extract_aligned_pointer_as_index %labels : memref<8xi32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<f32> -> index
+  %rp = memref.extract_aligned_pointer_as_index %rows : memref<8xf32> -> index
+  %op = memref.extract_aligned_pointer_as_index %loss : memref<f32> -> index
+  %dp = memref.extract_aligned_pointer_as_index %d : memref<8x4xf32> -> index
+  call @tfc_cuda_cross_entropy_fused(%c8, %c4, %c1, %count, %lp, %yl, %gp, %rp, %op, %dp, %c0, %c0, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  %a = memref.extract_aligned_pointer_as_index %d : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %a, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @dlogits_read
+// CHECK: call @tfc_cuda_cross_entropy_fused({{.*}}, %c0)
+// CHECK: tfc.bf16_cast
+// CHECK: memref.copy
+func.func @dlogits_read(%logits: memref<8x4xf32>, %labels: memref<8xi32>, %g: memref<f32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %count = arith.constant 8.0 : f32
+  %rows = memref.alloc() : memref<8xf32>
+  %loss = memref.alloc() : memref<f32>
+  %d = memref.alloc() : memref<8x4xf32>
+  %lp = memref.extract_aligned_pointer_as_index %logits : memref<8x4xf32> -> index
+  %yl = memref.extract_aligned_pointer_as_index %labels : memref<8xi32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<f32> -> index
+  %rp = memref.extract_aligned_pointer_as_index %rows : memref<8xf32> -> index
+  %op = memref.extract_aligned_pointer_as_index %loss : memref<f32> -> index
+  %dp = memref.extract_aligned_pointer_as_index %d : memref<8x4xf32> -> index
+  call @tfc_cuda_cross_entropy_fused(%c8, %c4, %c1, %count, %lp, %yl, %gp, %rp, %op, %dp, %c0, %c0, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  %a = memref.extract_aligned_pointer_as_index %d : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %a, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  memref.copy %d, %z : memref<8x4xf32> to memref<8x4xf32>
+  return
+}

@@ -4,7 +4,8 @@
 // for its loss and its dlogits: [outer, classes, inner], the label count, the
 // logits, the labels, the adjoint g (a pointer, read on the device), the rows'
 // losses (scratch), the loss and dlogits, then the rows' 1 or 0 (scratch)
-// and the accuracy, or 0 and 0. Only where the two read the same values on
+// and the accuracy, or 0 and 0, and 0: dlogits in f32 (tf-bf16-gemm-operands
+// may make it bf16 bits). Only where the two read the same values on
 // the same axis and g is there at the loss; else the two calls. An accuracy
 // metric of the same logits and labels (a tf.argmax over the class axis
 // read only by a fusion of compare eq with the labels, cast and
@@ -31,12 +32,12 @@
 // CHECK: %[[OUTP:.+]] = memref.extract_aligned_pointer_as_index %[[OUT]]
 // CHECK: %[[D:.+]] = memref.alloc() : memref<64x10xf32>
 // CHECK: %[[DP:.+]] = memref.extract_aligned_pointer_as_index %[[D]]
-// CHECK: call @tfc_cuda_cross_entropy_fused(%[[C64]], %[[C10]], %[[C1]], %[[N]], %[[LP]], %[[YP]], %[[GP]], %[[ROWSP]], %[[OUTP]], %[[DP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_cross_entropy_fused(%[[C64]], %[[C10]], %[[C1]], %[[N]], %[[LP]], %[[YP]], %[[GP]], %[[ROWSP]], %[[OUTP]], %[[DP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK-DAG: %[[LOSS:.+]] = bufferization.to_tensor %[[OUT]]
 // CHECK-DAG: %[[DL:.+]] = bufferization.to_tensor %[[D]]
 // CHECK-NOT: call @tfc_cuda_cross_entropy
 // CHECK: return %[[LOSS]], %[[DL]]
-// CHECK: func.func private @tfc_cuda_cross_entropy_fused(index, index, index, f32, index, index, index, index, index, index, index, index)
+// CHECK: func.func private @tfc_cuda_cross_entropy_fused(index, index, index, f32, index, index, index, index, index, index, index, index, index)
 // OFF-LABEL: func.func @pair
 // OFF: call @tfc_cuda_cross_entropy(
 // OFF: call @tfc_cuda_cross_entropy_backward(
@@ -154,7 +155,7 @@ func.func @loss_alone(%logits: tensor<64x10xf32>, %ids: tensor<64xi32>) -> tenso
 // CHECK: %[[RIGHTP:.+]] = memref.extract_aligned_pointer_as_index %[[RIGHT]]
 // CHECK: %[[ACC:.+]] = memref.alloc() : memref<f32>
 // CHECK: %[[ACCP:.+]] = memref.extract_aligned_pointer_as_index %[[ACC]]
-// CHECK: call @tfc_cuda_cross_entropy_fused({{.+}}, %[[RIGHTP]], %[[ACCP]])
+// CHECK: call @tfc_cuda_cross_entropy_fused({{.+}}, %[[RIGHTP]], %[[ACCP]], %c0{{(_[0-9]+)?}})
 // CHECK-DAG: %[[A:.+]] = bufferization.to_tensor %[[ACC]]
 // CHECK-NOT: arith.cmpf ogt
 // CHECK: return {{.+}}, %[[A]]
@@ -178,7 +179,7 @@ func.func @accuracy(%logits: tensor<64x10xf32>, %ids: tensor<64xi32>, %g: tensor
 // Not the accuracy: other labels, or the argmax read elsewhere too. Both
 // stay loops, and the call gets 0 and 0.
 // CHECK-LABEL: func.func @not_accuracy
-// CHECK: call @tfc_cuda_cross_entropy_fused({{.+}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_cross_entropy_fused({{.+}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf ogt
 func.func @not_accuracy(%logits: tensor<64x10xf32>, %ids: tensor<64xi32>, %other: tensor<64xi32>, %g: tensor<f32>) -> (tensor<f32>, tensor<64x10xf32>, tensor<f32>, tensor<f32>, tensor<64xi32>) {

@@ -1,11 +1,11 @@
 """Counts the bf16 copies of train_step's GEMM operands in --emit=buffers
 output (stdin), for bf16-operands.tf: every i16 result (a copy nest's, or a
 producer's second result) plus the layer norms that write a y16, the layer
-norm backwards that store their dx's dropout, or dx itself, as bits and the
+norm backwards that store their dx's dropout, or dx itself, as bits, the
 attention calls that store bf16 (a forward's out16, a backward's
-gradsBf16); the copy nests (tfc.bf16_cast); the producers that write the
-copy alone (no f32 result beside it); and the loop nests that read bits
-(widened to f32)."""
+gradsBf16) and the loss's call that stores dlogits as bits; the copy nests
+(tfc.bf16_cast); the producers that write the copy alone (no f32 result
+beside it); and the loop nests that read bits (widened to f32)."""
 import re
 import sys
 
@@ -29,9 +29,17 @@ dropouts = [
     for args in re.findall(r"call @tfc_cuda_layer_norm_backward\(([^)]*)\)", s)
     if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[13])
 ]
+# The loss's call storing dlogits as bits (DlogitsBits, argument 12, is 1).
+losses = [
+    args
+    for args in re.findall(r"call @tfc_cuda_cross_entropy_fused\(([^)]*)\)", s)
+    if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[12])
+]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
-print("copies", sum(1 for o, _ in outs if "xi16>" in o) + len(norms) + len(dropouts) + len(attention),
+print("copies",
+      sum(1 for o, _ in outs if "xi16>" in o) + len(norms) + len(dropouts) + len(attention)
+      + len(losses),
       "nests", s.count("tfc.bf16_cast"), "norms", len(norms), "dropouts", len(dropouts),
-      "attention", len(attention),
+      "attention", len(attention), "losses", len(losses),
       "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)))
