@@ -492,6 +492,28 @@ struct RowKernelCall {
     if (result)
       outputs.push_back(buffer);
   }
+  /// A training tf.dropout's draw as the layer norm kernels take it
+  /// (runtime/Abi.h): the seed's and the sample offset's pointers (0: none),
+  /// the sample size, the key, the threshold ceil(rate 2^32) and the f32
+  /// 1 - rate, applyDropout's divisor; or, without `drop`, zeros and 1.
+  void addDropout(tf::DropoutOp drop) {
+    if (!drop) {
+      for (int i = 0; i < 5; ++i)
+        addIndex(0);
+      addF32(1.0f);
+      return;
+    }
+    const double rate = drop.getRate().convertToDouble();
+    addInput(drop.getSeed());
+    if (drop.getSampleOffset())
+      addInput(drop.getSampleOffset());
+    else
+      addIndex(0);
+    addIndex(drop.getSampleOffset() ? int64_t(*drop.getSampleSize()) : 0);
+    addIndex(drop.getKeyAttr().getInt());
+    addIndex(int64_t(dropoutThreshold(rate)));
+    addF32(float(1.0 - rate));
+  }
   /// Calls `kernel` and replaces `op`'s results by the result buffers;
   /// `after`, if any, runs after the call, before `op` goes.
   void callInstead(Operation *op, StringRef kernel, function_ref<void()> after = {}) {
@@ -641,25 +663,15 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda, boo
   call.addBuffer({std::max<int64_t>(1, 2 * blocks * d)}, /*result=*/false); // scratch
   Value dropped;
   if (drop) {
-    const double rate = drop.getRate().convertToDouble();
     dropped =
         b.create<memref::AllocOp>(op.getLoc(), MemRefType::get(xType.getShape(), b.getF32Type()));
     call.args.push_back(b.create<memref::ExtractAlignedPointerAsIndexOp>(op.getLoc(), dropped));
     call.addIndex(0); // f32 (tf-bf16-gemm-operands may store bf16 bits alone)
-    call.addInput(drop.getSeed());
-    if (drop.getSampleOffset())
-      call.addInput(drop.getSampleOffset());
-    else
-      call.addIndex(0);
-    call.addIndex(drop.getSampleOffset() ? int64_t(*drop.getSampleSize()) : 0);
-    call.addIndex(drop.getKeyAttr().getInt());
-    call.addIndex(int64_t(dropoutThreshold(rate)));
-    call.addF32(float(1.0 - rate)); // applyDropout's divisor
   } else {
-    for (int i = 0; i < 7; ++i) // no dropout
-      call.addIndex(0);
-    call.addF32(1.0f);
+    call.addIndex(0); // no dropout
+    call.addIndex(0);
   }
+  call.addDropout(drop);
   if (!dxRead) { // dx (read by its dropout alone) has no buffer
     SmallVector<Value> outputs = {Value()};
     outputs.append(call.outputs.begin(), call.outputs.end());
@@ -775,24 +787,13 @@ void lowerLayerNorm(tf::LayerNormOp op, StringRef kernel, ResidualSum residual =
   call.addIndex(relu ? 1 : 0);
   call.addIndex(0); // y16: none (tf-bf16-gemm-operands may give it one)
   if (drop) {
-    auto sumType = cast<RankedTensorType>(x.getType());
-    const double rate = drop.getRate().convertToDouble();
     call.addInput(residual.residual);
-    call.addBuffer(sumType.getShape(), /*result=*/true); // pre: the sum
-    call.addInput(drop.getSeed());
-    if (drop.getSampleOffset())
-      call.addInput(drop.getSampleOffset());
-    else
-      call.addIndex(0);
-    call.addIndex(drop.getSampleOffset() ? int64_t(*drop.getSampleSize()) : 0);
-    call.addIndex(drop.getKeyAttr().getInt());
-    call.addIndex(int64_t(dropoutThreshold(rate)));
-    call.addF32(float(1.0 - rate)); // applyDropout's divisor
+    call.addBuffer(cast<RankedTensorType>(x.getType()).getShape(), /*result=*/true); // the sum
   } else {
-    for (int i = 0; i < 7; ++i) // no residual sum
-      call.addIndex(0);
-    call.addF32(1.0f);
+    call.addIndex(0); // no residual sum
+    call.addIndex(0);
   }
+  call.addDropout(drop);
   callRuntime(b, op.getLoc(), op, kernel, call.args);
   auto tensorOf = [&](Value buffer) {
     return b.create<bufferization::ToTensorOp>(op.getLoc(), buffer, /*restrict=*/true,

@@ -929,6 +929,52 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     eraseUnused(pointers);
   }
 
+  /// The f32 buffer of its own that `call`'s argument `stored` points at
+  /// (from its start, `elements` of them, no other argument into it) and
+  /// the copy nests of all of it that are all that reads it after `call`.
+  struct OwnCopies {
+    MemRefType type;
+    SmallVector<linalg::GenericOp> casts;
+  };
+  std::optional<OwnCopies> onlyCopiesRead(func::CallOp call, unsigned stored, int64_t elements) {
+    std::optional<Pointee> p = pointeeOf(call.getOperand(stored));
+    if (!p || p->offset != 0)
+      return std::nullopt;
+    Value root = rootBuffer(p->buffer);
+    MemRefType type = wholeF32Buffer(root);
+    if (!type || !root.getDefiningOp<memref::AllocOp>() || type.getNumElements() != elements)
+      return std::nullopt;
+    for (auto [i, arg] : llvm::enumerate(call.getOperands()))
+      if (std::optional<RuntimePointer> q = runtimePointer(arg);
+          i != stored && q && rootBuffer(q->buffer) == root)
+        return std::nullopt;
+    std::optional<SmallVector<linalg::GenericOp>> casts =
+        wholeCopiesAfter(root, call, type.getNumElements());
+    if (!casts)
+      return std::nullopt;
+    return OwnCopies{type, std::move(*casts)};
+  }
+
+  /// `call` again storing bf16 bits at its argument `bitsAt` (a fresh
+  /// buffer of `own`'s shape, `flag` 1; `unstored` 0 when given), which the
+  /// copies of `own` become.
+  void storeBits(func::CallOp call, const OwnCopies &own, unsigned bitsAt, unsigned flag,
+                 std::optional<unsigned> unstored = std::nullopt) {
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    Value bits = b.create<memref::AllocOp>(
+        loc, MemRefType::get(own.type.getShape(), b.getI16Type()), b.getI64IntegerAttr(64));
+    SmallVector<Value> args = llvm::to_vector(call.getOperands());
+    args[bitsAt] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    args[flag] = b.create<arith::ConstantIndexOp>(loc, 1);
+    if (unstored)
+      args[*unstored] = b.create<arith::ConstantIndexOp>(loc, 0);
+    SmallVector<std::pair<linalg::GenericOp, Value>> copies;
+    for (linalg::GenericOp copying : own.casts)
+      copies.push_back({copying, bits});
+    callWithBits(call, args, copies);
+  }
+
   /// A layer norm backward that stores dx's dropout (a post-norm layer's
   /// dropout gradient, runtime/Abi.h's layer_norm_backward) in f32 into a
   /// buffer of its own that nothing after the call reads but copies of all
@@ -942,39 +988,16 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     namespace lnb = layer_norm_backward;
     auto bitsFlag = constantArg(norm, lnb::DropoutBits), rows = constantArg(norm, lnb::Rows),
          d = constantArg(norm, lnb::D), noDropout = constantArg(norm, lnb::Dropout);
+    if (!bitsFlag || *bitsFlag != 0 || !rows || !d)
+      return;
     // dx's copies where there is no dropout, else the dropout's.
-    const unsigned stored = noDropout && *noDropout == 0 ? lnb::Dx : lnb::Dropout;
-    std::optional<Pointee> p = pointeeOf(norm.getOperand(stored));
-    if (!bitsFlag || *bitsFlag != 0 || !rows || !d || !p || p->offset != 0)
+    const bool dx = noDropout && *noDropout == 0;
+    if (auto seed = constantArg(norm, lnb::Seed); dx && (!seed || *seed != 0))
       return;
-    if (stored == lnb::Dx)
-      if (auto seed = constantArg(norm, lnb::Seed); !seed || *seed != 0)
-        return;
-    Value root = rootBuffer(p->buffer);
-    MemRefType type = wholeF32Buffer(root);
-    if (!type || !root.getDefiningOp<memref::AllocOp>() || type.getNumElements() != *rows * *d)
-      return;
-    for (auto [i, arg] : llvm::enumerate(norm.getOperands()))
-      if (std::optional<RuntimePointer> q = runtimePointer(arg);
-          i != stored && q && rootBuffer(q->buffer) == root)
-        return;
-    std::optional<SmallVector<linalg::GenericOp>> casts =
-        wholeCopiesAfter(root, norm, type.getNumElements());
-    if (!casts)
-      return;
-    OpBuilder b(norm);
-    Location loc = norm.getLoc();
-    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
-                                           b.getI64IntegerAttr(64));
-    SmallVector<Value> args = llvm::to_vector(norm.getOperands());
-    args[lnb::Dropout] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
-    args[lnb::DropoutBits] = b.create<arith::ConstantIndexOp>(loc, 1);
-    if (stored == lnb::Dx)
-      args[lnb::Dx] = b.create<arith::ConstantIndexOp>(loc, 0); // not stored
-    SmallVector<std::pair<linalg::GenericOp, Value>> copies;
-    for (linalg::GenericOp copying : *casts)
-      copies.push_back({copying, bits});
-    callWithBits(norm, args, copies);
+    if (std::optional<OwnCopies> own =
+            onlyCopiesRead(norm, dx ? lnb::Dx : lnb::Dropout, *rows * *d))
+      storeBits(norm, *own, lnb::Dropout, lnb::DropoutBits,
+                dx ? std::optional<unsigned>(lnb::Dx) : std::nullopt);
   }
 
   /// A train step's loss and gradient in one call whose dlogits (f32, a
@@ -986,33 +1009,11 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     namespace cef = cross_entropy_fused;
     auto bitsFlag = constantArg(loss, cef::DlogitsBits), outer = constantArg(loss, cef::Outer),
          classes = constantArg(loss, cef::Classes), inner = constantArg(loss, cef::Inner);
-    std::optional<Pointee> p = pointeeOf(loss.getOperand(cef::Dlogits));
-    if (!bitsFlag || *bitsFlag != 0 || !outer || !classes || !inner || !p || p->offset != 0)
+    if (!bitsFlag || *bitsFlag != 0 || !outer || !classes || !inner)
       return;
-    Value root = rootBuffer(p->buffer);
-    MemRefType type = wholeF32Buffer(root);
-    if (!type || !root.getDefiningOp<memref::AllocOp>() ||
-        type.getNumElements() != *outer * *classes * *inner)
-      return;
-    for (auto [i, arg] : llvm::enumerate(loss.getOperands()))
-      if (std::optional<RuntimePointer> q = runtimePointer(arg);
-          i != cef::Dlogits && q && rootBuffer(q->buffer) == root)
-        return;
-    std::optional<SmallVector<linalg::GenericOp>> casts =
-        wholeCopiesAfter(root, loss, type.getNumElements());
-    if (!casts)
-      return;
-    OpBuilder b(loss);
-    Location loc = loss.getLoc();
-    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
-                                           b.getI64IntegerAttr(64));
-    SmallVector<Value> args = llvm::to_vector(loss.getOperands());
-    args[cef::Dlogits] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
-    args[cef::DlogitsBits] = b.create<arith::ConstantIndexOp>(loc, 1);
-    SmallVector<std::pair<linalg::GenericOp, Value>> copies;
-    for (linalg::GenericOp copying : *casts)
-      copies.push_back({copying, bits});
-    callWithBits(loss, args, copies);
+    if (std::optional<OwnCopies> own =
+            onlyCopiesRead(loss, cef::Dlogits, *outer * *classes * *inner))
+      storeBits(loss, *own, cef::Dlogits, cef::DlogitsBits);
   }
 
   /// `ops` and what they are made from (through operands), where they touch
