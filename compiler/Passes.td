@@ -454,6 +454,25 @@ def TfParallelLoopsToRuntime : Pass<"tf-parallel-loops-to-runtime", "mlir::Modul
                            "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
 }
 
+def TfConstantGlobals : Pass<"tf-constant-globals", "mlir::ModuleOp"> {
+  let summary = "Make the tensor constants' memref.globals in program order before bufferizing";
+  let description = [{
+    One-Shot Bufferize gives each tensor `arith.constant` a `memref.global`
+    (the first of the same value and alignment, else a new one named after
+    its shape and moved to the module's front), bufferizing the functions
+    in an order MLIR 19 takes from a pointer-keyed map: the globals' order
+    and their names' suffixes changed from run to run. This pass makes the
+    globals first, each constant in program order (the same helper, so the
+    bufferization finds and uses them): the same IR on every run. The
+    constants themselves stay for the bufferization to replace.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "uint64_t", /*default=*/"64",
+           "the globals' alignment: the bufferization's bufferAlignment">,
+  ];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def TfResultsInPlace : Pass<"tf-results-in-place", "mlir::ModuleOp"> {
   let summary = "Compute each entry's results in their out-params instead of copying them there";
   let description = [{

@@ -44,6 +44,8 @@ void tfc::addBufferizationPasses(OpPassManager &pm, bool updatesInPlace) {
   bufferization::OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;
   options.setFunctionBoundaryTypeConversion(bufferization::LayoutMapOption::IdentityLayoutMap);
+  // The constants' globals in program order: the same IR on every run.
+  pm.addPass(createTfConstantGlobals(TfConstantGlobalsOptions{options.bufferAlignment}));
   pm.addPass(bufferization::createOneShotBufferizePass(options));
   // Results become out-params, each filled by a copy, which
   // tf-results-in-place then saves where it can. (The pass's
