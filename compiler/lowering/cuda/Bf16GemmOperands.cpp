@@ -332,43 +332,33 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   using TfBf16GemmOperandsBase::TfBf16GemmOperandsBase;
 
   void runOnOperation() override {
-    SmallVector<func::CallOp> calls;
-    getOperation().walk([&](func::CallOp call) {
-      if (gemmCallee(call))
-        calls.push_back(call);
-    });
-    for (func::CallOp call : calls)
+    for (func::CallOp call : callsWhere(gemmCallee))
       rewrite(call);
     if (bf16Activations)
       for (Produced &p : produced)
         keepOnlyBits(p);
     for (Produced &p : produced)
       dropIfUnread(p);
-    if (attentionOutputs) {
-      SmallVector<func::CallOp> backwards;
-      getOperation().walk([&](func::CallOp call) {
-        if (isAttention(call, true))
-          backwards.push_back(call);
-      });
-      for (func::CallOp backward : backwards)
+    if (attentionOutputs)
+      for (func::CallOp backward : callsWhere([](func::CallOp c) { return isAttention(c, true); }))
         gradientsAsBits(backward);
-    }
     if (fuseProducers) {
-      SmallVector<func::CallOp> norms;
-      getOperation().walk([&](func::CallOp call) {
-        if (isLayerNormBackward(call))
-          norms.push_back(call);
-      });
-      for (func::CallOp norm : norms)
+      for (func::CallOp norm : callsWhere(isLayerNormBackward))
         dxOrDropoutAsBits(norm);
-      SmallVector<func::CallOp> losses;
-      getOperation().walk([&](func::CallOp call) {
-        if (isCrossEntropyFused(call))
-          losses.push_back(call);
-      });
-      for (func::CallOp loss : losses)
+      for (func::CallOp loss : callsWhere(isCrossEntropyFused))
         dlogitsAsBits(loss);
     }
+  }
+
+  /// The module's calls `is` says yes to, in program order (collected
+  /// first: each rewrite replaces its call).
+  template <typename Predicate> SmallVector<func::CallOp> callsWhere(Predicate is) {
+    SmallVector<func::CallOp> calls;
+    getOperation().walk([&](func::CallOp call) {
+      if (is(call))
+        calls.push_back(call);
+    });
+    return calls;
   }
 
   /// The matrices operand `which` of `call` reads, if every size is a constant.

@@ -67,9 +67,10 @@ struct ResidualSum {
         v[e] = p[e];
     }
   }
-  __device__ __forceinline__ float at(i64 i, float value, uint32_t word) const {
+  /// One element's sum: x's `value` (its Philox `word`), the residual's `r`.
+  __device__ __forceinline__ float sumOf(float value, float r, uint32_t word) const {
     const float v = dropout ? droppedOut(value, word, threshold, keep) : value;
-    return residual ? residual[i] + v : v;
+    return residual ? r + v : v;
   }
   /// Row r's pre, by the lanes of a warp; visible to the whole warp after.
   __device__ __forceinline__ void row(i64 r, i64 d, int lane) const {
@@ -84,10 +85,8 @@ struct ResidualSum {
         if (residual)
           load4(residual + i, rs);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float dropped = dropout ? droppedOut(v[e], words.w[e], threshold, keep) : v[e];
-          v[e] = residual ? rs[e] + dropped : dropped;
-        }
+        for (int e = 0; e < 4; ++e)
+          v[e] = sumOf(v[e], rs[e], words.w[e]);
         if (vectors) {
           *reinterpret_cast<float4 *>(pre + i) = make_float4(v[0], v[1], v[2], v[3]);
         } else {
@@ -99,7 +98,8 @@ struct ResidualSum {
     } else {
       for (i64 j = lane; j < d; j += kWarp) {
         const i64 i = r * d + j;
-        pre[i] = at(i, x[i], dropout ? dropoutWord(seed, key, first + uint64_t(i)) : 0u);
+        pre[i] = sumOf(x[i], residual ? residual[i] : 0.0f,
+                       dropout ? dropoutWord(seed, key, first + uint64_t(i)) : 0u);
       }
     }
     __syncwarp(); // the other lanes read what each wrote
