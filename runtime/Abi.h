@@ -271,7 +271,9 @@ inline constexpr int64_t kRowStatsBytes = 16;
 } // namespace attention
 
 /// A layer norm forward's arguments (tfc_layer_norm_forward and its CUDA
-/// twin): y16, when not 0, receives y's bf16 bits (tf-bf16-gemm-operands).
+/// twin): y16, when not 0, receives y's bf16 bits (tf-bf16-gemm-operands);
+/// y may then be 0 (not stored: the bits alone, which the backward reads
+/// as its gate, layer_norm_backward's GateBits).
 /// Pre, when not 0, receives the rows the norm is of, made from X first:
 /// Residual[i] + tf.dropout(X)[i] (no sum where Residual is 0, no dropout
 /// where Seed is 0; the dropout as in layer_norm_backward: the op `key`
@@ -297,10 +299,14 @@ enum Arg : unsigned {
 /// (tf-bf16-gemm-operands). SampleOffset 0: no sample offset. Seed 0: no
 /// mask, Dropout receives dx itself (its bf16 bits, with DropoutBits 1: the
 /// copy a GEMM reads, made by the kernel; tf-bf16-gemm-operands).
+/// Gate, when not 0, is a ReLU's output after the norm (the adjoint is G
+/// where gate > 0, else 0: relu's gradient); f32, or with GateBits 1 the
+/// bf16 bits the forward stored as its y16 (2-byte elements, compared as
+/// their f32 widening; tf-bf16-gemm-operands).
 namespace layer_norm_backward {
 enum Arg : unsigned {
   Rows, D, BlockRows, Eps, X, Gamma, G, Gate, Dx, Dgamma, Dbeta, Scratch,
-  Dropout, DropoutBits, Seed, SampleOffset, SampleSize, Key, Threshold, Keep, Count
+  Dropout, DropoutBits, Seed, SampleOffset, SampleSize, Key, Threshold, Keep, GateBits, Count
 };
 } // namespace layer_norm_backward
 
@@ -341,10 +347,10 @@ enum Arg : unsigned {
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
   /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
-     dx, dgamma, dbeta, scratch, then dx's dropout (layer_norm_backward) */   \
+     dx, dgamma, dbeta, scratch, dx's dropout, gateBits (layer_norm_backward) */ \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I))                   \
   /* rows, d, eps, x, gamma, beta, y, relu, y16 (0, or y's bf16 bits beside \
      it: tf-bf16-gemm-operands), then the residual sum before it            \
      (layer_norm): tf.layer_norm over rows of d */                          \
@@ -431,7 +437,7 @@ inline constexpr int64_t kLanes = 2;
          TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I))                   \
   X(CudaLayerNormForward, tfc_cuda_layer_norm_forward,                         \
     void(TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I4, \
          TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float))                              \

@@ -672,6 +672,7 @@ void lowerLayerNormGrad(tf::LayerNormGradOp op, StringRef kernel, bool cuda, boo
     call.addIndex(0);
   }
   call.addDropout(drop);
+  call.addIndex(0); // an f32 gate (tf-bf16-gemm-operands may point it at bf16 bits)
   if (!dxRead) { // dx (read by its dropout alone) has no buffer
     SmallVector<Value> outputs = {Value()};
     outputs.append(call.outputs.begin(), call.outputs.end());

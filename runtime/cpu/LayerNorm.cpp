@@ -270,7 +270,8 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
                                         intptr_t dx, intptr_t dgamma, intptr_t dbeta,
                                         intptr_t scratch, intptr_t dropout, intptr_t dropoutBits,
                                         intptr_t seed, intptr_t sampleOffset, intptr_t sampleSize,
-                                        intptr_t key, intptr_t threshold, float keep) {
+                                        intptr_t key, intptr_t threshold, float keep,
+                                        intptr_t gateBits) {
   namespace k = tfc::rt::cuda::kernels;
   if (d <= 0)
     return;
@@ -282,10 +283,10 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
   // copy first, the rows' passes as they are.
   std::vector<float> gated;
   if (gate) {
-    const auto *gates = reinterpret_cast<const float *>(gate);
     gated.resize(size_t(std::max<int64_t>(rows, 0) * d));
     for (size_t i = 0; i < gated.size(); ++i)
-      gated[i] = tfc::rt::cuda::kernels::gatedGrad(gs[i], gates[i]);
+      gated[i] = gateBits ? k::gatedGradBits(gs[i], reinterpret_cast<const uint16_t *>(gate)[i])
+                          : k::gatedGrad(gs[i], reinterpret_cast<const float *>(gate)[i]);
     gs = gated.data();
   }
   const auto *gammas = reinterpret_cast<const float *>(gamma);
@@ -371,7 +372,8 @@ extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, int
       for (int64_t j = 0; j < d; ++j) {
         const float out = k::layerNormOut(xr[j], mean, rstd, gammas[j], betas[j]);
         const float value = relu ? k::reluOf(out) : out;
-        ys[r * d + j] = value;
+        if (ys)
+          ys[r * d + j] = value;
         if (bits)
           bits[r * d + j] = k::bf16Bits(value);
       }

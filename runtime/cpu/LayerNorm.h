@@ -18,7 +18,8 @@ extern "C" {
 /// per-element math of the CUDA kernel (runtime/cuda/kernels/KernelMath.h).
 /// With relu != 0, y = relu of that (KernelMath.h reluOf, tf.relu's bits).
 /// With y16 != 0, y's bf16 bits (KernelMath.h bf16Bits) go there too, the
-/// same layout: a GEMM's bf16 operand made beside its producer.
+/// same layout: a GEMM's bf16 operand made beside its producer; y may
+/// then be 0 (the bits alone).
 /// With pre != 0, the norm is of the rows written there first: residual +
 /// tf.dropout(x) (runtime/Abi.h's layer_norm; no sum where residual is 0,
 /// no dropout where seed is 0), a post-norm layer's residual sum.
@@ -37,8 +38,9 @@ void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, in
 /// sums its rows' dgamma and dbeta terms in order into `scratch` (2 x
 /// blocks x d floats), and the blocks' sums are added in block order: the
 /// result has the same bits for any thread count. With a gate (not 0: a
-/// ReLU's output, rows x d floats) the adjoint is g where gate > 0, else 0
-/// (KernelMath.h gatedGrad, relu's gradient); the CPU build passes none,
+/// ReLU's output, rows x d floats, or with gateBits 1 their bf16 bits) the
+/// adjoint is g where gate > 0, else 0 (KernelMath.h gatedGrad and
+/// gatedGradBits, relu's gradient); the CPU build passes none,
 /// the CUDA twin's emulation does. So with `dropout`: dx's tf.dropout
 /// there too (f32, or its bf16 bits alone with dropoutBits 1; seed 0: no
 /// mask, dx's copy), dx itself where dx is not 0 (runtime/Abi.h's
@@ -47,7 +49,8 @@ void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, floa
                              intptr_t gamma, intptr_t g, intptr_t gate, intptr_t dx,
                              intptr_t dgamma, intptr_t dbeta, intptr_t scratch, intptr_t dropout,
                              intptr_t dropoutBits, intptr_t seed, intptr_t sampleOffset,
-                             intptr_t sampleSize, intptr_t key, intptr_t threshold, float keep);
+                             intptr_t sampleSize, intptr_t key, intptr_t threshold, float keep,
+                             intptr_t gateBits);
 }
 
 #endif // TFC_RUNTIME_LAYERNORM_H

@@ -402,13 +402,11 @@ extern "C" void tfc_cuda_attention_backward(
   kernels.launch(device, dkvKernel, dkvBlocks, dkvParams);
 }
 
-extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows,
-                                             float eps, intptr_t x, intptr_t gamma, intptr_t g,
-                                             intptr_t gate, intptr_t dx, intptr_t dgamma,
-                                             intptr_t dbeta, intptr_t scratch, intptr_t dropout,
-                                             intptr_t dropoutBits, intptr_t seed,
-                                             intptr_t sampleOffset, intptr_t sampleSize,
-                                             intptr_t key, intptr_t threshold, float keep) {
+extern "C" void tfc_cuda_layer_norm_backward(
+    intptr_t rows, intptr_t d, intptr_t blockRows, float eps, intptr_t x, intptr_t gamma,
+    intptr_t g, intptr_t gate, intptr_t dx, intptr_t dgamma, intptr_t dbeta, intptr_t scratch,
+    intptr_t dropout, intptr_t dropoutBits, intptr_t seed, intptr_t sampleOffset,
+    intptr_t sampleSize, intptr_t key, intptr_t threshold, float keep, intptr_t gateBits) {
   auto &device = CudaDevice::activeFor("tfc_cuda_layer_norm_backward");
   const int64_t blocks = rows > 0 && blockRows > 0 ? ceilDiv(rows, blockRows) : 0;
   // A block a row block writes its partial sums to scratch; the last block
@@ -424,6 +422,7 @@ extern "C" void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t
                          sampleOffset, sampleSize, key, threshold})
     params.push_back(uint64_t(value));
   params.push_back(f32Slot(keep));
+  params.push_back(uint64_t(gateBits));
   params.push_back(uint64_t(counter));
   const LayerKernels &kernels = device.layerKernels();
   kernels.launch(device, LayerKernels::LayerNormBackward, blocks, params);

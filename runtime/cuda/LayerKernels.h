@@ -62,14 +62,14 @@ void tfc_cuda_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, in
                                  intptr_t out, intptr_t outOuter, intptr_t outInner,
                                  intptr_t outRow, intptr_t stats, intptr_t dS, intptr_t gradsBf16);
 /// tfc_layer_norm_backward (runtime/cpu/LayerNorm.h) on the GPU: scratch
-/// holds 2 x ceil(rows / blockRows) x d floats; dx's dropout as
-/// runtime/Abi.h's layer_norm_backward says.
+/// holds 2 x ceil(rows / blockRows) x d floats; dx's dropout and the gate
+/// as runtime/Abi.h's layer_norm_backward says.
 void tfc_cuda_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
                                   intptr_t x, intptr_t gamma, intptr_t g, intptr_t gate,
                                   intptr_t dx, intptr_t dgamma, intptr_t dbeta, intptr_t scratch,
                                   intptr_t dropout, intptr_t dropoutBits, intptr_t seed,
                                   intptr_t sampleOffset, intptr_t sampleSize, intptr_t key,
-                                  intptr_t threshold, float keep);
+                                  intptr_t threshold, float keep, intptr_t gateBits);
 /// tfc_layer_norm_forward (runtime/cpu/LayerNorm.h) on the GPU.
 void tfc_cuda_layer_norm_forward(intptr_t rows, intptr_t d, float eps, intptr_t x, intptr_t gamma,
                                  intptr_t beta, intptr_t y, intptr_t relu, intptr_t y16,

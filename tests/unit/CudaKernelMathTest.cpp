@@ -214,7 +214,7 @@ TEST(CudaKernelMath, LayerNormBackwardIsTheCpuKernel) {
       tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                               intptr_t(g.data()), 0, intptr_t(dx.data()), intptr_t(dgamma.data()),
                               intptr_t(dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0,
-                              1.0f);
+                              1.0f, 0);
       // tfc_cuda_layer_norm_backward_kernel: a warp a row for the statistics
       // and dx, a thread a column for the block's partials (rows in order),
       // then the reduce kernel (blocks in order).

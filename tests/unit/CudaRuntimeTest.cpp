@@ -510,7 +510,7 @@ int64_t gNormRows = 0, gNormD = 0;
 void layerNormBackward(void **b) {
   tfc_cuda_layer_norm_backward(gNormRows, gNormD, 64, 1e-5f, intptr_t(b[0]), intptr_t(b[1]),
                                intptr_t(b[2]), 0, intptr_t(b[3]), intptr_t(b[4]), intptr_t(b[5]),
-                               intptr_t(b[6]), 0, 0, 0, 0, 0, 0, 0, 1.0f);
+                               intptr_t(b[6]), 0, 0, 0, 0, 0, 0, 0, 1.0f, 0);
 }
 } // namespace
 

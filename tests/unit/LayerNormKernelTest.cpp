@@ -47,16 +47,17 @@ struct Result {
   std::vector<float> dx, dgamma, dbeta;
 };
 
-Result run(const Case &c, const float *gate = nullptr) {
+Result run(const Case &c, const void *gate = nullptr, bool gateBits = false) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Result r{std::vector<float>(c.rows * c.d, nan), std::vector<float>(c.d, nan),
            std::vector<float>(c.d, nan)};
   int64_t blocks = (c.rows + kBlockRows - 1) / kBlockRows;
   std::vector<float> scratch(std::max<int64_t>(1, 2 * blocks * c.d), nan);
-  tfc_layer_norm_backward(
-      c.rows, c.d, kBlockRows, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
-      intptr_t(c.g.data()), intptr_t(gate), intptr_t(r.dx.data()), intptr_t(r.dgamma.data()),
-      intptr_t(r.dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0, 1.0f);
+  tfc_layer_norm_backward(c.rows, c.d, kBlockRows, kEps, intptr_t(c.x.data()),
+                          intptr_t(c.gamma.data()), intptr_t(c.g.data()), intptr_t(gate),
+                          intptr_t(r.dx.data()), intptr_t(r.dgamma.data()),
+                          intptr_t(r.dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0,
+                          1.0f, intptr_t(gateBits));
   return r;
 }
 
@@ -170,6 +171,44 @@ TEST(LayerNormKernel, AGateIsReluGradientsSelect) {
   }
 }
 
+// A gate as the bf16 bits its forward stored (runtime/Abi.h's GateBits):
+// the adjoint gated by the bits widened, the same bits as the f32 gate of
+// those widened values; a -0, a +0, a NaN and a positive that rounds to a
+// bf16 zero (2^-135) close it, the smallest bf16 above zero opens it.
+TEST(LayerNormKernel, AGateOfBf16BitsIsTheirWidening) {
+  namespace k = tfc::rt::cuda::kernels;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t d : {32, 48}) {
+    Case c(70, d, unsigned(d) + 9);
+    std::vector<float> gate(c.g.size());
+    std::mt19937 rng{unsigned(d) + 1};
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float &v : gate)
+      v = dist(rng);
+    gate[0] = -0.0f, gate[1] = 0.0f, gate[2] = nan, gate[3] = std::ldexp(1.0f, -135);
+    gate[4] = std::ldexp(1.0f, -133);
+    std::vector<uint16_t> bits(gate.size());
+    std::vector<float> widened(gate.size());
+    for (size_t i = 0; i < gate.size(); ++i) {
+      bits[i] = k::bf16Bits(gate[i]);
+      widened[i] = k::bf16Float(bits[i]);
+    }
+    ASSERT_EQ(widened[3], 0.0f);
+    ASSERT_GT(widened[4], 0.0f);
+    Case gated = c;
+    for (size_t i = 0; i < gate.size(); ++i)
+      gated.g[i] = widened[i] > 0 ? c.g[i] : 0.0f;
+    Result withBits = run(c, bits.data(), true), first = run(gated), f32 = run(c, widened.data());
+    EXPECT_EQ(std::memcmp(withBits.dx.data(), first.dx.data(), sizeof(float) * c.g.size()), 0);
+    EXPECT_EQ(std::memcmp(withBits.dgamma.data(), first.dgamma.data(), sizeof(float) * d), 0);
+    EXPECT_EQ(std::memcmp(withBits.dbeta.data(), first.dbeta.data(), sizeof(float) * d), 0);
+    EXPECT_EQ(std::memcmp(withBits.dx.data(), f32.dx.data(), sizeof(float) * c.g.size()), 0);
+    // The bits read as floats would be another gate.
+    Result misread = run(c, bits.data());
+    EXPECT_NE(std::memcmp(misread.dbeta.data(), first.dbeta.data(), sizeof(float) * d), 0);
+  }
+}
+
 // The forward's y16 (tf-bf16-gemm-operands' copy beside its producer): each
 // value's bf16Bits, y itself the same bits as without it, with and without
 // the relu.
@@ -195,6 +234,12 @@ TEST(LayerNormKernel, ForwardWritesBf16BitsBesideY) {
     }
     EXPECT_EQ(wrong, 0u) << relu;
     EXPECT_GT(nonzero, y.size() / 4) << relu;
+    // Without y, the bits alone: the same bits.
+    std::vector<uint16_t> alone(c.x.size(), 0xffff);
+    tfc_layer_norm_forward(c.rows, c.d, kEps, intptr_t(c.x.data()), intptr_t(c.gamma.data()),
+                           intptr_t(beta.data()), 0, relu, intptr_t(alone.data()), 0, 0, 0, 0, 0, 0,
+                           0, 1.0f);
+    EXPECT_EQ(alone, bits) << relu;
   }
 }
 

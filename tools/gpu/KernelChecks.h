@@ -483,12 +483,13 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
   tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                           intptr_t(g.data()), 0, intptr_t(dx.data()), intptr_t(dgamma.data()),
                           intptr_t(dbeta.data()), intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0,
-                          1.0f);
+                          1.0f, 0);
   Ptr gx = gpu.upload(x), gg = gpu.upload(gamma), gb = gpu.upload(beta), gd = gpu.upload(g);
   Ptr gy = gpu.alloc(y.size() * 4), gdx = gpu.alloc(dx.size() * 4), gdg = gpu.alloc(size_t(d) * 4),
       gdb = gpu.alloc(size_t(d) * 4), gs = gpu.alloc(scratch.size() * 4), counter = gpu.alloc(4);
   gpu.fill(counter, 4, 0);
-  long long noRelu = 0, noDropoutBits = 0, noSampleSize = 0, noKey = 0, noThreshold = 0;
+  long long noRelu = 0, noDropoutBits = 0, noSampleSize = 0, noKey = 0, noThreshold = 0,
+            noGateBits = 0;
   Ptr noGate = 0, noBits = 0, noDropout = 0, noSeed = 0, noOffset = 0, noResidual = 0, noPre = 0;
   float noKeep = 1.0f;
   // Runs 0 and 1 in one launch (the last block adds the partials; run 1
@@ -504,10 +505,12 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
                {&rows, &d, &eps, &gx, &gg, &gb, &gy, &noRelu, &noBits, &noResidual, &noPre, &noSeed,
                 &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep});
-    gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-               {&rows,   &d,        &blockRows,    &eps,   &gx,          &gg,        &gd,
-                &noGate, &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
-                &noSeed, &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &runCounter});
+    gpu.launch(
+        "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+        {&rows,      &d,        &blockRows,    &eps,   &gx,          &gg,        &gd,
+         &noGate,    &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
+         &noSeed,    &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &noGateBits,
+         &runCounter});
     if (!oneLaunch)
       gpu.launch("tfc_cuda_layer_norm_backward_reduce_kernel",
                  unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns),
@@ -591,9 +594,10 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     gpu.fill(gdx, dx.size() * 4, 0xff);
     gpu.launch(
         "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-        {&rows,    &d,        &blockRows,    &eps,   &gx,          &gg,        &runGrad,
-         &runGate, &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
-         &noSeed,  &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &runCounter});
+        {&rows,      &d,        &blockRows,    &eps,   &gx,          &gg,        &runGrad,
+         &runGate,   &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
+         &noSeed,    &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &noGateBits,
+         &runCounter});
     gateRuns[run][0] = gpu.template download<float>(gdx, dx.size());
     gateRuns[run][1] = gpu.template download<float>(gdg, size_t(d));
     gateRuns[run][2] = gpu.template download<float>(gdb, size_t(d));
@@ -604,9 +608,55 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
   tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                           intptr_t(g.data()), intptr_t(gate.data()), intptr_t(dx.data()),
                           intptr_t(dgamma.data()), intptr_t(dbeta.data()), intptr_t(scratch.data()),
-                          0, 0, 0, 0, 0, 0, 0, 1.0f);
+                          0, 0, 0, 0, 0, 0, 0, 1.0f, 0);
   compare(n + " gated dx", gateRuns[0][0], dx, 1e-5);
   compare(n + " gated dgamma", gateRuns[0][1], dgamma, 1e-5);
+
+  // The gate as the forward's bf16 bits (runtime/Abi.h's GateBits, y not
+  // stored: tf-bf16-gemm-operands): the forward without y stores the same
+  // bits alone, and the backward reading them as its gate gives the same
+  // bits as the adjoint gated on the host by their widening; the CPU twin
+  // within rounding.
+  {
+    Ptr noY = 0, gAlone = gpu.alloc(std::max<size_t>(2, y.size() * 2));
+    gpu.fill(gAlone, std::max<size_t>(2, y.size() * 2), 0xff);
+    gpu.launch("tfc_cuda_layer_norm_forward_kernel", unsigned(std::max(1LL, (rows + 7) / 8)),
+               {&rows, &d, &eps, &gx, &gg, &gb, &noY, &relu, &gAlone, &noResidual, &noPre, &noSeed,
+                &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep});
+    const std::vector<uint16_t> alone = gpu.template download<uint16_t>(gAlone, y.size());
+    report(alone == bits, n + " forward without y stores the same bf16 bits alone");
+    std::vector<float> gatedByBits(g.size());
+    for (size_t i = 0; i < g.size(); ++i)
+      gatedByBits[i] = k::gatedGradBits(g[i], bits[i]);
+    Ptr gGatedBits = gpu.upload(gatedByBits);
+    std::vector<float> bitsRuns[2][3];
+    for (int run = 0; run < 2; ++run) {
+      long long gateBits = run == 0;
+      Ptr runCounter = counter, runGate = run == 0 ? gAlone : 0,
+          runGrad = run == 0 ? gd : gGatedBits;
+      gpu.fill(gdx, dx.size() * 4, 0xff);
+      gpu.launch(
+          "tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
+          {&rows,      &d,        &blockRows,    &eps,   &gx,          &gg,        &runGrad,
+           &runGate,   &gdx,      &gdg,          &gdb,   &gs,          &noDropout, &noDropoutBits,
+           &noSeed,    &noOffset, &noSampleSize, &noKey, &noThreshold, &noKeep,    &gateBits,
+           &runCounter});
+      bitsRuns[run][0] = gpu.template download<float>(gdx, dx.size());
+      bitsRuns[run][1] = gpu.template download<float>(gdg, size_t(d));
+      bitsRuns[run][2] = gpu.template download<float>(gdb, size_t(d));
+    }
+    for (int t = 0; t < 3; ++t)
+      sameBits(n + " output " + std::to_string(t + 1) + " gated by bf16 bits", bitsRuns[0][t],
+               bitsRuns[1][t], "as the adjoint gated first by their widening");
+    std::vector<float> twinDx(dx.size()), twinDgamma(static_cast<size_t>(d)),
+        twinDbeta(static_cast<size_t>(d));
+    tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
+                            intptr_t(g.data()), intptr_t(bits.data()), intptr_t(twinDx.data()),
+                            intptr_t(twinDgamma.data()), intptr_t(twinDbeta.data()),
+                            intptr_t(scratch.data()), 0, 0, 0, 0, 0, 0, 0, 1.0f, 1);
+    compare(n + " dx gated by bf16 bits on the CPU twin", bitsRuns[0][0], twinDx, 1e-5);
+    compare(n + " dbeta gated by bf16 bits on the CPU twin", bitsRuns[0][2], twinDbeta, 1e-5);
+  }
 
   // dx's dropout beside it (a post-norm layer's dropout gradient): f32 and
   // bf16 bits, with dx and without (dx null), from element 0 and after a
@@ -632,9 +682,9 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
       gpu.fill(gdx, dx.size() * 4, 0xff);
       gpu.fill(gdrop, dx.size() * 4, 0xff);
       gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-                 {&rows,   &d,         &blockRows,  &eps, &gx,        &gg,    &gd,
-                  &noGate, &runDx,     &gdg,        &gdb, &gs,        &gdrop, &bits,
-                  &gseed,  &runOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
+                 {&rows,       &d,   &blockRows, &eps,  &gx,         &gg,        &gd,    &noGate,
+                  &runDx,      &gdg, &gdb,       &gs,   &gdrop,      &bits,      &gseed, &runOffset,
+                  &sampleSize, &key, &threshold, &keep, &noGateBits, &runCounter});
       const uint64_t first = variant & 2 ? uint64_t(offsetValue * sampleSize) : 0;
       const std::vector<float> asF32 = gpu.template download<float>(gdrop, dx.size());
       const std::vector<uint16_t> asBits = gpu.template download<uint16_t>(gdrop, dx.size());
@@ -671,9 +721,10 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
       gpu.fill(gdx, dx.size() * 4, 0xff);
       gpu.fill(gdrop, dx.size() * 4, 0xff);
       gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-                 {&rows,     &d,        &blockRows,  &eps, &gx,        &gg,    &gd,
-                  &noGate,   &runDx,    &gdg,        &gdb, &gs,        &gdrop, &bits,
-                  &unseeded, &noOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
+                 {&rows,      &d,      &blockRows,  &eps,       &gx,         &gg,
+                  &gd,        &noGate, &runDx,      &gdg,       &gdb,        &gs,
+                  &gdrop,     &bits,   &unseeded,   &noOffset,  &sampleSize, &key,
+                  &threshold, &keep,   &noGateBits, &runCounter});
       const std::string what = n + " dx's copy without a seed" + (bits ? " as bf16 bits" : "");
       if (bits) {
         const std::vector<uint16_t> asBits = gpu.template download<uint16_t>(gdrop, dx.size());
@@ -694,12 +745,12 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
                             intptr_t(g.data()), 0, 0, intptr_t(dgamma.data()),
                             intptr_t(dbeta.data()), intptr_t(scratch.data()), intptr_t(twin.data()),
                             0, intptr_t(&seedValue), intptr_t(&offsetValue), sampleSize, key,
-                            threshold, keep);
+                            threshold, keep, 0);
     Ptr noDx = 0, runCounter = counter, runOffset = goffset;
     gpu.launch("tfc_cuda_layer_norm_backward_kernel", unsigned(std::max(1LL, blocks)),
-               {&rows,   &d,         &blockRows,  &eps, &gx,        &gg,    &gd,
-                &noGate, &noDx,      &gdg,        &gdb, &gs,        &gdrop, &f32,
-                &gseed,  &runOffset, &sampleSize, &key, &threshold, &keep,  &runCounter});
+               {&rows,       &d,   &blockRows, &eps,  &gx,         &gg,        &gd,    &noGate,
+                &noDx,       &gdg, &gdb,       &gs,   &gdrop,      &f32,       &gseed, &runOffset,
+                &sampleSize, &key, &threshold, &keep, &noGateBits, &runCounter});
     compare(n + " dx's dropout on the CPU twin", twin,
             gpu.template download<float>(gdrop, dx.size()), 1e-5);
     // And without a seed: dx's bits, within the twin's own dx's rounding.
@@ -708,7 +759,7 @@ void checkLayerNorm(Device &gpu, long long rows, long long d, long long blockRow
     tfc_layer_norm_backward(rows, d, blockRows, eps, intptr_t(x.data()), intptr_t(gamma.data()),
                             intptr_t(g.data()), 0, intptr_t(twin.data()), intptr_t(dgamma.data()),
                             intptr_t(dbeta.data()), intptr_t(scratch.data()),
-                            intptr_t(twinBits.data()), one, 0, 0, 0, key, threshold, keep);
+                            intptr_t(twinBits.data()), one, 0, 0, 0, key, threshold, keep, 0);
     size_t wrongTwin = 0;
     for (size_t i = 0; i < twin.size(); ++i)
       wrongTwin += twinBits[i] != k::bf16Bits(twin[i]);

@@ -648,12 +648,28 @@ void benchLayerNorm(Gpu &gpu) {
       const unsigned slices =
           unsigned((d + k::kLayerNormReduceColumns - 1) / k::kLayerNormReduceColumns);
       for (bool oneLaunch : {true, false}) {
-        std::vector<void *> backward = {&rows, &d,      &blockRows, &eps,
-                                        &x,    &gamma,  &g,         &noGate,
-                                        &dx,   &dgamma, &dbeta,     &scratch,
+        std::vector<void *> backward = {&rows,
+                                        &d,
+                                        &blockRows,
+                                        &eps,
+                                        &x,
+                                        &gamma,
+                                        &g,
+                                        &noGate,
+                                        &dx,
+                                        &dgamma,
+                                        &dbeta,
+                                        &scratch,
                                         &none, // no dropout (its 8 arguments)
-                                        &zero, &none,   &none,      &zero,
-                                        &zero, &zero,   &keep,      oneLaunch ? &counter : &none};
+                                        &zero,
+                                        &none,
+                                        &none,
+                                        &zero,
+                                        &zero,
+                                        &zero,
+                                        &keep,
+                                        &zero, // f32 gate
+                                        oneLaunch ? &counter : &none};
         std::vector<void *> reduce = {&rows, &d, &blockRows, &scratch, &dgamma, &dbeta};
         auto run = [&] {
           gpu.launch("tfc_cuda_layer_norm_backward_kernel", blocks, backward);

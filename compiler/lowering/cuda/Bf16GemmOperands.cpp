@@ -343,6 +343,9 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       for (func::CallOp backward : callsWhere([](func::CallOp c) { return isAttention(c, true); }))
         gradientsAsBits(backward);
     if (fuseProducers) {
+      if (bf16Activations)
+        for (func::CallOp norm : callsWhere(isLayerNormForward))
+          gateAsBits(norm);
       for (func::CallOp norm : callsWhere(isLayerNormBackward))
         dxOrDropoutAsBits(norm);
       for (func::CallOp loss : callsWhere(isCrossEntropyFused))
@@ -606,7 +609,6 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   void keepOnlyBits(Produced &p) {
     Value root = rootBuffer(p.value);
     auto valueType = cast<MemRefType>(p.value.getType());
-    auto bitsType = cast<MemRefType>(p.bits.getType());
     auto alloc = root.getDefiningOp<memref::AllocOp>();
     // The value is its whole buffer, in order, as its bits are.
     if (!alloc || !valueType.getLayout().isIdentity() || !alloc.getType().hasStaticShape() ||
@@ -648,20 +650,25 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       if (view && view->use_empty() && touchesNoMemory(view))
         view->erase();
     }
-    for (OpOperand *input : signTests) {
-      auto reader = cast<linalg::GenericOp>(input->getOwner());
-      BlockArgument element = reader.getMatchingBlockArgument(input);
-      input->set(p.bits);
-      element.setType(bitsType.getElementType());
-      OpBuilder b = OpBuilder::atBlockBegin(element.getOwner());
-      Location loc = reader.getLoc();
-      // bf16 bits to f32: the high half of the word.
-      Value word = b.create<arith::ExtUIOp>(loc, b.getI32Type(), element);
-      Value shifted = b.create<arith::ShLIOp>(
-          loc, word, b.create<arith::ConstantIntOp>(loc, 16, 32).getResult());
-      Value widened = b.create<arith::BitcastOp>(loc, b.getF32Type(), shifted);
-      element.replaceAllUsesExcept(widened, word.getDefiningOp());
-    }
+    for (OpOperand *input : signTests)
+      readWidened(*input, p.bits);
+  }
+
+  /// `input` of its generic reads `bits` (i16, the same elements) instead,
+  /// each element widened to the f32 its bits are (the high half of a word:
+  /// KernelMath.h's bf16Float).
+  static void readWidened(OpOperand &input, Value bits) {
+    auto reader = cast<linalg::GenericOp>(input.getOwner());
+    BlockArgument element = reader.getMatchingBlockArgument(&input);
+    input.set(bits);
+    element.setType(cast<MemRefType>(bits.getType()).getElementType());
+    OpBuilder b = OpBuilder::atBlockBegin(element.getOwner());
+    Location loc = reader.getLoc();
+    Value word = b.create<arith::ExtUIOp>(loc, b.getI32Type(), element);
+    Value shifted =
+        b.create<arith::ShLIOp>(loc, word, b.create<arith::ConstantIntOp>(loc, 16, 32).getResult());
+    Value widened = b.create<arith::BitcastOp>(loc, b.getF32Type(), shifted);
+    element.replaceAllUsesExcept(widened, word.getDefiningOp());
   }
 
   /// The producer of `p` without its fp32 result where nothing after it
@@ -988,6 +995,81 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
             onlyCopiesRead(norm, dx ? lnb::Dx : lnb::Dropout, *rows * *d))
       storeBits(norm, *own, lnb::Dropout, lnb::DropoutBits,
                 dx ? std::optional<unsigned>(lnb::Dx) : std::nullopt);
+  }
+
+  /// A layer norm forward with its ReLU that stores y's bf16 bits beside y
+  /// (layerNormCopy: the output net's activation, the classifier's
+  /// operand) where nothing after it reads y but copies of all of it (the
+  /// classifier's weight gradient) and layer norm backwards taking all of
+  /// it as their gate (its ReLU's gradient): the forward stores the bits
+  /// alone, kept for the backward in y's place at half its bytes; the
+  /// copies become them and the backwards read their gate from them
+  /// (runtime/Abi.h's GateBits: the same answer but for positives of at
+  /// most 2^-134, which round to a bf16 zero, as keepOnlyBits' sign tests),
+  /// and y goes.
+  void gateAsBits(func::CallOp forward) {
+    namespace lnb = layer_norm_backward;
+    auto rows = constantArg(forward, layer_norm::Rows), d = constantArg(forward, layer_norm::D),
+         relu = constantArg(forward, layer_norm::Relu);
+    std::optional<RuntimePointer> bits = runtimePointer(forward.getOperand(layer_norm::Y16));
+    std::optional<Pointee> y = pointeeOf(forward.getOperand(layer_norm::Y));
+    if (!rows || !d || !relu || *relu == 0 || !bits || bits->bytes != 0 || !y || y->offset != 0)
+      return;
+    const int64_t elements = *rows * *d;
+    auto bitsType = dyn_cast<MemRefType>(bits->buffer.getType());
+    Value root = rootBuffer(y->buffer);
+    MemRefType type = wholeF32Buffer(root);
+    if (!bitsType || !bitsType.getLayout().isIdentity() || !bitsType.hasStaticShape() ||
+        bitsType.getNumElements() != elements || !type || type.getNumElements() != elements ||
+        !root.getDefiningOp<memref::AllocOp>())
+      return;
+    for (auto [i, arg] : llvm::enumerate(forward.getOperands()))
+      if (std::optional<RuntimePointer> p = runtimePointer(arg);
+          i != layer_norm::Y && p && rootBuffer(p->buffer) == root)
+        return;
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, forward);
+    if (!users)
+      return;
+    SmallVector<linalg::GenericOp> casts;
+    SmallVector<func::CallOp> gated;
+    for (Operation *user : *users) {
+      auto copying = dyn_cast<linalg::GenericOp>(user);
+      if (copying && copying->hasAttr(kBf16CastAttr) && copiesWhole(copying, elements)) {
+        casts.push_back(copying);
+        continue;
+      }
+      auto backward = dyn_cast<func::CallOp>(user);
+      auto backwardRows = backward && isLayerNormBackward(backward)
+                              ? constantArg(backward, lnb::Rows)
+                              : std::nullopt;
+      auto backwardD = backwardRows ? constantArg(backward, lnb::D) : std::nullopt;
+      auto gateBits = backwardD ? constantArg(backward, lnb::GateBits) : std::nullopt;
+      if (!gateBits || *gateBits != 0 || *backwardRows * *backwardD != elements)
+        return;
+      // y there as the gate, from its start, and nowhere else.
+      for (auto [i, arg] : llvm::enumerate(backward.getOperands()))
+        if (std::optional<RuntimePointer> p = runtimePointer(arg);
+            p && rootBuffer(p->buffer) == root && (i != lnb::Gate || p->bytes != 0))
+          return;
+      gated.push_back(backward);
+    }
+    if (gated.empty())
+      return; // (copies alone: reusableCopy shares the bits already)
+    for (func::CallOp backward : gated) {
+      OpBuilder b(backward);
+      Location loc = backward.getLoc();
+      SmallVector<Value> args = llvm::to_vector(backward.getOperands());
+      args[lnb::Gate] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits->buffer);
+      args[lnb::GateBits] = b.create<arith::ConstantIndexOp>(loc, 1);
+      callWithBits(backward, args, {});
+    }
+    OpBuilder b(forward);
+    SmallVector<Value> args = llvm::to_vector(forward.getOperands());
+    args[layer_norm::Y] = b.create<arith::ConstantIndexOp>(forward.getLoc(), 0);
+    SmallVector<std::pair<linalg::GenericOp, Value>> copies;
+    for (linalg::GenericOp copying : casts)
+      copies.push_back({copying, bits->buffer});
+    callWithBits(forward, args, copies); // (y's buffer, then unused, goes too)
   }
 
   /// A train step's loss and gradient in one call whose dlogits (f32, a

@@ -380,6 +380,11 @@ TFC_HD uint16_t bf16Bits(float x) {
 }
 TFC_HD float bf16Float(uint16_t h) { return bitsFloat(uint32_t(h) << 16); }
 TFC_HD float roundBf16(float x) { return bf16Float(bf16Bits(x)); }
+/// gatedGrad with the gate as its bf16 bits (a layer norm forward's y16,
+/// runtime/Abi.h's layer_norm_backward GateBits): the bits widened, so a
+/// NaN still closes the gate; a positive y of at most 2^-134 (a bf16 zero)
+/// closes it too.
+TFC_HD float gatedGradBits(float g, uint16_t gate) { return gatedGrad(g, bf16Float(gate)); }
 
 /// The attention backward's gradsBf16: which of dq, dk and dv it stores as
 /// bf16 bits alone (runtime/Abi.h's attention::kDqBf16, kDkBf16, kDvBf16;

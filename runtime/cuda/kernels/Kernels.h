@@ -112,10 +112,11 @@ namespace tfc::rt::cuda::kernels {
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16, "        \
     "ptr residual, ptr pre, ptr seed, ptr sampleOffset, i64 sampleSize, i64 key, "            \
     "i64 threshold, f32 keep")                                                 \
-  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 21,  \
+  X(layer_norm, "tfc_cuda_layer_norm_backward_kernel", kLayerNormThreads, 22,  \
     "i64 rows, i64 d, i64 blockRows, f32 eps, ptr x, ptr gamma, ptr g, ptr gate, ptr dx, "     \
     "ptr dgamma, ptr dbeta, ptr scratch, ptr dropout, i64 dropoutBits, ptr seed, "             \
-    "ptr sampleOffset, i64 sampleSize, i64 key, i64 threshold, f32 keep, ptr counter")         \
+    "ptr sampleOffset, i64 sampleSize, i64 key, i64 threshold, f32 keep, i64 gateBits, "       \
+    "ptr counter")                                                             \
   X(layer_norm, "tfc_cuda_layer_norm_backward_reduce_kernel", kLayerNormThreads, 6, \
     "i64 rows, i64 d, i64 blockRows, ptr scratch, ptr dgamma, ptr dbeta")      \
   X(cross_entropy, "tfc_cuda_cross_entropy_forward_kernel", kCrossEntropyThreads, 9, \

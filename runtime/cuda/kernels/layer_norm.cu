@@ -110,7 +110,8 @@ struct ResidualSum {
 /// d floats (tf.layer_norm over the last dimension; y may not alias x), and
 /// with relu != 0 its relu (relu(layer_norm(x)), one pass instead of two);
 /// with y16, y's bf16 bits there too (bf16Bits): a GEMM's bf16 operand
-/// made beside its producer (tf-bf16-gemm-operands), not by a copy after.
+/// made beside its producer (tf-bf16-gemm-operands), not by a copy after;
+/// y may then be null (the bits alone).
 /// With pre not null, the norm is of the rows written there first
 /// (ResidualSum: a residual sum and its dropout before the norm).
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormForwardBlocksPerSm)
@@ -157,7 +158,8 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormForwar
     for (i64 j = lane; j < d; j += kWarp) {
       const float out = layerNormOut(xr[j], mean, rstd, gamma[j], beta[j]);
       const float value = relu ? reluOf(out) : out;
-      y[r * d + j] = value;
+      if (y)
+        y[r * d + j] = value;
       if (y16)
         y16[r * d + j] = bf16Bits(value);
     }
@@ -213,13 +215,22 @@ __device__ __forceinline__ void addPartialsSlice(const float *scratch, i64 block
 }
 
 /// The adjoint's element i: g[i], or with a gate (a ReLU's output after
-/// the norm) g[i] where gate[i] > 0, else 0: relu's gradient, no pass of
-/// its own. Both through the read-only path (__ldg): with plain loads the
-/// gate's pointer spilled on sm_90 at 64 registers; so they do not.
-__device__ __forceinline__ float adjointAt(const float *__restrict__ g,
-                                           const float *__restrict__ gate, i64 i) {
-  return gate ? gatedGrad(__ldg(g + i), __ldg(gate + i)) : __ldg(g + i);
-}
+/// the norm: f32, or with `bits` the bf16 bits its forward stored, y16)
+/// g[i] where gate[i] > 0, else 0: relu's gradient, no pass of its own.
+/// Both through the read-only path (__ldg): with plain loads the gate's
+/// pointer spilled on sm_90 at 64 registers; so they do not.
+struct Adjoint {
+  const float *__restrict__ g;
+  const void *__restrict__ gate; // null: none
+  bool bits;
+  __device__ __forceinline__ float operator()(i64 i) const {
+    if (!gate)
+      return __ldg(g + i);
+    if (bits)
+      return gatedGradBits(__ldg(g + i), __ldg(static_cast<const uint16_t *>(gate) + i));
+    return gatedGrad(__ldg(g + i), __ldg(static_cast<const float *>(gate) + i));
+  }
+};
 
 /// tf.dropout of dx's elements, where the backward stores it: f32, or its
 /// bf16 bits alone (bits), as runtime/Abi.h's layer_norm_backward says;
@@ -249,14 +260,15 @@ struct DxDropout {
 /// (a zero word; left zero), the last CUDA block to finish adds the
 /// partials into dgamma and dbeta. With counter 0 the reduce kernel must
 /// run next. With `dropout` not null, dx's dropout there too (DxDropout).
+/// The gate as Adjoint reads it (gateBits: bf16 bits).
 extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwardBlocksPerSm)
     tfc_cuda_layer_norm_backward_kernel(
         i64 rows, i64 d, i64 blockRows, float eps, const float *__restrict__ x,
-        const float *__restrict__ gamma, const float *__restrict__ g,
-        const float *__restrict__ gate, float *__restrict__ dx, float *__restrict__ dgamma,
-        float *__restrict__ dbeta, float *__restrict__ scratch, void *__restrict__ dropout,
-        i64 dropoutBits, const int *__restrict__ seed, const int *__restrict__ sampleOffset,
-        i64 sampleSize, i64 key, i64 threshold, float keep, unsigned *counter) {
+        const float *__restrict__ gamma, const float *__restrict__ g, const void *__restrict__ gate,
+        float *__restrict__ dx, float *__restrict__ dgamma, float *__restrict__ dbeta,
+        float *__restrict__ scratch, void *__restrict__ dropout, i64 dropoutBits,
+        const int *__restrict__ seed, const int *__restrict__ sampleOffset, i64 sampleSize, i64 key,
+        i64 threshold, float keep, i64 gateBits, unsigned *counter) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kLayerNormThreads);
   if (d <= 0 || blockRows <= 0)
@@ -267,6 +279,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
   // No rows: no row blocks, and dgamma = dbeta = 0.
   const i64 blocks = rows > 0 ? (rows + blockRows - 1) / blockRows : 0;
   const float invD = 1.0f / float(d);
+  const Adjoint adjointAt{g, gate, gateBits != 0};
   DxDropout drop{
       dropout, dropoutBits != 0, seed != nullptr, 0, uint64_t(key), 0, uint32_t(threshold), keep,
       false};
@@ -299,14 +312,14 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
         const float rstd = layerNormBackwardRstd(warpSum(squares), invD, eps);
         float sumDxhat = 0.0f, sumDxhatXhat = 0.0f;
         for (i64 j = lane; j < d; j += kWarp) {
-          const float dxhat = adjointAt(g, gate, r * d + j) * gamma[j];
+          const float dxhat = adjointAt(r * d + j) * gamma[j];
           sumDxhat += dxhat;
           sumDxhatXhat = fusedMulAdd(dxhat, layerNormXhat(xr[j], mean, rstd), sumDxhatXhat);
         }
         const float a = warpSum(sumDxhat) * invD, bb = warpSum(sumDxhatXhat) * invD;
         auto dxAt = [&](i64 j) {
-          return layerNormDx(adjointAt(g, gate, r * d + j) * gamma[j],
-                             layerNormXhat(xr[j], mean, rstd), rstd, a, bb);
+          return layerNormDx(adjointAt(r * d + j) * gamma[j], layerNormXhat(xr[j], mean, rstd),
+                             rstd, a, bb);
         };
         if (!dropout) {
           for (i64 j = lane; j < d; j += kWarp)
@@ -347,7 +360,7 @@ extern "C" __global__ void __launch_bounds__(kLayerNormThreads, kLayerNormBackwa
       for (i64 j = threadIdx.x; j < d; j += kLayerNormThreads) {
         float sg = pg[j], sb = pb[j];
         for (int rr = 0; rr < count; ++rr) {
-          const float gj = adjointAt(g, gate, (r0 + rr) * d + j);
+          const float gj = adjointAt((r0 + rr) * d + j);
           sg = fusedMulAdd(gj, layerNormXhat(x[(r0 + rr) * d + j], sMean[rr], sRstd[rr]), sg);
           sb += gj;
         }

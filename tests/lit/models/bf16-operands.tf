@@ -14,10 +14,11 @@
 # RUN:   | FileCheck %s --check-prefix=SMALL
 # SMALL-NOT: tfc.bf16_cast
 # The medium encoder's are all large: each of train_step's 79 GEMM calls
-# reads bf16 A and B (flags 2 or 3), from 87 copies (a linear layer's output
+# reads bf16 A and B (flags 2 or 3), from 86 copies (a linear layer's output
 # gradient is copied once for both of its products, a weight once for the
 # forward and the backward, a layer norm's output too, since only the
-# weight gradient's product reads it in the backward; attention's output
+# weight gradient's product reads it in the backward, or that and the
+# norm's ReLU gradient reading its gate from the bits; attention's output
 # again in the backward, where attention's backward reads it in fp32): 13
 # written by the generated loop nest that produced them (a ReLU's gradient,
 # the one-hot tokens that only the input layer's weight gradient reads, at
@@ -27,15 +28,19 @@
 # --no-layer-norm-dropout 12 more loop nests), 12 by the attention kernels
 # (each forward its output's bits beside it, each backward the QKV
 # projection's gradient as bits alone), 1 by the loss's kernel (dlogits as
-# bits alone), 34 by copy nests of their own.
+# bits alone), 33 by copy nests of their own.
 # Those 13 nests write the copy alone: the
 # one-hot tokens and 6 gradients of the backward, whose fp32 values nothing
 # else reads, and the FFN's 6 ReLU outputs, which the backward reads only as its
 # weight gradient's operand (no copy nest: 6 fewer) and its ReLU gradient's
-# sign test (6 loop nests reading bits, widened). --no-bf16-activations
-# keeps those 6 in fp32 too: 93 copies, 40 nests; --no-bf16-attention-outputs
-# leaves attention's 12 to copy nests: 46; --no-layer-norm-dropout the
-# dropout gradients' 12 to the loop nests that apply the dropout (25 alone).
+# sign test (6 loop nests reading bits, widened); and the output net's
+# activation, whose y16 its forward stores alone (no f32 y) for the
+# classifier's products and its backward's ReLU gate (GateBits: 1 gate).
+# --no-bf16-activations keeps those 7 in fp32 too: 93 copies, 40 nests, the
+# output net's activation copied again for its weight gradient;
+# --no-bf16-attention-outputs leaves attention's 12 to copy nests: 45;
+# --no-layer-norm-dropout the dropout gradients' 12 to the loop nests that
+# apply the dropout (25 alone).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | FileCheck %s --check-prefix=MEDIUM
 # MEDIUM-LABEL: func.func @train_step(
@@ -44,27 +49,28 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 87 nests 34 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6
+# COPIES: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 93 nests 40 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 0
+# FP32-ACTIVATIONS: copies 93 nests 40 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 0 gates 0 from 0
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-outputs --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-layer-norm-dropout --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=DROPOUT-NESTS
-# DROPOUT-NESTS: copies 87 nests 34 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 6
-# ATTENTION-NESTS: copies 87 nests 46 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 6
+# DROPOUT-NESTS: copies 86 nests 33 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 6 gates 1 from 1
+# ATTENTION-NESTS: copies 86 nests 45 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 6 gates 1 from 1
 # The weights' copies are made at the step's start, side by side (each
 # before its first product, they were a launch apiece), and a copy of an
 # activation beside the loop nest before its products (attention's output
 # in the backward, beside the ReLU's gradient): the medium encoder's 26
-# copied weights take one launch, its step 19 launches (69 with a launch a
+# copied weights take one launch, its step 18 launches (69 with a launch a
 # weight, each attention output's copy a launch of its own, the dropout
-# gradients in loop nests after the layer norm backwards and the residual
-# sums in loop nests before the layer norms).
+# gradients in loop nests after the layer norm backwards, the residual
+# sums in loop nests before the layer norms and the output net's activation
+# copied again for its weight gradient).
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda --precision bf16 --emit=gpu --cuda-path=%t.no-cuda \
 # RUN:   | %python %S/Inputs/weight_copies.py | FileCheck %s --check-prefix=WEIGHTS
-# WEIGHTS: launches 19 weights 26 in 1
+# WEIGHTS: launches 18 weights 26 in 1
 # The copies' 2-byte results take 4 elements a thread like 4-byte ones
 # (tf-map-to-gpu's coarsening, vector<4xi16> where aligned): set_anomaly at
 # batch 16 with every GEMM on copies gives the same bytes as with one
@@ -89,14 +95,14 @@
 # ATTENTION-COUNT-3: PASS {{.*}} the same bits
 # ATTENTION-NOT: FAIL
 # --bf16-keep-activation-copies: every forward activation's copy serves the
-# backward's weight gradients too (the medium encoder: 80 copies, 29 nests
+# backward's weight gradients too (the medium encoder: 80 copies, 27 nests
 # of their own, 13 by the layer norms and 12 by the attention kernels,
-# against 87, 36, 13 and 12); a copy made
+# against 86, 33, 13 and 12); a copy made
 # earlier holds the same bits,
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 27 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6
+# KEEP-COPIES: copies 80 nests 27 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP
@@ -112,6 +118,15 @@
 # RUN:   | FileCheck %s --check-prefix=BITS
 # BITS-COUNT-3: PASS {{.*}} the same bits
 # BITS-NOT: FAIL
+# So does reverse's output net, whose ReLU gate its layer norm backward
+# reads from the bits the forward stores alone (GateBits): the bytes of the
+# f32 gate's build.
+# RUN: tfc compile %models/reverse.tf --target=cuda-emulated --bf16-operands=all --emit=buffers \
+# RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=REVERSE-GATE
+# REVERSE-GATE: gates 1 from 1
+# RUN: tfc compile %models/reverse.tf --target=cuda-emulated --bf16-operands=all --no-bf16-activations -o %t/reverse.fp32
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/reverse.fp32 --cuda %t/reverse --work %t/rev-fp32 --exact \
+# RUN:   | FileCheck %s --check-prefix=BITS
 # encoder_decoder with every GEMM on copies (11 producers writing the copy
 # alone, 4 ReLU gradients testing the bits) trains as its fp32 build does:
 # a validation loss of 0.0133 against 0.0128 after the file's 50 epochs

@@ -39,5 +39,5 @@
 # RUN:   | %python %S/Inputs/weight_copies.py | FileCheck %s --check-prefix=LAUNCHES
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda --precision bf16 --no-layer-norm-residual --emit=gpu --cuda-path=%t.no-cuda \
 # RUN:   | %python %S/Inputs/weight_copies.py | FileCheck %s --check-prefix=NESTS
-# LAUNCHES: launches 19 weights
-# NESTS: launches 31 weights
+# LAUNCHES: launches 18 weights
+# NESTS: launches 30 weights

@@ -896,7 +896,7 @@ func.func @copy_beside_nest(%x: memref<8x4xf32>, %a: memref<8x4xf32>, %b: memref
 // -----
 
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_layer_norm_backward(index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
+func.func private @tfc_cuda_layer_norm_backward(index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index)
 
 // A layer norm backward storing dx's dropout (a post-norm layer's dropout
 // gradient) into a buffer that only copies of all of it read afterwards
@@ -934,7 +934,7 @@ func.func @dropout_as_bits(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memre
   %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
   %dropp = memref.extract_aligned_pointer_as_index %drop : memref<8x4xf32> -> index
   %seedp = memref.extract_aligned_pointer_as_index %seed : memref<i32> -> index
-  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %dropp, %c0, %seedp, %c0, %c0, %c3, %threshold, %keep) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %dropp, %c0, %seedp, %c0, %c0, %c3, %threshold, %keep, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
   %a = memref.extract_aligned_pointer_as_index %drop : memref<8x4xf32> -> index
@@ -969,7 +969,7 @@ func.func @dropout_read(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8
   %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
   %dropp = memref.extract_aligned_pointer_as_index %drop : memref<8x4xf32> -> index
   %seedp = memref.extract_aligned_pointer_as_index %seed : memref<i32> -> index
-  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %dropp, %c0, %seedp, %c0, %c0, %c3, %threshold, %keep) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %dropp, %c0, %seedp, %c0, %c0, %c3, %threshold, %keep, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
   %a = memref.extract_aligned_pointer_as_index %drop : memref<8x4xf32> -> index
@@ -1010,7 +1010,7 @@ func.func @dx_as_bits(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8x4
   %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
   %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
   %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
-  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
   %a = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
@@ -1041,7 +1041,7 @@ func.func @dx_read(%x: memref<8x4xf32>, %gamma: memref<4xf32>, %g: memref<8x4xf3
   %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
   %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
   %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
-  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  call @tfc_cuda_layer_norm_backward(%c8, %c4, %c16, %eps, %xp, %gammap, %gp, %c0, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
   %a = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
@@ -1116,5 +1116,113 @@ func.func @dlogits_read(%logits: memref<8x4xf32>, %labels: memref<8xi32>, %g: me
   %a = memref.extract_aligned_pointer_as_index %d : memref<8x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %a, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   memref.copy %d, %z : memref<8x4xf32> to memref<8x4xf32>
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
+func.func private @tfc_cuda_layer_norm_backward(index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index)
+
+// The output net's activation (relu(layer_norm(x)), the classifier's A),
+// which the backward reads for the weight gradient's product and as the
+// norm's ReLU gate: its y16 copy is kept alone. The forward stores no y
+// (Y 0), the weight gradient reads the bits (no copy nest of y), and the
+// backward reads its gate from them (GateBits 1); y's f32 buffer goes.
+// With bf16-activations=false y stays, copied again for the weight
+// gradient; read by anything else (@gate_read), too.
+// CHECK-LABEL: func.func @gate_as_bits
+// CHECK: %[[BITS:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x4xi16>
+// CHECK: %[[BP:.+]] = memref.extract_aligned_pointer_as_index %[[BITS]]
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c0{{(_[0-9]+)?}}, %c1{{(_[0-9]+)?}}, %[[BP]],
+// CHECK-NOT: memref.alloc() : memref<16x4xf32>
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], %{{[^,]+}}, %{{[^,]+}}, %c2,
+// CHECK-NOT: memref.alloc() : memref<16x4xf32>
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], %{{[^,]+}}, %{{[^,]+}}, %c3,
+// CHECK: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[BP]], {{.+}}, %c1{{(_[0-9]+)?}}) :
+// NOBITS-LABEL: func.func @gate_as_bits
+// NOBITS: call @tfc_cuda_layer_norm_forward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP:[^,]+]], %c1{{(_[0-9]+)?}}, %{{[^,]+}},
+// NOBITS: tfc.bf16_cast
+// NOBITS: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP]], {{.+}}, %c0) :
+func.func @gate_as_bits(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf32>, %w: memref<4x4xf32>, %logits: memref<16x4xf32>, %dlogits: memref<16x4xf32>, %dw: memref<4x4xf32>, %t: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %y = memref.alloc() : memref<16x4xf32>
+  %inp = memref.extract_aligned_pointer_as_index %in : memref<16x4xf32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<16x4xf32> -> index
+  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %yp, %c1, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %lp = memref.extract_aligned_pointer_as_index %logits : memref<16x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c16, %c4, %c4, %yp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %lp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  // Other work (the loss): the forward's copy is not held across it.
+  memref.copy %logits, %dlogits : memref<16x4xf32> to memref<16x4xf32>
+  // dW = y^T dlogits.
+  %dlp = memref.extract_aligned_pointer_as_index %dlogits : memref<16x4xf32> -> index
+  %dwp = memref.extract_aligned_pointer_as_index %dw : memref<4x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c4, %c4, %c16, %yp, %c4, %c0, %c1, %dlp, %c4, %c0, %c0, %dwp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  // The norm's backward, the ReLU's gate y.
+  %dx = memref.alloc() : memref<16x4xf32>
+  %dgamma = memref.alloc() : memref<4xf32>
+  %dbeta = memref.alloc() : memref<4xf32>
+  %scratch = memref.alloc() : memref<8xf32>
+  %tp = memref.extract_aligned_pointer_as_index %t : memref<16x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<16x4xf32> -> index
+  %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
+  %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
+  %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
+  call @tfc_cuda_layer_norm_backward(%c16, %c4, %c16, %eps, %inp, %gp, %tp, %yp, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
+  memref.copy %dx, %in : memref<16x4xf32> to memref<16x4xf32>
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
+func.func private @tfc_cuda_layer_norm_backward(index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index)
+
+// CHECK-LABEL: func.func @gate_read
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP:[^,]+]], %c1{{(_[0-9]+)?}}, %{{[^,]+}},
+// CHECK: tfc.bf16_cast
+// CHECK: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP]], {{.+}}, %c0) :
+// CHECK: memref.copy
+func.func @gate_read(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf32>, %w: memref<4x4xf32>, %logits: memref<16x4xf32>, %dlogits: memref<16x4xf32>, %dw: memref<4x4xf32>, %t: memref<16x4xf32>, %z: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %y = memref.alloc() : memref<16x4xf32>
+  %inp = memref.extract_aligned_pointer_as_index %in : memref<16x4xf32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<16x4xf32> -> index
+  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %yp, %c1, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %lp = memref.extract_aligned_pointer_as_index %logits : memref<16x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c16, %c4, %c4, %yp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %lp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  memref.copy %logits, %dlogits : memref<16x4xf32> to memref<16x4xf32>
+  %dlp = memref.extract_aligned_pointer_as_index %dlogits : memref<16x4xf32> -> index
+  %dwp = memref.extract_aligned_pointer_as_index %dw : memref<4x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c4, %c4, %c16, %yp, %c4, %c0, %c1, %dlp, %c4, %c0, %c0, %dwp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %dx = memref.alloc() : memref<16x4xf32>
+  %dgamma = memref.alloc() : memref<4xf32>
+  %dbeta = memref.alloc() : memref<4xf32>
+  %scratch = memref.alloc() : memref<8xf32>
+  %tp = memref.extract_aligned_pointer_as_index %t : memref<16x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<16x4xf32> -> index
+  %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
+  %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
+  %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
+  call @tfc_cuda_layer_norm_backward(%c16, %c4, %c16, %eps, %inp, %gp, %tp, %yp, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
+  memref.copy %y, %z : memref<16x4xf32> to memref<16x4xf32>
   return
 }

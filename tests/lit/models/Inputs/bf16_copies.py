@@ -5,7 +5,9 @@ norm backwards that store their dx's dropout, or dx itself, as bits, the
 attention calls that store bf16 (a forward's out16, a backward's
 gradsBf16) and the loss's call that stores dlogits as bits; the copy nests
 (tfc.bf16_cast); the producers that write the copy alone (no f32 result
-beside it); and the loop nests that read bits (widened to f32)."""
+beside it); the loop nests that read bits (widened to f32); and the layer
+norm backwards that read their gate as bits (GateBits), each from a
+forward that stores the bits alone (Y 0)."""
 import re
 import sys
 
@@ -35,6 +37,14 @@ losses = [
     for args in re.findall(r"call @tfc_cuda_cross_entropy_fused\(([^)]*)\)", s)
     if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[12])
 ]
+# Layer norm backwards reading their gate as bits (GateBits, argument 20,
+# is 1), and forwards storing y16 alone (Y, argument 6, is 0).
+gates = [
+    args
+    for args in re.findall(r"call @tfc_cuda_layer_norm_backward\(([^)]*)\)", s)
+    if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[20])
+]
+bare = [args for args in norms if re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[6])]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
 print("copies",
@@ -42,4 +52,5 @@ print("copies",
       + len(losses),
       "nests", s.count("tfc.bf16_cast"), "norms", len(norms), "dropouts", len(dropouts),
       "attention", len(attention), "losses", len(losses),
-      "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)))
+      "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)),
+      "gates", len(gates), "from", len(bare))
