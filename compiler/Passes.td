@@ -704,6 +704,13 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     dx's dropout (runtime/Abi.h's layer_norm_backward) into a buffer only
     copies of all of it read afterwards stores its bits alone
     (`DropoutBits`), which the copies become (with `fuse-producers`).
+    With `gemm-results` (the default), a `tfc_cuda_sgemm` of bf16 operands
+    without an epilogue whose result fills a buffer of its own that only
+    loop nests read afterwards (the FFN's first product before its bias,
+    ReLU and dropout; the gradient of the FFN's activation before theirs)
+    stores it as bf16 (`kBf16` in its `Accumulate` flag): the nests read
+    the bits widened, and the fp32 buffer goes. The nests then see the
+    product rounded to bf16.
     Calls whose sizes or pointers are not constants stay fp32.
 
     ```mlir
@@ -733,6 +740,9 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
            "An activation whose copy its producer writes is kept as that copy alone "
            "where every later reader copies it again or compares it with zero (a "
            "ReLU's gradient)">,
+    Option<"gemmResults", "gemm-results", "bool", /*default=*/"true",
+           "A product of bf16 operands without an epilogue that only loop nests read "
+           "is stored in bf16 by cuBLASLt, which the nests read widened">,
     Option<"attentionOutputs", "attention-outputs", "bool", /*default=*/"true",
            "The attention kernels store their outputs' copies: the forward out's bits "
            "beside it (out16), the backward's dq, dk and dv as bits alone (gradsBf16) "

@@ -217,7 +217,12 @@ enum Arg : unsigned {
 /// CUDA calls (tfc_cuda_sgemm, _fused, _bias_grad and their CPU twins)
 /// kBf16 (stored as bf16, 2 bytes an element, ld and stride in elements;
 /// tf-bf16-gemm-operands). cuBLASLt takes A and B both bf16 or neither.
+/// Accumulate is a flag too (1: C += the product), and in tfc_cuda_sgemm
+/// and its CPU twin kBf16 stores C as bf16 (the product rounded to nearest
+/// even, 2 bytes an element, ldc and strideC in elements; A and B bf16, no
+/// epilogue: tf-bf16-gemm-operands' gemm-results).
 inline constexpr int64_t kTransposed = 1, kBf16 = 2;
+inline constexpr int64_t kAccumulate = 1;
 /// What tfc_sgemm_fused adds after Count: C = act(op(A) op(B) + bias[n] + R),
 /// act a FusedActivation, bias N floats or 0, R (M x N, row pitch
 /// ldResidual) or 0, and ReLU's mask: aux (0: none) holds bit (j + i *

@@ -1192,6 +1192,36 @@ Fp32Operand operandB(intptr_t batch, intptr_t n, intptr_t k, intptr_t b, intptr_
   return Fp32Operand(b, transB, t ? n : k, t ? k : n, ldb, strideB, batch);
 }
 
+/// A GEMM result stored in bf16 (abi::gemm::kBf16 in Accumulate:
+/// tf-bf16-gemm-operands' gemm-results, tfc_cuda_sgemm's twin): computed
+/// into an fp32 copy of the same layout (C's bf16 values widened first
+/// when accumulating), then each element of the matrices rounded to
+/// nearest even into C, as cuBLASLt's bf16 D.
+struct Bf16Result {
+  uint16_t *bits;
+  int64_t m, n, ld, stride, items;
+  std::vector<float> values;
+  Bf16Result(intptr_t c, int64_t m, int64_t n, int64_t ld, int64_t stride, int64_t items,
+             bool accumulate)
+      : bits(reinterpret_cast<uint16_t *>(c)), m(m), n(n), ld(ld), stride(stride), items(items) {
+    if (m <= 0 || n <= 0 || items <= 0)
+      return;
+    values.resize(size_t((stride == 0 ? 0 : (items - 1) * stride) + (m - 1) * ld + n));
+    if (accumulate)
+      forEach([&](size_t i) { values[i] = tfc::rt::cuda::kernels::bf16Float(bits[i]); });
+  }
+  intptr_t pointer() { return reinterpret_cast<intptr_t>(values.data()); }
+  template <typename F> void forEach(F f) const {
+    for (int64_t item = 0; item < (stride == 0 ? 1 : items); ++item)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          f(size_t(item * stride + i * ld + j));
+  }
+  void store() const {
+    forEach([&](size_t i) { bits[i] = tfc::rt::cuda::kernels::bf16Bits(values[i]); });
+  }
+};
+
 } // namespace
 
 extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, intptr_t a,
@@ -1200,8 +1230,16 @@ extern "C" void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k, in
                           intptr_t ldc, intptr_t strideC, intptr_t accumulate) {
   const Fp32Operand A = operandA(batch, m, k, a, lda, strideA, transA);
   const Fp32Operand B = operandB(batch, n, k, b, ldb, strideB, transB);
-  sgemm(batch, m, n, k, A.pointer, lda, strideA, A.trans, B.pointer, ldb, strideB, B.trans, c, ldc,
-        strideC, accumulate, nullptr);
+  if (!(accumulate & tfc::abi::gemm::kBf16)) {
+    sgemm(batch, m, n, k, A.pointer, lda, strideA, A.trans, B.pointer, ldb, strideB, B.trans, c,
+          ldc, strideC, accumulate, nullptr);
+    return;
+  }
+  const bool adds = accumulate & tfc::abi::gemm::kAccumulate;
+  Bf16Result result(c, m, n, ldc, strideC, batch, adds);
+  sgemm(batch, m, n, k, A.pointer, lda, strideA, A.trans, B.pointer, ldb, strideB, B.trans,
+        result.pointer(), ldc, strideC, adds, nullptr);
+  result.store();
 }
 
 extern "C" void tfc_sgemm_windows(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,

@@ -61,12 +61,14 @@ std::string profileName(const GemmArgs &a, const GemmEpilogue &epilogue, const c
 }
 
 std::optional<GemmStorage> takeStorage(GemmArgs &g) {
-  const bool bf16A = g[TransA] & abi::gemm::kBf16, bf16B = g[TransB] & abi::gemm::kBf16;
+  const bool bf16A = g[TransA] & abi::gemm::kBf16, bf16B = g[TransB] & abi::gemm::kBf16,
+             bf16C = g[Accumulate] & abi::gemm::kBf16;
   g[TransA] &= abi::gemm::kTransposed;
   g[TransB] &= abi::gemm::kTransposed;
-  if (bf16A != bf16B)
+  g[Accumulate] &= abi::gemm::kAccumulate;
+  if (bf16A != bf16B || (bf16C && !bf16A))
     return std::nullopt;
-  return bf16A ? GemmStorage::Bf16Operands : GemmStorage::F32;
+  return bf16C ? GemmStorage::Bf16 : bf16A ? GemmStorage::Bf16Operands : GemmStorage::F32;
 }
 
 const char *GemmEpilogue::function() const {
@@ -443,7 +445,7 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   if (std::string why = refuseGemm(g, epilogue); !why.empty())
     return fail(why);
   if (storage == GemmStorage::Bf16 && epilogue.any())
-    return fail("an epilogue on a bf16 C (it is for tfc-kernel-check --bench-gemm)");
+    return fail("an epilogue on a bf16 C (tfc_cuda_sgemm's alone)");
   if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
     return true;
   // strideC 0 over several items sums them into one C: one matmul an item.

@@ -117,15 +117,18 @@ enum class GemmPrecision { Fp32, Tf32, Bf16 };
 /// How A, B and C are stored: fp32 (F32); A and B bf16, C fp32
 /// (Bf16Operands: --precision bf16's large GEMMs, tf-bf16-gemm-operands,
 /// epilogues included: the bias, residual and bias gradient fp32 as C); or
-/// all three bf16 (Bf16: only tfc-kernel-check --bench-gemm's measure, no
+/// all three bf16 (Bf16: tf-bf16-gemm-operands' gemm-results, a product
+/// that only loop nests read, and tfc-kernel-check --bench-gemm; no
 /// epilogue). The bf16 forms are computed in CUBLAS_COMPUTE_32F (bf16
 /// products, fp32 accumulation), whatever the precision.
 enum class GemmStorage { F32, Bf16Operands, Bf16 };
 
-/// The storage a call's transpose flags say (abi::gemm::kBf16 on A and B:
-/// Bf16Operands, tf-bf16-gemm-operands' copies; on neither: F32), those
-/// flags left as transposes only; nothing when one operand is bf16 and the
-/// other fp32 (cuBLASLt multiplies bf16 by bf16).
+/// The storage a call's flags say (abi::gemm::kBf16 on A and B:
+/// Bf16Operands, tf-bf16-gemm-operands' copies, and on Accumulate too:
+/// Bf16; on neither: F32), the transpose flags left as transposes only and
+/// Accumulate as kAccumulate alone; nothing when one operand is bf16 and
+/// the other fp32, or C bf16 and the operands fp32 (cuBLASLt multiplies
+/// bf16 by bf16).
 std::optional<GemmStorage> takeStorage(GemmArgs &args);
 
 /// "fp32", "tf32" or "bf16", as the manifest names it; nothing for another.

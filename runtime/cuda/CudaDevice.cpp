@@ -979,10 +979,10 @@ void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
   const std::optional<GemmStorage> storage = takeStorage(args);
   if (!storage)
     return failLaunch(std::string(epilogue.function()) + "(" + describeGemm(args) +
-                      "): one operand in bf16 and the other in fp32 (cuBLASLt multiplies bf16 "
-                      "by bf16)");
-  // gemm_small.cu's kernels and the column sums read fp32.
-  const bool bf16 = *storage == GemmStorage::Bf16Operands;
+                      "): one operand in bf16 and the other in fp32, or a bf16 C of fp32 "
+                      "operands (cuBLASLt multiplies bf16 by bf16)");
+  // gemm_small.cu's kernels and the column sums read and write fp32.
+  const bool bf16 = *storage != GemmStorage::F32;
   if (!bf16 && (smallGemm(args, epilogue) || gemmBesideColumnSums(args, epilogue)))
     return;
   if (!cublasLt_) {
@@ -992,7 +992,9 @@ void CudaDevice::sgemm(const GemmArgs &given, const GemmEpilogue &epilogue) {
   }
   std::string error;
   ProfileScope profiled(*this, "cuBLASLt", [&] {
-    return profileName(args, epilogue) + (bf16 ? ", bf16 A and B" : "");
+    return profileName(args, epilogue) + (*storage == GemmStorage::Bf16 ? ", bf16 A, B and C"
+                                          : bf16                        ? ", bf16 A and B"
+                                                                        : "");
   });
   if (!cublasLt_->sgemm(args, epilogue, gemmPrecision_, context_->stream(), laneWorkspace(),
                         laneWorkspaceBytes(), error, *storage, gemmTimer()))

@@ -960,6 +960,27 @@ TEST_F(OnFakes, PrecisionReachesEveryGemmPlan) {
   EXPECT_EQ(fp32.text.find("FAST_"), std::string::npos);
 }
 
+// --precision bf16 with every GEMM on bf16 copies (set_anomaly at batch 4):
+// the 9 products of train_step that only loop nests read are stored in bf16
+// by cuBLASLt (tf-bf16-gemm-operands' gemm-results; the fake logs " bf16 D"
+// and takes each, INVALID otherwise), the others read bf16 A and B into an
+// fp32 C; --no-bf16-gemm-results stores none in bf16.
+TEST_F(OnFakes, Bf16ResultsReachCublasLt) {
+  for (bool results : {true, false}) {
+    SCOPED_TRACE(results);
+    ASSERT_NO_FATAL_FAILURE(
+        compile("set_anomaly", std::string("--precision bf16 --bf16-operands=all") +
+                                   (results ? "" : " --no-bf16-gemm-results")));
+    FakeLog step = runEntry("train_step");
+    EXPECT_EQ(countOf(step.text, "INVALID"), 0u) << step.text;
+    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0"), results ? 9u : 0u) << step.text;
+    EXPECT_GT(countOf(step.text, " bf16, beta"), 9u) << step.text;
+    EXPECT_EQ(countOf(step.text, "cublasLtMatmul("),
+              countOf(step.text, " bf16 D, beta") + countOf(step.text, " bf16, beta"))
+        << step.text;
+  }
+}
+
 // --precision bf16 and tf32 move attention onto attention_tc.cu's tensor-core
 // kernels where its heads qualify (reverse's are 32 wide); fp32 keeps
 // attention.cu's. The fake accepts every launch against the fatbin's

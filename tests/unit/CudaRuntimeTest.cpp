@@ -1152,11 +1152,12 @@ TEST_F(CudaRuntimeTest, GemmPrecisionIsTheDescriptorsComputeType) {
     device->release(buffer);
 }
 
-// tfc-kernel-check --bench-gemm's storage: A and B in bf16 (C fp32), or all
-// three, multiplied in CUBLAS_COMPUTE_32F whatever the precision asked, a plan
-// a storage; bf16 is read exactly and the bf16 result rounded to nearest
-// even. Epilogues are refused on bf16 matrices.
-TEST_F(CudaRuntimeTest, Bf16StorageIsForTheGemmBench) {
+// The storages of bf16 GEMMs (tf-bf16-gemm-operands' calls, tfc-kernel-check
+// --bench-gemm's): A and B in bf16 (C fp32), or all three, multiplied in
+// CUBLAS_COMPUTE_32F whatever the precision asked, a plan a storage; bf16 is
+// read exactly and the bf16 result rounded to nearest even. Epilogues are
+// refused on a bf16 C.
+TEST_F(CudaRuntimeTest, Bf16StoragesReadAndRoundExactly) {
   std::string error;
   std::unique_ptr<CublasLt> lt = CublasLt::load(error);
   ASSERT_TRUE(lt) << error;
@@ -1822,7 +1823,73 @@ TEST_F(CudaRuntimeTest, Bf16OperandCallsReadBf16) {
            0};
   EXPECT_FALSE(device->run(gemmEntry, buffers, 5, error));
   EXPECT_EQ(error, "tfc_cuda_sgemm(batch 1, 2x3x4, A^T lda 2, B ldb 3, C ldc 3): one operand "
-                   "in bf16 and the other in fp32 (cuBLASLt multiplies bf16 by bf16)");
+                   "in bf16 and the other in fp32, or a bf16 C of fp32 operands (cuBLASLt "
+                   "multiplies bf16 by bf16)");
+  for (void *buffer : buffers)
+    device->release(buffer);
+}
+
+// tf-bf16-gemm-operands' gemm-results: kBf16 in Accumulate stores C as bf16
+// (GemmStorage::Bf16: cuBLASLt's D in CUDA_R_16BF, CUBLAS_COMPUTE_32F), the
+// exact products rounded to nearest even; a bf16 C of fp32 operands is
+// refused, naming the GEMM.
+TEST_F(CudaRuntimeTest, Bf16ResultCallsStoreBf16) {
+  namespace gemm = tfc::abi::gemm;
+  device->configure({0, false});
+  device->setGemmPrecision(GemmPrecision::Bf16);
+  // C (2 x 3) = A B: A 2 x 4, B 4 x 3, values bf16 holds; the sums need
+  // more than bf16's 8 bits (1 + 2^-7 times an odd number).
+  const float a[] = {1.0f + 0x1p-7f, 3, -2, 0.5f, 2, 1, 1, -1};
+  const float b[] = {1, 0, 2, -1, 1, 0.5f, 4, 2, 1, 0, -3, 1.0f + 0x1p-7f};
+  std::vector<uint16_t> aBits, bBits;
+  for (float v : a)
+    aBits.push_back(kernels::bf16Bits(v));
+  for (float v : b)
+    bBits.push_back(kernels::bf16Bits(v));
+  void *dA = device->allocate(16), *dB = device->allocate(24), *dC = device->allocate(12),
+       *fp32 = device->allocate(48);
+  ASSERT_TRUE(dA && dB && dC && fp32);
+  device->copyIn(dA, aBits.data(), 16);
+  device->copyIn(dB, bBits.data(), 24);
+  void *buffers[] = {dA, dB, dC, fp32};
+  gGemm = {1,
+           2,
+           3,
+           4,
+           intptr_t(dA),
+           4,
+           0,
+           gemm::kBf16,
+           intptr_t(dB),
+           3,
+           0,
+           gemm::kBf16,
+           intptr_t(dC),
+           3,
+           0,
+           gemm::kBf16};
+  std::string error;
+  ASSERT_TRUE(device->run(gemmEntry, buffers, 4, error)) << error;
+  uint16_t got[6] = {};
+  device->copyOut(got, dC, 12);
+  size_t rounded = 0;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double want = 0;
+      for (int p = 0; p < 4; ++p)
+        want += double(a[i * 4 + p]) * double(b[p * 3 + j]);
+      EXPECT_EQ(got[i * 3 + j], kernels::bf16Bits(float(want))) << i << ", " << j;
+      rounded += kernels::bf16Float(got[i * 3 + j]) != float(want);
+    }
+  EXPECT_GT(rounded, 0u); // (some sums needed the rounding)
+  EXPECT_EQ(count("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)"), 1u) << log();
+  // fp32 A and B with a bf16 C.
+  gGemm = {1, 2, 3,          4, intptr_t(fp32), 4, 0, 0, intptr_t(fp32), 3, 0, 0, intptr_t(dC),
+           3, 0, gemm::kBf16};
+  EXPECT_FALSE(device->run(gemmEntry, buffers, 4, error));
+  EXPECT_EQ(error, "tfc_cuda_sgemm(batch 1, 2x3x4, A lda 4, B ldb 3, C ldc 3): one operand "
+                   "in bf16 and the other in fp32, or a bf16 C of fp32 operands (cuBLASLt "
+                   "multiplies bf16 by bf16)");
   for (void *buffer : buffers)
     device->release(buffer);
 }

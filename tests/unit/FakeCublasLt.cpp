@@ -27,7 +27,8 @@
 // The fake driver is found as the runtime found it ($TFC_CUDA_DRIVER, the
 // library already loaded): each GEMM is given to it as host work on the
 // stream (tfcFakeCudaEnqueue), so that a captured graph replays it, and
-// recorded in its log ("cublasLtMatmul(...)"), as is each matmul
+// recorded in its log ("cublasLtMatmul(...)", " bf16" after the transposes
+// for bf16 A and B, " bf16 D" for all four), as is each matmul
 // descriptor's compute type ("cublasLtMatmulDescCreate(CUBLAS_COMPUTE_32F)").
 // The heuristic offers three algorithms (the same arithmetic), numbered in
 // their algo's data and reported as CUBLASLT_ALGO_CONFIG_ID, with split-K 1;
@@ -508,12 +509,19 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(
   work->biasGradOfB = desc.epilogue == CUBLASLT_EPILOGUE_BGRADB;
   char line[200];
   std::snprintf(line, sizeof line,
-                "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s, beta %g%s%s%s%s)",
-                (long long)work->m, (long long)work->n, (long long)work->k,
-                (long long)work->batch, work->transA ? "T" : "N", work->transB ? "T" : "N",
+                "cublasLtMatmul(%lldx%lldx%lld, batch %lld, %s%s%s, beta %g%s%s%s%s)",
+                (long long)work->m, (long long)work->n, (long long)work->k, (long long)work->batch,
+                work->transA ? "T" : "N", work->transB ? "T" : "N",
+                work->resultsBf16    ? " bf16 D"
+                : work->operandsBf16 ? " bf16"
+                                     : "",
                 double(work->beta), work->bias ? ", bias" : "", work->relu ? ", relu" : "",
-                !biasGrad ? "" : work->biasGradOfB ? ", bgradb" : ", bgrada",
-                work->reluGrad ? ", drelu" : work->mask ? ", relu mask" : "");
+                !biasGrad           ? ""
+                : work->biasGradOfB ? ", bgradb"
+                                    : ", bgrada",
+                work->reluGrad ? ", drelu"
+                : work->mask   ? ", relu mask"
+                               : "");
   // Which of the heuristic's algorithms (the first unnamed), and its time:
   // TFC_FAKE_CUBLASLT_ALGO_MICROSECONDS="3,1,2" makes algorithm i take the
   // i-th number of the fake clock's microseconds (a recorded call each),

@@ -412,6 +412,51 @@ std::vector<uint16_t> bf16Of(const std::vector<float> &v, std::vector<float> &wi
   return bits;
 }
 
+// tf-bf16-gemm-operands' gemm-results on the CPU (tfc_cuda_sgemm's twin):
+// kBf16 in Accumulate stores C as bf16, each element of the matrices the
+// fp32 product's (with bf16 operands) rounded to nearest even; accumulating
+// adds the product to C's bf16 values widened; what lies between rows and
+// items stays as it was.
+TEST(Gemm, Bf16ResultIsTheProductRounded) {
+  namespace gemm = tfc::abi::gemm;
+  namespace k = tfc::rt::cuda::kernels;
+  const Call calls[] = {dense(1, 37, 19, 45, false, false),
+                        dense(1, 16, 24, 33, true, true, false, 3, 2, 5),
+                        dense(3, 9, 40, 17, false, true, true, 0, 0, 2)};
+  for (const Call &g : calls) {
+    Buffers in(g, 13);
+    std::vector<float> roundedA, roundedB, roundedC;
+    std::vector<uint16_t> bitsA = bf16Of(in.a, roundedA), bitsB = bf16Of(in.b, roundedB),
+                          bitsC = bf16Of(in.c, roundedC);
+    Buffers expected = in;
+    expected.a = roundedA, expected.b = roundedB, expected.c = roundedC;
+    expected.run(g);
+    std::vector<uint16_t> got = bitsC;
+    tfc_sgemm(g.batch, g.m, g.n, g.k, intptr_t(bitsA.data()), g.lda, g.strideA,
+              g.transA | gemm::kBf16, intptr_t(bitsB.data()), g.ldb, g.strideB,
+              g.transB | gemm::kBf16, intptr_t(got.data()), g.ldc, g.strideC, g.acc | gemm::kBf16);
+    size_t wrong = 0, inside = 0, changed = 0;
+    for (int64_t item = 0; item < g.batch; ++item)
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          const size_t at = size_t(item * g.strideC + i * g.ldc + j);
+          wrong += got[at] != k::bf16Bits(expected.c[at]);
+          changed += got[at] != bitsC[at];
+          ++inside;
+        }
+    EXPECT_EQ(wrong, 0u) << g.str();
+    EXPECT_GT(changed, inside / 2) << g.str();
+    // Outside the matrices: as it was.
+    size_t outside = 0;
+    for (size_t at = 0; at < got.size(); ++at) {
+      const int64_t item = int64_t(at) / g.strideC, offset = int64_t(at) % g.strideC;
+      const bool in = item < g.batch && offset / g.ldc < g.m && offset % g.ldc < g.n;
+      outside += !in && got[at] != bitsC[at];
+    }
+    EXPECT_EQ(outside, 0u) << g.str();
+  }
+}
+
 // tf-bf16-gemm-operands' copies on the CPU (--target=cuda-emulated): a
 // transpose flag with abi::gemm::kBf16 reads that operand as bf16 bits,
 // widened exactly, so the product has the bits of the fp32 GEMM of the

@@ -47,8 +47,9 @@ for model in "${models[@]}"; do
     # forward's activation copies kept for the backward, with fp32
     # activations beside their copies, with attention's outputs copied by
     # loop nests, with the dropout gradients drawn by loop nests after the
-    # layer norm backwards, and with the residual sums in loop nests before
-    # the layer norms, for tools/gpu/verify.sh's and quick.sh's A/Bs.
+    # layer norm backwards, with the residual sums in loop nests before
+    # the layer norms, and with every product stored in fp32, for
+    # tools/gpu/verify.sh's and quick.sh's A/Bs.
     if [[ $model == medium_encoder ]]; then
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
         --precision bf16 --bf16-operands=none -o "$out/cuda/$model.bf16-fp32-operands"
@@ -62,6 +63,8 @@ for model in "${models[@]}"; do
         --precision bf16 --no-layer-norm-dropout -o "$out/cuda/$model.bf16-dropout-nests"
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
         --precision bf16 --no-layer-norm-residual -o "$out/cuda/$model.bf16-residual-nests"
+      "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
+        --precision bf16 --no-bf16-gemm-results -o "$out/cuda/$model.bf16-fp32-results"
     fi
     if [[ $model == set_anomaly ]]; then # launch-bound: 16 launches against 24
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \

@@ -187,6 +187,13 @@ static cl::opt<bool> noBf16AttentionOutputs(
              "beside it and the backward its gradients as bf16 alone where only copies read "
              "them (the same bits)"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<bool> noBf16GemmResults(
+    "no-bf16-gemm-results",
+    cl::desc("cuda: with --bf16-operands, every product is stored in fp32; by default one of "
+             "bf16 operands without an epilogue that only loop nests read (the FFN's first "
+             "product and its activation's gradient) is stored in bf16 by cuBLASLt, half the "
+             "bytes, and the nests read it widened"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
@@ -660,6 +667,12 @@ int compile() {
                     "--bf16-operands=large|all on cuda-emulated)\n";
     return kUsageError;
   }
+  if (noBf16GemmResults && bf16OperandsChoice == "none") {
+    llvm::errs() << "tfc: error: --no-bf16-gemm-results keeps the products of --bf16-operands' "
+                    "copies in fp32: it needs --precision bf16 (or --bf16-operands=large|all on "
+                    "cuda-emulated)\n";
+    return kUsageError;
+  }
   if (bf16OperandsChoice != "none" && persistentKernels) {
     llvm::errs() << "tfc: error: --persistent-kernels computes every GEMM in generated fp32 "
                     "code (no cuBLASLt): --bf16-operands="
@@ -694,6 +707,7 @@ int compile() {
   codegen.cuda.bf16KeepActivationCopies = bf16KeepActivationCopies;
   codegen.cuda.bf16Activations = !noBf16Activations;
   codegen.cuda.bf16AttentionOutputs = !noBf16AttentionOutputs;
+  codegen.cuda.bf16GemmResults = !noBf16GemmResults;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;

@@ -342,6 +342,11 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     if (attentionOutputs)
       for (func::CallOp backward : callsWhere([](func::CallOp c) { return isAttention(c, true); }))
         gradientsAsBits(backward);
+    if (gemmResults)
+      for (func::CallOp call : callsWhere([](func::CallOp c) {
+             return c.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaSgemm));
+           }))
+        resultAsBits(call);
     if (fuseProducers) {
       if (bf16Activations)
         for (func::CallOp norm : callsWhere(isLayerNormForward))
@@ -926,30 +931,38 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     eraseUnused(pointers);
   }
 
-  /// The f32 buffer of its own that `call`'s argument `stored` points at
-  /// (from its start, `elements` of them, no other argument into it) and
-  /// the copy nests of all of it that are all that reads it after `call`.
+  /// The f32 buffer of its own that `call`'s argument `stored` points at:
+  /// an allocation of `elements`, from its start, no other argument of the
+  /// call into it.
+  static Value ownBuffer(func::CallOp call, unsigned stored, int64_t elements) {
+    std::optional<Pointee> p = pointeeOf(call.getOperand(stored));
+    if (!p || p->offset != 0)
+      return {};
+    Value root = rootBuffer(p->buffer);
+    MemRefType type = wholeF32Buffer(root);
+    if (!type || !root.getDefiningOp<memref::AllocOp>() || type.getNumElements() != elements)
+      return {};
+    for (auto [i, arg] : llvm::enumerate(call.getOperands()))
+      if (std::optional<RuntimePointer> q = runtimePointer(arg);
+          i != stored && q && rootBuffer(q->buffer) == root)
+        return {};
+    return root;
+  }
+
+  /// ownBuffer's type and the copy nests of all of it that are all that
+  /// reads it after `call`.
   struct OwnCopies {
     MemRefType type;
     SmallVector<linalg::GenericOp> casts;
   };
   std::optional<OwnCopies> onlyCopiesRead(func::CallOp call, unsigned stored, int64_t elements) {
-    std::optional<Pointee> p = pointeeOf(call.getOperand(stored));
-    if (!p || p->offset != 0)
+    Value root = ownBuffer(call, stored, elements);
+    if (!root)
       return std::nullopt;
-    Value root = rootBuffer(p->buffer);
-    MemRefType type = wholeF32Buffer(root);
-    if (!type || !root.getDefiningOp<memref::AllocOp>() || type.getNumElements() != elements)
-      return std::nullopt;
-    for (auto [i, arg] : llvm::enumerate(call.getOperands()))
-      if (std::optional<RuntimePointer> q = runtimePointer(arg);
-          i != stored && q && rootBuffer(q->buffer) == root)
-        return std::nullopt;
-    std::optional<SmallVector<linalg::GenericOp>> casts =
-        wholeCopiesAfter(root, call, type.getNumElements());
+    std::optional<SmallVector<linalg::GenericOp>> casts = wholeCopiesAfter(root, call, elements);
     if (!casts)
       return std::nullopt;
-    return OwnCopies{type, std::move(*casts)};
+    return OwnCopies{wholeF32Buffer(root), std::move(*casts)};
   }
 
   /// `call` again storing bf16 bits at its argument `bitsAt` (a fresh
@@ -997,6 +1010,68 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
                 dx ? std::optional<unsigned>(lnb::Dx) : std::nullopt);
   }
 
+  /// A product that only loop nests read after it (tfc_cuda_sgemm of bf16
+  /// A and B, no epilogue, into a buffer of its own that it fills: the
+  /// FFN's first product, which the nest adding its bias, ReLU and dropout
+  /// reads, and in the backward the gradient of the FFN's activation, which
+  /// the nest of the dropout's and ReLU's gradients reads): cuBLASLt stores
+  /// it in bf16 (runtime/Abi.h's gemm kBf16 in Accumulate), half the bytes
+  /// written and read again, and the nests read the bits widened; the f32
+  /// buffer goes. The nests see the product rounded to bf16, as autocast's
+  /// bf16 linear layers give theirs.
+  void resultAsBits(func::CallOp call) {
+    auto batch = constantArg(call, gemm::Batch), m = constantArg(call, gemm::M),
+         n = constantArg(call, gemm::N), ldc = constantArg(call, gemm::Ldc),
+         strideC = constantArg(call, gemm::StrideC),
+         accumulate = constantArg(call, gemm::Accumulate), transA = constantArg(call, gemm::TransA),
+         transB = constantArg(call, gemm::TransB);
+    if (call.getNumOperands() != gemm::Count || !batch || !m || !n || !ldc || !strideC ||
+        !accumulate || !transA || !transB || *accumulate != 0 || !(*transA & gemm::kBf16) ||
+        !(*transB & gemm::kBf16) || *ldc != *n || (*batch > 1 && *strideC != *m * *n))
+      return;
+    Value root = ownBuffer(call, gemm::C, *batch * *m * *n);
+    if (!root)
+      return;
+    MemRefType type = wholeF32Buffer(root);
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, call);
+    if (!users || users->empty())
+      return;
+    // Each reader a generic reading the buffer, or a collapse of it, as an input.
+    SmallVector<OpOperand *> reads;
+    for (Operation *user : *users) {
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || !generic.hasPureBufferSemantics() ||
+          llvm::any_of(generic.getDpsInits(), [&](Value v) { return rootBuffer(v) == root; }))
+        return;
+      for (OpOperand *input : generic.getDpsInputOperands()) {
+        if (rootBuffer(input->get()) != root)
+          continue;
+        auto collapse = input->get().getDefiningOp<memref::CollapseShapeOp>();
+        if (input->get() != root && (!collapse || collapse.getSrc() != root))
+          return;
+        reads.push_back(input);
+      }
+    }
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    SmallVector<Operation *> views;
+    for (OpOperand *input : reads) {
+      Value source = bits;
+      if (auto collapse = input->get().getDefiningOp<memref::CollapseShapeOp>()) {
+        source = b.create<memref::CollapseShapeOp>(loc, bits, collapse.getReassociationIndices());
+        views.push_back(collapse);
+      }
+      readWidened(*input, source);
+    }
+    SmallVector<Value> args = llvm::to_vector(call.getOperands());
+    args[gemm::C] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
+    callWithBits(call, args, {});
+    eraseUnused(views); // (and the f32 buffer, then unused)
+  }
+
   /// A layer norm forward with its ReLU that stores y's bf16 bits beside y
   /// (layerNormCopy: the output net's activation, the classifier's
   /// operand) where nothing after it reads y but copies of all of it (the
@@ -1012,21 +1087,14 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     auto rows = constantArg(forward, layer_norm::Rows), d = constantArg(forward, layer_norm::D),
          relu = constantArg(forward, layer_norm::Relu);
     std::optional<RuntimePointer> bits = runtimePointer(forward.getOperand(layer_norm::Y16));
-    std::optional<Pointee> y = pointeeOf(forward.getOperand(layer_norm::Y));
-    if (!rows || !d || !relu || *relu == 0 || !bits || bits->bytes != 0 || !y || y->offset != 0)
+    if (!rows || !d || !relu || *relu == 0 || !bits || bits->bytes != 0)
       return;
     const int64_t elements = *rows * *d;
     auto bitsType = dyn_cast<MemRefType>(bits->buffer.getType());
-    Value root = rootBuffer(y->buffer);
-    MemRefType type = wholeF32Buffer(root);
+    Value root = ownBuffer(forward, layer_norm::Y, elements);
     if (!bitsType || !bitsType.getLayout().isIdentity() || !bitsType.hasStaticShape() ||
-        bitsType.getNumElements() != elements || !type || type.getNumElements() != elements ||
-        !root.getDefiningOp<memref::AllocOp>())
+        bitsType.getNumElements() != elements || !root)
       return;
-    for (auto [i, arg] : llvm::enumerate(forward.getOperands()))
-      if (std::optional<RuntimePointer> p = runtimePointer(arg);
-          i != layer_norm::Y && p && rootBuffer(p->buffer) == root)
-        return;
     std::optional<SmallVector<Operation *>> users = usersAfter(root, forward);
     if (!users)
       return;

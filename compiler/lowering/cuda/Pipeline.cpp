@@ -78,6 +78,7 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
     bf16.keepActivationCopies = target.bf16KeepActivationCopies;
     bf16.bf16Activations = target.bf16Activations;
     bf16.attentionOutputs = target.bf16AttentionOutputs;
+    bf16.gemmResults = target.bf16GemmResults;
     pm.addPass(tfc::createTfBf16GemmOperands(bf16));
   }
 }

@@ -50,6 +50,9 @@ struct CudaTarget {
   /// copies it again or compares it with zero (tf-bf16-gemm-operands'
   /// bf16-activations); --no-bf16-activations keeps the fp32 too.
   bool bf16Activations = true;
+  /// A product that only loop nests read stored in bf16 by cuBLASLt
+  /// (tf-bf16-gemm-operands' gemm-results); --no-bf16-gemm-results: fp32.
+  bool bf16GemmResults = true;
   /// The attention kernels store the copies of their outputs
   /// (tf-bf16-gemm-operands' attention-outputs); --no-bf16-attention-outputs:
   /// copy nests after them.

@@ -35,6 +35,9 @@
 # RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda --precision tf32 --no-bf16-attention-outputs | FileCheck %s --check-prefix=ATTENTION-NONE
 # ATTENTION-NONE: tfc: error: --no-bf16-attention-outputs leaves the attention outputs' bf16 copies of --bf16-operands to loop nests: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --no-bf16-attention-outputs --emit=buffers
+# RUN: %python %S/Inputs/exit_status.py 2 tfc compile %s --target=cuda --no-bf16-gemm-results | FileCheck %s --check-prefix=RESULTS-NONE
+# RESULTS-NONE: tfc: error: --no-bf16-gemm-results keeps the products of --bf16-operands' copies in fp32: it needs --precision bf16 (or --bf16-operands=large|all on cuda-emulated)
+# RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --no-bf16-gemm-results --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --target=cuda-emulated --bf16-operands=all --emit=buffers
 # RUN: %python %S/Inputs/exit_status.py 0 tfc compile %s --bf16-operands=none --emit=linalg
 model m {

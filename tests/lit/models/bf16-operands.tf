@@ -36,8 +36,13 @@
 # sign test (6 loop nests reading bits, widened); and the output net's
 # activation, whose y16 its forward stores alone (no f32 y) for the
 # classifier's products and its backward's ReLU gate (GateBits: 1 gate).
+# And 12 products only such nests read are stored in bf16 by cuBLASLt (the
+# FFN's first products before their bias, ReLU and dropout, and their
+# activations' gradients before the dropout's and ReLU's): 12 results, the
+# 6 forward nests reading them widened too (the backward's already read
+# bits). --no-bf16-gemm-results keeps them fp32 (results 0, widened 6).
 # --no-bf16-activations keeps those 7 in fp32 too: 93 copies, 40 nests, the
-# output net's activation copied again for its weight gradient;
+# output net's activation copied again for its weight gradient, 6 results;
 # --no-bf16-attention-outputs leaves attention's 12 to copy nests: 45;
 # --no-layer-norm-dropout the dropout gradients' 12 to the loop nests that
 # apply the dropout (25 alone).
@@ -49,16 +54,19 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1
+# COPIES: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 12
+# RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-gemm-results --emit=buffers \
+# RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-RESULTS
+# FP32-RESULTS: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1 results 0
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 93 nests 40 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 0 gates 0 from 0
+# FP32-ACTIVATIONS: copies 93 nests 40 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 6 gates 0 from 0 results 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-outputs --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-layer-norm-dropout --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=DROPOUT-NESTS
-# DROPOUT-NESTS: copies 86 nests 33 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 6 gates 1 from 1
-# ATTENTION-NESTS: copies 86 nests 45 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 6 gates 1 from 1
+# DROPOUT-NESTS: copies 86 nests 33 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 12 gates 1 from 1 results 12
+# ATTENTION-NESTS: copies 86 nests 45 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 12 gates 1 from 1 results 12
 # The weights' copies are made at the step's start, side by side (each
 # before its first product, they were a launch apiece), and a copy of an
 # activation beside the loop nest before its products (attention's output
@@ -102,7 +110,7 @@
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 80 nests 27 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1
+# KEEP-COPIES: copies 80 nests 27 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 12
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP
@@ -112,9 +120,12 @@
 # copies: its ReLU outputs' gradients test the widened bits) give the bytes
 # of the fp32 activations beside their copies (--no-bf16-activations): the
 # same values, since no output of a ReLU lies in (0, 2^-134] (rounded to a
-# bf16 zero) on these feeds.
-# RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --no-bf16-activations -o %t/sa.fp32
-# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.fp32 --cuda %t/sa.wide --work %t/sa-fp32 --exact \
+# bf16 zero) on these feeds. (Both with their products in fp32: with fp32
+# activations a product's epilogue nest writes the activation in its
+# buffer, so fewer products are stored in bf16, 5 of set_anomaly's 9.)
+# RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --no-bf16-gemm-results -o %t/sa.nores
+# RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --no-bf16-gemm-results --no-bf16-activations -o %t/sa.fp32
+# RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.fp32 --cuda %t/sa.nores --work %t/sa-fp32 --exact \
 # RUN:   | FileCheck %s --check-prefix=BITS
 # BITS-COUNT-3: PASS {{.*}} the same bits
 # BITS-NOT: FAIL

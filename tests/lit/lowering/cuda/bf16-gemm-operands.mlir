@@ -4,6 +4,7 @@
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 keep-activation-copies=true" --split-input-file | FileCheck %s --check-prefix=KEEP
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 bf16-activations=false" --split-input-file | FileCheck %s --check-prefix=NOBITS
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 attention-outputs=false" --split-input-file | FileCheck %s --check-prefix=NOATT
+// RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 gemm-results=false" --split-input-file | FileCheck %s --check-prefix=NORESULTS
 // --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
 // bits as i16) made right before it, as the call reads them; the call's
 // transpose flags gain kBf16 (2), its leading dimensions become the
@@ -413,18 +414,37 @@ func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, inde
 // H = X W, then its epilogue adds the bias in place (as tf-gemm-to-runtime
 // leaves a loop nest after the call), and only the next product reads H:
 // the epilogue writes H's copy and no longer H, which nothing reads after
-// it. Its body still reads the product's value, now as an input.
+// it. Its body still reads the product's value, now as an input: the
+// product's bf16 bits (gemm-results: cuBLASLt stores it in bf16, kBf16 in
+// its Accumulate flag), widened; with gemm-results=false its f32 value.
 // CHECK-LABEL: func.func @epilogue_unread
-// CHECK: %[[H:.*]] = memref.alloc() : memref<8x4xf32>
-// CHECK: call @tfc_cuda_sgemm(
+// CHECK-NOT: memref.alloc() : memref<8x4xf32>
+// CHECK-COUNT-2: tfc.bf16_cast
+// CHECK: %[[Z16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// CHECK: %[[ZP:.*]] = memref.extract_aligned_pointer_as_index %[[Z16]]
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2, %[[ZP]], %c4, %c0, %c2)
 // CHECK: %[[H16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
-// CHECK: linalg.generic {{.*}} ins(%arg2, %[[H]] : memref<4xf32>, memref<8x4xf32>) outs(%[[H16]] : memref<8x4xi16>) attrs = {tfc.gemm_epilogue} {
-// CHECK: ^bb0(%[[B:.*]]: f32, %[[O:.*]]: f32, %{{.*}}: i16):
-// CHECK: arith.addf %[[O]], %[[B]] : f32
+// CHECK: linalg.generic {{.*}} ins(%arg2, %[[Z16]] : memref<4xf32>, memref<8x4xi16>) outs(%[[H16]] : memref<8x4xi16>) attrs = {tfc.gemm_epilogue} {
+// CHECK: ^bb0(%[[B:.*]]: f32, %[[O:.*]]: i16, %{{.*}}: i16):
+// CHECK: %[[WORD:.*]] = arith.extui %[[O]] : i16 to i32
+// CHECK: %[[HIGH:.*]] = arith.shli %[[WORD]], %{{.*}} : i32
+// CHECK: %[[V:.*]] = arith.bitcast %[[HIGH]] : i32 to f32
+// CHECK: arith.addf %[[V]], %[[B]] : f32
 // CHECK: linalg.yield %{{.*}} : i16
 // CHECK-NOT: tfc.bf16_cast
 // CHECK: %[[HP:.*]] = memref.extract_aligned_pointer_as_index %[[H16]]
 // CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HP]],
+// NORESULTS-LABEL: func.func @epilogue_unread
+// NORESULTS: %[[H:.*]] = memref.alloc() : memref<8x4xf32>
+// NORESULTS: call @tfc_cuda_sgemm(
+// NORESULTS: %[[H16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x4xi16>
+// NORESULTS: linalg.generic {{.*}} ins(%arg2, %[[H]] : memref<4xf32>, memref<8x4xf32>) outs(%[[H16]] : memref<8x4xi16>) attrs = {tfc.gemm_epilogue} {
+// NORESULTS: ^bb0(%[[B:.*]]: f32, %[[O:.*]]: f32, %{{.*}}: i16):
+// NORESULTS: arith.addf %[[O]], %[[B]] : f32
+// NORESULTS: linalg.yield %{{.*}} : i16
+// NORESULTS-NOT: tfc.bf16_cast
+// NORESULTS: %[[HP:.*]] = memref.extract_aligned_pointer_as_index %[[H16]]
+// NORESULTS: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[HP]],
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
 func.func @epilogue_unread(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %bias: memref<4xf32>, %y: memref<8x4xf32>) {
@@ -1224,5 +1244,96 @@ func.func @gate_read(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf32>
   %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
   call @tfc_cuda_layer_norm_backward(%c16, %c4, %c16, %eps, %inp, %gp, %tp, %yp, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
   memref.copy %y, %z : memref<16x4xf32> to memref<16x4xf32>
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// A product that only loop nests read after it (the FFN's first, before
+// its bias and ReLU): stored as bf16 by cuBLASLt (kBf16, 2, in its
+// Accumulate flag), the nests reading the bits widened (one through a
+// collapse of the buffer); no f32 buffer. gemm-results=false keeps it f32.
+// CHECK-LABEL: func.func @result_bits
+// CHECK: %[[Z16:.+]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x4xi16>
+// CHECK: %[[FLAT:.+]] = memref.collapse_shape %[[Z16]] {{\[}}[0, 1], [2]] : memref<2x4x4xi16> into memref<8x4xi16>
+// CHECK: %[[ZP:.+]] = memref.extract_aligned_pointer_as_index %[[Z16]]
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2{{(_[0-9]+)?}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2{{(_[0-9]+)?}}, %[[ZP]], %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}) :
+// CHECK-NOT: memref<2x4x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[FLAT]], %arg2 : memref<8x4xi16>, memref<4xf32>) outs(%arg3 : memref<8x4xf32>) {
+// CHECK: ^bb0(%[[E:.*]]: i16, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[WORD:.*]] = arith.extui %[[E]] : i16 to i32
+// CHECK: %[[HIGH:.*]] = arith.shli %[[WORD]], %{{.*}} : i32
+// CHECK: %[[V:.*]] = arith.bitcast %[[HIGH]] : i32 to f32
+// CHECK: arith.addf %[[V]],
+// CHECK: linalg.generic {{.*}} ins(%[[Z16]] : memref<2x4x4xi16>) outs(%arg4 : memref<2x4x4xf32>) {
+// CHECK: arith.extui
+// NORESULTS-LABEL: func.func @result_bits
+// NORESULTS: %[[Z:.+]] = memref.alloc() : memref<2x4x4xf32>
+// NORESULTS: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2{{(_[0-9]+)?}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2{{(_[0-9]+)?}}, %{{[^,]+}}, %c4, %c0, %c0) :
+// NORESULTS-NOT: arith.extui
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+#row3 = affine_map<(d0, d1) -> (d1)>
+#id33 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @result_bits(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %bias: memref<4xf32>, %h: memref<8x4xf32>, %t: memref<2x4x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %z = memref.alloc() : memref<2x4x4xf32>
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %zp = memref.extract_aligned_pointer_as_index %z : memref<2x4x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %flat = memref.collapse_shape %z [[0, 1], [2]] : memref<2x4x4xf32> into memref<8x4xf32>
+  linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%flat, %bias : memref<8x4xf32>, memref<4xf32>) outs(%h : memref<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id33, #id33], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%z : memref<2x4x4xf32>) outs(%t : memref<2x4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+
+// Read by other than a loop nest (a copy), or accumulated into, the
+// product stays fp32.
+// CHECK-LABEL: func.func @result_read
+// CHECK: %[[Z:.+]] = memref.alloc() : memref<8x4xf32>
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2, %{{[^,]+}}, %c4, %c0, %c0) :
+// CHECK: call @tfc_cuda_sgemm(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %c2, %{{[^,]+}}, %c4, %c0, %c1) :
+// CHECK-NOT: arith.extui
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @result_read(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %h: memref<8x4xf32>, %y: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %z = memref.alloc() : memref<8x4xf32>
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
+  %zp = memref.extract_aligned_pointer_as_index %z : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %zp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%z : memref<8x4xf32>) outs(%h : memref<8x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %z, %y : memref<8x4xf32> to memref<8x4xf32>
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }

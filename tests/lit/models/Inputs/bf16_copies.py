@@ -7,7 +7,8 @@ gradsBf16) and the loss's call that stores dlogits as bits; the copy nests
 (tfc.bf16_cast); the producers that write the copy alone (no f32 result
 beside it); the loop nests that read bits (widened to f32); and the layer
 norm backwards that read their gate as bits (GateBits), each from a
-forward that stores the bits alone (Y 0)."""
+forward that stores the bits alone (Y 0); and the products stored in bf16
+(kBf16 in tfc_cuda_sgemm's Accumulate, argument 15)."""
 import re
 import sys
 
@@ -44,6 +45,11 @@ gates = [
     for args in re.findall(r"call @tfc_cuda_layer_norm_backward\(([^)]*)\)", s)
     if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[20])
 ]
+results = [
+    args
+    for args in re.findall(r"call @tfc_cuda_sgemm\(([^)]*)\)", s)
+    if re.fullmatch(r"%c2(_[0-9]+)?", args.split(", ")[15])
+]
 bare = [args for args in norms if re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[6])]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
@@ -53,4 +59,4 @@ print("copies",
       "nests", s.count("tfc.bf16_cast"), "norms", len(norms), "dropouts", len(dropouts),
       "attention", len(attention), "losses", len(losses),
       "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)),
-      "gates", len(gates), "from", len(bare))
+      "gates", len(gates), "from", len(bare), "results", len(results))
