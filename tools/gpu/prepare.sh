@@ -41,9 +41,13 @@ for model in set_anomaly fleuret_cnn fleuret_attention encoder_decoder; do
     -o "$out/cuda-bf16/$model"
 done
 # Every GEMM on bf16 copies of its operands (reverse's are too small for the
-# default, large): cuBLASLt's bf16 plans with every epilogue, still 100%.
-"$build/bin/tfc" compile "$root/models/reverse.tf" --target=cuda --precision bf16 \
-  --bf16-operands=all -o "$out/cuda-bf16-all/reverse"
+# default, large): cuBLASLt's bf16 plans with every epilogue, still 100%;
+# set_anomaly's and encoder_decoder's with their products stored in bf16
+# and activations kept as bits too (precision-train.sh: as fp32 scores).
+for model in reverse set_anomaly encoder_decoder; do
+  "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --precision bf16 \
+    --bf16-operands=all -o "$out/cuda-bf16-all/$model"
+done
 # One element a thread in every generated kernel (--no-thread-coarsening),
 # for quick.sh: the same bits as the default's 4 (16-byte accesses on the
 # GPU's real alignment), and the medium encoder's step timed both ways.

@@ -21,7 +21,8 @@
 #      and in bf16 (attention on tensor cores), also with every GEMM on bf16
 #      copies of its operands (--bf16-operands=all); under
 #      TFC_GRAPH_DEPENDENCIES=1 too, twice to the same checkpoint bytes; the
-#      other seed models in bf16 against fp32: the same scores
+#      other seed models in bf16 against fp32: the same scores, set_anomaly
+#      and encoder_decoder with every GEMM on bf16 copies too
 #      (precision-train.sh, when 150 s are left);
 #   4h (first). bench of reverse, set_anomaly, encoder_decoder and the
 #      medium encoder (tf32, bf16) with TFC_GRAPH_DEPENDENCIES=1 and 0, twice;
