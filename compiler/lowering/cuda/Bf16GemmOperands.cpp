@@ -1123,6 +1123,18 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     }
     if (gated.empty())
       return; // (copies alone: reusableCopy shares the bits already)
+    // The bits, now read to the last backward, written by the forward alone.
+    Value bitsRoot = rootBuffer(bits->buffer);
+    if (!bitsRoot.getDefiningOp<memref::AllocOp>())
+      return;
+    for (Operation *op = forward->getNextNode(); op != gated.back().getOperation();
+         op = op->getNextNode()) {
+      SmallVector<BufferAccess> accesses;
+      if (!bufferAccessesOf(op, accesses, /*knownReads=*/true) ||
+          llvm::any_of(accesses,
+                       [&](const BufferAccess &a) { return a.write && a.root == bitsRoot; }))
+        return;
+    }
     for (func::CallOp backward : gated) {
       OpBuilder b(backward);
       Location loc = backward.getLoc();

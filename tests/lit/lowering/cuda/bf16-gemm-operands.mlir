@@ -1337,3 +1337,45 @@ func.func @result_read(%x: memref<8x4xf32>, %w: memref<4x4xf32>, %h: memref<8x4x
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %xp, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c1) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   return
 }
+
+// -----
+
+func.func private @tfc_cuda_layer_norm_forward(index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32)
+func.func private @tfc_cuda_layer_norm_backward(index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index)
+
+// The forward's y16 written again before the backward (a fill of its
+// buffer): the gate stays y, in f32, and y stays.
+// CHECK-LABEL: func.func @gate_bits_written
+// CHECK: call @tfc_cuda_layer_norm_forward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP:[^,]+]], %c1, %{{[^,]+}},
+// CHECK: linalg.fill
+// CHECK: call @tfc_cuda_layer_norm_backward(%{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[YP]], {{.+}}, %c0) :
+func.func @gate_bits_written(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memref<4xf32>, %t: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0 : i16
+  %eps = arith.constant 1.0e-5 : f32
+  %one = arith.constant 1.0 : f32
+  %y = memref.alloc() : memref<16x4xf32>
+  %y16 = memref.alloc() : memref<16x4xi16>
+  %inp = memref.extract_aligned_pointer_as_index %in : memref<16x4xf32> -> index
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %b : memref<4xf32> -> index
+  %yp = memref.extract_aligned_pointer_as_index %y : memref<16x4xf32> -> index
+  %y16p = memref.extract_aligned_pointer_as_index %y16 : memref<16x4xi16> -> index
+  call @tfc_cuda_layer_norm_forward(%c16, %c4, %eps, %inp, %gp, %bp, %yp, %c1, %y16p, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one) : (index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, f32) -> ()
+  linalg.fill ins(%zero : i16) outs(%y16 : memref<16x4xi16>)
+  %dx = memref.alloc() : memref<16x4xf32>
+  %dgamma = memref.alloc() : memref<4xf32>
+  %dbeta = memref.alloc() : memref<4xf32>
+  %scratch = memref.alloc() : memref<8xf32>
+  %tp = memref.extract_aligned_pointer_as_index %t : memref<16x4xf32> -> index
+  %dxp = memref.extract_aligned_pointer_as_index %dx : memref<16x4xf32> -> index
+  %dgp = memref.extract_aligned_pointer_as_index %dgamma : memref<4xf32> -> index
+  %dbp = memref.extract_aligned_pointer_as_index %dbeta : memref<4xf32> -> index
+  %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
+  call @tfc_cuda_layer_norm_backward(%c16, %c4, %c16, %eps, %inp, %gp, %tp, %yp, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
+  memref.copy %dx, %in : memref<16x4xf32> to memref<16x4xf32>
+  return
+}
