@@ -669,7 +669,12 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     with zero (a ReLU's gradient) is kept as its copy alone: the copies
     become it, the comparisons read its bits widened to f32 (positives
     of at most 2^-134, which round to a bf16 zero, then compare as zero), and its fp32
-    result goes as above.
+    result goes as above. So is a `tfc_cuda_layer_norm_forward` output with its
+    ReLU (the output net's) whose y16 it writes, where only whole copies and
+    layer norm backwards taking it as their gate read y after it (and nothing
+    writes the bits before them): the forward stores the bits alone (`Y` 0),
+    the copies become them, and the backwards read their gate from them
+    (`GateBits` 1, runtime/Abi.h).
 
     With `attention-outputs` (the default), the attention kernels store
     their outputs' copies: a `tfc_cuda_attention_forward` whose out fills
