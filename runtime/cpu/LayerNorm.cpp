@@ -263,6 +263,34 @@ void blocksBackward(int64_t b0, int64_t b1, int64_t rows, int64_t d, int64_t blo
   }
 }
 
+/// A dropout's draw as both kernels take it (runtime/Abi.h's layer_norm and
+/// layer_norm_backward): the op `key` under the i32 at `seed` (0: no mask),
+/// element i of the call element SampleOffset[0] x sampleSize + i of the
+/// op, as the GPU's kernels and tf.dropout's generated loop draw it.
+struct DropoutDraw {
+  bool masked;
+  uint32_t seed = 0;
+  uint64_t key, first = 0;
+  uint32_t threshold;
+  float keep;
+  DropoutDraw(intptr_t seed, intptr_t sampleOffset, intptr_t sampleSize, intptr_t key,
+              intptr_t threshold, float keep)
+      : masked(seed != 0), key(uint64_t(key)), threshold(uint32_t(threshold)), keep(keep) {
+    if (!seed)
+      return;
+    this->seed = uint32_t(*reinterpret_cast<const int32_t *>(seed));
+    if (sampleOffset)
+      first = uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) * sampleSize);
+  }
+  /// Element i's value `v` after the dropout (itself without a mask).
+  float operator()(float v, int64_t i) const {
+    namespace k = tfc::rt::cuda::kernels;
+    return masked
+               ? k::droppedOut(v, k::dropoutWord(seed, key, first + uint64_t(i)), threshold, keep)
+               : v;
+  }
+};
+
 } // namespace
 
 extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t blockRows, float eps,
@@ -300,18 +328,11 @@ extern "C" void tfc_layer_norm_backward(intptr_t rows, intptr_t d, intptr_t bloc
   tfc::rt::parallelFor(blocks, 1, [&](int64_t b0, int64_t b1) {
     blocksBackward(b0, b1, rows, d, blockRows, blocks, eps, xs, gammas, gs, dxs, partial);
   });
-  if (dropout) { // as the GPU's kernel and tf.dropout's generated loop; no seed: dx
-    const uint32_t s = seed ? uint32_t(*reinterpret_cast<const int32_t *>(seed)) : 0;
-    const uint64_t first =
-        seed && sampleOffset
-            ? uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) * sampleSize)
-            : 0;
+  if (dropout) { // no seed: dx itself
+    const DropoutDraw draw(seed, sampleOffset, sampleSize, key, threshold, keep);
     tfc::rt::parallelFor(elements, 4096, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        const float v =
-            seed ? k::droppedOut(dxs[i], k::dropoutWord(s, uint64_t(key), first + uint64_t(i)),
-                                 uint32_t(threshold), keep)
-                 : dxs[i];
+        const float v = draw(dxs[i], i);
         if (dropoutBits)
           reinterpret_cast<uint16_t *>(dropout)[i] = k::bf16Bits(v);
         else
@@ -341,17 +362,10 @@ extern "C" void tfc_layer_norm_forward(intptr_t rows, intptr_t d, float eps, int
   if (pre) { // the residual sum first, as the GPU's kernel and its loop nest
     const auto *residuals = reinterpret_cast<const float *>(residual);
     auto *pres = reinterpret_cast<float *>(pre);
-    const uint32_t s = seed ? uint32_t(*reinterpret_cast<const int32_t *>(seed)) : 0;
-    const uint64_t first =
-        seed && sampleOffset
-            ? uint64_t(int64_t(*reinterpret_cast<const int32_t *>(sampleOffset)) * sampleSize)
-            : 0;
+    const DropoutDraw draw(seed, sampleOffset, sampleSize, key, threshold, keep);
     tfc::rt::parallelFor(std::max<int64_t>(rows, 0) * d, 4096, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        float v = xs[i];
-        if (seed)
-          v = k::droppedOut(v, k::dropoutWord(s, uint64_t(key), first + uint64_t(i)),
-                            uint32_t(threshold), keep);
+        const float v = draw(xs[i], i);
         pres[i] = residuals ? residuals[i] + v : v;
       }
     });

@@ -15,42 +15,33 @@ import sys
 s = sys.stdin.read()
 s = s[s.index("func.func @train_step("):]
 s = s[: s.index("func.func @", 10)]
-norms = [
-    args
-    for args in re.findall(r"call @tfc_cuda_layer_norm_forward\(([^)]*)\)", s)
-    if not re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[8])  # Y16
-]
-attention = [
-    args
-    for args in re.findall(r"call @tfc_cuda_attention_(?:forward|backward)\(([^)]*)\)", s)
-    if not re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[-1])
-]
+
+
+def calls(callee):
+    """Each call of `callee` (a regex of the name) as its list of arguments."""
+    return [args.split(", ") for args in re.findall(r"call @" + callee + r"\(([^)]*)\)", s)]
+
+
+def constant(arg, value):
+    """Whether `arg` is the index constant `value` (%c0, %c0_12, ...)."""
+    return re.fullmatch(r"%c" + str(value) + r"(_[0-9]+)?", arg) is not None
+
+
+# Layer norm forwards writing a y16 (argument 8 not 0); attention calls
+# storing bf16 (their last argument, out16 or gradsBf16, not 0).
+norms = [a for a in calls("tfc_cuda_layer_norm_forward") if not constant(a[8], 0)]
+attention = [a for a in calls("tfc_cuda_attention_(?:forward|backward)") if not constant(a[-1], 0)]
 # Layer norm backwards storing their dx's dropout as bits (DropoutBits,
 # argument 13, is 1).
-dropouts = [
-    args
-    for args in re.findall(r"call @tfc_cuda_layer_norm_backward\(([^)]*)\)", s)
-    if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[13])
-]
+dropouts = [a for a in calls("tfc_cuda_layer_norm_backward") if constant(a[13], 1)]
 # The loss's call storing dlogits as bits (DlogitsBits, argument 12, is 1).
-losses = [
-    args
-    for args in re.findall(r"call @tfc_cuda_cross_entropy_fused\(([^)]*)\)", s)
-    if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[12])
-]
+losses = [a for a in calls("tfc_cuda_cross_entropy_fused") if constant(a[12], 1)]
 # Layer norm backwards reading their gate as bits (GateBits, argument 20,
 # is 1), and forwards storing y16 alone (Y, argument 6, is 0).
-gates = [
-    args
-    for args in re.findall(r"call @tfc_cuda_layer_norm_backward\(([^)]*)\)", s)
-    if re.fullmatch(r"%c1(_[0-9]+)?", args.split(", ")[20])
-]
-results = [
-    args
-    for args in re.findall(r"call @tfc_cuda_sgemm\(([^)]*)\)", s)
-    if re.fullmatch(r"%c2(_[0-9]+)?", args.split(", ")[15])
-]
-bare = [args for args in norms if re.fullmatch(r"%c0(_[0-9]+)?", args.split(", ")[6])]
+gates = [a for a in calls("tfc_cuda_layer_norm_backward") if constant(a[20], 1)]
+bare = [a for a in norms if constant(a[6], 0)]
+# Products stored in bf16 (kBf16, 2, in tfc_cuda_sgemm's Accumulate, argument 15).
+results = [a for a in calls("tfc_cuda_sgemm") if constant(a[15], 2)]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
 print("copies",
