@@ -716,6 +716,14 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     stores it as bf16 (`kBf16` in its `Accumulate` flag): the nests read
     the bits widened, and the fp32 buffer goes. The nests then see the
     product rounded to bf16.
+    With `attention-inputs` (the default), a `tfc_cuda_sgemm_fused` of bf16
+    operands with a bias alone whose result fills a buffer of its own that
+    only attention calls read afterwards, as their q, k and v (the QKV
+    projection; heads the tensor-core kernels take, rows 8-byte aligned),
+    stores it as bf16 with a bf16 copy of its bias (cuBLASLt's bias takes a
+    bf16 D's type), and the attention calls read the bits (`inputsBf16` =
+    `kQkvBf16`). The kernels rounded q, k and v to bf16 as they staged them:
+    the bias's rounding and the sum's are what is new.
     Calls whose sizes or pointers are not constants stay fp32.
 
     ```mlir
@@ -748,6 +756,10 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     Option<"gemmResults", "gemm-results", "bool", /*default=*/"true",
            "A product of bf16 operands without an epilogue that only loop nests read "
            "is stored in bf16 by cuBLASLt, which the nests read widened">,
+    Option<"attentionInputs", "attention-inputs", "bool", /*default=*/"true",
+           "A QKV projection that only attention calls read, as q, k and v, is stored "
+           "in bf16 by cuBLASLt (a bf16 copy of its bias), which the kernels read "
+           "(inputsBf16)">,
     Option<"attentionOutputs", "attention-outputs", "bool", /*default=*/"true",
            "The attention kernels store their outputs' copies: the forward out's bits "
            "beside it (out16), the backward's dq, dk and dv as bits alone (gradsBf16) "

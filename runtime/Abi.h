@@ -217,10 +217,12 @@ enum Arg : unsigned {
 /// CUDA calls (tfc_cuda_sgemm, _fused, _bias_grad and their CPU twins)
 /// kBf16 (stored as bf16, 2 bytes an element, ld and stride in elements;
 /// tf-bf16-gemm-operands). cuBLASLt takes A and B both bf16 or neither.
-/// Accumulate is a flag too (1: C += the product), and in tfc_cuda_sgemm
-/// and its CPU twin kBf16 stores C as bf16 (the product rounded to nearest
-/// even, 2 bytes an element, ldc and strideC in elements; A and B bf16, no
-/// epilogue: tf-bf16-gemm-operands' gemm-results).
+/// Accumulate is a flag too (1: C += the product), and in tfc_cuda_sgemm,
+/// _fused and their CPU twins kBf16 stores C as bf16 (the product rounded to
+/// nearest even, 2 bytes an element, ldc and strideC in elements; A and B
+/// bf16; no epilogue but _fused's bias, then bf16 bits too, as cuBLASLt
+/// takes a bf16 D's: tf-bf16-gemm-operands' gemm-results and attention
+/// inputs).
 inline constexpr int64_t kTransposed = 1, kBf16 = 2;
 inline constexpr int64_t kAccumulate = 1;
 /// What tfc_sgemm_fused adds after Count: C = act(op(A) op(B) + bias[n] + R),
@@ -257,9 +259,9 @@ inline constexpr unsigned kSizes = 6;
 inline constexpr unsigned kPerTensor = 4;
 inline constexpr unsigned kForwardInputs = 4, kForwardOutputs = 1;
 inline constexpr unsigned kBackwardInputs = 5, kBackwardOutputs = 3;
-/// The trailing indices: the forward's stats and out16; the backward's out,
-/// stats, dS and gradsBf16.
-inline constexpr unsigned kForwardTrailing = 2, kBackwardTrailing = kPerTensor + 3;
+/// The trailing indices: the forward's stats, out16 and inputsBf16; the
+/// backward's out, stats, dS, gradsBf16 and inputsBf16.
+inline constexpr unsigned kForwardTrailing = 3, kBackwardTrailing = kPerTensor + 4;
 /// The forward's last argument, out16: 0, or where out's bf16 bits
 /// (KernelMath.h bf16Bits) go beside out, at out's strides counted in
 /// 2-byte elements (tf-bf16-gemm-operands: a GEMM's bf16 operand). The
@@ -267,6 +269,13 @@ inline constexpr unsigned kForwardTrailing = 2, kBackwardTrailing = kPerTensor +
 /// bf16 bits alone (2-byte elements at their strides) instead of f32; dk
 /// and dv both or neither (one kernel stores them, testing no flag).
 inline constexpr int64_t kDqBf16 = 1, kDkBf16 = 2, kDvBf16 = 4;
+/// Both's last argument, inputsBf16: kQkvBf16 when q, k and v are bf16
+/// bits (2-byte elements at their strides: a QKV projection cuBLASLt
+/// stored in bf16, tf-bf16-gemm-operands), else 0 (f32). The GPU runs
+/// bf16 inputs on the tensor-core kernels alone (attention_tc.cu,
+/// attention_wgmma.cu: their staging rounds f32 inputs to these bits), with
+/// each head's rows 8-byte aligned; the CPU kernels widen them.
+inline constexpr int64_t kQkvBf16 = 1;
 /// dS's row pitch (elements, bf16 or f32) for tk keys: rows of 16 bytes or more.
 inline constexpr int64_t dsRow(int64_t tk) { return (tk + 7) / 8 * 8; }
 /// The most bytes of dS a backward gets room for; past that it recomputes.
@@ -347,10 +356,11 @@ enum Arg : unsigned {
     void(TFC_ABI_GEMM_ARGS, TFC_ABI_WINDOW_ARGS))                              \
   X(AttentionForward, tfc_attention_forward,                                   \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I, TFC_ABI_I))                                                \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I))                                     \
   X(AttentionBackward, tfc_attention_backward,                                 \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, \
+         TFC_ABI_I))                                                           \
   /* rows, d, blockRows, eps, x, gamma, the adjoint, its gate (0: none),   \
      dx, dgamma, dbeta, scratch, dx's dropout, gateBits (layer_norm_backward) */ \
   X(LayerNormBackward, tfc_layer_norm_backward,                                \
@@ -436,10 +446,11 @@ inline constexpr int64_t kLanes = 2;
      types and arguments exactly, every pointer one to device memory */       \
   X(CudaAttentionForward, tfc_cuda_attention_forward,                          \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I, TFC_ABI_I))                                                \
+         TFC_ABI_I, TFC_ABI_I, TFC_ABI_I))                                     \
   X(CudaAttentionBackward, tfc_cuda_attention_backward,                        \
     void(TFC_ABI_ATTENTION_SIZES, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
-         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I)) \
+         TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, \
+         TFC_ABI_I))                                                           \
   X(CudaLayerNormBackward, tfc_cuda_layer_norm_backward,                       \
     void(TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I4, TFC_ABI_I4, TFC_ABI_I4, \
          TFC_ABI_I, TFC_ABI_I, TFC_ABI_I, float, TFC_ABI_I))                   \

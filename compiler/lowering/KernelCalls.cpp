@@ -356,7 +356,8 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
   StringRef kernel = attention ? symbols.attentionForward : symbols.attentionBackward;
   // After the outputs: the forward's stats, or the backward's out and stats
   // (and dS's room), then the forward's out16 or the backward's gradsBf16,
-  // 0: its outputs f32 alone (tf-bf16-gemm-operands may store bf16).
+  // 0: its outputs f32 alone, and inputsBf16, 0: q, k and v f32
+  // (tf-bf16-gemm-operands may store either bf16).
   Value statsBuffer;
   auto addTrailing = [&] {
     if (attention && save) {
@@ -394,11 +395,12 @@ void lowerFusedAttention(Operation *op, const KernelSymbols &symbols, SavedAtten
         call.args.push_back(call.index(0));
       }
     } else {
-      call.args.append(attention ? abi::attention::kForwardTrailing - 1
-                                 : abi::attention::kBackwardTrailing - 1,
+      call.args.append(attention ? abi::attention::kForwardTrailing - 2
+                                 : abi::attention::kBackwardTrailing - 2,
                        call.index(0));
     }
     call.args.push_back(call.index(0)); // out16 or gradsBf16
+    call.args.push_back(call.index(0)); // inputsBf16
   };
   // The call, then the forward's stats as a tensor its backward reads.
   auto emitCall = [&] {

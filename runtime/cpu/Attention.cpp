@@ -557,26 +557,58 @@ void storeBits(const float *from, int64_t fromRow, intptr_t bits, const StridedO
       to[i * at.row + c] = tfc::rt::cuda::kernels::bf16Bits(from[i * fromRow + c]);
 }
 
+/// q, k or v as the kernels read it: f32 where they are, or, given as bf16
+/// bits (abi::attention::kQkvBf16), widened into `copy`, the batch's heads
+/// of rows x cols one after another (a broadcast stride copied per head).
+Strided<float> inputOf(std::vector<float> &copy, bool bits, intptr_t base, intptr_t outer,
+                       intptr_t inner, intptr_t row, int64_t batch, int64_t innerCount,
+                       int64_t rows, int64_t cols) {
+  if (!bits)
+    return strided<float>(base, outer, inner, row);
+  const Strided<uint16_t> from = strided<uint16_t>(base, outer, inner, row);
+  copy.resize(size_t(batch * rows * cols));
+  tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const uint16_t *head = from.head(b, innerCount);
+      float *to = copy.data() + b * rows * cols;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t c = 0; c < cols; ++c)
+          to[i * cols + c] = tfc::rt::cuda::kernels::bf16Float(head[i * row + c]);
+    }
+  });
+  return {copy.data(), innerCount * rows * cols, rows * cols, cols};
+}
+
+/// The widened copies of one call's bf16 inputs.
+struct WidenedInputs {
+  std::vector<float> q, k, v;
+};
+
 } // namespace
 
-extern "C" void tfc_attention_forward(
-    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
-    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
-    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
-    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t out,
-    intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/, intptr_t out16) {
+extern "C" void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk,
+                                      intptr_t d, intptr_t dv, float scale, intptr_t q,
+                                      intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k,
+                                      intptr_t kOuter, intptr_t kInner, intptr_t kRow, intptr_t v,
+                                      intptr_t vOuter, intptr_t vInner, intptr_t vRow,
+                                      intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+                                      intptr_t maskRow, intptr_t out, intptr_t outOuter,
+                                      intptr_t outInner, intptr_t outRow, intptr_t /*stats*/,
+                                      intptr_t out16, intptr_t inputsBf16) {
   const int64_t batch = outer * inner;
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
+  const bool bits = inputsBf16 & tfc::abi::attention::kQkvBf16;
+  WidenedInputs widened;
   const Attention a{inner,
                     tq,
                     tk,
                     d,
                     dv,
                     scale,
-                    strided<float>(q, qOuter, qInner, qRow),
-                    strided<float>(k, kOuter, kInner, kRow),
-                    strided<float>(v, vOuter, vInner, vRow),
+                    inputOf(widened.q, bits, q, qOuter, qInner, qRow, batch, inner, tq, d),
+                    inputOf(widened.k, bits, k, kOuter, kInner, kRow, batch, inner, tk, d),
+                    inputOf(widened.v, bits, v, vOuter, vInner, vRow, batch, inner, tk, dv),
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
   const StridedOut o = stridedOut(out, outOuter, outInner, outRow);
   tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {
@@ -597,7 +629,7 @@ extern "C" void tfc_attention_backward(
     intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
     intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
     intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t /*stats*/,
-    intptr_t /*dS*/, intptr_t gradsBf16) {
+    intptr_t /*dS*/, intptr_t gradsBf16, intptr_t inputsBf16) {
   namespace at = tfc::abi::attention;
   const int64_t batch = outer * inner;
   const StridedOut dQ = stridedOut(dq, dqOuter, dqInner, dqRow),
@@ -617,15 +649,17 @@ extern "C" void tfc_attention_backward(
       }
   if (batch <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
+  const bool bits = inputsBf16 & at::kQkvBf16;
+  WidenedInputs widened;
   const Attention a{inner,
                     tq,
                     tk,
                     d,
                     dv,
                     scale,
-                    strided<float>(q, qOuter, qInner, qRow),
-                    strided<float>(k, kOuter, kInner, kRow),
-                    strided<float>(v, vOuter, vInner, vRow),
+                    inputOf(widened.q, bits, q, qOuter, qInner, qRow, batch, inner, tq, d),
+                    inputOf(widened.k, bits, k, kOuter, kInner, kRow, batch, inner, tk, d),
+                    inputOf(widened.v, bits, v, vOuter, vInner, vRow, batch, inner, tk, dv),
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
   const Strided<float> dO = strided<float>(dout, doutOuter, doutInner, doutRow),
                        O = strided<float>(out, outOuter, outInner, outRow);

@@ -36,14 +36,16 @@ extern "C" {
 /// them), and take it so that a GPU kernel's CPU twin has its C type.
 /// `out16` is 0, or where out's bf16 bits (KernelMath.h bf16Bits) go
 /// beside it, at out's strides counted in 2-byte elements
-/// (tf-bf16-gemm-operands: the copy a GEMM reads).
+/// (tf-bf16-gemm-operands: the copy a GEMM reads). `inputsBf16` is 0, or
+/// abi::attention::kQkvBf16: q, k and v are bf16 bits, 2-byte elements at
+/// their strides (the kernel reads them widened).
 void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
                            intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
                            intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,
                            intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner,
                            intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
                            intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
-                           intptr_t outRow, intptr_t stats, intptr_t out16);
+                           intptr_t outRow, intptr_t stats, intptr_t out16, intptr_t inputsBf16);
 
 /// The gradients of tfc_attention_forward given dO = dout[b] (tq x dv,
 /// strided like the inputs), P recomputed from q and k:
@@ -64,7 +66,8 @@ void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
 /// tensor-core kernels pass dS from dkv to dq; the CPU ignores it.
 /// `gradsBf16` says which of dq, dk and dv (runtime/Abi.h's
 /// attention::kDqBf16, kDkBf16, kDvBf16) are stored as their bf16 bits
-/// alone, 2-byte elements at their strides, instead of f32.
+/// alone, 2-byte elements at their strides, instead of f32; `inputsBf16`
+/// as the forward's.
 void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
                             intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
                             intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,
@@ -75,7 +78,8 @@ void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_
                             intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
                             intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner,
                             intptr_t dvRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
-                            intptr_t outRow, intptr_t stats, intptr_t dS, intptr_t gradsBf16);
+                            intptr_t outRow, intptr_t stats, intptr_t dS, intptr_t gradsBf16,
+                            intptr_t inputsBf16);
 }
 
 #endif // TFC_RUNTIME_ATTENTION_H

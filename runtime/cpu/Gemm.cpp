@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -1347,6 +1348,23 @@ extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t
   namespace gemm = tfc::abi::gemm;
   // A residual that is C itself: the product accumulates into it.
   const bool inPlace = residual == c && ldResidual == ldc;
+  // C stored in bf16 (kBf16 in Accumulate: tf-bf16-gemm-operands' attention
+  // inputs, cuBLASLt's bf16 D): the bias is bf16 bits too (cuBLASLt's bias
+  // takes D's type), the epilogue runs in fp32 on an fp32 copy, and each
+  // result is rounded once, as cuBLASLt's.
+  std::optional<Bf16Result> bits;
+  std::vector<float> biasWidened;
+  if (accumulate & gemm::kBf16) {
+    accumulate &= gemm::kAccumulate;
+    bits.emplace(c, m, n, ldc, strideC, batch, accumulate != 0);
+    c = bits->pointer();
+    if (bias) {
+      const auto *b16 = reinterpret_cast<const uint16_t *>(bias);
+      for (int64_t j = 0; j < n; ++j)
+        biasWidened.push_back(tfc::rt::cuda::kernels::bf16Float(b16[j]));
+      bias = reinterpret_cast<intptr_t>(biasWidened.data());
+    }
+  }
   tfc_sgemm(batch, m, n, k, a, lda, strideA, transA, b, ldb, strideB, transB, c, ldc, strideC,
             accumulate || inPlace);
   auto *cs = reinterpret_cast<float *>(c);
@@ -1376,6 +1394,8 @@ extern "C" void tfc_sgemm_fused(intptr_t batch, intptr_t m, intptr_t n, intptr_t
         cs[i * ldc + j] = v;
       }
   });
+  if (bits)
+    bits->store();
 }
 
 extern "C" void tfc_sgemm_bias_grad(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,

@@ -28,9 +28,10 @@ extern "C" {
 /// A transpose flag may also carry abi::gemm::kBf16 (tfc_sgemm, _fused and
 /// _bias_grad: the twins of the CUDA calls): that operand is stored as bf16,
 /// widened to fp32 (exactly) before the product, so the result is the
-/// products of the bf16 values summed as above. And tfc_sgemm's accumulate
-/// may carry kBf16 too: C is stored as bf16, each element of that result
-/// rounded to nearest even (the twin of cuBLASLt's bf16 D).
+/// products of the bf16 values summed as above. And tfc_sgemm's and
+/// _fused's accumulate may carry kBf16 too: C is stored as bf16, each
+/// element of that result rounded to nearest even (the twin of cuBLASLt's
+/// bf16 D), a bias of _fused's then bf16 bits too.
 void tfc_sgemm(intptr_t batch, intptr_t m, intptr_t n, intptr_t k,
                intptr_t a, intptr_t lda, intptr_t strideA, intptr_t transA,
                intptr_t b, intptr_t ldb, intptr_t strideB, intptr_t transB,

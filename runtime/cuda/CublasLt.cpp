@@ -444,8 +444,12 @@ bool CublasLt::sgemm(const GemmArgs &g, const GemmEpilogue &epilogue, GemmPrecis
   };
   if (std::string why = refuseGemm(g, epilogue); !why.empty())
     return fail(why);
-  if (storage == GemmStorage::Bf16 && epilogue.any())
-    return fail("an epilogue on a bf16 C (tfc_cuda_sgemm's alone)");
+  // A bf16 D takes a bias alone, which is then bf16 bits too (cuBLASLt's
+  // BIAS_DATA_TYPE default is D's type): tf-bf16-gemm-operands' QKV
+  // projection for attention's bf16 inputs.
+  if (storage == GemmStorage::Bf16 && (epilogue.relu || epilogue.reluGrad || epilogue.reluMask ||
+                                       epilogue.residual || epilogue.biasGrad))
+    return fail("an epilogue other than a bias on a bf16 C");
   if (g[Batch] == 0 || g[M] == 0 || g[N] == 0)
     return true;
   // strideC 0 over several items sums them into one C: one matmul an item.

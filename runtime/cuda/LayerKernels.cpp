@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <string>
 #include <string_view>
 
 namespace tfc::rt::cuda {
@@ -78,22 +80,24 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 
 #ifdef TFC_CUDA_HAND_KERNELS
 // The CPU kernels' argument lists are the GPU kernels' parameter lists (the
-// attention backward's 44 up to stats, then scratch, dS, dsRow and gradsBf16;
+// attention backward's 44 up to stats, then scratch, dS, dsRow, gradsBf16 and
+// inputsBf16;
 // the layer norm backward's plus its counter).
-static_assert(kSpecs[LayerKernels::AttentionForward].params == 29);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 29);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 29);
-static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 29);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 29);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 4);
-static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 4);
+static_assert(k::kAttentionQkvBf16 == tfc::abi::attention::kQkvBf16);
+static_assert(kSpecs[LayerKernels::AttentionForward].params == 30);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionTcForward].params == 30);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDq].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDkv].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionTcForwardLean].params == 30);
+static_assert(kSpecs[LayerKernels::AttentionTcBackwardDqLean].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForward].params == 30);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDq].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 30);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 5);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params ==
               tfc::abi::layer_norm_backward::Count + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
@@ -142,6 +146,24 @@ bool useTensorCores(const CudaDevice &device, int64_t d, int64_t dv) {
 bool useWgmma(CudaDevice &device, int64_t d, int64_t dv) {
   return device.wgmmaAttention() && d == 64 && dv == 64 && useTensorCores(device, d, dv) &&
          device.layerKernels().loaded(LayerKernels::AttentionWgmmaForward);
+}
+
+/// Why attention's bf16 inputs (abi::attention::kQkvBf16) cannot run on
+/// `device`, or "": the tensor-core kernels read them, each head's rows
+/// 8-byte aligned (4 bf16), as tf-bf16-gemm-operands lays them out.
+struct StridedInput {
+  intptr_t base, outer, inner, row;
+};
+std::string refuseBf16Inputs(const CudaDevice &device, int64_t d, int64_t dv,
+                             std::initializer_list<StridedInput> inputs) {
+  if (!useTensorCores(device, d, dv))
+    return "bf16 q, k and v need the tensor-core kernels (a model compiled with --precision "
+           "bf16 or tf32, heads of d and dv multiples of 16 up to 64; here " +
+           std::to_string(d) + " and " + std::to_string(dv) + ")";
+  for (const StridedInput &x : inputs)
+    if (x.base % 8 != 0 || x.outer % 4 != 0 || x.inner % 4 != 0 || x.row % 4 != 0)
+      return "bf16 q, k and v need each head's rows 8-byte aligned (strides multiples of 4)";
+  return "";
 }
 
 /// A slot holding an f32 in its low bytes.
@@ -283,20 +305,33 @@ bool LayerKernels::launch(CudaDevice &device, Kernel kernel, int64_t blocks,
 
 using namespace tfc::rt::cuda;
 
-extern "C" void tfc_cuda_attention_forward(
-    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
-    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
-    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
-    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t out,
-    intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats, intptr_t out16) {
+extern "C" void
+tfc_cuda_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
+                           intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
+                           intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,
+                           intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner,
+                           intptr_t vRow, intptr_t mask, intptr_t maskOuter, intptr_t maskInner,
+                           intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
+                           intptr_t outRow, intptr_t stats, intptr_t out16, intptr_t inputsBf16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_forward");
+  if (inputsBf16 != 0 && inputsBf16 != tfc::abi::attention::kQkvBf16)
+    return device.failLaunch("tfc_cuda_attention_forward: inputsBf16 " +
+                             std::to_string(inputsBf16) + " is neither 0 nor kQkvBf16");
+  if (inputsBf16)
+    if (std::string why = refuseBf16Inputs(
+            device, d, dv,
+            {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}});
+        !why.empty())
+      return device.failLaunch("tfc_cuda_attention_forward: " + why);
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
   for (intptr_t value : {q,   qOuter,   qInner,   qRow,   k,     kOuter,    kInner,    kRow,
                          v,   vOuter,   vInner,   vRow,   mask,  maskOuter, maskInner, maskRow,
-                         out, outOuter, outInner, outRow, stats, out16})
+                         out, outOuter, outInner, outRow, stats, out16,     inputsBf16})
     params.push_back(uint64_t(value));
-  const bool wgmma = useTensorCores(device, d, dv) && useWgmma(device, d, dv);
+  // attention_wgmma.cu's kernels take f32 inputs alone (at 255 registers
+  // their loops had no room for a second instantiation).
+  const bool wgmma = !inputsBf16 && useTensorCores(device, d, dv) && useWgmma(device, d, dv);
   if (wgmma && device.wideAttention()) // two warpgroups a block, 128 queries
     return device.layerKernels().launch(device, LayerKernels::AttentionWgmmaForwardWide,
                                         outer * inner * ceilDiv(tq, 2 * kTcRowsPerBlock), params);
@@ -320,12 +355,24 @@ extern "C" void tfc_cuda_attention_backward(
     intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
     intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
     intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats,
-    intptr_t dS, intptr_t gradsBf16) {
+    intptr_t dS, intptr_t gradsBf16, intptr_t inputsBf16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_backward");
   namespace at = tfc::abi::attention;
   if (bool(gradsBf16 & at::kDkBf16) != bool(gradsBf16 & at::kDvBf16))
     return device.failLaunch("tfc_cuda_attention_backward: gradsBf16 " + std::to_string(gradsBf16) +
                              " stores one of dk and dv as bf16: the kernels store both or neither");
+  if (inputsBf16 != 0 && inputsBf16 != at::kQkvBf16)
+    return device.failLaunch("tfc_cuda_attention_backward: inputsBf16 " +
+                             std::to_string(inputsBf16) + " is neither 0 nor kQkvBf16");
+  if (inputsBf16)
+    if (std::string why = refuseBf16Inputs(
+            device, d, dv,
+            {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}});
+        !why.empty())
+      return device.failLaunch("tfc_cuda_attention_backward: " + why);
+    else if (dout % 16 != 0 || doutOuter % 4 != 0 || doutInner % 4 != 0 || doutRow % 4 != 0)
+      return device.failLaunch("tfc_cuda_attention_backward: bf16 q, k and v need dO's rows "
+                               "16-byte aligned (its strides multiples of 4)");
   // The forward's statistics and out, when it left them (and they are on):
   // neither kernel recomputes the rows' maximum and sum, and D is dO . out.
   const bool saved = stats != 0 && out != 0 && device.savedAttentionStats();
@@ -361,8 +408,9 @@ extern "C" void tfc_cuda_attention_backward(
   params.push_back(storeDs ? uint64_t(dS) : 0);
   params.push_back(uint64_t(tfc::abi::attention::dsRow(tk)));
   params.push_back(uint64_t(gradsBf16));
+  params.push_back(uint64_t(inputsBf16));
   // Each family's two kernels and grids (a block a unit).
-  const bool wgmma = tensorCores && useWgmma(device, d, dv);
+  const bool wgmma = !inputsBf16 && tensorCores && useWgmma(device, d, dv); // as the forward's
   // TFC_ATTENTION_WIDE=1: dq on two warpgroups a block, on the wgmma way
   // (the forward's statistics, no dS), and dkv, on its pipelined way (the
   // statistics dq stored in scratch).

@@ -47,20 +47,18 @@ void tfc_cuda_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, int
                                 intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
                                 intptr_t maskInner, intptr_t maskRow, intptr_t out,
                                 intptr_t outOuter, intptr_t outInner, intptr_t outRow,
-                                intptr_t stats, intptr_t out16);
+                                intptr_t stats, intptr_t out16, intptr_t inputsBf16);
 /// tfc_attention_backward (runtime/cpu/Attention.h) on the GPU.
-void tfc_cuda_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk,
-                                 intptr_t d, intptr_t dv, float scale, intptr_t q, intptr_t qOuter,
-                                 intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
-                                 intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter,
-                                 intptr_t vInner, intptr_t vRow, intptr_t mask, intptr_t maskOuter,
-                                 intptr_t maskInner, intptr_t maskRow, intptr_t dout,
-                                 intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow,
-                                 intptr_t dq, intptr_t dqOuter, intptr_t dqInner, intptr_t dqRow,
-                                 intptr_t dk, intptr_t dkOuter, intptr_t dkInner, intptr_t dkRow,
-                                 intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
-                                 intptr_t out, intptr_t outOuter, intptr_t outInner,
-                                 intptr_t outRow, intptr_t stats, intptr_t dS, intptr_t gradsBf16);
+void tfc_cuda_attention_backward(
+    intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d, intptr_t dv, float scale,
+    intptr_t q, intptr_t qOuter, intptr_t qInner, intptr_t qRow, intptr_t k, intptr_t kOuter,
+    intptr_t kInner, intptr_t kRow, intptr_t v, intptr_t vOuter, intptr_t vInner, intptr_t vRow,
+    intptr_t mask, intptr_t maskOuter, intptr_t maskInner, intptr_t maskRow, intptr_t dout,
+    intptr_t doutOuter, intptr_t doutInner, intptr_t doutRow, intptr_t dq, intptr_t dqOuter,
+    intptr_t dqInner, intptr_t dqRow, intptr_t dk, intptr_t dkOuter, intptr_t dkInner,
+    intptr_t dkRow, intptr_t dvOut, intptr_t dvOuter, intptr_t dvInner, intptr_t dvRow,
+    intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats,
+    intptr_t dS, intptr_t gradsBf16, intptr_t inputsBf16);
 /// tfc_layer_norm_backward (runtime/cpu/LayerNorm.h) on the GPU: scratch
 /// holds 2 x ceil(rows / blockRows) x d floats; dx's dropout and the gate
 /// as runtime/Abi.h's layer_norm_backward says.

@@ -963,17 +963,22 @@ TEST_F(OnFakes, PrecisionReachesEveryGemmPlan) {
 // --precision bf16 with every GEMM on bf16 copies (set_anomaly at batch 4):
 // the 9 products of train_step that only loop nests read are stored in bf16
 // by cuBLASLt (tf-bf16-gemm-operands' gemm-results; the fake logs " bf16 D"
-// and takes each, INVALID otherwise), the others read bf16 A and B into an
-// fp32 C; --no-bf16-gemm-results stores none in bf16.
+// and takes each, INVALID otherwise), and so are the 4 QKV projections,
+// which only the attention calls read, with their bias (attention-inputs:
+// a bf16 bias, the attention kernels reading the bits: an error of theirs
+// would fail the run); the others read bf16 A and B into an fp32 C.
+// --no-bf16-gemm-results and --no-bf16-attention-inputs store those in fp32.
 TEST_F(OnFakes, Bf16ResultsReachCublasLt) {
-  for (bool results : {true, false}) {
-    SCOPED_TRACE(results);
-    ASSERT_NO_FATAL_FAILURE(
-        compile("set_anomaly", std::string("--precision bf16 --bf16-operands=all") +
-                                   (results ? "" : " --no-bf16-gemm-results")));
+  for (const std::string flag : {"", " --no-bf16-gemm-results", " --no-bf16-attention-inputs"}) {
+    SCOPED_TRACE(flag);
+    ASSERT_NO_FATAL_FAILURE(compile("set_anomaly", "--precision bf16 --bf16-operands=all" + flag));
     FakeLog step = runEntry("train_step");
     EXPECT_EQ(countOf(step.text, "INVALID"), 0u) << step.text;
-    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0"), results ? 9u : 0u) << step.text;
+    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0)"), flag == " --no-bf16-gemm-results" ? 0u : 9u)
+        << step.text;
+    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0, bias)"),
+              flag == " --no-bf16-attention-inputs" ? 0u : 4u)
+        << step.text;
     EXPECT_GT(countOf(step.text, " bf16, beta"), 9u) << step.text;
     EXPECT_EQ(countOf(step.text, "cublasLtMatmul("),
               countOf(step.text, " bf16 D, beta") + countOf(step.text, " bf16, beta"))

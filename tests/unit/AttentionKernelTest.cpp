@@ -26,6 +26,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -123,7 +124,7 @@ struct Problem {
     tfc_attention_forward(1, s.batch, s.tq, s.tk, s.d, s.dv, s.scale, intptr_t(q.data()), 0,
                           s.tq * s.d, s.d, intptr_t(k.data()), 0, s.tk * s.d, s.d,
                           intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(), 0, maskStride, s.tk,
-                          intptr_t(out.data()), 0, s.tq * s.dv, s.dv, 0, 0);
+                          intptr_t(out.data()), 0, s.tq * s.dv, s.dv, 0, 0, 0);
   }
   // With `fromOut`, D comes from the forward's out (dO . out, as the GPU
   // kernels take it given the forward's statistics).
@@ -134,7 +135,7 @@ struct Problem {
         intptr_t(k.data()), 0, s.tk * s.d, s.d, intptr_t(v.data()), 0, s.tk * s.dv, s.dv, maskPtr(),
         0, maskStride, s.tk, intptr_t(dout.data()), 0, s.tq * s.dv, s.dv, intptr_t(dq.data()), 0,
         s.tq * s.d, s.d, intptr_t(dk.data()), 0, s.tk * s.d, s.d, intptr_t(dv.data()), 0,
-        s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0, 0, 0);
+        s.tk * s.dv, s.dv, o, 0, s.tq * s.dv, s.dv, 0, 0, 0, 0);
   }
 };
 
@@ -252,6 +253,55 @@ TEST(AttentionKernel, SmallOddShapes) {
   checkAllMasks({2, 7, 5, 9, 1, 0.5f});
   checkAllMasks({1, 1, 1, 1, 1, 1.0f});
   checkAllMasks({2, 3, 2, 17, 11, 0.25f});
+}
+
+// q, k and v given as bf16 bits (inputsBf16, the GPU kernels' twin under
+// --target=cuda-emulated): the kernels read them widened, so every output
+// has the bits of f32 inputs holding the same values, a broadcast k and v
+// (stride 0) and a mask included.
+TEST(AttentionKernel, Bf16InputsAreReadWidened) {
+  namespace km = tfc::rt::cuda::kernels;
+  for (MaskKind kind : {MaskKind::None, MaskKind::Causal}) {
+    Problem p({6, 13, 70, 16, 24, 0.25f}, kind, 11);
+    const int64_t inner = 3, tq = p.s.tq, tk = p.s.tk, d = p.s.d, w = p.s.dv;
+    // The values a bf16 holds, as f32, and their bits; k and v one head
+    // each outer index, broadcast over the inner (stride 0).
+    std::vector<uint16_t> q16, k16, v16;
+    using Input = std::pair<std::vector<float> *, std::vector<uint16_t> *>;
+    for (auto [x, bits] : {Input{&p.q, &q16}, Input{&p.k, &k16}, Input{&p.v, &v16}})
+      for (float &e : *x) {
+        bits->push_back(km::bf16Bits(e));
+        e = km::bf16Float(bits->back());
+      }
+    std::vector<float> out[2], dq[2], dk[2], dv[2];
+    for (int bf16 = 0; bf16 < 2; ++bf16) {
+      const intptr_t q = bf16 ? intptr_t(q16.data()) : intptr_t(p.q.data()),
+                     k = bf16 ? intptr_t(k16.data()) : intptr_t(p.k.data()),
+                     v = bf16 ? intptr_t(v16.data()) : intptr_t(p.v.data());
+      out[bf16].assign(p.out.size(), NAN);
+      dq[bf16].assign(p.dq.size(), NAN);
+      dk[bf16].assign(p.dk.size(), NAN);
+      dv[bf16].assign(p.dv.size(), NAN);
+      const intptr_t flag = bf16 ? tfc::abi::attention::kQkvBf16 : 0;
+      tfc_attention_forward(2, inner, tq, tk, d, w, p.s.scale, q, inner * tq * d, tq * d, d, k,
+                            tk * d, 0, d, v, tk * w, 0, w, p.maskPtr(), 0, 0, tk,
+                            intptr_t(out[bf16].data()), inner * tq * w, tq * w, w, 0, 0, flag);
+      tfc_attention_backward(
+          2, inner, tq, tk, d, w, p.s.scale, q, inner * tq * d, tq * d, d, k, tk * d, 0, d, v,
+          tk * w, 0, w, p.maskPtr(), 0, 0, tk, intptr_t(p.dout.data()), inner * tq * w, tq * w, w,
+          intptr_t(dq[bf16].data()), inner * tq * d, tq * d, d, intptr_t(dk[bf16].data()),
+          inner * tk * d, tk * d, d, intptr_t(dv[bf16].data()), inner * tk * w, tk * w, w,
+          intptr_t(out[bf16].data()), inner * tq * w, tq * w, w, 0, 0, 0, flag);
+    }
+    using Output = std::pair<const char *, std::vector<float> *>;
+    for (auto [name, x] :
+         {Output("out", out), Output("dq", dq), Output("dk", dk), Output("dv", dv)}) {
+      ASSERT_EQ(x[0].size(), x[1].size());
+      EXPECT_EQ(std::memcmp(x[0].data(), x[1].data(), x[0].size() * sizeof(float)), 0)
+          << name << ", " << ::name(kind);
+      EXPECT_FALSE(std::isnan(x[1][0])) << name;
+    }
+  }
 }
 
 TEST(AttentionKernel, ModelShapes) {
@@ -408,14 +458,14 @@ TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
       tfc_attention_forward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
                             width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                             intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
-                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d, 0, 0);
+                            mInner, mRow, intptr_t(outS.data()), headOuter, d, inner * d, 0, 0, 0);
       tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()), qOuter,
                              width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                              intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
                              mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
                              intptr_t(dqS.data()), headOuter, d, inner * d, intptr_t(dkvS.data()),
                              kvOuter, 2 * d, inner * 2 * d, intptr_t(dkvS.data() + d), kvOuter,
-                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0, 0);
+                             2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0, 0, 0);
       std::vector<float> out(dense.out.size()), dq(dense.dq.size()), dk(dense.dk.size()),
           dv(dense.dv.size());
       for (int64_t b = 0; b < shape.batch; ++b) {
@@ -449,14 +499,14 @@ TEST(AttentionKernel, StridedOperandsGiveTheSameBits) {
                             width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                             intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
                             mInner, mRow, intptr_t(outAgain.data()), headOuter, d, inner * d, 0,
-                            intptr_t(out16.data()));
+                            intptr_t(out16.data()), 0);
       auto backward = [&](intptr_t dqAt, intptr_t dkAt, intptr_t dvAt, int64_t bf16) {
         tfc_attention_backward(outer, inner, tq, tk, d, d, shape.scale, intptr_t(qkvQ.data()),
                                qOuter, width, row, intptr_t(qkvK.data() + d), kOuter, width, row,
                                intptr_t(qkvK.data() + 2 * d), kOuter, width, row, maskPtr, mOuter,
                                mInner, mRow, intptr_t(dO.data()), tq * inner * d, d, inner * d,
                                dqAt, headOuter, d, inner * d, dkAt, kvOuter, 2 * d, inner * 2 * d,
-                               dvAt, kvOuter, 2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0, bf16);
+                               dvAt, kvOuter, 2 * d, inner * 2 * d, 0, 0, 0, 0, 0, 0, bf16, 0);
       };
       backward(intptr_t(dq16.data()), intptr_t(dkv16.data()), intptr_t(dkv16.data() + d),
                at::kDqBf16 | at::kDkBf16 | at::kDvBf16);

@@ -104,7 +104,7 @@ inline void cpuAttentionForward(const AttentionProblem &p, Strided &out) {
                         p.q.outer, p.q.inner, p.q.row, intptr_t(p.k.data.data()), p.k.outer,
                         p.k.inner, p.k.row, intptr_t(p.v.data.data()), p.v.outer, p.v.inner,
                         p.v.row, p.maskPointer(), 0, 0, p.tk, intptr_t(out.data.data()), out.outer,
-                        out.inner, out.row, 0, 0);
+                        out.inner, out.row, 0, 0, 0);
 }
 
 /// tfc_attention_backward on `p` into dq, dk and dv (shaped as q, k and v).
@@ -116,7 +116,8 @@ inline void cpuAttentionBackward(const AttentionProblem &p, Strided &dq, Strided
       intptr_t(p.v.data.data()), p.v.outer, p.v.inner, p.v.row, p.maskPointer(), 0, 0, p.tk,
       intptr_t(p.dout.data.data()), p.dout.outer, p.dout.inner, p.dout.row,
       intptr_t(dq.data.data()), dq.outer, dq.inner, dq.row, intptr_t(dk.data.data()), dk.outer,
-      dk.inner, dk.row, intptr_t(dv.data.data()), dv.outer, dv.inner, dv.row, 0, 0, 0, 0, 0, 0, 0);
+      dk.inner, dk.row, intptr_t(dv.data.data()), dv.outer, dv.inner, dv.row, 0, 0, 0, 0, 0, 0, 0,
+      0);
 }
 
 /// An attention test shape: heads (outer, inner), tq x tk, widths d and dv.

@@ -634,15 +634,21 @@ TEST_F(CudaRuntimeTest, CrossEntropyIsOneLaunch) {
 }
 
 namespace {
-intptr_t gGradsBf16 = 0;
+intptr_t gGradsBf16 = 0, gInputsBf16 = 0;
 /// One head's attention backward (64 queries and keys, d = dv = 64, rows
 /// of 64 floats), with the forward's out and statistics, no room for dS,
-/// and gGradsBf16: buffers q, k, v, dO, dq, dk, dv, out, stats.
+/// gGradsBf16 and gInputsBf16: buffers q, k, v, dO, dq, dk, dv, out, stats.
 void attentionBackward(void **b) {
   auto p = [&](int i) { return intptr_t(b[i]); };
   tfc_cuda_attention_backward(1, 1, 64, 64, 64, 64, 0.125f, p(0), 0, 0, 64, p(1), 0, 0, 64, p(2), 0,
                               0, 64, 0, 0, 0, 0, p(3), 0, 0, 64, p(4), 0, 0, 64, p(5), 0, 0, 64,
-                              p(6), 0, 0, 64, p(7), 0, 0, 64, p(8), 0, gGradsBf16);
+                              p(6), 0, 0, 64, p(7), 0, 0, 64, p(8), 0, gGradsBf16, gInputsBf16);
+}
+/// Its forward on the same buffers (q, k, v, out: the eighth, stats).
+void attentionForward(void **b) {
+  auto p = [&](int i) { return intptr_t(b[i]); };
+  tfc_cuda_attention_forward(1, 1, 64, 64, 64, 64, 0.125f, p(0), 0, 0, 64, p(1), 0, 0, 64, p(2), 0,
+                             0, 64, 0, 0, 0, 0, p(7), 0, 0, 64, p(8), 0, gInputsBf16);
 }
 } // namespace
 
@@ -701,6 +707,57 @@ TEST_F(CudaRuntimeTest, AttentionBf16GradientsTakeTheTensorCoreDkv) {
                    "the kernels store both or neither");
   EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
   gGradsBf16 = 0;
+  EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
+  for (void *buffer : buffers)
+    device->release(buffer);
+}
+
+// q, k and v as bf16 bits (inputsBf16: a QKV projection stored in bf16)
+// run on attention_tc.cu's kernels, also under TFC_ATTENTION_WGMMA (whose
+// kernels take f32 alone); refused, before any launch, without the
+// tensor-core kernels (an fp32 model), with rows not 8-byte aligned, and
+// for a flag the kernels do not know.
+TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
+#ifndef TFC_CUDA_HAND_KERNELS_BUILT
+  GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
+#endif
+  device->configure({0, /*graphs=*/false});
+  device->loadLayerKernels();
+  device->setGemmPrecision(GemmPrecision::Bf16);
+  device->setWgmmaAttention(true);
+  std::vector<void *> buffers(9);
+  for (void *&buffer : buffers)
+    buffer = device->allocate(64 * 64 * sizeof(float));
+  namespace at = tfc::abi::attention;
+  std::string error;
+  gInputsBf16 = at::kQkvBf16;
+  ASSERT_TRUE(device->run(attentionForward, buffers.data(), buffers.size(), error)) << error;
+  ASSERT_TRUE(device->run(attentionBackward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel, grid 1x1x1"), 1u) << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel, grid 1x1x1"), 1u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel, grid 1x1x1"), 1u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << log();
+  const size_t launches = count("cuLaunchKernel(");
+  std::vector<void *> shifted = buffers; // q 4 bytes on: rows not 8-byte aligned
+  shifted[0] = static_cast<char *>(buffers[0]) + 4;
+  EXPECT_FALSE(device->run(attentionForward, shifted.data(), shifted.size(), error));
+  EXPECT_EQ(error, "tfc_cuda_attention_forward: bf16 q, k and v need each head's rows 8-byte "
+                   "aligned (strides multiples of 4)");
+  gInputsBf16 = 2;
+  EXPECT_FALSE(device->run(attentionBackward, buffers.data(), buffers.size(), error));
+  EXPECT_EQ(error, "tfc_cuda_attention_backward: inputsBf16 2 is neither 0 nor kQkvBf16");
+  gInputsBf16 = at::kQkvBf16;
+  device->setGemmPrecision(GemmPrecision::Fp32);
+  EXPECT_FALSE(device->run(attentionBackward, buffers.data(), buffers.size(), error));
+  EXPECT_EQ(error.rfind("tfc_cuda_attention_backward: bf16 q, k and v need the tensor-core "
+                        "kernels (a model compiled with --precision bf16 or tf32",
+                        0),
+            0u)
+      << error;
+  EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
+  gInputsBf16 = 0;
   EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
   for (void *buffer : buffers)
     device->release(buffer);
@@ -1155,8 +1212,8 @@ TEST_F(CudaRuntimeTest, GemmPrecisionIsTheDescriptorsComputeType) {
 // The storages of bf16 GEMMs (tf-bf16-gemm-operands' calls, tfc-kernel-check
 // --bench-gemm's): A and B in bf16 (C fp32), or all three, multiplied in
 // CUBLAS_COMPUTE_32F whatever the precision asked, a plan a storage; bf16 is
-// read exactly and the bf16 result rounded to nearest even. Epilogues are
-// refused on a bf16 C.
+// read exactly and the bf16 result rounded to nearest even. A bf16 C takes
+// a bias alone (a bf16 one), other epilogues refused.
 TEST_F(CudaRuntimeTest, Bf16StoragesReadAndRoundExactly) {
   std::string error;
   std::unique_ptr<CublasLt> lt = CublasLt::load(error);
@@ -1194,7 +1251,20 @@ TEST_F(CudaRuntimeTest, Bf16StoragesReadAndRoundExactly) {
   GemmEpilogue relu;
   relu.relu = true;
   EXPECT_FALSE(lt->sgemm(args, relu, GemmPrecision::Fp32, nullptr, 0, 0, error, GemmStorage::Bf16));
-  EXPECT_NE(error.find("an epilogue on a bf16 C"), std::string::npos) << error;
+  EXPECT_NE(error.find("an epilogue other than a bias on a bf16 C"), std::string::npos) << error;
+  // A bias alone on a bf16 C is bf16 bits too (cuBLASLt's bias takes D's
+  // type: tf-bf16-gemm-operands' attention inputs), the sum rounded once.
+  const uint16_t half = kernels::bf16Bits(0.5f);
+  void *bias16 = device->allocate(2);
+  device->copyIn(bias16, &half, 2);
+  GemmEpilogue bias;
+  bias.bias = CUdeviceptr(bias16);
+  ASSERT_TRUE(lt->sgemm(args, bias, GemmPrecision::Bf16, nullptr, 0, 0, error, GemmStorage::Bf16))
+      << error;
+  device->copyOut(bits, c16, 4);
+  EXPECT_EQ(kernels::bf16Float(bits[0]), 2.0f * 0x1p-7f + 0.5f);
+  EXPECT_EQ(kernels::bf16Float(bits[1]), kernels::roundBf16(3.0f + 5.0f * 0x1p-7f + 0.5f));
+  device->release(bias16);
   // bf16 A and B take epilogues (tf-bf16-gemm-operands' calls): C fp32.
   args[tfc::abi::gemm::C] = intptr_t(c);
   ASSERT_TRUE(

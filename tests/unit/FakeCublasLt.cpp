@@ -12,7 +12,8 @@
 // it computes on A and B rounded to TF32's 10-bit or bf16's 7-bit mantissa,
 // as the tensor cores read them; every other compute type is refused), the
 // CUDA_R_16BF A and B (tf-bf16-gemm-operands' copies, any epilogue below)
-// or all four (tfc-kernel-check --bench-gemm's storage, no epilogue), with
+// or all four (tfc-kernel-check --bench-gemm's storage, and tf-bf16-gemm-
+// operands' attention inputs with the bias epilogue alone, a bf16 bias), with
 // CUBLAS_COMPUTE_32F (bf16 read exactly, a bf16 D rounded to nearest even);
 // the epilogues BIAS, RELU, RELU_BIAS, RELU_AUX(_BIAS) (writing ReLU's bit-mask:
 // bit i + j * ld for D's element (i, j), ld a multiple of 128 of at least
@@ -111,7 +112,7 @@ struct Work {
   float alpha, beta;
   int mantissa = 23; // A and B rounded to this many mantissa bits first (TF32 10, bf16 7)
   bool relu = false;
-  const float *bias = nullptr; // m floats, along D's rows
+  const float *bias = nullptr; // m floats along D's rows (bf16 bits with a bf16 D)
   float *biasGrad = nullptr;   // BGRADA: m sums of op(A)'s rows; BGRADB: n of op(B)'s columns
   bool biasGradOfB = false;
   unsigned char *mask = nullptr; // written by a relu, read by reluGrad
@@ -180,8 +181,8 @@ void compute(void *context) {
         double prior =
             w.beta != 0 ? double(w.beta) * element(c, i + j * w.ldc, w.resultsBf16) : 0.0;
         float value = float(double(w.alpha) * sum + prior);
-        if (w.bias)
-          value += w.bias[i];
+        if (w.bias) // a bf16 D's bias is bf16 (cuBLASLt's BIAS_DATA_TYPE default: D's)
+          value += element(w.bias, i, w.resultsBf16);
         const int64_t bit = i + j * w.maskLd;
         if (w.reluGrad) {
           value = w.mask[bit / 8] >> (bit % 8) & 1 ? value : 0.0f;
@@ -240,13 +241,14 @@ bool valid(const Desc &desc, const Layout &a, const Layout &b, const Layout &c, 
     if ((l->type != CUDA_R_32F && l->type != CUDA_R_16BF) || l->ld < int64_t(l->rows) || l->ld < 1)
       return why = "a layout that is not R_32F or R_16BF with ld >= rows", false;
   // bf16: A and B alike, C and D alike, CUBLAS_COMPUTE_32F; an epilogue
-  // only with C and D fp32 (tfc asks no other).
+  // with C and D fp32, or the bias alone (tfc asks no other).
   const bool anyBf16 = a.type == CUDA_R_16BF || c.type == CUDA_R_16BF;
   if (a.type != b.type || c.type != d.type || (c.type == CUDA_R_16BF && a.type != CUDA_R_16BF) ||
       (anyBf16 && desc.compute != CUBLAS_COMPUTE_32F) ||
-      (c.type == CUDA_R_16BF && desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT))
+      (c.type == CUDA_R_16BF && desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT &&
+       desc.epilogue != CUBLASLT_EPILOGUE_BIAS))
     return why = "bf16 matrices other than A and B, or all four, with CUBLAS_COMPUTE_32F (an "
-                 "epilogue only with C and D fp32)",
+                 "epilogue with C and D fp32, or the bias alone)",
            false;
   const uint64_t m = desc.transA ? a.cols : a.rows, k = desc.transA ? a.rows : a.cols;
   const uint64_t kb = desc.transB ? b.cols : b.rows, n = desc.transB ? b.rows : b.cols;
@@ -466,7 +468,8 @@ FAKE_EXPORT cublasStatus_t cublasLtMatmul(
                     (desc.auxLd / 8 * int64_t(d.cols) + 3) / 4};
   const bool biasGrad =
       desc.epilogue == CUBLASLT_EPILOGUE_BGRADA || desc.epilogue == CUBLASLT_EPILOGUE_BGRADB;
-  Layout biasLayout{CUDA_R_32F, desc.epilogue == CUBLASLT_EPILOGUE_BGRADB ? d.cols : d.rows, 1,
+  Layout biasLayout{withBias ? d.type : CUDA_R_32F,
+                    desc.epilogue == CUBLASLT_EPILOGUE_BGRADB ? d.cols : d.rows, 1,
                     int64_t(desc.epilogue == CUBLASLT_EPILOGUE_BGRADB ? d.cols : d.rows)};
   if (!valid(desc, a, b, c, d, why) ||
       (why = "a bias epilogue without its bias pointer", (withBias || biasGrad) && !desc.bias) ||

@@ -457,6 +457,43 @@ TEST(Gemm, Bf16ResultIsTheProductRounded) {
   }
 }
 
+// tfc_sgemm_fused with a bf16 C (tf-bf16-gemm-operands' attention inputs,
+// cuBLASLt's bf16 D with its bias): the bias is bf16 bits too, and each
+// element is the fp32 product plus the widened bias, rounded once.
+TEST(Gemm, Bf16ResultWithItsBf16Bias) {
+  namespace gemm = tfc::abi::gemm;
+  namespace k = tfc::rt::cuda::kernels;
+  const Call g = dense(1, 21, 35, 40, false, true, false, 0, 3, 2);
+  Buffers in(g, 17);
+  std::vector<float> roundedA, roundedB, roundedC, bias(size_t(g.n)), roundedBias;
+  for (int64_t j = 0; j < g.n; ++j)
+    bias[size_t(j)] = 0.25f * float(j % 7) - 0.7f + 1e-3f * float(j);
+  std::vector<uint16_t> bitsA = bf16Of(in.a, roundedA), bitsB = bf16Of(in.b, roundedB),
+                        bitsC = bf16Of(in.c, roundedC), bitsBias = bf16Of(bias, roundedBias);
+  Buffers expected = in;
+  expected.a = roundedA, expected.b = roundedB;
+  expected.run(g);
+  std::vector<uint16_t> got = bitsC;
+  tfc_sgemm_fused(g.batch, g.m, g.n, g.k, intptr_t(bitsA.data()), g.lda, g.strideA,
+                  g.transA | gemm::kBf16, intptr_t(bitsB.data()), g.ldb, g.strideB,
+                  g.transB | gemm::kBf16, intptr_t(got.data()), g.ldc, g.strideC, gemm::kBf16,
+                  gemm::kNoActivation, intptr_t(bitsBias.data()), 0, 0, 0, 0);
+  size_t wrong = 0, outside = 0, biasSeen = 0;
+  for (size_t at = 0; at < got.size(); ++at) {
+    const int64_t i = int64_t(at) / g.ldc, j = int64_t(at) % g.ldc;
+    if (i >= g.m || j >= g.n) {
+      outside += got[at] != bitsC[at];
+      continue;
+    }
+    const float product = expected.c[at];
+    wrong += got[at] != k::bf16Bits(product + roundedBias[size_t(j)]);
+    biasSeen += got[at] != k::bf16Bits(product);
+  }
+  EXPECT_EQ(wrong, 0u) << g.str();
+  EXPECT_GT(biasSeen, size_t(g.m * g.n) / 2) << g.str();
+  EXPECT_EQ(outside, 0u) << g.str();
+}
+
 // tf-bf16-gemm-operands' copies on the CPU (--target=cuda-emulated): a
 // transpose flag with abi::gemm::kBf16 reads that operand as bf16 bits,
 // widened exactly, so the product has the bits of the fp32 GEMM of the

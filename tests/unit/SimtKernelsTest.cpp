@@ -245,15 +245,17 @@ uint64_t tensorCoreDigest(SimtDevice &gpu, long long outer, long long inner, lon
       gsaved = gpu.alloc(statsBytes), saved = runtimeWay ? gsaved : 0,
       savedOut = runtimeWay ? gout : 0;
   // Without the forward's statistics (none): the kernels as they were.
-  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,    &qO,   &qI,
-                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,    &vRow, &gm,
-                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved, &none};
+  std::vector<void *> forward = {&outer, &inner, &tq,   &tk,    &d,    &dv,  &scale, &gq,
+                                 &qO,    &qI,    &qRow, &gk,    &kO,   &kI,  &kRow,  &gv,
+                                 &vO,    &vI,    &vRow, &gm,    &mO,   &mI,  &mR,    &gout,
+                                 &oO,    &oI,    &oRow, &saved, &none, &none};
   long long gradsF32 = 0;
   std::vector<void *> backward = {
-      &outer, &inner, &tq,   &tk,       &d,  &dv, &scale, &gq,    &qO,    &qI,   &qRow, &gk,
-      &kO,    &kI,    &kRow, &gv,       &vO, &vI, &vRow,  &gm,    &mO,    &mI,   &mR,   &gd,
-      &dO_,   &dI,    &dRow, &gdq,      &qO, &qI, &qRow,  &gdk,   &kO,    &kI,   &kRow, &gdv,
-      &vO,    &vI,    &vRow, &savedOut, &oO, &oI, &oRow,  &saved, &stats, &none, &oRow, &gradsF32};
+      &outer, &inner, &tq,   &tk,    &d,     &dv,   &scale, &gq,       &qO,   &qI,
+      &qRow,  &gk,    &kO,   &kI,    &kRow,  &gv,   &vO,    &vI,       &vRow, &gm,
+      &mO,    &mI,    &mR,   &gd,    &dO_,   &dI,   &dRow,  &gdq,      &qO,   &qI,
+      &qRow,  &gdk,   &kO,   &kI,    &kRow,  &gdv,  &vO,    &vI,       &vRow, &savedOut,
+      &oO,    &oI,    &oRow, &saved, &stats, &none, &oRow,  &gradsF32, &none};
   const unsigned queryBlocks = unsigned(heads * ((tq + 63) / 64)),
                  keyBlocks = unsigned(heads * ((tk + 63) / 64));
   uint64_t h = 1469598103934665603ull;

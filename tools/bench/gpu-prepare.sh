@@ -65,6 +65,8 @@ for model in "${models[@]}"; do
         --precision bf16 --no-layer-norm-residual -o "$out/cuda/$model.bf16-residual-nests"
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
         --precision bf16 --no-bf16-gemm-results -o "$out/cuda/$model.bf16-fp32-results"
+      "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \
+        --precision bf16 --no-bf16-attention-inputs -o "$out/cuda/$model.bf16-fp32-qkv"
     fi
     if [[ $model == set_anomaly ]]; then # launch-bound: 16 launches against 24
       "$build/bin/tfc" compile "$root/models/$model.tf" --target=cuda --cpu=x86-64-v3 \

@@ -163,12 +163,12 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
   const intptr_t maskPtr = mask.empty() ? 0 : intptr_t(mask.data());
   tfc_attention_forward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                         intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
-                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow, 0, 0);
+                        maskPtr, mO, mI, mR, intptr_t(out.data()), oO, oI, oRow, 0, 0, 0);
   tfc_attention_backward(outer, inner, tq, tk, d, dv, scale, intptr_t(q.data()), qO, qI, qRow,
                          intptr_t(kk.data()), kO, kI, kRow, intptr_t(v.data()), vO, vI, vRow,
                          maskPtr, mO, mI, mR, intptr_t(dout.data()), dO_, dI, dRow,
                          intptr_t(dq.data()), dqO, dqI, qRow, intptr_t(dk.data()), dkO, dkI, kRow,
-                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0, 0, 0);
+                         intptr_t(dvv.data()), dvO, dvI, vRow, 0, 0, 0, 0, 0, 0, 0, 0);
 
   Ptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v), gd = gpu.upload(dout);
   Ptr gm = mask.empty() ? 0 : gpu.upload(mask);
@@ -190,17 +190,20 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
   // and room for out's bits and for dq, dk, dv as bits (2-byte elements).
   Ptr out16 = 0;
   i64 gradsBf16 = 0;
+  // Both's inputsBf16 (0: q, k and v f32; Abi.h's attention::kQkvBf16).
+  i64 inputsBf16 = 0;
   const Ptr gout16 = gpu.alloc(out.size() * 2), gdq16 = gpu.alloc(dq.size() * 2),
             gdk16 = gpu.alloc(dk.size() * 2), gdv16 = gpu.alloc(dvv.size() * 2);
-  std::vector<void *> forward = {&outer, &inner, &tq, &tk,   &d,    &dv, &scale, &gq,    &qO,   &qI,
-                                 &qRow,  &gk,    &kO, &kI,   &kRow, &gv, &vO,    &vI,    &vRow, &gm,
-                                 &mO,    &mI,    &mR, &gout, &oO,   &oI, &oRow,  &saved, &out16};
+  std::vector<void *> forward = {&outer, &inner, &tq,   &tk,    &d,     &dv,        &scale, &gq,
+                                 &qO,    &qI,    &qRow, &gk,    &kO,    &kI,        &kRow,  &gv,
+                                 &vO,    &vI,    &vRow, &gm,    &mO,    &mI,        &mR,    &gout,
+                                 &oO,    &oI,    &oRow, &saved, &out16, &inputsBf16};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,       &qO,   &qI,
-      &qRow,  &gk,    &kO,   &kI,    &kRow,    &gv,  &vO,    &vI,       &vRow, &gm,
-      &mO,    &mI,    &mR,   &gd,    &dO_,     &dI,  &dRow,  &gdq,      &dqO,  &dqI,
-      &qRow,  &gdk,   &dkO,  &dkI,   &kRow,    &gdv, &dvO,   &dvI,      &vRow, &savedOut,
-      &oO,    &oI,    &oRow, &saved, &scratch, &dS,  &dsRow, &gradsBf16};
+      &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,        &qO,        &qI,
+      &qRow,  &gk,    &kO,   &kI,    &kRow,    &gv,  &vO,    &vI,        &vRow,      &gm,
+      &mO,    &mI,    &mR,   &gd,    &dO_,     &dI,  &dRow,  &gdq,       &dqO,       &dqI,
+      &qRow,  &gdk,   &dkO,  &dkI,   &kRow,    &gdv, &dvO,   &dvI,       &vRow,      &savedOut,
+      &oO,    &oI,    &oRow, &saved, &scratch, &dS,  &dsRow, &gradsBf16, &inputsBf16};
   // Only the rows' first d / dv floats are written (the padding stays NaN
   // on the GPU, 0 or input on the CPU side): compare those.
   auto rows = [&](const std::vector<float> &x, i64 headSize, i64 count, i64 row, i64 width) {
@@ -441,6 +444,44 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       }
       out16 = 0;
       gradsBf16 = 0;
+    }
+    // q, k and v as bf16 bits (inputsBf16: a QKV projection stored in
+    // bf16), the runtime's way as above: the tensor-core kernels stage
+    // the bits as they are, which are the bits they round f32 inputs to, so
+    // every output is the f32 inputs' (reference) bit for bit. Where the
+    // rows are 8-byte aligned (the runtime refuses others); not the wgmma
+    // kernels, which take f32 alone (the runtime takes these for bf16).
+    const bool bf16Rows = qO % 4 == 0 && qI % 4 == 0 && qRow % 4 == 0 && kO % 4 == 0 &&
+                          kI % 4 == 0 && kRow % 4 == 0 && vO % 4 == 0 && vI % 4 == 0 &&
+                          vRow % 4 == 0;
+    if (tc && !std::strstr(f.label, "wgmma") && bf16Rows) {
+      const Ptr f32q = gq, f32k = gk, f32v = gv;
+      gq = gpu.upload(bitsOf(q));
+      gk = gpu.upload(bitsOf(kk));
+      gv = gpu.upload(bitsOf(v));
+      inputsBf16 = k::kAttentionQkvBf16;
+      scratch = gstats;
+      saved = gsaved;
+      savedOut = gout;
+      dS = 0;
+      gpu.fill(gout, out.size() * 4, 0xff);
+      gpu.fill(gdq, dq.size() * 4, 0xff);
+      gpu.fill(gdk, dk.size() * 4, 0xff);
+      gpu.fill(gdv, dvv.size() * 4, 0xff);
+      gpu.launch(f.forward, f.forwardBlocks, forward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
+      saved = 0; // dkv: the statistics dq stored
+      gpu.launch(dkv, f.dkvBlocks, backward);
+      const Ptr got[4] = {gout, gdq, gdk, gdv};
+      const size_t sizes[4] = {out.size(), dq.size(), dk.size(), dvv.size()};
+      for (int t = 0; t < 4; ++t)
+        sameBits(n + " output " + std::to_string(t) + " of bf16 q, k, v",
+                 gpu.template download<float>(got[t], sizes[t]), reference[t],
+                 "as of the f32 ones");
+      gq = f32q;
+      gk = f32k;
+      gv = f32v;
+      inputsBf16 = 0;
     }
     if (std::strstr(f.label, "lean"))
       for (int run = 0; run < count; ++run)

@@ -239,22 +239,36 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   i64 outer = 1, inner = heads, tq = seq, tk = seq, d = 64, dv = 64;
   float scale = 0.125f;
   const size_t n = size_t(heads * seq * d);
-  CUdeviceptr gq = gpu.upload(randomFloats(n)), gk = gpu.upload(randomFloats(n)),
-              gv = gpu.upload(randomFloats(n)), gd = gpu.upload(randomFloats(n));
+  const std::vector<float> q = randomFloats(n), kk = randomFloats(n), v = randomFloats(n);
+  CUdeviceptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v),
+              gd = gpu.upload(randomFloats(n));
+  // q, k and v as bf16 bits too (inputsBf16: a QKV projection stored in
+  // bf16, what the "bf16" attention means).
+  auto bits = [](const std::vector<float> &x) {
+    std::vector<uint16_t> b(x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+      b[i] = k::bf16Bits(x[i]);
+    return b;
+  };
+  const CUdeviceptr f32[3] = {gq, gk, gv},
+                    b16[3] = {gpu.upload(bits(q)), gpu.upload(bits(kk)), gpu.upload(bits(v))};
+  i64 inputsBf16 = 0;
   CUdeviceptr gout = gpu.alloc(n * 4), gdq = gpu.alloc(n * 4), gdk = gpu.alloc(n * 4),
               gdv = gpu.alloc(n * 4), gstats = gpu.alloc(size_t(heads * seq) * 16),
               gsaved = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
   CUdeviceptr scratch = 0, saved = 0, savedOut = 0, dS = 0;
   i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0, dsRow = (seq + 7) / 8 * 8;
   const CUdeviceptr gds = gpu.alloc(size_t(heads * seq * dsRow) * 4); // f32 or bf16
-  std::vector<void *> forward = {&outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,    &hO,  &hI,
-                                 &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,    &row, &gm,
-                                 &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved, &zero};
+  std::vector<void *> forward = {&outer, &inner, &tq,  &tk,    &d,    &dv,        &scale, &gq,
+                                 &hO,    &hI,    &row, &gk,    &hO,   &hI,        &row,   &gv,
+                                 &hO,    &hI,    &row, &gm,    &zero, &zero,      &zero,  &gout,
+                                 &hO,    &hI,    &row, &saved, &zero, &inputsBf16};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,  &tk,       &d,  &dv, &scale, &gq,    &hO,      &hI,   &row,   &gk,
-      &hO,    &hI,    &row, &gv,       &hO, &hI, &row,   &gm,    &zero,    &zero, &zero,  &gd,
-      &hO,    &hI,    &row, &gdq,      &hO, &hI, &row,   &gdk,   &hO,      &hI,   &row,   &gdv,
-      &hO,    &hI,    &row, &savedOut, &hO, &hI, &row,   &saved, &scratch, &dS,   &dsRow, &zero};
+      &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,   &hO,        &hI,
+      &row,   &gk,    &hO,   &hI,    &row,     &gv,  &hO,    &hI,   &row,       &gm,
+      &zero,  &zero,  &zero, &gd,    &hO,      &hI,  &row,   &gdq,  &hO,        &hI,
+      &row,   &gdk,   &hO,   &hI,    &row,     &gdv, &hO,    &hI,   &row,       &savedOut,
+      &hO,    &hI,    &row,  &saved, &scratch, &dS,  &dsRow, &zero, &inputsBf16};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
   const unsigned tcBlocks = unsigned(heads * (seq / 64));
   // The lean tensor-core forward and dq (TFC_ATTENTION_LEAN) the runtime's
@@ -262,7 +276,7 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   struct Family {
     const char *label, *forward, *dq, *dkv;
     unsigned forwardBlocks, dqBlocks, dkvBlocks;
-    bool everyWay;
+    bool everyWay, bf16Inputs = false;
   } families[] = {
       {"fp32        ", "tfc_cuda_attention_forward_kernel", "tfc_cuda_attention_backward_dq_kernel",
        "tfc_cuda_attention_backward_dkv_kernel", unsigned(k::attentionForwardUnits(heads, seq, dv)),
@@ -271,6 +285,9 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
        "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, true},
+      {"tensor cores, bf16 q, k, v", "tfc_cuda_attention_tc_forward_kernel",
+       "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
+       tcBlocks, tcBlocks, tcBlocks, false, true},
       {"tensor cores, lean forward and dq", "tfc_cuda_attention_tc_forward_lean_kernel",
        "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false},
@@ -291,6 +308,10 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
     for (int way = f.everyWay ? 0 : 2; way < (f.everyWay ? 4 : 3); ++way) {
       if (std::strncmp(f.label, "wgmma", 5) == 0 && !wgmma)
         continue; // no sm_90a image on this GPU
+      inputsBf16 = f.bf16Inputs ? k::kAttentionQkvBf16 : 0;
+      gq = (f.bf16Inputs ? b16 : f32)[0];
+      gk = (f.bf16Inputs ? b16 : f32)[1];
+      gv = (f.bf16Inputs ? b16 : f32)[2];
       const bool forwardStats = way < 3;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;

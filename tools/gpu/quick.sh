@@ -252,17 +252,17 @@ ab TFC_ATTENTION_WGMMA "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32"
 (export TFC_ATTENTION_WGMMA=1 # and with it, its wide forward, dq and dkv against the default
  ab TFC_ATTENTION_WIDE "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32")
 
-echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, with the forward's activation copies kept, with fp32 activations beside their copies, with attention's outputs copied by loop nests, with the dropout gradients drawn by loop nests after the layer norm backwards, with the residual sums in loop nests before the layer norms, and with every product stored in fp32 (set_anomaly fp32 too)"
+echo "== 4g. train_step (median of 50): the medium encoder's bf16 step with bf16 copies of the GEMMs' operands, without, with the forward's activation copies kept, with fp32 activations beside their copies, with attention's outputs copied by loop nests, with the dropout gradients drawn by loop nests after the layer norm backwards, with the residual sums in loop nests before the layer norms, with every product stored in fp32, and with the QKV projections stored in fp32 (attention reading f32 q, k, v; set_anomaly fp32 too)"
 for binary in "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
   "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16-fp32-activations" \
   "$bench/medium_encoder.bf16-attention-nests" "$bench/medium_encoder.bf16-dropout-nests" \
   "$bench/medium_encoder.bf16-residual-nests" "$bench/medium_encoder.bf16-fp32-results" \
-  "$bench/set_anomaly" "$bench/set_anomaly.residual-nests" \
+  "$bench/medium_encoder.bf16-fp32-qkv" "$bench/set_anomaly" "$bench/set_anomaly.residual-nests" \
   "$bench/medium_encoder.bf16" "$bench/medium_encoder.bf16-fp32-operands" \
   "$bench/medium_encoder.bf16-keep-copies" "$bench/medium_encoder.bf16-fp32-activations" \
   "$bench/medium_encoder.bf16-attention-nests" "$bench/medium_encoder.bf16-dropout-nests" \
   "$bench/medium_encoder.bf16-residual-nests" "$bench/medium_encoder.bf16-fp32-results" \
-  "$bench/set_anomaly" "$bench/set_anomaly.residual-nests"; do
+  "$bench/medium_encoder.bf16-fp32-qkv" "$bench/set_anomaly" "$bench/set_anomaly.residual-nests"; do
   [ -x "$binary" ] || continue
   line=$(timeout 60 "$binary" bench --entry train_step --steps 50 2>&1 | grep '^bench train_step' |
     cut -d' ' -f3-4)

@@ -146,7 +146,7 @@ done
 if [ -x "$bench/medium_encoder.bf16-fp32-operands" ]; then
   for round in 1 2 3; do
     [ "$(left)" -gt 100 ] || break
-    echo "    medium_encoder.bf16 --bf16-operands=large: $(step "$bench/medium_encoder.bf16")  none: $(step "$bench/medium_encoder.bf16-fp32-operands")  large, activation copies kept: $(step "$bench/medium_encoder.bf16-keep-copies")  large, fp32 activations beside their copies: $(step "$bench/medium_encoder.bf16-fp32-activations")  large, attention's outputs copied by nests: $(step "$bench/medium_encoder.bf16-attention-nests")  dropout gradients by nests: $(step "$bench/medium_encoder.bf16-dropout-nests")  residual sums by nests: $(step "$bench/medium_encoder.bf16-residual-nests")  products in fp32: $(step "$bench/medium_encoder.bf16-fp32-results")"
+    echo "    medium_encoder.bf16 --bf16-operands=large: $(step "$bench/medium_encoder.bf16")  none: $(step "$bench/medium_encoder.bf16-fp32-operands")  large, activation copies kept: $(step "$bench/medium_encoder.bf16-keep-copies")  large, fp32 activations beside their copies: $(step "$bench/medium_encoder.bf16-fp32-activations")  large, attention's outputs copied by nests: $(step "$bench/medium_encoder.bf16-attention-nests")  dropout gradients by nests: $(step "$bench/medium_encoder.bf16-dropout-nests")  residual sums by nests: $(step "$bench/medium_encoder.bf16-residual-nests")  products in fp32: $(step "$bench/medium_encoder.bf16-fp32-results")  QKV in fp32: $(step "$bench/medium_encoder.bf16-fp32-qkv")"
   done
 fi
 if [ -x "$bench/set_anomaly.residual-nests" ]; then

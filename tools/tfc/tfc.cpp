@@ -194,6 +194,12 @@ static cl::opt<bool> noBf16GemmResults(
              "product and its activation's gradient) is stored in bf16 by cuBLASLt, half the "
              "bytes, and the nests read it widened"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<bool> noBf16AttentionInputs(
+    "no-bf16-attention-inputs",
+    cl::desc("cuda: with --bf16-operands, attention reads f32 q, k and v; by default a QKV "
+             "projection that only attention reads is stored in bf16 by cuBLASLt (its bias "
+             "a bf16 copy) and the tensor-core kernels read the bits, half the bytes"),
+    cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("The CPU to compile for: native (this machine's, the default), x86-64-v3 (any "
@@ -667,6 +673,12 @@ int compile() {
                     "--bf16-operands=large|all on cuda-emulated)\n";
     return kUsageError;
   }
+  if (noBf16AttentionInputs && bf16OperandsChoice == "none") {
+    llvm::errs() << "tfc: error: --no-bf16-attention-inputs keeps the q, k and v that "
+                    "--bf16-operands' QKV projection stores in fp32: it needs --precision bf16 "
+                    "(or --bf16-operands=large|all on cuda-emulated)\n";
+    return kUsageError;
+  }
   if (noBf16GemmResults && bf16OperandsChoice == "none") {
     llvm::errs() << "tfc: error: --no-bf16-gemm-results keeps the products of --bf16-operands' "
                     "copies in fp32: it needs --precision bf16 (or --bf16-operands=large|all on "
@@ -708,6 +720,7 @@ int compile() {
   codegen.cuda.bf16Activations = !noBf16Activations;
   codegen.cuda.bf16AttentionOutputs = !noBf16AttentionOutputs;
   codegen.cuda.bf16GemmResults = !noBf16GemmResults;
+  codegen.cuda.bf16AttentionInputs = !noBf16AttentionInputs;
   codegen.cuda.mergeLaunches = !noMergeLaunches;
   codegen.cuda.gradientEpilogues = !noGemmEpilogues;
   codegen.cuda.fusedCrossEntropy = !noFusedCrossEntropy;

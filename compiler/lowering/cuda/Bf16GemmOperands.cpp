@@ -15,6 +15,7 @@
 #include "compiler/lowering/BufferEffects.h"
 #include "compiler/transforms/EntryAbi.h"
 #include "runtime/Abi.h"
+#include "runtime/cuda/kernels/KernelMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -342,6 +343,11 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     if (attentionOutputs)
       for (func::CallOp backward : callsWhere([](func::CallOp c) { return isAttention(c, true); }))
         gradientsAsBits(backward);
+    if (attentionInputs)
+      for (func::CallOp call : callsWhere([](func::CallOp c) {
+             return c.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaSgemmFused));
+           }))
+        qkvAsBits(call);
     if (gemmResults)
       for (func::CallOp call : callsWhere([](func::CallOp c) {
              return c.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaSgemm));
@@ -796,7 +802,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
   /// the bits, the same bits, and the f32 buffer goes. dk and dv so both
   /// or neither (the kernels' contract).
   void gradientsAsBits(func::CallOp backward) {
-    const unsigned gradsBf16 = backward.getNumOperands() - 1;
+    const unsigned gradsBf16 = backward.getNumOperands() - 2; // inputsBf16 last
     auto tq = constantArg(backward, 2), tk = constantArg(backward, 3), d = constantArg(backward, 4),
          dv = constantArg(backward, 5), flags = constantArg(backward, gradsBf16);
     if (!tq || !tk || !d || !dv || !flags || *flags != 0)
@@ -1070,6 +1076,98 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
     callWithBits(call, args, {});
     eraseUnused(views); // (and the f32 buffer, then unused)
+  }
+
+  /// A QKV projection that only attention calls read after it, as their
+  /// q, k and v (tfc_cuda_sgemm_fused of bf16 A and B with a bias alone,
+  /// into a buffer of its own that it fills; the tensor-core kernels' heads,
+  /// rows 8-byte aligned): cuBLASLt stores it in bf16 (runtime/Abi.h's gemm
+  /// kBf16 in Accumulate), its bias a bf16 copy of the parameter (a bf16 D
+  /// takes a bf16 bias, as autocast's bf16 linear layers add theirs), and
+  /// the attention calls read the bits (attention kQkvBf16): half the bytes
+  /// written and read, and the kernels, which round q, k and v to bf16 as
+  /// they stage them, see the bias's rounding alone as new. The f32 buffer
+  /// goes.
+  void qkvAsBits(func::CallOp call) {
+    auto batch = constantArg(call, gemm::Batch), m = constantArg(call, gemm::M),
+         n = constantArg(call, gemm::N), ldc = constantArg(call, gemm::Ldc),
+         accumulate = constantArg(call, gemm::Accumulate), transA = constantArg(call, gemm::TransA),
+         transB = constantArg(call, gemm::TransB), activation = constantArg(call, gemm::Activation),
+         residual = constantArg(call, gemm::Residual), aux = constantArg(call, gemm::Aux);
+    if (call.getNumOperands() != gemm::FusedCount || !batch || *batch != 1 || !m || !n || !ldc ||
+        *ldc != *n || !accumulate || *accumulate != 0 || !transA || !(*transA & gemm::kBf16) ||
+        !transB || !(*transB & gemm::kBf16) || !activation || *activation != gemm::kNoActivation ||
+        !residual || *residual != 0 || !aux || *aux != 0)
+      return;
+    std::optional<Pointee> bias = pointeeOf(call.getOperand(gemm::Bias));
+    Value root = ownBuffer(call, gemm::C, *m * *n);
+    if (!bias || !root)
+      return;
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, call);
+    if (!users || users->empty())
+      return;
+    // Each reader an attention call taking the buffer as q, k and v alone,
+    // on heads the tensor-core kernels take, with rows they load 8 bytes
+    // at a time (dO's 16) and f32 inputs so far.
+    auto aligned = [](func::CallOp c, unsigned t) {
+      std::optional<Pointee> p = pointeeOf(c.getOperand(attentionTensor(t)));
+      if (!p || p->offset % 4)
+        return false;
+      for (unsigned i = 1; i < attention::kPerTensor; ++i)
+        if (auto stride = constantArg(c, attentionTensor(t) + i); !stride || *stride % 4)
+          return false;
+      return true;
+    };
+    for (Operation *user : *users) {
+      auto reader = dyn_cast<func::CallOp>(user);
+      const bool backward = reader && isAttention(reader, true);
+      if (!reader || !(backward || isAttention(reader, false)))
+        return;
+      auto d = constantArg(reader, 4), dv = constantArg(reader, 5),
+           inputs = constantArg(reader, reader.getNumOperands() - 1);
+      if (!d || !dv || !tfc::rt::cuda::kernels::attentionTensorCoreShape(*d, *dv) || !inputs ||
+          *inputs != 0 || (backward && !aligned(reader, attention::kForwardInputs)))
+        return;
+      for (auto [i, arg] : llvm::enumerate(reader.getOperands())) {
+        std::optional<RuntimePointer> p = runtimePointer(arg);
+        if (!p || rootBuffer(p->buffer) != root)
+          continue;
+        if (i != attentionTensor(0) && i != attentionTensor(1) && i != attentionTensor(2))
+          return;
+      }
+      for (unsigned t = 0; t < 3; ++t)
+        if (!aligned(reader, t))
+          return;
+    }
+    const Matrices biasRow{bias->buffer, rootBuffer(bias->buffer), bias->offset, 1, *n, *n, 0, 1};
+    Value biasBits = parameterCopy(call, biasRow);
+    if (!biasBits)
+      return;
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    MemRefType type = wholeF32Buffer(root);
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    SmallVector<Value> args = llvm::to_vector(call.getOperands());
+    args[gemm::C] = base;
+    args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
+    args[gemm::Bias] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, biasBits);
+    callWithBits(call, args, {});
+    for (Operation *user : *users) {
+      auto reader = cast<func::CallOp>(user);
+      OpBuilder rb(reader);
+      SmallVector<Value> readerArgs = llvm::to_vector(reader.getOperands());
+      for (unsigned t = 0; t < 3; ++t) {
+        const int64_t offset = pointeeOf(reader.getOperand(attentionTensor(t)))->offset;
+        readerArgs[attentionTensor(t)] =
+            offset == 0 ? base
+                        : rb.create<arith::AddIOp>(
+                              loc, base, rb.create<arith::ConstantIndexOp>(loc, offset * 2));
+      }
+      readerArgs.back() = rb.create<arith::ConstantIndexOp>(loc, attention::kQkvBf16);
+      callWithBits(reader, readerArgs, {}); // (the last one the f32 buffer too)
+    }
   }
 
   /// A layer norm forward with its ReLU that stores y's bf16 bits beside y

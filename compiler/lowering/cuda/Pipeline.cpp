@@ -79,6 +79,7 @@ static void addCudaGemmPasses(OpPassManager &pm, const tfc::CudaTarget &target) 
     bf16.bf16Activations = target.bf16Activations;
     bf16.attentionOutputs = target.bf16AttentionOutputs;
     bf16.gemmResults = target.bf16GemmResults;
+    bf16.attentionInputs = target.bf16AttentionInputs;
     pm.addPass(tfc::createTfBf16GemmOperands(bf16));
   }
 }

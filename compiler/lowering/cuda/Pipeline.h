@@ -53,6 +53,10 @@ struct CudaTarget {
   /// A product that only loop nests read stored in bf16 by cuBLASLt
   /// (tf-bf16-gemm-operands' gemm-results); --no-bf16-gemm-results: fp32.
   bool bf16GemmResults = true;
+  /// A QKV projection that only attention reads stored in bf16, which the
+  /// kernels read (tf-bf16-gemm-operands' attention-inputs);
+  /// --no-bf16-attention-inputs: fp32.
+  bool bf16AttentionInputs = true;
   /// The attention kernels store the copies of their outputs
   /// (tf-bf16-gemm-operands' attention-outputs); --no-bf16-attention-outputs:
   /// copy nests after them.

@@ -52,21 +52,23 @@ namespace tfc::rt::cuda::kernels {
       "v") ", " TFC_CUDA_STRIDED("mask")
 /// The forward's: the CPU kernel's (stats: 0, or 4 floats a query row the
 /// forward stores for the backward; out16: 0, or out's bf16 bits beside
-/// it, runtime/Abi.h's attention::).
+/// it, runtime/Abi.h's attention::; inputsBf16 as the backward's).
 #define TFC_CUDA_ATTENTION_FORWARD                                             \
   TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
-      "out") ", ptr stats, ptr out16"
+      "out") ", ptr stats, ptr out16, i64 inputsBf16"
 /// The backward's: the CPU kernel's (the forward's out and stats, or 0),
 /// then scratch (0, or 4 floats a query row the dq launch stores and the
 /// dkv launch reads when there are no stats; attention.cu), then dS (0, or
 /// bf16 [head][query][key] rows dsRow apart, which the tensor-core dkv
 /// launch stores and their dq, launched after it, reads; attention_tc.cu),
-/// then gradsBf16 (Abi.h's attention::kDqBf16, ...: those stored as bf16).
+/// then gradsBf16 (Abi.h's attention::kDqBf16, ...: those stored as bf16),
+/// then inputsBf16 (the forward's last too: Abi.h's attention::kQkvBf16,
+/// q, k and v as bf16 bits; the tensor-core kernels alone take it).
 #define TFC_CUDA_ATTENTION_BACKWARD                                            \
   TFC_CUDA_ATTENTION_SIZES ", " TFC_CUDA_ATTENTION_INPUTS ", " TFC_CUDA_STRIDED( \
       "dout") ", " TFC_CUDA_STRIDED("dq") ", " TFC_CUDA_STRIDED("dk") ", "     \
       TFC_CUDA_STRIDED("dv") ", " TFC_CUDA_STRIDED("out") ", ptr stats, ptr scratch, ptr dS, " \
-      "i64 dsRow, i64 gradsBf16"
+      "i64 dsRow, i64 gradsBf16, i64 inputsBf16"
 
 // X(image, kernel name, threads a block, parameter count, parameters)
 /// gemm_small.cu's epilogue, the last parameters of its two product kernels.
@@ -74,40 +76,40 @@ namespace tfc::rt::cuda::kernels {
   "i64 accumulate, ptr residual, i64 ldResidual, ptr bias, i64 relu, i64 reluGrad, "   \
   "ptr mask, i64 ldMask"
 #define TFC_CUDA_KERNELS(X)                                                    \
-  X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 29,     \
+  X(attention, "tfc_cuda_attention_forward_kernel", kAttentionThreads, 30,     \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
-  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 48, \
+  X(attention, "tfc_cuda_attention_backward_dq_kernel", kAttentionThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 48, \
+  X(attention, "tfc_cuda_attention_backward_dkv_kernel", kAttentionDkvThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 29, \
+  X(attention_tc, "tfc_cuda_attention_tc_forward_kernel", kAttentionTcThreads, 30, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
-  X(attention_tc, "tfc_cuda_attention_tc_forward_lean_kernel", kAttentionTcThreads, 29, \
+  X(attention_tc, "tfc_cuda_attention_tc_forward_lean_kernel", kAttentionTcThreads, 30, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 48, \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_lean_kernel", kAttentionTcThreads, 48, \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dq_lean_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 48, \
+  X(attention_tc, "tfc_cuda_attention_tc_backward_dkv_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_kernel", kAttentionTcThreads, 29, \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_kernel", kAttentionTcThreads, 30, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
-  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_serial_kernel", kAttentionTcThreads, 29, \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_serial_kernel", kAttentionTcThreads, 30, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_wide_kernel", kAttentionWgmmaWideThreads, \
-    29, TFC_CUDA_ATTENTION_FORWARD)                                            \
-  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_kernel", kAttentionTcThreads, 48, \
+    30, TFC_CUDA_ATTENTION_FORWARD)                                            \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
-  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_serial_kernel", kAttentionTcThreads, 48, \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_serial_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_wide_kernel",                     \
-    kAttentionWgmmaWideThreads, 48, TFC_CUDA_ATTENTION_BACKWARD)               \
-  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_kernel", kAttentionTcThreads, 48, \
+    kAttentionWgmmaWideThreads, 49, TFC_CUDA_ATTENTION_BACKWARD)               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel", kAttentionTcThreads, \
-    48, TFC_CUDA_ATTENTION_BACKWARD)                                           \
+    49, TFC_CUDA_ATTENTION_BACKWARD)                                           \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel",                    \
-    kAttentionWgmmaWideThreads, 48, TFC_CUDA_ATTENTION_BACKWARD)               \
+    kAttentionWgmmaWideThreads, 49, TFC_CUDA_ATTENTION_BACKWARD)               \
   X(layer_norm, "tfc_cuda_layer_norm_forward_kernel", kLayerNormThreads, 17,   \
     "i64 rows, i64 d, f32 eps, ptr x, ptr gamma, ptr beta, ptr y, i64 relu, ptr y16, "        \
     "ptr residual, ptr pre, ptr seed, ptr sampleOffset, i64 sampleSize, i64 key, "            \

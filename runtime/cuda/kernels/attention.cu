@@ -391,9 +391,11 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads) tfc_cuda_attenti
     const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
     const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
     float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,
-    uint16_t *__restrict__ out16) {
+    uint16_t *__restrict__ out16, i64 inputsBf16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
+  if (inputsBf16)
+    __trap(); // f32 q, k and v alone: the runtime takes attention_tc.cu's kernels for bf16
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
@@ -494,9 +496,11 @@ extern "C" __global__ void __launch_bounds__(kAttentionThreads)
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
         const float *__restrict__ stats, float *__restrict__ scratch, const float *__restrict__ dS,
-        i64 dsRow, i64 gradsBf16) {
+        i64 dsRow, i64 gradsBf16, i64 inputsBf16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionThreads);
+  if (inputsBf16)
+    __trap(); // as the forward's
   const i64 heads = outer * inner;
   if (heads <= 0 || tq <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;
@@ -591,9 +595,11 @@ extern "C" __global__ void __launch_bounds__(kAttentionDkvThreads)
         i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
         i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
         const float *__restrict__ stats, const float *__restrict__ scratch, float *__restrict__ dS,
-        i64 dsRow, i64 gradsBf16) {
+        i64 dsRow, i64 gradsBf16, i64 inputsBf16) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionDkvThreads);
+  if (inputsBf16)
+    __trap(); // as the forward's
   const i64 heads = outer * inner;
   if (heads <= 0 || tk <= 0 || d <= 0 || dv <= 0)
     return;

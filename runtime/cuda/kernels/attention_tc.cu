@@ -132,6 +132,7 @@
 #include "runtime/cuda/kernels/Warp.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 using namespace tfc::rt::cuda::kernels;
 
@@ -161,41 +162,82 @@ struct alignas(8) Floats {
   float lo, hi;
 };
 
-/// Rows row0 .. row0 + 63 of a [rows, cols] fp32 matrix (row stride `row`).
-struct Source {
-  const float *base;
+/// Rows row0 .. row0 + 63 of a [rows, cols] matrix (row stride `row`) of
+/// T: float, or, for q, k and v under kAttentionQkvBf16, uint16_t (bf16
+/// bits: a QKV projection cuBLASLt stored in bf16). The kernels take T
+/// from q's type, each of their loops instantiated for both.
+template <typename T> struct SourceOf {
+  const T *base;
   i64 row, row0, rows, cols;
 };
-__device__ __forceinline__ Source source(const float *base, i64 row, i64 row0, i64 rows,
-                                         i64 cols) {
+template <typename T>
+__device__ __forceinline__ SourceOf<T> source(const T *base, i64 row, i64 row0, i64 rows,
+                                              i64 cols) {
   return {base, row, row0, rows, cols};
 }
-/// Whether every head's rows of a strided tensor are 16-byte aligned.
-__device__ __forceinline__ bool rowsAligned(const void *base, i64 outer, i64 inner, i64 row) {
+/// Whether every head's rows of a strided tensor are aligned for the
+/// vector loads: 16 bytes (4 floats) for f32, 8 (4 bf16) for bf16 bits.
+__device__ __forceinline__ bool rowsAligned(const float *base, i64 outer, i64 inner, i64 row) {
   return reinterpret_cast<uintptr_t>(base) % 16 == 0 && outer % 4 == 0 && inner % 4 == 0 &&
          row % 4 == 0;
 }
-/// Columns c .. c + 3 of row r (c a multiple of 4; cols is a multiple of
-/// 16); zeros past `rows` and `cols`. Vec: one float4 load (the kernels
-/// take that path, a template argument, when every input's rows are
-/// 16-byte aligned; a run-time choice at each load cost registers).
-template <bool Vec> __device__ __forceinline__ float4 load4(const Source &s, int r, int c) {
-  if (s.row0 + r >= s.rows || c >= s.cols)
-    return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-  const float *p = s.base + (s.row0 + r) * s.row + c;
-  if (Vec)
-    return *reinterpret_cast<const float4 *>(p);
-  return make_float4(p[0], p[1], p[2], p[3]);
+__device__ __forceinline__ bool rowsAligned(const uint16_t *base, i64 outer, i64 inner, i64 row) {
+  return reinterpret_cast<uintptr_t>(base) % 8 == 0 && outer % 4 == 0 && inner % 4 == 0 &&
+         row % 4 == 0;
 }
-/// The same at p, no tests (a whole tile's rows).
+/// Whether a kernel has a loop for unaligned rows of T: f32 alone. The
+/// runtime gives bf16 inputs aligned rows (LayerKernels.cpp refuses
+/// others), and a loop less a kernel keeps their compile time.
+template <typename T> constexpr bool kUnalignedLoop = std::is_same<T, float>::value;
+/// Two floats rounded to bf16 (bf16Bits), lo in the low half: on the GPU
+/// one cvt.rn.bf16x2.f32 (round to nearest even, as bf16Bits; the upper
+/// half is its first operand, as cuda_bf16.hpp's __floats2bfloat162_rn)
+/// instead of bf16Bits' dozen integer operations a value, the same bits for
+/// every value but a NaN (which stays a NaN, its payload the hardware's).
+__device__ __forceinline__ uint32_t packFloats(float lo, float hi) {
+#if defined(TFC_SIMT)
+  return uint32_t(bf16Bits(lo)) | (uint32_t(bf16Bits(hi)) << 16);
+#else
+  uint32_t bits;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(hi), "f"(lo));
+  return bits;
+#endif
+}
+
+/// Four elements at p as staging takes them: f32 as a float4 (Vec: one
+/// 16-byte load), bf16 bits as they are, two to a word (Vec: one 8-byte
+/// load), which staging stores unconverted: the bits it rounds f32 to.
 template <bool Vec> __device__ __forceinline__ float4 load4(const float *p) {
   if (Vec)
     return *reinterpret_cast<const float4 *>(p);
   return make_float4(p[0], p[1], p[2], p[3]);
 }
+template <bool Vec> __device__ __forceinline__ Words load4(const uint16_t *p) {
+  if (Vec)
+    return *reinterpret_cast<const Words *>(p);
+  return Words{uint32_t(p[0]) | uint32_t(p[1]) << 16, uint32_t(p[2]) | uint32_t(p[3]) << 16};
+}
+/// What load4 gives for T, and its zeros (bf16 +0 is 0 bits).
+template <typename T> using FourOf = decltype(load4<true>(static_cast<const T *>(nullptr)));
+__device__ __forceinline__ float4 zero4(const float *) {
+  return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+__device__ __forceinline__ Words zero4(const uint16_t *) { return Words{0u, 0u}; }
+/// Columns c .. c + 3 of row r (c a multiple of 4; cols is a multiple of
+/// 16); zeros past `rows` and `cols`. Vec: one vector load (the kernels
+/// take that path, a template argument, when every input's rows are
+/// aligned; a run-time choice at each load cost registers).
+template <bool Vec, typename T>
+__device__ __forceinline__ FourOf<T> load4(const SourceOf<T> &s, int r, int c) {
+  if (s.row0 + r >= s.rows || c >= s.cols)
+    return zero4(s.base);
+  return load4<Vec>(s.base + (s.row0 + r) * s.row + c);
+}
 /// Whether all 64 rows of s are there: a whole tile, staged without tests
 /// a row (the partial last tile keeps them).
-__device__ __forceinline__ bool wholeRows(const Source &s) { return s.row0 + kRows <= s.rows; }
+template <typename T> __device__ __forceinline__ bool wholeRows(const SourceOf<T> &s) {
+  return s.row0 + kRows <= s.rows;
+}
 /// threadIdx.x, read afresh: the staging's per-thread offsets are then
 /// recomputed at each tile (a few integer operations) instead of held in
 /// registers across the loops, where they cost the products registers.
@@ -213,40 +255,24 @@ __device__ __forceinline__ float lane4(const float4 &v, int e) {
   return e == 0 ? v.x : e == 1 ? v.y : e == 2 ? v.z : v.w;
 }
 
-/// Two floats rounded to bf16 (bf16Bits), lo in the low half: on the GPU
-/// one cvt.rn.bf16x2.f32 (round to nearest even, as bf16Bits; the upper
-/// half is its first operand, as cuda_bf16.hpp's __floats2bfloat162_rn)
-/// instead of bf16Bits' dozen integer operations a value, the same bits for
-/// every value but a NaN (which stays a NaN, its payload the hardware's).
-__device__ __forceinline__ uint32_t packFloats(float lo, float hi) {
-#if defined(TFC_SIMT)
-  return uint32_t(bf16Bits(lo)) | (uint32_t(bf16Bits(hi)) << 16);
-#else
-  uint32_t bits;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(bits) : "f"(hi), "f"(lo));
-  return bits;
-#endif
-}
-
 /// A tile's share of one thread between its global loads and its stores:
 /// item i is row f / 8 (f = thread + 128 i), columns 16b + 4m .. + 3 and
 /// 16b + 8 + 4m .. + 3 (b = f % 8 / 2, m = f % 2), whose 8 bf16 are
 /// positions 16b + 8m .. + 7 of the staged row. A warp's load reads 4 whole
 /// rows; its 16-byte stores, 8 lanes a row, hit every bank once.
-struct RowsLoad {
-  float4 v[4][2];
-};
-template <bool Vec> __device__ __forceinline__ void loadRows(RowsLoad &x, const Source &s) {
+template <typename T> struct RowsLoadOf { FourOf<T> v[4][2]; };
+template <bool Vec, typename T>
+__device__ __forceinline__ void loadRows(RowsLoadOf<T> &x, const SourceOf<T> &s) {
   // Item i is row r + 16 i (f / 8 = thread / 8 + 16 i), columns c.. and c + 8..
   const unsigned f = thread();
   const int r = int(f / 8), c = int(16 * (f % 8 / 2) + 4 * (f % 2));
   if (wholeRows(s)) {
     // One pointer, rows 16 apart; c + 8 < cols iff c < cols (cols is a
     // multiple of 16, c % 16 < 8): one test a thread, none a row.
-    const float *p = s.base + (s.row0 + r) * s.row + c;
+    const T *p = s.base + (s.row0 + r) * s.row + c;
     const i64 step = 16 * s.row;
     const bool in = c < s.cols;
-    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const FourOf<T> zero = zero4(p);
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       x.v[i][0] = in ? load4<Vec>(p + i * step) : zero;
@@ -260,21 +286,32 @@ template <bool Vec> __device__ __forceinline__ void loadRows(RowsLoad &x, const 
     x.v[i][1] = load4<Vec>(s, r + 16 * i, c + 8);
   }
 }
-__device__ __forceinline__ void storeRows(Tile &s, const RowsLoad &x) {
+/// The 16 bytes an item stores: columns c .. c + 3 (a) and c + 8 .. + 11
+/// (b) in the staged order, rounded (f32) or as they are (bf16 bits).
+__device__ __forceinline__ uint4 stagedChunk(const float4 &a, const float4 &b) {
+  uint4 w;
+  w.x = packFloats(a.x, a.y); // columns 4m, 4m + 1: t = 2m, h = 0
+  w.y = packFloats(b.x, b.y); // 8 + 4m, 8 + 4m + 1: t = 2m, h = 1
+  w.z = packFloats(a.z, a.w); // t = 2m + 1, h = 0
+  w.w = packFloats(b.z, b.w); // t = 2m + 1, h = 1
+  return w;
+}
+__device__ __forceinline__ uint4 stagedChunk(const Words &a, const Words &b) {
+  uint4 w;
+  w.x = a.lo;
+  w.y = b.lo;
+  w.z = a.hi;
+  w.w = b.hi;
+  return w;
+}
+template <typename T> __device__ __forceinline__ void storeRows(Tile &s, const RowsLoadOf<T> &x) {
   // Rows r + 16 i share at()'s swizzle (r % 4): one address, 2 KiB a step.
   const unsigned f = thread();
   const int r = int(f / 8), p = int(16 * (f % 8 / 2) + 8 * (f % 2));
   uint4 *dst = reinterpret_cast<uint4 *>(&s[r][at(r, p)]);
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float4 &a = x.v[i][0], &b = x.v[i][1];
-    uint4 w;
-    w.x = packFloats(a.x, a.y); // columns 4m, 4m + 1: t = 2m, h = 0
-    w.y = packFloats(b.x, b.y); // 8 + 4m, 8 + 4m + 1: t = 2m, h = 1
-    w.z = packFloats(a.z, a.w); // t = 2m + 1, h = 0
-    w.w = packFloats(b.z, b.w); // t = 2m + 1, h = 1
-    dst[i * 16 * kStride / 8] = w;
-  }
+  for (int i = 0; i < 4; ++i)
+    dst[i * 16 * kStride / 8] = stagedChunk(x.v[i][0], x.v[i][1]);
 }
 
 /// The same for a tile staged transposed (staged row c, position of row
@@ -282,17 +319,16 @@ __device__ __forceinline__ void storeRows(Tile &s, const RowsLoad &x) {
 /// (f = thread + 128 i, jb = f % 4, t = f / 4 % 4, c = 4 (f / 16)), which
 /// are positions 16jb + 4t .. + 3 of staged rows c .. c + 3. A half-warp's
 /// 8-byte stores (16 pairs jb, t) hit every bank once.
-struct ColsLoad {
-  float4 v[2][4];
-};
-template <bool Vec> __device__ __forceinline__ void loadCols(ColsLoad &x, const Source &s) {
+template <typename T> struct ColsLoadOf { FourOf<T> v[2][4]; };
+template <bool Vec, typename T>
+__device__ __forceinline__ void loadCols(ColsLoadOf<T> &x, const SourceOf<T> &s) {
   // Item i is columns c + 32 i .. + 3 (f / 16 = thread / 16 + 8 i).
   const unsigned f = thread();
   const int r = int(16 * (f % 4) + 2 * (f / 4 % 4)), c = int(4 * (f / 16));
   if (wholeRows(s)) { // rows r, r + 1, r + 8, r + 9 from one pointer; a test an item
-    const float *p = s.base + (s.row0 + r) * s.row + c;
+    const T *p = s.base + (s.row0 + r) * s.row + c;
     const i64 row = s.row;
-    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const FourOf<T> zero = zero4(p);
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       const bool in = c + 32 * i < s.cols;
@@ -311,7 +347,16 @@ template <bool Vec> __device__ __forceinline__ void loadCols(ColsLoad &x, const 
     x.v[i][3] = load4<Vec>(s, r + 9, c + 32 * i);
   }
 }
-__device__ __forceinline__ void storeCols(Tile &s, const ColsLoad &x) {
+/// Column e of two rows' items as a staged bf16 pair, the first row's in
+/// the low half: rounded (f32), or the halves of their words (bf16 bits).
+__device__ __forceinline__ uint32_t columnPair(const float4 &x, const float4 &y, int e) {
+  return packFloats(lane4(x, e), lane4(y, e));
+}
+__device__ __forceinline__ uint32_t columnPair(const Words &x, const Words &y, int e) {
+  const uint32_t a = e < 2 ? x.lo : x.hi, b = e < 2 ? y.lo : y.hi;
+  return e % 2 == 0 ? (a & 0xffffu) | (b << 16) : (a >> 16) | (b & 0xffff0000u);
+}
+template <typename T> __device__ __forceinline__ void storeCols(Tile &s, const ColsLoadOf<T> &x) {
   // Staged rows c + 32 i + e: at()'s swizzle is e's (c % 4 = 0), the
   // address one base plus constants.
   const unsigned f = thread();
@@ -322,8 +367,7 @@ __device__ __forceinline__ void storeCols(Tile &s, const ColsLoad &x) {
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       *reinterpret_cast<Words *>(row + (32 * i + e) * kStride + at(e, p)) =
-          Words{packFloats(lane4(x.v[i][0], e), lane4(x.v[i][1], e)),
-                packFloats(lane4(x.v[i][2], e), lane4(x.v[i][3], e))};
+          Words{columnPair(x.v[i][0], x.v[i][1], e), columnPair(x.v[i][2], x.v[i][3], e)};
 }
 
 /// Positions p, p + 1, p + 2, p + 3 of staged row r (p a multiple of 4).
@@ -396,8 +440,8 @@ __device__ __forceinline__ void loadA(uint32_t (&a)[kSteps][4], const Tile &s, i
 /// The warp's A operands (its 16 rows) straight from global memory,
 /// rounded as staging rounds them: the same bits as loadA of the staged
 /// rows.
-template <bool Vec, int W>
-__device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const Source &s) {
+template <bool Vec, int W, typename T>
+__device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const SourceOf<T> &s) {
   const unsigned tid = thread();
   const int lane = int(tid % kWarp), r0 = int(tid / kWarp * 16), g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -405,20 +449,27 @@ __device__ __forceinline__ void globalA(uint32_t (&a)[kSteps][4], const Source &
 #pragma unroll
     for (int h = 0; h < 2; ++h) { // rows g, g + 8
       const int r = r0 + g + 8 * h, c = kk * 16 + 2 * t;
-      float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
       // c < cols iff kk 16 < cols (cols is a multiple of 16): the warp's test
-      if (s.row0 + r < s.rows && kk * 16 < s.cols) {
-        const float *p = s.base + (s.row0 + r) * s.row + c;
-        if (Vec) { // 8-byte aligned: the rows are 16-byte aligned, c even
-          const Floats lo = *reinterpret_cast<const Floats *>(p),
-                       hi = *reinterpret_cast<const Floats *>(p + 8);
-          x[0] = lo.lo, x[1] = lo.hi, x[2] = hi.lo, x[3] = hi.hi;
-        } else {
-          x[0] = p[0], x[1] = p[1], x[2] = p[8], x[3] = p[9];
+      const bool in = s.row0 + r < s.rows && kk * 16 < s.cols;
+      const T *p = s.base + (s.row0 + r) * s.row + c;
+      if constexpr (std::is_same<T, float>::value) {
+        float x[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        if (in) {
+          if (Vec) { // 8-byte aligned: the rows are 16-byte aligned, c even
+            const Floats lo = *reinterpret_cast<const Floats *>(p),
+                         hi = *reinterpret_cast<const Floats *>(p + 8);
+            x[0] = lo.lo, x[1] = lo.hi, x[2] = hi.lo, x[3] = hi.hi;
+          } else {
+            x[0] = p[0], x[1] = p[1], x[2] = p[8], x[3] = p[9];
+          }
         }
+        a[kk][h] = packFloats(x[0], x[1]);     // columns 2t, 2t + 1
+        a[kk][2 + h] = packFloats(x[2], x[3]); // columns 2t + 8, 2t + 9
+      } else {
+        // bf16 bits: each pair one aligned word, as staged.
+        a[kk][h] = in ? *reinterpret_cast<const uint32_t *>(p) : 0u;
+        a[kk][2 + h] = in ? *reinterpret_cast<const uint32_t *>(p + 8) : 0u;
       }
-      a[kk][h] = packFloats(x[0], x[1]);     // columns 2t, 2t + 1
-      a[kk][2 + h] = packFloats(x[2], x[3]); // columns 2t + 8, 2t + 9
     }
 }
 
@@ -697,15 +748,14 @@ __device__ __forceinline__ void probTile(float (&s)[N][4], float scale2, const R
 /// registers (dkv, which holds its own accumulators): the same operations
 /// on the same values either way. Every thread of the block calls it (it holds
 /// barriers); it starts with one.
-template <bool Vec, int W, bool Prefetch, typename A>
+template <bool Vec, int W, bool Prefetch, typename A, typename T>
 __device__ __forceinline__ void
-rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK, Tile &sV,
-         const float *__restrict__ K, i64 kRow, const float *__restrict__ V, i64 vRow,
-         const unsigned char *__restrict__ M, i64 maskRow, i64 i0, i64 tq, i64 tk, i64 d, i64 dv,
-         float scale, int warp, int g, int t) {
+rowStats(RowStats (&st)[2], const A &qa, const A &da, Tile &sK, Tile &sV, const T *__restrict__ K,
+         i64 kRow, const T *__restrict__ V, i64 vRow, const unsigned char *__restrict__ M,
+         i64 maskRow, i64 i0, i64 tq, i64 tk, i64 d, i64 dv, float scale, int warp, int g, int t) {
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f}, dot[2] = {0.0f, 0.0f};
   bool live[2] = {M == nullptr, M == nullptr};
-  RowsLoad kx, vx;
+  RowsLoadOf<T> kx, vx;
   if (Prefetch) {
     loadRows<Vec>(kx, source(K, kRow, 0, tk, d));
     loadRows<Vec>(vx, source(V, vRow, 0, tk, dv));
@@ -859,12 +909,12 @@ storeForwardRows(float *out, i64 o0, i64 outRow, float *__restrict__ stats,
 /// Prefetch (the aligned path of the default kernel): the next key tile's
 /// loads fly in registers during this tile's products; else each tile is
 /// loaded when it is stored (the lean kernel, and the unaligned path).
-template <bool Vec, int W, bool Prefetch>
+template <bool Vec, int W, bool Prefetch, typename T>
 __device__ __forceinline__ void
-forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-        const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k,
-        i64 kOuter, i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-        i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const T *__restrict__ q,
+        i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+        const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
         float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,
         uint16_t *__restrict__ out16, Tile (&sK)[2], Tile (&sVt)[2]) {
   const i64 heads = outer * inner;
@@ -872,13 +922,13 @@ forward(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
     const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const T *K = headOf(k, kOuter, kInner, b, inner);
+    const T *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     // Q goes through sK[1] once: the warp's A operands stay in registers.
     // Key tile n is staged in sK[n % 2], sVt[n % 2]: one barrier a tile.
-    RowsLoad kx;
-    ColsLoad vx;
+    RowsLoadOf<T> kx;
+    ColsLoadOf<T> vx;
     loadRows<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d));
     __syncthreads(); // the last unit's tiles are read
     storeRows(sK[1], kx);
@@ -947,31 +997,32 @@ __device__ __forceinline__ void storeWarpRows(float *out, i64 head, i64 outRow,
 /// The dq kernel's loop.
 /// Lean: pass 1 without the prefetch, and pass 2 stages K then V through
 /// one tile of registers (the lean kernel's 168 registers hold no more).
-template <bool Vec, int W, bool Lean, typename Grads>
-__device__ __forceinline__ void backwardDq(
-    i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,
-    i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-    const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-    const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-    const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
-    float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
-    i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
-    i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
-    const float *__restrict__ stats, float *__restrict__ scratch, const uint16_t *__restrict__ dS,
-    i64 dsRow, Grads gradsBf16, Tile &sQ, Tile &sdO, Tile &sK, Tile &sKt, Tile &sV) {
+template <bool Vec, int W, bool Lean, typename Grads, typename T>
+__device__ __forceinline__ void
+backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
+           const T *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k,
+           i64 kOuter, i64 kInner, i64 kRow, const T *__restrict__ v, i64 vOuter, i64 vInner,
+           i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
+           i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+           float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
+           i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
+           i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
+           const float *__restrict__ stats, float *__restrict__ scratch,
+           const uint16_t *__restrict__ dS, i64 dsRow, Grads gradsBf16, Tile &sQ, Tile &sdO,
+           Tile &sK, Tile &sKt, Tile &sV) {
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, g = lane / 4, t = lane % 4;
   const i64 queryBlocks = (tq + kRows - 1) / kRows;
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
     const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kRows;
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const T *K = headOf(k, kOuter, kInner, b, inner);
+    const T *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     if (dS) { // dQ = dS K from the dS dkv stored: no scores, no statistics
       const uint16_t *D = dS + b * tq * dsRow;
       float acc[kMaxTiles][4] = {};
       for (i64 j0 = 0; j0 < tk; j0 += kRows) {
-        ColsLoad kt;
+        ColsLoadOf<T> kt;
         loadCols<Vec>(kt, source(K, kRow, j0, tk, d));
         __syncthreads(); // the last tile's products read sKt
         storeCols(sKt, kt);
@@ -999,7 +1050,8 @@ __device__ __forceinline__ void backwardDq(
     // Q and dO, staged once for both passes; their operands are read at
     // each use (registers go to the next tiles' loads).
     {
-      RowsLoad qx, dx;
+      RowsLoadOf<T> qx;
+      RowsLoadOf<float> dx;
       loadRows<Vec>(qx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d));
       loadRows<Vec>(dx, source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, dv));
       __syncthreads(); // the last unit's tiles are read
@@ -1031,14 +1083,14 @@ __device__ __forceinline__ void backwardDq(
     float acc[kMaxTiles][4] = {};
     for (i64 j0 = 0; j0 < tk; j0 += kRows) {
       if (Lean) {
-        RowsLoad x;
+        RowsLoadOf<T> x;
         loadRows<Vec>(x, source(K, kRow, j0, tk, d));
         __syncthreads(); // pass 1's or the last tile's products read
         storeRows(sK, x);
         loadRows<Vec>(x, source(V, vRow, j0, tk, dv));
         storeRows(sV, x);
       } else {
-        RowsLoad kx, vx;
+        RowsLoadOf<T> kx, vx;
         loadRows<Vec>(kx, source(K, kRow, j0, tk, d));
         loadRows<Vec>(vx, source(V, vRow, j0, tk, dv));
         __syncthreads(); // pass 1's or the last tile's products read
@@ -1074,14 +1126,13 @@ __device__ __forceinline__ void backwardDq(
 }
 
 /// The dkv kernel's loop.
-template <bool Vec, int W, typename Grads>
+template <bool Vec, int W, typename Grads, typename T>
 __device__ __forceinline__ void
 backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
-            const float *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow,
-            const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-            const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
-            const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-            const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+            const T *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k,
+            i64 kOuter, i64 kInner, i64 kRow, const T *__restrict__ v, i64 vOuter, i64 vInner,
+            i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
+            i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
             float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
             i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
             i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner,
@@ -1093,16 +1144,17 @@ backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
   const float scale2 = attentionTcScale(scale);
   for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
     const i64 b = unit / keyBlocks, j0 = (unit % keyBlocks) * kRows;
-    const float *Q = headOf(q, qOuter, qInner, b, inner);
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const T *Q = headOf(q, qOuter, qInner, b, inner);
+    const T *K = headOf(k, kOuter, kInner, b, inner);
+    const T *V = headOf(v, vOuter, vInner, b, inner);
     const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float accK[kMaxTiles][4] = {}, accV[kMaxTiles][4] = {};
     for (i64 i0 = 0; i0 < tq; i0 += kRows) {
       const int lane = thread() % kWarp, warp = thread() / kWarp, g = lane / 4, t = lane % 4;
       {
-        RowsLoad qx, dx;
+        RowsLoadOf<T> qx;
+        RowsLoadOf<float> dx;
         loadRows<Vec>(qx, source(Q, qRow, i0, tq, d));
         loadRows<Vec>(dx, source(dO, doutRow, i0, tq, dv));
         __syncthreads(); // the last tiles' products are read
@@ -1217,13 +1269,16 @@ template <int N> struct Constant { static constexpr int value = N; };
 /// run(Constant<Vec>, Constant<W>): the kernel's loop instantiated for its
 /// rows' alignment and W, the k-steps of the wider of d and dv (2 for
 /// heads up to 32 wide, else 4; a narrower head's extra columns are zeros).
-template <typename F>
+/// T, q's element type: bf16 inputs have no unaligned loop (a trap).
+template <typename T, typename F>
 __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &run) {
   const bool wide = d > 32 || dv > 32;
   if (aligned && wide)
     run(Constant<1>(), Constant<4>());
   else if (aligned)
     run(Constant<1>(), Constant<2>());
+  else if constexpr (!kUnalignedLoop<T>)
+    __trap();
   else if (wide)
     run(Constant<0>(), Constant<4>());
   else
@@ -1231,81 +1286,103 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
 }
 
 // The forward's and the backward's parameters (Kernels.h's
-// TFC_CUDA_ATTENTION_FORWARD and _BACKWARD), and the arguments that pass
-// them on: for the entries here, their lean twins and attention_wgmma.cu's.
-#define TFC_TC_FORWARD_PARAMS                                                                      \
-  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
-      i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
-      i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
+// TFC_CUDA_ATTENTION_FORWARD and _BACKWARD), q, k and v of type T, and the
+// arguments that pass them on: for the entries here (T float: the
+// kernels' C parameters), their lean twins and attention_wgmma.cu's.
+#define TFC_TC_FORWARD_PARAMS_OF(T)                                                                \
+  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const T *__restrict__ q,       \
+      i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow, \
+      const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                                   \
       const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
       float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow, float *__restrict__ stats,  \
-      uint16_t *__restrict__ out16
-#define TFC_TC_FORWARD_ARGS                                                                        \
-  outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
+      uint16_t *__restrict__ out16, i64 inputsBf16
+#define TFC_TC_FORWARD_PARAMS TFC_TC_FORWARD_PARAMS_OF(float)
+#define TFC_TC_FORWARD_ARGS_OF(Q, K, V)                                                            \
+  outer, inner, tq, tk, d, dv, scale, Q, qOuter, qInner, qRow, K, kOuter, kInner, kRow, V, vOuter, \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
-      out16
-#define TFC_TC_DQ_PARAMS                                                                           \
-  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
-      i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
-      i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
+      out16, inputsBf16
+#define TFC_TC_FORWARD_ARGS TFC_TC_FORWARD_ARGS_OF(q, k, v)
+#define TFC_TC_BACKWARD_PARAMS_OF(T, Scratch, DS)                                                  \
+  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const T *__restrict__ q,       \
+      i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow, \
+      const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                                   \
       const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
       const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,                   \
       float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,         \
       i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
       i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
-      const float *__restrict__ stats, float *__restrict__ scratch,                                \
-      const uint16_t *__restrict__ dS, i64 dsRow, i64 gradsBf16
-/// dkv's: dq's but scratch read (dq stored it) and dS written.
-#define TFC_TC_DKV_PARAMS                                                                          \
-  i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const float *__restrict__ q,   \
-      i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,       \
-      i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                     \
-      const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
-      const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,                   \
-      float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,         \
-      i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
-      i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
-      const float *__restrict__ stats, const float *__restrict__ scratch,                          \
-      uint16_t *__restrict__ dS, i64 dsRow, i64 gradsBf16
-#define TFC_TC_BACKWARD_ARGS                                                                       \
+      const float *__restrict__ stats, Scratch *__restrict__ scratch, DS *__restrict__ dS,         \
+      i64 dsRow, i64 gradsBf16, i64 inputsBf16
+/// dq's: scratch written (when not 0), dS read; dkv's: scratch read (dq
+/// stored it) and dS written.
+#define TFC_TC_DQ_PARAMS_OF(T) TFC_TC_BACKWARD_PARAMS_OF(T, float, const uint16_t)
+#define TFC_TC_DKV_PARAMS_OF(T) TFC_TC_BACKWARD_PARAMS_OF(T, const float, uint16_t)
+#define TFC_TC_DQ_PARAMS TFC_TC_DQ_PARAMS_OF(float)
+#define TFC_TC_DKV_PARAMS TFC_TC_DKV_PARAMS_OF(float)
+/// The loops' arguments (backwardDq's and backwardDkv's: no inputsBf16,
+/// their T q's type), then the kernel bodies' (with it).
+#define TFC_TC_LOOP_ARGS                                                                           \
   outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter, \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
       dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out,   \
       outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16
+#define TFC_TC_BACKWARD_ARGS_OF(Q, K, V)                                                           \
+  outer, inner, tq, tk, d, dv, scale, Q, qOuter, qInner, qRow, K, kOuter, kInner, kRow, V, vOuter, \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
+      dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out,   \
+      outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16, inputsBf16
+#define TFC_TC_BACKWARD_ARGS TFC_TC_BACKWARD_ARGS_OF(q, k, v)
+/// q, k or v as bf16 bits (kAttentionQkvBf16): the entries' C parameters
+/// are floats.
+__device__ __forceinline__ const uint16_t *bf16In(const float *x) {
+  return reinterpret_cast<const uint16_t *>(x);
+}
+#define TFC_TC_FORWARD_ARGS_BF16 TFC_TC_FORWARD_ARGS_OF(bf16In(q), bf16In(k), bf16In(v))
+#define TFC_TC_BACKWARD_ARGS_BF16 TFC_TC_BACKWARD_ARGS_OF(bf16In(q), bf16In(k), bf16In(v))
+
+/// Each kernel's shared memory, declared by its entry: once (a body
+/// instantiated for f32 and for bf16 inputs would declare two). The entry
+/// waits for the kernel before it (awaitPreviousKernel) once too.
+struct alignas(16) ForwardShared {
+  Tile sK[2], sVt[2];
+};
+struct alignas(16) DqShared {
+  Tile sQ, sdO, sK, sKt, sV;
+};
+struct alignas(16) DkvShared {
+  Tile sQ, sQt, sdO, sdOt;
+  float4 sStats[kRows];
+};
 
 /// The forward kernel: Lean takes no prefetch on any path.
-template <bool Lean> __device__ __forceinline__ void forwardKernel(TFC_TC_FORWARD_PARAMS) {
-  awaitPreviousKernel();
-  trapUnlessBlockSize(kAttentionTcThreads);
+template <bool Lean, typename T>
+__device__ __forceinline__ void forwardKernel(TFC_TC_FORWARD_PARAMS_OF(T), ForwardShared &shared) {
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
-  __shared__ __align__(16) Tile sK[2], sVt[2];
   const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
                        rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
-  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+  dispatch<T>(aligned, d, dv, [&](auto vec, auto w) {
     constexpr bool Vec = decltype(vec)::value;
     forward<Vec, decltype(w)::value, Vec && !Lean>(
         outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
         vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow,
-        stats, out16, sK, sVt);
+        stats, out16, shared.sK, shared.sVt);
   });
 }
 
 /// The dq kernel (see backwardDq for Lean).
-template <bool Lean> __device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS) {
-  awaitPreviousKernel();
-  trapUnlessBlockSize(kAttentionTcThreads);
+template <bool Lean, typename T>
+__device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS_OF(T), DqShared &shared) {
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
-  __shared__ __align__(16) Tile sQ, sdO, sK, sKt, sV;
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
   // The body storing dq as bf16 or as f32, neither testing gradsBf16.
   auto body = [&](auto gradsBf16) {
-    dispatch(aligned, d, dv, [&](auto vec, auto w) {
-      backwardDq<bool(decltype(vec)::value), decltype(w)::value, Lean>(TFC_TC_BACKWARD_ARGS, sQ,
-                                                                       sdO, sK, sKt, sV);
+    dispatch<T>(aligned, d, dv, [&](auto vec, auto w) {
+      backwardDq<bool(decltype(vec)::value), decltype(w)::value, Lean>(
+          TFC_TC_LOOP_ARGS, shared.sQ, shared.sdO, shared.sK, shared.sKt, shared.sV);
     });
   };
   if (gradsBf16 & kAttentionDqBf16)
@@ -1314,59 +1391,90 @@ template <bool Lean> __device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS) 
     body(NoBf16Grads());
 }
 
+/// The dkv kernel.
+template <typename T>
+__device__ __forceinline__ void dkvKernel(TFC_TC_DKV_PARAMS_OF(T), DkvShared &shared) {
+  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
+    return;
+  const bool aligned =
+      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
+      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
+  dispatch<T>(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDkv<bool(decltype(vec)::value), decltype(w)::value>(
+        TFC_TC_LOOP_ARGS, shared.sQ, shared.sQt, shared.sdO, shared.sdOt, shared.sStats);
+  });
+}
+
 } // namespace
 
 // attention_wgmma.cu includes this file for its loops and tiles, not its
 // kernels (its image has kernels of its own).
 #ifndef TFC_ATTENTION_TC_NO_KERNELS
 
+// Each entry runs its body on q, k and v as f32, or as bf16 bits under
+// kAttentionQkvBf16 (runtime/Abi.h's attention::kQkvBf16).
+
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
 /// forward kernel, on tensor cores.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_forward_kernel(TFC_TC_FORWARD_PARAMS) {
-  forwardKernel<false>(TFC_TC_FORWARD_ARGS);
+  __shared__ ForwardShared shared;
+  awaitPreviousKernel(); // once: each body is instantiated twice
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (inputsBf16 & kAttentionQkvBf16)
+    forwardKernel<false, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, shared);
+  else
+    forwardKernel<false, float>(TFC_TC_FORWARD_ARGS, shared);
 }
 
 /// The same, lean (KernelMath.h's kAttentionTcLeanBlocks): the same bits.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLeanBlocks)
     tfc_cuda_attention_tc_forward_lean_kernel(TFC_TC_FORWARD_PARAMS) {
-  forwardKernel<true>(TFC_TC_FORWARD_ARGS);
+  __shared__ ForwardShared shared;
+  awaitPreviousKernel(); // once: each body is instantiated twice
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (inputsBf16 & kAttentionQkvBf16)
+    forwardKernel<true, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, shared);
+  else
+    forwardKernel<true, float>(TFC_TC_FORWARD_ARGS, shared);
 }
 
 /// dq[b] = dS K (dS with the scale): attention.cu's dq kernel on tensor
 /// cores, the same arguments; with scratch, the rows' statistics stored.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dq_kernel(TFC_TC_DQ_PARAMS) {
-  dqKernel<false>(TFC_TC_BACKWARD_ARGS);
+  __shared__ DqShared shared;
+  awaitPreviousKernel(); // once: each body is instantiated twice
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (inputsBf16 & kAttentionQkvBf16)
+    dqKernel<false, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16, shared);
+  else
+    dqKernel<false, float>(TFC_TC_BACKWARD_ARGS, shared);
 }
 
 /// The same, lean: the same bits.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLeanBlocks)
     tfc_cuda_attention_tc_backward_dq_lean_kernel(TFC_TC_DQ_PARAMS) {
-  dqKernel<true>(TFC_TC_BACKWARD_ARGS);
+  __shared__ DqShared shared;
+  awaitPreviousKernel(); // once: each body is instantiated twice
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (inputsBf16 & kAttentionQkvBf16)
+    dqKernel<true, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16, shared);
+  else
+    dqKernel<true, float>(TFC_TC_BACKWARD_ARGS, shared);
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
 /// tensor cores, the same arguments; scratch (when not 0) as dq left it.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dkv_kernel(TFC_TC_DKV_PARAMS) {
-  awaitPreviousKernel();
+  __shared__ DkvShared shared;
+  awaitPreviousKernel(); // once: each body is instantiated twice
   trapUnlessBlockSize(kAttentionTcThreads);
-  if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
-    return;
-  __shared__ __align__(16) Tile sQ, sQt, sdO, sdOt;
-  __shared__ float4 sStats[kRows];
-  const bool aligned =
-      rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
-      rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
-  dispatch(aligned, d, dv, [&](auto vec, auto w) {
-    backwardDkv<bool(decltype(vec)::value), decltype(w)::value>(
-        outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
-        vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
-        doutRow, dq, dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner,
-        dvRow, out, outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16, sQ, sQt, sdO,
-        sdOt, sStats);
-  });
+  if (inputsBf16 & kAttentionQkvBf16)
+    dkvKernel<uint16_t>(TFC_TC_BACKWARD_ARGS_BF16, shared);
+  else
+    dkvKernel<float>(TFC_TC_BACKWARD_ARGS, shared);
 }
 
 #endif // TFC_ATTENTION_TC_NO_KERNELS

@@ -102,7 +102,7 @@ struct alignas(1024) SwizzledTile {
 template <int Items> struct SwizzledItems { float4 v[Items][2]; };
 using SwizzledLoad = SwizzledItems<4>; // a warpgroup's block
 template <bool Vec, int Items>
-__device__ __forceinline__ void loadSwizzled(SwizzledItems<Items> &x, const Source &s) {
+__device__ __forceinline__ void loadSwizzled(SwizzledItems<Items> &x, const SourceOf<float> &s) {
   const int f0 = int(thread());
 #pragma unroll
   for (int i = 0; i < Items; ++i) {
@@ -827,6 +827,8 @@ namespace {
 template <bool Pipelined, int Groups>
 __device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTile (&sQ)[Groups],
                                                SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
+  if (inputsBf16)
+    __trap(); // q, k and v f32 alone: the runtime takes attention_tc.cu's kernels for bf16
   const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
                        rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
 #define TFC_WGMMA_FORWARD_ARGS                                                                     \
@@ -845,6 +847,8 @@ __device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTi
 /// attention_tc.cu's own loop (mma.sync).
 template <bool Pipelined, int Groups>
 __device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile *tiles) {
+  if (inputsBf16)
+    __trap(); // as forwardOnWgmma
   const bool aligned =
       rowsAligned(q, qOuter, qInner, qRow) && rowsAligned(k, kOuter, kInner, kRow) &&
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
@@ -865,8 +869,8 @@ __device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile *tiles)
     return;
   }
   Tile *tc = reinterpret_cast<Tile *>(tiles);
-  dispatch(aligned, d, dv, [&](auto vec, auto w) {
-    backwardDq<bool(decltype(vec)::value), decltype(w)::value, false>(TFC_TC_BACKWARD_ARGS, tc[0],
+  dispatch<float>(aligned, d, dv, [&](auto vec, auto w) {
+    backwardDq<bool(decltype(vec)::value), decltype(w)::value, false>(TFC_TC_LOOP_ARGS, tc[0],
                                                                       tc[1], tc[2], tc[3], tc[4]);
   });
 }
@@ -1008,7 +1012,7 @@ __device__ __forceinline__ void dkvOnWgmmaStoring(Grads grads, TFC_TC_DKV_PARAMS
   }
 #undef TFC_WGMMA_DKV_ARGS
   Tile *tc = reinterpret_cast<Tile *>(tiles);
-  dispatch(aligned, d, dv, [&](auto vec, auto w) {
+  dispatch<float>(aligned, d, dv, [&](auto vec, auto w) {
     backwardDkv<bool(decltype(vec)::value), decltype(w)::value>(
         outer, inner, tq, tk, d, dv, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v,
         vOuter, vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner,
@@ -1020,6 +1024,8 @@ __device__ __forceinline__ void dkvOnWgmmaStoring(Grads grads, TFC_TC_DKV_PARAMS
 
 template <bool Pipelined, int Groups = 1>
 __device__ __forceinline__ void dkvOnWgmma(TFC_TC_DKV_PARAMS, SwizzledTile *tiles) {
+  if (inputsBf16)
+    __trap();                                                          // as forwardOnWgmma
   const bool bf16 = gradsBf16 & (kAttentionDkBf16 | kAttentionDvBf16); // both or neither: Abi.h
   if constexpr (Pipelined) {
     // These kernels (one warpgroup, and wide) store f32 gradients alone:

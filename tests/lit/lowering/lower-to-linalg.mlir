@@ -600,7 +600,7 @@ func.func @fusion_softmax(%l: tensor<4x8xf32>, %m: tensor<4x8xi1>) -> tensor<4x8
 // CHECK-SAME: %[[K]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
 // CHECK-SAME: %[[V]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
 // CHECK-SAME: %[[M]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}},
-// CHECK-SAME: %[[O]], %c12{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %[[O]], %c12{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[R]]
@@ -630,7 +630,7 @@ func.func @attention_heads(%qkv: tensor<2x3x12xf32>, %m: tensor<3x3xi1>) -> tens
 // CHECK: %[[DV:.+]] = arith.addi %[[BASE]], %c16
 // CHECK: call @tfc_attention_backward(
 // CHECK-SAME: %[[BASE]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DK]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DV]], %c36{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}},
-// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: %[[R:.+]] = bufferization.to_tensor %[[D]] restrict writable
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: tensor.insert_slice

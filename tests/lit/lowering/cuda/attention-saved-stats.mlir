@@ -22,7 +22,7 @@
 // CHECK: %[[STATS:.+]] = memref.alloc() : memref<6x4xf32>
 // CHECK: %[[STATSP:.+]] = memref.extract_aligned_pointer_as_index %[[STATS]]
 // CHECK: call @tfc_cuda_attention_forward(
-// CHECK-SAME: %[[OUTP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[STATSP]], %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %[[OUTP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[STATSP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: %[[O:.+]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: %[[S:.+]] = bufferization.to_tensor %[[STATS]] restrict writable
 // CHECK: %[[OB:.+]] = bufferization.to_memref %[[O]] read_only
@@ -30,20 +30,20 @@
 // CHECK: %[[SB:.+]] = bufferization.to_memref %[[S]] read_only
 // CHECK: %[[SBP:.+]] = memref.extract_aligned_pointer_as_index %[[SB]]
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[SBP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %[[SBP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK-LABEL: func.func private @tfc_cuda_attention_forward
-// CHECK-SAME: (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-SAME: (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CPU-LABEL: func.func @forward_then_backward
 // CPU: call @tfc_attention_forward(
-// CPU-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CPU-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CPU: call @tfc_attention_backward(
-// CPU-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CPU-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // Heads of 4: not the tensor-core kernels', so dS in f32 either way.
 // DS-LABEL: func.func @forward_then_backward
 // DS: %[[BUF:.+]] = memref.alloc() : memref<6x8xf32>
 // DS: %[[BUFP:.+]] = memref.extract_aligned_pointer_as_index %[[BUF]]
 // DS: call @tfc_cuda_attention_backward(
-// DS-SAME: , %[[BUFP]], %c0{{(_[0-9]+)?}})
+// DS-SAME: , %[[BUFP]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // TC-LABEL: func.func @forward_then_backward
 // TC-NOT: xi16>
 // TC: memref.alloc() : memref<6x8xf32>
@@ -68,7 +68,7 @@ func.func @forward_then_backward(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %
 // CHECK: %[[OB:.+]] = bufferization.to_memref %[[O]] read_only
 // CHECK: %[[OBP:.+]] = memref.extract_aligned_pointer_as_index %[[OB]]
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %{{.+}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %[[OBP]], %c0{{(_[0-9]+)?}}, %c4{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %{{.+}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: return %[[O]]
 func.func @merged_heads(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<3x8xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
   %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
@@ -85,9 +85,9 @@ func.func @merged_heads(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor
 // CHECK-LABEL: func.func @other_scale
 // CHECK-NOT: memref<6x4xf32>
 // CHECK: call @tfc_cuda_attention_forward(
-// CHECK-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 func.func @other_scale(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x4xf32>, %g: tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) {
   %o = tf.attention %q, %k, %v scale 0.5 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32> -> tensor<2x3x4xf32>
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.25 : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x3x4xf32> -> tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>
@@ -103,7 +103,7 @@ func.func @other_scale(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<
 // CHECK-LABEL: func.func @tensor_core_heads
 // CHECK-NOT: xi16>
 // CHECK: call @tfc_cuda_attention_backward(
-// CHECK-SAME: , %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK-SAME: , %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // DS-LABEL: func.func @tensor_core_heads
 // DS-NOT: xi16>
 // DS: memref.alloc() : memref<6x8xf32>
@@ -111,7 +111,7 @@ func.func @other_scale(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<
 // TC-LABEL: func.func @tensor_core_heads
 // TC-NOT: memref<6x8x
 // TC: call @tfc_cuda_attention_backward(
-// TC-SAME: , %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// TC-SAME: , %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 func.func @tensor_core_heads(%q: tensor<2x3x16xf32>, %k: tensor<2x5x16xf32>, %v: tensor<2x5x16xf32>, %g: tensor<2x3x16xf32>) -> (tensor<2x3x16xf32>, tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>) {
   %o = tf.attention %q, %k, %v scale 0.25 : tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32> -> tensor<2x3x16xf32>
   %dq, %dk, %dv = tf.attention_grad %q, %k, %v grad %g scale 0.25 : tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>, tensor<2x3x16xf32> -> tensor<2x3x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32>

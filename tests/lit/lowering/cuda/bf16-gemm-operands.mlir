@@ -5,6 +5,7 @@
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 bf16-activations=false" --split-input-file | FileCheck %s --check-prefix=NOBITS
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 attention-outputs=false" --split-input-file | FileCheck %s --check-prefix=NOATT
 // RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 gemm-results=false" --split-input-file | FileCheck %s --check-prefix=NORESULTS
+// RUN: tf-opt %s --tf-bf16-gemm-operands="min-macs=0 attention-inputs=false" --split-input-file | FileCheck %s --check-prefix=NOINPUTS
 // --precision bf16: each cuBLASLt call reads A and B from bf16 copies (their
 // bits as i16) made right before it, as the call reads them; the call's
 // transpose flags gain kBf16 (2), its leading dimensions become the
@@ -636,18 +637,18 @@ func.func @apart_last(%w: memref<4x4xf32>, %y: memref<8x4xf32>, %z: memref<8x4xf
 // out is [batch 2, tokens 4, heads 2 x dv 2] (strides 16, 2, 4), the
 // product reads it as 8 x 4.
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @attention_out
 // CHECK: %[[O16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x4xi16>
 // CHECK: %[[O16P:.*]] = memref.extract_aligned_pointer_as_index %[[O16]]
-// CHECK: call @tfc_cuda_attention_forward({{.*}}, %[[O16P]])
+// CHECK: call @tfc_cuda_attention_forward({{.*}}, %[[O16P]], %c0)
 // CHECK-NOT: memref<8x4xf32>) outs({{.*}}tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[O16P]], %c4{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2
 // NOATT-LABEL: func.func @attention_out
-// NOATT: call @tfc_cuda_attention_forward({{.*}}, %c0)
+// NOATT: call @tfc_cuda_attention_forward({{.*}}, %c0, %c0)
 // NOATT: tfc.bf16_cast
 // NOFUSE-LABEL: func.func @attention_out
-// NOFUSE: call @tfc_cuda_attention_forward({{.*}}, %c0)
+// NOFUSE: call @tfc_cuda_attention_forward({{.*}}, %c0, %c0)
 // NOFUSE: tfc.bf16_cast
 func.func @attention_out(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y: memref<8x4xf32>) {
   %c0 = arith.constant 0 : index
@@ -665,7 +666,7 @@ func.func @attention_out(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y: memref
   %vp = arith.addi %qp, %c16 : index
   %o = memref.alloc() : memref<2x4x4xf32>
   %op = memref.extract_aligned_pointer_as_index %o : memref<2x4x4xf32> -> index
-  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %op, %c16, %c2, %c4, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %op, %c16, %c2, %c4, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<8x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c4, %op, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
@@ -676,9 +677,9 @@ func.func @attention_out(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y: memref
 
 // A product reading half of out (its first batch item): a copy nest.
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @attention_out_partial
-// CHECK: call @tfc_cuda_attention_forward({{.*}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_attention_forward({{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: tfc.bf16_cast
 func.func @attention_out_partial(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y: memref<4x4xf32>) {
   %c0 = arith.constant 0 : index
@@ -696,7 +697,7 @@ func.func @attention_out_partial(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y
   %vp = arith.addi %qp, %c16 : index
   %o = memref.alloc() : memref<2x4x4xf32>
   %op = memref.extract_aligned_pointer_as_index %o : memref<2x4x4xf32> -> index
-  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %op, %c16, %c2, %c4, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %op, %c16, %c2, %c4, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x4xf32> -> index
   %yp = memref.extract_aligned_pointer_as_index %y : memref<4x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c4, %c4, %c4, %op, %c4, %c0, %c0, %wp, %c4, %c0, %c0, %yp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
@@ -711,19 +712,19 @@ func.func @attention_out_partial(%qkv: memref<8x12xf32>, %w: memref<4x4xf32>, %y
 // kernel stores them as bf16 bits alone (gradsBf16 = 7) at 0, 4 and 8
 // bytes of a 2-byte buffer; no copy nest, no f32 buffer.
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @attention_grads
 // CHECK-NOT: memref<8x12xf32>{{$}}
 // CHECK: %[[G16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x12xi16>
 // CHECK: %[[GP:.*]] = memref.extract_aligned_pointer_as_index %[[G16]]
 // CHECK-DAG: %[[DK:.*]] = arith.addi %[[GP]], %c4
 // CHECK-DAG: %[[DV:.*]] = arith.addi %[[GP]], %c8
-// CHECK: call @tfc_cuda_attention_backward({{.*}}, %[[GP]], %c48{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DK]], %c48{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DV]], {{.*}}, %c7)
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %[[GP]], %c48{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DK]], %c48{{(_[0-9]+)?}}, %c6{{(_[0-9]+)?}}, %c12{{(_[0-9]+)?}}, %[[DV]], {{.*}}, %c7, %c0)
 // CHECK-NOT: memref<8x12xf32>) outs({{.*}}tfc.bf16_cast
 // CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[GP]],
 // CHECK: call @tfc_cuda_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[GP]],
 // NOATT-LABEL: func.func @attention_grads
-// NOATT: call @tfc_cuda_attention_backward({{.*}}, %c0)
+// NOATT: call @tfc_cuda_attention_backward({{.*}}, %c0, %c0)
 // NOATT: tfc.bf16_cast
 func.func @attention_grads(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w: memref<4x12xf32>, %x: memref<8x4xf32>, %dx: memref<8x4xf32>, %dw: memref<12x4xf32>) {
   %c0 = arith.constant 0 : index
@@ -744,7 +745,7 @@ func.func @attention_grads(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w: mem
   %gp = memref.extract_aligned_pointer_as_index %g : memref<8x12xf32> -> index
   %gk = arith.addi %gp, %c8 : index
   %gv = arith.addi %gp, %c16 : index
-  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %dop, %c16, %c2, %c4, %gp, %c48, %c6, %c12, %gk, %c48, %c6, %c12, %gv, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %dop, %c16, %c2, %c4, %gp, %c48, %c6, %c12, %gk, %c48, %c6, %c12, %gv, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x12xf32> -> index
   %xp = memref.extract_aligned_pointer_as_index %x : memref<8x4xf32> -> index
   %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
@@ -761,9 +762,9 @@ func.func @attention_grads(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w: mem
 // f32, copied (gradsBf16 stays 0).
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
-func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 // CHECK-LABEL: func.func @attention_grads_read
-// CHECK: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 // CHECK: tfc.bf16_cast
 func.func @attention_grads_read(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w: memref<4x12xf32>, %dx: memref<8x4xf32>, %z: memref<8x12xf32>) {
   %c0 = arith.constant 0 : index
@@ -784,7 +785,7 @@ func.func @attention_grads_read(%qkv: memref<8x12xf32>, %do: memref<8x4xf32>, %w
   %gp = memref.extract_aligned_pointer_as_index %g : memref<8x12xf32> -> index
   %gk = arith.addi %gp, %c8 : index
   %gv = arith.addi %gp, %c16 : index
-  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %dop, %c16, %c2, %c4, %gp, %c48, %c6, %c12, %gk, %c48, %c6, %c12, %gv, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c2, %c2, %scale, %qp, %c48, %c6, %c12, %kp, %c48, %c6, %c12, %vp, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %dop, %c16, %c2, %c4, %gp, %c48, %c6, %c12, %gk, %c48, %c6, %c12, %gv, %c48, %c6, %c12, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
   %wp = memref.extract_aligned_pointer_as_index %w : memref<4x12xf32> -> index
   %dxp = memref.extract_aligned_pointer_as_index %dx : memref<8x4xf32> -> index
   call @tfc_cuda_sgemm(%c1, %c8, %c4, %c12, %gp, %c12, %c0, %c0, %wp, %c12, %c0, %c1, %dxp, %c4, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
@@ -1377,5 +1378,106 @@ func.func @gate_bits_written(%in: memref<16x4xf32>, %g: memref<4xf32>, %b: memre
   %sp = memref.extract_aligned_pointer_as_index %scratch : memref<8xf32> -> index
   call @tfc_cuda_layer_norm_backward(%c16, %c4, %c16, %eps, %inp, %gp, %tp, %yp, %dxp, %dgp, %dbp, %sp, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %one, %c0) : (index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, f32, index) -> ()
   memref.copy %dx, %in : memref<16x4xf32> to memref<16x4xf32>
+  return
+}
+
+// -----
+
+// A QKV projection (its bias alone as epilogue) that only attention calls
+// read, as q, k and v, on heads the tensor-core kernels take (d 16): stored
+// in bf16 (Accumulate kBf16 = 2) with a bf16 copy of its bias, made at the
+// step's start beside the weight's; the forward and the backward read the
+// bits (q, k and v 32 bytes apart where they were 64) with inputsBf16 = 1,
+// and the f32 buffer goes. Without attention-inputs: f32 as before.
+// [batch 2, tokens 4] x 32 features; 2 heads of [q k v] x 16 (strides:
+// batch 384, head 48, token 96).
+func.func private @tfc_cuda_sgemm_fused(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @qkv_bits
+// CHECK: %[[B16:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x96xi16>
+// CHECK: %[[QKV:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x96xi16>
+// CHECK-DAG: %[[QP:.*]] = memref.extract_aligned_pointer_as_index %[[QKV]]
+// CHECK-DAG: %[[BP:.*]] = memref.extract_aligned_pointer_as_index %[[B16]]
+// CHECK: call @tfc_cuda_sgemm_fused(%c1{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %c96{{(_[0-9]+)?}}, %c32{{(_[0-9]+)?}}, %{{.*}}, %c32{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %{{.*}}, %c32{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c3{{(_[0-9]+)?}}, %[[QP]], %c96{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %[[BP]], %c0
+// CHECK-DAG: %[[KP:.*]] = arith.addi %[[QP]], %c32{{(_[0-9]+)?}} : index
+// CHECK-DAG: %[[VP:.*]] = arith.addi %[[QP]], %c64{{(_[0-9]+)?}} : index
+// CHECK: call @tfc_cuda_attention_forward({{.*}}, %[[QP]], %c384{{(_[0-9]+)?}}, %c48{{(_[0-9]+)?}}, %c96{{(_[0-9]+)?}}, %[[KP]], {{.*}}, %[[VP]], {{.*}}, %c1{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %[[QP]], %c384{{(_[0-9]+)?}}, %c48{{(_[0-9]+)?}}, %c96{{(_[0-9]+)?}}, %{{.*}}, {{.*}}, %c1{{(_[0-9]+)?}})
+// CHECK-NOT: memref<8x96xf32>
+// CHECK: return
+// NOINPUTS-LABEL: func.func @qkv_bits
+// NOINPUTS-NOT: memref<8x96xi16>
+// NOINPUTS: call @tfc_cuda_attention_forward({{.*}}, %c0, %c0)
+func.func @qkv_bits(%x: memref<8x32xf32>, %w: memref<96x32xf32>, %bias: memref<96xf32>, %g: memref<8x32xf32>, %dqkv: memref<8x96xf32>) attributes {tfc.abi = {args = [{kind = "input", name = "x"}, {kind = "param", name = "w"}, {kind = "param", name = "bias"}], results = []}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c384 = arith.constant 384 : index
+  %scale = arith.constant 0.25 : f32
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x32xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<96x32xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %bias : memref<96xf32> -> index
+  %qkv = memref.alloc() : memref<8x96xf32>
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x96xf32> -> index
+  call @tfc_cuda_sgemm_fused(%c1, %c8, %c96, %c32, %xp, %c32, %c0, %c0, %wp, %c32, %c0, %c1, %qp, %c96, %c0, %c0, %c0, %bp, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %kp = arith.addi %qp, %c64 : index
+  %vp = arith.addi %qp, %c128 : index
+  %o = memref.alloc() : memref<8x32xf32>
+  %op = memref.extract_aligned_pointer_as_index %o : memref<8x32xf32> -> index
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c16, %c16, %scale, %qp, %c384, %c48, %c96, %kp, %c384, %c48, %c96, %vp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %op, %c128, %c16, %c32, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %gp = memref.extract_aligned_pointer_as_index %g : memref<8x32xf32> -> index
+  %dp = memref.extract_aligned_pointer_as_index %dqkv : memref<8x96xf32> -> index
+  %dkp = arith.addi %dp, %c64 : index
+  %dvp = arith.addi %dp, %c128 : index
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c16, %c16, %scale, %qp, %c384, %c48, %c96, %kp, %c384, %c48, %c96, %vp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %gp, %c128, %c16, %c32, %dp, %c384, %c48, %c96, %dkp, %c384, %c48, %c96, %dvp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The same projection also read by a loop nest: it stays f32.
+func.func private @tfc_cuda_sgemm_fused(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @qkv_read_elsewhere
+// CHECK-NOT: memref<8x96xi16>
+// CHECK: call @tfc_cuda_attention_forward({{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+func.func @qkv_read_elsewhere(%x: memref<8x32xf32>, %w: memref<96x32xf32>, %bias: memref<96xf32>, %y: memref<8x96xf32>) attributes {tfc.abi = {args = [{kind = "input", name = "x"}, {kind = "param", name = "w"}, {kind = "param", name = "bias"}], results = []}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c384 = arith.constant 384 : index
+  %scale = arith.constant 0.25 : f32
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x32xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<96x32xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %bias : memref<96xf32> -> index
+  %qkv = memref.alloc() : memref<8x96xf32>
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x96xf32> -> index
+  call @tfc_cuda_sgemm_fused(%c1, %c8, %c96, %c32, %xp, %c32, %c0, %c0, %wp, %c32, %c0, %c1, %qp, %c96, %c0, %c0, %c0, %bp, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %kp = arith.addi %qp, %c64 : index
+  %vp = arith.addi %qp, %c128 : index
+  %o = memref.alloc() : memref<8x32xf32>
+  %op = memref.extract_aligned_pointer_as_index %o : memref<8x32xf32> -> index
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c16, %c16, %scale, %qp, %c384, %c48, %c96, %kp, %c384, %c48, %c96, %vp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %op, %c128, %c16, %c32, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%qkv : memref<8x96xf32>) outs(%y : memref<8x96xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
   return
 }

@@ -7,7 +7,7 @@
 # RUN: tfc compile %models/reverse.tf --target=cuda --batch 4 --emit=linalg --no-attention-ds -o - | FileCheck %s --check-prefix=NONE
 # CHECK: %[[BUF:.+]] = memref.alloc() : memref<64x16xf32>
 # CHECK: %[[P:.+]] = memref.extract_aligned_pointer_as_index %[[BUF]]
-# CHECK: call @tfc_cuda_attention_backward({{.*}}, %[[P]], %c0{{(_[0-9]+)?}})
+# CHECK: call @tfc_cuda_attention_backward({{.*}}, %[[P]], %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 # NONE-NOT: memref<64x16xf32>
-# NONE: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}})
+# NONE: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
 # NONE-NOT: memref<64x16xf32>

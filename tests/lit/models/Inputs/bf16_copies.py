@@ -7,8 +7,10 @@ gradsBf16) and the loss's call that stores dlogits as bits; the copy nests
 (tfc.bf16_cast); the producers that write the copy alone (no f32 result
 beside it); the loop nests that read bits (widened to f32); and the layer
 norm backwards that read their gate as bits (GateBits), each from a
-forward that stores the bits alone (Y 0); and the products stored in bf16
-(kBf16 in tfc_cuda_sgemm's Accumulate, argument 15)."""
+forward that stores the bits alone (Y 0); the products stored in bf16
+(kBf16 in tfc_cuda_sgemm's Accumulate, argument 15); the QKV projections
+stored in bf16 (tfc_cuda_sgemm_fused's) and the attention calls reading
+their bits (inputsBf16, the last argument, 1)."""
 import re
 import sys
 
@@ -28,9 +30,10 @@ def constant(arg, value):
 
 
 # Layer norm forwards writing a y16 (argument 8 not 0); attention calls
-# storing bf16 (their last argument, out16 or gradsBf16, not 0).
+# storing bf16 (their second to last argument, out16 or gradsBf16, not 0;
+# the last is inputsBf16).
 norms = [a for a in calls("tfc_cuda_layer_norm_forward") if not constant(a[8], 0)]
-attention = [a for a in calls("tfc_cuda_attention_(?:forward|backward)") if not constant(a[-1], 0)]
+attention = [a for a in calls("tfc_cuda_attention_(?:forward|backward)") if not constant(a[-2], 0)]
 # Layer norm backwards storing their dx's dropout as bits (DropoutBits,
 # argument 13, is 1).
 dropouts = [a for a in calls("tfc_cuda_layer_norm_backward") if constant(a[13], 1)]
@@ -42,6 +45,8 @@ gates = [a for a in calls("tfc_cuda_layer_norm_backward") if constant(a[20], 1)]
 bare = [a for a in norms if constant(a[6], 0)]
 # Products stored in bf16 (kBf16, 2, in tfc_cuda_sgemm's Accumulate, argument 15).
 results = [a for a in calls("tfc_cuda_sgemm") if constant(a[15], 2)]
+qkv = [a for a in calls("tfc_cuda_sgemm_fused") if constant(a[15], 2)]
+inputs = [a for a in calls("tfc_cuda_attention_(?:forward|backward)") if constant(a[-1], 1)]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
 print("copies",
@@ -50,4 +55,5 @@ print("copies",
       "nests", s.count("tfc.bf16_cast"), "norms", len(norms), "dropouts", len(dropouts),
       "attention", len(attention), "losses", len(losses),
       "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)),
-      "gates", len(gates), "from", len(bare), "results", len(results))
+      "gates", len(gates), "from", len(bare), "results", len(results), "qkv", len(qkv),
+      "inputs", len(inputs))
