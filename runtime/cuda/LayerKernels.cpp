@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -148,21 +149,35 @@ bool useWgmma(CudaDevice &device, int64_t d, int64_t dv) {
          device.layerKernels().loaded(LayerKernels::AttentionWgmmaForward);
 }
 
-/// Why attention's bf16 inputs (abi::attention::kQkvBf16) cannot run on
-/// `device`, or "": the tensor-core kernels read them, each head's rows
-/// 8-byte aligned (4 bf16), as tf-bf16-gemm-operands lays them out.
+/// A strided attention tensor's pointer and strides (in elements).
 struct StridedInput {
   intptr_t base, outer, inner, row;
+  /// Whether every head's rows start on `bytes` (a multiple of 4 elements).
+  bool aligned(intptr_t bytes) const {
+    return base % bytes == 0 && outer % 4 == 0 && inner % 4 == 0 && row % 4 == 0;
+  }
 };
-std::string refuseBf16Inputs(const CudaDevice &device, int64_t d, int64_t dv,
-                             std::initializer_list<StridedInput> inputs) {
+/// Why an attention call's inputsBf16 cannot run on `device`, or "": 0
+/// runs anywhere; abi::attention::kQkvBf16 (q, k and v as bf16 bits) on
+/// the tensor-core kernels, each head's rows 8-byte aligned (4 bf16), as
+/// tf-bf16-gemm-operands lays them out, and the backward's dO (`dout`)
+/// 16-byte aligned (those kernels have no unaligned loop for bf16).
+std::string refuseInputs(const CudaDevice &device, intptr_t inputsBf16, int64_t d, int64_t dv,
+                         std::initializer_list<StridedInput> qkv,
+                         std::optional<StridedInput> dout = std::nullopt) {
+  if (inputsBf16 == 0)
+    return "";
+  if (inputsBf16 != tfc::abi::attention::kQkvBf16)
+    return "inputsBf16 " + std::to_string(inputsBf16) + " is neither 0 nor kQkvBf16";
   if (!useTensorCores(device, d, dv))
     return "bf16 q, k and v need the tensor-core kernels (a model compiled with --precision "
            "bf16 or tf32, heads of d and dv multiples of 16 up to 64; here " +
            std::to_string(d) + " and " + std::to_string(dv) + ")";
-  for (const StridedInput &x : inputs)
-    if (x.base % 8 != 0 || x.outer % 4 != 0 || x.inner % 4 != 0 || x.row % 4 != 0)
+  for (const StridedInput &x : qkv)
+    if (!x.aligned(8))
       return "bf16 q, k and v need each head's rows 8-byte aligned (strides multiples of 4)";
+  if (dout && !dout->aligned(16))
+    return "bf16 q, k and v need dO's rows 16-byte aligned (its strides multiples of 4)";
   return "";
 }
 
@@ -314,15 +329,11 @@ tfc_cuda_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
                            intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
                            intptr_t outRow, intptr_t stats, intptr_t out16, intptr_t inputsBf16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_forward");
-  if (inputsBf16 != 0 && inputsBf16 != tfc::abi::attention::kQkvBf16)
-    return device.failLaunch("tfc_cuda_attention_forward: inputsBf16 " +
-                             std::to_string(inputsBf16) + " is neither 0 nor kQkvBf16");
-  if (inputsBf16)
-    if (std::string why = refuseBf16Inputs(
-            device, d, dv,
-            {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}});
-        !why.empty())
-      return device.failLaunch("tfc_cuda_attention_forward: " + why);
+  if (std::string why = refuseInputs(
+          device, inputsBf16, d, dv,
+          {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}});
+      !why.empty())
+    return device.failLaunch("tfc_cuda_attention_forward: " + why);
   std::vector<uint64_t> params = slots({outer, inner, tq, tk, d, dv});
   params.push_back(f32Slot(scale));
   for (intptr_t value : {q,   qOuter,   qInner,   qRow,   k,     kOuter,    kInner,    kRow,
@@ -361,18 +372,12 @@ extern "C" void tfc_cuda_attention_backward(
   if (bool(gradsBf16 & at::kDkBf16) != bool(gradsBf16 & at::kDvBf16))
     return device.failLaunch("tfc_cuda_attention_backward: gradsBf16 " + std::to_string(gradsBf16) +
                              " stores one of dk and dv as bf16: the kernels store both or neither");
-  if (inputsBf16 != 0 && inputsBf16 != at::kQkvBf16)
-    return device.failLaunch("tfc_cuda_attention_backward: inputsBf16 " +
-                             std::to_string(inputsBf16) + " is neither 0 nor kQkvBf16");
-  if (inputsBf16)
-    if (std::string why = refuseBf16Inputs(
-            device, d, dv,
-            {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}});
-        !why.empty())
-      return device.failLaunch("tfc_cuda_attention_backward: " + why);
-    else if (dout % 16 != 0 || doutOuter % 4 != 0 || doutInner % 4 != 0 || doutRow % 4 != 0)
-      return device.failLaunch("tfc_cuda_attention_backward: bf16 q, k and v need dO's rows "
-                               "16-byte aligned (its strides multiples of 4)");
+  if (std::string why = refuseInputs(
+          device, inputsBf16, d, dv,
+          {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}},
+          StridedInput{dout, doutOuter, doutInner, doutRow});
+      !why.empty())
+    return device.failLaunch("tfc_cuda_attention_backward: " + why);
   // The forward's statistics and out, when it left them (and they are on):
   // neither kernel recomputes the rows' maximum and sum, and D is dO . out.
   const bool saved = stats != 0 && out != 0 && device.savedAttentionStats();

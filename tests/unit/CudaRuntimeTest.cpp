@@ -745,6 +745,11 @@ TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
   EXPECT_FALSE(device->run(attentionForward, shifted.data(), shifted.size(), error));
   EXPECT_EQ(error, "tfc_cuda_attention_forward: bf16 q, k and v need each head's rows 8-byte "
                    "aligned (strides multiples of 4)");
+  shifted = buffers; // dO 8 bytes on: 8-byte aligned, not 16
+  shifted[3] = static_cast<char *>(buffers[3]) + 8;
+  EXPECT_FALSE(device->run(attentionBackward, shifted.data(), shifted.size(), error));
+  EXPECT_EQ(error, "tfc_cuda_attention_backward: bf16 q, k and v need dO's rows 16-byte aligned "
+                   "(its strides multiples of 4)");
   gInputsBf16 = 2;
   EXPECT_FALSE(device->run(attentionBackward, buffers.data(), buffers.size(), error));
   EXPECT_EQ(error, "tfc_cuda_attention_backward: inputsBf16 2 is neither 0 nor kQkvBf16");
