@@ -585,8 +585,10 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                             "tfc compile's --bf16-operands made them), every other kernel fp32, "
                             "parameters, their gradients and the optimizer's state stored fp32, "
                             "as is every other tensor but those only GEMMs read (or a ReLU's "
-                            "gradient tests): their bf16 copies alone, and the products only "
-                            "loop nests read (--no-bf16-gemm-results: fp32)"
+                            "gradient tests): their bf16 copies alone, the products only loop "
+                            "nests read (--no-bf16-gemm-results: fp32), and the QKV projections "
+                            "only attention reads, with a bf16 copy of their bias, which its "
+                            "mma.sync kernels read as bf16 (--no-bf16-attention-inputs: fp32)"
                           : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
                             "in full FP32");
     // Attention's kernels under tf32 and bf16: which ones the switches pick.

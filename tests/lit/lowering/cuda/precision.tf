@@ -28,7 +28,7 @@
 # TF32-NEXT: attention on tensor cores (heads up to 64 wide, multiples of 16): mma.sync; TFC_ATTENTION_LEAN=1 the lean forward and dq; TFC_ATTENTION_WGMMA=1 wgmma for heads of 64 (sm_90a SASS: {{.*}}); with it, TFC_ATTENTION_WIDE=1 its forward, dq and dkv on two warpgroups a block
 # TF32-NEXT: programmatic dependent launch (TFC_DEPENDENT_LAUNCH=1, off by default): the hand-written kernels on sm_90 and later, the generated ones on sm_90
 # BF16: kernels {{[0-9]+}}, a fatbin image
-# BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc compile's --bf16-operands made them), every other kernel fp32, parameters, their gradients and the optimizer's state stored fp32, as is every other tensor but those only GEMMs read (or a ReLU's gradient tests): their bf16 copies alone, and the products only loop nests read (--no-bf16-gemm-results: fp32)
+# BF16-NEXT: precision bf16: cuBLASLt GEMMs on bf16 tensor cores (CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc compile's --bf16-operands made them), every other kernel fp32, parameters, their gradients and the optimizer's state stored fp32, as is every other tensor but those only GEMMs read (or a ReLU's gradient tests): their bf16 copies alone, the products only loop nests read (--no-bf16-gemm-results: fp32), and the QKV projections only attention reads, with a bf16 copy of their bias, which its mma.sync kernels read as bf16 (--no-bf16-attention-inputs: fp32)
 # FP32: kernels {{[0-9]+}}, a fatbin image
 # FP32-NEXT: precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel in full FP32
 # FP32-NOT: attention on tensor cores
