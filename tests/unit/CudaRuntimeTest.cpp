@@ -644,6 +644,18 @@ void attentionBackward(void **b) {
                               0, 64, 0, 0, 0, 0, p(3), 0, 0, 64, p(4), 0, 0, 64, p(5), 0, 0, 64,
                               p(6), 0, 0, 64, p(7), 0, 0, 64, p(8), 0, gGradsBf16, gInputsBf16);
 }
+/// `device` compiled for bf16 with the hand-written kernels loaded and
+/// TFC_ATTENTION_WGMMA on, and attentionBackward's nine buffers there.
+std::vector<void *> bf16AttentionDevice(CudaDevice &device) {
+  device.configure({0, /*graphs=*/false});
+  device.loadLayerKernels();
+  device.setGemmPrecision(GemmPrecision::Bf16);
+  device.setWgmmaAttention(true);
+  std::vector<void *> buffers(9);
+  for (void *&buffer : buffers)
+    buffer = device.allocate(64 * 64 * sizeof(float));
+  return buffers;
+}
 /// Its forward on the same buffers (q, k, v, out: the eighth, stats).
 void attentionForward(void **b) {
   auto p = [&](int i) { return intptr_t(b[i]); };
@@ -660,13 +672,7 @@ TEST_F(CudaRuntimeTest, AttentionBf16GradientsTakeTheTensorCoreDkv) {
 #ifndef TFC_CUDA_HAND_KERNELS_BUILT
   GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
 #endif
-  device->configure({0, /*graphs=*/false});
-  device->loadLayerKernels();
-  device->setGemmPrecision(GemmPrecision::Bf16);
-  device->setWgmmaAttention(true);
-  std::vector<void *> buffers(9);
-  for (void *&buffer : buffers)
-    buffer = device->allocate(64 * 64 * sizeof(float));
+  std::vector<void *> buffers = bf16AttentionDevice(*device);
   const std::string dq = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_kernel, grid 1x1x1",
                     wideDq = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_wide_kernel,",
                     wgmmaDkv = "cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_kernel,",
@@ -721,13 +727,7 @@ TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
 #ifndef TFC_CUDA_HAND_KERNELS_BUILT
   GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
 #endif
-  device->configure({0, /*graphs=*/false});
-  device->loadLayerKernels();
-  device->setGemmPrecision(GemmPrecision::Bf16);
-  device->setWgmmaAttention(true);
-  std::vector<void *> buffers(9);
-  for (void *&buffer : buffers)
-    buffer = device->allocate(64 * 64 * sizeof(float));
+  std::vector<void *> buffers = bf16AttentionDevice(*device);
   namespace at = tfc::abi::attention;
   std::string error;
   gInputsBf16 = at::kQkvBf16;

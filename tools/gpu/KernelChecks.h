@@ -388,12 +388,20 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
         f.dkvWide || std::strcmp(f.dkv, "tfc_cuda_attention_wgmma_backward_dkv_kernel") == 0
             ? "tfc_cuda_attention_tc_backward_dkv_kernel"
             : f.dkv;
-    std::vector<float> reference[4];
-    for (const i64 which : {i64(0), i64(7), i64(6)}) {
+    // The runtime's way (run 7's): the forward saving its statistics, dq
+    // storing its rows' and D in scratch, dkv reading those.
+    auto runtimeWay = [&] {
       scratch = gstats;
       saved = gsaved;
       savedOut = gout;
       dS = 0;
+      gpu.launch(f.forward, f.forwardBlocks, forward);
+      gpu.launch(f.dq, f.dqBlocks, backward);
+      saved = 0; // dkv: the statistics dq stored
+      gpu.launch(dkv, f.dkvBlocks, backward);
+    };
+    std::vector<float> reference[4];
+    for (const i64 which : {i64(0), i64(7), i64(6)}) {
       out16 = which ? gout16 : 0;
       gradsBf16 = which;
       const Ptr f32[3] = {gdq, gdk, gdv}, b16[3] = {gdq16, gdk16, gdv16};
@@ -409,10 +417,7 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       gpu.fill(gdq16, dq.size() * 2, 0xff);
       gpu.fill(gdk16, dk.size() * 2, 0xff);
       gpu.fill(gdv16, dvv.size() * 2, 0xff);
-      gpu.launch(f.forward, f.forwardBlocks, forward);
-      gpu.launch(f.dq, f.dqBlocks, backward);
-      saved = 0; // dkv: the statistics dq stored
-      gpu.launch(dkv, f.dkvBlocks, backward);
+      runtimeWay();
       const size_t sizes[3] = {dq.size(), dk.size(), dvv.size()};
       const char *names[3] = {"dq", "dk", "dv"};
       if (which == 0) {
@@ -460,18 +465,11 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       gk = gpu.upload(bitsOf(kk));
       gv = gpu.upload(bitsOf(v));
       inputsBf16 = k::kAttentionQkvBf16;
-      scratch = gstats;
-      saved = gsaved;
-      savedOut = gout;
-      dS = 0;
       gpu.fill(gout, out.size() * 4, 0xff);
       gpu.fill(gdq, dq.size() * 4, 0xff);
       gpu.fill(gdk, dk.size() * 4, 0xff);
       gpu.fill(gdv, dvv.size() * 4, 0xff);
-      gpu.launch(f.forward, f.forwardBlocks, forward);
-      gpu.launch(f.dq, f.dqBlocks, backward);
-      saved = 0; // dkv: the statistics dq stored
-      gpu.launch(dkv, f.dkvBlocks, backward);
+      runtimeWay();
       const Ptr got[4] = {gout, gdq, gdk, gdv};
       const size_t sizes[4] = {out.size(), dq.size(), dk.size(), dvv.size()};
       for (int t = 0; t < 4; ++t)
