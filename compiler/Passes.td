@@ -723,7 +723,13 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     stores it as bf16 with a bf16 copy of its bias (cuBLASLt's bias takes a
     bf16 D's type), and the attention calls read the bits (`inputsBf16` =
     `kQkvBf16`). The kernels rounded q, k and v to bf16 as they staged them:
-    the bias's rounding and the sum's are what is new.
+    the bias's rounding and the sum's are what is new. Then a
+    `tfc_cuda_sgemm` of bf16 operands without an epilogue whose result fills
+    a buffer of its own that only those attention backwards read afterwards,
+    as their dO (the out projection's input gradient; rows 8-byte aligned),
+    stores it as bf16 and the backwards read the bits (`kQkvBf16 |
+    kDoBf16`): new is dO . out on the rounded dO (the kernels staged it
+    rounded already), as FlashAttention's bf16 backward takes it.
     Calls whose sizes or pointers are not constants stay fp32.
 
     ```mlir
@@ -759,7 +765,8 @@ def TfBf16GemmOperands : Pass<"tf-bf16-gemm-operands", "mlir::ModuleOp"> {
     Option<"attentionInputs", "attention-inputs", "bool", /*default=*/"true",
            "A QKV projection that only attention calls read, as q, k and v, is stored "
            "in bf16 by cuBLASLt (a bf16 copy of its bias), which the kernels read "
-           "(inputsBf16)">,
+           "(inputsBf16), and so is an out projection's input gradient that only their "
+           "backwards read, as dO">,
     Option<"attentionOutputs", "attention-outputs", "bool", /*default=*/"true",
            "The attention kernels store their outputs' copies: the forward out's bits "
            "beside it (out16), the backward's dq, dk and dv as bits alone (gradsBf16) "

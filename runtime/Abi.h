@@ -274,8 +274,12 @@ inline constexpr int64_t kDqBf16 = 1, kDkBf16 = 2, kDvBf16 = 4;
 /// stored in bf16, tf-bf16-gemm-operands), else 0 (f32). The GPU runs
 /// bf16 inputs on the tensor-core kernels alone (attention_tc.cu,
 /// attention_wgmma.cu: their staging rounds f32 inputs to these bits), with
-/// each head's rows 8-byte aligned; the CPU kernels widen them.
-inline constexpr int64_t kQkvBf16 = 1;
+/// each head's rows 8-byte aligned; the CPU kernels widen them. The
+/// backward's may add kDoBf16 (with kQkvBf16 alone): dO, too, as bf16
+/// bits at its strides (an out projection's input gradient cuBLASLt
+/// stored in bf16), its rows 8-byte aligned: what the kernels staged f32
+/// dO rounded to, and read widened in dO . out.
+inline constexpr int64_t kQkvBf16 = 1, kDoBf16 = 2;
 /// dS's row pitch (elements, bf16 or f32) for tk keys: rows of 16 bytes or more.
 inline constexpr int64_t dsRow(int64_t tk) { return (tk + 7) / 8 * 8; }
 /// The most bytes of dS a backward gets room for; past that it recomputes.

@@ -557,8 +557,8 @@ void storeBits(const float *from, int64_t fromRow, intptr_t bits, const StridedO
       to[i * at.row + c] = tfc::rt::cuda::kernels::bf16Bits(from[i * fromRow + c]);
 }
 
-/// q, k or v as the kernels read it: f32 where they are, or, given as bf16
-/// bits (abi::attention::kQkvBf16), widened into `copy`, the batch's heads
+/// q, k, v or dO as the kernels read it: f32 where they are, or, given as
+/// bf16 bits (abi::attention::kQkvBf16, kDoBf16), widened into `copy`, the batch's heads
 /// of rows x cols one after another (a broadcast stride copied per head).
 Strided<float> inputOf(std::vector<float> &copy, bool bits, intptr_t base, intptr_t outer,
                        intptr_t inner, intptr_t row, int64_t batch, int64_t innerCount,
@@ -581,7 +581,7 @@ Strided<float> inputOf(std::vector<float> &copy, bool bits, intptr_t base, intpt
 
 /// The widened copies of one call's bf16 inputs.
 struct WidenedInputs {
-  std::vector<float> q, k, v;
+  std::vector<float> q, k, v, dO;
 };
 
 } // namespace
@@ -661,7 +661,8 @@ extern "C" void tfc_attention_backward(
                     inputOf(widened.k, bits, k, kOuter, kInner, kRow, batch, inner, tk, d),
                     inputOf(widened.v, bits, v, vOuter, vInner, vRow, batch, inner, tk, dv),
                     strided<uint8_t>(mask, maskOuter, maskInner, maskRow)};
-  const Strided<float> dO = strided<float>(dout, doutOuter, doutInner, doutRow),
+  const Strided<float> dO = inputOf(widened.dO, inputsBf16 & at::kDoBf16, dout, doutOuter,
+                                    doutInner, doutRow, batch, inner, tq, dv),
                        O = strided<float>(out, outOuter, outInner, outRow);
   if (!gradsBf16) {
     tfc::rt::parallelFor(batch, 1, [&](int64_t begin, int64_t end) {

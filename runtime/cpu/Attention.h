@@ -67,7 +67,8 @@ void tfc_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
 /// `gradsBf16` says which of dq, dk and dv (runtime/Abi.h's
 /// attention::kDqBf16, kDkBf16, kDvBf16) are stored as their bf16 bits
 /// alone, 2-byte elements at their strides, instead of f32; `inputsBf16`
-/// as the forward's.
+/// as the forward's, plus abi::attention::kDoBf16 where dout is bf16 bits
+/// too (widened as q, k and v are).
 void tfc_attention_backward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t tk, intptr_t d,
                             intptr_t dv, float scale, intptr_t q, intptr_t qOuter, intptr_t qInner,
                             intptr_t qRow, intptr_t k, intptr_t kOuter, intptr_t kInner,

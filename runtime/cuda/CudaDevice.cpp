@@ -587,7 +587,8 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                             "as is every other tensor but those only GEMMs read (or a ReLU's "
                             "gradient tests): their bf16 copies alone, the products only loop "
                             "nests read (--no-bf16-gemm-results: fp32), and the QKV projections "
-                            "only attention reads, with a bf16 copy of their bias, which its "
+                            "only attention reads, with a bf16 copy of their bias, and the out "
+                            "projections' input gradients, its backward's dO, which its "
                             "mma.sync kernels read as bf16 (--no-bf16-attention-inputs: fp32)"
                           : "precision fp32: cuBLASLt GEMMs (CUBLAS_COMPUTE_32F) and every kernel "
                             "in full FP32");

@@ -85,6 +85,7 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
 // inputsBf16;
 // the layer norm backward's plus its counter).
 static_assert(k::kAttentionQkvBf16 == tfc::abi::attention::kQkvBf16);
+static_assert(k::kAttentionDoBf16 == tfc::abi::attention::kDoBf16);
 static_assert(kSpecs[LayerKernels::AttentionForward].params == 30);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDq].params == 44 + 5);
 static_assert(kSpecs[LayerKernels::AttentionBackwardDkv].params == 44 + 5);
@@ -161,14 +162,19 @@ struct StridedInput {
 /// runs anywhere; abi::attention::kQkvBf16 (q, k and v as bf16 bits) on
 /// the tensor-core kernels, each head's rows 8-byte aligned (4 bf16), as
 /// tf-bf16-gemm-operands lays them out, and the backward's dO (`dout`)
-/// 16-byte aligned (those kernels have no unaligned loop for bf16).
+/// 16-byte aligned (those kernels have no unaligned loop for bf16), or,
+/// as bf16 bits too (kDoBf16, the backward's alone), 8-byte aligned.
 std::string refuseInputs(const CudaDevice &device, intptr_t inputsBf16, int64_t d, int64_t dv,
                          std::initializer_list<StridedInput> qkv,
                          std::optional<StridedInput> dout = std::nullopt) {
+  namespace at = tfc::abi::attention;
   if (inputsBf16 == 0)
     return "";
-  if (inputsBf16 != tfc::abi::attention::kQkvBf16)
-    return "inputsBf16 " + std::to_string(inputsBf16) + " is neither 0 nor kQkvBf16";
+  const bool doBf16 = inputsBf16 == (at::kQkvBf16 | at::kDoBf16);
+  if (inputsBf16 != at::kQkvBf16 && !(doBf16 && dout))
+    return "inputsBf16 " + std::to_string(inputsBf16) +
+           (dout ? " is none of 0, kQkvBf16 and kQkvBf16 | kDoBf16"
+                 : " is neither 0 nor kQkvBf16 (kDoBf16 is the backward's)");
   if (!useTensorCores(device, d, dv))
     return "bf16 q, k and v need the tensor-core kernels (a model compiled with --precision "
            "bf16 or tf32, heads of d and dv multiples of 16 up to 64; here " +
@@ -176,7 +182,9 @@ std::string refuseInputs(const CudaDevice &device, intptr_t inputsBf16, int64_t 
   for (const StridedInput &x : qkv)
     if (!x.aligned(8))
       return "bf16 q, k and v need each head's rows 8-byte aligned (strides multiples of 4)";
-  if (dout && !dout->aligned(16))
+  if (dout && doBf16 && !dout->aligned(8))
+    return "a bf16 dO needs each head's rows 8-byte aligned (strides multiples of 4)";
+  if (dout && !doBf16 && !dout->aligned(16))
     return "bf16 q, k and v need dO's rows 16-byte aligned (its strides multiples of 4)";
   return "";
 }

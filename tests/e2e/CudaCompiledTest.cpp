@@ -966,19 +966,21 @@ TEST_F(OnFakes, PrecisionReachesEveryGemmPlan) {
 // and takes each, INVALID otherwise), and so are the 4 QKV projections,
 // which only the attention calls read, with their bias (attention-inputs:
 // a bf16 bias, the attention kernels reading the bits: an error of theirs
-// would fail the run); the others read bf16 A and B into an fp32 C.
-// --no-bf16-gemm-results and --no-bf16-attention-inputs store those in fp32.
+// would fail the run), and the 4 out projections' input gradients, which
+// only the attention backwards read, as dO (no bias); the others read bf16
+// A and B into an fp32 C. --no-bf16-gemm-results stores the first 9 in
+// fp32, --no-bf16-attention-inputs the 8 others.
 TEST_F(OnFakes, Bf16ResultsReachCublasLt) {
   for (const std::string flag : {"", " --no-bf16-gemm-results", " --no-bf16-attention-inputs"}) {
     SCOPED_TRACE(flag);
     ASSERT_NO_FATAL_FAILURE(compile("set_anomaly", "--precision bf16 --bf16-operands=all" + flag));
     FakeLog step = runEntry("train_step");
     EXPECT_EQ(countOf(step.text, "INVALID"), 0u) << step.text;
-    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0)"), flag == " --no-bf16-gemm-results" ? 0u : 9u)
+    const bool results = flag != " --no-bf16-gemm-results",
+               inputs = flag != " --no-bf16-attention-inputs";
+    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0)"), (results ? 9u : 0u) + (inputs ? 4u : 0u))
         << step.text;
-    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0, bias)"),
-              flag == " --no-bf16-attention-inputs" ? 0u : 4u)
-        << step.text;
+    EXPECT_EQ(countOf(step.text, " bf16 D, beta 0, bias)"), inputs ? 4u : 0u) << step.text;
     EXPECT_GT(countOf(step.text, " bf16, beta"), 9u) << step.text;
     EXPECT_EQ(countOf(step.text, "cublasLtMatmul("),
               countOf(step.text, " bf16 D, beta") + countOf(step.text, " bf16, beta"))

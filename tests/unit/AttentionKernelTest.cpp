@@ -256,9 +256,9 @@ TEST(AttentionKernel, SmallOddShapes) {
 }
 
 // q, k and v given as bf16 bits (inputsBf16, the GPU kernels' twin under
-// --target=cuda-emulated): the kernels read them widened, so every output
-// has the bits of f32 inputs holding the same values, a broadcast k and v
-// (stride 0) and a mask included.
+// --target=cuda-emulated), and the backward's dO too (kDoBf16): the kernels
+// read them widened, so every output has the bits of f32 inputs holding the
+// same values, a broadcast k and v (stride 0) and a mask included.
 TEST(AttentionKernel, Bf16InputsAreReadWidened) {
   namespace km = tfc::rt::cuda::kernels;
   for (MaskKind kind : {MaskKind::None, MaskKind::Causal}) {
@@ -266,9 +266,10 @@ TEST(AttentionKernel, Bf16InputsAreReadWidened) {
     const int64_t inner = 3, tq = p.s.tq, tk = p.s.tk, d = p.s.d, w = p.s.dv;
     // The values a bf16 holds, as f32, and their bits; k and v one head
     // each outer index, broadcast over the inner (stride 0).
-    std::vector<uint16_t> q16, k16, v16;
+    std::vector<uint16_t> q16, k16, v16, dout16;
     using Input = std::pair<std::vector<float> *, std::vector<uint16_t> *>;
-    for (auto [x, bits] : {Input{&p.q, &q16}, Input{&p.k, &k16}, Input{&p.v, &v16}})
+    for (auto [x, bits] :
+         {Input{&p.q, &q16}, Input{&p.k, &k16}, Input{&p.v, &v16}, Input{&p.dout, &dout16}})
       for (float &e : *x) {
         bits->push_back(km::bf16Bits(e));
         e = km::bf16Float(bits->back());
@@ -282,16 +283,19 @@ TEST(AttentionKernel, Bf16InputsAreReadWidened) {
       dq[bf16].assign(p.dq.size(), NAN);
       dk[bf16].assign(p.dk.size(), NAN);
       dv[bf16].assign(p.dv.size(), NAN);
-      const intptr_t flag = bf16 ? tfc::abi::attention::kQkvBf16 : 0;
+      namespace at = tfc::abi::attention;
+      const intptr_t flag = bf16 ? at::kQkvBf16 : 0,
+                     dout = bf16 ? intptr_t(dout16.data()) : intptr_t(p.dout.data());
       tfc_attention_forward(2, inner, tq, tk, d, w, p.s.scale, q, inner * tq * d, tq * d, d, k,
                             tk * d, 0, d, v, tk * w, 0, w, p.maskPtr(), 0, 0, tk,
                             intptr_t(out[bf16].data()), inner * tq * w, tq * w, w, 0, 0, flag);
-      tfc_attention_backward(
-          2, inner, tq, tk, d, w, p.s.scale, q, inner * tq * d, tq * d, d, k, tk * d, 0, d, v,
-          tk * w, 0, w, p.maskPtr(), 0, 0, tk, intptr_t(p.dout.data()), inner * tq * w, tq * w, w,
-          intptr_t(dq[bf16].data()), inner * tq * d, tq * d, d, intptr_t(dk[bf16].data()),
-          inner * tk * d, tk * d, d, intptr_t(dv[bf16].data()), inner * tk * w, tk * w, w,
-          intptr_t(out[bf16].data()), inner * tq * w, tq * w, w, 0, 0, 0, flag);
+      tfc_attention_backward(2, inner, tq, tk, d, w, p.s.scale, q, inner * tq * d, tq * d, d, k,
+                             tk * d, 0, d, v, tk * w, 0, w, p.maskPtr(), 0, 0, tk, dout,
+                             inner * tq * w, tq * w, w, intptr_t(dq[bf16].data()), inner * tq * d,
+                             tq * d, d, intptr_t(dk[bf16].data()), inner * tk * d, tk * d, d,
+                             intptr_t(dv[bf16].data()), inner * tk * w, tk * w, w,
+                             intptr_t(out[bf16].data()), inner * tq * w, tq * w, w, 0, 0, 0,
+                             bf16 ? flag | at::kDoBf16 : flag);
     }
     using Output = std::pair<const char *, std::vector<float> *>;
     for (auto [name, x] :

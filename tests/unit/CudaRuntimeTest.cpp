@@ -720,9 +720,10 @@ TEST_F(CudaRuntimeTest, AttentionBf16GradientsTakeTheTensorCoreDkv) {
 
 // q, k and v as bf16 bits (inputsBf16: a QKV projection stored in bf16)
 // run on attention_tc.cu's kernels, also under TFC_ATTENTION_WGMMA (whose
-// kernels take f32 alone); refused, before any launch, without the
-// tensor-core kernels (an fp32 model), with rows not 8-byte aligned, and
-// for a flag the kernels do not know.
+// kernels take f32 alone), and so does the backward with dO as bits too
+// (kDoBf16); refused, before any launch, without the tensor-core kernels
+// (an fp32 model), with rows not 8-byte aligned (an f32 dO's not 16), and
+// for a flag the kernels do not know (kDoBf16 on the forward).
 TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
 #ifndef TFC_CUDA_HAND_KERNELS_BUILT
   GTEST_SKIP() << "the runtime was built without the hand-written kernels (no nvcc)";
@@ -752,7 +753,27 @@ TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
                    "(its strides multiples of 4)");
   gInputsBf16 = 2;
   EXPECT_FALSE(device->run(attentionBackward, buffers.data(), buffers.size(), error));
-  EXPECT_EQ(error, "tfc_cuda_attention_backward: inputsBf16 2 is neither 0 nor kQkvBf16");
+  EXPECT_EQ(error, "tfc_cuda_attention_backward: inputsBf16 2 is none of 0, kQkvBf16 and "
+                   "kQkvBf16 | kDoBf16");
+  // dO as bf16 bits too: the backward's alone, its rows 8-byte aligned.
+  gInputsBf16 = at::kQkvBf16 | at::kDoBf16;
+  EXPECT_FALSE(device->run(attentionForward, buffers.data(), buffers.size(), error));
+  EXPECT_EQ(error, "tfc_cuda_attention_forward: inputsBf16 3 is neither 0 nor kQkvBf16 (kDoBf16 "
+                   "is the backward's)");
+  shifted = buffers; // dO 4 bytes on: not 8-byte aligned
+  shifted[3] = static_cast<char *>(buffers[3]) + 4;
+  EXPECT_FALSE(device->run(attentionBackward, shifted.data(), shifted.size(), error));
+  EXPECT_EQ(error, "tfc_cuda_attention_backward: a bf16 dO needs each head's rows 8-byte aligned "
+                   "(strides multiples of 4)");
+  EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
+  shifted[3] = static_cast<char *>(buffers[3]) + 8; // 8-byte aligned: enough for bits
+  ASSERT_TRUE(device->run(attentionBackward, shifted.data(), shifted.size(), error)) << error;
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel, grid 1x1x1"), 2u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel, grid 1x1x1"), 2u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << log();
+  const size_t withDo = count("cuLaunchKernel(");
   gInputsBf16 = at::kQkvBf16;
   device->setGemmPrecision(GemmPrecision::Fp32);
   EXPECT_FALSE(device->run(attentionBackward, buffers.data(), buffers.size(), error));
@@ -761,7 +782,7 @@ TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
                         0),
             0u)
       << error;
-  EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
+  EXPECT_EQ(count("cuLaunchKernel("), withDo) << log();
   gInputsBf16 = 0;
   EXPECT_EQ(log().find("INVALID"), std::string::npos) << log();
   for (void *buffer : buffers)
@@ -1768,8 +1789,9 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
                       "is every other tensor but those only GEMMs read (or a ReLU's gradient "
                       "tests): their bf16 copies alone, the products only loop nests read "
                       "(--no-bf16-gemm-results: fp32), and the QKV projections only attention "
-                      "reads, with a bf16 copy of their bias, which its mma.sync kernels read "
-                      "as bf16 (--no-bf16-attention-inputs: fp32)");
+                      "reads, with a bf16 copy of their bias, and the out projections' input "
+                      "gradients, its backward's dO, which its mma.sync kernels read as bf16 "
+                      "(--no-bf16-attention-inputs: fp32)");
 }
 
 // A training step's parameters and optimizer state take a spare each, which

@@ -476,6 +476,35 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
         sameBits(n + " output " + std::to_string(t) + " of bf16 q, k, v",
                  gpu.template download<float>(got[t], sizes[t]), reference[t],
                  "as of the f32 ones");
+      // And dO as bf16 bits too (kAttentionDoBf16: an out projection's
+      // input gradient stored in bf16), where its rows are 8-byte aligned:
+      // dq, dk and dv are those of the f32 dO those bits are, bit for bit
+      // (its staging rounds to them, dO . out reads them widened).
+      if (dO_ % 4 == 0 && dI % 4 == 0 && dRow % 4 == 0) {
+        const Ptr f32d = gd;
+        std::vector<float> roundedDout(dout.size());
+        for (size_t i = 0; i < dout.size(); ++i)
+          roundedDout[i] = k::roundBf16(dout[i]);
+        std::vector<float> ofRounded[3];
+        for (const i64 flags : {k::kAttentionQkvBf16, k::kAttentionQkvBf16 | k::kAttentionDoBf16}) {
+          const bool bits = flags & k::kAttentionDoBf16;
+          gd = bits ? gpu.upload(bitsOf(dout)) : gpu.upload(roundedDout);
+          inputsBf16 = flags;
+          gpu.fill(gdq, dq.size() * 4, 0xff);
+          gpu.fill(gdk, dk.size() * 4, 0xff);
+          gpu.fill(gdv, dvv.size() * 4, 0xff);
+          runtimeWay();
+          for (int t = 0; t < 3; ++t) {
+            std::vector<float> grad = gpu.template download<float>(got[t + 1], sizes[t + 1]);
+            if (!bits)
+              ofRounded[t] = std::move(grad);
+            else
+              sameBits(n + " output " + std::to_string(t + 1) + " of bf16 q, k, v, dO", grad,
+                       ofRounded[t], "as of the f32 dO they are");
+          }
+        }
+        gd = f32d;
+      }
       gq = f32q;
       gk = f32k;
       gv = f32v;

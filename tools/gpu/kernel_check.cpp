@@ -240,29 +240,32 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   float scale = 0.125f;
   const size_t n = size_t(heads * seq * d);
   const std::vector<float> q = randomFloats(n), kk = randomFloats(n), v = randomFloats(n);
-  CUdeviceptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v),
-              gd = gpu.upload(randomFloats(n));
-  // q, k and v as bf16 bits too (inputsBf16: a QKV projection stored in
-  // bf16, what the "bf16" attention means).
+  const std::vector<float> dout = randomFloats(n);
+  CUdeviceptr gq = gpu.upload(q), gk = gpu.upload(kk), gv = gpu.upload(v), gd = gpu.upload(dout);
+  // q, k, v and dO as bf16 bits too (inputsBf16: a QKV projection and an
+  // out projection's input gradient stored in bf16, what the issue's
+  // "bf16" attention means).
   auto bits = [](const std::vector<float> &x) {
     std::vector<uint16_t> b(x.size());
     for (size_t i = 0; i < x.size(); ++i)
       b[i] = k::bf16Bits(x[i]);
     return b;
   };
-  const CUdeviceptr f32[3] = {gq, gk, gv},
-                    b16[3] = {gpu.upload(bits(q)), gpu.upload(bits(kk)), gpu.upload(bits(v))};
-  i64 inputsBf16 = 0;
+  const CUdeviceptr f32[4] = {gq, gk, gv, gd},
+                    b16[4] = {gpu.upload(bits(q)), gpu.upload(bits(kk)), gpu.upload(bits(v)),
+                              gpu.upload(bits(dout))};
+  // The forward's and the backward's (kAttentionDoBf16 is the backward's alone).
+  i64 forwardInputsBf16 = 0, inputsBf16 = 0;
   CUdeviceptr gout = gpu.alloc(n * 4), gdq = gpu.alloc(n * 4), gdk = gpu.alloc(n * 4),
               gdv = gpu.alloc(n * 4), gstats = gpu.alloc(size_t(heads * seq) * 16),
               gsaved = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
   CUdeviceptr scratch = 0, saved = 0, savedOut = 0, dS = 0;
   i64 hO = heads * seq * d, hI = seq * d, row = d, zero = 0, dsRow = (seq + 7) / 8 * 8;
   const CUdeviceptr gds = gpu.alloc(size_t(heads * seq * dsRow) * 4); // f32 or bf16
-  std::vector<void *> forward = {&outer, &inner, &tq,  &tk,    &d,    &dv,        &scale, &gq,
-                                 &hO,    &hI,    &row, &gk,    &hO,   &hI,        &row,   &gv,
-                                 &hO,    &hI,    &row, &gm,    &zero, &zero,      &zero,  &gout,
-                                 &hO,    &hI,    &row, &saved, &zero, &inputsBf16};
+  std::vector<void *> forward = {
+      &outer, &inner, &tq,   &tk,   &d,   &dv, &scale, &gq,    &hO,   &hI,
+      &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,    &row,  &gm,
+      &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved, &zero, &forwardInputsBf16};
   std::vector<void *> backward = {
       &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,   &hO,        &hI,
       &row,   &gk,    &hO,   &hI,    &row,     &gv,  &hO,    &hI,   &row,       &gm,
@@ -285,7 +288,7 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       {"tensor cores", "tfc_cuda_attention_tc_forward_kernel",
        "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, true},
-      {"tensor cores, bf16 q, k, v", "tfc_cuda_attention_tc_forward_kernel",
+      {"tensor cores, bf16 q, k, v, dO", "tfc_cuda_attention_tc_forward_kernel",
        "tfc_cuda_attention_tc_backward_dq_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false, true},
       {"tensor cores, lean forward and dq", "tfc_cuda_attention_tc_forward_lean_kernel",
@@ -308,10 +311,12 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
     for (int way = f.everyWay ? 0 : 2; way < (f.everyWay ? 4 : 3); ++way) {
       if (std::strncmp(f.label, "wgmma", 5) == 0 && !wgmma)
         continue; // no sm_90a image on this GPU
-      inputsBf16 = f.bf16Inputs ? k::kAttentionQkvBf16 : 0;
+      forwardInputsBf16 = f.bf16Inputs ? k::kAttentionQkvBf16 : 0;
+      inputsBf16 = f.bf16Inputs ? k::kAttentionQkvBf16 | k::kAttentionDoBf16 : 0;
       gq = (f.bf16Inputs ? b16 : f32)[0];
       gk = (f.bf16Inputs ? b16 : f32)[1];
       gv = (f.bf16Inputs ? b16 : f32)[2];
+      gd = (f.bf16Inputs ? b16 : f32)[3];
       const bool forwardStats = way < 3;
       saved = forwardStats ? gsaved : 0;
       savedOut = forwardStats ? gout : 0;

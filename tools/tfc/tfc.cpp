@@ -196,9 +196,10 @@ static cl::opt<bool> noBf16GemmResults(
     cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<bool> noBf16AttentionInputs(
     "no-bf16-attention-inputs",
-    cl::desc("cuda: with --bf16-operands, attention reads f32 q, k and v; by default a QKV "
-             "projection that only attention reads is stored in bf16 by cuBLASLt (its bias "
-             "a bf16 copy) and the tensor-core kernels read the bits, half the bytes"),
+    cl::desc("cuda: with --bf16-operands, attention reads f32 q, k, v and dO; by default a "
+             "QKV projection that only attention reads is stored in bf16 by cuBLASLt (its bias "
+             "a bf16 copy), and so is the out projection's input gradient, the backward's dO, "
+             "and the tensor-core kernels read the bits, half the bytes"),
     cl::sub(compileCommand), cl::cat(tfcCategory));
 static cl::opt<std::string> cpuName(
     "cpu",
@@ -674,8 +675,8 @@ int compile() {
     return kUsageError;
   }
   if (noBf16AttentionInputs && bf16OperandsChoice == "none") {
-    llvm::errs() << "tfc: error: --no-bf16-attention-inputs keeps the q, k and v that "
-                    "--bf16-operands' QKV projection stores in fp32: it needs --precision bf16 "
+    llvm::errs() << "tfc: error: --no-bf16-attention-inputs keeps the q, k, v and dO that "
+                    "--bf16-operands' projections store in fp32: it needs --precision bf16 "
                     "(or --bf16-operands=large|all on cuda-emulated)\n";
     return kUsageError;
   }

@@ -348,6 +348,11 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
              return c.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaSgemmFused));
            }))
         qkvAsBits(call);
+    if (attentionInputs) // after qkvAsBits: dO joins bf16 q, k and v
+      for (func::CallOp call : callsWhere([](func::CallOp c) {
+             return c.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaSgemm));
+           }))
+        doutAsBits(call);
     if (gemmResults)
       for (func::CallOp call : callsWhere([](func::CallOp c) {
              return c.getCallee() == StringRef(abi::symbol(RuntimeFunction::CudaSgemm));
@@ -1109,15 +1114,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     // Each reader an attention call taking the buffer as q, k and v alone,
     // on heads the tensor-core kernels take, with rows they load 8 bytes
     // at a time (dO's 16) and f32 inputs so far.
-    auto aligned = [](func::CallOp c, unsigned t) {
-      std::optional<Pointee> p = pointeeOf(c.getOperand(attentionTensor(t)));
-      if (!p || p->offset % 4)
-        return false;
-      for (unsigned i = 1; i < attention::kPerTensor; ++i)
-        if (auto stride = constantArg(c, attentionTensor(t) + i); !stride || *stride % 4)
-          return false;
-      return true;
-    };
+    auto aligned = rowsOfFour;
     for (Operation *user : *users) {
       auto reader = dyn_cast<func::CallOp>(user);
       const bool backward = reader && isAttention(reader, true);
@@ -1166,6 +1163,83 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
                               loc, base, rb.create<arith::ConstantIndexOp>(loc, offset * 2));
       }
       readerArgs.back() = rb.create<arith::ConstantIndexOp>(loc, attention::kQkvBf16);
+      callWithBits(reader, readerArgs, {}); // (the last one the f32 buffer too)
+    }
+  }
+
+  /// Whether tensor `t` of the attention call `c` starts each head's rows
+  /// on a multiple of 4 elements (its offset and strides constants): 8
+  /// bytes of bf16 bits, 16 of f32, as the tensor-core kernels load them.
+  static bool rowsOfFour(func::CallOp c, unsigned t) {
+    std::optional<Pointee> p = pointeeOf(c.getOperand(attentionTensor(t)));
+    if (!p || p->offset % 4)
+      return false;
+    for (unsigned i = 1; i < attention::kPerTensor; ++i)
+      if (auto stride = constantArg(c, attentionTensor(t) + i); !stride || *stride % 4)
+        return false;
+    return true;
+  }
+
+  /// The input gradient of an out projection (attention's output through
+  /// a linear layer) that only attention backwards read after it, as
+  /// their dO (tfc_cuda_sgemm of bf16 A and B, no epilogue, into a buffer
+  /// of its own that it fills), where they already read q, k and v as bf16
+  /// bits (qkvAsBits): cuBLASLt stores it in bf16 and the backwards read
+  /// the bits (attention kDoBf16), half the bytes written and read (dkv
+  /// reads each head's dO once per 64 keys). The kernels, which round dO
+  /// to bf16 as they stage it, see it so in dO . out alone, as
+  /// FlashAttention's bf16 backward does. The f32 buffer goes.
+  void doutAsBits(func::CallOp call) {
+    auto batch = constantArg(call, gemm::Batch), m = constantArg(call, gemm::M),
+         n = constantArg(call, gemm::N), ldc = constantArg(call, gemm::Ldc),
+         accumulate = constantArg(call, gemm::Accumulate), transA = constantArg(call, gemm::TransA),
+         transB = constantArg(call, gemm::TransB);
+    if (call.getNumOperands() != gemm::Count || !batch || *batch != 1 || !m || !n || !ldc ||
+        *ldc != *n || !accumulate || *accumulate != 0 || !transA || !(*transA & gemm::kBf16) ||
+        !transB || !(*transB & gemm::kBf16))
+      return;
+    Value root = ownBuffer(call, gemm::C, *m * *n);
+    if (!root)
+      return;
+    std::optional<SmallVector<Operation *>> users = usersAfter(root, call);
+    if (!users || users->empty())
+      return;
+    const unsigned dout = attentionTensor(attention::kForwardInputs);
+    for (Operation *user : *users) {
+      auto reader = dyn_cast<func::CallOp>(user);
+      if (!reader || !isAttention(reader, true))
+        return;
+      auto inputs = constantArg(reader, reader.getNumOperands() - 1);
+      if (!inputs || *inputs != attention::kQkvBf16 ||
+          !rowsOfFour(reader, attention::kForwardInputs))
+        return;
+      for (auto [i, arg] : llvm::enumerate(reader.getOperands())) {
+        std::optional<RuntimePointer> p = runtimePointer(arg);
+        if (p && rootBuffer(p->buffer) == root && i != dout)
+          return;
+      }
+    }
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    MemRefType type = wholeF32Buffer(root);
+    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                           b.getI64IntegerAttr(64));
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
+    SmallVector<Value> args = llvm::to_vector(call.getOperands());
+    args[gemm::C] = base;
+    args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
+    callWithBits(call, args, {});
+    for (Operation *user : *users) {
+      auto reader = cast<func::CallOp>(user);
+      OpBuilder rb(reader);
+      SmallVector<Value> readerArgs = llvm::to_vector(reader.getOperands());
+      const int64_t offset = pointeeOf(reader.getOperand(dout))->offset;
+      readerArgs[dout] = offset == 0
+                             ? base
+                             : rb.create<arith::AddIOp>(
+                                   loc, base, rb.create<arith::ConstantIndexOp>(loc, offset * 2));
+      readerArgs.back() =
+          rb.create<arith::ConstantIndexOp>(loc, attention::kQkvBf16 | attention::kDoBf16);
       callWithBits(reader, readerArgs, {}); // (the last one the f32 buffer too)
     }
   }

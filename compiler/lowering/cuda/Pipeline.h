@@ -54,7 +54,8 @@ struct CudaTarget {
   /// (tf-bf16-gemm-operands' gemm-results); --no-bf16-gemm-results: fp32.
   bool bf16GemmResults = true;
   /// A QKV projection that only attention reads stored in bf16, which the
-  /// kernels read (tf-bf16-gemm-operands' attention-inputs);
+  /// kernels read, and the out projection's input gradient, their
+  /// backward's dO (tf-bf16-gemm-operands' attention-inputs);
   /// --no-bf16-attention-inputs: fp32.
   bool bf16AttentionInputs = true;
   /// The attention kernels store the copies of their outputs

@@ -391,8 +391,9 @@ TFC_HD float gatedGradBits(float g, uint16_t gate) { return gatedGrad(g, bf16Flo
 /// dk and dv together or neither).
 inline constexpr int64_t kAttentionDqBf16 = 1, kAttentionDkBf16 = 2, kAttentionDvBf16 = 4;
 /// The attention kernels' inputsBf16: q, k and v as bf16 bits
-/// (runtime/Abi.h's attention::kQkvBf16; the tensor-core kernels').
-inline constexpr int64_t kAttentionQkvBf16 = 1;
+/// (runtime/Abi.h's attention::kQkvBf16; the tensor-core kernels'), and,
+/// with it, the backward's dO (kDoBf16).
+inline constexpr int64_t kAttentionQkvBf16 = 1, kAttentionDoBf16 = 2;
 /// gradsBf16 when it is 0: a kernel body instantiated with it stores f32
 /// alone, with no test and no register for the flags (the tensor-core dq
 /// and the wgmma dkv spilled with them, at 168 and 255 registers).

@@ -11,7 +11,9 @@
 // models compiled with --precision bf16 or tf32 and heads whose d and dv are
 // multiples of 16 up to 64 (attentionTensorCoreShape; the runtime launches
 // attention.cu's kernels for anything else). Inputs and outputs are fp32 in
-// memory; tiles are staged in shared memory rounded to bf16 (KernelMath.h's
+// memory, or bf16 bits where the flags say (q, k, v and the backward's dO:
+// inputsBf16; dq, dk, dv: gradsBf16; out16 beside out); tiles are staged
+// in shared memory rounded to bf16 (KernelMath.h's
 // bf16Bits, round to nearest even) and multiplied by mma.sync m16n8k16
 // (bf16 in, fp32 accumulate); P and dS are rounded to bf16 where they enter
 // a product. The softmax (scale, mask, exp, the online maximum and sums) is
@@ -635,24 +637,32 @@ __device__ __forceinline__ bool quadAny(bool b) {
   return __shfl_xor_sync(kFullMask, int(pair), 1) | int(pair);
 }
 
+/// An element of dO as a float: f32 as it is, bf16 bits (kAttentionDoBf16)
+/// widened, exactly.
+__device__ __forceinline__ float widened(float x) { return x; }
+__device__ __forceinline__ float widened(uint16_t x) { return bf16Float(x); }
+
 /// D = Σ_c dO_c out_c of one query row (dv columns; 0 when dv is 0, for a
 /// row past tq): lane t of the row's 4 adds columns t, t + 4, ... in order,
 /// then quadSum. FlashAttention-2's identity, D = Σ_j P_j dP_j =
 /// dO . (Σ_j P_j V_j): dq and dkv call it on the same rows with the same
-/// lanes, so both take the same bits. Every lane of the warp calls it.
-__device__ __forceinline__ float outDot(const float *__restrict__ dO, const float *__restrict__ out,
+/// lanes, so both take the same bits. Every lane of the warp calls it. U,
+/// dO's element type: float, or uint16_t (bf16 bits).
+template <typename U>
+__device__ __forceinline__ float outDot(const U *__restrict__ dO, const float *__restrict__ out,
                                         i64 dv, int t) {
   float sum = 0.0f;
   for (i64 c = t; c < dv; c += 4)
-    sum = fusedMulAdd(__ldg(dO + c), __ldg(out + c), sum);
+    sum = fusedMulAdd(widened(__ldg(dO + c)), __ldg(out + c), sum);
   return quadSum(sum);
 }
 
 /// The statistics the forward saved for query row i of head b ({m, 1/l,
 /// unused, scale or 0}), with DScaled from the row's dO and out (zeros
 /// past tq). Every lane of the warp calls it.
+template <typename U>
 __device__ __forceinline__ float4 savedRow(const float *__restrict__ saved,
-                                           const float *__restrict__ dO, i64 doutRow,
+                                           const U *__restrict__ dO, i64 doutRow,
                                            const float *__restrict__ out, i64 outRow, i64 b, i64 i,
                                            i64 tq, i64 dv, int t) {
   const bool in = i < tq;
@@ -997,13 +1007,13 @@ __device__ __forceinline__ void storeWarpRows(float *out, i64 head, i64 outRow,
 /// The dq kernel's loop.
 /// Lean: pass 1 without the prefetch, and pass 2 stages K then V through
 /// one tile of registers (the lean kernel's 168 registers hold no more).
-template <bool Vec, int W, bool Lean, typename Grads, typename T>
+template <bool Vec, int W, bool Lean, typename Grads, typename T, typename U>
 __device__ __forceinline__ void
 backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
            const T *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k,
            i64 kOuter, i64 kInner, i64 kRow, const T *__restrict__ v, i64 vOuter, i64 vInner,
            i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
-           i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+           i64 maskRow, const U *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
            float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
            i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,
            i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
@@ -1051,7 +1061,7 @@ backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
     // each use (registers go to the next tiles' loads).
     {
       RowsLoadOf<T> qx;
-      RowsLoadOf<float> dx;
+      RowsLoadOf<U> dx;
       loadRows<Vec>(qx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0, tq, d));
       loadRows<Vec>(dx, source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, i0, tq, dv));
       __syncthreads(); // the last unit's tiles are read
@@ -1126,13 +1136,13 @@ backwardDq(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
 }
 
 /// The dkv kernel's loop.
-template <bool Vec, int W, typename Grads, typename T>
+template <bool Vec, int W, typename Grads, typename T, typename U>
 __device__ __forceinline__ void
 backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
             const T *__restrict__ q, i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k,
             i64 kOuter, i64 kInner, i64 kRow, const T *__restrict__ v, i64 vOuter, i64 vInner,
             i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
-            i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+            i64 maskRow, const U *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
             float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,
             i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter,
             i64 dvInner, i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner,
@@ -1147,14 +1157,14 @@ backwardDkv(i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale,
     const T *Q = headOf(q, qOuter, qInner, b, inner);
     const T *K = headOf(k, kOuter, kInner, b, inner);
     const T *V = headOf(v, vOuter, vInner, b, inner);
-    const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
+    const U *dO = headOf(dout, doutOuter, doutInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
     float accK[kMaxTiles][4] = {}, accV[kMaxTiles][4] = {};
     for (i64 i0 = 0; i0 < tq; i0 += kRows) {
       const int lane = thread() % kWarp, warp = thread() / kWarp, g = lane / 4, t = lane % 4;
       {
         RowsLoadOf<T> qx;
-        RowsLoadOf<float> dx;
+        RowsLoadOf<U> dx;
         loadRows<Vec>(qx, source(Q, qRow, i0, tq, d));
         loadRows<Vec>(dx, source(dO, doutRow, i0, tq, dv));
         __syncthreads(); // the last tiles' products are read
@@ -1302,23 +1312,23 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
       vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
       out16, inputsBf16
 #define TFC_TC_FORWARD_ARGS TFC_TC_FORWARD_ARGS_OF(q, k, v)
-#define TFC_TC_BACKWARD_PARAMS_OF(T, Scratch, DS)                                                  \
+#define TFC_TC_BACKWARD_PARAMS_OF(T, U, Scratch, DS)                                               \
   i64 outer, i64 inner, i64 tq, i64 tk, i64 d, i64 dv, float scale, const T *__restrict__ q,       \
       i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow, \
       const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,                                   \
       const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,           \
-      const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,                   \
+      const U *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,                       \
       float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, float *__restrict__ dk,         \
       i64 dkOuter, i64 dkInner, i64 dkRow, float *__restrict__ dvOut, i64 dvOuter, i64 dvInner,    \
       i64 dvRow, const float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,            \
       const float *__restrict__ stats, Scratch *__restrict__ scratch, DS *__restrict__ dS,         \
       i64 dsRow, i64 gradsBf16, i64 inputsBf16
 /// dq's: scratch written (when not 0), dS read; dkv's: scratch read (dq
-/// stored it) and dS written.
-#define TFC_TC_DQ_PARAMS_OF(T) TFC_TC_BACKWARD_PARAMS_OF(T, float, const uint16_t)
-#define TFC_TC_DKV_PARAMS_OF(T) TFC_TC_BACKWARD_PARAMS_OF(T, const float, uint16_t)
-#define TFC_TC_DQ_PARAMS TFC_TC_DQ_PARAMS_OF(float)
-#define TFC_TC_DKV_PARAMS TFC_TC_DKV_PARAMS_OF(float)
+/// stored it) and dS written. U, dout's element type.
+#define TFC_TC_DQ_PARAMS_OF(T, U) TFC_TC_BACKWARD_PARAMS_OF(T, U, float, const uint16_t)
+#define TFC_TC_DKV_PARAMS_OF(T, U) TFC_TC_BACKWARD_PARAMS_OF(T, U, const float, uint16_t)
+#define TFC_TC_DQ_PARAMS TFC_TC_DQ_PARAMS_OF(float, float)
+#define TFC_TC_DKV_PARAMS TFC_TC_DKV_PARAMS_OF(float, float)
 /// The loops' arguments (backwardDq's and backwardDkv's: no inputsBf16,
 /// their T q's type), then the kernel bodies' (with it).
 #define TFC_TC_LOOP_ARGS                                                                           \
@@ -1326,19 +1336,21 @@ __device__ __forceinline__ void dispatch(bool aligned, i64 d, i64 dv, const F &r
       vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
       dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out,   \
       outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16
-#define TFC_TC_BACKWARD_ARGS_OF(Q, K, V)                                                           \
+#define TFC_TC_BACKWARD_ARGS_OF(Q, K, V, DO)                                                       \
   outer, inner, tq, tk, d, dv, scale, Q, qOuter, qInner, qRow, K, kOuter, kInner, kRow, V, vOuter, \
-      vInner, vRow, mask, maskOuter, maskInner, maskRow, dout, doutOuter, doutInner, doutRow, dq,  \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, DO, doutOuter, doutInner, doutRow, dq,    \
       dqOuter, dqInner, dqRow, dk, dkOuter, dkInner, dkRow, dvOut, dvOuter, dvInner, dvRow, out,   \
       outOuter, outInner, outRow, stats, scratch, dS, dsRow, gradsBf16, inputsBf16
-#define TFC_TC_BACKWARD_ARGS TFC_TC_BACKWARD_ARGS_OF(q, k, v)
-/// q, k or v as bf16 bits (kAttentionQkvBf16): the entries' C parameters
-/// are floats.
+#define TFC_TC_BACKWARD_ARGS TFC_TC_BACKWARD_ARGS_OF(q, k, v, dout)
+/// q, k, v or dO as bf16 bits (kAttentionQkvBf16, kAttentionDoBf16): the
+/// entries' C parameters are floats.
 __device__ __forceinline__ const uint16_t *bf16In(const float *x) {
   return reinterpret_cast<const uint16_t *>(x);
 }
 #define TFC_TC_FORWARD_ARGS_BF16 TFC_TC_FORWARD_ARGS_OF(bf16In(q), bf16In(k), bf16In(v))
-#define TFC_TC_BACKWARD_ARGS_BF16 TFC_TC_BACKWARD_ARGS_OF(bf16In(q), bf16In(k), bf16In(v))
+#define TFC_TC_BACKWARD_ARGS_BF16 TFC_TC_BACKWARD_ARGS_OF(bf16In(q), bf16In(k), bf16In(v), dout)
+#define TFC_TC_BACKWARD_ARGS_BF16_DO                                                               \
+  TFC_TC_BACKWARD_ARGS_OF(bf16In(q), bf16In(k), bf16In(v), bf16In(dout))
 
 /// Each kernel's shared memory, declared by its entry: once (a body
 /// instantiated for f32 and for bf16 inputs would declare two). The entry
@@ -1371,8 +1383,8 @@ __device__ __forceinline__ void forwardKernel(TFC_TC_FORWARD_PARAMS_OF(T), Forwa
 }
 
 /// The dq kernel (see backwardDq for Lean).
-template <bool Lean, typename T>
-__device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS_OF(T), DqShared &shared) {
+template <bool Lean, typename T, typename U>
+__device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS_OF(T, U), DqShared &shared) {
   if (outer * inner <= 0 || tq <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   const bool aligned =
@@ -1392,8 +1404,8 @@ __device__ __forceinline__ void dqKernel(TFC_TC_DQ_PARAMS_OF(T), DqShared &share
 }
 
 /// The dkv kernel.
-template <typename T>
-__device__ __forceinline__ void dkvKernel(TFC_TC_DKV_PARAMS_OF(T), DkvShared &shared) {
+template <typename T, typename U>
+__device__ __forceinline__ void dkvKernel(TFC_TC_DKV_PARAMS_OF(T, U), DkvShared &shared) {
   if (outer * inner <= 0 || tk <= 0 || !attentionTensorCoreShape(d, dv))
     return;
   const bool aligned =
@@ -1412,14 +1424,16 @@ __device__ __forceinline__ void dkvKernel(TFC_TC_DKV_PARAMS_OF(T), DkvShared &sh
 #ifndef TFC_ATTENTION_TC_NO_KERNELS
 
 // Each entry runs its body on q, k and v as f32, or as bf16 bits under
-// kAttentionQkvBf16 (runtime/Abi.h's attention::kQkvBf16).
+// kAttentionQkvBf16 (runtime/Abi.h's attention::kQkvBf16); the backward's
+// dO too under kAttentionDoBf16 (which the runtime passes with
+// kAttentionQkvBf16 alone: these take q, k and v as bf16 bits then).
 
 /// out[b] = softmax(scale q[b] k[b]^T, masked) v[b]: attention.cu's
 /// forward kernel, on tensor cores.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_forward_kernel(TFC_TC_FORWARD_PARAMS) {
   __shared__ ForwardShared shared;
-  awaitPreviousKernel(); // once: each body is instantiated twice
+  awaitPreviousKernel(); // once: each body is instantiated more than once
   trapUnlessBlockSize(kAttentionTcThreads);
   if (inputsBf16 & kAttentionQkvBf16)
     forwardKernel<false, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, shared);
@@ -1431,7 +1445,7 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLeanBlocks)
     tfc_cuda_attention_tc_forward_lean_kernel(TFC_TC_FORWARD_PARAMS) {
   __shared__ ForwardShared shared;
-  awaitPreviousKernel(); // once: each body is instantiated twice
+  awaitPreviousKernel(); // once: each body is instantiated more than once
   trapUnlessBlockSize(kAttentionTcThreads);
   if (inputsBf16 & kAttentionQkvBf16)
     forwardKernel<true, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, shared);
@@ -1444,24 +1458,28 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLe
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dq_kernel(TFC_TC_DQ_PARAMS) {
   __shared__ DqShared shared;
-  awaitPreviousKernel(); // once: each body is instantiated twice
+  awaitPreviousKernel(); // once: each body is instantiated more than once
   trapUnlessBlockSize(kAttentionTcThreads);
-  if (inputsBf16 & kAttentionQkvBf16)
-    dqKernel<false, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16, shared);
+  if (inputsBf16 & kAttentionDoBf16)
+    dqKernel<false, uint16_t, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16_DO, shared);
+  else if (inputsBf16 & kAttentionQkvBf16)
+    dqKernel<false, uint16_t, float>(TFC_TC_BACKWARD_ARGS_BF16, shared);
   else
-    dqKernel<false, float>(TFC_TC_BACKWARD_ARGS, shared);
+    dqKernel<false, float, float>(TFC_TC_BACKWARD_ARGS, shared);
 }
 
 /// The same, lean: the same bits.
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLeanBlocks)
     tfc_cuda_attention_tc_backward_dq_lean_kernel(TFC_TC_DQ_PARAMS) {
   __shared__ DqShared shared;
-  awaitPreviousKernel(); // once: each body is instantiated twice
+  awaitPreviousKernel(); // once: each body is instantiated more than once
   trapUnlessBlockSize(kAttentionTcThreads);
-  if (inputsBf16 & kAttentionQkvBf16)
-    dqKernel<true, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16, shared);
+  if (inputsBf16 & kAttentionDoBf16)
+    dqKernel<true, uint16_t, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16_DO, shared);
+  else if (inputsBf16 & kAttentionQkvBf16)
+    dqKernel<true, uint16_t, float>(TFC_TC_BACKWARD_ARGS_BF16, shared);
   else
-    dqKernel<true, float>(TFC_TC_BACKWARD_ARGS, shared);
+    dqKernel<true, float, float>(TFC_TC_BACKWARD_ARGS, shared);
 }
 
 /// dk[b] = dS^T Q and dvOut[b] = P^T dO: attention.cu's dkv kernel on
@@ -1469,12 +1487,14 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kAttentionTcLe
 extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     tfc_cuda_attention_tc_backward_dkv_kernel(TFC_TC_DKV_PARAMS) {
   __shared__ DkvShared shared;
-  awaitPreviousKernel(); // once: each body is instantiated twice
+  awaitPreviousKernel(); // once: each body is instantiated more than once
   trapUnlessBlockSize(kAttentionTcThreads);
-  if (inputsBf16 & kAttentionQkvBf16)
-    dkvKernel<uint16_t>(TFC_TC_BACKWARD_ARGS_BF16, shared);
+  if (inputsBf16 & kAttentionDoBf16)
+    dkvKernel<uint16_t, uint16_t>(TFC_TC_BACKWARD_ARGS_BF16_DO, shared);
+  else if (inputsBf16 & kAttentionQkvBf16)
+    dkvKernel<uint16_t, float>(TFC_TC_BACKWARD_ARGS_BF16, shared);
   else
-    dkvKernel<float>(TFC_TC_BACKWARD_ARGS, shared);
+    dkvKernel<float, float>(TFC_TC_BACKWARD_ARGS, shared);
 }
 
 #endif // TFC_ATTENTION_TC_NO_KERNELS

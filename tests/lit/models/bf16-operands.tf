@@ -40,13 +40,16 @@
 # FFN's first products before their bias, ReLU and dropout, and their
 # activations' gradients before the dropout's and ReLU's): 12 results, the
 # 6 forward nests reading them widened too (the backward's already read
-# bits). --no-bf16-gemm-results keeps them fp32 (results 0, widened 6).
+# bits). --no-bf16-gemm-results keeps them fp32 (widened 6).
 # And the 6 QKV projections, which only attention reads, are stored in bf16
 # with their bias's bf16 copy (6 more copies, made beside the weights'),
-# and the 12 attention calls read the bits (inputs 12);
-# --no-bf16-attention-inputs keeps them fp32 (86 copies, 33 nests).
+# and the 12 attention calls read the bits (inputs 12); and so are the 6
+# out projections' input gradients, which only the attention backwards
+# read, as their dO (6 more results, dout 6);
+# --no-bf16-attention-inputs keeps them all fp32 (86 copies, 33 nests,
+# results 12). --no-bf16-gemm-results keeps the 12 fp32 (results 6, dO's).
 # --no-bf16-activations keeps those 7 in fp32 too: 99 copies, 46 nests, the
-# output net's activation copied again for its weight gradient, 6 results;
+# output net's activation copied again for its weight gradient, 12 results;
 # --no-bf16-attention-outputs leaves attention's 12 to copy nests: 51;
 # --no-layer-norm-dropout the dropout gradients' 12 to the loop nests that
 # apply the dropout (25 alone).
@@ -58,22 +61,22 @@
 # MEDIUM-LABEL: func.func @predict(
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=COPIES
-# COPIES: copies 92 nests 39 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 12 qkv 6 inputs 12
+# COPIES: copies 92 nests 39 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 18 qkv 6 inputs 12 dout 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-gemm-results --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-RESULTS
-# FP32-RESULTS: copies 92 nests 39 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1 results 0 qkv 6 inputs 12
+# FP32-RESULTS: copies 92 nests 39 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 6 gates 1 from 1 results 6 qkv 6 inputs 12 dout 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-inputs --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-QKV
-# FP32-QKV: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 12 qkv 0 inputs 0
+# FP32-QKV: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 12 qkv 0 inputs 0 dout 0
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-activations --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=FP32-ACTIVATIONS
-# FP32-ACTIVATIONS: copies 99 nests 46 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 6 gates 0 from 0 results 6 qkv 6 inputs 12
+# FP32-ACTIVATIONS: copies 99 nests 46 norms 13 dropouts 13 attention 12 losses 1 alone 7 widened 6 gates 0 from 0 results 12 qkv 6 inputs 12 dout 6
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-bf16-attention-outputs --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=ATTENTION-NESTS
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --no-layer-norm-dropout --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=DROPOUT-NESTS
-# DROPOUT-NESTS: copies 92 nests 39 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 12 gates 1 from 1 results 12 qkv 6 inputs 12
-# ATTENTION-NESTS: copies 92 nests 51 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 12 gates 1 from 1 results 12 qkv 6 inputs 12
+# DROPOUT-NESTS: copies 92 nests 39 norms 13 dropouts 1 attention 12 losses 1 alone 25 widened 12 gates 1 from 1 results 18 qkv 6 inputs 12 dout 6
+# ATTENTION-NESTS: copies 92 nests 51 norms 13 dropouts 13 attention 0 losses 1 alone 13 widened 12 gates 1 from 1 results 18 qkv 6 inputs 12 dout 6
 # The weights' copies are made at the step's start, side by side (each
 # before its first product, they were a launch apiece), and a copy of an
 # activation beside the loop nest before its products (attention's output
@@ -117,7 +120,7 @@
 # so set_anomaly's entries give the same bytes with and without.
 # RUN: tfc compile %models/medium_encoder.tf --target=cuda-emulated --bf16-operands=large --bf16-keep-activation-copies --emit=buffers \
 # RUN:   | %python %S/Inputs/bf16_copies.py | FileCheck %s --check-prefix=KEEP-COPIES
-# KEEP-COPIES: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 12 qkv 6 inputs 12
+# KEEP-COPIES: copies 86 nests 33 norms 13 dropouts 13 attention 12 losses 1 alone 13 widened 12 gates 1 from 1 results 18 qkv 6 inputs 12 dout 6
 # RUN: tfc compile %models/set_anomaly.tf --batch 16 --target=cuda-emulated --bf16-operands=all --bf16-keep-activation-copies -o %t/sa.keep
 # RUN: %python %S/../../../tools/gpu/parity.py --cpu %t/sa.keep --cuda %t/sa.wide --work %t/sa-keep --exact \
 # RUN:   | FileCheck %s --check-prefix=KEEP

@@ -1481,3 +1481,100 @@ func.func @qkv_read_elsewhere(%x: memref<8x32xf32>, %w: memref<96x32xf32>, %bias
   }
   return
 }
+
+// -----
+
+// The out projection's input gradient (dO = dY W, a tfc_cuda_sgemm with no
+// epilogue) that only the attention backward reads, as its dO, where that
+// backward reads q, k and v as bits (the QKV projection above): stored in
+// bf16 (Accumulate kBf16 = 2) and read as bits (inputsBf16 = kQkvBf16 |
+// kDoBf16 = 3); the f32 buffer goes. Without attention-inputs: neither.
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_sgemm_fused(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_forward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @dout_bits
+// CHECK: call @tfc_cuda_attention_forward
+// CHECK: %[[DO:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x32xi16>
+// CHECK: %[[DP:.*]] = memref.extract_aligned_pointer_as_index %[[DO]]
+// CHECK: call @tfc_cuda_sgemm(%c1{{(_[0-9]+)?}}, %c8{{(_[0-9]+)?}}, %c32{{(_[0-9]+)?}}, %c32{{(_[0-9]+)?}}, %{{.*}}, %c32{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %{{.*}}, %c32{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}}, %[[DP]], %c32{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}}, %[[DP]], %c128{{(_[0-9]+)?}}, %c16{{(_[0-9]+)?}}, %c32{{(_[0-9]+)?}}, {{.*}}, %c3{{(_[0-9]+)?}})
+// CHECK-NOT: memref<8x32xf32>
+// CHECK: return
+// NOINPUTS-LABEL: func.func @dout_bits
+// NOINPUTS: call @tfc_cuda_sgemm({{.*}}, %c32, %c0, %c0)
+// NOINPUTS: call @tfc_cuda_attention_backward({{.*}}, %c0, %c0)
+func.func @dout_bits(%x: memref<8x32xf32>, %w: memref<96x32xf32>, %bias: memref<96xf32>, %gy: memref<8x32xf32>, %wo: memref<32x32xf32>, %dqkv: memref<8x96xf32>) attributes {tfc.abi = {args = [{kind = "input", name = "x"}, {kind = "param", name = "w"}, {kind = "param", name = "bias"}, {kind = "input", name = "gy"}, {kind = "param", name = "wo"}], results = []}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c384 = arith.constant 384 : index
+  %scale = arith.constant 0.25 : f32
+  %xp = memref.extract_aligned_pointer_as_index %x : memref<8x32xf32> -> index
+  %wp = memref.extract_aligned_pointer_as_index %w : memref<96x32xf32> -> index
+  %bp = memref.extract_aligned_pointer_as_index %bias : memref<96xf32> -> index
+  %qkv = memref.alloc() : memref<8x96xf32>
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x96xf32> -> index
+  call @tfc_cuda_sgemm_fused(%c1, %c8, %c96, %c32, %xp, %c32, %c0, %c0, %wp, %c32, %c0, %c1, %qp, %c96, %c0, %c0, %c0, %bp, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %kp = arith.addi %qp, %c64 : index
+  %vp = arith.addi %qp, %c128 : index
+  %o = memref.alloc() : memref<8x32xf32>
+  %op = memref.extract_aligned_pointer_as_index %o : memref<8x32xf32> -> index
+  call @tfc_cuda_attention_forward(%c2, %c2, %c4, %c4, %c16, %c16, %scale, %qp, %c384, %c48, %c96, %kp, %c384, %c48, %c96, %vp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %op, %c128, %c16, %c32, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %gyp = memref.extract_aligned_pointer_as_index %gy : memref<8x32xf32> -> index
+  %wop = memref.extract_aligned_pointer_as_index %wo : memref<32x32xf32> -> index
+  %do = memref.alloc() : memref<8x32xf32>
+  %dop = memref.extract_aligned_pointer_as_index %do : memref<8x32xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c32, %c32, %gyp, %c32, %c0, %c0, %wop, %c32, %c0, %c0, %dop, %c32, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %dp = memref.extract_aligned_pointer_as_index %dqkv : memref<8x96xf32> -> index
+  %dkp = arith.addi %dp, %c64 : index
+  %dvp = arith.addi %dp, %c128 : index
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c16, %c16, %scale, %qp, %c384, %c48, %c96, %kp, %c384, %c48, %c96, %vp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %dop, %c128, %c16, %c32, %dp, %c384, %c48, %c96, %dkp, %c384, %c48, %c96, %dvp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The same dO where the backward reads f32 q, k and v (function
+// arguments, no projection here): it stays f32.
+func.func private @tfc_cuda_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+func.func private @tfc_cuda_attention_backward(index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK-LABEL: func.func @dout_beside_f32_qkv
+// CHECK: call @tfc_cuda_sgemm({{.*}}, %c32{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+// CHECK: call @tfc_cuda_attention_backward({{.*}}, %c0{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}})
+func.func @dout_beside_f32_qkv(%qkv: memref<8x96xf32>, %gy: memref<8x32xf32>, %wo: memref<32x32xf32>, %dqkv: memref<8x96xf32>) attributes {tfc.abi = {args = [{kind = "input", name = "qkv"}, {kind = "input", name = "gy"}, {kind = "param", name = "wo"}], results = []}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %c48 = arith.constant 48 : index
+  %c64 = arith.constant 64 : index
+  %c96 = arith.constant 96 : index
+  %c128 = arith.constant 128 : index
+  %c384 = arith.constant 384 : index
+  %scale = arith.constant 0.25 : f32
+  %qp = memref.extract_aligned_pointer_as_index %qkv : memref<8x96xf32> -> index
+  %kp = arith.addi %qp, %c64 : index
+  %vp = arith.addi %qp, %c128 : index
+  %gyp = memref.extract_aligned_pointer_as_index %gy : memref<8x32xf32> -> index
+  %wop = memref.extract_aligned_pointer_as_index %wo : memref<32x32xf32> -> index
+  %do = memref.alloc() : memref<8x32xf32>
+  %dop = memref.extract_aligned_pointer_as_index %do : memref<8x32xf32> -> index
+  call @tfc_cuda_sgemm(%c1, %c8, %c32, %c32, %gyp, %c32, %c0, %c0, %wop, %c32, %c0, %c0, %dop, %c32, %c0, %c0) : (index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  %dp = memref.extract_aligned_pointer_as_index %dqkv : memref<8x96xf32> -> index
+  %dkp = arith.addi %dp, %c64 : index
+  %dvp = arith.addi %dp, %c128 : index
+  call @tfc_cuda_attention_backward(%c2, %c2, %c4, %c4, %c16, %c16, %scale, %qp, %c384, %c48, %c96, %kp, %c384, %c48, %c96, %vp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %dop, %c128, %c16, %c32, %dp, %c384, %c48, %c96, %dkp, %c384, %c48, %c96, %dvp, %c384, %c48, %c96, %c0, %c0, %c0, %c0, %c0, %c0, %c0, %c0) : (index, index, index, index, index, index, f32, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index) -> ()
+  return
+}

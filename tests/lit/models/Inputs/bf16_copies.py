@@ -8,9 +8,11 @@ gradsBf16) and the loss's call that stores dlogits as bits; the copy nests
 beside it); the loop nests that read bits (widened to f32); and the layer
 norm backwards that read their gate as bits (GateBits), each from a
 forward that stores the bits alone (Y 0); the products stored in bf16
-(kBf16 in tfc_cuda_sgemm's Accumulate, argument 15); the QKV projections
+(kBf16 in tfc_cuda_sgemm's Accumulate, argument 15: those only loop nests
+read, and the out projections' input gradients); the QKV projections
 stored in bf16 (tfc_cuda_sgemm_fused's) and the attention calls reading
-their bits (inputsBf16, the last argument, 1)."""
+their bits (inputsBf16, the last argument, 1, or 3 with dO's); and the
+attention backwards reading dO as bits too (3: kQkvBf16 | kDoBf16)."""
 import re
 import sys
 
@@ -46,7 +48,9 @@ bare = [a for a in norms if constant(a[6], 0)]
 # Products stored in bf16 (kBf16, 2, in tfc_cuda_sgemm's Accumulate, argument 15).
 results = [a for a in calls("tfc_cuda_sgemm") if constant(a[15], 2)]
 qkv = [a for a in calls("tfc_cuda_sgemm_fused") if constant(a[15], 2)]
-inputs = [a for a in calls("tfc_cuda_attention_(?:forward|backward)") if constant(a[-1], 1)]
+inputs = [a for a in calls("tfc_cuda_attention_(?:forward|backward)")
+          if constant(a[-1], 1) or constant(a[-1], 3)]
+dout = [a for a in calls("tfc_cuda_attention_backward") if constant(a[-1], 3)]
 outs = re.findall(r"outs\(([^)]*)\)( attrs = *\{[^}]*\})?", s)
 alone = sum(1 for o, attrs in outs if "xi16>" in o and "xf32>" not in o and "bf16_cast" not in attrs)
 print("copies",
@@ -56,4 +60,4 @@ print("copies",
       "attention", len(attention), "losses", len(losses),
       "alone", alone, "widened", len(re.findall(r"ins\([^)]*xi16>", s)),
       "gates", len(gates), "from", len(bare), "results", len(results), "qkv", len(qkv),
-      "inputs", len(inputs))
+      "inputs", len(inputs), "dout", len(dout))
