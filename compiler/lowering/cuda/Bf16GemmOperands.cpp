@@ -787,8 +787,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       return {};
     OpBuilder b(forward);
     Location loc = forward.getLoc();
-    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
-                                           b.getI64IntegerAttr(64));
+    Value bits = bitsBuffer(b, loc, type);
     SmallVector<Value> args = llvm::to_vector(forward.getOperands());
     args[out16] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
     auto withCopy = b.create<func::CallOp>(loc, forward.getCallee(), TypeRange{}, args);
@@ -882,14 +881,10 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     for (const Eligible &e : eligible) {
       OpBuilder b(backward);
       Location loc = backward.getLoc();
-      Value bits = b.create<memref::AllocOp>(
-          loc, MemRefType::get(e.type.getShape(), b.getI16Type()), b.getI64IntegerAttr(64));
+      Value bits = bitsBuffer(b, loc, e.type);
       Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
       for (auto [o, offset] : e.held)
-        newArgs[attentionTensor(o->t)] =
-            offset == 0 ? base
-                        : b.create<arith::AddIOp>(
-                              loc, base, b.create<arith::ConstantIndexOp>(loc, offset * 2));
+        newArgs[attentionTensor(o->t)] = bitsAddress(b, loc, base, offset);
       bf16 |= e.flags;
       for (linalg::GenericOp copying : e.casts)
         replaced.push_back({copying, bits});
@@ -915,6 +910,20 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       casts.push_back(copying);
     }
     return casts;
+  }
+
+  /// A fresh buffer of bf16 bits shaped as the f32 `type`, at `b`.
+  static Value bitsBuffer(OpBuilder &b, Location loc, MemRefType type) {
+    return b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
+                                     b.getI64IntegerAttr(64));
+  }
+
+  /// The address of element `offset` of the bits from `base` (2 bytes an
+  /// element), at `b`.
+  static Value bitsAddress(OpBuilder &b, Location loc, Value base, int64_t offset) {
+    if (offset == 0)
+      return base;
+    return b.create<arith::AddIOp>(loc, base, b.create<arith::ConstantIndexOp>(loc, offset * 2));
   }
 
   /// Replaces `call` by a call of the same callee with `args` (which store
@@ -983,8 +992,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
                  std::optional<unsigned> unstored = std::nullopt) {
     OpBuilder b(call);
     Location loc = call.getLoc();
-    Value bits = b.create<memref::AllocOp>(
-        loc, MemRefType::get(own.type.getShape(), b.getI16Type()), b.getI64IntegerAttr(64));
+    Value bits = bitsBuffer(b, loc, own.type);
     SmallVector<Value> args = llvm::to_vector(call.getOperands());
     args[bitsAt] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
     args[flag] = b.create<arith::ConstantIndexOp>(loc, 1);
@@ -1065,8 +1073,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     }
     OpBuilder b(call);
     Location loc = call.getLoc();
-    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
-                                           b.getI64IntegerAttr(64));
+    Value bits = bitsBuffer(b, loc, type);
     SmallVector<Operation *> views;
     for (OpOperand *input : reads) {
       Value source = bits;
@@ -1143,8 +1150,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     OpBuilder b(call);
     Location loc = call.getLoc();
     MemRefType type = wholeF32Buffer(root);
-    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
-                                           b.getI64IntegerAttr(64));
+    Value bits = bitsBuffer(b, loc, type);
     Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
     SmallVector<Value> args = llvm::to_vector(call.getOperands());
     args[gemm::C] = base;
@@ -1157,10 +1163,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       SmallVector<Value> readerArgs = llvm::to_vector(reader.getOperands());
       for (unsigned t = 0; t < 3; ++t) {
         const int64_t offset = pointeeOf(reader.getOperand(attentionTensor(t)))->offset;
-        readerArgs[attentionTensor(t)] =
-            offset == 0 ? base
-                        : rb.create<arith::AddIOp>(
-                              loc, base, rb.create<arith::ConstantIndexOp>(loc, offset * 2));
+        readerArgs[attentionTensor(t)] = bitsAddress(rb, loc, base, offset);
       }
       readerArgs.back() = rb.create<arith::ConstantIndexOp>(loc, attention::kQkvBf16);
       callWithBits(reader, readerArgs, {}); // (the last one the f32 buffer too)
@@ -1222,8 +1225,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     OpBuilder b(call);
     Location loc = call.getLoc();
     MemRefType type = wholeF32Buffer(root);
-    Value bits = b.create<memref::AllocOp>(loc, MemRefType::get(type.getShape(), b.getI16Type()),
-                                           b.getI64IntegerAttr(64));
+    Value bits = bitsBuffer(b, loc, type);
     Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
     SmallVector<Value> args = llvm::to_vector(call.getOperands());
     args[gemm::C] = base;
@@ -1233,11 +1235,7 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
       auto reader = cast<func::CallOp>(user);
       OpBuilder rb(reader);
       SmallVector<Value> readerArgs = llvm::to_vector(reader.getOperands());
-      const int64_t offset = pointeeOf(reader.getOperand(dout))->offset;
-      readerArgs[dout] = offset == 0
-                             ? base
-                             : rb.create<arith::AddIOp>(
-                                   loc, base, rb.create<arith::ConstantIndexOp>(loc, offset * 2));
+      readerArgs[dout] = bitsAddress(rb, loc, base, pointeeOf(reader.getOperand(dout))->offset);
       readerArgs.back() =
           rb.create<arith::ConstantIndexOp>(loc, attention::kQkvBf16 | attention::kDoBf16);
       callWithBits(reader, readerArgs, {}); // (the last one the f32 buffer too)
