@@ -926,6 +926,23 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     return b.create<arith::AddIOp>(loc, base, b.create<arith::ConstantIndexOp>(loc, offset * 2));
   }
 
+  /// The GEMM `call` again, storing its product in bf16 (gemm kBf16 in
+  /// Accumulate) into a fresh bits buffer shaped as its f32 `root`, with
+  /// `biasBits` (a bf16 copy) as its bias where given: that buffer's address.
+  static Value productInBf16(func::CallOp call, Value root, Value biasBits = {}) {
+    OpBuilder b(call);
+    Location loc = call.getLoc();
+    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(
+        loc, bitsBuffer(b, loc, wholeF32Buffer(root)));
+    SmallVector<Value> args = llvm::to_vector(call.getOperands());
+    args[gemm::C] = base;
+    args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
+    if (biasBits)
+      args[gemm::Bias] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, biasBits);
+    callWithBits(call, args, {});
+    return base;
+  }
+
   /// Replaces `call` by a call of the same callee with `args` (which store
   /// bits where it stored f32), and each copy nest of `copies` by the bits
   /// it pairs with; the f32 pointers, views and buffers nothing uses then go.
@@ -1147,16 +1164,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
     Value biasBits = parameterCopy(call, biasRow);
     if (!biasBits)
       return;
-    OpBuilder b(call);
     Location loc = call.getLoc();
-    MemRefType type = wholeF32Buffer(root);
-    Value bits = bitsBuffer(b, loc, type);
-    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
-    SmallVector<Value> args = llvm::to_vector(call.getOperands());
-    args[gemm::C] = base;
-    args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
-    args[gemm::Bias] = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, biasBits);
-    callWithBits(call, args, {});
+    Value base = productInBf16(call, root, biasBits);
     for (Operation *user : *users) {
       auto reader = cast<func::CallOp>(user);
       OpBuilder rb(reader);
@@ -1222,15 +1231,8 @@ struct TfBf16GemmOperandsPass : tfc::impl::TfBf16GemmOperandsBase<TfBf16GemmOper
           return;
       }
     }
-    OpBuilder b(call);
     Location loc = call.getLoc();
-    MemRefType type = wholeF32Buffer(root);
-    Value bits = bitsBuffer(b, loc, type);
-    Value base = b.create<memref::ExtractAlignedPointerAsIndexOp>(loc, bits);
-    SmallVector<Value> args = llvm::to_vector(call.getOperands());
-    args[gemm::C] = base;
-    args[gemm::Accumulate] = b.create<arith::ConstantIndexOp>(loc, gemm::kBf16);
-    callWithBits(call, args, {});
+    Value base = productInBf16(call, root);
     for (Operation *user : *users) {
       auto reader = cast<func::CallOp>(user);
       OpBuilder rb(reader);
