@@ -76,6 +76,9 @@ constexpr KernelSpec kSpecs[LayerKernels::Count] = {
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_wide_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_wide_kernel"),
     TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_wide_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_forward_bf16_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dq_bf16_kernel"),
+    TFC_KERNEL_SPEC("tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel"),
 };
 #undef TFC_KERNEL_SPEC
 
@@ -100,6 +103,9 @@ static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkv].params == 44 + 5);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardWide].params == 30);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqWide].params == 44 + 5);
 static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvWide].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaForwardBf16].params == 30);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDqBf16].params == 44 + 5);
+static_assert(kSpecs[LayerKernels::AttentionWgmmaBackwardDkvBf16].params == 44 + 5);
 static_assert(kSpecs[LayerKernels::LayerNormBackward].params ==
               tfc::abi::layer_norm_backward::Count + 1);
 static_assert(kSpecs[LayerKernels::LayerNormBackwardReduce].params == 6);
@@ -348,15 +354,19 @@ tfc_cuda_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
                          v,   vOuter,   vInner,   vRow,   mask,  maskOuter, maskInner, maskRow,
                          out, outOuter, outInner, outRow, stats, out16,     inputsBf16})
     params.push_back(uint64_t(value));
-  // attention_wgmma.cu's kernels take f32 inputs alone (at 255 registers
-  // their loops had no room for a second instantiation).
-  const bool wgmma = !inputsBf16 && useTensorCores(device, d, dv) && useWgmma(device, d, dv);
+  // attention_wgmma.cu's forwards take q, k and v as f32 or as bf16 bits
+  // (copied by cp.async; its bf16 kernel those alone, at 3 blocks an SM);
+  // its dq and dkv f32 (at 255 registers their loops had no room for a
+  // second instantiation), and a dq and a dkv of their own for bf16 q, k,
+  // v and dO.
+  const bool wgmma = useTensorCores(device, d, dv) && useWgmma(device, d, dv);
   if (wgmma && device.wideAttention()) // two warpgroups a block, 128 queries
     return device.layerKernels().launch(device, LayerKernels::AttentionWgmmaForwardWide,
                                         outer * inner * ceilDiv(tq, 2 * kTcRowsPerBlock), params);
   if (useTensorCores(device, d, dv))
     return device.layerKernels().launch(device,
-                                        wgmma ? LayerKernels::AttentionWgmmaForward
+                                        wgmma ? inputsBf16 ? LayerKernels::AttentionWgmmaForwardBf16
+                                                           : LayerKernels::AttentionWgmmaForward
                                         : device.leanAttention()
                                             ? LayerKernels::AttentionTcForwardLean
                                             : LayerKernels::AttentionTcForward,
@@ -423,7 +433,12 @@ extern "C" void tfc_cuda_attention_backward(
   params.push_back(uint64_t(gradsBf16));
   params.push_back(uint64_t(inputsBf16));
   // Each family's two kernels and grids (a block a unit).
-  const bool wgmma = !inputsBf16 && tensorCores && useWgmma(device, d, dv); // as the forward's
+  // f32 inputs alone (the forward's comment); bf16 q, k, v and dO take
+  // wgmma's bf16 dq on the forward's statistics and its bf16 dkv on dq's
+  // where dk and dv go out as bf16 too (else the tensor cores' dkv).
+  const bool wgmma = !inputsBf16 && tensorCores && useWgmma(device, d, dv);
+  const bool wgmmaBf16Dq = inputsBf16 == (at::kQkvBf16 | at::kDoBf16) && tensorCores &&
+                           useWgmma(device, d, dv) && saved && !storeDs;
   // TFC_ATTENTION_WIDE=1: dq on two warpgroups a block, on the wgmma way
   // (the forward's statistics, no dS), and dkv, on its pipelined way (the
   // statistics dq stored in scratch).
@@ -433,9 +448,13 @@ extern "C" void tfc_cuda_attention_backward(
   const bool dkvOnDqStats = scratch && (!saved || device.attentionDqStoresD());
   const bool wideDkv = wgmma && device.wideAttention() && !storeDs && tq > 0 && dkvOnDqStats &&
                        !(gradsBf16 & at::kDkBf16);
-  const LayerKernels::Kernel dqKernel = !tensorCores ? LayerKernels::AttentionBackwardDq
-                                        : wideDq     ? LayerKernels::AttentionWgmmaBackwardDqWide
-                                        : wgmma      ? LayerKernels::AttentionWgmmaBackwardDq
+  const bool wgmmaBf16Dkv = inputsBf16 == (at::kQkvBf16 | at::kDoBf16) &&
+                            (gradsBf16 & at::kDkBf16) && tensorCores && useWgmma(device, d, dv) &&
+                            !storeDs && tq > 0 && dkvOnDqStats;
+  const LayerKernels::Kernel dqKernel = !tensorCores  ? LayerKernels::AttentionBackwardDq
+                                        : wideDq      ? LayerKernels::AttentionWgmmaBackwardDqWide
+                                        : wgmma       ? LayerKernels::AttentionWgmmaBackwardDq
+                                        : wgmmaBf16Dq ? LayerKernels::AttentionWgmmaBackwardDqBf16
                                         : device.leanAttention()
                                             ? LayerKernels::AttentionTcBackwardDqLean
                                             : LayerKernels::AttentionTcBackwardDq,
@@ -443,7 +462,8 @@ extern "C" void tfc_cuda_attention_backward(
       dkvKernel = !tensorCores ? LayerKernels::AttentionBackwardDkv
                   : wideDkv    ? LayerKernels::AttentionWgmmaBackwardDkvWide
                   : wgmma && !(gradsBf16 & at::kDkBf16) ? LayerKernels::AttentionWgmmaBackwardDkv
-                                                        : LayerKernels::AttentionTcBackwardDkv;
+                  : wgmmaBf16Dkv ? LayerKernels::AttentionWgmmaBackwardDkvBf16
+                                 : LayerKernels::AttentionTcBackwardDkv;
   const int64_t dqBlocks = wideDq        ? heads * ceilDiv(tq, 2 * kTcRowsPerBlock)
                            : tensorCores ? heads * ceilDiv(tq, kTcRowsPerBlock)
                                          : math::attentionDqUnits(heads, tq, d),

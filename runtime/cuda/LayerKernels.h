@@ -124,6 +124,9 @@ public:
     AttentionWgmmaForwardWide, // its two-warpgroup forward, dq and dkv (TFC_ATTENTION_WIDE)
     AttentionWgmmaBackwardDqWide,
     AttentionWgmmaBackwardDkvWide,
+    AttentionWgmmaForwardBf16,     // its forward for bf16 q, k and v alone
+    AttentionWgmmaBackwardDqBf16,  // its dq for bf16 q, k, v and dO alone
+    AttentionWgmmaBackwardDkvBf16, // and dkv
     Count,
   };
 

@@ -9,6 +9,7 @@
 
 #include "tests/simt/Simt.h"
 
+#include "runtime/cuda/kernels/CpAsync.cuh"
 #include "runtime/cuda/kernels/Wgmma.cuh"
 
 namespace tfc_simt_faults {
@@ -135,6 +136,52 @@ extern "C" __global__ void simt_fault_wgmma_not_waited(float *out) {
   out[threadIdx.x] = c[0];
 }
 
+/// cp.async's source: global memory of zeros.
+__device__ __align__(16) float cpAsyncSource[128];
+
+/// cp.async: every fourth thread copies 4 floats of cpAsyncSource into
+/// shared memory; each thread then reads a value another copied. Waited
+/// for before the barrier, as it must be: 2 everywhere.
+extern "C" __global__ void simt_fault_cp_async_none(float *out) {
+  __shared__ __align__(16) float s[128];
+  if (threadIdx.x % 4 == 0)
+    cpAsync<16>(&s[threadIdx.x], &cpAsyncSource[threadIdx.x], true);
+  cpAsyncCommit();
+  cpAsyncWait<0>();
+  __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 32) % 128] + 2.0f;
+}
+
+/// The same, waited for after the barrier: another thread's copy may not
+/// have landed when it is read (the emulator: NaN until its wait).
+extern "C" __global__ void simt_fault_cp_async_read_early(float *out) {
+  __shared__ __align__(16) float s[128];
+  if (threadIdx.x % 4 == 0)
+    cpAsync<16>(&s[threadIdx.x], &cpAsyncSource[threadIdx.x], true);
+  cpAsyncCommit();
+  __syncthreads();
+  out[threadIdx.x] = s[(threadIdx.x + 32) % 128] + 2.0f;
+  cpAsyncWait<0>();
+}
+
+/// Never waited for: the copies go nowhere the kernel knows of.
+extern "C" __global__ void simt_fault_cp_async_not_waited(float *out) {
+  __shared__ __align__(16) float s[128];
+  if (threadIdx.x % 4 == 0)
+    cpAsync<16>(&s[threadIdx.x], &cpAsyncSource[threadIdx.x], true);
+  cpAsyncCommit();
+  out[threadIdx.x] = 0.0f;
+}
+
+/// A 16-byte copy to an address 8 bytes past a 16-byte boundary.
+extern "C" __global__ void simt_fault_cp_async_misaligned(float *out) {
+  __shared__ __align__(16) float s[136];
+  if (threadIdx.x % 4 == 0)
+    cpAsync<16>(&s[threadIdx.x + 2], &cpAsyncSource[threadIdx.x], true);
+  cpAsyncCommit();
+  cpAsyncWait<0>();
+}
+
 } // namespace tfc_simt_faults
 
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_divergent_shuffle)
@@ -149,3 +196,7 @@ TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_unfenced)
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_overwritten)
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_accumulator)
 TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_wgmma_not_waited)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_cp_async_none)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_cp_async_read_early)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_cp_async_not_waited)
+TFC_SIMT_KERNEL(tfc_simt_faults, simt_fault_cp_async_misaligned)

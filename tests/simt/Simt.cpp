@@ -22,7 +22,11 @@
 //    one is divergence: the launch fails and says where each lane is.
 //  - wgmma.mma_async does not block; wgmma.wait_group waits until every
 //    thread of the warpgroup (4 warps) has issued the wgmmas it waits for
-//    and no thread can run (see "wgmma" below).
+//    and no thread can run (see "wgmma" below); in odd blocks until none
+//    of the warpgroup's own threads can.
+//  - cp.async does not block either: its source is read at issue, its
+//    destination poisoned (NaN) then and written at the thread's
+//    cp.async.wait_group that covers it.
 //  - Nothing else blocks: memory is the host's, a thread's writes are seen
 //    at once, so only a missing barrier (or a race) makes the result depend
 //    on the schedule.
@@ -116,6 +120,13 @@ struct WgmmaOp {
   size_t madeAtIssue = 0; // the warpgroup's wgmmas made when this one was issued
 };
 
+/// A thread's cp.async: the bytes it read at issue, for dst at its wait.
+struct CpAsyncCopy {
+  char *dst = nullptr;
+  unsigned char bytes[16] = {};
+  int size = 0;
+};
+
 struct Thread {
   Context context;
   unsigned index = 0;
@@ -133,6 +144,11 @@ struct Thread {
   std::vector<size_t> wgmmaGroups;
   size_t wgmmaWaited = 0;
   bool wgmmaFenced = false;
+  // cp.async: the copies issued this block, the ends of the groups
+  // committed among them, how many are in shared memory.
+  std::vector<CpAsyncCopy> copies;
+  std::vector<size_t> copyGroups;
+  size_t copiesLanded = 0;
 };
 
 /// A warp's lanes at a collective (and which), at the barrier, returned.
@@ -176,6 +192,7 @@ struct Emulator {
   std::vector<Warp> warps;
   std::vector<Warpgroup> warpgroups; // none unless blocks are whole warpgroups
   char *sharedBase = nullptr;        // the block's shared window (sharedAddress)
+  bool eagerWgmma = false;           // wgmma.wait_group: a warpgroup's wgmmas made early
   std::string error;
   // The schedule: threads by rank (the order they are resumed in), each
   // thread's rank, and the runnable ones as bits by rank.
@@ -553,32 +570,39 @@ std::string makeWgmma(Thread *lanes, size_t j) {
   return "";
 }
 
-/// When no thread can run: makes each warpgroup's wgmmas, in order, as
-/// far as every thread has issued them and a thread's wait needs them,
-/// and resumes the threads whose waits they satisfy. So a wgmma reads its
-/// operands as late as the hardware may (anything a thread could still
+/// Makes warpgroup gi's wgmmas, in order, as far as every thread has
+/// issued them and a thread's wait needs them, and resumes the threads
+/// whose waits they satisfy. Returns whether a thread was resumed; an
+/// error in emu.error.
+bool makeWarpgroupsWgmmas(size_t gi) {
+  bool resumed = false;
+  Warpgroup &g = emu.warpgroups[gi];
+  Thread *lanes = &emu.threads[gi * kWarpgroup];
+  size_t needed = 0;
+  for (int i = 0; i < kWarpgroup; ++i)
+    if (lanes[i].state == State::AtCollective && lanes[i].kind == Collective::WgmmaWait)
+      needed = std::max(needed, lanes[i].wgmmaWaited);
+  while (g.made < needed && g.issuers[g.made] == kWarpgroup && emu.error.empty()) {
+    emu.error = makeWgmma(lanes, g.made);
+    ++g.made;
+  }
+  for (int i = 0; i < kWarpgroup; ++i)
+    if (lanes[i].state == State::AtCollective && lanes[i].kind == Collective::WgmmaWait &&
+        lanes[i].wgmmaWaited <= g.made) {
+      setState(lanes[i], State::Runnable);
+      resumed = true;
+    }
+  return resumed;
+}
+
+/// When no thread can run: makes each warpgroup's wgmmas. So a wgmma reads
+/// its operands as late as the hardware may (anything a thread could still
 /// write before its wait is written first). Returns whether a thread was
-/// resumed; an error in emu.error.
+/// resumed.
 bool makeWgmmas() {
   bool resumed = false;
-  for (size_t gi = 0; gi < emu.warpgroups.size() && emu.error.empty(); ++gi) {
-    Warpgroup &g = emu.warpgroups[gi];
-    Thread *lanes = &emu.threads[gi * kWarpgroup];
-    size_t needed = 0;
-    for (int i = 0; i < kWarpgroup; ++i)
-      if (lanes[i].state == State::AtCollective && lanes[i].kind == Collective::WgmmaWait)
-        needed = std::max(needed, lanes[i].wgmmaWaited);
-    while (g.made < needed && g.issuers[g.made] == kWarpgroup && emu.error.empty()) {
-      emu.error = makeWgmma(lanes, g.made);
-      ++g.made;
-    }
-    for (int i = 0; i < kWarpgroup; ++i)
-      if (lanes[i].state == State::AtCollective && lanes[i].kind == Collective::WgmmaWait &&
-          lanes[i].wgmmaWaited <= g.made) {
-        setState(lanes[i], State::Runnable);
-        resumed = true;
-      }
-  }
+  for (size_t gi = 0; gi < emu.warpgroups.size() && emu.error.empty(); ++gi)
+    resumed |= makeWarpgroupsWgmmas(gi);
   return resumed;
 }
 
@@ -589,6 +613,8 @@ void fiberMain() {
     diverged(t, "returned", State::AtCollective);
   if (t.wgmma.size() > t.wgmmaWaited)
     leave(who(t) + " returned with wgmmas it did not wait for (wgmma.wait_group)");
+  if (t.copies.size() > t.copiesLanded)
+    leave(who(t) + " returned with cp.async copies it did not wait for (cp.async.wait_group)");
   setState(t, State::Done);
   ++warpOf(t).done;
   --emu.live;
@@ -758,7 +784,62 @@ void wgmmaWaitGroup(int pending, const char *file, int line) {
   t.file = file;
   t.line = line;
   setState(t, State::AtCollective);
+  // Odd blocks make a warpgroup's wgmmas as soon as none of its own
+  // threads can run, as early as the hardware may: the warpgroup runs on
+  // while the block's others still issue theirs, so that a tile it writes
+  // which another warpgroup's wgmma still reads (a tile they share,
+  // rewritten after the writer's own wait but before a barrier) shows.
+  if (emu.eagerWgmma) {
+    const Thread *lanes = &emu.threads[t.index / kWarpgroup * kWarpgroup];
+    if (std::none_of(lanes, lanes + kWarpgroup,
+                     [](const Thread &u) { return u.state == State::Runnable; }))
+      makeWarpgroupsWgmmas(t.index / kWarpgroup);
+    if (!emu.error.empty())
+      leave(emu.error);
+  }
   yield(); // until makeWgmmas makes what this wait needs
+}
+
+void cpAsync(void *dst, const void *src, int bytes, int srcBytes, const char *file, int line) {
+  Thread &t = *emu.current;
+  char *to = static_cast<char *>(dst);
+  if (bytes != 4 && bytes != 8 && bytes != 16)
+    fail("cp.async of " + std::to_string(bytes) + " bytes (4, 8 or 16)", file, line);
+  if (srcBytes != 0 && srcBytes != bytes)
+    fail("cp.async reading " + std::to_string(srcBytes) + " of its " + std::to_string(bytes) +
+             " bytes (the kernels read all or none)",
+         file, line);
+  if (!__start_tfc_simt_shared || to < __start_tfc_simt_shared ||
+      to + bytes > __stop_tfc_simt_shared)
+    fail("cp.async into an address outside __shared__ memory", file, line);
+  if (uintptr_t(to) % unsigned(bytes) != 0 || uintptr_t(src) % unsigned(bytes) != 0)
+    fail("cp.async of " + std::to_string(bytes) + " bytes from or to an address not aligned to " +
+             std::to_string(bytes),
+         file, line);
+  CpAsyncCopy copy;
+  copy.dst = to;
+  copy.size = bytes;
+  if (srcBytes > 0)
+    std::memcpy(copy.bytes, src, size_t(srcBytes));
+  std::memset(to, 0xff, size_t(bytes)); // in flight: neither the old bytes nor the new
+  t.copies.push_back(copy);
+}
+
+void cpAsyncCommitGroup(const char *, int) {
+  Thread &t = *emu.current;
+  t.copyGroups.push_back(t.copies.size());
+}
+
+void cpAsyncWaitGroup(int pending, const char *, int) {
+  Thread &t = *emu.current;
+  const std::vector<size_t> &groups = t.copyGroups;
+  if (groups.size() <= size_t(pending))
+    return;
+  const size_t landed = groups[groups.size() - 1 - size_t(pending)];
+  for (; t.copiesLanded < landed; ++t.copiesLanded) {
+    const CpAsyncCopy &copy = t.copies[t.copiesLanded];
+    std::memcpy(copy.dst, copy.bytes, size_t(copy.size));
+  }
 }
 
 size_t sharedAddress(const void *p, const char *file, int line) {
@@ -822,6 +903,7 @@ std::string launch(const char *kernel, unsigned grid, unsigned block, Schedule s
     emu.warps.assign(block / kWarp, Warp());
     emu.warpgroups.assign(block % kWarpgroup ? 0 : block / kWarpgroup, Warpgroup());
     emu.sharedBase = nullptr;
+    emu.eagerWgmma = b % 2 == 1;
     order();
     while (emu.live > 0 && emu.error.empty()) {
       Thread *t = next();

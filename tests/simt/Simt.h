@@ -126,6 +126,19 @@ void wgmmaMmaAsync(float *c, const uint32_t *a, uint64_t descA, uint64_t descB, 
 void wgmmaFence(const char *file, int line);
 void wgmmaCommitGroup(const char *file, int line);
 void wgmmaWaitGroup(int pending, const char *file, int line);
+/// cp.async as CpAsync.cuh issues it (sm_80's cp.async.ca/cg.shared.global):
+/// the calling thread's copy of `bytes` bytes from global memory at src to
+/// shared memory at dst, srcBytes of them read from src (the rest zeros).
+/// The source is read at issue; the destination is poisoned then (0xff
+/// bytes: NaN) and written when the thread's cp.async.wait_group covers the
+/// copy's group, so that a tile read before its wait (and its barrier)
+/// and a copy issued into a tile others still read (or an in-flight wgmma:
+/// its operand check) both show. A copy outside shared memory, misaligned
+/// or not waited for before the thread returns fails the launch; copies
+/// not yet committed are not waited for, as on the GPU.
+void cpAsync(void *dst, const void *src, int bytes, int srcBytes, const char *file, int line);
+void cpAsyncCommitGroup(const char *file, int line);
+void cpAsyncWaitGroup(int pending, const char *file, int line);
 /// `p`'s address in shared memory as __cvta_generic_to_shared gives it: an
 /// offset into the launch's shared window (Simt.cpp), which wgmma's
 /// descriptors carry and the emulator turns back into host memory.

@@ -719,9 +719,12 @@ TEST_F(CudaRuntimeTest, AttentionBf16GradientsTakeTheTensorCoreDkv) {
 }
 
 // q, k and v as bf16 bits (inputsBf16: a QKV projection stored in bf16)
-// run on attention_tc.cu's kernels, also under TFC_ATTENTION_WGMMA (whose
-// kernels take f32 alone), and so does the backward with dO as bits too
-// (kDoBf16); refused, before any launch, without the tensor-core kernels
+// run on attention_tc.cu's kernels, and so does the backward with dO as
+// bits too (kDoBf16); under TFC_ATTENTION_WGMMA the forward takes wgmma's
+// bf16 kernel (cp.async copies the bits; its wide one with
+// TFC_ATTENTION_WIDE) and, with dO as bits on the forward's statistics, dq
+// wgmma's bf16 dq, and with dk and dv as bits too dkv its bf16 dkv; refused,
+// before any launch, without the tensor-core kernels
 // (an fp32 model), with rows not 8-byte aligned (an f32 dO's not 16), and
 // for a flag the kernels do not know (kDoBf16 on the forward).
 TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
@@ -734,12 +737,22 @@ TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
   gInputsBf16 = at::kQkvBf16;
   ASSERT_TRUE(device->run(attentionForward, buffers.data(), buffers.size(), error)) << error;
   ASSERT_TRUE(device->run(attentionBackward, buffers.data(), buffers.size(), error)) << error;
-  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel, grid 1x1x1"), 1u) << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_forward_bf16_kernel, grid 1x1x1"), 1u)
+      << log();
   EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel, grid 1x1x1"), 1u)
       << log();
   EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel, grid 1x1x1"), 1u)
       << log();
-  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 1u) << log();
+  device->setWideAttention(true);
+  ASSERT_TRUE(device->run(attentionForward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_forward_wide_kernel, grid 1x1x1"), 1u)
+      << log();
+  device->setWideAttention(false);
+  device->setWgmmaAttention(false);
+  ASSERT_TRUE(device->run(attentionForward, buffers.data(), buffers.size(), error)) << error;
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_forward_kernel, grid 1x1x1"), 1u) << log();
+  device->setWgmmaAttention(true);
   const size_t launches = count("cuLaunchKernel(");
   std::vector<void *> shifted = buffers; // q 4 bytes on: rows not 8-byte aligned
   shifted[0] = static_cast<char *>(buffers[0]) + 4;
@@ -766,13 +779,44 @@ TEST_F(CudaRuntimeTest, AttentionBf16InputsTakeTheTensorCoreKernels) {
   EXPECT_EQ(error, "tfc_cuda_attention_backward: a bf16 dO needs each head's rows 8-byte aligned "
                    "(strides multiples of 4)");
   EXPECT_EQ(count("cuLaunchKernel("), launches) << log();
+  // q, k, v and dO all bits, on the forward's statistics: wgmma's bf16 dq
+  // (57 KiB of dynamic shared memory, opted into once), the tensor cores'
+  // dkv; without the statistics the tensor cores' dq.
   shifted[3] = static_cast<char *>(buffers[3]) + 8; // 8-byte aligned: enough for bits
   ASSERT_TRUE(device->run(attentionBackward, shifted.data(), shifted.size(), error)) << error;
-  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel, grid 1x1x1"), 2u)
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_bf16_kernel, grid 1x1x1, "
+                  "block 128x1x1, smem 58368"),
+            1u)
+      << log();
+  EXPECT_EQ(count("cuFuncSetAttribute(tfc_cuda_attention_wgmma_backward_dq_bf16_kernel, 58368)"),
+            1u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel, grid 1x1x1"), 1u)
       << log();
   EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel, grid 1x1x1"), 2u)
       << log();
-  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 0u) << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 3u) << log(); // 2 forwards, dq
+  device->setSavedAttentionStats(false);
+  ASSERT_TRUE(device->run(attentionBackward, shifted.data(), shifted.size(), error)) << error;
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dq_kernel, grid 1x1x1"), 2u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_"), 3u) << log();
+  device->setSavedAttentionStats(true);
+  // And dk and dv as bf16 bits (--precision bf16's): wgmma's bf16 dkv
+  // (65 KiB of dynamic shared memory) after its bf16 dq.
+  gGradsBf16 = at::kDqBf16 | at::kDkBf16 | at::kDvBf16;
+  ASSERT_TRUE(device->run(attentionBackward, shifted.data(), shifted.size(), error)) << error;
+  gGradsBf16 = 0;
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel, grid 1x1x1, "
+                  "block 128x1x1, smem 66560"),
+            1u)
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_bf16_kernel,"), 2u) << log();
+  EXPECT_LT(log().rfind("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dq_bf16_kernel,"),
+            log().rfind("cuLaunchKernel(tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel,"))
+      << log();
+  EXPECT_EQ(count("cuLaunchKernel(tfc_cuda_attention_tc_backward_dkv_kernel, grid 1x1x1"), 3u)
+      << log();
   const size_t withDo = count("cuLaunchKernel(");
   gInputsBf16 = at::kQkvBf16;
   device->setGemmPrecision(GemmPrecision::Fp32);

@@ -356,13 +356,23 @@ TEST(SimtKernels, AttentionOnWgmma) {
   // checks them on a GPU: heads of 64, whole and partial tiles, masks,
   // packed (float4 staging) and padded rows, k and v broadcast.
   const std::vector<WgmmaKernels> wgmma = {
-      {kWgmma.forward, kWgmma.dq, kWgmma.dkv, " wgmma"},
+      {kWgmma.forward, kWgmma.dq, kWgmma.dkv, " wgmma", 64, nullptr,
+       "tfc_cuda_attention_wgmma_forward_bf16_kernel",
+       "tfc_cuda_attention_wgmma_backward_dq_bf16_kernel",
+       "tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel"},
       {kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, " wgmma, serial"},
       {kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkv, " wgmma, wide", 128, kWgmmaWide.dkvWide}};
   expectPasses([&](SimtDevice &d) {
     checkAttention(d, {"100x130 d64 masked", 1, 2, 100, 130, 64, 64, true}, wgmma);
     checkAttention(d, {"set_anomaly 10x10 d64", 8, 4, 10, 10, 64, 64, false}, wgmma);
     checkAttention(d, {"127x120 d64 packed rows", 1, 1, 127, 120, 64, 64, false, false, true},
+                   wgmma);
+    // Three query tiles and more: the pipelined loops rewrite a buffer the
+    // last products read; the wide dkv's second block (keys 128 to 255)
+    // has both warpgroups' keys in the shape, so a tile one rewrites while
+    // the other's wgmma reads it shows (the emulator makes an odd block's
+    // wgmmas early).
+    checkAttention(d, {"150x300 d64 packed rows", 1, 1, 150, 300, 64, 64, false, false, true},
                    wgmma);
     checkAttention(d,
                    {"65x130 d64 masked, k and v broadcast, packed rows", 2, 2, 65, 130, 64, 64,
@@ -538,6 +548,28 @@ TEST(SimtEmulator, ChecksWgmmaUse) {
       const std::string error = runFault(kernel, schedule, out);
       EXPECT_NE(error.find(message), std::string::npos) << kernel << ": " << error;
     }
+}
+
+TEST(SimtEmulator, ChecksCpAsyncUse) {
+  std::vector<float> out;
+  for (simt::Schedule schedule :
+       {simt::Schedule::InOrder, simt::Schedule::Reversed, simt::Schedule::Shuffled}) {
+    ASSERT_EQ(runFault("simt_fault_cp_async_none", schedule, out), "");
+    for (int i = 0; i < 128; ++i)
+      EXPECT_EQ(out[size_t(i)], 2.0f);
+    // Read before the copier's wait: the first thread on after the barrier
+    // reads another's copy in flight (NaN), whatever the order.
+    ASSERT_EQ(runFault("simt_fault_cp_async_read_early", schedule, out), "");
+    EXPECT_TRUE(std::any_of(out.begin(), out.end(), [](float x) { return std::isnan(x); }));
+  }
+  const std::pair<const char *, const char *> faults[] = {
+      {"simt_fault_cp_async_not_waited", "returned with cp.async copies it did not wait for"},
+      {"simt_fault_cp_async_misaligned",
+       "cp.async of 16 bytes from or to an address not aligned to 16"}};
+  for (auto [kernel, message] : faults) {
+    const std::string error = runFault(kernel, simt::Schedule::InOrder, out);
+    EXPECT_NE(error.find(message), std::string::npos) << kernel << ": " << error;
+  }
 }
 
 /// A kernel's block-size check traps: the launch fails, naming the kernel.

@@ -112,11 +112,15 @@ struct Shape {
 /// with wgmma); label " wgmma" or " wgmma, ..."; queryRows: the queries a
 /// forward or dq block takes (the wide ones' 128); dkvWide: a dkv of 128
 /// keys a block that takes dq's statistics alone (scratch, no dS: the
-/// runtime's way), launched there instead of dkv.
+/// runtime's way), launched there instead of dkv; forwardBf16: a forward
+/// for bf16 q, k and v alone, checked beside forward on them; dqBf16 and
+/// dkvBf16: a dq and a dkv for bf16 q, k, v and dO alone on the forward's
+/// and on dq's statistics.
 struct WgmmaKernels {
   const char *forward, *dq, *dkv, *label;
   long long queryRows = 64;
   const char *dkvWide = nullptr;
+  const char *forwardBf16 = nullptr, *dqBf16 = nullptr, *dkvBf16 = nullptr;
 };
 
 template <typename Device>
@@ -222,6 +226,7 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
     double forwardLimit, backwardLimit;
     const char *dkvWide = nullptr; // WgmmaKernels's
     unsigned dkvWideBlocks = 0;
+    const char *forwardBf16 = nullptr, *dqBf16 = nullptr, *dkvBf16 = nullptr;
   };
   // attention.cu's: one unit a block (KernelMath.h counts them).
   const unsigned forwardBlocks = unsigned(k::attentionForwardUnits(heads, tq, dv)),
@@ -262,7 +267,8 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
                           unsigned(heads * ((tq + w.queryRows - 1) / w.queryRows)),
                           unsigned(heads * ((tq + w.queryRows - 1) / w.queryRows)),
                           unsigned(heads * ((tk + 63) / 64)), 2e-2, 2e-2, w.dkvWide,
-                          unsigned(heads * ((tk + 127) / 128))});
+                          unsigned(heads * ((tk + 127) / 128)), w.forwardBf16, w.dqBf16,
+                          w.dkvBf16});
   std::vector<float> previous[8][4];
   for (const Kernels &f : families) {
     // Runs 0 and 1 with scratch (NaN first: a row dq did not store would
@@ -400,7 +406,7 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       saved = 0; // dkv: the statistics dq stored
       gpu.launch(dkv, f.dkvBlocks, backward);
     };
-    std::vector<float> reference[4];
+    std::vector<float> reference[4], referenceStats;
     for (const i64 which : {i64(0), i64(7), i64(6)}) {
       out16 = which ? gout16 : 0;
       gradsBf16 = which;
@@ -422,6 +428,7 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
       const char *names[3] = {"dq", "dk", "dv"};
       if (which == 0) {
         reference[0] = gpu.template download<float>(gout, out.size());
+        referenceStats = gpu.template download<float>(gsaved, size_t(heads * tq) * 4);
         for (int t = 0; t < 3; ++t)
           reference[t + 1] = gpu.template download<float>(f32[t], sizes[t]);
         // Run 7 again: its bits (dk and dv where the same dkv ran).
@@ -454,11 +461,123 @@ void checkAttention(Device &gpu, const Shape &s, const std::vector<WgmmaKernels>
     // bf16), the runtime's way as above: the tensor-core kernels stage
     // the bits as they are, which are the bits they round f32 inputs to, so
     // every output is the f32 inputs' (reference) bit for bit. Where the
-    // rows are 8-byte aligned (the runtime refuses others); not the wgmma
-    // kernels, which take f32 alone (the runtime takes these for bf16).
+    // rows are 8-byte aligned (the runtime refuses others).
     const bool bf16Rows = qO % 4 == 0 && qI % 4 == 0 && qRow % 4 == 0 && kO % 4 == 0 &&
                           kI % 4 == 0 && kRow % 4 == 0 && vO % 4 == 0 && vI % 4 == 0 &&
                           vRow % 4 == 0;
+    // The wgmma forward copies bf16 tiles by cp.async (16 bytes a copy where
+    // every head's rows are 16-byte aligned, else 8): its out and statistics
+    // are those of the f32 inputs, bit for bit, both ways (the bits from
+    // their buffers' start, and 4 elements in: 8-byte aligned alone). Its
+    // dq and dkv take f32 inputs alone (the runtime takes the tensor-core
+    // ones for bf16, whose bits are checked above).
+    if (std::strstr(f.label, "wgmma") && bf16Rows) {
+      const Ptr f32q = gq, f32k = gk, f32v = gv;
+      // The bits after 4 elements of padding: rows 8 bytes from their
+      // buffers' (aligned) start.
+      auto padded = [&](const std::vector<float> &x) {
+        std::vector<uint16_t> bits(4, 0xffff);
+        for (uint16_t b : bitsOf(x))
+          bits.push_back(b);
+        return bits;
+      };
+      const Ptr fromStart[3] = {gpu.upload(bitsOf(q)), gpu.upload(bitsOf(kk)),
+                                gpu.upload(bitsOf(v))},
+                eightIn[3] = {gpu.upload(padded(q)) + 8, gpu.upload(padded(kk)) + 8,
+                              gpu.upload(padded(v)) + 8};
+      inputsBf16 = k::kAttentionQkvBf16;
+      scratch = 0;
+      saved = gsaved;
+      for (const char *kernel : {f.forward, f.forwardBf16})
+        for (const Ptr *inputs : {fromStart, eightIn}) {
+          if (!kernel)
+            continue;
+          gq = inputs[0], gk = inputs[1], gv = inputs[2];
+          gpu.fill(gout, out.size() * 4, 0xff);
+          gpu.fill(gsaved, statsBytes, 0xff);
+          gpu.launch(kernel, f.forwardBlocks, forward);
+          const std::string b = n + (kernel == f.forwardBf16 ? " (its bf16 forward)" : "") +
+                                " bf16 q, k, v" +
+                                (inputs == eightIn ? " 8 bytes in" : " from their start");
+          sameBits(b + ": output 0", gpu.template download<float>(gout, out.size()), reference[0],
+                   "as of the f32 ones");
+          sameBits(b + ": the forward's statistics",
+                   gpu.template download<float>(gsaved, size_t(heads * tq) * 4), referenceStats,
+                   "as of the f32 ones");
+        }
+      // Its bf16 dq (q, k, v and dO bits, the forward's statistics, its
+      // rows' statistics and D into scratch): dq and scratch those of its
+      // f32 dq on the f32 values the bits are (dO rounded), bit for bit, the
+      // bits from their start and 8 bytes in.
+      if (f.dqBf16 && dO_ % 4 == 0 && dI % 4 == 0 && dRow % 4 == 0) {
+        std::vector<float> roundedDout(dout.size());
+        for (size_t i = 0; i < dout.size(); ++i)
+          roundedDout[i] = k::roundBf16(dout[i]);
+        const Ptr f32d = gd, rounded = gpu.upload(roundedDout);
+        const size_t rowFloats = size_t(heads * tq) * 4;
+        auto dqWay = [&](const char *dqKernel, i64 forwardFlags, i64 dqFlags) {
+          saved = gsaved;
+          savedOut = gout;
+          scratch = gstats;
+          dS = 0;
+          inputsBf16 = forwardFlags;
+          gpu.launch(forwardFlags ? f.forwardBf16 : f.forward, f.forwardBlocks, forward);
+          inputsBf16 = dqFlags;
+          gpu.fill(gdq, dq.size() * 4, 0xff);
+          gpu.fill(gstats, statsBytes, 0xff);
+          gpu.launch(dqKernel, f.dqBlocks, backward);
+        };
+        // Then dkv on dq's statistics (the f32 family's, or its bf16 dkv),
+        // dk and dv as f32 or (grads) as bf16 bits.
+        auto dkvWay = [&](const char *dkvKernel, i64 grads) {
+          saved = 0;
+          gradsBf16 = grads;
+          const Ptr dk32 = gdk, dv32 = gdv;
+          if (grads)
+            gdk = gdk16, gdv = gdv16;
+          gpu.fill(gdk, dk.size() * (grads ? 2 : 4), 0xff);
+          gpu.fill(gdv, dvv.size() * (grads ? 2 : 4), 0xff);
+          gpu.launch(dkvKernel, f.dkvBlocks, backward);
+          gdk = dk32, gdv = dv32;
+          gradsBf16 = 0;
+        };
+        gq = f32q, gk = f32k, gv = f32v, gd = rounded;
+        dqWay(f.dq, 0, 0);
+        const std::vector<float> refDq = gpu.template download<float>(gdq, dq.size()),
+                                 refRows = gpu.template download<float>(gstats, rowFloats);
+        dkvWay(f.dkv, 0);
+        const std::vector<float> refDk = gpu.template download<float>(gdk, dk.size()),
+                                 refDv = gpu.template download<float>(gdv, dvv.size());
+        const Ptr dBits[2] = {gpu.upload(bitsOf(dout)), gpu.upload(padded(dout)) + 8};
+        for (int way = 0; way < 2; ++way) {
+          const Ptr *inputs = way == 0 ? fromStart : eightIn;
+          gq = inputs[0], gk = inputs[1], gv = inputs[2], gd = dBits[way];
+          dqWay(f.dqBf16, k::kAttentionQkvBf16, k::kAttentionQkvBf16 | k::kAttentionDoBf16);
+          const std::string b = n + " (its bf16 dq) bf16 q, k, v, dO" +
+                                (way == 1 ? " 8 bytes in" : " from their start");
+          sameBits(b + ": dq", gpu.template download<float>(gdq, dq.size()), refDq,
+                   "as of the f32 values they are");
+          sameBits(b + ": its rows' statistics and D",
+                   gpu.template download<float>(gstats, rowFloats), refRows,
+                   "as of the f32 values they are");
+          if (!f.dkvBf16)
+            continue;
+          const std::string c = n + " (its bf16 dkv) bf16 q, k, v, dO" +
+                                (way == 1 ? " 8 bytes in" : " from their start");
+          dkvWay(f.dkvBf16, k::kAttentionDkBf16 | k::kAttentionDvBf16); // its gradients' way
+          report(gpu.template download<uint16_t>(gdk16, dk.size()) == bitsOf(refDk),
+                 c + ": bf16 dk is bf16Bits of the f32 dk");
+          report(gpu.template download<uint16_t>(gdv16, dvv.size()) == bitsOf(refDv),
+                 c + ": bf16 dv is bf16Bits of the f32 dv");
+        }
+        gd = f32d;
+        scratch = saved = savedOut = 0;
+      }
+      gq = f32q;
+      gk = f32k;
+      gv = f32v;
+      inputsBf16 = 0;
+    }
     if (tc && !std::strstr(f.label, "wgmma") && bf16Rows) {
       const Ptr f32q = gq, f32k = gk, f32v = gv;
       gq = gpu.upload(bitsOf(q));

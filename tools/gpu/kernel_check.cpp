@@ -65,7 +65,13 @@ extern "C" const unsigned char tfc_wgmma_probe_fatbin[];
 /// unpipelined forward and dq, an A/B.
 const WgmmaKernels kWgmma = {"tfc_cuda_attention_wgmma_forward_kernel",
                              "tfc_cuda_attention_wgmma_backward_dq_kernel",
-                             "tfc_cuda_attention_wgmma_backward_dkv_kernel", " wgmma"};
+                             "tfc_cuda_attention_wgmma_backward_dkv_kernel",
+                             " wgmma",
+                             64,
+                             nullptr,
+                             "tfc_cuda_attention_wgmma_forward_bf16_kernel",
+                             "tfc_cuda_attention_wgmma_backward_dq_bf16_kernel",
+                             "tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel"};
 const WgmmaKernels kWgmmaSerial = {"tfc_cuda_attention_wgmma_forward_serial_kernel",
                                    "tfc_cuda_attention_wgmma_backward_dq_serial_kernel",
                                    "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel",
@@ -218,7 +224,8 @@ private:
 /// Whether attention_wgmma.cu's kernels were loaded (a GPU that takes
 /// sm_90a SASS).
 bool hasWgmmaAttention(Gpu &gpu) {
-  return gpu.has(kWgmma.forward) && gpu.has(kWgmma.dq) && gpu.has(kWgmma.dkv) &&
+  return gpu.has(kWgmma.forward) && gpu.has(kWgmma.forwardBf16) && gpu.has(kWgmma.dq) &&
+         gpu.has(kWgmma.dqBf16) && gpu.has(kWgmma.dkvBf16) && gpu.has(kWgmma.dkv) &&
          gpu.has(kWgmmaSerial.forward) && gpu.has(kWgmmaSerial.dq) && gpu.has(kWgmmaSerial.dkv) &&
          gpu.has(kWgmmaWide.forward) && gpu.has(kWgmmaWide.dq) && gpu.has(kWgmmaWide.dkvWide);
 }
@@ -254,8 +261,10 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
   const CUdeviceptr f32[4] = {gq, gk, gv, gd},
                     b16[4] = {gpu.upload(bits(q)), gpu.upload(bits(kk)), gpu.upload(bits(v)),
                               gpu.upload(bits(dout))};
-  // The forward's and the backward's (kAttentionDoBf16 is the backward's alone).
-  i64 forwardInputsBf16 = 0, inputsBf16 = 0;
+  // The forward's and the backward's (kAttentionDoBf16 is the backward's alone),
+  // and the backward's gradsBf16: with bf16 inputs dq, dk and dv as bits too,
+  // as --precision bf16 models store them.
+  i64 forwardInputsBf16 = 0, inputsBf16 = 0, gradsBf16 = 0;
   CUdeviceptr gout = gpu.alloc(n * 4), gdq = gpu.alloc(n * 4), gdk = gpu.alloc(n * 4),
               gdv = gpu.alloc(n * 4), gstats = gpu.alloc(size_t(heads * seq) * 16),
               gsaved = gpu.alloc(size_t(heads * seq) * 16), gm = 0;
@@ -267,11 +276,11 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
       &row,   &gk,    &hO,   &hI,   &row, &gv, &hO,    &hI,    &row,  &gm,
       &zero,  &zero,  &zero, &gout, &hO,  &hI, &row,   &saved, &zero, &forwardInputsBf16};
   std::vector<void *> backward = {
-      &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,   &hO,        &hI,
-      &row,   &gk,    &hO,   &hI,    &row,     &gv,  &hO,    &hI,   &row,       &gm,
-      &zero,  &zero,  &zero, &gd,    &hO,      &hI,  &row,   &gdq,  &hO,        &hI,
-      &row,   &gdk,   &hO,   &hI,    &row,     &gdv, &hO,    &hI,   &row,       &savedOut,
-      &hO,    &hI,    &row,  &saved, &scratch, &dS,  &dsRow, &zero, &inputsBf16};
+      &outer, &inner, &tq,   &tk,    &d,       &dv,  &scale, &gq,        &hO,        &hI,
+      &row,   &gk,    &hO,   &hI,    &row,     &gv,  &hO,    &hI,        &row,       &gm,
+      &zero,  &zero,  &zero, &gd,    &hO,      &hI,  &row,   &gdq,       &hO,        &hI,
+      &row,   &gdk,   &hO,   &hI,    &row,     &gdv, &hO,    &hI,        &row,       &savedOut,
+      &hO,    &hI,    &row,  &saved, &scratch, &dS,  &dsRow, &gradsBf16, &inputsBf16};
   const double flops = 14.0 * double(seq) * double(seq) * double(d) * double(heads);
   const unsigned tcBlocks = unsigned(heads * (seq / 64));
   // The lean tensor-core forward and dq (TFC_ATTENTION_LEAN) the runtime's
@@ -295,6 +304,10 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
        "tfc_cuda_attention_tc_backward_dq_lean_kernel", "tfc_cuda_attention_tc_backward_dkv_kernel",
        tcBlocks, tcBlocks, tcBlocks, false},
       {"wgmma", kWgmma.forward, kWgmma.dq, kWgmma.dkv, tcBlocks, tcBlocks, tcBlocks, false},
+      // What the runtime launches for bf16 inputs under TFC_ATTENTION_WGMMA=1:
+      // wgmma's bf16 forward, dq and dkv (cp.async copies the bits).
+      {"wgmma, bf16 q, k, v, dO", kWgmma.forwardBf16, kWgmma.dqBf16, kWgmma.dkvBf16, tcBlocks,
+       tcBlocks, tcBlocks, false, true},
       {"wgmma, serial", kWgmmaSerial.forward, kWgmmaSerial.dq, kWgmmaSerial.dkv, tcBlocks, tcBlocks,
        tcBlocks, false},
       {"wgmma, wide", kWgmmaWide.forward, kWgmmaWide.dq, kWgmmaWide.dkvWide,
@@ -313,6 +326,8 @@ void benchAttention(Gpu &gpu, long long heads, long long seq, bool wgmma) {
         continue; // no sm_90a image on this GPU
       forwardInputsBf16 = f.bf16Inputs ? k::kAttentionQkvBf16 : 0;
       inputsBf16 = f.bf16Inputs ? k::kAttentionQkvBf16 | k::kAttentionDoBf16 : 0;
+      gradsBf16 =
+          f.bf16Inputs ? k::kAttentionDqBf16 | k::kAttentionDkBf16 | k::kAttentionDvBf16 : 0;
       gq = (f.bf16Inputs ? b16 : f32)[0];
       gk = (f.bf16Inputs ? b16 : f32)[1];
       gv = (f.bf16Inputs ? b16 : f32)[2];

@@ -94,17 +94,23 @@ namespace tfc::rt::cuda::kernels {
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_kernel", kAttentionTcThreads, 30, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_bf16_kernel", kAttentionTcThreads, 30, \
+    TFC_CUDA_ATTENTION_FORWARD)                                                \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_serial_kernel", kAttentionTcThreads, 30, \
     TFC_CUDA_ATTENTION_FORWARD)                                                \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_forward_wide_kernel", kAttentionWgmmaWideThreads, \
     30, TFC_CUDA_ATTENTION_FORWARD)                                            \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_bf16_kernel", kAttentionTcThreads, 49, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_serial_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dq_wide_kernel",                     \
     kAttentionWgmmaWideThreads, 49, TFC_CUDA_ATTENTION_BACKWARD)               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_kernel", kAttentionTcThreads, 49, \
+    TFC_CUDA_ATTENTION_BACKWARD)                                               \
+  X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel", kAttentionTcThreads, 49, \
     TFC_CUDA_ATTENTION_BACKWARD)                                               \
   X(attention_wgmma, "tfc_cuda_attention_wgmma_backward_dkv_serial_kernel", kAttentionTcThreads, \
     49, TFC_CUDA_ATTENTION_BACKWARD)                                           \
@@ -185,12 +191,19 @@ inline constexpr KernelInfo kKernels[] = {
 #undef TFC_CUDA_KERNEL_INFO
 };
 
+/// attention_wgmma.cu's bf16 dq: seven 8 KiB tiles, 1 KiB to align them.
+inline constexpr int kAttentionWgmmaDqBf16Shared = 7 * 8192 + 1024;
+/// Its bf16 dkv: eight.
+inline constexpr int kAttentionWgmmaDkvBf16Shared = 8 * 8192 + 1024;
+
 /// The dynamic shared memory kernel `name` is launched with (bytes): past
 /// 48 KiB, opted into with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)
 /// once loaded. 0 for every kernel but these.
 constexpr int dynamicSharedBytes(std::string_view name) {
   return name == "tfc_cuda_attention_wgmma_backward_dq_wide_kernel"    ? kAttentionWgmmaWideDqShared
          : name == "tfc_cuda_attention_wgmma_backward_dkv_wide_kernel" ? kAttentionWgmmaWideDkvShared
+         : name == "tfc_cuda_attention_wgmma_backward_dq_bf16_kernel"   ? kAttentionWgmmaDqBf16Shared
+         : name == "tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel"  ? kAttentionWgmmaDkvBf16Shared
                                                                        : 0;
 }
 

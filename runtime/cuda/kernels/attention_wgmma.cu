@@ -1,13 +1,16 @@
 //===- attention_wgmma.cu - attention on Hopper's wgmma -------------------===//
 //
 // defines: tfc_cuda_attention_wgmma_forward_kernel,
+//          tfc_cuda_attention_wgmma_forward_bf16_kernel,
 //          tfc_cuda_attention_wgmma_forward_serial_kernel,
 //          tfc_cuda_attention_wgmma_forward_wide_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_serial_kernel,
+//          tfc_cuda_attention_wgmma_backward_dq_bf16_kernel,
 //          tfc_cuda_attention_wgmma_backward_dq_wide_kernel,
 //          tfc_cuda_attention_wgmma_backward_dkv_kernel,
-//          tfc_cuda_attention_wgmma_backward_dkv_serial_kernel
+//          tfc_cuda_attention_wgmma_backward_dkv_serial_kernel,
+//          tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel
 //
 // attention_tc.cu's three kernels on Hopper's warpgroup MMA, behind
 // TFC_ATTENTION_WGMMA=1 (off: never yet run on a GPU). Its image has SASS
@@ -43,7 +46,11 @@
 //    quarter-warp's 8 stores fill a row: no bank conflict). Aligned rows:
 //    the next tiles are loaded into registers during this tile's products
 //    and stored into the other buffers after them (one barrier a tile), as
-//    attention_tc.cu's forward.
+//    attention_tc.cu's forward. q, k and v as bf16 bits (kAttentionQkvBf16)
+//    are chunks of the swizzled tile as they are: cp.async copies them
+//    (CpAsync.cuh) into the buffers as soon as those are free, waited for
+//    where f32 tiles are stored (TileStaging); the forward's bf16 kernel
+//    runs that path alone, in 3 blocks an SM.
 //  - Pipelined within the warpgroup (FlashAttention-3's intra-warpgroup
 //    overlap): key tile t's S is issued with tile t - 1's P V, and waited
 //    for alone (wait_group 1): the softmax runs while the tensor cores
@@ -70,18 +77,23 @@
 // attention_tc.cu's own loops (mma.sync) in the same shared memory. The
 // wide dkv: 128 keys, each warpgroup's K, V and P^T (dV's A, through
 // shared memory: in registers it spilled) its own, on dq's statistics alone.
-// ptxas (sm_90a): forward 213 (serial 164, wide 182), dq 251 (serial 249,
-// wide 254), dkv 255 (serial 251, wide 255) registers, no spills.
+// The bf16 dq and dkv: q, k, v and dO as bits (dkv: dk and dv stored as
+// bits) on the runtime's statistics, K (dkv: Q and dO) in three buffers
+// (tile t - 1's is read by the products issued at iteration t), copied by
+// cp.async. ptxas (sm_90a): forward 212 (bf16 164, serial 164, wide 175),
+// dq 249 (bf16 168, serial 249, wide 254), dkv 255 (bf16 255, serial 255,
+// wide 255) registers, no spills.
 // Launch: 128 threads (the wide kernels 256), grid.x any (heads x
 // ceil(tq / 64) units, the wide kernels' ceil(tq / 128); dkv heads x
 // ceil(tk / 64), the wide dkv's ceil(tk / 128)). Static shared memory 40
-// (wide 48), 48 and 48 KiB; the wide dq 65 KiB dynamic
+// (wide 48), 48 and 48 KiB; the bf16 dq 57 and dkv 65 KiB dynamic, the wide dq 65 KiB dynamic
 // (kAttentionWgmmaWideDqShared), the wide dkv 81 (...DkvShared). Compiled
 // for sm_90a only; the bodies are empty elsewhere.
 //
 //===----------------------------------------------------------------------===//
 
 #define TFC_ATTENTION_TC_NO_KERNELS // its loops and tiles, not its kernels
+#include "runtime/cuda/kernels/CpAsync.cuh"
 #include "runtime/cuda/kernels/Wgmma.cuh"
 #include "runtime/cuda/kernels/attention_tc.cu"
 
@@ -123,6 +135,67 @@ __device__ __forceinline__ void storeSwizzled(SwizzledTile &t, const SwizzledIte
   }
 }
 
+/// bf16 bits (q, k and v under kAttentionQkvBf16) copied by cp.async
+/// straight into the swizzle, the chunks of SwizzledItems' threads (Vec:
+/// one 16-byte copy a chunk, every head's rows 16-byte aligned; else two
+/// of 8 bytes), zeros past the rows: the tile storeSwizzled makes of f32
+/// holding the same values, without registers.
+template <bool Vec, int Items>
+__device__ __forceinline__ void copySwizzled(SwizzledTile &t, const SourceOf<uint16_t> &s) {
+  const int f0 = int(thread());
+#pragma unroll
+  for (int i = 0; i < Items; ++i) {
+    const int f = f0 + 512 / Items * i, r = f / 8, c = f % 8;
+    const bool present = s.row0 + r < s.rows;
+    const uint16_t *from = present ? s.base + (s.row0 + r) * s.row + 8 * c : s.base;
+    uint4 *to = &t.chunk[8 * r + (c ^ (r & 7))];
+    if (Vec) {
+      cpAsync<16>(to, from, present);
+    } else {
+      cpAsync<8>(to, from, present);
+      cpAsync<8>(reinterpret_cast<char *>(to) + 8, from + 4, present);
+    }
+  }
+}
+/// Whether every head's rows of bf16 bits are 16-byte aligned
+/// (copySwizzled's Vec; the runtime guarantees 8).
+__device__ __forceinline__ bool rowsAligned16(const uint16_t *base, i64 outer, i64 inner, i64 row) {
+  return reinterpret_cast<uintptr_t>(base) % 16 == 0 && outer % 8 == 0 && inner % 8 == 0 &&
+         row % 8 == 0;
+}
+
+/// A tile's way into shared memory, for inputs of type T: f32 through
+/// the thread's registers (x: loaded, then rounded and stored), bf16 bits
+/// by cp.async. fetch starts it (bf16: the copies; f32: the loads, where
+/// Vec, so that they land during the products), land ends it (f32: the
+/// loads where not Vec, the stores); the copies are committed as a group
+/// and waited for (commit, wait) before the barrier after land.
+template <typename T, bool Vec, int Items> struct TileStaging {
+  static constexpr bool kAsync = std::is_same<T, uint16_t>::value;
+  SwizzledItems<Items> x;
+  __device__ __forceinline__ void fetch(SwizzledTile &t, const SourceOf<T> &s) {
+    if constexpr (kAsync)
+      copySwizzled<Vec, Items>(t, s);
+    else if (Vec)
+      loadSwizzled<Vec>(x, s);
+  }
+  __device__ __forceinline__ void land(SwizzledTile &t, const SourceOf<T> &s) {
+    if constexpr (!kAsync) {
+      if (!Vec)
+        loadSwizzled<Vec>(x, s);
+      storeSwizzled(t, x);
+    }
+  }
+  __device__ __forceinline__ static void commit() {
+    if constexpr (kAsync)
+      cpAsyncCommit();
+  }
+  __device__ __forceinline__ static void wait() {
+    if constexpr (kAsync)
+      cpAsyncWait<0>();
+  }
+};
+
 /// k-step s of a K-major operand (Q, K: rows of the product's M or N, 64
 /// of K), and of V as P V's MN-major B (rows of K).
 __device__ __forceinline__ uint64_t kMajor(const SwizzledTile &t, int s) {
@@ -146,11 +219,14 @@ __device__ __forceinline__ uint64_t mnMajor(const SwizzledTile &t, int s) {
 /// of what a warpgroup's would). Not Pipelined (the _serial kernel, one
 /// warpgroup): each tile's S, softmax and P V in turn, each group waited
 /// for at once, K and V staged together (164 registers: 3 blocks an SM).
-template <bool Vec, int Groups, bool Pipelined>
+/// q, k and v of type T (TileStaging): bf16 bits are copied by cp.async
+/// into the buffers as soon as they are free (where f32 tiles are loaded
+/// into registers), the same tiles, so the same bits.
+template <bool Vec, int Groups, bool Pipelined, typename T>
 __device__ __forceinline__ void
-wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
-             i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner,
-             i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const T *__restrict__ q, i64 qOuter,
+             i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+             const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
              const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
              float *__restrict__ out, i64 outOuter, i64 outInner, i64 outRow,
              float *__restrict__ stats, uint16_t *__restrict__ out16, SwizzledTile (&sQ)[Groups],
@@ -165,23 +241,27 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
     const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kUnit,
               r0 = i0 + kRows * group + warp * 16; // this warp's first query
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const T *K = headOf(k, kOuter, kInner, b, inner);
+    const T *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    SwizzledItems<kItems> kx, vx;
+    using Staging = TileStaging<T, Vec, kItems>;
+    Staging kx, vx;
     __syncthreads(); // the last unit's tiles are read
 #pragma unroll
     for (int qt = 0; qt < Groups; ++qt) {
-      loadSwizzled<Vec>(
-          kx, source(headOf(q, qOuter, qInner, b, inner), qRow, i0 + kRows * qt, tq, kDim));
-      storeSwizzled(sQ[qt], kx);
+      const SourceOf<T> sq =
+          source(headOf(q, qOuter, qInner, b, inner), qRow, i0 + kRows * qt, tq, kDim);
+      kx.fetch(sQ[qt], sq);
+      kx.land(sQ[qt], sq);
     }
-    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
-    storeSwizzled(sK[0], kx);
+    kx.fetch(sK[0], source(K, kRow, 0, tk, kDim));
+    kx.land(sK[0], source(K, kRow, 0, tk, kDim));
     if constexpr (!Pipelined) { // V_0 too: each tile's P V follows its softmax at once
-      loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
-      storeSwizzled(sV[0], vx);
+      vx.fetch(sV[0], source(V, vRow, 0, tk, kDim));
+      vx.land(sV[0], source(V, vRow, 0, tk, kDim));
     }
+    Staging::commit();
+    Staging::wait();
     sharedStoresToAsyncProxy();
     __syncthreads();
     float o[8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
@@ -190,9 +270,10 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       for (i64 j0 = 0; j0 < tk; j0 += kRows) {
         const int cur = int(j0 / kRows) & 1;
         const bool next = j0 + kRows < tk;
-        if (Vec && next) { // the next tile lands while the tensor cores work
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        if (next) { // the next tile lands while the tensor cores work (Vec, bf16)
+          kx.fetch(sK[cur ^ 1], source(K, kRow, j0 + kRows, tk, kDim));
+          vx.fetch(sV[cur ^ 1], source(V, vRow, j0 + kRows, tk, kDim));
+          Staging::commit();
         }
         float s[8][4];
         wgmmaFence();
@@ -213,12 +294,9 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
           wgmmaRS<1>(reinterpret_cast<float(&)[32]>(o), pa[step], mnMajor(sV[cur], step), 1);
         wgmmaCommitAndWait();
         if (next) { // into the other buffers, last read before the last barrier
-          if (!Vec) {
-            loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-            loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-          }
-          storeSwizzled(sK[cur ^ 1], kx);
-          storeSwizzled(sV[cur ^ 1], vx);
+          kx.land(sK[cur ^ 1], source(K, kRow, j0 + kRows, tk, kDim));
+          vx.land(sV[cur ^ 1], source(V, vRow, j0 + kRows, tk, kDim));
+          Staging::wait();
           sharedStoresToAsyncProxy();
         }
         __syncthreads(); // the next tile staged, this one read
@@ -241,29 +319,27 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       wgmmaCommit();
     };
     // K_{t+1} (if any) and V_t, loaded (Vec: already, during the
-    // products) and stored into the buffers the last products read.
+    // products) and stored into the buffers the last products read, or
+    // copied there (bf16: since prefetch).
     auto stage = [&](i64 j0, int cur, bool nextK) {
-      if (!Vec) {
-        if (nextK)
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-        loadSwizzled<Vec>(vx, source(V, vRow, j0, tk, kDim));
-      }
       if (nextK)
-        storeSwizzled(sK[cur ^ 1], kx);
-      storeSwizzled(sV[cur], vx);
+        kx.land(sK[cur ^ 1], source(K, kRow, j0 + kRows, tk, kDim));
+      vx.land(sV[cur], source(V, vRow, j0, tk, kDim));
+      Staging::wait();
       sharedStoresToAsyncProxy();
       __syncthreads(); // K_{t+1} and V_t staged, this iteration's tiles read
     };
-    auto prefetch = [&](i64 j0, bool nextK) {
-      if (Vec) { // K_{t+1} and V_t land while the tensor cores work
-        if (nextK)
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-        loadSwizzled<Vec>(vx, source(V, vRow, j0, tk, kDim));
-      }
+    // K_{t+1} and V_t land while the tensor cores work (Vec, bf16): their
+    // buffers were last read by products waited for before the last barrier.
+    auto prefetch = [&](i64 j0, int cur, bool nextK) {
+      if (nextK)
+        kx.fetch(sK[cur ^ 1], source(K, kRow, j0 + kRows, tk, kDim));
+      vx.fetch(sV[cur], source(V, vRow, j0, tk, kDim));
+      Staging::commit();
     };
     { // tile 0: its S alone
       const bool nextK = keyTiles > 1;
-      prefetch(0, nextK);
+      prefetch(0, 0, nextK);
       float s[8][4];
       issueScores(s, 0);
       wgmmaWait<0>();
@@ -280,7 +356,7 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
       const i64 j0 = tile * kRows;
       const int cur = int(tile & 1); // K_t in sK[cur], V_{t-1} in sV[cur ^ 1]
       const bool nextK = tile + 1 < keyTiles;
-      prefetch(j0, nextK);
+      prefetch(j0, cur, nextK);
       float s[8][4];
       issueScores(s, cur);
       issueValues(sV[cur ^ 1]);
@@ -312,20 +388,29 @@ wgmmaForward(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__r
 /// with the next tile's S and dP (Pipelined as the forward: dQ's sums in
 /// the same order; else each group waited for at once, the _serial
 /// kernel). With scratch, the rows' statistics and D stored for dkv, as
-/// there.
-template <bool Vec, bool Pipelined, int Groups>
+/// there. q, k, v and dO of type T (TileStaging): f32, or bf16 bits
+/// (pipelined, one warpgroup: the bf16 dq kernel) copied by cp.async as
+/// soon as their buffers are free; K_{t-1} is the B of dQ += dS K issued
+/// at iteration t, so bf16 K tiles take three buffers (sK: KBuffers
+/// tiles), K_{t+1} copied into K_{t-2}'s during the products.
+template <bool Vec, bool Pipelined, int Groups, typename T>
 __device__ __forceinline__ void
-wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q, i64 qOuter,
-        i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
-        const float *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const T *__restrict__ q, i64 qOuter,
+        i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner, i64 kRow,
+        const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
         const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
-        const float *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+        const T *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
         float *__restrict__ dq, i64 dqOuter, i64 dqInner, i64 dqRow, const float *__restrict__ out,
         i64 outOuter, i64 outInner, i64 outRow, const float *__restrict__ stats,
         float *__restrict__ scratch, i64 gradsBf16, SwizzledTile *sQ, SwizzledTile *sdO,
-        SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
+        SwizzledTile *sK, SwizzledTile (&sV)[2]) {
   constexpr i64 kDim = 64, kUnit = kRows * Groups;
   constexpr int kItems = 4 / Groups;
+  using Staging = TileStaging<T, Vec, kItems>;
+  static_assert(!Staging::kAsync || (Pipelined && Groups == 1),
+                "bf16 inputs: the pipelined one-warpgroup loop alone");
+  constexpr int kKBuffers = Staging::kAsync ? 3 : 2;
+  auto kBuffer = [](i64 tile) { return int(tile % kKBuffers); }; // K_tile's
   const i64 heads = outer * inner;
   const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp % 4, g = lane / 4, t = lane % 4;
   const int group = Groups == 1 ? 0 : int(threadIdx.x) / kAttentionTcThreads;
@@ -334,24 +419,28 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
   for (i64 unit = blockIdx.x; unit < heads * queryBlocks; unit += gridDim.x) {
     const i64 b = unit / queryBlocks, i0 = (unit % queryBlocks) * kUnit,
               r0 = i0 + kRows * group + warp * 16; // this warp's first query
-    const float *K = headOf(k, kOuter, kInner, b, inner);
-    const float *V = headOf(v, vOuter, vInner, b, inner);
+    const T *K = headOf(k, kOuter, kInner, b, inner);
+    const T *V = headOf(v, vOuter, vInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    SwizzledItems<kItems> kx, vx;
+    Staging kx, vx;
     __syncthreads(); // the last unit's tiles are read
 #pragma unroll
     for (int qt = 0; qt < Groups; ++qt) { // each warpgroup's Q and dO
       const i64 q0 = i0 + kRows * qt;
-      loadSwizzled<Vec>(kx, source(headOf(q, qOuter, qInner, b, inner), qRow, q0, tq, kDim));
-      loadSwizzled<Vec>(
-          vx, source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, q0, tq, kDim));
-      storeSwizzled(sQ[qt], kx);
-      storeSwizzled(sdO[qt], vx);
+      const SourceOf<T> sq = source(headOf(q, qOuter, qInner, b, inner), qRow, q0, tq, kDim),
+                        sd = source(headOf(dout, doutOuter, doutInner, b, inner), doutRow, q0, tq,
+                                    kDim);
+      kx.fetch(sQ[qt], sq);
+      vx.fetch(sdO[qt], sd);
+      kx.land(sQ[qt], sq);
+      vx.land(sdO[qt], sd);
     }
-    loadSwizzled<Vec>(kx, source(K, kRow, 0, tk, kDim));
-    loadSwizzled<Vec>(vx, source(V, vRow, 0, tk, kDim));
-    storeSwizzled(sK[0], kx);
-    storeSwizzled(sV[0], vx);
+    kx.fetch(sK[0], source(K, kRow, 0, tk, kDim));
+    vx.fetch(sV[0], source(V, vRow, 0, tk, kDim));
+    kx.land(sK[0], source(K, kRow, 0, tk, kDim));
+    vx.land(sV[0], source(V, vRow, 0, tk, kDim));
+    Staging::commit();
+    Staging::wait();
     sharedStoresToAsyncProxy();
     RowStats st[2];
 #pragma unroll
@@ -375,9 +464,9 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
       for (i64 j0 = 0; j0 < tk; j0 += kRows) {
         const int cur = int(j0 / kRows) & 1;
         const bool next = j0 + kRows < tk;
-        if (Vec && next) {
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+        if (next) { // Vec: loaded during the products
+          kx.fetch(sK[cur ^ 1], source(K, kRow, j0 + kRows, tk, kDim));
+          vx.fetch(sV[cur ^ 1], source(V, vRow, j0 + kRows, tk, kDim));
         }
         float s[8][4], dp[8][4];
         wgmmaFence();
@@ -408,12 +497,8 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
           wgmmaRS<1>(reinterpret_cast<float(&)[32]>(acc), da[step], mnMajor(sK[cur], step), 1);
         wgmmaCommitAndWait();
         if (next) {
-          if (!Vec) {
-            loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-            loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-          }
-          storeSwizzled(sK[cur ^ 1], kx);
-          storeSwizzled(sV[cur ^ 1], vx);
+          kx.land(sK[cur ^ 1], source(K, kRow, j0 + kRows, tk, kDim));
+          vx.land(sV[cur ^ 1], source(V, vRow, j0 + kRows, tk, kDim));
           sharedStoresToAsyncProxy();
         }
         __syncthreads();
@@ -421,16 +506,16 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
     } else {
       uint32_t da[4][4]; // the last tile's dS: its dQ += dS K's A
       // Tile t's S = Q K_t^T and dP = dO V_t^T issued.
-      auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], int cur) {
+      auto issueScores = [&](float(&s)[8][4], float(&dp)[8][4], i64 tile) {
         wgmmaFence();
 #pragma unroll
         for (int step = 0; step < 4; ++step)
           wgmmaSS<0>(reinterpret_cast<float(&)[32]>(s), kMajor(sQ[group], step),
-                     kMajor(sK[cur], step), step > 0);
+                     kMajor(sK[kBuffer(tile)], step), step > 0);
 #pragma unroll
         for (int step = 0; step < 4; ++step)
           wgmmaSS<0>(reinterpret_cast<float(&)[32]>(dp), kMajor(sdO[group], step),
-                     kMajor(sV[cur], step), step > 0);
+                     kMajor(sV[tile & 1], step), step > 0);
         wgmmaCommit();
       };
     auto issueDq = [&](const SwizzledTile &sKt) {
@@ -450,25 +535,35 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
           s[n][e] = attentionTcDs(s[n][e], dp[n][e], r.DScaled, r.scaleLive);
         }
     };
-    auto prefetch = [&](i64 j0, bool next) {
-      if (Vec && next) {
-        loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-        loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
+    // K_{t+1} and V_{t+1} land while the tensor cores work (Vec, bf16):
+    // bf16 copied into K_{t-2}'s buffer (read by dQ += dS K waited for
+    // before the last barrier) and V_{t-1}'s (read by dP_{t-1}, so too).
+    auto prefetch = [&](i64 tile, bool next) {
+      if (next) {
+        const i64 j1 = (tile + 1) * kRows;
+        kx.fetch(sK[kBuffer(tile + 1)], source(K, kRow, j1, tk, kDim));
+        vx.fetch(sV[(tile + 1) & 1], source(V, vRow, j1, tk, kDim));
+        Staging::commit();
       }
     };
-    // da from dS; K_{t+1} and V_{t+1} into K_{t-1}'s and V_{t-1}'s
-    // buffers, read by now.
-    auto stage = [&](const float(&s)[8][4], i64 j0, int cur, bool next) {
+    // da from dS; f32 K_{t+1} and V_{t+1} stored into K_{t-1}'s and
+    // V_{t-1}'s buffers, read by now: by this warpgroup's wgmmas (its wait
+    // covers the warpgroup's, as CUTLASS's pipelines take it), and in the
+    // wide kernel by the other's too once both are at a barrier (K_{t-1} is
+    // the B of both warpgroups' dQ += dS K, waited for by each alone); bf16
+    // ones waited for.
+    auto stage = [&](const float(&s)[8][4], i64 tile, bool next) {
 #pragma unroll
       for (int step = 0; step < 4; ++step)
         accA(da[step], s[2 * step], s[2 * step + 1]);
+      if constexpr (Groups > 1)
+        if (next)
+          __syncthreads(); // both warpgroups' dQ += dS_{t-1} K_{t-1} done
       if (next) {
-        if (!Vec) {
-          loadSwizzled<Vec>(kx, source(K, kRow, j0 + kRows, tk, kDim));
-          loadSwizzled<Vec>(vx, source(V, vRow, j0 + kRows, tk, kDim));
-        }
-        storeSwizzled(sK[cur ^ 1], kx);
-        storeSwizzled(sV[cur ^ 1], vx);
+        const i64 j1 = (tile + 1) * kRows;
+        kx.land(sK[kBuffer(tile + 1)], source(K, kRow, j1, tk, kDim));
+        vx.land(sV[(tile + 1) & 1], source(V, vRow, j1, tk, kDim));
+        Staging::wait();
         sharedStoresToAsyncProxy();
       }
       __syncthreads();
@@ -480,23 +575,22 @@ wgmmaDq(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restri
       issueScores(s, dp, 0);
       wgmmaWait<0>();
       gradients(s, dp, 0);
-      stage(s, 0, 0, next);
+      stage(s, 0, next);
     }
     for (i64 tile = 1; tile < keyTiles; ++tile) { // S_t, dP_t beside dQ += dS_{t-1} K_{t-1}
       const i64 j0 = tile * kRows;
-      const int cur = int(tile & 1);
       const bool next = tile + 1 < keyTiles;
-      prefetch(j0, next);
+      prefetch(tile, next);
       float s[8][4], dp[8][4];
-      issueScores(s, dp, cur);
-      issueDq(sK[cur ^ 1]);
+      issueScores(s, dp, tile);
+      issueDq(sK[kBuffer(tile - 1)]);
       wgmmaWait<1>(); // S and dP; dQ += dS K may still run
       gradients(s, dp, j0);
-      wgmmaWait<0>(); // da and sK[cur ^ 1] read
-      stage(s, j0, cur, next);
+      wgmmaWait<0>(); // da and K_{t-1}'s buffer read
+      stage(s, tile, next);
     }
     wgmmaFence(); // the last tile's dQ += dS K
-    issueDq(sK[int((keyTiles - 1) & 1)]);
+    issueDq(sK[kBuffer(keyTiles - 1)]);
     wgmmaWait<0>();
     }
     storeWarpRows(dq, headIndex(dqOuter, dqInner, b, inner), dqRow, acc, r0, tq, kDim, g, t,
@@ -563,19 +657,28 @@ storeKeyRows(float *dk, i64 k0, i64 dkRow, float *dv, i64 v0, i64 dvRow, const f
 /// Groups warpgroups a block (the wide dkv: 2), each 64 of the unit's
 /// 64 Groups keys with its own K and V, sharing the staged Q and dO tiles
 /// (each thread stages 1 / Groups of what a warpgroup's would).
-template <bool Vec, int Groups, typename Grads>
+template <bool Vec, int Groups, typename Grads, typename T = float>
 __device__ __forceinline__ void
-wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float *__restrict__ q,
-                  i64 qOuter, i64 qInner, i64 qRow, const float *__restrict__ k, i64 kOuter,
-                  i64 kInner, i64 kRow, const float *__restrict__ v, i64 vOuter, i64 vInner,
-                  i64 vRow, const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner,
-                  i64 maskRow, const float *__restrict__ dout, i64 doutOuter, i64 doutInner,
-                  i64 doutRow, float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow,
+wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const T *__restrict__ q,
+                  i64 qOuter, i64 qInner, i64 qRow, const T *__restrict__ k, i64 kOuter, i64 kInner,
+                  i64 kRow, const T *__restrict__ v, i64 vOuter, i64 vInner, i64 vRow,
+                  const unsigned char *__restrict__ mask, i64 maskOuter, i64 maskInner, i64 maskRow,
+                  const T *__restrict__ dout, i64 doutOuter, i64 doutInner, i64 doutRow,
+                  float *__restrict__ dk, i64 dkOuter, i64 dkInner, i64 dkRow,
                   float *__restrict__ dvOut, i64 dvOuter, i64 dvInner, i64 dvRow, Grads gradsBf16,
                   const float *__restrict__ scratch, SwizzledTile *sKs, SwizzledTile *sVs,
-                  SwizzledTile (&sQ)[2], SwizzledTile (&sdO)[2], SwizzledTile *sPs) {
+                  SwizzledTile *sQ, SwizzledTile *sdO, SwizzledTile *sPs) {
   constexpr i64 kDim = 64, kUnit = kRows * Groups;
   constexpr int kItems = 4 / Groups;
+  // bf16 bits (the bf16 dkv: one warpgroup) are copied by cp.async: Q_{t+1}
+  // and dO_{t+1} while the products run, into Q_{t-2}'s and dO_{t-2}'s
+  // buffers (Q_{t-1} and dO_{t-1} are read by the products issued at
+  // iteration t): three of each. f32 tiles are loaded when stored, into
+  // two (at 255 registers nothing more is held across the products).
+  constexpr bool kAsync = std::is_same<T, uint16_t>::value;
+  static_assert(!kAsync || Groups == 1, "bf16 inputs: the one-warpgroup loop");
+  constexpr int kQBuffers = kAsync ? 3 : 2;
+  auto qBuffer = [](i64 tile) { return int(tile % kQBuffers); }; // Q_tile's and dO_tile's
   const i64 heads = outer * inner;
   const i64 keyBlocks = (tk + kUnit - 1) / kUnit, queryTiles = (tq + kRows - 1) / kRows;
   const float scale2 = attentionTcScale(scale);
@@ -590,28 +693,53 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
   for (i64 unit = blockIdx.x; unit < heads * keyBlocks; unit += gridDim.x) {
     const i64 b = unit / keyBlocks, u0 = (unit % keyBlocks) * kUnit,
               j0 = u0 + kRows * group; // this warpgroup's first key
-    const float *Q = headOf(q, qOuter, qInner, b, inner);
-    const float *dO = headOf(dout, doutOuter, doutInner, b, inner);
+    const T *Q = headOf(q, qOuter, qInner, b, inner);
+    const T *dO = headOf(dout, doutOuter, doutInner, b, inner);
     const unsigned char *M = mask ? headOf(mask, maskOuter, maskInner, b, inner) : nullptr;
-    SwizzledItems<kItems> x;
     __syncthreads(); // the last unit's tiles are read
+    SwizzledItems<kItems> x;
 #pragma unroll
     for (int kt = 0; kt < Groups; ++kt) { // each warpgroup's K and V
-      loadSwizzled<Vec>(
-          x, source(headOf(k, kOuter, kInner, b, inner), kRow, u0 + kRows * kt, tk, kDim));
-      storeSwizzled(sKs[kt], x);
-      loadSwizzled<Vec>(
-          x, source(headOf(v, vOuter, vInner, b, inner), vRow, u0 + kRows * kt, tk, kDim));
-      storeSwizzled(sVs[kt], x);
+      const SourceOf<T> sk =
+          source(headOf(k, kOuter, kInner, b, inner), kRow, u0 + kRows * kt, tk, kDim);
+      const SourceOf<T> sv =
+          source(headOf(v, vOuter, vInner, b, inner), vRow, u0 + kRows * kt, tk, kDim);
+      if constexpr (kAsync) {
+        copySwizzled<Vec, kItems>(sKs[kt], sk);
+        copySwizzled<Vec, kItems>(sVs[kt], sv);
+      } else {
+        loadSwizzled<Vec>(x, sk);
+        storeSwizzled(sKs[kt], x);
+        loadSwizzled<Vec>(x, sv);
+        storeSwizzled(sVs[kt], x);
+      }
     }
-    // Query tile i0's Q and dO into buffer `buffer`, then the barrier.
+    // Query tile i0's Q and dO into buffer `buffer`: f32 loaded and stored
+    // (then the barrier), bf16 copies issued (fetch; land waits for them,
+    // then the barrier).
     auto stage = [&](i64 i0, int buffer) {
-      loadSwizzled<Vec>(x, source(Q, qRow, i0, tq, kDim));
-      storeSwizzled(sQ[buffer], x);
-      loadSwizzled<Vec>(x, source(dO, doutRow, i0, tq, kDim));
-      storeSwizzled(sdO[buffer], x);
-      sharedStoresToAsyncProxy();
-      __syncthreads();
+      if constexpr (!kAsync) {
+        loadSwizzled<Vec>(x, source(Q, qRow, i0, tq, kDim));
+        storeSwizzled(sQ[buffer], x);
+        loadSwizzled<Vec>(x, source(dO, doutRow, i0, tq, kDim));
+        storeSwizzled(sdO[buffer], x);
+        sharedStoresToAsyncProxy();
+        __syncthreads();
+      }
+    };
+    auto fetch = [&](i64 i0, int buffer) {
+      if constexpr (kAsync) {
+        copySwizzled<Vec, kItems>(sQ[buffer], source(Q, qRow, i0, tq, kDim));
+        copySwizzled<Vec, kItems>(sdO[buffer], source(dO, doutRow, i0, tq, kDim));
+        cpAsyncCommit();
+      }
+    };
+    auto land = [&] {
+      if constexpr (kAsync) {
+        cpAsyncWait<0>();
+        sharedStoresToAsyncProxy();
+        __syncthreads();
+      }
     };
     float accK[8][4] = {}, accV[8][4] = {};
     uint32_t pa[kPShared ? 1 : 4][4], da[4][4]; // the last tile's P^T and dS^T: A of dV's, dK's
@@ -683,33 +811,46 @@ wgmmaDkvPipelined(i64 outer, i64 inner, i64 tq, i64 tk, float scale, const float
       for (int step = 0; step < 4; ++step)
         accA(da[step], dp[2 * step], dp[2 * step + 1]);
     };
+    fetch(0, 0); // with K and V
     stage(0, 0);
+    land();
     { // query tile 0: its S^T and dP^T alone
+      if (queryTiles > 1)
+        fetch(kRows, 1);
       float s[8][4], dp[8][4];
       issueScores(s, dp, 0);
       wgmmaWait<0>();
       probabilities(s, dp, 0);
       pack(s, dp);
-      if (queryTiles > 1)
+      if (queryTiles > 1) {
         stage(kRows, 1);
+        land();
+      }
     }
     for (i64 tile = 1; tile < queryTiles; ++tile) {
       const i64 i0 = tile * kRows;
-      const int cur = int(tile & 1);
+      const bool next = tile + 1 < queryTiles;
+      if (next) // bf16: into Q_{t-2}'s buffers, read by products waited for before the barrier
+        fetch(i0 + kRows, qBuffer(tile + 1));
       float s[8][4], dp[8][4];
-      issueScores(s, dp, cur);
-      issueGradients(cur ^ 1);
+      issueScores(s, dp, qBuffer(tile));
+      issueGradients(qBuffer(tile - 1));
       wgmmaWait<1>(); // S^T and dP^T; the last tile's dV and dK may still run
       probabilities(s, dp, i0);
-      wgmmaWait<0>(); // pa or sP, da and buffers cur ^ 1 read
+      wgmmaWait<0>(); // pa or sP, da and Q_{t-1}'s buffers read (this warpgroup's wgmmas)
       pack(s, dp);
-      if (tile + 1 < queryTiles)
-        stage(i0 + kRows, cur ^ 1); // its barrier: sP stored
+      if (next) {
+        // The other warpgroup's dV and dK have read Q_{t-1}'s buffers too.
+        if constexpr (Groups > 1)
+          __syncthreads();
+        stage(i0 + kRows, qBuffer(tile + 1)); // its barrier: sP stored
+        land();
+      }
     }
     if constexpr (kPShared)
       __syncthreads(); // sP stored
     wgmmaFence(); // the last tile's dV and dK
-    issueGradients(int((queryTiles - 1) & 1));
+    issueGradients(qBuffer(queryTiles - 1));
     wgmmaWait<0>();
     storeKeyRows(dk, headIndex(dkOuter, dkInner, b, inner), dkRow, dvOut,
                  headIndex(dvOuter, dvInner, b, inner), dvRow, accK, accV, j0 + warp * 16, tk, g, t,
@@ -824,13 +965,19 @@ namespace {
 
 /// The forward kernels' body in their shared memory: Pipelined (the
 /// default) or serial.
-template <bool Pipelined, int Groups>
-__device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS, SwizzledTile (&sQ)[Groups],
-                                               SwizzledTile (&sK)[2], SwizzledTile (&sV)[2]) {
-  if (inputsBf16)
-    __trap(); // q, k and v f32 alone: the runtime takes attention_tc.cu's kernels for bf16
-  const bool aligned = rowsAligned(q, qOuter, qInner, qRow) &&
-                       rowsAligned(k, kOuter, kInner, kRow) && rowsAligned(v, vOuter, vInner, vRow);
+template <bool Pipelined, int Groups, typename T>
+__device__ __forceinline__ void forwardOnWgmma(TFC_TC_FORWARD_PARAMS_OF(T),
+                                               SwizzledTile (&sQ)[Groups], SwizzledTile (&sK)[2],
+                                               SwizzledTile (&sV)[2]) {
+  // f32: 16-byte loads; bf16 bits: 16-byte copies (else 8-byte ones).
+  auto alignedRows = [](const T *base, i64 outer, i64 inner, i64 row) {
+    if constexpr (std::is_same<T, uint16_t>::value)
+      return rowsAligned16(base, outer, inner, row);
+    else
+      return rowsAligned(base, outer, inner, row);
+  };
+  const bool aligned = alignedRows(q, qOuter, qInner, qRow) &&
+                       alignedRows(k, kOuter, kInner, kRow) && alignedRows(v, vOuter, vInner, vRow);
 #define TFC_WGMMA_FORWARD_ARGS                                                                     \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
       vInner, vRow, mask, maskOuter, maskInner, maskRow, out, outOuter, outInner, outRow, stats,   \
@@ -854,7 +1001,7 @@ __device__ __forceinline__ void dqOnWgmma(TFC_TC_DQ_PARAMS, SwizzledTile *tiles)
       rowsAligned(v, vOuter, vInner, vRow) && rowsAligned(dout, doutOuter, doutInner, doutRow);
   if (d == 64 && dv == 64 && stats && !dS) {
     // Q and dO a warpgroup, then K and V double-buffered.
-    SwizzledTile(&sK)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups]);
+    SwizzledTile *sK = &tiles[2 * Groups];
     SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[2 * Groups + 2]);
 #define TFC_WGMMA_DQ_ARGS                                                                          \
   outer, inner, tq, tk, scale, q, qOuter, qInner, qRow, k, kOuter, kInner, kRow, v, vOuter,        \
@@ -904,7 +1051,33 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile sQ[1], sK[2], sV[2];
-  forwardOnWgmma<true, 1>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+  if (inputsBf16 & kAttentionQkvBf16)
+    forwardOnWgmma<true, 1, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, sQ, sK, sV);
+  else
+    forwardOnWgmma<true, 1, float>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+#endif
+}
+
+/// Blocks an SM the bf16 forward is compiled for: without the f32 path's
+/// staging registers its loop needs 141 (ptxas, sm_90a), under the 168
+/// three blocks of 128 threads allow, where the forward above, which has
+/// that path too, takes 212 (two blocks).
+constexpr int kWgmmaForwardBf16Blocks = 3;
+
+/// The same for q, k and v as bf16 bits alone (kAttentionQkvBf16: what the
+/// runtime launches for them), its tiles copied by cp.async: 12 warps an SM
+/// against the forward's 8. Traps on f32 inputs.
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kWgmmaForwardBf16Blocks)
+    tfc_cuda_attention_wgmma_forward_bf16_kernel(TFC_TC_FORWARD_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (!(inputsBf16 & kAttentionQkvBf16))
+    __trap(); // f32 inputs: the forward above
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0 || d != 64 || dv != 64)
+    return;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __shared__ SwizzledTile sQ[1], sK[2], sV[2];
+  forwardOnWgmma<true, 1, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, sQ, sK, sV);
 #endif
 }
 
@@ -918,7 +1091,10 @@ extern "C" __global__ void __launch_bounds__(kAttentionWgmmaWideThreads)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile sQ[2], sK[2], sV[2]; // 48 KiB
-  forwardOnWgmma<true, 2>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+  if (inputsBf16 & kAttentionQkvBf16)
+    forwardOnWgmma<true, 2, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, sQ, sK, sV);
+  else
+    forwardOnWgmma<true, 2, float>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
 #endif
 }
 
@@ -931,7 +1107,10 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
     return;
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile sQ[1], sK[2], sV[2];
-  forwardOnWgmma<false, 1>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
+  if (inputsBf16 & kAttentionQkvBf16)
+    forwardOnWgmma<false, 1, uint16_t>(TFC_TC_FORWARD_ARGS_BF16, sQ, sK, sV);
+  else
+    forwardOnWgmma<false, 1, float>(TFC_TC_FORWARD_ARGS, sQ, sK, sV);
 #endif
 }
 
@@ -961,6 +1140,82 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   __shared__ SwizzledTile tiles[6];
   dqOnWgmma<false, 1>(TFC_TC_BACKWARD_ARGS, tiles);
+#endif
+}
+
+/// Blocks an SM the bf16 dq is compiled for (as the bf16 forward's).
+constexpr int kWgmmaDqBf16Blocks = 3;
+
+/// dq[b] = dS K for q, k, v and dO as bf16 bits alone (kAttentionQkvBf16 |
+/// kAttentionDoBf16: what the runtime launches for them), on the forward's
+/// statistics without dS (the runtime's way; any other traps): wgmma's
+/// pipelined loop, its tiles copied by cp.async, K in three buffers. Seven
+/// tiles: 57 KiB of dynamic shared memory (Kernels.h's
+/// kAttentionWgmmaDqBf16Shared, 1 KiB more to align them).
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kWgmmaDqBf16Blocks)
+    tfc_cuda_attention_wgmma_backward_dq_bf16_kernel(TFC_TC_DQ_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tq <= 0 || tk <= 0)
+    return;
+  if (inputsBf16 != (kAttentionQkvBf16 | kAttentionDoBf16) || d != 64 || dv != 64 || !stats || dS)
+    __trap(); // bf16 inputs on the forward's statistics alone: the others' kernels
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  TFC_WIDE_TILES(tiles, 7); // Q, dO, K in three buffers, V in two
+  const uint16_t *qb = bf16In(q), *kb = bf16In(k), *vb = bf16In(v), *db = bf16In(dout);
+  const bool aligned =
+      rowsAligned16(qb, qOuter, qInner, qRow) && rowsAligned16(kb, kOuter, kInner, kRow) &&
+      rowsAligned16(vb, vOuter, vInner, vRow) && rowsAligned16(db, doutOuter, doutInner, doutRow);
+  SwizzledTile(&sV)[2] = *reinterpret_cast<SwizzledTile(*)[2]>(&tiles[5]);
+#define TFC_WGMMA_DQ_BF16_ARGS                                                                     \
+  outer, inner, tq, tk, scale, qb, qOuter, qInner, qRow, kb, kOuter, kInner, kRow, vb, vOuter,     \
+      vInner, vRow, mask, maskOuter, maskInner, maskRow, db, doutOuter, doutInner, doutRow, dq,    \
+      dqOuter, dqInner, dqRow, out, outOuter, outInner, outRow, stats, scratch, gradsBf16,         \
+      &tiles[0], &tiles[1], &tiles[2], sV
+  if (aligned)
+    wgmmaDq<true, true, 1>(TFC_WGMMA_DQ_BF16_ARGS);
+  else
+    wgmmaDq<false, true, 1>(TFC_WGMMA_DQ_BF16_ARGS);
+#undef TFC_WGMMA_DQ_BF16_ARGS
+#endif
+}
+
+/// dk[b] = dS^T Q and dvOut[b] = P^T dO for q, k, v and dO as bf16 bits
+/// alone (kAttentionQkvBf16 | kAttentionDoBf16: what the runtime launches
+/// for them), on the rows' statistics and D dq stored in scratch (the
+/// runtime's way; any other traps): wgmma's pipelined loop, its tiles
+/// copied by cp.async, Q and dO in three buffers each. Eight tiles: 65 KiB
+/// of dynamic shared memory (Kernels.h's kAttentionWgmmaDkvBf16Shared).
+/// dk and dv as bf16 bits (gradsBf16 kAttentionDkBf16 | kAttentionDvBf16,
+/// what --precision bf16 models pass): with f32 ones beside them, ptxas
+/// spilled 4 bytes at 255 registers (each alone: 253 and 255, none).
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
+    tfc_cuda_attention_wgmma_backward_dkv_bf16_kernel(TFC_TC_DKV_PARAMS) {
+  awaitPreviousKernel();
+  trapUnlessBlockSize(kAttentionTcThreads);
+  if (outer * inner <= 0 || tk <= 0)
+    return;
+  if (inputsBf16 != (kAttentionQkvBf16 | kAttentionDoBf16) || d != 64 || dv != 64 || tq <= 0 ||
+      !scratch || stats || dS || !(gradsBf16 & kAttentionDkBf16) || !(gradsBf16 & kAttentionDvBf16))
+    __trap(); // bf16 inputs and gradients on dq's statistics alone: the others' kernels
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  TFC_WIDE_TILES(tiles, 8); // K, V, then Q and dO in three buffers each
+  const uint16_t *qb = bf16In(q), *kb = bf16In(k), *vb = bf16In(v), *db = bf16In(dout);
+  const bool aligned =
+      rowsAligned16(qb, qOuter, qInner, qRow) && rowsAligned16(kb, kOuter, kInner, kRow) &&
+      rowsAligned16(vb, vOuter, vInner, vRow) && rowsAligned16(db, doutOuter, doutInner, doutRow);
+  // Each way a call, not a lambda's: inlined (dkvOnWgmmaStoring's note).
+#define TFC_WGMMA_DKV_BF16(VEC, GRADS)                                                             \
+  wgmmaDkvPipelined<VEC, 1>(outer, inner, tq, tk, scale, qb, qOuter, qInner, qRow, kb, kOuter,     \
+                            kInner, kRow, vb, vOuter, vInner, vRow, mask, maskOuter, maskInner,    \
+                            maskRow, db, doutOuter, doutInner, doutRow, dk, dkOuter, dkInner,      \
+                            dkRow, dvOut, dvOuter, dvInner, dvRow, GRADS, scratch, &tiles[0],      \
+                            &tiles[1], &tiles[2], &tiles[5], nullptr)
+  if (aligned)
+    TFC_WGMMA_DKV_BF16(true, AllBf16Grads());
+  else
+    TFC_WGMMA_DKV_BF16(false, AllBf16Grads());
+#undef TFC_WGMMA_DKV_BF16
 #endif
 }
 
