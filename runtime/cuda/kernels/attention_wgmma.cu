@@ -1058,16 +1058,17 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 #endif
 }
 
-/// Blocks an SM the bf16 forward is compiled for: without the f32 path's
-/// staging registers its loop needs 141 (ptxas, sm_90a), under the 168
-/// three blocks of 128 threads allow, where the forward above, which has
-/// that path too, takes 212 (two blocks).
-constexpr int kWgmmaForwardBf16Blocks = 3;
+/// Blocks an SM the bf16 forward and dq are compiled for: without the f32
+/// path's staging registers the forward's loop needs 141 (ptxas, sm_90a),
+/// under the 168 three blocks of 128 threads allow, where the forward
+/// above, which has that path too, takes 212 (two blocks); dq 168 (the f32
+/// one 249).
+constexpr int kWgmmaBf16Blocks = 3;
 
 /// The same for q, k and v as bf16 bits alone (kAttentionQkvBf16: what the
 /// runtime launches for them), its tiles copied by cp.async: 12 warps an SM
 /// against the forward's 8. Traps on f32 inputs.
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kWgmmaForwardBf16Blocks)
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kWgmmaBf16Blocks)
     tfc_cuda_attention_wgmma_forward_bf16_kernel(TFC_TC_FORWARD_PARAMS) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
@@ -1143,16 +1144,13 @@ extern "C" __global__ void __launch_bounds__(kAttentionTcThreads)
 #endif
 }
 
-/// Blocks an SM the bf16 dq is compiled for (as the bf16 forward's).
-constexpr int kWgmmaDqBf16Blocks = 3;
-
 /// dq[b] = dS K for q, k, v and dO as bf16 bits alone (kAttentionQkvBf16 |
 /// kAttentionDoBf16: what the runtime launches for them), on the forward's
 /// statistics without dS (the runtime's way; any other traps): wgmma's
 /// pipelined loop, its tiles copied by cp.async, K in three buffers. Seven
 /// tiles: 57 KiB of dynamic shared memory (Kernels.h's
 /// kAttentionWgmmaDqBf16Shared, 1 KiB more to align them).
-extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kWgmmaDqBf16Blocks)
+extern "C" __global__ void __launch_bounds__(kAttentionTcThreads, kWgmmaBf16Blocks)
     tfc_cuda_attention_wgmma_backward_dq_bf16_kernel(TFC_TC_DQ_PARAMS) {
   awaitPreviousKernel();
   trapUnlessBlockSize(kAttentionTcThreads);
