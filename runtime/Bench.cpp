@@ -16,6 +16,7 @@
 #include "runtime/StepFeeds.h"
 #include "runtime/Tensor.h"
 #include "runtime/ThreadPool.h"
+#include "runtime/Tune.h"
 
 #include <CLI/CLI.hpp>
 
@@ -80,12 +81,6 @@ void syntheticBatch(const Manifest &m, std::vector<Tensor> &batch) {
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /// bench --profile's table for `entry`: `ops` over `calls` calls; `graphMs`
 /// the timed calls' median, for comparison; `pathMs` the operations on the
 /// longest path of ones that wait for each other, a call (negative: none).
@@ -139,6 +134,33 @@ void printProfile(const std::string &entry, std::vector<ProfiledOp> ops, int64_t
 
 } // namespace
 
+double median(std::vector<double> v) {
+  if (v.empty())
+    return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+bool benchBatch(const Manifest &m, std::vector<Tensor> &batch, std::string &source,
+                int64_t &trainSamples, std::string &error) {
+  trainSamples = 0;
+  source = m.train.data ? m.train.data->name : "synthetic";
+  bool unfit = false;
+  std::string why;
+  if (datasetBatch(m, batch, trainSamples, why, unfit))
+    return true;
+  if (unfit) {
+    error = why;
+    return false;
+  }
+  if (m.train.data)
+    std::fprintf(stderr, "note: %s; feeding synthetic inputs instead\n", why.c_str());
+  source = "synthetic";
+  syntheticBatch(m, batch);
+  return true;
+}
+
 CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options) {
   CLI::App *cmd = app.add_subcommand(
       "bench", "Time entries on one synthetic batch: one `bench ENTRY median_ms=... min_ms=...` "
@@ -187,16 +209,9 @@ int bench(Model &model, const BenchOptions &options) {
 
   std::vector<Tensor> batch;
   int64_t trainSamples = 0;
-  std::string why, source = m.train.data ? m.train.data->name : "synthetic";
-  bool unfit = false;
-  if (!datasetBatch(m, batch, trainSamples, why, unfit)) {
-    if (unfit)
-      return fail(why);
-    if (m.train.data)
-      std::fprintf(stderr, "note: %s; feeding synthetic inputs instead\n", why.c_str());
-    source = "synthetic";
-    syntheticBatch(m, batch);
-  }
+  std::string source, why;
+  if (!benchBatch(m, batch, source, trainSamples, why))
+    return fail(why);
 
   for (size_t i = 0; i < m.inputs.size() && !options.saveBatch.empty(); ++i) {
     std::string error, path = options.saveBatch + "/" + m.inputs[i].name + ".npy";
@@ -211,6 +226,9 @@ int bench(Model &model, const BenchOptions &options) {
   double totalSteps = double(m.train.epochs.value_or(1) * stepsPerEpoch);
   std::printf("bench model=%s batch=%lld threads=%d data=%s\n", m.model.c_str(),
               (long long)m.batch, numThreads(), source.c_str());
+  if (const std::string tuned = tunedSettingsInEffect(model.device()); !tuned.empty())
+    std::printf("bench device settings tune chose for this GPU (TFC_TUNED=0: not): %s\n",
+                tuned.c_str());
   std::fflush(stdout);
 
   using Clock = std::chrono::steady_clock;

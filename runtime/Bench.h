@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -49,6 +50,17 @@ struct BenchOptions {
   std::string saveBatch;     // a directory for the batch's inputs (.npy), or ""
   bool profile = false;      // then time each operation of a GPU entry
 };
+
+/// The batch bench times (and tune, runtime/Tune.h): the first samples of
+/// the train block's dataset's training split (`trainSamples` of them in
+/// the split), else, with a note on stderr where the model names a dataset,
+/// synthetic inputs (`trainSamples` 0); `source` says which. False with
+/// `error` set where the dataset's values do not fit the model's inputs.
+bool benchBatch(const Manifest &m, std::vector<Tensor> &batch, std::string &source,
+                int64_t &trainSamples, std::string &error);
+
+/// The median of `v` (NaN for none).
+double median(std::vector<double> v);
 
 /// Registers the `bench` subcommand (its options fill `options`).
 CLI::App *addBenchCommand(CLI::App &app, BenchOptions &options);

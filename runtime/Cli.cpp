@@ -8,6 +8,7 @@
 //   MODEL attention --checkpoint F --input NAME=FILE.npy ... [--sample I] --svg OUT.svg
 //   MODEL run ENTRY [--params P] --feed KIND:NAME=FILE.npy ... --output-dir DIR
 //   MODEL bench [--steps N] [--warmup N] [--entry train_step|predict|evaluate|all]
+//   MODEL tune [--steps N] [--warmup N] [--threshold X] [--entry E] [--dry-run]
 //   MODEL generate [--params P] --prompt TEXT|--prompt-npy F [--max-new-tokens N]
 //                  [--temperature T] [--top-k K] [--seed S] [--output F.npy]
 //
@@ -17,7 +18,9 @@
 // --no-graph (launch every kernel eagerly instead of replaying each entry as
 // a CUDA graph; also TFC_CUDA_GRAPHS=0). `info` and `init` need no GPU; any
 // other command opens the device first and, without one, exits 1 with one
-// line saying what is missing.
+// line saying what is missing. Its device applies, when it opens, the
+// runtime settings `tune` kept for this model on this GPU (runtime/Tune.h;
+// TFC_TUNED=0: not), then those the environment sets.
 //
 // Every failure prints one line naming what is wrong (the file, both shapes)
 // and exits 1; nothing is written unless the whole command succeeded. Exit
@@ -30,12 +33,13 @@
 #include "runtime/AttentionSvg.h"
 #include "runtime/Bench.h"
 #include "runtime/CpuCheck.h"
-#include "runtime/InputChecks.h"
 #include "runtime/Distributed.h"
 #include "runtime/Generate.h"
+#include "runtime/InputChecks.h"
 #include "runtime/Model.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Train.h"
+#include "runtime/Tune.h"
 
 #include <CLI/CLI.hpp>
 
@@ -617,6 +621,8 @@ int main(int argc, char **argv) {
       deviceOptions.index = std::atoi(index), deviceOptions.indexGiven = true;
     if (const char *graphs = std::getenv("TFC_CUDA_GRAPHS"); graphs && std::string(graphs) == "0")
       deviceOptions.graphs = false;
+    if (const char *tuned = std::getenv("TFC_TUNED"); tuned && std::string(tuned) == "0")
+      deviceOptions.tuned = false;
     auto chooseDevice = [&](const int &index) {
       deviceOptions.index = index;
       deviceOptions.indexGiven = true;
@@ -694,6 +700,8 @@ int main(int argc, char **argv) {
 
   BenchOptions benchOptions;
   CLI::App *benchCmd = addBenchCommand(app, benchOptions);
+  TuneOptions tuneOptions;
+  CLI::App *tuneCmd = addTuneCommand(app, tuneOptions);
 
   CLI::App *generateCmd = app.add_subcommand(
       "generate", "Continue a prompt token by token with a KV cache (a model that declares "
@@ -761,6 +769,9 @@ int main(int argc, char **argv) {
                                  : *benchCmd           ? oneRank && *oneRank
                                                        : false;
   }
+  // tune starts from the defaults, not from what it kept before.
+  if (*tuneCmd)
+    deviceOptions.tuned = false;
   model.device().configure(deviceOptions);
   model.device().setFlushDenormals(!keepDenormals);
   // Every command but info and init runs entries: open the device first, so
@@ -788,6 +799,8 @@ int main(int argc, char **argv) {
       return evaluate(model, evalOptions);
     if (*benchCmd)
       return bench(model, benchOptions);
+    if (*tuneCmd)
+      return tune(model, tuneOptions);
     if (*generateCmd) {
       generateOptions.promptGiven = promptOption->count() > 0;
       return generate(model, generateOptions);

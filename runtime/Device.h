@@ -39,6 +39,8 @@ struct DeviceOptions {
                              // the node's GPUs
   bool dataParallel = false; // training runs grad_step and apply_step (what
                              // device memory is planned for)
+  bool tuned = true;         // open() applies the settings `tune` chose for
+                             // this model on this device (runtime/Tune.h)
 };
 
 /// The ranks of a data-parallel run as a device's collective joins them:
@@ -92,6 +94,22 @@ struct DeviceOp {
   void *to = nullptr;
   const void *from = nullptr;
   size_t bytes = 0;
+};
+
+/// A setting of a device that changes how an entry computes, never what it
+/// computes but for rounding (a GPU's TFC_* switches: which kernel, how many
+/// launches), and which `tune` may choose (runtime/Tune.h): its name, the
+/// environment variable that sets it; the values it takes; the one in effect
+/// and where that came from; whether it changes anything now (a switch of a
+/// kind of operation no entry has called, or one that needs another on,
+/// does not).
+struct DeviceSetting {
+  enum class Source { Default, Tuned, Environment };
+  std::string name;
+  std::vector<std::string> values;
+  std::string value;
+  Source source = Source::Default;
+  bool applies = true;
 };
 
 /// One kind of operation of an entry as `bench --profile` timed it (a GPU:
@@ -210,6 +228,22 @@ public:
     }
     return true;
   }
+
+  /// The device's settings in the order they are applied (none: the CPU).
+  virtual std::vector<DeviceSetting> settings() { return {}; }
+  /// Sets `name` to `value`, as its environment variable would at open(),
+  /// marked as coming from `source`; what is captured (a GPU's graphs) is
+  /// made again. False with `error` for a name or value the device lacks.
+  virtual bool applySetting(const std::string &name, const std::string &value,
+                            DeviceSetting::Source source, std::string &error) {
+    (void)value, (void)source;
+    error = "device '" + this->name() + "' has no setting " + name;
+    return false;
+  }
+  /// What a tuned choice of settings holds for: this kind of device with
+  /// its driver and libraries, and the model opened on it (its manifest and
+  /// kernels); "" where there is nothing to tune. After open().
+  virtual std::string tuningKey() const { return ""; }
 
   /// `bench --profile`: from here on the entries run eagerly (no graph
   /// replay) with every operation timed on the device by itself, until

@@ -125,6 +125,9 @@ struct Manifest {
   std::optional<CpuSpec> cpu; // absent when no `tfc compile` made it (tf-opt)
   std::string device = abi::key::kDeviceCpu; // where the entries run: "cpu" or "cuda"
   std::optional<CudaSpec> cuda;              // present exactly when device is "cuda"
+  /// FNV-1a of the manifest's JSON text: which compiled model this is, for
+  /// what is kept about it outside the binary (runtime/Tune.h).
+  uint64_t digest = 0;
 
   const EntrySpec *entry(std::string_view name) const;
   const ParamSpec *param(const std::string &name) const;

@@ -27,11 +27,12 @@
 
 #include "runtime/Train.h"
 #include "runtime/Datasets.h"
+#include "runtime/Distributed.h"
 #include "runtime/InputChecks.h"
 #include "runtime/JsonLimits.h"
 #include "runtime/StepFeeds.h"
 #include "runtime/TrainBlock.h"
-#include "runtime/Distributed.h"
+#include "runtime/Tune.h"
 
 #include <nlohmann/json.hpp>
 
@@ -816,6 +817,8 @@ int Trainer::run() {
   else if (dataParallel)
     std::printf("data-parallel: 1 rank of batch %lld (%s=%s)\n", (long long)m.batch,
                 dist::kDataParallelSwitch, std::getenv(dist::kDataParallelSwitch));
+  if (const std::string tuned = tunedSettingsInEffect(model.device()); !tuned.empty())
+    std::printf("device settings tune chose for this GPU (TFC_TUNED=0: not): %s\n", tuned.c_str());
   std::fflush(stdout);
 
   // Feeds: one batch, the state buffers, the counters and hyperparameters.

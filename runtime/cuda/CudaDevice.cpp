@@ -3,6 +3,7 @@
 #include "runtime/cuda/CudaDevice.h"
 #include "runtime/ExchangeLayout.h"
 #include "runtime/StepFeeds.h"
+#include "runtime/TunedSettings.h"
 #include "runtime/cuda/kernels/KernelMath.h"
 
 #include <cstdio>
@@ -47,37 +48,17 @@ std::string archList(const CudaSpec &spec) {
   return "with SASS for " + list;
 }
 
-/// A runtime switch: on unless `name` is "0" where it is set (and not
-/// empty), else `value`.
-bool switchFromEnv(const char *name, bool value) {
-  const char *setting = std::getenv(name);
-  return setting && *setting ? std::string(setting) != "0" : value;
-}
-
-/// TFC_GEMM_AUTOTUNE's candidates: 1 is kGemmTuneCandidates, N >= 2 is N,
-/// 0 is none (1: the heuristic's first); `value` where it is unset.
-int gemmAutotuneFromEnv(int value) {
-  const char *setting = std::getenv("TFC_GEMM_AUTOTUNE");
-  if (!setting || !*setting)
-    return value;
-  const int n = std::atoi(setting);
+/// TFC_GEMM_AUTOTUNE's candidates from its text: 1 is kGemmTuneCandidates,
+/// N >= 2 is N, 0 is none (1: the heuristic's first).
+int gemmAutotuneFrom(const std::string &setting) {
+  const int n = std::atoi(setting.c_str());
   return n == 1 ? kGemmTuneCandidates : std::clamp(n, 1, CublasLt::kMaxTuneCandidates);
 }
 
 /// Where tuning's choices are kept: TFC_GEMM_AUTOTUNE_CACHE ("none": not
-/// kept), else $XDG_CACHE_HOME/tfc/gemm-autotune.txt (an absolute
-/// XDG_CACHE_HOME, as the XDG spec asks), else ~/.cache/tfc/...; "" for none.
+/// kept), else $XDG_CACHE_HOME/tfc/gemm-autotune.txt, else ~/.cache/tfc/...
 std::string gemmTuneCachePath() {
-  const char *setting = std::getenv("TFC_GEMM_AUTOTUNE_CACHE");
-  if (setting && *setting)
-    return std::string(setting) == "none" ? "" : setting;
-  const char *xdg = std::getenv("XDG_CACHE_HOME");
-  const char *home = std::getenv("HOME");
-  if (xdg && xdg[0] == '/')
-    return std::string(xdg) + "/tfc/gemm-autotune.txt";
-  if (home && *home)
-    return std::string(home) + "/.cache/tfc/gemm-autotune.txt";
-  return "";
+  return userCacheFile("TFC_GEMM_AUTOTUNE_CACHE", "gemm-autotune.txt");
 }
 
 std::string dims(const int64_t d[3]) {
@@ -93,6 +74,7 @@ CudaDevice &CudaDevice::activeFor(const char *function) {
     std::fprintf(stderr, "error: %s called outside of an entry's run (a bug in tfc)\n", function);
     std::abort();
   }
+  device->noteCalled(function);
   return *device;
 }
 
@@ -277,67 +259,203 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   // A model may call no hand-written kernel: one that cannot load is the
   // first call's error.
   loadLayerKernels();
-  // TFC_SMALL_GEMM=1: every small product on gemm_small.cu, =0 none (by
-  // default the tiny ones: kSmallGemmDefaultWork, docs/cuda-kernels.md).
-  if (const char *setting = std::getenv("TFC_SMALL_GEMM"); setting && *setting)
-    setSmallGemms(std::string(setting) != "0");
-  // TFC_BGRAD_COLUMNS=1: a bias gradient by column sums beside a plain
-  // cuBLASLt product (off by default: no faster on an H200).
-  biasGradColumns_ = switchFromEnv("TFC_BGRAD_COLUMNS", biasGradColumns_);
-  // TFC_LAYER_NORM_ONE_LAUNCH=0: the layer norm backward always in two
-  // launches (on by default: one where the partials are few; within noise
-  // of two on an H200).
-  layerNormOneLaunch_ = switchFromEnv("TFC_LAYER_NORM_ONE_LAUNCH", layerNormOneLaunch_);
-  // TFC_CROSS_ENTROPY_ONE_LAUNCH=0: the cross-entropy's mean in a second
-  // launch (on by default: the last block adds the losses; within noise of
-  // two launches on an H200).
-  crossEntropyOneLaunch_ = switchFromEnv("TFC_CROSS_ENTROPY_ONE_LAUNCH", crossEntropyOneLaunch_);
-  // TFC_ATTENTION_SAVED_STATS=0: the attention backward recomputes each
-  // row's statistics (on by default: fewer products; on an H200 the fp32
-  // kernels' backward took 0.43 ms less at 32 heads of 1,024).
-  savedAttentionStats_ = switchFromEnv("TFC_ATTENTION_SAVED_STATS", savedAttentionStats_);
-  // TFC_ATTENTION_DS=0: dq recomputes the scores rather than read the dS
-  // dkv stored (on by default: on an H200 the fp32 kernels' backward took
-  // 0.54 ms less at 32 heads of 1,024; compiled code makes no room for the
-  // tensor-core kernels', which gained nothing).
-  attentionDsInMemory_ = switchFromEnv("TFC_ATTENTION_DS", attentionDsInMemory_);
-  // TFC_ATTENTION_DQ_STORES_D=0: dkv after dq computes D from the forward's
-  // out again (on by default: one D a row, not one a block of keys; on an
-  // H200 the tensor cores' dkv took 0.264 ms against 0.343 at 1,024 keys).
-  attentionDqStoresD_ = switchFromEnv("TFC_ATTENTION_DQ_STORES_D", attentionDqStoresD_);
-  // TFC_ATTENTION_LEAN=1: the tensor-core attention's forward and dq in
-  // their lean twins, 3 blocks an SM without the next tile held in
-  // registers, against 2 with it (off by default until a GPU has timed
-  // them: tfc-kernel-check --bench-attention times both).
-  leanAttention_ = switchFromEnv("TFC_ATTENTION_LEAN", leanAttention_);
-  // TFC_ATTENTION_WGMMA=1: the tensor-core attention (heads of 64) on
-  // Hopper's wgmma (attention_wgmma.cu), where the GPU took its sm_90a
-  // image (off by default: not yet run on a GPU).
-  wgmmaAttention_ = switchFromEnv("TFC_ATTENTION_WGMMA", wgmmaAttention_);
-  // TFC_ATTENTION_WIDE=1 (with TFC_ATTENTION_WGMMA=1): wgmma's forward, dq
-  // and dkv on two warpgroups a block, 128 queries sharing each staged key
-  // tile (128 keys each query tile in dkv; off by default, an A/B for the
-  // first GPU that runs it).
-  wideAttention_ = switchFromEnv("TFC_ATTENTION_WIDE", wideAttention_);
-  // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
-  // sm_90 and later (off by default: no faster on an H200).
-  // TFC_GRAPH_DEPENDENCIES=1: a captured graph's launches and calls wait
-  // only for what they depend on (tf-graph-dependencies), the cuBLASLt
-  // workspace split into lanes (off by default until a GPU has measured it).
-  setGraphDependencies(switchFromEnv("TFC_GRAPH_DEPENDENCIES", graphDependencies()));
-  // A programmatic dependent launch's edge is to the node before it in
-  // stream order: not combined with graph dependencies.
-  setDependentLaunch(switchFromEnv("TFC_DEPENDENT_LAUNCH", dependentLaunch()));
-  // TFC_GEMM_AUTOTUNE=1: each cuBLASLt plan's first call times the
-  // heuristic's first 8 algorithms and keeps the fastest (=N: the first N);
-  // off by default until a GPU has measured it.
-  setGemmAutotune(gemmAutotuneFromEnv(gemmAutotune_));
   // A model may have no GEMM: a missing cuBLASLt is the first GEMM's error.
   // A persistent model has none (every GEMM is generated code).
   std::string ignored;
   if (!spec.persistent)
     loadCublasLt(ignored);
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", (unsigned long long)manifest.digest);
+  tuningKey_ = "model " + manifest.model + " " + digest + "/" + std::to_string(size) + ", " +
+               gpuIdentity() +
+               (cublasLt_ ? ", cuBLASLt " + std::to_string(cublasLt_->version()) : "");
+  applyStartSettings();
   return true;
+}
+
+std::string CudaDevice::gpuIdentity() const {
+  // Its SMs too: MPS may give a process fewer.
+  std::string name, ignored;
+  if (!driver_->deviceName(context_->device(), name, ignored))
+    name = "GPU";
+  int sms = 0;
+  if (driver_->api().deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                        context_->device()) != CUDA_SUCCESS)
+    sms = 0;
+  return name + ", sm_" + std::to_string(computeMajor_ * 10 + computeMinor_) + ", " +
+         std::to_string(sms) + " SMs, driver " + std::to_string(driver_->version());
+}
+
+std::vector<CudaDevice::Switch> CudaDevice::switches() {
+  auto onOff = [](const char *name, bool &field, std::function<bool()> applies) {
+    return Switch{name,
+                  {"0", "1"},
+                  [&field] { return std::string(field ? "1" : "0"); },
+                  [&field](const std::string &value) { field = value != "0"; },
+                  std::move(applies)};
+  };
+  auto calledAny = [this](std::initializer_list<std::string_view> functions) {
+    return std::any_of(functions.begin(), functions.end(),
+                       [this](std::string_view f) { return called(f); });
+  };
+  auto gemms = [calledAny] {
+    return calledAny({"tfc_cuda_sgemm", "tfc_cuda_sgemm_fused", "tfc_cuda_sgemm_bias_grad"});
+  };
+  auto attentionBackward = [this] { return called("tfc_cuda_attention_backward"); };
+  auto tensorCoreAttention = [this] { return called(kTensorCoreAttention); };
+  auto wgmmaLoaded = [this] {
+    return called(kWgmmaShapedAttention) &&
+           layerKernels_.loaded(LayerKernels::AttentionWgmmaForward);
+  };
+  return {
+      // TFC_SMALL_GEMM=1: every small product on gemm_small.cu, =0 none, =tiny
+      // (the default) the tiny ones (kSmallGemmDefaultWork, docs/cuda-kernels.md).
+      Switch{"TFC_SMALL_GEMM",
+             {"tiny", "1", "0"},
+             [this] {
+               return std::string(smallGemmWork_ == 0                                ? "0"
+                                  : smallGemmWork_ == kernels::kSmallGemmDefaultWork ? "tiny"
+                                                                                     : "1");
+             },
+             [this](const std::string &value) {
+               smallGemmWork_ = value == "0"      ? 0
+                                : value == "tiny" ? kernels::kSmallGemmDefaultWork
+                                                  : kernels::kSmallGemmMaxWork;
+             },
+             gemms},
+      // TFC_BGRAD_COLUMNS=1: a bias gradient by column sums beside a plain
+      // cuBLASLt product (off by default: no faster on an H200).
+      onOff("TFC_BGRAD_COLUMNS", biasGradColumns_,
+            [this] { return called("tfc_cuda_sgemm_bias_grad"); }),
+      // TFC_LAYER_NORM_ONE_LAUNCH=0: the layer norm backward always in two
+      // launches (on by default: one where the partials are few; within
+      // noise of two on an H200).
+      onOff("TFC_LAYER_NORM_ONE_LAUNCH", layerNormOneLaunch_,
+            [this] { return called("tfc_cuda_layer_norm_backward"); }),
+      // TFC_CROSS_ENTROPY_ONE_LAUNCH=0: the cross-entropy's mean in a second
+      // launch (on by default: the last block adds the losses; within noise
+      // of two launches on an H200).
+      onOff("TFC_CROSS_ENTROPY_ONE_LAUNCH", crossEntropyOneLaunch_,
+            [calledAny] {
+              return calledAny({"tfc_cuda_cross_entropy", "tfc_cuda_cross_entropy_fused"});
+            }),
+      // TFC_ATTENTION_SAVED_STATS=0: the attention backward recomputes each
+      // row's statistics (on by default: fewer products; on an H200 the fp32
+      // kernels' backward took 0.43 ms less at 32 heads of 1,024).
+      onOff("TFC_ATTENTION_SAVED_STATS", savedAttentionStats_, attentionBackward),
+      // TFC_ATTENTION_DS=0: dq recomputes the scores rather than read the dS
+      // dkv stored (on by default: on an H200 the fp32 kernels' backward took
+      // 0.54 ms less at 32 heads of 1,024; compiled code makes no room for
+      // the tensor-core kernels', which gained nothing).
+      onOff("TFC_ATTENTION_DS", attentionDsInMemory_, attentionBackward),
+      // TFC_ATTENTION_DQ_STORES_D=0: dkv after dq computes D from the
+      // forward's out again (on by default: one D a row, not one a block of
+      // keys; on an H200 the tensor cores' dkv took 0.264 ms against 0.343 at
+      // 1,024 keys).
+      onOff("TFC_ATTENTION_DQ_STORES_D", attentionDqStoresD_, attentionBackward),
+      // TFC_ATTENTION_LEAN=1: the tensor-core attention's forward and dq in
+      // their lean twins, 3 blocks an SM without the next tile held in
+      // registers, against 2 with it (off by default until a GPU has timed
+      // them: tfc-kernel-check --bench-attention times both).
+      onOff("TFC_ATTENTION_LEAN", leanAttention_, tensorCoreAttention),
+      // TFC_ATTENTION_WGMMA=1: the tensor-core attention (heads of 64) on
+      // Hopper's wgmma (attention_wgmma.cu), where the GPU took its sm_90a
+      // image (off by default: not yet run on a GPU).
+      onOff("TFC_ATTENTION_WGMMA", wgmmaAttention_, wgmmaLoaded),
+      // TFC_ATTENTION_WIDE=1 (with TFC_ATTENTION_WGMMA=1): wgmma's forward,
+      // dq and dkv on two warpgroups a block, 128 queries sharing each staged
+      // key tile (128 keys each query tile in dkv; off by default, an A/B for
+      // the first GPU that runs it).
+      onOff("TFC_ATTENTION_WIDE", wideAttention_,
+            [this, wgmmaLoaded] { return wgmmaAttention_ && wgmmaLoaded(); }),
+      // TFC_GRAPH_DEPENDENCIES=1: a captured graph's launches and calls wait
+      // only for what they depend on (tf-graph-dependencies), the cuBLASLt
+      // workspace split into lanes (off by default until a GPU has measured
+      // it). On, it turns dependent launches off.
+      Switch{"TFC_GRAPH_DEPENDENCIES",
+             {"0", "1"},
+             [this] { return std::string(graphDependencies_ ? "1" : "0"); },
+             [this](const std::string &value) { setGraphDependencies(value != "0"); },
+             [this] { return options_.graphs && called("tfc_cuda_graph_node"); }},
+      // TFC_DEPENDENT_LAUNCH=1: kernels as programmatic dependent launches on
+      // sm_90 and later (off by default: no faster on an H200). A dependent
+      // launch's edge is to the node before it in stream order: not with
+      // graph dependencies.
+      Switch{"TFC_DEPENDENT_LAUNCH",
+             {"0", "1"},
+             [this] { return std::string(dependentLaunch_ ? "1" : "0"); },
+             [this](const std::string &value) { setDependentLaunch(value != "0"); },
+             [this] { return computeMajor_ >= 9 && !graphDependencies_; }},
+      // TFC_GEMM_AUTOTUNE=1: each cuBLASLt plan's first call times the
+      // heuristic's first 8 algorithms and keeps the fastest (=N: the first
+      // N); off by default until a GPU has measured it.
+      Switch{"TFC_GEMM_AUTOTUNE",
+             {"0", "1"},
+             [this] {
+               return std::to_string(gemmAutotune_ == kGemmTuneCandidates ? 1
+                                     : gemmAutotune_ > 1                  ? gemmAutotune_
+                                                                          : 0);
+             },
+             [this](const std::string &value) { setGemmAutotune(gemmAutotuneFrom(value)); },
+             [this, gemms] { return cublasLt_ && gemms(); }},
+  };
+}
+
+void CudaDevice::applyStartSettings() {
+  std::string ignored;
+  if (options_.tuned) {
+    NamedValues tuned;
+    if (readTunedSettings(tunedSettingsPath(), tuningKey_, tuned))
+      for (const auto &[name, value] : tuned)
+        for (Switch &s : switches())              // one this runtime lacks: skipped
+          if (name == s.name && s.get() != value) // marked tuned where it changes something
+            applySetting(name, value, DeviceSetting::Source::Tuned, ignored);
+  }
+  for (Switch &s : switches())
+    if (const char *setting = std::getenv(s.name); setting && *setting) {
+      s.set(setting);
+      sources_[s.name] = DeviceSetting::Source::Environment;
+    }
+}
+
+std::vector<DeviceSetting> CudaDevice::settings() {
+  std::vector<DeviceSetting> out;
+  for (Switch &s : switches()) {
+    DeviceSetting &setting = out.emplace_back();
+    setting.name = s.name;
+    setting.values = s.values;
+    setting.value = s.get();
+    setting.applies = s.applies();
+    if (auto source = sources_.find(s.name); source != sources_.end())
+      setting.source = source->second;
+  }
+  return out;
+}
+
+bool CudaDevice::applySetting(const std::string &name, const std::string &value,
+                              DeviceSetting::Source source, std::string &error) {
+  for (Switch &s : switches()) {
+    if (name != s.name)
+      continue;
+    if (std::find(s.values.begin(), s.values.end(), value) == s.values.end()) {
+      error = "setting " + name + " takes ";
+      for (size_t i = 0; i < s.values.size(); ++i)
+        error += (i ? i + 1 == s.values.size() ? " or " : ", " : "") + s.values[i];
+      error += ", not '" + value + "'";
+      return false;
+    }
+    if (s.get() != value) {
+      s.set(value);
+      destroyGraphs(); // captured with the old choice
+    }
+    if (source == DeviceSetting::Source::Default)
+      sources_.erase(name);
+    else
+      sources_[name] = source;
+    return true;
+  }
+  error = "the CUDA device has no setting " + name;
+  return false;
 }
 
 bool CudaDevice::joinRanks(const RankGroup &ranks, std::string &error) {
@@ -625,6 +743,9 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                               graphs);
   }
   const char *cublas = std::getenv("TFC_CUBLASLT");
+  const char *autotuneSetting = std::getenv("TFC_GEMM_AUTOTUNE");
+  const int autotune =
+      autotuneSetting && *autotuneSetting ? gemmAutotuneFrom(autotuneSetting) : gemmAutotune_;
   const bool persistent = manifest.cuda && manifest.cuda->persistent;
   if (persistent)
     lines.push_back("no cuBLASLt: the persistent kernels compute every GEMM");
@@ -635,9 +756,8 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
         (cublas && *cublas ? std::string(cublas) + " (TFC_CUBLASLT)"
                            : defaultCublasLtCandidates().front()) +
         ", loaded when the device opens; " +
-        (gemmAutotuneFromEnv(gemmAutotune_) > 1
-             ? "each GEMM's first call times the heuristic's first " +
-                   std::to_string(gemmAutotuneFromEnv(gemmAutotune_)) +
+        (autotune > 1
+             ? "each GEMM's first call times the heuristic's first " + std::to_string(autotune) +
                    " algorithms and keeps the fastest (TFC_GEMM_AUTOTUNE), " +
                    (gemmTuneCachePath().empty() ? std::string("its choices kept nowhere")
                                                 : "its choices kept in " + gemmTuneCachePath())
@@ -661,6 +781,13 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                        : "twice for the " + std::to_string(spared) + " a step writes into spares") +
                   ", each entry's arguments and results, one arena the entries share" +
                   (persistent ? ")" : ", the cuBLASLt workspace)"));
+  const std::string tuned = tunedSettingsPath();
+  lines.push_back("runtime settings (TFC_SMALL_GEMM and the other switches): the defaults, " +
+                  (tuned.empty()
+                       ? std::string("no tuned ones (TFC_TUNE_CACHE=none)")
+                       : "then those `tune` chose for this model on this GPU, kept in " + tuned +
+                             (options_.tuned ? "" : " (TFC_TUNED=0: not applied)")) +
+                  ", then each one's environment variable where set");
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
                                     "then replayed (--no-graph: launched eagerly)"
                                   : "entries launched eagerly (--no-graph)");
@@ -1018,19 +1145,9 @@ void CudaDevice::configureGemmTuning() {
   cublasLt_->tune(gemmAutotune_);
   if (gemmAutotune_ <= 1)
     return cublasLt_->useTuneCache("", "");
-  // A choice holds for this GPU (its SMs too: MPS may give fewer), driver
-  // and cuBLASLt, and these candidates.
-  std::string name, ignored;
-  if (!driver_->deviceName(context_->device(), name, ignored))
-    name = "GPU";
-  int sms = 0;
-  if (driver_->api().deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                        context_->device()) != CUDA_SUCCESS)
-    sms = 0;
-  const std::string prefix =
-      name + ", sm_" + std::to_string(computeMajor_ * 10 + computeMinor_) + ", " +
-      std::to_string(sms) + " SMs, driver " + std::to_string(driver_->version()) + ", cuBLASLt " +
-      std::to_string(cublasLt_->version()) + ", of " + std::to_string(gemmAutotune_) + ":";
+  // A choice holds for this GPU, driver and cuBLASLt, and these candidates.
+  const std::string prefix = gpuIdentity() + ", cuBLASLt " + std::to_string(cublasLt_->version()) +
+                             ", of " + std::to_string(gemmAutotune_) + ":";
   const std::string path = gemmTuneCachePath();
   if (!path.empty()) {
     std::error_code ignoredError; // unwritable: the choices are made, not kept

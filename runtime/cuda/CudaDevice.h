@@ -63,9 +63,12 @@
 #include "runtime/cuda/kernels/KernelMath.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tfc::rt::cuda {
@@ -166,6 +169,15 @@ public:
   /// (a failure is the launch's), nothing otherwise. Use ProfileScope.
   void profileBegin(const std::string &name, const char *kind);
   void profileEnd();
+  /// The runtime switches (docs/runtime.md): TFC_SMALL_GEMM (tiny, 1 or 0)
+  /// and the on-or-off ones, in the order open() applies them; each applies
+  /// where an entry has called the kind of operation it changes.
+  std::vector<DeviceSetting> settings() override;
+  bool applySetting(const std::string &name, const std::string &value, DeviceSetting::Source source,
+                    std::string &error) override;
+  /// This GPU, its SMs, driver and cuBLASLt, and the model (its manifest's
+  /// digest and kernel image's size).
+  std::string tuningKey() const override { return tuningKey_; }
   /// Kept for the kernels to come; GPU code keeps subnormals today.
   void setFlushDenormals(bool flush) override { flushDenormals_ = flush; }
   bool flushDenormals() const { return flushDenormals_; }
@@ -272,8 +284,20 @@ public:
   static CudaDevice *active();
   /// active(), for a runtime function generated code calls (`function`):
   /// those run only inside an entry, so no active device is a bug in tfc,
-  /// reported on stderr, then abort.
+  /// reported on stderr, then abort. The function is noted as called (a
+  /// graph's replay calls none: what its eager call did).
   static CudaDevice &activeFor(const char *function);
+  /// Whether an entry has called runtime function `function` on this device,
+  /// or a call took (could take, under a switch) the kernels noteCalled named.
+  bool called(std::string_view function) const { return called_.count(function) > 0; }
+  void noteCalled(std::string_view what) {
+    if (!called(what))
+      called_.emplace(what);
+  }
+  /// What attention calls note: heads the tensor-core kernels take, and of
+  /// those, heads of 64 (wgmma's).
+  static constexpr std::string_view kTensorCoreAttention = "attention on tensor cores";
+  static constexpr std::string_view kWgmmaShapedAttention = "attention on tensor cores, d 64";
 
   /// The first failure of allocate/release/copyIn/copyOut not yet reported
   /// by run() or takeError(), or "".
@@ -352,6 +376,24 @@ public:
 private:
   /// allocate(), from the pool when `fromPool` and it has room, else cuMemAlloc.
   void *allocate(size_t bytes, bool fromPool);
+  /// A runtime switch: its setting's name and values, how it reads and is
+  /// set (from its environment variable's text), and whether it changes
+  /// anything now.
+  struct Switch {
+    const char *name;
+    std::vector<std::string> values;
+    std::function<std::string()> get;
+    std::function<void(const std::string &)> set;
+    std::function<bool()> applies;
+  };
+  std::vector<Switch> switches();
+  /// "NVIDIA H200, sm_90, 132 SMs, driver 13000": what a measured choice
+  /// holds for (its SMs too: MPS may give a process fewer).
+  std::string gpuIdentity() const;
+  /// open()'s settings: the tuned ones for this model and GPU (runtime/
+  /// Tune.h; unless DeviceOptions::tuned is false), then each switch whose
+  /// environment variable is set.
+  void applyStartSettings();
   /// A graph of an entry and the buffers it was captured on (its batch's
   /// too: graphKey).
   struct EntryGraph {
@@ -456,6 +498,9 @@ private:
   bool generatedAwait_ = false;             // the model's generated kernels wait on this GPU
   int computeMajor_ = 0, computeMinor_ = 0; // the GPU's compute capability
   int profileDepth_ = 0; // profileBegin's nesting: only the outermost is timed
+  std::set<std::string, std::less<>> called_;            // activeFor's functions
+  std::map<std::string, DeviceSetting::Source> sources_; // a setting's, where not the default
+  std::string tuningKey_;                                // open()'s
 };
 
 /// One operation on `device`'s stream, timed when `bench --profile` runs:

@@ -156,6 +156,17 @@ bool useWgmma(CudaDevice &device, int64_t d, int64_t dv) {
          device.layerKernels().loaded(LayerKernels::AttentionWgmmaForward);
 }
 
+/// Notes which attention kernels a call of heads d x dv takes or could take
+/// under a switch (CudaDevice::noteCalled: tune tries a switch only where it
+/// changes a call).
+void noteAttentionKernels(CudaDevice &device, int64_t d, int64_t dv) {
+  if (!useTensorCores(device, d, dv))
+    return;
+  device.noteCalled(CudaDevice::kTensorCoreAttention);
+  if (d == 64 && dv == 64)
+    device.noteCalled(CudaDevice::kWgmmaShapedAttention);
+}
+
 /// A strided attention tensor's pointer and strides (in elements).
 struct StridedInput {
   intptr_t base, outer, inner, row;
@@ -343,6 +354,7 @@ tfc_cuda_attention_forward(intptr_t outer, intptr_t inner, intptr_t tq, intptr_t
                            intptr_t maskRow, intptr_t out, intptr_t outOuter, intptr_t outInner,
                            intptr_t outRow, intptr_t stats, intptr_t out16, intptr_t inputsBf16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_forward");
+  noteAttentionKernels(device, d, dv);
   if (std::string why = refuseInputs(
           device, inputsBf16, d, dv,
           {{q, qOuter, qInner, qRow}, {k, kOuter, kInner, kRow}, {v, vOuter, vInner, vRow}});
@@ -386,6 +398,7 @@ extern "C" void tfc_cuda_attention_backward(
     intptr_t out, intptr_t outOuter, intptr_t outInner, intptr_t outRow, intptr_t stats,
     intptr_t dS, intptr_t gradsBf16, intptr_t inputsBf16) {
   auto &device = CudaDevice::activeFor("tfc_cuda_attention_backward");
+  noteAttentionKernels(device, d, dv);
   namespace at = tfc::abi::attention;
   if (bool(gradsBf16 & at::kDkBf16) != bool(gradsBf16 & at::kDvBf16))
     return device.failLaunch("tfc_cuda_attention_backward: gradsBf16 " + std::to_string(gradsBf16) +

@@ -604,6 +604,100 @@ TEST_F(OnFakes, BiasGradientsByColumnSumsUnderTfcBgradColumns) {
   EXPECT_EQ(columns.blocks.at("tfc_cuda_column_sums_kernel"), std::set<std::string>{"256x1x1"});
 }
 
+// `tune` on the fakes (whose times mean nothing: what is checked is the
+// procedure): it starts from the defaults, tries each other value of each
+// setting the step's calls depend on (reverse's fp32 attention takes no
+// tensor-core kernel: the attention kernels' switches are skipped), with
+// every launch accepted, and keeps one line for this model and GPU. A
+// later run applies the line's settings where they change something and
+// says so (bench, train, and the bias gradients' column sums launched),
+// unless TFC_TUNED=0; a setting's variable wins over it; a line of another
+// model or GPU is not applied.
+TEST_F(OnFakes, TuneChoosesAndLaterRunsApplyTheChoice) {
+  ASSERT_NO_FATAL_FAILURE(compile("reverse"));
+  const std::string cache = dir_ + "/tuned-settings.txt";
+  env_ = "TFC_TUNE_CACHE=" + cache + " TFC_SMALL_GEMM=0 ";
+  auto runWith = [&](const std::string &env, const std::string &command) {
+    CommandResult r = run(kFakes + "TFC_TUNE_CACHE=" + cache + " " + env + binary_ + " " + command);
+    EXPECT_EQ(r.status, 0) << command << ": " << r.output;
+    return r.output;
+  };
+  FakeLog tuned = runOnFakes("tune", "tune --steps 2 --warmup 2");
+  EXPECT_GT(tuned.captured, 0u);
+  const std::string output =
+      runWith("TFC_SMALL_GEMM=0 ", "tune --steps 1 --warmup 1 --threshold 0.5");
+  EXPECT_NE(output.find("tune model=reverse entry=train_step device=cuda:0 steps=1 warmup=1"),
+            std::string::npos)
+      << output;
+  EXPECT_NE(output.find("tune defaults median_ms="), std::string::npos) << output;
+  EXPECT_NE(output.find("tune fixed TFC_SMALL_GEMM=0: set by the environment"), std::string::npos)
+      << output;
+  for (const char *tried :
+       {"TFC_BGRAD_COLUMNS=1", "TFC_LAYER_NORM_ONE_LAUNCH=0", "TFC_CROSS_ENTROPY_ONE_LAUNCH=0",
+        "TFC_ATTENTION_SAVED_STATS=0", "TFC_ATTENTION_DS=0", "TFC_ATTENTION_DQ_STORES_D=0",
+        "TFC_GRAPH_DEPENDENCIES=1", "TFC_GEMM_AUTOTUNE=1"})
+    EXPECT_NE(output.find(std::string("tune try ") + tried + " median_ms="), std::string::npos)
+        << tried << "\n"
+        << output;
+  for (const char *skipped : {"TFC_ATTENTION_LEAN", "TFC_ATTENTION_WGMMA", "TFC_ATTENTION_WIDE"})
+    EXPECT_NE(output.find(std::string("tune skip ") + skipped + ": "), std::string::npos)
+        << skipped << "\n"
+        << output;
+  EXPECT_EQ(output.find(": failed: "), std::string::npos) << output;
+  EXPECT_EQ(output.find("results differ"), std::string::npos) << output;
+  EXPECT_NE(output.find("tune chose median_ms="), std::string::npos) << output;
+  EXPECT_NE(output.find("tune kept in " + cache), std::string::npos) << output;
+  // One line for this model on this GPU, tuned twice: replaced, not added.
+  const std::vector<std::string> lines = linesOf(fileBytes(cache));
+  ASSERT_EQ(lines.size(), 1u) << fileBytes(cache);
+  const size_t tab = lines[0].find('\t');
+  ASSERT_NE(tab, std::string::npos) << lines[0];
+  const std::string key = lines[0].substr(0, tab);
+  EXPECT_EQ(key.rfind("model reverse ", 0), 0u) << key;
+  EXPECT_NE(key.find(", Fake CUDA Device 0, sm_90, 132 SMs, driver "), std::string::npos) << key;
+  EXPECT_NE(lines[0].find("\tTFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS="), std::string::npos) << lines[0];
+
+  // A choice of our own for the same key: the bias gradients by column sums.
+  auto keep = [&](const std::string &line) {
+    std::FILE *file = std::fopen(cache.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs((line + "\n").c_str(), file);
+    std::fclose(file);
+  };
+  keep(key + "\tTFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS=1 TFC_LAYER_NORM_ONE_LAUNCH=1");
+  env_ = "TFC_TUNE_CACHE=" + cache + " ";
+  auto bench = [&](const std::string &env) {
+    std::remove((dir_ + "/bench.log").c_str()); // the fake appends to it
+    env_ = "TFC_TUNE_CACHE=" + cache + " " + env;
+    return runOnFakes("bench", "bench --entry train_step --steps 1 --warmup 1");
+  };
+  const std::string tunedLine =
+      "bench device settings tune chose for this GPU (TFC_TUNED=0: not): ";
+  EXPECT_TRUE(bench("").launched.count("tfc_cuda_column_sums_kernel"));
+  EXPECT_NE(runWith("", "bench --entry train_step --steps 1 --warmup 1")
+                .find(tunedLine + "TFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS=1\n"),
+            std::string::npos);
+  EXPECT_FALSE(bench("TFC_TUNED=0 ").launched.count("tfc_cuda_column_sums_kernel"));
+  EXPECT_EQ(
+      runWith("TFC_TUNED=0 ", "bench --entry train_step --steps 1 --warmup 1").find(tunedLine),
+      std::string::npos);
+  EXPECT_FALSE(bench("TFC_BGRAD_COLUMNS=0 ").launched.count("tfc_cuda_column_sums_kernel"));
+  EXPECT_NE(runWith("TFC_BGRAD_COLUMNS=0 ", "bench --entry train_step --steps 1 --warmup 1")
+                .find(tunedLine + "TFC_SMALL_GEMM=0\n"),
+            std::string::npos);
+  ASSERT_NO_FATAL_FAILURE(writeSplits());
+  EXPECT_NE(runWith("", "train --epochs 1 --data " + dir_ + "/data --run-dir " + dir_ + "/run")
+                .find("device settings tune chose for this GPU (TFC_TUNED=0: not): "
+                      "TFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS=1\n"),
+            std::string::npos);
+  // Another model's line (its manifest's digest differs) is not this one's.
+  std::string other = key;
+  other[14] = other[14] == '0' ? '1' : '0'; // "model reverse " then the digest
+  keep(other + "\tTFC_BGRAD_COLUMNS=1");
+  EXPECT_FALSE(bench("").launched.count("tfc_cuda_column_sums_kernel"));
+  env_ = "";
+}
+
 // TFC_DEPENDENT_LAUNCH=1 on the fake's sm_90: the hand-written kernels are
 // programmatic dependent launches; the generated ones are not, for a PTX
 // image (the fake loads no other): the driver compiles that PTX, which is

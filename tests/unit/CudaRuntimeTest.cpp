@@ -1758,8 +1758,12 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   x.shape = {4, 8};
   entry.args.push_back(x);
   manifest.entries.push_back(entry);
-  std::vector<std::string> lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 9u);
+  std::vector<std::string> lines;
+  {
+    ScopedEnv cache("TFC_TUNE_CACHE", "/kept/tuned.txt");
+    lines = device.describe(manifest);
+  }
+  ASSERT_EQ(lines.size(), 10u);
   EXPECT_EQ(lines[0], std::string("cuda:0: Fake CUDA Device 0, sm_90, 80.0 GiB (driver ") +
                           TFC_FAKE_CUDA_DRIVER + ", CUDA 13.0)");
   EXPECT_EQ(lines[1], "kernels 3, a fatbin image with SASS for sm_80, sm_90 (missing)");
@@ -1780,7 +1784,11 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
                            0),
             0u)
       << lines[6];
-  EXPECT_EQ(lines[8], "predict: 1.1 KiB of device memory (arguments, results and arena)");
+  // The runtime switches: the defaults, then tune's choice, then the environment.
+  EXPECT_EQ(lines[7], "runtime settings (TFC_SMALL_GEMM and the other switches): the defaults, "
+                      "then those `tune` chose for this model on this GPU, kept in "
+                      "/kept/tuned.txt, then each one's environment variable where set");
+  EXPECT_EQ(lines[9], "predict: 1.1 KiB of device memory (arguments, results and arena)");
   // GEMM autotuning: off unless TFC_GEMM_AUTOTUNE asks.
   EXPECT_NE(lines[5].find("; the heuristic's first algorithm a GEMM (TFC_GEMM_AUTOTUNE=1 times "
                           "its first 8)"),
@@ -1798,7 +1806,7 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   manifest.entries[0].graphOps = 12;
   manifest.entries[0].graphLongestPath = 9;
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 9u);
+  ASSERT_EQ(lines.size(), 10u);
   EXPECT_EQ(lines[4], "graph dependencies (TFC_GRAPH_DEPENDENCIES=1, off by default): a captured "
                       "entry's independent launches and calls at once: predict 12 ops, 9 on the "
                       "longest path");
@@ -1806,7 +1814,7 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   manifest.cuda->precision = "tf32";
   manifest.cuda->dependentLaunch = {"sm_90"};
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 10u); // and a line on attention's kernels
+  ASSERT_EQ(lines.size(), 11u); // and a line on attention's kernels
   EXPECT_EQ(lines[2], "precision tf32: cuBLASLt GEMMs on TF32 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_TF32), every other kernel fp32");
   // The fake's GPU is an sm_90: it takes the wgmma image.
@@ -1825,7 +1833,7 @@ TEST(CudaRuntimeErrors, DescribeOnTheFake) {
   }
   manifest.cuda->precision = "bf16";
   lines = device.describe(manifest);
-  ASSERT_EQ(lines.size(), 10u);
+  ASSERT_EQ(lines.size(), 11u);
   EXPECT_EQ(lines[2], "precision bf16: cuBLASLt GEMMs on bf16 tensor cores "
                       "(CUBLAS_COMPUTE_32F_FAST_16BF, or bf16 copies of A and B where tfc "
                       "compile's --bf16-operands made them), every other kernel fp32, "

@@ -16,6 +16,8 @@
 # --dry-run-cpu: the same pipeline on this CPU (gpu-prepare.sh --dry-run-cpu's
 # binaries, the peers on the CPU from build/bench-venv when there, tiny step counts).
 set -uo pipefail
+# The runtime's defaults, not a choice `tune` kept on this machine (runtime/Tune.h).
+export TFC_TUNE_CACHE=none
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 case " $* " in
   *" -h "* | *" --help "*)

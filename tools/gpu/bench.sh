@@ -9,6 +9,8 @@
 # 3 medians (steps of a millisecond or less vary by 10% between runs).
 # Prints a table of medians in ms; builds nothing.
 set -uo pipefail
+# The runtime's defaults, not a choice `tune` kept on this machine (runtime/Tune.h).
+export TFC_TUNE_CACHE=none
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dir="${1:-$root/build/gpu-check}"
 steps=200

@@ -39,6 +39,8 @@
 # Prints `N passed, N failed` last; exits 1 if any check failed. Sized to
 # run within 8 minutes.
 set -uo pipefail
+# The runtime's defaults, not a choice `tune` kept on this machine (runtime/Tune.h).
+export TFC_TUNE_CACHE=none
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 dir="${1:-$root/build/gpu-check}"
 work="$(mktemp -d /tmp/tfc-gpu-check.XXXXXX)"

@@ -28,25 +28,16 @@
 #      medium encoder (tf32, bf16) with TFC_GRAPH_DEPENDENCIES=1 and 0, twice;
 #   4t. of reverse, set_anomaly and the medium encoder (tf32, bf16) with
 #      GEMM autotuning (TFC_GEMM_AUTOTUNE=1) and without, twice;
-#   4. bench of reverse's and the medium encoder's (tf32) train_step with
-#      bias gradients by column sums beside a plain GEMM
-#      (TFC_BGRAD_COLUMNS=1) and by cuBLASLt's epilogue (the default); of
-#      reverse, set_anomaly and encoder_decoder with small GEMMs and on
-#      cuBLASLt (TFC_SMALL_GEMM); and of
-#      the medium encoder's with 4 elements a generated kernel's thread and
-#      with one (--no-thread-coarsening); and of both with the layer norm
-#      backward in one launch and in two (TFC_LAYER_NORM_ONE_LAUNCH=0), and
-#      reverse's with the cross-entropy in one launch and in two
-#      (TFC_CROSS_ENTROPY_ONE_LAUNCH=0); and
-#      of reverse, set_anomaly and the medium encoder with programmatic
-#      dependent launches and without (TFC_DEPENDENT_LAUNCH); and of reverse,
-#      set_anomaly and fleuret_cnn with tails and without; and of the medium
-#      encoder (tf32, bf16) and set_anomaly with attention's backward on its
-#      forward's statistics and recomputing them (TFC_ATTENTION_SAVED_STATS),
-#      and the medium encoder's and set_anomaly's with dq from the dS dkv stored and not
-#      (TFC_ATTENTION_DS), and with dkv on the D dq stored and on its own
-#      (TFC_ATTENTION_DQ_STORES_D), and with the tensor cores' lean forward
-#      and dq (TFC_ATTENTION_LEAN) and with attention on wgmma
+#   4u. `tune` of reverse, set_anomaly, encoder_decoder and the medium
+#      encoder (tf32, bf16): every runtime switch (TFC_SMALL_GEMM,
+#      TFC_BGRAD_COLUMNS, TFC_LAYER_NORM_ONE_LAUNCH, the attention ones,
+#      TFC_DEPENDENT_LAUNCH, ...) tried from the defaults, its choice against
+#      them (OUT/tuned-settings.txt); the rest of the script runs the
+#      defaults (TFC_TUNE_CACHE=none);
+#   4. bench of the medium encoder's train_step with 4 elements a generated
+#      kernel's thread and with one (--no-thread-coarsening); of reverse,
+#      set_anomaly and fleuret_cnn with tails and without; of the medium
+#      encoder (tf32, bf16) and set_anomaly with attention on wgmma
 #      (TFC_ATTENTION_WGMMA, and with it TFC_ATTENTION_WIDE); and the medium
 #      encoder's bf16 step with
 #      bf16 copies of its GEMMs' operands (the default), without, with
@@ -74,6 +65,8 @@ limit="${2:-330}"
 start=$(date +%s)
 left() { echo $((limit - ($(date +%s) - start))); }
 export PYTHONUNBUFFERED=1
+# The defaults, not a choice `tune` kept on this machine before (4u keeps its own).
+export TFC_TUNE_CACHE=none
 mkdir -p "$out"
 # Everything printed also goes to OUT/quick.txt as it is printed, so that a
 # device call cut off at its limit still brings back what ran.
@@ -211,11 +204,14 @@ for round in 1 2; do
     "$bench/medium_encoder.bf16"
 done
 
-echo "== 4. train_step (median of 50): bias gradients by column sums against cuBLASLt's epilogue"
-ab TFC_BGRAD_COLUMNS "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
-
-echo "== 4a. train_step (median of 50): small GEMMs (one launch each) against cuBLASLt"
-ab TFC_SMALL_GEMM "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder"
+echo "== 4u. tune: each runtime setting tried from the defaults (median of 30 a try), the faster kept twice over, the choice against the defaults"
+for binary in "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder" \
+  "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
+  [ -x "$binary" ] || continue
+  echo "    $(basename "$binary"):"
+  TFC_TUNE_CACHE="$work/tuned-settings.txt" timeout 90 "$binary" tune 2>&1 | sed 's/^/      /'
+done
+cp "$work/tuned-settings.txt" "$out/" 2>/dev/null
 
 echo "== 4b. train_step (median of 20): 4 elements a generated kernel's thread against one"
 for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; do
@@ -224,13 +220,6 @@ for binary in "$bench/medium_encoder.tf32" "$dir/cuda-one/medium_encoder.tf32"; 
     cut -d' ' -f3-4)
   echo "    $(basename "$(dirname "$binary")")/$(basename "$binary"): ${line:-failed}"
 done
-
-echo "== 4c. train_step (median of 50): the layer norm backward and the cross-entropy in one launch against two"
-ab TFC_LAYER_NORM_ONE_LAUNCH "$dir/cuda/reverse" "$bench/medium_encoder.tf32"
-ab TFC_CROSS_ENTROPY_ONE_LAUNCH "$dir/cuda/reverse"
-
-echo "== 4d. train_step (median of 50): programmatic dependent launches against plain ones"
-ab TFC_DEPENDENT_LAUNCH "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$bench/medium_encoder.tf32"
 
 echo "== 4e. train_step (median of 50): small launches as tails against on their own"
 for model in reverse set_anomaly fleuret_cnn; do
@@ -242,12 +231,7 @@ for model in reverse set_anomaly fleuret_cnn; do
   done
 done
 
-echo "== 4f. train_step (median of 50): attention's backward on its forward's statistics against recomputing them"
-ab TFC_ATTENTION_SAVED_STATS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" \
-  "$dir/cuda/set_anomaly"
-ab TFC_ATTENTION_DS "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16" "$dir/cuda/set_anomaly"
-ab TFC_ATTENTION_DQ_STORES_D "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
-ab TFC_ATTENTION_LEAN "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
+echo "== 4f. train_step (median of 50): attention on wgmma against mma.sync (tune tries it from the defaults; here alone too), and with it its wide kernels"
 ab TFC_ATTENTION_WGMMA "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32" "$dir/cuda/set_anomaly"
 (export TFC_ATTENTION_WGMMA=1 # and with it, its wide forward, dq and dkv against the default
  ab TFC_ATTENTION_WIDE "$bench/medium_encoder.bf16" "$bench/medium_encoder.tf32")

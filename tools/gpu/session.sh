@@ -12,6 +12,8 @@
 #      OUT/bench/ and its output in OUT/bench.txt.
 # Prints the check's summary and the bench's table last.
 set -uo pipefail
+# The runtime's defaults, not a choice `tune` kept on this machine (runtime/Tune.h).
+export TFC_TUNE_CACHE=none
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: session.sh OUT [SECONDS]}"
 limit="${2:-540}"

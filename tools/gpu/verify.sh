@@ -32,6 +32,8 @@
 # Before the device call, `tools/gpu/dry-run.sh verify.sh` runs this here on the
 # fakes and names what would waste the call (a flag refused, a binary missing).
 set -uo pipefail
+# The runtime's defaults, not a choice `tune` kept on this machine (runtime/Tune.h).
+export TFC_TUNE_CACHE=none
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${1:?usage: verify.sh OUT [SECONDS]}"
 limit="${2:-300}"
