@@ -59,6 +59,23 @@ bool readTunedSettings(const std::string &path, const std::string &key, NamedVal
   return found;
 }
 
+std::vector<std::pair<std::string, NamedValues>> tunedSettingsFor(const std::string &path,
+                                                                  const std::string &prefix) {
+  std::vector<std::pair<std::string, NamedValues>> found;
+  if (path.empty())
+    return found;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t tab = line.find('\t');
+    NamedValues settings;
+    if (tab != std::string::npos && line.rfind(prefix, 0) == 0 &&
+        parseSettings(line.substr(tab + 1), settings))
+      found.emplace_back(line.substr(0, tab), settings);
+  }
+  return found;
+}
+
 std::string formatSettings(const NamedValues &settings) {
   std::string text;
   for (const auto &[name, value] : settings)

@@ -41,6 +41,11 @@ std::string tunedSettingsPath();
 /// applied: the defaults stand).
 bool readTunedSettings(const std::string &path, const std::string &key, NamedValues &settings);
 
+/// Every well-formed line of the file at `path` whose key starts with
+/// `prefix` (a model's, for each GPU it was tuned on), in the file's order.
+std::vector<std::pair<std::string, NamedValues>> tunedSettingsFor(const std::string &path,
+                                                                  const std::string &prefix);
+
 /// Keeps `settings` as `key`'s line of the file at `path`, replacing any
 /// line of that key and keeping the others; written to a temporary file
 /// and renamed over it, so a failure leaves the old file whole. False with

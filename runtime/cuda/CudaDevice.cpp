@@ -61,6 +61,15 @@ std::string gemmTuneCachePath() {
   return userCacheFile("TFC_GEMM_AUTOTUNE_CACHE", "gemm-autotune.txt");
 }
 
+/// The model's part of a tuning key, "model NAME DIGEST/IMAGE_BYTES, ": its
+/// manifest and kernel image (the GPU's part follows).
+std::string modelTuningKey(const Manifest &manifest) {
+  char digest[17];
+  std::snprintf(digest, sizeof digest, "%016llx", (unsigned long long)manifest.digest);
+  const int64_t imageBytes = &tfc_cuda_image_size ? tfc_cuda_image_size : 0;
+  return "model " + manifest.model + " " + digest + "/" + std::to_string(imageBytes) + ", ";
+}
+
 std::string dims(const int64_t d[3]) {
   return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
@@ -264,10 +273,7 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   std::string ignored;
   if (!spec.persistent)
     loadCublasLt(ignored);
-  char digest[17];
-  std::snprintf(digest, sizeof digest, "%016llx", (unsigned long long)manifest.digest);
-  tuningKey_ = "model " + manifest.model + " " + digest + "/" + std::to_string(size) + ", " +
-               gpuIdentity() +
+  tuningKey_ = modelTuningKey(manifest) + gpuIdentity() +
                (cublasLt_ ? ", cuBLASLt " + std::to_string(cublasLt_->version()) : "");
   applyStartSettings();
   return true;
@@ -402,14 +408,17 @@ std::vector<CudaDevice::Switch> CudaDevice::switches() {
 }
 
 void CudaDevice::applyStartSettings() {
-  std::string ignored;
   if (options_.tuned) {
     NamedValues tuned;
-    if (readTunedSettings(tunedSettingsPath(), tuningKey_, tuned))
+    const std::string path = tunedSettingsPath();
+    std::string refused;
+    if (readTunedSettings(path, tuningKey_, tuned))
       for (const auto &[name, value] : tuned)
         for (Switch &s : switches())              // one this runtime lacks: skipped
-          if (name == s.name && s.get() != value) // marked tuned where it changes something
-            applySetting(name, value, DeviceSetting::Source::Tuned, ignored);
+          if (name == s.name && s.get() != value && // marked tuned where it changes something
+              !applySetting(name, value, DeviceSetting::Source::Tuned, refused))
+            std::fprintf(stderr, "note: %s in %s not applied: %s (run tune again)\n",
+                         (name + "=" + value).c_str(), path.c_str(), refused.c_str());
   }
   for (Switch &s : switches())
     if (const char *setting = std::getenv(s.name); setting && *setting) {
@@ -788,6 +797,16 @@ std::vector<std::string> CudaDevice::describe(const Manifest &manifest) {
                        : "then those `tune` chose for this model on this GPU, kept in " + tuned +
                              (options_.tuned ? "" : " (TFC_TUNED=0: not applied)")) +
                   ", then each one's environment variable where set");
+  // What tune kept for this model, GPU by GPU: the settings it changed.
+  for (const auto &[key, settings] : tunedSettingsFor(tuned, modelTuningKey(manifest))) {
+    NamedValues changed;
+    for (const auto &[name, value] : settings)
+      for (Switch &s : switches()) // an unopened device's: the defaults
+        if (name == s.name && s.get() != value)
+          changed.emplace_back(name, value);
+    lines.push_back("tuned for " + key.substr(modelTuningKey(manifest).size()) + ": " +
+                    (changed.empty() ? std::string("the defaults") : formatSettings(changed)));
+  }
   lines.push_back(options_.graphs ? "each entry captured as a CUDA graph on its second call, "
                                     "then replayed (--no-graph: launched eagerly)"
                                   : "entries launched eagerly (--no-graph)");

@@ -665,6 +665,12 @@ TEST_F(OnFakes, TuneChoosesAndLaterRunsApplyTheChoice) {
     std::fclose(file);
   };
   keep(key + "\tTFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS=1 TFC_LAYER_NORM_ONE_LAUNCH=1");
+  // info lists it (what it changes) without opening the device.
+  EXPECT_NE(runWith("", "info")
+                .find("tuned for " + key.substr(key.find(", ") + 2) +
+                      ": TFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS=1\n"),
+            std::string::npos)
+      << runWith("", "info");
   env_ = "TFC_TUNE_CACHE=" + cache + " ";
   auto bench = [&](const std::string &env) {
     std::remove((dir_ + "/bench.log").c_str()); // the fake appends to it
@@ -690,6 +696,17 @@ TEST_F(OnFakes, TuneChoosesAndLaterRunsApplyTheChoice) {
                 .find("device settings tune chose for this GPU (TFC_TUNED=0: not): "
                       "TFC_SMALL_GEMM=0 TFC_BGRAD_COLUMNS=1\n"),
             std::string::npos);
+  // A value the switch does not take (a hand-edited line) is named, not applied.
+  keep(key + "\tTFC_SMALL_GEMM=some TFC_BGRAD_COLUMNS=1");
+  {
+    const std::string benched = runWith("", "bench --entry train_step --steps 1 --warmup 1");
+    EXPECT_NE(benched.find("note: TFC_SMALL_GEMM=some in " + cache +
+                           " not applied: setting "
+                           "TFC_SMALL_GEMM takes tiny, 1 or 0, not 'some' (run tune again)"),
+              std::string::npos)
+        << benched;
+    EXPECT_NE(benched.find(tunedLine + "TFC_BGRAD_COLUMNS=1\n"), std::string::npos) << benched;
+  }
   // Another model's line (its manifest's digest differs) is not this one's.
   std::string other = key;
   other[14] = other[14] == '0' ? '1' : '0'; // "model reverse " then the digest

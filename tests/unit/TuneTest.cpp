@@ -247,6 +247,16 @@ TEST(TunedSettings, KeptALineAKey) {
   // Tuned again: its line replaced, the others kept.
   ASSERT_TRUE(writeTunedSettings(path, "model m 1, GPU", {{"TFC_A", "0"}}, error)) << error;
   EXPECT_EQ(contents(path), "model n 2, GPU\tTFC_A=0\nmodel m 1, GPU\tTFC_A=0\n");
+  // A model's lines, GPU by GPU (info lists them).
+  ASSERT_TRUE(writeTunedSettings(path, "model m 1, another GPU", {{"TFC_B", "1"}}, error));
+  const auto lines = tunedSettingsFor(path, "model m 1, ");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].first, "model m 1, GPU");
+  EXPECT_EQ(lines[0].second, (NamedValues{{"TFC_A", "0"}}));
+  EXPECT_EQ(lines[1].first, "model m 1, another GPU");
+  EXPECT_TRUE(tunedSettingsFor(path, "model x ").empty());
+  EXPECT_TRUE(tunedSettingsFor("", "model m 1, ").empty());
+  std::ofstream(path, std::ios::trunc) << "model n 2, GPU\tTFC_A=0\nmodel m 1, GPU\tTFC_A=0\n";
   // What cannot be read back is refused, the file untouched.
   EXPECT_FALSE(writeTunedSettings(path, "a\tkey", {{"TFC_A", "0"}}, error));
   EXPECT_FALSE(writeTunedSettings(path, "k", {{"TFC_A", "0 1"}}, error));

@@ -28,8 +28,8 @@
 #      medium encoder (tf32, bf16) with TFC_GRAPH_DEPENDENCIES=1 and 0, twice;
 #   4t. of reverse, set_anomaly and the medium encoder (tf32, bf16) with
 #      GEMM autotuning (TFC_GEMM_AUTOTUNE=1) and without, twice;
-#   4u. `tune` of reverse, set_anomaly, encoder_decoder and the medium
-#      encoder (tf32, bf16): every runtime switch (TFC_SMALL_GEMM,
+#   4u. `tune` of reverse and set_anomaly (fp32, bf16), encoder_decoder and
+#      the medium encoder (tf32, bf16): every runtime switch (TFC_SMALL_GEMM,
 #      TFC_BGRAD_COLUMNS, TFC_LAYER_NORM_ONE_LAUNCH, the attention ones,
 #      TFC_DEPENDENT_LAUNCH, ...) tried from the defaults, its choice against
 #      them (OUT/tuned-settings.txt); the rest of the script runs the
@@ -205,8 +205,9 @@ for round in 1 2; do
 done
 
 echo "== 4u. tune: each runtime setting tried from the defaults (median of 30 a try), the faster kept twice over, the choice against the defaults"
-for binary in "$dir/cuda/reverse" "$dir/cuda/set_anomaly" "$dir/cuda/encoder_decoder" \
-  "$bench/medium_encoder.tf32" "$bench/medium_encoder.bf16"; do
+for binary in "$dir/cuda/reverse" "$bench/reverse.bf16" "$dir/cuda/set_anomaly" \
+  "$bench/set_anomaly.bf16" "$dir/cuda/encoder_decoder" "$bench/medium_encoder.tf32" \
+  "$bench/medium_encoder.bf16"; do
   [ -x "$binary" ] || continue
   echo "    $(basename "$binary"):"
   TFC_TUNE_CACHE="$work/tuned-settings.txt" timeout 90 "$binary" tune 2>&1 | sed 's/^/      /'
