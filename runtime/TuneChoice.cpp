@@ -113,7 +113,7 @@ bool chooseSettings(const TuneTarget &target, double threshold, double tolerance
       return false;
     };
     for (const std::string &value : setting.values) {
-      if (value == best)
+      if (value == best || value == setting.value) // measured already
         continue;
       TuneTrial t;
       t.name = setting.name;

@@ -95,10 +95,11 @@ TEST(Tune, KeepsWhatIsFasterAndAgrees) {
       {"B", {{"tiny", "1", "0"}, "tiny"}}, // 1: 10% slower; 0: wrong results
       {"C", onOff()},                      // 2% faster: under the threshold
       {"FIXED", {{"0", "1"}, "1", Source::Environment}},
-      {"UNUSED", onOff()},  // applies to nothing the entry calls
-      {"BROKEN", onOff()},  // 1: the step fails
-      {"LUCKY", onOff()},   // 1: 5% faster once, then not
-      {"NEEDS_A", onOff()}, // applies once A is on; 1: 10% faster
+      {"UNUSED", onOff()},        // applies to nothing the entry calls
+      {"BROKEN", onOff()},        // 1: the step fails
+      {"LUCKY", onOff()},         // 1: 5% faster once, then not
+      {"NEEDS_A", onOff()},       // applies once A is on; 1: 10% faster
+      {"OFF_FASTER", onOff("1")}, // 0: 10% faster (1, measured first, not tried again)
   };
   for (auto &[name, s] : d.settings)
     if (name == "UNUSED")
@@ -115,6 +116,8 @@ TEST(Tune, KeepsWhatIsFasterAndAgrees) {
     if (dev["C"] == "1")
       ms *= 0.98;
     if (dev["NEEDS_A"] == "1")
+      ms *= 0.9;
+    if (dev["OFF_FASTER"] == "0")
       ms *= 0.9;
     if (dev["LUCKY"] == "1")
       ms *= luckyTries++ == 0 ? 0.95 : 1.0;
@@ -136,7 +139,7 @@ TEST(Tune, KeepsWhatIsFasterAndAgrees) {
       {"B", "0", Outcome::Disagrees},   {"C", "1", Outcome::Slower},
       {"FIXED", "1", Outcome::Fixed},   {"UNUSED", "0", Outcome::Skipped},
       {"BROKEN", "1", Outcome::Failed}, {"LUCKY", "1", Outcome::Unconfirmed},
-      {"NEEDS_A", "1", Outcome::Kept},
+      {"NEEDS_A", "1", Outcome::Kept},  {"OFF_FASTER", "0", Outcome::Kept},
   };
   ASSERT_EQ(report.trials.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -151,13 +154,15 @@ TEST(Tune, KeepsWhatIsFasterAndAgrees) {
   EXPECT_DOUBLE_EQ(report.trials[0].againMs, 8);
   EXPECT_DOUBLE_EQ(report.trials[0].bestAgainMs, 10);
   EXPECT_DOUBLE_EQ(report.defaultMs, 10);
-  EXPECT_DOUBLE_EQ(report.chosenMs, 7.2);
-  const NamedValues defaults = {{"A", "0"},      {"B", "tiny"},   {"C", "0"},     {"FIXED", "1"},
-                                {"UNUSED", "0"}, {"BROKEN", "0"}, {"LUCKY", "0"}, {"NEEDS_A", "0"}};
+  EXPECT_DOUBLE_EQ(report.chosenMs, 7.2 * 0.9);
+  const NamedValues defaults = {{"A", "0"},     {"B", "tiny"},    {"C", "0"},
+                                {"FIXED", "1"}, {"UNUSED", "0"},  {"BROKEN", "0"},
+                                {"LUCKY", "0"}, {"NEEDS_A", "0"}, {"OFF_FASTER", "1"}};
   EXPECT_EQ(report.defaults, defaults);
   NamedValues chosen = defaults;
   chosen[0].second = "1";
   chosen[7].second = "1";
+  chosen[8].second = "0";
   EXPECT_EQ(report.chosen, chosen);
   // The device is left as chosen.
   EXPECT_EQ(d["A"], "1");
