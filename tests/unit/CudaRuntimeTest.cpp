@@ -1715,6 +1715,54 @@ TEST(CudaRuntimeErrors, UnknownKernelIsNamed) {
   EXPECT_EQ(error, "cuModuleLoadData: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid");
 }
 
+// The runtime switches as settings (what `tune` chooses among): in the
+// order open() applies them, at their defaults; one set by its value,
+// marked by where it came from; a value it does not take, or a name it
+// lacks, refused by name. Nothing has been called: none applies but the
+// dependent launch (the fake's sm_90).
+TEST(CudaRuntimeErrors, SwitchesAreSettings) {
+  ScopedEnv driver("TFC_CUDA_DRIVER", TFC_FAKE_CUDA_DRIVER);
+  std::string error;
+  std::unique_ptr<CudaDevice> device = CudaDevice::openIndex(0, error);
+  ASSERT_TRUE(device) << error;
+  std::vector<std::string> names, values, applying;
+  for (const tfc::rt::DeviceSetting &s : device->settings()) {
+    names.push_back(s.name);
+    values.push_back(s.value);
+    EXPECT_EQ(s.source, tfc::rt::DeviceSetting::Source::Default) << s.name;
+    if (s.applies)
+      applying.push_back(s.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "TFC_SMALL_GEMM", "TFC_BGRAD_COLUMNS", "TFC_LAYER_NORM_ONE_LAUNCH",
+                       "TFC_CROSS_ENTROPY_ONE_LAUNCH", "TFC_ATTENTION_SAVED_STATS",
+                       "TFC_ATTENTION_DS", "TFC_ATTENTION_DQ_STORES_D", "TFC_ATTENTION_LEAN",
+                       "TFC_ATTENTION_WGMMA", "TFC_ATTENTION_WIDE", "TFC_GRAPH_DEPENDENCIES",
+                       "TFC_DEPENDENT_LAUNCH", "TFC_GEMM_AUTOTUNE"}));
+  EXPECT_EQ(values, (std::vector<std::string>{"tiny", "0", "1", "1", "1", "1", "1", "0", "0", "0",
+                                              "0", "0", "0"}));
+  EXPECT_EQ(applying, std::vector<std::string>{"TFC_DEPENDENT_LAUNCH"});
+  using Source = tfc::rt::DeviceSetting::Source;
+  ASSERT_TRUE(device->applySetting("TFC_SMALL_GEMM", "0", Source::Tuned, error)) << error;
+  ASSERT_TRUE(device->applySetting("TFC_GRAPH_DEPENDENCIES", "1", Source::Environment, error));
+  const std::vector<tfc::rt::DeviceSetting> now = device->settings();
+  EXPECT_EQ(now[0].value, "0");
+  EXPECT_EQ(now[0].source, Source::Tuned);
+  EXPECT_EQ(now[10].value, "1");
+  EXPECT_EQ(now[10].source, Source::Environment);
+  EXPECT_TRUE(device->graphDependencies());
+  EXPECT_FALSE(now[11].applies); // dependent launches wait for no graph dependencies
+  EXPECT_FALSE(device->applySetting("TFC_SMALL_GEMM", "some", Source::Tuned, error));
+  EXPECT_EQ(error, "setting TFC_SMALL_GEMM takes tiny, 1 or 0, not 'some'");
+  EXPECT_FALSE(device->applySetting("TFC_BGRAD_COLUMNS", "yes", Source::Tuned, error));
+  EXPECT_EQ(error, "setting TFC_BGRAD_COLUMNS takes 0 or 1, not 'yes'");
+  EXPECT_FALSE(device->applySetting("TFC_NOTHING", "1", Source::Tuned, error));
+  EXPECT_EQ(error, "the CUDA device has no setting TFC_NOTHING");
+  // Back to its default value: marked the default again.
+  ASSERT_TRUE(device->applySetting("TFC_SMALL_GEMM", "tiny", Source::Default, error));
+  EXPECT_EQ(device->settings()[0].source, Source::Default);
+}
+
 TEST(CudaRuntimeErrors, NoDriverOpensNothingAndSaysSo) {
   ScopedEnv driver("TFC_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
   CudaDevice device;
