@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/bench/gpu.sh [--out DIR] [--dir DIR] [--workloads a,b] [--budget S] [--no-epochs]
-#                    [--precision tf32|fp32] [--steps N] [--warmup N] [--python PY] [--dry-run-cpu]
+#                    [--precision tf32|fp32] [--steps N] [--warmup N] [--python PY] [--tune] [--dry-run-cpu]
 #
 # Issue 28's `tools/bench --gpu` (tools/bench/run.sh --gpu comes here): on the GPU
 # machine, tfc against PyTorch eager, torch.compile (without and with CUDA graphs)
@@ -11,7 +11,9 @@
 # (reverse, set_anomaly, medium_encoder, then the other seed models as time
 # allows) and reverse's 10 epochs, the ratio best peer / tfc, each side's peak
 # GPU memory and the GPU's name; writes OUT/table.md, results.json and logs.txt
-# (OUT default DIR/results). A missing peer is a note in its cell.
+# (OUT default DIR/results). A missing peer is a note in its cell. tfc runs its
+# default runtime settings; --tune first tunes each build (MODEL tune) and times it
+# with the choice.
 #
 # --dry-run-cpu: the same pipeline on this CPU (gpu-prepare.sh --dry-run-cpu's
 # binaries, the peers on the CPU from build/bench-venv when there, tiny step counts).

@@ -27,6 +27,9 @@ GPU's name (nvidia-smi). A peer that is missing or fails gets a note in its
 cell, never a failed run; a peer whose parameter count differs from tfc's is an
 error (exit status 1).
 
+--tune: each tfc build is first tuned (`MODEL tune`, its runtime switches chosen by
+timing) and timed with the choice, noted in its row; by default the runtime's defaults.
+
 --dry-run-cpu runs the same pipeline on the CPU (`gpu-prepare.sh --dry-run-cpu`'s
 binaries, the peers with --device cpu, tiny step counts, one epoch), to test it
 where there is no GPU. Needs only the standard library.
@@ -65,7 +68,8 @@ VARIANTS = ["tf32", "bf16", "persistent"]
 SIDES = [("tfc", "tfc")] + [("tfc_" + v, "tfc " + v) for v in VARIANTS] + [
     (k, title) for k, title, _ in PEERS]
 # Seconds a process may take at most (less when the budget has less left).
-CAP = {"info": 60, "tfc": 90, "eager": 150, "compile": 240, "graphs": 240, "jax": 180, "train": 120}
+CAP = {"info": 60, "tfc": 90, "tune": 120, "eager": 150, "compile": 240, "graphs": 240, "jax": 180,
+       "train": 120}
 MIN_START = 15  # seconds: a process is not started with less of the budget left
 
 
@@ -107,6 +111,10 @@ def parse_args():
                    help="untimed steps first (default 10, CUDA graphs need a few; dry run 1)")
     p.add_argument("--min-seconds", type=float, default=None,
                    help="time each side at least this long (default 1; dry run 0)")
+    p.add_argument("--tune", action="store_true",
+                   help="time each tfc build with the runtime settings `tune` chooses for it, "
+                        "run first (20 steps a try; OUT/tuned-settings.txt); default: the "
+                        "runtime's defaults")
     p.add_argument("--dry-run-cpu", action="store_true",
                    help="the same pipeline on the CPU: cpu/ binaries, peers on the CPU, 1 thread, "
                         "tiny step counts, 1 epoch")
@@ -279,6 +287,10 @@ def main():
     device_flags = ["--device", "cpu", "--threads", "1", "--attention", "sdpa"] if dry else ["--device", "cuda", "--precision",
                                                                         args.precision]
     tfc_flags = ["--threads", "1"] if dry else []
+    # --tune: each tfc build's settings as `tune` chooses them (kept here, so
+    # that a choice on this machine before does not count); else the defaults.
+    tuned_cache = os.path.join(os.path.abspath(args.out), "tuned-settings.txt")
+    tfc_env = dict(os.environ, TFC_TUNE_CACHE=tuned_cache if args.tune else "none")
     gpu = gpu_name(dry)
     unavailable, versions = probe_peers(args.python, dry)
     print("GPU: %s\npeers: %s" % (gpu, json.dumps(versions)), file=sys.stderr, flush=True)
@@ -337,13 +349,24 @@ def main():
         exe = os.path.join(bins, w)
 
         def tfc_step(binary, extra=()):
-            """One tfc binary's `bench train_step`: its parsed line, or {"error": ...}."""
+            """One tfc binary's `bench train_step`: its parsed line, or {"error": ...};
+            with --tune, after `tune` (its choice in "tuned")."""
+            tuned = None
+            if args.tune:
+                out, err, _ = run([binary] + tfc_flags + ["tune", "--steps", "20", "--warmup", "5"],
+                                  "tune", env=tfc_env)
+                m = re.search(r"^tune chose (.*)$", out, re.M)
+                tuned = ("tune failed: " + err) if err else (m.group(1) if m else "nothing to tune")
             out, err, seconds = run([binary] + tfc_flags + [
                 "bench", "--entry", "train_step", "--steps", str(args.steps), "--warmup",
-                str(args.warmup), "--min-seconds", repr(args.min_seconds)] + list(extra), "tfc")
+                str(args.warmup), "--min-seconds", repr(args.min_seconds)] + list(extra), "tfc",
+                env=tfc_env)
             parsed = None if err else bench.parse_bench(out, "train_step")
-            return dict(parsed, wall_s=seconds) if parsed else {
+            result = dict(parsed, wall_s=seconds) if parsed else {
                 "error": err or "no `bench train_step` line"}
+            if tuned:
+                result["tuned"] = tuned
+            return result
 
         row["sides"]["tfc"] = tfc_step(exe, ["--save-batch", data])
         parsed = "error" not in row["sides"]["tfc"]
@@ -375,7 +398,7 @@ def main():
         cmd = [os.path.join(bins, w)] + tfc_flags + ["train", "--run-dir", run_dir]
         if dry:
             cmd += ["--epochs", str(epochs)]
-        out, err, seconds = run(cmd, "train")
+        out, err, seconds = run(cmd, "train", env=tfc_env)  # reverse's step row tuned it
         tfc = {"epochs_s": seconds} if not err else {"error": err}
         if m := re.search(r"^test.*loss ([\d.]+)\s+accuracy ([\d.]+)", out, re.M):
             tfc.update(test_loss=float(m.group(1)), test_accuracy=float(m.group(2)))
@@ -431,7 +454,9 @@ def render(args, rows, gpu, versions, stamp, elapsed):
                  versions.get("jax") or "-", " (%s: %s)" % (versions.get("jax_platform"), versions.get("jax_device"))
                  if versions.get("jax") else "", "peers' matmuls fp32" if dry else "peers' matmuls " + args.precision
                  + " (tfc computes in fp32)"),
-             "- tfc: %s" % stamp,
+             "- tfc: %s; runtime settings: %s" % (
+                 stamp, "each build's as `tune` chose them just before (--tune)" if args.tune
+                 else "the defaults"),
              "- %s; %.0f s of runs (budget %.0f s)" % (
                  datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), elapsed, args.budget),
              "",
@@ -494,7 +519,8 @@ def render(args, rows, gpu, versions, stamp, elapsed):
             else:
                 result = ("loss %.4g" % r["loss"]) if r.get("loss") is not None else ""
                 extra = ("min %s ms, " % bench.fmt_ms(r["min_ms"])) if r.get("min_ms") is not None else ""
-            note = ", ".join(x for x in [r.get("attention") and "attention " + r["attention"],
+            note = ", ".join(x for x in [r.get("tuned") and "tune: " + r["tuned"],
+                                         r.get("attention") and "attention " + r["attention"],
                                          r.get("adam") and "Adam " + r["adam"],
                                          r.get("precision"), r.get("device_name")] if x)
             details.append([name, title, cell(key) if key in ok else "-",
