@@ -28,8 +28,7 @@ namespace {
 const std::string kBinary = TFC_CUDA_HAND_MODEL;
 /// The fakes, and no runtime settings `tune` kept on this machine.
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
-                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT +
-                           " TFC_TUNE_CACHE=none ";
+                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " TFC_TUNE_CACHE=none ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
 /// The fakes with every product on cuBLASLt (the default, said here: the
 /// fake's computes them on the host; gemm_small.cu's kernels, which

@@ -44,8 +44,7 @@ const std::string kSource = TFC_SOURCE_DIR;
 const std::string kToolkit = TFC_CUDA_TOOLKIT; // what CMake found ptxas in
 /// The fakes, and no runtime settings `tune` kept on this machine.
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
-                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT +
-                           " TFC_TUNE_CACHE=none ";
+                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " TFC_TUNE_CACHE=none ";
 const std::string kNoDriver = "TFC_CUDA_DRIVER=/nonexistent/libcuda.so.1 ";
 
 /// Compiles models/MODEL.tf for CUDA with `flags` into DIR/OUT; its path.

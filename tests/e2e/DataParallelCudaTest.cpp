@@ -43,8 +43,7 @@ const std::string kSource = TFC_SOURCE_DIR;
 /// The fakes, and no runtime settings `tune` kept on this machine.
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
                            " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT +
-                           " TFC_NCCL_LIBRARY=" + TFC_FAKE_NCCL +
-                           " TFC_TUNE_CACHE=none ";
+                           " TFC_NCCL_LIBRARY=" + TFC_FAKE_NCCL + " TFC_TUNE_CACHE=none ";
 const std::string kMpirun = "mpirun --allow-run-as-root --oversubscribe -np 2 ";
 
 bool haveMpirun() { return run("command -v mpirun").status == 0; }

@@ -42,8 +42,7 @@ const std::string kTfc = TFC_BINARY;
 const std::string kSource = TFC_SOURCE_DIR;
 /// The fakes, and no runtime settings `tune` kept on this machine.
 const std::string kFakes = std::string("TFC_CUDA_DRIVER=") + TFC_FAKE_CUDA_DRIVER +
-                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT +
-                           " TFC_TUNE_CACHE=none ";
+                           " TFC_CUBLASLT=" + TFC_FAKE_CUBLASLT + " TFC_TUNE_CACHE=none ";
 
 size_t tensorBytes(const rt::TensorSpec &spec) {
   size_t n = rt::dtypeSize(spec.dtype);
