@@ -142,6 +142,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+BenchSchedule benchSchedule(const Manifest &m, int64_t trainSamples) {
+  BenchSchedule schedule;
+  schedule.lr = m.train.optimizer ? m.train.optimizer->number("lr", 1e-3) : 1e-3;
+  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSamples / m.batch);
+  schedule.totalSteps = double(m.train.epochs.value_or(1) * stepsPerEpoch);
+  return schedule;
+}
+
 bool benchBatch(const Manifest &m, std::vector<Tensor> &batch, std::string &source,
                 int64_t &trainSamples, std::string &error) {
   trainSamples = 0;
@@ -220,10 +228,7 @@ int bench(Model &model, const BenchOptions &options) {
   }
   model.initParams(uint64_t(m.train.seed.value_or(0)));
 
-  // What the training loop feeds besides the batch and the parameters.
-  double lr = m.train.optimizer ? m.train.optimizer->number("lr", 1e-3) : 1e-3;
-  int64_t stepsPerEpoch = std::max<int64_t>(1, trainSamples / m.batch);
-  double totalSteps = double(m.train.epochs.value_or(1) * stepsPerEpoch);
+  const BenchSchedule schedule = benchSchedule(m, trainSamples);
   std::printf("bench model=%s batch=%lld threads=%d data=%s\n", m.model.c_str(),
               (long long)m.batch, numThreads(), source.c_str());
   if (const std::string tuned = tunedSettingsInEffect(model.device()); !tuned.empty())
@@ -237,7 +242,8 @@ int bench(Model &model, const BenchOptions &options) {
     std::map<std::string, Tensor> state;
     // Alone: under mpirun, bench is rank 0's (TFC_DATA_PARALLEL=nccl times
     // one rank's data-parallel step).
-    StepFeeds feeds(model, *entry, state, lr, totalSteps, uint64_t(m.train.seed.value_or(0)),
+    StepFeeds feeds(model, *entry, state, schedule.lr, schedule.totalSteps,
+                    uint64_t(m.train.seed.value_or(0)),
                     /*alone=*/true);
     feeds.bindBatch(batch);
 

@@ -59,6 +59,16 @@ struct BenchOptions {
 bool benchBatch(const Manifest &m, std::vector<Tensor> &batch, std::string &source,
                 int64_t &trainSamples, std::string &error);
 
+/// What the training loop feeds bench's and tune's steps besides the batch
+/// and the parameters: the optimizer's rate and the run's total steps (the
+/// train block's epochs of `trainSamples`, a batch a step), which schedules
+/// such as cosine warm-up read.
+struct BenchSchedule {
+  double lr = 1e-3;
+  double totalSteps = 1;
+};
+BenchSchedule benchSchedule(const Manifest &m, int64_t trainSamples);
+
 /// The median of `v` (NaN for none).
 double median(std::vector<double> v);
 

@@ -54,37 +54,35 @@ void appendResults(const EntrySpec &entry, const std::vector<Tensor> &results,
   }
 }
 
-const char *outcomeText(TuneTrial::Outcome outcome) {
-  switch (outcome) {
-  case TuneTrial::Outcome::Kept:
-    return "kept";
-  case TuneTrial::Outcome::Slower:
-    return "slower";
-  case TuneTrial::Outcome::Unconfirmed:
-    return "not faster when measured again";
-  case TuneTrial::Outcome::Disagrees:
-    return "results differ";
-  case TuneTrial::Outcome::Failed:
-    return "failed";
-  case TuneTrial::Outcome::Skipped:
-    return "skipped";
-  case TuneTrial::Outcome::Fixed:
-    return "fixed";
-  }
-  return "";
-}
-
 void printTrial(const TuneTrial &t) {
   using O = TuneTrial::Outcome;
-  if (t.outcome == O::Skipped) {
-    std::printf("tune skip %s: nothing the entry calls depends on it\n", t.name.c_str());
-  } else if (t.outcome == O::Fixed) {
-    std::printf("tune fixed %s=%s: set by the environment\n", t.name.c_str(), t.value.c_str());
-  } else if (t.outcome == O::Failed) {
-    std::printf("tune try %s=%s: failed: %s\n", t.name.c_str(), t.value.c_str(), t.why.c_str());
-  } else {
-    std::printf("tune try %s=%s median_ms=%s: %s", t.name.c_str(), t.value.c_str(),
-                ms(t.ms).c_str(), outcomeText(t.outcome));
+  const char *name = t.name.c_str(), *value = t.value.c_str();
+  const char *timed = nullptr; // the outcome of a try that was timed
+  switch (t.outcome) {
+  case O::Skipped:
+    std::printf("tune skip %s: nothing the entry calls depends on it\n", name);
+    break;
+  case O::Fixed:
+    std::printf("tune fixed %s=%s: set by the environment\n", name, value);
+    break;
+  case O::Failed:
+    std::printf("tune try %s=%s: failed: %s\n", name, value, t.why.c_str());
+    break;
+  case O::Kept:
+    timed = "kept";
+    break;
+  case O::Slower:
+    timed = "slower";
+    break;
+  case O::Unconfirmed:
+    timed = "not faster when measured again";
+    break;
+  case O::Disagrees:
+    timed = "results differ";
+    break;
+  }
+  if (timed) {
+    std::printf("tune try %s=%s median_ms=%s: %s", name, value, ms(t.ms).c_str(), timed);
     if (t.outcome == O::Disagrees)
       std::printf(" (%s)", t.why.c_str());
     if (t.outcome == O::Kept || t.outcome == O::Unconfirmed)
@@ -149,9 +147,7 @@ int tune(Model &model, const TuneOptions &options) {
   const uint64_t seed = uint64_t(m.train.seed.value_or(0));
   model.initParams(seed);
   const std::vector<Tensor> initialParams = model.params();
-  const double lr = m.train.optimizer ? m.train.optimizer->number("lr", 1e-3) : 1e-3;
-  const int64_t stepsPerEpoch = std::max<int64_t>(1, trainSamples / m.batch);
-  const double totalSteps = double(m.train.epochs.value_or(1) * stepsPerEpoch);
+  const BenchSchedule schedule = benchSchedule(m, trainSamples);
   // Kernels that round otherwise (tf32 and bf16 tensor cores against the
   // small GEMMs' fp32) differ by more than fp32's summation orders.
   const bool fp32 =
@@ -167,7 +163,7 @@ int tune(Model &model, const TuneOptions &options) {
     using Clock = std::chrono::steady_clock;
     model.params() = initialParams; // every measurement from the same start
     std::map<std::string, Tensor> state;
-    StepFeeds feeds(model, *entry, state, lr, totalSteps, seed, /*alone=*/true);
+    StepFeeds feeds(model, *entry, state, schedule.lr, schedule.totalSteps, seed, /*alone=*/true);
     feeds.bindBatch(batch);
     std::vector<StepResults> done;
     std::vector<double> times;
