@@ -111,17 +111,26 @@ struct CublasLt::Plan {
   }
 };
 
-std::unique_ptr<CublasLt> CublasLt::load(std::string &error) {
+CublasLtLibrary openCublasLtLibrary() {
+  CublasLtLibrary library;
   std::vector<std::string> candidates = defaultCublasLtCandidates();
-  const char *source = "";
   if (const char *path = std::getenv("TFC_CUBLASLT"); path && *path) {
     candidates = {path};
-    source = " (from TFC_CUBLASLT)";
+    library.source = " (from TFC_CUBLASLT)";
   }
-  std::string tried, path;
-  void *library = openFirstLibrary(candidates, path, tried);
+  library.handle = openFirstLibrary(candidates, library.path, library.tried);
+  return library;
+}
+
+std::unique_ptr<CublasLt> CublasLt::load(std::string &error) {
+  return loadFrom(openCublasLtLibrary(), error);
+}
+
+std::unique_ptr<CublasLt> CublasLt::loadFrom(CublasLtLibrary opened, std::string &error) {
+  void *library = opened.handle;
+  const std::string &path = opened.path;
   if (!library) {
-    error = "no cuBLASLt: tried " + tried + source +
+    error = "no cuBLASLt: tried " + opened.tried + opened.source +
             "; GEMMs on the GPU need CUDA 13's libcublasLt.so.13 (set TFC_CUBLASLT to its path)";
     return nullptr;
   }

@@ -154,12 +154,29 @@ std::string refuseGemm(const GemmArgs &args, const GemmEpilogue &epilogue);
 /// milliseconds a call, or a negative number where it cannot time now.
 using GemmTimer = std::function<float(const std::function<bool()> &run)>;
 
+/// cuBLASLt's shared library opened (`handle` null where none would open:
+/// `tried` names each path tried, `source` where the list came from).
+struct CublasLtLibrary {
+  void *handle = nullptr;
+  std::string path, tried, source;
+};
+
+/// Opens TFC_CUBLASLT's library, else the first default candidate that
+/// opens. Thread-safe: CudaDevice::open runs it on a thread of its own,
+/// since CUDA 13's library is 540 MB and its dlopen takes tens of
+/// milliseconds (66 ms warm on an EPYC), which it overlaps with creating
+/// the CUDA context and loading the kernels.
+CublasLtLibrary openCublasLtLibrary();
+
 class CublasLt {
 public:
   /// Loads the library, resolves every entry point and creates a handle
   /// (the device's context must be current). Null with `error` set: "no
   /// cuBLASLt: tried libcublasLt.so.13, ...; GEMMs on the GPU need ...".
   static std::unique_ptr<CublasLt> load(std::string &error);
+  /// load() on a library openCublasLtLibrary opened (this takes it over:
+  /// closed here on failure, else by the destructor).
+  static std::unique_ptr<CublasLt> loadFrom(CublasLtLibrary library, std::string &error);
   ~CublasLt();
   CublasLt(const CublasLt &) = delete;
   CublasLt &operator=(const CublasLt &) = delete;

@@ -6,9 +6,11 @@
 #include "runtime/TunedSettings.h"
 #include "runtime/cuda/kernels/KernelMath.h"
 
+#include "runtime/Manifest.h"
 #include <cstdio>
 #include <cstdlib>
-#include "runtime/Manifest.h"
+#include <dlfcn.h>
+#include <system_error>
 
 #include <algorithm>
 #include <atomic>
@@ -96,8 +98,7 @@ std::unique_ptr<CudaDevice> CudaDevice::openIndex(int index, std::string &error)
 }
 
 bool CudaDevice::openContext(std::string &error) {
-  driver_ = CudaDriver::load(error);
-  if (!driver_)
+  if (!driver_ && !(driver_ = CudaDriver::load(error)))
     return false;
   // Ranks on one node take a GPU each, by local rank, unless told which.
   if (!options_.indexGiven && options_.localRank > 0) {
@@ -127,6 +128,9 @@ bool CudaDevice::openContext(std::string &error) {
 }
 
 CudaDevice::~CudaDevice() {
+  if (cublasLtOpening_.valid()) // open() failed before loadCublasLt took it
+    if (void *library = cublasLtOpening_.get().handle)
+      dlclose(library);
   if (!context_)
     return;
   std::string ignored; // nothing can be done about errors on the way out
@@ -241,6 +245,18 @@ bool CudaDevice::open(const Manifest &manifest, std::string &error) {
   }
   // parseManifest admits only the precisions parseGemmPrecision knows.
   gemmPrecision_ = parseGemmPrecision(spec.precision).value_or(GemmPrecision::Fp32);
+  // cuBLASLt's dlopen (tens of ms) runs beside creating the context and
+  // loading the kernels; after the driver's own, since both hold the
+  // loader's lock. A persistent model needs no cuBLASLt.
+  if (!(driver_ = CudaDriver::load(error)))
+    return false;
+  if (!spec.persistent) {
+    try {
+      cublasLtOpening_ = std::async(std::launch::async, openCublasLtLibrary);
+    } catch (const std::system_error &) {
+      // No thread to spare: loadCublasLt opens it where it is needed.
+    }
+  }
   if (!openContext(error))
     return false;
   kernelSources_ = spec.kernelSources;
@@ -561,7 +577,8 @@ bool CudaDevice::loadCublasLt(std::string &error) {
     cublasLtError_ = error;
     return false;
   }
-  cublasLt_ = CublasLt::load(error);
+  cublasLt_ = cublasLtOpening_.valid() ? CublasLt::loadFrom(cublasLtOpening_.get(), error)
+                                       : CublasLt::load(error);
   if (cublasLt_)
     configureGemmTuning();
   if (cublasLt_) {

@@ -64,6 +64,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -455,6 +456,7 @@ private:
   int64_t maxSharedBytes_ = kDefaultSharedBytes;
   LayerKernels layerKernels_;
   std::unique_ptr<CublasLt> cublasLt_;
+  std::future<CublasLtLibrary> cublasLtOpening_; // open(): the library's dlopen, under way
   std::string cublasLtError_;
   GemmPrecision gemmPrecision_ = GemmPrecision::Fp32;
   CUdeviceptr workspace_ = 0;
