@@ -296,8 +296,9 @@ TEST_F(Training, SameSeedGivesBitwiseIdenticalRuns) {
 }
 
 // LLVM optimises and compiles the module in parts on several threads (the
-// entries at O1 with fast instruction selection); however it is cut, and
-// as one module at O3 (the --dump-ir path), training gives the same bits.
+// entries through a few cleanups with fast instruction selection); however
+// it is cut, and with --dump-ir (which also joins the optimised parts into
+// llvm-o3.ll), training gives the same bits.
 // So does running each GEMM's epilogue as a loop of its own after it
 // instead of on its rows as they are finished, and updating each parameter
 // in a loop of its own instead of all of them in one pass.

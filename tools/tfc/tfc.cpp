@@ -341,10 +341,11 @@ static cl::opt<int64_t> batchSize(
 static cl::opt<std::string> modelName(
     "model", cl::desc("The model of the file to compile (default: the first)"),
     cl::value_desc("NAME"), cl::sub(compileCommand), cl::sub(interpretCommand), cl::cat(tfcCategory));
-static cl::opt<unsigned> jobs(
-    "j", cl::desc("Threads for LLVM's optimisation and code generation of an executable "
-                  "(default: the CPUs this process may run on)"),
-    cl::value_desc("N"), cl::init(0), cl::sub(compileCommand), cl::cat(tfcCategory));
+static cl::opt<unsigned> jobs("j",
+                              cl::desc("Threads for LLVM's optimisation and code generation "
+                                       "(default: the CPUs this process may run on)"),
+                              cl::value_desc("N"), cl::init(0), cl::sub(compileCommand),
+                              cl::cat(tfcCategory));
 static cl::opt<bool> attentionMaps(
     "attention-maps", cl::desc("Return every attention layer's weights as results"),
     cl::sub(compileCommand), cl::sub(interpretCommand), cl::cat(tfcCategory));
@@ -877,47 +878,50 @@ int compile() {
     llvm::errs() << "tfc: error: an executable cannot go to stdout; use -o FILE or --emit\n";
     return 1;
   }
-  std::vector<llvm::SmallVector<char, 0>> objects;
-  if (emit == EmitExe && dumpDir.empty()) {
-    // Optimised and compiled in parts on every core.
-    clock.lap("translate");
-    unsigned parts = jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
-    if (!tfc::compileInParts(*llvmModule, std::min(parts, 16u), objects, errorMessage, cpu)) {
+  // Optimised and compiled in parts on every core; --emit=llvm, --emit=obj
+  // and --dump-ir's llvm-o3.ll take the parts' optimised IR joined into one
+  // module, so they show the code the executable runs.
+  clock.lap("translate");
+  tfc::CompiledParts parts;
+  parts.wantObjects = emit == EmitExe;
+  parts.wantOptimizedIR = emit != EmitExe || !dumpDir.empty();
+  unsigned threads = jobs ? jobs : llvm::hardware_concurrency().compute_thread_count();
+  if (!tfc::compileInParts(*llvmModule, std::min(threads, 16u), parts, errorMessage, cpu)) {
+    llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
+    return 1;
+  }
+  clock.lap(emit == EmitExe ? "llvm-opt+codegen" : "llvm-opt");
+  if (parts.wantOptimizedIR) {
+    // A context of its own: names of the translated module's types stay free.
+    llvm::LLVMContext joinedContext;
+    std::unique_ptr<llvm::Module> joined =
+        tfc::joinOptimizedParts(parts, *llvmModule, joinedContext, emit == EmitObj, errorMessage);
+    if (!joined) {
       llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
       return 1;
     }
-    clock.lap("llvm-opt+codegen");
-  } else {
-    // One module: the optimised IR for --emit=llvm, --emit=obj and --dump-ir.
-    tfc::optimizeModule(*llvmModule, *machine);
-    clock.lap("llvm-opt");
     if (!dumpDir.empty()) {
       llvm::SmallString<128> path(dumpDir);
       llvm::sys::path::append(path, "llvm-o3.ll");
       std::error_code ec;
       llvm::raw_fd_ostream os(path, ec);
       if (!ec)
-        llvmModule->print(os, nullptr);
+        joined->print(os, nullptr);
     }
     if (emit == EmitLLVM)
-      return writeText([&](raw_ostream &os) { llvmModule->print(os, nullptr); });
+      return writeText([&](raw_ostream &os) { joined->print(os, nullptr); });
     if (emit == EmitObj) {
       std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
       auto output = openOutputFile(path, &errorMessage);
-      if (!output || !tfc::emitObjectFile(*llvmModule, *machine, output->os(), errorMessage)) {
+      if (!output || !tfc::emitObjectFile(*joined, *machine, output->os(), errorMessage)) {
         llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
         return 1;
       }
       output->keep();
       return 0;
     }
-    llvm::raw_svector_ostream os(objects.emplace_back());
-    if (!tfc::emitObjectFile(*llvmModule, *machine, os, errorMessage)) {
-      llvm::errs() << "tfc: error: " << tfc::escapeForTerminal(errorMessage) << "\n";
-      return 1;
-    }
-    clock.lap("codegen");
   }
+  std::vector<llvm::SmallVector<char, 0>> &objects = parts.objects;
 
   // The objects as temporary files, linked with the runtime; the output
   // appears only when the link succeeded.

@@ -107,16 +107,36 @@ void optimizeStraightLine(llvm::Module &module, llvm::TargetMachine &machine);
 bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
                     llvm::raw_pwrite_stream &os, std::string &error);
 
-/// Optimises and compiles `module` (translated, not yet optimised) into
-/// object files on `threads` threads: the functions with loops in parts of
-/// about equal size (4 per thread; each with the functions it may inline) at O3,
-/// the straight-line entries in one more with a few cleanups and fast
-/// instruction selection. Symbols local to the module become hidden ones so the parts
-/// link together. Appends the objects' bytes to `objects`; false with
-/// `error` set on failure. Leaves `module` with its local symbols hidden.
-bool compileInParts(llvm::Module &module, unsigned threads,
-                    std::vector<llvm::SmallVector<char, 0>> &objects, std::string &error,
-                    const CpuTarget &target = CpuTarget());
+/// What compileInParts makes of each part, and what it is asked for.
+struct CompiledParts {
+  bool wantObjects = true;      // compile each part into an object file
+  bool wantOptimizedIR = false; // keep each part's optimised IR, for joinOptimizedParts
+  std::vector<llvm::SmallVector<char, 0>> objects; // each part's object file
+  std::vector<llvm::SmallVector<char, 0>> bitcode; // each part's optimised IR
+  llvm::SmallVector<bool> straight;                // each part: the straight-line entries'
+};
+
+/// Optimises and compiles `module` (translated, not yet optimised) on
+/// `threads` threads: the functions with loops in parts of about equal size
+/// (4 per thread; each with the functions it may inline) at O3, the
+/// straight-line entries in one more with a few cleanups and fast
+/// instruction selection. Symbols local to the module become hidden ones so
+/// the parts link together. False with `error` set on failure. Leaves
+/// `module` with its local symbols hidden.
+bool compileInParts(llvm::Module &module, unsigned threads, CompiledParts &parts,
+                    std::string &error, const CpuTarget &target = CpuTarget());
+
+/// The parts' optimised IR (compileInParts with wantOptimizedIR) linked into
+/// one module of `context`: the code the executable's objects are compiled
+/// from, for --emit=llvm, --emit=obj and --dump-ir's llvm-o3.ll. With
+/// `forOneObject`, the straight-line entries are marked optnone, so that one
+/// object compiled at O3 selects their instructions fast, as their own
+/// part's object does. Functions keep their order in `original` (the module
+/// compileInParts was given). Null with `error` set on failure.
+std::unique_ptr<llvm::Module> joinOptimizedParts(const CompiledParts &parts,
+                                                 const llvm::Module &original,
+                                                 llvm::LLVMContext &context, bool forOneObject,
+                                                 std::string &error);
 
 } // namespace tfc
 

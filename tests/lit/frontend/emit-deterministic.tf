@@ -12,3 +12,17 @@
 # RUN: cmp %t/1.ll %t/3.ll
 # RUN: FileCheck %s < %t/1.ll
 # CHECK: switch i32
+#
+# --emit=llvm shows what the executable is compiled from: the parts
+# compileInParts optimised on each thread, joined in the translated
+# module's order, so the same text whatever the number of threads (-j),
+# --dump-ir's llvm-o3.ll the same again, and an executable built with
+# --dump-ir the one built without.
+# RUN: tfc compile %models/reverse.tf --emit=llvm -j 1 -o %t/j1.ll
+# RUN: tfc compile %models/reverse.tf --emit=llvm -j 3 -o %t/j3.ll
+# RUN: cmp %t/1.ll %t/j1.ll
+# RUN: cmp %t/1.ll %t/j3.ll
+# RUN: tfc compile %models/reverse.tf -o %t/dumped --dump-ir=%t/dump
+# RUN: cmp %t/1.ll %t/dump/llvm-o3.ll
+# RUN: tfc compile %models/reverse.tf -o %t/plain
+# RUN: cmp %t/dumped %t/plain

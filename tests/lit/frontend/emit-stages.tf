@@ -2,7 +2,7 @@
 # RUN: tfc compile %s --emit=buffers | FileCheck %s --check-prefix=BUFFERS
 # RUN: tfc compile %s --emit=llvm -v 2>%t.err | FileCheck %s --check-prefix=LLVM
 # RUN: FileCheck %s --check-prefix=VERBOSE --input-file=%t.err
-# RUN: tfc compile %s --emit=obj -o %t.o && test -s %t.o
+# RUN: tfc compile %s --emit=obj -o %t.o && nm %t.o | FileCheck %s --check-prefix=OBJ
 # RUN: rm -f %t.exe && tfc compile %s -o %t.exe && %t.exe info | FileCheck %s --check-prefix=INFO
 # RUN: not tfc compile %s -o - 2>&1 | FileCheck %s --check-prefix=STDOUT
 
@@ -18,6 +18,10 @@
 # LLVM: define void @tfc_entry_predict(ptr
 # LLVM: call void @tfc_sgemm
 # VERBOSE: tfc: entry 'predict': peak memory {{[0-9]+}} bytes of intermediate buffers
+
+# OBJ-DAG: R tfc_manifest
+# OBJ-DAG: T tfc_entry_predict
+# OBJ-DAG: U tfc_sgemm
 
 # INFO: model stages, compiled for batch 4
 # INFO: x                        f32[4, 3]
