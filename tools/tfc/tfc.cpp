@@ -908,8 +908,12 @@ int compile() {
       if (!ec)
         joined->print(os, nullptr);
     }
-    if (emit == EmitLLVM)
-      return writeText([&](raw_ostream &os) { joined->print(os, nullptr); });
+    if (emit == EmitLLVM) {
+      int status = writeText([&](raw_ostream &os) { joined->print(os, nullptr); });
+      clock.lap("write");
+      clock.report();
+      return status;
+    }
     if (emit == EmitObj) {
       std::string path = outputFile.empty() ? stem + ".o" : std::string(outputFile);
       auto output = openOutputFile(path, &errorMessage);
@@ -918,6 +922,8 @@ int compile() {
         return 1;
       }
       output->keep();
+      clock.lap("codegen");
+      clock.report();
       return 0;
     }
   }

@@ -18,6 +18,7 @@
 # LLVM: define void @tfc_entry_predict(ptr
 # LLVM: call void @tfc_sgemm
 # VERBOSE: tfc: entry 'predict': peak memory {{[0-9]+}} bytes of intermediate buffers
+# VERBOSE: tfc: time: mlir {{.*}} s, translate {{.*}} s, llvm-opt {{.*}} s, write {{.*}} s, total
 
 # OBJ-DAG: R tfc_manifest
 # OBJ-DAG: T tfc_entry_predict
