@@ -11,6 +11,9 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tfc_obj_root, "tests", "lit")
 config.substitutions.append(("%models", os.path.join(config.tfc_src_root, "models")))
+# The CPU runtime an object of --emit=obj links with (as tfc links an executable).
+config.substitutions.append(("%tfc_runtime", os.path.join(config.tfc_tools_dir, os.pardir, "lib",
+                                                          "libtfc_runtime.a")))
 # Test helpers in Inputs/ run on the interpreter that runs lit (no numpy needed).
 config.substitutions.append(("%python", sys.executable))
 

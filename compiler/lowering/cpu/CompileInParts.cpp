@@ -28,6 +28,7 @@
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -223,6 +224,9 @@ std::unique_ptr<Module> tfc::joinOptimizedParts(const CompiledParts &parts, cons
     if (forOneObject && parts.straight[part])
       for (Function &function : **parsed)
         if (!function.isDeclaration()) {
+          // The entries' bodies are alwaysinline (their wrapper's), which
+          // optnone's noinline excludes; nothing inlines them any more.
+          function.removeFnAttr(Attribute::AlwaysInline);
           function.addFnAttr(Attribute::OptimizeNone);
           function.addFnAttr(Attribute::NoInline);
         }
@@ -235,6 +239,12 @@ std::unique_ptr<Module> tfc::joinOptimizedParts(const CompiledParts &parts, cons
   }
   if (!joined) {
     error = "no optimised parts to join";
+    return nullptr;
+  }
+  std::string broken;
+  raw_string_ostream why(broken);
+  if (verifyModule(*joined, &why)) {
+    error = "the optimised parts joined do not verify: " + broken;
     return nullptr;
   }
   // The functions in the translated module's order, not the parts', and

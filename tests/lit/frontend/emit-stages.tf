@@ -3,6 +3,9 @@
 # RUN: tfc compile %s --emit=llvm -v 2>%t.err | FileCheck %s --check-prefix=LLVM
 # RUN: FileCheck %s --check-prefix=VERBOSE --input-file=%t.err
 # RUN: tfc compile %s --emit=obj -o %t.o && nm %t.o | FileCheck %s --check-prefix=OBJ
+# The object (the optimised parts joined, its entries optnone) links with the
+# runtime into an executable that runs.
+# RUN: c++ %t.o %tfc_runtime -o %t.linked -lpthread -lm -ldl && %t.linked info | FileCheck %s --check-prefix=INFO
 # RUN: rm -f %t.exe && tfc compile %s -o %t.exe && %t.exe info | FileCheck %s --check-prefix=INFO
 # RUN: not tfc compile %s -o - 2>&1 | FileCheck %s --check-prefix=STDOUT
 
