@@ -109,6 +109,11 @@ constexpr int64_t kMaxDotEdgeColumns = 4;
 // Up to this many multiply-adds a product of one panel and one K step goes
 // straight to the tile kernels (sgemm's tiny path).
 constexpr int64_t kTinyMacs = int64_t(1) << 13;
+// A row-major B with long K steps is packed only for more rows than this:
+// four strips of AVX-512's wide tile, eight of AVX2's (at four, the reverse
+// task's 32 x 32 x 2048 weight gradients packed B for five strips, 1.10-1.14x
+// slower on a Zen 3; 64 and 96 rows are the same either way).
+constexpr int64_t kPackBMinRows = 48;
 // An outer product's rows are stored in one run from this many columns.
 constexpr int64_t kOuterMinColumns = 16;
 
@@ -510,8 +515,8 @@ void gemmBlock(const Problem &g, const Plan &plan, int64_t i0, int64_t i1, int64
   }
   const int64_t NR = 2 * ks.lanes;
   // A transposed B is always packed: the kernels load rows of op(B).
-  const bool pack = g.transB || g.kInner > 1 || g.bWidth > 0 ||
-                    (plan.packReusedB && i1 - i0 > 4 * ks.rows[1]);
+  const bool pack =
+      g.transB || g.kInner > 1 || g.bWidth > 0 || (plan.packReusedB && i1 - i0 > kPackBMinRows);
   float *block = pack ? packBuffer() : nullptr;
   // A^T[p][i] at aT + p * ldaT + i - aTRow: the call's (a transposed A, or
   // a shared one transposed once), or this item's rows of a plain A,
