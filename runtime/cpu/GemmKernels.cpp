@@ -1057,7 +1057,8 @@ struct Avx2 {
     return whole ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, mask);
   }
 
-  /// Step p of a strip: B's row p times each row's A[r][p], into the tile.
+  /// One step of a strip: B's row at b times each row's element of A at a (the
+  /// row's, or with TransA the step's, r-th), into the tile.
   template <int MR, int NV, bool TransA, int Whole>
   __attribute__((target("avx2,fma"), always_inline)) static inline void
   step(__m256 (&acc)[MR][NV], const float *a, int64_t lda, const float *b, const Edge &edge) {
